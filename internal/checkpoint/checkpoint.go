@@ -1,0 +1,101 @@
+// Package checkpoint finds, decodes, validates and rewrites the GNS-2
+// checkpoint block of an issue body (schema v2).
+//
+// Every decoded value keeps its position in the issue body, so a finding
+// points at the exact line and column a person has to fix.
+package checkpoint
+
+import "gopkg.in/yaml.v3"
+
+// Rule ids of the findings this package reports.
+const (
+	RuleInvalid      = "checkpoint-invalid"
+	RuleAmbiguous    = "checkpoint-ambiguous"
+	RuleMissing      = "checkpoint-missing"
+	RuleTooLarge     = "checkpoint-too-large"
+	RuleTailTooLong  = "history-tail-length"
+	DefaultMaxBytes  = 64 << 10
+	DefaultTailLimit = 3
+)
+
+// Pos is a line and column in the issue body, both 1-based.
+type Pos struct{ Line, Col int }
+
+// Int is an integer value with its position. Set is false when the key is
+// absent or its value is not an integer.
+type Int struct {
+	Value int64
+	Pos   Pos
+	Set   bool
+}
+
+// String is a string value with its position. Set is false when the key is
+// absent or its value is not a string (null counts as "" where allowed).
+type String struct {
+	Value string
+	Pos   Pos
+	Set   bool
+}
+
+// Checkpoint is a decoded schema v2 checkpoint.
+type Checkpoint struct {
+	Pos                 Pos // the `checkpoint` key
+	Version             Int
+	Issue               Int
+	Phase               String
+	Depth               Int
+	LastAgent           String
+	LastInvocation      String
+	Budget              Budget
+	State               State
+	History             List[Entry]
+	HistoryTail         List[Entry]
+	CurrentTask         String
+	AgentChain          List[String]
+	NextAgent           String
+	NextEstimatedTokens Int
+	CreatedAt           String
+
+	doc *yaml.Node // the decoded document, for rewriting
+}
+
+// List is an optional list value. Set is false when the key is absent.
+type List[T any] struct {
+	Items []T
+	Pos   Pos
+	Set   bool
+}
+
+// Budget is the token budget of the current phase.
+type Budget struct {
+	Pos                       Pos
+	Set                       bool
+	Total, Consumed, Remaining Int
+}
+
+// State mirrors the issue state the agents see.
+type State struct {
+	Pos       Pos
+	Set       bool
+	Labels    List[String]
+	Assignee  String
+	Milestone String // the raw scalar, integer or string
+}
+
+// Entry is one history or history_tail entry.
+type Entry struct {
+	Pos        Pos
+	Agent      String
+	Action     String
+	Invocation String
+	Timestamp  String
+}
+
+// Entries returns the history the checkpoint carries: history_tail when
+// present, else history.
+func (c *Checkpoint) Entries() []Entry {
+	if c.HistoryTail.Set {
+		return c.HistoryTail.Items
+	}
+	return c.History.Items
+}

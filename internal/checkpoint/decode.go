@@ -1,0 +1,387 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"gopkg.in/yaml.v3"
+)
+
+// decodeTimeout bounds the YAML parse of one (size-capped) block.
+const decodeTimeout = 2 * time.Second
+
+var checkpointKeyLine = regexp.MustCompile(`(?m)^checkpoint[ \t]*:`)
+
+// isCheckpoint reports whether a YAML block is a checkpoint block: it has a
+// top-level `checkpoint:` key. Such a block is decoded strictly; other YAML
+// blocks are not the guard's business.
+func isCheckpoint(content string) bool {
+	return checkpointKeyLine.MatchString(content)
+}
+
+// decoder collects findings while walking one block's YAML.
+type decoder struct {
+	block    Block
+	findings []finding.Finding
+}
+
+func (d *decoder) add(pos Pos, path, format string, args ...any) {
+	d.findings = append(d.findings, finding.Finding{
+		Rule:     RuleInvalid,
+		Severity: finding.Error,
+		KeyPath:  path,
+		Line:     pos.Line,
+		Col:      pos.Col,
+		Message:  prefix(path) + fmt.Sprintf(format, args...),
+	})
+}
+
+func prefix(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ": "
+}
+
+func (d *decoder) pos(n *yaml.Node) Pos { return d.block.Pos(n.Line, n.Column) }
+
+var yamlLineErr = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// decodeBlock parses and decodes one checkpoint block. It returns nil and
+// findings when the YAML cannot be read at all.
+func decodeBlock(b Block) (*Checkpoint, []finding.Finding) {
+	d := &decoder{block: b}
+	doc, err := parseYAML(b.Content())
+	if err != nil {
+		d.yamlError(err)
+		return nil, d.findings
+	}
+	cp := d.document(doc)
+	return cp, d.findings
+}
+
+// parseYAML parses text into a node tree within decodeTimeout.
+func parseYAML(text string) (*yaml.Node, error) {
+	type result struct {
+		doc *yaml.Node
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- result{err: fmt.Errorf("yaml: the parser failed: %v", r)}
+			}
+		}()
+		var doc yaml.Node
+		dec := yaml.NewDecoder(strings.NewReader(text))
+		err := dec.Decode(&doc)
+		if err == nil {
+			var extra yaml.Node
+			if dec.Decode(&extra) == nil {
+				err = fmt.Errorf("yaml: line %d: a second YAML document (---) is not allowed in the checkpoint block", extra.Line)
+			}
+		}
+		done <- result{&doc, err}
+	}()
+	select {
+	case r := <-done:
+		return r.doc, r.err
+	case <-time.After(decodeTimeout):
+		return nil, fmt.Errorf("yaml: the block took longer than %v to parse; simplify it", decodeTimeout)
+	}
+}
+
+func (d *decoder) yamlError(err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	line := 1
+	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	if msg == "EOF" || strings.HasSuffix(msg, "EOF") {
+		msg = "the block is empty"
+	}
+	col := 1
+	if lines := strings.Split(d.block.Content(), "\n"); line-1 < len(lines) && line >= 1 {
+		col += len(lines[line-1]) - len(strings.TrimLeft(lines[line-1], " "))
+	}
+	d.add(d.block.Pos(line, col), "", "the YAML cannot be read: %s; fix the syntax (indent with spaces, quote values that contain ': ' or start with '@', '`', '*', '&', '!', '|', '>')", msg)
+}
+
+func (d *decoder) document(doc *yaml.Node) *Checkpoint {
+	root := doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			d.add(d.block.Pos(1, 1), "", "the block is empty; expected a mapping with the single key checkpoint")
+			return nil
+		}
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		d.add(d.pos(root), "", "expected a mapping with the single key checkpoint, found %s", describe(root))
+		return nil
+	}
+	var value *yaml.Node
+	var keyNode *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value == "checkpoint" && k.Kind == yaml.ScalarNode {
+			if value != nil {
+				d.add(d.pos(k), "checkpoint", "key %q is already defined at line %d", "checkpoint", d.pos(keyNode).Line)
+				continue
+			}
+			keyNode, value = k, v
+			continue
+		}
+		d.add(d.pos(k), keyPath("", k.Value), "unknown key %s at the top of the block%s; the block must hold only checkpoint", quote(k.Value), hint(k.Value, []string{"checkpoint"}))
+	}
+	if value == nil {
+		return nil
+	}
+	d.walk(schemaV2, keyNode, value, "checkpoint")
+	cp := &Checkpoint{Pos: d.pos(keyNode), doc: doc}
+	fill(cp, value, d.block)
+	return cp
+}
+
+// walk checks node against f, recursively, and records every problem.
+func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
+	if n.Kind == yaml.AliasNode {
+		d.add(d.pos(n), path, "anchors and aliases are not allowed in a checkpoint; write the value out")
+		return
+	}
+	if isNull(n) && f.nullable {
+		return
+	}
+	switch f.kind {
+	case kindInt:
+		v, ok := intValue(n)
+		if !ok {
+			d.add(d.pos(n), path, "expected an integer, found %s", describe(n))
+			return
+		}
+		switch {
+		case f.constant != nil && v != *f.constant:
+			d.add(d.pos(n), path, "expected %d (this is schema v%d), found %d", *f.constant, *f.constant, v)
+		case f.minimum != nil && v < *f.minimum:
+			d.add(d.pos(n), path, "expected an integer >= %d, found %d", *f.minimum, v)
+		}
+	case kindString:
+		if !isString(n) {
+			d.add(d.pos(n), path, "expected a string, found %s", describe(n))
+			return
+		}
+		if f.nonEmpty && strings.TrimSpace(n.Value) == "" {
+			d.add(d.pos(n), path, "expected a non-empty string, found %q", n.Value)
+		}
+	case kindTime:
+		if !isString(n) && n.Tag != "!!timestamp" {
+			d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", describe(n))
+			return
+		}
+		if _, err := time.Parse(time.RFC3339, n.Value); err != nil {
+			d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", quote(n.Value))
+		}
+	case kindIntOrString:
+		if _, ok := intValue(n); !ok && !isString(n) {
+			d.add(d.pos(n), path, "expected an integer or a string, found %s", describe(n))
+		}
+	case kindStrings:
+		if n.Kind != yaml.SequenceNode {
+			d.add(d.pos(n), path, "expected a list of strings, found %s", describe(n))
+			return
+		}
+		for i, item := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			switch {
+			case item.Kind == yaml.AliasNode:
+				d.add(d.pos(item), p, "anchors and aliases are not allowed in a checkpoint; write the value out")
+			case !isString(item):
+				d.add(d.pos(item), p, "expected a string, found %s", describe(item))
+			case f.nonEmpty && strings.TrimSpace(item.Value) == "":
+				d.add(d.pos(item), p, "expected a non-empty string, found %q", item.Value)
+			}
+		}
+	case kindObject:
+		d.object(f, key, n, path)
+	case kindObjects:
+		if n.Kind != yaml.SequenceNode {
+			d.add(d.pos(n), path, "expected a list of mappings (%s), found %s", strings.Join(f.keys(), ", "), describe(n))
+			return
+		}
+		for i, item := range n.Content {
+			d.object(f, nil, item, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+}
+
+// object checks a mapping: unknown, duplicate and missing keys, then each value.
+func (d *decoder) object(f field, key, n *yaml.Node, path string) {
+	if n.Kind == yaml.AliasNode {
+		d.add(d.pos(n), path, "anchors and aliases are not allowed in a checkpoint; write the value out")
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.add(d.pos(n), path, "expected a mapping with keys %s, found %s", strings.Join(f.keys(), ", "), describe(n))
+		return
+	}
+	seen := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := keyPath(path, k.Value)
+		if k.Kind != yaml.ScalarNode {
+			d.add(d.pos(k), path, "expected a plain key, found %s", describe(k))
+			continue
+		}
+		if prev, dup := seen[k.Value]; dup {
+			d.add(d.pos(k), p, "key %s is already defined at line %d", quote(k.Value), d.pos(prev).Line)
+			continue
+		}
+		seen[k.Value] = k
+		c, ok := f.child(k.Value)
+		if !ok {
+			d.add(d.pos(k), p, "unknown key %s%s", quote(k.Value), hint(k.Value, f.keys()))
+			continue
+		}
+		d.walk(c, k, v, p)
+	}
+	at := d.pos(n)
+	if key != nil {
+		at = d.pos(key)
+	}
+	for _, c := range f.fields {
+		if c.required && seen[c.key] == nil {
+			d.add(at, keyPath(path, c.key), "required key %s is missing", quote(c.key))
+		}
+	}
+	if f.key == "checkpoint" && seen["history"] != nil && seen["history_tail"] != nil {
+		d.add(d.pos(seen["history_tail"]), keyPath(path, "history_tail"), "history and history_tail cannot both be present; keep history_tail (the last entries) and move the rest to an archive comment")
+	}
+}
+
+func keyPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+func isString(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!str"
+}
+
+func intValue(n *yaml.Node) (int64, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+		return 0, false
+	}
+	var v int64
+	if err := n.Decode(&v); err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// describe names a node's kind and shows a scalar's value, briefly.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	}
+	switch n.Tag {
+	case "!!null":
+		return "null (an empty value)"
+	case "!!int":
+		if _, ok := intValue(n); !ok {
+			return "integer " + short(n.Value) + " (out of range)"
+		}
+		return "integer " + short(n.Value)
+	case "!!float":
+		if f, err := strconv.ParseFloat(n.Value, 64); err == nil && f == math.Trunc(f) {
+			return "number " + short(n.Value) + " (write integers without a decimal point)"
+		}
+		return "number " + short(n.Value)
+	case "!!bool":
+		return "boolean " + short(n.Value)
+	case "!!timestamp":
+		return "time " + short(n.Value)
+	case "!!str":
+		return "string " + quote(n.Value)
+	}
+	return short(n.Tag) + " " + quote(n.Value)
+}
+
+// quote shows untrusted text in a message: quoted, escaped, and short.
+func quote(s string) string {
+	const most = 48
+	r := []rune(s)
+	if len(r) > most {
+		return strconv.Quote(string(r[:most])) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+func short(s string) string {
+	q := quote(s)
+	return q[1 : len(q)-1]
+}
+
+// hint suggests the closest known key, if one is close enough to be a typo.
+func hint(got string, known []string) string {
+	best, bestD := "", 1<<30
+	for _, k := range known {
+		d := distance(strings.ToLower(got), k)
+		if d < bestD {
+			best, bestD = k, d
+		}
+	}
+	limit := max(1, min(3, len(got)/3))
+	if best != "" && (bestD <= limit || strings.HasPrefix(best, strings.ToLower(got)) && len(got) >= 3) {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
+}
+
+// distance is the Levenshtein distance between a and b, in bytes.
+func distance(a, b string) int {
+	if len(a) > 64 {
+		return len(a)
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

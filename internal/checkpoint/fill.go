@@ -1,0 +1,126 @@
+package checkpoint
+
+import "gopkg.in/yaml.v3"
+
+// filler copies well-typed values out of a node tree into a Checkpoint.
+// Values of the wrong type are left unset: the decoder has reported them.
+type filler struct{ b Block }
+
+func fill(cp *Checkpoint, n *yaml.Node, b Block) {
+	f := filler{b}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	cp.Version = f.int(n, "version")
+	cp.Issue = f.int(n, "issue")
+	cp.Phase = f.str(n, "phase")
+	cp.Depth = f.int(n, "depth")
+	cp.LastAgent = f.str(n, "last_agent")
+	cp.LastInvocation = f.str(n, "last_invocation")
+	cp.CurrentTask = f.str(n, "current_task")
+	cp.NextAgent = f.str(n, "next_agent")
+	cp.NextEstimatedTokens = f.int(n, "next_estimated_tokens")
+	cp.CreatedAt = f.str(n, "created_at")
+	if k, v := lookup(n, "budget"); v != nil && v.Kind == yaml.MappingNode {
+		cp.Budget = Budget{
+			Pos:       f.pos(k),
+			Set:       true,
+			Total:     f.int(v, "total"),
+			Consumed:  f.int(v, "consumed"),
+			Remaining: f.int(v, "remaining"),
+		}
+	}
+	if k, v := lookup(n, "state"); v != nil && v.Kind == yaml.MappingNode {
+		cp.State = State{
+			Pos:       f.pos(k),
+			Set:       true,
+			Labels:    f.strs(v, "labels"),
+			Assignee:  f.str(v, "assignee"),
+			Milestone: f.scalar(v, "milestone"),
+		}
+	}
+	cp.History = f.entries(n, "history")
+	cp.HistoryTail = f.entries(n, "history_tail")
+	cp.AgentChain = f.strs(n, "agent_chain")
+}
+
+// lookup finds key in a mapping, returning the key and value nodes.
+func lookup(m *yaml.Node, key string) (k, v *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+func (f filler) pos(n *yaml.Node) Pos { return f.b.Pos(n.Line, n.Column) }
+
+func (f filler) int(m *yaml.Node, key string) Int {
+	_, v := lookup(m, key)
+	if v == nil {
+		return Int{}
+	}
+	i, ok := intValue(v)
+	return Int{Value: i, Pos: f.pos(v), Set: ok}
+}
+
+func (f filler) str(m *yaml.Node, key string) String {
+	_, v := lookup(m, key)
+	if v == nil {
+		return String{}
+	}
+	switch {
+	case isString(v) || v.Tag == "!!timestamp":
+		return String{Value: v.Value, Pos: f.pos(v), Set: true}
+	case isNull(v):
+		return String{Pos: f.pos(v), Set: true}
+	}
+	return String{Pos: f.pos(v)}
+}
+
+func (f filler) scalar(m *yaml.Node, key string) String {
+	_, v := lookup(m, key)
+	if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {
+		return String{}
+	}
+	return String{Value: v.Value, Pos: f.pos(v), Set: true}
+}
+
+func (f filler) strs(m *yaml.Node, key string) List[String] {
+	k, v := lookup(m, key)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		return List[String]{}
+	}
+	l := List[String]{Pos: f.pos(k), Set: true}
+	for _, item := range v.Content {
+		if isString(item) {
+			l.Items = append(l.Items, String{Value: item.Value, Pos: f.pos(item), Set: true})
+		}
+	}
+	return l
+}
+
+func (f filler) entries(m *yaml.Node, key string) List[Entry] {
+	k, v := lookup(m, key)
+	if v == nil || v.Kind != yaml.SequenceNode {
+		return List[Entry]{}
+	}
+	l := List[Entry]{Pos: f.pos(k), Set: true}
+	for _, item := range v.Content {
+		if item.Kind != yaml.MappingNode {
+			continue
+		}
+		l.Items = append(l.Items, Entry{
+			Pos:        f.pos(item),
+			Agent:      f.str(item, "agent"),
+			Action:     f.str(item, "action"),
+			Invocation: f.str(item, "invocation"),
+			Timestamp:  f.str(item, "timestamp"),
+		})
+	}
+	return l
+}

@@ -1,0 +1,113 @@
+package checkpoint
+
+import "encoding/json"
+
+// SchemaID is the $id of the JSON Schema of checkpoint v2.
+const SchemaID = "https://gns-guard.dev/schema/checkpoint-v2.json"
+
+// JSONSchema returns the JSON Schema (draft 2020-12) of a checkpoint block's
+// root mapping, generated from the same table the decoder uses. It covers the
+// structure, the types and the ranges; `check` also checks what JSON Schema
+// cannot say: the budget arithmetic, the agent chain's length and the issue
+// number. tailLimit is history-tail (0 means the default, 3).
+func JSONSchema(tailLimit int) []byte {
+	if tailLimit <= 0 {
+		tailLimit = DefaultTailLimit
+	}
+	root := map[string]any{
+		"$schema":              "https://json-schema.org/draft/2020-12/schema",
+		"$id":                  SchemaID,
+		"title":                "GNS-2 checkpoint (schema v2)",
+		"description":          "The YAML block in a Gitea issue body that holds a GNS-2 workflow's state.",
+		"type":                 "object",
+		"required":             []string{"checkpoint"},
+		"additionalProperties": false,
+		"properties":           map[string]any{"checkpoint": schemaOf(schemaV2, tailLimit)},
+	}
+	out, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		panic(err) // a map of plain values always marshals
+	}
+	return append(out, '\n')
+}
+
+func schemaOf(f field, tailLimit int) map[string]any {
+	s := map[string]any{}
+	if f.doc != "" {
+		s["description"] = f.doc
+	}
+	var types []string
+	switch f.kind {
+	case kindInt:
+		types = []string{"integer"}
+		if f.constant != nil {
+			s["const"] = *f.constant
+		}
+		if f.minimum != nil {
+			s["minimum"] = *f.minimum
+		}
+	case kindString:
+		types = []string{"string"}
+		if f.nonEmpty {
+			s["minLength"] = 1
+			s["pattern"] = `\S`
+		}
+	case kindTime:
+		types = []string{"string"}
+		s["format"] = "date-time"
+		s["pattern"] = rfc3339Pattern
+	case kindIntOrString:
+		types = []string{"integer", "string"}
+	case kindStrings:
+		types = []string{"array"}
+		item := map[string]any{"type": "string"}
+		if f.nonEmpty {
+			item["minLength"] = 1
+			item["pattern"] = `\S`
+		}
+		s["items"] = item
+	case kindObject:
+		types = []string{"object"}
+		objectSchema(s, f, tailLimit)
+	case kindObjects:
+		types = []string{"array"}
+		item := map[string]any{"type": "object"}
+		objectSchema(item, f, tailLimit)
+		s["items"] = item
+		if f.key == "history_tail" {
+			s["maxItems"] = tailLimit
+		}
+	}
+	if f.nullable {
+		types = append(types, "null")
+	}
+	if len(types) == 1 {
+		s["type"] = types[0]
+	} else {
+		s["type"] = types
+	}
+	return s
+}
+
+func objectSchema(s map[string]any, f field, tailLimit int) {
+	props := map[string]any{}
+	var required []string
+	for _, c := range f.fields {
+		props[c.key] = schemaOf(c, tailLimit)
+		if c.required {
+			required = append(required, c.key)
+		}
+	}
+	s["properties"] = props
+	s["additionalProperties"] = false
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	if f.key == "checkpoint" {
+		s["not"] = map[string]any{"required": []string{"history", "history_tail"}}
+	}
+}
+
+// rfc3339Pattern is what time.Parse(time.RFC3339, ...) accepts, as a
+// regular expression, so that validators that ignore "format" agree too.
+const rfc3339Pattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
