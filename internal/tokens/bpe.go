@@ -1,0 +1,118 @@
+package tokens
+
+import (
+	"fmt"
+	"hash/maphash"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/tiktoken-go/tokenizer/codec"
+)
+
+// pieceBPE runs the library's byte-pair encoding on one pre-tokenized piece.
+//
+// tiktoken-go/tokenizer exports no piece-level API: Codec.Count always
+// re-splits its input with the library's own (buggy, see pretokenize.go)
+// pattern before merging. We therefore give our private Codec instance a
+// split pattern that matches its whole input, so Count(piece) is exactly
+// "BPE-encode this piece" with the library's vocabulary and merge code.
+// The field is unexported; newPieceBPE checks its name and type and fails
+// loudly (New returns an error, the tests fail) if a library upgrade
+// changes them.
+type pieceBPE struct {
+	codec *codec.Codec
+	cache pieceCache
+}
+
+// wholeInput matches any non-empty string in one match.
+var wholeInput = regexp2.MustCompile(`(?s).+`, regexp2.None)
+
+func newPieceBPE(c *codec.Codec) (*pieceBPE, error) {
+	f := reflect.ValueOf(c).Elem().FieldByName("splitRegexp")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*regexp2.Regexp]() {
+		return nil, fmt.Errorf("tokens: unsupported tiktoken-go/tokenizer version: codec.Codec has no splitRegexp *regexp2.Regexp field")
+	}
+	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(wholeInput))
+	// Pieces are valid UTF-8 (Count replaces invalid sequences first).
+	c.SetErrorMode(codec.ErrorModeNone)
+
+	b := &pieceBPE{codec: c}
+	b.cache.seed = maphash.MakeSeed()
+	// Self-check: "\n \n" is one piece and one cl100k/o200k token; the
+	// library's own pattern would have split it in two.
+	if n, err := c.Count("\n \n"); err != nil || n != 1 {
+		return nil, fmt.Errorf("tokens: cannot install the whole-piece pattern in tiktoken-go/tokenizer (got %d, %v)", n, err)
+	}
+	return b, nil
+}
+
+// count returns the number of tokens of piece (non-empty, valid UTF-8).
+func (b *pieceBPE) count(piece string) int {
+	if len(piece) == 1 {
+		return 1 // every byte is a token
+	}
+	if len(piece) > maxCachedPiece {
+		return b.bpe(piece)
+	}
+	h := maphash.String(b.cache.seed, piece)
+	if n, ok := b.cache.get(h, piece); ok {
+		return n
+	}
+	n := b.bpe(piece)
+	b.cache.put(h, &cacheEntry{piece: strings.Clone(piece), n: n})
+	return n
+}
+
+func (b *pieceBPE) bpe(piece string) int {
+	n, err := b.codec.Count(piece)
+	if err != nil || n < 1 || n > len(piece) {
+		// Unreachable: the whole-input pattern cannot fail and byte-level
+		// BPE yields between 1 and len(piece) tokens. Stay within those
+		// bounds rather than panic.
+		return len(piece)
+	}
+	return n
+}
+
+// Piece cache: a lock-free table of recently seen short pieces (words,
+// punctuation, indentation). Natural text repeats pieces a lot, and a hit
+// costs a hash instead of a regexp2 match plus a BPE run. A piece may sit
+// in slot h or h^1; a new entry takes slot h and pushes the previous one
+// to h^1, so two pieces that hash to the same slot do not evict each other.
+// Entries are immutable and checked against the piece, so racing updates
+// can only lose an entry, never return a wrong count.
+const (
+	cacheSlots     = 1 << 15
+	maxCachedPiece = 48
+)
+
+type cacheEntry struct {
+	piece string
+	n     int
+}
+
+type pieceCache struct {
+	seed  maphash.Seed
+	slots [cacheSlots]atomic.Pointer[cacheEntry]
+}
+
+func (c *pieceCache) get(h uint64, piece string) (int, bool) {
+	i := h & (cacheSlots - 1)
+	if e := c.slots[i].Load(); e != nil && e.piece == piece {
+		return e.n, true
+	}
+	if e := c.slots[i^1].Load(); e != nil && e.piece == piece {
+		return e.n, true
+	}
+	return 0, false
+}
+
+func (c *pieceCache) put(h uint64, e *cacheEntry) {
+	i := h & (cacheSlots - 1)
+	if old := c.slots[i].Swap(e); old != nil {
+		c.slots[i^1].Store(old)
+	}
+}

@@ -1,0 +1,215 @@
+// Package tokens counts tokens exactly as OpenAI's tiktoken does for the
+// cl100k_base and o200k_base encodings.
+//
+// Byte-pair merging is done by github.com/tiktoken-go/tokenizer; the
+// pre-tokenization (splitting text into pieces before merging) is done here,
+// because the library's splitter disagrees with tiktoken on whitespace runs
+// that contain newlines (indented blank lines in YAML) and on U+007F. See
+// pretokenize.go for details and testdata/tokens for the reference corpus.
+//
+// Text is counted as ordinary text: special-token literals such as
+// "<|endoftext|>" are not treated specially (tiktoken's encode_ordinary).
+// Invalid UTF-8 is first replaced with U+FFFD using the WHATWG / Python
+// errors="replace" rules, as tiktoken does for bytes decoded that way.
+package tokens
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/tiktoken-go/tokenizer/codec"
+)
+
+// Encoding names a tiktoken encoding.
+type Encoding string
+
+// The supported encodings.
+const (
+	// CL100kBase is the encoding of GPT-4 and GPT-3.5-turbo, and the default.
+	CL100kBase Encoding = "cl100k_base"
+	// O200kBase is the encoding of GPT-4o, GPT-4.1, o1, o3 and later models.
+	O200kBase Encoding = "o200k_base"
+)
+
+// DefaultEncoding is the encoding used when none is configured.
+const DefaultEncoding = CL100kBase
+
+// ErrUnknownEncoding is wrapped by the errors of ParseEncoding and New for
+// an encoding name that is not supported.
+var ErrUnknownEncoding = errors.New("unknown token encoding")
+
+// String returns the encoding's name.
+func (e Encoding) String() string { return string(e) }
+
+// ParseEncoding returns the Encoding named s. Surrounding spaces and letter
+// case are ignored. The error for any other value names the accepted ones
+// and wraps ErrUnknownEncoding.
+func ParseEncoding(s string) (Encoding, error) {
+	switch e := Encoding(strings.ToLower(strings.TrimSpace(s))); e {
+	case CL100kBase, O200kBase:
+		return e, nil
+	}
+	return "", unknownEncoding(s)
+}
+
+func unknownEncoding(s string) error {
+	return fmt.Errorf("%w %q: accepted values are %q and %q", ErrUnknownEncoding, s, CL100kBase, O200kBase)
+}
+
+// Counter counts tokens for one encoding. It is safe for concurrent use.
+// The zero Counter counts with DefaultEncoding.
+type Counter struct {
+	enc Encoding
+	eng *engine
+}
+
+// New returns a Counter for enc, or an error wrapping ErrUnknownEncoding.
+// The first call for an encoding loads its vocabulary (milliseconds, a few
+// MB of heap); later calls share it and cost one small allocation.
+func New(enc Encoding) (*Counter, error) {
+	eng, err := loadEngine(enc)
+	if err != nil {
+		return nil, err
+	}
+	return &Counter{enc: enc, eng: eng}, nil
+}
+
+// Encoding returns the encoding c counts with.
+func (c *Counter) Encoding() Encoding {
+	if c == nil || c.eng == nil {
+		return DefaultEncoding
+	}
+	return c.enc
+}
+
+// Count returns the exact number of tokens tiktoken produces for text. It
+// never panics; invalid UTF-8 is counted as if each maximal invalid
+// sequence were U+FFFD.
+func (c *Counter) Count(text string) int {
+	if text == "" {
+		return 0
+	}
+	eng := c.engine()
+	text = toValidUTF8(text)
+	if eng == nil {
+		// Unreachable with the pinned tokenizer library (New and the
+		// tests report an incompatible one). Every token holds at least
+		// one byte, so this over-estimates rather than under-counts.
+		return len(text)
+	}
+	n := 0
+	for i := 0; i < len(text); {
+		j := eng.split(text, i)
+		n += eng.bpe.count(text[i:j])
+		i = j
+	}
+	return n
+}
+
+func (c *Counter) engine() *engine {
+	if c != nil && c.eng != nil {
+		return c.eng
+	}
+	eng, _ := loadEngine(DefaultEncoding)
+	return eng
+}
+
+// engine is the state shared by all Counters of one encoding.
+type engine struct {
+	split splitFunc
+	bpe   *pieceBPE
+}
+
+type engineSlot struct {
+	once sync.Once
+	eng  *engine
+	err  error
+}
+
+var engines = map[Encoding]*engineSlot{
+	CL100kBase: {},
+	O200kBase:  {},
+}
+
+func loadEngine(enc Encoding) (*engine, error) {
+	slot, ok := engines[enc]
+	if !ok {
+		return nil, unknownEncoding(string(enc))
+	}
+	slot.once.Do(func() {
+		var (
+			c     *codec.Codec
+			split splitFunc
+		)
+		switch enc {
+		case CL100kBase:
+			c, split = codec.NewCl100kBase(), nextCl100k
+		case O200kBase:
+			c, split = codec.NewO200kBase(), nextO200k
+		}
+		bpe, err := newPieceBPE(c)
+		if err != nil {
+			slot.err = err
+			return
+		}
+		slot.eng = &engine{split: split, bpe: bpe}
+	})
+	return slot.eng, slot.err
+}
+
+// toValidUTF8 replaces each maximal invalid subsequence of s with U+FFFD
+// (Unicode "best practice", used by Python's errors="replace" and by the
+// WHATWG decoder). Valid input is returned as is.
+func toValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/2)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+			i += maximalSubpart(s[i:])
+			continue
+		}
+		b.WriteString(s[i : i+n])
+		i += n
+	}
+	return b.String()
+}
+
+// maximalSubpart returns the length of the maximal subpart of an ill-formed
+// sequence at the start of s (at least 1), per Unicode Table 3-7.
+func maximalSubpart(s string) int {
+	need, lo, hi := 0, byte(0x80), byte(0xBF)
+	switch c := s[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	default:
+		return 1
+	}
+	n := 1
+	for ; n <= need && n < len(s); n++ {
+		if s[n] < lo || s[n] > hi {
+			break
+		}
+		lo, hi = 0x80, 0xBF
+	}
+	return n
+}
