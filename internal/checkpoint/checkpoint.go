@@ -68,8 +68,8 @@ type List[T any] struct {
 
 // Budget is the token budget of the current phase.
 type Budget struct {
-	Pos                       Pos
-	Set                       bool
+	Pos                        Pos
+	Set                        bool
 	Total, Consumed, Remaining Int
 }
 

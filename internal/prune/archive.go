@@ -1,0 +1,372 @@
+package prune
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// Heading starts every archive comment.
+const Heading = "## GNS-2 Checkpoint Archive"
+
+// MarkerPrefix starts the hidden marker that ends every archive comment:
+// <!-- gns-guard:archive issue=N phase=P part=i/n sha256=<64 hex> -->.
+const MarkerPrefix = "<!-- gns-guard:archive "
+
+// FormatVersion is the gns_archive field of the machine-readable block.
+const FormatVersion = 1
+
+// maxPhaseInMarker bounds the phase in the marker (after SanitizePhase).
+const maxPhaseInMarker = 100
+
+// maxArchiveBody bounds the comment ParseArchive reads (Gitea's limit is
+// 65,536 characters, at most 4 bytes each).
+const maxArchiveBody = 4 * DefaultMaxCommentChars
+
+// Human-table cell limits, in characters: the JSON block always holds the
+// full text. The short limits are used for an entry too big to fit in a
+// comment with its full row.
+var (
+	cellLimits = [4]int{100, 1000, 100, 64} // agent, action, invocation, timestamp
+	cellShort  = [4]int{24, 80, 24, 40}
+)
+
+// SanitizePhase renders a phase for the hidden marker: characters other
+// than [A-Za-z0-9._:-] become '_', and it is cut to 100 characters. An
+// empty phase is "_".
+func SanitizePhase(phase string) string {
+	var b strings.Builder
+	for _, r := range phase {
+		if b.Len() >= maxPhaseInMarker {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "_"
+	}
+	return b.String()
+}
+
+// Marker returns the hidden marker of one archive part.
+func Marker(issue int64, phase string, part, parts int, sha string) string {
+	return fmt.Sprintf("%sissue=%d phase=%s part=%d/%d sha256=%s -->", MarkerPrefix, issue, SanitizePhase(phase), part, parts, sha)
+}
+
+// Hash returns the archive hash: the hex sha256 of the canonical JSON of
+// {"issue","phase","budget","entries"}, entries being those of all parts in
+// order. It depends on nothing else (no clock), so the same body gives the
+// same hash.
+func Hash(issue int64, phase string, budget Snapshot, entries []Entry) string {
+	if entries == nil {
+		entries = []Entry{}
+	}
+	b, err := json.Marshal(struct {
+		Issue   int64    `json:"issue"`
+		Phase   string   `json:"phase"`
+		Budget  Snapshot `json:"budget"`
+		Entries []Entry  `json:"entries"`
+	}{issue, phase, budget, entries})
+	if err != nil {
+		panic(err) // plain strings and integers always marshal
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Archive is one archive comment, read back by ParseArchive.
+type Archive struct {
+	Issue    int64    `json:"issue"`
+	Phase    string   `json:"phase"`
+	Part     int      `json:"part"`
+	Parts    int      `json:"parts"`
+	SHA256   string   `json:"sha256"`
+	FirstSeq int      `json:"first_seq"` // sequence number (1-based, across parts) of Entries[0]
+	Budget   Snapshot `json:"budget"`
+	Entries  []Entry  `json:"entries"`
+}
+
+// archiveJSON is the machine-readable block; entries are pre-encoded.
+type archiveJSON struct {
+	Format   int               `json:"gns_archive"`
+	Issue    int64             `json:"issue"`
+	Phase    string            `json:"phase"`
+	Part     int               `json:"part"`
+	Parts    int               `json:"parts"`
+	SHA256   string            `json:"sha256"`
+	FirstSeq int               `json:"first_seq"`
+	Budget   Snapshot          `json:"budget"`
+	Entries  []json.RawMessage `json:"entries"`
+}
+
+// archive is what render splits into comments.
+type archive struct {
+	issue   int64
+	phase   string
+	budget  Snapshot
+	sha     string
+	entries []Entry
+	removed []checkpoint.Entry // the same entries, with their body positions
+}
+
+// partText holds the pre-rendered pieces of one entry.
+type partText struct {
+	row, short string // table rows: full and short cells
+	js         json.RawMessage
+}
+
+// render splits the archive into comments of at most maxChars characters
+// each, by entries. An entry whose full table row does not fit in a comment
+// of its own gets a shortened row; one whose JSON alone cannot fit is an
+// error.
+func render(a archive, maxChars int) ([]string, error) {
+	n := len(a.entries)
+	texts := make([]partText, n)
+	for i, e := range a.entries {
+		js, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("prune: encoding history entry %d: %w", i+1, err)
+		}
+		js = escapeAt(js)
+		texts[i] = partText{row: row(i+1, e, cellLimits), short: row(i+1, e, cellShort), js: js}
+	}
+	// An upper bound of the text around the entries: every number as wide
+	// as the widest it can be.
+	overhead := runes(a.part(n, n, n, n, nil, nil))
+	avail := maxChars - overhead
+	type span struct {
+		from, to int
+		rows     []string
+	}
+	var spans []span
+	cur, used := span{}, 0
+	for i, t := range texts {
+		cost := runes(t.row) + 1 + runes(string(t.js)) + 1
+		r := t.row
+		if cur.to > cur.from && used+cost > avail {
+			spans = append(spans, cur)
+			cur, used = span{from: i, to: i}, 0
+		}
+		if cur.to == cur.from && cost > avail {
+			r = t.short
+			cost = runes(r) + 1 + runes(string(t.js)) + 1
+			if cost > avail {
+				return nil, tooBig(i, a, runes(string(t.js)), maxChars)
+			}
+		}
+		cur.rows = append(cur.rows, r)
+		cur.to = i + 1
+		used += cost
+	}
+	if cur.to > cur.from {
+		spans = append(spans, cur)
+	}
+	out := make([]string, len(spans))
+	for k, s := range spans {
+		js := make([]json.RawMessage, 0, s.to-s.from)
+		for _, t := range texts[s.from:s.to] {
+			js = append(js, t.js)
+		}
+		out[k] = a.part(k+1, len(spans), s.from+1, n, s.rows, js)
+		if c := runes(out[k]); c > maxChars {
+			return nil, fmt.Errorf("prune: archive part %d/%d is %d characters, over the limit of %d", k+1, len(spans), c, maxChars)
+		}
+	}
+	return out, nil
+}
+
+func tooBig(i int, a archive, size, maxChars int) error {
+	where := ""
+	if i < len(a.removed) && a.removed[i].Pos.Line > 0 {
+		where = fmt.Sprintf(" (line %d of the body)", a.removed[i].Pos.Line)
+	}
+	return fmt.Errorf("prune: history entry %d%s takes %d characters in the archive's JSON, more than an archive comment of at most %d characters can hold; shorten it by hand", i+1, where, size, maxChars)
+}
+
+// part renders one archive comment: entries first..first+len(rows)-1 of
+// total.
+func (a archive) part(part, parts, first, total int, rows []string, js []json.RawMessage) string {
+	var b strings.Builder
+	b.WriteString(Heading + "\n\n")
+	last := first + len(rows) - 1
+	if len(rows) == 0 {
+		last = total // only for the size bound
+	}
+	fmt.Fprintf(&b, "Issue #%d · phase %s · part %d/%d · entries %d–%d of %d\n\n", a.issue, markdown.Cell(a.phase, 200), part, parts, first, last, total)
+	b.WriteString("| # | agent | action | invocation | timestamp |\n|--:|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	bu := a.budget
+	fmt.Fprintf(&b, "\nBudget at archive time: total %d · consumed %d · remaining %d.", bu.Total, bu.Consumed, bu.Remaining)
+	if np := bu.NewPhase; np != nil {
+		fmt.Fprintf(&b, " New phase budget: total %d · consumed %d · remaining %d.\n", np.Total, np.Consumed, np.Remaining)
+	} else {
+		b.WriteString(" The budget was kept.\n")
+	}
+	b.WriteString("\nThe full text, for `gns-guard history`:\n\n```json\n")
+	if js == nil {
+		js = []json.RawMessage{}
+	}
+	data, err := json.Marshal(archiveJSON{
+		Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts,
+		SHA256: a.sha, FirstSeq: first, Budget: a.budget, Entries: js,
+	})
+	if err != nil {
+		panic(err) // pre-encoded entries and plain values always marshal
+	}
+	b.Write(escapeAt(data))
+	b.WriteString("\n```\n\n")
+	b.WriteString(Marker(a.issue, a.phase, part, parts, a.sha))
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// row renders one table row of untrusted text: one line, no pipes, HTML,
+// code spans or @mentions.
+func row(seq int, e Entry, limits [4]int) string {
+	return fmt.Sprintf("| %d | %s | %s | %s | %s |", seq,
+		markdown.Cell(e.Agent, limits[0]), markdown.Cell(e.Action, limits[1]),
+		markdown.Cell(e.Invocation, limits[2]), markdown.Cell(e.Timestamp, limits[3]))
+}
+
+// escapeAt writes '@' as \u0040 in JSON (where it only occurs inside
+// strings), so that no renderer or notifier can take it for a mention.
+func escapeAt(js []byte) []byte {
+	return bytes.ReplaceAll(js, []byte("@"), []byte(`\u0040`))
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// ErrNotArchive is returned by ParseArchive for a comment without an
+// archive marker.
+var ErrNotArchive = errors.New("not an archive comment (no archive marker)")
+
+var (
+	markerRE = regexp.MustCompile(`<!-- gns-guard:archive issue=(\d{1,19}) phase=([A-Za-z0-9._:-]{1,100}) part=(\d{1,9})/(\d{1,9}) sha256=([0-9a-f]{64}) -->`)
+	jsonRE   = regexp.MustCompile("(?m)^```json\n(\\{.*\\})\n```$")
+)
+
+// ParseArchive reads one archive comment: its hidden marker and its JSON
+// block, and checks that they agree (issue, phase, part, parts, sha256). It
+// does not check the hash against the entries: that needs every part (see
+// Verify). Whether the comment can be trusted (its author) is the caller's
+// business.
+func ParseArchive(body string) (*Archive, error) {
+	if len(body) > maxArchiveBody {
+		return nil, fmt.Errorf("archive: the comment is %d bytes, more than an archive can be", len(body))
+	}
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	marks := markerRE.FindAllStringSubmatch(body, -1)
+	if len(marks) == 0 {
+		return nil, ErrNotArchive
+	}
+	m := marks[len(marks)-1]
+	issue, err1 := strconv.ParseInt(m[1], 10, 64)
+	part, err2 := strconv.Atoi(m[3])
+	parts, err3 := strconv.Atoi(m[4])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, fmt.Errorf("archive: bad marker: %w", err)
+	}
+	blocks := jsonRE.FindAllStringSubmatch(body, -1)
+	if len(blocks) == 0 {
+		return nil, errors.New("archive: the marker is there but the ```json block is missing")
+	}
+	var j struct {
+		Format   int      `json:"gns_archive"`
+		Issue    int64    `json:"issue"`
+		Phase    string   `json:"phase"`
+		Part     int      `json:"part"`
+		Parts    int      `json:"parts"`
+		SHA256   string   `json:"sha256"`
+		FirstSeq int      `json:"first_seq"`
+		Budget   Snapshot `json:"budget"`
+		Entries  []Entry  `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(blocks[len(blocks)-1][1]), &j); err != nil {
+		return nil, fmt.Errorf("archive: the JSON block cannot be read: %w", err)
+	}
+	switch {
+	case j.Format != FormatVersion:
+		return nil, fmt.Errorf("archive: gns_archive is %d; this version reads %d", j.Format, FormatVersion)
+	case j.Issue != issue:
+		return nil, fmt.Errorf("archive: the marker says issue %d, the JSON %d", issue, j.Issue)
+	case SanitizePhase(j.Phase) != m[2]:
+		return nil, fmt.Errorf("archive: the marker's phase %q does not match the JSON's", m[2])
+	case j.Part != part || j.Parts != parts:
+		return nil, fmt.Errorf("archive: the marker says part %d/%d, the JSON %d/%d", part, parts, j.Part, j.Parts)
+	case j.SHA256 != m[5]:
+		return nil, errors.New("archive: the marker's sha256 differs from the JSON's")
+	case parts < 1 || part < 1 || part > parts:
+		return nil, fmt.Errorf("archive: part %d/%d is out of range", part, parts)
+	case j.FirstSeq < 1:
+		return nil, fmt.Errorf("archive: first_seq is %d; it counts from 1", j.FirstSeq)
+	case len(j.Entries) == 0:
+		return nil, errors.New("archive: the part holds no entries")
+	}
+	return &Archive{
+		Issue: j.Issue, Phase: j.Phase, Part: j.Part, Parts: j.Parts, SHA256: j.SHA256,
+		FirstSeq: j.FirstSeq, Budget: j.Budget, Entries: j.Entries,
+	}, nil
+}
+
+// Verify checks that parts are exactly the parts 1..n of one archive (one
+// hash, the same issue, phase and budget, consecutive sequence numbers) and
+// that the sha256 recomputed over their entries matches.
+func Verify(parts []*Archive) error {
+	if len(parts) == 0 {
+		return errors.New("archive: no parts")
+	}
+	ps := slices.Clone(parts)
+	slices.SortStableFunc(ps, func(a, b *Archive) int { return a.Part - b.Part })
+	first := ps[0]
+	var missing []string
+	have := make(map[int]bool, len(ps))
+	for _, p := range ps {
+		switch {
+		case p.SHA256 != first.SHA256:
+			return fmt.Errorf("archive: parts of different archives (sha256 %.12s… and %.12s…)", first.SHA256, p.SHA256)
+		case p.Parts != first.Parts || p.Issue != first.Issue || p.Phase != first.Phase || !p.Budget.equal(first.Budget):
+			return fmt.Errorf("archive %.12s…: part %d/%d disagrees with part %d/%d on the issue, phase, budget or number of parts", first.SHA256, p.Part, p.Parts, first.Part, first.Parts)
+		case have[p.Part]:
+			return fmt.Errorf("archive %.12s…: part %d/%d appears twice", first.SHA256, p.Part, p.Parts)
+		}
+		have[p.Part] = true
+	}
+	for i := 1; i <= first.Parts; i++ {
+		if !have[i] {
+			missing = append(missing, strconv.Itoa(i))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("archive %.12s…: part(s) %s of %d missing", first.SHA256, strings.Join(missing, ", "), first.Parts)
+	}
+	var all []Entry
+	for _, p := range ps {
+		if p.FirstSeq != len(all)+1 {
+			return fmt.Errorf("archive %.12s…: part %d/%d starts at entry %d, expected %d", first.SHA256, p.Part, p.Parts, p.FirstSeq, len(all)+1)
+		}
+		all = append(all, p.Entries...)
+	}
+	if h := Hash(first.Issue, first.Phase, first.Budget, all); h != first.SHA256 {
+		return fmt.Errorf("archive %.12s…: the entries hash to %.12s…, not to the sha256 the archive carries: it was edited", first.SHA256, h)
+	}
+	return nil
+}
