@@ -1,0 +1,217 @@
+// Package agentcomment reads the result comments GNS-2 agents post: the
+// header `## 🔄 {agent} | phase:{phase} | depth:{depth}` and the
+// machine-readable footer `<!-- GNS_EVENT {json} -->` that history is
+// recovered from.
+package agentcomment
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Marker starts every agent comment.
+const Marker = "## 🔄"
+
+// RecoveryHeading is the heading of a context-recovery request, which is not
+// an agent result.
+const RecoveryHeading = "## 🔄 context-recovery-needed"
+
+// EventTypes are the accepted values of the footer's event_type.
+var EventTypes = []string{"subagent_result", "state_change", "budget_update", "security_alert", "checkpoint"}
+
+// Comment is a parsed agent comment.
+type Comment struct {
+	Agent  string
+	Phase  string
+	Depth  int64
+	Footer *Footer
+}
+
+// Footer is the GNS_EVENT JSON.
+type Footer struct {
+	Agent        string          `json:"agent"`
+	Invocation   string          `json:"invocation"`
+	EventType    string          `json:"event_type"`
+	Phase        string          `json:"phase"`
+	Depth        *int64          `json:"depth"`
+	Budget       *Budget         `json:"budget"`
+	Status       string          `json:"status,omitempty"`
+	Verdict      string          `json:"verdict,omitempty"`
+	FilesChanged json.RawMessage `json:"files_changed,omitempty"`
+	KeyStats     json.RawMessage `json:"key_stats,omitempty"`
+	NextAgent    *string         `json:"next_agent,omitempty"`
+}
+
+// Budget is the footer's budget: before, consumed and remaining tokens.
+type Budget struct {
+	Before    *int64 `json:"before"`
+	Consumed  *int64 `json:"consumed"`
+	Remaining *int64 `json:"remaining"`
+}
+
+// Problem is a protocol error at a line and column of the comment.
+type Problem struct {
+	Line, Col int
+	Message   string
+}
+
+// IsAgentComment reports whether body claims to be an agent comment: it
+// starts with the 🔄 heading and is not a context-recovery request.
+func IsAgentComment(body string) bool {
+	t := strings.TrimLeft(body, " \t\r\n")
+	return strings.HasPrefix(t, Marker) && !strings.HasPrefix(t, RecoveryHeading)
+}
+
+var (
+	headerRe = regexp.MustCompile(`^## 🔄 (\S+) \| phase:(\S+) \| depth:(\d+)\s*$`)
+	footerRe = regexp.MustCompile(`(?s)<!--\s*GNS_EVENT\s+(.*?)\s*-->\s*$`)
+)
+
+// Parse reads an agent comment and returns every protocol problem found.
+func Parse(body string) (*Comment, []Problem) {
+	var probs []Problem
+	add := func(line, col int, format string, args ...any) {
+		probs = append(probs, Problem{line, col, fmt.Sprintf(format, args...)})
+	}
+	lead := len(body) - len(strings.TrimLeft(body, " \t\r\n"))
+	firstLine := 1 + strings.Count(body[:lead], "\n")
+	rest := body[lead:]
+	header, _, _ := strings.Cut(rest, "\n")
+	header = strings.TrimRight(header, "\r")
+	c := &Comment{}
+	m := headerRe.FindStringSubmatch(header)
+	if m == nil {
+		add(firstLine, 1, "the header %s does not match `## 🔄 {agent} | phase:{phase} | depth:{depth}` (one space around each |, no spaces inside values, depth a whole number)", quote(header))
+	} else {
+		c.Agent, c.Phase = m[1], m[2]
+		d, err := strconv.ParseInt(m[3], 10, 64)
+		if err != nil {
+			add(firstLine, strings.Index(header, "depth:")+7, "depth %s is not a whole number", quote(m[3]))
+		}
+		c.Depth = d
+	}
+	loc := footerRe.FindStringSubmatchIndex(body)
+	if loc == nil {
+		line := 1 + strings.Count(strings.TrimRight(body, " \t\r\n"), "\n")
+		if i := strings.LastIndex(body, "GNS_EVENT"); i >= 0 {
+			l, col := lineCol(body, i)
+			add(l, col, "the GNS_EVENT footer is not a closed HTML comment at the very end of the comment: expected <!-- GNS_EVENT {json} -->")
+		} else {
+			add(line, 1, "the machine-readable footer is missing: end the comment with <!-- GNS_EVENT {json} --> (agent, invocation, event_type, phase, depth, budget)")
+		}
+		return c, probs
+	}
+	jsonText := body[loc[2]:loc[3]]
+	jl, jc := lineCol(body, loc[2])
+	var f Footer
+	dec := json.NewDecoder(strings.NewReader(jsonText))
+	if err := dec.Decode(&f); err != nil {
+		l, col := jl, jc
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			l, col = lineCol(body, loc[2]+int(se.Offset)-1)
+		}
+		add(l, col, "the GNS_EVENT footer is not valid JSON: %v", err)
+		return c, probs
+	}
+	c.Footer = &f
+	need := func(ok bool, key, want string) {
+		if !ok {
+			add(jl, jc, "GNS_EVENT.%s: %s", key, want)
+		}
+	}
+	need(f.Agent != "", "agent", "required, the agent's name")
+	need(f.Invocation != "", "invocation", "required, the invocation id")
+	need(slices.Contains(EventTypes, f.EventType), "event_type", "must be one of "+strings.Join(EventTypes, ", ")+", found "+quote(f.EventType))
+	need(f.Phase != "", "phase", "required, the workflow phase")
+	need(f.Depth != nil, "depth", "required, a whole number")
+	need(f.Budget != nil && f.Budget.Before != nil && f.Budget.Consumed != nil && f.Budget.Remaining != nil, "budget", "required: {before, consumed, remaining}, whole numbers")
+	if f.EventType == "subagent_result" {
+		need(f.Status != "", "status", "required for a subagent_result")
+		need(f.Verdict != "", "verdict", "required for a subagent_result")
+		need(len(f.FilesChanged) > 0 && string(f.FilesChanged) != "null", "files_changed", "required for a subagent_result (a count or a list of paths)")
+		need(len(f.KeyStats) > 0 && string(f.KeyStats) != "null", "key_stats", "required for a subagent_result")
+		need(f.NextAgent != nil, "next_agent", "required for a subagent_result (\"\" when done)")
+	}
+	if m != nil {
+		if f.Agent != "" && f.Agent != c.Agent {
+			add(jl, jc, "GNS_EVENT.agent %s differs from the header's agent %s", quote(f.Agent), quote(c.Agent))
+		}
+		if f.Phase != "" && f.Phase != c.Phase {
+			add(jl, jc, "GNS_EVENT.phase %s differs from the header's phase %s", quote(f.Phase), quote(c.Phase))
+		}
+		if f.Depth != nil && *f.Depth != c.Depth {
+			add(jl, jc, "GNS_EVENT.depth %d differs from the header's depth %d", *f.Depth, c.Depth)
+		}
+	}
+	return c, probs
+}
+
+// lineCol converts a byte offset of s to a 1-based line and column (in characters).
+func lineCol(s string, off int) (int, int) {
+	off = max(0, min(off, len(s)))
+	line := 1 + strings.Count(s[:off], "\n")
+	start := strings.LastIndex(s[:off], "\n") + 1
+	return line, 1 + utf8.RuneCountInString(s[start:off])
+}
+
+// quote shows untrusted text in a message: quoted, escaped and short.
+func quote(s string) string {
+	r := []rune(s)
+	if len(r) > 60 {
+		return strconv.Quote(string(r[:60])) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// FilesChangedText renders files_changed for a table: a count, or the number of paths.
+func (f *Footer) FilesChangedText() string {
+	raw := bytes.TrimSpace(f.FilesChanged)
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return strconv.Itoa(len(list))
+	}
+	return compact(raw)
+}
+
+// KeyStatsText renders key_stats for a table cell: "k=v, k=v" for an object.
+func (f *Footer) KeyStatsText() string {
+	raw := bytes.TrimSpace(f.KeyStats)
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + strings.Trim(compact(obj[k]), `"`)
+		}
+		return strings.Join(parts, ", ")
+	}
+	return compact(raw)
+}
+
+func compact(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}

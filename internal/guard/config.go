@@ -1,0 +1,96 @@
+package guard
+
+import "github.com/gns-guard/gns-guard/internal/tokens"
+
+// Unlimited is the depth limit of `cascade::depth-n`.
+const Unlimited = -1
+
+// Config is the guard's configuration: the action's inputs, parsed.
+type Config struct {
+	// FailOn is "violation" (default) or "never".
+	FailOn string
+	// DryRun computes and prints the plan and writes nothing.
+	DryRun bool
+	// PruneThreshold: prune when consumed > PruneThreshold * total (0.8).
+	PruneThreshold float64
+	// CarryoverRatio: a new phase starts with floor(remaining * CarryoverRatio) + PhaseGrant (0.5).
+	CarryoverRatio float64
+	// PhaseGrant is added to the carried-over budget of a new phase (0).
+	PhaseGrant int64
+	// HistoryTail is the most entries history_tail holds (3).
+	HistoryTail int
+	// DefaultMaxDepth applies when a governed issue has no cascade label;
+	// nil means none (violation cascade-label-missing), Unlimited means n.
+	DefaultMaxDepth *int
+	// AllowedAgents, when not empty, lists every agent that may act.
+	AllowedAgents []string
+	// BudgetAdmins may change budgets and versions in the issue body.
+	BudgetAdmins []string
+	// ProtectedPaths are path prefixes a pull request may change only with
+	// the evolve-system label (.kilo/).
+	ProtectedPaths []string
+	// PressureThreshold: fail when entry load / max context exceeds it (0.6).
+	PressureThreshold float64
+	// Encoding is the tokenizer encoding (cl100k_base).
+	Encoding tokens.Encoding
+	// MaxCheckpointBytes caps the checkpoint block before parsing (65536).
+	MaxCheckpointBytes int
+	// DigestAfter: post a completion digest after this many results (5).
+	DigestAfter int
+	// MetricsFile, when set, gets one JSON line per run.
+	MetricsFile string
+	// Labels are the label names the guard reads and sets.
+	Labels LabelNames
+}
+
+// LabelNames are the label names the guard reads and sets.
+type LabelNames struct {
+	CascadePrefix       string // "cascade::depth-": N or n follows
+	SizePrefix          string // "size::": tiny, small, medium or large follows
+	DepthExceeded       string // "cascade::depth-exceeded"
+	BudgetExhausted     string // "budget::exhausted"
+	PermissionViolation string // "permission::violation"
+	PressureHigh        string // "context::pressure-high"
+	EvolveSystem        string // "permission::evolve-system"
+}
+
+// DefaultLabels returns the label names of the GNS-2 protocol.
+func DefaultLabels() LabelNames {
+	return LabelNames{
+		CascadePrefix:       "cascade::depth-",
+		SizePrefix:          "size::",
+		DepthExceeded:       "cascade::depth-exceeded",
+		BudgetExhausted:     "budget::exhausted",
+		PermissionViolation: "permission::violation",
+		PressureHigh:        "context::pressure-high",
+		EvolveSystem:        "permission::evolve-system",
+	}
+}
+
+// DefaultConfig returns the configuration of an action step with no inputs.
+func DefaultConfig() Config {
+	return Config{
+		FailOn:             "violation",
+		PruneThreshold:     0.8,
+		CarryoverRatio:     0.5,
+		PhaseGrant:         0,
+		HistoryTail:        3,
+		ProtectedPaths:     []string{".kilo/"},
+		PressureThreshold:  0.6,
+		Encoding:           tokens.CL100kBase,
+		MaxCheckpointBytes: 64 << 10,
+		DigestAfter:        5,
+		Labels:             DefaultLabels(),
+	}
+}
+
+// LabelSpecs are the labels the guard sets, with the color and description
+// it gives them when it has to create them.
+func (n LabelNames) Specs() []LabelSpec {
+	return []LabelSpec{
+		{Name: n.DepthExceeded, Color: "b60205", Description: "gns-guard: checkpoint depth is over the cascade limit; the issue is locked"},
+		{Name: n.BudgetExhausted, Color: "d93f0b", Description: "gns-guard: token budget exhausted; a person removes this label to approve more"},
+		{Name: n.PermissionViolation, Color: "5319e7", Description: "gns-guard: an agent or edit broke a permission rule; a person removes this label"},
+		{Name: n.PressureHigh, Color: "fbca04", Description: "gns-guard: the next agent's entry context is over the pressure threshold"},
+	}
+}

@@ -1,0 +1,342 @@
+package guard
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/prune"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Input is everything a decision is made from. Decide reads nothing else.
+type Input struct {
+	Config Config
+	Issue  Issue
+	Event  Event
+	// Recent are the issue's most recent comments, oldest first (at least
+	// the last three, and enough to find the guard's own recent comments).
+	Recent []Comment
+	// Self is the guard's own login: only its comments' markers are trusted.
+	Self string
+	// PullFiles are the paths a pull request changes (pull_request events).
+	PullFiles []string
+	// Now is the time of the run.
+	Now time.Time
+	// Counter counts tokens in the configured encoding.
+	Counter *tokens.Counter
+	// LabelsUnknown says the issue's labels could not be known (an offline
+	// check of a body whose state.labels cannot be read): the rules that
+	// need them are not judged.
+	LabelsUnknown bool
+}
+
+// Violation is a finding together with the effects it has on the issue.
+type Violation struct {
+	finding.Finding
+	// Label is the label this violation sets, if any.
+	Label string
+	// Lock says the violation locks the issue.
+	Lock bool
+}
+
+// Plan is the decision: what was found and every write that follows.
+type Plan struct {
+	// Governed is false for an issue the guard has no business with; such a
+	// plan holds nothing and the run passes.
+	Governed bool
+	// Skipped says why the run did nothing, when it did nothing on purpose.
+	Skipped string
+	// Violations fail the run; Warnings do not.
+	Violations []Violation
+	Warnings   []finding.Finding
+	// AddLabels are label names to attach; RemoveLabels to detach.
+	AddLabels    []string
+	RemoveLabels []Label
+	// Lock is the reason to lock the issue with, or "" for no lock.
+	Lock string
+	// Status is the body the sticky status comment must have. Resolved is
+	// true when it reports all clear (then an absent comment is not created).
+	Status   string
+	Resolved bool
+	// Recovery is the context-recovery-needed comment to post once, or "".
+	Recovery string
+	// Prune is the pruning to apply (archive first, then the body), or nil.
+	Prune *prune.Result
+	// Digest is a completion digest comment to post, or "".
+	Digest string
+	// Numbers are the figures reported in outputs, summary and metrics.
+	Numbers Numbers
+}
+
+// Numbers are the measured figures of one run.
+type Numbers struct {
+	Depth            int64   `json:"depth"`
+	MaxDepth         int     `json:"max_depth"` // Unlimited (-1) for n; 0 with no limit known
+	MaxDepthKnown    bool    `json:"-"`
+	BudgetTotal      int64   `json:"budget_total"`
+	BudgetConsumed   int64   `json:"budget_consumed"`
+	BudgetRemaining  int64   `json:"budget_remaining"`
+	CheckpointTokens int     `json:"checkpoint_tokens"`
+	CommentTokens    int     `json:"comment_tokens"`
+	NextEstimated    int64   `json:"next_estimated_tokens"`
+	ContextTokens    int64   `json:"context_tokens"`
+	MaxContext       int64   `json:"max_context"`
+	ContextRatio     float64 `json:"context_ratio"`
+	TaskSize         string  `json:"task_size"`
+	Entries          int     `json:"checkpoint_entries"`
+	Agent            string  `json:"agent"`
+}
+
+// Failed reports whether the plan fails the run under the configuration.
+func (p *Plan) Failed(cfg Config) bool {
+	return len(p.Violations) > 0 && cfg.FailOn != "never"
+}
+
+// Findings returns violations and warnings together, sorted.
+func (p *Plan) Findings() []finding.Finding {
+	fs := make([]finding.Finding, 0, len(p.Violations)+len(p.Warnings))
+	for _, v := range p.Violations {
+		fs = append(fs, v.Finding)
+	}
+	fs = append(fs, p.Warnings...)
+	return finding.Sort(fs)
+}
+
+// eval is one decision in progress: the input and what was derived from it.
+type eval struct {
+	in     Input
+	cfg    Config
+	labels []string
+	parsed checkpoint.Result
+	cp     *checkpoint.Checkpoint // nil unless the checkpoint is valid
+	plan   *Plan
+}
+
+// Decide judges the issue and plans every write. It is pure: it makes no
+// request and reads no clock or environment.
+func Decide(in Input) *Plan {
+	e := &eval{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
+	if in.Event.Name == "pull_request" {
+		e.plan.Governed = true
+		e.run(pullRequestRules)
+		e.settleLabels()
+		e.report()
+		return e.plan
+	}
+	e.parsed = checkpoint.Parse(in.Issue.Body, checkpoint.Options{
+		Issue:     in.Issue.Number,
+		MaxBytes:  e.cfg.MaxCheckpointBytes,
+		TailLimit: e.cfg.HistoryTail,
+	})
+	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) {
+		e.plan.Skipped = "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"
+		return e.plan
+	}
+	e.plan.Governed = true
+	if e.parsed.Valid() {
+		e.cp = e.parsed.Checkpoint
+	}
+	e.measure()
+	e.planPrune()
+	e.run(issueRules)
+	e.maintain()
+	e.settleLabels()
+	e.report()
+	return e.plan
+}
+
+// run applies rules and records their violations.
+func (e *eval) run(rules []rule) {
+	for _, r := range rules {
+		for _, v := range r.check(e) {
+			if v.Rule == "" {
+				v.Rule = r.id
+			}
+			if v.Severity == "" {
+				v.Severity = finding.Error
+			}
+			if v.Severity == finding.Warning {
+				e.plan.Warnings = append(e.plan.Warnings, v.Finding)
+				continue
+			}
+			e.plan.Violations = append(e.plan.Violations, v)
+		}
+	}
+}
+
+// IsGoverned reports whether the guard has business with an issue: it has a
+// checkpoint block or a cascade:: or budget:: label. It is cheap, so the
+// shell reads nothing more of an issue that is not governed.
+func IsGoverned(issue Issue, cfg Config) bool {
+	return hasGovernedLabel(issue.LabelNames()) || len(checkpoint.Find(issue.Body, cfg.MaxCheckpointBytes)) > 0
+}
+
+func hasGovernedLabel(labels []string) bool {
+	for _, l := range labels {
+		if strings.HasPrefix(l, "cascade::") || strings.HasPrefix(l, "budget::") {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *eval) hasLabel(name string) bool { return slices.Contains(e.labels, name) }
+
+// settleLabels turns the violations' labels into label writes: add what a
+// violation sets and is missing; remove what the guard set and no violation
+// holds any more, except the labels only a person may remove.
+func (e *eval) settleLabels() {
+	want := map[string]bool{}
+	for _, v := range e.plan.Violations {
+		if v.Label != "" {
+			want[v.Label] = true
+		}
+		if v.Lock && e.plan.Lock == "" && !e.in.Issue.Locked {
+			e.plan.Lock = lockReason(v.Rule)
+		}
+	}
+	for _, name := range sortedKeys(want) {
+		if !e.hasLabel(name) {
+			e.plan.AddLabels = append(e.plan.AddLabels, name)
+		}
+	}
+	n := e.cfg.Labels
+	for _, l := range e.in.Issue.Labels {
+		removable := l.Name == n.DepthExceeded || l.Name == n.PressureHigh
+		if removable && !want[l.Name] && e.plan.Governed && !e.partial(l.Name) {
+			e.plan.RemoveLabels = append(e.plan.RemoveLabels, l)
+		}
+	}
+}
+
+// partial reports whether the rule behind a label could not be judged this
+// run (the checkpoint is unreadable), so its label must stay as it is.
+func (e *eval) partial(label string) bool {
+	if e.in.Event.Name == "pull_request" {
+		return true
+	}
+	return e.cp == nil && (label == e.cfg.Labels.DepthExceeded || label == e.cfg.Labels.PressureHigh)
+}
+
+func lockReason(rule string) string {
+	switch rule {
+	case RuleDepthExceeded:
+		return "gns-guard: cascade depth exceeded"
+	case RuleAgentNotAllowed:
+		return "gns-guard: agent not allowed"
+	}
+	return "gns-guard: " + rule
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// measure computes the numbers every rule and report uses.
+func (e *eval) measure() {
+	n := &e.plan.Numbers
+	n.MaxDepth, n.MaxDepthKnown = e.maxDepth()
+	cp := e.cp
+	if cp == nil {
+		return
+	}
+	n.Depth = cp.Depth.Value
+	n.BudgetTotal = cp.Budget.Total.Value
+	n.BudgetConsumed = cp.Budget.Consumed.Value
+	n.BudgetRemaining = cp.Budget.Remaining.Value
+	n.NextEstimated = cp.NextEstimatedTokens.Value
+	n.Entries = len(cp.Entries())
+	n.Agent = cp.NextAgent.Value
+	if n.Agent == "" {
+		n.Agent = cp.LastAgent.Value
+	}
+	size := e.taskSize()
+	n.TaskSize = size.Name
+	n.MaxContext = size.MaxContext
+	e.measureContext(e.parsed.Block().Raw())
+}
+
+// measureContext sets the entry-load figures for a checkpoint block text.
+func (e *eval) measureContext(block string) {
+	n := &e.plan.Numbers
+	if e.in.Counter == nil {
+		return
+	}
+	n.CheckpointTokens = e.in.Counter.Count(block)
+	n.CommentTokens = 0
+	for _, c := range lastN(e.in.Recent, 3) {
+		n.CommentTokens += e.in.Counter.Count(c.Body)
+	}
+	n.ContextTokens = int64(n.CheckpointTokens) + int64(n.CommentTokens) + n.NextEstimated
+	if n.MaxContext > 0 {
+		n.ContextRatio = math.Round(float64(n.ContextTokens)/float64(n.MaxContext)*10000) / 10000
+	}
+}
+
+func lastN(cs []Comment, k int) []Comment {
+	if len(cs) <= k {
+		return cs
+	}
+	return cs[len(cs)-k:]
+}
+
+// taskSize is the size from labels, else inferred from the estimate.
+func (e *eval) taskSize() TaskSize {
+	if s, ok := sizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); ok {
+		return s
+	}
+	var est int64
+	if e.cp != nil {
+		est = e.cp.NextEstimatedTokens.Value
+	}
+	s, _ := sizeFromEstimate(est)
+	return s
+}
+
+// maxDepth reads the cascade limit from the labels, or the default input.
+// ok is false when no limit is known.
+func (e *eval) maxDepth() (limit int, ok bool) {
+	limits := e.cascadeLimits()
+	if len(limits) > 0 {
+		return limits[0].limit, true
+	}
+	if e.cfg.DefaultMaxDepth != nil {
+		return *e.cfg.DefaultMaxDepth, true
+	}
+	return 0, false
+}
+
+type cascadeLabel struct {
+	name  string
+	limit int
+}
+
+// cascadeLimits returns the issue's cascade::depth-N and -n labels.
+func (e *eval) cascadeLimits() []cascadeLabel {
+	var out []cascadeLabel
+	for _, l := range e.labels {
+		rest, ok := strings.CutPrefix(l, e.cfg.Labels.CascadePrefix)
+		if !ok || l == e.cfg.Labels.DepthExceeded {
+			continue
+		}
+		if rest == "n" || rest == "N" {
+			out = append(out, cascadeLabel{l, Unlimited})
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscanf(rest, "%d", &n); err == nil && fmt.Sprint(n) == rest && n >= 0 {
+			out = append(out, cascadeLabel{l, n})
+		}
+	}
+	return out
+}

@@ -1,0 +1,122 @@
+package guard
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event is what triggered a run. It is only a trigger: the issue's labels
+// and body are read live, never taken from the payload.
+type Event struct {
+	// Name is the workflow event: issues, issue_comment or pull_request.
+	Name string
+	// Action is the payload's action, with Gitea's label_updated and
+	// label_cleared read as labeled and unlabeled.
+	Action string
+	// Number is the issue or pull request number.
+	Number int64
+	// Sender is the login of whoever caused the event.
+	Sender string
+	// PreviousBody is changes.body.from of an edited issue, when sent.
+	PreviousBody *string
+	// Comment is the comment of an issue_comment event.
+	Comment *Comment
+	// IsPull is true when the issue is a pull request.
+	IsPull bool
+}
+
+// Supported reports whether the guard acts on this event, and why not.
+func (e Event) Supported() (bool, string) {
+	ok := map[string]map[string]bool{
+		"issues":        {"opened": true, "edited": true, "reopened": true, "labeled": true, "unlabeled": true},
+		"issue_comment": {"created": true, "edited": true},
+		"pull_request":  {"opened": true, "edited": true, "reopened": true, "synchronize": true, "synchronized": true, "labeled": true, "unlabeled": true},
+	}
+	actions, known := ok[e.Name]
+	if !known {
+		return false, fmt.Sprintf("event %q is not one the guard handles (issues, issue_comment, pull_request)", e.Name)
+	}
+	if !actions[e.Action] {
+		return false, fmt.Sprintf("%s.%s needs no check", e.Name, e.Action)
+	}
+	return true, ""
+}
+
+// payload is the part of a Gitea (or GitHub) webhook payload the guard reads.
+type payload struct {
+	Action string `json:"action"`
+	Number int64  `json:"number"`
+	Issue  *struct {
+		Number      int64     `json:"number"`
+		PullRequest *struct{} `json:"pull_request"`
+	} `json:"issue"`
+	PullRequest *struct {
+		Number int64 `json:"number"`
+	} `json:"pull_request"`
+	Changes *struct {
+		Body *struct {
+			From string `json:"from"`
+		} `json:"body"`
+	} `json:"changes"`
+	Comment *struct {
+		ID        int64     `json:"id"`
+		Body      string    `json:"body"`
+		HTMLURL   string    `json:"html_url"`
+		CreatedAt time.Time `json:"created_at"`
+		UpdatedAt time.Time `json:"updated_at"`
+		User      *struct {
+			Login string `json:"login"`
+		} `json:"user"`
+	} `json:"comment"`
+	IsPull bool `json:"is_pull"`
+	Sender *struct {
+		Login string `json:"login"`
+	} `json:"sender"`
+}
+
+// ParseEvent reads an event payload (the file at GITHUB_EVENT_PATH).
+func ParseEvent(name string, data []byte) (Event, error) {
+	var p payload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return Event{}, fmt.Errorf("the event payload is not valid JSON: %w", err)
+	}
+	e := Event{Name: name, Action: p.Action, IsPull: p.IsPull || name == "pull_request"}
+	switch e.Action {
+	case "label_updated":
+		e.Action = "labeled"
+	case "label_cleared":
+		e.Action = "unlabeled"
+	case "synchronized":
+		e.Action = "synchronize"
+	}
+	switch {
+	case p.Issue != nil && p.Issue.Number > 0:
+		e.Number = p.Issue.Number
+		if p.Issue.PullRequest != nil {
+			e.IsPull = true
+		}
+	case p.PullRequest != nil && p.PullRequest.Number > 0:
+		e.Number = p.PullRequest.Number
+	default:
+		e.Number = p.Number
+	}
+	if p.Sender != nil {
+		e.Sender = p.Sender.Login
+	}
+	if p.Changes != nil && p.Changes.Body != nil {
+		from := p.Changes.Body.From
+		e.PreviousBody = &from
+	}
+	if p.Comment != nil {
+		c := Comment{ID: p.Comment.ID, Body: p.Comment.Body, HTMLURL: p.Comment.HTMLURL, CreatedAt: p.Comment.CreatedAt, UpdatedAt: p.Comment.UpdatedAt}
+		if p.Comment.User != nil {
+			c.Author = p.Comment.User.Login
+		}
+		e.Comment = &c
+	}
+	if e.Number <= 0 {
+		return e, fmt.Errorf("the %s event payload names no issue or pull request number", name)
+	}
+	return e, nil
+}

@@ -1,0 +1,38 @@
+package guard
+
+// checkBudget fails an issue whose budget is used up, and keeps failing it
+// while budget::exhausted is set: only a person removes that label, and
+// removing it is the approval to go on.
+func checkBudget(e *eval) []Violation {
+	label := e.cfg.Labels.BudgetExhausted
+	if e.cp != nil {
+		b := e.cp.Budget
+		if b.Remaining.Value <= 0 {
+			v := at(b.Remaining.Pos, "checkpoint.budget.remaining", "the budget is exhausted: %d of %d tokens consumed, %d remaining; a person must approve more (raise budget.total, then remove the %s label)",
+				b.Consumed.Value, b.Total.Value, b.Remaining.Value, label)
+			v.Label = label
+			return []Violation{v}
+		}
+	}
+	if e.hasLabel(label) {
+		v := at(e.blockPos(), "", "the %s label is set: the workflow waits for a person to remove it (that removal approves more budget)", label)
+		v.Label = label
+		return []Violation{v}
+	}
+	return nil
+}
+
+// checkNextOverBudget rejects the next sub-agent call when its estimate is
+// more than half of what remains. With nothing remaining, budget-exhausted
+// already says so.
+func checkNextOverBudget(e *eval) []Violation {
+	if e.cp == nil {
+		return nil
+	}
+	rem, next := e.cp.Budget.Remaining.Value, e.cp.NextEstimatedTokens
+	if rem <= 0 || float64(next.Value) <= float64(rem)*0.5 {
+		return nil
+	}
+	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next call is estimated at %d tokens, more than half of the %d remaining (limit %d): split the task or get more budget approved",
+		next.Value, rem, rem/2)}
+}

@@ -1,0 +1,39 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+)
+
+// checkCascadeLabels requires exactly one cascade::depth-N label on a
+// governed issue, or a default-max-depth input when there is none.
+func checkCascadeLabels(e *eval) []Violation {
+	if e.in.LabelsUnknown {
+		return nil
+	}
+	limits := e.cascadeLimits()
+	switch {
+	case len(limits) > 1:
+		names := make([]string, len(limits))
+		for i, l := range limits {
+			names[i] = l.name
+		}
+		v := at(e.blockPos(), "", "%d cascade labels are set (%s); keep exactly one", len(limits), strings.Join(names, ", "))
+		v.Rule = RuleCascadeConflict
+		return []Violation{v}
+	case len(limits) == 0 && e.cfg.DefaultMaxDepth == nil:
+		v := at(e.blockPos(), "", "no %sN label is set and the default-max-depth input is empty: add a label such as %s0 (leaf agents only) or %sn (unlimited)",
+			e.cfg.Labels.CascadePrefix, e.cfg.Labels.CascadePrefix, e.cfg.Labels.CascadePrefix)
+		v.Rule = RuleCascadeMissing
+		return []Violation{v}
+	}
+	return nil
+}
+
+// depthLimitText renders a depth limit for messages.
+func depthLimitText(limit int) string {
+	if limit == Unlimited {
+		return "unlimited"
+	}
+	return fmt.Sprint(limit)
+}

@@ -1,0 +1,26 @@
+package guard
+
+import (
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/finding"
+)
+
+// checkCheckpoint reports the checkpoint's own problems: missing on a
+// governed issue, ambiguous, too large, or not valid against schema v2. An
+// over-long history_tail is repaired by pruning, so here it only warns.
+func checkCheckpoint(e *eval) []Violation {
+	if len(e.parsed.Blocks) == 0 {
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the issue carries GNS-2 labels but its body has no checkpoint block: add a ```yaml block whose root key is checkpoint (gns-guard schema shows its shape)")
+		v.Rule = checkpoint.RuleMissing
+		return []Violation{v}
+	}
+	var out []Violation
+	for _, f := range e.parsed.Findings {
+		if f.Rule == checkpoint.RuleTailTooLong {
+			f.Severity = finding.Warning
+			f.Message += " — pruned in this run"
+		}
+		out = append(out, Violation{Finding: f})
+	}
+	return out
+}

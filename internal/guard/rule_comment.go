@@ -1,0 +1,59 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+)
+
+// checkCommentProtocol validates the agent result comment that triggered an
+// issue_comment event: its header and GNS_EVENT footer, its depth against
+// the cascade limit, its phase against the checkpoint, and its agent
+// against allowed-agents. Positions are lines and columns of the comment.
+func checkCommentProtocol(e *eval) []Violation {
+	c := e.eventComment()
+	if c == nil || !agentcomment.IsAgentComment(c.Body) {
+		return nil
+	}
+	parsed, probs := agentcomment.Parse(c.Body)
+	var out []Violation
+	path := fmt.Sprintf("comment#%d", c.ID)
+	add := func(line, col int, format string, args ...any) {
+		out = append(out, at(checkpoint.Pos{Line: line, Col: col}, path, "comment #%d: "+format, append([]any{c.ID}, args...)...))
+	}
+	for _, p := range probs {
+		add(p.Line, p.Col, "%s", p.Message)
+	}
+	if parsed.Agent == "" {
+		return out
+	}
+	if limit, ok := e.maxDepth(); ok && limit != Unlimited && parsed.Depth > int64(limit) {
+		add(1, 1, "reports depth %d, over the cascade limit of %d", parsed.Depth, limit)
+	}
+	if e.cp != nil && parsed.Phase != e.cp.Phase.Value {
+		add(1, 1, "reports phase %s but the checkpoint is in phase %s", quoteShort(parsed.Phase), quoteShort(e.cp.Phase.Value))
+	}
+	if len(e.cfg.AllowedAgents) > 0 && !slices.Contains(e.cfg.AllowedAgents, parsed.Agent) {
+		v := e.agentViolation(checkpoint.Pos{Line: 1, Col: 1}, path, parsed.Agent)
+		v.Message = fmt.Sprintf("comment #%d: %s", c.ID, v.Message)
+		out = append(out, v)
+	}
+	return out
+}
+
+// eventComment is the comment of an issue_comment event, as read live when
+// it is among the recent comments, else as the payload carried it.
+func (e *eval) eventComment() *Comment {
+	ev := e.in.Event
+	if ev.Name != "issue_comment" || ev.Comment == nil {
+		return nil
+	}
+	for i := range e.in.Recent {
+		if e.in.Recent[i].ID == ev.Comment.ID {
+			return &e.in.Recent[i]
+		}
+	}
+	return ev.Comment
+}

@@ -1,0 +1,22 @@
+package guard
+
+// checkDepth enforces the cascade limit: cascade::depth-N allows depths
+// 0..N. Over it, the issue gets cascade::depth-exceeded and is locked.
+func checkDepth(e *eval) []Violation {
+	if e.cp == nil || len(e.cascadeLimits()) > 1 {
+		return nil
+	}
+	limit, ok := e.maxDepth()
+	if !ok || limit == Unlimited {
+		return nil
+	}
+	d := e.cp.Depth
+	if d.Value <= int64(limit) {
+		return nil
+	}
+	v := at(d.Pos, "checkpoint.depth", "depth %d is over the cascade limit of %d (depths 0..%d are allowed): no further sub-agent may run; the issue is locked until a person resolves it",
+		d.Value, limit, limit)
+	v.Label = e.cfg.Labels.DepthExceeded
+	v.Lock = true
+	return []Violation{v}
+}

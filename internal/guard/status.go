@@ -1,0 +1,163 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// report finishes the plan: whether it reports all clear.
+func (e *eval) report() {
+	e.plan.Resolved = len(e.plan.Violations) == 0
+}
+
+// RenderStatus renders the sticky status comment of a plan. notes are what
+// happened when the plan was applied (a lock that failed, say); they state
+// facts, not events, so a re-run with nothing new renders the same text and
+// makes no write.
+func RenderStatus(issue int64, p *Plan, cfg Config, notes []string) string {
+	var b strings.Builder
+	b.WriteString(StatusMarker(issue) + "\n")
+	if p.Resolved {
+		b.WriteString("## ✅ gns-guard: all clear\n\nThe problems this comment reported before are resolved.")
+		if len(p.Warnings) > 0 {
+			fmt.Fprintf(&b, " %d warning(s) remain:\n\n", len(p.Warnings))
+			findingsTable(&b, p.Findings())
+		} else {
+			b.WriteString("\n")
+		}
+	} else {
+		fmt.Fprintf(&b, "## ❌ gns-guard: %d violation(s)\n\n", len(p.Violations))
+		b.WriteString("The workflow must not go on until these are fixed. Line:column count in the issue body.\n\n")
+		findingsTable(&b, p.Findings())
+	}
+	b.WriteString("\n")
+	writeNumbers(&b, p.Numbers)
+	if len(notes) > 0 {
+		b.WriteString("\n")
+		for _, n := range notes {
+			b.WriteString("- " + n + "\n")
+		}
+	}
+	b.WriteString("\n<sub>gns-guard edits this comment in place on every run.</sub>\n")
+	return b.String()
+}
+
+// RenderSummary renders the step summary: a table of the checks and the numbers.
+func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
+	var b strings.Builder
+	switch {
+	case !p.Governed:
+		fmt.Fprintf(&b, "## gns-guard: issue #%d is not governed\n\n%s\n", issue, markdown.Cell(p.Skipped, 0))
+		return b.String()
+	case p.Resolved:
+		fmt.Fprintf(&b, "## ✅ gns-guard: issue #%d is clear\n\n", issue)
+	default:
+		fmt.Fprintf(&b, "## ❌ gns-guard: issue #%d has %d violation(s)\n\n", issue, len(p.Violations))
+	}
+	failed := map[string]bool{}
+	for _, v := range p.Violations {
+		failed[v.Rule] = true
+	}
+	b.WriteString("| check | result |\n|---|---|\n")
+	for _, r := range append(append([]rule{}, issueRules...), pullRequestRules...) {
+		res := "✅ pass"
+		if failed[r.id] {
+			res = "❌ fail"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", r.id, res)
+	}
+	for _, id := range sortedKeys(failed) {
+		if !hasRule(id) {
+			fmt.Fprintf(&b, "| `%s` | ❌ fail |\n", id)
+		}
+	}
+	if fs := p.Findings(); len(fs) > 0 {
+		b.WriteString("\n")
+		findingsTable(&b, fs)
+	}
+	b.WriteString("\n")
+	writeNumbers(&b, p.Numbers)
+	for _, n := range notes {
+		b.WriteString("- " + n + "\n")
+	}
+	return b.String()
+}
+
+func hasRule(id string) bool {
+	for _, r := range append(append([]rule{}, issueRules...), pullRequestRules...) {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+func findingsTable(b *strings.Builder, fs []finding.Finding) {
+	b.WriteString("| | rule | where | finding |\n|---|---|---|---|\n")
+	for _, f := range fs {
+		icon := "❌"
+		if !f.IsError() {
+			icon = "⚠️"
+		}
+		where := "–"
+		if f.Line > 0 {
+			where = fmt.Sprintf("%d:%d", f.Line, f.Col)
+		}
+		if strings.HasPrefix(f.KeyPath, "comment#") {
+			where = markdown.Cell(f.KeyPath, 0) + " " + where
+		}
+		fmt.Fprintf(b, "| %s | `%s` | %s | %s |\n", icon, f.Rule, where, markdown.Cell(f.Message, 600))
+	}
+}
+
+// writeNumbers writes the budget bar and the depth and context figures.
+func writeNumbers(b *strings.Builder, n Numbers) {
+	if n.BudgetTotal > 0 || n.BudgetConsumed > 0 {
+		ratio := 1.0
+		if n.BudgetTotal > 0 {
+			ratio = float64(n.BudgetConsumed) / float64(n.BudgetTotal)
+		}
+		fmt.Fprintf(b, "**Budget** `%s` %s of %s tokens consumed (%s), %s left\n\n",
+			Bar(ratio, 20), thousands(n.BudgetConsumed), thousands(n.BudgetTotal), percent(ratio), thousands(n.BudgetRemaining))
+	}
+	var parts []string
+	if n.MaxDepthKnown {
+		parts = append(parts, fmt.Sprintf("**Depth** %d of max %s", n.Depth, depthLimitText(n.MaxDepth)))
+	}
+	if n.MaxContext > 0 {
+		parts = append(parts, fmt.Sprintf("**Entry context** %s of %s tokens (%s; %s task: checkpoint %s, last 3 comments %s, next task %s)",
+			thousands(n.ContextTokens), thousands(n.MaxContext), percent(n.ContextRatio), n.TaskSize,
+			thousands(int64(n.CheckpointTokens)), thousands(int64(n.CommentTokens)), thousands(n.NextEstimated)))
+	}
+	if len(parts) > 0 {
+		b.WriteString(strings.Join(parts, " · ") + "\n")
+	}
+}
+
+// Bar draws ratio (0..1, clamped) as a bar of width cells.
+func Bar(ratio float64, width int) string {
+	ratio = max(0, min(1, ratio))
+	full := int(ratio*float64(width) + 0.5)
+	return strings.Repeat("█", full) + strings.Repeat("░", width-full)
+}
+
+// thousands formats n with thousands separators: 20,000.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
