@@ -1,0 +1,316 @@
+// Package forge is the Gitea adapter: it implements guard.Forge on top of the
+// Gitea SDK (code.gitea.io/sdk/gitea), and sends the few requests the SDK
+// cannot express (compare-and-swap body edits, content_version reads, the
+// paged timeline) directly, through the same HTTP client.
+//
+// Every request goes through one counting RoundTripper (see Requests), so
+// tests can hold the adapter to its request budget.
+package forge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"code.gitea.io/sdk/gitea"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// DefaultTimeout bounds each HTTP request (connection, headers and body).
+const DefaultTimeout = 30 * time.Second
+
+// maxErrorBody bounds the response body kept in an HTTPError.
+const maxErrorBody = 2 << 10
+
+// Client talks to one repository of one Gitea server. It is safe for
+// concurrent use.
+type Client struct {
+	base      string // server root, no trailing slash: http://host:port[/prefix]
+	token     string
+	owner     string
+	repo      string
+	userAgent string
+	http      *http.Client
+	requests  *atomic.Int64
+}
+
+var _ guard.Forge = (*Client)(nil)
+
+// Option configures New.
+type Option func(*config)
+
+type config struct {
+	timeout   time.Duration
+	transport http.RoundTripper
+	userAgent string
+}
+
+// WithTimeout sets the timeout of each HTTP request (default DefaultTimeout).
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithTransport sets the RoundTripper under the request counter (default
+// http.DefaultTransport).
+func WithTransport(rt http.RoundTripper) Option { return func(c *config) { c.transport = rt } }
+
+// WithUserAgent sets the User-Agent header of every request.
+func WithUserAgent(ua string) Option { return func(c *config) { c.userAgent = ua } }
+
+// New returns a client for owner/repo on the Gitea server at baseURL, the
+// server root (http://127.0.0.1:3000); a trailing "/api/v1" is accepted and
+// stripped. It makes no request: the SDK's start-up version probe is turned
+// off.
+func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
+	cfg := config{timeout: DefaultTimeout, transport: http.DefaultTransport, userAgent: "gns-guard"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	base, err := normalizeBase(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if owner == "" || repo == "" || strings.Contains(owner, "/") || strings.Contains(repo, "/") {
+		return nil, fmt.Errorf("forge: invalid repository %q/%q", owner, repo)
+	}
+	c := &Client{
+		base:      base,
+		token:     token,
+		owner:     owner,
+		repo:      repo,
+		userAgent: cfg.userAgent,
+		requests:  new(atomic.Int64),
+	}
+	c.http = &http.Client{
+		Timeout:   cfg.timeout,
+		Transport: &countingTransport{next: cfg.transport, n: c.requests},
+	}
+	if _, err := c.sdk(context.Background()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func normalizeBase(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("forge: invalid server URL %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("forge: invalid server URL %q: want http(s)://host[:port]", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("forge: invalid server URL %q: no credentials, query or fragment allowed", u.Redacted())
+	}
+	p := strings.TrimRight(u.Path, "/")
+	p = strings.TrimSuffix(p, "/api/v1")
+	u.Path, u.RawPath = strings.TrimRight(p, "/"), ""
+	return u.String(), nil
+}
+
+// BaseURL returns the server root the client talks to.
+func (c *Client) BaseURL() string { return c.base }
+
+// Requests returns the number of HTTP requests this client has sent (every
+// attempt that reached the transport, successful or not).
+func (c *Client) Requests() int64 { return c.requests.Load() }
+
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.next.RoundTrip(r)
+}
+
+// sdk returns an SDK client bound to ctx. The SDK takes its context per
+// client, so each call gets a cheap client of its own sharing the HTTP
+// client (and its counter); SetGiteaVersion("") keeps it from asking the
+// server for its version.
+func (c *Client) sdk(ctx context.Context) (*gitea.Client, error) {
+	sc, err := gitea.NewClient(c.base,
+		gitea.SetGiteaVersion(""),
+		gitea.SetHTTPClient(c.http),
+		gitea.SetToken(c.token),
+		gitea.SetUserAgent(c.userAgent),
+		gitea.SetContext(ctx),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("forge: %w", err)
+	}
+	return sc, nil
+}
+
+// repoPath is /repos/{owner}/{repo} with both escaped, relative to /api/v1.
+func (c *Client) repoPath() string {
+	return "/repos/" + url.PathEscape(c.owner) + "/" + url.PathEscape(c.repo)
+}
+
+// HTTPError is a non-2xx answer. For 403, 404 and 409 it unwraps to
+// guard.ErrForbidden, guard.ErrNotFound and guard.ErrConflict.
+type HTTPError struct {
+	Method string
+	Path   string // URL path of the request, e.g. /api/v1/repos/o/r/issues/1 (never the token)
+	Status int
+	Body   string // the start of the answer's body (at most 2 KiB)
+}
+
+// Error names the request and the status, never the token.
+func (e *HTTPError) Error() string {
+	msg := fmt.Sprintf("%s %s: HTTP %d", e.Method, e.Path, e.Status)
+	if s := e.Unwrap(); s != nil {
+		msg = fmt.Sprintf("%s %s: %v", e.Method, e.Path, s)
+	}
+	if b := strings.TrimSpace(e.Body); b != "" {
+		msg += ": " + b
+	}
+	return msg
+}
+
+// Unwrap returns the guard sentinel matching the status, or nil.
+func (e *HTTPError) Unwrap() error {
+	switch e.Status {
+	case http.StatusForbidden:
+		return guard.ErrForbidden
+	case http.StatusNotFound:
+		return guard.ErrNotFound
+	case http.StatusConflict:
+		return guard.ErrConflict
+	}
+	return nil
+}
+
+// UnreachableError is a request that got no HTTP answer: the connection
+// failed, was cut, or timed out. The guard reports it as "could not reach
+// URL" (exit 3).
+type UnreachableError struct {
+	URL    string // the server root
+	Method string
+	Path   string
+	Err    error // the transport error
+}
+
+// Error starts with "could not reach <server root>".
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("could not reach %s: %s %s: %v", e.URL, e.Method, e.Path, e.Err)
+}
+
+// Unwrap returns the transport error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// IsUnreachable reports whether err comes from a request that got no answer
+// from the server.
+func IsUnreachable(err error) bool {
+	var u *UnreachableError
+	return errors.As(err, &u)
+}
+
+// transportError classifies an error from http.Client.Do: the caller's own
+// cancellation stays a context error, everything else means the server was
+// not reached.
+func (c *Client) transportError(ctx context.Context, method, path string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s %s: %w", method, path, ctx.Err())
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its message repeats the URL
+	}
+	return &UnreachableError{URL: c.base, Method: method, Path: path, Err: err}
+}
+
+func statusError(method, path string, status int, body []byte) error {
+	if len(body) > maxErrorBody {
+		body = body[:maxErrorBody]
+	}
+	return &HTTPError{Method: method, Path: path, Status: status, Body: string(body)}
+}
+
+// sdkError maps an SDK call's outcome to this package's errors. The SDK
+// has already read the body of an error answer; its message is in err.
+func (c *Client) sdkError(ctx context.Context, method, path string, resp *gitea.Response, err error) error {
+	if err == nil {
+		return nil
+	}
+	if resp == nil || resp.Response == nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s %s: %w", method, "/api/v1"+path, ctx.Err())
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return c.transportError(ctx, method, "/api/v1"+path, err)
+		}
+		return fmt.Errorf("%s %s: %w", method, "/api/v1"+path, err) // refused by the SDK before sending
+	}
+	p := "/api/v1" + path
+	if resp.Request != nil && resp.Request.URL != nil {
+		p = resp.Request.URL.Path
+	}
+	if resp.StatusCode/100 != 2 {
+		return statusError(method, p, resp.StatusCode, []byte(err.Error()))
+	}
+	var ne net.Error
+	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return c.transportError(ctx, method, p, err) // the answer was cut off
+	}
+	return fmt.Errorf("%s %s: %w", method, p, err) // e.g. an undecodable answer
+}
+
+// do sends one request to /api/v1+path (path may carry a query) with a JSON
+// body in (if non-nil) and decodes a 2xx JSON answer into out (if non-nil).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("forge: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v1"+path, body)
+	if err != nil {
+		return fmt.Errorf("forge: %w", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "token "+c.token)
+	}
+	if c.userAgent != "" {
+		req.Header.Set("User-Agent", c.userAgent)
+	}
+	shown := req.URL.Path
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.transportError(ctx, method, shown, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return statusError(method, shown, resp.StatusCode, b)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		var ne net.Error
+		if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return c.transportError(ctx, method, shown, err) // the answer was cut off
+		}
+		return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
+	}
+	return nil
+}

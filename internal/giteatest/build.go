@@ -1,0 +1,264 @@
+package giteatest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Version is the Gitea release every real-Gitea test runs against.
+const Version = "1.26.0"
+
+// modulePath is the Go module Gitea is built from.
+const modulePath = "code.gitea.io/gitea"
+
+// CacheDir returns the directory that holds the built Gitea binary:
+// $GNS_GUARD_CACHE/gitea-v1.26.0, or else $XDG_CACHE_HOME/gns-guard/gitea-v1.26.0,
+// or else ~/.cache/gns-guard/gitea-v1.26.0. It lies outside the repository
+// and survives between test runs.
+func CacheDir() (string, error) {
+	root := os.Getenv("GNS_GUARD_CACHE")
+	if root == "" {
+		if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+			root = filepath.Join(x, "gns-guard")
+		} else {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("giteatest: no cache directory: set GNS_GUARD_CACHE (%w)", err)
+			}
+			root = filepath.Join(home, ".cache", "gns-guard")
+		}
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("giteatest: cache directory: %w", err)
+	}
+	return filepath.Join(root, "gitea-v"+Version), nil
+}
+
+// binaryPathNoBuild is where BinaryPath keeps the binary.
+func binaryPathNoBuild() (string, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "gitea"), nil
+}
+
+// goTool returns the go command to run: the one on PATH (go test puts
+// GOROOT/bin first on the PATH of test binaries).
+func goTool() (string, error) {
+	p, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("giteatest: the go command is needed to fetch and build Gitea %s: %w", Version, err)
+	}
+	return p, nil
+}
+
+// goEnv is the environment for go commands run on Gitea's module: no
+// workspace, and never this repository's go.mod.
+func goEnv() []string {
+	env := make([]string, 0, len(os.Environ())+2)
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GOWORK=") || strings.HasPrefix(kv, "GOFLAGS=") || strings.HasPrefix(kv, "CGO_ENABLED=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false", "CGO_ENABLED=1")
+}
+
+// ModuleDir returns the directory of Gitea's source module in the Go module
+// cache (read-only), downloading it through the module proxy if needed. Gitea
+// serves its templates and locales from there (STATIC_ROOT_PATH), because the
+// test binary is built without bindata.
+func ModuleDir(ctx context.Context) (string, error) {
+	goBin, err := goTool()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", modulePath+"@v"+Version)
+	cmd.Dir = os.TempDir() // outside any module: never touches this repository's go.mod
+	cmd.Env = goEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var info struct {
+		Dir   string
+		Error string
+	}
+	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
+		return "", fmt.Errorf("giteatest: go mod download %s@v%s: %s", modulePath, Version, info.Error)
+	}
+	if err != nil {
+		return "", fmt.Errorf("giteatest: go mod download %s@v%s: %w: %s", modulePath, Version, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	if info.Dir == "" {
+		return "", fmt.Errorf("giteatest: go mod download %s@v%s gave no module directory: %s", modulePath, Version, out)
+	}
+	if _, err := os.Stat(filepath.Join(info.Dir, "options", "locale")); err != nil {
+		return "", fmt.Errorf("giteatest: Gitea module directory %s looks incomplete: %w", info.Dir, err)
+	}
+	return info.Dir, nil
+}
+
+// BinaryPath returns the path of a Gitea 1.26.0 binary built from the module
+// proxy, building it first if the cache lacks it. A cold build takes several
+// minutes and needs a C compiler (SQLite is linked through cgo). Concurrent
+// callers, in this and other processes, wait for one build under an
+// exclusive lock on a file in the cache directory.
+func BinaryPath(ctx context.Context) (string, error) {
+	bin, err := binaryPathNoBuild()
+	if err != nil {
+		return "", err
+	}
+	if isExecutable(bin) {
+		return bin, nil
+	}
+	dir := filepath.Dir(bin)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("giteatest: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if isExecutable(bin) { // built by someone else while we waited
+		return bin, nil
+	}
+	if err := build(ctx, bin); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// lockFile takes an exclusive flock on path, polling so that ctx can cancel
+// the wait. The returned function releases it.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("giteatest: build lock: %w", err)
+	}
+	told := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				_ = f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			_ = f.Close()
+			return nil, fmt.Errorf("giteatest: build lock %s: %w", path, err)
+		}
+		if !told {
+			fmt.Fprintf(os.Stderr, "giteatest: waiting for another process building Gitea %s (lock %s)\n", Version, path)
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, fmt.Errorf("giteatest: waiting for the Gitea build lock: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// build compiles Gitea inside its module directory (go install refuses the
+// module because its go.mod has replace directives) and renames the result
+// into place atomically. The caller holds the build lock.
+func build(ctx context.Context, bin string) error {
+	modDir, err := ModuleDir(ctx)
+	if err != nil {
+		return err
+	}
+	goBin, err := goTool()
+	if err != nil {
+		return err
+	}
+	if _, err := exec.LookPath(cc()); err != nil {
+		return fmt.Errorf("giteatest: building Gitea %s needs a C compiler for SQLite (cgo); %q not found: %w", Version, cc(), err)
+	}
+	dir := filepath.Dir(bin)
+	tmp := bin + ".tmp"
+	logPath := filepath.Join(dir, "build.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("giteatest: %w", err)
+	}
+	defer logFile.Close()
+
+	fmt.Fprintf(os.Stderr, "giteatest: building Gitea %s once into %s (takes several minutes; log %s)\n", Version, bin, logPath)
+	began := time.Now()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath",
+		"-tags", "sqlite sqlite_unlock_notify",
+		"-ldflags", "-s -w -X main.Version="+Version,
+		"-o", tmp, ".")
+	cmd.Dir = modDir
+	cmd.Env = goEnv()
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	if err := cmd.Run(); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("giteatest: building Gitea %s failed: %w\n%s", Version, err, tailOfFile(logPath, 4096))
+	}
+	out, err := exec.CommandContext(ctx, tmp, "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), Version) {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("giteatest: the built Gitea does not report version %s: %v: %s", Version, err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return fmt.Errorf("giteatest: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "giteatest: built Gitea %s in %s\n", Version, time.Since(began).Round(time.Second))
+	return nil
+}
+
+// cc is the C compiler cgo will use.
+func cc() string {
+	if c := strings.Fields(os.Getenv("CC")); len(c) > 0 {
+		return c[0]
+	}
+	return "gcc"
+}
+
+// tailOfFile returns at most the last n bytes of the file, or "".
+func tailOfFile(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := fi.Size() - n
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, fi.Size()-off)
+	k, _ := f.ReadAt(buf, off)
+	s := string(buf[:k])
+	if off > 0 {
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	return s
+}
