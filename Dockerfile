@@ -1,0 +1,14 @@
+# The gns-guard action image: a static binary on a minimal base.
+# It runs as root, as Docker actions must: the runner mounts the workspace and
+# the GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files owned by root.
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY cmd ./cmd
+COPY internal ./internal
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/gns-guard ./cmd/gns-guard
+
+FROM gcr.io/distroless/static-debian12
+COPY --from=build /out/gns-guard /usr/local/bin/gns-guard
+ENTRYPOINT ["/usr/local/bin/gns-guard"]

@@ -1,0 +1,95 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// maxAttempts bounds the re-reads after a compare-and-swap conflict.
+const maxAttempts = 4
+
+// snapshot is what one read of the issue returned.
+type snapshot struct {
+	issue  guard.Issue
+	recent guard.CommentPage
+	files  []string
+}
+
+// guard reads, decides and applies, re-reading when the body changed
+// under it, and reports.
+func (r *runner) guard(ctx context.Context) (int, error) {
+	cfg := r.set.Config
+	var plan *guard.Plan
+	var snap snapshot
+	var res applied
+	for attempt := 1; ; attempt++ {
+		var err error
+		snap, err = r.read(ctx, attempt == 1)
+		if err != nil {
+			return exitCannotRun, err
+		}
+		if snap.issue.Number == 0 { // not governed: nothing more was read
+			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
+			break
+		}
+		plan = guard.Decide(guard.Input{
+			Config:    cfg,
+			Issue:     snap.issue,
+			Event:     r.event,
+			Recent:    snap.recent.Comments,
+			Self:      r.self,
+			PullFiles: snap.files,
+			Now:       r.o.Now().UTC(),
+			Counter:   r.counter,
+		})
+		if cfg.DryRun {
+			res = r.dryRun(ctx, snap, plan)
+			break
+		}
+		res, err = r.apply(ctx, snap, plan)
+		if errors.Is(err, guard.ErrConflict) && attempt < maxAttempts {
+			r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, maxAttempts)
+			continue
+		}
+		if err != nil {
+			return exitCannotRun, err
+		}
+		break
+	}
+	r.report(snap, plan, res)
+	if plan.Failed(cfg) {
+		return exitViolation, nil
+	}
+	return exitClean, nil
+}
+
+// read reads the issue live, and, when it is governed, its recent comments
+// (and a pull request's files). A clean pass costs two requests.
+func (r *runner) read(ctx context.Context, first bool) (snapshot, error) {
+	var s snapshot
+	issue, err := r.forge.Issue(ctx, r.event.Number)
+	if err != nil {
+		return s, r.forgeError(fmt.Sprintf("read issue #%d", r.event.Number), err)
+	}
+	if r.event.Name == "pull_request" {
+		files, err := r.forge.PullFiles(ctx, issue.Number)
+		if err != nil {
+			return s, r.forgeError(fmt.Sprintf("list the files of pull request #%d", issue.Number), err)
+		}
+		s.issue, s.files = issue, files
+		return s, nil
+	}
+	if !guard.IsGoverned(issue, r.set.Config) {
+		return s, nil
+	}
+	need := max(3, r.set.Config.DigestAfter+2)
+	page, err := r.forge.RecentComments(ctx, issue, need)
+	if err != nil {
+		return s, r.forgeError(fmt.Sprintf("read the recent comments of issue #%d", issue.Number), err)
+	}
+	s.issue, s.recent = issue, page
+	return s, nil
+}

@@ -1,0 +1,179 @@
+package action
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// outputDelimiter is the fixed heredoc delimiter of the toolkit's file
+// commands. A value holding it could end the value early and add outputs
+// of its own, so values are made single-line and stripped of it.
+const outputDelimiter = "_GitHubActionsFileCommandDelimeter_"
+
+// setOutput writes one output, injection-proof: every value is a single
+// line (JSON escapes newlines) and can never hold the delimiter.
+func (r *runner) setOutput(name, value string) {
+	if r.o.Getenv("GITHUB_OUTPUT") == "" {
+		return
+	}
+	value = strings.NewReplacer("\r", " ", "\n", " ", outputDelimiter, "").Replace(value)
+	r.gh.SetOutput(name, value)
+}
+
+// Metrics is the context-budget record of one run, as in
+// .kilo/logs/context-budget.jsonl.
+type Metrics struct {
+	TS                string  `json:"ts"`
+	Agent             string  `json:"agent"`
+	Issue             int64   `json:"issue"`
+	ContextLoaded     int64   `json:"context_loaded"`
+	ContextAvailable  int64   `json:"context_available"`
+	ContextRatio      float64 `json:"context_ratio"`
+	CheckpointEntries int     `json:"checkpoint_entries"`
+	Pruned            bool    `json:"pruned"`
+}
+
+// report writes the log lines, outputs, step summary and metrics.
+func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
+	n := r.event.Number
+	cfg := r.set.Config
+	if !p.Governed {
+		r.log.infof("gns-guard: issue #%d is not governed (no checkpoint block, no cascade:: or budget:: label): nothing to do", n)
+		r.setOutput("result", "skipped")
+		r.setOutput("violations", "[]")
+		r.setOutput("pruned", "false")
+		r.setOutput("archive-comment-ids", "[]")
+		return
+	}
+	fs := p.Findings()
+	lines := make([]string, 0, len(fs)+len(res.writes))
+	for _, f := range fs {
+		lines = append(lines, f.Format(fmt.Sprintf("issue#%d", n)))
+	}
+	r.log.untrusted(nil, lines...)
+	verb := "wrote"
+	if cfg.DryRun {
+		verb = "would write"
+	}
+	for _, w := range res.writes {
+		r.log.infof("gns-guard: %s: %s", verb, w)
+	}
+	if len(res.writes) == 0 {
+		r.log.infof("gns-guard: no writes needed")
+	}
+	result := "pass"
+	if len(p.Violations) > 0 {
+		result = "fail"
+	}
+	r.log.infof("gns-guard: issue #%d: %s (%d violation(s), %d warning(s))%s", n, result, len(p.Violations), len(p.Warnings), requests(r.forge))
+	nums := p.Numbers
+	violations := make([]finding.Finding, 0, len(p.Violations))
+	for _, v := range p.Violations {
+		violations = append(violations, v.Finding)
+	}
+	vj, _ := json.Marshal(violations)
+	ids, _ := json.Marshal(nonNil(res.archiveIDs))
+	r.setOutput("result", result)
+	r.setOutput("violations", string(vj))
+	r.setOutput("pruned", strconv.FormatBool(res.pruned || (cfg.DryRun && p.Prune != nil)))
+	r.setOutput("archive-comment-ids", string(ids))
+	r.setOutput("depth", strconv.FormatInt(nums.Depth, 10))
+	r.setOutput("max-depth", maxDepthText(nums))
+	r.setOutput("budget-remaining", strconv.FormatInt(nums.BudgetRemaining, 10))
+	r.setOutput("checkpoint-tokens", strconv.Itoa(nums.CheckpointTokens))
+	r.setOutput("context-tokens", strconv.FormatInt(nums.ContextTokens, 10))
+	r.setOutput("context-ratio", strconv.FormatFloat(nums.ContextRatio, 'f', 4, 64))
+	m := Metrics{
+		TS:                r.o.Now().UTC().Format("2006-01-02T15:04:05Z"),
+		Agent:             nums.Agent,
+		Issue:             n,
+		ContextLoaded:     nums.ContextTokens,
+		ContextAvailable:  nums.MaxContext,
+		ContextRatio:      nums.ContextRatio,
+		CheckpointEntries: nums.Entries,
+		Pruned:            res.pruned,
+	}
+	mj, _ := json.Marshal(m)
+	r.setOutput("metrics", string(mj))
+	if cfg.MetricsFile != "" && !cfg.DryRun {
+		if err := r.o.AppendFile(cfg.MetricsFile, append(mj, '\n')); err != nil {
+			r.log.infof("gns-guard: warning: cannot append to metrics-file: %v", err)
+		}
+	}
+	if r.o.Getenv("GITHUB_STEP_SUMMARY") != "" {
+		r.gh.AddStepSummary(guard.RenderSummary(n, p, cfg, res.notes))
+	}
+}
+
+func maxDepthText(n guard.Numbers) string {
+	switch {
+	case !n.MaxDepthKnown:
+		return ""
+	case n.MaxDepth == guard.Unlimited:
+		return "n"
+	}
+	return strconv.Itoa(n.MaxDepth)
+}
+
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
+// requests reports how many API requests the run made, when the forge counts them.
+func requests(f guard.Forge) string {
+	if c, ok := f.(interface{ Requests() int64 }); ok {
+		return fmt.Sprintf(", %d API request(s)", c.Requests())
+	}
+	return ""
+}
+
+// dryRun computes every write the plan would make and makes none: it only
+// reads (to find the status comment, say).
+func (r *runner) dryRun(ctx context.Context, s snapshot, p *guard.Plan) applied {
+	var res applied
+	if !p.Governed {
+		return res
+	}
+	if pr := p.Prune; pr != nil {
+		for i, a := range pr.Archives {
+			res.writes = append(res.writes, fmt.Sprintf("post archive part %d/%d (%d characters)", i+1, len(pr.Archives), len([]rune(a))))
+		}
+		res.writes = append(res.writes, fmt.Sprintf("patch the body (content_version %d): %d entries archived, %d → %d bytes (%s)", s.issue.ContentVersion, pr.Removed, pr.OldBytes, pr.NewBytes, pr.Reason))
+	}
+	if len(p.AddLabels) > 0 {
+		res.writes = append(res.writes, "add labels: "+strings.Join(p.AddLabels, ", "))
+	}
+	for _, l := range p.RemoveLabels {
+		res.writes = append(res.writes, "remove label: "+l.Name)
+	}
+	if p.Lock != "" {
+		res.writes = append(res.writes, "lock the issue: "+p.Lock)
+	}
+	if p.Recovery != "" {
+		res.writes = append(res.writes, "post the context-recovery-needed comment")
+	}
+	if p.Digest != "" {
+		res.writes = append(res.writes, "post a completion digest")
+	}
+	existing, err := r.findStatus(ctx, s, p)
+	if err != nil {
+		r.log.untrusted(nil, "gns-guard: warning: "+err.Error())
+	}
+	body := guard.RenderStatus(s.issue.Number, p, r.set.Config, res.notes)
+	switch {
+	case existing != nil && strings.TrimSpace(existing.Body) != strings.TrimSpace(body):
+		res.writes = append(res.writes, fmt.Sprintf("update the status comment %d", existing.ID))
+	case existing == nil && !p.Resolved:
+		res.writes = append(res.writes, "post the status comment")
+	}
+	return res
+}

@@ -1,0 +1,213 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Exit codes.
+const (
+	exitClean     = 0
+	exitViolation = 1
+	exitConfig    = 2
+	exitCannotRun = 3
+)
+
+// ForgeFunc connects to a server's API for one repository.
+type ForgeFunc func(apiURL, token, owner, repo string) (guard.Forge, error)
+
+// Options is the world action mode runs in. Nothing else is read or written.
+type Options struct {
+	Getenv   func(string) string
+	Stdout   io.Writer
+	Stderr   io.Writer
+	ReadFile func(string) ([]byte, error)
+	// AppendFile appends data to a file, creating it (metrics-file).
+	AppendFile func(name string, data []byte) error
+	// NewForge connects to the server.
+	NewForge ForgeFunc
+	// Now reads the clock.
+	Now func() time.Time
+}
+
+// CannotRunError says the guard could not do its work: exit 3.
+type CannotRunError struct{ Err error }
+
+func (e *CannotRunError) Error() string { return e.Err.Error() }
+func (e *CannotRunError) Unwrap() error { return e.Err }
+
+// Run runs action mode and returns the exit code.
+func Run(ctx context.Context, o Options) int {
+	gh := githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(o.Stdout))
+	r := &runner{o: o, gh: gh, log: &logger{gh: gh, w: o.Stdout}}
+	code, err := r.run(ctx)
+	if err != nil {
+		var ie *InputError
+		var ce *CannotRunError
+		switch {
+		case errors.As(err, &ie):
+			code = exitConfig
+		case errors.As(err, &ce):
+			code = exitCannotRun
+		case code == exitClean:
+			code = exitConfig
+		}
+		r.log.untrusted(o.Stderr, "gns-guard: "+err.Error())
+		gh.SetOutput("result", "error")
+	}
+	return code
+}
+
+// runner is one run of action mode.
+type runner struct {
+	o   Options
+	gh  *githubactions.Action
+	log *logger
+
+	set     Settings
+	event   guard.Event
+	forge   guard.Forge
+	admin   guard.Forge
+	owner   string
+	repo    string
+	apiURL  string
+	self    string
+	counter *tokens.Counter
+}
+
+func (r *runner) run(ctx context.Context) (int, error) {
+	set, err := readSettings(r.gh.GetInput)
+	if err != nil {
+		return exitConfig, err
+	}
+	r.set = set
+	if set.Token == "" {
+		set.Token = firstNonEmpty(r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"))
+		r.set.Token = set.Token
+	}
+	for _, t := range []string{set.Token, set.AdminToken} {
+		if t != "" {
+			r.gh.AddMask(t)
+		}
+	}
+	if set.Token == "" {
+		return exitConfig, &InputError{"token", "", "expected a token (the default is ${{ github.token }})"}
+	}
+	if err := r.readEnvironment(); err != nil {
+		return exitConfig, err
+	}
+	if ok, why := r.event.Supported(); !ok {
+		r.log.infof("gns-guard: nothing to do: %s", why)
+		r.gh.SetOutput("result", "skipped")
+		return exitClean, nil
+	}
+	counter, err := tokens.New(set.Config.Encoding)
+	if err != nil {
+		return exitCannotRun, &CannotRunError{err}
+	}
+	r.counter = counter
+	if r.forge, err = r.o.NewForge(r.apiURL, set.Token, r.owner, r.repo); err != nil {
+		return exitConfig, err
+	}
+	r.admin = r.forge
+	if set.AdminToken != "" {
+		if r.admin, err = r.o.NewForge(r.apiURL, set.AdminToken, r.owner, r.repo); err != nil {
+			return exitConfig, err
+		}
+	}
+	if err := r.resolveSelf(ctx); err != nil {
+		return exitCannotRun, err
+	}
+	if r.event.Sender != "" && r.event.Sender == r.self && r.self != guard.ActionsUser {
+		r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", r.self)
+		r.gh.SetOutput("result", "skipped")
+		return exitClean, nil
+	}
+	return r.guard(ctx)
+}
+
+// readEnvironment reads the repository, the API URL and the event.
+func (r *runner) readEnvironment() error {
+	getenv := r.o.Getenv
+	repo := getenv("GITHUB_REPOSITORY")
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("GITHUB_REPOSITORY must be OWNER/NAME, got %q", repo)
+	}
+	r.owner, r.repo = owner, name
+	api := getenv("GITHUB_API_URL")
+	if api == "" {
+		server := strings.TrimRight(getenv("GITHUB_SERVER_URL"), "/")
+		if server == "" {
+			return errors.New("neither GITHUB_API_URL nor GITHUB_SERVER_URL is set: the guard does not know which server to ask")
+		}
+		api = server + "/api/v1"
+	}
+	if u, err := url.Parse(api); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("the API URL %q is not an http(s) URL", api)
+	}
+	r.apiURL = api
+	name = getenv("GITHUB_EVENT_NAME")
+	path := getenv("GITHUB_EVENT_PATH")
+	if name == "" || path == "" {
+		return errors.New("GITHUB_EVENT_NAME and GITHUB_EVENT_PATH must be set: action mode runs inside a workflow (use 'gns-guard check' on a file instead)")
+	}
+	data, err := r.o.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the event payload: %w", err)
+	}
+	ev, err := guard.ParseEvent(name, data)
+	if err != nil {
+		return err
+	}
+	r.event = ev
+	return nil
+}
+
+// resolveSelf learns the guard's own login: the Actions token's user is
+// known without asking; a personal token's user is looked up once.
+func (r *runner) resolveSelf(ctx context.Context) error {
+	tok := r.set.Token
+	for _, k := range []string{"GITEA_TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN"} {
+		if v := r.o.Getenv(k); v != "" && v == tok {
+			r.self = guard.ActionsUser
+			return nil
+		}
+	}
+	self, err := r.forge.Self(ctx)
+	if err != nil {
+		return r.forgeError("look up the token's user", err)
+	}
+	r.self = self
+	return nil
+}
+
+// forgeError classifies a failed request: a rejected token or an
+// unreachable server cannot be worked around (exit 3).
+func (r *runner) forgeError(what string, err error) error {
+	switch {
+	case errors.Is(err, guard.ErrForbidden):
+		return &CannotRunError{fmt.Errorf("could not %s: the token was refused (%w); give it issue write access", what, err)}
+	case errors.Is(err, guard.ErrNotFound):
+		return &CannotRunError{fmt.Errorf("could not %s in %s/%s: %w", what, r.owner, r.repo, err)}
+	}
+	return &CannotRunError{fmt.Errorf("could not %s at %s: %w", what, r.apiURL, err)}
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// checkReport is the JSON form of `check`.
+type checkReport struct {
+	File     string            `json:"file"`
+	Valid    bool              `json:"valid"`
+	Errors   int               `json:"errors"`
+	Warnings int               `json:"warnings"`
+	Findings []finding.Finding `json:"findings"`
+	Labels   []string          `json:"labels"`
+	Plan     []string          `json:"plan"`
+	Numbers  *guard.Numbers    `json:"numbers,omitempty"`
+}
+
+// runCheck validates a body (or a bare checkpoint) and runs the guard's
+// decision on it offline: the labels are the checkpoint's state.labels
+// unless --labels names the live ones, and there are no comments.
+func runCheck(args []string, env Env) error {
+	fs := newFlags("check", env, "check FILE|- [flags]")
+	format := fs.String("format", "text", "output format: text or json")
+	issue := fs.Int64("issue", 0, "the issue's number; checkpoint.issue must match it (0: take it from the checkpoint)")
+	labels := fs.String("labels", "", "the issue's labels, comma-separated (default: the checkpoint's state.labels)")
+	tail := fs.Int("history-tail", checkpoint.DefaultTailLimit, "most entries history_tail may hold")
+	maxBytes := fs.Int("max-checkpoint-bytes", checkpoint.DefaultMaxBytes, "largest checkpoint block that is parsed")
+	maxDepth := fs.String("default-max-depth", "", "depth limit when no cascade label is set: N, n (unlimited) or empty")
+	allowed := fs.String("allowed-agents", "", "comma-separated agents allowed to act (empty: any)")
+	encName := fs.String("encoding", string(tokens.CL100kBase), "tokenizer encoding: cl100k_base or o200k_base")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	name, err := oneArg("check", pos)
+	if err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usageError("check: --format must be text or json, not %q", *format)
+	}
+	if *tail < 1 || *maxBytes < 1 {
+		return usageError("check: --history-tail and --max-checkpoint-bytes must be positive")
+	}
+	enc, err := tokens.ParseEncoding(*encName)
+	if err != nil {
+		return usageError("check: %v", err)
+	}
+	cfg := guard.DefaultConfig()
+	cfg.HistoryTail, cfg.MaxCheckpointBytes, cfg.Encoding = *tail, *maxBytes, enc
+	cfg.AllowedAgents = splitList(*allowed)
+	if *maxDepth != "" {
+		d, err := strconv.Atoi(*maxDepth)
+		switch {
+		case *maxDepth == "n":
+			d = guard.Unlimited
+		case err != nil || d < 0:
+			return usageError("check: --default-max-depth must be a whole number >= 0 or n, not %q", *maxDepth)
+		}
+		cfg.DefaultMaxDepth = &d
+	}
+	body, err := readInput(env, name)
+	if err != nil {
+		return err
+	}
+	counter, err := tokens.New(enc)
+	if err != nil {
+		return cannotRun(err)
+	}
+	source := name
+	if name == "-" {
+		source = "stdin"
+	}
+
+	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: *issue, MaxBytes: *maxBytes, TailLimit: *tail})
+	number := *issue
+	var labelList []string
+	labelsKnown := *labels != ""
+	if cp := parsed.Checkpoint; cp != nil {
+		if number == 0 && cp.Issue.Set {
+			number = cp.Issue.Value
+		}
+		for _, l := range cp.State.Labels.Items {
+			labelList = append(labelList, l.Value)
+		}
+		labelsKnown = labelsKnown || cp.State.Labels.Set
+	}
+	if *labels != "" {
+		labelList = splitList(*labels)
+	}
+	in := guard.Input{
+		Config:  cfg,
+		Issue:   guard.Issue{Number: number, Body: body},
+		Event:   guard.Event{Name: "issues", Action: "opened", Number: number},
+		Now:     env.Now().UTC(),
+		Counter: counter,
+		// Offline, the labels are the checkpoint's own record of them.
+		LabelsUnknown: !labelsKnown,
+	}
+	for i, l := range labelList {
+		in.Issue.Labels = append(in.Issue.Labels, guard.Label{ID: int64(i + 1), Name: l})
+	}
+	plan := guard.Decide(in)
+	found := plan.Findings()
+	if !plan.Governed {
+		found = append(found, finding.Finding{
+			Rule: checkpoint.RuleMissing, Severity: finding.Error, Line: 1, Col: 1,
+			Message: "no checkpoint block found: expected a ```yaml fenced block whose root key is checkpoint (run 'gns-guard schema' for its shape)",
+		})
+	}
+	for i, f := range found {
+		// The action repairs an over-long history_tail by pruning; check reports it.
+		if f.Rule == checkpoint.RuleTailTooLong {
+			found[i].Severity = finding.Error
+			found[i].Message = strings.TrimSuffix(f.Message, " — pruned in this run")
+		}
+	}
+	rep := checkReport{File: source, Findings: finding.Sort(found), Errors: finding.Errors(found), Labels: labelList, Plan: describePlan(plan)}
+	rep.Warnings = len(found) - rep.Errors
+	rep.Valid = rep.Errors == 0
+	if plan.Governed {
+		rep.Numbers = &plan.Numbers
+	}
+	if rep.Findings == nil {
+		rep.Findings = []finding.Finding{}
+	}
+	if rep.Labels == nil {
+		rep.Labels = []string{}
+	}
+	if *format == "json" {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+	} else {
+		for _, f := range rep.Findings {
+			fmt.Fprintln(env.Stdout, f.Format(source))
+		}
+		for _, w := range rep.Plan {
+			fmt.Fprintf(env.Stdout, "%s: the action would %s\n", source, w)
+		}
+		if rep.Valid {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", source, summary(parsed.Checkpoint, plan))
+		} else {
+			fmt.Fprintf(env.Stderr, "%s: %d error(s), %d warning(s)\n", source, rep.Errors, rep.Warnings)
+		}
+	}
+	if !rep.Valid {
+		return errViolations
+	}
+	return nil
+}
+
+// describePlan lists the writes the action would make for a plan.
+func describePlan(p *guard.Plan) []string {
+	out := []string{}
+	if pr := p.Prune; pr != nil {
+		out = append(out, fmt.Sprintf("prune: archive %d entries in %d comment(s), body %d → %d bytes (%s)", pr.Removed, len(pr.Archives), pr.OldBytes, pr.NewBytes, pr.Reason))
+	}
+	if len(p.AddLabels) > 0 {
+		out = append(out, "add labels: "+strings.Join(p.AddLabels, ", "))
+	}
+	for _, l := range p.RemoveLabels {
+		out = append(out, "remove label: "+l.Name)
+	}
+	if p.Lock != "" {
+		out = append(out, "lock the issue")
+	}
+	if p.Recovery != "" {
+		out = append(out, "post a context-recovery-needed comment")
+	}
+	if !p.Resolved {
+		out = append(out, "post or update the status comment and fail the job")
+	}
+	return out
+}
+
+// summary is the one line a clean check prints.
+func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
+	if cp == nil {
+		return "ok"
+	}
+	next := cp.NextAgent.Value
+	if next == "" {
+		next = "(done)"
+	}
+	n := p.Numbers
+	return fmt.Sprintf("ok: issue %d, phase %s, depth %d, budget %d of %d left, next %s (~%d tokens), entry context %d of %d tokens (%s task)",
+		cp.Issue.Value, strconv.Quote(cp.Phase.Value), cp.Depth.Value, cp.Budget.Remaining.Value, cp.Budget.Total.Value, strconv.Quote(next), cp.NextEstimatedTokens.Value,
+		n.ContextTokens, n.MaxContext, n.TaskSize)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

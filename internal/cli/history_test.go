@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// fakeForge serves one issue and a timeline of comments, 50 to a page,
+// the way internal/forge pages it. Only the read methods work.
+type fakeForge struct {
+	guard.Forge // nil: any other method panics
+	self        string
+	issue       guard.Issue
+	comments    []guard.Comment // oldest first, one per timeline entry
+	err         error           // returned by every call when set
+	requests    int
+}
+
+func (f *fakeForge) Self(context.Context) (string, error) {
+	f.requests++
+	return f.self, f.err
+}
+
+func (f *fakeForge) Issue(_ context.Context, n int64) (guard.Issue, error) {
+	f.requests++
+	if f.err != nil {
+		return guard.Issue{}, f.err
+	}
+	if n != f.issue.Number {
+		return guard.Issue{}, fmt.Errorf("GET issue %d: %w", n, guard.ErrNotFound)
+	}
+	return f.issue, nil
+}
+
+func (f *fakeForge) RecentComments(_ context.Context, _ guard.Issue, n int) (guard.CommentPage, error) {
+	f.requests++
+	start := (max(len(f.comments)-n, 0) / 50) * 50
+	return guard.CommentPage{Comments: f.comments[start:], Start: start}, f.err
+}
+
+func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (guard.CommentPage, error) {
+	f.requests++
+	end := ((start + 49) / 50) * 50
+	from := max(end-50, 0)
+	return guard.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.err
+}
+
+// historyIssue builds an issue pruned twice, with its archives among 130
+// other comments.
+func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(pruneGoldenDir, "history-full.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 5, 17, 8, 0, 0, 0, time.UTC)
+	plan := func(body string) *prune.Result {
+		r := checkpoint.Parse(body, checkpoint.Options{})
+		res, err := prune.Plan(body, r, 42, nil, now, prune.DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	p1 := plan(string(data))
+	// Agents append two entries, then the guard prunes again.
+	body := strings.Replace(p1.Body, "  current_task:", "    - {agent: code-reviewer, action: \"asked for changes @bob\", timestamp: \"2026-05-17T09:00:00Z\"}\n    - {agent: lead-developer, action: addressed review, timestamp: \"2026-05-17T10:00:00Z\"}\n  current_task:", 1)
+	p2 := plan(body)
+	want := append(append(append([]prune.Entry(nil), p1.Archived...), p2.Archived...), p2.Kept...)
+
+	f := &fakeForge{self: "gitea-actions", issue: guard.Issue{Number: 42, Body: p2.Body}}
+	id := int64(1000)
+	add := func(author, body string) {
+		id++
+		f.comments = append(f.comments, guard.Comment{ID: id, Author: author, Body: body})
+	}
+	for i := range 60 {
+		add("alice", fmt.Sprintf("comment %d", i))
+	}
+	add("gitea-actions", p1.Archives[0])
+	add("mallory", strings.Replace(p1.Archives[0], "opened the task", "nothing happened", 1))
+	for i := range 40 {
+		add("bob", fmt.Sprintf("comment %d", i))
+	}
+	add("gitea-actions", p2.Archives[0])
+	add("gitea-actions", p1.Archives[0]) // a duplicate posted later: ignored
+	for i := range 30 {
+		add("carol", fmt.Sprintf("comment %d", i))
+	}
+	return f, want
+}
+
+func runHistoryCLI(t *testing.T, f guard.Forge, vars map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	old := historyForge
+	t.Cleanup(func() { historyForge = old })
+	var gotServer, gotToken string
+	historyForge = func(server, token, owner, repo string) (guard.Forge, error) {
+		gotServer, gotToken = server, token
+		if owner != "org" || repo != "proj" {
+			return nil, fmt.Errorf("unexpected repo %s/%s", owner, repo)
+		}
+		return f, nil
+	}
+	env, out, errOut := pruneTestEnv(vars)
+	code := Main(context.Background(), append([]string{"history"}, args...), env)
+	if vars["WANT_SERVER"] != "" && gotServer != vars["WANT_SERVER"] {
+		t.Errorf("server %q, want %q", gotServer, vars["WANT_SERVER"])
+	}
+	if vars["WANT_TOKEN"] != "" && gotToken != vars["WANT_TOKEN"] {
+		t.Errorf("token %q, want %q", gotToken, vars["WANT_TOKEN"])
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestHistoryYAML(t *testing.T) {
+	f, want := historyIssue(t)
+	vars := map[string]string{"GITHUB_SERVER_URL": "http://gitea.test", "GITEA_TOKEN": "t1", "GITHUB_TOKEN": "t2",
+		"WANT_SERVER": "http://gitea.test", "WANT_TOKEN": "t1"}
+	out, errOut, code := runHistoryCLI(t, f, vars, "--repo", "org/proj", "--issue", "42")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got []historyEntry
+	if err := yaml.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d entries, want %d:\n%s", len(got), len(want), out)
+	}
+	for i, g := range got {
+		w := want[i]
+		if g.Seq != i+1 || g.Agent != w.Agent || g.Action != w.Action || g.Invocation != w.Invocation || g.Timestamp != w.Timestamp {
+			t.Errorf("entry %d: %+v, want %+v", i+1, g, w)
+		}
+	}
+	if got[0].Source != "archive" || got[0].Comment != 1061 || got[len(got)-1].Source != "checkpoint" || got[len(got)-1].Comment != 0 {
+		t.Errorf("sources: first %+v, last %+v", got[0], got[len(got)-1])
+	}
+	if !strings.Contains(errOut, `archive comments by "mallory" were not trusted`) {
+		t.Errorf("no note about untrusted archives: %q", errOut)
+	}
+	// Self, the issue, the last page, and the one page before it.
+	if f.requests != 4 {
+		t.Errorf("%d requests", f.requests)
+	}
+}
+
+func TestHistoryJSONTrust(t *testing.T) {
+	f, _ := historyIssue(t)
+	f.self = "someone-else"
+	out, errOut, code := runHistoryCLI(t, f, map[string]string{"WANT_TOKEN": "tok"},
+		"--repo", "org/proj", "--issue", "42", "--server", "http://x", "--token", "tok", "--format", "json", "--trust", "mallory")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var got []historyEntry
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	// Only mallory's copy of the first archive counts (its table was edited,
+	// its JSON was not), then the checkpoint's tail.
+	if len(got) != 3+3 || got[0].Comment != 1062 || got[0].Action != "opened the task" || got[3].Source != "checkpoint" {
+		t.Errorf("got %+v", got)
+	}
+	if !strings.Contains(errOut, `archive comments by "gitea-actions" were not trusted (only "mallory"'s are)`) {
+		t.Errorf("stderr: %s", errOut)
+	}
+}
+
+func TestHistoryProblems(t *testing.T) {
+	f, _ := historyIssue(t)
+	// Drop the second archive's part and tamper with the first.
+	for i, c := range f.comments {
+		if c.Author == "gitea-actions" {
+			f.comments[i].Body = strings.Replace(c.Body, `"action":"opened the task"`, `"action":"opened the tusk"`, 1)
+		}
+	}
+	_, errOut, code := runHistoryCLI(t, f, map[string]string{"GITHUB_TOKEN": "t"}, "--repo", "org/proj", "--issue", "42", "--server", "http://x")
+	if code != ExitViolation {
+		t.Fatalf("exit %d, want 1: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "it was edited") {
+		t.Errorf("stderr: %s", errOut)
+	}
+}
+
+func TestHistoryErrors(t *testing.T) {
+	f, _ := historyIssue(t)
+	vars := map[string]string{"GITEA_TOKEN": "t", "GITHUB_SERVER_URL": "http://x"}
+	for _, tt := range []struct {
+		name string
+		err  error
+		args []string
+		vars map[string]string
+		code int
+		msg  string
+	}{
+		{name: "no repo", args: []string{"--issue", "1"}, vars: vars, code: ExitUsage, msg: "--repo"},
+		{name: "bad repo", args: []string{"--repo", "a/b/c", "--issue", "1"}, vars: vars, code: ExitUsage, msg: "OWNER/NAME"},
+		{name: "no issue", args: []string{"--repo", "org/proj"}, vars: vars, code: ExitUsage, msg: "--issue"},
+		{name: "positional", args: []string{"--repo", "org/proj", "--issue", "42", "extra"}, vars: vars, code: ExitUsage, msg: "positional"},
+		{name: "format", args: []string{"--repo", "org/proj", "--issue", "42", "--format", "xml"}, vars: vars, code: ExitUsage, msg: "--format"},
+		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITEA_TOKEN": "t"}, code: ExitUsage, msg: "GITHUB_SERVER_URL"},
+		{name: "no token no trust", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: ExitUsage, msg: "--trust"},
+		{name: "unreachable", err: &forge.UnreachableError{URL: "http://x", Method: "GET", Path: "/api/v1/user", Err: errors.New("connection refused")}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: ExitCannotRun, msg: "could not reach the server http://x"},
+		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: ExitCannotRun, msg: "rejected the token (HTTP 401)"},
+		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: ExitCannotRun, msg: "not found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f.err = tt.err
+			_, errOut, code := runHistoryCLI(t, f, tt.vars, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.msg) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tt.code, errOut, tt.msg)
+			}
+			if strings.Contains(errOut, "\tt\n") {
+				t.Error("token printed")
+			}
+		})
+	}
+}
