@@ -1,7 +1,6 @@
 package actiontest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -161,44 +160,12 @@ func Is(event, action string, number int64) func(Delivery) bool {
 	return func(d Delivery) bool { return d.Event == event && d.Action == action && d.Number == number }
 }
 
-// API sends a JSON request to the server's API with a token and decodes a
-// JSON answer into out (if non-nil).
+// API sends a JSON request to the server's API with a token, within a
+// minute, and decodes the JSON answer into out (if non-nil).
 func API(ctx context.Context, s *giteatest.Server, token, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, s.URL+"/api/v1"+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "token "+token)
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(data)))
-	}
-	if out != nil && len(data) > 0 {
-		return json.Unmarshal(data, out)
-	}
-	return nil
+	return s.API(ctx, token, method, path, in, out)
 }
 
 // Example returns a shipped example issue body (examples/issues/NAME) with

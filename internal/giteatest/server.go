@@ -382,6 +382,13 @@ func (s *Server) AddCollaborator(ctx context.Context, owner, repo, login string,
 	return nil
 }
 
+// API sends a JSON request to /api/v1+path with token and decodes the JSON
+// answer into out (if non-nil). An answer other than 2xx is an error that
+// names the request, the status and the server's message.
+func (s *Server) API(ctx context.Context, token, method, path string, in, out any) error {
+	return s.api(ctx, method, path, token, in, out)
+}
+
 // api sends a JSON request to /api/v1+path with a token and decodes a JSON
 // answer into out (if non-nil).
 func (s *Server) api(ctx context.Context, method, path, token string, in, out any) error {
