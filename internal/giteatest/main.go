@@ -49,6 +49,7 @@ func run(m *testing.M) int {
 }
 
 func stopShared() {
+	stopSharedRunner() // before the server it talks to
 	shared.mu.Lock()
 	srv := shared.srv
 	shared.srv = nil

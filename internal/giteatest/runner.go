@@ -1,0 +1,437 @@
+package giteatest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// RunnerVersion is the Gitea Actions runner release the end-to-end tests
+// run workflows with.
+const RunnerVersion = "1.0.8"
+
+// runnerModule is the Go module the runner is built from.
+const runnerModule = "gitea.com/gitea/runner"
+
+// RunnerLabel is the only label the test runner offers: jobs that run on
+// ubuntu-latest run directly on this machine (host mode), because no Docker
+// engine is assumed. Steps run with bash in a throw-away work directory.
+const RunnerLabel = "ubuntu-latest:host"
+
+const (
+	runnerStartTimeout = time.Minute // from exec to "declare successfully"
+	runnerBuildBudget  = 10 * time.Minute
+)
+
+// RunnerCacheDir returns the directory that holds the built runner: the
+// sibling of CacheDir named gitea-runner-v1.0.8.
+func RunnerCacheDir() (string, error) {
+	dir, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(dir), "gitea-runner-v"+RunnerVersion), nil
+}
+
+// RunnerBinaryPath returns the path of a Gitea runner 1.0.8 binary built from
+// the module proxy, building it first if the cache lacks it (about a minute;
+// no C compiler needed). Concurrent callers wait for one build under a lock,
+// as with BinaryPath.
+func RunnerBinaryPath(ctx context.Context) (string, error) {
+	dir, err := RunnerCacheDir()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "gitea-runner")
+	if isExecutable(bin) {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("giteatest: %w", err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if isExecutable(bin) {
+		return bin, nil
+	}
+	if err := buildRunner(ctx, bin); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// runnerModuleDir downloads the runner's module through the proxy and
+// returns its directory in the module cache.
+func runnerModuleDir(ctx context.Context) (string, error) {
+	goBin, err := goTool()
+	if err != nil {
+		return "", err
+	}
+	mod := runnerModule + "@v" + RunnerVersion
+	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", mod)
+	cmd.Dir = os.TempDir()
+	cmd.Env = goEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var info struct {
+		Dir   string
+		Error string
+	}
+	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
+		return "", fmt.Errorf("giteatest: go mod download %s: %s", mod, info.Error)
+	}
+	if err != nil {
+		return "", fmt.Errorf("giteatest: go mod download %s: %w: %s", mod, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	if info.Dir == "" {
+		return "", fmt.Errorf("giteatest: go mod download %s gave no module directory: %s", mod, out)
+	}
+	return info.Dir, nil
+}
+
+// buildRunner compiles the runner inside its module directory and renames
+// the result into place. The caller holds the build lock.
+func buildRunner(ctx context.Context, bin string) error {
+	modDir, err := runnerModuleDir(ctx)
+	if err != nil {
+		return err
+	}
+	goBin, err := goTool()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(bin)
+	tmp := bin + ".tmp"
+	logPath := filepath.Join(dir, "build.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("giteatest: %w", err)
+	}
+	defer logFile.Close()
+
+	fmt.Fprintf(os.Stderr, "giteatest: building the Gitea runner %s once into %s (about a minute; log %s)\n", RunnerVersion, bin, logPath)
+	began := time.Now()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath",
+		"-ldflags", "-s -w -X "+runnerModule+"/internal/pkg/ver.version=v"+RunnerVersion,
+		"-o", tmp, ".")
+	cmd.Dir = modDir
+	cmd.Env = goEnv()
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	if err := cmd.Run(); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("giteatest: building the Gitea runner %s failed: %w\n%s", RunnerVersion, err, tailOfFile(logPath, 4096))
+	}
+	out, err := exec.CommandContext(ctx, tmp, "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), RunnerVersion) {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("giteatest: the built Gitea runner does not report version %s: %v: %s", RunnerVersion, err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return fmt.Errorf("giteatest: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "giteatest: built the Gitea runner %s in %s\n", RunnerVersion, time.Since(began).Round(time.Second))
+	return nil
+}
+
+// Runner is a registered Gitea Actions runner daemon serving every
+// repository of a Server. Its fields are read-only.
+type Runner struct {
+	// Name is the name it registered under.
+	Name string
+	// WorkDir holds its configuration, its registration, the work
+	// directories of the jobs it runs (host mode) and its log.
+	WorkDir string
+
+	config  string
+	outPath string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	werr    error
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// StartRunner builds the runner if needed (RunnerBinaryPath), registers it
+// with the server under an instance-wide registration token, and starts its
+// daemon in its own process group, offering the single label RunnerLabel.
+// It returns once the daemon has declared itself to the server. The caller
+// must Stop it (before stopping the server); if the calling process dies,
+// the kernel kills it (Pdeathsig).
+func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
+	bin, err := RunnerBinaryPath(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(s.workDir, "runner-*")
+	if err != nil {
+		return nil, fmt.Errorf("giteatest: %w", err)
+	}
+	r := &Runner{
+		Name:    "giteatest-" + filepath.Base(dir),
+		WorkDir: dir,
+		config:  filepath.Join(dir, "config.yaml"),
+		outPath: filepath.Join(dir, "runner.out"),
+	}
+	defer func() {
+		if err != nil {
+			if tail := tailOfFile(r.outPath, 3072); tail != "" {
+				err = fmt.Errorf("%w\n--- runner output tail ---\n%s", err, tail)
+			}
+			_ = r.Stop()
+		}
+	}()
+
+	out, err := s.Gitea(ctx, "actions", "generate-runner-token")
+	if err != nil {
+		return r, fmt.Errorf("giteatest: gitea actions generate-runner-token: %w: %s", err, out)
+	}
+	token := lastLine(out)
+	if len(token) < 20 || strings.ContainsAny(token, " \t") {
+		return r, fmt.Errorf("giteatest: gitea actions generate-runner-token printed no token: %q", out)
+	}
+
+	generated, err := r.command(ctx, bin, "generate-config").Output()
+	if err != nil {
+		return r, fmt.Errorf("giteatest: gitea-runner generate-config: %w", err)
+	}
+	cfg, err := runnerConfig(generated, dir)
+	if err != nil {
+		return r, err
+	}
+	if err := os.WriteFile(r.config, cfg, 0o600); err != nil {
+		return r, fmt.Errorf("giteatest: %w", err)
+	}
+
+	reg := r.command(ctx, bin, "register", "--config", r.config, "--no-interactive",
+		"--instance", s.URL, "--token", token, "--name", r.Name, "--labels", RunnerLabel)
+	if out, err := reg.CombinedOutput(); err != nil {
+		return r, fmt.Errorf("giteatest: gitea-runner register: %w: %s", err, out)
+	}
+	if err := r.startDaemon(ctx, bin); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// runnerConfig adjusts the configuration `generate-config` printed: the
+// registration file, the jobs' work directories and the cache server's
+// files under dir; host mode only; one job at a time; quick polling; no
+// cache server (no job here needs actions/cache).
+func runnerConfig(generated []byte, dir string) ([]byte, error) {
+	var cfg map[string]any
+	if err := yaml.Unmarshal(generated, &cfg); err != nil {
+		return nil, fmt.Errorf("giteatest: reading the runner's generated configuration: %w", err)
+	}
+	section := func(name string) map[string]any {
+		m, ok := cfg[name].(map[string]any)
+		if !ok {
+			m = map[string]any{}
+			cfg[name] = m
+		}
+		return m
+	}
+	section("log")["level"] = "info"
+	run := section("runner")
+	run["file"] = filepath.Join(dir, ".runner")
+	run["capacity"] = 1
+	run["envs"] = map[string]any{}
+	run["env_file"] = ""
+	run["labels"] = []string{RunnerLabel}
+	run["fetch_interval"] = "1s"
+	run["fetch_interval_max"] = "2s"
+	run["log_report_interval"] = "1s"
+	run["log_report_max_latency"] = "500ms"
+	run["state_report_interval"] = "1s"
+	run["shutdown_timeout"] = "0s"
+	run["timeout"] = "10m"
+	cache := section("cache")
+	cache["enabled"] = false
+	cache["dir"] = filepath.Join(dir, "cache")
+	section("host")["workdir_parent"] = filepath.Join(dir, "jobs")
+	section("metrics")["enabled"] = false
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("giteatest: writing the runner configuration: %w", err)
+	}
+	return out, nil
+}
+
+// command prepares a runner command run in the runner's directory with its
+// environment.
+func (r *Runner) command(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = r.WorkDir
+	cmd.Env = runnerEnv(r.WorkDir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// runnerEnv is the environment of the runner and so of the steps it runs on
+// the host: the test's, without variables of an outer Actions job (the
+// tests must see only what this runner sets) and with a HOME of its own.
+func runnerEnv(dir string) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "GITHUB_"), strings.HasPrefix(name, "GITEA_"),
+			strings.HasPrefix(name, "INPUT_"), strings.HasPrefix(name, "ACTIONS_"),
+			strings.HasPrefix(name, "RUNNER_"), name == "HOME", name == "CI":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+filepath.Join(dir, "home"))
+}
+
+// startDaemon runs `gitea-runner daemon` and waits until it has declared
+// itself to the server.
+func (r *Runner) startDaemon(ctx context.Context, bin string) error {
+	if err := os.MkdirAll(filepath.Join(r.WorkDir, "home"), 0o755); err != nil {
+		return fmt.Errorf("giteatest: %w", err)
+	}
+	outFile, err := os.Create(r.outPath)
+	if err != nil {
+		return fmt.Errorf("giteatest: %w", err)
+	}
+	defer outFile.Close()
+	cmd := exec.Command(bin, "daemon", "--config", r.config)
+	cmd.Dir = r.WorkDir
+	cmd.Env = runnerEnv(r.WorkDir)
+	cmd.Stdout = outFile
+	cmd.Stderr = outFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true, // Stop signals the daemon and the steps it runs
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("giteatest: starting gitea-runner daemon: %w", err)
+	}
+	r.cmd = cmd
+	r.done = make(chan struct{})
+	go func() {
+		r.werr = cmd.Wait()
+		close(r.done)
+	}()
+
+	deadline := time.NewTimer(runnerStartTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.done:
+			return fmt.Errorf("giteatest: gitea-runner daemon exited during start-up: %v", r.werr)
+		case <-ctx.Done():
+			return fmt.Errorf("giteatest: waiting for the runner to start: %w", ctx.Err())
+		case <-deadline.C:
+			return fmt.Errorf("giteatest: the runner did not declare itself to Gitea within %s", runnerStartTimeout)
+		case <-tick.C:
+			if b, err := os.ReadFile(r.outPath); err == nil && bytes.Contains(b, []byte("declare successfully")) {
+				return nil
+			}
+		}
+	}
+}
+
+// LogTail returns the end of the daemon's output (the jobs' step output is
+// in the server's job logs, not here), for failure messages.
+func (r *Runner) LogTail() string {
+	if r == nil {
+		return ""
+	}
+	return tailOfFile(r.outPath, 4096)
+}
+
+// Stop stops the daemon (SIGTERM to its process group, SIGKILL after a
+// grace period). Its directory goes with the server's work directory. It is
+// safe to call more than once.
+func (r *Runner) Stop() error {
+	r.stopOnce.Do(func() {
+		if r.cmd == nil || r.cmd.Process == nil {
+			return
+		}
+		pgid := r.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-r.done:
+		case <-time.After(stopTimeout):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-r.done
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL) // steps that outlived it
+		var ee *exec.ExitError
+		if r.werr != nil && !errors.As(r.werr, &ee) {
+			r.stopErr = fmt.Errorf("giteatest: stopping the runner: %w", r.werr)
+		}
+	})
+	return r.stopErr
+}
+
+var sharedRunner struct {
+	mu   sync.Mutex
+	once sync.Once
+	r    *Runner
+	err  error
+}
+
+// RequireRunner returns the package's shared runner, registered with the
+// shared server (Require) and started on first use; Main stops it after the
+// tests, before the server. It skips or fails like Require.
+func RequireRunner(t testing.TB) (*Server, *Runner) {
+	t.Helper()
+	s := Require(t)
+	sharedRunner.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), runnerBuildBudget)
+		defer cancel()
+		began := time.Now()
+		r, err := s.StartRunner(ctx)
+		sharedRunner.mu.Lock()
+		sharedRunner.r, sharedRunner.err = r, err
+		sharedRunner.mu.Unlock()
+		if err == nil {
+			t.Logf("giteatest: runner %s %s ready in %s", RunnerVersion, r.Name, time.Since(began).Round(time.Millisecond))
+		}
+	})
+	sharedRunner.mu.Lock()
+	r, err := sharedRunner.r, sharedRunner.err
+	sharedRunner.mu.Unlock()
+	if err != nil {
+		t.Fatalf("the Gitea runner %s is not available: %v", RunnerVersion, err)
+	}
+	if r == nil {
+		t.Fatal("giteatest: the shared runner was already stopped")
+	}
+	return s, r
+}
+
+// stopSharedRunner stops the shared runner, if one was started.
+func stopSharedRunner() {
+	sharedRunner.mu.Lock()
+	r := sharedRunner.r
+	sharedRunner.r = nil
+	sharedRunner.mu.Unlock()
+	if r != nil {
+		if err := r.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+}
