@@ -28,7 +28,10 @@ func TestHealthyIssuePasses(t *testing.T) {
 	hook := NewHook(t, s, owner, repo)
 	n := CreateIssue(t, s, owner, repo, "healthy", func(n int64) string { return Example(t, "healthy.md", n) }, "cascade::depth-2", "size::medium")
 	d := hook.Next(t, Is("issues", "opened", n))
-	step := Step{Server: s, Owner: owner, Repo: repo, Token: s.AdminToken}
+	// The guard's token belongs to a user other than the issue's author: a
+	// personal token's own events are skipped (no loops).
+	_, tok := Collaborator(t, s, owner, repo, "guard", giteatest.PermWrite)
+	step := Step{Server: s, Owner: owner, Repo: repo, Token: tok}
 	r := step.Run(t, d)
 	if r.Code != 0 || r.Outputs["result"] != "pass" {
 		t.Fatalf("exit %d, result %q\nstdout:\n%s\nstderr:\n%s", r.Code, r.Outputs["result"], r.Stdout, r.Stderr)
