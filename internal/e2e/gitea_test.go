@@ -1,0 +1,320 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/giteatest"
+)
+
+// repo is a test repository on the real Gitea, driven as its owner (a
+// person, not the Actions bot).
+type repo struct {
+	t      *testing.T
+	srv    *giteatest.Server
+	runner *giteatest.Runner
+	owner  string
+	name   string
+	http   *http.Client
+	// deadline bounds every wait for workflow runs in the test.
+	deadline time.Time
+}
+
+type label struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+type issue struct {
+	Number   int64   `json:"number"`
+	Title    string  `json:"title"`
+	Body     string  `json:"body"`
+	State    string  `json:"state"`
+	IsLocked bool    `json:"is_locked"`
+	Labels   []label `json:"labels"`
+}
+
+func (i issue) labelNames() []string {
+	names := make([]string, len(i.Labels))
+	for k, l := range i.Labels {
+		names[k] = l.Name
+	}
+	sort.Strings(names)
+	return names
+}
+
+type comment struct {
+	ID   int64  `json:"id"`
+	Body string `json:"body"`
+	User struct {
+		Login string `json:"login"`
+	} `json:"user"`
+}
+
+// workflowRun is an entry of GET /repos/{owner}/{repo}/actions/runs.
+type workflowRun struct {
+	ID         int64  `json:"id"`
+	Title      string `json:"display_title"`
+	Event      string `json:"event"`
+	Status     string `json:"status"`
+	Conclusion string `json:"conclusion"`
+}
+
+func (r workflowRun) String() string {
+	return fmt.Sprintf("run %d %q: %s %s", r.ID, r.Title, r.Status, r.Conclusion)
+}
+
+// call sends a JSON request to /api/v1+path as the repository's owner and
+// decodes the answer into out: a *string takes the raw text.
+func (r *repo) call(method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.srv.URL+"/api/v1"+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "token "+r.srv.AdminToken)
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
+	}
+	switch o := out.(type) {
+	case nil:
+	case *string:
+		*o = string(data)
+	default:
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// must is call that fails the test on error.
+func (r *repo) must(method, path string, in, out any) {
+	r.t.Helper()
+	if err := r.call(method, path, in, out); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *repo) path(format string, args ...any) string {
+	return "/repos/" + url.PathEscape(r.owner) + "/" + url.PathEscape(r.name) + fmt.Sprintf(format, args...)
+}
+
+// putFile commits a file to main through the contents API.
+func (r *repo) putFile(path string, content []byte) {
+	r.t.Helper()
+	r.must(http.MethodPost, r.path("/contents/%s", path), map[string]any{
+		"content": base64.StdEncoding.EncodeToString(content),
+		"message": "Add " + path,
+		"branch":  "main",
+	}, nil)
+}
+
+func (r *repo) createLabel(name string) label {
+	r.t.Helper()
+	var l label
+	r.must(http.MethodPost, r.path("/labels"), map[string]any{"name": name, "color": "#5319e7"}, &l)
+	return l
+}
+
+// openIssue opens an issue with labels and checks it got the number want
+// (checkpoints name their issue, so the tests know numbers in advance).
+func (r *repo) openIssue(want int64, title, body string, labels ...label) {
+	r.t.Helper()
+	ids := []int64{}
+	for _, l := range labels {
+		ids = append(ids, l.ID)
+	}
+	var is issue
+	r.must(http.MethodPost, r.path("/issues"), map[string]any{"title": title, "body": body, "labels": ids}, &is)
+	if is.Number != want {
+		r.t.Fatalf("the issue %q got number %d, the test expected %d", title, is.Number, want)
+	}
+}
+
+func (r *repo) issue(n int64) issue {
+	r.t.Helper()
+	var is issue
+	r.must(http.MethodGet, r.path("/issues/%d", n), nil, &is)
+	return is
+}
+
+func (r *repo) editBody(n int64, body string) {
+	r.t.Helper()
+	r.must(http.MethodPatch, r.path("/issues/%d", n), map[string]any{"body": body}, nil)
+}
+
+// replaceLabels sets the issue's labels in one change (one event).
+func (r *repo) replaceLabels(n int64, labels ...label) {
+	r.t.Helper()
+	ids := []int64{}
+	for _, l := range labels {
+		ids = append(ids, l.ID)
+	}
+	r.must(http.MethodPut, r.path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
+}
+
+func (r *repo) removeLabel(n int64, l label) {
+	r.t.Helper()
+	r.must(http.MethodDelete, r.path("/issues/%d/labels/%d", n, l.ID), nil, nil)
+}
+
+func (r *repo) comment(n int64, body string) comment {
+	r.t.Helper()
+	var c comment
+	r.must(http.MethodPost, r.path("/issues/%d/comments", n), map[string]any{"body": body}, &c)
+	return c
+}
+
+func (r *repo) editComment(id int64, body string) {
+	r.t.Helper()
+	r.must(http.MethodPatch, r.path("/issues/comments/%d", id), map[string]any{"body": body}, nil)
+}
+
+func (r *repo) comments(n int64) []comment {
+	r.t.Helper()
+	var cs []comment
+	r.must(http.MethodGet, r.path("/issues/%d/comments", n), nil, &cs)
+	return cs
+}
+
+// runs lists the repository's workflow runs, oldest first.
+func (r *repo) runs() []workflowRun {
+	r.t.Helper()
+	var all []workflowRun
+	for page := 1; ; page++ {
+		var resp struct {
+			Runs  []workflowRun `json:"workflow_runs"`
+			Total int           `json:"total_count"`
+		}
+		r.must(http.MethodGet, r.path("/actions/runs?limit=50&page=%d", page), nil, &resp)
+		all = append(all, resp.Runs...)
+		if len(resp.Runs) == 0 || len(all) >= resp.Total {
+			break
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all
+}
+
+// issueRuns returns the runs of issue n, oldest first.
+func (r *repo) issueRuns(n int64) []workflowRun {
+	r.t.Helper()
+	prefix := fmt.Sprintf("gns-guard #%d ", n)
+	var out []workflowRun
+	for _, run := range r.runs() {
+		if strings.HasPrefix(run.Title, prefix) {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// waitRuns waits until issue n has had exactly want runs, all finished, and
+// returns them oldest first. More runs than expected fail the test at once:
+// something triggered runs nobody asked for.
+func (r *repo) waitRuns(n int64, want int) []workflowRun {
+	r.t.Helper()
+	for {
+		runs := r.issueRuns(n)
+		if len(runs) > want {
+			r.t.Fatalf("issue #%d had %d workflow runs, want %d:\n%s", n, len(runs), want, runList(runs))
+		}
+		done := len(runs) == want
+		for _, run := range runs {
+			if run.Status != "completed" {
+				done = false
+			}
+		}
+		if done {
+			return runs
+		}
+		if time.Now().After(r.deadline) {
+			r.t.Fatalf("gave up waiting for issue #%d's %d workflow run(s) to finish; runs so far:\n%s\n--- runner output ---\n%s",
+				n, want, runList(runs), r.runner.LogTail())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func runList(runs []workflowRun) string {
+	if len(runs) == 0 {
+		return "  (none)"
+	}
+	var b strings.Builder
+	for _, run := range runs {
+		b.WriteString("  " + run.String() + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// jobLog returns the log of the run's (single) job, as the Actions tab
+// shows it.
+func (r *repo) jobLog(run workflowRun) string {
+	r.t.Helper()
+	var jobs struct {
+		Jobs []struct {
+			ID int64 `json:"id"`
+		} `json:"jobs"`
+	}
+	r.must(http.MethodGet, r.path("/actions/runs/%d/jobs", run.ID), nil, &jobs)
+	if len(jobs.Jobs) != 1 {
+		r.t.Fatalf("%s has %d jobs, want 1", run, len(jobs.Jobs))
+	}
+	var log string
+	r.must(http.MethodGet, r.path("/actions/jobs/%d/logs", jobs.Jobs[0].ID), nil, &log)
+	return log
+}
+
+// buildGuard builds cmd/gns-guard as the action's Dockerfile does (see
+// TestDockerfileBuild) into dir and returns the binary's absolute path.
+func buildGuard(t *testing.T, dir string) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join(dir, "gns-guard"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/gns-guard")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building gns-guard: %v\n%s", err, out)
+	}
+	return bin
+}
