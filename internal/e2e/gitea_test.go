@@ -28,6 +28,7 @@ type repo struct {
 	runner *giteatest.Runner
 	owner  string
 	name   string
+	bin    string // the guard's binary the workflow runs
 	http   *http.Client
 	// deadline bounds every wait for workflow runs in the test.
 	deadline time.Time
@@ -298,6 +299,30 @@ func (r *repo) jobLog(run workflowRun) string {
 	var log string
 	r.must(http.MethodGet, r.path("/actions/jobs/%d/logs", jobs.Jobs[0].ID), nil, &log)
 	return log
+}
+
+// newGuardRepo creates a repository on the shared server whose workflow
+// runs the guard (see guardWorkflow) with the inputs in with, on the
+// shared runner.
+func newGuardRepo(t *testing.T, with map[string]string) *repo {
+	t.Helper()
+	s, runner := giteatest.RequireRunner(t)
+	bin := buildGuard(t, t.TempDir())
+	owner, name := s.NewRepo(t)
+	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin,
+		http: &http.Client{Timeout: time.Minute}, deadline: time.Now().Add(waitBudget)}
+	wf, err := guardWorkflow(readActionSpec(t), bin, with)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.putFile(".gitea/workflows/gns-guard.yml", wf)
+	return r
+}
+
+// setSecret sets a repository secret for its workflows.
+func (r *repo) setSecret(name, value string) {
+	r.t.Helper()
+	r.must(http.MethodPut, r.path("/actions/secrets/%s", name), map[string]any{"data": value}, nil)
 }
 
 // buildGuard builds cmd/gns-guard as the action's Dockerfile does (see

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -36,17 +34,9 @@ const (
 // the labels, the one status comment, archive comments and the body after
 // pruning, and that the guard's own writes start no runs.
 func TestGuardEndToEnd(t *testing.T) {
-	s, runner := giteatest.RequireRunner(t)
-	bin := buildGuard(t, t.TempDir())
-	owner, name := s.NewRepo(t)
-	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name,
-		http: &http.Client{Timeout: time.Minute}, deadline: time.Now().Add(waitBudget)}
-
-	wf, err := guardWorkflow(readActionSpec(t), bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.putFile(".gitea/workflows/gns-guard.yml", wf)
+	r := newGuardRepo(t, nil)
+	s, owner, name := r.srv, r.owner, r.name
+	bin := r.bin
 
 	depth2 := r.createLabel("cascade::depth-2")
 	depth3 := r.createLabel("cascade::depth-3")
@@ -330,6 +320,36 @@ func TestGuardEndToEnd(t *testing.T) {
 	}
 	if all := r.runs(); len(all) != total {
 		t.Errorf("the repository had %d workflow runs, want %d (one per event a person caused; the guard's writes start none):\n%s", len(all), total, runList(all))
+	}
+}
+
+// TestGuardLocksWithAdminToken gives the guard an admin-token, as
+// examples/workflows/gns-guard.yml does, and checks that a too-deep issue
+// gets locked.
+func TestGuardLocksWithAdminToken(t *testing.T) {
+	r := newGuardRepo(t, map[string]string{"admin-token": "${{ secrets.GNS_GUARD_ADMIN_TOKEN }}"})
+	r.setSecret("GNS_GUARD_ADMIN_TOKEN", r.srv.AdminToken)
+	std := []label{r.createLabel("cascade::depth-2"), r.createLabel("size::medium"), r.createLabel("phase::implementation")}
+
+	r.openIssue(1, "Rate limiting (too deep)", numbered(t, example(t, "depth-exceeded.md"), 1), std...)
+	wantOpened(t, r.waitRuns(1, 2), "failure")
+	is := r.issue(1)
+	if !is.IsLocked {
+		t.Error("the too-deep issue is not locked, though the guard had an admin token")
+	}
+	if !slices.Contains(is.labelNames(), "cascade::depth-exceeded") {
+		t.Errorf("labels %v, want cascade::depth-exceeded", is.labelNames())
+	}
+	status := statusComment(t, r.comments(1), 1)
+	if strings.Contains(status.Body, "could not be locked") {
+		t.Errorf("the status comment reports a refused lock:\n%s", status.Body)
+	}
+
+	// Locking starts no run (Gitea has no trigger for it).
+	r.openIssue(2, "A question", "Is the limiter per key?")
+	wantLast(t, r.waitRuns(2, 1), "issues.opened", "success")
+	if all := r.runs(); len(all) != 3 {
+		t.Errorf("%d workflow runs, want 3:\n%s", len(all), runList(all))
 	}
 }
 

@@ -117,8 +117,9 @@ const outputsLine = "outputs: result=${{ steps.guard.outputs.result }} pruned=${
 // a step that runs binary with the action's arguments and every input set
 // to its action.yml default, under the variable the runner would set for
 // the Docker action (the runner evaluates ${{ }} in both places the same
-// way), and a step that prints some outputs.
-func guardWorkflow(spec actionSpec, binary string) ([]byte, error) {
+// way), and a step that prints some outputs. with sets inputs as a step's
+// with: does, in place of their defaults.
+func guardWorkflow(spec actionSpec, binary string, with map[string]string) ([]byte, error) {
 	if spec.Runs.Using != "docker" {
 		return nil, fmt.Errorf("action.yml runs using %q; the workflow generator mirrors a Docker action", spec.Runs.Using)
 	}
@@ -129,6 +130,12 @@ func guardWorkflow(spec actionSpec, binary string) ([]byte, error) {
 			return nil, fmt.Errorf("action.yml: two inputs map to %s", key)
 		}
 		env[key] = in.Default
+	}
+	for name, v := range with {
+		if _, ok := spec.Inputs[name]; !ok {
+			return nil, fmt.Errorf("action.yml has no input %q", name)
+		}
+		env[inputEnv(name)] = v
 	}
 	run := []string{shellQuote(binary)}
 	for _, a := range spec.Runs.Args {
@@ -177,7 +184,7 @@ func shellQuote(s string) string {
 func TestWorkflowMatchesActionYML(t *testing.T) {
 	spec := readActionSpec(t)
 	const bin = "/opt/gns guard/bin's/gns-guard"
-	out, err := guardWorkflow(spec, bin)
+	out, err := guardWorkflow(spec, bin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +245,34 @@ func TestWorkflowMatchesActionYML(t *testing.T) {
 	}
 	if c := wf.Concurrency; c == nil || !strings.Contains(c.Group, "github.event.issue.number") || c.CancelInProgress {
 		t.Errorf("concurrency %+v, want one group per issue that queues runs", c)
+	}
+}
+
+// TestWorkflowWith checks that with sets exactly the inputs named, and
+// only inputs action.yml declares.
+func TestWorkflowWith(t *testing.T) {
+	spec := readActionSpec(t)
+	const admin = "${{ secrets.GNS_GUARD_ADMIN_TOKEN }}"
+	out, err := guardWorkflow(spec, "/bin/gns-guard", map[string]string{"admin-token": admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf workflow
+	if err := yaml.Unmarshal(out, &wf); err != nil {
+		t.Fatal(err)
+	}
+	env := findStep(t, wf, guardStepID).Env
+	for name, in := range spec.Inputs {
+		want := in.Default
+		if name == "admin-token" {
+			want = admin
+		}
+		if got := env[inputEnv(name)]; got != want {
+			t.Errorf("input %s is %q, want %q", name, got, want)
+		}
+	}
+	if _, err := guardWorkflow(spec, "/bin/gns-guard", map[string]string{"admin_token": "x"}); err == nil {
+		t.Error("an input action.yml does not declare was accepted")
 	}
 }
 
