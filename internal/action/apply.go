@@ -16,7 +16,8 @@ type applied struct {
 	notes      []string // facts for the status comment and summary
 	archiveIDs []int64
 	pruned     bool
-	writes     []string // one line per write made (or, in a dry run, planned)
+	writes     []string        // one line per write made (or, in a dry run, planned)
+	posted     []guard.Comment // comments this run posted
 }
 
 // lockRefused is the note left when the lock was refused; while it stands
@@ -110,6 +111,7 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 		}
 		have[part] = c.ID
 		posted = true
+		res.posted = append(res.posted, c)
 		res.writes = append(res.writes, fmt.Sprintf("posted archive part %d/%d (comment %d, %d characters)", part, len(pr.Archives), c.ID, len([]rune(body))))
 	}
 	if posted {
@@ -181,6 +183,7 @@ func (r *runner) createOnce(ctx context.Context, s snapshot, body string, same f
 	if err != nil {
 		return r.forgeError(what, err)
 	}
+	res.posted = append(res.posted, c)
 	res.writes = append(res.writes, fmt.Sprintf("%s (comment %d)", what, c.ID))
 	page, err := r.forge.RecentComments(ctx, s.issue, r.windowNeed()+1)
 	if err != nil {
@@ -258,7 +261,7 @@ const maxStatusPages = 20
 // applyStatus creates, updates or resolves the sticky status comment, and
 // writes nothing when it already says what it should.
 func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, existing *guard.Comment, res *applied) error {
-	body := guard.RenderStatus(s.issue.Number, p, r.set.Config, res.notes)
+	body := r.settledStatus(s, p, existing, *res)
 	switch {
 	case existing != nil && strings.TrimSpace(existing.Body) == strings.TrimSpace(body):
 		return nil

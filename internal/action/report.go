@@ -168,7 +168,7 @@ func (r *runner) dryRun(ctx context.Context, s snapshot, p *guard.Plan) applied 
 	if err != nil {
 		r.log.untrusted(nil, "gns-guard: warning: "+err.Error())
 	}
-	body := guard.RenderStatus(s.issue.Number, p, r.set.Config, res.notes)
+	body := r.settledStatus(s, p, existing, res)
 	switch {
 	case existing != nil && strings.TrimSpace(existing.Body) != strings.TrimSpace(body):
 		res.writes = append(res.writes, fmt.Sprintf("update the status comment %d", existing.ID))
