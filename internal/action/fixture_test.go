@@ -1,0 +1,317 @@
+package action_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
+)
+
+// fixture is one repository on the real server with a webhook capturing its
+// events, and the guard's own user: a collaborator with write access whose
+// personal token the guard runs with (the administrator, who opens the
+// issues, is a different user, so the guard does not skip their events).
+type fixture struct {
+	s           *giteatest.Server
+	owner, repo string
+	hook        *actiontest.Hook
+	bot, tok    string
+}
+
+// newFixture starts a parallel test on a repository of its own.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	t.Parallel()
+	s := giteatest.Require(t)
+	f := &fixture{s: s}
+	f.owner, f.repo = s.NewRepo(t)
+	f.hook = actiontest.NewHook(t, s, f.owner, f.repo)
+	f.bot, f.tok = actiontest.Collaborator(t, s, f.owner, f.repo, "guard", giteatest.PermWrite)
+	return f
+}
+
+// step is the guard step with the given inputs (name, value pairs).
+func (f *fixture) step(inputs ...string) actiontest.Step {
+	st := actiontest.Step{Server: f.s, Owner: f.owner, Repo: f.repo, Token: f.tok, Inputs: map[string]string{}}
+	for i := 0; i+1 < len(inputs); i += 2 {
+		st.Inputs[inputs[i]] = inputs[i+1]
+	}
+	return st
+}
+
+// run runs the guard on a delivery with the given inputs.
+func (f *fixture) run(t *testing.T, d actiontest.Delivery, inputs ...string) actiontest.Result {
+	t.Helper()
+	return f.step(inputs...).Run(t, d)
+}
+
+// path is an API path under the repository.
+func (f *fixture) path(format string, args ...any) string {
+	return fmt.Sprintf("/repos/%s/%s", url.PathEscape(f.owner), url.PathEscape(f.repo)) + fmt.Sprintf(format, args...)
+}
+
+func (f *fixture) api(t *testing.T, token, method, path string, in, out any) {
+	t.Helper()
+	if err := actiontest.API(context.Background(), f.s, token, method, path, in, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// from matches a delivery by event, action, issue number and sender.
+func from(event, action string, n int64, sender string) func(actiontest.Delivery) bool {
+	return func(d actiontest.Delivery) bool {
+		return d.Event == event && d.Action == action && d.Number == n && d.Sender == sender
+	}
+}
+
+// open opens an issue as the administrator and returns its number and the
+// "opened" delivery.
+func (f *fixture) open(t *testing.T, title string, body func(n int64) string, labels ...string) (int64, actiontest.Delivery) {
+	t.Helper()
+	n := actiontest.CreateIssue(t, f.s, f.owner, f.repo, title, body, labels...)
+	return n, f.hook.Next(t, from("issues", "opened", n, f.s.AdminLogin))
+}
+
+// example is a body builder from a shipped example issue.
+func example(t *testing.T, name string) func(int64) string {
+	return func(n int64) string { return actiontest.Example(t, name, n) }
+}
+
+var issueKey = regexp.MustCompile(`(?m)^(\s*issue:\s*)\d+`)
+
+// withIssue sets the checkpoint's issue number in a body.
+func withIssue(body string, n int64) string {
+	return issueKey.ReplaceAllString(body, "${1}"+strconv.FormatInt(n, 10))
+}
+
+// testdata is a body builder from testdata/check.
+func testdata(t *testing.T, name string) func(int64) string {
+	return func(n int64) string {
+		root, err := actiontest.Root()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "check", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return withIssue(string(b), n)
+	}
+}
+
+// replace replaces old by new in s, failing the test when old is absent.
+func replace(t *testing.T, s string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if !strings.Contains(s, pairs[i]) {
+			t.Fatalf("the body has no %q to replace", pairs[i])
+		}
+		s = strings.Replace(s, pairs[i], pairs[i+1], 1)
+	}
+	return s
+}
+
+// editBody edits an issue's body as the user of token (login) and returns
+// the "edited" delivery.
+func (f *fixture) editBody(t *testing.T, n int64, token, login, body string) actiontest.Delivery {
+	t.Helper()
+	f.api(t, token, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"body": body}, nil)
+	return f.hook.Next(t, from("issues", "edited", n, login))
+}
+
+// addLabels adds labels to an issue as the administrator and returns the
+// delivery (issues/labeled, or pull_request/labeled for a pull request).
+func (f *fixture) addLabels(t *testing.T, event string, n int64, names ...string) actiontest.Delivery {
+	t.Helper()
+	ids := actiontest.LabelIDs(t, f.s, f.owner, f.repo, names...)
+	f.api(t, f.s.AdminToken, http.MethodPost, f.path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
+	return f.hook.Next(t, from(event, "label_updated", n, f.s.AdminLogin))
+}
+
+// removeLabel removes one label from an issue as the administrator.
+func (f *fixture) removeLabel(t *testing.T, n int64, name string) actiontest.Delivery {
+	t.Helper()
+	id := actiontest.LabelIDs(t, f.s, f.owner, f.repo, name)[0]
+	f.api(t, f.s.AdminToken, http.MethodDelete, f.path("/issues/%d/labels/%d", n, id), nil, nil)
+	return f.hook.Next(t, from("issues", "label_updated", n, f.s.AdminLogin))
+}
+
+// comment posts a comment as the user of token (login) and returns its id
+// and the delivery.
+func (f *fixture) comment(t *testing.T, n int64, token, login, body string) (int64, actiontest.Delivery) {
+	t.Helper()
+	var c struct {
+		ID int64 `json:"id"`
+	}
+	f.api(t, token, http.MethodPost, f.path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
+	return c.ID, f.hook.Next(t, from("issue_comment", "created", n, login))
+}
+
+// issueState is what a person sees of an issue.
+type issueState struct {
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Locked bool   `json:"is_locked"`
+	Labels []struct {
+		Name string `json:"name"`
+	} `json:"labels"`
+	Comments int `json:"comments"`
+}
+
+func (s issueState) labels() []string {
+	var out []string
+	for _, l := range s.Labels {
+		out = append(out, l.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s issueState) has(label string) bool { return slices.Contains(s.labels(), label) }
+
+func (f *fixture) issue(t *testing.T, n int64) issueState {
+	t.Helper()
+	var s issueState
+	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d", n), nil, &s)
+	return s
+}
+
+// comment is an issue comment as the API lists it.
+type comment struct {
+	ID   int64  `json:"id"`
+	Body string `json:"body"`
+	User struct {
+		Login string `json:"login"`
+	} `json:"user"`
+}
+
+func (f *fixture) comments(t *testing.T, n int64) []comment {
+	t.Helper()
+	var cs []comment
+	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d/comments", n), nil, &cs)
+	return cs
+}
+
+// guardComments returns the guard's own comments that contain marker.
+func (f *fixture) guardComments(t *testing.T, n int64, marker string) []comment {
+	t.Helper()
+	var out []comment
+	for _, c := range f.comments(t, n) {
+		if c.User.Login == f.bot && strings.Contains(c.Body, marker) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func statusMarker(n int64) string   { return fmt.Sprintf("<!-- gns-guard:status issue=%d -->", n) }
+func recoveryMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:recovery issue=%d -->", n) }
+
+// status returns the sticky status comment, failing unless there is exactly one.
+func (f *fixture) status(t *testing.T, n int64) comment {
+	t.Helper()
+	cs := f.guardComments(t, n, statusMarker(n))
+	if len(cs) != 1 {
+		t.Fatalf("expected exactly one status comment on #%d, found %d", n, len(cs))
+	}
+	return cs[0]
+}
+
+// repoLabel returns a repository label by name (ok false when absent).
+func (f *fixture) repoLabel(t *testing.T, name string) (color string, ok bool) {
+	t.Helper()
+	var ls []struct {
+		Name  string `json:"name"`
+		Color string `json:"color"`
+	}
+	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/labels?limit=50"), nil, &ls)
+	for _, l := range ls {
+		if l.Name == name {
+			return l.Color, true
+		}
+	}
+	return "", false
+}
+
+// violation is one entry of the violations output.
+type violation struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	KeyPath  string `json:"key_path"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Message  string `json:"message"`
+}
+
+func violations(t *testing.T, r actiontest.Result) []violation {
+	t.Helper()
+	var vs []violation
+	actiontest.DecodeJSON(t, r, "violations", &vs)
+	return vs
+}
+
+// rules lists the rules of the violations output, in order.
+func rules(t *testing.T, r actiontest.Result) []string {
+	t.Helper()
+	var out []string
+	for _, v := range violations(t, r) {
+		out = append(out, v.Rule)
+	}
+	return out
+}
+
+// expect fails the test with the run's log unless the exit code and the
+// result output are as given.
+func expect(t *testing.T, r actiontest.Result, code int, result string) {
+	t.Helper()
+	if r.Code != code || r.Outputs["result"] != result {
+		t.Fatalf("expected exit %d and result %q, got exit %d and result %q\n%s", code, result, r.Code, r.Outputs["result"], dump(r))
+	}
+}
+
+// expectRules fails unless the violations are exactly these rules.
+func expectRules(t *testing.T, r actiontest.Result, want ...string) {
+	t.Helper()
+	got := rules(t, r)
+	if !slices.Equal(got, want) {
+		t.Fatalf("expected violations %v, got %v\n%s", want, got, dump(r))
+	}
+}
+
+func dump(r actiontest.Result) string {
+	return fmt.Sprintf("stdout:\n%s\nstderr:\n%s\noutputs: %v", r.Stdout, r.Stderr, r.Outputs)
+}
+
+// lineOf returns the 1-based line of body that contains s, and the column
+// (in characters) just after it: where a value following s starts.
+func lineOf(t *testing.T, body, s string) (line, col int) {
+	t.Helper()
+	for i, l := range strings.Split(body, "\n") {
+		if k := strings.Index(l, s); k >= 0 {
+			return i + 1, len([]rune(l[:k+len(s)])) + 1
+		}
+	}
+	t.Fatalf("the body has no line with %q", s)
+	return 0, 0
+}
+
+// payload decodes a delivery's payload.
+func payload(t *testing.T, d actiontest.Delivery) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(d.Payload, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

@@ -1,0 +1,181 @@
+package action_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+)
+
+// cleanPassRequests is what a clean pass costs with a personal token: GET
+// /user (whose token is this? needed to skip the events its own user
+// causes), GET the issue, and one page of its timeline (the recent
+// comments). With the Actions token the guard knows its user without
+// asking, which leaves the two requests SPEC section 6 allows.
+const cleanPassRequests = 3
+
+// A healthy issue passes, writes nothing and reports its numbers.
+func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	before := f.issue(t, n)
+	r := f.run(t, d)
+	expect(t, r, 0, "pass")
+	if len(r.Writes) != 0 || !strings.Contains(r.Stdout, "no writes needed") {
+		t.Errorf("a healthy issue must need no writes, the guard made %q", r.Writes)
+	}
+	if r.Requests != cleanPassRequests {
+		t.Errorf("a clean pass made %d API requests, expected %d\n%s", r.Requests, cleanPassRequests, r.Stdout)
+	}
+	want := map[string]string{
+		"result": "pass", "violations": "[]", "pruned": "false", "archive-comment-ids": "[]",
+		"depth": "1", "max-depth": "2", "budget-remaining": "13800",
+	}
+	for k, v := range want {
+		if r.Outputs[k] != v {
+			t.Errorf("output %s = %q, expected %q", k, r.Outputs[k], v)
+		}
+	}
+	// The entry load: checkpoint tokens + no comments + the 3500 estimated,
+	// over the 10000 of a medium task.
+	var cpTokens, ctxTokens int
+	var ratio float64
+	for name, dst := range map[string]any{"checkpoint-tokens": &cpTokens, "context-tokens": &ctxTokens, "context-ratio": &ratio} {
+		actiontest.DecodeJSON(t, r, name, dst)
+	}
+	if cpTokens < 200 || cpTokens > 1200 || ctxTokens != cpTokens+3500 || ratio != float64(int(float64(ctxTokens)/10000*10000+0.5))/10000 {
+		t.Errorf("checkpoint-tokens %d, context-tokens %d, context-ratio %v do not add up (medium task, next 3500)", cpTokens, ctxTokens, ratio)
+	}
+	after := f.issue(t, n)
+	if after.Body != before.Body || strings.Join(after.labels(), ",") != strings.Join(before.labels(), ",") || after.Comments != 0 || after.Locked {
+		t.Errorf("the issue changed: before %+v, after %+v", before, after)
+	}
+	// The step summary: a row per check and the budget bar (6,200 of 20,000 = 31%: 6 of 20 cells).
+	for _, s := range []string{"| check | result |", "| `depth-exceeded` | ✅ pass |", "| `budget-exhausted` | ✅ pass |", "**Budget** `██████░░░░░░░░░░░░░░` 6,200 of 20,000 tokens consumed (31%), 13,800 left"} {
+		if !strings.Contains(r.Summary, s) {
+			t.Errorf("the step summary lacks %q:\n%s", s, r.Summary)
+		}
+	}
+}
+
+// An issue with no checkpoint and no governed label is none of the guard's
+// business: skipped, nothing written.
+func TestUngovernedIssueIsSkipped(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "just a bug", func(int64) string { return "The export button does nothing.\n\n```yaml\nfoo: bar\n```\n" }, "bug")
+	r := f.run(t, d)
+	expect(t, r, 0, "skipped")
+	if len(r.Writes) != 0 || r.Outputs["violations"] != "[]" {
+		t.Errorf("writes %q, violations %s", r.Writes, r.Outputs["violations"])
+	}
+	if st := f.issue(t, n); st.Comments != 0 || strings.Join(st.labels(), ",") != "bug" {
+		t.Errorf("the issue changed: %+v", st)
+	}
+}
+
+// The events the guard's own writes cause are skipped: no loops.
+func TestOwnEventsAreSkipped(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	own := f.hook.Next(t, from("issues", "label_updated", n, f.bot))
+	r = f.run(t, own)
+	expect(t, r, 0, "skipped")
+	if len(r.Writes) != 0 || !strings.Contains(r.Stdout, "no loops") {
+		t.Errorf("the guard's own label event: writes %q\n%s", r.Writes, r.Stdout)
+	}
+	if st := f.issue(t, n); st.Comments != 1 {
+		t.Errorf("expected the one status comment of the first run, the issue has %d comments", st.Comments)
+	}
+}
+
+// fail-on: never reports the violation and lets the job pass.
+func TestFailOnNever(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	r := f.run(t, d, "fail-on", "never")
+	expect(t, r, 0, "fail")
+	expectRules(t, r, "depth-exceeded")
+	if !f.issue(t, n).has("cascade::depth-exceeded") {
+		t.Error("with fail-on: never the violation's label is still set")
+	}
+}
+
+// A dry run prints every write it would make, makes none, and exits as a
+// real run would.
+func TestDryRunWritesNothing(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	metrics := filepath.Join(t.TempDir(), "context-budget.jsonl")
+	before := f.issue(t, n)
+	r := f.run(t, d, "dry-run", "true", "admin-token", f.s.AdminToken, "metrics-file", metrics)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "depth-exceeded")
+	for _, s := range []string{
+		"gns-guard: would write: add labels: cascade::depth-exceeded",
+		"gns-guard: would write: lock the issue: gns-guard: cascade depth exceeded",
+		"gns-guard: would write: post the status comment",
+	} {
+		if !strings.Contains(r.Stdout, s+"\n") {
+			t.Errorf("the plan lacks %q:\n%s", s, r.Stdout)
+		}
+	}
+	if len(r.Writes) != 0 {
+		t.Errorf("a dry run wrote %q", r.Writes)
+	}
+	after := f.issue(t, n)
+	if after.Body != before.Body || strings.Join(after.labels(), ",") != strings.Join(before.labels(), ",") || after.Locked || after.Comments != 0 {
+		t.Errorf("a dry run changed the issue: before %+v, after %+v", before, after)
+	}
+	if _, ok := f.repoLabel(t, "cascade::depth-exceeded"); ok {
+		t.Error("a dry run created the label cascade::depth-exceeded")
+	}
+	if _, err := os.Stat(metrics); !os.IsNotExist(err) {
+		t.Errorf("a dry run wrote the metrics file (stat: %v)", err)
+	}
+}
+
+// metrics-file gets one JSON line per run, in the context-budget.jsonl shape.
+func TestMetricsFileGetsOneLinePerRun(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	metrics := filepath.Join(t.TempDir(), "logs", "context-budget.jsonl")
+	if err := os.MkdirAll(filepath.Dir(metrics), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for range 2 {
+		r := f.run(t, d, "metrics-file", metrics)
+		expect(t, r, 0, "pass")
+		outs = append(outs, r.Outputs["metrics"])
+	}
+	data, err := os.ReadFile(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(string(data), "\n") {
+		t.Fatalf("expected 2 lines after 2 runs, the file holds:\n%s", data)
+	}
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, line)
+		}
+		for _, k := range []string{"ts", "agent", "issue", "context_loaded", "context_available", "context_ratio", "checkpoint_entries", "pruned"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %d lacks %s: %s", i+1, k, line)
+			}
+		}
+		if m["issue"] != float64(n) || m["agent"] != "code-reviewer" || m["context_available"] != float64(10000) || m["checkpoint_entries"] != float64(3) || m["pruned"] != false {
+			t.Errorf("line %d: %s", i+1, line)
+		}
+		if line != outs[i] {
+			t.Errorf("line %d differs from the metrics output %s", i+1, outs[i])
+		}
+	}
+}
