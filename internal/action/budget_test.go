@@ -1,0 +1,146 @@
+package action_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
+)
+
+// budget-exhausted sets budget::exhausted, and the label keeps failing the
+// issue after the budget is raised: only a person removes it, and that
+// removal is the approval.
+func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
+	f := newFixture(t)
+	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
+	spent := func(n int64) string {
+		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 20000", "remaining: 13800", "remaining: 0")
+	}
+	n, d := f.open(t, "spent", spent, labels...)
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "budget-exhausted")
+	if v := violations(t, r)[0]; v.KeyPath != "checkpoint.budget.remaining" || !strings.Contains(v.Message, "20000 of 20000 tokens consumed, 0 remaining") {
+		t.Errorf("violation %+v", v)
+	}
+	if !f.issue(t, n).has("budget::exhausted") {
+		t.Fatalf("budget::exhausted was not set\n%s", dump(r))
+	}
+	if r.Outputs["budget-remaining"] != "0" || r.Outputs["pruned"] != "false" {
+		t.Errorf("budget-remaining %q, pruned %q (an exhausted budget is not reset by pruning)", r.Outputs["budget-remaining"], r.Outputs["pruned"])
+	}
+
+	// A budget admin raises the total: the violation is gone, the label is not.
+	raised := replace(t, f.issue(t, n).Body, "total: 20000", "total: 30000", "remaining: 0", "remaining: 10000")
+	d = f.editBody(t, n, f.s.AdminToken, f.s.AdminLogin, raised)
+	r = f.run(t, d, "budget-admins", f.s.AdminLogin)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "budget-exhausted")
+	if v := violations(t, r)[0]; !strings.Contains(v.Message, "budget::exhausted label is set") {
+		t.Errorf("the label, not the numbers, fails the issue now: %+v", v)
+	}
+	if !f.issue(t, n).has("budget::exhausted") {
+		t.Fatal("the guard removed budget::exhausted; only a person may")
+	}
+
+	// A person removes it: approved.
+	d = f.removeLabel(t, n, "budget::exhausted")
+	r = f.run(t, d, "budget-admins", f.s.AdminLogin)
+	expect(t, r, 0, "pass")
+	if st := f.status(t, n); !strings.Contains(st.Body, "all clear") {
+		t.Errorf("the status comment is not resolved:\n%s", st.Body)
+	}
+}
+
+// next-over-budget rejects a next call estimated at more than half of what
+// remains; it sets no label.
+func TestNextOverBudget(t *testing.T) {
+	f := newFixture(t)
+	greedy := func(n int64) string {
+		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 14000", "remaining: 13800", "remaining: 6000")
+	}
+	n, d := f.open(t, "greedy", greedy, "cascade::depth-2", "size::medium", "phase::implementation")
+	line, col := lineOf(t, f.issue(t, n).Body, "next_estimated_tokens: ")
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "next-over-budget")
+	v := violations(t, r)[0]
+	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "3500 tokens, more than half of the 6000 remaining (limit 3000)") {
+		t.Errorf("violation %+v, expected at %d:%d", v, line, col)
+	}
+	st := f.issue(t, n)
+	if strings.Join(st.labels(), ",") != "cascade::depth-2,phase::implementation,size::medium" || st.Locked {
+		t.Errorf("next-over-budget changed labels or lock: %v, locked %v", st.labels(), st.Locked)
+	}
+	if !strings.Contains(f.status(t, n).Body, "next-over-budget") {
+		t.Error("the status comment does not name next-over-budget")
+	}
+}
+
+// agent-not-allowed: an agent outside allowed-agents sets
+// permission::violation and locks the issue (with the admin-token).
+func TestAgentNotAllowed(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "stranger", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	line, col := lineOf(t, f.issue(t, n).Body, "next_agent: ")
+	allowed := "orchestrator, lead-developer\narchitect"
+	r := f.run(t, d, "allowed-agents", allowed, "admin-token", f.s.AdminToken)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "agent-not-allowed")
+	v := violations(t, r)[0]
+	if v.KeyPath != "checkpoint.next_agent" || v.Line != line || v.Col != col || !strings.Contains(v.Message, `"code-reviewer"`) {
+		t.Errorf("violation %+v, expected checkpoint.next_agent at %d:%d naming code-reviewer", v, line, col)
+	}
+	st := f.issue(t, n)
+	if !st.has("permission::violation") || !st.Locked {
+		t.Errorf("labels %v, locked %v", st.labels(), st.Locked)
+	}
+	// With the agent allowed the check passes, and permission::violation
+	// stays: only a person removes it.
+	r = f.run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.s.AdminToken)
+	expect(t, r, 0, "pass")
+	if !f.issue(t, n).has("permission::violation") {
+		t.Error("the guard removed permission::violation; only a person may")
+	}
+}
+
+// checkpoint-tampered: lowering consumed in an edit is tampering unless the
+// editor is a budget admin. The "edited" delivery carries the previous body.
+func TestCheckpointTampered(t *testing.T) {
+	f := newFixture(t)
+	agent, agentTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "agent", giteatest.PermWrite)
+	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
+	lower := func(body string) string {
+		return replace(t, body, "consumed: 6200", "consumed: 1000", "remaining: 13800", "remaining: 19000")
+	}
+
+	n, _ := f.open(t, "tampered", example(t, "healthy.md"), labels...)
+	before := f.issue(t, n).Body
+	d := f.editBody(t, n, agentTok, agent, lower(before))
+	changes, _ := payload(t, d)["changes"].(map[string]any)
+	from, _ := changes["body"].(map[string]any)
+	if from["from"] != before {
+		t.Fatalf("the edited delivery does not carry the previous body in changes.body.from: %s", d.Payload)
+	}
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "checkpoint-tampered")
+	v := violations(t, r)[0]
+	line, col := lineOf(t, lower(before), "consumed: ")
+	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "budget.consumed went down 6200 → 1000") || !strings.Contains(v.Message, "budget.remaining went up 13800 → 19000") || !strings.Contains(v.Message, agent) {
+		t.Errorf("violation %+v, expected at %d:%d", v, line, col)
+	}
+	if !f.issue(t, n).has("permission::violation") {
+		t.Error("permission::violation was not set")
+	}
+
+	// The same edit by a budget admin is an approval.
+	n2, _ := f.open(t, "approved", example(t, "healthy.md"), labels...)
+	d = f.editBody(t, n2, agentTok, agent, lower(f.issue(t, n2).Body))
+	r = f.run(t, d, "budget-admins", "alice,"+agent)
+	expect(t, r, 0, "pass")
+	if st := f.issue(t, n2); st.has("permission::violation") || st.Comments != 0 {
+		t.Errorf("a budget admin's edit was treated as tampering: labels %v, %d comments", st.labels(), st.Comments)
+	}
+}

@@ -1,0 +1,184 @@
+package action_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// checkFindings runs `gns-guard check --format json` on a body: the
+// findings a person gets from the CLI for the same text.
+func checkFindings(t *testing.T, body string) []violation {
+	t.Helper()
+	cmd := exec.Command(actiontest.Binary(t), "check", "--format", "json", "-")
+	cmd.Stdin = strings.NewReader(body)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	_ = cmd.Run() // exit 1: findings
+	var rep struct {
+		Findings []violation `json:"findings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("check --format json: %v\n%s", err, out.String())
+	}
+	return rep.Findings
+}
+
+// row is how a finding shows in the guard's tables.
+func row(v violation) string {
+	return fmt.Sprintf("| ❌ | `%s` | %d:%d | %s |", v.Rule, v.Line, v.Col, markdown.Cell(v.Message, 600))
+}
+
+// checkpoint-invalid: the status comment lists every schema error with its
+// line and column in the issue body, and the context-recovery-needed
+// comment is posted once, however many runs see the broken checkpoint.
+func TestCheckpointInvalid(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "broken", example(t, "broken.md"), "cascade::depth-1")
+	body := f.issue(t, n).Body
+	want := checkFindings(t, body)
+	if len(want) < 10 {
+		t.Fatalf("expected the broken example to have at least 10 errors, check found %d", len(want))
+	}
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	got := violations(t, r)
+	if len(got) != len(want) {
+		t.Errorf("the action found %d violations, check %d", len(got), len(want))
+	}
+	status := f.status(t, n)
+	for _, v := range want {
+		if v.Rule != "checkpoint-invalid" {
+			t.Errorf("unexpected finding %+v", v)
+		}
+		if !strings.Contains(status.Body, row(v)) {
+			t.Errorf("the status comment lacks the row %s", row(v))
+		}
+		if line := fmt.Sprintf("issue#%d:%d:%d: %s [%s]", n, v.Line, v.Col, v.Message, v.Rule); !strings.Contains(r.Stdout, line+"\n") {
+			t.Errorf("the log lacks %s", line)
+		}
+	}
+	recovery := f.guardComments(t, n, recoveryMarker(n))
+	if len(recovery) != 1 || !strings.HasPrefix(recovery[0].Body, "## 🔄 context-recovery-needed") {
+		t.Fatalf("expected one context-recovery-needed comment, found %d", len(recovery))
+	}
+	// An invalid checkpoint is never rewritten.
+	if f.issue(t, n).Body != body {
+		t.Error("the guard rewrote a body it cannot trust")
+	}
+
+	// Another event on the same broken issue: still one recovery comment,
+	// one status comment, and nothing written.
+	_, d2 := f.comment(t, n, f.s.AdminToken, f.s.AdminLogin, "Looking into it.")
+	r = f.run(t, d2)
+	expect(t, r, 1, "fail")
+	if n := len(f.guardComments(t, n, recoveryMarker(n))); n != 1 {
+		t.Errorf("after two runs there are %d context-recovery-needed comments", n)
+	}
+	if got := f.status(t, n); got.ID != status.ID {
+		t.Errorf("a second status comment %d was posted beside %d", got.ID, status.ID)
+	}
+}
+
+// checkpoint-ambiguous: two checkpoint blocks; which one is true cannot be
+// known, so nothing is judged but that, and recovery is requested.
+func TestCheckpointAmbiguous(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "two checkpoints", testdata(t, "err/ambiguous.md"), "cascade::depth-2", "size::medium")
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	// One finding per block, each at its opening fence.
+	expectRules(t, r, "checkpoint-ambiguous", "checkpoint-ambiguous")
+	status := f.status(t, n).Body
+	for _, v := range violations(t, r) {
+		if !strings.Contains(status, row(v)) {
+			t.Errorf("the status comment lacks %s", row(v))
+		}
+	}
+	if vs := violations(t, r); vs[0].Line != 3 || vs[1].Line != 26 {
+		t.Errorf("the blocks open on lines 3 and 26, the findings say %d and %d", vs[0].Line, vs[1].Line)
+	}
+	if len(f.guardComments(t, n, recoveryMarker(n))) != 1 {
+		t.Error("no context-recovery-needed comment")
+	}
+}
+
+// checkpoint-missing: a governed label and no checkpoint block.
+func TestCheckpointMissing(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "no checkpoint", func(int64) string { return "The agents lost the checkpoint.\n" }, "cascade::depth-2")
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "checkpoint-missing")
+	if v := violations(t, r)[0]; v.Line != 1 || v.Col != 1 {
+		t.Errorf("violation %+v", v)
+	}
+	if !strings.Contains(f.status(t, n).Body, "checkpoint-missing") || len(f.guardComments(t, n, recoveryMarker(n))) != 1 {
+		t.Error("expected the status comment and one context-recovery-needed comment")
+	}
+}
+
+// context-pressure sets context::pressure-high, and the label goes when
+// the next task shrinks; the status comment is resolved in place.
+func TestContextPressureLabelComesAndGoes(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "heavy", testdata(t, "err/context-pressure.md"), "cascade::depth-2", "size::tiny")
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "context-pressure")
+	if v := violations(t, r)[0]; !strings.Contains(v.Message, "of the 4000 a tiny task may use, over the pressure threshold of 60%") {
+		t.Errorf("violation %+v", v)
+	}
+	if !f.issue(t, n).has("context::pressure-high") {
+		t.Fatalf("context::pressure-high was not set\n%s", dump(r))
+	}
+	status := f.status(t, n)
+
+	d = f.editBody(t, n, f.s.AdminToken, f.s.AdminLogin, replace(t, f.issue(t, n).Body, "next_estimated_tokens: 2400", "next_estimated_tokens: 600"))
+	r = f.run(t, d)
+	expect(t, r, 0, "pass")
+	if f.issue(t, n).has("context::pressure-high") {
+		t.Errorf("context::pressure-high stayed after the cause went away\n%s", dump(r))
+	}
+	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
+	}
+}
+
+// comment-protocol: an agent result comment without the machine-readable
+// footer fails; a well-formed one passes.
+func TestCommentProtocol(t *testing.T) {
+	f := newFixture(t)
+	agent, agentTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "agent", "write")
+	n, _ := f.open(t, "results", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+
+	bad := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: looks fine.\n"
+	id, d := f.comment(t, n, agentTok, agent, bad)
+	r := f.run(t, d)
+	expect(t, r, 1, "fail")
+	expectRules(t, r, "comment-protocol")
+	v := violations(t, r)[0]
+	if v.KeyPath != fmt.Sprintf("comment#%d", id) || v.Line != 3 || !strings.Contains(v.Message, "footer is missing") {
+		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
+	}
+	status := f.status(t, n)
+	if !strings.Contains(status.Body, fmt.Sprintf(`comment\#%d 3:1`, id)) {
+		t.Errorf("the status comment does not point at the comment:\n%s", status.Body)
+	}
+
+	good := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: approved.\n\n" +
+		`<!-- GNS_EVENT {"agent":"code-reviewer","invocation":"inv-9","event_type":"subagent_result","phase":"implementation","depth":1,` +
+		`"budget":{"before":13800,"consumed":900,"remaining":12900},"status":"done","verdict":"approve","files_changed":0,"key_stats":{"findings":0},"next_agent":""} -->`
+	_, d = f.comment(t, n, agentTok, agent, good)
+	r = f.run(t, d)
+	expect(t, r, 0, "pass")
+	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
+	}
+}
