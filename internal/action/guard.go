@@ -74,18 +74,23 @@ func (r *runner) read(ctx context.Context, first bool) (snapshot, error) {
 	if err != nil {
 		return s, r.forgeError(fmt.Sprintf("read issue #%d", r.event.Number), err)
 	}
+	need := max(3, r.set.Config.DigestAfter+2)
 	if r.event.Name == "pull_request" {
 		files, err := r.forge.PullFiles(ctx, issue.Number)
 		if err != nil {
 			return s, r.forgeError(fmt.Sprintf("list the files of pull request #%d", issue.Number), err)
 		}
-		s.issue, s.files = issue, files
+		// The recent comments hold the status comment to update or resolve.
+		page, err := r.forge.RecentComments(ctx, issue, need)
+		if err != nil {
+			return s, r.forgeError(fmt.Sprintf("read the recent comments of pull request #%d", issue.Number), err)
+		}
+		s.issue, s.files, s.recent = issue, files, page
 		return s, nil
 	}
 	if !guard.IsGoverned(issue, r.set.Config) {
 		return s, nil
 	}
-	need := max(3, r.set.Config.DigestAfter+2)
 	page, err := r.forge.RecentComments(ctx, issue, need)
 	if err != nil {
 		return s, r.forgeError(fmt.Sprintf("read the recent comments of issue #%d", issue.Number), err)
