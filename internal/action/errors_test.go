@@ -1,0 +1,70 @@
+package action_test
+
+import (
+	"net"
+	"strings"
+	"testing"
+)
+
+// A malformed input is a configuration error: exit 2, naming the input,
+// before anything is read or written.
+func TestMalformedInputExits2(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium")
+	for _, c := range []struct{ input, value string }{
+		{"prune-threshold", "abc"},
+		{"fail-on", "sometimes"},
+		{"dry-run", "maybe"},
+		{"default-max-depth", "-1"},
+		{"encoding", "p50k_base"},
+		{"history-tail", "0"},
+	} {
+		r := f.run(t, d, c.input, c.value)
+		out := r.Stdout + r.Stderr
+		if r.Code != 2 || !strings.Contains(out, "input "+c.input) || !strings.Contains(out, `"`+c.value+`"`) {
+			t.Errorf("%s: %q: exit %d, expected 2 with a message naming the input and the value\n%s", c.input, c.value, r.Code, dump(r))
+		}
+		if r.Outputs["result"] != "error" {
+			t.Errorf("%s: result %q, expected error", c.input, r.Outputs["result"])
+		}
+	}
+	if st := f.issue(t, n); st.Comments != 0 || st.has("cascade::depth-exceeded") {
+		t.Errorf("a configuration error wrote to the issue: %+v", st)
+	}
+}
+
+// An API that cannot be reached: exit 3, saying which server.
+func TestUnreachableServerExits3(t *testing.T) {
+	f := newFixture(t)
+	_, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	st := f.step()
+	st.Env = map[string]string{"GITHUB_API_URL": closed + "/api/v1"}
+	r := st.Run(t, d)
+	out := r.Stdout + r.Stderr
+	if r.Code != 3 || !strings.Contains(out, "could not reach "+closed) || r.Outputs["result"] != "error" {
+		t.Errorf("exit %d, expected 3 saying it could not reach %s\n%s", r.Code, closed, dump(r))
+	}
+}
+
+// A token the server rejects: exit 3, saying the token was rejected.
+func TestRejectedTokenExits3(t *testing.T) {
+	f := newFixture(t)
+	_, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
+	st := f.step()
+	st.Token = strings.Repeat("0", 40)
+	r := st.Run(t, d)
+	out := r.Stdout + r.Stderr
+	if r.Code != 3 || !strings.Contains(out, "token") || !strings.Contains(out, "401") || r.Outputs["result"] != "error" {
+		t.Errorf("exit %d, expected 3 saying the token was rejected\n%s", r.Code, dump(r))
+	}
+	// The token appears only in the command that masks it in the log.
+	if strings.Contains(strings.ReplaceAll(out, "::add-mask::"+st.Token+"\n", ""), st.Token) {
+		t.Errorf("the token was printed:\n%s", out)
+	}
+}
