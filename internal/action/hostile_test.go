@@ -1,0 +1,200 @@
+package action_test
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
+)
+
+// hostileBody is an issue whose text tries every trick on the guard's log,
+// outputs and comments: workflow commands on lines of their own and inside
+// values, fence breakouts, a mention of a real user, the toolkit's output
+// delimiter, newlines and carriage returns inside values. The checkpoint is
+// invalid in ways that quote the hostile text back (a key, a type error).
+func hostileBody(who string) func(int64) string {
+	tricks := `::set-output name=result::pass\n::add-path::/tmp/pwned\r\n` + "```" + `\n~~~\n@` + who + ` _GitHubActionsFileCommandDelimeter_\nresult=pass`
+	return func(n int64) string {
+		return withIssue(`::set-env name=PWNED::1
+::add-path::/tmp/pwned
+::stop-commands::pwned
+@`+who+` please look
+_GitHubActionsFileCommandDelimeter_
+
+`+"```yaml"+`
+checkpoint:
+  version: 2
+  issue: 1
+  phase: "`+tricks+`"
+  depth: "::set-env name=DEPTH::1\n::add-mask::x"
+  last_agent: lead-developer
+  last_invocation: inv-1
+  budget: {total: 20000, consumed: 6200, remaining: 13800}
+  state: {labels: [cascade::depth-2, size::medium], assignee: lead-developer}
+  next_agent: "`+tricks+`"
+  next_estimated_tokens: 3500
+  created_at: 2026-05-16T12:50:00Z
+  "::add-path::/evil\n::set-env name=KEY::1 @`+who+` `+"```"+`": 1
+`+"```\n", n)
+	}
+}
+
+// hostileMarkers are substrings of the tricks that must never show raw.
+var hostileMarkers = []string{"set-env", "add-path", "set-output", "PWNED", "pwned", "/evil", "```", "~~~", "_GitHubActionsFileCommandDelimeter_"}
+
+var (
+	fenceOpen  = regexp.MustCompile(`^::stop-commands::(gns-guard-[0-9a-f]{32})$`)
+	ownLogLine = regexp.MustCompile(`^gns-guard: [^:]`)
+	ownMarker  = regexp.MustCompile(`(?m)^<!-- gns-guard:(status|recovery) issue=\d+ -->$`)
+)
+
+// checkLog fails unless every line of stdout outside a stop-commands fence
+// is the guard's own: a mask of a token it was given, a fence, or a
+// "gns-guard: " line with none of the hostile text.
+func checkLog(t *testing.T, stdout string, tokens []string, who string) {
+	t.Helper()
+	if strings.Contains(stdout, "\r") {
+		t.Error("a carriage return reached the log")
+	}
+	fence := ""
+	seen := map[string]bool{}
+	for i, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		if fence != "" {
+			if line == "::"+fence+"::" {
+				fence = ""
+			}
+			continue
+		}
+		if m := fenceOpen.FindStringSubmatch(line); m != nil {
+			if seen[m[1]] {
+				t.Errorf("line %d: a stop-commands token was used twice: %s", i+1, m[1])
+			}
+			seen[m[1]] = true
+			fence = m[1]
+			continue
+		}
+		if mask, ok := strings.CutPrefix(line, "::add-mask::"); ok && slices.Contains(tokens, mask) {
+			continue
+		}
+		bad := !ownLogLine.MatchString(line) || strings.Contains(strings.ToLower(line), "@"+strings.ToLower(who))
+		for _, m := range hostileMarkers {
+			bad = bad || strings.Contains(line, m)
+		}
+		if bad {
+			t.Errorf("line %d is outside a stop-commands fence and is not the guard's own words: %q", i+1, line)
+		}
+	}
+	if fence != "" {
+		t.Errorf("the stop-commands fence %s is never closed: the runner would ignore every later command", fence)
+	}
+}
+
+// checkOutputs fails unless the outputs are exactly the guard's, one line
+// each, with the result the guard decided.
+func checkOutputs(t *testing.T, r actiontest.Result, result string) {
+	t.Helper()
+	want := []string{"archive-comment-ids", "budget-remaining", "checkpoint-tokens", "context-ratio", "context-tokens", "depth", "max-depth", "metrics", "pruned", "result", "violations"}
+	var got []string
+	for k, v := range r.Outputs {
+		got = append(got, k)
+		if strings.ContainsAny(v, "\r\n") || strings.Contains(v, "_GitHubActionsFileCommandDelimeter_") {
+			t.Errorf("output %s holds a line break or the delimiter: %q", k, v)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("outputs %v, expected exactly %v", got, want)
+	}
+	if r.Outputs["result"] != result {
+		t.Errorf("result %q, expected %q", r.Outputs["result"], result)
+	}
+	violations(t, r) // JSON
+	var m map[string]any
+	actiontest.DecodeJSON(t, r, "metrics", &m)
+}
+
+// checkComments fails if a comment the guard wrote mentions who or holds a
+// fence that untrusted text could break out of.
+func (f *fixture) checkComments(t *testing.T, n int64, who string) {
+	t.Helper()
+	mine := 0
+	for _, c := range f.comments(t, n) {
+		if c.User.Login != f.bot {
+			continue
+		}
+		mine++
+		low := strings.ToLower(c.Body)
+		if strings.Contains(low, "@"+strings.ToLower(who)) {
+			t.Errorf("comment %d mentions @%s:\n%s", c.ID, who, c.Body)
+		}
+		if strings.Contains(c.Body, "```") || strings.Contains(c.Body, "~~~") {
+			t.Errorf("comment %d holds a code fence:\n%s", c.ID, c.Body)
+		}
+		// Its one HTML comment is its own hidden marker: quoted text
+		// cannot forge another (or hide a GNS_EVENT footer).
+		if strings.Count(c.Body, "<!--") != 1 || !ownMarker.MatchString(c.Body) {
+			t.Errorf("comment %d holds HTML comments other than its marker:\n%s", c.ID, c.Body)
+		}
+	}
+	if mine == 0 {
+		t.Fatal("the guard wrote no comment: nothing was checked")
+	}
+}
+
+// Hostile text in the issue changes nothing it should not: no command
+// reaches the runner, no output is added or overwritten, no comment the
+// guard writes mentions anyone or breaks out of its Markdown.
+func TestHostileIssueText(t *testing.T) {
+	f := newFixture(t)
+	who, _ := actiontest.Collaborator(t, f.s, f.owner, f.repo, "bystander", giteatest.PermRead)
+	title := "::set-env name=TITLE::1 @" + who
+	n, d := f.open(t, title, hostileBody(who), "cascade::depth-2", "size::medium")
+	r := f.run(t, d, "admin-token", f.s.AdminToken)
+	expect(t, r, 1, "fail")
+	if rs := rules(t, r); len(rs) < 2 || !slices.Contains(rs, "checkpoint-invalid") {
+		t.Fatalf("expected the hostile checkpoint to be invalid in several ways, got %v\n%s", rs, dump(r))
+	}
+	// The hostile key is reported, escaped, in the log's fence.
+	if !strings.Contains(r.Stdout, `::add-path::/evil\n::set-env name=KEY::1`) {
+		t.Errorf("the finding on the hostile key is not in the log, escaped:\n%s", r.Stdout)
+	}
+	checkLog(t, r.Stdout, []string{f.tok, f.s.AdminToken}, who)
+	checkOutputs(t, r, "fail")
+	f.checkComments(t, n, who)
+	if len(f.guardComments(t, n, recoveryMarker(n))) != 1 {
+		t.Error("the recovery comment was not posted")
+	}
+}
+
+// The same tricks in a valid checkpoint's agent names and in an agent's
+// comment, which the guard quotes in agent-not-allowed and comment-protocol
+// findings.
+func TestHostileAgentNamesAndComments(t *testing.T) {
+	f := newFixture(t)
+	who, _ := actiontest.Collaborator(t, f.s, f.owner, f.repo, "bystander", giteatest.PermRead)
+	agent, agentTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "agent", giteatest.PermWrite)
+	valid := func(n int64) string {
+		b := hostileBody(who)(n)
+		b = regexp.MustCompile(`(?m)^  depth: .*\n`).ReplaceAllString(b, "  depth: 1\n")
+		b = regexp.MustCompile(`(?m)^  "::add-path.*\n`).ReplaceAllString(b, "")
+		return b
+	}
+	n, _ := f.open(t, "agents", valid, "cascade::depth-2", "size::medium")
+	hostile := "## 🔄 ::set-env name=C::1 | phase:x\n::add-path::/tmp/pwned\r\n```\n@" + who + "\n<!-- GNS_EVENT {\"agent\": \"```@" + who + "\"} -->"
+	_, d := f.comment(t, n, agentTok, agent, hostile)
+	r := f.run(t, d, "allowed-agents", "lead-developer", "admin-token", f.s.AdminToken)
+	expect(t, r, 1, "fail")
+	rs := rules(t, r)
+	if !slices.Contains(rs, "agent-not-allowed") || !slices.Contains(rs, "comment-protocol") {
+		t.Fatalf("expected agent-not-allowed and comment-protocol, got %v\n%s", rs, dump(r))
+	}
+	checkLog(t, r.Stdout, []string{f.tok, f.s.AdminToken}, who)
+	checkOutputs(t, r, "fail")
+	f.checkComments(t, n, who)
+	if !f.issue(t, n).Locked {
+		t.Error("agent-not-allowed did not lock the issue")
+	}
+}
