@@ -2,6 +2,7 @@ package action_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,15 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	after := f.issue(t, n)
 	if after.Body != before.Body || strings.Join(after.labels(), ",") != strings.Join(before.labels(), ",") || after.Comments != 0 || after.Locked {
 		t.Errorf("the issue changed: before %+v, after %+v", before, after)
+	}
+	// A second event on the unchanged issue (closed and reopened): the
+	// same reads, still nothing to write.
+	f.api(t, f.s.AdminToken, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"state": "closed"}, nil)
+	f.api(t, f.s.AdminToken, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"state": "open"}, nil)
+	r2 := f.run(t, f.hook.Next(t, from("issues", "reopened", n, f.s.AdminLogin)))
+	expect(t, r2, 0, "pass")
+	if len(r2.Writes) != 0 || r2.Requests != cleanPassRequests {
+		t.Errorf("the reopened event: %d requests, writes %q", r2.Requests, r2.Writes)
 	}
 	// The step summary: a row per check and the budget bar (6,200 of 20,000 = 31%: 6 of 20 cells).
 	for _, s := range []string{"| check | result |", "| `depth-exceeded` | ✅ pass |", "| `budget-exhausted` | ✅ pass |", "**Budget** `██████░░░░░░░░░░░░░░` 6,200 of 20,000 tokens consumed (31%), 13,800 left"} {

@@ -1,0 +1,38 @@
+package action_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
+)
+
+// A clean pass costs the same few requests on an issue with 1,020 comments
+// as on one with 20: the guard reads the tail of the timeline, never the
+// whole comment history. (1,020 puts the last comments on a page of their
+// own, as 20 does: the read starts at the page-aligned offset 1,000.)
+func TestRequestsDoNotGrowWithComments(t *testing.T) {
+	t.Parallel()
+	s := giteatest.Require(t)
+	for _, count := range []int{20, 1020} {
+		comments := make([]string, count)
+		for i := range comments {
+			comments[i] = fmt.Sprintf("progress note %d", i+1)
+		}
+		body := withIssue(actiontest.Example(t, "healthy.md", 1), 1)
+		owner, repo, n := s.SeedIssue(t, "long thread", body, comments)
+		f := &fixture{s: s, owner: owner, repo: repo}
+		f.hook = actiontest.NewHook(t, s, owner, repo)
+		f.bot, f.tok = actiontest.Collaborator(t, s, owner, repo, "guard", giteatest.PermWrite)
+		d := f.addLabels(t, "issues", n, "cascade::depth-2", "size::medium", "phase::implementation")
+		r := f.run(t, d)
+		expect(t, r, 0, "pass")
+		if f.issue(t, n).Comments != count {
+			t.Fatalf("the seeded issue has %d comments, expected %d", f.issue(t, n).Comments, count)
+		}
+		if len(r.Writes) != 0 || r.Requests != cleanPassRequests {
+			t.Errorf("%d comments: a clean pass made %d requests and wrote %q; expected %d and nothing", count, r.Requests, r.Writes, cleanPassRequests)
+		}
+	}
+}
