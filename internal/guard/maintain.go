@@ -95,9 +95,11 @@ func (e *eval) planPrune() {
 	}
 	res.Reason = strings.Join(why, "; ")
 	e.plan.Prune = res
-	// The gate measures what the next agent will load: the pruned checkpoint.
+	// The gate measures what the next agent will load: the pruned checkpoint,
+	// and the metrics record counts that checkpoint's entries.
 	if b := prunedBlock(res.Body, e.cfg); b != "" {
 		e.measureContext(b)
+		e.plan.Numbers.Entries = len(res.Kept)
 	}
 }
 
