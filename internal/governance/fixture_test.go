@@ -1,0 +1,281 @@
+package governance_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
+)
+
+// fixture is one repository with a webhook capturing its events, the
+// guard's user (a write collaborator whose token the guard runs with) and
+// an agent user who posts results. The administrator opens and edits the
+// issues, so the guard never skips an event as its own.
+type fixture struct {
+	s               *giteatest.Server
+	owner, repo     string
+	hook            *actiontest.Hook
+	bot, tok        string
+	agent, agentTok string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	t.Parallel()
+	s := giteatest.Require(t)
+	f := &fixture{s: s}
+	f.owner, f.repo = s.NewRepo(t)
+	f.hook = actiontest.NewHook(t, s, f.owner, f.repo)
+	f.bot, f.tok = actiontest.Collaborator(t, s, f.owner, f.repo, "guard", giteatest.PermWrite)
+	f.agent, f.agentTok = actiontest.Collaborator(t, s, f.owner, f.repo, "agent", giteatest.PermWrite)
+	return f
+}
+
+func (f *fixture) path(format string, args ...any) string {
+	return fmt.Sprintf("/repos/%s/%s", url.PathEscape(f.owner), url.PathEscape(f.repo)) + fmt.Sprintf(format, args...)
+}
+
+func (f *fixture) api(t *testing.T, token, method, path string, in, out any) {
+	t.Helper()
+	if err := actiontest.API(context.Background(), f.s, token, method, path, in, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// from matches a delivery by event, action, issue number and sender.
+func from(event, action string, n int64, sender string) func(actiontest.Delivery) bool {
+	return func(d actiontest.Delivery) bool {
+		return d.Event == event && d.Action == action && d.Number == n && d.Sender == sender
+	}
+}
+
+// run runs the guard step on a delivery with inputs (name, value pairs).
+func (f *fixture) run(t *testing.T, d actiontest.Delivery, inputs ...string) actiontest.Result {
+	t.Helper()
+	st := actiontest.Step{Server: f.s, Owner: f.owner, Repo: f.repo, Token: f.tok, Inputs: map[string]string{}}
+	for i := 0; i+1 < len(inputs); i += 2 {
+		st.Inputs[inputs[i]] = inputs[i+1]
+	}
+	return st.Run(t, d)
+}
+
+// open opens an issue as the administrator; it returns the number and the
+// "opened" delivery.
+func (f *fixture) open(t *testing.T, body func(n int64) string, labels ...string) (int64, actiontest.Delivery) {
+	t.Helper()
+	n := actiontest.CreateIssue(t, f.s, f.owner, f.repo, t.Name(), body, labels...)
+	return n, f.hook.Next(t, from("issues", "opened", n, f.s.AdminLogin))
+}
+
+// comment posts a comment as the agent and returns its id and delivery.
+func (f *fixture) comment(t *testing.T, n int64, body string) (int64, actiontest.Delivery) {
+	t.Helper()
+	var c struct {
+		ID int64 `json:"id"`
+	}
+	f.api(t, f.agentTok, http.MethodPost, f.path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
+	return c.ID, f.hook.Next(t, from("issue_comment", "created", n, f.agent))
+}
+
+// editBody replaces the body as the administrator and returns the delivery.
+func (f *fixture) editBody(t *testing.T, n int64, body string) actiontest.Delivery {
+	t.Helper()
+	f.api(t, f.s.AdminToken, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"body": body}, nil)
+	return f.hook.Next(t, from("issues", "edited", n, f.s.AdminLogin))
+}
+
+type issue struct {
+	Body   string `json:"body"`
+	Locked bool   `json:"is_locked"`
+	Labels []struct {
+		Name string `json:"name"`
+	} `json:"labels"`
+}
+
+func (i issue) has(label string) bool {
+	return slices.ContainsFunc(i.Labels, func(l struct {
+		Name string `json:"name"`
+	}) bool {
+		return l.Name == label
+	})
+}
+
+func (f *fixture) issue(t *testing.T, n int64) issue {
+	t.Helper()
+	var i issue
+	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d", n), nil, &i)
+	return i
+}
+
+// comment is an issue comment as the API returns it.
+type comment struct {
+	ID      int64  `json:"id"`
+	Body    string `json:"body"`
+	HTMLURL string `json:"html_url"`
+	User    struct {
+		Login string `json:"login"`
+	} `json:"user"`
+}
+
+// comments lists all comments of an issue, oldest first. The tests' issues
+// have few comments; the guard itself never lists them all.
+func (f *fixture) comments(t *testing.T, n int64) []comment {
+	t.Helper()
+	var cs []comment
+	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d/comments", n), nil, &cs)
+	return cs
+}
+
+// lastThree are the last three comments of the issue, as Gitea returns them.
+func (f *fixture) lastThree(t *testing.T, n int64) []comment {
+	t.Helper()
+	cs := f.comments(t, n)
+	return cs[max(0, len(cs)-3):]
+}
+
+// guardComments are the guard's comments holding marker.
+func (f *fixture) guardComments(t *testing.T, n int64, marker string) []comment {
+	t.Helper()
+	var out []comment
+	for _, c := range f.comments(t, n) {
+		if c.User.Login == f.bot && strings.Contains(c.Body, marker) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func statusMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:status issue=%d -->", n) }
+func digestMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:digest issue=%d -->", n) }
+
+// status returns the sticky status comment, failing unless there is exactly one.
+func (f *fixture) status(t *testing.T, n int64) comment {
+	t.Helper()
+	cs := f.guardComments(t, n, statusMarker(n))
+	if len(cs) != 1 {
+		t.Fatalf("expected exactly one status comment on #%d, found %d", n, len(cs))
+	}
+	return cs[0]
+}
+
+// violation is one entry of the violations output.
+type violation struct {
+	Rule    string `json:"rule"`
+	KeyPath string `json:"key_path"`
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	Message string `json:"message"`
+}
+
+func violations(t *testing.T, r actiontest.Result) []violation {
+	t.Helper()
+	var vs []violation
+	actiontest.DecodeJSON(t, r, "violations", &vs)
+	return vs
+}
+
+func rules(t *testing.T, r actiontest.Result) []string {
+	t.Helper()
+	var out []string
+	for _, v := range violations(t, r) {
+		out = append(out, v.Rule)
+	}
+	return out
+}
+
+// expect fails the test unless the run exited with code, set result, and
+// found exactly the violations of rules.
+func expect(t *testing.T, r actiontest.Result, code int, result string, rs ...string) {
+	t.Helper()
+	if got := rules(t, r); r.Code != code || r.Outputs["result"] != result || !slices.Equal(got, rs) {
+		t.Fatalf("expected exit %d, result %q, violations %v; got exit %d, result %q, violations %v\n%s",
+			code, result, rs, r.Code, r.Outputs["result"], got, dump(r))
+	}
+}
+
+func dump(r actiontest.Result) string {
+	return fmt.Sprintf("stdout:\n%s\nstderr:\n%s\noutputs: %v", r.Stdout, r.Stderr, r.Outputs)
+}
+
+// counted caches what `gns-guard tokens` printed for a text.
+var counted sync.Map
+
+// tokens is what the real binary's `gns-guard tokens FILE` prints for text.
+func tokens(t *testing.T, text string) int {
+	t.Helper()
+	if v, ok := counted.Load(text); ok {
+		return v.(int)
+	}
+	file := filepath.Join(t.TempDir(), "text")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(actiontest.Binary(t), "tokens", file).Output()
+	if err != nil {
+		t.Fatalf("gns-guard tokens: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("gns-guard tokens printed %q", out)
+	}
+	counted.Store(text, n)
+	return n
+}
+
+// fenced matches the checkpoint block of the tests' bodies: the lines
+// between the ```yaml fence and its closing fence.
+var fenced = regexp.MustCompile("(?s)```yaml\n(checkpoint:\n.*?\n)```")
+
+// block returns the checkpoint block of a body (its YAML lines, each with
+// its newline, without the fence lines).
+func block(t *testing.T, body string) string {
+	t.Helper()
+	m := fenced.FindAllStringSubmatch(body, -1)
+	if len(m) != 1 {
+		t.Fatalf("expected one ```yaml checkpoint block in the body, found %d:\n%s", len(m), body)
+	}
+	return m[0][1]
+}
+
+var nextEstimate = regexp.MustCompile(`(?m)^\s*next_estimated_tokens:\s*(\d+)\s*$`)
+
+// thousands formats n as the status comment does: 12,345.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// readLines returns a file's lines.
+func readLines(t *testing.T, name string) []string {
+	t.Helper()
+	fh, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

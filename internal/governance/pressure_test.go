@@ -1,0 +1,371 @@
+package governance_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+)
+
+// checkpointBody is an issue body around a checkpoint with the given
+// labels, history lines (already indented, "" for none) and estimate.
+func checkpointBody(n int64, labels, history string, next int) string {
+	return fmt.Sprintf("# Add rate limiting to the public API\n\nThe gateway needs per-token rate limits before the 2.0 release.\n\n```yaml\n"+`checkpoint:
+  version: 2
+  issue: %d
+  phase: implementation
+  depth: 1
+  last_agent: lead-developer
+  last_invocation: inv-20260516-1320-a7
+  budget:
+    total: 200000
+    consumed: 60000
+    remaining: 140000
+  state:
+    labels: [%s]
+    assignee: lead-developer
+%s  current_task: wire the limiter into the gateway config
+  next_agent: code-reviewer
+  next_estimated_tokens: %d
+  created_at: "2026-05-16T12:50:00Z"
+`+"```\n\nAcceptance: 429 with Retry-After, limits per key, metrics exported.\n", n, labels, history, next)
+}
+
+const shortTail = `  history_tail:
+    - {agent: orchestrator, action: split the task into 3 subtasks, timestamp: "2026-05-16T12:58:00Z"}
+    - {agent: architect, action: chose a token bucket per API key, timestamp: "2026-05-16T13:05:00Z"}
+    - {agent: lead-developer, action: implemented middleware and tests, timestamp: "2026-05-16T13:20:00Z"}
+`
+
+// historyLines are k entries of a full history, from entry first on.
+func historyLines(first, k int) string {
+	agents := []string{"orchestrator", "architect", "lead-developer", "code-reviewer", "qa-engineer"}
+	actions := []string{
+		"split the task into subtasks and estimated each of them",
+		"chose a token bucket per API key, refilled every second",
+		"implemented the middleware with unit tests and a benchmark",
+		"reviewed the middleware and asked for clearer names",
+		"load-tested the gateway at 2k rps with no errors",
+	}
+	var b strings.Builder
+	start := time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC)
+	for i := first; i < first+k; i++ {
+		fmt.Fprintf(&b, "    - {agent: %s, action: %q, invocation: inv-%04d, timestamp: %q}\n",
+			agents[i%len(agents)], actions[i%len(actions)], i, start.Add(time.Duration(i)*time.Minute).Format(time.RFC3339))
+	}
+	return b.String()
+}
+
+// progressNote is a long plain comment, as agents post while they work:
+// about tokens tokens of log excerpts.
+func progressNote(t *testing.T, title string, target int) string {
+	t.Helper()
+	lines := []string{
+		"- gateway p99 at 2k rps: 41 ms, no 5xx; bucket refill every second, burst 20",
+		"- `go test ./internal/ratelimit/...`: 14 passed, coverage 87.4%, race detector clean",
+		"- retry-after header set on every 429; clients back off as documented in docs/limits.md",
+		"- key lookup cached for 30 s; cache hit ratio 97% over the soak test of 40 minutes",
+	}
+	var b strings.Builder
+	b.WriteString("Progress on " + title + ":\n\n")
+	for i := 0; tokens(t, b.String()) < target; i++ {
+		for range 10 {
+			b.WriteString(lines[i%len(lines)] + "\n")
+			i++
+		}
+	}
+	return b.String()
+}
+
+// entryLoad is an entry load worked out independently of the guard: the
+// checkpoint block as stored after the run and the last three comments as
+// Gitea returned them before it, each counted by `gns-guard tokens`.
+type entryLoad struct {
+	checkpoint, comments, next, total, max int
+	ratio                                  float64
+}
+
+func measure(t *testing.T, body string, last3 []comment, maxContext int) entryLoad {
+	t.Helper()
+	blk := block(t, body)
+	m := nextEstimate.FindStringSubmatch(blk)
+	if m == nil {
+		t.Fatalf("no next_estimated_tokens in the checkpoint:\n%s", blk)
+	}
+	e := entryLoad{checkpoint: tokens(t, blk), max: maxContext}
+	e.next, _ = strconv.Atoi(m[1])
+	for _, c := range last3 {
+		e.comments += tokens(t, c.Body)
+	}
+	e.total = e.checkpoint + e.comments + e.next
+	e.ratio = math.Round(float64(e.total)/float64(maxContext)*10000) / 10000
+	return e
+}
+
+// metrics is the context-budget record (SPEC 7), every field of it.
+type metrics struct {
+	TS                string  `json:"ts"`
+	Agent             string  `json:"agent"`
+	Issue             int64   `json:"issue"`
+	ContextLoaded     int     `json:"context_loaded"`
+	ContextAvailable  int     `json:"context_available"`
+	ContextRatio      float64 `json:"context_ratio"`
+	CheckpointEntries int     `json:"checkpoint_entries"`
+	Pruned            bool    `json:"pruned"`
+}
+
+// decodeMetrics reads a record, failing unless it has exactly SPEC 7's fields.
+func decodeMetrics(t *testing.T, line string) metrics {
+	t.Helper()
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &fields); err != nil {
+		t.Fatalf("metrics record %q is not a JSON object: %v", line, err)
+	}
+	var keys []string
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"agent", "checkpoint_entries", "context_available", "context_loaded", "context_ratio", "issue", "pruned", "ts"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("metrics record fields %v, want %v", keys, want)
+	}
+	var m metrics
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("metrics record %q: %v", line, err)
+	}
+	return m
+}
+
+// entryLine is how the status comment and the step summary show a load.
+func entryLine(e entryLoad, size string) string {
+	return fmt.Sprintf("**Entry context** %s of %s tokens (%.0f%%; %s task: checkpoint %s, last 3 comments %s, next task %s)",
+		thousands(e.total), thousands(e.max), e.ratio*100, size, thousands(e.checkpoint), thousands(e.comments), thousands(e.next))
+}
+
+// checkFigures asserts that the run reported the entry load e, the one it
+// judged, in its outputs, metrics record and step summary.
+func checkFigures(t *testing.T, r actiontest.Result, e entryLoad, size string, n int64) {
+	t.Helper()
+	ratio := strconv.FormatFloat(e.ratio, 'f', 4, 64)
+	for name, want := range map[string]string{
+		"checkpoint-tokens": strconv.Itoa(e.checkpoint),
+		"context-tokens":    strconv.Itoa(e.total),
+		"context-ratio":     ratio,
+	} {
+		if got := r.Outputs[name]; got != want {
+			t.Errorf("output %s = %q, but gns-guard tokens gives %q (checkpoint %d + last 3 comments %d + next task %d)",
+				name, got, want, e.checkpoint, e.comments, e.next)
+		}
+	}
+	m := decodeMetrics(t, r.Outputs["metrics"])
+	if m.Issue != n || m.ContextLoaded != e.total || m.ContextAvailable != e.max || m.ContextRatio != e.ratio || m.Agent != "code-reviewer" {
+		t.Errorf("metrics %+v, want issue %d, agent code-reviewer, context %d of %d (%v)", m, n, e.total, e.max, e.ratio)
+	}
+	if line := entryLine(e, size); !strings.Contains(r.Summary, line) {
+		t.Errorf("the step summary lacks %q:\n%s", line, r.Summary)
+	}
+}
+
+// checkStatus asserts that the status comment shows the entry load of the
+// issue as the run left it: the stored checkpoint and the last three
+// comments now, the status comment itself among them when it is recent.
+// That is the load the next agent meets, and what the next run will judge.
+func checkStatus(t *testing.T, f *fixture, n int64, maxContext int, size string) (comment, entryLoad) {
+	t.Helper()
+	status := f.status(t, n)
+	e := measure(t, f.issue(t, n).Body, f.lastThree(t, n), maxContext)
+	if line := entryLine(e, size); !strings.Contains(status.Body, line) {
+		t.Errorf("the status comment lacks %q (the load as the run left the issue):\n%s", line, status.Body)
+	}
+	return status, e
+}
+
+// TestPressureGateFollowsTheLastThreeComments: on a small task (6000
+// tokens, gate at 60%), three long progress notes push the next agent's
+// entry load over the gate: context::pressure-high is set and the run
+// fails. A short reply later pushes two of them out of the last three
+// comments (the guard's own status comment, now among the last three,
+// counts with the text it had): the label goes and the run passes. Every
+// figure equals what `gns-guard tokens` prints for the same text.
+func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
+	f := newFixture(t)
+	metricsFile := filepath.Join(t.TempDir(), "context-budget.jsonl")
+	run := func(d actiontest.Delivery) actiontest.Result {
+		return f.run(t, d, "metrics-file", metricsFile)
+	}
+	const maxContext, gate = 6000, 3600
+	n, d := f.open(t, func(n int64) string {
+		return checkpointBody(n, "cascade::depth-2, size::small", shortTail, 1000)
+	}, "cascade::depth-2", "size::small")
+
+	// No comments yet: the checkpoint and the next task only.
+	r := run(d)
+	expect(t, r, 0, "pass")
+	checkFigures(t, r, measure(t, f.issue(t, n).Body, nil, maxContext), "small", n)
+
+	// Three long notes.
+	for i := 1; i <= 3; i++ {
+		_, d = f.comment(t, n, progressNote(t, fmt.Sprintf("step %d", i), 1300))
+	}
+	last3 := f.lastThree(t, n)
+	r = run(d)
+	e := measure(t, f.issue(t, n).Body, last3, maxContext)
+	if e.total <= gate {
+		t.Fatalf("the test's notes are too short: entry load %d is not over the gate of %d", e.total, gate)
+	}
+	expect(t, r, 1, "fail", "context-pressure")
+	checkFigures(t, r, e, "small", n)
+	status, settled := checkStatus(t, f, n, maxContext, "small")
+	if settled.total <= gate {
+		t.Errorf("the status comment shows a load of %d, under the gate, on a run that failed for pressure", settled.total)
+	}
+	want := fmt.Sprintf("the next agent would load %d tokens (checkpoint %d + last 3 comments %d + next task %d), %.0f%% of the 6000 a small task may use, over the pressure threshold of 60%%",
+		e.total, e.checkpoint, e.comments, e.next, e.ratio*100)
+	if v := violations(t, r)[0]; v.Message != want {
+		t.Errorf("violation message\n%q\nwant\n%q", v.Message, want)
+	}
+	if !f.issue(t, n).has("context::pressure-high") {
+		t.Fatalf("context::pressure-high was not set\n%s", dump(r))
+	}
+	if !strings.Contains(r.Stdout, fmt.Sprintf("issue#%d:", n)) || !strings.Contains(r.Stdout, "[context-pressure]") {
+		t.Errorf("the log has no located context-pressure line:\n%s", r.Stdout)
+	}
+
+	// A short reply: the last three are now the third note, the guard's
+	// status comment and the reply.
+	replyID, d := f.comment(t, n, "Thanks, continuing with the config wiring.")
+	last3 = f.lastThree(t, n)
+	if last3[1].ID != status.ID || last3[2].ID != replyID {
+		t.Fatalf("expected the status comment %d and the reply %d to be the last two comments, got %d and %d", status.ID, replyID, last3[1].ID, last3[2].ID)
+	}
+	r = run(d)
+	e = measure(t, f.issue(t, n).Body, last3, maxContext)
+	if e.total > gate {
+		t.Fatalf("the entry load %d is still over the gate of %d: the status comment is longer than the test allows for", e.total, gate)
+	}
+	expect(t, r, 0, "pass")
+	checkFigures(t, r, e, "small", n)
+	if f.issue(t, n).has("context::pressure-high") {
+		t.Errorf("context::pressure-high stayed after the load went down\n%s", dump(r))
+	}
+	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+		t.Errorf("the status comment %d (was %d) was not resolved in place:\n%s", got.ID, status.ID, got.Body)
+	}
+
+	// One record per run, the same as the metrics output.
+	lines := readLines(t, metricsFile)
+	if len(lines) != 3 {
+		t.Fatalf("metrics-file has %d lines after 3 runs:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	if lines[2] != r.Outputs["metrics"] {
+		t.Errorf("the last metrics line\n%s\ndiffers from the metrics output\n%s", lines[2], r.Outputs["metrics"])
+	}
+	for _, l := range lines {
+		m := decodeMetrics(t, l)
+		ts, err := time.Parse(time.RFC3339, m.TS)
+		if err != nil || time.Since(ts) > 10*time.Minute || time.Until(ts) > time.Minute {
+			t.Errorf("metrics ts %q is not the time of the run (%v)", m.TS, err)
+		}
+		if m.CheckpointEntries != 3 || m.Pruned {
+			t.Errorf("metrics %+v: want 3 checkpoint entries, not pruned", m)
+		}
+	}
+}
+
+// TestPruningClearsPressure: on a large task (20000 tokens, gate at 60%,
+// checkpoint overhead 1500) a checkpoint just under its overhead and two
+// long notes put the entry load just over the gate. When the history grows
+// past the overhead, the guard prunes it in the same run: the gate measures
+// the pruned checkpoint the next agent will load, and clears.
+func TestPruningClearsPressure(t *testing.T) {
+	f := newFixture(t)
+	metricsFile := filepath.Join(t.TempDir(), "context-budget.jsonl")
+	const maxContext, gate, overhead = 20000, 12000, 1500
+	labels := "cascade::depth-2, size::large"
+	notes := []string{progressNote(t, "the limiter", 4000), progressNote(t, "the soak test", 4000)}
+	noteTokens := tokens(t, notes[0]) + tokens(t, notes[1])
+
+	// Grow the history to just under the overhead, then pick the estimate
+	// that puts the load 100 tokens over the gate.
+	var entries int
+	var body string
+	n, _ := f.open(t, func(n int64) string {
+		for entries = 1; ; entries++ {
+			if tokens(t, block(t, checkpointBody(n, labels, "  history:\n"+historyLines(0, entries+1), 3000))) > overhead-60 {
+				break
+			}
+		}
+		next := 3000
+		for range 4 {
+			body = checkpointBody(n, labels, "  history:\n"+historyLines(0, entries), next)
+			next = gate + 100 - tokens(t, block(t, body)) - noteTokens
+		}
+		return body
+	}, "cascade::depth-2", "size::large")
+	var d actiontest.Delivery
+	for _, note := range notes {
+		_, d = f.comment(t, n, note)
+	}
+	last3 := f.lastThree(t, n)
+	r := f.run(t, d, "metrics-file", metricsFile)
+	e := measure(t, f.issue(t, n).Body, last3, maxContext)
+	if e.total <= gate || e.checkpoint > overhead {
+		t.Fatalf("test setup: entry load %d should be over %d with a checkpoint of %d tokens under %d", e.total, gate, e.checkpoint, overhead)
+	}
+	expect(t, r, 1, "fail", "context-pressure")
+	checkFigures(t, r, e, "large", n)
+	status, _ := checkStatus(t, f, n, maxContext, "large")
+	if r.Outputs["pruned"] != "false" || !f.issue(t, n).has("context::pressure-high") {
+		t.Fatalf("expected no prune and the pressure label\n%s", dump(r))
+	}
+
+	// Four more entries take the checkpoint over its overhead.
+	cur := f.issue(t, n).Body
+	grown := strings.Replace(cur, "  current_task:", historyLines(entries, 4)+"  current_task:", 1)
+	if tokens(t, block(t, grown)) <= overhead {
+		t.Fatalf("test setup: the grown checkpoint takes %d tokens, not over %d", tokens(t, block(t, grown)), overhead)
+	}
+	d = f.editBody(t, n, grown)
+	last3 = f.lastThree(t, n)
+	r = f.run(t, d, "metrics-file", metricsFile)
+	after := f.issue(t, n)
+	e = measure(t, after.Body, last3, maxContext)
+	expect(t, r, 0, "pass")
+	if r.Outputs["pruned"] != "true" || r.Outputs["archive-comment-ids"] == "[]" {
+		t.Fatalf("expected the checkpoint to be pruned\n%s", dump(r))
+	}
+	if !strings.Contains(block(t, after.Body), "history_tail:") || strings.Contains(block(t, after.Body), "  history:") {
+		t.Errorf("the stored checkpoint was not pruned to a history_tail:\n%s", after.Body)
+	}
+	checkFigures(t, r, e, "large", n)
+	if e.total > gate {
+		t.Errorf("entry load %d after pruning, still over %d", e.total, gate)
+	}
+	if after.has("context::pressure-high") {
+		t.Errorf("context::pressure-high stayed after pruning\n%s", dump(r))
+	}
+	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+		t.Errorf("the status comment %d (was %d) was not resolved in place:\n%s", got.ID, status.ID, got.Body)
+	}
+	lines := readLines(t, metricsFile)
+	if len(lines) != 2 {
+		t.Fatalf("metrics-file has %d lines after 2 runs", len(lines))
+	}
+	m := decodeMetrics(t, lines[1])
+	if !m.Pruned || m.ContextLoaded != e.total || m.CheckpointEntries != 3 {
+		t.Errorf("metrics after the prune %+v: want pruned, context %d, 3 entries (the pruned checkpoint's)", m, e.total)
+	}
+	if m := decodeMetrics(t, lines[0]); m.Pruned || m.CheckpointEntries != entries {
+		t.Errorf("metrics before the prune %+v: want not pruned, %d entries", m, entries)
+	}
+}
