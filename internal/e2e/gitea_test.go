@@ -272,6 +272,29 @@ func (r *repo) waitRuns(n int64, want int) []workflowRun {
 	}
 }
 
+// rerun re-runs a finished run, as the Actions tab's "Re-run all jobs"
+// does, waits for it to finish again and returns it. (Gitea 1.26 reports
+// no attempt number; the re-run is queued before the request returns.)
+func (r *repo) rerun(run workflowRun) workflowRun {
+	r.t.Helper()
+	var started workflowRun
+	r.must(http.MethodPost, r.path("/actions/runs/%d/rerun", run.ID), nil, &started)
+	if started.Status == "completed" {
+		r.t.Fatalf("re-running %s: the answer says it is already finished: %s", run, started)
+	}
+	for {
+		var now workflowRun
+		r.must(http.MethodGet, r.path("/actions/runs/%d", run.ID), nil, &now)
+		if now.Status == "completed" {
+			return now
+		}
+		if time.Now().After(r.deadline) {
+			r.t.Fatalf("gave up waiting for the re-run of %s; now %s\n--- runner output ---\n%s", run, now, r.runner.LogTail())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 func runList(runs []workflowRun) string {
 	if len(runs) == 0 {
 		return "  (none)"

@@ -21,7 +21,7 @@ import (
 const actionsUser = "gitea-actions"
 
 // waitBudget bounds the whole test's waiting for workflow runs.
-const waitBudget = 6 * time.Minute
+const waitBudget = 4 * time.Minute
 
 // A valid agent result comment (SPEC 5b) for the example checkpoints.
 const (
@@ -302,6 +302,16 @@ func TestGuardEndToEnd(t *testing.T) {
 		resolved := statusComment(t, r.comments(n), n)
 		if resolved.ID != status.ID || !strings.Contains(resolved.Body, "all clear") {
 			t.Errorf("status comment %d, want %d edited to all clear:\n%s", resolved.ID, status.ID, resolved.Body)
+		}
+
+		// Re-running the run that failed on the label: its payload still
+		// lists budget::exhausted, but the guard reads today's labels.
+		again := r.rerun(runs[1])
+		if again.Conclusion != "success" {
+			t.Errorf("the re-run of the run the label failed ended %s, want success: it must judge today's labels", again.Conclusion)
+		}
+		if got := r.comments(n); len(got) != 1 || got[0].Body != resolved.Body {
+			t.Errorf("the re-run changed the comments: %v", bodies(got))
 		}
 	})
 
