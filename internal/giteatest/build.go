@@ -167,13 +167,13 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 			return nil, fmt.Errorf("giteatest: build lock %s: %w", path, err)
 		}
 		if !told {
-			fmt.Fprintf(os.Stderr, "giteatest: waiting for another process building Gitea %s (lock %s)\n", Version, path)
+			fmt.Fprintf(os.Stderr, "giteatest: waiting for another process's build in %s (lock %s)\n", filepath.Dir(path), path)
 			told = true
 		}
 		select {
 		case <-ctx.Done():
 			_ = f.Close()
-			return nil, fmt.Errorf("giteatest: waiting for the Gitea build lock: %w", ctx.Err())
+			return nil, fmt.Errorf("giteatest: waiting for the build lock %s: %w", path, ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
