@@ -52,9 +52,11 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 	}{
 		{
 			name: "malformed footer", rule: "comment-protocol",
-			body:    func(*testing.T) string { return malformed },
-			line:    func(string) int { return 5 },
-			col:     func(string) int { return strings.Index(`<!-- GNS_EVENT {"agent": "code-reviewer", "depth": 1,, `, ",, ") + 2 },
+			body: func(*testing.T) string { return malformed },
+			line: func(string) int { return 5 },
+			col: func(string) int {
+				return strings.Index(`<!-- GNS_EVENT {"agent": "code-reviewer", "depth": 1,, `, ",, ") + 2
+			},
 			message: "the GNS_EVENT footer is not valid JSON: invalid character ',' looking for beginning of object key string",
 			shown:   "is not valid JSON",
 		},
