@@ -94,7 +94,7 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		set.Token = firstNonEmpty(r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"))
 		r.set.Token = set.Token
 	}
-	for _, t := range []string{set.Token, set.AdminToken} {
+	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv)} {
 		if t != "" {
 			r.gh.AddMask(t)
 		}
@@ -173,11 +173,15 @@ func (r *runner) readEnvironment() error {
 	return nil
 }
 
+// ActionsTokenEnv is set by action.yml to ${{ github.token }}: the token
+// input equal to it is the Actions token, whose user is known.
+const ActionsTokenEnv = "GNS_GUARD_ACTIONS_TOKEN"
+
 // resolveSelf learns the guard's own login: the Actions token's user is
 // known without asking; a personal token's user is looked up once.
 func (r *runner) resolveSelf(ctx context.Context) error {
 	tok := r.set.Token
-	for _, k := range []string{"GITEA_TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN"} {
+	for _, k := range []string{ActionsTokenEnv, "GITEA_TOKEN", "GITHUB_TOKEN"} {
 		if v := r.o.Getenv(k); v != "" && v == tok {
 			r.self = guard.ActionsUser
 			return nil

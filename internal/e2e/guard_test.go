@@ -76,6 +76,11 @@ func TestGuardEndToEnd(t *testing.T) {
 		if log := r.jobLog(runs[1]); !strings.Contains(log, "outputs: result=pass pruned=false budget-remaining=13800") {
 			t.Errorf("the next step did not read the guard's outputs of a clean pass:\n%s", log)
 		}
+		// SPEC section 6: a clean pass costs at most two requests, the
+		// Actions token's user known without asking.
+		if log := r.jobLog(runs[1]); !strings.Contains(log, "pass (0 violation(s), 0 warning(s)), 2 API request(s)") {
+			t.Errorf("a clean pass with the Actions token did not cost exactly 2 API requests:\n%s", log)
+		}
 		is := r.issue(n)
 		if !slices.Equal(is.labelNames(), names(std)) || is.Body != numbered(t, healthy, story) {
 			t.Errorf("a healthy issue was changed: labels %v, body changed: %v", is.labelNames(), is.Body != numbered(t, healthy, story))

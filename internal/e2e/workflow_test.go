@@ -34,9 +34,10 @@ type actionSpec struct {
 		Description string `yaml:"description"`
 	} `yaml:"outputs"`
 	Runs struct {
-		Using string   `yaml:"using"`
-		Image string   `yaml:"image"`
-		Args  []string `yaml:"args"`
+		Using string            `yaml:"using"`
+		Image string            `yaml:"image"`
+		Args  []string          `yaml:"args"`
+		Env   map[string]string `yaml:"env"`
 	} `yaml:"runs"`
 }
 
@@ -131,6 +132,12 @@ func guardWorkflow(spec actionSpec, binary string, with map[string]string) ([]by
 		}
 		env[key] = in.Default
 	}
+	for key, v := range spec.Runs.Env {
+		if _, dup := env[key]; dup {
+			return nil, fmt.Errorf("action.yml: runs.env sets %s, which an input sets too", key)
+		}
+		env[key] = v
+	}
 	for name, v := range with {
 		if _, ok := spec.Inputs[name]; !ok {
 			return nil, fmt.Errorf("action.yml has no input %q", name)
@@ -211,6 +218,12 @@ func TestWorkflowMatchesActionYML(t *testing.T) {
 		gh := githubactions.New(githubactions.WithGetenv(func(k string) string { return st.Env[k] }))
 		if v := gh.GetInput(name); v != strings.TrimSpace(in.Default) {
 			t.Errorf("input %s: the guard would read %q, want the default %q (the runner's name %s and the toolkit's differ)", name, v, in.Default, key)
+		}
+	}
+	for key, v := range spec.Runs.Env {
+		want = append(want, key)
+		if got := st.Env[key]; got != v {
+			t.Errorf("runs.env %s: the workflow sets %q, action.yml sets %q", key, got, v)
 		}
 	}
 	var have []string
