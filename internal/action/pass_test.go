@@ -47,7 +47,7 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	for name, dst := range map[string]any{"checkpoint-tokens": &cpTokens, "context-tokens": &ctxTokens, "context-ratio": &ratio} {
 		actiontest.DecodeJSON(t, r, name, dst)
 	}
-	if cpTokens < 200 || cpTokens > 1200 || ctxTokens != cpTokens+3500 || ratio != float64(int(float64(ctxTokens)/10000*10000+0.5))/10000 {
+	if cpTokens < 200 || cpTokens > 1200 || ctxTokens != cpTokens+3500 || ratio != float64(ctxTokens)/10000 {
 		t.Errorf("checkpoint-tokens %d, context-tokens %d, context-ratio %v do not add up (medium task, next 3500)", cpTokens, ctxTokens, ratio)
 	}
 	after := f.issue(t, n)
