@@ -47,8 +47,8 @@ func TestParseLocatesProblems(t *testing.T) {
 	}
 }
 
-// BenchmarkParse reads one realistic agent result comment.
-func BenchmarkParse(b *testing.B) {
+// BenchmarkParseAgentComment reads one realistic agent result comment.
+func BenchmarkParseAgentComment(b *testing.B) {
 	body := resultComment(b, "lead-developer", "implementation", 1, map[string]any{
 		"files_changed": []string{"internal/ratelimit/bucket.go", "internal/ratelimit/bucket_test.go"},
 		"key_stats":     map[string]any{"tests_added": 14, "coverage_pct": 87.4},
