@@ -14,8 +14,10 @@ import (
 // cleanPassRequests is what a clean pass costs with a personal token: GET
 // /user (whose token is this? needed to skip the events its own user
 // causes), GET the issue, and one page of its timeline (the recent
-// comments). With the Actions token the guard knows its user without
-// asking, which leaves the two requests SPEC section 6 allows.
+// comments). With the Actions token (recognised through action.yml's
+// GNS_GUARD_ACTIONS_TOKEN, which these steps leave unset: their token is a
+// personal one) the guard knows its user without asking, which leaves the
+// two requests SPEC section 6 allows.
 const cleanPassRequests = 3
 
 // A healthy issue passes, writes nothing and reports its numbers.
