@@ -270,11 +270,29 @@ func (d *decoder) object(f field, key, n *yaml.Node, path string) {
 	}
 }
 
+// keyPath appends key to path. A key that is not a plain name (an unknown
+// key may hold anything, newlines included) is written quoted, in
+// brackets, so a key path is always one line.
 func keyPath(path, key string) string {
+	if !plainKey(key) {
+		return path + "[" + strconv.Quote(key) + "]"
+	}
 	if path == "" {
 		return key
 	}
 	return path + "." + key
+}
+
+func plainKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	for _, r := range key {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func isNull(n *yaml.Node) bool {

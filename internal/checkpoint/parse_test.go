@@ -124,3 +124,15 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// An unknown key may hold anything; its key path stays one quoted line, so
+// a finding is always one log line.
+func TestKeyPathOfAnOddKeyIsOneLine(t *testing.T) {
+	r := Parse(strings.Replace(good, "  phase: build\n", "  phase: build\n  \"a\\nb::set-env\": 1\n", 1), Options{})
+	if len(r.Findings) != 1 {
+		t.Fatalf("findings: %v", r.Findings)
+	}
+	if got, want := r.Findings[0].KeyPath, `checkpoint["a\nb::set-env"]`; got != want {
+		t.Errorf("key path %q, want %q", got, want)
+	}
+}
