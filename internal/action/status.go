@@ -20,9 +20,18 @@ func (r *runner) settledStatus(s snapshot, p *guard.Plan, existing *guard.Commen
 	if !p.Governed || r.event.Name == "pull_request" {
 		return body
 	}
+	asRead := body
 	for range 3 {
 		in := r.nextInput(s, p, existing, res, body)
-		next := guard.RenderStatus(n, guard.Decide(in), r.set.Config, res.notes)
+		np := guard.Decide(in)
+		if np.Resolved != p.Resolved {
+			// The guard's own comment tipped the verdict (it pushed a long
+			// comment out of the last three, say): report this run's own
+			// verdict, never "all clear" on a run that failed. The next
+			// run judges the issue as it is now.
+			return asRead
+		}
+		next := guard.RenderStatus(n, np, r.set.Config, res.notes)
 		if next == body {
 			break
 		}
