@@ -369,3 +369,43 @@ func TestPruningClearsPressure(t *testing.T) {
 		t.Errorf("metrics before the prune %+v: want not pruned, %d entries", m, entries)
 	}
 }
+
+// TestStatusCommentNeverContradictsTheRun: three notes put the entry load
+// just over the gate; the status comment the failing run posts is shorter
+// than the oldest note it pushes out of the last three. The status comment
+// still reports the failure this run found, with this run's figures, and
+// on every later run says all clear exactly when the run passed.
+func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
+	f := newFixture(t)
+	const maxContext, gate = 6000, 3600
+	n, _ := f.open(t, func(n int64) string {
+		return checkpointBody(n, "cascade::depth-2, size::small", shortTail, 1000)
+	}, "cascade::depth-2", "size::small")
+	var d actiontest.Delivery
+	for i := 1; i <= 3; i++ {
+		_, d = f.comment(t, n, progressNote(t, fmt.Sprintf("step %d", i), 900))
+	}
+	last3 := f.lastThree(t, n)
+	r := f.run(t, d)
+	e := measure(t, f.issue(t, n).Body, last3, maxContext)
+	if e.total <= gate || e.total-tokens(t, last3[0].Body) > gate-250 {
+		t.Fatalf("test setup: the load %d should be over %d, and under it by 250 without the oldest note", e.total, gate)
+	}
+	expect(t, r, 1, "fail", "context-pressure")
+	status := f.status(t, n)
+	if !strings.Contains(status.Body, "❌ gns-guard: 1 violation(s)") || !strings.Contains(status.Body, entryLine(e, "small")) {
+		t.Errorf("the status comment of a run that failed for pressure at %s does not say so:\n%s", entryLine(e, "small"), status.Body)
+	}
+	if !f.issue(t, n).has("context::pressure-high") {
+		t.Errorf("context::pressure-high was not set")
+	}
+	// Re-runs judge the issue with the status comment among the last three.
+	for range 2 {
+		r = f.run(t, d)
+		clear := strings.Contains(f.status(t, n).Body, "all clear")
+		if clear != (r.Code == 0) || f.issue(t, n).has("context::pressure-high") != (r.Code == 1) {
+			t.Errorf("exit %d, but the status comment says all clear: %v and the pressure label is set: %v\n%s",
+				r.Code, clear, f.issue(t, n).has("context::pressure-high"), dump(r))
+		}
+	}
+}
