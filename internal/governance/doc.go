@@ -16,7 +16,9 @@
 // comments as it read them. The sticky status comment gives the load of the
 // issue as the run left it, its own text included, which is what the next
 // agent meets and the next run judges; on a run that posts or rewrites the
-// status comment the two differ.
+// status comment the two differ. When the issue as left would be judged
+// differently (the status comment pushed a long comment out of the last
+// three), the status comment reports the run's own findings and figures.
 //
 // The tests need GNS_GUARD_INTEGRATION=1 (or CI); see internal/giteatest.
 package governance
