@@ -81,7 +81,10 @@ func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
 	ids, _ := json.Marshal(nonNil(res.archiveIDs))
 	r.setOutput("result", result)
 	r.setOutput("violations", string(vj))
-	r.setOutput("pruned", strconv.FormatBool(res.pruned || (cfg.DryRun && p.Prune != nil)))
+	// A dry run reports what it would do, as its figures do: they measure
+	// the pruned checkpoint.
+	pruned := res.pruned || (cfg.DryRun && p.Prune != nil)
+	r.setOutput("pruned", strconv.FormatBool(pruned))
 	r.setOutput("archive-comment-ids", string(ids))
 	r.setOutput("depth", strconv.FormatInt(nums.Depth, 10))
 	r.setOutput("max-depth", maxDepthText(nums))
@@ -97,7 +100,7 @@ func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
 		ContextAvailable:  nums.MaxContext,
 		ContextRatio:      nums.ContextRatio,
 		CheckpointEntries: nums.Entries,
-		Pruned:            res.pruned,
+		Pruned:            pruned,
 	}
 	mj, _ := json.Marshal(m)
 	r.setOutput("metrics", string(mj))
