@@ -25,8 +25,9 @@ func (l *logger) infof(format string, args ...any) {
 }
 
 // untrusted prints text that may hold issue content, fenced off so that the
-// runner executes none of it.
-func (l *logger) untrusted(_ io.Writer, lines ...string) {
+// runner executes none of it. It goes to stdout with the fence, errors
+// included: a fence on one stream does not cover the other.
+func (l *logger) untrusted(lines ...string) {
 	if len(lines) == 0 {
 		return
 	}

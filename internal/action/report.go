@@ -56,7 +56,7 @@ func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
 	for _, f := range fs {
 		lines = append(lines, f.Format(fmt.Sprintf("issue#%d", n)))
 	}
-	r.log.untrusted(nil, lines...)
+	r.log.untrusted(lines...)
 	verb := "wrote"
 	if cfg.DryRun {
 		verb = "would write"
@@ -169,7 +169,7 @@ func (r *runner) dryRun(ctx context.Context, s snapshot, p *guard.Plan) applied 
 	}
 	existing, err := r.findStatus(ctx, s, p)
 	if err != nil {
-		r.log.untrusted(nil, "gns-guard: warning: "+err.Error())
+		r.log.untrusted("gns-guard: warning: "+err.Error())
 	}
 	body := r.settledStatus(s, p, existing, res)
 	switch {
