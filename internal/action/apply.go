@@ -220,7 +220,7 @@ func (r *runner) applyLock(ctx context.Context, n int64, reason string, status *
 	default:
 		note := "The issue could not be locked: the server answered an error. The next run tries again."
 		res.notes = append(res.notes, note)
-		r.log.untrusted("gns-guard: warning: lock failed: "+err.Error())
+		r.log.untrusted("gns-guard: warning: lock failed: " + err.Error())
 	}
 }
 

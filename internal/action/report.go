@@ -169,7 +169,7 @@ func (r *runner) dryRun(ctx context.Context, s snapshot, p *guard.Plan) applied 
 	}
 	existing, err := r.findStatus(ctx, s, p)
 	if err != nil {
-		r.log.untrusted("gns-guard: warning: "+err.Error())
+		r.log.untrusted("gns-guard: warning: " + err.Error())
 	}
 	body := r.settledStatus(s, p, existing, res)
 	switch {

@@ -61,7 +61,7 @@ func Run(ctx context.Context, o Options) int {
 		case code == exitClean:
 			code = exitConfig
 		}
-		r.log.untrusted("gns-guard: "+err.Error())
+		r.log.untrusted("gns-guard: " + err.Error())
 		gh.SetOutput("result", "error")
 	}
 	return code
