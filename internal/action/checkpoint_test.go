@@ -168,7 +168,7 @@ func TestCommentProtocol(t *testing.T) {
 		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
 	}
 	status := f.status(t, n)
-	if !strings.Contains(status.Body, fmt.Sprintf(`comment\#%d 3:1`, id)) {
+	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, f.s.URL, f.owner, f.repo, n, id)) {
 		t.Errorf("the status comment does not point at the comment:\n%s", status.Body)
 	}
 

@@ -109,7 +109,7 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 				t.Errorf("the log lacks %q:\n%s", logLine, r.Stdout)
 			}
 			status := f.status(t, n)
-			for _, s := range []string{fmt.Sprintf(`comment\#%d %d:%d`, id, line, col), tc.shown} {
+			for _, s := range []string{fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) %d:%d", id, f.s.URL, f.owner, f.repo, n, id, line, col), tc.shown} {
 				if !strings.Contains(status.Body, s) {
 					t.Errorf("the status comment lacks %q:\n%s", s, status.Body)
 				}

@@ -71,6 +71,9 @@ type Plan struct {
 	Digest string
 	// Numbers are the figures reported in outputs, summary and metrics.
 	Numbers Numbers
+	// Links maps a finding's key path to the web page of what it is about
+	// (an agent comment's link, for comment#ID), where known.
+	Links map[string]string
 }
 
 // Numbers are the measured figures of one run.

@@ -12,13 +12,12 @@ import (
 // issue_comment event: its header and GNS_EVENT footer, its depth against
 // the cascade limit, its phase against the checkpoint, and its agent
 // against allowed-agents. Positions are lines and columns of the comment.
-func checkCommentProtocol(e *eval) []Violation {
+func checkCommentProtocol(e *eval) (out []Violation) {
 	c := e.eventComment()
 	if c == nil || !agentcomment.IsAgentComment(c.Body) {
 		return nil
 	}
 	parsed, probs := agentcomment.Parse(c.Body)
-	var out []Violation
 	path := fmt.Sprintf("comment#%d", c.ID)
 	add := func(line, col int, format string, args ...any) {
 		out = append(out, at(checkpoint.Pos{Line: line, Col: col}, path, "comment #%d: "+format, append([]any{c.ID}, args...)...))
@@ -26,6 +25,14 @@ func checkCommentProtocol(e *eval) []Violation {
 	for _, p := range probs {
 		add(p.Line, p.Col, "%s", p.Message)
 	}
+	defer func() {
+		if len(out) > 0 && c.HTMLURL != "" {
+			if e.plan.Links == nil {
+				e.plan.Links = map[string]string{}
+			}
+			e.plan.Links[path] = c.HTMLURL
+		}
+	}()
 	if parsed.Agent == "" {
 		return out
 	}

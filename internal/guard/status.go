@@ -24,14 +24,14 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string) string {
 		b.WriteString("## ✅ gns-guard: all clear\n\nThe problems this comment reported before are resolved.")
 		if len(p.Warnings) > 0 {
 			fmt.Fprintf(&b, " %d warning(s) remain:\n\n", len(p.Warnings))
-			findingsTable(&b, p.Findings())
+			findingsTable(&b, p.Findings(), p.Links)
 		} else {
 			b.WriteString("\n")
 		}
 	} else {
 		fmt.Fprintf(&b, "## ❌ gns-guard: %d violation(s)\n\n", len(p.Violations))
 		b.WriteString("The workflow must not go on until these are fixed. Line:column count in the issue body.\n\n")
-		findingsTable(&b, p.Findings())
+		findingsTable(&b, p.Findings(), p.Links)
 	}
 	b.WriteString("\n")
 	writeNumbers(&b, p.Numbers)
@@ -76,7 +76,7 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 	}
 	if fs := p.Findings(); len(fs) > 0 {
 		b.WriteString("\n")
-		findingsTable(&b, fs)
+		findingsTable(&b, fs, p.Links)
 	}
 	b.WriteString("\n")
 	writeNumbers(&b, p.Numbers)
@@ -95,7 +95,7 @@ func hasRule(id string) bool {
 	return false
 }
 
-func findingsTable(b *strings.Builder, fs []finding.Finding) {
+func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]string) {
 	b.WriteString("| | rule | where | finding |\n|---|---|---|---|\n")
 	for _, f := range fs {
 		icon := "❌"
@@ -106,8 +106,12 @@ func findingsTable(b *strings.Builder, fs []finding.Finding) {
 		if f.Line > 0 {
 			where = fmt.Sprintf("%d:%d", f.Line, f.Col)
 		}
-		if strings.HasPrefix(f.KeyPath, "comment#") {
-			where = markdown.Cell(f.KeyPath, 0) + " " + where
+		if id, ok := strings.CutPrefix(f.KeyPath, "comment#"); ok && isDigits(id) {
+			what := "comment " + id
+			if u := links[f.KeyPath]; u != "" {
+				what = fmt.Sprintf("[%s](%s)", what, markdown.URL(u))
+			}
+			where = what + " " + where
 		}
 		fmt.Fprintf(b, "| %s | `%s` | %s | %s |\n", icon, f.Rule, where, markdown.Cell(f.Message, 600))
 	}
@@ -160,4 +164,13 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
