@@ -17,8 +17,8 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 	spent := func(n int64) string {
 		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 20000", "remaining: 13800", "remaining: 0")
 	}
-	n, d := f.open(t, "spent", spent, labels...)
-	r := f.run(t, d)
+	n, d := f.Open(t, "spent", spent, labels...)
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "budget-exhausted")
 	if v := violations(t, r)[0]; v.KeyPath != "checkpoint.budget.remaining" || !strings.Contains(v.Message, "20000 of 20000 tokens consumed, 0 remaining") {
@@ -33,8 +33,8 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 
 	// A budget admin raises the total: the violation is gone, the label is not.
 	raised := replace(t, f.issue(t, n).Body, "total: 20000", "total: 30000", "remaining: 0", "remaining: 10000")
-	d = f.editBody(t, n, f.s.AdminToken, f.s.AdminLogin, raised)
-	r = f.run(t, d, "budget-admins", f.s.AdminLogin)
+	d = f.editBody(t, n, f.S.AdminToken, f.S.AdminLogin, raised)
+	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "budget-exhausted")
 	if v := violations(t, r)[0]; !strings.Contains(v.Message, "budget::exhausted label is set") {
@@ -46,9 +46,9 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 
 	// A person removes it: approved.
 	d = f.removeLabel(t, n, "budget::exhausted")
-	r = f.run(t, d, "budget-admins", f.s.AdminLogin)
+	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
 	expect(t, r, 0, "pass")
-	if st := f.status(t, n); !strings.Contains(st.Body, "all clear") {
+	if st := f.Status(t, n); !strings.Contains(st.Body, "all clear") {
 		t.Errorf("the status comment is not resolved:\n%s", st.Body)
 	}
 }
@@ -60,9 +60,9 @@ func TestNextOverBudget(t *testing.T) {
 	greedy := func(n int64) string {
 		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 14000", "remaining: 13800", "remaining: 6000")
 	}
-	n, d := f.open(t, "greedy", greedy, "cascade::depth-2", "size::medium", "phase::implementation")
+	n, d := f.Open(t, "greedy", greedy, "cascade::depth-2", "size::medium", "phase::implementation")
 	line, col := lineOf(t, f.issue(t, n).Body, "next_estimated_tokens: ")
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "next-over-budget")
 	v := violations(t, r)[0]
@@ -73,7 +73,7 @@ func TestNextOverBudget(t *testing.T) {
 	if strings.Join(st.labels(), ",") != "cascade::depth-2,phase::implementation,size::medium" || st.Locked {
 		t.Errorf("next-over-budget changed labels or lock: %v, locked %v", st.labels(), st.Locked)
 	}
-	if !strings.Contains(f.status(t, n).Body, "next-over-budget") {
+	if !strings.Contains(f.Status(t, n).Body, "next-over-budget") {
 		t.Error("the status comment does not name next-over-budget")
 	}
 }
@@ -82,10 +82,10 @@ func TestNextOverBudget(t *testing.T) {
 // permission::violation and locks the issue (with the admin-token).
 func TestAgentNotAllowed(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "stranger", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	n, d := f.Open(t, "stranger", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	line, col := lineOf(t, f.issue(t, n).Body, "next_agent: ")
 	allowed := "orchestrator, lead-developer\narchitect"
-	r := f.run(t, d, "allowed-agents", allowed, "admin-token", f.s.AdminToken)
+	r := f.Run(t, d, "allowed-agents", allowed, "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "agent-not-allowed")
 	v := violations(t, r)[0]
@@ -98,7 +98,7 @@ func TestAgentNotAllowed(t *testing.T) {
 	}
 	// With the agent allowed the check passes, and permission::violation
 	// stays: only a person removes it.
-	r = f.run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.s.AdminToken)
+	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
 	expect(t, r, 0, "pass")
 	if !f.issue(t, n).has("permission::violation") {
 		t.Error("the guard removed permission::violation; only a person may")
@@ -109,13 +109,13 @@ func TestAgentNotAllowed(t *testing.T) {
 // editor is a budget admin. The "edited" delivery carries the previous body.
 func TestCheckpointTampered(t *testing.T) {
 	f := newFixture(t)
-	agent, agentTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "agent", giteatest.PermWrite)
+	agent, agentTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "agent", giteatest.PermWrite)
 	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
 	lower := func(body string) string {
 		return replace(t, body, "consumed: 6200", "consumed: 1000", "remaining: 13800", "remaining: 19000")
 	}
 
-	n, _ := f.open(t, "tampered", example(t, "healthy.md"), labels...)
+	n, _ := f.Open(t, "tampered", example(t, "healthy.md"), labels...)
 	before := f.issue(t, n).Body
 	d := f.editBody(t, n, agentTok, agent, lower(before))
 	changes, _ := payload(t, d)["changes"].(map[string]any)
@@ -123,7 +123,7 @@ func TestCheckpointTampered(t *testing.T) {
 	if from["from"] != before {
 		t.Fatalf("the edited delivery does not carry the previous body in changes.body.from: %s", d.Payload)
 	}
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "checkpoint-tampered")
 	v := violations(t, r)[0]
@@ -136,9 +136,9 @@ func TestCheckpointTampered(t *testing.T) {
 	}
 
 	// The same edit by a budget admin is an approval.
-	n2, _ := f.open(t, "approved", example(t, "healthy.md"), labels...)
+	n2, _ := f.Open(t, "approved", example(t, "healthy.md"), labels...)
 	d = f.editBody(t, n2, agentTok, agent, lower(f.issue(t, n2).Body))
-	r = f.run(t, d, "budget-admins", "alice,"+agent)
+	r = f.Run(t, d, "budget-admins", "alice,"+agent)
 	expect(t, r, 0, "pass")
 	if st := f.issue(t, n2); st.has("permission::violation") || st.Comments != 0 {
 		t.Errorf("a budget admin's edit was treated as tampering: labels %v, %d comments", st.labels(), st.Comments)

@@ -40,19 +40,19 @@ func row(v violation) string {
 // comment is posted once, however many runs see the broken checkpoint.
 func TestCheckpointInvalid(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "broken", example(t, "broken.md"), "cascade::depth-1")
+	n, d := f.Open(t, "broken", example(t, "broken.md"), "cascade::depth-1")
 	body := f.issue(t, n).Body
 	want := checkFindings(t, body)
 	if len(want) < 10 {
 		t.Fatalf("expected the broken example to have at least 10 errors, check found %d", len(want))
 	}
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	got := violations(t, r)
 	if len(got) != len(want) {
 		t.Errorf("the action found %d violations, check %d", len(got), len(want))
 	}
-	status := f.status(t, n)
+	status := f.Status(t, n)
 	for _, v := range want {
 		if v.Rule != "checkpoint-invalid" {
 			t.Errorf("unexpected finding %+v", v)
@@ -64,7 +64,7 @@ func TestCheckpointInvalid(t *testing.T) {
 			t.Errorf("the log lacks %s", line)
 		}
 	}
-	recovery := f.guardComments(t, n, recoveryMarker(n))
+	recovery := f.GuardComments(t, n, recoveryMarker(n))
 	if len(recovery) != 1 || !strings.HasPrefix(recovery[0].Body, "## 🔄 context-recovery-needed") {
 		t.Fatalf("expected one context-recovery-needed comment, found %d", len(recovery))
 	}
@@ -75,13 +75,13 @@ func TestCheckpointInvalid(t *testing.T) {
 
 	// Another event on the same broken issue: still one recovery comment,
 	// one status comment, and nothing written.
-	_, d2 := f.comment(t, n, f.s.AdminToken, f.s.AdminLogin, "Looking into it.")
-	r = f.run(t, d2)
+	_, d2 := f.comment(t, n, f.S.AdminToken, f.S.AdminLogin, "Looking into it.")
+	r = f.Run(t, d2)
 	expect(t, r, 1, "fail")
-	if n := len(f.guardComments(t, n, recoveryMarker(n))); n != 1 {
+	if n := len(f.GuardComments(t, n, recoveryMarker(n))); n != 1 {
 		t.Errorf("after two runs there are %d context-recovery-needed comments", n)
 	}
-	if got := f.status(t, n); got.ID != status.ID {
+	if got := f.Status(t, n); got.ID != status.ID {
 		t.Errorf("a second status comment %d was posted beside %d", got.ID, status.ID)
 	}
 }
@@ -90,12 +90,12 @@ func TestCheckpointInvalid(t *testing.T) {
 // known, so nothing is judged but that, and recovery is requested.
 func TestCheckpointAmbiguous(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "two checkpoints", testdata(t, "err/ambiguous.md"), "cascade::depth-2", "size::medium")
-	r := f.run(t, d)
+	n, d := f.Open(t, "two checkpoints", testdata(t, "err/ambiguous.md"), "cascade::depth-2", "size::medium")
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	// One finding per block, each at its opening fence.
 	expectRules(t, r, "checkpoint-ambiguous", "checkpoint-ambiguous")
-	status := f.status(t, n).Body
+	status := f.Status(t, n).Body
 	for _, v := range violations(t, r) {
 		if !strings.Contains(status, row(v)) {
 			t.Errorf("the status comment lacks %s", row(v))
@@ -104,7 +104,7 @@ func TestCheckpointAmbiguous(t *testing.T) {
 	if vs := violations(t, r); vs[0].Line != 3 || vs[1].Line != 26 {
 		t.Errorf("the blocks open on lines 3 and 26, the findings say %d and %d", vs[0].Line, vs[1].Line)
 	}
-	if len(f.guardComments(t, n, recoveryMarker(n))) != 1 {
+	if len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
 		t.Error("no context-recovery-needed comment")
 	}
 }
@@ -112,14 +112,14 @@ func TestCheckpointAmbiguous(t *testing.T) {
 // checkpoint-missing: a governed label and no checkpoint block.
 func TestCheckpointMissing(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "no checkpoint", func(int64) string { return "The agents lost the checkpoint.\n" }, "cascade::depth-2")
-	r := f.run(t, d)
+	n, d := f.Open(t, "no checkpoint", func(int64) string { return "The agents lost the checkpoint.\n" }, "cascade::depth-2")
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "checkpoint-missing")
 	if v := violations(t, r)[0]; v.Line != 1 || v.Col != 1 {
 		t.Errorf("violation %+v", v)
 	}
-	if !strings.Contains(f.status(t, n).Body, "checkpoint-missing") || len(f.guardComments(t, n, recoveryMarker(n))) != 1 {
+	if !strings.Contains(f.Status(t, n).Body, "checkpoint-missing") || len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
 		t.Error("expected the status comment and one context-recovery-needed comment")
 	}
 }
@@ -128,8 +128,8 @@ func TestCheckpointMissing(t *testing.T) {
 // the next task shrinks; the status comment is resolved in place.
 func TestContextPressureLabelComesAndGoes(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "heavy", testdata(t, "err/context-pressure.md"), "cascade::depth-2", "size::tiny")
-	r := f.run(t, d)
+	n, d := f.Open(t, "heavy", testdata(t, "err/context-pressure.md"), "cascade::depth-2", "size::tiny")
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "context-pressure")
 	if v := violations(t, r)[0]; !strings.Contains(v.Message, "of the 4000 a tiny task may use, over the pressure threshold of 60%") {
@@ -138,15 +138,15 @@ func TestContextPressureLabelComesAndGoes(t *testing.T) {
 	if !f.issue(t, n).has("context::pressure-high") {
 		t.Fatalf("context::pressure-high was not set\n%s", dump(r))
 	}
-	status := f.status(t, n)
+	status := f.Status(t, n)
 
-	d = f.editBody(t, n, f.s.AdminToken, f.s.AdminLogin, replace(t, f.issue(t, n).Body, "next_estimated_tokens: 2400", "next_estimated_tokens: 600"))
-	r = f.run(t, d)
+	d = f.editBody(t, n, f.S.AdminToken, f.S.AdminLogin, replace(t, f.issue(t, n).Body, "next_estimated_tokens: 2400", "next_estimated_tokens: 600"))
+	r = f.Run(t, d)
 	expect(t, r, 0, "pass")
 	if f.issue(t, n).has("context::pressure-high") {
 		t.Errorf("context::pressure-high stayed after the cause went away\n%s", dump(r))
 	}
-	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
 	}
 }
@@ -155,20 +155,20 @@ func TestContextPressureLabelComesAndGoes(t *testing.T) {
 // footer fails; a well-formed one passes.
 func TestCommentProtocol(t *testing.T) {
 	f := newFixture(t)
-	agent, agentTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "agent", "write")
-	n, _ := f.open(t, "results", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	agent, agentTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "agent", "write")
+	n, _ := f.Open(t, "results", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 
 	bad := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: looks fine.\n"
 	id, d := f.comment(t, n, agentTok, agent, bad)
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "comment-protocol")
 	v := violations(t, r)[0]
 	if v.KeyPath != fmt.Sprintf("comment#%d", id) || v.Line != 3 || !strings.Contains(v.Message, "footer is missing") {
 		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
 	}
-	status := f.status(t, n)
-	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, f.s.URL, f.owner, f.repo, n, id)) {
+	status := f.Status(t, n)
+	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, f.S.URL, f.Owner, f.Name, n, id)) {
 		t.Errorf("the status comment does not point at the comment:\n%s", status.Body)
 	}
 
@@ -176,9 +176,9 @@ func TestCommentProtocol(t *testing.T) {
 		`<!-- GNS_EVENT {"agent":"code-reviewer","invocation":"inv-9","event_type":"subagent_result","phase":"implementation","depth":1,` +
 		`"budget":{"before":13800,"consumed":900,"remaining":12900},"status":"done","verdict":"approve","files_changed":0,"key_stats":{"findings":0},"next_agent":""} -->`
 	_, d = f.comment(t, n, agentTok, agent, good)
-	r = f.run(t, d)
+	r = f.Run(t, d)
 	expect(t, r, 0, "pass")
-	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
 	}
 }

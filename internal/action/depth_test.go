@@ -12,11 +12,11 @@ import (
 // status comment in place.
 func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	body := f.issue(t, n).Body
 	line, col := lineOf(t, body, "  depth: ")
 
-	r := f.run(t, d, "admin-token", f.s.AdminToken)
+	r := f.Run(t, d, "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "depth-exceeded")
 	v := violations(t, r)[0]
@@ -33,7 +33,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	if color, _ := f.repoLabel(t, "cascade::depth-exceeded"); color != "b60205" {
 		t.Errorf("the created label has color %q, expected b60205", color)
 	}
-	status := f.status(t, n)
+	status := f.Status(t, n)
 	for _, s := range []string{"❌ gns-guard: 1 violation(s)", "`depth-exceeded`", "| " + strconv.Itoa(line) + ":" + strconv.Itoa(col) + " |", "depth 3 is over the cascade limit of 2"} {
 		if !strings.Contains(status.Body, s) {
 			t.Errorf("the status comment lacks %q:\n%s", s, status.Body)
@@ -46,7 +46,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	// The same event again (a re-run of the job): nothing to write, and
 	// the cost of a clean pass: the issue is already labelled and locked,
 	// and the status comment, among the recent comments, already says it.
-	r = f.run(t, d, "admin-token", f.s.AdminToken)
+	r = f.Run(t, d, "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
 	if len(r.Writes) != 0 || r.Requests != cleanPassRequests {
 		t.Errorf("a re-run on an unchanged issue wrote %q with %d requests (expected none, with %d)\n%s", r.Writes, r.Requests, cleanPassRequests, r.Stdout)
@@ -55,14 +55,14 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	// A person fixes the depth: the label goes, the status comment (the
 	// same one) says all clear. The lock stays: a person unlocks.
 	fixed := replace(t, body, "  depth: 3", "  depth: 1", "agent_chain: [orchestrator, lead-developer, developer, tester]", "agent_chain: [orchestrator, lead-developer]")
-	d = f.editBody(t, n, f.s.AdminToken, f.s.AdminLogin, fixed)
-	r = f.run(t, d, "admin-token", f.s.AdminToken)
+	d = f.editBody(t, n, f.S.AdminToken, f.S.AdminLogin, fixed)
+	r = f.Run(t, d, "admin-token", f.S.AdminToken)
 	expect(t, r, 0, "pass")
 	st = f.issue(t, n)
 	if st.has("cascade::depth-exceeded") {
 		t.Errorf("the label cascade::depth-exceeded stayed after the depth was fixed: %v\n%s", st.labels(), dump(r))
 	}
-	resolved := f.status(t, n)
+	resolved := f.Status(t, n)
 	if resolved.ID != status.ID || !strings.Contains(resolved.Body, "all clear") || strings.Contains(resolved.Body, "❌") {
 		t.Errorf("expected status comment %d resolved in place, got %d:\n%s", status.ID, resolved.ID, resolved.Body)
 	}
@@ -76,26 +76,26 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 // violation (exit 1, not 3), and a re-run does not try the lock again.
 func TestDepthExceededWithoutAdminTokenReportsTheRefusedLock(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-	r := f.run(t, d)
+	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "depth-exceeded")
 	st := f.issue(t, n)
 	if st.Locked || !st.has("cascade::depth-exceeded") {
 		t.Errorf("locked %v, labels %v", st.Locked, st.labels())
 	}
-	status := f.status(t, n)
+	status := f.Status(t, n)
 	for where, text := range map[string]string{"status comment": status.Body, "step summary": r.Summary} {
 		if !strings.Contains(text, "could not be locked") || !strings.Contains(text, "admin-token") {
 			t.Errorf("the %s does not report the refused lock:\n%s", where, text)
 		}
 	}
-	r = f.run(t, d)
+	r = f.Run(t, d)
 	expect(t, r, 1, "fail")
 	if len(r.Writes) != 0 || r.Requests != cleanPassRequests {
 		t.Errorf("the re-run wrote %q with %d requests\n%s", r.Writes, r.Requests, r.Stdout)
 	}
-	if got := f.status(t, n); got.ID != status.ID || got.Body != status.Body {
+	if got := f.Status(t, n); got.ID != status.ID || got.Body != status.Body {
 		t.Errorf("the status comment changed on a re-run:\n%s", got.Body)
 	}
 }
@@ -104,41 +104,41 @@ func TestDepthExceededWithoutAdminTokenReportsTheRefusedLock(t *testing.T) {
 // default-max-depth gives the limit.
 func TestCascadeLabels(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "two limits", example(t, "healthy.md"), "cascade::depth-1", "cascade::depth-2", "size::medium")
-	r := f.run(t, d)
+	n, d := f.Open(t, "two limits", example(t, "healthy.md"), "cascade::depth-1", "cascade::depth-2", "size::medium")
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "cascade-label-conflict")
 	if v := violations(t, r)[0]; !strings.Contains(v.Message, "cascade::depth-1, cascade::depth-2") {
 		t.Errorf("the conflict does not name both labels: %s", v.Message)
 	}
-	if !strings.Contains(f.status(t, n).Body, "cascade-label-conflict") {
+	if !strings.Contains(f.Status(t, n).Body, "cascade-label-conflict") {
 		t.Error("the status comment does not name cascade-label-conflict")
 	}
 
-	n, d = f.open(t, "no limit", example(t, "healthy.md"), "size::medium")
-	r = f.run(t, d)
+	n, d = f.Open(t, "no limit", example(t, "healthy.md"), "size::medium")
+	r = f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "cascade-label-missing")
 	if r.Outputs["max-depth"] != "" {
 		t.Errorf("max-depth = %q with no limit known", r.Outputs["max-depth"])
 	}
-	if !strings.Contains(f.status(t, n).Body, "default-max-depth") {
+	if !strings.Contains(f.Status(t, n).Body, "default-max-depth") {
 		t.Error("the status comment does not say how to give the limit (a label or default-max-depth)")
 	}
 
 	// default-max-depth gives the limit of an issue without a label.
-	n2, d2 := f.open(t, "default limit", example(t, "healthy.md"), "size::medium")
-	r = f.run(t, d2, "default-max-depth", "2")
+	n2, d2 := f.Open(t, "default limit", example(t, "healthy.md"), "size::medium")
+	r = f.Run(t, d2, "default-max-depth", "2")
 	expect(t, r, 0, "pass")
 	if r.Outputs["max-depth"] != "2" || len(r.Writes) != 0 {
 		t.Errorf("max-depth %q, writes %q", r.Outputs["max-depth"], r.Writes)
 	}
-	r = f.run(t, d2, "default-max-depth", "n")
+	r = f.Run(t, d2, "default-max-depth", "n")
 	expect(t, r, 0, "pass")
 	if r.Outputs["max-depth"] != "n" {
 		t.Errorf("max-depth %q for n", r.Outputs["max-depth"])
 	}
-	r = f.run(t, d2, "default-max-depth", "0")
+	r = f.Run(t, d2, "default-max-depth", "0")
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "depth-exceeded")
 	if !f.issue(t, n2).has("cascade::depth-exceeded") {

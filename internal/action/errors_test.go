@@ -10,7 +10,7 @@ import (
 // before anything is read or written.
 func TestMalformedInputExits2(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium")
+	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium")
 	for _, c := range []struct{ input, value string }{
 		{"prune-threshold", "abc"},
 		{"fail-on", "sometimes"},
@@ -19,7 +19,7 @@ func TestMalformedInputExits2(t *testing.T) {
 		{"encoding", "p50k_base"},
 		{"history-tail", "0"},
 	} {
-		r := f.run(t, d, c.input, c.value)
+		r := f.Run(t, d, c.input, c.value)
 		out := r.Stdout + r.Stderr
 		if r.Code != 2 || !strings.Contains(out, "input "+c.input) || !strings.Contains(out, `"`+c.value+`"`) {
 			t.Errorf("%s: %q: exit %d, expected 2 with a message naming the input and the value\n%s", c.input, c.value, r.Code, dump(r))
@@ -36,14 +36,14 @@ func TestMalformedInputExits2(t *testing.T) {
 // An API that cannot be reached: exit 3, saying which server.
 func TestUnreachableServerExits3(t *testing.T) {
 	f := newFixture(t)
-	_, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
+	_, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
-	st := f.step()
+	st := f.Step()
 	st.Env = map[string]string{"GITHUB_API_URL": closed + "/api/v1"}
 	r := st.Run(t, d)
 	out := r.Stdout + r.Stderr
@@ -55,8 +55,8 @@ func TestUnreachableServerExits3(t *testing.T) {
 // A token the server rejects: exit 3, saying the token was rejected.
 func TestRejectedTokenExits3(t *testing.T) {
 	f := newFixture(t)
-	_, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
-	st := f.step()
+	_, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
+	st := f.Step()
 	st.Token = strings.Repeat("0", 40)
 	r := st.Run(t, d)
 	out := r.Stdout + r.Stderr

@@ -1,11 +1,9 @@
 package action_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,72 +13,17 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/actiontest"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
-// fixture is one repository on the real server with a webhook capturing its
-// events, and the guard's own user: a collaborator with write access whose
-// personal token the guard runs with (the administrator, who opens the
-// issues, is a different user, so the guard does not skip their events).
-type fixture struct {
-	s           *giteatest.Server
-	owner, repo string
-	hook        *actiontest.Hook
-	bot, tok    string
-}
+// fixture is a repository of its own with the guard's user (see
+// actiontest.Repo).
+type fixture struct{ *actiontest.Repo }
 
 // newFixture starts a parallel test on a repository of its own.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	t.Parallel()
-	s := giteatest.Require(t)
-	f := &fixture{s: s}
-	f.owner, f.repo = s.NewRepo(t)
-	f.hook = actiontest.NewHook(t, s, f.owner, f.repo)
-	f.bot, f.tok = actiontest.Collaborator(t, s, f.owner, f.repo, "guard", giteatest.PermWrite)
-	return f
-}
-
-// step is the guard step with the given inputs (name, value pairs).
-func (f *fixture) step(inputs ...string) actiontest.Step {
-	st := actiontest.Step{Server: f.s, Owner: f.owner, Repo: f.repo, Token: f.tok, Inputs: map[string]string{}}
-	for i := 0; i+1 < len(inputs); i += 2 {
-		st.Inputs[inputs[i]] = inputs[i+1]
-	}
-	return st
-}
-
-// run runs the guard on a delivery with the given inputs.
-func (f *fixture) run(t *testing.T, d actiontest.Delivery, inputs ...string) actiontest.Result {
-	t.Helper()
-	return f.step(inputs...).Run(t, d)
-}
-
-// path is an API path under the repository.
-func (f *fixture) path(format string, args ...any) string {
-	return fmt.Sprintf("/repos/%s/%s", url.PathEscape(f.owner), url.PathEscape(f.repo)) + fmt.Sprintf(format, args...)
-}
-
-func (f *fixture) api(t *testing.T, token, method, path string, in, out any) {
-	t.Helper()
-	if err := actiontest.API(context.Background(), f.s, token, method, path, in, out); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// from matches a delivery by event, action, issue number and sender.
-func from(event, action string, n int64, sender string) func(actiontest.Delivery) bool {
-	return func(d actiontest.Delivery) bool {
-		return d.Event == event && d.Action == action && d.Number == n && d.Sender == sender
-	}
-}
-
-// open opens an issue as the administrator and returns its number and the
-// "opened" delivery.
-func (f *fixture) open(t *testing.T, title string, body func(n int64) string, labels ...string) (int64, actiontest.Delivery) {
-	t.Helper()
-	n := actiontest.CreateIssue(t, f.s, f.owner, f.repo, title, body, labels...)
-	return n, f.hook.Next(t, from("issues", "opened", n, f.s.AdminLogin))
+	return &fixture{actiontest.NewRepo(t)}
 }
 
 // example is a body builder from a shipped example issue.
@@ -126,25 +69,25 @@ func replace(t *testing.T, s string, pairs ...string) string {
 // the "edited" delivery.
 func (f *fixture) editBody(t *testing.T, n int64, token, login, body string) actiontest.Delivery {
 	t.Helper()
-	f.api(t, token, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"body": body}, nil)
-	return f.hook.Next(t, from("issues", "edited", n, login))
+	f.API(t, token, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"body": body}, nil)
+	return f.Hook.Next(t, actiontest.From("issues", "edited", n, login))
 }
 
 // addLabels adds labels to an issue as the administrator and returns the
 // delivery (issues/labeled, or pull_request/labeled for a pull request).
 func (f *fixture) addLabels(t *testing.T, event string, n int64, names ...string) actiontest.Delivery {
 	t.Helper()
-	ids := actiontest.LabelIDs(t, f.s, f.owner, f.repo, names...)
-	f.api(t, f.s.AdminToken, http.MethodPost, f.path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
-	return f.hook.Next(t, from(event, "label_updated", n, f.s.AdminLogin))
+	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, names...)
+	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
+	return f.Hook.Next(t, actiontest.From(event, "label_updated", n, f.S.AdminLogin))
 }
 
 // removeLabel removes one label from an issue as the administrator.
 func (f *fixture) removeLabel(t *testing.T, n int64, name string) actiontest.Delivery {
 	t.Helper()
-	id := actiontest.LabelIDs(t, f.s, f.owner, f.repo, name)[0]
-	f.api(t, f.s.AdminToken, http.MethodDelete, f.path("/issues/%d/labels/%d", n, id), nil, nil)
-	return f.hook.Next(t, from("issues", "label_updated", n, f.s.AdminLogin))
+	id := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, name)[0]
+	f.API(t, f.S.AdminToken, http.MethodDelete, f.Path("/issues/%d/labels/%d", n, id), nil, nil)
+	return f.Hook.Next(t, actiontest.From("issues", "label_updated", n, f.S.AdminLogin))
 }
 
 // comment posts a comment as the user of token (login) and returns its id
@@ -154,8 +97,8 @@ func (f *fixture) comment(t *testing.T, n int64, token, login, body string) (int
 	var c struct {
 		ID int64 `json:"id"`
 	}
-	f.api(t, token, http.MethodPost, f.path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
-	return c.ID, f.hook.Next(t, from("issue_comment", "created", n, login))
+	f.API(t, token, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
+	return c.ID, f.Hook.Next(t, actiontest.From("issue_comment", "created", n, login))
 }
 
 // issueState is what a person sees of an issue.
@@ -183,50 +126,11 @@ func (s issueState) has(label string) bool { return slices.Contains(s.labels(), 
 func (f *fixture) issue(t *testing.T, n int64) issueState {
 	t.Helper()
 	var s issueState
-	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d", n), nil, &s)
+	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/issues/%d", n), nil, &s)
 	return s
 }
 
-// comment is an issue comment as the API lists it.
-type comment struct {
-	ID   int64  `json:"id"`
-	Body string `json:"body"`
-	User struct {
-		Login string `json:"login"`
-	} `json:"user"`
-}
-
-func (f *fixture) comments(t *testing.T, n int64) []comment {
-	t.Helper()
-	var cs []comment
-	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d/comments", n), nil, &cs)
-	return cs
-}
-
-// guardComments returns the guard's own comments that contain marker.
-func (f *fixture) guardComments(t *testing.T, n int64, marker string) []comment {
-	t.Helper()
-	var out []comment
-	for _, c := range f.comments(t, n) {
-		if c.User.Login == f.bot && strings.Contains(c.Body, marker) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func statusMarker(n int64) string   { return fmt.Sprintf("<!-- gns-guard:status issue=%d -->", n) }
 func recoveryMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:recovery issue=%d -->", n) }
-
-// status returns the sticky status comment, failing unless there is exactly one.
-func (f *fixture) status(t *testing.T, n int64) comment {
-	t.Helper()
-	cs := f.guardComments(t, n, statusMarker(n))
-	if len(cs) != 1 {
-		t.Fatalf("expected exactly one status comment on #%d, found %d", n, len(cs))
-	}
-	return cs[0]
-}
 
 // repoLabel returns a repository label by name (ok false when absent).
 func (f *fixture) repoLabel(t *testing.T, name string) (color string, ok bool) {
@@ -235,7 +139,7 @@ func (f *fixture) repoLabel(t *testing.T, name string) (color string, ok bool) {
 		Name  string `json:"name"`
 		Color string `json:"color"`
 	}
-	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/labels?limit=50"), nil, &ls)
+	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/labels?limit=50"), nil, &ls)
 	for _, l := range ls {
 		if l.Name == name {
 			return l.Color, true

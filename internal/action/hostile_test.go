@@ -121,8 +121,8 @@ func checkOutputs(t *testing.T, r actiontest.Result, result string) {
 func (f *fixture) checkComments(t *testing.T, n int64, who string) {
 	t.Helper()
 	mine := 0
-	for _, c := range f.comments(t, n) {
-		if c.User.Login != f.bot {
+	for _, c := range f.Comments(t, n) {
+		if c.User.Login != f.Bot {
 			continue
 		}
 		mine++
@@ -149,10 +149,10 @@ func (f *fixture) checkComments(t *testing.T, n int64, who string) {
 // guard writes mentions anyone or breaks out of its Markdown.
 func TestHostileIssueText(t *testing.T) {
 	f := newFixture(t)
-	who, _ := actiontest.Collaborator(t, f.s, f.owner, f.repo, "bystander", giteatest.PermRead)
+	who, _ := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "bystander", giteatest.PermRead)
 	title := "::set-env name=TITLE::1 @" + who
-	n, d := f.open(t, title, hostileBody(who), "cascade::depth-2", "size::medium")
-	r := f.run(t, d, "admin-token", f.s.AdminToken)
+	n, d := f.Open(t, title, hostileBody(who), "cascade::depth-2", "size::medium")
+	r := f.Run(t, d, "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
 	if rs := rules(t, r); len(rs) < 2 || !slices.Contains(rs, "checkpoint-invalid") {
 		t.Fatalf("expected the hostile checkpoint to be invalid in several ways, got %v\n%s", rs, dump(r))
@@ -161,10 +161,10 @@ func TestHostileIssueText(t *testing.T) {
 	if !strings.Contains(r.Stdout, `::add-path::/evil\n::set-env name=KEY::1`) {
 		t.Errorf("the finding on the hostile key is not in the log, escaped:\n%s", r.Stdout)
 	}
-	checkLog(t, r.Stdout, []string{f.tok, f.s.AdminToken}, who)
+	checkLog(t, r.Stdout, []string{f.Token, f.S.AdminToken}, who)
 	checkOutputs(t, r, "fail")
 	f.checkComments(t, n, who)
-	if len(f.guardComments(t, n, recoveryMarker(n))) != 1 {
+	if len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
 		t.Error("the recovery comment was not posted")
 	}
 }
@@ -174,24 +174,24 @@ func TestHostileIssueText(t *testing.T) {
 // findings.
 func TestHostileAgentNamesAndComments(t *testing.T) {
 	f := newFixture(t)
-	who, _ := actiontest.Collaborator(t, f.s, f.owner, f.repo, "bystander", giteatest.PermRead)
-	agent, agentTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "agent", giteatest.PermWrite)
+	who, _ := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "bystander", giteatest.PermRead)
+	agent, agentTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "agent", giteatest.PermWrite)
 	valid := func(n int64) string {
 		b := hostileBody(who)(n)
 		b = regexp.MustCompile(`(?m)^  depth: .*\n`).ReplaceAllString(b, "  depth: 1\n")
 		b = regexp.MustCompile(`(?m)^  "::add-path.*\n`).ReplaceAllString(b, "")
 		return b
 	}
-	n, _ := f.open(t, "agents", valid, "cascade::depth-2", "size::medium")
+	n, _ := f.Open(t, "agents", valid, "cascade::depth-2", "size::medium")
 	hostile := "## 🔄 ::set-env name=C::1 | phase:x\n::add-path::/tmp/pwned\r\n```\n@" + who + "\n<!-- GNS_EVENT {\"agent\": \"```@" + who + "\"} -->"
 	_, d := f.comment(t, n, agentTok, agent, hostile)
-	r := f.run(t, d, "allowed-agents", "lead-developer", "admin-token", f.s.AdminToken)
+	r := f.Run(t, d, "allowed-agents", "lead-developer", "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
 	rs := rules(t, r)
 	if !slices.Contains(rs, "agent-not-allowed") || !slices.Contains(rs, "comment-protocol") {
 		t.Fatalf("expected agent-not-allowed and comment-protocol, got %v\n%s", rs, dump(r))
 	}
-	checkLog(t, r.Stdout, []string{f.tok, f.s.AdminToken}, who)
+	checkLog(t, r.Stdout, []string{f.Token, f.S.AdminToken}, who)
 	checkOutputs(t, r, "fail")
 	f.checkComments(t, n, who)
 	if !f.issue(t, n).Locked {

@@ -23,9 +23,9 @@ const cleanPassRequests = 3
 // A healthy issue passes, writes nothing and reports its numbers.
 func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	n, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	before := f.issue(t, n)
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	expect(t, r, 0, "pass")
 	if len(r.Writes) != 0 || !strings.Contains(r.Stdout, "no writes needed") {
 		t.Errorf("a healthy issue must need no writes, the guard made %q", r.Writes)
@@ -58,9 +58,9 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	}
 	// A second event on the unchanged issue (closed and reopened): the
 	// same reads, still nothing to write.
-	f.api(t, f.s.AdminToken, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"state": "closed"}, nil)
-	f.api(t, f.s.AdminToken, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"state": "open"}, nil)
-	r2 := f.run(t, f.hook.Next(t, from("issues", "reopened", n, f.s.AdminLogin)))
+	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"state": "closed"}, nil)
+	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"state": "open"}, nil)
+	r2 := f.Run(t, f.Hook.Next(t, actiontest.From("issues", "reopened", n, f.S.AdminLogin)))
 	expect(t, r2, 0, "pass")
 	if len(r2.Writes) != 0 || r2.Requests != cleanPassRequests {
 		t.Errorf("the reopened event: %d requests, writes %q", r2.Requests, r2.Writes)
@@ -77,8 +77,8 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 // business: skipped, nothing written.
 func TestUngovernedIssueIsSkipped(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "just a bug", func(int64) string { return "The export button does nothing.\n\n```yaml\nfoo: bar\n```\n" }, "bug")
-	r := f.run(t, d)
+	n, d := f.Open(t, "just a bug", func(int64) string { return "The export button does nothing.\n\n```yaml\nfoo: bar\n```\n" }, "bug")
+	r := f.Run(t, d)
 	expect(t, r, 0, "skipped")
 	if len(r.Writes) != 0 || r.Outputs["violations"] != "[]" {
 		t.Errorf("writes %q, violations %s", r.Writes, r.Outputs["violations"])
@@ -91,11 +91,11 @@ func TestUngovernedIssueIsSkipped(t *testing.T) {
 // The events the guard's own writes cause are skipped: no loops.
 func TestOwnEventsAreSkipped(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-	r := f.run(t, d)
+	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
-	own := f.hook.Next(t, from("issues", "label_updated", n, f.bot))
-	r = f.run(t, own)
+	own := f.Hook.Next(t, actiontest.From("issues", "label_updated", n, f.Bot))
+	r = f.Run(t, own)
 	expect(t, r, 0, "skipped")
 	if len(r.Writes) != 0 || !strings.Contains(r.Stdout, "no loops") {
 		t.Errorf("the guard's own label event: writes %q\n%s", r.Writes, r.Stdout)
@@ -108,8 +108,8 @@ func TestOwnEventsAreSkipped(t *testing.T) {
 // fail-on: never reports the violation and lets the job pass.
 func TestFailOnNever(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-	r := f.run(t, d, "fail-on", "never")
+	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	r := f.Run(t, d, "fail-on", "never")
 	expect(t, r, 0, "fail")
 	expectRules(t, r, "depth-exceeded")
 	if !f.issue(t, n).has("cascade::depth-exceeded") {
@@ -121,10 +121,10 @@ func TestFailOnNever(t *testing.T) {
 // real run would.
 func TestDryRunWritesNothing(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	metrics := filepath.Join(t.TempDir(), "context-budget.jsonl")
 	before := f.issue(t, n)
-	r := f.run(t, d, "dry-run", "true", "admin-token", f.s.AdminToken, "metrics-file", metrics)
+	r := f.Run(t, d, "dry-run", "true", "admin-token", f.S.AdminToken, "metrics-file", metrics)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "depth-exceeded")
 	for _, s := range []string{
@@ -154,14 +154,14 @@ func TestDryRunWritesNothing(t *testing.T) {
 // metrics-file gets one JSON line per run, in the context-budget.jsonl shape.
 func TestMetricsFileGetsOneLinePerRun(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	n, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	metrics := filepath.Join(t.TempDir(), "logs", "context-budget.jsonl")
 	if err := os.MkdirAll(filepath.Dir(metrics), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var outs []string
 	for range 2 {
-		r := f.run(t, d, "metrics-file", metrics)
+		r := f.Run(t, d, "metrics-file", metrics)
 		expect(t, r, 0, "pass")
 		outs = append(outs, r.Outputs["metrics"])
 	}

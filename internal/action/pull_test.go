@@ -24,13 +24,13 @@ func (f *fixture) openPull(t *testing.T, branch string, files ...string) (int64,
 		} else {
 			in["branch"] = branch
 		}
-		f.api(t, f.s.AdminToken, http.MethodPost, f.path("/contents/%s", path), in, nil)
+		f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/contents/%s", path), in, nil)
 	}
 	var pr struct {
 		Number int64 `json:"number"`
 	}
-	f.api(t, f.s.AdminToken, http.MethodPost, f.path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
-	return pr.Number, f.hook.Next(t, from("pull_request", "opened", pr.Number, f.s.AdminLogin))
+	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
+	return pr.Number, f.Hook.Next(t, actiontest.From("pull_request", "opened", pr.Number, f.S.AdminLogin))
 }
 
 // protected-path: a pull request changing .kilo/ fails and gets
@@ -39,7 +39,7 @@ func (f *fixture) openPull(t *testing.T, branch string, files ...string) (int64,
 func TestProtectedPath(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.openPull(t, "evolve", "docs/notes.md", ".kilo/agents/reviewer.md")
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "protected-path")
 	if v := violations(t, r)[0]; !strings.Contains(v.Message, `".kilo/agents/reviewer.md"`) || strings.Contains(v.Message, "docs/notes.md") {
@@ -48,22 +48,22 @@ func TestProtectedPath(t *testing.T) {
 	if !f.issue(t, n).has("permission::violation") {
 		t.Fatalf("permission::violation was not set on the pull request\n%s", dump(r))
 	}
-	status := f.status(t, n)
-	r = f.run(t, d)
+	status := f.Status(t, n)
+	r = f.Run(t, d)
 	expect(t, r, 1, "fail")
 	if len(r.Writes) != 0 {
 		t.Errorf("a re-run on an unchanged pull request wrote %q", r.Writes)
 	}
-	f.status(t, n) // still exactly one
+	f.Status(t, n) // still exactly one
 
 	// A person allows the change.
 	d = f.addLabels(t, "pull_request", n, "permission::evolve-system")
 	if d.Event != "pull_request" {
 		t.Fatalf("a label on a pull request arrived as %s", d.Event)
 	}
-	r = f.run(t, d)
+	r = f.Run(t, d)
 	expect(t, r, 0, "pass")
-	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
 	}
 	if !f.issue(t, n).has("permission::violation") {
@@ -71,16 +71,16 @@ func TestProtectedPath(t *testing.T) {
 	}
 
 	// protected-paths configures the prefixes.
-	r = f.run(t, d, "protected-paths", "docs/\n.github/")
+	r = f.Run(t, d, "protected-paths", "docs/\n.github/")
 	expect(t, r, 0, "pass") // the evolve-system label allows any protected change
 
 	n2, d2 := f.openPull(t, "docs", "docs/more.md")
-	r = f.run(t, d2)
+	r = f.Run(t, d2)
 	expect(t, r, 0, "pass")
 	if len(r.Writes) != 0 || f.issue(t, n2).Comments != 0 {
 		t.Errorf("a pull request with nothing protected got writes %q", r.Writes)
 	}
-	r = f.run(t, d2, "protected-paths", "docs/")
+	r = f.Run(t, d2, "protected-paths", "docs/")
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "protected-path")
 }

@@ -22,11 +22,11 @@ func TestRequestsDoNotGrowWithComments(t *testing.T) {
 		}
 		body := withIssue(actiontest.Example(t, "healthy.md", 1), 1)
 		owner, repo, n := s.SeedIssue(t, "long thread", body, comments)
-		f := &fixture{s: s, owner: owner, repo: repo}
-		f.hook = actiontest.NewHook(t, s, owner, repo)
-		f.bot, f.tok = actiontest.Collaborator(t, s, owner, repo, "guard", giteatest.PermWrite)
+		f := &fixture{&actiontest.Repo{S: s, Owner: owner, Name: repo}}
+		f.Hook = actiontest.NewHook(t, s, owner, repo)
+		f.Bot, f.Token = actiontest.Collaborator(t, s, owner, repo, "guard", giteatest.PermWrite)
 		d := f.addLabels(t, "issues", n, "cascade::depth-2", "size::medium", "phase::implementation")
-		r := f.run(t, d)
+		r := f.Run(t, d)
 		expect(t, r, 0, "pass")
 		if f.issue(t, n).Comments != count {
 			t.Fatalf("the seeded issue has %d comments, expected %d", f.issue(t, n).Comments, count)

@@ -22,7 +22,7 @@ func (f *fixture) notifications(t *testing.T, token string) []string {
 			URL   string `json:"html_url"`
 		} `json:"subject"`
 	}
-	f.api(t, token, http.MethodGet, "/notifications?all=true", nil, &ns)
+	f.API(t, token, http.MethodGet, "/notifications?all=true", nil, &ns)
 	var out []string
 	for _, n := range ns {
 		out = append(out, n.Subject.Title+" "+n.Subject.URL)
@@ -36,7 +36,7 @@ func (f *fixture) notifications(t *testing.T, token string) []string {
 // hostile footer neither breaks the table nor mentions anyone.
 func TestCompletionDigest(t *testing.T) {
 	f := newFixture(t)
-	victim, victimTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "victim", giteatest.PermRead)
+	victim, victimTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "victim", giteatest.PermRead)
 	n, _ := f.open(t, func(n int64) string {
 		return checkpointBody(n, "cascade::depth-2, size::medium", shortTail, 1000)
 	}, "cascade::depth-2", "size::medium")
@@ -63,17 +63,17 @@ func TestCompletionDigest(t *testing.T) {
 	for i := range 4 {
 		post(i, map[string]any{"status": "done", "verdict": fmt.Sprintf("approve-%d", i)})
 	}
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	expect(t, r, 0, "pass")
-	if got := f.guardComments(t, n, digestMarker(n)); len(got) != 0 {
+	if got := f.GuardComments(t, n, digestMarker(n)); len(got) != 0 {
 		t.Fatalf("a digest after 4 results:\n%s", got[0].Body)
 	}
 	before := len(f.notifications(t, victimTok))
 
 	post(4, map[string]any{"status": "done", "verdict": "approve-4"})
-	r = f.run(t, d)
+	r = f.Run(t, d)
 	expect(t, r, 0, "pass")
-	digests := f.guardComments(t, n, digestMarker(n))
+	digests := f.GuardComments(t, n, digestMarker(n))
 	if len(digests) != 1 {
 		t.Fatalf("%d digests after 5 results, want 1\n%s", len(digests), dump(r))
 	}
@@ -82,7 +82,7 @@ func TestCompletionDigest(t *testing.T) {
 		t.Errorf("the digest does not start with its heading:\n%s", dg)
 	}
 	urls := map[int64]string{}
-	for _, c := range f.comments(t, n) {
+	for _, c := range f.Comments(t, n) {
 		urls[c.ID] = c.HTMLURL
 	}
 	row := regexp.MustCompile(`(?m)^\| (\d+) \| (.*) \| \[comment\]\(([^)\s]+)\) \|$`)
@@ -104,9 +104,9 @@ func TestCompletionDigest(t *testing.T) {
 	}
 	// Gitea notifies from a queue: once a later comment's mention has
 	// reached a witness, a mention in the digest would have reached the victim.
-	witness, witnessTok := actiontest.Collaborator(t, f.s, f.owner, f.repo, "witness", giteatest.PermRead)
-	f.api(t, f.s.AdminToken, http.MethodPost, f.path("/issues/%d/comments", n), map[string]string{"body": "cc @" + witness}, nil)
-	f.hook.Next(t, from("issue_comment", "created", n, f.s.AdminLogin))
+	witness, witnessTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "witness", giteatest.PermRead)
+	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": "cc @" + witness}, nil)
+	f.Hook.Next(t, actiontest.From("issue_comment", "created", n, f.S.AdminLogin))
 	deadline := time.Now().Add(30 * time.Second)
 	for len(f.notifications(t, witnessTok)) == 0 {
 		if time.Now().After(deadline) {
@@ -119,12 +119,12 @@ func TestCompletionDigest(t *testing.T) {
 	}
 
 	// A re-run of the same event, then a sixth result: still one digest.
-	r = f.run(t, d)
+	r = f.Run(t, d)
 	expect(t, r, 0, "pass")
 	post(5, map[string]any{"status": "done", "verdict": "approve-5"})
-	r = f.run(t, d)
+	r = f.Run(t, d)
 	expect(t, r, 0, "pass")
-	if got := f.guardComments(t, n, digestMarker(n)); len(got) != 1 || got[0].Body != dg {
+	if got := f.GuardComments(t, n, digestMarker(n)); len(got) != 1 || got[0].Body != dg {
 		t.Errorf("%d digests after a re-run and a sixth result, want the first one unchanged", len(got))
 	}
 	for _, w := range r.Writes {

@@ -2,10 +2,8 @@ package governance_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,64 +18,27 @@ import (
 	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
-// fixture is one repository with a webhook capturing its events, the
-// guard's user (a write collaborator whose token the guard runs with) and
-// an agent user who posts results. The administrator opens and edits the
-// issues, so the guard never skips an event as its own.
+// fixture is a repository of its own with the guard's user (see
+// actiontest.Repo) and an agent user who posts results. The administrator
+// opens and edits the issues, so the guard never skips an event as its own.
 type fixture struct {
-	s               *giteatest.Server
-	owner, repo     string
-	hook            *actiontest.Hook
-	bot, tok        string
+	*actiontest.Repo
 	agent, agentTok string
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	t.Parallel()
-	s := giteatest.Require(t)
-	f := &fixture{s: s}
-	f.owner, f.repo = s.NewRepo(t)
-	f.hook = actiontest.NewHook(t, s, f.owner, f.repo)
-	f.bot, f.tok = actiontest.Collaborator(t, s, f.owner, f.repo, "guard", giteatest.PermWrite)
-	f.agent, f.agentTok = actiontest.Collaborator(t, s, f.owner, f.repo, "agent", giteatest.PermWrite)
+	f := &fixture{Repo: actiontest.NewRepo(t)}
+	f.agent, f.agentTok = actiontest.Collaborator(t, f.S, f.Owner, f.Name, "agent", giteatest.PermWrite)
 	return f
-}
-
-func (f *fixture) path(format string, args ...any) string {
-	return fmt.Sprintf("/repos/%s/%s", url.PathEscape(f.owner), url.PathEscape(f.repo)) + fmt.Sprintf(format, args...)
-}
-
-func (f *fixture) api(t *testing.T, token, method, path string, in, out any) {
-	t.Helper()
-	if err := actiontest.API(context.Background(), f.s, token, method, path, in, out); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// from matches a delivery by event, action, issue number and sender.
-func from(event, action string, n int64, sender string) func(actiontest.Delivery) bool {
-	return func(d actiontest.Delivery) bool {
-		return d.Event == event && d.Action == action && d.Number == n && d.Sender == sender
-	}
-}
-
-// run runs the guard step on a delivery with inputs (name, value pairs).
-func (f *fixture) run(t *testing.T, d actiontest.Delivery, inputs ...string) actiontest.Result {
-	t.Helper()
-	st := actiontest.Step{Server: f.s, Owner: f.owner, Repo: f.repo, Token: f.tok, Inputs: map[string]string{}}
-	for i := 0; i+1 < len(inputs); i += 2 {
-		st.Inputs[inputs[i]] = inputs[i+1]
-	}
-	return st.Run(t, d)
 }
 
 // open opens an issue as the administrator; it returns the number and the
 // "opened" delivery.
 func (f *fixture) open(t *testing.T, body func(n int64) string, labels ...string) (int64, actiontest.Delivery) {
 	t.Helper()
-	n := actiontest.CreateIssue(t, f.s, f.owner, f.repo, t.Name(), body, labels...)
-	return n, f.hook.Next(t, from("issues", "opened", n, f.s.AdminLogin))
+	return f.Open(t, t.Name(), body, labels...)
 }
 
 // comment posts a comment as the agent and returns its id and delivery.
@@ -86,15 +47,15 @@ func (f *fixture) comment(t *testing.T, n int64, body string) (int64, actiontest
 	var c struct {
 		ID int64 `json:"id"`
 	}
-	f.api(t, f.agentTok, http.MethodPost, f.path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
-	return c.ID, f.hook.Next(t, from("issue_comment", "created", n, f.agent))
+	f.API(t, f.agentTok, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
+	return c.ID, f.Hook.Next(t, actiontest.From("issue_comment", "created", n, f.agent))
 }
 
 // editBody replaces the body as the administrator and returns the delivery.
 func (f *fixture) editBody(t *testing.T, n int64, body string) actiontest.Delivery {
 	t.Helper()
-	f.api(t, f.s.AdminToken, http.MethodPatch, f.path("/issues/%d", n), map[string]string{"body": body}, nil)
-	return f.hook.Next(t, from("issues", "edited", n, f.s.AdminLogin))
+	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"body": body}, nil)
+	return f.Hook.Next(t, actiontest.From("issues", "edited", n, f.S.AdminLogin))
 }
 
 type issue struct {
@@ -116,60 +77,21 @@ func (i issue) has(label string) bool {
 func (f *fixture) issue(t *testing.T, n int64) issue {
 	t.Helper()
 	var i issue
-	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d", n), nil, &i)
+	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/issues/%d", n), nil, &i)
 	return i
 }
 
 // comment is an issue comment as the API returns it.
-type comment struct {
-	ID      int64  `json:"id"`
-	Body    string `json:"body"`
-	HTMLURL string `json:"html_url"`
-	User    struct {
-		Login string `json:"login"`
-	} `json:"user"`
-}
-
-// comments lists all comments of an issue, oldest first. The tests' issues
-// have few comments; the guard itself never lists them all.
-func (f *fixture) comments(t *testing.T, n int64) []comment {
-	t.Helper()
-	var cs []comment
-	f.api(t, f.s.AdminToken, http.MethodGet, f.path("/issues/%d/comments", n), nil, &cs)
-	return cs
-}
+type comment = actiontest.Comment
 
 // lastThree are the last three comments of the issue, as Gitea returns them.
 func (f *fixture) lastThree(t *testing.T, n int64) []comment {
 	t.Helper()
-	cs := f.comments(t, n)
+	cs := f.Comments(t, n)
 	return cs[max(0, len(cs)-3):]
 }
 
-// guardComments are the guard's comments holding marker.
-func (f *fixture) guardComments(t *testing.T, n int64, marker string) []comment {
-	t.Helper()
-	var out []comment
-	for _, c := range f.comments(t, n) {
-		if c.User.Login == f.bot && strings.Contains(c.Body, marker) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func statusMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:status issue=%d -->", n) }
 func digestMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:digest issue=%d -->", n) }
-
-// status returns the sticky status comment, failing unless there is exactly one.
-func (f *fixture) status(t *testing.T, n int64) comment {
-	t.Helper()
-	cs := f.guardComments(t, n, statusMarker(n))
-	if len(cs) != 1 {
-		t.Fatalf("expected exactly one status comment on #%d, found %d", n, len(cs))
-	}
-	return cs[0]
-}
 
 // violation is one entry of the violations output.
 type violation struct {

@@ -182,7 +182,7 @@ func checkFigures(t *testing.T, r actiontest.Result, e entryLoad, size string, n
 // That is the load the next agent meets, and what the next run will judge.
 func checkStatus(t *testing.T, f *fixture, n int64, maxContext int, size string) (comment, entryLoad) {
 	t.Helper()
-	status := f.status(t, n)
+	status := f.Status(t, n)
 	e := measure(t, f.issue(t, n).Body, f.lastThree(t, n), maxContext)
 	if line := entryLine(e, size); !strings.Contains(status.Body, line) {
 		t.Errorf("the status comment lacks %q (the load as the run left the issue):\n%s", line, status.Body)
@@ -201,7 +201,7 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	f := newFixture(t)
 	metricsFile := filepath.Join(t.TempDir(), "context-budget.jsonl")
 	run := func(d actiontest.Delivery) actiontest.Result {
-		return f.run(t, d, "metrics-file", metricsFile)
+		return f.Run(t, d, "metrics-file", metricsFile)
 	}
 	const maxContext, gate = 6000, 3600
 	n, d := f.open(t, func(n int64) string {
@@ -258,7 +258,7 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	if f.issue(t, n).has("context::pressure-high") {
 		t.Errorf("context::pressure-high stayed after the load went down\n%s", dump(r))
 	}
-	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("the status comment %d (was %d) was not resolved in place:\n%s", got.ID, status.ID, got.Body)
 	}
 
@@ -317,7 +317,7 @@ func TestPruningClearsPressure(t *testing.T) {
 		_, d = f.comment(t, n, note)
 	}
 	last3 := f.lastThree(t, n)
-	r := f.run(t, d, "metrics-file", metricsFile)
+	r := f.Run(t, d, "metrics-file", metricsFile)
 	e := measure(t, f.issue(t, n).Body, last3, maxContext)
 	if e.total <= gate || e.checkpoint > overhead {
 		t.Fatalf("test setup: entry load %d should be over %d with a checkpoint of %d tokens under %d", e.total, gate, e.checkpoint, overhead)
@@ -337,7 +337,7 @@ func TestPruningClearsPressure(t *testing.T) {
 	}
 	d = f.editBody(t, n, grown)
 	last3 = f.lastThree(t, n)
-	r = f.run(t, d, "metrics-file", metricsFile)
+	r = f.Run(t, d, "metrics-file", metricsFile)
 	after := f.issue(t, n)
 	e = measure(t, after.Body, last3, maxContext)
 	expect(t, r, 0, "pass")
@@ -354,7 +354,7 @@ func TestPruningClearsPressure(t *testing.T) {
 	if after.has("context::pressure-high") {
 		t.Errorf("context::pressure-high stayed after pruning\n%s", dump(r))
 	}
-	if got := f.status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("the status comment %d (was %d) was not resolved in place:\n%s", got.ID, status.ID, got.Body)
 	}
 	lines := readLines(t, metricsFile)
@@ -386,13 +386,13 @@ func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
 		_, d = f.comment(t, n, progressNote(t, fmt.Sprintf("step %d", i), 900))
 	}
 	last3 := f.lastThree(t, n)
-	r := f.run(t, d)
+	r := f.Run(t, d)
 	e := measure(t, f.issue(t, n).Body, last3, maxContext)
 	if e.total <= gate || e.total-tokens(t, last3[0].Body) > gate-250 {
 		t.Fatalf("test setup: the load %d should be over %d, and under it by 250 without the oldest note", e.total, gate)
 	}
 	expect(t, r, 1, "fail", "context-pressure")
-	status := f.status(t, n)
+	status := f.Status(t, n)
 	if !strings.Contains(status.Body, "❌ gns-guard: 1 violation(s)") || !strings.Contains(status.Body, entryLine(e, "small")) {
 		t.Errorf("the status comment of a run that failed for pressure at %s does not say so:\n%s", entryLine(e, "small"), status.Body)
 	}
@@ -401,8 +401,8 @@ func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
 	}
 	// Re-runs judge the issue with the status comment among the last three.
 	for range 2 {
-		r = f.run(t, d)
-		clear := strings.Contains(f.status(t, n).Body, "all clear")
+		r = f.Run(t, d)
+		clear := strings.Contains(f.Status(t, n).Body, "all clear")
 		if clear != (r.Code == 0) || f.issue(t, n).has("context::pressure-high") != (r.Code == 1) {
 			t.Errorf("exit %d, but the status comment says all clear: %v and the pressure label is set: %v\n%s",
 				r.Code, clear, f.issue(t, n).has("context::pressure-high"), dump(r))

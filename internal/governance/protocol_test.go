@@ -91,12 +91,12 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 			n, d := f.open(t, func(n int64) string {
 				return checkpointBody(n, "cascade::depth-2, size::medium", shortTail, 1000)
 			}, "cascade::depth-2", "size::medium")
-			if r := f.run(t, d, "allowed-agents", allowed); r.Code != 0 {
+			if r := f.Run(t, d, "allowed-agents", allowed); r.Code != 0 {
 				t.Fatalf("the issue does not pass before the comment\n%s", dump(r))
 			}
 			body := tc.body(t)
 			id, d := f.comment(t, n, body)
-			r := f.run(t, d, "allowed-agents", allowed)
+			r := f.Run(t, d, "allowed-agents", allowed)
 			expect(t, r, 1, "fail", tc.rule)
 			line, col := tc.line(body), tc.col(body)
 			want := violation{Rule: tc.rule, KeyPath: fmt.Sprintf("comment#%d", id), Line: line, Col: col,
@@ -108,8 +108,8 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 			if !strings.Contains(r.Stdout, logLine) {
 				t.Errorf("the log lacks %q:\n%s", logLine, r.Stdout)
 			}
-			status := f.status(t, n)
-			for _, s := range []string{fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) %d:%d", id, f.s.URL, f.owner, f.repo, n, id, line, col), tc.shown} {
+			status := f.Status(t, n)
+			for _, s := range []string{fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) %d:%d", id, f.S.URL, f.Owner, f.Name, n, id, line, col), tc.shown} {
 				if !strings.Contains(status.Body, s) {
 					t.Errorf("the status comment lacks %q:\n%s", s, status.Body)
 				}

@@ -17,11 +17,11 @@ import (
 func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	n, d := f.open(t, "killed mid-prune", sixEntries(t), "cascade::depth-2", "size::medium")
+	n, d := f.Open(t, "killed mid-prune", sixEntries(t), "cascade::depth-2", "size::medium")
 	before := f.issue(t, n)
 	want := entries(mustDecode(t, before.Body).HistoryTail)
 
-	p := newProxy(t, f.s.URL)
+	p := newProxy(t, f.S.URL)
 	held := p.inject(patchBody, faultBlock)
 	proc := f.viaProxy(p).Start(t, d)
 	select {
@@ -29,7 +29,7 @@ func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("the guard never sent its body patch\nrequests:\n%s", strings.Join(p.Log(), "\n"))
 	}
-	archivePosted := fmt.Sprintf("POST /api/v1/repos/%s/%s/issues/%d/comments", f.owner, f.repo, n)
+	archivePosted := fmt.Sprintf("POST /api/v1/repos/%s/%s/issues/%d/comments", f.Owner, f.Name, n)
 	if !seen(p.Log(), archivePosted, "-> 201") {
 		t.Fatalf("the body patch came without an archive posted first\nrequests:\n%s", strings.Join(p.Log(), "\n"))
 	}
@@ -49,7 +49,7 @@ func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 		t.Fatalf("the body changed although the patch never reached the server:\n%s", got.Body)
 	}
 
-	r := f.step().Run(t, d)
+	r := f.Step().Run(t, d)
 	if r.Code != 0 || r.Outputs["pruned"] != "true" {
 		t.Fatalf("the run after the kill: exit %d, pruned %q\n%s", r.Code, r.Outputs["pruned"], r.Stdout)
 	}
@@ -81,10 +81,10 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 	f := newFixture(t)
 	for round := 1; round <= 3; round++ {
 		t.Run(fmt.Sprintf("round-%d", round), func(t *testing.T) {
-			n, d := f.open(t, "ten guards at once", sixEntries(t), "cascade::depth-2", "size::medium")
+			n, d := f.Open(t, "ten guards at once", sixEntries(t), "cascade::depth-2", "size::medium")
 			want := entries(mustDecode(t, f.issue(t, n).Body).HistoryTail)
 
-			p := newProxy(t, f.s.URL)
+			p := newProxy(t, f.S.URL)
 			gate := p.inject(patchBody, faultGate)
 			step := f.viaProxy(p)
 			procs := make([]*actiontest.Process, 10)
@@ -93,7 +93,7 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 			}
 			// The agent edits once the first archive is posted.
 			deadline := time.Now().Add(time.Minute)
-			archivePosted := fmt.Sprintf("POST /api/v1/repos/%s/%s/issues/%d/comments", f.owner, f.repo, n)
+			archivePosted := fmt.Sprintf("POST /api/v1/repos/%s/%s/issues/%d/comments", f.Owner, f.Name, n)
 			for !seen(p.Log(), archivePosted, "-> 201") {
 				if time.Now().After(deadline) {
 					t.Fatalf("no guard posted an archive within a minute\nrequests:\n%s", strings.Join(p.Log(), "\n"))
@@ -126,7 +126,7 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 			}
 
 			// The agent's edit triggers a run of its own.
-			r := f.step().Run(t, editedBy(t, f, n))
+			r := f.Step().Run(t, editedBy(t, f, n))
 			if r.Code != 0 {
 				t.Fatalf("the run on the agent's edit: exit %d\n%s", r.Code, r.Stdout)
 			}

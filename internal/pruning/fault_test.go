@@ -35,8 +35,8 @@ func sixEntries(t testing.TB) func(int64) string {
 // editedBy waits for the administrator's next edit of issue n.
 func editedBy(t testing.TB, f *fixture, n int64) actiontest.Delivery {
 	t.Helper()
-	return f.hook.Next(t, func(d actiontest.Delivery) bool {
-		return d.Event == "issues" && d.Action == "edited" && d.Number == n && d.Sender == f.s.AdminLogin
+	return f.Hook.Next(t, func(d actiontest.Delivery) bool {
+		return d.Event == "issues" && d.Action == "edited" && d.Number == n && d.Sender == f.S.AdminLogin
 	})
 }
 
@@ -44,13 +44,13 @@ var scenarios = []scenario{
 	{
 		kind: postComment,
 		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
-			return f.open(t, "archive post", sixEntries(t), "cascade::depth-2", "size::medium")
+			return f.Open(t, "archive post", sixEntries(t), "cascade::depth-2", "size::medium")
 		},
 	},
 	{
 		kind: patchBody,
 		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
-			return f.open(t, "body patch", sixEntries(t), "cascade::depth-2", "size::medium")
+			return f.Open(t, "body patch", sixEntries(t), "cascade::depth-2", "size::medium")
 		},
 	},
 	{
@@ -59,7 +59,7 @@ var scenarios = []scenario{
 		// one is deleted before the new one is posted.
 		kind: deleteComment,
 		setup: func(t *testing.T, f *fixture, p *proxy) (int64, actiontest.Delivery) {
-			n, d := f.open(t, "stale archive", sixEntries(t), "cascade::depth-2", "size::medium")
+			n, d := f.Open(t, "stale archive", sixEntries(t), "cascade::depth-2", "size::medium")
 			p.inject(patchBody, fault503)
 			if r := f.viaProxy(p).Run(t, d); r.Code != 3 {
 				t.Fatalf("the run whose body patch failed: exit %d\n%s", r.Code, r.Stdout)
@@ -82,10 +82,10 @@ var scenarios = []scenario{
 		// resolves the status comment in place.
 		kind: patchComment,
 		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
-			n, d := f.open(t, "status update", func(n int64) string {
+			n, d := f.Open(t, "status update", func(n int64) string {
 				return strings.Replace(withTail(t, n, 3), "next_estimated_tokens: 3500", "next_estimated_tokens: 9000", 1)
 			}, "cascade::depth-2", "size::medium")
-			if r := f.step().Run(t, d); r.Code != 1 || !strings.Contains(r.Stdout, "next-over-budget") {
+			if r := f.Step().Run(t, d); r.Code != 1 || !strings.Contains(r.Stdout, "next-over-budget") {
 				t.Fatalf("the over-budget estimate: exit %d\n%s", r.Code, r.Stdout)
 			}
 			f.edit(t, n, func(body string, cp *doc) string {
@@ -99,8 +99,8 @@ var scenarios = []scenario{
 		},
 		check: func(t *testing.T, f *fixture, n int64) {
 			var status []string
-			for _, c := range f.comments(t, n) {
-				if c.User.Login == f.bot && strings.Contains(c.Body, guard.StatusMarker(n)) {
+			for _, c := range f.Comments(t, n) {
+				if c.User.Login == f.Bot && strings.Contains(c.Body, guard.StatusMarker(n)) {
 					status = append(status, c.Body)
 				}
 			}
@@ -114,7 +114,7 @@ var scenarios = []scenario{
 		// prunes all the same.
 		kind: labels,
 		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
-			return f.open(t, "depth label", func(n int64) string {
+			return f.Open(t, "depth label", func(n int64) string {
 				body := withTail(t, n, 6)
 				cp, err := decode(body)
 				if err != nil {
@@ -135,7 +135,7 @@ var scenarios = []scenario{
 					Name string `json:"name"`
 				} `json:"labels"`
 			}
-			f.api(t, "GET", f.path("/issues/%d", n), nil, &is)
+			f.API(t, f.S.AdminToken, "GET", f.Path("/issues/%d", n), nil, &is)
 			var names []string
 			for _, l := range is.Labels {
 				names = append(names, l.Name)
@@ -149,7 +149,7 @@ var scenarios = []scenario{
 
 // viaProxy is the guard step with its API behind the proxy.
 func (f *fixture) viaProxy(p *proxy) actiontest.Step {
-	st := f.step()
+	st := f.Step()
 	st.Env["GITHUB_API_URL"] = p.URL + "/api/v1"
 	return st
 }
@@ -169,7 +169,7 @@ func TestFaultsOnEveryWriteLoseNothing(t *testing.T) {
 	for _, sc := range scenarios {
 		for _, ft := range []fault{fault503, faultDrop, faultDropAfter, faultTimeout} {
 			t.Run(strings.ReplaceAll(sc.kind.name, " ", "-")+"/"+string(ft), func(t *testing.T) {
-				p := newProxy(t, f.s.URL)
+				p := newProxy(t, f.S.URL)
 				n, d := sc.setup(t, f, p)
 				want := entries(mustDecode(t, f.issue(t, n).Body).HistoryTail)
 				archivedBefore := f.archives(t, n)
@@ -208,7 +208,7 @@ func TestFaultsOnEveryWriteLoseNothing(t *testing.T) {
 				// Runs without faults finish the work; the second has nothing
 				// left to prune.
 				for i := 1; i <= 2; i++ {
-					r = f.step().Run(t, d)
+					r = f.Step().Run(t, d)
 					if r.Code != sc.code {
 						t.Fatalf("re-run %d: exit %d, want %d\n%s", i, r.Code, sc.code, r.Stdout)
 					}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -19,58 +18,17 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gns-guard/gns-guard/internal/actiontest"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// fixture is one repository on the real server with a webhook capturing
-// its events, and the guard's own user: a collaborator with write access
-// whose personal token the guard runs with. The administrator plays the
-// agents (and the people): the guard does not skip their events.
-type fixture struct {
-	s           *giteatest.Server
-	owner, repo string
-	hook        *actiontest.Hook
-	bot, tok    string
-}
+// fixture is a repository of its own with the guard's user (see
+// actiontest.Repo). The administrator plays the agents (and the people):
+// the guard does not skip their events.
+type fixture struct{ *actiontest.Repo }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	s := giteatest.Require(t)
-	f := &fixture{s: s}
-	f.owner, f.repo = s.NewRepo(t)
-	f.hook = actiontest.NewHook(t, s, f.owner, f.repo)
-	f.bot, f.tok = actiontest.Collaborator(t, s, f.owner, f.repo, "guard", giteatest.PermWrite)
-	return f
-}
-
-// step is the guard step with the given inputs (name, value pairs).
-func (f *fixture) step(inputs ...string) actiontest.Step {
-	st := actiontest.Step{Server: f.s, Owner: f.owner, Repo: f.repo, Token: f.tok, Inputs: map[string]string{}, Env: map[string]string{}}
-	for i := 0; i+1 < len(inputs); i += 2 {
-		st.Inputs[inputs[i]] = inputs[i+1]
-	}
-	return st
-}
-
-// path is an API path under the repository.
-func (f *fixture) path(format string, args ...any) string {
-	return fmt.Sprintf("/repos/%s/%s", url.PathEscape(f.owner), url.PathEscape(f.repo)) + fmt.Sprintf(format, args...)
-}
-
-func (f *fixture) api(t testing.TB, method, path string, in, out any) {
-	t.Helper()
-	if err := actiontest.API(context.Background(), f.s, f.s.AdminToken, method, path, in, out); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// open opens an issue as the administrator with body(n) and labels, and
-// returns its number and the "opened" delivery.
-func (f *fixture) open(t testing.TB, title string, body func(n int64) string, labels ...string) (int64, actiontest.Delivery) {
-	t.Helper()
-	n := actiontest.CreateIssue(t, f.s, f.owner, f.repo, title, body, labels...)
-	return n, f.hook.Next(t, actiontest.Is("issues", "opened", n))
+	return &fixture{actiontest.NewRepo(t)}
 }
 
 // issue is an issue as the API shows it.
@@ -83,32 +41,18 @@ type issue struct {
 func (f *fixture) issue(t testing.TB, n int64) issue {
 	t.Helper()
 	var is issue
-	f.api(t, http.MethodGet, f.path("/issues/%d", n), nil, &is)
+	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/issues/%d", n), nil, &is)
 	return is
 }
 
 // comment is an issue comment as the API shows it.
-type comment struct {
-	ID   int64  `json:"id"`
-	Body string `json:"body"`
-	User struct {
-		Login string `json:"login"`
-	} `json:"user"`
-}
-
-// comments lists every comment of the issue, oldest first.
-func (f *fixture) comments(t testing.TB, n int64) []comment {
-	t.Helper()
-	var cs []comment
-	f.api(t, http.MethodGet, f.path("/issues/%d/comments", n), nil, &cs)
-	return cs
-}
+type comment = actiontest.Comment
 
 // comment posts a comment as the administrator and returns its id.
 func (f *fixture) comment(t testing.TB, n int64, body string) int64 {
 	t.Helper()
 	var c comment
-	f.api(t, http.MethodPost, f.path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
+	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
 	return c.ID
 }
 
@@ -122,8 +66,8 @@ type archiveComment struct {
 func (f *fixture) archives(t testing.TB, n int64) []archiveComment {
 	t.Helper()
 	var out []archiveComment
-	for _, c := range f.comments(t, n) {
-		if c.User.Login != f.bot || !strings.Contains(c.Body, prune.MarkerPrefix) {
+	for _, c := range f.Comments(t, n) {
+		if c.User.Login != f.Bot || !strings.Contains(c.Body, prune.MarkerPrefix) {
 			continue
 		}
 		a, err := prune.ParseArchive(c.Body)
@@ -165,8 +109,8 @@ func (f *fixture) history(t testing.TB, n int64) []prune.Entry {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, actiontest.Binary(t), "history", "--repo", f.owner+"/"+f.repo,
-		"--issue", fmt.Sprint(n), "--server", f.s.URL, "--token", f.tok, "--format", "json")
+	cmd := exec.CommandContext(ctx, actiontest.Binary(t), "history", "--repo", f.Owner+"/"+f.Name,
+		"--issue", fmt.Sprint(n), "--server", f.S.URL, "--token", f.Token, "--format", "json")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -322,7 +266,7 @@ func (f *fixture) edit(t testing.TB, n int64, change func(body string, cp *doc) 
 			t.Fatal(err)
 		}
 		in := map[string]any{"body": body, "content_version": is.ContentVersion}
-		err = actiontest.API(context.Background(), f.s, f.s.AdminToken, http.MethodPatch, f.path("/issues/%d", n), in, nil)
+		err = actiontest.API(context.Background(), f.S, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), in, nil)
 		if err == nil {
 			return body
 		}

@@ -16,18 +16,18 @@ import (
 // render renders markdown as Gitea renders a comment of owner/repo.
 func (f *fixture) render(t testing.TB, text string) string {
 	t.Helper()
-	in, err := json.Marshal(map[string]any{"Text": text, "Mode": "gfm", "Context": f.owner + "/" + f.repo})
+	in, err := json.Marshal(map[string]any{"Text": text, "Mode": "gfm", "Context": f.Owner + "/" + f.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.s.URL+"/api/v1/markdown", bytes.NewReader(in))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.S.URL+"/api/v1/markdown", bytes.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "token "+f.s.AdminToken)
+	req.Header.Set("Authorization", "token "+f.S.AdminToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -56,14 +56,14 @@ func text(h string) string { return html.UnescapeString(tagRE.ReplaceAllString(h
 func TestArchiveRendersInGitea(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	n, d := f.open(t, "rendered archive", sixEntries(t), "cascade::depth-2", "size::medium")
+	n, d := f.Open(t, "rendered archive", sixEntries(t), "cascade::depth-2", "size::medium")
 	archived := entries(mustDecode(t, f.issue(t, n).Body).HistoryTail)[:3]
-	if r := f.step().Run(t, d); r.Code != 0 || r.Outputs["pruned"] != "true" {
+	if r := f.Step().Run(t, d); r.Code != 0 || r.Outputs["pruned"] != "true" {
 		t.Fatalf("exit %d, pruned %q\n%s", r.Code, r.Outputs["pruned"], r.Stdout)
 	}
 	var body string
-	for _, c := range f.comments(t, n) {
-		if c.User.Login == f.bot && strings.Contains(c.Body, "gns-guard:archive") {
+	for _, c := range f.Comments(t, n) {
+		if c.User.Login == f.Bot && strings.Contains(c.Body, "gns-guard:archive") {
 			body = c.Body
 		}
 	}

@@ -76,11 +76,11 @@ func blockTokens(t testing.TB, c *tokens.Counter, body string) int {
 func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	n, _ := f.open(t, "a long agent workflow", func(n int64) string { return actiontest.Example(t, "healthy.md", n) }, "cascade::depth-2", "size::medium")
+	n, _ := f.Open(t, "a long agent workflow", func(n int64) string { return actiontest.Example(t, "healthy.md", n) }, "cascade::depth-2", "size::medium")
 	const overhead = 1200 // size::medium (SPEC section 3)
 	// Each phase budget ends with a prune that carries half of what is left
 	// over and grants 20000 more.
-	step := f.step("phase-grant", "20000")
+	step := f.Step("phase-grant", "20000")
 	counter, err := tokens.New(tokens.CL100kBase)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 		var d actiontest.Delivery
 		if k == 1 || k%50 == 0 {
 			tw := time.Now()
-			d = f.hook.Next(t, editedWith(n, f.s.AdminLogin, inv))
+			d = f.Hook.Next(t, editedWith(n, f.S.AdminLogin, inv))
 			hookTime += time.Since(tw)
 			template = d
 		} else {
