@@ -81,11 +81,24 @@ func goEnv() []string {
 // serves its templates and locales from there (STATIC_ROOT_PATH), because the
 // test binary is built without bindata.
 func ModuleDir(ctx context.Context) (string, error) {
+	dir, err := downloadModule(ctx, modulePath+"@v"+Version)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "options", "locale")); err != nil {
+		return "", fmt.Errorf("giteatest: Gitea module directory %s looks incomplete: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// downloadModule downloads mod (path@version) through the module proxy and
+// returns its directory in the module cache (read-only).
+func downloadModule(ctx context.Context, mod string) (string, error) {
 	goBin, err := goTool()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", modulePath+"@v"+Version)
+	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", mod)
 	cmd.Dir = os.TempDir() // outside any module: never touches this repository's go.mod
 	cmd.Env = goEnv()
 	var stderr bytes.Buffer
@@ -96,16 +109,13 @@ func ModuleDir(ctx context.Context) (string, error) {
 		Error string
 	}
 	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
-		return "", fmt.Errorf("giteatest: go mod download %s@v%s: %s", modulePath, Version, info.Error)
+		return "", fmt.Errorf("giteatest: go mod download %s: %s", mod, info.Error)
 	}
 	if err != nil {
-		return "", fmt.Errorf("giteatest: go mod download %s@v%s: %w: %s", modulePath, Version, err, bytes.TrimSpace(stderr.Bytes()))
+		return "", fmt.Errorf("giteatest: go mod download %s: %w: %s", mod, err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	if info.Dir == "" {
-		return "", fmt.Errorf("giteatest: go mod download %s@v%s gave no module directory: %s", modulePath, Version, out)
-	}
-	if _, err := os.Stat(filepath.Join(info.Dir, "options", "locale")); err != nil {
-		return "", fmt.Errorf("giteatest: Gitea module directory %s looks incomplete: %w", info.Dir, err)
+		return "", fmt.Errorf("giteatest: go mod download %s gave no module directory: %s", mod, out)
 	}
 	return info.Dir, nil
 }
@@ -120,6 +130,36 @@ func BinaryPath(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if _, err := exec.LookPath(cc()); err != nil && !isExecutable(bin) {
+		return "", fmt.Errorf("giteatest: building Gitea %s needs a C compiler for SQLite (cgo); %q not found: %w", Version, cc(), err)
+	}
+	return giteaRecipe.cached(ctx, bin)
+}
+
+// giteaRecipe builds Gitea inside its module directory (go install refuses
+// the module because its go.mod has replace directives).
+var giteaRecipe = recipe{
+	what:    "Gitea " + Version,
+	version: Version,
+	takes:   "several minutes",
+	modDir:  ModuleDir,
+	flags: []string{"-tags", "sqlite sqlite_unlock_notify",
+		"-ldflags", "-s -w -X main.Version=" + Version},
+}
+
+// recipe is how a program the tests need is built from the module proxy.
+type recipe struct {
+	what    string // for messages, e.g. "Gitea 1.26.0"
+	version string // what the built program's --version must mention
+	takes   string // how long a cold build takes, for the message
+	modDir  func(context.Context) (string, error)
+	flags   []string // go build flags besides -trimpath and -o
+}
+
+// cached returns bin, building it first if the cache lacks it. Concurrent
+// callers, in this and other processes, wait for one build under an
+// exclusive lock on a file beside bin.
+func (r recipe) cached(ctx context.Context, bin string) (string, error) {
 	if isExecutable(bin) {
 		return bin, nil
 	}
@@ -135,7 +175,7 @@ func BinaryPath(ctx context.Context) (string, error) {
 	if isExecutable(bin) { // built by someone else while we waited
 		return bin, nil
 	}
-	if err := build(ctx, bin); err != nil {
+	if err := r.build(ctx, bin); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -179,11 +219,11 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 	}
 }
 
-// build compiles Gitea inside its module directory (go install refuses the
-// module because its go.mod has replace directives) and renames the result
-// into place atomically. The caller holds the build lock.
-func build(ctx context.Context, bin string) error {
-	modDir, err := ModuleDir(ctx)
+// build compiles the program inside its module directory, checks that it
+// reports its version, and renames it into place. The caller holds the
+// build lock.
+func (r recipe) build(ctx context.Context, bin string) error {
+	modDir, err := r.modDir(ctx)
 	if err != nil {
 		return err
 	}
@@ -191,41 +231,35 @@ func build(ctx context.Context, bin string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := exec.LookPath(cc()); err != nil {
-		return fmt.Errorf("giteatest: building Gitea %s needs a C compiler for SQLite (cgo); %q not found: %w", Version, cc(), err)
-	}
-	dir := filepath.Dir(bin)
 	tmp := bin + ".tmp"
-	logPath := filepath.Join(dir, "build.log")
+	logPath := filepath.Join(filepath.Dir(bin), "build.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return fmt.Errorf("giteatest: %w", err)
 	}
 	defer logFile.Close()
 
-	fmt.Fprintf(os.Stderr, "giteatest: building Gitea %s once into %s (takes several minutes; log %s)\n", Version, bin, logPath)
+	fmt.Fprintf(os.Stderr, "giteatest: building %s once into %s (takes %s; log %s)\n", r.what, bin, r.takes, logPath)
 	began := time.Now()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath",
-		"-tags", "sqlite sqlite_unlock_notify",
-		"-ldflags", "-s -w -X main.Version="+Version,
-		"-o", tmp, ".")
+	args := append(append([]string{"build", "-trimpath"}, r.flags...), "-o", tmp, ".")
+	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = modDir
 	cmd.Env = goEnv()
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	if err := cmd.Run(); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("giteatest: building Gitea %s failed: %w\n%s", Version, err, tailOfFile(logPath, 4096))
+		return fmt.Errorf("giteatest: building %s failed: %w\n%s", r.what, err, tailOfFile(logPath, 4096))
 	}
 	out, err := exec.CommandContext(ctx, tmp, "--version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), Version) {
+	if err != nil || !strings.Contains(string(out), r.version) {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("giteatest: the built Gitea does not report version %s: %v: %s", Version, err, out)
+		return fmt.Errorf("giteatest: the built %s does not report version %s: %v: %s", r.what, r.version, err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return fmt.Errorf("giteatest: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "giteatest: built Gitea %s in %s\n", Version, time.Since(began).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "giteatest: built %s in %s\n", r.what, time.Since(began).Round(time.Second))
 	return nil
 }
 

@@ -3,7 +3,6 @@ package giteatest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -54,100 +53,19 @@ func RunnerBinaryPath(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "gitea-runner")
-	if isExecutable(bin) {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("giteatest: %w", err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"))
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if isExecutable(bin) {
-		return bin, nil
-	}
-	if err := buildRunner(ctx, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
+	return runnerRecipe.cached(ctx, filepath.Join(dir, "gitea-runner"))
 }
 
-// runnerModuleDir downloads the runner's module through the proxy and
-// returns its directory in the module cache.
-func runnerModuleDir(ctx context.Context) (string, error) {
-	goBin, err := goTool()
-	if err != nil {
-		return "", err
-	}
-	mod := runnerModule + "@v" + RunnerVersion
-	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", mod)
-	cmd.Dir = os.TempDir()
-	cmd.Env = goEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var info struct {
-		Dir   string
-		Error string
-	}
-	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
-		return "", fmt.Errorf("giteatest: go mod download %s: %s", mod, info.Error)
-	}
-	if err != nil {
-		return "", fmt.Errorf("giteatest: go mod download %s: %w: %s", mod, err, bytes.TrimSpace(stderr.Bytes()))
-	}
-	if info.Dir == "" {
-		return "", fmt.Errorf("giteatest: go mod download %s gave no module directory: %s", mod, out)
-	}
-	return info.Dir, nil
-}
-
-// buildRunner compiles the runner inside its module directory and renames
-// the result into place. The caller holds the build lock.
-func buildRunner(ctx context.Context, bin string) error {
-	modDir, err := runnerModuleDir(ctx)
-	if err != nil {
-		return err
-	}
-	goBin, err := goTool()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(bin)
-	tmp := bin + ".tmp"
-	logPath := filepath.Join(dir, "build.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return fmt.Errorf("giteatest: %w", err)
-	}
-	defer logFile.Close()
-
-	fmt.Fprintf(os.Stderr, "giteatest: building the Gitea runner %s once into %s (about a minute; log %s)\n", RunnerVersion, bin, logPath)
-	began := time.Now()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath",
-		"-ldflags", "-s -w -X "+runnerModule+"/internal/pkg/ver.version=v"+RunnerVersion,
-		"-o", tmp, ".")
-	cmd.Dir = modDir
-	cmd.Env = goEnv()
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	if err := cmd.Run(); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("giteatest: building the Gitea runner %s failed: %w\n%s", RunnerVersion, err, tailOfFile(logPath, 4096))
-	}
-	out, err := exec.CommandContext(ctx, tmp, "--version").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), RunnerVersion) {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("giteatest: the built Gitea runner does not report version %s: %v: %s", RunnerVersion, err, out)
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return fmt.Errorf("giteatest: %w", err)
-	}
-	fmt.Fprintf(os.Stderr, "giteatest: built the Gitea runner %s in %s\n", RunnerVersion, time.Since(began).Round(time.Second))
-	return nil
+// runnerRecipe builds the runner inside its module directory, stamped with
+// its version.
+var runnerRecipe = recipe{
+	what:    "the Gitea runner " + RunnerVersion,
+	version: RunnerVersion,
+	takes:   "about a minute",
+	modDir: func(ctx context.Context) (string, error) {
+		return downloadModule(ctx, runnerModule+"@v"+RunnerVersion)
+	},
+	flags: []string{"-ldflags", "-s -w -X " + runnerModule + "/internal/pkg/ver.version=v" + RunnerVersion},
 }
 
 // Runner is a registered Gitea Actions runner daemon serving every
