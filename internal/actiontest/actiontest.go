@@ -17,7 +17,6 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,26 +152,11 @@ func (s Step) Run(t testing.TB, d Delivery) Result {
 }
 
 func (s Step) run(ctx context.Context, bin string, d Delivery) (Result, error) {
-	dir, err := os.MkdirTemp("", "gns-guard-step-")
+	dir, env, err := s.prepare(d)
 	if err != nil {
 		return Result{}, err
 	}
 	defer os.RemoveAll(dir)
-	event := filepath.Join(dir, "event.json")
-	output := filepath.Join(dir, "output")
-	summary := filepath.Join(dir, "summary")
-	for _, f := range []string{output, summary} {
-		if err := os.WriteFile(f, nil, 0o600); err != nil {
-			return Result{}, err
-		}
-	}
-	if err := os.WriteFile(event, d.Payload, 0o600); err != nil {
-		return Result{}, err
-	}
-	env, err := s.environ(d, event, output, summary)
-	if err != nil {
-		return Result{}, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "action")
@@ -181,35 +165,15 @@ func (s Step) run(ctx context.Context, bin string, d Delivery) (Result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
-	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Requests: -1}
+	code := 0
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
-		res.Code = ee.ExitCode()
+		code = ee.ExitCode()
 	case err != nil:
-		return res, fmt.Errorf("actiontest: running gns-guard: %w", err)
+		return Result{}, fmt.Errorf("actiontest: running gns-guard: %w", err)
 	}
-	out, err := os.ReadFile(output)
-	if err != nil {
-		return res, err
-	}
-	if res.Outputs, err = ParseOutputs(string(out)); err != nil {
-		return res, fmt.Errorf("%w\nstdout:\n%s", err, res.Stdout)
-	}
-	sum, err := os.ReadFile(summary)
-	if err != nil {
-		return res, err
-	}
-	res.Summary = string(sum)
-	if m := requestsLine.FindAllStringSubmatch(res.Stdout, -1); m != nil {
-		res.Requests, _ = strconv.Atoi(m[len(m)-1][1])
-	}
-	for _, line := range strings.Split(res.Stdout, "\n") {
-		if w, ok := strings.CutPrefix(line, "gns-guard: wrote: "); ok {
-			res.Writes = append(res.Writes, w)
-		}
-	}
-	return res, nil
+	return collect(dir, code, stdout.String(), stderr.String())
 }
 
 // environ is the step's environment: a clean one (nothing of the test

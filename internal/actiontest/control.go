@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/action"
+	"github.com/gns-guard/gns-guard/internal/cli"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 )
@@ -61,20 +62,13 @@ func (s Step) runInProcess(ctx context.Context, d Delivery, o InProcess) (Result
 	}
 	var stdout, stderr bytes.Buffer
 	code := action.Run(ctx, action.Options{
-		Getenv:   func(k string) string { return vars[k] },
-		Stdout:   &stdout,
-		Stderr:   &stderr,
-		ReadFile: os.ReadFile,
-		AppendFile: func(name string, data []byte) error {
-			f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = f.Write(data)
-			return errors.Join(err, f.Close())
-		},
-		NewForge: o.NewForge,
-		Now:      o.Now,
+		Getenv:     func(k string) string { return vars[k] },
+		Stdout:     &stdout,
+		Stderr:     &stderr,
+		ReadFile:   os.ReadFile,
+		AppendFile: cli.System().AppendFile,
+		NewForge:   o.NewForge,
+		Now:        o.Now,
 	})
 	return collect(dir, code, stdout.String(), stderr.String())
 }

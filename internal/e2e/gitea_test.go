@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -29,7 +26,6 @@ type repo struct {
 	owner  string
 	name   string
 	bin    string // the guard's binary the workflow runs
-	http   *http.Client
 	// deadline bounds every wait for workflow runs in the test.
 	deadline time.Time
 }
@@ -83,44 +79,7 @@ func (r workflowRun) String() string {
 func (r *repo) call(method, path string, in, out any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, r.srv.URL+"/api/v1"+path, body)
-	if err != nil {
-		return err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "token "+r.srv.AdminToken)
-	resp, err := r.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
-	}
-	switch o := out.(type) {
-	case nil:
-	case *string:
-		*o = string(data)
-	default:
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("%s %s: %w", method, path, err)
-		}
-	}
-	return nil
+	return r.srv.API(ctx, r.srv.AdminToken, method, path, in, out)
 }
 
 // must is call that fails the test on error.
@@ -333,7 +292,7 @@ func newGuardRepo(t *testing.T, with map[string]string) *repo {
 	bin := buildGuard(t, t.TempDir())
 	owner, name := s.NewRepo(t)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin,
-		http: &http.Client{Timeout: time.Minute}, deadline: time.Now().Add(waitBudget)}
+		deadline: time.Now().Add(waitBudget)}
 	wf, err := guardWorkflow(readActionSpec(t), bin, with)
 	if err != nil {
 		t.Fatal(err)

@@ -383,7 +383,7 @@ func (s *Server) AddCollaborator(ctx context.Context, owner, repo, login string,
 }
 
 // API sends a JSON request to /api/v1+path with token and decodes the JSON
-// answer into out (if non-nil). An answer other than 2xx is an error that
+// answer into out (if non-nil; a *string takes the answer as text). An answer other than 2xx is an error that
 // names the request, the status and the server's message.
 func (s *Server) API(ctx context.Context, token, method, path string, in, out any) error {
 	return s.api(ctx, method, path, token, in, out)
@@ -432,7 +432,11 @@ func (s *Server) do(ctx context.Context, method, path string, auth func(*http.Re
 		}
 		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
 	}
-	if out != nil {
+	switch o := out.(type) {
+	case nil:
+	case *string: // a text answer, such as a job's log
+		*o = string(data)
+	default:
 		if err := json.Unmarshal(data, out); err != nil {
 			return fmt.Errorf("%s %s: decoding the answer: %w", method, path, err)
 		}
