@@ -290,15 +290,8 @@ func ParseArchive(body string) (*Archive, error) {
 		return nil, errors.New("archive: the marker is there but the ```json block is missing")
 	}
 	var j struct {
-		Format   int      `json:"gns_archive"`
-		Issue    int64    `json:"issue"`
-		Phase    string   `json:"phase"`
-		Part     int      `json:"part"`
-		Parts    int      `json:"parts"`
-		SHA256   string   `json:"sha256"`
-		FirstSeq int      `json:"first_seq"`
-		Budget   Snapshot `json:"budget"`
-		Entries  []Entry  `json:"entries"`
+		Format int `json:"gns_archive"`
+		Archive
 	}
 	if err := json.Unmarshal([]byte(blocks[len(blocks)-1][1]), &j); err != nil {
 		return nil, fmt.Errorf("archive: the JSON block cannot be read: %w", err)
@@ -321,10 +314,7 @@ func ParseArchive(body string) (*Archive, error) {
 	case len(j.Entries) == 0:
 		return nil, errors.New("archive: the part holds no entries")
 	}
-	return &Archive{
-		Issue: j.Issue, Phase: j.Phase, Part: j.Part, Parts: j.Parts, SHA256: j.SHA256,
-		FirstSeq: j.FirstSeq, Budget: j.Budget, Entries: j.Entries,
-	}, nil
+	return &j.Archive, nil
 }
 
 // Verify checks that parts are exactly the parts 1..n of one archive (one
