@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,13 +118,14 @@ func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
 		}
 	}()
 
-	out, err := s.Gitea(ctx, "actions", "generate-runner-token")
-	if err != nil {
-		return r, fmt.Errorf("giteatest: gitea actions generate-runner-token: %w: %s", err, out)
+	var registration struct {
+		Token string `json:"token"`
 	}
-	token := lastLine(out)
-	if len(token) < 20 || strings.ContainsAny(token, " \t") {
-		return r, fmt.Errorf("giteatest: gitea actions generate-runner-token printed no token: %q", out)
+	if err := s.api(ctx, http.MethodPost, "/admin/actions/runners/registration-token", s.AdminToken, nil, &registration); err != nil {
+		return r, fmt.Errorf("giteatest: getting a runner registration token: %w", err)
+	}
+	if registration.Token == "" {
+		return r, errors.New("giteatest: getting a runner registration token: empty token in the answer")
 	}
 
 	generated, err := r.command(ctx, bin, "generate-config").Output()
@@ -139,7 +141,7 @@ func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
 	}
 
 	reg := r.command(ctx, bin, "register", "--config", r.config, "--no-interactive",
-		"--instance", s.URL, "--token", token, "--name", r.Name, "--labels", RunnerLabel)
+		"--instance", s.URL, "--token", registration.Token, "--name", r.Name, "--labels", RunnerLabel)
 	if out, err := reg.CombinedOutput(); err != nil {
 		return r, fmt.Errorf("giteatest: gitea-runner register: %w: %s", err, out)
 	}

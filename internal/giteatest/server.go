@@ -160,18 +160,12 @@ func start(ctx context.Context, bin, modDir string) (_ *Server, err error) {
 		"--admin", "--must-change-password=false"); err != nil {
 		return s, fmt.Errorf("giteatest: gitea admin user create: %w: %s", err, out)
 	}
-	out, err := s.Gitea(ctx, "admin", "user", "generate-access-token",
-		"--username", s.AdminLogin, "--token-name", "giteatest-admin",
-		"--scopes", "all", "--raw")
-	if err != nil {
-		return s, fmt.Errorf("giteatest: gitea admin user generate-access-token: %w: %s", err, out)
-	}
-	s.AdminToken = lastLine(out)
-	if len(s.AdminToken) < 20 {
-		return s, fmt.Errorf("giteatest: gitea admin user generate-access-token printed no token: %q", out)
-	}
-
 	if err := s.startWeb(ctx); err != nil {
+		return s, err
+	}
+	// The token comes from the API, not from generate-access-token: that
+	// command prints it on stdout among Gitea's asynchronous console log.
+	if s.AdminToken, err = s.createToken(ctx, s.AdminLogin, password); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -319,6 +313,12 @@ func (s *Server) NewUser(ctx context.Context, login string, admin bool) (token s
 			return "", fmt.Errorf("giteatest: making %s an administrator: %w", login, err)
 		}
 	}
+	return s.createToken(ctx, login, password)
+}
+
+// createToken signs in as login with password and creates an access token
+// with all scopes.
+func (s *Server) createToken(ctx context.Context, login, password string) (string, error) {
 	var tok struct {
 		SHA1 string `json:"sha1"`
 	}
@@ -522,9 +522,6 @@ PROVIDER = memory
 [cache]
 ADAPTER = memory
 
-[picture]
-DISABLE_GRAVATAR = true
-
 ; No scheduled job is due within a test; the update checker would go online.
 [cron.update_checker]
 ENABLED = false
@@ -585,11 +582,6 @@ func randomBytes(n int) []byte {
 }
 
 func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
 
 // stripRootWarning drops the warning Gitea logs on every command when run as
 // root with I_AM_BEING_UNSAFE_RUNNING_AS_ROOT.
