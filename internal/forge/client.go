@@ -165,13 +165,20 @@ type HTTPError struct {
 	Body   string // the start of the answer's body (at most 2 KiB)
 }
 
-// Error names the request and the status, never the token.
+// maxShownBody bounds how much of an error answer's body Error shows.
+const maxShownBody = 300
+
+// Error names the request and the status, never the token, and shows the
+// start of the answer on one line (a proxy's error page can be long HTML).
 func (e *HTTPError) Error() string {
-	msg := fmt.Sprintf("%s %s: HTTP %d", e.Method, e.Path, e.Status)
+	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
 	if s := e.Unwrap(); s != nil {
 		msg = fmt.Sprintf("%s %s: %v", e.Method, e.Path, s)
 	}
-	if b := strings.TrimSpace(e.Body); b != "" {
+	if b := strings.Join(strings.Fields(e.Body), " "); b != "" {
+		if len(b) > maxShownBody {
+			b = strings.ToValidUTF8(b[:maxShownBody], "") + "…"
+		}
 		msg += ": " + b
 	}
 	return msg
@@ -257,13 +264,28 @@ func (c *Client) sdkError(ctx context.Context, method, path string, resp *gitea.
 		p = resp.Request.URL.Path
 	}
 	if resp.StatusCode/100 != 2 {
-		return statusError(method, p, resp.StatusCode, []byte(err.Error()))
+		return statusError(method, p, resp.StatusCode, []byte(sdkMessage(err)))
 	}
 	var ne net.Error
 	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return c.transportError(ctx, method, p, err) // the answer was cut off
 	}
 	return fmt.Errorf("%s %s: %w", method, p, err) // e.g. an undecodable answer
+}
+
+// sdkMessage is the server's message in the SDK's error for a non-2xx
+// answer. For Gitea's JSON errors that is the whole error. For any other
+// answer (a proxy's "502 Bad Gateway" page, say) the SDK writes "unknown API
+// error: <status>\nRequest: '<path>' with '<method>' method and '<body>'
+// body", and only the body says something the status does not.
+func sdkMessage(err error) string {
+	msg := err.Error()
+	const unknown, open, end = "unknown API error: ", " method and '", "' body"
+	i := strings.Index(msg, open)
+	if !strings.HasPrefix(msg, unknown) || i < 0 || !strings.HasSuffix(msg, end) {
+		return msg
+	}
+	return msg[i+len(open) : len(msg)-len(end)]
 }
 
 // do sends one request to /api/v1+path (path may carry a query) with a JSON

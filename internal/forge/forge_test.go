@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -162,6 +163,48 @@ func TestUnreachable(t *testing.T) {
 	cancel()
 	if _, err := c.Issue(cancelled, 1); forge.IsUnreachable(err) || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// A proxy in front of Gitea answers with its own pages, not Gitea's JSON:
+// the error still says what the proxy said, on one line, through the SDK
+// and through direct requests alike.
+func TestProxyErrorPages(t *testing.T) {
+	page := "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n" + strings.Repeat("<p>padding</p>\n", 200) + "</body>\n</html>\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/issues/1") {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, page)
+			return
+		}
+		http.Error(w, "upstream Gitea is restarting", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	c, err := forge.New(srv.URL, "secret-token-value", "o", "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	_, errSelf := c.Self(ctx)                         // through the SDK
+	_, errComment := c.CreateComment(ctx, 1, "hello") // through the SDK
+	_, errIssue := c.Issue(ctx, 1)                    // direct request
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{errSelf, "GET /api/v1/user: HTTP 503 Service Unavailable: upstream Gitea is restarting"},
+		{errComment, "POST /api/v1/repos/o/r/issues/1/comments: HTTP 503 Service Unavailable: upstream Gitea is restarting"},
+		{errIssue, "GET /api/v1/repos/o/r/issues/1: HTTP 502 Bad Gateway: <html> <head><title>502 Bad Gateway</title></head> <body> <p>padding</p>"},
+	} {
+		msg := fmt.Sprint(tc.err)
+		if !strings.HasPrefix(msg, tc.want) || strings.Contains(msg, "\n") || len(msg) > 500 || strings.Contains(msg, "secret-token-value") {
+			t.Errorf("error:\n got %q\nwant a single line starting %q", msg, tc.want)
+		}
+		var he *forge.HTTPError
+		if !errors.As(tc.err, &he) || he.Status/100 != 5 {
+			t.Errorf("%v: want an *forge.HTTPError with a 5xx status", tc.err)
+		}
 	}
 }
 
