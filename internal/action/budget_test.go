@@ -21,11 +21,11 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "budget-exhausted")
-	if v := violations(t, r)[0]; v.KeyPath != "checkpoint.budget.remaining" || !strings.Contains(v.Message, "20000 of 20000 tokens consumed, 0 remaining") {
+	if v := r.Violations(t)[0]; v.KeyPath != "checkpoint.budget.remaining" || !strings.Contains(v.Message, "20000 of 20000 tokens consumed, 0 remaining") {
 		t.Errorf("violation %+v", v)
 	}
 	if !f.issue(t, n).has("budget::exhausted") {
-		t.Fatalf("budget::exhausted was not set\n%s", dump(r))
+		t.Fatalf("budget::exhausted was not set\n%s", r.String())
 	}
 	if r.Outputs["budget-remaining"] != "0" || r.Outputs["pruned"] != "false" {
 		t.Errorf("budget-remaining %q, pruned %q (an exhausted budget is not reset by pruning)", r.Outputs["budget-remaining"], r.Outputs["pruned"])
@@ -37,7 +37,7 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "budget-exhausted")
-	if v := violations(t, r)[0]; !strings.Contains(v.Message, "budget::exhausted label is set") {
+	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "budget::exhausted label is set") {
 		t.Errorf("the label, not the numbers, fails the issue now: %+v", v)
 	}
 	if !f.issue(t, n).has("budget::exhausted") {
@@ -65,7 +65,7 @@ func TestNextOverBudget(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "next-over-budget")
-	v := violations(t, r)[0]
+	v := r.Violations(t)[0]
 	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "3500 tokens, more than half of the 6000 remaining (limit 3000)") {
 		t.Errorf("violation %+v, expected at %d:%d", v, line, col)
 	}
@@ -88,7 +88,7 @@ func TestAgentNotAllowed(t *testing.T) {
 	r := f.Run(t, d, "allowed-agents", allowed, "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "agent-not-allowed")
-	v := violations(t, r)[0]
+	v := r.Violations(t)[0]
 	if v.KeyPath != "checkpoint.next_agent" || v.Line != line || v.Col != col || !strings.Contains(v.Message, `"code-reviewer"`) {
 		t.Errorf("violation %+v, expected checkpoint.next_agent at %d:%d naming code-reviewer", v, line, col)
 	}
@@ -126,7 +126,7 @@ func TestCheckpointTampered(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "checkpoint-tampered")
-	v := violations(t, r)[0]
+	v := r.Violations(t)[0]
 	line, col := lineOf(t, lower(before), "consumed: ")
 	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "budget.consumed went down 6200 → 1000") || !strings.Contains(v.Message, "budget.remaining went up 13800 → 19000") || !strings.Contains(v.Message, agent) {
 		t.Errorf("violation %+v, expected at %d:%d", v, line, col)

@@ -14,7 +14,7 @@ import (
 
 // checkFindings runs `gns-guard check --format json` on a body: the
 // findings a person gets from the CLI for the same text.
-func checkFindings(t *testing.T, body string) []violation {
+func checkFindings(t *testing.T, body string) []actiontest.Violation {
 	t.Helper()
 	cmd := exec.Command(actiontest.Binary(t), "check", "--format", "json", "-")
 	cmd.Stdin = strings.NewReader(body)
@@ -22,7 +22,7 @@ func checkFindings(t *testing.T, body string) []violation {
 	cmd.Stdout = &out
 	_ = cmd.Run() // exit 1: findings
 	var rep struct {
-		Findings []violation `json:"findings"`
+		Findings []actiontest.Violation `json:"findings"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("check --format json: %v\n%s", err, out.String())
@@ -31,7 +31,7 @@ func checkFindings(t *testing.T, body string) []violation {
 }
 
 // row is how a finding shows in the guard's tables.
-func row(v violation) string {
+func row(v actiontest.Violation) string {
 	return fmt.Sprintf("| ❌ | `%s` | %d:%d | %s |", v.Rule, v.Line, v.Col, markdown.Cell(v.Message, 600))
 }
 
@@ -48,7 +48,7 @@ func TestCheckpointInvalid(t *testing.T) {
 	}
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
-	got := violations(t, r)
+	got := r.Violations(t)
 	if len(got) != len(want) {
 		t.Errorf("the action found %d violations, check %d", len(got), len(want))
 	}
@@ -96,12 +96,12 @@ func TestCheckpointAmbiguous(t *testing.T) {
 	// One finding per block, each at its opening fence.
 	expectRules(t, r, "checkpoint-ambiguous", "checkpoint-ambiguous")
 	status := f.Status(t, n).Body
-	for _, v := range violations(t, r) {
+	for _, v := range r.Violations(t) {
 		if !strings.Contains(status, row(v)) {
 			t.Errorf("the status comment lacks %s", row(v))
 		}
 	}
-	if vs := violations(t, r); vs[0].Line != 3 || vs[1].Line != 26 {
+	if vs := r.Violations(t); vs[0].Line != 3 || vs[1].Line != 26 {
 		t.Errorf("the blocks open on lines 3 and 26, the findings say %d and %d", vs[0].Line, vs[1].Line)
 	}
 	if len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
@@ -116,7 +116,7 @@ func TestCheckpointMissing(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "checkpoint-missing")
-	if v := violations(t, r)[0]; v.Line != 1 || v.Col != 1 {
+	if v := r.Violations(t)[0]; v.Line != 1 || v.Col != 1 {
 		t.Errorf("violation %+v", v)
 	}
 	if !strings.Contains(f.Status(t, n).Body, "checkpoint-missing") || len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
@@ -132,11 +132,11 @@ func TestContextPressureLabelComesAndGoes(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "context-pressure")
-	if v := violations(t, r)[0]; !strings.Contains(v.Message, "of the 4000 a tiny task may use, over the pressure threshold of 60%") {
+	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "of the 4000 a tiny task may use, over the pressure threshold of 60%") {
 		t.Errorf("violation %+v", v)
 	}
 	if !f.issue(t, n).has("context::pressure-high") {
-		t.Fatalf("context::pressure-high was not set\n%s", dump(r))
+		t.Fatalf("context::pressure-high was not set\n%s", r.String())
 	}
 	status := f.Status(t, n)
 
@@ -144,7 +144,7 @@ func TestContextPressureLabelComesAndGoes(t *testing.T) {
 	r = f.Run(t, d)
 	expect(t, r, 0, "pass")
 	if f.issue(t, n).has("context::pressure-high") {
-		t.Errorf("context::pressure-high stayed after the cause went away\n%s", dump(r))
+		t.Errorf("context::pressure-high stayed after the cause went away\n%s", r.String())
 	}
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
@@ -163,7 +163,7 @@ func TestCommentProtocol(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "comment-protocol")
-	v := violations(t, r)[0]
+	v := r.Violations(t)[0]
 	if v.KeyPath != fmt.Sprintf("comment#%d", id) || v.Line != 3 || !strings.Contains(v.Message, "footer is missing") {
 		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
 	}

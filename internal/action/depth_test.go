@@ -19,7 +19,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	r := f.Run(t, d, "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "depth-exceeded")
-	v := violations(t, r)[0]
+	v := r.Violations(t)[0]
 	if v.Line != line || v.Col != col || v.KeyPath != "checkpoint.depth" || !strings.Contains(v.Message, "depth 3 is over the cascade limit of 2") {
 		t.Errorf("violation %+v, expected checkpoint.depth at %d:%d", v, line, col)
 	}
@@ -28,7 +28,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	}
 	st := f.issue(t, n)
 	if !st.has("cascade::depth-exceeded") || !st.Locked {
-		t.Fatalf("expected the label cascade::depth-exceeded and a locked issue, got labels %v, locked %v\n%s", st.labels(), st.Locked, dump(r))
+		t.Fatalf("expected the label cascade::depth-exceeded and a locked issue, got labels %v, locked %v\n%s", st.labels(), st.Locked, r.String())
 	}
 	if color, _ := f.repoLabel(t, "cascade::depth-exceeded"); color != "b60205" {
 		t.Errorf("the created label has color %q, expected b60205", color)
@@ -60,7 +60,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	expect(t, r, 0, "pass")
 	st = f.issue(t, n)
 	if st.has("cascade::depth-exceeded") {
-		t.Errorf("the label cascade::depth-exceeded stayed after the depth was fixed: %v\n%s", st.labels(), dump(r))
+		t.Errorf("the label cascade::depth-exceeded stayed after the depth was fixed: %v\n%s", st.labels(), r.String())
 	}
 	resolved := f.Status(t, n)
 	if resolved.ID != status.ID || !strings.Contains(resolved.Body, "all clear") || strings.Contains(resolved.Body, "❌") {
@@ -108,7 +108,7 @@ func TestCascadeLabels(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "cascade-label-conflict")
-	if v := violations(t, r)[0]; !strings.Contains(v.Message, "cascade::depth-1, cascade::depth-2") {
+	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "cascade::depth-1, cascade::depth-2") {
 		t.Errorf("the conflict does not name both labels: %s", v.Message)
 	}
 	if !strings.Contains(f.Status(t, n).Body, "cascade-label-conflict") {

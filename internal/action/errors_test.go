@@ -22,7 +22,7 @@ func TestMalformedInputExits2(t *testing.T) {
 		r := f.Run(t, d, c.input, c.value)
 		out := r.Stdout + r.Stderr
 		if r.Code != 2 || !strings.Contains(out, "input "+c.input) || !strings.Contains(out, `"`+c.value+`"`) {
-			t.Errorf("%s: %q: exit %d, expected 2 with a message naming the input and the value\n%s", c.input, c.value, r.Code, dump(r))
+			t.Errorf("%s: %q: exit %d, expected 2 with a message naming the input and the value\n%s", c.input, c.value, r.Code, r.String())
 		}
 		if r.Outputs["result"] != "error" {
 			t.Errorf("%s: result %q, expected error", c.input, r.Outputs["result"])
@@ -48,7 +48,7 @@ func TestUnreachableServerExits3(t *testing.T) {
 	r := st.Run(t, d)
 	out := r.Stdout + r.Stderr
 	if r.Code != 3 || !strings.Contains(out, "could not reach "+closed) || r.Outputs["result"] != "error" {
-		t.Errorf("exit %d, expected 3 saying it could not reach %s\n%s", r.Code, closed, dump(r))
+		t.Errorf("exit %d, expected 3 saying it could not reach %s\n%s", r.Code, closed, r.String())
 	}
 }
 
@@ -61,7 +61,7 @@ func TestRejectedTokenExits3(t *testing.T) {
 	r := st.Run(t, d)
 	out := r.Stdout + r.Stderr
 	if r.Code != 3 || !strings.Contains(out, "token") || !strings.Contains(out, "401") || r.Outputs["result"] != "error" {
-		t.Errorf("exit %d, expected 3 saying the token was rejected\n%s", r.Code, dump(r))
+		t.Errorf("exit %d, expected 3 saying the token was rejected\n%s", r.Code, r.String())
 	}
 	// The token appears only in the command that masks it in the log.
 	if strings.Contains(strings.ReplaceAll(out, "::add-mask::"+st.Token+"\n", ""), st.Token) {

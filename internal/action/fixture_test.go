@@ -148,53 +148,22 @@ func (f *fixture) repoLabel(t *testing.T, name string) (color string, ok bool) {
 	return "", false
 }
 
-// violation is one entry of the violations output.
-type violation struct {
-	Rule     string `json:"rule"`
-	Severity string `json:"severity"`
-	KeyPath  string `json:"key_path"`
-	Line     int    `json:"line"`
-	Col      int    `json:"col"`
-	Message  string `json:"message"`
-}
-
-func violations(t *testing.T, r actiontest.Result) []violation {
-	t.Helper()
-	var vs []violation
-	actiontest.DecodeJSON(t, r, "violations", &vs)
-	return vs
-}
-
-// rules lists the rules of the violations output, in order.
-func rules(t *testing.T, r actiontest.Result) []string {
-	t.Helper()
-	var out []string
-	for _, v := range violations(t, r) {
-		out = append(out, v.Rule)
-	}
-	return out
-}
-
 // expect fails the test with the run's log unless the exit code and the
 // result output are as given.
 func expect(t *testing.T, r actiontest.Result, code int, result string) {
 	t.Helper()
 	if r.Code != code || r.Outputs["result"] != result {
-		t.Fatalf("expected exit %d and result %q, got exit %d and result %q\n%s", code, result, r.Code, r.Outputs["result"], dump(r))
+		t.Fatalf("expected exit %d and result %q, got exit %d and result %q\n%s", code, result, r.Code, r.Outputs["result"], r.String())
 	}
 }
 
 // expectRules fails unless the violations are exactly these rules.
 func expectRules(t *testing.T, r actiontest.Result, want ...string) {
 	t.Helper()
-	got := rules(t, r)
+	got := r.Rules(t)
 	if !slices.Equal(got, want) {
-		t.Fatalf("expected violations %v, got %v\n%s", want, got, dump(r))
+		t.Fatalf("expected violations %v, got %v\n%s", want, got, r.String())
 	}
-}
-
-func dump(r actiontest.Result) string {
-	return fmt.Sprintf("stdout:\n%s\nstderr:\n%s\noutputs: %v", r.Stdout, r.Stderr, r.Outputs)
 }
 
 // lineOf returns the 1-based line of body that contains s, and the column

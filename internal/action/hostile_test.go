@@ -111,7 +111,7 @@ func checkOutputs(t *testing.T, r actiontest.Result, result string) {
 	if r.Outputs["result"] != result {
 		t.Errorf("result %q, expected %q", r.Outputs["result"], result)
 	}
-	violations(t, r) // JSON
+	r.Violations(t) // JSON
 	var m map[string]any
 	actiontest.DecodeJSON(t, r, "metrics", &m)
 }
@@ -154,8 +154,8 @@ func TestHostileIssueText(t *testing.T) {
 	n, d := f.Open(t, title, hostileBody(who), "cascade::depth-2", "size::medium")
 	r := f.Run(t, d, "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
-	if rs := rules(t, r); len(rs) < 2 || !slices.Contains(rs, "checkpoint-invalid") {
-		t.Fatalf("expected the hostile checkpoint to be invalid in several ways, got %v\n%s", rs, dump(r))
+	if rs := r.Rules(t); len(rs) < 2 || !slices.Contains(rs, "checkpoint-invalid") {
+		t.Fatalf("expected the hostile checkpoint to be invalid in several ways, got %v\n%s", rs, r.String())
 	}
 	// The hostile key is reported, escaped, in the log's fence.
 	if !strings.Contains(r.Stdout, `::add-path::/evil\n::set-env name=KEY::1`) {
@@ -187,9 +187,9 @@ func TestHostileAgentNamesAndComments(t *testing.T) {
 	_, d := f.comment(t, n, agentTok, agent, hostile)
 	r := f.Run(t, d, "allowed-agents", "lead-developer", "admin-token", f.S.AdminToken)
 	expect(t, r, 1, "fail")
-	rs := rules(t, r)
+	rs := r.Rules(t)
 	if !slices.Contains(rs, "agent-not-allowed") || !slices.Contains(rs, "comment-protocol") {
-		t.Fatalf("expected agent-not-allowed and comment-protocol, got %v\n%s", rs, dump(r))
+		t.Fatalf("expected agent-not-allowed and comment-protocol, got %v\n%s", rs, r.String())
 	}
 	checkLog(t, r.Stdout, []string{f.Token, f.S.AdminToken}, who)
 	checkOutputs(t, r, "fail")

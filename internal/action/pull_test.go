@@ -42,11 +42,11 @@ func TestProtectedPath(t *testing.T) {
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
 	expectRules(t, r, "protected-path")
-	if v := violations(t, r)[0]; !strings.Contains(v.Message, `".kilo/agents/reviewer.md"`) || strings.Contains(v.Message, "docs/notes.md") {
+	if v := r.Violations(t)[0]; !strings.Contains(v.Message, `".kilo/agents/reviewer.md"`) || strings.Contains(v.Message, "docs/notes.md") {
 		t.Errorf("the violation must name the protected file and only it: %s", v.Message)
 	}
 	if !f.issue(t, n).has("permission::violation") {
-		t.Fatalf("permission::violation was not set on the pull request\n%s", dump(r))
+		t.Fatalf("permission::violation was not set on the pull request\n%s", r.String())
 	}
 	status := f.Status(t, n)
 	r = f.Run(t, d)

@@ -267,6 +267,41 @@ func ParseOutputs(s string) (map[string]string, error) {
 	return out, nil
 }
 
+// Violation is one entry of the violations output, read as a workflow's
+// next step would read it.
+type Violation struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	KeyPath  string `json:"key_path"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Message  string `json:"message"`
+}
+
+// Violations decodes the violations output, failing the test on error.
+func (r Result) Violations(t testing.TB) []Violation {
+	t.Helper()
+	var vs []Violation
+	DecodeJSON(t, r, "violations", &vs)
+	return vs
+}
+
+// Rules lists the rules of the violations output, in order.
+func (r Result) Rules(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	for _, v := range r.Violations(t) {
+		out = append(out, v.Rule)
+	}
+	return out
+}
+
+// String shows the run as a failure message wants it: its stdout, stderr
+// and outputs.
+func (r Result) String() string {
+	return fmt.Sprintf("stdout:\n%s\nstderr:\n%s\noutputs: %v", r.Stdout, r.Stderr, r.Outputs)
+}
+
 // DecodeJSON decodes an output holding JSON, failing the test on error.
 func DecodeJSON(t testing.TB, r Result, name string, v any) {
 	t.Helper()

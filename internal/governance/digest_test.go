@@ -75,7 +75,7 @@ func TestCompletionDigest(t *testing.T) {
 	expect(t, r, 0, "pass")
 	digests := f.GuardComments(t, n, digestMarker(n))
 	if len(digests) != 1 {
-		t.Fatalf("%d digests after 5 results, want 1\n%s", len(digests), dump(r))
+		t.Fatalf("%d digests after 5 results, want 1\n%s", len(digests), r.String())
 	}
 	dg := digests[0].Body
 	if !strings.HasPrefix(dg, "## GNS-2 Completion Digest\n") {

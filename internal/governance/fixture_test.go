@@ -93,43 +93,14 @@ func (f *fixture) lastThree(t *testing.T, n int64) []comment {
 
 func digestMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:digest issue=%d -->", n) }
 
-// violation is one entry of the violations output.
-type violation struct {
-	Rule    string `json:"rule"`
-	KeyPath string `json:"key_path"`
-	Line    int    `json:"line"`
-	Col     int    `json:"col"`
-	Message string `json:"message"`
-}
-
-func violations(t *testing.T, r actiontest.Result) []violation {
-	t.Helper()
-	var vs []violation
-	actiontest.DecodeJSON(t, r, "violations", &vs)
-	return vs
-}
-
-func rules(t *testing.T, r actiontest.Result) []string {
-	t.Helper()
-	var out []string
-	for _, v := range violations(t, r) {
-		out = append(out, v.Rule)
-	}
-	return out
-}
-
 // expect fails the test unless the run exited with code, set result, and
 // found exactly the violations of rules.
 func expect(t *testing.T, r actiontest.Result, code int, result string, rs ...string) {
 	t.Helper()
-	if got := rules(t, r); r.Code != code || r.Outputs["result"] != result || !slices.Equal(got, rs) {
+	if got := r.Rules(t); r.Code != code || r.Outputs["result"] != result || !slices.Equal(got, rs) {
 		t.Fatalf("expected exit %d, result %q, violations %v; got exit %d, result %q, violations %v\n%s",
-			code, result, rs, r.Code, r.Outputs["result"], got, dump(r))
+			code, result, rs, r.Code, r.Outputs["result"], got, r.String())
 	}
-}
-
-func dump(r actiontest.Result) string {
-	return fmt.Sprintf("stdout:\n%s\nstderr:\n%s\noutputs: %v", r.Stdout, r.Stderr, r.Outputs)
 }
 
 // counted caches what `gns-guard tokens` printed for a text.

@@ -231,11 +231,11 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	}
 	want := fmt.Sprintf("the next agent would load %d tokens (checkpoint %d + last 3 comments %d + next task %d), %.0f%% of the 6000 a small task may use, over the pressure threshold of 60%%",
 		e.total, e.checkpoint, e.comments, e.next, e.ratio*100)
-	if v := violations(t, r)[0]; v.Message != want {
+	if v := r.Violations(t)[0]; v.Message != want {
 		t.Errorf("violation message\n%q\nwant\n%q", v.Message, want)
 	}
 	if !f.issue(t, n).has("context::pressure-high") {
-		t.Fatalf("context::pressure-high was not set\n%s", dump(r))
+		t.Fatalf("context::pressure-high was not set\n%s", r.String())
 	}
 	if !strings.Contains(r.Stdout, fmt.Sprintf("issue#%d:", n)) || !strings.Contains(r.Stdout, "[context-pressure]") {
 		t.Errorf("the log has no located context-pressure line:\n%s", r.Stdout)
@@ -256,7 +256,7 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	expect(t, r, 0, "pass")
 	checkFigures(t, r, e, "small", n)
 	if f.issue(t, n).has("context::pressure-high") {
-		t.Errorf("context::pressure-high stayed after the load went down\n%s", dump(r))
+		t.Errorf("context::pressure-high stayed after the load went down\n%s", r.String())
 	}
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("the status comment %d (was %d) was not resolved in place:\n%s", got.ID, status.ID, got.Body)
@@ -326,7 +326,7 @@ func TestPruningClearsPressure(t *testing.T) {
 	checkFigures(t, r, e, "large", n)
 	status, _ := checkStatus(t, f, n, maxContext, "large")
 	if r.Outputs["pruned"] != "false" || !f.issue(t, n).has("context::pressure-high") {
-		t.Fatalf("expected no prune and the pressure label\n%s", dump(r))
+		t.Fatalf("expected no prune and the pressure label\n%s", r.String())
 	}
 
 	// Four more entries take the checkpoint over its overhead.
@@ -342,7 +342,7 @@ func TestPruningClearsPressure(t *testing.T) {
 	e = measure(t, after.Body, last3, maxContext)
 	expect(t, r, 0, "pass")
 	if r.Outputs["pruned"] != "true" || r.Outputs["archive-comment-ids"] == "[]" {
-		t.Fatalf("expected the checkpoint to be pruned\n%s", dump(r))
+		t.Fatalf("expected the checkpoint to be pruned\n%s", r.String())
 	}
 	if !strings.Contains(block(t, after.Body), "history_tail:") || strings.Contains(block(t, after.Body), "  history:") {
 		t.Errorf("the stored checkpoint was not pruned to a history_tail:\n%s", after.Body)
@@ -352,7 +352,7 @@ func TestPruningClearsPressure(t *testing.T) {
 		t.Errorf("entry load %d after pruning, still over %d", e.total, gate)
 	}
 	if after.has("context::pressure-high") {
-		t.Errorf("context::pressure-high stayed after pruning\n%s", dump(r))
+		t.Errorf("context::pressure-high stayed after pruning\n%s", r.String())
 	}
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("the status comment %d (was %d) was not resolved in place:\n%s", got.ID, status.ID, got.Body)
@@ -405,7 +405,7 @@ func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
 		clear := strings.Contains(f.Status(t, n).Body, "all clear")
 		if clear != (r.Code == 0) || f.issue(t, n).has("context::pressure-high") != (r.Code == 1) {
 			t.Errorf("exit %d, but the status comment says all clear: %v and the pressure label is set: %v\n%s",
-				r.Code, clear, f.issue(t, n).has("context::pressure-high"), dump(r))
+				r.Code, clear, f.issue(t, n).has("context::pressure-high"), r.String())
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
 )
 
 // footer is a complete GNS_EVENT footer for a subagent_result, with fields
@@ -92,16 +94,16 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 				return checkpointBody(n, "cascade::depth-2, size::medium", shortTail, 1000)
 			}, "cascade::depth-2", "size::medium")
 			if r := f.Run(t, d, "allowed-agents", allowed); r.Code != 0 {
-				t.Fatalf("the issue does not pass before the comment\n%s", dump(r))
+				t.Fatalf("the issue does not pass before the comment\n%s", r.String())
 			}
 			body := tc.body(t)
 			id, d := f.comment(t, n, body)
 			r := f.Run(t, d, "allowed-agents", allowed)
 			expect(t, r, 1, "fail", tc.rule)
 			line, col := tc.line(body), tc.col(body)
-			want := violation{Rule: tc.rule, KeyPath: fmt.Sprintf("comment#%d", id), Line: line, Col: col,
+			want := actiontest.Violation{Rule: tc.rule, Severity: "error", KeyPath: fmt.Sprintf("comment#%d", id), Line: line, Col: col,
 				Message: fmt.Sprintf("comment #%d: %s", id, tc.message)}
-			if got := violations(t, r)[0]; got != want {
+			if got := r.Violations(t)[0]; got != want {
 				t.Errorf("violation\n%+v\nwant\n%+v", got, want)
 			}
 			logLine := fmt.Sprintf("issue#%d:%d:%d: comment #%d: %s [%s]", n, line, col, id, tc.message, tc.rule)
@@ -115,7 +117,7 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 				}
 			}
 			if tc.rule == "agent-not-allowed" && !f.issue(t, n).has("permission::violation") {
-				t.Errorf("permission::violation was not set\n%s", dump(r))
+				t.Errorf("permission::violation was not set\n%s", r.String())
 			}
 		})
 	}
