@@ -9,17 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 	"github.com/sethvargo/go-githubactions"
-)
-
-// Exit codes.
-const (
-	exitClean     = 0
-	exitViolation = 1
-	exitConfig    = 2
-	exitCannotRun = 3
 )
 
 // ForgeFunc connects to a server's API for one repository.
@@ -39,33 +32,29 @@ type Options struct {
 	Now func() time.Time
 }
 
-// CannotRunError says the guard could not do its work: exit 3.
-type CannotRunError struct{ Err error }
-
-func (e *CannotRunError) Error() string { return e.Err.Error() }
-func (e *CannotRunError) Unwrap() error { return e.Err }
-
-// Run runs action mode and returns the exit code.
-func Run(ctx context.Context, o Options) int {
+// Run runs action mode. It returns nil for a clean run (or nothing to do),
+// exit.ErrViolations when the run fails for violations, and otherwise an
+// exit.Reported error (already logged) wrapping an exit.UsageError (a bad
+// input or environment) or an exit.CannotRunError (the server could not be
+// used): exit.Code maps each to the process's exit code.
+func Run(ctx context.Context, o Options) error {
 	gh := githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(o.Stdout))
 	r := &runner{o: o, gh: gh, log: &logger{gh: gh, w: o.Stdout}}
-	code, err := r.run(ctx)
-	if err != nil {
-		var ie *InputError
-		var ce *CannotRunError
-		switch {
-		case errors.As(err, &ie):
-			code = exitConfig
-		case errors.As(err, &ce):
-			code = exitCannotRun
-		case code == exitClean:
-			code = exitConfig
-		}
-		r.log.untrusted("gns-guard: " + err.Error())
-		gh.SetOutput("result", "error")
+	err := r.run(ctx)
+	if err == nil || errors.Is(err, exit.ErrViolations) {
+		return err
 	}
-	return code
+	var ce *exit.CannotRunError
+	if !errors.As(err, &ce) {
+		err = &exit.UsageError{Err: err}
+	}
+	r.log.untrusted("gns-guard: " + err.Error())
+	gh.SetOutput("result", "error")
+	return &exit.Reported{Err: err}
 }
+
+// cannotRun marks err as a failure to do the work at all (exit 3).
+func cannotRun(err error) error { return &exit.CannotRunError{Err: err} }
 
 // runner is one run of action mode.
 type runner struct {
@@ -84,10 +73,10 @@ type runner struct {
 	counter *tokens.Counter
 }
 
-func (r *runner) run(ctx context.Context) (int, error) {
+func (r *runner) run(ctx context.Context) error {
 	set, err := readSettings(r.gh.GetInput)
 	if err != nil {
-		return exitConfig, err
+		return err
 	}
 	r.set = set
 	if set.Token == "" {
@@ -100,39 +89,39 @@ func (r *runner) run(ctx context.Context) (int, error) {
 		}
 	}
 	if set.Token == "" {
-		return exitConfig, &InputError{"token", "", "expected a token (the default is ${{ github.token }})"}
+		return &InputError{"token", "", "expected a token (the default is ${{ github.token }})"}
 	}
 	if err := r.readEnvironment(); err != nil {
-		return exitConfig, err
+		return err
 	}
 	if ok, why := r.event.Supported(); !ok {
 		r.log.infof("gns-guard: nothing to do: %s", why)
 		r.gh.SetOutput("result", "skipped")
-		return exitClean, nil
+		return nil
 	}
 	counter, err := tokens.New(set.Config.Encoding)
 	if err != nil {
-		return exitCannotRun, &CannotRunError{err}
+		return cannotRun(err)
 	}
 	r.counter = counter
 	if r.forge, err = r.o.NewForge(r.apiURL, set.Token, r.owner, r.repo); err != nil {
-		return exitConfig, err
+		return err
 	}
 	r.admin = r.forge
 	if set.AdminToken != "" {
 		if r.admin, err = r.o.NewForge(r.apiURL, set.AdminToken, r.owner, r.repo); err != nil {
-			return exitConfig, err
+			return err
 		}
 	}
 	if err := r.resolveSelf(ctx); err != nil {
-		return exitCannotRun, err
+		return err
 	}
 	if r.event.Sender != "" && r.event.Sender == r.self && r.self != guard.ActionsUser {
 		r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", r.self)
 		r.gh.SetOutput("result", "skipped")
-		return exitClean, nil
+		return nil
 	}
-	return r.guard(ctx)
+	return r.cycle(ctx)
 }
 
 // readEnvironment reads the repository, the API URL and the event.
@@ -200,11 +189,11 @@ func (r *runner) resolveSelf(ctx context.Context) error {
 func (r *runner) forgeError(what string, err error) error {
 	switch {
 	case errors.Is(err, guard.ErrForbidden):
-		return &CannotRunError{fmt.Errorf("could not %s: the token was refused (%w); give it issue write access", what, err)}
+		return cannotRun(fmt.Errorf("could not %s: the token was refused (%w); give it issue write access", what, err))
 	case errors.Is(err, guard.ErrNotFound):
-		return &CannotRunError{fmt.Errorf("could not %s in %s/%s: %w", what, r.owner, r.repo, err)}
+		return cannotRun(fmt.Errorf("could not %s in %s/%s: %w", what, r.owner, r.repo, err))
 	}
-	return &CannotRunError{fmt.Errorf("could not %s at %s: %w", what, r.apiURL, err)}
+	return cannotRun(fmt.Errorf("could not %s at %s: %w", what, r.apiURL, err))
 }
 
 func firstNonEmpty(vs ...string) string {

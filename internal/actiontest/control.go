@@ -15,6 +15,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/cli"
+	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 )
@@ -61,7 +62,7 @@ func (s Step) runInProcess(ctx context.Context, d Delivery, o InProcess) (Result
 		o.Now = time.Now
 	}
 	var stdout, stderr bytes.Buffer
-	code := action.Run(ctx, action.Options{
+	err = action.Run(ctx, action.Options{
 		Getenv:     func(k string) string { return vars[k] },
 		Stdout:     &stdout,
 		Stderr:     &stderr,
@@ -70,7 +71,7 @@ func (s Step) runInProcess(ctx context.Context, d Delivery, o InProcess) (Result
 		NewForge:   o.NewForge,
 		Now:        o.Now,
 	})
-	return collect(dir, code, stdout.String(), stderr.String())
+	return collect(dir, exit.Code(err), stdout.String(), stderr.String())
 }
 
 // Process is a guard binary started by Start: tests can kill it mid-run.

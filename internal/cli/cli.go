@@ -13,16 +13,9 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/action"
+	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
-)
-
-// Exit codes, the same in every mode.
-const (
-	ExitClean     = 0 // nothing wrong
-	ExitViolation = 1 // findings that fail the run
-	ExitUsage     = 2 // a usage or configuration error
-	ExitCannotRun = 3 // the tool could not do its work (server unreachable, token rejected, ...)
 )
 
 // Env is the world a command sees. Tests build their own; System returns the
@@ -61,30 +54,18 @@ func System() Env {
 	}
 }
 
-// exitError carries an exit code with the error that caused it.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
 // usageError is a mistake in how the command was called: exit 2.
 func usageError(format string, args ...any) error {
-	return &exitError{ExitUsage, fmt.Errorf(format, args...)}
+	return &exit.UsageError{Err: fmt.Errorf(format, args...)}
 }
 
 // cannotRun is a failure to do the work at all: exit 3.
 func cannotRun(err error) error {
-	return &exitError{ExitCannotRun, err}
+	return &exit.CannotRunError{Err: err}
 }
 
 // errViolations says findings were reported: exit 1, and nothing more to print.
-var errViolations = errors.New("violations found")
-
-// errReported is a failure that has already been explained to the user.
-var errReported = errors.New("failed (see above)")
+var errViolations = exit.ErrViolations
 
 const usage = `gns-guard guards GNS-2 agent workflows kept in Gitea issues.
 
@@ -100,27 +81,19 @@ Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not r
 Run 'gns-guard VERB -h' for a verb's flags.
 `
 
-// Main runs the command line args and returns the exit code.
+// Main runs the command line args and returns the exit code: the one place
+// where an outcome becomes a code (package exit's table).
 func Main(ctx context.Context, args []string, env Env) int {
 	err := run(ctx, args, env)
-	switch {
-	case err == nil:
-		return ExitClean
-	case errors.Is(err, errViolations):
-		return ExitViolation
-	case errors.Is(err, flag.ErrHelp):
-		return ExitClean
+	if errors.Is(err, flag.ErrHelp) {
+		return exit.Clean
 	}
-	code := ExitCannotRun
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
-	if errors.Is(err, errReported) {
+	code := exit.Code(err)
+	if code == exit.Clean || code == exit.Violation || exit.IsReported(err) {
 		return code
 	}
 	fmt.Fprintf(env.Stderr, "gns-guard: %v\n", err)
-	if code == ExitUsage && !strings.Contains(err.Error(), "-h") {
+	if code == exit.Usage && !strings.Contains(err.Error(), "-h") {
 		fmt.Fprintln(env.Stderr, "Run 'gns-guard -h' for usage.")
 	}
 	return code
@@ -156,7 +129,7 @@ func run(ctx context.Context, args []string, env Env) error {
 }
 
 func runAction(ctx context.Context, env Env) error {
-	code := action.Run(ctx, action.Options{
+	return action.Run(ctx, action.Options{
 		Getenv:     env.Getenv,
 		Stdout:     env.Stdout,
 		Stderr:     env.Stderr,
@@ -167,14 +140,6 @@ func runAction(ctx context.Context, env Env) error {
 		},
 		Now: env.Now,
 	})
-	switch code {
-	case ExitClean:
-		return nil
-	case ExitViolation:
-		return errViolations
-	default:
-		return &exitError{code, errReported}
-	}
 }
 
 // newFlags returns a flag set for a verb that reports errors as usage errors.

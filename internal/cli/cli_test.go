@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/gns-guard/gns-guard/internal/exit"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -127,7 +128,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, args := range cases {
 		_, stderr, code := runCLI(t, nil, "", args...)
-		if code != ExitUsage {
+		if code != exit.Usage {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 		if !strings.Contains(stderr, "gns-guard") {

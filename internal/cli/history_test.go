@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gns-guard/gns-guard/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,7 +192,7 @@ func TestHistoryProblems(t *testing.T) {
 		}
 	}
 	_, errOut, code := runHistoryCLI(t, f, map[string]string{"GITHUB_TOKEN": "t"}, "--repo", "org/proj", "--issue", "42", "--server", "http://x")
-	if code != ExitViolation {
+	if code != exit.Violation {
 		t.Fatalf("exit %d, want 1: %s", code, errOut)
 	}
 	if !strings.Contains(errOut, "it was edited") {
@@ -210,16 +211,16 @@ func TestHistoryErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{name: "no repo", args: []string{"--issue", "1"}, vars: vars, code: ExitUsage, msg: "--repo"},
-		{name: "bad repo", args: []string{"--repo", "a/b/c", "--issue", "1"}, vars: vars, code: ExitUsage, msg: "OWNER/NAME"},
-		{name: "no issue", args: []string{"--repo", "org/proj"}, vars: vars, code: ExitUsage, msg: "--issue"},
-		{name: "positional", args: []string{"--repo", "org/proj", "--issue", "42", "extra"}, vars: vars, code: ExitUsage, msg: "positional"},
-		{name: "format", args: []string{"--repo", "org/proj", "--issue", "42", "--format", "xml"}, vars: vars, code: ExitUsage, msg: "--format"},
-		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITEA_TOKEN": "t"}, code: ExitUsage, msg: "GITHUB_SERVER_URL"},
-		{name: "no token no trust", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: ExitUsage, msg: "--trust"},
-		{name: "unreachable", err: &forge.UnreachableError{URL: "http://x", Method: "GET", Path: "/api/v1/user", Err: errors.New("connection refused")}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: ExitCannotRun, msg: "could not reach the server http://x"},
-		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: ExitCannotRun, msg: "rejected the token (HTTP 401)"},
-		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: ExitCannotRun, msg: "not found"},
+		{name: "no repo", args: []string{"--issue", "1"}, vars: vars, code: exit.Usage, msg: "--repo"},
+		{name: "bad repo", args: []string{"--repo", "a/b/c", "--issue", "1"}, vars: vars, code: exit.Usage, msg: "OWNER/NAME"},
+		{name: "no issue", args: []string{"--repo", "org/proj"}, vars: vars, code: exit.Usage, msg: "--issue"},
+		{name: "positional", args: []string{"--repo", "org/proj", "--issue", "42", "extra"}, vars: vars, code: exit.Usage, msg: "positional"},
+		{name: "format", args: []string{"--repo", "org/proj", "--issue", "42", "--format", "xml"}, vars: vars, code: exit.Usage, msg: "--format"},
+		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITEA_TOKEN": "t"}, code: exit.Usage, msg: "GITHUB_SERVER_URL"},
+		{name: "no token no trust", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: exit.Usage, msg: "--trust"},
+		{name: "unreachable", err: &forge.UnreachableError{URL: "http://x", Method: "GET", Path: "/api/v1/user", Err: errors.New("connection refused")}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exit.CannotRun, msg: "could not reach the server http://x"},
+		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exit.CannotRun, msg: "rejected the token (HTTP 401)"},
+		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: exit.CannotRun, msg: "not found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f.err = tt.err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gns-guard/gns-guard/internal/exit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,9 +48,9 @@ func TestPruneGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env, out, errOut := pruneTestEnv(nil)
 			code := Main(context.Background(), []string{"prune", in, "--now", "2026-05-17T08:00:00Z"}, env)
-			want := ExitClean
+			want := exit.Clean
 			if strings.HasPrefix(name, "invalid-") {
-				want = ExitViolation
+				want = exit.Violation
 			}
 			if code != want {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, want, errOut)
@@ -68,7 +69,7 @@ func TestPruneGolden(t *testing.T) {
 			if !bytes.Equal(out.Bytes(), exp) {
 				t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, out)
 			}
-			if want == ExitClean {
+			if want == exit.Clean {
 				checkPruneOutput(t, in, out.String())
 			}
 		})
@@ -140,7 +141,7 @@ func TestPruneUsage(t *testing.T) {
 		{"prune", "/nonexistent/body.md"},
 	} {
 		env, _, errOut := pruneTestEnv(nil)
-		if code := Main(context.Background(), args, env); code != ExitUsage {
+		if code := Main(context.Background(), args, env); code != exit.Usage {
 			t.Errorf("%q: exit %d, want 2; stderr %s", args, code, errOut)
 		}
 	}

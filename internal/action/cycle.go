@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/guard"
 )
 
@@ -18,9 +19,9 @@ type snapshot struct {
 	files  []string
 }
 
-// guard reads, decides and applies, re-reading when the body changed
+// cycle reads, decides and applies, re-reading when the body changed
 // under it, and reports.
-func (r *runner) guard(ctx context.Context) (int, error) {
+func (r *runner) cycle(ctx context.Context) error {
 	cfg := r.set.Config
 	var plan *guard.Plan
 	var snap snapshot
@@ -29,7 +30,7 @@ func (r *runner) guard(ctx context.Context) (int, error) {
 		var err error
 		snap, err = r.read(ctx, attempt == 1)
 		if err != nil {
-			return exitCannotRun, err
+			return err
 		}
 		if snap.issue.Number == 0 { // not governed: nothing more was read
 			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
@@ -55,15 +56,17 @@ func (r *runner) guard(ctx context.Context) (int, error) {
 			continue
 		}
 		if err != nil {
-			return exitCannotRun, err
+			// A forge error is classified already; a conflict that
+			// outlived every attempt is a failure to run too.
+			return cannotRun(err)
 		}
 		break
 	}
 	r.report(snap, plan, res)
 	if plan.Failed(cfg) {
-		return exitViolation, nil
+		return exit.ErrViolations
 	}
-	return exitClean, nil
+	return nil
 }
 
 // read reads the issue live, and, when it is governed, its recent comments

@@ -1,0 +1,61 @@
+// Package exit owns gns-guard's exit codes: the one table that turns the
+// outcome of a run, in any mode, into the process's exit status. Commands
+// and action mode return errors of the types below; only the command line's
+// Main maps them to a code. It imports nothing of the project's.
+package exit
+
+import "errors"
+
+// The exit codes, the same in every mode.
+const (
+	Clean     = 0 // nothing wrong (or nothing to do)
+	Violation = 1 // findings that fail the run
+	Usage     = 2 // a usage or configuration error
+	CannotRun = 3 // the tool could not do its work (server unreachable, token rejected, ...)
+)
+
+// ErrViolations says findings were found and reported: exit 1, nothing
+// more to print.
+var ErrViolations = errors.New("violations found")
+
+// UsageError is a mistake in how the program was called or configured
+// (a flag, an action input, the Actions environment): exit 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// CannotRunError says the work could not be done at all: exit 3.
+type CannotRunError struct{ Err error }
+
+func (e *CannotRunError) Error() string { return e.Err.Error() }
+func (e *CannotRunError) Unwrap() error { return e.Err }
+
+// Reported marks an error whose explanation was already printed: the code
+// still follows from Err, but nothing more is printed.
+type Reported struct{ Err error }
+
+func (e *Reported) Error() string { return e.Err.Error() }
+func (e *Reported) Unwrap() error { return e.Err }
+
+// Code is the exit code of err: Clean for nil, Violation for
+// ErrViolations, Usage for a UsageError, and CannotRun for anything else
+// (an error nobody classified is a failure to run, never a pass).
+func Code(err error) int {
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return Clean
+	case errors.Is(err, ErrViolations):
+		return Violation
+	case errors.As(err, &ue):
+		return Usage
+	}
+	return CannotRun
+}
+
+// IsReported says err was already explained to the user.
+func IsReported(err error) bool {
+	var r *Reported
+	return errors.As(err, &r)
+}
