@@ -116,7 +116,7 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 	}
 	if posted {
 		// Concurrent runs may have posted the same archive: the lowest id wins.
-		page, err := r.forge.RecentComments(ctx, s.issue, r.windowNeed()+len(pr.Archives))
+		page, err := r.forge.RecentComments(ctx, s.issue, r.set.Config.RecentWindow()+len(pr.Archives))
 		if err != nil {
 			return r.forgeError("re-read the recent comments", err)
 		}
@@ -169,8 +169,6 @@ func (r *runner) settle(ctx context.Context, comments []guard.Comment, match fun
 	return ids[0], nil
 }
 
-func (r *runner) windowNeed() int { return max(3, r.set.Config.DigestAfter+2) }
-
 // createOnce posts body unless one of the guard's own recent comments
 // matches already, then deletes the duplicates concurrent runs posted.
 func (r *runner) createOnce(ctx context.Context, s snapshot, body string, same func(guard.Comment) bool, res *applied, what string) error {
@@ -185,7 +183,7 @@ func (r *runner) createOnce(ctx context.Context, s snapshot, body string, same f
 	}
 	res.posted = append(res.posted, c)
 	res.writes = append(res.writes, fmt.Sprintf("%s (comment %d)", what, c.ID))
-	page, err := r.forge.RecentComments(ctx, s.issue, r.windowNeed()+1)
+	page, err := r.forge.RecentComments(ctx, s.issue, r.set.Config.RecentWindow()+1)
 	if err != nil {
 		return r.forgeError("re-read the recent comments", err)
 	}

@@ -77,7 +77,7 @@ func (r *runner) read(ctx context.Context, first bool) (snapshot, error) {
 	if err != nil {
 		return s, r.forgeError(fmt.Sprintf("read issue #%d", r.event.Number), err)
 	}
-	need := max(3, r.set.Config.DigestAfter+2)
+	need := r.set.Config.RecentWindow()
 	if r.event.Name == "pull_request" {
 		files, err := r.forge.PullFiles(ctx, issue.Number)
 		if err != nil {

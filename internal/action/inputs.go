@@ -54,20 +54,16 @@ func readSettings(input func(name string) string) (Settings, error) {
 	c.MaxCheckpointBytes = p.int("max-checkpoint-bytes", c.MaxCheckpointBytes, 1)
 	c.DigestAfter = p.int("digest-after", c.DigestAfter, 0)
 	if v := input("default-max-depth"); v != "" {
-		switch n, err := strconv.Atoi(v); {
-		case v == "n" || v == "N":
-			d := guard.Unlimited
-			c.DefaultMaxDepth = &d
-		case err == nil && n >= 0:
-			c.DefaultMaxDepth = &n
-		default:
-			p.fail("default-max-depth", v, "expected a whole number >= 0, n (unlimited), or nothing")
+		d, err := guard.ParseMaxDepth(v)
+		if err != nil {
+			p.fail("default-max-depth", v, err.Error())
 		}
+		c.DefaultMaxDepth = d
 	}
-	c.AllowedAgents = list(input("allowed-agents"))
-	c.BudgetAdmins = list(input("budget-admins"))
+	c.AllowedAgents = guard.ParseList(input("allowed-agents"))
+	c.BudgetAdmins = guard.ParseList(input("budget-admins"))
 	if v, ok := p.raw("protected-paths"); ok {
-		c.ProtectedPaths = list(v)
+		c.ProtectedPaths = guard.ParseList(v)
 	}
 	if v := input("encoding"); v != "" {
 		enc, err := tokens.ParseEncoding(v)
@@ -145,15 +141,4 @@ func (p *parser) float(name string, def, lo, hi float64, loIncl bool) float64 {
 		return def
 	}
 	return f
-}
-
-// list splits a comma- or newline-separated input, dropping blanks.
-func list(v string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -57,16 +57,9 @@ func runCheck(args []string, env Env) error {
 	}
 	cfg := guard.DefaultConfig()
 	cfg.HistoryTail, cfg.MaxCheckpointBytes, cfg.Encoding = *tail, *maxBytes, enc
-	cfg.AllowedAgents = splitList(*allowed)
-	if *maxDepth != "" {
-		d, err := strconv.Atoi(*maxDepth)
-		switch {
-		case *maxDepth == "n":
-			d = guard.Unlimited
-		case err != nil || d < 0:
-			return usageError("check: --default-max-depth must be a whole number >= 0 or n, not %q", *maxDepth)
-		}
-		cfg.DefaultMaxDepth = &d
+	cfg.AllowedAgents = guard.ParseList(*allowed)
+	if cfg.DefaultMaxDepth, err = guard.ParseMaxDepth(*maxDepth); err != nil {
+		return usageError("check: --default-max-depth: %v, not %q", err, *maxDepth)
 	}
 	body, err := readInput(env, name)
 	if err != nil {
@@ -95,7 +88,7 @@ func runCheck(args []string, env Env) error {
 		labelsKnown = labelsKnown || cp.State.Labels.Set
 	}
 	if *labels != "" {
-		labelList = splitList(*labels)
+		labelList = guard.ParseList(*labels)
 	}
 	in := guard.Input{
 		Config:  cfg,
@@ -118,10 +111,10 @@ func runCheck(args []string, env Env) error {
 		})
 	}
 	for i, f := range found {
-		// The action repairs an over-long history_tail by pruning; check reports it.
+		// The action repairs an over-long history_tail by pruning (a
+		// warning there); check reports it as the schema error it is.
 		if f.Rule == checkpoint.RuleTailTooLong {
 			found[i].Severity = finding.Error
-			found[i].Message = strings.TrimSuffix(f.Message, " — pruned in this run")
 		}
 	}
 	rep := checkReport{File: source, Findings: finding.Sort(found), Errors: finding.Errors(found), Labels: labelList, Plan: describePlan(plan)}
@@ -195,14 +188,4 @@ func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
 	return fmt.Sprintf("ok: issue %d, phase %s, depth %d, budget %d of %d left, next %s (~%d tokens), entry context %d of %d tokens (%s task)",
 		cp.Issue.Value, strconv.Quote(cp.Phase.Value), cp.Depth.Value, cp.Budget.Remaining.Value, cp.Budget.Total.Value, strconv.Quote(next), cp.NextEstimatedTokens.Value,
 		n.ContextTokens, n.MaxContext, n.TaskSize)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -94,7 +95,7 @@ func runPrune(args []string, env Env) error {
 		live = append(live, l.Value)
 	}
 	if *labels != "" {
-		live = splitList(*labels)
+		live = guard.ParseList(*labels)
 	}
 	cfg := def
 	cfg.TailLimit, cfg.CarryoverRatio, cfg.PhaseGrant = *tail, *ratio, *grant

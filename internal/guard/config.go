@@ -1,6 +1,12 @@
 package guard
 
-import "github.com/gns-guard/gns-guard/internal/tokens"
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
 
 // Unlimited is the depth limit of `cascade::depth-n`.
 const Unlimited = -1
@@ -93,4 +99,38 @@ func (n LabelNames) Specs() []LabelSpec {
 		{Name: n.PermissionViolation, Color: "5319e7", Description: "gns-guard: an agent or edit broke a permission rule; a person removes this label"},
 		{Name: n.PressureHigh, Color: "fbca04", Description: "gns-guard: the next agent's entry context is over the pressure threshold"},
 	}
+}
+
+// RecentWindow is how many of the issue's last comments a run reads: the
+// last three (what an agent loads on entry) and enough to count the agent
+// results since the last digest.
+func (c Config) RecentWindow() int { return max(3, c.DigestAfter+2) }
+
+// ParseList splits a comma- or newline-separated list (an action input or a
+// flag), trimming blanks and dropping empty items.
+func ParseList(v string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ParseMaxDepth reads a default-max-depth value: a whole number >= 0, n
+// (Unlimited), or "" (nil: no default). The error says what is accepted.
+func ParseMaxDepth(v string) (*int, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if v == "n" || v == "N" {
+		d := Unlimited
+		return &d, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return nil, errors.New("expected a whole number >= 0, n (unlimited), or nothing")
+	}
+	return &n, nil
 }
