@@ -42,13 +42,13 @@ func (r *runner) apply(ctx context.Context, s snapshot, p *guard.Plan) (applied,
 		if err := r.forge.AddLabels(ctx, n, p.AddLabels, r.set.Config.Labels.Specs()); err != nil {
 			return res, r.forgeError("add labels "+strings.Join(p.AddLabels, ", "), err)
 		}
-		res.writes = append(res.writes, "added labels: "+strings.Join(p.AddLabels, ", "))
+		res.writes = append(res.writes, guard.LabelsWrite(p.AddLabels).Done(""))
 	}
 	for _, l := range p.RemoveLabels {
 		if err := r.forge.RemoveLabel(ctx, n, l); err != nil && !errors.Is(err, guard.ErrNotFound) {
 			return res, r.forgeError("remove label "+l.Name, err)
 		}
-		res.writes = append(res.writes, "removed label: "+l.Name)
+		res.writes = append(res.writes, guard.RemoveLabelWrite(l).Done(""))
 	}
 	status, statusErr := r.findStatus(ctx, s, p)
 	if statusErr != nil {
@@ -58,12 +58,12 @@ func (r *runner) apply(ctx context.Context, s snapshot, p *guard.Plan) (applied,
 		r.applyLock(ctx, n, p.Lock, status, &res)
 	}
 	if p.Recovery != "" {
-		if err := r.createOnce(ctx, s, p.Recovery, hasMarker(guard.RecoveryMarker(n)), &res, "posted the context-recovery-needed comment"); err != nil {
+		if err := r.createOnce(ctx, s, p.Recovery, hasMarker(guard.RecoveryMarker(n)), &res, guard.Write{Kind: guard.PostRecovery}); err != nil {
 			return res, err
 		}
 	}
 	if p.Digest != "" {
-		if err := r.createOnce(ctx, s, p.Digest, sameBody(p.Digest), &res, "posted a completion digest"); err != nil {
+		if err := r.createOnce(ctx, s, p.Digest, sameBody(p.Digest), &res, guard.Write{Kind: guard.PostDigest}); err != nil {
 			return res, err
 		}
 	}
@@ -112,7 +112,7 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 		have[part] = c.ID
 		posted = true
 		res.posted = append(res.posted, c)
-		res.writes = append(res.writes, fmt.Sprintf("posted archive part %d/%d (comment %d, %d characters)", part, len(pr.Archives), c.ID, len([]rune(body))))
+		res.writes = append(res.writes, guard.ArchiveWrite(part, len(pr.Archives), body).Done(fmt.Sprintf("comment %d", c.ID)))
 	}
 	if posted {
 		// Concurrent runs may have posted the same archive: the lowest id wins.
@@ -143,7 +143,7 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 		res.archiveIDs = append(res.archiveIDs, have[part])
 	}
 	res.pruned = true
-	res.writes = append(res.writes, fmt.Sprintf("pruned the checkpoint: %d entries archived, body %d → %d bytes (%s)", pr.Removed, pr.OldBytes, pr.NewBytes, pr.Reason))
+	res.writes = append(res.writes, guard.PatchWrite(pr).Done(""))
 	return nil
 }
 
@@ -171,7 +171,7 @@ func (r *runner) settle(ctx context.Context, comments []guard.Comment, match fun
 
 // createOnce posts body unless one of the guard's own recent comments
 // matches already, then deletes the duplicates concurrent runs posted.
-func (r *runner) createOnce(ctx context.Context, s snapshot, body string, same func(guard.Comment) bool, res *applied, what string) error {
+func (r *runner) createOnce(ctx context.Context, s snapshot, body string, same func(guard.Comment) bool, res *applied, w guard.Write) error {
 	for _, c := range s.recent.Comments {
 		if c.Author == r.self && same(c) {
 			return nil
@@ -179,10 +179,10 @@ func (r *runner) createOnce(ctx context.Context, s snapshot, body string, same f
 	}
 	c, err := r.forge.CreateComment(ctx, s.issue.Number, body)
 	if err != nil {
-		return r.forgeError(what, err)
+		return r.forgeError(w.Planned(), err)
 	}
 	res.posted = append(res.posted, c)
-	res.writes = append(res.writes, fmt.Sprintf("%s (comment %d)", what, c.ID))
+	res.writes = append(res.writes, w.Done(fmt.Sprintf("comment %d", c.ID)))
 	page, err := r.forge.RecentComments(ctx, s.issue, r.set.Config.RecentWindow()+1)
 	if err != nil {
 		return r.forgeError("re-read the recent comments", err)
@@ -211,7 +211,7 @@ func (r *runner) applyLock(ctx context.Context, n int64, reason string, status *
 	err := r.admin.Lock(ctx, n, reason)
 	switch {
 	case err == nil:
-		res.writes = append(res.writes, "locked the issue: "+reason)
+		res.writes = append(res.writes, guard.LockWrite(reason).Done(""))
 	case errors.Is(err, guard.ErrForbidden):
 		res.notes = append(res.notes, lockRefused)
 		r.log.infof("gns-guard: warning: %s", lockRefused)
@@ -260,17 +260,16 @@ const maxStatusPages = 20
 // writes nothing when it already says what it should.
 func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, existing *guard.Comment, res *applied) error {
 	body := r.settledStatus(s, p, existing, *res)
+	w, ok := guard.StatusWrite(existing, body, p.Resolved)
 	switch {
-	case existing != nil && strings.TrimSpace(existing.Body) == strings.TrimSpace(body):
+	case !ok:
 		return nil
-	case existing != nil:
+	case w.Kind == guard.UpdateStatus:
 		if _, err := r.forge.EditComment(ctx, existing.ID, body); err != nil {
-			return r.forgeError("update the status comment", err)
+			return r.forgeError(w.Planned(), err)
 		}
-		res.writes = append(res.writes, fmt.Sprintf("updated the status comment %d", existing.ID))
-		return nil
-	case p.Resolved:
+		res.writes = append(res.writes, w.Done(""))
 		return nil
 	}
-	return r.createOnce(ctx, s, body, hasMarker(guard.StatusMarker(s.issue.Number)), res, "posted the status comment")
+	return r.createOnce(ctx, s, body, hasMarker(guard.StatusMarker(s.issue.Number)), res, w)
 }

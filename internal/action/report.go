@@ -146,37 +146,15 @@ func (r *runner) dryRun(ctx context.Context, s snapshot, p *guard.Plan) applied 
 	if !p.Governed {
 		return res
 	}
-	if pr := p.Prune; pr != nil {
-		for i, a := range pr.Archives {
-			res.writes = append(res.writes, fmt.Sprintf("post archive part %d/%d (%d characters)", i+1, len(pr.Archives), len([]rune(a))))
-		}
-		res.writes = append(res.writes, fmt.Sprintf("patch the body (content_version %d): %d entries archived, %d → %d bytes (%s)", s.issue.ContentVersion, pr.Removed, pr.OldBytes, pr.NewBytes, pr.Reason))
-	}
-	if len(p.AddLabels) > 0 {
-		res.writes = append(res.writes, "add labels: "+strings.Join(p.AddLabels, ", "))
-	}
-	for _, l := range p.RemoveLabels {
-		res.writes = append(res.writes, "remove label: "+l.Name)
-	}
-	if p.Lock != "" {
-		res.writes = append(res.writes, "lock the issue: "+p.Lock)
-	}
-	if p.Recovery != "" {
-		res.writes = append(res.writes, "post the context-recovery-needed comment")
-	}
-	if p.Digest != "" {
-		res.writes = append(res.writes, "post a completion digest")
+	for _, w := range p.Writes() {
+		res.writes = append(res.writes, w.Planned())
 	}
 	existing, err := r.findStatus(ctx, s, p)
 	if err != nil {
 		r.log.untrusted("gns-guard: warning: " + err.Error())
 	}
-	body := r.settledStatus(s, p, existing, res)
-	switch {
-	case existing != nil && strings.TrimSpace(existing.Body) != strings.TrimSpace(body):
-		res.writes = append(res.writes, fmt.Sprintf("update the status comment %d", existing.ID))
-	case existing == nil && !p.Resolved:
-		res.writes = append(res.writes, "post the status comment")
+	if w, ok := guard.StatusWrite(existing, r.settledStatus(s, p, existing, res), p.Resolved); ok {
+		res.writes = append(res.writes, w.Planned())
 	}
 	return res
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
@@ -117,7 +116,7 @@ func runCheck(args []string, env Env) error {
 			found[i].Severity = finding.Error
 		}
 	}
-	rep := checkReport{File: source, Findings: finding.Sort(found), Errors: finding.Errors(found), Labels: labelList, Plan: describePlan(plan)}
+	rep := checkReport{File: source, Findings: finding.Sort(found), Errors: finding.Errors(found), Labels: labelList, Plan: describePlan(plan, cfg)}
 	rep.Warnings = len(found) - rep.Errors
 	rep.Valid = rep.Errors == 0
 	if plan.Governed {
@@ -151,26 +150,19 @@ func runCheck(args []string, env Env) error {
 	return nil
 }
 
-// describePlan lists the writes the action would make for a plan.
-func describePlan(p *guard.Plan) []string {
+// describePlan lists the writes the action would make for a plan, in the
+// words a dry run logs them with. Offline, whether the status comment
+// exists is unknown.
+func describePlan(p *guard.Plan, cfg guard.Config) []string {
 	out := []string{}
-	if pr := p.Prune; pr != nil {
-		out = append(out, fmt.Sprintf("prune: archive %d entries in %d comment(s), body %d → %d bytes (%s)", pr.Removed, len(pr.Archives), pr.OldBytes, pr.NewBytes, pr.Reason))
+	for _, w := range p.Writes() {
+		out = append(out, w.Planned())
 	}
-	if len(p.AddLabels) > 0 {
-		out = append(out, "add labels: "+strings.Join(p.AddLabels, ", "))
+	if p.Governed && !p.Resolved {
+		out = append(out, "post or update the status comment")
 	}
-	for _, l := range p.RemoveLabels {
-		out = append(out, "remove label: "+l.Name)
-	}
-	if p.Lock != "" {
-		out = append(out, "lock the issue")
-	}
-	if p.Recovery != "" {
-		out = append(out, "post a context-recovery-needed comment")
-	}
-	if !p.Resolved {
-		out = append(out, "post or update the status comment and fail the job")
+	if p.Failed(cfg) {
+		out = append(out, "fail the job")
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/prune"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -33,81 +32,6 @@ type Input struct {
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
 	LabelsUnknown bool
-}
-
-// Violation is a finding together with the effects it has on the issue.
-type Violation struct {
-	finding.Finding
-	// Label is the label this violation sets, if any.
-	Label string
-	// Lock says the violation locks the issue.
-	Lock bool
-}
-
-// Plan is the decision: what was found and every write that follows.
-type Plan struct {
-	// Governed is false for an issue the guard has no business with; such a
-	// plan holds nothing and the run passes.
-	Governed bool
-	// Skipped says why the run did nothing, when it did nothing on purpose.
-	Skipped string
-	// Violations fail the run; Warnings do not.
-	Violations []Violation
-	Warnings   []finding.Finding
-	// AddLabels are label names to attach; RemoveLabels to detach.
-	AddLabels    []string
-	RemoveLabels []Label
-	// Lock is the reason to lock the issue with, or "" for no lock.
-	Lock string
-	// Status is the body the sticky status comment must have. Resolved is
-	// true when it reports all clear (then an absent comment is not created).
-	Status   string
-	Resolved bool
-	// Recovery is the context-recovery-needed comment to post once, or "".
-	Recovery string
-	// Prune is the pruning to apply (archive first, then the body), or nil.
-	Prune *prune.Result
-	// Digest is a completion digest comment to post, or "".
-	Digest string
-	// Numbers are the figures reported in outputs, summary and metrics.
-	Numbers Numbers
-	// Links maps a finding's key path to the web page of what it is about
-	// (an agent comment's link, for comment#ID), where known.
-	Links map[string]string
-}
-
-// Numbers are the measured figures of one run.
-type Numbers struct {
-	Depth            int64   `json:"depth"`
-	MaxDepth         int     `json:"max_depth"` // Unlimited (-1) for n; 0 with no limit known
-	MaxDepthKnown    bool    `json:"-"`
-	BudgetTotal      int64   `json:"budget_total"`
-	BudgetConsumed   int64   `json:"budget_consumed"`
-	BudgetRemaining  int64   `json:"budget_remaining"`
-	CheckpointTokens int     `json:"checkpoint_tokens"`
-	CommentTokens    int     `json:"comment_tokens"`
-	NextEstimated    int64   `json:"next_estimated_tokens"`
-	ContextTokens    int64   `json:"context_tokens"`
-	MaxContext       int64   `json:"max_context"`
-	ContextRatio     float64 `json:"context_ratio"`
-	TaskSize         string  `json:"task_size"`
-	Entries          int     `json:"checkpoint_entries"`
-	Agent            string  `json:"agent"`
-}
-
-// Failed reports whether the plan fails the run under the configuration.
-func (p *Plan) Failed(cfg Config) bool {
-	return len(p.Violations) > 0 && cfg.FailOn != "never"
-}
-
-// Findings returns violations and warnings together, sorted.
-func (p *Plan) Findings() []finding.Finding {
-	fs := make([]finding.Finding, 0, len(p.Violations)+len(p.Warnings))
-	for _, v := range p.Violations {
-		fs = append(fs, v.Finding)
-	}
-	fs = append(fs, p.Warnings...)
-	return finding.Sort(fs)
 }
 
 // eval is one decision in progress: the input and what was derived from it.

@@ -1,0 +1,202 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// Violation is a finding together with the effects it has on the issue.
+type Violation struct {
+	finding.Finding
+	// Label is the label this violation sets, if any.
+	Label string
+	// Lock says the violation locks the issue.
+	Lock bool
+}
+
+// Plan is the decision: what was found and every write that follows.
+type Plan struct {
+	// Governed is false for an issue the guard has no business with; such a
+	// plan holds nothing and the run passes.
+	Governed bool
+	// Skipped says why the run did nothing, when it did nothing on purpose.
+	Skipped string
+	// Violations fail the run; Warnings do not.
+	Violations []Violation
+	Warnings   []finding.Finding
+	// AddLabels are label names to attach; RemoveLabels to detach.
+	AddLabels    []string
+	RemoveLabels []Label
+	// Lock is the reason to lock the issue with, or "" for no lock.
+	Lock string
+	// Status is the body the sticky status comment must have. Resolved is
+	// true when it reports all clear (then an absent comment is not created).
+	Status   string
+	Resolved bool
+	// Recovery is the context-recovery-needed comment to post once, or "".
+	Recovery string
+	// Prune is the pruning to apply (archive first, then the body), or nil.
+	Prune *prune.Result
+	// Digest is a completion digest comment to post, or "".
+	Digest string
+	// Numbers are the figures reported in outputs, summary and metrics.
+	Numbers Numbers
+	// Links maps a finding's key path to the web page of what it is about
+	// (an agent comment's link, for comment#ID), where known.
+	Links map[string]string
+}
+
+// Numbers are the measured figures of one run.
+type Numbers struct {
+	Depth            int64   `json:"depth"`
+	MaxDepth         int     `json:"max_depth"` // Unlimited (-1) for n; 0 with no limit known
+	MaxDepthKnown    bool    `json:"-"`
+	BudgetTotal      int64   `json:"budget_total"`
+	BudgetConsumed   int64   `json:"budget_consumed"`
+	BudgetRemaining  int64   `json:"budget_remaining"`
+	CheckpointTokens int     `json:"checkpoint_tokens"`
+	CommentTokens    int     `json:"comment_tokens"`
+	NextEstimated    int64   `json:"next_estimated_tokens"`
+	ContextTokens    int64   `json:"context_tokens"`
+	MaxContext       int64   `json:"max_context"`
+	ContextRatio     float64 `json:"context_ratio"`
+	TaskSize         string  `json:"task_size"`
+	Entries          int     `json:"checkpoint_entries"`
+	Agent            string  `json:"agent"`
+}
+
+// Failed reports whether the plan fails the run under the configuration.
+func (p *Plan) Failed(cfg Config) bool {
+	return len(p.Violations) > 0 && cfg.FailOn != "never"
+}
+
+// Findings returns violations and warnings together, sorted.
+func (p *Plan) Findings() []finding.Finding {
+	fs := make([]finding.Finding, 0, len(p.Violations)+len(p.Warnings))
+	for _, v := range p.Violations {
+		fs = append(fs, v.Finding)
+	}
+	fs = append(fs, p.Warnings...)
+	return finding.Sort(fs)
+}
+
+// Write is one write to the issue, as the plan makes it. It is the one
+// description of a write: `check` prints it as planned, a dry run logs it
+// as planned, and a real run logs it as done.
+type Write struct {
+	Kind WriteKind
+	// Detail completes the sentence: the labels, the archive part and its
+	// size, the lock reason, the status comment's id.
+	Detail string
+}
+
+// WriteKind is what a write does.
+type WriteKind int
+
+// The writes, in the order a run makes them (archive first, the status
+// comment last).
+const (
+	PostArchive WriteKind = iota
+	PatchBody
+	AddLabels
+	RemoveLabel
+	Lock
+	PostRecovery
+	PostDigest
+	PostStatus
+	UpdateStatus
+)
+
+var writeVerbs = [...]struct{ planned, done string }{
+	PostArchive:  {"post archive", "posted archive"},
+	PatchBody:    {"patch the body", "patched the body"},
+	AddLabels:    {"add labels", "added labels"},
+	RemoveLabel:  {"remove label", "removed label"},
+	Lock:         {"lock the issue", "locked the issue"},
+	PostRecovery: {"post the context-recovery-needed comment", "posted the context-recovery-needed comment"},
+	PostDigest:   {"post a completion digest", "posted a completion digest"},
+	PostStatus:   {"post the status comment", "posted the status comment"},
+	UpdateStatus: {"update the status comment", "updated the status comment"},
+}
+
+// Planned says the write as something to do: "add labels: budget::exhausted".
+func (w Write) Planned() string { return writeVerbs[w.Kind].planned + w.Detail }
+
+// Done says the write as made; fact, when not empty, is what the server
+// answered ("comment 17").
+func (w Write) Done(fact string) string {
+	s := writeVerbs[w.Kind].done + w.Detail
+	if fact != "" {
+		s += " (" + fact + ")"
+	}
+	return s
+}
+
+// Writes lists the writes the plan makes to the issue, in order, but for
+// the sticky status comment, whose write depends on whether it exists
+// (StatusWrite).
+func (p *Plan) Writes() []Write {
+	var ws []Write
+	if !p.Governed {
+		return nil
+	}
+	if pr := p.Prune; pr != nil {
+		for i, a := range pr.Archives {
+			ws = append(ws, ArchiveWrite(i+1, len(pr.Archives), a))
+		}
+		ws = append(ws, PatchWrite(pr))
+	}
+	if len(p.AddLabels) > 0 {
+		ws = append(ws, LabelsWrite(p.AddLabels))
+	}
+	for _, l := range p.RemoveLabels {
+		ws = append(ws, RemoveLabelWrite(l))
+	}
+	if p.Lock != "" {
+		ws = append(ws, LockWrite(p.Lock))
+	}
+	if p.Recovery != "" {
+		ws = append(ws, Write{PostRecovery, ""})
+	}
+	if p.Digest != "" {
+		ws = append(ws, Write{PostDigest, ""})
+	}
+	return ws
+}
+
+// ArchiveWrite is the write that posts archive part of parts.
+func ArchiveWrite(part, parts int, body string) Write {
+	return Write{PostArchive, fmt.Sprintf(" part %d/%d (%d characters)", part, parts, len([]rune(body)))}
+}
+
+// PatchWrite is the compare-and-swap write of a pruned body.
+func PatchWrite(pr *prune.Result) Write {
+	return Write{PatchBody, fmt.Sprintf(": %d entries archived, %d → %d bytes (%s)", pr.Removed, pr.OldBytes, pr.NewBytes, pr.Reason)}
+}
+
+// LabelsWrite attaches labels.
+func LabelsWrite(names []string) Write { return Write{AddLabels, ": " + strings.Join(names, ", ")} }
+
+// RemoveLabelWrite detaches one label.
+func RemoveLabelWrite(l Label) Write { return Write{RemoveLabel, ": " + l.Name} }
+
+// LockWrite locks the issue with reason.
+func LockWrite(reason string) Write { return Write{Lock, ": " + reason} }
+
+// StatusWrite is the write that brings the sticky status comment to body:
+// none when existing says it already, or when all is clear and there is
+// no comment to resolve.
+func StatusWrite(existing *Comment, body string, resolved bool) (Write, bool) {
+	switch {
+	case existing != nil && strings.TrimSpace(existing.Body) == strings.TrimSpace(body):
+		return Write{}, false
+	case existing != nil:
+		return Write{UpdateStatus, fmt.Sprintf(" %d", existing.ID)}, true
+	case resolved:
+		return Write{}, false
+	}
+	return Write{PostStatus, ""}, true
+}
