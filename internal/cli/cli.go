@@ -75,6 +75,7 @@ Usage:
   gns-guard history --repo OWNER/NAME --issue N [--server URL] [--token T] [--format yaml|json]
   gns-guard tokens FILE|- [--encoding cl100k_base|o200k_base]
   gns-guard schema
+  gns-guard rules [--format text|json]
   gns-guard action        (the default when GITHUB_ACTIONS=true)
 
 Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not run.
@@ -119,13 +120,15 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runTokens(rest, env)
 	case "schema":
 		return runSchema(rest, env)
+	case "rules":
+		return runRules(rest, env)
 	case "action":
 		return runAction(ctx, env)
 	case "-h", "--help", "help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, schema, action", verb)
+	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, schema, rules, action", verb)
 }
 
 func runAction(ctx context.Context, env Env) error {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -50,7 +49,7 @@ func Decide(in Input) *Plan {
 	e := &eval{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
 	if in.Event.Name == "pull_request" {
 		e.plan.Governed = true
-		e.run(pullRequestRules)
+		e.run(true)
 		e.settleLabels()
 		e.report()
 		return e.plan
@@ -70,30 +69,11 @@ func Decide(in Input) *Plan {
 	}
 	e.measure()
 	e.planPrune()
-	e.run(issueRules)
+	e.run(false)
 	e.maintain()
 	e.settleLabels()
 	e.report()
 	return e.plan
-}
-
-// run applies rules and records their violations.
-func (e *eval) run(rules []rule) {
-	for _, r := range rules {
-		for _, v := range r.check(e) {
-			if v.Rule == "" {
-				v.Rule = r.id
-			}
-			if v.Severity == "" {
-				v.Severity = finding.Error
-			}
-			if v.Severity == finding.Warning {
-				e.plan.Warnings = append(e.plan.Warnings, v.Finding)
-				continue
-			}
-			e.plan.Violations = append(e.plan.Violations, v)
-		}
-	}
 }
 
 // IsGoverned reports whether the guard has business with an issue: it has a

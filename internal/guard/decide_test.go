@@ -62,7 +62,7 @@ func input(t *testing.T, b string, labels ...string) Input {
 	return in
 }
 
-func rules(p *Plan) []string {
+func ruleIDs(p *Plan) []string {
 	var ids []string
 	for _, v := range p.Violations {
 		ids = append(ids, v.Rule)
@@ -94,7 +94,7 @@ func TestNotGoverned(t *testing.T) {
 func TestDepthExceeded(t *testing.T) {
 	in := input(t, body("depth: 1", "depth: 3"), "cascade::depth-2")
 	p := Decide(in)
-	if got := rules(p); !slices.Equal(got, []string{RuleDepthExceeded}) {
+	if got := ruleIDs(p); !slices.Equal(got, []string{RuleDepthExceeded}) {
 		t.Fatalf("rules %v", got)
 	}
 	v := p.Violations[0]
@@ -121,37 +121,37 @@ func TestDepthExceeded(t *testing.T) {
 
 func TestUnlimitedAndDefaultDepth(t *testing.T) {
 	if p := Decide(input(t, body("depth: 1", "depth: 40"), "cascade::depth-n")); len(p.Violations) != 0 {
-		t.Errorf("depth-n: %v", rules(p))
+		t.Errorf("depth-n: %v", ruleIDs(p))
 	}
 	in := input(t, body())
-	if p := Decide(in); !slices.Equal(rules(p), []string{RuleCascadeMissing}) {
-		t.Errorf("no cascade label: %v", rules(p))
+	if p := Decide(in); !slices.Equal(ruleIDs(p), []string{RuleCascadeMissing}) {
+		t.Errorf("no cascade label: %v", ruleIDs(p))
 	}
 	zero := 0
 	in.Config.DefaultMaxDepth = &zero
-	if p := Decide(in); !slices.Equal(rules(p), []string{RuleDepthExceeded}) {
-		t.Errorf("default-max-depth 0: %v", rules(p))
+	if p := Decide(in); !slices.Equal(ruleIDs(p), []string{RuleDepthExceeded}) {
+		t.Errorf("default-max-depth 0: %v", ruleIDs(p))
 	}
 	in = input(t, body(), "cascade::depth-2", "cascade::depth-1")
-	if p := Decide(in); !slices.Equal(rules(p), []string{RuleCascadeConflict}) {
-		t.Errorf("two cascade labels: %v", rules(p))
+	if p := Decide(in); !slices.Equal(ruleIDs(p), []string{RuleCascadeConflict}) {
+		t.Errorf("two cascade labels: %v", ruleIDs(p))
 	}
 }
 
 func TestBudget(t *testing.T) {
 	p := Decide(input(t, body("consumed: 3000", "consumed: 10000", "remaining: 7000", "remaining: 0"), "cascade::depth-2"))
-	if !slices.Equal(rules(p), []string{RuleBudgetExhausted}) || !slices.Equal(p.AddLabels, []string{"budget::exhausted"}) {
-		t.Fatalf("rules %v add %v", rules(p), p.AddLabels)
+	if !slices.Equal(ruleIDs(p), []string{RuleBudgetExhausted}) || !slices.Equal(p.AddLabels, []string{"budget::exhausted"}) {
+		t.Fatalf("rules %v add %v", ruleIDs(p), p.AddLabels)
 	}
 	// budget::exhausted stays until a person removes it, even when the
 	// checkpoint shows budget again.
 	p = Decide(input(t, body(), "cascade::depth-2", "budget::exhausted"))
-	if !slices.Equal(rules(p), []string{RuleBudgetExhausted}) || len(p.RemoveLabels) != 0 {
-		t.Fatalf("rules %v remove %v", rules(p), p.RemoveLabels)
+	if !slices.Equal(ruleIDs(p), []string{RuleBudgetExhausted}) || len(p.RemoveLabels) != 0 {
+		t.Fatalf("rules %v remove %v", ruleIDs(p), p.RemoveLabels)
 	}
 	p = Decide(input(t, body("next_estimated_tokens: 1500", "next_estimated_tokens: 3501"), "cascade::depth-2", "size::medium"))
-	if !slices.Equal(rules(p), []string{RuleNextOverBudget}) {
-		t.Fatalf("next over budget: %v", rules(p))
+	if !slices.Equal(ruleIDs(p), []string{RuleNextOverBudget}) {
+		t.Fatalf("next over budget: %v", ruleIDs(p))
 	}
 	if !strings.Contains(p.Violations[0].Message, "3501 tokens, more than half of the 7000 remaining") {
 		t.Errorf("message: %s", p.Violations[0].Message)
@@ -162,8 +162,8 @@ func TestAgentsNotAllowed(t *testing.T) {
 	in := input(t, body("next_agent: reviewer", "next_agent: intruder"), "cascade::depth-2")
 	in.Config.AllowedAgents = []string{"dev", "reviewer", "orchestrator"}
 	p := Decide(in)
-	if !slices.Equal(rules(p), []string{RuleAgentNotAllowed}) || p.Lock == "" || !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
-		t.Fatalf("rules %v lock %q add %v", rules(p), p.Lock, p.AddLabels)
+	if !slices.Equal(ruleIDs(p), []string{RuleAgentNotAllowed}) || p.Lock == "" || !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
+		t.Fatalf("rules %v lock %q add %v", ruleIDs(p), p.Lock, p.AddLabels)
 	}
 	if p.Violations[0].KeyPath != "checkpoint.next_agent" {
 		t.Errorf("key path %s", p.Violations[0].KeyPath)
@@ -181,8 +181,8 @@ func TestTamper(t *testing.T) {
 	in := input(t, body("consumed: 3000", "consumed: 1000", "remaining: 7000", "remaining: 9000"), "cascade::depth-2")
 	in.Event.PreviousBody = &prev
 	p := Decide(in)
-	if !slices.Equal(rules(p), []string{RuleTampered}) {
-		t.Fatalf("rules %v", rules(p))
+	if !slices.Equal(ruleIDs(p), []string{RuleTampered}) {
+		t.Fatalf("rules %v", ruleIDs(p))
 	}
 	msg := p.Violations[0].Message
 	if !strings.Contains(msg, `"alice"`) || !strings.Contains(msg, "consumed went down 3000 → 1000") || !strings.Contains(msg, "remaining went up 7000 → 9000") {
@@ -190,7 +190,7 @@ func TestTamper(t *testing.T) {
 	}
 	in.Config.BudgetAdmins = []string{"alice"}
 	if p := Decide(in); len(p.Violations) != 0 {
-		t.Errorf("a budget admin's edit: %v", rules(p))
+		t.Errorf("a budget admin's edit: %v", ruleIDs(p))
 	}
 }
 
@@ -201,8 +201,8 @@ func TestContextPressureCountsTheLastThreeComments(t *testing.T) {
 		in.Recent = append(in.Recent, Comment{ID: int64(i + 1), Author: "dev", Body: fmt.Sprintf("comment %d: %s", i, big)})
 	}
 	p := Decide(in)
-	if !slices.Contains(rules(p), RuleContextPressure) || !slices.Equal(p.AddLabels, []string{"context::pressure-high"}) {
-		t.Fatalf("rules %v add %v numbers %+v", rules(p), p.AddLabels, p.Numbers)
+	if !slices.Contains(ruleIDs(p), RuleContextPressure) || !slices.Equal(p.AddLabels, []string{"context::pressure-high"}) {
+		t.Fatalf("rules %v add %v numbers %+v", ruleIDs(p), p.AddLabels, p.Numbers)
 	}
 	n := p.Numbers
 	want := 0
@@ -217,7 +217,7 @@ func TestContextPressureCountsTheLastThreeComments(t *testing.T) {
 	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 99, Name: "context::pressure-high"})
 	p = Decide(in)
 	if len(p.Violations) != 0 || len(p.RemoveLabels) != 1 {
-		t.Errorf("rules %v remove %v", rules(p), p.RemoveLabels)
+		t.Errorf("rules %v remove %v", ruleIDs(p), p.RemoveLabels)
 	}
 }
 
@@ -243,7 +243,7 @@ func TestCommentProtocol(t *testing.T) {
 			in.Event = Event{Name: "issue_comment", Action: "created", Number: 9, Comment: &c}
 			in.Recent = []Comment{c}
 			p := Decide(in)
-			if got := rules(p); !slices.Equal(got, tc.want) {
+			if got := ruleIDs(p); !slices.Equal(got, tc.want) {
 				t.Fatalf("rules %v, want %v: %v", got, tc.want, p.Violations)
 			}
 			if tc.msg != "" && !strings.Contains(p.Violations[0].Message, tc.msg) {
@@ -261,25 +261,25 @@ func TestProtectedPaths(t *testing.T) {
 	in.Event = Event{Name: "pull_request", Action: "synchronize", Number: 9, IsPull: true}
 	in.PullFiles = []string{"src/main.go", ".kilo/rules/global.md"}
 	p := Decide(in)
-	if !slices.Equal(rules(p), []string{RuleProtectedPath}) || !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
-		t.Fatalf("rules %v add %v", rules(p), p.AddLabels)
+	if !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) || !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
+		t.Fatalf("rules %v add %v", ruleIDs(p), p.AddLabels)
 	}
 	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 5, Name: "permission::evolve-system"})
 	if p := Decide(in); len(p.Violations) != 0 {
-		t.Errorf("with evolve-system: %v", rules(p))
+		t.Errorf("with evolve-system: %v", ruleIDs(p))
 	}
 	in.PullFiles = []string{".kilocode/x", "docs/.kilo/y"}
 	in.Issue.Labels = nil
 	if p := Decide(in); len(p.Violations) != 0 {
-		t.Errorf("paths that only look alike: %v", rules(p))
+		t.Errorf("paths that only look alike: %v", ruleIDs(p))
 	}
 }
 
 func TestInvalidCheckpointRequestsRecoveryOnce(t *testing.T) {
 	in := input(t, body("version: 2", "version: 3"), "cascade::depth-2", "cascade::depth-exceeded")
 	p := Decide(in)
-	if !slices.Equal(rules(p), []string{"checkpoint-invalid"}) || p.Recovery == "" || p.Prune != nil {
-		t.Fatalf("rules %v recovery %q prune %v", rules(p), p.Recovery, p.Prune)
+	if !slices.Equal(ruleIDs(p), []string{"checkpoint-invalid"}) || p.Recovery == "" || p.Prune != nil {
+		t.Fatalf("rules %v recovery %q prune %v", ruleIDs(p), p.Recovery, p.Prune)
 	}
 	if !strings.HasPrefix(p.Recovery, "## 🔄 context-recovery-needed") || !strings.Contains(p.Recovery, RecoveryMarker(9)) {
 		t.Errorf("recovery comment: %s", p.Recovery)

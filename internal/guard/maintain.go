@@ -61,7 +61,7 @@ func (e *eval) planPrune() {
 		why = append(why, fmt.Sprintf("the checkpoint takes %d tokens, over the %d a %s task allows", n.CheckpointTokens, size.Overhead, size.Name))
 	case overweight:
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
-			Rule: "checkpoint-overweight", Severity: finding.Warning, KeyPath: "checkpoint",
+			Rule: RuleCheckpointOverweight, Severity: finding.Warning, KeyPath: "checkpoint",
 			Line: e.blockPos().Line, Col: e.blockPos().Col,
 			Message: fmt.Sprintf("the checkpoint takes %d tokens, over the %d a %s task allows, and has no history left to prune: shorten current_task or other long values", n.CheckpointTokens, size.Overhead, size.Name),
 		})
@@ -79,7 +79,7 @@ func (e *eval) planPrune() {
 	res, err := prune.Plan(e.in.Issue.Body, e.parsed, e.in.Issue.Number, e.labels, e.in.Now, cfg)
 	if err != nil {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
-			Rule: "prune", Severity: finding.Warning, KeyPath: "checkpoint",
+			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint",
 			Line: e.blockPos().Line, Col: e.blockPos().Col,
 			Message: "pruning is due (" + strings.Join(why, "; ") + ") but cannot be planned: " + err.Error(),
 		})
@@ -87,7 +87,7 @@ func (e *eval) planPrune() {
 	}
 	if res.Grew {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
-			Rule: "prune", Severity: finding.Warning, KeyPath: "checkpoint",
+			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint",
 			Line: e.blockPos().Line, Col: e.blockPos().Col,
 			Message: fmt.Sprintf("pruning is due (%s) but would not make the body smaller (%d → %d bytes); nothing was written", strings.Join(why, "; "), res.OldBytes, res.NewBytes),
 		})

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
@@ -25,30 +26,82 @@ const (
 	RuleStateDrift        = "state-labels-drift"
 )
 
-// rule is one check: a pure function of the evaluation.
-type rule struct {
-	id    string
+// Maintenance ids: the warnings pruning gives. They are not rules (they
+// never fail a run) but findings carry them.
+const (
+	RulePrune                = "prune"
+	RuleCheckpointOverweight = "checkpoint-overweight"
+)
+
+// Rule is one rule id: what it checks, what it does, and what tunes it.
+// The table (Rules) is the one list of them: the decision runs it, and the
+// step summary and `gns-guard rules` print it.
+type Rule struct {
+	// ID is the id findings carry.
+	ID string
+	// When says, in one line, when the rule fires.
+	When string
+	// Effects says what a violation does (warnings: nothing but report).
+	Effects string
+	// Inputs are the action inputs (and labels) that tune it.
+	Inputs []string
+	// Warning is true for a rule that reports and never fails a run.
+	Warning bool
+	// Pull is true for the rule that runs on pull_request events.
+	Pull bool
+
+	// check computes the rule's findings; nil when another rule's check
+	// emits this id too (the checkpoint's own ids come from one parse).
 	check func(e *eval) []Violation
 }
 
-// issueRules run on issues and issue_comment events, in this order. Each
-// lives in its own file: rule_<id>.go.
-var issueRules = []rule{
-	{checkpoint.RuleInvalid, checkCheckpoint},
-	{RuleCascadeConflict, checkCascadeLabels},
-	{RuleDepthExceeded, checkDepth},
-	{RuleBudgetExhausted, checkBudget},
-	{RuleNextOverBudget, checkNextOverBudget},
-	{RuleAgentNotAllowed, checkAgents},
-	{RuleTampered, checkTamper},
-	{RuleContextPressure, checkContextPressure},
-	{RuleCommentProtocol, checkCommentProtocol},
-	{RuleStateDrift, checkStateDrift},
+// rules is the table, in the order rules run on an issue.
+var rules = []Rule{
+	{ID: checkpoint.RuleInvalid, When: "the checkpoint does not match schema v2", Effects: "fail; every error in the status comment; one context-recovery-needed comment", Inputs: []string{"max-checkpoint-bytes"}, check: checkCheckpoint},
+	{ID: checkpoint.RuleAmbiguous, When: "the body holds two or more checkpoint blocks", Effects: "fail; context-recovery-needed comment"},
+	{ID: RuleCheckpointMissing, When: "a governed issue (cascade:: or budget:: label) has no checkpoint block", Effects: "fail; context-recovery-needed comment"},
+	{ID: checkpoint.RuleTooLarge, When: "the checkpoint block is over max-checkpoint-bytes (not parsed)", Effects: "fail; context-recovery-needed comment", Inputs: []string{"max-checkpoint-bytes"}},
+	{ID: checkpoint.RuleTailTooLong, When: "history_tail holds more than history-tail entries", Effects: "warning; repaired by pruning in the same run (check: an error)", Inputs: []string{"history-tail"}, Warning: true},
+	{ID: RuleCascadeConflict, When: "more than one cascade::depth-N label", Effects: "fail", check: checkCascadeLabels},
+	{ID: RuleCascadeMissing, When: "no cascade::depth-N label and no default-max-depth", Effects: "fail", Inputs: []string{"default-max-depth"}},
+	{ID: RuleDepthExceeded, When: "depth > N of cascade::depth-N", Effects: "label cascade::depth-exceeded; lock; fail", Inputs: []string{"default-max-depth", "admin-token"}, check: checkDepth},
+	{ID: RuleBudgetExhausted, When: "budget.remaining <= 0, or the budget::exhausted label is set", Effects: "label budget::exhausted; fail until a person removes it", check: checkBudget},
+	{ID: RuleNextOverBudget, When: "next_estimated_tokens > remaining × 0.5", Effects: "fail", check: checkNextOverBudget},
+	{ID: RuleAgentNotAllowed, When: "last_agent, next_agent, state.assignee or an agent_chain entry not in allowed-agents", Effects: "label permission::violation; lock; fail", Inputs: []string{"allowed-agents", "admin-token"}, check: checkAgents},
+	{ID: RuleTampered, When: "the checkpoint's version or issue changed, consumed went down, or total/remaining went up, by someone not in budget-admins", Effects: "label permission::violation; fail", Inputs: []string{"budget-admins"}, check: checkTamper},
+	{ID: RuleTaskTooLarge, When: "next_estimated_tokens >= 20,000 and no size:: label", Effects: "fail", check: checkTaskTooLarge},
+	{ID: RuleContextPressure, When: "(checkpoint + last 3 comments + next task) ÷ max context > pressure-threshold", Effects: "label context::pressure-high; fail", Inputs: []string{"pressure-threshold", "encoding"}, check: checkContextPressure},
+	{ID: RuleCommentProtocol, When: "an agent result comment (## 🔄) lacks its header or GNS_EVENT footer, or its depth breaks the cascade limit", Effects: "fail", check: checkCommentProtocol},
+	{ID: RuleStateDrift, When: "state.labels differs from the live labels", Effects: "warning; refreshed on the guard's next body write", Warning: true, check: checkStateDrift},
+	{ID: RuleProtectedPath, When: "a pull request changes a path under protected-paths without permission::evolve-system", Effects: "label permission::violation; fail", Inputs: []string{"protected-paths"}, Pull: true, check: checkProtectedPaths},
+	{ID: RulePrune, When: "pruning is due but cannot be planned, or would not make the body smaller", Effects: "warning; nothing is written", Inputs: []string{"prune-threshold", "history-tail", "carryover-ratio", "phase-grant"}, Warning: true},
+	{ID: RuleCheckpointOverweight, When: "the checkpoint is over the task size's overhead and has no history left to prune", Effects: "warning", Warning: true},
 }
 
-// pullRequestRules run on pull_request events.
-var pullRequestRules = []rule{
-	{RuleProtectedPath, checkProtectedPaths},
+// Rules returns the rule table, in the order rules run.
+func Rules() []Rule { return slices.Clone(rules) }
+
+// run applies the rules that run on this kind of event and records their
+// violations.
+func (e *eval) run(pull bool) {
+	for _, r := range rules {
+		if r.check == nil || r.Pull != pull {
+			continue
+		}
+		for _, v := range r.check(e) {
+			if v.Rule == "" {
+				v.Rule = r.ID
+			}
+			if v.Severity == "" {
+				v.Severity = finding.Error
+			}
+			if v.Severity == finding.Warning {
+				e.plan.Warnings = append(e.plan.Warnings, v.Finding)
+				continue
+			}
+			e.plan.Violations = append(e.plan.Violations, v)
+		}
+	}
 }
 
 // at builds a violation at a checkpoint position.

@@ -61,18 +61,16 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 	for _, v := range p.Violations {
 		failed[v.Rule] = true
 	}
-	b.WriteString("| check | result |\n|---|---|\n")
-	for _, r := range append(append([]rule{}, issueRules...), pullRequestRules...) {
+	b.WriteString("| check | result | fails when |\n|---|---|---|\n")
+	for _, r := range rules {
+		if r.Warning {
+			continue
+		}
 		res := "✅ pass"
-		if failed[r.id] {
+		if failed[r.ID] {
 			res = "❌ fail"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s |\n", r.id, res)
-	}
-	for _, id := range sortedKeys(failed) {
-		if !hasRule(id) {
-			fmt.Fprintf(&b, "| `%s` | ❌ fail |\n", id)
-		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, res, markdown.Cell(r.When, 0))
 	}
 	if fs := p.Findings(); len(fs) > 0 {
 		b.WriteString("\n")
@@ -84,15 +82,6 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 		b.WriteString("- " + n + "\n")
 	}
 	return b.String()
-}
-
-func hasRule(id string) bool {
-	for _, r := range append(append([]rule{}, issueRules...), pullRequestRules...) {
-		if r.id == id {
-			return true
-		}
-	}
-	return false
 }
 
 func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]string) {

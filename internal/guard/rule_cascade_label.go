@@ -18,9 +18,7 @@ func checkCascadeLabels(e *eval) []Violation {
 		for i, l := range limits {
 			names[i] = l.name
 		}
-		v := at(e.blockPos(), "", "%d cascade labels are set (%s); keep exactly one", len(limits), strings.Join(names, ", "))
-		v.Rule = RuleCascadeConflict
-		return []Violation{v}
+		return []Violation{at(e.blockPos(), "", "%d cascade labels are set (%s); keep exactly one", len(limits), strings.Join(names, ", "))}
 	case len(limits) == 0 && e.cfg.DefaultMaxDepth == nil:
 		v := at(e.blockPos(), "", "no %sN label is set and the default-max-depth input is empty: add a label such as %s0 (leaf agents only) or %sn (unlimited)",
 			e.cfg.Labels.CascadePrefix, e.cfg.Labels.CascadePrefix, e.cfg.Labels.CascadePrefix)

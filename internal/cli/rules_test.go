@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// TestRulesListsTheTable checks that `rules` prints every id of the rule
+// table once, with its effects and inputs, in both formats.
+func TestRulesListsTheTable(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+	if code := Main(context.Background(), []string{"rules", "--format", "json"}, env); code != 0 {
+		t.Fatalf("rules --format json exited %d: %s", code, errOut.String())
+	}
+	var got []ruleJSON
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	table := guard.Rules()
+	if len(got) != len(table) {
+		t.Fatalf("%d rules printed, the table has %d", len(got), len(table))
+	}
+	seen := map[string]bool{}
+	for i, r := range got {
+		if r.ID != table[i].ID || r.When == "" || r.Effects == "" || seen[r.ID] {
+			t.Errorf("rule %d: %+v", i, r)
+		}
+		seen[r.ID] = true
+	}
+	for _, id := range []string{guard.RuleDepthExceeded, guard.RuleTampered, guard.RuleProtectedPath, guard.RulePrune, "checkpoint-too-large", "history-tail-length"} {
+		if !seen[id] {
+			t.Errorf("rule %s is missing from the table", id)
+		}
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"rules"}, env); code != 0 {
+		t.Fatalf("rules exited %d", code)
+	}
+	if !strings.Contains(out.String(), "depth-exceeded (error; issues, issue_comment)\n  when:    depth > N of cascade::depth-N\n  effects: label cascade::depth-exceeded; lock; fail\n  inputs:  default-max-depth, admin-token\n") {
+		t.Errorf("text form:\n%s", out.String())
+	}
+}

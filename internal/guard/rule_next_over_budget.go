@@ -1,0 +1,16 @@
+package guard
+
+// checkNextOverBudget rejects the next sub-agent call when its estimate is
+// more than half of what remains. With nothing remaining, budget-exhausted
+// already says so.
+func checkNextOverBudget(e *eval) []Violation {
+	if e.cp == nil {
+		return nil
+	}
+	rem, next := e.cp.Budget.Remaining.Value, e.cp.NextEstimatedTokens
+	if rem <= 0 || float64(next.Value) <= float64(rem)*0.5 {
+		return nil
+	}
+	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next call is estimated at %d tokens, more than half of the %d remaining (limit %d): split the task or get more budget approved",
+		next.Value, rem, rem/2)}
+}
