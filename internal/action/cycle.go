@@ -36,16 +36,7 @@ func (r *runner) cycle(ctx context.Context) error {
 			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
 			break
 		}
-		plan = guard.Decide(guard.Input{
-			Config:    cfg,
-			Issue:     snap.issue,
-			Event:     r.event,
-			Recent:    snap.recent.Comments,
-			Self:      r.self,
-			PullFiles: snap.files,
-			Now:       r.o.Now().UTC(),
-			Counter:   r.counter,
-		})
+		plan = guard.Decide(r.input(snap))
 		if cfg.DryRun {
 			res = r.dryRun(ctx, snap, plan)
 			break

@@ -45,45 +45,6 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string) string {
 	return b.String()
 }
 
-// RenderSummary renders the step summary: a table of the checks and the numbers.
-func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
-	var b strings.Builder
-	switch {
-	case !p.Governed:
-		fmt.Fprintf(&b, "## gns-guard: issue #%d is not governed\n\n%s\n", issue, markdown.Cell(p.Skipped, 0))
-		return b.String()
-	case p.Resolved:
-		fmt.Fprintf(&b, "## ✅ gns-guard: issue #%d is clear\n\n", issue)
-	default:
-		fmt.Fprintf(&b, "## ❌ gns-guard: issue #%d has %d violation(s)\n\n", issue, len(p.Violations))
-	}
-	failed := map[string]bool{}
-	for _, v := range p.Violations {
-		failed[v.Rule] = true
-	}
-	b.WriteString("| check | result | fails when |\n|---|---|---|\n")
-	for _, r := range rules {
-		if r.Warning {
-			continue
-		}
-		res := "✅ pass"
-		if failed[r.ID] {
-			res = "❌ fail"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, res, markdown.Cell(r.When, 0))
-	}
-	if fs := p.Findings(); len(fs) > 0 {
-		b.WriteString("\n")
-		findingsTable(&b, fs, p.Links)
-	}
-	b.WriteString("\n")
-	writeNumbers(&b, p.Numbers)
-	for _, n := range notes {
-		b.WriteString("- " + n + "\n")
-	}
-	return b.String()
-}
-
 func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]string) {
 	b.WriteString("| | rule | where | finding |\n|---|---|---|---|\n")
 	for _, f := range fs {

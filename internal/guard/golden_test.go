@@ -1,0 +1,69 @@
+package guard
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestStatusGolden renders the sticky status comment and the step summary
+// of every issue body in testdata/status (labels: the checkpoint's own
+// state.labels) and compares them with NAME.status.md and NAME.summary.md.
+// Adding a case is adding a body; -update writes its goldens.
+func TestStatusGolden(t *testing.T) {
+	cases, err := filepath.Glob("../../testdata/status/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range cases {
+		if strings.HasSuffix(path, ".status.md") || strings.HasSuffix(path, ".summary.md") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := input(t, string(data))
+			parsed := checkpoint.Parse(in.Issue.Body, checkpoint.Options{})
+			if cp := parsed.Checkpoint; cp != nil {
+				in.Issue.Number = cp.Issue.Value
+				for i, l := range cp.State.Labels.Items {
+					in.Issue.Labels = append(in.Issue.Labels, Label{ID: int64(i + 1), Name: l.Value})
+				}
+			}
+			p := Decide(in)
+			stem := strings.TrimSuffix(path, ".md")
+			golden(t, stem+".status.md", Settle(in, p, nil, Applied{}))
+			golden(t, stem+".summary.md", RenderSummary(in.Issue.Number, p, in.Config, nil))
+		})
+	}
+	if n == 0 {
+		t.Fatal("no cases in testdata/status")
+	}
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no golden file (run go test ./internal/guard -run TestStatusGolden -update): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", filepath.Base(path), got, want)
+	}
+}

@@ -1,0 +1,85 @@
+package guard
+
+import "slices"
+
+// Applied is what applying a plan changed on the issue, as far as the next
+// run will see it.
+type Applied struct {
+	// Notes are facts for the status comment (a lock that was refused).
+	Notes []string
+	// Posted are the comments the run posted.
+	Posted []Comment
+	// Pruned says the pruned body was written (in a dry run: would be).
+	Pruned bool
+	// Locked says the issue is locked once the run is over.
+	Locked bool
+}
+
+// Settle renders the status comment as the next run will judge the issue.
+// The status comment is one of the issue's last comments, so it counts in
+// the entry load it reports, and the labels this run sets show in the
+// state.labels check: rendered from the state as read, the next run on an
+// unchanged issue would find different figures and rewrite it, every time.
+// So the issue is decided again as this run leaves it (its labels, body and
+// comments, this comment included), until the comment says the same twice.
+// existing is the status comment found, if any.
+func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
+	n := in.Issue.Number
+	body := RenderStatus(n, p, in.Config, a.Notes)
+	if !p.Governed || in.Event.Name == "pull_request" {
+		return body
+	}
+	asRead := body
+	for range 3 {
+		np := Decide(after(in, p, existing, a, body))
+		if np.Resolved != p.Resolved {
+			// The guard's own comment tipped the verdict (it pushed a long
+			// comment out of the last three, say): report this run's own
+			// verdict, never "all clear" on a run that failed. The next run
+			// judges the issue as it is now.
+			return asRead
+		}
+		next := RenderStatus(n, np, in.Config, a.Notes)
+		if next == body {
+			break
+		}
+		body = next
+	}
+	return body
+}
+
+// after is the decision input of the next run, once this run's writes are
+// made and its status comment says status.
+func after(in Input, p *Plan, existing *Comment, a Applied, status string) Input {
+	issue := in.Issue
+	if p.Prune != nil && a.Pruned {
+		issue.Body = p.Prune.Body
+	}
+	issue.Labels = slices.DeleteFunc(slices.Clone(issue.Labels), func(l Label) bool {
+		return slices.ContainsFunc(p.RemoveLabels, func(x Label) bool { return x.Name == l.Name })
+	})
+	for _, name := range p.AddLabels {
+		issue.Labels = append(issue.Labels, Label{Name: name})
+	}
+	issue.Locked = issue.Locked || a.Locked
+	recent := slices.Clone(in.Recent)
+	recent = append(recent, a.Posted...)
+	c := Comment{Author: in.Self, Body: status}
+	if existing != nil {
+		c = *existing
+		c.Body = status
+		recent = slices.DeleteFunc(recent, func(x Comment) bool { return x.ID == existing.ID })
+		i := slices.IndexFunc(recent, func(x Comment) bool { return x.ID > existing.ID })
+		if i < 0 {
+			i = len(recent)
+		}
+		recent = slices.Insert(recent, i, c)
+	} else {
+		recent = append(recent, c)
+	}
+	issue.Comments = len(recent) + max(0, in.Issue.Comments-len(in.Recent))
+	next := in
+	next.Issue = issue
+	next.Recent = recent
+	return next
+}
