@@ -36,7 +36,9 @@ func (r *runner) cycle(ctx context.Context) error {
 			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
 			break
 		}
-		plan = guard.Decide(r.input(snap))
+		in, cancel := r.input(snap)
+		plan = guard.Decide(in)
+		cancel()
 		if cfg.DryRun {
 			res = r.dryRun(ctx, snap, plan)
 			break

@@ -1,15 +1,19 @@
 package action
 
 import (
+	"context"
 	"slices"
 
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/guard"
 )
 
 // settledStatus renders the status comment as the next run will judge the
 // issue (guard.Settle), given what applying the plan did.
 func (r *runner) settledStatus(s snapshot, p *guard.Plan, existing *guard.Comment, res applied) string {
-	return guard.Settle(r.input(s), p, existing, guard.Applied{
+	in, cancel := r.input(s)
+	defer cancel()
+	return guard.Settle(in, p, existing, guard.Applied{
 		Notes:  res.notes,
 		Posted: res.posted,
 		Pruned: p.Prune != nil && (res.pruned || r.set.Config.DryRun),
@@ -17,8 +21,10 @@ func (r *runner) settledStatus(s snapshot, p *guard.Plan, existing *guard.Commen
 	})
 }
 
-// input is the decision input of a snapshot.
-func (r *runner) input(s snapshot) guard.Input {
+// input is the decision input of a snapshot, with a fresh deadline for the
+// YAML parses of one decision; cancel releases it.
+func (r *runner) input(s snapshot) (in guard.Input, cancel context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), checkpoint.ParseTimeout)
 	return guard.Input{
 		Config:    r.set.Config,
 		Issue:     s.issue,
@@ -28,5 +34,6 @@ func (r *runner) input(s snapshot) guard.Input {
 		PullFiles: s.files,
 		Now:       r.o.Now().UTC(),
 		Counter:   r.counter,
-	}
+		Done:      ctx.Done(),
+	}, cancel
 }

@@ -13,8 +13,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// decodeTimeout bounds the YAML parse of one (size-capped) block.
-const decodeTimeout = 2 * time.Second
+// ParseTimeout is the time limit a shell gives the parse of a (size-capped)
+// block: yaml.v3's work on hostile input is bounded by the size cap, and
+// this is the backstop. Parsing itself reads no clock: the caller passes
+// Options.Done.
+const ParseTimeout = 2 * time.Second
 
 var checkpointKeyLine = regexp.MustCompile(`(?m)^checkpoint[ \t]*:`)
 
@@ -55,9 +58,9 @@ var yamlLineErr = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // decodeBlock parses and decodes one checkpoint block. It returns nil and
 // findings when the YAML cannot be read at all.
-func decodeBlock(b Block) (*Checkpoint, []finding.Finding) {
+func decodeBlock(b Block, done <-chan struct{}) (*Checkpoint, []finding.Finding) {
 	d := &decoder{block: b}
-	doc, err := parseYAML(b.Content())
+	doc, err := parseYAML(b.Content(), done)
 	if err != nil {
 		d.yamlError(err)
 		return nil, d.findings
@@ -66,36 +69,47 @@ func decodeBlock(b Block) (*Checkpoint, []finding.Finding) {
 	return cp, d.findings
 }
 
-// parseYAML parses text into a node tree within decodeTimeout.
-func parseYAML(text string) (*yaml.Node, error) {
+// parseYAML parses text into a node tree. With done set, it gives up when
+// done is closed (the caller's deadline); with done nil it has no limit.
+func parseYAML(text string, done <-chan struct{}) (*yaml.Node, error) {
+	if done == nil {
+		return parseYAMLNow(text)
+	}
 	type result struct {
 		doc *yaml.Node
 		err error
 	}
-	done := make(chan result, 1)
+	out := make(chan result, 1)
 	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- result{err: fmt.Errorf("yaml: the parser failed: %v", r)}
-			}
-		}()
-		var doc yaml.Node
-		dec := yaml.NewDecoder(strings.NewReader(text))
-		err := dec.Decode(&doc)
-		if err == nil {
-			var extra yaml.Node
-			if dec.Decode(&extra) == nil {
-				err = fmt.Errorf("yaml: line %d: a second YAML document (---) is not allowed in the checkpoint block", extra.Line)
-			}
-		}
-		done <- result{&doc, err}
+		doc, err := parseYAMLNow(text)
+		out <- result{doc, err}
 	}()
 	select {
-	case r := <-done:
+	case r := <-out:
 		return r.doc, r.err
-	case <-time.After(decodeTimeout):
-		return nil, fmt.Errorf("yaml: the block took longer than %v to parse; simplify it", decodeTimeout)
+	case <-done:
+		return nil, errors.New("yaml: the block took longer than the time limit to parse; simplify it")
 	}
+}
+
+// parseYAMLNow parses one YAML document; a second one is an error, and a
+// parser panic is an error too, never a crash.
+func parseYAMLNow(text string) (doc *yaml.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			doc, err = nil, fmt.Errorf("yaml: the parser failed: %v", r)
+		}
+	}()
+	doc = new(yaml.Node)
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	if err := dec.Decode(doc); err != nil {
+		return doc, err
+	}
+	var extra yaml.Node
+	if dec.Decode(&extra) == nil {
+		return doc, fmt.Errorf("yaml: line %d: a second YAML document (---) is not allowed in the checkpoint block", extra.Line)
+	}
+	return doc, nil
 }
 
 func (d *decoder) yamlError(err error) {

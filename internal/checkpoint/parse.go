@@ -16,6 +16,9 @@ type Options struct {
 	MaxBytes int
 	// TailLimit is the most entries history_tail may hold (default 3).
 	TailLimit int
+	// Done, when not nil, is closed when parsing must give up: the
+	// caller's deadline (see ParseTimeout). Nil: no time limit.
+	Done <-chan struct{}
 }
 
 func (o Options) maxBytes() int {
@@ -148,7 +151,7 @@ func Parse(body string, opts Options) Result {
 		})
 		return r
 	}
-	cp, fs := decodeBlock(b)
+	cp, fs := decodeBlock(b, opts.Done)
 	r.Checkpoint = cp
 	r.Findings = append(r.Findings, fs...)
 	if cp != nil {

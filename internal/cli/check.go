@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
@@ -73,10 +74,60 @@ func runCheck(args []string, env Env) error {
 		source = "stdin"
 	}
 
-	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: *issue, MaxBytes: *maxBytes, TailLimit: *tail})
-	number := *issue
+	done, cancel := deadline()
+	defer cancel()
+	rep, line := check(checkOptions{
+		Source:  source,
+		Body:    body,
+		Issue:   *issue,
+		Labels:  guard.ParseList(*labels),
+		Config:  cfg,
+		Counter: counter,
+		Now:     env.Now().UTC(),
+		Done:    done,
+	})
+	if *format == "json" {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(env.Stdout, "%s\n", out)
+	} else {
+		for _, f := range rep.Findings {
+			fmt.Fprintln(env.Stdout, f.Format(source))
+		}
+		for _, w := range rep.Plan {
+			fmt.Fprintf(env.Stdout, "%s: the action would %s\n", source, w)
+		}
+		if rep.Valid {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", source, line)
+		} else {
+			fmt.Fprintf(env.Stderr, "%s: %d error(s), %d warning(s)\n", source, rep.Errors, rep.Warnings)
+		}
+	}
+	if !rep.Valid {
+		return errViolations
+	}
+	return nil
+}
+
+// checkOptions is everything check reads: no flags, files or clock.
+type checkOptions struct {
+	Source  string   // the name findings are reported under
+	Body    string   // the issue body (or a bare checkpoint)
+	Issue   int64    // the issue's number; 0: the checkpoint's own
+	Labels  []string // the live labels; none: the checkpoint's state.labels
+	Config  guard.Config
+	Counter *tokens.Counter
+	Now     time.Time
+	Done    <-chan struct{} // the parse deadline
+}
+
+// check runs the guard's decision on a body offline and reports it, with
+// the one line a clean check prints.
+func check(o checkOptions) (checkReport, string) {
+	cfg, body, source := o.Config, o.Body, o.Source
+	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: o.Issue, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: o.Done})
+	number := o.Issue
 	var labelList []string
-	labelsKnown := *labels != ""
+	labelsKnown := len(o.Labels) > 0
 	if cp := parsed.Checkpoint; cp != nil {
 		if number == 0 && cp.Issue.Set {
 			number = cp.Issue.Value
@@ -86,15 +137,16 @@ func runCheck(args []string, env Env) error {
 		}
 		labelsKnown = labelsKnown || cp.State.Labels.Set
 	}
-	if *labels != "" {
-		labelList = guard.ParseList(*labels)
+	if len(o.Labels) > 0 {
+		labelList = o.Labels
 	}
 	in := guard.Input{
 		Config:  cfg,
 		Issue:   guard.Issue{Number: number, Body: body},
 		Event:   guard.Event{Name: "issues", Action: "opened", Number: number},
-		Now:     env.Now().UTC(),
-		Counter: counter,
+		Now:     o.Now,
+		Counter: o.Counter,
+		Done:    o.Done,
 		// Offline, the labels are the checkpoint's own record of them.
 		LabelsUnknown: !labelsKnown,
 	}
@@ -128,26 +180,7 @@ func runCheck(args []string, env Env) error {
 	if rep.Labels == nil {
 		rep.Labels = []string{}
 	}
-	if *format == "json" {
-		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
-	} else {
-		for _, f := range rep.Findings {
-			fmt.Fprintln(env.Stdout, f.Format(source))
-		}
-		for _, w := range rep.Plan {
-			fmt.Fprintf(env.Stdout, "%s: the action would %s\n", source, w)
-		}
-		if rep.Valid {
-			fmt.Fprintf(env.Stdout, "%s: %s\n", source, summary(parsed.Checkpoint, plan))
-		} else {
-			fmt.Fprintf(env.Stderr, "%s: %d error(s), %d warning(s)\n", source, rep.Errors, rep.Warnings)
-		}
-	}
-	if !rep.Valid {
-		return errViolations
-	}
-	return nil
+	return rep, summary(parsed.Checkpoint, plan)
 }
 
 // describePlan lists the writes the action would make for a plan, in the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/action"
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -192,6 +193,12 @@ func readInput(env Env, name string) (string, error) {
 		return "", usageError("%s is over %d MiB; an issue body is far smaller", name, maxInput>>20)
 	}
 	return string(data), nil
+}
+
+// deadline is the time limit of a verb's YAML parses.
+func deadline() (<-chan struct{}, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), checkpoint.ParseTimeout)
+	return ctx.Done(), cancel
 }
 
 // maxInput bounds what a verb reads (Gitea caps issue bodies well below it).

@@ -98,7 +98,9 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 	}
 
 	var problems []string
-	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: *issue})
+	done, cancel := deadline()
+	defer cancel()
+	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: *issue, Done: done})
 	var tail []prune.Entry
 	switch {
 	case parsed.Checkpoint == nil && len(parsed.Blocks) == 0:

@@ -75,7 +75,9 @@ func runPrune(args []string, env Env) error {
 		source = "stdin"
 	}
 
-	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: *issue, MaxBytes: *maxBytes, TailLimit: *tail})
+	done, cancel := deadline()
+	defer cancel()
+	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: *issue, MaxBytes: *maxBytes, TailLimit: *tail, Done: done})
 	if !parsed.Valid() {
 		found := parsed.Findings
 		if len(parsed.Blocks) == 0 {

@@ -27,6 +27,10 @@ type Input struct {
 	Now time.Time
 	// Counter counts tokens in the configured encoding.
 	Counter *tokens.Counter
+	// Done, when not nil, is closed when the decision must stop parsing
+	// YAML: the shell's deadline (checkpoint.ParseTimeout). Decide itself
+	// reads no clock.
+	Done <-chan struct{}
 	// LabelsUnknown says the issue's labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
@@ -58,6 +62,7 @@ func Decide(in Input) *Plan {
 		Issue:     in.Issue.Number,
 		MaxBytes:  e.cfg.MaxCheckpointBytes,
 		TailLimit: e.cfg.HistoryTail,
+		Done:      in.Done,
 	})
 	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) {
 		e.plan.Skipped = "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"

@@ -20,7 +20,7 @@ func checkTamper(e *eval) []Violation {
 	if slices.Contains(e.cfg.BudgetAdmins, ev.Sender) {
 		return nil
 	}
-	prev := checkpoint.Parse(*ev.PreviousBody, checkpoint.Options{MaxBytes: e.cfg.MaxCheckpointBytes})
+	prev := checkpoint.Parse(*ev.PreviousBody, checkpoint.Options{MaxBytes: e.cfg.MaxCheckpointBytes, Done: e.in.Done})
 	old, cur := prev.Checkpoint, e.parsed.Checkpoint
 	if old == nil || prev.Block() == nil {
 		return nil
