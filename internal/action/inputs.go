@@ -1,6 +1,3 @@
-// Package action is the guard's shell in Gitea Actions: it reads the
-// Actions environment, reads the issue live through the forge, asks the
-// decision core for a plan, applies it, and reports.
 package action
 
 import (

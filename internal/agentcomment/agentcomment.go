@@ -1,7 +1,3 @@
-// Package agentcomment reads the result comments GNS-2 agents post: the
-// header `## 🔄 {agent} | phase:{phase} | depth:{depth}` and the
-// machine-readable footer `<!-- GNS_EVENT {json} -->` that history is
-// recovered from.
 package agentcomment
 
 import (

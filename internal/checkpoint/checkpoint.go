@@ -1,8 +1,3 @@
-// Package checkpoint finds, decodes, validates and rewrites the GNS-2
-// checkpoint block of an issue body (schema v2).
-//
-// Every decoded value keeps its position in the issue body, so a finding
-// points at the exact line and column a person has to fix.
 package checkpoint
 
 import "gopkg.in/yaml.v3"

@@ -1,5 +1,3 @@
-// Package cli is the gns-guard command line: the verbs people and agents run,
-// and the dispatch to action mode inside Gitea Actions.
 package cli
 
 import (

@@ -1,5 +1,3 @@
-// Package finding holds what the guard reports: a problem, where it is, and
-// which rule found it. Text and JSON output come from the same struct.
 package finding
 
 import (

@@ -1,10 +1,3 @@
-// Package forge is the Gitea adapter: it implements guard.Forge on top of the
-// Gitea SDK (code.gitea.io/sdk/gitea), and sends the few requests the SDK
-// cannot express (compare-and-swap body edits, content_version reads, the
-// paged timeline) directly, through the same HTTP client.
-//
-// Every request goes through one counting RoundTripper (see Requests), so
-// tests can hold the adapter to its request budget.
 package forge
 
 import (

@@ -1,5 +1,3 @@
-// Package markdown makes untrusted text safe inside the Markdown comments
-// the guard writes.
 package markdown
 
 import "strings"

@@ -1,10 +1,3 @@
-// Package prune plans the pruning of a GNS-2 checkpoint (SPEC section 5):
-// the history entries it removes go into archive comments, the body keeps
-// the last few as history_tail, and the phase budget is reset. It also reads
-// archive comments back and rebuilds the full history from them.
-//
-// The package is pure: it makes no request and reads no clock. The caller
-// posts the archive comments first, then writes the body.
 package prune
 
 import (
