@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/prune"
@@ -28,7 +29,7 @@ const lockRefused = "The issue could not be locked: the token may not lock issue
 // dies half-way: archive, then body (compare-and-swap), then labels, lock,
 // comments, and the status comment last.
 func (r *runner) apply(ctx context.Context, s snapshot, p *guard.Plan) (applied, error) {
-	var res applied
+	res := applied{notes: slices.Clone(r.notes)}
 	if !p.Governed {
 		return res, nil
 	}
@@ -50,10 +51,7 @@ func (r *runner) apply(ctx context.Context, s snapshot, p *guard.Plan) (applied,
 		}
 		res.writes = append(res.writes, guard.RemoveLabelWrite(l).Done(""))
 	}
-	status, statusErr := r.findStatus(ctx, s, p)
-	if statusErr != nil {
-		return res, statusErr
-	}
+	status := s.status
 	if p.Lock != "" {
 		r.applyLock(ctx, n, p.Lock, status, &res)
 	}
@@ -222,54 +220,98 @@ func (r *runner) applyLock(ctx context.Context, n int64, reason string, status *
 	}
 }
 
-// findStatus finds the sticky status comment: the guard's own comment with
-// the status marker. It looks further back than the recent comments only
-// when the plan has something to say or to clear.
-func (r *runner) findStatus(ctx context.Context, s snapshot, p *guard.Plan) (*guard.Comment, error) {
-	marker := guard.StatusMarker(s.issue.Number)
-	var found *guard.Comment
-	for i, c := range s.recent.Comments {
-		if c.Author == r.self && strings.Contains(c.Body, marker) && (found == nil || c.ID < found.ID) {
-			found = &s.recent.Comments[i]
+// applyStatus creates, updates, resolves or moves the sticky status
+// comment with the ledger record the plan carries, and writes nothing when
+// it already says what it should.
+func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, existing *guard.Comment, res *applied) error {
+	st := r.statusFor(s, p, existing, *res)
+	if !st.write {
+		return nil
+	}
+	n := s.issue.Number
+	switch {
+	case st.w.Kind == guard.UpdateStatus:
+		if _, err := r.forge.EditComment(ctx, existing.ID, st.body); err != nil {
+			return r.forgeError(st.w.Planned(), err)
 		}
-	}
-	if found != nil || (p.Resolved && len(p.RemoveLabels) == 0) {
-		return found, nil
-	}
-	start := s.recent.Start
-	for pages := 0; start > 0 && pages < maxStatusPages; pages++ {
-		page, err := r.forge.CommentsBefore(ctx, s.issue.Number, start)
+		res.writes = append(res.writes, st.w.Done(""))
+		return nil
+	case existing != nil: // a move: post anew at the end, then delete the old
+		c, err := r.forge.CreateComment(ctx, n, st.body)
 		if err != nil {
-			return nil, r.forgeError("look for the status comment", err)
+			return r.forgeError(st.w.Planned(), err)
 		}
-		for i, c := range page.Comments {
-			if c.Author == r.self && strings.Contains(c.Body, marker) {
-				return &page.Comments[i], nil
+		res.posted = append(res.posted, c)
+		res.writes = append(res.writes, st.w.Done(fmt.Sprintf("comment %d", c.ID)))
+		for _, old := range append(s.older, s.recent.Comments...) {
+			if old.ID != c.ID && old.Author == r.self && strings.Contains(old.Body, guard.StatusMarker(n)) {
+				if err := r.forge.DeleteComment(ctx, old.ID); err != nil && !errors.Is(err, guard.ErrNotFound) {
+					return r.forgeError("delete the old status comment", err)
+				}
+				res.writes = append(res.writes, fmt.Sprintf("deleted the old status comment %d", old.ID))
 			}
 		}
-		start = page.Start
+		return nil
 	}
-	return nil, nil
+	return r.createOnce(ctx, s, st.body, hasMarker(guard.StatusMarker(n)), res, st.w)
 }
 
-// maxStatusPages bounds the search for an old status comment (50 timeline
-// entries a page).
-const maxStatusPages = 20
+// statusPlan is the status comment a run leaves.
+type statusPlan struct {
+	body  string
+	w     guard.Write
+	write bool
+}
 
-// applyStatus creates, updates or resolves the sticky status comment, and
-// writes nothing when it already says what it should.
-func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, existing *guard.Comment, res *applied) error {
-	body := r.settledStatus(s, p, existing, *res)
-	w, ok := guard.StatusWrite(existing, body, p.Resolved)
-	switch {
-	case !ok:
-		return nil
-	case w.Kind == guard.UpdateStatus:
-		if _, err := r.forge.EditComment(ctx, existing.ID, body); err != nil {
-			return r.forgeError(w.Planned(), err)
+// statusFor renders the status comment this run leaves. The ledger record
+// it carries is reused verbatim when the accepted state did not move and
+// the comment would not change otherwise (a clean pass writes nothing);
+// any write signs a fresh record, stamped with the server's clock, so an
+// edit by anyone else shows as an updated_at the record does not explain.
+// A status comment that has fallen so far back that the next run might not
+// reach it is moved to the end.
+func (r *runner) statusFor(s snapshot, p *guard.Plan, existing *guard.Comment, res applied) statusPlan {
+	cfg := r.set.Config
+	n := s.issue.Number
+	moved := existing != nil && p.Ledger != nil && r.buried(s, existing, res)
+	if p.Ledger != nil && existing != nil && !moved {
+		if old, _ := guard.ReadLedger(existing, n, cfg.LedgerKey); old != nil && old.SameState(*p.Ledger) {
+			body := r.settledStatus(s, p, existing, res, guard.LedgerLine(existing.Body), time.Unix(old.Written, 0))
+			if strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
+				return statusPlan{}
+			}
 		}
-		res.writes = append(res.writes, w.Done(""))
-		return nil
 	}
-	return r.createOnce(ctx, s, body, hasMarker(guard.StatusMarker(s.issue.Number)), res, w)
+	var record string
+	written := r.forge.ServerTime()
+	if written.IsZero() {
+		written = r.o.Now()
+	}
+	if p.Ledger != nil {
+		l := *p.Ledger
+		l.Written = written.Unix()
+		record = guard.EncodeLedger(l, cfg.LedgerKey)
+	}
+	if moved {
+		body := r.settledStatusMoved(s, p, existing, res, record, written)
+		return statusPlan{body: body, w: guard.Write{Kind: guard.PostStatus, Detail: fmt.Sprintf(" anew at the end (comment %d had fallen out of reach)", existing.ID)}, write: true}
+	}
+	body := r.settledStatus(s, p, existing, res, record, written)
+	resolved := p.Resolved && p.Ledger == nil // the ledger needs a comment, clean or not
+	w, ok := guard.StatusWrite(existing, body, resolved)
+	return statusPlan{body: body, w: w, write: ok}
+}
+
+// buried reports whether the status comment is so far back that the next
+// run, which reads the last RecentWindow comments and comes after at least
+// one more, may not see it.
+func (r *runner) buried(s snapshot, status *guard.Comment, res applied) bool {
+	after := 0
+	for _, c := range append(slices.Clone(s.recent.Comments), res.posted...) {
+		if c.ID > status.ID {
+			after++
+		}
+	}
+	inRecent := slices.ContainsFunc(s.recent.Comments, func(c guard.Comment) bool { return c.ID == status.ID })
+	return !inRecent || after >= r.set.Config.RecentWindow()-1
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -17,6 +19,15 @@ type snapshot struct {
 	issue  guard.Issue
 	recent guard.CommentPage
 	files  []string
+	// status is the guard's sticky status comment, which holds its
+	// ledger; older are the comments read further back to find it, and
+	// labels every label event of the timeline entries read.
+	status *guard.Comment
+	older  []guard.Comment
+	labels []guard.LabelEvent
+	// admins are the answers to the decision's AskAdmin, kept across
+	// re-reads of one run.
+	admins map[string]bool
 }
 
 // cycle reads, decides and applies, re-reading when the body changed
@@ -36,11 +47,11 @@ func (r *runner) cycle(ctx context.Context) error {
 			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
 			break
 		}
-		in, cancel := r.input(snap)
-		plan = guard.Decide(in)
-		cancel()
+		if plan, err = r.decide(ctx, &snap); err != nil {
+			return err
+		}
 		if cfg.DryRun {
-			res = r.dryRun(ctx, snap, plan)
+			res = r.dryRun(snap, plan)
 			break
 		}
 		res, err = r.apply(ctx, snap, plan)
@@ -82,7 +93,7 @@ func (r *runner) read(ctx context.Context, first bool) (snapshot, error) {
 			return s, r.forgeError(fmt.Sprintf("read the recent comments of pull request #%d", issue.Number), err)
 		}
 		s.issue, s.files, s.recent = issue, files, page
-		return s, nil
+		return s, r.findStatus(ctx, &s)
 	}
 	if !guard.IsGoverned(issue, r.set.Config) {
 		return s, nil
@@ -92,5 +103,78 @@ func (r *runner) read(ctx context.Context, first bool) (snapshot, error) {
 		return s, r.forgeError(fmt.Sprintf("read the recent comments of issue #%d", issue.Number), err)
 	}
 	s.issue, s.recent = issue, page
-	return s, nil
+	return s, r.findStatus(ctx, &s)
 }
+
+// decide runs the decision, answering the questions it asks of the server
+// (whether a user is a repository admin) and deciding again, a bounded
+// number of times.
+func (r *runner) decide(ctx context.Context, s *snapshot) (*guard.Plan, error) {
+	if s.admins == nil {
+		s.admins = map[string]bool{}
+	}
+	for asked := 0; ; asked++ {
+		in, cancel := r.input(*s)
+		plan := guard.Decide(in)
+		cancel()
+		user := plan.AskAdmin
+		if user == "" || asked == maxAdminQuestions {
+			return plan, nil
+		}
+		admin, err := r.admin.IsRepoAdmin(ctx, user)
+		switch {
+		case errors.Is(err, guard.ErrForbidden) || errors.Is(err, guard.ErrNotFound):
+			// Only a repository admin may read permissions: without
+			// admin-token the answer is no, and the status comment says why.
+			r.notes = append(r.notes, fmt.Sprintf("Whether %s is a repository admin could not be checked (the token may not read permissions): set budget-admins, or admin-token, so approvals can be recognized.", quoteLogin(user)))
+			admin = false
+		case err != nil:
+			return nil, r.forgeError("check the permission of "+user, err)
+		}
+		s.admins[user] = admin
+	}
+}
+
+// maxAdminQuestions bounds the permission look-ups of one decision.
+const maxAdminQuestions = 3
+
+// findStatus finds the guard's sticky status comment: its own comment
+// with the status marker, the newest if several (a move cut short leaves
+// two). When the recent comments lack it, it reads further back, a bounded
+// number of pages, collecting the comments and label events on the way.
+func (r *runner) findStatus(ctx context.Context, s *snapshot) error {
+	marker := guard.StatusMarker(s.issue.Number)
+	mine := func(c guard.Comment) bool { return c.Author == r.self && strings.Contains(c.Body, marker) }
+	s.labels = s.recent.Labels
+	for i := len(s.recent.Comments) - 1; i >= 0; i-- {
+		if c := s.recent.Comments[i]; mine(c) {
+			s.status = &s.recent.Comments[i]
+			return nil
+		}
+	}
+	start := s.recent.Start
+	for pages := 0; start > 0 && pages < maxStatusPages; pages++ {
+		page, err := r.forge.CommentsBefore(ctx, s.issue.Number, start)
+		if err != nil {
+			return r.forgeError("look for the status comment", err)
+		}
+		s.older = append(page.Comments, s.older...)
+		s.labels = append(page.Labels, s.labels...)
+		for i := len(page.Comments) - 1; i >= 0; i-- {
+			if c := page.Comments[i]; mine(c) {
+				s.status = &c
+				return nil
+			}
+		}
+		start = page.Start
+	}
+	return nil
+}
+
+// maxStatusPages bounds the search for a status comment beyond the recent
+// comments (50 timeline entries a page): it happens when a burst of
+// comments buried it, and on the first run on an issue.
+const maxStatusPages = 20
+
+// quoteLogin shows a login from the event or the timeline in a note.
+func quoteLogin(s string) string { return strconv.Quote(s) }

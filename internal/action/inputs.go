@@ -70,6 +70,10 @@ func readSettings(input func(name string) string) (Settings, error) {
 		c.Encoding = enc
 	}
 	c.MetricsFile = input("metrics-file")
+	if k := input("ledger-key"); k != "" {
+		c.LedgerKey = []byte(k)
+	}
+	c.MaxBudget = int64(p.int("max-budget", 0, 1))
 	return s, p.err
 }
 

@@ -1,9 +1,9 @@
 package action
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -141,20 +141,16 @@ func requests(f guard.Forge) string {
 
 // dryRun computes every write the plan would make and makes none: it only
 // reads (to find the status comment, say).
-func (r *runner) dryRun(ctx context.Context, s snapshot, p *guard.Plan) applied {
-	var res applied
+func (r *runner) dryRun(s snapshot, p *guard.Plan) applied {
+	res := applied{notes: slices.Clone(r.notes)}
 	if !p.Governed {
 		return res
 	}
 	for _, w := range p.Writes() {
 		res.writes = append(res.writes, w.Planned())
 	}
-	existing, err := r.findStatus(ctx, s, p)
-	if err != nil {
-		r.log.untrusted("gns-guard: warning: " + err.Error())
-	}
-	if w, ok := guard.StatusWrite(existing, r.settledStatus(s, p, existing, res), p.Resolved); ok {
-		res.writes = append(res.writes, w.Planned())
+	if st := r.statusFor(s, p, s.status, res); st.write {
+		res.writes = append(res.writes, st.w.Planned())
 	}
 	return res
 }

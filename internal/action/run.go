@@ -71,6 +71,7 @@ type runner struct {
 	apiURL  string
 	self    string
 	counter *tokens.Counter
+	notes   []string // facts of the run for the status comment, beyond applying the plan
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -83,7 +84,7 @@ func (r *runner) run(ctx context.Context) error {
 		set.Token = firstNonEmpty(r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"))
 		r.set.Token = set.Token
 	}
-	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv)} {
+	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey)} {
 		if t != "" {
 			r.gh.AddMask(t)
 		}

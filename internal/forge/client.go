@@ -35,6 +35,7 @@ type Client struct {
 	userAgent string
 	http      *http.Client
 	requests  *atomic.Int64
+	date      *atomic.Int64 // Unix seconds of the last answer's Date header
 }
 
 var _ guard.Forge = (*Client)(nil)
@@ -81,10 +82,11 @@ func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
 		repo:      repo,
 		userAgent: cfg.userAgent,
 		requests:  new(atomic.Int64),
+		date:      new(atomic.Int64),
 	}
 	c.http = &http.Client{
 		Timeout:   cfg.timeout,
-		Transport: &countingTransport{next: cfg.transport, n: c.requests},
+		Transport: &countingTransport{next: cfg.transport, n: c.requests, date: c.date},
 	}
 	if _, err := c.sdk(context.Background()); err != nil {
 		return nil, err
@@ -116,14 +118,30 @@ func (c *Client) BaseURL() string { return c.base }
 // attempt that reached the transport, successful or not).
 func (c *Client) Requests() int64 { return c.requests.Load() }
 
+// ServerTime is the server's clock as of its last answer (its Date
+// header, to the second), or the zero time before any answer.
+func (c *Client) ServerTime() time.Time {
+	if s := c.date.Load(); s > 0 {
+		return time.Unix(s, 0)
+	}
+	return time.Time{}
+}
+
 type countingTransport struct {
 	next http.RoundTripper
 	n    *atomic.Int64
+	date *atomic.Int64
 }
 
 func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.n.Add(1)
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil {
+		if d, derr := http.ParseTime(resp.Header.Get("Date")); derr == nil {
+			t.date.Store(d.Unix())
+		}
+	}
+	return resp, err
 }
 
 // sdk returns an SDK client bound to ctx. The SDK takes its context per

@@ -109,6 +109,9 @@ type timelineEntry struct {
 	} `json:"user"`
 	OriginalAuthor string    `json:"original_author"`
 	Body           string    `json:"body"`
+	Label          *struct {
+		Name string `json:"name"`
+	} `json:"label"`
 	Created        time.Time `json:"created_at"`
 	Updated        time.Time `json:"updated_at"`
 }
@@ -118,7 +121,21 @@ type timelineEntry struct {
 const (
 	typeComment = "comment"
 	typeReview  = "review"
+	typeLabel   = "label"
 )
+
+// labelEvent reads a label entry: Gitea stores "1" as the content of an
+// addition and nothing for a removal.
+func (e *timelineEntry) labelEvent() (guard.LabelEvent, bool) {
+	if e.Type != typeLabel || e.Label == nil || e.Label.Name == "" {
+		return guard.LabelEvent{}, false
+	}
+	le := guard.LabelEvent{Label: e.Label.Name, Added: e.Body == "1", At: e.Created}
+	if e.User != nil {
+		le.Actor = e.User.Login
+	}
+	return le, true
+}
 
 func (e *timelineEntry) comment() guard.Comment {
 	author := e.OriginalAuthor
@@ -171,6 +188,7 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 	want := issue.Comments - start
 
 	var comments []guard.Comment
+	var labels []guard.LabelEvent
 	seen := make(map[int64]bool)
 	counted := 0
 	for page, reads := start/PageSize+1, 0; ; page, reads = page+1, reads+1 {
@@ -194,6 +212,11 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 				}
 			case typeReview:
 				counted++
+			case typeLabel:
+				if le, ok := e.labelEvent(); ok && !seen[e.ID] {
+					seen[e.ID] = true
+					labels = append(labels, le)
+				}
 			}
 		}
 		if len(entries) == 0 {
@@ -217,9 +240,10 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 			}
 		}
 		comments = append(prepend, comments...)
+		labels = append(before.Labels, labels...)
 		start = before.Start
 	}
-	return guard.CommentPage{Comments: comments, Start: start}, nil
+	return guard.CommentPage{Comments: comments, Labels: labels, Start: start}, nil
 }
 
 // CommentsBefore returns the comments among the 50 timeline entries before
@@ -238,12 +262,20 @@ func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (g
 		return guard.CommentPage{}, err
 	}
 	var comments []guard.Comment
-	for _, e := range entries {
+	var labels []guard.LabelEvent
+	for i, e := range entries {
 		if e != nil && e.Type == typeComment {
 			comments = append(comments, e.comment())
 		}
+		// Label events carry no id to drop repeats by: keep only those
+		// before start, which the caller has not read.
+		if e != nil && end-PageSize+i < start {
+			if le, ok := e.labelEvent(); ok {
+				labels = append(labels, le)
+			}
+		}
 	}
-	return guard.CommentPage{Comments: comments, Start: end - PageSize}, nil
+	return guard.CommentPage{Comments: comments, Labels: labels, Start: end - PageSize}, nil
 }
 
 func fromSDKComment(cm *gitea.Comment) guard.Comment {
@@ -440,6 +472,21 @@ func (c *Client) Self(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return u.UserName, nil
+}
+
+// IsRepoAdmin reports whether user has admin (or owner) permission on the
+// repository: one GET of the collaborator's permission. Gitea answers it
+// only to repository admins (and the user about themselves): with the
+// Actions token it is an error wrapping guard.ErrForbidden.
+func (c *Client) IsRepoAdmin(ctx context.Context, user string) (bool, error) {
+	var p struct {
+		Permission string `json:"permission"`
+	}
+	path := fmt.Sprintf("/repos/%s/%s/collaborators/%s/permission", url.PathEscape(c.owner), url.PathEscape(c.repo), url.PathEscape(user))
+	if err := c.do(ctx, http.MethodGet, path, nil, &p); err != nil {
+		return false, err
+	}
+	return p.Permission == "admin" || p.Permission == "owner", nil
 }
 
 // PullFiles lists the paths a pull request changes, 50 files per request.

@@ -30,8 +30,16 @@ type Config struct {
 	DefaultMaxDepth *int
 	// AllowedAgents, when not empty, lists every agent that may act.
 	AllowedAgents []string
-	// BudgetAdmins may change budgets and versions in the issue body.
+	// BudgetAdmins may raise budgets, change versions and approve (remove
+	// budget::exhausted or permission::violation, add a relaxing label).
+	// Empty: repository admins may.
 	BudgetAdmins []string
+	// LedgerKey signs the guard's ledger record (HMAC-SHA256); empty: the
+	// record is trusted by author and marker only.
+	LedgerKey []byte
+	// MaxBudget caps a new issue's budget.total until an approver accepts
+	// it; 0: no cap.
+	MaxBudget int64
 	// ProtectedPaths are path prefixes a pull request may change only with
 	// the evolve-system label (.kilo/).
 	ProtectedPaths []string
@@ -58,6 +66,12 @@ type LabelNames struct {
 	PermissionViolation string // "permission::violation"
 	PressureHigh        string // "context::pressure-high"
 	EvolveSystem        string // "permission::evolve-system"
+}
+
+// Approval are the labels only an approver removes: their removal is the
+// approval.
+func (n LabelNames) Approval() []string {
+	return []string{n.BudgetExhausted, n.PermissionViolation}
 }
 
 // DefaultLabels returns the label names of the GNS-2 protocol.

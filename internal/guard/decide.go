@@ -21,6 +21,18 @@ type Input struct {
 	Recent []Comment
 	// Self is the guard's own login: only its comments' markers are trusted.
 	Self string
+	// Status is the guard's sticky status comment (its marker and author),
+	// or nil when the run found none: it holds the ledger.
+	Status *Comment
+	// Older are comments the run read further back than Recent while it
+	// looked for the status comment (not part of the entry load).
+	Older []Comment
+	// LabelEvents are the label changes on the timeline entries the run
+	// read, oldest first.
+	LabelEvents []LabelEvent
+	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
+	// user is a repository admin.
+	Admins map[string]bool
 	// PullFiles are the paths a pull request changes (pull_request events).
 	PullFiles []string
 	// Now is the time of the run.
@@ -45,12 +57,14 @@ type eval struct {
 	parsed checkpoint.Result
 	cp     *checkpoint.Checkpoint // nil unless the checkpoint is valid
 	plan   *Plan
+	trust  trust // the ledger and the approvals of this run
 }
 
 // Decide judges the issue and plans every write. It is pure: it makes no
 // request and reads no clock or environment.
 func Decide(in Input) *Plan {
 	e := &eval{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
+	e.trust.approved = map[string]string{}
 	if in.Event.Name == "pull_request" {
 		e.plan.Governed = true
 		e.run(true)
@@ -72,11 +86,14 @@ func Decide(in Input) *Plan {
 	if e.parsed.Valid() {
 		e.cp = e.parsed.Checkpoint
 	}
+	e.judgeLabels()
 	e.measure()
+	e.judgeCheckpoint()
 	e.planPrune()
 	e.run(false)
 	e.maintain()
 	e.settleLabels()
+	e.recordLedger()
 	e.report()
 	return e.plan
 }
@@ -100,8 +117,10 @@ func hasGovernedLabel(labels []string) bool {
 func (e *eval) hasLabel(name string) bool { return slices.Contains(e.labels, name) }
 
 // settleLabels turns the violations' labels into label writes: add what a
-// violation sets and is missing; remove what the guard set and no violation
-// holds any more, except the labels only a person may remove.
+// violation sets and is missing, and the approval labels someone removed
+// without the right to; remove what the guard set and no violation holds
+// any more (except the labels only a person may remove), and the relaxing
+// labels added without the right to.
 func (e *eval) settleLabels() {
 	want := map[string]bool{}
 	for _, v := range e.plan.Violations {
@@ -112,15 +131,20 @@ func (e *eval) settleLabels() {
 			e.plan.Lock = lockReason(v.Rule)
 		}
 	}
+	for _, r := range e.trust.restore {
+		want[r.label] = true
+	}
+	live := e.in.Issue.LabelNames()
 	for _, name := range sortedKeys(want) {
-		if !e.hasLabel(name) {
+		if !slices.Contains(live, name) {
 			e.plan.AddLabels = append(e.plan.AddLabels, name)
 		}
 	}
 	n := e.cfg.Labels
 	for _, l := range e.in.Issue.Labels {
 		removable := l.Name == n.DepthExceeded || l.Name == n.PressureHigh
-		if removable && !want[l.Name] && e.plan.Governed && !e.partial(l.Name) {
+		relaxed := slices.ContainsFunc(e.trust.relaxed, func(r removal) bool { return r.label == l.Name })
+		if relaxed || (removable && !want[l.Name] && e.plan.Governed && !e.partial(l.Name)) {
 			e.plan.RemoveLabels = append(e.plan.RemoveLabels, l)
 		}
 	}
@@ -229,25 +253,29 @@ func (e *eval) maxDepth() (limit int, ok bool) {
 }
 
 type cascadeLabel struct {
-	name  string
+	name  string // the whole label
+	text  string // what follows the prefix: "2" or "n"
 	limit int
 }
 
-// cascadeLimits returns the issue's cascade::depth-N and -n labels.
-func (e *eval) cascadeLimits() []cascadeLabel {
+// cascadeLimits returns the effective cascade::depth-N and -n labels.
+func (e *eval) cascadeLimits() []cascadeLabel { return cascadeLabels(e.labels, e.cfg.Labels) }
+
+// cascadeLabels returns the cascade::depth-N and -n labels among labels.
+func cascadeLabels(labels []string, n LabelNames) []cascadeLabel {
 	var out []cascadeLabel
-	for _, l := range e.labels {
-		rest, ok := strings.CutPrefix(l, e.cfg.Labels.CascadePrefix)
-		if !ok || l == e.cfg.Labels.DepthExceeded {
+	for _, l := range labels {
+		rest, ok := strings.CutPrefix(l, n.CascadePrefix)
+		if !ok || l == n.DepthExceeded {
 			continue
 		}
 		if rest == "n" || rest == "N" {
-			out = append(out, cascadeLabel{l, Unlimited})
+			out = append(out, cascadeLabel{l, rest, Unlimited})
 			continue
 		}
-		var n int
-		if _, err := fmt.Sscanf(rest, "%d", &n); err == nil && fmt.Sprint(n) == rest && n >= 0 {
-			out = append(out, cascadeLabel{l, n})
+		var k int
+		if _, err := fmt.Sscanf(rest, "%d", &k); err == nil && fmt.Sprint(k) == rest && k >= 0 {
+			out = append(out, cascadeLabel{l, rest, k})
 		}
 	}
 	return out

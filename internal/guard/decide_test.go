@@ -176,24 +176,6 @@ func TestAgentsNotAllowed(t *testing.T) {
 	}
 }
 
-func TestTamper(t *testing.T) {
-	prev := body()
-	in := input(t, body("consumed: 3000", "consumed: 1000", "remaining: 7000", "remaining: 9000"), "cascade::depth-2")
-	in.Event.PreviousBody = &prev
-	p := Decide(in)
-	if !slices.Equal(ruleIDs(p), []string{RuleTampered}) {
-		t.Fatalf("rules %v", ruleIDs(p))
-	}
-	msg := p.Violations[0].Message
-	if !strings.Contains(msg, `"alice"`) || !strings.Contains(msg, "consumed went down 3000 → 1000") || !strings.Contains(msg, "remaining went up 7000 → 9000") {
-		t.Errorf("message: %s", msg)
-	}
-	in.Config.BudgetAdmins = []string{"alice"}
-	if p := Decide(in); len(p.Violations) != 0 {
-		t.Errorf("a budget admin's edit: %v", ruleIDs(p))
-	}
-}
-
 func TestContextPressureCountsTheLastThreeComments(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2", "size::tiny")
 	big := strings.Repeat("lorem ipsum dolor sit amet ", 300) // ~1,500 tokens

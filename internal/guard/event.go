@@ -18,12 +18,13 @@ type Event struct {
 	Number int64
 	// Sender is the login of whoever caused the event.
 	Sender string
-	// PreviousBody is changes.body.from of an edited issue, when sent.
-	PreviousBody *string
 	// Comment is the comment of an issue_comment event.
 	Comment *Comment
 	// IsPull is true when the issue is a pull request.
 	IsPull bool
+	// AddedLabels and RemovedLabels are the label names a label event
+	// changed (changes.added_labels / removed_labels), when sent.
+	AddedLabels, RemovedLabels []string
 }
 
 // Supported reports whether the guard acts on this event, and why not.
@@ -55,9 +56,8 @@ type payload struct {
 		Number int64 `json:"number"`
 	} `json:"pull_request"`
 	Changes *struct {
-		Body *struct {
-			From string `json:"from"`
-		} `json:"body"`
+		AddedLabels   []payloadLabel `json:"added_labels"`
+		RemovedLabels []payloadLabel `json:"removed_labels"`
 	} `json:"changes"`
 	Comment *struct {
 		ID        int64     `json:"id"`
@@ -73,6 +73,20 @@ type payload struct {
 	Sender *struct {
 		Login string `json:"login"`
 	} `json:"sender"`
+}
+
+type payloadLabel struct {
+	Name string `json:"name"`
+}
+
+func labelNames(ls []payloadLabel) []string {
+	var out []string
+	for _, l := range ls {
+		if l.Name != "" {
+			out = append(out, l.Name)
+		}
+	}
+	return out
 }
 
 // ParseEvent reads an event payload (the file at GITHUB_EVENT_PATH).
@@ -104,9 +118,9 @@ func ParseEvent(name string, data []byte) (Event, error) {
 	if p.Sender != nil {
 		e.Sender = p.Sender.Login
 	}
-	if p.Changes != nil && p.Changes.Body != nil {
-		from := p.Changes.Body.From
-		e.PreviousBody = &from
+	if p.Changes != nil {
+		e.AddedLabels = labelNames(p.Changes.AddedLabels)
+		e.RemovedLabels = labelNames(p.Changes.RemovedLabels)
 	}
 	if p.Comment != nil {
 		c := Comment{ID: p.Comment.ID, Body: p.Comment.Body, HTMLURL: p.Comment.HTMLURL, CreatedAt: p.Comment.CreatedAt, UpdatedAt: p.Comment.UpdatedAt}

@@ -33,6 +33,7 @@ func TestStatusGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			in := input(t, string(data))
+			in.Config.LedgerKey = testKey
 			parsed := checkpoint.Parse(in.Issue.Body, checkpoint.Options{})
 			if cp := parsed.Checkpoint; cp != nil {
 				in.Issue.Number = cp.Issue.Value
@@ -42,7 +43,13 @@ func TestStatusGolden(t *testing.T) {
 			}
 			p := Decide(in)
 			stem := strings.TrimSuffix(path, ".md")
-			golden(t, stem+".status.md", Settle(in, p, nil, Applied{}))
+			a := Applied{Written: written}
+			if p.Ledger != nil {
+				l := *p.Ledger
+				l.Written = written.Unix()
+				a.Record = EncodeLedger(l, testKey)
+			}
+			golden(t, stem+".status.md", Settle(in, p, nil, a))
 			golden(t, stem+".summary.md", RenderSummary(in.Issue.Number, p, in.Config, nil))
 		})
 	}

@@ -50,11 +50,22 @@ type Comment struct {
 	UpdatedAt time.Time
 }
 
+// LabelEvent is a label added to or removed from the issue, as its
+// timeline records it (an agent cannot erase these entries).
+type LabelEvent struct {
+	Label string
+	Added bool
+	Actor string
+	At    time.Time
+}
+
 // CommentPage is a run of an issue's comments read from its timeline, oldest
-// first. Start is the timeline offset at which the read began; 0 means the run
-// reaches back to the first comment of the issue.
+// first, with the label events among them. Start is the timeline offset at
+// which the read began; 0 means the run reaches back to the first comment of
+// the issue.
 type CommentPage struct {
 	Comments []Comment
+	Labels   []LabelEvent
 	Start    int
 }
 
@@ -108,4 +119,11 @@ type Forge interface {
 	Self(ctx context.Context) (string, error)
 	// PullFiles lists the paths a pull request changes.
 	PullFiles(ctx context.Context, number int64) ([]string, error)
+	// IsRepoAdmin reports whether user has admin permission on the
+	// repository: one request, which needs a repository-admin token (the
+	// Actions token gets an error wrapping ErrForbidden).
+	IsRepoAdmin(ctx context.Context, user string) (bool, error)
+	// ServerTime is the server's clock as of its last answer (its Date
+	// header), or the zero time before any answer.
+	ServerTime() time.Time
 }

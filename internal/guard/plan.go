@@ -42,6 +42,17 @@ type Plan struct {
 	Prune *prune.Result
 	// Digest is a completion digest comment to post, or "".
 	Digest string
+	// Ledger is the record the status comment must carry after this run:
+	// the state accepted now, or the earlier one kept (never a tampered
+	// state). Nil on pull requests.
+	Ledger *Ledger
+	// Adopted says no ledger was found and this run took the current state
+	// as the baseline; the status comment says so.
+	Adopted bool
+	// AskAdmin names a user whose repository-admin permission the decision
+	// needs (an approval or an attributed edit): the shell asks the server,
+	// records the answer in Input.Admins and decides again.
+	AskAdmin string
 	// Numbers are the figures reported in outputs, summary and metrics.
 	Numbers Numbers
 	// Links maps a finding's key path to the web page of what it is about

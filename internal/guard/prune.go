@@ -12,7 +12,7 @@ import (
 // planPrune decides whether this run prunes, and plans it. Pruning needs a
 // valid checkpoint: a body that cannot be trusted is never rewritten.
 func (e *eval) planPrune() {
-	if e.cp == nil || e.in.Counter == nil {
+	if e.cp == nil || e.in.Counter == nil || len(e.trust.tamper) > 0 {
 		return
 	}
 	cp, n := e.cp, e.plan.Numbers
@@ -82,4 +82,13 @@ func prunedBlock(body string, cfg Config) string {
 		return ""
 	}
 	return blocks[0].Raw()
+}
+
+// prunedCheckpoint decodes the checkpoint of a pruned body, or nil.
+func prunedCheckpoint(body string, cfg Config) *checkpoint.Checkpoint {
+	r := checkpoint.Parse(body, checkpoint.Options{MaxBytes: len(body) + 1, TailLimit: cfg.HistoryTail})
+	if !r.Valid() {
+		return nil
+	}
+	return r.Checkpoint
 }

@@ -3,62 +3,71 @@ package guard
 import (
 	"fmt"
 	"slices"
-	"strings"
-
-	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
 
-// checkTamper compares an edited body with the one before the edit
-// (changes.body.from): the version and issue never change, consumed never
-// goes down, total and remaining never go up — unless the editor is a
-// budget admin.
+// checkTamper reports what judging the issue against the ledger found
+// (trust.go): a checkpoint changed since the trusted state by someone not
+// allowed to, a ledger record that cannot be trusted, an approval label
+// removed or a relaxing label added by someone not allowed to. Each sets
+// permission::violation.
 func checkTamper(e *eval) []Violation {
-	ev := e.in.Event
-	if ev.Name != "issues" || ev.Action != "edited" || ev.PreviousBody == nil || e.parsed.Checkpoint == nil {
-		return nil
-	}
-	if slices.Contains(e.cfg.BudgetAdmins, ev.Sender) {
-		return nil
-	}
-	prev := checkpoint.Parse(*ev.PreviousBody, checkpoint.Options{MaxBytes: e.cfg.MaxCheckpointBytes, Done: e.in.Done})
-	old, cur := prev.Checkpoint, e.parsed.Checkpoint
-	if old == nil || prev.Block() == nil {
-		return nil
-	}
-	var changes []string
-	pos := cur.Pos
-	note := func(p checkpoint.Pos, format string, args ...any) {
-		if len(changes) == 0 {
-			pos = p
+	out := append([]Violation(nil), e.trust.tamper...)
+	pv := e.cfg.Labels.PermissionViolation
+	for _, r := range e.trust.restore {
+		if !slices.Contains(e.cfg.Labels.Approval(), r.label) {
+			continue // an accepted limit put back: the relaxing label's finding says why
 		}
-		changes = append(changes, fmt.Sprintf(format, args...))
+		v := at(e.blockPos(), "", "the %s label was removed by %s, who is %s: only an approver's removal approves; the guard put it back",
+			r.label, who(r.actor), e.approverRule())
+		v.Label = pv
+		out = append(out, v)
 	}
-	both := func(a, b checkpoint.Int) bool { return a.Set && b.Set }
-	if both(old.Version, cur.Version) && old.Version.Value != cur.Version.Value {
-		note(cur.Version.Pos, "version %d → %d", old.Version.Value, cur.Version.Value)
+	for _, r := range e.trust.relaxed {
+		v := at(e.blockPos(), "", "the %s label relaxes a rule and was added by %s, who is %s: it takes no effect and the guard removed it; an approver adds it to raise the limit",
+			r.label, who(r.actor), e.approverRule())
+		v.Label = pv
+		out = append(out, v)
 	}
-	if both(old.Issue, cur.Issue) && old.Issue.Value != cur.Issue.Value {
-		note(cur.Issue.Pos, "issue %d → %d", old.Issue.Value, cur.Issue.Value)
-	}
-	ob, cb := old.Budget, cur.Budget
-	if both(ob.Consumed, cb.Consumed) && cb.Consumed.Value < ob.Consumed.Value {
-		note(cb.Consumed.Pos, "budget.consumed went down %d → %d", ob.Consumed.Value, cb.Consumed.Value)
-	}
-	if both(ob.Total, cb.Total) && cb.Total.Value > ob.Total.Value {
-		note(cb.Total.Pos, "budget.total went up %d → %d", ob.Total.Value, cb.Total.Value)
-	}
-	if both(ob.Remaining, cb.Remaining) && cb.Remaining.Value > ob.Remaining.Value {
-		note(cb.Remaining.Pos, "budget.remaining went up %d → %d", ob.Remaining.Value, cb.Remaining.Value)
-	}
-	if len(changes) == 0 {
+	return out
+}
+
+// checkPermissionViolation keeps failing an issue while
+// permission::violation is on: only an approver removes it, and that
+// removal is the approval to go on.
+func checkPermissionViolation(e *eval) []Violation {
+	pv := e.cfg.Labels.PermissionViolation
+	if !e.hasLabel(pv) {
 		return nil
 	}
-	who := "the editor"
-	if ev.Sender != "" {
-		who = quoteShort(ev.Sender)
-	}
-	v := at(pos, "checkpoint", "the checkpoint was tampered with by %s, who is not in budget-admins: %s; a budget admin restores or approves it, then a person removes %s",
-		who, strings.Join(changes, "; "), e.cfg.Labels.PermissionViolation)
-	v.Label = e.cfg.Labels.PermissionViolation
+	v := at(e.blockPos(), "", "the %s label is set: the workflow waits for an approver (%s) to remove it", pv, approvers(e.cfg))
+	v.Label = pv
 	return []Violation{v}
+}
+
+// checkBudgetOverCap holds a new issue whose budget.total is over
+// max-budget until an approver accepts it by removing budget::exhausted.
+func checkBudgetOverCap(e *eval) []Violation {
+	t := &e.trust
+	if e.cp == nil || e.cfg.MaxBudget <= 0 || (t.ledger != nil && t.ledger.Baseline) || t.problem != "" {
+		return nil
+	}
+	if _, ok := t.approved[e.cfg.Labels.BudgetExhausted]; ok {
+		return nil
+	}
+	total := e.cp.Budget.Total
+	if total.Value <= e.cfg.MaxBudget {
+		return nil
+	}
+	v := at(total.Pos, "checkpoint.budget.total", "a new issue's budget.total is %d, over max-budget %d: an approver (%s) accepts it by removing %s",
+		total.Value, e.cfg.MaxBudget, approvers(e.cfg), e.cfg.Labels.BudgetExhausted)
+	v.Label = e.cfg.Labels.BudgetExhausted
+	return []Violation{v}
+}
+
+// approvers says who may approve.
+func approvers(cfg Config) string {
+	if len(cfg.BudgetAdmins) > 0 {
+		return fmt.Sprintf("a user in budget-admins: %v", cfg.BudgetAdmins)
+	}
+	return "a repository admin"
 }

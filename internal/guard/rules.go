@@ -20,6 +20,8 @@ const (
 	RuleAgentNotAllowed   = "agent-not-allowed"
 	RuleProtectedPath     = "protected-path"
 	RuleTampered          = "checkpoint-tampered"
+	RulePermission        = "permission-violation"
+	RuleBudgetOverCap     = "budget-over-cap"
 	RuleTaskTooLarge      = "task-too-large"
 	RuleContextPressure   = "context-pressure"
 	RuleCommentProtocol   = "comment-protocol"
@@ -66,9 +68,11 @@ var rules = []Rule{
 	{ID: RuleCascadeMissing, When: "no cascade::depth-N label and no default-max-depth", Effects: "fail", Inputs: []string{"default-max-depth"}},
 	{ID: RuleDepthExceeded, When: "depth > N of cascade::depth-N", Effects: "label cascade::depth-exceeded; lock; fail", Inputs: []string{"default-max-depth", "admin-token"}, check: checkDepth},
 	{ID: RuleBudgetExhausted, When: "budget.remaining <= 0, or the budget::exhausted label is set", Effects: "label budget::exhausted; fail until a person removes it", check: checkBudget},
+	{ID: RuleBudgetOverCap, When: "a new issue's budget.total is over max-budget, until an approver removes budget::exhausted", Effects: "label budget::exhausted; fail", Inputs: []string{"max-budget", "budget-admins"}, check: checkBudgetOverCap},
 	{ID: RuleNextOverBudget, When: "next_estimated_tokens > remaining × 0.5", Effects: "fail", check: checkNextOverBudget},
 	{ID: RuleAgentNotAllowed, When: "last_agent, next_agent, state.assignee or an agent_chain entry not in allowed-agents", Effects: "label permission::violation; lock; fail", Inputs: []string{"allowed-agents", "admin-token"}, check: checkAgents},
-	{ID: RuleTampered, When: "the checkpoint's version or issue changed, consumed went down, or total/remaining went up, by someone not in budget-admins", Effects: "label permission::violation; fail", Inputs: []string{"budget-admins"}, check: checkTamper},
+	{ID: RuleTampered, When: "against the guard's signed ledger: version or issue changed, consumed down, total or remaining up (but a legal carryover or an approver's own edit); an approval label removed or a relaxing label added by a non-approver; a ledger record edited, unsigned, or deleted", Effects: "label permission::violation; restore removed approval labels, remove unapproved relaxing labels; fail", Inputs: []string{"ledger-key", "budget-admins", "carryover-ratio", "phase-grant"}, check: checkTamper},
+	{ID: RulePermission, When: "the permission::violation label is on", Effects: "fail until an approver removes it", Inputs: []string{"budget-admins"}, check: checkPermissionViolation},
 	{ID: RuleTaskTooLarge, When: "next_estimated_tokens >= 20,000 and no size:: label", Effects: "fail", check: checkTaskTooLarge},
 	{ID: RuleContextPressure, When: "(checkpoint + last 3 comments + next task) ÷ max context > pressure-threshold", Effects: "label context::pressure-high; fail", Inputs: []string{"pressure-threshold", "encoding"}, check: checkContextPressure},
 	{ID: RuleCommentProtocol, When: "an agent result comment (## 🔄) lacks its header or GNS_EVENT footer, or its depth breaks the cascade limit", Effects: "fail", check: checkCommentProtocol},

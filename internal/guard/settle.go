@@ -1,6 +1,10 @@
 package guard
 
-import "slices"
+import (
+	"math"
+	"slices"
+	"time"
+)
 
 // Applied is what applying a plan changed on the issue, as far as the next
 // run will see it.
@@ -13,6 +17,14 @@ type Applied struct {
 	Pruned bool
 	// Locked says the issue is locked once the run is over.
 	Locked bool
+	// Record is the hidden ledger line the status comment carries, and
+	// Written the server time it was written at (its updated_at after the
+	// write, as far as the next run can tell).
+	Record  string
+	Written time.Time
+	// Moved says the status comment is posted anew at the end of the
+	// issue (the old one deleted), so the next run finds it in reach.
+	Moved bool
 }
 
 // Settle renders the status comment as the next run will judge the issue.
@@ -25,7 +37,7 @@ type Applied struct {
 // existing is the status comment found, if any.
 func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
 	n := in.Issue.Number
-	body := RenderStatus(n, p, in.Config, a.Notes)
+	body := RenderStatus(n, p, in.Config, a.Notes, a.Record)
 	if !p.Governed || in.Event.Name == "pull_request" {
 		return body
 	}
@@ -39,7 +51,7 @@ func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
 			// judges the issue as it is now.
 			return asRead
 		}
-		next := RenderStatus(n, np, in.Config, a.Notes)
+		next := RenderStatus(n, np, in.Config, a.Notes, a.Record)
 		if next == body {
 			break
 		}
@@ -64,10 +76,9 @@ func after(in Input, p *Plan, existing *Comment, a Applied, status string) Input
 	issue.Locked = issue.Locked || a.Locked
 	recent := slices.Clone(in.Recent)
 	recent = append(recent, a.Posted...)
-	c := Comment{Author: in.Self, Body: status}
-	if existing != nil {
-		c = *existing
-		c.Body = status
+	c := Comment{ID: math.MaxInt64, Author: in.Self, Body: status, UpdatedAt: a.Written}
+	if existing != nil && !a.Moved {
+		c.ID, c.HTMLURL, c.CreatedAt = existing.ID, existing.HTMLURL, existing.CreatedAt
 		recent = slices.DeleteFunc(recent, func(x Comment) bool { return x.ID == existing.ID })
 		i := slices.IndexFunc(recent, func(x Comment) bool { return x.ID > existing.ID })
 		if i < 0 {
@@ -75,11 +86,15 @@ func after(in Input, p *Plan, existing *Comment, a Applied, status string) Input
 		}
 		recent = slices.Insert(recent, i, c)
 	} else {
+		if existing != nil {
+			recent = slices.DeleteFunc(recent, func(x Comment) bool { return x.ID == existing.ID })
+		}
 		recent = append(recent, c)
 	}
 	issue.Comments = len(recent) + max(0, in.Issue.Comments-len(in.Recent))
 	next := in
 	next.Issue = issue
 	next.Recent = recent
+	next.Status = &c
 	return next
 }

@@ -16,14 +16,15 @@ func (e *eval) report() {
 // RenderStatus renders the sticky status comment of a plan. notes are what
 // happened when the plan was applied (a lock that failed, say); they state
 // facts, not events, so a re-run with nothing new renders the same text and
-// makes no write.
-func RenderStatus(issue int64, p *Plan, cfg Config, notes []string) string {
+// makes no write. record is the hidden ledger line (EncodeLedger) the
+// comment carries, or "".
+func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record string) string {
 	var b strings.Builder
 	b.WriteString(StatusMarker(issue) + "\n")
 	if p.Resolved {
-		b.WriteString("## ✅ gns-guard: all clear\n\nThe problems this comment reported before are resolved.")
+		b.WriteString("## ✅ gns-guard: all clear\n\nNo violations.")
 		if len(p.Warnings) > 0 {
-			fmt.Fprintf(&b, " %d warning(s) remain:\n\n", len(p.Warnings))
+			fmt.Fprintf(&b, " %d warning(s):\n\n", len(p.Warnings))
 			findingsTable(&b, p.Findings(), p.Links)
 		} else {
 			b.WriteString("\n")
@@ -35,13 +36,19 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string) string {
 	}
 	b.WriteString("\n")
 	writeNumbers(&b, p.Numbers)
+	if l := p.Ledger; l != nil {
+		b.WriteString("\n" + ledgerLine(p, cfg) + "\n")
+	}
 	if len(notes) > 0 {
 		b.WriteString("\n")
 		for _, n := range notes {
 			b.WriteString("- " + n + "\n")
 		}
 	}
-	b.WriteString("\n<sub>gns-guard edits this comment in place on every run.</sub>\n")
+	b.WriteString("\n<sub>gns-guard keeps this comment up to date on every run; it holds the guard's ledger. Do not edit it: an edit fails the workflow.</sub>\n")
+	if record != "" {
+		b.WriteString(record + "\n")
+	}
 	return b.String()
 }
 
@@ -123,4 +130,22 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// ledgerLine tells people what the ledger holds.
+func ledgerLine(p *Plan, cfg Config) string {
+	l := p.Ledger
+	mode := "signed with ledger-key"
+	if len(cfg.LedgerKey) == 0 {
+		mode = "unsigned: set ledger-key, or an issue writer can forge it"
+	}
+	if !l.Baseline {
+		return fmt.Sprintf("**Ledger** no accepted state yet: the guard takes one once the checkpoint is valid and no violation label waits for an approver (%s) (%s).", approvers(cfg), mode)
+	}
+	how := "accepted"
+	if l.Adopted {
+		how = "adopted as the baseline (no earlier ledger was found)"
+	}
+	return fmt.Sprintf("**Ledger** %s: phase %s, budget %s of %s consumed, %s remaining, body content version %d (%s).",
+		how, markdown.Cell(quoteShort(l.Phase), 80), thousands(l.Consumed), thousands(l.Total), thousands(l.Remaining), l.ContentVersion, mode)
 }

@@ -1,0 +1,145 @@
+package guard
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Ledger is the guard's trusted record of an issue: the last checkpoint
+// state it accepted, and the labels that wait for a person. It lives as a
+// hidden line in the guard's sticky status comment, signed with
+// HMAC-SHA256 under the ledger-key input, and every run judges the live
+// checkpoint against it (SPEC 4b).
+type Ledger struct {
+	// Issue is the issue the record belongs to: a record copied from
+	// another issue does not verify.
+	Issue int64 `json:"issue"`
+	// Baseline is false while no state has been accepted yet (a new issue
+	// whose first state waits for a person's approval, say).
+	Baseline bool `json:"baseline"`
+	// The accepted checkpoint: version, issue and phase, and the budget.
+	Version         int64  `json:"version"`
+	CheckpointIssue int64  `json:"cp_issue"`
+	Phase           string `json:"phase"`
+	Total           int64  `json:"total"`
+	Consumed        int64  `json:"consumed"`
+	Remaining       int64  `json:"remaining"`
+	// ContentVersion is the body's content_version when it was accepted:
+	// an admin's edit is attributable only when it is the one edit since.
+	ContentVersion int `json:"content_version"`
+	// Pending are the approval labels on the issue (budget::exhausted,
+	// permission::violation): only a person allowed to approve removes them.
+	Pending []string `json:"pending"`
+	// DepthLimit is the cascade limit accepted ("2", "n", or "" for none:
+	// the default-max-depth input); Size the size:: label accepted ("" for
+	// none). A more permissive label takes effect only when an approver
+	// added it.
+	DepthLimit string `json:"depth_limit"`
+	Size       string `json:"size"`
+	// Adopted says no earlier ledger was found when this state was taken
+	// as the baseline; it stays while the state does.
+	Adopted bool `json:"adopted,omitempty"`
+	// Written is the server's time (Unix seconds) just before the guard
+	// wrote the record: the comment's updated_at must follow it closely, so
+	// an edit of the guard's comment — a replayed record included — shows.
+	Written int64 `json:"written"`
+}
+
+// LedgerFreshness is how long after Written the status comment's
+// updated_at may be: the time between the guard reading the server's
+// clock and its write landing. A later updated_at means someone edited the
+// comment after the guard wrote it.
+const LedgerFreshness = 60 * time.Second
+
+// SameState reports whether two records hold the same accepted state
+// (everything but when they were written).
+func (l Ledger) SameState(o Ledger) bool {
+	l.Written, o.Written = 0, 0
+	return l.Issue == o.Issue && l.Baseline == o.Baseline && l.Version == o.Version &&
+		l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase && l.Total == o.Total &&
+		l.Consumed == o.Consumed && l.Remaining == o.Remaining && l.ContentVersion == o.ContentVersion &&
+		slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size && l.Adopted == o.Adopted
+}
+
+// ledgerRecord matches the hidden record: its JSON (which escapes < and >, so
+// it never holds "-->") and its signature.
+var ledgerRecord = regexp.MustCompile(`<!-- gns-guard:ledger v1 (\{[^\n]*?\}) sig=([0-9a-f]{64}|unsigned) -->`)
+
+// unsigned is the signature of a record written with no ledger-key.
+const unsigned = "unsigned"
+
+// EncodeLedger renders the hidden record line, signed when key is set.
+func EncodeLedger(l Ledger, key []byte) string {
+	data, _ := json.Marshal(l) // a struct of plain fields always marshals
+	sig := unsigned
+	if len(key) > 0 {
+		sig = ledgerMAC(key, data)
+	}
+	return fmt.Sprintf("<!-- gns-guard:ledger v1 %s sig=%s -->", data, sig)
+}
+
+func ledgerMAC(key, data []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("gns-guard ledger v1\n"))
+	m.Write(data)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ReadLedger reads and verifies the record in the guard's status comment
+// of issue. It returns the record, or a problem saying in one sentence why
+// the record cannot be trusted. A missing status comment returns neither.
+// With key set, a record must carry a valid signature; without it, the
+// record is trusted by its author and marker (the weaker mode).
+func ReadLedger(status *Comment, issue int64, key []byte) (*Ledger, string) {
+	if status == nil {
+		return nil, ""
+	}
+	m := ledgerRecord.FindAllStringSubmatch(status.Body, -1)
+	switch {
+	case len(m) == 0:
+		return nil, fmt.Sprintf("the guard's status comment %d carries no ledger record: someone removed it", status.ID)
+	case len(m) > 1:
+		return nil, fmt.Sprintf("the guard's status comment %d carries %d ledger records: someone added one", status.ID, len(m))
+	}
+	data, sig := m[0][1], m[0][2]
+	if len(key) > 0 {
+		if sig == unsigned {
+			return nil, fmt.Sprintf("the ledger record in comment %d is not signed although ledger-key is set: someone replaced it", status.ID)
+		}
+		if !hmac.Equal([]byte(sig), []byte(ledgerMAC(key, []byte(data)))) {
+			return nil, fmt.Sprintf("the ledger record in comment %d does not verify against ledger-key: someone changed it", status.ID)
+		}
+	}
+	var l Ledger
+	if err := json.Unmarshal([]byte(data), &l); err != nil {
+		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
+	}
+	if l.Issue != issue {
+		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)
+	}
+	written := time.Unix(l.Written, 0)
+	if !status.UpdatedAt.IsZero() {
+		late := status.UpdatedAt.Sub(written)
+		if late > LedgerFreshness || late < -time.Second {
+			return nil, fmt.Sprintf("the guard's status comment %d was edited at %s, after the guard wrote its ledger at %s: someone changed the guard's comment",
+				status.ID, status.UpdatedAt.UTC().Format(time.RFC3339), written.UTC().Format(time.RFC3339))
+		}
+	}
+	return &l, ""
+}
+
+// LedgerLine returns the hidden record line of a status comment's body, or
+// "" when it has none (or more than one).
+func LedgerLine(body string) string {
+	m := ledgerRecord.FindAllString(body, -1)
+	if len(m) != 1 {
+		return ""
+	}
+	return m[0]
+}
