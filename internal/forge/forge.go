@@ -107,13 +107,13 @@ type timelineEntry struct {
 	User    *struct {
 		Login string `json:"login"`
 	} `json:"user"`
-	OriginalAuthor string    `json:"original_author"`
-	Body           string    `json:"body"`
+	OriginalAuthor string `json:"original_author"`
+	Body           string `json:"body"`
 	Label          *struct {
 		Name string `json:"name"`
 	} `json:"label"`
-	Created        time.Time `json:"created_at"`
-	Updated        time.Time `json:"updated_at"`
+	Created time.Time `json:"created_at"`
+	Updated time.Time `json:"updated_at"`
 }
 
 // Timeline entry types (Gitea's CommentType strings). Only "comment" is a
