@@ -121,7 +121,9 @@ func TestCheckpointTampered(t *testing.T) {
 	changes, _ := payload(t, d)["changes"].(map[string]any)
 	from, _ := changes["body"].(map[string]any)
 	if from["from"] != before {
-		t.Fatalf("the edited delivery does not carry the previous body in changes.body.from: %s", d.Payload)
+		// Real runs never carry it (see actiontest.Runs): go on, to show
+		// what the guard makes of the edit without it.
+		t.Errorf("the edited delivery does not carry the previous body in changes.body.from: %s", d.Payload)
 	}
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")

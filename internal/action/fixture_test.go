@@ -70,7 +70,7 @@ func replace(t *testing.T, s string, pairs ...string) string {
 func (f *fixture) editBody(t *testing.T, n int64, token, login, body string) actiontest.Delivery {
 	t.Helper()
 	f.API(t, token, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"body": body}, nil)
-	return f.Hook.Next(t, actiontest.From("issues", "edited", n, login))
+	return f.Runs.Next(t, actiontest.From("issues", "edited", n, login))
 }
 
 // addLabels adds labels to an issue as the administrator and returns the
@@ -79,7 +79,7 @@ func (f *fixture) addLabels(t *testing.T, event string, n int64, names ...string
 	t.Helper()
 	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, names...)
 	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
-	return f.Hook.Next(t, actiontest.From(event, "label_updated", n, f.S.AdminLogin))
+	return f.Runs.Next(t, actiontest.From(event, "label_updated", n, f.S.AdminLogin))
 }
 
 // removeLabel removes one label from an issue as the administrator.
@@ -87,7 +87,7 @@ func (f *fixture) removeLabel(t *testing.T, n int64, name string) actiontest.Del
 	t.Helper()
 	id := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, name)[0]
 	f.API(t, f.S.AdminToken, http.MethodDelete, f.Path("/issues/%d/labels/%d", n, id), nil, nil)
-	return f.Hook.Next(t, actiontest.From("issues", "label_updated", n, f.S.AdminLogin))
+	return f.Runs.Next(t, actiontest.From("issues", "label_updated", n, f.S.AdminLogin))
 }
 
 // comment posts a comment as the user of token (login) and returns its id
@@ -98,7 +98,7 @@ func (f *fixture) comment(t *testing.T, n int64, token, login, body string) (int
 		ID int64 `json:"id"`
 	}
 	f.API(t, token, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
-	return c.ID, f.Hook.Next(t, actiontest.From("issue_comment", "created", n, login))
+	return c.ID, f.Runs.Next(t, actiontest.From("issue_comment", "created", n, login))
 }
 
 // issueState is what a person sees of an issue.

@@ -60,7 +60,7 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	// same reads, still nothing to write.
 	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"state": "closed"}, nil)
 	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"state": "open"}, nil)
-	r2 := f.Run(t, f.Hook.Next(t, actiontest.From("issues", "reopened", n, f.S.AdminLogin)))
+	r2 := f.Run(t, f.Runs.Next(t, actiontest.From("issues", "reopened", n, f.S.AdminLogin)))
 	expect(t, r2, 0, "pass")
 	if len(r2.Writes) != 0 || r2.Requests != cleanPassRequests {
 		t.Errorf("the reopened event: %d requests, writes %q", r2.Requests, r2.Writes)
@@ -94,7 +94,7 @@ func TestOwnEventsAreSkipped(t *testing.T) {
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	r := f.Run(t, d)
 	expect(t, r, 1, "fail")
-	own := f.Hook.Next(t, actiontest.From("issues", "label_updated", n, f.Bot))
+	own := f.Runs.Next(t, actiontest.From("issues", "label_updated", n, f.Bot))
 	r = f.Run(t, own)
 	expect(t, r, 0, "skipped")
 	if len(r.Writes) != 0 || !strings.Contains(r.Stdout, "no loops") {

@@ -30,7 +30,7 @@ func (f *fixture) openPull(t *testing.T, branch string, files ...string) (int64,
 		Number int64 `json:"number"`
 	}
 	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
-	return pr.Number, f.Hook.Next(t, actiontest.From("pull_request", "opened", pr.Number, f.S.AdminLogin))
+	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request", "opened", pr.Number, f.S.AdminLogin))
 }
 
 // protected-path: a pull request changing .kilo/ fails and gets

@@ -23,7 +23,7 @@ func TestRequestsDoNotGrowWithComments(t *testing.T) {
 		body := withIssue(actiontest.Example(t, "healthy.md", 1), 1)
 		owner, repo, n := s.SeedIssue(t, "long thread", body, comments)
 		f := &fixture{&actiontest.Repo{S: s, Owner: owner, Name: repo}}
-		f.Hook = actiontest.NewHook(t, s, owner, repo)
+		f.Runs = actiontest.NewRuns(t, s, owner, repo)
 		f.Bot, f.Token = actiontest.Collaborator(t, s, owner, repo, "guard", giteatest.PermWrite)
 		d := f.addLabels(t, "issues", n, "cascade::depth-2", "size::medium", "phase::implementation")
 		r := f.Run(t, d)

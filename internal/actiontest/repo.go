@@ -11,27 +11,27 @@ import (
 	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
-// Repo is one fresh repository on the real server with a webhook capturing
-// its events, and the guard's own user: a collaborator with write access
+// Repo is one fresh repository on the real server whose events record
+// workflow runs (Runs captures their payloads), and the guard's own user: a collaborator with write access
 // whose personal token the guard runs with. The administrator, who causes
 // the tests' events, is a different user, so the guard does not skip them
 // as its own.
 type Repo struct {
 	S           *giteatest.Server
 	Owner, Name string
-	Hook        *Hook
+	Runs        *Runs
 	// Bot is the guard's login and Token its personal token.
 	Bot, Token string
 }
 
-// NewRepo creates the repository, its webhook and the guard's user on the
-// package's shared server (see giteatest.Require).
+// NewRepo creates the repository, its capture workflow and the guard's
+// user on the package's shared server (see giteatest.Require).
 func NewRepo(t testing.TB) *Repo {
 	t.Helper()
 	s := giteatest.Require(t)
 	r := &Repo{S: s}
 	r.Owner, r.Name = s.NewRepo(t)
-	r.Hook = NewHook(t, s, r.Owner, r.Name)
+	r.Runs = NewRuns(t, s, r.Owner, r.Name)
 	r.Bot, r.Token = Collaborator(t, s, r.Owner, r.Name, "guard", giteatest.PermWrite)
 	return r
 }
@@ -77,7 +77,7 @@ func From(event, action string, n int64, sender string) func(Delivery) bool {
 func (r *Repo) Open(t testing.TB, title string, body func(n int64) string, labels ...string) (int64, Delivery) {
 	t.Helper()
 	n := CreateIssue(t, r.S, r.Owner, r.Name, title, body, labels...)
-	return n, r.Hook.Next(t, From("issues", "opened", n, r.S.AdminLogin))
+	return n, r.Runs.Next(t, From("issues", "opened", n, r.S.AdminLogin))
 }
 
 // Comment is an issue comment as the API returns it.

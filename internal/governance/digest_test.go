@@ -106,7 +106,7 @@ func TestCompletionDigest(t *testing.T) {
 	// reached a witness, a mention in the digest would have reached the victim.
 	witness, witnessTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "witness", giteatest.PermRead)
 	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": "cc @" + witness}, nil)
-	f.Hook.Next(t, actiontest.From("issue_comment", "created", n, f.S.AdminLogin))
+	f.Runs.Next(t, actiontest.From("issue_comment", "created", n, f.S.AdminLogin))
 	deadline := time.Now().Add(30 * time.Second)
 	for len(f.notifications(t, witnessTok)) == 0 {
 		if time.Now().After(deadline) {

@@ -48,14 +48,14 @@ func (f *fixture) comment(t *testing.T, n int64, body string) (int64, actiontest
 		ID int64 `json:"id"`
 	}
 	f.API(t, f.agentTok, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
-	return c.ID, f.Hook.Next(t, actiontest.From("issue_comment", "created", n, f.agent))
+	return c.ID, f.Runs.Next(t, actiontest.From("issue_comment", "created", n, f.agent))
 }
 
 // editBody replaces the body as the administrator and returns the delivery.
 func (f *fixture) editBody(t *testing.T, n int64, body string) actiontest.Delivery {
 	t.Helper()
 	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"body": body}, nil)
-	return f.Hook.Next(t, actiontest.From("issues", "edited", n, f.S.AdminLogin))
+	return f.Runs.Next(t, actiontest.From("issues", "edited", n, f.S.AdminLogin))
 }
 
 type issue struct {

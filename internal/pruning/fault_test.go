@@ -35,7 +35,7 @@ func sixEntries(t testing.TB) func(int64) string {
 // editedBy waits for the administrator's next edit of issue n.
 func editedBy(t testing.TB, f *fixture, n int64) actiontest.Delivery {
 	t.Helper()
-	return f.Hook.Next(t, func(d actiontest.Delivery) bool {
+	return f.Runs.Next(t, func(d actiontest.Delivery) bool {
 		return d.Event == "issues" && d.Action == "edited" && d.Number == n && d.Sender == f.S.AdminLogin
 	})
 }
