@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
@@ -88,7 +87,7 @@ func Example(t testing.TB, name string, number int64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return issueKey.ReplaceAllString(string(data), "${1}"+strconv.FormatInt(number, 10))
+	return WithIssue(string(data), number)
 }
 
 var issueKey = regexp.MustCompile(`(?m)^(\s*issue:\s*)\d+`)

@@ -29,10 +29,18 @@ type Repo struct {
 func NewRepo(t testing.TB) *Repo {
 	t.Helper()
 	s := giteatest.Require(t)
-	r := &Repo{S: s}
-	r.Owner, r.Name = s.NewRepo(t)
-	r.Runs = NewRuns(t, s, r.Owner, r.Name)
-	r.Bot, r.Token = Collaborator(t, s, r.Owner, r.Name, "guard", giteatest.PermWrite)
+	owner, name := s.NewRepo(t)
+	return UseRepo(t, s, owner, name)
+}
+
+// UseRepo is the fixture of a repository that exists already (seeded with
+// giteatest's SeedIssue, say): it adds the capture workflow and the
+// guard's user.
+func UseRepo(t testing.TB, s *giteatest.Server, owner, name string) *Repo {
+	t.Helper()
+	r := &Repo{S: s, Owner: owner, Name: name}
+	r.Runs = NewRuns(t, s, owner, name)
+	r.Bot, r.Token = Collaborator(t, s, owner, name, "guard", giteatest.PermWrite)
 	return r
 }
 
@@ -110,9 +118,6 @@ func (r *Repo) GuardComments(t testing.TB, n int64, marker string) []Comment {
 	}
 	return out
 }
-
-// StatusMarker is the hidden marker of the guard's status comment.
-func StatusMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:status issue=%d -->", n) }
 
 // Status returns the sticky status comment, failing unless there is
 // exactly one.
