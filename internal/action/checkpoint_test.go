@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/actiontest"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
@@ -147,38 +146,6 @@ func TestContextPressureLabelComesAndGoes(t *testing.T) {
 	if f.Issue(t, n).Has("context::pressure-high") {
 		t.Errorf("context::pressure-high stayed after the cause went away\n%s", r.String())
 	}
-	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
-		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
-	}
-}
-
-// comment-protocol: an agent result comment without the machine-readable
-// footer fails; a well-formed one passes.
-func TestCommentProtocol(t *testing.T) {
-	f := newFixture(t)
-	agent := f.User(t, "agent", giteatest.PermWrite)
-	n, _ := f.Open(t, "results", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-
-	bad := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: looks fine.\n"
-	id, d := f.Comment(t, n, agent, bad)
-	r := f.Run(t, d)
-	r.Expect(t, 1, "fail")
-	r.ExpectRules(t, "comment-protocol")
-	v := r.Violations(t)[0]
-	if v.KeyPath != fmt.Sprintf("comment#%d", id) || v.Line != 3 || !strings.Contains(v.Message, "footer is missing") {
-		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
-	}
-	status := f.Status(t, n)
-	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, f.S.URL, f.Owner, f.Name, n, id)) {
-		t.Errorf("the status comment does not point at the comment:\n%s", status.Body)
-	}
-
-	good := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: approved.\n\n" +
-		`<!-- GNS_EVENT {"agent":"code-reviewer","invocation":"inv-9","event_type":"subagent_result","phase":"implementation","depth":1,` +
-		`"budget":{"before":13800,"consumed":900,"remaining":12900},"status":"done","verdict":"approve","files_changed":0,"key_stats":{"findings":0},"next_agent":""} -->`
-	_, d = f.Comment(t, n, agent, good)
-	r = f.Run(t, d)
-	r.Expect(t, 0, "pass")
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
 	}
