@@ -1,9 +1,3 @@
-// Package actiontest runs the gns-guard binary the way a Gitea Actions
-// container runs it: built like the Dockerfile builds it, given the
-// environment the runner gives the step (inputs with action.yml's defaults,
-// the event file, output and summary files), on the event payloads of the
-// workflow runs the real server recorded (see Runs): what a runner hands
-// the step, which is not what a webhook delivers.
 package actiontest
 
 import (
