@@ -1,4 +1,4 @@
-package pruning
+package faulttest
 
 import (
 	"encoding/json"
@@ -52,7 +52,7 @@ func blockTokens(t testing.TB, c *tokens.Counter, body string) int {
 // and the checkpoint never outgrew the overhead its task size allows.
 func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := actiontest.NewRepo(t)
 	n, _ := f.Open(t, "a long agent workflow", func(n int64) string { return actiontest.Example(t, "healthy.md", n) }, "cascade::depth-2", "size::medium")
 	const overhead = 1200 // size::medium (SPEC section 3)
 	// Each phase budget ends with a prune that carries half of what is left
@@ -62,7 +62,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := f.issue(t, n)
+	first := f.Issue(t, n)
 	cp, err := decode(first.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 		t0 := time.Now()
 		var before, remaining int64
 		var loaded int
-		body := f.edit(t, n, func(body string, cp *doc) string {
+		body := edit(t, f, n, func(body string, cp *doc) string {
 			loaded = blockTokens(t, counter, body) // what this agent loaded on entry
 			if cp.Budget.Total != total {          // the guard started a new phase budget
 				resets++
@@ -108,7 +108,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 			return body
 		})
 		record = append(record, e.prune())
-		f.comment(t, n, agentComment(agent, inv, phase, 1, before, cost, remaining, next, fmt.Sprintf("Step %d done by %s.", k, agent)))
+		f.Comment(t, n, f.Admin(), agentComment(agent, inv, phase, 1, before, cost, remaining, next, fmt.Sprintf("Step %d done by %s.", k, agent)))
 		written := blockTokens(t, counter, body)
 		if k > 1 && loaded > maxGuard {
 			maxGuard, maxGuardStep = loaded, k-1
@@ -134,7 +134,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 			t.Logf("%5d %12d %12d %7d %9s %10s", k, written, guardTokens, len(record), r.Outputs["budget-remaining"], time.Since(began).Round(time.Millisecond))
 		}
 	}
-	final := f.issue(t, n)
+	final := f.Issue(t, n)
 	if got := blockTokens(t, counter, final.Body); got > maxGuard {
 		maxGuard, maxGuardStep = got, steps
 	}
@@ -150,14 +150,14 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 		t.Errorf("no prune started a new phase budget in %d steps", steps)
 	}
 
-	archives := f.archives(t, n)
+	archives := archives(t, f, n)
 	if len(archives) != steps {
 		t.Errorf("%d archive comments, want one per step (%d)", len(archives), steps)
 	}
 	if dups := duplicateArchives(archives); len(dups) > 0 {
 		t.Errorf("duplicate archives:\n%s", strings.Join(dups, "\n"))
 	}
-	hist := f.history(t, n)
+	hist := history(t, f, n)
 	sameHistory(t, hist, record)
 	t.Logf("gns-guard history rebuilt all %d entries from %d archive comments and the tail", len(hist), len(archives))
 }
