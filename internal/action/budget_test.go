@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
 	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
@@ -19,12 +18,12 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 	}
 	n, d := f.Open(t, "spent", spent, labels...)
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "budget-exhausted")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "budget-exhausted")
 	if v := r.Violations(t)[0]; v.KeyPath != "checkpoint.budget.remaining" || !strings.Contains(v.Message, "20000 of 20000 tokens consumed, 0 remaining") {
 		t.Errorf("violation %+v", v)
 	}
-	if !f.issue(t, n).has("budget::exhausted") {
+	if !f.Issue(t, n).Has("budget::exhausted") {
 		t.Fatalf("budget::exhausted was not set\n%s", r.String())
 	}
 	if r.Outputs["budget-remaining"] != "0" || r.Outputs["pruned"] != "false" {
@@ -32,22 +31,22 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 	}
 
 	// A budget admin raises the total: the violation is gone, the label is not.
-	raised := replace(t, f.issue(t, n).Body, "total: 20000", "total: 30000", "remaining: 0", "remaining: 10000")
-	d = f.editBody(t, n, f.S.AdminToken, f.S.AdminLogin, raised)
+	raised := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 30000", "remaining: 0", "remaining: 10000")
+	d = f.EditBody(t, n, f.Admin(), raised)
 	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "budget-exhausted")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "budget-exhausted")
 	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "budget::exhausted label is set") {
 		t.Errorf("the label, not the numbers, fails the issue now: %+v", v)
 	}
-	if !f.issue(t, n).has("budget::exhausted") {
+	if !f.Issue(t, n).Has("budget::exhausted") {
 		t.Fatal("the guard removed budget::exhausted; only a person may")
 	}
 
 	// A person removes it: approved.
-	d = f.removeLabel(t, n, "budget::exhausted")
+	d = f.RemoveLabel(t, n, "budget::exhausted")
 	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
 	if st := f.Status(t, n); !strings.Contains(st.Body, "all clear") {
 		t.Errorf("the status comment is not resolved:\n%s", st.Body)
 	}
@@ -61,17 +60,17 @@ func TestNextOverBudget(t *testing.T) {
 		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 14000", "remaining: 13800", "remaining: 6000")
 	}
 	n, d := f.Open(t, "greedy", greedy, "cascade::depth-2", "size::medium", "phase::implementation")
-	line, col := lineOf(t, f.issue(t, n).Body, "next_estimated_tokens: ")
+	line, col := lineOf(t, f.Issue(t, n).Body, "next_estimated_tokens: ")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "next-over-budget")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "next-over-budget")
 	v := r.Violations(t)[0]
 	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "3500 tokens, more than half of the 6000 remaining (limit 3000)") {
 		t.Errorf("violation %+v, expected at %d:%d", v, line, col)
 	}
-	st := f.issue(t, n)
-	if strings.Join(st.labels(), ",") != "cascade::depth-2,phase::implementation,size::medium" || st.Locked {
-		t.Errorf("next-over-budget changed labels or lock: %v, locked %v", st.labels(), st.Locked)
+	st := f.Issue(t, n)
+	if strings.Join(st.LabelNames(), ",") != "cascade::depth-2,phase::implementation,size::medium" || st.Locked {
+		t.Errorf("next-over-budget changed labels or lock: %v, locked %v", st.LabelNames(), st.Locked)
 	}
 	if !strings.Contains(f.Status(t, n).Body, "next-over-budget") {
 		t.Error("the status comment does not name next-over-budget")
@@ -83,24 +82,24 @@ func TestNextOverBudget(t *testing.T) {
 func TestAgentNotAllowed(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "stranger", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-	line, col := lineOf(t, f.issue(t, n).Body, "next_agent: ")
+	line, col := lineOf(t, f.Issue(t, n).Body, "next_agent: ")
 	allowed := "orchestrator, lead-developer\narchitect"
 	r := f.Run(t, d, "allowed-agents", allowed, "admin-token", f.S.AdminToken)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "agent-not-allowed")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "agent-not-allowed")
 	v := r.Violations(t)[0]
 	if v.KeyPath != "checkpoint.next_agent" || v.Line != line || v.Col != col || !strings.Contains(v.Message, `"code-reviewer"`) {
 		t.Errorf("violation %+v, expected checkpoint.next_agent at %d:%d naming code-reviewer", v, line, col)
 	}
-	st := f.issue(t, n)
-	if !st.has("permission::violation") || !st.Locked {
-		t.Errorf("labels %v, locked %v", st.labels(), st.Locked)
+	st := f.Issue(t, n)
+	if !st.Has("permission::violation") || !st.Locked {
+		t.Errorf("labels %v, locked %v", st.LabelNames(), st.Locked)
 	}
 	// With the agent allowed the check passes, and permission::violation
 	// stays: only a person removes it.
 	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
-	expect(t, r, 0, "pass")
-	if !f.issue(t, n).has("permission::violation") {
+	r.Expect(t, 0, "pass")
+	if !f.Issue(t, n).Has("permission::violation") {
 		t.Error("the guard removed permission::violation; only a person may")
 	}
 }
@@ -109,38 +108,40 @@ func TestAgentNotAllowed(t *testing.T) {
 // editor is a budget admin. The "edited" delivery carries the previous body.
 func TestCheckpointTampered(t *testing.T) {
 	f := newFixture(t)
-	agent, agentTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "agent", giteatest.PermWrite)
+	agent := f.User(t, "agent", giteatest.PermWrite)
 	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
 	lower := func(body string) string {
 		return replace(t, body, "consumed: 6200", "consumed: 1000", "remaining: 13800", "remaining: 19000")
 	}
 
 	n, _ := f.Open(t, "tampered", example(t, "healthy.md"), labels...)
-	before := f.issue(t, n).Body
-	d := f.editBody(t, n, agentTok, agent, lower(before))
+	before := f.Issue(t, n).Body
+	d := f.EditBody(t, n, agent, lower(before))
 	changes, _ := payload(t, d)["changes"].(map[string]any)
 	from, _ := changes["body"].(map[string]any)
 	if from["from"] != before {
-		t.Fatalf("the edited delivery does not carry the previous body in changes.body.from: %s", d.Payload)
+		// Real runs never carry it (see actiontest.Runs): go on, to show
+		// what the guard makes of the edit without it.
+		t.Errorf("the edited delivery does not carry the previous body in changes.body.from: %s", d.Payload)
 	}
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "checkpoint-tampered")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "checkpoint-tampered")
 	v := r.Violations(t)[0]
 	line, col := lineOf(t, lower(before), "consumed: ")
-	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "budget.consumed went down 6200 → 1000") || !strings.Contains(v.Message, "budget.remaining went up 13800 → 19000") || !strings.Contains(v.Message, agent) {
+	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "budget.consumed went down 6200 → 1000") || !strings.Contains(v.Message, "budget.remaining went up 13800 → 19000") || !strings.Contains(v.Message, agent.Login) {
 		t.Errorf("violation %+v, expected at %d:%d", v, line, col)
 	}
-	if !f.issue(t, n).has("permission::violation") {
+	if !f.Issue(t, n).Has("permission::violation") {
 		t.Error("permission::violation was not set")
 	}
 
 	// The same edit by a budget admin is an approval.
 	n2, _ := f.Open(t, "approved", example(t, "healthy.md"), labels...)
-	d = f.editBody(t, n2, agentTok, agent, lower(f.issue(t, n2).Body))
-	r = f.Run(t, d, "budget-admins", "alice,"+agent)
-	expect(t, r, 0, "pass")
-	if st := f.issue(t, n2); st.has("permission::violation") || st.Comments != 0 {
-		t.Errorf("a budget admin's edit was treated as tampering: labels %v, %d comments", st.labels(), st.Comments)
+	d = f.EditBody(t, n2, agent, lower(f.Issue(t, n2).Body))
+	r = f.Run(t, d, "budget-admins", "alice,"+agent.Login)
+	r.Expect(t, 0, "pass")
+	if st := f.Issue(t, n2); st.Has("permission::violation") || st.Comments != 0 {
+		t.Errorf("a budget admin's edit was treated as tampering: labels %v, %d comments", st.LabelNames(), st.Comments)
 	}
 }

@@ -41,13 +41,13 @@ func row(v actiontest.Violation) string {
 func TestCheckpointInvalid(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "broken", example(t, "broken.md"), "cascade::depth-1")
-	body := f.issue(t, n).Body
+	body := f.Issue(t, n).Body
 	want := checkFindings(t, body)
 	if len(want) < 10 {
 		t.Fatalf("expected the broken example to have at least 10 errors, check found %d", len(want))
 	}
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
+	r.Expect(t, 1, "fail")
 	got := r.Violations(t)
 	if len(got) != len(want) {
 		t.Errorf("the action found %d violations, check %d", len(got), len(want))
@@ -64,21 +64,21 @@ func TestCheckpointInvalid(t *testing.T) {
 			t.Errorf("the log lacks %s", line)
 		}
 	}
-	recovery := f.GuardComments(t, n, recoveryMarker(n))
+	recovery := f.GuardComments(t, n, actiontest.RecoveryMarker(n))
 	if len(recovery) != 1 || !strings.HasPrefix(recovery[0].Body, "## 🔄 context-recovery-needed") {
 		t.Fatalf("expected one context-recovery-needed comment, found %d", len(recovery))
 	}
 	// An invalid checkpoint is never rewritten.
-	if f.issue(t, n).Body != body {
+	if f.Issue(t, n).Body != body {
 		t.Error("the guard rewrote a body it cannot trust")
 	}
 
 	// Another event on the same broken issue: still one recovery comment,
 	// one status comment, and nothing written.
-	_, d2 := f.comment(t, n, f.S.AdminToken, f.S.AdminLogin, "Looking into it.")
+	_, d2 := f.Comment(t, n, f.Admin(), "Looking into it.")
 	r = f.Run(t, d2)
-	expect(t, r, 1, "fail")
-	if n := len(f.GuardComments(t, n, recoveryMarker(n))); n != 1 {
+	r.Expect(t, 1, "fail")
+	if n := len(f.GuardComments(t, n, actiontest.RecoveryMarker(n))); n != 1 {
 		t.Errorf("after two runs there are %d context-recovery-needed comments", n)
 	}
 	if got := f.Status(t, n); got.ID != status.ID {
@@ -92,9 +92,9 @@ func TestCheckpointAmbiguous(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "two checkpoints", testdata(t, "err/ambiguous.md"), "cascade::depth-2", "size::medium")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
+	r.Expect(t, 1, "fail")
 	// One finding per block, each at its opening fence.
-	expectRules(t, r, "checkpoint-ambiguous", "checkpoint-ambiguous")
+	r.ExpectRules(t, "checkpoint-ambiguous", "checkpoint-ambiguous")
 	status := f.Status(t, n).Body
 	for _, v := range r.Violations(t) {
 		if !strings.Contains(status, row(v)) {
@@ -104,7 +104,7 @@ func TestCheckpointAmbiguous(t *testing.T) {
 	if vs := r.Violations(t); vs[0].Line != 3 || vs[1].Line != 26 {
 		t.Errorf("the blocks open on lines 3 and 26, the findings say %d and %d", vs[0].Line, vs[1].Line)
 	}
-	if len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
+	if len(f.GuardComments(t, n, actiontest.RecoveryMarker(n))) != 1 {
 		t.Error("no context-recovery-needed comment")
 	}
 }
@@ -114,12 +114,12 @@ func TestCheckpointMissing(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "no checkpoint", func(int64) string { return "The agents lost the checkpoint.\n" }, "cascade::depth-2")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "checkpoint-missing")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "checkpoint-missing")
 	if v := r.Violations(t)[0]; v.Line != 1 || v.Col != 1 {
 		t.Errorf("violation %+v", v)
 	}
-	if !strings.Contains(f.Status(t, n).Body, "checkpoint-missing") || len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
+	if !strings.Contains(f.Status(t, n).Body, "checkpoint-missing") || len(f.GuardComments(t, n, actiontest.RecoveryMarker(n))) != 1 {
 		t.Error("expected the status comment and one context-recovery-needed comment")
 	}
 }
@@ -130,54 +130,22 @@ func TestContextPressureLabelComesAndGoes(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "heavy", testdata(t, "err/context-pressure.md"), "cascade::depth-2", "size::tiny")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "context-pressure")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "context-pressure")
 	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "of the 4000 a tiny task may use, over the pressure threshold of 60%") {
 		t.Errorf("violation %+v", v)
 	}
-	if !f.issue(t, n).has("context::pressure-high") {
+	if !f.Issue(t, n).Has("context::pressure-high") {
 		t.Fatalf("context::pressure-high was not set\n%s", r.String())
 	}
 	status := f.Status(t, n)
 
-	d = f.editBody(t, n, f.S.AdminToken, f.S.AdminLogin, replace(t, f.issue(t, n).Body, "next_estimated_tokens: 2400", "next_estimated_tokens: 600"))
+	d = f.EditBody(t, n, f.Admin(), replace(t, f.Issue(t, n).Body, "next_estimated_tokens: 2400", "next_estimated_tokens: 600"))
 	r = f.Run(t, d)
-	expect(t, r, 0, "pass")
-	if f.issue(t, n).has("context::pressure-high") {
+	r.Expect(t, 0, "pass")
+	if f.Issue(t, n).Has("context::pressure-high") {
 		t.Errorf("context::pressure-high stayed after the cause went away\n%s", r.String())
 	}
-	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
-		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
-	}
-}
-
-// comment-protocol: an agent result comment without the machine-readable
-// footer fails; a well-formed one passes.
-func TestCommentProtocol(t *testing.T) {
-	f := newFixture(t)
-	agent, agentTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "agent", "write")
-	n, _ := f.Open(t, "results", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-
-	bad := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: looks fine.\n"
-	id, d := f.comment(t, n, agentTok, agent, bad)
-	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "comment-protocol")
-	v := r.Violations(t)[0]
-	if v.KeyPath != fmt.Sprintf("comment#%d", id) || v.Line != 3 || !strings.Contains(v.Message, "footer is missing") {
-		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
-	}
-	status := f.Status(t, n)
-	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, f.S.URL, f.Owner, f.Name, n, id)) {
-		t.Errorf("the status comment does not point at the comment:\n%s", status.Body)
-	}
-
-	good := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: approved.\n\n" +
-		`<!-- GNS_EVENT {"agent":"code-reviewer","invocation":"inv-9","event_type":"subagent_result","phase":"implementation","depth":1,` +
-		`"budget":{"before":13800,"consumed":900,"remaining":12900},"status":"done","verdict":"approve","files_changed":0,"key_stats":{"findings":0},"next_agent":""} -->`
-	_, d = f.comment(t, n, agentTok, agent, good)
-	r = f.Run(t, d)
-	expect(t, r, 0, "pass")
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
 	}

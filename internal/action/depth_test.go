@@ -13,12 +13,12 @@ import (
 func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-	body := f.issue(t, n).Body
+	body := f.Issue(t, n).Body
 	line, col := lineOf(t, body, "  depth: ")
 
 	r := f.Run(t, d, "admin-token", f.S.AdminToken)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "depth-exceeded")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "depth-exceeded")
 	v := r.Violations(t)[0]
 	if v.Line != line || v.Col != col || v.KeyPath != "checkpoint.depth" || !strings.Contains(v.Message, "depth 3 is over the cascade limit of 2") {
 		t.Errorf("violation %+v, expected checkpoint.depth at %d:%d", v, line, col)
@@ -26,11 +26,11 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	if r.Outputs["depth"] != "3" || r.Outputs["max-depth"] != "2" {
 		t.Errorf("depth %q, max-depth %q", r.Outputs["depth"], r.Outputs["max-depth"])
 	}
-	st := f.issue(t, n)
-	if !st.has("cascade::depth-exceeded") || !st.Locked {
-		t.Fatalf("expected the label cascade::depth-exceeded and a locked issue, got labels %v, locked %v\n%s", st.labels(), st.Locked, r.String())
+	st := f.Issue(t, n)
+	if !st.Has("cascade::depth-exceeded") || !st.Locked {
+		t.Fatalf("expected the label cascade::depth-exceeded and a locked issue, got labels %v, locked %v\n%s", st.LabelNames(), st.Locked, r.String())
 	}
-	if color, _ := f.repoLabel(t, "cascade::depth-exceeded"); color != "b60205" {
+	if color, _ := f.RepoLabel(t, "cascade::depth-exceeded"); color != "b60205" {
 		t.Errorf("the created label has color %q, expected b60205", color)
 	}
 	status := f.Status(t, n)
@@ -47,7 +47,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	// the cost of a clean pass: the issue is already labelled and locked,
 	// and the status comment, among the recent comments, already says it.
 	r = f.Run(t, d, "admin-token", f.S.AdminToken)
-	expect(t, r, 1, "fail")
+	r.Expect(t, 1, "fail")
 	if len(r.Writes) != 0 || r.Requests != cleanPassRequests {
 		t.Errorf("a re-run on an unchanged issue wrote %q with %d requests (expected none, with %d)\n%s", r.Writes, r.Requests, cleanPassRequests, r.Stdout)
 	}
@@ -55,12 +55,12 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	// A person fixes the depth: the label goes, the status comment (the
 	// same one) says all clear. The lock stays: a person unlocks.
 	fixed := replace(t, body, "  depth: 3", "  depth: 1", "agent_chain: [orchestrator, lead-developer, developer, tester]", "agent_chain: [orchestrator, lead-developer]")
-	d = f.editBody(t, n, f.S.AdminToken, f.S.AdminLogin, fixed)
+	d = f.EditBody(t, n, f.Admin(), fixed)
 	r = f.Run(t, d, "admin-token", f.S.AdminToken)
-	expect(t, r, 0, "pass")
-	st = f.issue(t, n)
-	if st.has("cascade::depth-exceeded") {
-		t.Errorf("the label cascade::depth-exceeded stayed after the depth was fixed: %v\n%s", st.labels(), r.String())
+	r.Expect(t, 0, "pass")
+	st = f.Issue(t, n)
+	if st.Has("cascade::depth-exceeded") {
+		t.Errorf("the label cascade::depth-exceeded stayed after the depth was fixed: %v\n%s", st.LabelNames(), r.String())
 	}
 	resolved := f.Status(t, n)
 	if resolved.ID != status.ID || !strings.Contains(resolved.Body, "all clear") || strings.Contains(resolved.Body, "❌") {
@@ -78,11 +78,11 @@ func TestDepthExceededWithoutAdminTokenReportsTheRefusedLock(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "depth-exceeded")
-	st := f.issue(t, n)
-	if st.Locked || !st.has("cascade::depth-exceeded") {
-		t.Errorf("locked %v, labels %v", st.Locked, st.labels())
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "depth-exceeded")
+	st := f.Issue(t, n)
+	if st.Locked || !st.Has("cascade::depth-exceeded") {
+		t.Errorf("locked %v, labels %v", st.Locked, st.LabelNames())
 	}
 	status := f.Status(t, n)
 	for where, text := range map[string]string{"status comment": status.Body, "step summary": r.Summary} {
@@ -91,7 +91,7 @@ func TestDepthExceededWithoutAdminTokenReportsTheRefusedLock(t *testing.T) {
 		}
 	}
 	r = f.Run(t, d)
-	expect(t, r, 1, "fail")
+	r.Expect(t, 1, "fail")
 	if len(r.Writes) != 0 || r.Requests != cleanPassRequests {
 		t.Errorf("the re-run wrote %q with %d requests\n%s", r.Writes, r.Requests, r.Stdout)
 	}
@@ -106,8 +106,8 @@ func TestCascadeLabels(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "two limits", example(t, "healthy.md"), "cascade::depth-1", "cascade::depth-2", "size::medium")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "cascade-label-conflict")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "cascade-label-conflict")
 	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "cascade::depth-1, cascade::depth-2") {
 		t.Errorf("the conflict does not name both labels: %s", v.Message)
 	}
@@ -117,8 +117,8 @@ func TestCascadeLabels(t *testing.T) {
 
 	n, d = f.Open(t, "no limit", example(t, "healthy.md"), "size::medium")
 	r = f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "cascade-label-missing")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "cascade-label-missing")
 	if r.Outputs["max-depth"] != "" {
 		t.Errorf("max-depth = %q with no limit known", r.Outputs["max-depth"])
 	}
@@ -129,19 +129,19 @@ func TestCascadeLabels(t *testing.T) {
 	// default-max-depth gives the limit of an issue without a label.
 	n2, d2 := f.Open(t, "default limit", example(t, "healthy.md"), "size::medium")
 	r = f.Run(t, d2, "default-max-depth", "2")
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
 	if r.Outputs["max-depth"] != "2" || len(r.Writes) != 0 {
 		t.Errorf("max-depth %q, writes %q", r.Outputs["max-depth"], r.Writes)
 	}
 	r = f.Run(t, d2, "default-max-depth", "n")
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
 	if r.Outputs["max-depth"] != "n" {
 		t.Errorf("max-depth %q for n", r.Outputs["max-depth"])
 	}
 	r = f.Run(t, d2, "default-max-depth", "0")
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "depth-exceeded")
-	if !f.issue(t, n2).has("cascade::depth-exceeded") {
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "depth-exceeded")
+	if !f.Issue(t, n2).Has("cascade::depth-exceeded") {
 		t.Error("depth 1 over default-max-depth 0 did not set cascade::depth-exceeded")
 	}
 }

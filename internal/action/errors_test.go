@@ -28,7 +28,7 @@ func TestMalformedInputExits2(t *testing.T) {
 			t.Errorf("%s: result %q, expected error", c.input, r.Outputs["result"])
 		}
 	}
-	if st := f.issue(t, n); st.Comments != 0 || st.has("cascade::depth-exceeded") {
+	if st := f.Issue(t, n); st.Comments != 0 || st.Has("cascade::depth-exceeded") {
 		t.Errorf("a configuration error wrote to the issue: %+v", st)
 	}
 }

@@ -18,7 +18,7 @@ import (
 func hostileBody(who string) func(int64) string {
 	tricks := `::set-output name=result::pass\n::add-path::/tmp/pwned\r\n` + "```" + `\n~~~\n@` + who + ` _GitHubActionsFileCommandDelimeter_\nresult=pass`
 	return func(n int64) string {
-		return withIssue(`::set-env name=PWNED::1
+		return actiontest.WithIssue(`::set-env name=PWNED::1
 ::add-path::/tmp/pwned
 ::stop-commands::pwned
 @`+who+` please look
@@ -118,7 +118,7 @@ func checkOutputs(t *testing.T, r actiontest.Result, result string) {
 
 // checkComments fails if a comment the guard wrote mentions who or holds a
 // fence that untrusted text could break out of.
-func (f *fixture) checkComments(t *testing.T, n int64, who string) {
+func checkComments(t *testing.T, f *actiontest.Repo, n int64, who string) {
 	t.Helper()
 	mine := 0
 	for _, c := range f.Comments(t, n) {
@@ -153,7 +153,7 @@ func TestHostileIssueText(t *testing.T) {
 	title := "::set-env name=TITLE::1 @" + who
 	n, d := f.Open(t, title, hostileBody(who), "cascade::depth-2", "size::medium")
 	r := f.Run(t, d, "admin-token", f.S.AdminToken)
-	expect(t, r, 1, "fail")
+	r.Expect(t, 1, "fail")
 	if rs := r.Rules(t); len(rs) < 2 || !slices.Contains(rs, "checkpoint-invalid") {
 		t.Fatalf("expected the hostile checkpoint to be invalid in several ways, got %v\n%s", rs, r.String())
 	}
@@ -163,8 +163,8 @@ func TestHostileIssueText(t *testing.T) {
 	}
 	checkLog(t, r.Stdout, []string{f.Token, f.S.AdminToken}, who)
 	checkOutputs(t, r, "fail")
-	f.checkComments(t, n, who)
-	if len(f.GuardComments(t, n, recoveryMarker(n))) != 1 {
+	checkComments(t, f, n, who)
+	if len(f.GuardComments(t, n, actiontest.RecoveryMarker(n))) != 1 {
 		t.Error("the recovery comment was not posted")
 	}
 }
@@ -175,7 +175,7 @@ func TestHostileIssueText(t *testing.T) {
 func TestHostileAgentNamesAndComments(t *testing.T) {
 	f := newFixture(t)
 	who, _ := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "bystander", giteatest.PermRead)
-	agent, agentTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "agent", giteatest.PermWrite)
+	agent := f.User(t, "agent", giteatest.PermWrite)
 	valid := func(n int64) string {
 		b := hostileBody(who)(n)
 		b = regexp.MustCompile(`(?m)^  depth: .*\n`).ReplaceAllString(b, "  depth: 1\n")
@@ -184,17 +184,17 @@ func TestHostileAgentNamesAndComments(t *testing.T) {
 	}
 	n, _ := f.Open(t, "agents", valid, "cascade::depth-2", "size::medium")
 	hostile := "## 🔄 ::set-env name=C::1 | phase:x\n::add-path::/tmp/pwned\r\n```\n@" + who + "\n<!-- GNS_EVENT {\"agent\": \"```@" + who + "\"} -->"
-	_, d := f.comment(t, n, agentTok, agent, hostile)
+	_, d := f.Comment(t, n, agent, hostile)
 	r := f.Run(t, d, "allowed-agents", "lead-developer", "admin-token", f.S.AdminToken)
-	expect(t, r, 1, "fail")
+	r.Expect(t, 1, "fail")
 	rs := r.Rules(t)
 	if !slices.Contains(rs, "agent-not-allowed") || !slices.Contains(rs, "comment-protocol") {
 		t.Fatalf("expected agent-not-allowed and comment-protocol, got %v\n%s", rs, r.String())
 	}
 	checkLog(t, r.Stdout, []string{f.Token, f.S.AdminToken}, who)
 	checkOutputs(t, r, "fail")
-	f.checkComments(t, n, who)
-	if !f.issue(t, n).Locked {
+	checkComments(t, f, n, who)
+	if !f.Issue(t, n).Locked {
 		t.Error("agent-not-allowed did not lock the issue")
 	}
 }

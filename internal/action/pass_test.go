@@ -24,9 +24,9 @@ const cleanPassRequests = 3
 func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
-	before := f.issue(t, n)
+	before := f.Issue(t, n)
 	r := f.Run(t, d)
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
 	if len(r.Writes) != 0 || !strings.Contains(r.Stdout, "no writes needed") {
 		t.Errorf("a healthy issue must need no writes, the guard made %q", r.Writes)
 	}
@@ -52,16 +52,16 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	if cpTokens < 200 || cpTokens > 1200 || ctxTokens != cpTokens+3500 || ratio != float64(ctxTokens)/10000 {
 		t.Errorf("checkpoint-tokens %d, context-tokens %d, context-ratio %v do not add up (medium task, next 3500)", cpTokens, ctxTokens, ratio)
 	}
-	after := f.issue(t, n)
-	if after.Body != before.Body || strings.Join(after.labels(), ",") != strings.Join(before.labels(), ",") || after.Comments != 0 || after.Locked {
+	after := f.Issue(t, n)
+	if after.Body != before.Body || strings.Join(after.LabelNames(), ",") != strings.Join(before.LabelNames(), ",") || after.Comments != 0 || after.Locked {
 		t.Errorf("the issue changed: before %+v, after %+v", before, after)
 	}
 	// A second event on the unchanged issue (closed and reopened): the
 	// same reads, still nothing to write.
 	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"state": "closed"}, nil)
 	f.API(t, f.S.AdminToken, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"state": "open"}, nil)
-	r2 := f.Run(t, f.Hook.Next(t, actiontest.From("issues", "reopened", n, f.S.AdminLogin)))
-	expect(t, r2, 0, "pass")
+	r2 := f.Run(t, f.Runs.Next(t, actiontest.From("issues", "reopened", n, f.S.AdminLogin)))
+	r2.Expect(t, 0, "pass")
 	if len(r2.Writes) != 0 || r2.Requests != cleanPassRequests {
 		t.Errorf("the reopened event: %d requests, writes %q", r2.Requests, r2.Writes)
 	}
@@ -79,11 +79,11 @@ func TestUngovernedIssueIsSkipped(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "just a bug", func(int64) string { return "The export button does nothing.\n\n```yaml\nfoo: bar\n```\n" }, "bug")
 	r := f.Run(t, d)
-	expect(t, r, 0, "skipped")
+	r.Expect(t, 0, "skipped")
 	if len(r.Writes) != 0 || r.Outputs["violations"] != "[]" {
 		t.Errorf("writes %q, violations %s", r.Writes, r.Outputs["violations"])
 	}
-	if st := f.issue(t, n); st.Comments != 0 || strings.Join(st.labels(), ",") != "bug" {
+	if st := f.Issue(t, n); st.Comments != 0 || strings.Join(st.LabelNames(), ",") != "bug" {
 		t.Errorf("the issue changed: %+v", st)
 	}
 }
@@ -93,14 +93,14 @@ func TestOwnEventsAreSkipped(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	own := f.Hook.Next(t, actiontest.From("issues", "label_updated", n, f.Bot))
+	r.Expect(t, 1, "fail")
+	own := f.Runs.Next(t, actiontest.From("issues", "label_updated", n, f.Bot))
 	r = f.Run(t, own)
-	expect(t, r, 0, "skipped")
+	r.Expect(t, 0, "skipped")
 	if len(r.Writes) != 0 || !strings.Contains(r.Stdout, "no loops") {
 		t.Errorf("the guard's own label event: writes %q\n%s", r.Writes, r.Stdout)
 	}
-	if st := f.issue(t, n); st.Comments != 1 {
+	if st := f.Issue(t, n); st.Comments != 1 {
 		t.Errorf("expected the one status comment of the first run, the issue has %d comments", st.Comments)
 	}
 }
@@ -110,9 +110,9 @@ func TestFailOnNever(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	r := f.Run(t, d, "fail-on", "never")
-	expect(t, r, 0, "fail")
-	expectRules(t, r, "depth-exceeded")
-	if !f.issue(t, n).has("cascade::depth-exceeded") {
+	r.Expect(t, 0, "fail")
+	r.ExpectRules(t, "depth-exceeded")
+	if !f.Issue(t, n).Has("cascade::depth-exceeded") {
 		t.Error("with fail-on: never the violation's label is still set")
 	}
 }
@@ -123,10 +123,10 @@ func TestDryRunWritesNothing(t *testing.T) {
 	f := newFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	metrics := filepath.Join(t.TempDir(), "context-budget.jsonl")
-	before := f.issue(t, n)
+	before := f.Issue(t, n)
 	r := f.Run(t, d, "dry-run", "true", "admin-token", f.S.AdminToken, "metrics-file", metrics)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "depth-exceeded")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "depth-exceeded")
 	for _, s := range []string{
 		"gns-guard: would write: add labels: cascade::depth-exceeded",
 		"gns-guard: would write: lock the issue: gns-guard: cascade depth exceeded",
@@ -139,11 +139,11 @@ func TestDryRunWritesNothing(t *testing.T) {
 	if len(r.Writes) != 0 {
 		t.Errorf("a dry run wrote %q", r.Writes)
 	}
-	after := f.issue(t, n)
-	if after.Body != before.Body || strings.Join(after.labels(), ",") != strings.Join(before.labels(), ",") || after.Locked || after.Comments != 0 {
+	after := f.Issue(t, n)
+	if after.Body != before.Body || strings.Join(after.LabelNames(), ",") != strings.Join(before.LabelNames(), ",") || after.Locked || after.Comments != 0 {
 		t.Errorf("a dry run changed the issue: before %+v, after %+v", before, after)
 	}
-	if _, ok := f.repoLabel(t, "cascade::depth-exceeded"); ok {
+	if _, ok := f.RepoLabel(t, "cascade::depth-exceeded"); ok {
 		t.Error("a dry run created the label cascade::depth-exceeded")
 	}
 	if _, err := os.Stat(metrics); !os.IsNotExist(err) {
@@ -162,7 +162,7 @@ func TestMetricsFileGetsOneLinePerRun(t *testing.T) {
 	var outs []string
 	for range 2 {
 		r := f.Run(t, d, "metrics-file", metrics)
-		expect(t, r, 0, "pass")
+		r.Expect(t, 0, "pass")
 		outs = append(outs, r.Outputs["metrics"])
 	}
 	data, err := os.ReadFile(metrics)

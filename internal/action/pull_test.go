@@ -11,7 +11,7 @@ import (
 
 // openPull commits files on a new branch through the contents API and
 // opens a pull request from it as the administrator.
-func (f *fixture) openPull(t *testing.T, branch string, files ...string) (int64, actiontest.Delivery) {
+func openPull(t *testing.T, f *actiontest.Repo, branch string, files ...string) (int64, actiontest.Delivery) {
 	t.Helper()
 	for i, path := range files {
 		in := map[string]string{
@@ -30,7 +30,7 @@ func (f *fixture) openPull(t *testing.T, branch string, files ...string) (int64,
 		Number int64 `json:"number"`
 	}
 	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
-	return pr.Number, f.Hook.Next(t, actiontest.From("pull_request", "opened", pr.Number, f.S.AdminLogin))
+	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request", "opened", pr.Number, f.S.AdminLogin))
 }
 
 // protected-path: a pull request changing .kilo/ fails and gets
@@ -38,49 +38,49 @@ func (f *fixture) openPull(t *testing.T, branch string, files ...string) (int64,
 // changes nothing protected passes without a write.
 func TestProtectedPath(t *testing.T) {
 	f := newFixture(t)
-	n, d := f.openPull(t, "evolve", "docs/notes.md", ".kilo/agents/reviewer.md")
+	n, d := openPull(t, f, "evolve", "docs/notes.md", ".kilo/agents/reviewer.md")
 	r := f.Run(t, d)
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "protected-path")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "protected-path")
 	if v := r.Violations(t)[0]; !strings.Contains(v.Message, `".kilo/agents/reviewer.md"`) || strings.Contains(v.Message, "docs/notes.md") {
 		t.Errorf("the violation must name the protected file and only it: %s", v.Message)
 	}
-	if !f.issue(t, n).has("permission::violation") {
+	if !f.Issue(t, n).Has("permission::violation") {
 		t.Fatalf("permission::violation was not set on the pull request\n%s", r.String())
 	}
 	status := f.Status(t, n)
 	r = f.Run(t, d)
-	expect(t, r, 1, "fail")
+	r.Expect(t, 1, "fail")
 	if len(r.Writes) != 0 {
 		t.Errorf("a re-run on an unchanged pull request wrote %q", r.Writes)
 	}
 	f.Status(t, n) // still exactly one
 
 	// A person allows the change.
-	d = f.addLabels(t, "pull_request", n, "permission::evolve-system")
+	d = f.AddLabels(t, "pull_request", n, "permission::evolve-system")
 	if d.Event != "pull_request" {
 		t.Fatalf("a label on a pull request arrived as %s", d.Event)
 	}
 	r = f.Run(t, d)
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
 		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
 	}
-	if !f.issue(t, n).has("permission::violation") {
+	if !f.Issue(t, n).Has("permission::violation") {
 		t.Error("the guard removed permission::violation; only a person may")
 	}
 
 	// protected-paths configures the prefixes.
 	r = f.Run(t, d, "protected-paths", "docs/\n.github/")
-	expect(t, r, 0, "pass") // the evolve-system label allows any protected change
+	r.Expect(t, 0, "pass") // the evolve-system label allows any protected change
 
-	n2, d2 := f.openPull(t, "docs", "docs/more.md")
+	n2, d2 := openPull(t, f, "docs", "docs/more.md")
 	r = f.Run(t, d2)
-	expect(t, r, 0, "pass")
-	if len(r.Writes) != 0 || f.issue(t, n2).Comments != 0 {
+	r.Expect(t, 0, "pass")
+	if len(r.Writes) != 0 || f.Issue(t, n2).Comments != 0 {
 		t.Errorf("a pull request with nothing protected got writes %q", r.Writes)
 	}
 	r = f.Run(t, d2, "protected-paths", "docs/")
-	expect(t, r, 1, "fail")
-	expectRules(t, r, "protected-path")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "protected-path")
 }

@@ -20,16 +20,14 @@ func TestRequestsDoNotGrowWithComments(t *testing.T) {
 		for i := range comments {
 			comments[i] = fmt.Sprintf("progress note %d", i+1)
 		}
-		body := withIssue(actiontest.Example(t, "healthy.md", 1), 1)
+		body := actiontest.WithIssue(actiontest.Example(t, "healthy.md", 1), 1)
 		owner, repo, n := s.SeedIssue(t, "long thread", body, comments)
-		f := &fixture{&actiontest.Repo{S: s, Owner: owner, Name: repo}}
-		f.Hook = actiontest.NewHook(t, s, owner, repo)
-		f.Bot, f.Token = actiontest.Collaborator(t, s, owner, repo, "guard", giteatest.PermWrite)
-		d := f.addLabels(t, "issues", n, "cascade::depth-2", "size::medium", "phase::implementation")
+		f := actiontest.UseRepo(t, s, owner, repo)
+		d := f.AddLabels(t, "issues", n, "cascade::depth-2", "size::medium", "phase::implementation")
 		r := f.Run(t, d)
-		expect(t, r, 0, "pass")
-		if f.issue(t, n).Comments != count {
-			t.Fatalf("the seeded issue has %d comments, expected %d", f.issue(t, n).Comments, count)
+		r.Expect(t, 0, "pass")
+		if f.Issue(t, n).Comments != count {
+			t.Fatalf("the seeded issue has %d comments, expected %d", f.Issue(t, n).Comments, count)
 		}
 		if len(r.Writes) != 0 || r.Requests != cleanPassRequests {
 			t.Errorf("%d comments: a clean pass made %d requests and wrote %q; expected %d and nothing", count, r.Requests, r.Writes, cleanPassRequests)

@@ -1,8 +1,3 @@
-// Package actiontest runs the gns-guard binary the way a Gitea Actions
-// container runs it: built like the Dockerfile builds it, given the
-// environment the runner gives the step (inputs with action.yml's defaults,
-// the event file, output and summary files), on event payloads the real
-// server produced, captured through a webhook.
 package actiontest
 
 import (

@@ -31,6 +31,14 @@ type InProcess struct {
 	Now func() time.Time
 }
 
+// ForgeWithTimeout connects as the binary does, with a request timeout of
+// d instead of forge.DefaultTimeout.
+func ForgeWithTimeout(d time.Duration) action.ForgeFunc {
+	return func(apiURL, token, owner, repo string) (guard.Forge, error) {
+		return forge.New(apiURL, token, owner, repo, forge.WithTimeout(d))
+	}
+}
+
 // RunInProcess runs action mode in this process with the environment Run
 // gives the binary: the same code, without a process start per run.
 func (s Step) RunInProcess(t testing.TB, d Delivery, o InProcess) Result {

@@ -11,28 +11,36 @@ import (
 	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
-// Repo is one fresh repository on the real server with a webhook capturing
-// its events, and the guard's own user: a collaborator with write access
+// Repo is one fresh repository on the real server whose events record
+// workflow runs (Runs captures their payloads), and the guard's own user: a collaborator with write access
 // whose personal token the guard runs with. The administrator, who causes
 // the tests' events, is a different user, so the guard does not skip them
 // as its own.
 type Repo struct {
 	S           *giteatest.Server
 	Owner, Name string
-	Hook        *Hook
+	Runs        *Runs
 	// Bot is the guard's login and Token its personal token.
 	Bot, Token string
 }
 
-// NewRepo creates the repository, its webhook and the guard's user on the
-// package's shared server (see giteatest.Require).
+// NewRepo creates the repository, its capture workflow and the guard's
+// user on the package's shared server (see giteatest.Require).
 func NewRepo(t testing.TB) *Repo {
 	t.Helper()
 	s := giteatest.Require(t)
-	r := &Repo{S: s}
-	r.Owner, r.Name = s.NewRepo(t)
-	r.Hook = NewHook(t, s, r.Owner, r.Name)
-	r.Bot, r.Token = Collaborator(t, s, r.Owner, r.Name, "guard", giteatest.PermWrite)
+	owner, name := s.NewRepo(t)
+	return UseRepo(t, s, owner, name)
+}
+
+// UseRepo is the fixture of a repository that exists already (seeded with
+// giteatest's SeedIssue, say): it adds the capture workflow and the
+// guard's user.
+func UseRepo(t testing.TB, s *giteatest.Server, owner, name string) *Repo {
+	t.Helper()
+	r := &Repo{S: s, Owner: owner, Name: name}
+	r.Runs = NewRuns(t, s, owner, name)
+	r.Bot, r.Token = Collaborator(t, s, owner, name, "guard", giteatest.PermWrite)
 	return r
 }
 
@@ -77,7 +85,7 @@ func From(event, action string, n int64, sender string) func(Delivery) bool {
 func (r *Repo) Open(t testing.TB, title string, body func(n int64) string, labels ...string) (int64, Delivery) {
 	t.Helper()
 	n := CreateIssue(t, r.S, r.Owner, r.Name, title, body, labels...)
-	return n, r.Hook.Next(t, From("issues", "opened", n, r.S.AdminLogin))
+	return n, r.Runs.Next(t, From("issues", "opened", n, r.S.AdminLogin))
 }
 
 // Comment is an issue comment as the API returns it.
@@ -110,9 +118,6 @@ func (r *Repo) GuardComments(t testing.TB, n int64, marker string) []Comment {
 	}
 	return out
 }
-
-// StatusMarker is the hidden marker of the guard's status comment.
-func StatusMarker(n int64) string { return fmt.Sprintf("<!-- gns-guard:status issue=%d -->", n) }
 
 // Status returns the sticky status comment, failing unless there is
 // exactly one.

@@ -273,6 +273,14 @@ func (s *Server) Gitea(ctx context.Context, args ...string) ([]byte, error) {
 	return stripRootWarning(out), err
 }
 
+// DatabasePath is the file of the server's SQLite database. A test may
+// read it to see what the API does not show, such as the event payload of
+// a recorded workflow run; Gitea writes it meanwhile (WAL journal), so open
+// it read-only and with a busy timeout.
+func (s *Server) DatabasePath() string { return databasePath(s.workDir) }
+
+func databasePath(work string) string { return filepath.Join(work, "data", "gitea.db") }
+
 // LogTail returns the end of Gitea's log file and of the web process's
 // output, for failure messages.
 func (s *Server) LogTail() string {
@@ -528,7 +536,7 @@ ENABLED = false
 
 [other]
 SHOW_FOOTER_VERSION = false
-`, work, port, j("data"), modDir, j("data", "gitea.db"), j("repos"),
+`, work, port, j("data"), modDir, databasePath(work), j("repos"),
 		randomHex(32), randomHex(32), base64.RawURLEncoding.EncodeToString(randomBytes(32)), j("log"))
 }
 

@@ -362,8 +362,12 @@ func (e *eval) recordLedger() {
 		ContentVersion:  cv,
 		Pending:         pending,
 	}
-	if cs := cascadeLabels(after, n); len(cs) > 0 {
-		l.DepthLimit = cs[0].text
+	for _, c := range cascadeLabels(after, n) {
+		// With several (a conflict, failed by its own rule) the most
+		// permissive is what was accepted.
+		if l.DepthLimit == "" || depthRank(c.text, e.cfg) > depthRank(l.DepthLimit, e.cfg) {
+			l.DepthLimit = c.text
+		}
 	}
 	if s, ok := sizeFromLabels(after, n.SizePrefix); ok {
 		l.Size = s.Name

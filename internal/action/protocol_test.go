@@ -1,4 +1,4 @@
-package governance_test
+package action_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
 // footer is a complete GNS_EVENT footer for a subagent_result, with fields
@@ -34,6 +35,38 @@ func footer(t *testing.T, agent, phase string, depth int, fields map[string]any)
 func result(t *testing.T, agent, phase string, depth int, fields map[string]any) string {
 	t.Helper()
 	return fmt.Sprintf("## 🔄 %s | phase:%s | depth:%d\n\nReviewed the rate limiter: tests and docs are in order.\n\n%s", agent, phase, depth, footer(t, agent, phase, depth, fields))
+}
+
+// comment-protocol: an agent result comment without the machine-readable
+// footer fails; a well-formed one passes.
+func TestCommentProtocol(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	n, _ := f.Open(t, "results", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+
+	bad := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: looks fine.\n"
+	id, d := f.Comment(t, n, agent, bad)
+	r := f.Run(t, d)
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "comment-protocol")
+	v := r.Violations(t)[0]
+	if v.KeyPath != fmt.Sprintf("comment#%d", id) || v.Line != 3 || !strings.Contains(v.Message, "footer is missing") {
+		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
+	}
+	status := f.Status(t, n)
+	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, f.S.URL, f.Owner, f.Name, n, id)) {
+		t.Errorf("the status comment does not point at the comment:\n%s", status.Body)
+	}
+
+	good := "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the middleware: approved.\n\n" +
+		`<!-- GNS_EVENT {"agent":"code-reviewer","invocation":"inv-9","event_type":"subagent_result","phase":"implementation","depth":1,` +
+		`"budget":{"before":13800,"consumed":900,"remaining":12900},"status":"done","verdict":"approve","files_changed":0,"key_stats":{"findings":0},"next_agent":""} -->`
+	_, d = f.Comment(t, n, agent, good)
+	r = f.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
+		t.Errorf("status comment %d (was %d):\n%s", got.ID, status.ID, got.Body)
+	}
 }
 
 // TestCommentProtocolFindingsAreLocated: each broken agent comment fails
@@ -90,16 +123,18 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			n, d := f.open(t, func(n int64) string {
+			agent := f.User(t, "agent", giteatest.PermWrite)
+			n, d := f.Open(t, t.Name(), func(n int64) string {
 				return checkpointBody(n, "cascade::depth-2, size::medium", shortTail, 1000)
 			}, "cascade::depth-2", "size::medium")
 			if r := f.Run(t, d, "allowed-agents", allowed); r.Code != 0 {
 				t.Fatalf("the issue does not pass before the comment\n%s", r.String())
 			}
 			body := tc.body(t)
-			id, d := f.comment(t, n, body)
+			id, d := f.Comment(t, n, agent, body)
 			r := f.Run(t, d, "allowed-agents", allowed)
-			expect(t, r, 1, "fail", tc.rule)
+			r.Expect(t, 1, "fail")
+			r.ExpectRules(t, tc.rule)
 			line, col := tc.line(body), tc.col(body)
 			want := actiontest.Violation{Rule: tc.rule, Severity: "error", KeyPath: fmt.Sprintf("comment#%d", id), Line: line, Col: col,
 				Message: fmt.Sprintf("comment #%d: %s", id, tc.message)}
@@ -116,7 +151,7 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 					t.Errorf("the status comment lacks %q:\n%s", s, status.Body)
 				}
 			}
-			if tc.rule == "agent-not-allowed" && !f.issue(t, n).has("permission::violation") {
+			if tc.rule == "agent-not-allowed" && !f.Issue(t, n).Has("permission::violation") {
 				t.Errorf("permission::violation was not set\n%s", r.String())
 			}
 		})

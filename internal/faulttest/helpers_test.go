@@ -1,4 +1,4 @@
-package pruning
+package faulttest
 
 import (
 	"bytes"
@@ -21,41 +21,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// fixture is a repository of its own with the guard's user (see
-// actiontest.Repo). The administrator plays the agents (and the people):
-// the guard does not skip their events.
-type fixture struct{ *actiontest.Repo }
-
-func newFixture(t *testing.T) *fixture {
-	t.Helper()
-	return &fixture{actiontest.NewRepo(t)}
-}
-
-// issue is an issue as the API shows it.
-type issue struct {
-	Number         int64  `json:"number"`
-	Body           string `json:"body"`
-	ContentVersion int    `json:"content_version"`
-}
-
-func (f *fixture) issue(t testing.TB, n int64) issue {
-	t.Helper()
-	var is issue
-	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/issues/%d", n), nil, &is)
-	return is
-}
-
-// comment is an issue comment as the API shows it.
-type comment = actiontest.Comment
-
-// comment posts a comment as the administrator and returns its id.
-func (f *fixture) comment(t testing.TB, n int64, body string) int64 {
-	t.Helper()
-	var c comment
-	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": body}, &c)
-	return c.ID
-}
-
 // archiveComment is one of the guard's archive comments, read back.
 type archiveComment struct {
 	ID int64
@@ -63,7 +28,7 @@ type archiveComment struct {
 }
 
 // archives returns the guard's archive comments on the issue, oldest first.
-func (f *fixture) archives(t testing.TB, n int64) []archiveComment {
+func archives(t testing.TB, f *actiontest.Repo, n int64) []archiveComment {
 	t.Helper()
 	var out []archiveComment
 	for _, c := range f.Comments(t, n) {
@@ -105,7 +70,7 @@ func duplicateArchives(as []archiveComment) []string {
 // history` against the server, with the guard's token (so the guard's
 // archives are the trusted ones). It fails the test unless the command
 // exits 0 without a word on standard error.
-func (f *fixture) history(t testing.TB, n int64) []prune.Entry {
+func history(t testing.TB, f *actiontest.Repo, n int64) []prune.Entry {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -253,10 +218,10 @@ func encode(body string, cp *doc) (string, error) {
 // edit is an agent's edit of the issue: read the body, change it, write it
 // back with compare-and-swap, and start over on a conflict. It returns the
 // body written.
-func (f *fixture) edit(t testing.TB, n int64, change func(body string, cp *doc) string) string {
+func edit(t testing.TB, f *actiontest.Repo, n int64, change func(body string, cp *doc) string) string {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		is := f.issue(t, n)
+		is := f.Issue(t, n)
 		cp, err := decode(is.Body)
 		if err != nil {
 			t.Fatalf("issue #%d: the agent cannot read the checkpoint: %v\n%s", n, err, is.Body)

@@ -1,4 +1,4 @@
-package governance_test
+package action_test
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 
 // notifications returns the subjects of the unread notifications of the
 // user of token.
-func (f *fixture) notifications(t *testing.T, token string) []string {
+func notifications(t *testing.T, f *actiontest.Repo, token string) []string {
 	t.Helper()
 	var ns []struct {
 		Subject struct {
@@ -36,8 +36,9 @@ func (f *fixture) notifications(t *testing.T, token string) []string {
 // hostile footer neither breaks the table nor mentions anyone.
 func TestCompletionDigest(t *testing.T) {
 	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
 	victim, victimTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "victim", giteatest.PermRead)
-	n, _ := f.open(t, func(n int64) string {
+	n, _ := f.Open(t, t.Name(), func(n int64) string {
 		return checkpointBody(n, "cascade::depth-2, size::medium", shortTail, 1000)
 	}, "cascade::depth-2", "size::medium")
 
@@ -49,7 +50,7 @@ func TestCompletionDigest(t *testing.T) {
 	var d actiontest.Delivery
 	post := func(i int, fields map[string]any) {
 		t.Helper()
-		agent := []string{"lead-developer", "code-reviewer"}[i%2]
+		name := []string{"lead-developer", "code-reviewer"}[i%2]
 		fields["key_stats"] = map[string]any{"tests_added": 10 + i, "coverage_pct": 87.4}
 		if i == 3 {
 			// Footers are the agents' text: the digest must neutralise it.
@@ -57,23 +58,25 @@ func TestCompletionDigest(t *testing.T) {
 			fields["key_stats"] = "cc @" + victim + " `rm -rf /` <b>bold</b>"
 		}
 		var id int64
-		id, d = f.comment(t, n, result(t, agent, "implementation", 1, fields))
+		id, d = f.Comment(t, n, agent, result(t, name, "implementation", 1, fields))
 		results = append(results, posted{id, ""})
 	}
 	for i := range 4 {
 		post(i, map[string]any{"status": "done", "verdict": fmt.Sprintf("approve-%d", i)})
 	}
 	r := f.Run(t, d)
-	expect(t, r, 0, "pass")
-	if got := f.GuardComments(t, n, digestMarker(n)); len(got) != 0 {
+	r.Expect(t, 0, "pass")
+	r.ExpectRules(t)
+	if got := f.GuardComments(t, n, actiontest.DigestMarker(n)); len(got) != 0 {
 		t.Fatalf("a digest after 4 results:\n%s", got[0].Body)
 	}
-	before := len(f.notifications(t, victimTok))
+	before := len(notifications(t, f, victimTok))
 
 	post(4, map[string]any{"status": "done", "verdict": "approve-4"})
 	r = f.Run(t, d)
-	expect(t, r, 0, "pass")
-	digests := f.GuardComments(t, n, digestMarker(n))
+	r.Expect(t, 0, "pass")
+	r.ExpectRules(t)
+	digests := f.GuardComments(t, n, actiontest.DigestMarker(n))
 	if len(digests) != 1 {
 		t.Fatalf("%d digests after 5 results, want 1\n%s", len(digests), r.String())
 	}
@@ -106,25 +109,27 @@ func TestCompletionDigest(t *testing.T) {
 	// reached a witness, a mention in the digest would have reached the victim.
 	witness, witnessTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "witness", giteatest.PermRead)
 	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": "cc @" + witness}, nil)
-	f.Hook.Next(t, actiontest.From("issue_comment", "created", n, f.S.AdminLogin))
+	f.Runs.Next(t, actiontest.From("issue_comment", "created", n, f.S.AdminLogin))
 	deadline := time.Now().Add(30 * time.Second)
-	for len(f.notifications(t, witnessTok)) == 0 {
+	for len(notifications(t, f, witnessTok)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s was not notified of a plain mention within 30s", witness)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if got := f.notifications(t, victimTok); len(got) != before {
+	if got := notifications(t, f, victimTok); len(got) != before {
 		t.Errorf("%s got a notification from the digest: %v", victim, got)
 	}
 
 	// A re-run of the same event, then a sixth result: still one digest.
 	r = f.Run(t, d)
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
+	r.ExpectRules(t)
 	post(5, map[string]any{"status": "done", "verdict": "approve-5"})
 	r = f.Run(t, d)
-	expect(t, r, 0, "pass")
-	if got := f.GuardComments(t, n, digestMarker(n)); len(got) != 1 || got[0].Body != dg {
+	r.Expect(t, 0, "pass")
+	r.ExpectRules(t)
+	if got := f.GuardComments(t, n, actiontest.DigestMarker(n)); len(got) != 1 || got[0].Body != dg {
 		t.Errorf("%d digests after a re-run and a sixth result, want the first one unchanged", len(got))
 	}
 	for _, w := range r.Writes {

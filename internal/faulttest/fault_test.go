@@ -1,4 +1,4 @@
-package pruning
+package faulttest
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/actiontest"
-	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -19,11 +17,11 @@ type scenario struct {
 	kind writeKind
 	// setup opens the issue, runs what must run before, and returns the
 	// issue and the delivery the faulty run gets.
-	setup func(t *testing.T, f *fixture, p *proxy) (int64, actiontest.Delivery)
+	setup func(t *testing.T, f *actiontest.Repo, p *proxy) (int64, actiontest.Delivery)
 	// code is the exit code of the run without faults that ends it.
 	code int
 	// check looks at what a user sees once it is over.
-	check func(t *testing.T, f *fixture, n int64)
+	check func(t *testing.T, f *actiontest.Repo, n int64)
 }
 
 // sixEntries is the healthy example with six history_tail entries: three
@@ -33,9 +31,9 @@ func sixEntries(t testing.TB) func(int64) string {
 }
 
 // editedBy waits for the administrator's next edit of issue n.
-func editedBy(t testing.TB, f *fixture, n int64) actiontest.Delivery {
+func editedBy(t testing.TB, f *actiontest.Repo, n int64) actiontest.Delivery {
 	t.Helper()
-	return f.Hook.Next(t, func(d actiontest.Delivery) bool {
+	return f.Runs.Next(t, func(d actiontest.Delivery) bool {
 		return d.Event == "issues" && d.Action == "edited" && d.Number == n && d.Sender == f.S.AdminLogin
 	})
 }
@@ -43,13 +41,13 @@ func editedBy(t testing.TB, f *fixture, n int64) actiontest.Delivery {
 var scenarios = []scenario{
 	{
 		kind: postComment,
-		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
+		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
 			return f.Open(t, "archive post", sixEntries(t), "cascade::depth-2", "size::medium")
 		},
 	},
 	{
 		kind: patchBody,
-		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
+		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
 			return f.Open(t, "body patch", sixEntries(t), "cascade::depth-2", "size::medium")
 		},
 	},
@@ -58,17 +56,17 @@ var scenarios = []scenario{
 		// agent spent budget, so the archive due now differs: the stale
 		// one is deleted before the new one is posted.
 		kind: deleteComment,
-		setup: func(t *testing.T, f *fixture, p *proxy) (int64, actiontest.Delivery) {
+		setup: func(t *testing.T, f *actiontest.Repo, p *proxy) (int64, actiontest.Delivery) {
 			n, d := f.Open(t, "stale archive", sixEntries(t), "cascade::depth-2", "size::medium")
 			p.inject(patchBody, fault503)
-			if r := f.viaProxy(p).Run(t, d); r.Code != 3 {
+			if r := viaProxy(f, p).Run(t, d); r.Code != 3 {
 				t.Fatalf("the run whose body patch failed: exit %d\n%s", r.Code, r.Stdout)
 			}
 			p.off()
-			if got := len(f.archives(t, n)); got != 1 {
+			if got := len(archives(t, f, n)); got != 1 {
 				t.Fatalf("%d archive comments after the failed patch, want the 1 posted", got)
 			}
-			f.edit(t, n, func(body string, cp *doc) string {
+			edit(t, f, n, func(body string, cp *doc) string {
 				cp.Budget.Consumed += 100
 				cp.Budget.Remaining -= 100
 				return body
@@ -81,14 +79,14 @@ var scenarios = []scenario{
 		// agent fixes it and adds three entries: the run prunes and
 		// resolves the status comment in place.
 		kind: patchComment,
-		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
+		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
 			n, d := f.Open(t, "status update", func(n int64) string {
 				return strings.Replace(withTail(t, n, 3), "next_estimated_tokens: 3500", "next_estimated_tokens: 9000", 1)
 			}, "cascade::depth-2", "size::medium")
 			if r := f.Step().Run(t, d); r.Code != 1 || !strings.Contains(r.Stdout, "next-over-budget") {
 				t.Fatalf("the over-budget estimate: exit %d\n%s", r.Code, r.Stdout)
 			}
-			f.edit(t, n, func(body string, cp *doc) string {
+			edit(t, f, n, func(body string, cp *doc) string {
 				cp.NextEstimatedTokens = 1500
 				for i := range 3 {
 					cp.HistoryTail = append(cp.HistoryTail, entry{Agent: "tester", Action: fmt.Sprintf("fixed estimate %d", i), Timestamp: fmt.Sprintf("2026-05-16T14:0%d:00Z", i)})
@@ -97,10 +95,10 @@ var scenarios = []scenario{
 			})
 			return n, editedBy(t, f, n)
 		},
-		check: func(t *testing.T, f *fixture, n int64) {
+		check: func(t *testing.T, f *actiontest.Repo, n int64) {
 			var status []string
 			for _, c := range f.Comments(t, n) {
-				if c.User.Login == f.Bot && strings.Contains(c.Body, guard.StatusMarker(n)) {
+				if c.User.Login == f.Bot && strings.Contains(c.Body, actiontest.StatusMarker(n)) {
 					status = append(status, c.Body)
 				}
 			}
@@ -113,7 +111,7 @@ var scenarios = []scenario{
 		// Too deep: the guard labels the issue (creating the label) and
 		// prunes all the same.
 		kind: labels,
-		setup: func(t *testing.T, f *fixture, _ *proxy) (int64, actiontest.Delivery) {
+		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
 			return f.Open(t, "depth label", func(n int64) string {
 				body := withTail(t, n, 6)
 				cp, err := decode(body)
@@ -129,7 +127,7 @@ var scenarios = []scenario{
 			}, "cascade::depth-2", "size::medium")
 		},
 		code: 1,
-		check: func(t *testing.T, f *fixture, n int64) {
+		check: func(t *testing.T, f *actiontest.Repo, n int64) {
 			var is struct {
 				Labels []struct {
 					Name string `json:"name"`
@@ -148,7 +146,7 @@ var scenarios = []scenario{
 }
 
 // viaProxy is the guard step with its API behind the proxy.
-func (f *fixture) viaProxy(p *proxy) actiontest.Step {
+func viaProxy(f *actiontest.Repo, p *proxy) actiontest.Step {
 	st := f.Step()
 	st.Env["GITHUB_API_URL"] = p.URL + "/api/v1"
 	return st
@@ -165,14 +163,14 @@ const faultClientTimeout = 2 * time.Second
 // is whole, with no archive twice.
 func TestFaultsOnEveryWriteLoseNothing(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := actiontest.NewRepo(t)
 	for _, sc := range scenarios {
 		for _, ft := range []fault{fault503, faultDrop, faultDropAfter, faultTimeout} {
 			t.Run(strings.ReplaceAll(sc.kind.name, " ", "-")+"/"+string(ft), func(t *testing.T) {
 				p := newProxy(t, f.S.URL)
 				n, d := sc.setup(t, f, p)
-				want := entries(mustDecode(t, f.issue(t, n).Body).HistoryTail)
-				archivedBefore := f.archives(t, n)
+				want := entries(mustDecode(t, f.Issue(t, n).Body).HistoryTail)
+				archivedBefore := archives(t, f, n)
 				var prior []prune.Entry
 				for _, a := range archivedBefore {
 					prior = append(prior, a.Entries...)
@@ -188,12 +186,10 @@ func TestFaultsOnEveryWriteLoseNothing(t *testing.T) {
 				ru := p.inject(sc.kind, ft)
 				var r actiontest.Result
 				if ft == faultTimeout {
-					st := f.viaProxy(p)
-					r = st.RunInProcess(t, d, actiontest.InProcess{NewForge: func(apiURL, token, owner, repo string) (guard.Forge, error) {
-						return forge.New(apiURL, token, owner, repo, forge.WithTimeout(faultClientTimeout))
-					}})
+					st := viaProxy(f, p)
+					r = st.RunInProcess(t, d, actiontest.InProcess{NewForge: actiontest.ForgeWithTimeout(faultClientTimeout)})
 				} else {
-					r = f.viaProxy(p).Run(t, d)
+					r = viaProxy(f, p).Run(t, d)
 				}
 				p.off()
 				out := r.Stdout + r.Stderr
@@ -216,15 +212,15 @@ func TestFaultsOnEveryWriteLoseNothing(t *testing.T) {
 				if r.Outputs["pruned"] != "false" {
 					t.Errorf("the second re-run pruned again:\n%s", r.Stdout)
 				}
-				as := f.archives(t, n)
+				as := archives(t, f, n)
 				if dups := duplicateArchives(as); len(dups) > 0 {
 					t.Errorf("duplicate archives:\n%s", strings.Join(dups, "\n"))
 				}
 				if len(as) != 1 {
 					t.Errorf("%d archive comments, want 1", len(as))
 				}
-				sameHistory(t, f.history(t, n), want)
-				if tail := mustDecode(t, f.issue(t, n).Body).HistoryTail; len(tail) != 3 {
+				sameHistory(t, history(t, f, n), want)
+				if tail := mustDecode(t, f.Issue(t, n).Body).HistoryTail; len(tail) != 3 {
 					t.Errorf("history_tail holds %d entries after the re-runs, want 3", len(tail))
 				}
 				if sc.check != nil {

@@ -4,84 +4,44 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
-// Delivery is one event the real server sent, as a workflow would get it.
+// Delivery is one event as the guard's step gets it: the payload of a
+// workflow run the server recorded (see Runs), or, in the tests that
+// compare the two, a webhook delivery.
 type Delivery struct {
 	// Event is the workflow event name (GITHUB_EVENT_NAME): issues,
 	// issue_comment or pull_request.
 	Event string
-	// Type is the server's finer event type (X-Gitea-Event-Type), e.g.
-	// issue_label for a label change.
+	// Type is the server's finer event type (the run's event column, or a
+	// webhook's X-Gitea-Event-Type), e.g. issue_label for a label change.
 	Type string
 	// Action, Number and Sender are read from the payload.
 	Action string
 	Number int64
 	Sender string
-	// Payload is the event file's content, byte for byte as sent.
+	// TriggerUser is the login of the run's trigger user (empty for a
+	// webhook delivery).
+	TriggerUser string
+	// Run is the id of the recorded run (0 for a webhook delivery).
+	Run int64
+	// Payload is the event file's content, byte for byte as the runner
+	// writes it (or as the webhook sent it).
 	Payload []byte
 }
 
-// Hook is a webhook of one repository delivering to a listener on
-// 127.0.0.1: it captures the payloads the server produces for real events.
-type Hook struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	pending []Delivery
-	srv     *http.Server
-}
-
-// hookEvents are the events the hook subscribes to: everything the guard
-// is triggered by.
-var hookEvents = []string{"issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment", "pull_request", "pull_request_label"}
-
-// NewHook starts a listener and adds a webhook to owner/repo delivering to
-// it. Both go away when the test ends.
-func NewHook(t testing.TB, s *giteatest.Server, owner, repo string) *Hook {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &Hook{}
-	h.cond = sync.NewCond(&h.mu)
-	h.srv = &http.Server{Handler: http.HandlerFunc(h.receive), ReadHeaderTimeout: 10 * time.Second}
-	go h.srv.Serve(ln) //nolint:errcheck // ends with Close
-	t.Cleanup(func() { h.srv.Close() })
-
-	body := map[string]any{
-		"type":   "gitea",
-		"active": true,
-		"events": hookEvents,
-		"config": map[string]string{"url": "http://" + ln.Addr().String() + "/", "content_type": "json"},
-	}
-	path := fmt.Sprintf("/repos/%s/%s/hooks", url.PathEscape(owner), url.PathEscape(repo))
-	if err := API(context.Background(), s, s.AdminToken, http.MethodPost, path, body, nil); err != nil {
-		t.Fatalf("actiontest: adding the webhook: %v", err)
-	}
-	return h
-}
-
-func (h *Hook) receive(w http.ResponseWriter, r *http.Request) {
-	payload, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
+// readPayload sets Action, Number and Sender from the payload: the issue's
+// number, or the pull request's.
+func (d *Delivery) readPayload() error {
 	var p struct {
 		Action string `json:"action"`
 		Number int64  `json:"number"`
@@ -92,67 +52,14 @@ func (h *Hook) receive(w http.ResponseWriter, r *http.Request) {
 			Login string `json:"login"`
 		} `json:"sender"`
 	}
-	_ = json.Unmarshal(payload, &p)
-	d := Delivery{
-		Event:   workflowEvent(r.Header.Get("X-Gitea-Event")),
-		Type:    r.Header.Get("X-Gitea-Event-Type"),
-		Action:  p.Action,
-		Number:  p.Issue.Number,
-		Sender:  p.Sender.Login,
-		Payload: payload,
+	if err := json.Unmarshal(d.Payload, &p); err != nil {
+		return err
 	}
+	d.Action, d.Number, d.Sender = p.Action, p.Issue.Number, p.Sender.Login
 	if d.Number == 0 {
 		d.Number = p.Number
 	}
-	h.mu.Lock()
-	h.pending = append(h.pending, d)
-	h.cond.Broadcast()
-	h.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
-}
-
-// workflowEvent maps a webhook event to the workflow event it triggers.
-func workflowEvent(e string) string {
-	switch {
-	case strings.HasPrefix(e, "pull_request"):
-		return "pull_request"
-	case strings.HasPrefix(e, "issue_comment"):
-		return "issue_comment"
-	case strings.HasPrefix(e, "issue"):
-		return "issues"
-	}
-	return e
-}
-
-// Next waits up to 30 seconds for the first not yet taken delivery that
-// match accepts (nil accepts any), takes it and returns it.
-func (h *Hook) Next(t testing.TB, match func(Delivery) bool) Delivery {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	timer := time.AfterFunc(30*time.Second, func() {
-		h.mu.Lock()
-		h.cond.Broadcast()
-		h.mu.Unlock()
-	})
-	defer timer.Stop()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for {
-		for i, d := range h.pending {
-			if match == nil || match(d) {
-				h.pending = append(h.pending[:i:i], h.pending[i+1:]...)
-				return d
-			}
-		}
-		if !time.Now().Before(deadline) {
-			var seen []string
-			for _, d := range h.pending {
-				seen = append(seen, fmt.Sprintf("%s/%s #%d", d.Event, d.Action, d.Number))
-			}
-			t.Fatalf("actiontest: no matching webhook delivery within 30s; pending: %v", seen)
-		}
-		h.cond.Wait()
-	}
+	return nil
 }
 
 // Is matches a delivery by workflow event, action and issue number.
@@ -180,7 +87,7 @@ func Example(t testing.TB, name string, number int64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return issueKey.ReplaceAllString(string(data), "${1}"+strconv.FormatInt(number, 10))
+	return WithIssue(string(data), number)
 }
 
 var issueKey = regexp.MustCompile(`(?m)^(\s*issue:\s*)\d+`)

@@ -1,4 +1,4 @@
-package pruning
+package faulttest
 
 import (
 	"bytes"
@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
 )
 
 // render renders markdown as Gitea renders a comment of owner/repo.
-func (f *fixture) render(t testing.TB, text string) string {
+func render(t testing.TB, f *actiontest.Repo, text string) string {
 	t.Helper()
 	in, err := json.Marshal(map[string]any{"Text": text, "Mode": "gfm", "Context": f.Owner + "/" + f.Name})
 	if err != nil {
@@ -55,9 +57,9 @@ func text(h string) string { return html.UnescapeString(tagRE.ReplaceAllString(h
 // text, and the machine-readable JSON in a code block.
 func TestArchiveRendersInGitea(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := actiontest.NewRepo(t)
 	n, d := f.Open(t, "rendered archive", sixEntries(t), "cascade::depth-2", "size::medium")
-	archived := entries(mustDecode(t, f.issue(t, n).Body).HistoryTail)[:3]
+	archived := entries(mustDecode(t, f.Issue(t, n).Body).HistoryTail)[:3]
 	if r := f.Step().Run(t, d); r.Code != 0 || r.Outputs["pruned"] != "true" {
 		t.Fatalf("exit %d, pruned %q\n%s", r.Code, r.Outputs["pruned"], r.Stdout)
 	}
@@ -70,7 +72,7 @@ func TestArchiveRendersInGitea(t *testing.T) {
 	if body == "" {
 		t.Fatal("no archive comment")
 	}
-	h := f.render(t, body)
+	h := render(t, f, body)
 
 	if !strings.Contains(h, "<table>") {
 		t.Fatalf("no table in the rendered archive:\n%s", h)

@@ -1,4 +1,4 @@
-package pruning
+package faulttest
 
 import (
 	"encoding/json"
@@ -32,29 +32,6 @@ func editedWith(n int64, sender, invocation string) func(actiontest.Delivery) bo
 	}
 }
 
-// edited returns the delivery of an edit from prev to body, made from
-// the server's delivery of an earlier edit by the same sender.
-func edited(t testing.TB, template actiontest.Delivery, prev, body string) actiontest.Delivery {
-	t.Helper()
-	var p map[string]any
-	if err := json.Unmarshal(template.Payload, &p); err != nil {
-		t.Fatal(err)
-	}
-	is, _ := p["issue"].(map[string]any)
-	if is == nil {
-		t.Fatalf("the edited delivery has no issue: %s", template.Payload)
-	}
-	is["body"] = body
-	p["changes"] = map[string]any{"body": map[string]any{"from": prev}}
-	data, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := template
-	d.Payload = data
-	return d
-}
-
 // blockTokens counts the tokens of the body's checkpoint block, as an
 // agent loading it pays them.
 func blockTokens(t testing.TB, c *tokens.Counter, body string) int {
@@ -75,7 +52,7 @@ func blockTokens(t testing.TB, c *tokens.Counter, body string) int {
 // and the checkpoint never outgrew the overhead its task size allows.
 func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := actiontest.NewRepo(t)
 	n, _ := f.Open(t, "a long agent workflow", func(n int64) string { return actiontest.Example(t, "healthy.md", n) }, "cascade::depth-2", "size::medium")
 	const overhead = 1200 // size::medium (SPEC section 3)
 	// Each phase budget ends with a prune that carries half of what is left
@@ -85,7 +62,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := f.issue(t, n)
+	first := f.Issue(t, n)
 	cp, err := decode(first.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -97,8 +74,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 
 	var maxAgent, maxGuard, maxAgentStep, maxGuardStep, resets int
 	var guardRequests int
-	var agentTime, guardTime, hookTime time.Duration
-	var template actiontest.Delivery
+	var agentTime, guardTime, runsTime time.Duration
 	total := cp.Budget.Total
 	began := time.Now()
 	steps := *workflowSteps
@@ -113,9 +89,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 		t0 := time.Now()
 		var before, remaining int64
 		var loaded int
-		var prev string
-		body := f.edit(t, n, func(body string, cp *doc) string {
-			prev = body
+		body := edit(t, f, n, func(body string, cp *doc) string {
 			loaded = blockTokens(t, counter, body) // what this agent loaded on entry
 			if cp.Budget.Total != total {          // the guard started a new phase budget
 				resets++
@@ -134,7 +108,7 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 			return body
 		})
 		record = append(record, e.prune())
-		f.comment(t, n, agentComment(agent, inv, phase, 1, before, cost, remaining, next, fmt.Sprintf("Step %d done by %s.", k, agent)))
+		f.Comment(t, n, f.Admin(), agentComment(agent, inv, phase, 1, before, cost, remaining, next, fmt.Sprintf("Step %d done by %s.", k, agent)))
 		written := blockTokens(t, counter, body)
 		if k > 1 && loaded > maxGuard {
 			maxGuard, maxGuardStep = loaded, k-1
@@ -142,19 +116,10 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 		if written > maxAgent {
 			maxAgent, maxAgentStep = written, k
 		}
-		// The server's own delivery drives the guard every 50 steps; in
-		// between, a copy of the last one with this edit's bodies (the guard
-		// reads the issue live: the payload is only the trigger and the
-		// previous body) spares the webhook queue's latency.
-		var d actiontest.Delivery
-		if k == 1 || k%50 == 0 {
-			tw := time.Now()
-			d = f.Hook.Next(t, editedWith(n, f.S.AdminLogin, inv))
-			hookTime += time.Since(tw)
-			template = d
-		} else {
-			d = edited(t, template, prev, body)
-		}
+		// The run the server recorded for this edit drives the guard.
+		tw := time.Now()
+		d := f.Runs.Next(t, editedWith(n, f.S.AdminLogin, inv))
+		runsTime += time.Since(tw)
 		t1 := time.Now()
 		agentTime += t1.Sub(t0)
 
@@ -169,13 +134,13 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 			t.Logf("%5d %12d %12d %7d %9s %10s", k, written, guardTokens, len(record), r.Outputs["budget-remaining"], time.Since(began).Round(time.Millisecond))
 		}
 	}
-	final := f.issue(t, n)
+	final := f.Issue(t, n)
 	if got := blockTokens(t, counter, final.Body); got > maxGuard {
 		maxGuard, maxGuardStep = got, steps
 	}
 	t.Logf("%d steps in %s: agents %s, guard %s (%.1f API requests a run); %d phase budgets started",
 		steps, time.Since(began).Round(time.Millisecond), agentTime.Round(time.Millisecond), guardTime.Round(time.Millisecond), float64(guardRequests)/float64(steps), resets)
-	t.Logf("waiting for webhooks: %s", hookTime)
+	t.Logf("reading the recorded runs: %s", runsTime)
 	t.Logf("largest checkpoint: %d tokens as an agent wrote it (step %d), %d as the guard left it (step %d); the overhead of a medium task is %d",
 		maxAgent, maxAgentStep, maxGuard, maxGuardStep, overhead)
 	if maxAgent > overhead || maxGuard > overhead {
@@ -185,14 +150,14 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 		t.Errorf("no prune started a new phase budget in %d steps", steps)
 	}
 
-	archives := f.archives(t, n)
+	archives := archives(t, f, n)
 	if len(archives) != steps {
 		t.Errorf("%d archive comments, want one per step (%d)", len(archives), steps)
 	}
 	if dups := duplicateArchives(archives); len(dups) > 0 {
 		t.Errorf("duplicate archives:\n%s", strings.Join(dups, "\n"))
 	}
-	hist := f.history(t, n)
+	hist := history(t, f, n)
 	sameHistory(t, hist, record)
 	t.Logf("gns-guard history rebuilt all %d entries from %d archive comments and the tail", len(hist), len(archives))
 }

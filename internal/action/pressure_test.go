@@ -1,4 +1,4 @@
-package governance_test
+package action_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
 // checkpointBody is an issue body around a checkpoint with the given
@@ -92,7 +93,7 @@ type entryLoad struct {
 	ratio                                  float64
 }
 
-func measure(t *testing.T, body string, last3 []comment, maxContext int) entryLoad {
+func measure(t *testing.T, body string, last3 []actiontest.Comment, maxContext int) entryLoad {
 	t.Helper()
 	blk := block(t, body)
 	m := nextEstimate.FindStringSubmatch(blk)
@@ -180,10 +181,10 @@ func checkFigures(t *testing.T, r actiontest.Result, e entryLoad, size string, n
 // issue as the run left it: the stored checkpoint and the last three
 // comments now, the status comment itself among them when it is recent.
 // That is the load the next agent meets, and what the next run will judge.
-func checkStatus(t *testing.T, f *fixture, n int64, maxContext int, size string) (comment, entryLoad) {
+func checkStatus(t *testing.T, f *actiontest.Repo, n int64, maxContext int, size string) (actiontest.Comment, entryLoad) {
 	t.Helper()
 	status := f.Status(t, n)
-	e := measure(t, f.issue(t, n).Body, f.lastThree(t, n), maxContext)
+	e := measure(t, f.Issue(t, n).Body, f.LastComments(t, n, 3), maxContext)
 	if line := entryLine(e, size); !strings.Contains(status.Body, line) {
 		t.Errorf("the status comment lacks %q (the load as the run left the issue):\n%s", line, status.Body)
 	}
@@ -199,31 +200,34 @@ func checkStatus(t *testing.T, f *fixture, n int64, maxContext int, size string)
 // figure equals what `gns-guard tokens` prints for the same text.
 func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
 	metricsFile := filepath.Join(t.TempDir(), "context-budget.jsonl")
 	run := func(d actiontest.Delivery) actiontest.Result {
 		return f.Run(t, d, "metrics-file", metricsFile)
 	}
 	const maxContext, gate = 6000, 3600
-	n, d := f.open(t, func(n int64) string {
+	n, d := f.Open(t, t.Name(), func(n int64) string {
 		return checkpointBody(n, "cascade::depth-2, size::small", shortTail, 1000)
 	}, "cascade::depth-2", "size::small")
 
 	// No comments yet: the checkpoint and the next task only.
 	r := run(d)
-	expect(t, r, 0, "pass")
-	checkFigures(t, r, measure(t, f.issue(t, n).Body, nil, maxContext), "small", n)
+	r.Expect(t, 0, "pass")
+	r.ExpectRules(t)
+	checkFigures(t, r, measure(t, f.Issue(t, n).Body, nil, maxContext), "small", n)
 
 	// Three long notes.
 	for i := 1; i <= 3; i++ {
-		_, d = f.comment(t, n, progressNote(t, fmt.Sprintf("step %d", i), 1300))
+		_, d = f.Comment(t, n, agent, progressNote(t, fmt.Sprintf("step %d", i), 1300))
 	}
-	last3 := f.lastThree(t, n)
+	last3 := f.LastComments(t, n, 3)
 	r = run(d)
-	e := measure(t, f.issue(t, n).Body, last3, maxContext)
+	e := measure(t, f.Issue(t, n).Body, last3, maxContext)
 	if e.total <= gate {
 		t.Fatalf("the test's notes are too short: entry load %d is not over the gate of %d", e.total, gate)
 	}
-	expect(t, r, 1, "fail", "context-pressure")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "context-pressure")
 	checkFigures(t, r, e, "small", n)
 	status, settled := checkStatus(t, f, n, maxContext, "small")
 	if settled.total <= gate {
@@ -234,7 +238,7 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	if v := r.Violations(t)[0]; v.Message != want {
 		t.Errorf("violation message\n%q\nwant\n%q", v.Message, want)
 	}
-	if !f.issue(t, n).has("context::pressure-high") {
+	if !f.Issue(t, n).Has("context::pressure-high") {
 		t.Fatalf("context::pressure-high was not set\n%s", r.String())
 	}
 	if !strings.Contains(r.Stdout, fmt.Sprintf("issue#%d:", n)) || !strings.Contains(r.Stdout, "[context-pressure]") {
@@ -243,19 +247,20 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 
 	// A short reply: the last three are now the third note, the guard's
 	// status comment and the reply.
-	replyID, d := f.comment(t, n, "Thanks, continuing with the config wiring.")
-	last3 = f.lastThree(t, n)
+	replyID, d := f.Comment(t, n, agent, "Thanks, continuing with the config wiring.")
+	last3 = f.LastComments(t, n, 3)
 	if last3[1].ID != status.ID || last3[2].ID != replyID {
 		t.Fatalf("expected the status comment %d and the reply %d to be the last two comments, got %d and %d", status.ID, replyID, last3[1].ID, last3[2].ID)
 	}
 	r = run(d)
-	e = measure(t, f.issue(t, n).Body, last3, maxContext)
+	e = measure(t, f.Issue(t, n).Body, last3, maxContext)
 	if e.total > gate {
 		t.Fatalf("the entry load %d is still over the gate of %d: the status comment is longer than the test allows for", e.total, gate)
 	}
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
+	r.ExpectRules(t)
 	checkFigures(t, r, e, "small", n)
-	if f.issue(t, n).has("context::pressure-high") {
+	if f.Issue(t, n).Has("context::pressure-high") {
 		t.Errorf("context::pressure-high stayed after the load went down\n%s", r.String())
 	}
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
@@ -289,6 +294,7 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 // the pruned checkpoint the next agent will load, and clears.
 func TestPruningClearsPressure(t *testing.T) {
 	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
 	metricsFile := filepath.Join(t.TempDir(), "context-budget.jsonl")
 	const maxContext, gate, overhead = 20000, 12000, 1500
 	labels := "cascade::depth-2, size::large"
@@ -299,7 +305,7 @@ func TestPruningClearsPressure(t *testing.T) {
 	// that puts the load 100 tokens over the gate.
 	var entries int
 	var body string
-	n, _ := f.open(t, func(n int64) string {
+	n, _ := f.Open(t, t.Name(), func(n int64) string {
 		for entries = 1; ; entries++ {
 			if tokens(t, block(t, checkpointBody(n, labels, "  history:\n"+historyLines(0, entries+1), 3000))) > overhead-60 {
 				break
@@ -314,33 +320,35 @@ func TestPruningClearsPressure(t *testing.T) {
 	}, "cascade::depth-2", "size::large")
 	var d actiontest.Delivery
 	for _, note := range notes {
-		_, d = f.comment(t, n, note)
+		_, d = f.Comment(t, n, agent, note)
 	}
-	last3 := f.lastThree(t, n)
+	last3 := f.LastComments(t, n, 3)
 	r := f.Run(t, d, "metrics-file", metricsFile)
-	e := measure(t, f.issue(t, n).Body, last3, maxContext)
+	e := measure(t, f.Issue(t, n).Body, last3, maxContext)
 	if e.total <= gate || e.checkpoint > overhead {
 		t.Fatalf("test setup: entry load %d should be over %d with a checkpoint of %d tokens under %d", e.total, gate, e.checkpoint, overhead)
 	}
-	expect(t, r, 1, "fail", "context-pressure")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "context-pressure")
 	checkFigures(t, r, e, "large", n)
 	status, _ := checkStatus(t, f, n, maxContext, "large")
-	if r.Outputs["pruned"] != "false" || !f.issue(t, n).has("context::pressure-high") {
+	if r.Outputs["pruned"] != "false" || !f.Issue(t, n).Has("context::pressure-high") {
 		t.Fatalf("expected no prune and the pressure label\n%s", r.String())
 	}
 
 	// Four more entries take the checkpoint over its overhead.
-	cur := f.issue(t, n).Body
+	cur := f.Issue(t, n).Body
 	grown := strings.Replace(cur, "  current_task:", historyLines(entries, 4)+"  current_task:", 1)
 	if tokens(t, block(t, grown)) <= overhead {
 		t.Fatalf("test setup: the grown checkpoint takes %d tokens, not over %d", tokens(t, block(t, grown)), overhead)
 	}
-	d = f.editBody(t, n, grown)
-	last3 = f.lastThree(t, n)
+	d = f.EditBody(t, n, f.Admin(), grown)
+	last3 = f.LastComments(t, n, 3)
 	r = f.Run(t, d, "metrics-file", metricsFile)
-	after := f.issue(t, n)
+	after := f.Issue(t, n)
 	e = measure(t, after.Body, last3, maxContext)
-	expect(t, r, 0, "pass")
+	r.Expect(t, 0, "pass")
+	r.ExpectRules(t)
 	if r.Outputs["pruned"] != "true" || r.Outputs["archive-comment-ids"] == "[]" {
 		t.Fatalf("expected the checkpoint to be pruned\n%s", r.String())
 	}
@@ -351,7 +359,7 @@ func TestPruningClearsPressure(t *testing.T) {
 	if e.total > gate {
 		t.Errorf("entry load %d after pruning, still over %d", e.total, gate)
 	}
-	if after.has("context::pressure-high") {
+	if after.Has("context::pressure-high") {
 		t.Errorf("context::pressure-high stayed after pruning\n%s", r.String())
 	}
 	if got := f.Status(t, n); got.ID != status.ID || !strings.Contains(got.Body, "all clear") {
@@ -377,35 +385,37 @@ func TestPruningClearsPressure(t *testing.T) {
 // on every later run says all clear exactly when the run passed.
 func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
 	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
 	const maxContext, gate = 6000, 3600
-	n, _ := f.open(t, func(n int64) string {
+	n, _ := f.Open(t, t.Name(), func(n int64) string {
 		return checkpointBody(n, "cascade::depth-2, size::small", shortTail, 1000)
 	}, "cascade::depth-2", "size::small")
 	var d actiontest.Delivery
 	for i := 1; i <= 3; i++ {
-		_, d = f.comment(t, n, progressNote(t, fmt.Sprintf("step %d", i), 900))
+		_, d = f.Comment(t, n, agent, progressNote(t, fmt.Sprintf("step %d", i), 900))
 	}
-	last3 := f.lastThree(t, n)
+	last3 := f.LastComments(t, n, 3)
 	r := f.Run(t, d)
-	e := measure(t, f.issue(t, n).Body, last3, maxContext)
+	e := measure(t, f.Issue(t, n).Body, last3, maxContext)
 	if e.total <= gate || e.total-tokens(t, last3[0].Body) > gate-250 {
 		t.Fatalf("test setup: the load %d should be over %d, and under it by 250 without the oldest note", e.total, gate)
 	}
-	expect(t, r, 1, "fail", "context-pressure")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "context-pressure")
 	status := f.Status(t, n)
 	if !strings.Contains(status.Body, "❌ gns-guard: 1 violation(s)") || !strings.Contains(status.Body, entryLine(e, "small")) {
 		t.Errorf("the status comment of a run that failed for pressure at %s does not say so:\n%s", entryLine(e, "small"), status.Body)
 	}
-	if !f.issue(t, n).has("context::pressure-high") {
+	if !f.Issue(t, n).Has("context::pressure-high") {
 		t.Errorf("context::pressure-high was not set")
 	}
 	// Re-runs judge the issue with the status comment among the last three.
 	for range 2 {
 		r = f.Run(t, d)
 		clear := strings.Contains(f.Status(t, n).Body, "all clear")
-		if clear != (r.Code == 0) || f.issue(t, n).has("context::pressure-high") != (r.Code == 1) {
+		if clear != (r.Code == 0) || f.Issue(t, n).Has("context::pressure-high") != (r.Code == 1) {
 			t.Errorf("exit %d, but the status comment says all clear: %v and the pressure label is set: %v\n%s",
-				r.Code, clear, f.issue(t, n).has("context::pressure-high"), r.String())
+				r.Code, clear, f.Issue(t, n).Has("context::pressure-high"), r.String())
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package pruning
+package faulttest
 
 import (
 	"fmt"
@@ -16,14 +16,14 @@ import (
 // finds its own, with the same hash, and patches the body.
 func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := actiontest.NewRepo(t)
 	n, d := f.Open(t, "killed mid-prune", sixEntries(t), "cascade::depth-2", "size::medium")
-	before := f.issue(t, n)
+	before := f.Issue(t, n)
 	want := entries(mustDecode(t, before.Body).HistoryTail)
 
 	p := newProxy(t, f.S.URL)
 	held := p.inject(patchBody, faultBlock)
-	proc := f.viaProxy(p).Start(t, d)
+	proc := viaProxy(f, p).Start(t, d)
 	select {
 	case <-held.Blocked:
 	case <-time.After(time.Minute):
@@ -41,11 +41,11 @@ func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 	}
 	p.off()
 
-	orphan := f.archives(t, n)
+	orphan := archives(t, f, n)
 	if len(orphan) != 1 {
 		t.Fatalf("%d archive comments after the kill, want the 1 posted", len(orphan))
 	}
-	if got := f.issue(t, n); got.Body != before.Body {
+	if got := f.Issue(t, n); got.Body != before.Body {
 		t.Fatalf("the body changed although the patch never reached the server:\n%s", got.Body)
 	}
 
@@ -63,10 +63,10 @@ func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 	if !slices.Equal(ids, []int64{orphan[0].ID}) {
 		t.Errorf("archive-comment-ids = %v, want the archive posted before the kill, [%d]", ids, orphan[0].ID)
 	}
-	if as := f.archives(t, n); len(as) != 1 || as[0].ID != orphan[0].ID {
+	if as := archives(t, f, n); len(as) != 1 || as[0].ID != orphan[0].ID {
 		t.Errorf("archive comments after the re-run: %d, want only comment %d", len(as), orphan[0].ID)
 	}
-	sameHistory(t, f.history(t, n), want)
+	sameHistory(t, history(t, f, n), want)
 }
 
 // Ten guards start at once on the same event of an issue due for a prune,
@@ -78,15 +78,15 @@ func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 // whole.
 func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := actiontest.NewRepo(t)
 	for round := 1; round <= 3; round++ {
 		t.Run(fmt.Sprintf("round-%d", round), func(t *testing.T) {
 			n, d := f.Open(t, "ten guards at once", sixEntries(t), "cascade::depth-2", "size::medium")
-			want := entries(mustDecode(t, f.issue(t, n).Body).HistoryTail)
+			want := entries(mustDecode(t, f.Issue(t, n).Body).HistoryTail)
 
 			p := newProxy(t, f.S.URL)
 			gate := p.inject(patchBody, faultGate)
-			step := f.viaProxy(p)
+			step := viaProxy(f, p)
 			procs := make([]*actiontest.Process, 10)
 			for i := range procs {
 				procs[i] = step.Start(t, d)
@@ -102,7 +102,7 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 			}
 			note := fmt.Sprintf("Agent note, round %d: the load test must run again.", round)
 			added := entry{Agent: "tester", Action: fmt.Sprintf("appended while the guards ran, round %d", round), Timestamp: "2026-05-16T15:00:00Z"}
-			f.edit(t, n, func(body string, cp *doc) string {
+			edit(t, f, n, func(body string, cp *doc) string {
 				cp.HistoryTail = append(cp.HistoryTail, added)
 				return body + "\n" + note + "\n"
 			})
@@ -118,7 +118,7 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 				}
 			}
 			p.off()
-			concurrent := f.archives(t, n)
+			concurrent := archives(t, f, n)
 			t.Logf("exit codes %v; %d archive comment(s) left by the ten guards; body patches: %d conflicts",
 				codes, len(concurrent), count(p.Log(), regexp.MustCompile(`^PATCH /api/v1/repos/[^/]+/[^/]+/issues/\d+ -> 409`)))
 			if len(concurrent) != 1 {
@@ -130,7 +130,7 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 			if r.Code != 0 {
 				t.Fatalf("the run on the agent's edit: exit %d\n%s", r.Code, r.Stdout)
 			}
-			final := f.issue(t, n).Body
+			final := f.Issue(t, n).Body
 			if !strings.Contains(final, note) {
 				t.Errorf("the agent's note is lost:\n%s", final)
 			}
@@ -138,11 +138,11 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 			if len(tail) == 0 || tail[len(tail)-1].prune() != added.prune() {
 				t.Errorf("the agent's entry is not the last of history_tail: %+v", tail)
 			}
-			as := f.archives(t, n)
+			as := archives(t, f, n)
 			if dups := duplicateArchives(as); len(dups) > 0 {
 				t.Errorf("duplicate archives:\n%s", strings.Join(dups, "\n"))
 			}
-			sameHistory(t, f.history(t, n), want)
+			sameHistory(t, history(t, f, n), want)
 		})
 	}
 }

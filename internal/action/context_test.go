@@ -1,0 +1,105 @@
+// Context governance on the real server: the context-pressure gate as
+// comments arrive and as the checkpoint is pruned (its token figures
+// checked against `gns-guard tokens`), located comment-protocol findings,
+// the completion digest, and the context-budget metrics record.
+//
+// "The last 3 comments" are the last three of the issue, whoever wrote
+// them, as SPEC section 6 says: the guard's own sticky status comment is
+// one of them when it is recent, with the text it had when the run read
+// it, and so are archive and digest comments. An agent entering the issue
+// loads them too, so they belong in its entry load.
+//
+// Two measurements of one run are reported. The outputs, the metrics
+// record, the log and the step summary give the load the run judged: the
+// comments as it read them. The sticky status comment gives the load of the
+// issue as the run left it, its own text included, which is what the next
+// agent meets and the next run judges; on a run that posts or rewrites the
+// status comment the two differ. When the issue as left would be judged
+// differently (the status comment pushed a long comment out of the last
+// three), the status comment reports the run's own findings and figures.
+
+package action_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+)
+
+// counted caches what `gns-guard tokens` printed for a text.
+var counted sync.Map
+
+// tokens is what the real binary's `gns-guard tokens FILE` prints for text.
+func tokens(t *testing.T, text string) int {
+	t.Helper()
+	if v, ok := counted.Load(text); ok {
+		return v.(int)
+	}
+	file := filepath.Join(t.TempDir(), "text")
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(actiontest.Binary(t), "tokens", file).Output()
+	if err != nil {
+		t.Fatalf("gns-guard tokens: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("gns-guard tokens printed %q", out)
+	}
+	counted.Store(text, n)
+	return n
+}
+
+// fenced matches the checkpoint block of the tests' bodies: the lines
+// between the ```yaml fence and its closing fence.
+var fenced = regexp.MustCompile("(?s)```yaml\n(checkpoint:\n.*?\n)```")
+
+// block returns the checkpoint block of a body (its YAML lines, each with
+// its newline, without the fence lines).
+func block(t *testing.T, body string) string {
+	t.Helper()
+	m := fenced.FindAllStringSubmatch(body, -1)
+	if len(m) != 1 {
+		t.Fatalf("expected one ```yaml checkpoint block in the body, found %d:\n%s", len(m), body)
+	}
+	return m[0][1]
+}
+
+var nextEstimate = regexp.MustCompile(`(?m)^\s*next_estimated_tokens:\s*(\d+)\s*$`)
+
+// thousands formats n as the status comment does: 12,345.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// readLines returns a file's lines.
+func readLines(t *testing.T, name string) []string {
+	t.Helper()
+	fh, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
