@@ -95,17 +95,27 @@ func TestAgentNotAllowed(t *testing.T) {
 	if !st.Has("permission::violation") || !st.Locked {
 		t.Errorf("labels %v, locked %v", st.LabelNames(), st.Locked)
 	}
-	// With the agent allowed the check passes, and permission::violation
-	// stays: only a person removes it.
+	// With the agent allowed the check passes, but permission::violation
+	// stays and keeps failing every run: only an approver removes it.
 	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
-	r.Expect(t, 0, "pass")
+	r.Expect(t, 1, "fail")
+	r.ExpectRules(t, "permission-violation")
 	if !f.Issue(t, n).Has("permission::violation") {
 		t.Error("the guard removed permission::violation; only a person may")
 	}
+	// The repository's admin removes it (admin-token lets the guard check
+	// who they are): approved.
+	d = f.RemoveLabel(t, n, "permission::violation")
+	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
+	r.Expect(t, 0, "pass")
+	if f.Issue(t, n).Has("permission::violation") {
+		t.Error("an approver's removal was undone")
+	}
 }
 
-// checkpoint-tampered: lowering consumed in an edit is tampering unless the
-// editor is a budget admin. The "edited" delivery carries the previous body.
+// checkpoint-tampered: lowering consumed in an edit is tampering, judged
+// against the guard's ledger (the Actions payload of an edit carries no
+// previous body), unless the editor is a budget admin.
 func TestCheckpointTampered(t *testing.T) {
 	f := newFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
@@ -114,21 +124,14 @@ func TestCheckpointTampered(t *testing.T) {
 		return replace(t, body, "consumed: 6200", "consumed: 1000", "remaining: 13800", "remaining: 19000")
 	}
 
-	n, _ := f.Open(t, "tampered", example(t, "healthy.md"), labels...)
-	before := f.Issue(t, n).Body
-	d := f.EditBody(t, n, agent, lower(before))
-	changes, _ := payload(t, d)["changes"].(map[string]any)
-	from, _ := changes["body"].(map[string]any)
-	if from["from"] != before {
-		// Real runs never carry it (see actiontest.Runs): go on, to show
-		// what the guard makes of the edit without it.
-		t.Errorf("the edited delivery does not carry the previous body in changes.body.from: %s", d.Payload)
-	}
+	n, d := f.Open(t, "tampered", example(t, "healthy.md"), labels...)
+	f.Run(t, d).Expect(t, 0, "pass") // the ledger: the state as opened
+	d = f.EditBody(t, n, agent, lower(f.Issue(t, n).Body))
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "checkpoint-tampered")
 	v := r.Violations(t)[0]
-	line, col := lineOf(t, lower(before), "consumed: ")
+	line, col := lineOf(t, f.Issue(t, n).Body, "consumed: ")
 	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "budget.consumed went down 6200 → 1000") || !strings.Contains(v.Message, "budget.remaining went up 13800 → 19000") || !strings.Contains(v.Message, agent.Login) {
 		t.Errorf("violation %+v, expected at %d:%d", v, line, col)
 	}
@@ -137,11 +140,12 @@ func TestCheckpointTampered(t *testing.T) {
 	}
 
 	// The same edit by a budget admin is an approval.
-	n2, _ := f.Open(t, "approved", example(t, "healthy.md"), labels...)
+	n2, d := f.Open(t, "approved", example(t, "healthy.md"), labels...)
+	f.Run(t, d).Expect(t, 0, "pass")
 	d = f.EditBody(t, n2, agent, lower(f.Issue(t, n2).Body))
 	r = f.Run(t, d, "budget-admins", "alice,"+agent.Login)
 	r.Expect(t, 0, "pass")
-	if st := f.Issue(t, n2); st.Has("permission::violation") || st.Comments != 0 {
+	if st := f.Issue(t, n2); st.Has("permission::violation") || st.Comments != 1 {
 		t.Errorf("a budget admin's edit was treated as tampering: labels %v, %d comments", st.LabelNames(), st.Comments)
 	}
 }

@@ -133,9 +133,17 @@ func checkComments(t *testing.T, f *actiontest.Repo, n int64, who string) {
 		if strings.Contains(c.Body, "```") || strings.Contains(c.Body, "~~~") {
 			t.Errorf("comment %d holds a code fence:\n%s", c.ID, c.Body)
 		}
-		// Its one HTML comment is its own hidden marker: quoted text
-		// cannot forge another (or hide a GNS_EVENT footer).
-		if strings.Count(c.Body, "<!--") != 1 || !ownMarker.MatchString(c.Body) {
+		// Its HTML comments are its own hidden marker, and, on the status
+		// comment, its ledger record: quoted text cannot forge another (or
+		// hide a GNS_EVENT footer).
+		want := 1
+		if strings.Contains(c.Body, actiontest.StatusMarker(n)) {
+			want = 2
+			if strings.Count(c.Body, "<!-- gns-guard:ledger v1 {") != 1 {
+				t.Errorf("status comment %d lacks its ledger record:\n%s", c.ID, c.Body)
+			}
+		}
+		if strings.Count(c.Body, "<!--") != want || !ownMarker.MatchString(c.Body) {
 			t.Errorf("comment %d holds HTML comments other than its marker:\n%s", c.ID, c.Body)
 		}
 	}
