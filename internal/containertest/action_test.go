@@ -71,7 +71,7 @@ func writeMap(b *strings.Builder, key string, m map[string]string) {
 	}
 }
 
-func example(t *testing.T, name string, n int64) string {
+func example(t testing.TB, name string, n int64) string {
 	t.Helper()
 	root, err := containertest.RepoRoot()
 	if err != nil {

@@ -87,6 +87,12 @@ func tailString(s string, n int) string {
 // `uses: owner/name@tag` against it when the server's DEFAULT_ACTIONS_URL
 // is self. It returns the commit's id.
 func PushProject(ctx context.Context, s *giteatest.Server, owner, name string, tags ...string) (string, error) {
+	return PushEditedProject(ctx, s, owner, name, nil, tags...)
+}
+
+// PushEditedProject is PushProject with edit run on the copy of the
+// project's files before they are committed (edit may be nil).
+func PushEditedProject(ctx context.Context, s *giteatest.Server, owner, name string, edit func(dir string) error, tags ...string) (string, error) {
 	if owner != s.AdminLogin {
 		return "", fmt.Errorf("containertest: PushProject pushes as the administrator %s, not %s", s.AdminLogin, owner)
 	}
@@ -103,20 +109,11 @@ func PushProject(ctx context.Context, s *giteatest.Server, owner, name string, t
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			return "", err
-		}
-		fi, err := os.Stat(filepath.Join(root, f))
-		if err != nil {
-			return "", err
-		}
-		dst := filepath.Join(dir, f)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(dst, b, fi.Mode().Perm()); err != nil {
+	if err := copyFiles(root, files, dir); err != nil {
+		return "", err
+	}
+	if edit != nil {
+		if err := edit(dir); err != nil {
 			return "", err
 		}
 	}
@@ -159,4 +156,36 @@ func PushProject(ctx context.Context, s *giteatest.Server, owner, name string, t
 		}
 	}
 	return git("rev-parse", "HEAD")
+}
+
+// copyFiles copies the files (relative to root) into dir.
+func copyFiles(root string, files []string, dir string) error {
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return err
+		}
+		fi, err := os.Stat(filepath.Join(root, f))
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, b, fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckoutProject copies the project's files (ProjectFiles) into dir, as a
+// checkout of the working tree.
+func CheckoutProject(ctx context.Context, dir string) error {
+	root, files, err := ProjectFiles(ctx)
+	if err != nil {
+		return err
+	}
+	return copyFiles(root, files, dir)
 }

@@ -47,7 +47,7 @@ var pushed struct {
 	tokens *tokenSink
 }
 
-func requireWorld(t *testing.T) world {
+func requireWorld(t testing.TB) world {
 	t.Helper()
 	e := containertest.Require(t)
 	s := giteatest.Require(t)
@@ -167,13 +167,13 @@ func (k *tokenSink) all() []string {
 
 // repo is a test repository driven by its owner, the administrator.
 type repo struct {
-	t           *testing.T
+	t           testing.TB
 	w           world
 	owner, name string
 	deadline    time.Time
 }
 
-func (w world) newRepo(t *testing.T, workflow string) *repo {
+func (w world) newRepo(t testing.TB, workflow string) *repo {
 	t.Helper()
 	owner, name := w.s.NewRepo(t)
 	r := &repo{t: t, w: w, owner: owner, name: name, deadline: time.Now().Add(15 * time.Minute)}
