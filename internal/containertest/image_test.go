@@ -36,7 +36,7 @@ func TestImage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	img, took := buildImage(t, e)
-	t.Logf("docker build (legacy builder) of the Dockerfile: %s", took.Round(100*time.Millisecond))
+	t.Logf("docker build (legacy builder, its layer cache shared with the other tests) of the Dockerfile: %s", took.Round(100*time.Millisecond))
 
 	out, err := e.Docker(ctx, nil, "image", "inspect", img)
 	if err != nil {

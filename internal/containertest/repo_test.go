@@ -270,11 +270,6 @@ func (r *repo) issue(n int64) issue {
 	return is
 }
 
-func (r *repo) editBody(n int64, body string) {
-	r.t.Helper()
-	r.must(http.MethodPatch, r.path("/issues/%d", n), map[string]any{"body": body}, nil)
-}
-
 func (r *repo) comments(n int64) []comment {
 	r.t.Helper()
 	var cs []comment
