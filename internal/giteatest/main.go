@@ -37,10 +37,13 @@ func Enabled() bool {
 // panics. If the test process crashes, Gitea is killed by the kernel
 // (Pdeathsig) and its work directory is removed by the next Start.
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
 
-func run(m *testing.M) int {
+// Run is Main without the exit: it runs the package's tests, stops the
+// shared runner and server, and returns the exit code, for a TestMain that
+// has more to stop afterwards (see internal/containertest).
+func Run(m *testing.M) int {
 	shared.mu.Lock()
 	shared.inMain = true
 	shared.mu.Unlock()

@@ -78,11 +78,12 @@ type Runner struct {
 	// directories of the jobs it runs (host mode) and its log.
 	WorkDir string
 
-	config  string
-	outPath string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	werr    error
+	config     string
+	outPath    string
+	dockerHost string
+	cmd        *exec.Cmd
+	done       chan struct{}
+	werr       error
 
 	stopOnce sync.Once
 	stopErr  error
@@ -94,7 +95,35 @@ type Runner struct {
 // It returns once the daemon has declared itself to the server. The caller
 // must Stop it (before stopping the server); if the calling process dies,
 // the kernel kills it (Pdeathsig).
-func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
+func (s *Server) StartRunner(ctx context.Context) (*Runner, error) {
+	return s.StartRunnerWith(ctx, RunnerOptions{})
+}
+
+// RunnerOptions says how a runner runs jobs. The zero value is host mode
+// with RunnerLabel.
+type RunnerOptions struct {
+	// Labels the runner offers, e.g. "ubuntu-latest:docker://busybox" for
+	// jobs in a container. Empty: RunnerLabel.
+	Labels []string
+	// DockerHost is the Docker engine for job and action containers
+	// (container.docker_host, and DOCKER_HOST in the daemon's environment),
+	// e.g. unix:///run/x/docker.sock.
+	DockerHost string
+	// Network is the containers' network (container.network), e.g. host.
+	Network string
+	// Instance is the server address the runner registers with and hands
+	// the jobs (GITHUB_SERVER_URL, GITHUB_API_URL), e.g. a proxy in front
+	// of the server. Empty: the server's URL.
+	Instance string
+}
+
+// StartRunnerWith is StartRunner with the labels and the Docker engine of
+// opts. Images the job labels name must exist in the engine: the runner
+// does not pull them (container.force_pull is off).
+func (s *Server) StartRunnerWith(ctx context.Context, opts RunnerOptions) (_ *Runner, err error) {
+	if len(opts.Labels) == 0 {
+		opts.Labels = []string{RunnerLabel}
+	}
 	bin, err := RunnerBinaryPath(ctx)
 	if err != nil {
 		return nil, err
@@ -104,10 +133,11 @@ func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
 		return nil, fmt.Errorf("giteatest: %w", err)
 	}
 	r := &Runner{
-		Name:    "giteatest-" + filepath.Base(dir),
-		WorkDir: dir,
-		config:  filepath.Join(dir, "config.yaml"),
-		outPath: filepath.Join(dir, "runner.out"),
+		Name:       "giteatest-" + filepath.Base(dir),
+		WorkDir:    dir,
+		config:     filepath.Join(dir, "config.yaml"),
+		outPath:    filepath.Join(dir, "runner.out"),
+		dockerHost: opts.DockerHost,
 	}
 	defer func() {
 		if err != nil {
@@ -132,7 +162,7 @@ func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
 	if err != nil {
 		return r, fmt.Errorf("giteatest: gitea-runner generate-config: %w", err)
 	}
-	cfg, err := runnerConfig(generated, dir)
+	cfg, err := runnerConfig(generated, dir, opts)
 	if err != nil {
 		return r, err
 	}
@@ -140,8 +170,12 @@ func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
 		return r, fmt.Errorf("giteatest: %w", err)
 	}
 
+	instance := opts.Instance
+	if instance == "" {
+		instance = s.URL
+	}
 	reg := r.command(ctx, bin, "register", "--config", r.config, "--no-interactive",
-		"--instance", s.URL, "--token", registration.Token, "--name", r.Name, "--labels", RunnerLabel)
+		"--instance", instance, "--token", registration.Token, "--name", r.Name, "--labels", strings.Join(opts.Labels, ","))
 	if out, err := reg.CombinedOutput(); err != nil {
 		return r, fmt.Errorf("giteatest: gitea-runner register: %w: %s", err, out)
 	}
@@ -153,9 +187,9 @@ func (s *Server) StartRunner(ctx context.Context) (_ *Runner, err error) {
 
 // runnerConfig adjusts the configuration `generate-config` printed: the
 // registration file, the jobs' work directories and the cache server's
-// files under dir; host mode only; one job at a time; quick polling; no
-// cache server (no job here needs actions/cache).
-func runnerConfig(generated []byte, dir string) ([]byte, error) {
+// files under dir; the labels and Docker engine of opts; one job at a time;
+// quick polling; no cache server (no job here needs actions/cache).
+func runnerConfig(generated []byte, dir string, opts RunnerOptions) ([]byte, error) {
 	var cfg map[string]any
 	if err := yaml.Unmarshal(generated, &cfg); err != nil {
 		return nil, fmt.Errorf("giteatest: reading the runner's generated configuration: %w", err)
@@ -174,7 +208,7 @@ func runnerConfig(generated []byte, dir string) ([]byte, error) {
 	run["capacity"] = 1
 	run["envs"] = map[string]any{}
 	run["env_file"] = ""
-	run["labels"] = []string{RunnerLabel}
+	run["labels"] = opts.Labels
 	run["fetch_interval"] = "1s"
 	run["fetch_interval_max"] = "2s"
 	run["log_report_interval"] = "1s"
@@ -186,6 +220,13 @@ func runnerConfig(generated []byte, dir string) ([]byte, error) {
 	cache["enabled"] = false
 	cache["dir"] = filepath.Join(dir, "cache")
 	section("host")["workdir_parent"] = filepath.Join(dir, "jobs")
+	if opts.DockerHost != "" {
+		c := section("container")
+		c["docker_host"] = opts.DockerHost
+		c["network"] = opts.Network
+		c["force_pull"] = false // job images are local; actions' docker:// images are pulled all the same
+		c["force_rebuild"] = false
+	}
 	section("metrics")["enabled"] = false
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -199,27 +240,33 @@ func runnerConfig(generated []byte, dir string) ([]byte, error) {
 func (r *Runner) command(ctx context.Context, bin string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = r.WorkDir
-	cmd.Env = runnerEnv(r.WorkDir)
+	cmd.Env = runnerEnv(r.WorkDir, r.dockerHost)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd
 }
 
 // runnerEnv is the environment of the runner and so of the steps it runs on
 // the host: the test's, without variables of an outer Actions job (the
-// tests must see only what this runner sets) and with a HOME of its own.
-func runnerEnv(dir string) []string {
+// tests must see only what this runner sets) or Docker settings, with a
+// HOME of its own and DOCKER_HOST at dockerHost if set.
+func runnerEnv(dir, dockerHost string) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "GITHUB_"), strings.HasPrefix(name, "GITEA_"),
 			strings.HasPrefix(name, "INPUT_"), strings.HasPrefix(name, "ACTIONS_"),
-			strings.HasPrefix(name, "RUNNER_"), name == "HOME", name == "CI":
+			strings.HasPrefix(name, "RUNNER_"), strings.HasPrefix(name, "DOCKER_"),
+			name == "HOME", name == "CI":
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+filepath.Join(dir, "home"))
+	env = append(env, "HOME="+filepath.Join(dir, "home"))
+	if dockerHost != "" {
+		env = append(env, "DOCKER_HOST="+dockerHost)
+	}
+	return env
 }
 
 // startDaemon runs `gitea-runner daemon` and waits until it has declared
@@ -235,7 +282,7 @@ func (r *Runner) startDaemon(ctx context.Context, bin string) error {
 	defer outFile.Close()
 	cmd := exec.Command(bin, "daemon", "--config", r.config)
 	cmd.Dir = r.WorkDir
-	cmd.Env = runnerEnv(r.WorkDir)
+	cmd.Env = runnerEnv(r.WorkDir, r.dockerHost)
 	cmd.Stdout = outFile
 	cmd.Stderr = outFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -309,6 +356,7 @@ func (r *Runner) Stop() error {
 var sharedRunner struct {
 	mu   sync.Mutex
 	once sync.Once
+	opts string // the options it was started with, printed
 	r    *Runner
 	err  error
 }
@@ -318,22 +366,34 @@ var sharedRunner struct {
 // tests, before the server. It skips or fails like Require.
 func RequireRunner(t testing.TB) (*Server, *Runner) {
 	t.Helper()
+	return RequireRunnerWith(t, RunnerOptions{})
+}
+
+// RequireRunnerWith is RequireRunner for a runner started with opts. A
+// package has one shared runner: asking for it with other options fails the
+// test.
+func RequireRunnerWith(t testing.TB, opts RunnerOptions) (*Server, *Runner) {
+	t.Helper()
 	s := Require(t)
+	printed := fmt.Sprintf("%+v", opts)
 	sharedRunner.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), runnerBuildBudget)
 		defer cancel()
 		began := time.Now()
-		r, err := s.StartRunner(ctx)
+		r, err := s.StartRunnerWith(ctx, opts)
 		sharedRunner.mu.Lock()
-		sharedRunner.r, sharedRunner.err = r, err
+		sharedRunner.r, sharedRunner.err, sharedRunner.opts = r, err, printed
 		sharedRunner.mu.Unlock()
 		if err == nil {
 			t.Logf("giteatest: runner %s %s ready in %s", RunnerVersion, r.Name, time.Since(began).Round(time.Millisecond))
 		}
 	})
 	sharedRunner.mu.Lock()
-	r, err := sharedRunner.r, sharedRunner.err
+	r, err, first := sharedRunner.r, sharedRunner.err, sharedRunner.opts
 	sharedRunner.mu.Unlock()
+	if first != printed {
+		t.Fatalf("giteatest: the package's shared runner was started with %s, not %s", first, printed)
+	}
 	if err != nil {
 		t.Fatalf("the Gitea runner %s is not available: %v", RunnerVersion, err)
 	}

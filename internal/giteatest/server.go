@@ -510,6 +510,9 @@ DEFAULT_KEEP_EMAIL_PRIVATE = true
 
 [actions]
 ENABLED = true
+; uses: owner/name@ref resolves on this server: it is offline, and the
+; container tests push the action here.
+DEFAULT_ACTIONS_URL = self
 
 [webhook]
 ALLOWED_HOST_LIST = loopback
