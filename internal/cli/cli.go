@@ -93,6 +93,8 @@ Usage:
   gns-guard prune FILE [--format text|json]
   gns-guard history --repo OWNER/NAME --issue N [--server URL] [--token T] [--format yaml|json]
   gns-guard tokens FILE|- [--encoding cl100k_base|o200k_base]
+  gns-guard context --repo OWNER/NAME --issue N [--file PATH]... [--skill PATH] [--size S] [--cap TOKENS] [--format text|json]
+  gns-guard context --body FILE [--comments FILE] [flags]   (offline)
   gns-guard schema
   gns-guard action        (the default when GITHUB_ACTIONS=true)
 
@@ -144,6 +146,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runHistory(ctx, rest, env)
 	case "tokens":
 		return runTokens(rest, env)
+	case "context":
+		return runContext(ctx, rest, env)
 	case "schema":
 		return runSchema(rest, env)
 	case "action":
@@ -152,7 +156,7 @@ func run(ctx context.Context, args []string, env Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, schema, action", verb)
+	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, context, schema, action", verb)
 }
 
 func runAction(ctx context.Context, env Env) error {
