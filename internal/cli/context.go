@@ -86,7 +86,7 @@ type contextReport struct {
 	Fits bool `json:"fits"`
 	*entryload.Load
 	CurrentTask string          `json:"current_task"`
-	CostCheck   costCheck       `json:"cost_check"`
+	CostCheck   *costCheck      `json:"cost_check,omitempty"`
 	Error       string          `json:"error,omitempty"`
 	OverCap     *overCapNumbers `json:"over_cap,omitempty"`
 }
@@ -296,7 +296,7 @@ func runContext(ctx context.Context, args []string, env Env) error {
 	}
 
 	if o.format == "json" {
-		rep := contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: check}
+		rep := contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check}
 		data, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
 			return cannotRun(err)
@@ -502,7 +502,10 @@ func readCommentsFile(env Env, name string) ([]guard.Comment, error) {
 			return nil, usageError("context: %s:%d:%d: not valid JSON: %v (expected an array of {id, author, body, html_url})", name, line, col, se)
 		case errors.As(err, &te):
 			line, col := offsetLineCol(data, int(te.Offset))
-			return nil, usageError("context: %s:%d:%d: expected an array of {id, author, body, html_url}, found %s where %s was expected", name, line, col, te.Value, te.Type)
+			if te.Field == "" {
+				return nil, usageError("context: %s:%d:%d: expected a JSON array of {id, author, body, html_url}, found %s", name, line, col, jsonKind(te.Value))
+			}
+			return nil, usageError("context: %s:%d:%d: a comment's %s must be %s, found %s", name, line, col, te.Field, jsonWant(te.Field), jsonKind(te.Value))
 		}
 		return nil, usageError("context: %s: %v (expected an array of {id, author, body, html_url})", name, err)
 	}
@@ -518,6 +521,28 @@ func readCommentsFile(env Env, name string) ([]guard.Comment, error) {
 		out = append(out, guard.Comment{ID: e.ID, Author: author, Body: *e.Body, HTMLURL: e.HTMLURL})
 	}
 	return out, nil
+}
+
+// jsonKind names a JSON value kind as encoding/json reports it.
+func jsonKind(v string) string {
+	switch v {
+	case "object", "array":
+		return "an " + v
+	case "string", "number", "bool":
+		return "a " + strings.Replace(v, "bool", "boolean", 1)
+	}
+	return v
+}
+
+// jsonWant says what a field of the comments file holds.
+func jsonWant(field string) string {
+	switch field {
+	case "id":
+		return "a whole number"
+	case "user":
+		return "an object with a login"
+	}
+	return "a string"
 }
 
 func offsetLineCol(data []byte, off int) (int, int) {
@@ -591,15 +616,21 @@ func loadableCheckpoint(env Env, parsed checkpoint.Result, number int64, o *cont
 
 // overCap reports a checkpoint that alone does not fit: exit 1.
 func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpoint.Checkpoint) error {
-	how := []string{}
-	if n := len(cp.Entries()); n > checkpoint.DefaultTailLimit || cp.History.Set {
-		how = append(how, fmt.Sprintf("prune its %d history entries into archive comments (the guard does on its next run when the checkpoint is over the task's overhead or 80%% of the budget is used; 'gns-guard prune BODY' shows the result)", n))
+	var how []string
+	n := len(cp.Entries())
+	if n > checkpoint.DefaultTailLimit || cp.History.Set {
+		how = append(how, fmt.Sprintf("move its %d history entries into archive comments, keeping the last %d in history_tail (the guard does so on its next run when the checkpoint is over the task's overhead of %s tokens or 80%% of the budget is used; 'gns-guard prune BODY' prints the result)",
+			n, checkpoint.DefaultTailLimit, fmtInt(oc.Budget.Overhead)))
+	} else {
+		how = append(how, fmt.Sprintf("it holds no history left to prune (%d entries in history_tail)", n))
 	}
-	if len(cp.CurrentTask.Value) > 200 {
-		how = append(how, fmt.Sprintf("shorten current_task (%d characters)", len(cp.CurrentTask.Value)))
+	if l := len(cp.CurrentTask.Value); l > 200 {
+		how = append(how, fmt.Sprintf("shorten current_task (%s characters) and other long values", fmtInt(l)))
+	} else {
+		how = append(how, "shorten its longest values")
 	}
-	how = append(how, "or give the task a larger size:: label (or --cap)")
-	msg := fmt.Sprintf("%v. The issue needs pruning before an agent can load it: %s", oc, strings.Join(how, "; "))
+	how = append(how, "or give the task a larger size:: label (or pass a larger --cap)")
+	msg := fmt.Sprintf("%v. Prune the issue before an agent loads it: %s", oc, strings.Join(how, "; "))
 	if o.format == "json" {
 		rep := contextReport{Fits: false, CurrentTask: cp.CurrentTask.Value, Error: msg,
 			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}

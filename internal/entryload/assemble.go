@@ -58,7 +58,28 @@ func Assemble(in Input) (*Load, error) {
 		}
 		slack += total - a.target
 	}
-	if !done {
+	if done {
+		// The footer was estimated at its longest: give what it did not
+		// take to the sections, while the load still fits (a bisection on
+		// the slack between what fits and what was too generous).
+		fits, try := slack, slack-(a.target-total)
+		for round := 0; round < 8 && try < fits && total < a.target; round++ {
+			keep := a.snapshot()
+			a.plan(try)
+			t2, n2 := a.render()
+			switch {
+			case n2 > a.target:
+				a.restore(keep)
+				try = (try + fits + 1) / 2
+			case n2 > total:
+				text, total, fits = t2, n2, try
+				try -= a.target - total
+			default:
+				a.restore(keep)
+				round = 8
+			}
+		}
+	} else {
 		a.dropAll()
 		text, total = a.render()
 		if text != minimal || total > a.target {
@@ -184,6 +205,11 @@ func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
 	}
 	return s
 }
+
+// snapshot and restore save and bring back every section's planned state.
+func (a *assembly) snapshot() []Section { return append([]Section(nil), a.secs...) }
+
+func (a *assembly) restore(saved []Section) { copy(a.secs, saved) }
 
 // dropAll leaves out everything but the checkpoint.
 func (a *assembly) dropAll() {
