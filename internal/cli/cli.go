@@ -73,6 +73,8 @@ Usage:
   gns-guard prune FILE [--format text|json]
   gns-guard history --repo OWNER/NAME --issue N [--server URL] [--token T] [--format yaml|json]
   gns-guard tokens FILE|- [--encoding cl100k_base|o200k_base]
+  gns-guard context --repo OWNER/NAME --issue N [--file PATH]... [--skill PATH] [--size S] [--cap TOKENS] [--format text|json]
+  gns-guard context --body FILE [--comments FILE] [flags]   (offline)
   gns-guard schema
   gns-guard rules [--format text|json]
   gns-guard action        (the default when GITHUB_ACTIONS=true)
@@ -89,7 +91,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 		return exit.Clean
 	}
 	code := exit.Code(err)
-	if code == exit.Clean || code == exit.Violation || exit.IsReported(err) {
+	if code == exit.Clean || err == exit.ErrViolations || exit.IsReported(err) {
 		return code
 	}
 	fmt.Fprintf(env.Stderr, "gns-guard: %v\n", err)
@@ -117,6 +119,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runHistory(ctx, rest, env)
 	case "tokens":
 		return runTokens(rest, env)
+	case "context":
+		return runContext(ctx, rest, env)
 	case "schema":
 		return runSchema(rest, env)
 	case "rules":
@@ -127,7 +131,7 @@ func run(ctx context.Context, args []string, env Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, schema, rules, action", verb)
+	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, context, schema, rules, action", verb)
 }
 
 func runAction(ctx context.Context, env Env) error {

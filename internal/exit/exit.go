@@ -18,6 +18,16 @@ const (
 // more to print.
 var ErrViolations = errors.New("violations found")
 
+// ViolationError is a violation with something to say: exit 1, and its
+// message is printed (ErrViolations alone prints nothing).
+type ViolationError struct{ Err error }
+
+func (e *ViolationError) Error() string { return e.Err.Error() }
+func (e *ViolationError) Unwrap() error { return e.Err }
+
+// Is makes a ViolationError count as ErrViolations.
+func (e *ViolationError) Is(target error) bool { return target == ErrViolations }
+
 // UsageError is a mistake in how the program was called or configured
 // (a flag, an action input, the Actions environment): exit 2.
 type UsageError struct{ Err error }

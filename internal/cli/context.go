@@ -1,0 +1,690 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/entryload"
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// contextForge builds the client `context` reads through; tests replace it.
+var contextForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	return forge.New(server, token, owner, repo)
+}
+
+// dirExists reports whether a directory exists (for the default overflow
+// log); tests replace it.
+var dirExists = func(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// Defaults and limits of `context`.
+const (
+	// contextWindow is how many of the issue's last comments `context`
+	// asks the timeline for: the 3 it loads plus room for the guard's own
+	// comments (status, archive parts, digest, recovery) between them. One
+	// read of the timeline's tail returns them, as it does for the guard.
+	contextWindow = 8
+	// defaultOverflowLog is where cost-check warnings go when its folder
+	// exists and --overflow-log is not given.
+	defaultOverflowLog = ".kilo/logs/context-overflow-warnings.jsonl"
+	// costCheckRatio: warn when the planned load exceeds this share of the
+	// available tokens (the protocol's cost check).
+	costCheckRatio = 0.3
+	// maxDocBytes bounds a file or skill: the largest cap (a large task's
+	// 18,500 tokens) holds far less text.
+	maxDocBytes = 1 << 20
+)
+
+const contextSynopsis = "context (--repo OWNER/NAME --issue N | --body FILE [--comments FILE]) [--file PATH]... [--skill PATH] [--size tiny|small|medium|large] [--cap TOKENS] [--full-comments] [--format text|json] [flags]"
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// contextOptions are the parsed flags of `context`.
+type contextOptions struct {
+	repo, owner, name string
+	issue             int64
+	server, token     string
+	body, comments    string
+	files             stringList
+	skill             string
+	size              string
+	cap               int
+	fullComments      bool
+	format            string
+	encoding          tokens.Encoding
+	labels            string
+	guardUser         string
+	overflowLog       string
+	overflowSet       bool
+	metricsFile       string
+}
+
+// contextReport is the JSON form of `context`.
+type contextReport struct {
+	Fits bool `json:"fits"`
+	*entryload.Load
+	CurrentTask string          `json:"current_task"`
+	CostCheck   *costCheck      `json:"cost_check,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	OverCap     *overCapNumbers `json:"over_cap,omitempty"`
+}
+
+// costCheck is the protocol's check before loading: is the planned load
+// over 30% of the available tokens?
+type costCheck struct {
+	Planned   int     `json:"planned_tokens"`
+	Available int     `json:"available_tokens"`
+	Threshold float64 `json:"threshold"`
+	Ratio     float64 `json:"ratio"`
+	Over      bool    `json:"over"`
+}
+
+type overCapNumbers struct {
+	Issue      int64 `json:"issue"`
+	Checkpoint int   `json:"checkpoint_tokens"`
+	Minimal    int   `json:"minimal_tokens"`
+	entryload.Budget
+}
+
+// contextMetrics is the action's context-budget record (SPEC 7) with
+// files_loaded, for the load this command printed.
+type contextMetrics struct {
+	TS                string  `json:"ts"`
+	Agent             string  `json:"agent"`
+	Issue             int64   `json:"issue"`
+	ContextLoaded     int     `json:"context_loaded"`
+	ContextAvailable  int     `json:"context_available"`
+	ContextRatio      float64 `json:"context_ratio"`
+	FilesLoaded       int     `json:"files_loaded"`
+	CheckpointEntries int     `json:"checkpoint_entries"`
+	Pruned            bool    `json:"pruned"`
+}
+
+// overflowRecord is one line of the overflow log.
+type overflowRecord struct {
+	TS             string   `json:"ts"`
+	Agent          string   `json:"agent"`
+	Issue          int64    `json:"issue"`
+	Estimate       int      `json:"estimate"`
+	Available      int      `json:"available"`
+	Ratio          float64  `json:"ratio"`
+	Threshold      float64  `json:"threshold"`
+	Loaded         int      `json:"loaded"`
+	FilesRequested int      `json:"files_requested"`
+	FilesLoaded    int      `json:"files_loaded"`
+	Dropped        []string `json:"dropped"`
+	Cut            []string `json:"cut"`
+}
+
+// runContext prints what the next agent loads on entry, under a hard cap.
+func runContext(ctx context.Context, args []string, env Env) error {
+	o, err := parseContextFlags(args, env)
+	if err != nil {
+		return err
+	}
+	counter, err := tokens.New(o.encoding)
+	if err != nil {
+		return cannotRun(err)
+	}
+	// Local input first: a bad file is known before any request.
+	var files []entryload.Doc
+	for _, p := range o.files {
+		d, err := readDoc(env, "file", p)
+		if err != nil {
+			return err
+		}
+		files = append(files, d)
+	}
+	var skill *entryload.Doc
+	if o.skill != "" {
+		d, err := readDoc(env, "skill", o.skill)
+		if err != nil {
+			return err
+		}
+		skill = &d
+	}
+
+	var iss guard.Issue
+	var recent []guard.Comment
+	labelsKnown := true
+	if o.repo != "" {
+		iss, recent, err = readIssueOnline(ctx, env, o)
+	} else {
+		iss, recent, labelsKnown, err = readIssueOffline(env, o)
+	}
+	if err != nil {
+		return err
+	}
+	number := iss.Number
+
+	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: number})
+	if err := loadableCheckpoint(env, parsed, number, o); err != nil {
+		return err
+	}
+	cp := parsed.Checkpoint
+	if number == 0 {
+		number = cp.Issue.Value
+		iss.Number = number
+	}
+
+	cfg := guard.DefaultConfig()
+	cfg.Encoding = o.encoding
+	plan := guard.Decide(guard.Input{
+		Config:        cfg,
+		Issue:         iss,
+		Event:         guard.Event{Name: "issues", Action: "edited", Number: number},
+		Recent:        recent,
+		Self:          o.guardUser,
+		Now:           env.Now().UTC(),
+		Counter:       counter,
+		LabelsUnknown: !labelsKnown,
+	})
+	nums := plan.Numbers
+	size, ok := guard.TaskSizeNamed(nums.TaskSize)
+	if o.size != "" {
+		size, ok = guard.TaskSizeNamed(o.size)
+	}
+	if !ok {
+		return cannotRun(fmt.Errorf("context: issue #%d: the guard reported no task size", number))
+	}
+	if o.size == "" && size.Inferred && nums.NextEstimated >= 20000 {
+		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: next_estimated_tokens %d is over the largest task size (< 20,000): the guard fails it as task-too-large; split the task\n", number, nums.NextEstimated)
+	}
+	budget := entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
+	if o.cap > 0 {
+		budget.Cap, budget.Explicit = o.cap, true
+	}
+
+	in := entryload.Input{
+		Issue:        number,
+		Agent:        nums.Agent,
+		Checkpoint:   parsed.Block().Raw(),
+		Files:        files,
+		Skill:        skill,
+		FullComments: o.fullComments,
+		Budget:       budget,
+		Counter:      counter,
+		Guard: &entryload.GuardFigure{
+			ContextTokens: nums.ContextTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,
+			NextEstimated: nums.NextEstimated, TaskSize: nums.TaskSize, MaxContext: nums.MaxContext, ContextRatio: nums.ContextRatio,
+		},
+	}
+	all := make([]entryload.Comment, len(recent))
+	for i, c := range recent {
+		all[i] = entryload.Comment{ID: c.ID, Author: c.Author, Body: c.Body, URL: c.HTMLURL}
+	}
+	in.Comments, in.Skipped = entryload.SelectComments(all, o.guardUser, number, entryload.RecentComments)
+
+	// Inside Gitea Actions the text goes between stop-commands markers (no
+	// issue text may run a workflow command); they count against the cap.
+	var marker string
+	if o.format == "text" && env.Getenv("GITHUB_ACTIONS") == "true" {
+		marker = stopToken()
+		in.Reserve = counter.Count(stopOpen(marker)) + counter.Count(stopClose(marker))
+	}
+	load, err := entryload.Assemble(in)
+	for err == nil && marker != "" {
+		// The markers' count adds up with the text's at line breaks; make sure.
+		over := counter.Count(stopOpen(marker)+load.Text+stopClose(marker)) - budget.Cap
+		if over <= 0 {
+			break
+		}
+		in.Reserve += over
+		load, err = entryload.Assemble(in)
+	}
+	var oc *entryload.OverCapError
+	if errors.As(err, &oc) {
+		return overCap(env, o, oc, cp)
+	}
+	if err != nil {
+		return cannotRun(fmt.Errorf("context: %w", err))
+	}
+
+	check := costCheck{Planned: load.Planned, Available: budget.Cap, Threshold: costCheckRatio}
+	check.Ratio = math.Round(float64(load.Planned)/float64(budget.Cap)*10000) / 10000
+	check.Over = float64(load.Planned) > costCheckRatio*float64(budget.Cap)
+	filesLoaded := 0
+	for _, s := range load.Sections {
+		if s.Kind == entryload.KindFile && s.Status != entryload.Dropped {
+			filesLoaded++
+		}
+	}
+	ts := env.Now().UTC().Format("2006-01-02T15:04:05Z")
+	if check.Over {
+		logTo := overflowLogPath(o)
+		where := "pass --overflow-log FILE to log it"
+		if logTo != "" {
+			where = "logged to " + logTo
+		}
+		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: the planned load takes %s tokens, over %.0f%% of the %s available (%s): load fewer files or ask for a slimmer task; %s\n",
+			number, fmtInt(load.Planned), costCheckRatio*100, fmtInt(budget.Cap), fmtInt(int(costCheckRatio*float64(budget.Cap))), where)
+		if logTo != "" {
+			rec := overflowRecord{TS: ts, Agent: load.Agent, Issue: number, Estimate: load.Planned, Available: budget.Cap, Ratio: check.Ratio,
+				Threshold: costCheckRatio, Loaded: load.Tokens, FilesRequested: len(files), FilesLoaded: filesLoaded, Dropped: load.Dropped, Cut: load.Cut}
+			appendJSONLine(env, "--overflow-log", logTo, rec)
+		}
+	}
+	if o.metricsFile != "" {
+		m := contextMetrics{TS: ts, Agent: load.Agent, Issue: number, ContextLoaded: load.Tokens, ContextAvailable: budget.MaxContext,
+			FilesLoaded: filesLoaded, CheckpointEntries: len(cp.Entries()), Pruned: len(load.Dropped)+len(load.Cut) > 0}
+		if budget.MaxContext > 0 {
+			m.ContextRatio = math.Round(float64(load.Tokens)/float64(budget.MaxContext)*10000) / 10000
+		}
+		appendJSONLine(env, "--metrics-file", o.metricsFile, m)
+	}
+
+	if o.format == "json" {
+		rep := contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check}
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return cannotRun(err)
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", data)
+		return nil
+	}
+	if marker != "" {
+		fmt.Fprint(env.Stdout, stopOpen(marker)+load.Text+stopClose(marker))
+		return nil
+	}
+	fmt.Fprint(env.Stdout, load.Text)
+	return nil
+}
+
+func parseContextFlags(args []string, env Env) (*contextOptions, error) {
+	o := &contextOptions{}
+	fs := newFlags("context", env, contextSynopsis)
+	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME (reads the issue from the server)")
+	fs.Int64Var(&o.issue, "issue", 0, "the issue's number (with --body: default checkpoint.issue)")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN; none for a public repository)")
+	fs.StringVar(&o.body, "body", "", "read the issue body from FILE (- for standard input) instead of the server")
+	fs.StringVar(&o.comments, "comments", "", "with --body: the issue's comments, a JSON array of {id, author, body, html_url}, oldest first")
+	fs.Var(&o.files, "file", "a file the task names, from the local checkout (repeatable, at most 3, in priority order)")
+	fs.StringVar(&o.skill, "skill", "", "the skill to load, from the local checkout")
+	fs.StringVar(&o.size, "size", "", "task size: tiny, small, medium or large (default: the size:: label, else inferred from next_estimated_tokens)")
+	fs.IntVar(&o.cap, "cap", 0, "the cap in tokens (default: the task size's max context less its checkpoint overhead)")
+	fs.BoolVar(&o.fullComments, "full-comments", false, "load agent result comments whole instead of compressed to their footer's fields")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	encName := fs.String("encoding", string(tokens.CL100kBase), "tokenizer encoding: cl100k_base or o200k_base")
+	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated (default: the checkpoint's state.labels)")
+	fs.StringVar(&o.guardUser, "guard-user", guard.ActionsUser, "the login the guard comments as; its status, archive, digest and recovery comments are not loaded")
+	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line here when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
+	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this file")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "overflow-log" {
+			o.overflowSet = true
+		}
+	})
+	if len(pos) > 0 {
+		return nil, usageError("context takes no positional arguments, got: %s (name files with --file PATH)", strings.Join(pos, " "))
+	}
+	enc, err := tokens.ParseEncoding(*encName)
+	if err != nil {
+		return nil, usageError("context: %v", err)
+	}
+	o.encoding = enc
+	switch {
+	case o.repo != "" && o.body != "":
+		return nil, usageError("context: give either --repo OWNER/NAME --issue N (read the server) or --body FILE (offline), not both")
+	case o.repo == "" && o.body == "":
+		return nil, usageError("context: say which issue: --repo OWNER/NAME --issue N, or --body FILE [--comments FILE] offline")
+	case o.comments != "" && o.body == "":
+		return nil, usageError("context: --comments goes with --body; with --repo the comments are read from the server")
+	case o.labels != "" && o.body == "":
+		return nil, usageError("context: --labels goes with --body; with --repo the live labels are read")
+	case len(o.files) > entryload.MaxFiles:
+		return nil, usageError("context: %d files named with --file; an agent loads at most %d (the protocol's limit): name the %d the task needs most", len(o.files), entryload.MaxFiles, entryload.MaxFiles)
+	case o.cap < 0:
+		return nil, usageError("context: --cap must be a positive number of tokens, not %d", o.cap)
+	case o.format != "text" && o.format != "json":
+		return nil, usageError("context: --format must be text or json, not %q", o.format)
+	case o.issue < 0:
+		return nil, usageError("context: --issue must be a positive issue number, not %d", o.issue)
+	}
+	seen := map[string]bool{}
+	for _, f := range o.files {
+		if seen[filepath.Clean(f)] {
+			return nil, usageError("context: --file %s is named twice", f)
+		}
+		seen[filepath.Clean(f)] = true
+	}
+	if o.size != "" {
+		if _, ok := guard.TaskSizeNamed(o.size); !ok {
+			return nil, usageError("context: --size must be tiny, small, medium or large, not %q", o.size)
+		}
+	}
+	if o.repo != "" {
+		owner, name, ok := strings.Cut(o.repo, "/")
+		switch {
+		case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
+			return nil, usageError("context: --repo must be OWNER/NAME, not %q", o.repo)
+		case o.issue < 1:
+			return nil, usageError("context: --issue N (a positive issue number) is required with --repo")
+		}
+		o.owner, o.name = owner, name
+	}
+	return o, nil
+}
+
+// readDoc reads a file or skill from the local checkout and refuses what
+// cannot be loaded as text.
+func readDoc(env Env, what, path string) (entryload.Doc, error) {
+	data, err := env.ReadFile(path)
+	if err != nil {
+		return entryload.Doc{}, usageError("context: cannot read the %s %s: %v", what, path, unwrapPath(err))
+	}
+	if len(data) > maxDocBytes {
+		return entryload.Doc{}, usageError("context: the %s %s is %s bytes, over the %s a load reads (the largest cap, a large task's 18,500 tokens, holds about 70 KB): name a smaller file or the part the task needs",
+			what, path, fmtInt(len(data)), "1 MiB")
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line := 1 + bytes.Count(data[:i], []byte("\n"))
+		return entryload.Doc{}, usageError("context: the %s %s looks binary (a NUL byte on line %d, byte offset %d): only text files can be loaded", what, path, line, i)
+	}
+	if err := validUTF8(data); err != nil {
+		return entryload.Doc{}, usageError("context: the %s %s is not UTF-8 text (%v): convert it to UTF-8 or leave it out", what, path, err)
+	}
+	return entryload.Doc{Path: path, Text: string(data)}, nil
+}
+
+// unwrapPath drops the repeated path from an *os.PathError.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// validUTF8 says where data stops being UTF-8.
+func validUTF8(data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			line := 1 + bytes.Count(data[:i], []byte("\n"))
+			return fmt.Errorf("invalid byte 0x%02x on line %d, byte offset %d", data[i], line, i)
+		}
+		i += n
+	}
+	return nil
+}
+
+// readIssueOffline reads --body and --comments.
+func readIssueOffline(env Env, o *contextOptions) (iss guard.Issue, recent []guard.Comment, labelsKnown bool, err error) {
+	body, err := readInput(env, o.body)
+	if err != nil {
+		return iss, nil, false, err
+	}
+	if err := validUTF8([]byte(body)); err != nil {
+		return iss, nil, false, usageError("context: the body %s is not UTF-8 text (%v)", o.body, err)
+	}
+	iss = guard.Issue{Number: o.issue, Body: body}
+	if o.comments != "" {
+		if recent, err = readCommentsFile(env, o.comments); err != nil {
+			return iss, nil, false, err
+		}
+	}
+	var labels []string
+	labelsKnown = o.labels != ""
+	if o.labels != "" {
+		labels = guard.ParseList(o.labels)
+	} else if cp := checkpoint.Parse(body, checkpoint.Options{}).Checkpoint; cp != nil {
+		// Offline, the labels are the checkpoint's own record of them.
+		for _, l := range cp.State.Labels.Items {
+			labels = append(labels, l.Value)
+		}
+		labelsKnown = cp.State.Labels.Set
+	}
+	for i, l := range labels {
+		iss.Labels = append(iss.Labels, guard.Label{ID: int64(i + 1), Name: l})
+	}
+	return iss, recent, labelsKnown, nil
+}
+
+// commentsFileEntry is one comment of a --comments file. author may be
+// given as Gitea's user.login, so the API's own comment list works as is.
+type commentsFileEntry struct {
+	ID     int64  `json:"id"`
+	Author string `json:"author"`
+	User   *struct {
+		Login string `json:"login"`
+	} `json:"user"`
+	Body    *string `json:"body"`
+	HTMLURL string  `json:"html_url"`
+}
+
+// readCommentsFile reads a JSON array of comments, oldest first.
+func readCommentsFile(env Env, name string) ([]guard.Comment, error) {
+	text, err := readInput(env, name)
+	if err != nil {
+		return nil, err
+	}
+	data := []byte(text)
+	if err := validUTF8(data); err != nil {
+		return nil, usageError("context: the comments file %s is not UTF-8 text (%v)", name, err)
+	}
+	var entries []commentsFileEntry
+	if err := json.Unmarshal(data, &entries); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			line, col := offsetLineCol(data, int(se.Offset))
+			return nil, usageError("context: %s:%d:%d: not valid JSON: %v (expected an array of {id, author, body, html_url})", name, line, col, se)
+		case errors.As(err, &te):
+			line, col := offsetLineCol(data, int(te.Offset))
+			if te.Field == "" {
+				return nil, usageError("context: %s:%d:%d: expected a JSON array of {id, author, body, html_url}, found %s", name, line, col, jsonKind(te.Value))
+			}
+			return nil, usageError("context: %s:%d:%d: a comment's %s must be %s, found %s", name, line, col, te.Field, jsonWant(te.Field), jsonKind(te.Value))
+		}
+		return nil, usageError("context: %s: %v (expected an array of {id, author, body, html_url})", name, err)
+	}
+	out := make([]guard.Comment, 0, len(entries))
+	for i, e := range entries {
+		if e.Body == nil {
+			return nil, usageError("context: %s: comment %d of %d (id %d) has no body", name, i+1, len(entries), e.ID)
+		}
+		author := e.Author
+		if author == "" && e.User != nil {
+			author = e.User.Login
+		}
+		out = append(out, guard.Comment{ID: e.ID, Author: author, Body: *e.Body, HTMLURL: e.HTMLURL})
+	}
+	return out, nil
+}
+
+// jsonKind names a JSON value kind as encoding/json reports it.
+func jsonKind(v string) string {
+	switch v {
+	case "object", "array":
+		return "an " + v
+	case "string", "number", "bool":
+		return "a " + strings.Replace(v, "bool", "boolean", 1)
+	}
+	return v
+}
+
+// jsonWant says what a field of the comments file holds.
+func jsonWant(field string) string {
+	switch field {
+	case "id":
+		return "a whole number"
+	case "user":
+		return "an object with a login"
+	}
+	return "a string"
+}
+
+func offsetLineCol(data []byte, off int) (int, int) {
+	off = max(0, min(off, len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	start := bytes.LastIndexByte(data[:off], '\n') + 1
+	return line, 1 + utf8.RuneCount(data[start:off])
+}
+
+// readIssueOnline reads the issue and its last comments: one request for
+// the issue, one or two for the tail of its timeline.
+func readIssueOnline(ctx context.Context, env Env, o *contextOptions) (guard.Issue, []guard.Comment, error) {
+	url := firstOf(o.server, env.Getenv("GITHUB_SERVER_URL"))
+	if url == "" {
+		return guard.Issue{}, nil, usageError("context: no server: pass --server URL or set GITHUB_SERVER_URL")
+	}
+	tok := firstOf(o.token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN"))
+	f, err := contextForge(url, tok, o.owner, o.name)
+	if err != nil {
+		return guard.Issue{}, nil, usageError("context: %v", err)
+	}
+	iss, err := f.Issue(ctx, o.issue)
+	if err != nil {
+		return guard.Issue{}, nil, contextError(url, fmt.Sprintf("read issue #%d of %s", o.issue, o.repo), err)
+	}
+	page, err := f.RecentComments(ctx, iss, contextWindow)
+	if err != nil {
+		return guard.Issue{}, nil, contextError(url, fmt.Sprintf("read the last comments of issue #%d", o.issue), err)
+	}
+	return iss, page.Comments, nil
+}
+
+// contextError says why `context` could not read the server: exit 3.
+func contextError(server, what string, err error) error {
+	var he *forge.HTTPError
+	switch {
+	case forge.IsUnreachable(err):
+		return cannotRun(fmt.Errorf("context: could not reach the server %s to %s: %w", server, what, err))
+	case errors.As(err, &he) && he.Status == http.StatusUnauthorized:
+		return cannotRun(fmt.Errorf("context: the server %s rejected the token (HTTP 401) when trying to %s; check --token, GITEA_TOKEN or GITHUB_TOKEN", server, what))
+	case errors.Is(err, guard.ErrForbidden):
+		return cannotRun(fmt.Errorf("context: the token may not %s (HTTP 403): %w", what, err))
+	case errors.Is(err, guard.ErrNotFound):
+		return cannotRun(fmt.Errorf("context: could not %s: not found, or the token cannot see it (HTTP 404)", what))
+	}
+	return cannotRun(fmt.Errorf("context: could not %s: %w", what, err))
+}
+
+// loadableCheckpoint refuses an issue no agent should resume from: no
+// checkpoint block, or one that cannot be trusted. Exit 1.
+func loadableCheckpoint(env Env, parsed checkpoint.Result, number int64, o *contextOptions) error {
+	where := fmt.Sprintf("issue #%d", number)
+	if o.body != "" {
+		where = o.body
+	}
+	if len(parsed.Blocks) == 0 {
+		return &exit.ViolationError{Err: fmt.Errorf("context: %s has no checkpoint block (a ```yaml fenced block whose root key is checkpoint): there is no state for an agent to load; run 'gns-guard schema' for its shape", where)}
+	}
+	if parsed.Valid() {
+		return nil
+	}
+	prefix := where
+	if o.body == "" {
+		prefix = fmt.Sprintf("issue#%d", number)
+	}
+	for _, f := range parsed.Findings {
+		fmt.Fprintln(env.Stderr, f.Format(prefix))
+	}
+	return &exit.ViolationError{Err: fmt.Errorf("context: the checkpoint of %s cannot be trusted (see above): an agent must not resume from it; fix the body (check it with 'gns-guard check') or ask for recovery with a '## 🔄 context-recovery-needed' comment", where)}
+}
+
+// overCap reports a checkpoint that alone does not fit: exit 1.
+func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpoint.Checkpoint) error {
+	var how []string
+	n := len(cp.Entries())
+	if n > checkpoint.DefaultTailLimit || cp.History.Set {
+		how = append(how, fmt.Sprintf("move its %d history entries into archive comments, keeping the last %d in history_tail (the guard does so on its next run when the checkpoint is over the task's overhead of %s tokens or 80%% of the budget is used; 'gns-guard prune BODY' prints the result)",
+			n, checkpoint.DefaultTailLimit, fmtInt(oc.Budget.Overhead)))
+	} else {
+		how = append(how, fmt.Sprintf("it holds no history left to prune (%d entries in history_tail)", n))
+	}
+	if l := len(cp.CurrentTask.Value); l > 200 {
+		how = append(how, fmt.Sprintf("shorten current_task (%s characters) and other long values", fmtInt(l)))
+	} else {
+		how = append(how, "shorten its longest values")
+	}
+	how = append(how, "or give the task a larger size:: label (or pass a larger --cap)")
+	msg := fmt.Sprintf("%v. Prune the issue before an agent loads it: %s", oc, strings.Join(how, "; "))
+	if o.format == "json" {
+		rep := contextReport{Fits: false, CurrentTask: cp.CurrentTask.Value, Error: msg,
+			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			fmt.Fprintf(env.Stdout, "%s\n", data)
+		}
+	}
+	return &exit.ViolationError{Err: errors.New("context: " + msg)}
+}
+
+// overflowLogPath is where a cost-check warning is logged, or "".
+func overflowLogPath(o *contextOptions) string {
+	if o.overflowSet {
+		return o.overflowLog
+	}
+	if dirExists(filepath.Dir(defaultOverflowLog)) {
+		return defaultOverflowLog
+	}
+	return ""
+}
+
+// appendJSONLine appends v as one JSON line; a failure is a warning.
+func appendJSONLine(env Env, flagName, path string, v any) {
+	data, err := json.Marshal(v)
+	if err == nil {
+		err = env.AppendFile(path, append(data, '\n'))
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: cannot append to %s %s: %v\n", flagName, path, err)
+	}
+}
+
+func stopToken() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported systems
+	}
+	return "gns-guard-" + hex.EncodeToString(b)
+}
+
+func stopOpen(token string) string  { return "::stop-commands::" + token + "\n" }
+func stopClose(token string) string { return "::" + token + "::\n" }
+
+// fmtInt formats a count with thousands separators.
+func fmtInt(n int) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,319 @@
+package entryload
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// maxRounds bounds the re-plans after the exact count of a rendered load
+// came out over the cap (token counts of parts do not add up exactly).
+const maxRounds = 64
+
+// Assemble builds the load: every section whole if it fits, else, from the
+// lowest priority up, skills dropped, files cut to their first lines (or
+// dropped), comments dropped oldest first. Higher priorities take their
+// share of the cap first; a section that does not fit leaves what is left
+// to the lower ones. The returned load's Text never takes more than
+// Cap - Reserve tokens. When even the checkpoint alone does not fit, it
+// returns an *OverCapError.
+func Assemble(in Input) (*Load, error) {
+	if in.Counter == nil {
+		return nil, ErrNoCounter
+	}
+	switch {
+	case in.Budget.Cap <= 0:
+		return nil, fmt.Errorf("entryload: the cap must be positive, not %d", in.Budget.Cap)
+	case len(in.Files) > MaxFiles:
+		return nil, fmt.Errorf("entryload: %d files named; a load holds at most %d", len(in.Files), MaxFiles)
+	case strings.TrimSpace(in.Checkpoint) == "":
+		return nil, errors.New("entryload: no checkpoint to load")
+	}
+	a := &assembly{in: &in, target: in.Budget.Cap - in.Reserve}
+	a.build()
+	a.header = header(a.in)
+	a.headerTokens = a.count(a.header)
+
+	// The smallest load: the checkpoint, everything else dropped.
+	a.dropAll()
+	text, total := a.render()
+	if total > a.target {
+		return nil, &OverCapError{Issue: in.Issue, Checkpoint: a.count(in.Checkpoint), Minimal: total, Budget: in.Budget, Reserve: in.Reserve}
+	}
+	minimal := text
+
+	planned := a.headerTokens + a.count(a.footerFor(Kept, 0))
+	for i := range a.secs {
+		planned += a.secs[i].Whole + 1
+	}
+
+	slack := 0
+	done := false
+	for round := 0; round < maxRounds; round++ {
+		a.plan(slack)
+		text, total = a.render()
+		if total <= a.target {
+			done = true
+			break
+		}
+		slack += total - a.target
+	}
+	if done {
+		// The footer was estimated at its longest: give what it did not
+		// take to the sections, while the load still fits (a bisection on
+		// the slack between what fits and what was too generous).
+		fits, try := slack, slack-(a.target-total)
+		for round := 0; round < 8 && try < fits && total < a.target; round++ {
+			keep := a.snapshot()
+			a.plan(try)
+			t2, n2 := a.render()
+			switch {
+			case n2 > a.target:
+				a.restore(keep)
+				try = (try + fits + 1) / 2
+			case n2 > total:
+				text, total, fits = t2, n2, try
+				try -= a.target - total
+			default:
+				a.restore(keep)
+				round = 8
+			}
+		}
+	} else {
+		a.dropAll()
+		text, total = a.render()
+		if text != minimal || total > a.target {
+			return nil, errors.New("entryload: the load did not settle under the cap") // unreachable: the minimal load fitted
+		}
+	}
+	l := &Load{
+		Issue: in.Issue, Agent: in.Agent, Budget: in.Budget, Tokens: total, Planned: planned,
+		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Guard: in.Guard, Text: text,
+		reserve: in.Reserve, counter: in.Counter,
+	}
+	if l.Skipped == nil {
+		l.Skipped = []Skipped{}
+	}
+	for _, s := range a.secs {
+		name := fmt.Sprintf("P%d %s", s.Priority, s.Title)
+		switch s.Status {
+		case Dropped:
+			l.Dropped = append(l.Dropped, name)
+		case Cut:
+			l.Cut = append(l.Cut, fmt.Sprintf("%s (%d of %d lines left out)", name, s.LinesLeftOut, s.Lines))
+		}
+	}
+	return l, nil
+}
+
+// assembly is one load being built.
+type assembly struct {
+	in           *Input
+	target       int // most tokens the text may take
+	secs         []Section
+	order        []int // indices of secs in the order they claim the cap
+	header       string
+	headerTokens int
+	p0Tokens     int
+}
+
+func (a *assembly) count(s string) int { return a.in.Counter.Count(s) }
+
+// build makes the sections in print order and their claim order.
+func (a *assembly) build() {
+	in := a.in
+	add := func(s Section) int {
+		a.secs = append(a.secs, s)
+		return len(a.secs) - 1
+	}
+	add(Section{Priority: P0, Kind: KindCheckpoint, Title: fmt.Sprintf("Checkpoint of issue #%d", in.Issue), body: in.Checkpoint})
+
+	comments := in.Comments
+	if len(comments) > RecentComments {
+		comments = comments[len(comments)-RecentComments:]
+	}
+	results := make([]*result, len(comments))
+	prev := -1
+	for i, c := range comments {
+		if r, ok := parseResult(c.Body); ok {
+			results[i] = &r
+			prev = i
+		}
+	}
+	var p1 = -1
+	var p2 []int
+	if prev >= 0 {
+		p1 = add(a.commentSection(P1, comments[prev], results[prev]))
+	}
+	for i, c := range comments {
+		if i != prev {
+			p2 = append(p2, add(a.commentSection(P2, c, results[i])))
+		}
+	}
+	var files []int
+	for _, f := range in.Files {
+		s := Section{Priority: P3, Kind: KindFile, Source: f.Path, Title: "File " + oneLine(f.Path, 200), body: f.Text}
+		s.lines = strings.SplitAfter(f.Text, "\n")
+		if s.lines[len(s.lines)-1] == "" {
+			s.lines = s.lines[:len(s.lines)-1]
+		}
+		s.Lines = len(s.lines)
+		files = append(files, add(s))
+	}
+	skill := -1
+	if in.Skill != nil {
+		skill = add(Section{Priority: P4, Kind: KindSkill, Source: in.Skill.Path, Title: "Skill " + oneLine(in.Skill.Path, 200), body: in.Skill.Text})
+	}
+	for i := range a.secs {
+		s := &a.secs[i]
+		s.whole = s.render(s.Lines)
+		s.Whole = a.count(s.whole)
+	}
+	a.p0Tokens = a.secs[0].Whole
+
+	if p1 >= 0 {
+		a.order = append(a.order, p1)
+	}
+	for i := len(p2) - 1; i >= 0; i-- { // newest first: the oldest is dropped first
+		a.order = append(a.order, p2[i])
+	}
+	a.order = append(a.order, files...)
+	if skill >= 0 {
+		a.order = append(a.order, skill)
+	}
+}
+
+// commentSection makes a comment's section: an agent result compressed
+// to its footer's fields unless FullComments, any other comment whole.
+func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
+	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: c.Body}
+	by := fmt.Sprintf("comment %d by %s", c.ID, oneLine(c.Author, 60))
+	s.Title = "Comment" + strings.TrimPrefix(by, "comment")
+	if r != nil {
+		s.Kind = KindResult
+		who := oneLine(r.agent, 60)
+		if prio == P1 {
+			s.Title = fmt.Sprintf("Previous agent's result: %s, %s", who, by)
+		} else {
+			s.Title = fmt.Sprintf("Result of %s, %s", who, by)
+		}
+		if !a.in.FullComments {
+			s.Compressed = true
+			s.Original = a.count(c.Body)
+			s.body = r.compressed(c)
+		}
+	}
+	return s
+}
+
+// snapshot and restore save and bring back every section's planned state.
+func (a *assembly) snapshot() []Section { return append([]Section(nil), a.secs...) }
+
+func (a *assembly) restore(saved []Section) { copy(a.secs, saved) }
+
+// dropAll leaves out everything but the checkpoint.
+func (a *assembly) dropAll() {
+	for i := range a.secs {
+		s := &a.secs[i]
+		if s.Priority == P0 {
+			s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
+			continue
+		}
+		s.Status, s.Text, s.Tokens, s.LinesLeftOut = Dropped, "", 0, 0
+	}
+}
+
+// footerFor is the footer as it would read with every section but the
+// checkpoint in status (or the longest status when status is ""), for
+// estimating what the footer will take.
+func (a *assembly) footerFor(status string, total int) string {
+	lines := make([]string, len(a.secs))
+	for i := range a.secs {
+		s := &a.secs[i]
+		switch {
+		case s.Priority == P0 || status == Kept:
+			lines[i] = s.footerLine(Kept, s.Whole, s.Lines)
+		case status != "":
+			lines[i] = s.footerLine(status, s.Whole, s.Lines)
+		default:
+			// The longest a line can read: dropped, or a file cut with
+			// numbers as long as its own.
+			lines[i] = longest(s.footerLine(Kept, s.Whole, s.Lines), s.footerLine(Dropped, 0, 0))
+			if s.Kind == KindFile && s.Lines > 1 {
+				lines[i] = longest(lines[i], s.footerLine(Cut, s.Whole, s.Lines-1))
+			}
+		}
+	}
+	return footer(a.in, max(total, a.in.Budget.Cap), lines)
+}
+
+func longest(a, b string) string {
+	if len(b) > len(a) {
+		return b
+	}
+	return a
+}
+
+// plan decides every section's status within the cap less slack.
+func (a *assembly) plan(slack int) {
+	a.dropAll()
+	left := a.target - slack - a.headerTokens - a.p0Tokens - 1 - a.count(a.footerFor("", 0))
+	for _, i := range a.order {
+		s := &a.secs[i]
+		if s.Whole+1 <= left {
+			s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
+			left -= s.Whole + 1
+			continue
+		}
+		if s.Kind != KindFile || s.Lines < 2 {
+			continue
+		}
+		// The most first lines that fit (token counts grow with lines).
+		lo, hi, best, bestText, bestTokens := 1, s.Lines-1, 0, "", 0
+		for lo <= hi {
+			mid := (lo + hi) / 2
+			text := s.render(mid)
+			if n := a.count(text); n+1 <= left {
+				best, bestText, bestTokens = mid, text, n
+				lo = mid + 1
+			} else {
+				hi = mid - 1
+			}
+		}
+		if best > 0 {
+			s.Status, s.Text, s.Tokens, s.LinesLeftOut = Cut, bestText, bestTokens, s.Lines-best
+			left -= bestTokens + 1
+		}
+	}
+}
+
+// render prints the load as planned and returns it with its exact token
+// count; the footer's total is that count.
+func (a *assembly) render() (string, int) {
+	var body strings.Builder
+	body.WriteString(a.header)
+	lines := make([]string, len(a.secs))
+	for i := range a.secs {
+		s := &a.secs[i]
+		lines[i] = s.footerLine(s.Status, s.Tokens, s.Lines-s.LinesLeftOut)
+		if s.Status != Dropped {
+			body.WriteString("\n")
+			body.WriteString(s.Text)
+		}
+	}
+	body.WriteString("\n")
+	head := body.String()
+	// The footer states the total, which it is part of: settle the number.
+	headTokens := a.count(head)
+	total := headTokens + a.count(footer(a.in, a.target, lines))
+	var text string
+	n := 0
+	for range 8 {
+		text = head + footer(a.in, total, lines)
+		if n = a.count(text); n == total {
+			break
+		}
+		total = n
+	}
+	return text, n
+}

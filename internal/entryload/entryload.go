@@ -1,0 +1,198 @@
+// Package entryload assembles what a GNS-2 agent loads on entry — the
+// checkpoint, the last comments, at most three files and one skill — under
+// a hard token cap with priority truncation.
+//
+// It is a pure core: sections, a token counter and a cap in, the assembled
+// load out. It reads no file, makes no request and reads no clock. The
+// printed load never exceeds the cap, measured as the exact token count of
+// the text itself; the checkpoint is never cut.
+package entryload
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Priorities of the sections, highest first. A section of a lower priority
+// gets what higher ones leave of the cap.
+const (
+	P0 = 0 // the checkpoint block (with current_task): never cut
+	P1 = 1 // the previous agent's result comment
+	P2 = 2 // the other recent comments
+	P3 = 3 // the files named by the task
+	P4 = 4 // the skill
+)
+
+// Kinds of section.
+const (
+	KindCheckpoint = "checkpoint"
+	KindResult     = "result"  // an agent result comment (P1, or P2 when older)
+	KindComment    = "comment" // any other comment
+	KindFile       = "file"
+	KindSkill      = "skill"
+)
+
+// Statuses of a section in the load.
+const (
+	Kept    = "kept"    // whole
+	Cut     = "cut"     // a file cut to its first lines
+	Dropped = "dropped" // left out: it did not fit
+)
+
+// MaxFiles is the most files a load may name (the protocol's limit).
+const MaxFiles = 3
+
+// RecentComments is how many recent comments a load holds at most.
+const RecentComments = 3
+
+// Comment is an issue comment as the load sees it. Its JSON form is also
+// the comments file format of the CLI.
+type Comment struct {
+	ID     int64  `json:"id"`
+	Author string `json:"author"`
+	Body   string `json:"body"`
+	URL    string `json:"html_url,omitempty"`
+}
+
+// Doc is a file or skill read from the local checkout.
+type Doc struct {
+	Path string
+	Text string
+}
+
+// Budget is the cap and where it came from.
+type Budget struct {
+	// Cap is the most tokens the printed load may take.
+	Cap int `json:"cap"`
+	// Size is the task size (tiny, small, medium, large); MaxContext and
+	// Overhead are its budget (SPEC 3), Cap = MaxContext - Overhead
+	// unless Explicit.
+	Size       string `json:"task_size,omitempty"`
+	MaxContext int    `json:"max_context,omitempty"`
+	Overhead   int    `json:"checkpoint_overhead,omitempty"`
+	// Explicit says the cap was given (--cap) rather than taken from the size.
+	Explicit bool `json:"explicit_cap"`
+}
+
+// GuardFigure is the entry load as the guard measures it for its
+// context-tokens output: the checkpoint block, the last three comments of
+// the issue whoever wrote them (raw), and next_estimated_tokens.
+type GuardFigure struct {
+	ContextTokens    int64   `json:"context_tokens"`
+	CheckpointTokens int     `json:"checkpoint_tokens"`
+	CommentTokens    int     `json:"comment_tokens"`
+	NextEstimated    int64   `json:"next_estimated_tokens"`
+	TaskSize         string  `json:"task_size"`
+	MaxContext       int64   `json:"max_context"`
+	ContextRatio     float64 `json:"context_ratio"`
+}
+
+// Input is everything a load is assembled from.
+type Input struct {
+	// Issue is the issue's number; Agent the agent that loads (next_agent).
+	Issue int64
+	Agent string
+	// Checkpoint is the checkpoint block's YAML as it stands in the body
+	// (current_task included). It is P0 and is never cut.
+	Checkpoint string
+	// Comments are the recent comments to load, oldest first, the guard's
+	// own already left out (see SelectComments); at most RecentComments
+	// of them are used, the newest.
+	Comments []Comment
+	// Skipped are the guard's own comments left out, named in the footer.
+	Skipped []Skipped
+	// Files are the task's files (at most MaxFiles), in priority order.
+	Files []Doc
+	// Skill is the skill to load, if any.
+	Skill *Doc
+	// FullComments loads agent result comments whole instead of compressed.
+	FullComments bool
+	// Budget is the cap.
+	Budget Budget
+	// Reserve is the tokens the caller prints around the load (log
+	// markers); they count against the cap.
+	Reserve int
+	// Guard is the guard's own figure for the issue, reported in the
+	// footer when set.
+	Guard *GuardFigure
+	// Counter counts tokens in the configured encoding.
+	Counter *tokens.Counter
+}
+
+// Section is one part of the load.
+type Section struct {
+	Priority int    `json:"priority"`
+	Kind     string `json:"kind"`
+	Title    string `json:"title"`
+	// Source is the file's path or the comment's link.
+	Source    string `json:"source,omitempty"`
+	CommentID int64  `json:"comment_id,omitempty"`
+	Author    string `json:"author,omitempty"`
+	Status    string `json:"status"`
+	// Tokens is what the section takes as printed (heading included; 0
+	// when dropped); Whole what it takes whole.
+	Tokens int `json:"tokens"`
+	Whole  int `json:"whole_tokens"`
+	// Compressed says an agent result is shown by its footer's fields;
+	// Original is then the tokens of the full comment.
+	Compressed bool `json:"compressed,omitempty"`
+	Original   int  `json:"original_tokens,omitempty"`
+	// Lines is a file's line count; LinesLeftOut how many a cut left out.
+	Lines        int `json:"lines,omitempty"`
+	LinesLeftOut int `json:"lines_left_out,omitempty"`
+	// Text is the section as printed ("" when dropped).
+	Text string `json:"text,omitempty"`
+
+	body  string // raw content (comment body, file text)
+	whole string // rendered whole
+	lines []string
+}
+
+// Skipped is a comment of the guard's own left out of the load.
+type Skipped struct {
+	ID   int64  `json:"id"`
+	What string `json:"what"` // status, archive, digest or recovery
+}
+
+// Load is an assembled entry load.
+type Load struct {
+	Issue int64  `json:"issue"`
+	Agent string `json:"agent,omitempty"`
+	Budget
+	// Tokens is the exact token count of Text; never over Cap - Reserve.
+	Tokens int `json:"tokens"`
+	// Planned is what the load would take with every section whole: the
+	// figure the cost check judges.
+	Planned  int       `json:"planned_tokens"`
+	Sections []Section `json:"sections"`
+	// Dropped and Cut name the sections the cap left out or cut.
+	Dropped []string     `json:"dropped"`
+	Cut     []string     `json:"cut"`
+	Skipped []Skipped    `json:"guard_comments_left_out"`
+	Guard   *GuardFigure `json:"guard,omitempty"`
+	Text    string       `json:"text"`
+	reserve int          // Input.Reserve
+	counter *tokens.Counter
+}
+
+// OverCapError says the checkpoint alone does not fit under the cap: the
+// issue needs pruning before an agent can load it.
+type OverCapError struct {
+	Issue int64
+	// Checkpoint is the tokens of the checkpoint block; Minimal those of
+	// the smallest load (the checkpoint with its heading and the footer).
+	Checkpoint int
+	Minimal    int
+	Budget     Budget
+	Reserve    int
+}
+
+func (e *OverCapError) Error() string {
+	return fmt.Sprintf("issue #%d: the checkpoint alone takes %s tokens (%s printed with its heading and the footer), over the cap of %s (%s)",
+		e.Issue, num(e.Checkpoint), num(e.Minimal+e.Reserve), num(e.Budget.Cap), capNote(e.Budget))
+}
+
+// ErrNoCounter is returned when Input.Counter is nil.
+var ErrNoCounter = errors.New("entryload: no token counter")

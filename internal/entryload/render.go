@@ -1,0 +1,278 @@
+package entryload
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
+)
+
+// oneLine makes untrusted text safe for a heading or a one-line field:
+// control characters (newlines included) become spaces, runs of spaces
+// shrink to one, and the result is cut to most characters.
+func oneLine(s string, most int) string {
+	var b strings.Builder
+	space := false
+	n := 0
+	for _, r := range strings.TrimSpace(s) {
+		if unicode.IsControl(r) || unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		space = false
+		if n >= most {
+			b.WriteString("…")
+			break
+		}
+		b.WriteRune(r)
+		n++
+	}
+	if b.Len() == 0 {
+		return "–"
+	}
+	return b.String()
+}
+
+// fence wraps text in a backtick code fence longer than any run of
+// backticks in it, so nothing inside can close it early.
+func fence(info, text string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", max(3, longest+1))
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return f + info + "\n" + text + f + "\n"
+}
+
+// infoString is the fence's language for a file path: its extension when
+// that is a short plain word.
+func infoString(p string) string {
+	ext := strings.TrimPrefix(path.Ext(p), ".")
+	if ext == "" || len(ext) > 12 {
+		return ""
+	}
+	for _, r := range ext {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return ""
+		}
+	}
+	return strings.ToLower(ext)
+}
+
+// num formats a count with thousands separators: 12,345.
+func num(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func num64(n int64) string { return num(int(n)) }
+
+// capNote says where the cap came from.
+func capNote(b Budget) string {
+	size := ""
+	if b.Size != "" {
+		size = fmt.Sprintf("%s task: max context %s − checkpoint overhead %s", b.Size, num(b.MaxContext), num(b.Overhead))
+	}
+	switch {
+	case b.Explicit && size != "":
+		return "set by --cap; " + size
+	case b.Explicit:
+		return "set by --cap"
+	}
+	return size
+}
+
+// result is an agent result comment's footer, as a conductor needs it.
+type result struct {
+	agent, status, verdict, files, stats, next string
+	hasNext                                    bool
+}
+
+// parseResult reads an agent result comment: a 🔄 comment whose GNS_EVENT
+// footer's event_type is subagent_result (as the completion digest
+// counts them). ok is false for anything else.
+func parseResult(body string) (r result, ok bool) {
+	if !agentcomment.IsAgentComment(body) {
+		return r, false
+	}
+	c, _ := agentcomment.Parse(body)
+	f := c.Footer
+	if f == nil || f.EventType != "subagent_result" {
+		return r, false
+	}
+	r = result{agent: f.Agent, status: f.Status, verdict: f.Verdict, files: filesChanged(f), stats: f.KeyStatsText()}
+	if r.agent == "" {
+		r.agent = c.Agent
+	}
+	if f.NextAgent != nil {
+		r.next, r.hasNext = *f.NextAgent, true
+	}
+	return r, true
+}
+
+// filesChanged renders files_changed: the paths (at most ten) and their
+// count, or the count.
+func filesChanged(f *agentcomment.Footer) string {
+	var list []string
+	if json.Unmarshal(bytes.TrimSpace(f.FilesChanged), &list) == nil && list != nil {
+		shown := list
+		if len(shown) > 10 {
+			shown = shown[:10]
+		}
+		parts := make([]string, len(shown))
+		for i, p := range shown {
+			parts[i] = oneLine(p, 120)
+		}
+		s := strings.Join(parts, ", ")
+		if len(list) > len(shown) {
+			s += fmt.Sprintf(", … %d more", len(list)-len(shown))
+		}
+		return fmt.Sprintf("%d (%s)", len(list), s)
+	}
+	if len(bytes.TrimSpace(f.FilesChanged)) == 0 {
+		return ""
+	}
+	return f.FilesChangedText()
+}
+
+// compressed renders an agent result by its footer's fields and a link.
+func (r result) compressed(c Comment) string {
+	field := func(v string, most int) string {
+		if strings.TrimSpace(v) == "" {
+			return "–"
+		}
+		return oneLine(v, most)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent: %s · status: %s · verdict: %s\n", field(r.agent, 60), field(r.status, 60), field(r.verdict, 60))
+	fmt.Fprintf(&b, "files changed: %s\n", field(r.files, 1500))
+	fmt.Fprintf(&b, "key stats: %s\n", field(r.stats, 400))
+	next := field(r.next, 60)
+	if r.hasNext && r.next == "" {
+		next = "none (done)"
+	}
+	fmt.Fprintf(&b, "next agent: %s\n", next)
+	fmt.Fprintf(&b, "full comment: %s\n", commentLink(c))
+	return b.String()
+}
+
+// commentLink is the comment's web address, or its id when unknown.
+func commentLink(c Comment) string {
+	u := strings.TrimSpace(c.URL)
+	if (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) && !strings.ContainsAny(u, " \t\r\n") && len(u) < 2048 {
+		return u
+	}
+	return fmt.Sprintf("comment %d (GET /repos/{owner}/{repo}/issues/comments/%d)", c.ID, c.ID)
+}
+
+// heading is a section's heading line.
+func (s *Section) heading(status string, kept int) string {
+	h := fmt.Sprintf("## P%d %s", s.Priority, s.Title)
+	switch {
+	case status == Cut:
+		h += fmt.Sprintf(" (cut: first %s of %s lines, %s left out)", num(kept), num(s.Lines), num(s.Lines-kept))
+	case s.Compressed:
+		h += " (compressed)"
+	}
+	return h + "\n"
+}
+
+// render returns the section as printed with the first kept lines of a
+// file (kept == s.Lines: whole).
+func (s *Section) render(kept int) string {
+	switch s.Kind {
+	case KindFile:
+		if kept < s.Lines {
+			return s.heading(Cut, kept) + fence(infoString(s.Source), strings.Join(s.lines[:kept], ""))
+		}
+		return s.heading(Kept, kept) + fence(infoString(s.Source), s.body)
+	case KindSkill:
+		return s.heading(Kept, kept) + fence(infoString(s.Source), s.body)
+	case KindCheckpoint:
+		return s.heading(Kept, kept) + fence("yaml", s.body)
+	}
+	if s.Compressed {
+		return s.heading(Kept, kept) + s.body
+	}
+	return s.heading(Kept, kept) + fence("", s.body)
+}
+
+// footerLine is the section's line in the footer for a status.
+func (s *Section) footerLine(status string, tokens, kept int) string {
+	l := fmt.Sprintf("- P%d %s: ", s.Priority, s.Title)
+	switch status {
+	case Dropped:
+		l += fmt.Sprintf("dropped, %s tokens do not fit", num(s.Whole))
+		if s.Kind == KindFile && s.Lines > 0 {
+			l += " (not even its first line)"
+		}
+	case Cut:
+		l += fmt.Sprintf("%s tokens, cut to its first %s of %s lines (%s left out)", num(tokens), num(kept), num(s.Lines), num(s.Lines-kept))
+	default:
+		l += num(tokens) + " tokens"
+		if s.Compressed {
+			l += fmt.Sprintf(", compressed from %s (--full-comments loads it whole)", num(s.Original))
+		}
+	}
+	return l + "\n"
+}
+
+// header is the load's first line.
+func header(in *Input) string {
+	h := fmt.Sprintf("# Entry load of issue #%d", in.Issue)
+	if in.Agent != "" {
+		h += " for " + oneLine(in.Agent, 60)
+	}
+	return h + "\n"
+}
+
+// footer lists what every section took and what was left out.
+func footer(in *Input, total int, lines []string) string {
+	var b strings.Builder
+	b.WriteString("---\n")
+	fmt.Fprintf(&b, "Loaded %s of %s tokens (%s).\n", num(total), num(in.Budget.Cap), capNote(in.Budget))
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+	if len(in.Skipped) > 0 {
+		parts := make([]string, len(in.Skipped))
+		for i, s := range in.Skipped {
+			parts[i] = fmt.Sprintf("%d (%s)", s.ID, s.What)
+		}
+		fmt.Fprintf(&b, "Not loaded: the guard's own comments %s.\n", strings.Join(parts, ", "))
+	}
+	if g := in.Guard; g != nil {
+		fmt.Fprintf(&b, "Guard's context-tokens: %s = checkpoint %s + last 3 comments %s + next_estimated_tokens %s (%s task, max context %s).\n",
+			num64(g.ContextTokens), num(g.CheckpointTokens), num(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))
+	}
+	return b.String()
+}
