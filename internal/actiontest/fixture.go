@@ -151,3 +151,36 @@ func (r Result) ExpectRules(t testing.TB, rules ...string) {
 func WithIssue(body string, n int64) string {
 	return issueKey.ReplaceAllString(body, "${1}"+strconv.FormatInt(n, 10))
 }
+
+// AddLabelsAs adds labels (created when missing) to issue n as the user and
+// returns the run it recorded.
+func (r *Repo) AddLabelsAs(t testing.TB, n int64, as User, names ...string) Delivery {
+	t.Helper()
+	ids := LabelIDs(t, r.S, r.Owner, r.Name, names...)
+	r.API(t, as.Token, http.MethodPost, r.Path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
+	return r.Runs.Next(t, From("issues", "label_updated", n, as.Login))
+}
+
+// RemoveLabelAs removes one label from issue n as the user and returns the
+// run it recorded.
+func (r *Repo) RemoveLabelAs(t testing.TB, n int64, as User, name string) Delivery {
+	t.Helper()
+	id := LabelIDs(t, r.S, r.Owner, r.Name, name)[0]
+	r.API(t, as.Token, http.MethodDelete, r.Path("/issues/%d/labels/%d", n, id), nil, nil)
+	return r.Runs.Next(t, From("issues", "label_updated", n, as.Login))
+}
+
+// EditComment replaces comment id's body as the user (any issue writer may
+// edit anyone's comment on Gitea; the author stays) and returns the run it
+// recorded on issue n.
+func (r *Repo) EditComment(t testing.TB, n, id int64, as User, body string) Delivery {
+	t.Helper()
+	r.API(t, as.Token, http.MethodPatch, r.Path("/issues/comments/%d", id), map[string]string{"body": body}, nil)
+	return r.Runs.Next(t, From("issue_comment", "edited", n, as.Login))
+}
+
+// DeleteComment deletes comment id as the user: it records no run.
+func (r *Repo) DeleteComment(t testing.TB, id int64, as User) {
+	t.Helper()
+	r.API(t, as.Token, http.MethodDelete, r.Path("/issues/comments/%d", id), nil, nil)
+}

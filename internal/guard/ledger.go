@@ -55,7 +55,7 @@ type Ledger struct {
 // updated_at may be: the time between the guard reading the server's
 // clock and its write landing. A later updated_at means someone edited the
 // comment after the guard wrote it.
-const LedgerFreshness = 60 * time.Second
+const LedgerFreshness = 30 * time.Second
 
 // SameState reports whether two records hold the same accepted state
 // (everything but when they were written).
