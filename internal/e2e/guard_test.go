@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gns-guard/gns-guard/internal/giteatest"
 )
 
 // actionsUser is the login Gitea gives the Actions token: the author of
@@ -36,7 +39,10 @@ const (
 // the labels, the one status comment, archive comments and the body after
 // pruning, and that the guard's own writes start no runs.
 func TestGuardEndToEnd(t *testing.T) {
-	r := newGuardRepo(t, nil)
+	// The repository's owner, who relabels and approves below, is the
+	// approver; the Actions token cannot ask the server who is an admin.
+	s0, _ := giteatest.RequireRunner(t)
+	r := newGuardRepo(t, map[string]string{"budget-admins": s0.AdminLogin})
 	s, owner, name := r.srv, r.owner, r.name
 	bin := r.bin
 
@@ -78,24 +84,39 @@ func TestGuardEndToEnd(t *testing.T) {
 		if log := r.jobLog(runs[1]); !strings.Contains(log, "outputs: result=pass pruned=false budget-remaining=13800") {
 			t.Errorf("the next step did not read the guard's outputs of a clean pass:\n%s", log)
 		}
-		// SPEC section 6: a clean pass costs at most two requests, the
-		// Actions token's user known without asking.
-		if log := r.jobLog(runs[1]); !strings.Contains(log, "pass (0 violation(s), 0 warning(s)), 2 API request(s)") {
-			t.Errorf("a clean pass with the Actions token did not cost exactly 2 API requests:\n%s", log)
+		// The opening run that ran first (the other may have been
+		// replaced in the concurrency group) posted the status comment
+		// with the ledger: the issue, its timeline, the post and a re-read
+		// that settles a concurrent duplicate.
+		var logs string
+		for _, run := range runs {
+			if run.Conclusion != "cancelled" {
+				logs += r.jobLog(run)
+			}
+		}
+		for _, want := range []string{"wrote: posted the status comment", "pass (0 violation(s), 0 warning(s)), 4 API request(s)"} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("the opening runs' logs lack %q:\n%s", want, logs)
+			}
 		}
 		is := r.issue(n)
 		if !slices.Equal(is.labelNames(), names(std)) || is.Body != numbered(t, healthy, story) {
 			t.Errorf("a healthy issue was changed: labels %v, body changed: %v", is.labelNames(), is.Body != numbered(t, healthy, story))
 		}
-		if cs := r.comments(n); len(cs) != 0 {
-			t.Errorf("the guard commented on a healthy issue: %v", bodies(cs))
+		if cs := r.comments(n); len(cs) != 1 || !strings.Contains(cs[0].Body, "all clear") || !strings.Contains(cs[0].Body, "<!-- gns-guard:ledger v1 ") {
+			t.Errorf("a healthy issue: want the one status comment, all clear, holding the ledger: %v", bodies(cs))
 		}
 
-		// An agent posts a well-formed result.
+		// An agent posts a well-formed result. SPEC section 6: a clean pass
+		// costs at most two requests, the Actions token's user known
+		// without asking, the ledger found in the timeline's tail.
 		r.comment(n, agentHeader+"\n"+agentFooter)
 		runsOf[n]++
 		runs = r.waitRuns(n, runsOf[n])
-		wantLast(t, runs, "issue_comment.created", "success")
+		clean := wantLast(t, runs, "issue_comment.created", "success")
+		if log := r.jobLog(clean); !strings.Contains(log, "pass (0 violation(s), 0 warning(s)), 2 API request(s)") || !strings.Contains(log, "no writes needed") {
+			t.Errorf("a clean pass with the Actions token did not cost exactly 2 API requests and no write:\n%s", log)
+		}
 
 		// The checkpoint is edited to a depth over the cascade limit.
 		tooDeep := replaceOnce(t, numbered(t, healthy, story), "depth: 1\n", "depth: 3\n")
@@ -164,6 +185,30 @@ func TestGuardEndToEnd(t *testing.T) {
 		if got := r.issue(n).Body; got != tooDeep {
 			t.Errorf("the guard changed a body it had no reason to change:\n%s", got)
 		}
+
+		// An agent hides consumption: the edit's payload carries no
+		// previous body, and the ledger catches it.
+		login := fmt.Sprintf("agent-e2e-%d", n)
+		token, err := s.NewUser(context.Background(), login, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddCollaborator(context.Background(), owner, name, login, giteatest.PermWrite); err != nil {
+			t.Fatal(err)
+		}
+		hidden := replaceOnce(t, tooDeep, "consumed: 6200\n    remaining: 13800", "consumed: 1000\n    remaining: 19000")
+		if err := s.API(context.Background(), token, http.MethodPatch, r.path("/issues/%d", n), map[string]any{"body": hidden}, nil); err != nil {
+			t.Fatal(err)
+		}
+		runsOf[n]++
+		runs = r.waitRuns(n, runsOf[n])
+		last = wantLast(t, runs, "issues.edited", "failure")
+		if log := r.jobLog(last); !strings.Contains(log, "[checkpoint-tampered]") || !strings.Contains(log, "budget.consumed went down 6200 → 1000") {
+			t.Errorf("the tamper run's log does not name checkpoint-tampered with the numbers:\n%s", log)
+		}
+		if !slices.Contains(r.issue(n).labelNames(), "permission::violation") {
+			t.Errorf("labels %v, want permission::violation", r.issue(n).labelNames())
+		}
 	})
 
 	t.Run("opened too deep", func(t *testing.T) {
@@ -210,8 +255,8 @@ func TestGuardEndToEnd(t *testing.T) {
 				archives = append(archives, c)
 			}
 		}
-		if len(archives) != 1 || len(cs) != 1 {
-			t.Fatalf("want exactly one comment, the archive; got %d archive(s) among %d comment(s): %v", len(archives), len(cs), bodies(cs))
+		if len(archives) != 1 || len(cs) != 2 {
+			t.Fatalf("want two comments, the archive and the status comment with the ledger; got %d archive(s) among %d comment(s): %v", len(archives), len(cs), bodies(cs))
 		}
 		a := archives[0]
 		if a.User.Login != actionsUser || !strings.HasPrefix(a.Body, "## GNS-2 Checkpoint Archive") {

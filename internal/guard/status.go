@@ -35,7 +35,10 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record strin
 		findingsTable(&b, p.Findings(), p.Links)
 	}
 	b.WriteString("\n")
-	writeNumbers(&b, p.Numbers)
+	// All clear, the comment shows only what the body decides (budget and
+	// depth): a new comment changes the entry load, and rewriting an
+	// all-clear comment for it would cost every comment event a write.
+	writeNumbers(&b, p.Numbers, !p.Resolved)
 	if l := p.Ledger; l != nil {
 		b.WriteString("\n" + ledgerLine(p, cfg) + "\n")
 	}
@@ -74,8 +77,9 @@ func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]st
 	}
 }
 
-// writeNumbers writes the budget bar and the depth and context figures.
-func writeNumbers(b *strings.Builder, n Numbers) {
+// writeNumbers writes the budget bar and the depth figures, and the entry
+// context with withContext.
+func writeNumbers(b *strings.Builder, n Numbers, withContext bool) {
 	if n.BudgetTotal > 0 || n.BudgetConsumed > 0 {
 		ratio := 1.0
 		if n.BudgetTotal > 0 {
@@ -88,7 +92,7 @@ func writeNumbers(b *strings.Builder, n Numbers) {
 	if n.MaxDepthKnown {
 		parts = append(parts, fmt.Sprintf("**Depth** %d of max %s", n.Depth, depthLimitText(n.MaxDepth)))
 	}
-	if n.MaxContext > 0 {
+	if n.MaxContext > 0 && withContext {
 		parts = append(parts, fmt.Sprintf("**Entry context** %s of %s tokens (%s; %s task: checkpoint %s, last 3 comments %s, next task %s)",
 			thousands(n.ContextTokens), thousands(n.MaxContext), percent(n.ContextRatio), n.TaskSize,
 			thousands(int64(n.CheckpointTokens)), thousands(int64(n.CommentTokens)), thousands(n.NextEstimated)))

@@ -39,7 +39,7 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 		findingsTable(&b, fs, p.Links)
 	}
 	b.WriteString("\n")
-	writeNumbers(&b, p.Numbers)
+	writeNumbers(&b, p.Numbers, true)
 	for _, n := range notes {
 		b.WriteString("- " + n + "\n")
 	}
