@@ -47,6 +47,11 @@ func (r *runner) cycle(ctx context.Context) error {
 			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
 			break
 		}
+		if r.ownEvent() {
+			r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", r.self)
+			r.gh.SetOutput("result", "skipped")
+			return nil
+		}
 		if plan, err = r.decide(ctx, &snap); err != nil {
 			return err
 		}
@@ -93,6 +98,9 @@ func (r *runner) read(ctx context.Context, first bool) (snapshot, error) {
 			return s, r.forgeError(fmt.Sprintf("read the recent comments of pull request #%d", issue.Number), err)
 		}
 		s.issue, s.files, s.recent = issue, files, page
+		if err := r.learnSelf(ctx, s); err != nil {
+			return s, err
+		}
 		return s, r.findStatus(ctx, &s)
 	}
 	if !guard.IsGoverned(issue, r.set.Config) {
@@ -103,6 +111,9 @@ func (r *runner) read(ctx context.Context, first bool) (snapshot, error) {
 		return s, r.forgeError(fmt.Sprintf("read the recent comments of issue #%d", issue.Number), err)
 	}
 	s.issue, s.recent = issue, page
+	if err := r.learnSelf(ctx, s); err != nil {
+		return s, err
+	}
 	return s, r.findStatus(ctx, &s)
 }
 

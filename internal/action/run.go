@@ -114,13 +114,8 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := r.resolveSelf(ctx); err != nil {
-		return err
-	}
-	if r.event.Sender != "" && r.event.Sender == r.self && r.self != guard.ActionsUser {
-		r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", r.self)
-		r.gh.SetOutput("result", "skipped")
-		return nil
+	if r.o.Getenv(ActionsTokenEnv) != "" && r.o.Getenv(ActionsTokenEnv) == set.Token {
+		r.self = guard.ActionsUser
 	}
 	return r.cycle(ctx)
 }
@@ -167,14 +162,29 @@ func (r *runner) readEnvironment() error {
 // input equal to it is the Actions token, whose user is known.
 const ActionsTokenEnv = "GNS_GUARD_ACTIONS_TOKEN"
 
-// resolveSelf learns the guard's own login: the Actions token's user is
-// known without asking; a personal token's user is looked up once.
-func (r *runner) resolveSelf(ctx context.Context) error {
-	tok := r.set.Token
-	for _, k := range []string{ActionsTokenEnv, "GITEA_TOKEN", "GITHUB_TOKEN"} {
-		if v := r.o.Getenv(k); v != "" && v == tok {
-			r.self = guard.ActionsUser
-			return nil
+// learnSelf learns the guard's own login, when the Actions token did not
+// tell it, at the cost of no request where it can: the author of a status
+// comment whose ledger record verifies under ledger-key and names that
+// author as its writer is the guard's user (no one else can sign, and a
+// copy in someone else's comment names another writer). Otherwise one
+// GET /user. A token merely exported as GITEA_TOKEN or GITHUB_TOKEN proves
+// nothing: only action.yml's GNS_GUARD_ACTIONS_TOKEN names the Actions
+// token.
+func (r *runner) learnSelf(ctx context.Context, s snapshot) error {
+	if r.self != "" {
+		return nil
+	}
+	if key := r.set.Config.LedgerKey; len(key) > 0 {
+		marker := guard.StatusMarker(s.issue.Number)
+		for i := len(s.recent.Comments) - 1; i >= 0; i-- {
+			c := s.recent.Comments[i]
+			if !strings.Contains(c.Body, marker) {
+				continue
+			}
+			if l, _ := guard.ReadLedger(&c, s.issue.Number, key); l != nil && l.Writer != "" && l.Writer == c.Author {
+				r.self = c.Author
+				return nil
+			}
 		}
 	}
 	self, err := r.forge.Self(ctx)
@@ -183,6 +193,12 @@ func (r *runner) resolveSelf(ctx context.Context) error {
 	}
 	r.self = self
 	return nil
+}
+
+// ownEvent reports whether the event was caused by the guard's own user
+// with a personal token (its writes with the Actions token start no runs).
+func (r *runner) ownEvent() bool {
+	return r.event.Sender != "" && r.event.Sender == r.self && r.self != guard.ActionsUser
 }
 
 // forgeError classifies a failed request: a rejected token or an

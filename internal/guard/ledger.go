@@ -42,6 +42,9 @@ type Ledger struct {
 	// added it.
 	DepthLimit string `json:"depth_limit"`
 	Size       string `json:"size"`
+	// Writer is the login of the guard's user that wrote the record: a
+	// record in a comment by anyone else is not the guard's.
+	Writer string `json:"writer"`
 	// Adopted says no earlier ledger was found when this state was taken
 	// as the baseline; it stays while the state does.
 	Adopted bool `json:"adopted,omitempty"`
@@ -64,7 +67,8 @@ func (l Ledger) SameState(o Ledger) bool {
 	return l.Issue == o.Issue && l.Baseline == o.Baseline && l.Version == o.Version &&
 		l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase && l.Total == o.Total &&
 		l.Consumed == o.Consumed && l.Remaining == o.Remaining && l.ContentVersion == o.ContentVersion &&
-		slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size && l.Adopted == o.Adopted
+		slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size && l.Adopted == o.Adopted &&
+		l.Writer == o.Writer
 }
 
 // ledgerRecord matches the hidden record: its JSON (which escapes < and >, so
@@ -119,6 +123,9 @@ func ReadLedger(status *Comment, issue int64, key []byte) (*Ledger, string) {
 	var l Ledger
 	if err := json.Unmarshal([]byte(data), &l); err != nil {
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
+	}
+	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
+		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, quoteShort(l.Writer), quoteShort(status.Author))
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)

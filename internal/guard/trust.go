@@ -329,6 +329,7 @@ func (e *eval) recordLedger() {
 			l = *t.ledger
 		}
 		l.Pending = pending
+		l.Writer = e.in.Self
 		e.plan.Ledger = &l
 	}
 	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool { return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap })
@@ -361,6 +362,7 @@ func (e *eval) recordLedger() {
 		Remaining:       cp.Budget.Remaining.Value,
 		ContentVersion:  cv,
 		Pending:         pending,
+		Writer:          e.in.Self,
 	}
 	for _, c := range cascadeLabels(after, n) {
 		// With several (a conflict, failed by its own rule) the most

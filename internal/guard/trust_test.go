@@ -85,12 +85,13 @@ func TestLedgerRecordsThatCannotBeTrusted(t *testing.T) {
 		{"numbers changed", strings.Replace(line, `"consumed":3000`, `"consumed":1000`, 1), fresh, testKey, 9, "does not verify"},
 		{"unsigned under a key", EncodeLedger(accepted(), nil), fresh, testKey, 9, "not signed"},
 		{"another issue's record", line, fresh, testKey, 10, "belongs to issue #9, not #10"},
+		{"another writer's comment", EncodeLedger(func() Ledger { l := accepted(); l.Writer = "gns-bot"; return l }(), testKey), fresh, testKey, 9, `names "gns-bot" as its writer, but "mallory" posted it`},
 		{"comment edited after the guard wrote it", line, written.Add(LedgerFreshness + time.Second), testKey, 9, "after the guard wrote its ledger"},
 		{"comment dated before the record", line, written.Add(-time.Minute), testKey, 9, "after the guard wrote its ledger"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l, problem := ReadLedger(&Comment{ID: 7, Body: c.body, UpdatedAt: c.updated}, c.issue, c.key)
+			l, problem := ReadLedger(&Comment{ID: 7, Author: "mallory", Body: c.body, UpdatedAt: c.updated}, c.issue, c.key)
 			if l != nil || !strings.Contains(problem, c.want) {
 				t.Errorf("ledger %+v, problem %q, want %q", l, problem, c.want)
 			}
