@@ -1,6 +1,7 @@
 package action_test
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -204,5 +205,39 @@ func TestHostileAgentNamesAndComments(t *testing.T) {
 	checkComments(t, f, n, who)
 	if !f.Issue(t, n).Locked {
 		t.Error("agent-not-allowed did not lock the issue")
+	}
+}
+
+// A checkpoint with thousands of unknown keys (within max-checkpoint-bytes)
+// gives thousands of findings; what the guard writes stays bounded: the
+// status and recovery comments list 50 and say how many more, every
+// comment stays within 65,536 characters, and the log and the violations
+// output list at most 1,000.
+func TestFindingsFlood(t *testing.T) {
+	f := newFixture(t)
+	flood := func(n int64) string {
+		var b strings.Builder
+		for i := range 5000 {
+			fmt.Fprintf(&b, "  k%05d: x\n", i)
+		}
+		return replace(t, actiontest.Example(t, "healthy.md", n), "  next_agent: ", b.String()+"  next_agent: ")
+	}
+	n, d := f.Open(t, "flood", flood, "cascade::depth-2", "size::medium")
+	r := f.Run(t, d)
+	r.Expect(t, 1, "fail")
+	if got := len(r.Violations(t)); got != 1000 {
+		t.Errorf("the violations output lists %d, want the first 1,000", got)
+	}
+	if lines := strings.Count(r.Stdout, "[checkpoint-invalid]"); lines != 1000 || !strings.Contains(r.Stdout, "more finding(s)") {
+		t.Errorf("the log lists %d findings", lines)
+	}
+	for _, c := range f.Comments(t, n) {
+		if k := len([]rune(c.Body)); k > 65536 {
+			t.Errorf("comment %d holds %d characters", c.ID, k)
+		}
+	}
+	st := f.Status(t, n).Body
+	if rows := strings.Count(st, "\n| ❌ |"); rows != 50 || !strings.Contains(st, "more finding(s)") || !strings.Contains(st, "<!-- gns-guard:ledger v1 ") {
+		t.Errorf("the status comment lists %d findings:\n%.2000s", rows, st)
 	}
 }

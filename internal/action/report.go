@@ -52,9 +52,12 @@ func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
 		return
 	}
 	fs := p.Findings()
-	lines := make([]string, 0, len(fs)+len(res.writes))
-	for _, f := range fs {
+	lines := make([]string, 0, min(len(fs), guard.MaxListed)+1)
+	for _, f := range fs[:min(len(fs), guard.MaxListed)] {
 		lines = append(lines, f.Format(fmt.Sprintf("issue#%d", n)))
+	}
+	if len(fs) > guard.MaxListed {
+		lines = append(lines, fmt.Sprintf("issue#%d: … and %d more finding(s) ('gns-guard check' on the body lists them all)", n, len(fs)-guard.MaxListed))
 	}
 	r.log.untrusted(lines...)
 	verb := "wrote"
@@ -73,8 +76,8 @@ func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
 	}
 	r.log.infof("gns-guard: issue #%d: %s (%d violation(s), %d warning(s))%s", n, result, len(p.Violations), len(p.Warnings), requests(r.forge))
 	nums := p.Numbers
-	violations := make([]finding.Finding, 0, len(p.Violations))
-	for _, v := range p.Violations {
+	violations := make([]finding.Finding, 0, min(len(p.Violations), guard.MaxListed))
+	for _, v := range p.Violations[:min(len(p.Violations), guard.MaxListed)] {
 		violations = append(violations, v.Finding)
 	}
 	vj, _ := json.Marshal(violations)

@@ -29,11 +29,17 @@ func (e *eval) planRecovery() {
 	b.WriteString("The checkpoint in this issue's body cannot be trusted, so no agent should resume from it. ")
 	b.WriteString("The orchestrator (or a person) must rebuild it from the last valid checkpoint, the archive comments and the agents' GNS_EVENT footers, then fix the body.\n\n")
 	b.WriteString("| where | problem |\n|---|---|\n")
+	rows := 0
 	for _, v := range e.plan.Violations {
 		switch v.Rule {
 		case "checkpoint-invalid", "checkpoint-ambiguous", "checkpoint-missing", "checkpoint-too-large":
-			fmt.Fprintf(&b, "| %d:%d | %s |\n", v.Line, v.Col, markdown.Cell(v.Message, 0))
+			if rows++; rows <= MaxTableRows {
+				fmt.Fprintf(&b, "| %d:%d | %s |\n", v.Line, v.Col, markdown.Cell(v.Message, 600))
+			}
 		}
+	}
+	if rows > MaxTableRows {
+		fmt.Fprintf(&b, "| | … and %d more: `gns-guard check` on the body lists them |\n", rows-MaxTableRows)
 	}
 	b.WriteString("\n`gns-guard history` rebuilds the full history; `gns-guard check` validates a fixed body before it is saved.\n\n")
 	b.WriteString(marker + "\n")

@@ -49,14 +49,46 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record strin
 		}
 	}
 	b.WriteString("\n<sub>gns-guard keeps this comment up to date on every run; it holds the guard's ledger. Do not edit it: an edit fails the workflow.</sub>\n")
-	if record != "" {
-		b.WriteString(record + "\n")
-	}
-	return b.String()
+	return capComment(b.String(), record)
 }
+
+// capComment ends a comment with its hidden record line, cutting the
+// visible text (at a line) so that the whole stays within MaxCommentChars.
+func capComment(text, record string) string {
+	tail := ""
+	if record != "" {
+		tail = record + "\n"
+	}
+	room := MaxCommentChars - len([]rune(tail))
+	if r := []rune(text); len(r) > room {
+		cut := string(r[:room-200])
+		if i := strings.LastIndex(cut, "\n"); i > 0 {
+			cut = cut[:i+1]
+		}
+		text = cut + "\n… (cut to stay within a comment's size: the run's log has everything)\n"
+	}
+	return text + tail
+}
+
+// MaxTableRows bounds the finding rows of a comment or summary: a hostile
+// checkpoint can hold thousands of unknown keys, and the status comment is
+// among the last comments the next agent loads. The log and the violations
+// output keep more (MaxListed).
+const MaxTableRows = 50
+
+// MaxListed bounds the findings the log and the violations output list.
+const MaxListed = 1000
+
+// MaxCommentChars is the most a comment of the guard's may hold (Gitea's
+// Markdown renderer and the archive parts use the same bound).
+const MaxCommentChars = 65536
 
 func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]string) {
 	b.WriteString("| | rule | where | finding |\n|---|---|---|---|\n")
+	if len(fs) > MaxTableRows {
+		defer fmt.Fprintf(b, "| | | | … and %d more finding(s): the run's log lists them |\n", len(fs)-MaxTableRows)
+		fs = fs[:MaxTableRows]
+	}
 	for _, f := range fs {
 		icon := "❌"
 		if !f.IsError() {
