@@ -155,12 +155,7 @@ func check(o checkOptions) (checkReport, string) {
 	}
 	plan := guard.Decide(in)
 	found := plan.Findings()
-	if !plan.Governed {
-		found = append(found, finding.Finding{
-			Rule: checkpoint.RuleMissing, Severity: finding.Error, Line: 1, Col: 1,
-			Message: "no checkpoint block found: expected a ```yaml fenced block whose root key is checkpoint (run 'gns-guard schema' for its shape)",
-		})
-	}
+
 	for i, f := range found {
 		// The action repairs an over-long history_tail by pruning (a
 		// warning there); check reports it as the schema error it is.
@@ -179,6 +174,10 @@ func check(o checkOptions) (checkReport, string) {
 	}
 	if rep.Labels == nil {
 		rep.Labels = []string{}
+	}
+	if !plan.Governed {
+		// As the action: nothing to govern, nothing to write, exit 0.
+		return rep, "not governed: no checkpoint block (a ```yaml fenced block whose root key is checkpoint; 'gns-guard schema' shows its shape) and no cascade:: or budget:: label, so the action passes and writes nothing"
 	}
 	return rep, summary(parsed.Checkpoint, plan)
 }

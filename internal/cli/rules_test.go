@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
 )
@@ -44,5 +45,22 @@ func TestRulesListsTheTable(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "depth-exceeded (error; issues, issue_comment)\n  when:    depth > N of cascade::depth-N\n  effects: label cascade::depth-exceeded; lock; fail\n  inputs:  default-max-depth, admin-token\n") {
 		t.Errorf("text form:\n%s", out.String())
+	}
+}
+
+// check says "not governed" and exits 0 on a body with no checkpoint and no
+// governed label, as the action would; with a governed label the missing
+// block is a violation.
+func TestCheckNotGoverned(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := Env{Stdin: strings.NewReader("# A question\n\nNo checkpoint here.\n"), Stdout: &out, Stderr: &errOut,
+		Getenv: func(string) string { return "" }, Now: time.Now}
+	if code := Main(context.Background(), []string{"check", "-"}, env); code != 0 || !strings.Contains(out.String(), "stdin: not governed") {
+		t.Errorf("exit %d, out %q, err %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	env.Stdin = strings.NewReader("# A question\n\nNo checkpoint here.\n")
+	if code := Main(context.Background(), []string{"check", "-", "--labels", "cascade::depth-2"}, env); code != 1 || !strings.Contains(out.String(), "[checkpoint-missing]") {
+		t.Errorf("governed by its label: exit %d, out %q", code, out.String())
 	}
 }
