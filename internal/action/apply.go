@@ -25,6 +25,13 @@ type applied struct {
 // in the status comment and no admin-token is set, the lock is not retried.
 const lockRefused = "The issue could not be locked: the token may not lock issues (HTTP 403; locking needs repository admin). Set the admin-token input to a token with admin rights on this repository."
 
+// noLock is the note left when the server has no issue lock endpoint.
+const noLock = "The issue could not be locked: the server has no lock endpoint for issues (HTTP 404; Forgejo has none)."
+
+// noCAS is the note left on a server whose issues carry no
+// content_version: its body writes are last-write-wins.
+const noCAS = "This server's issues carry no content_version (Forgejo, say), so the guard's body writes are not compare-and-swap: it re-reads the body right before and after each write, which narrows but cannot close the window in which an agent's edit could be lost."
+
 // apply makes the plan's writes, in an order that loses nothing if the run
 // dies half-way: archive, then body (compare-and-swap), then labels, lock,
 // comments, and the status comment last.
@@ -32,6 +39,9 @@ func (r *runner) apply(ctx context.Context, s snapshot, p *guard.Plan) (applied,
 	res := applied{notes: slices.Clone(r.notes)}
 	if !p.Governed {
 		return res, nil
+	}
+	if s.issue.NoCAS {
+		res.notes = append(res.notes, noCAS)
 	}
 	n := s.issue.Number
 	if p.Prune != nil {
@@ -131,11 +141,22 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 			}
 		}
 	}
+	if s.issue.NoCAS {
+		if err := r.sameBody(ctx, n, s.issue.Body); err != nil {
+			return err
+		}
+	}
 	if _, err := r.forge.EditBody(ctx, n, pr.Body, s.issue.ContentVersion); err != nil {
 		if errors.Is(err, guard.ErrConflict) {
 			return err
 		}
 		return r.forgeError("write the pruned checkpoint", err)
+	}
+	if s.issue.NoCAS {
+		if err := r.sameBody(ctx, n, pr.Body); err != nil {
+			// Someone wrote after the guard: nothing of theirs was lost.
+			r.log.infof("gns-guard: warning: the body changed right after the guard's write; the next run judges it")
+		}
 	}
 	for part := 1; part <= len(pr.Archives); part++ {
 		res.archiveIDs = append(res.archiveIDs, have[part])
@@ -213,6 +234,10 @@ func (r *runner) applyLock(ctx context.Context, n int64, reason string, status *
 	case errors.Is(err, guard.ErrForbidden):
 		res.notes = append(res.notes, lockRefused)
 		r.log.infof("gns-guard: warning: %s", lockRefused)
+	case errors.Is(err, guard.ErrNotFound):
+		// Forgejo has no issue lock endpoint: reported, never fatal.
+		res.notes = append(res.notes, noLock)
+		r.log.infof("gns-guard: warning: %s", noLock)
 	default:
 		note := "The issue could not be locked: the server answered an error. The next run tries again."
 		res.notes = append(res.notes, note)
@@ -314,4 +339,18 @@ func (r *runner) buried(s snapshot, status *guard.Comment, res applied) bool {
 	}
 	inRecent := slices.ContainsFunc(s.recent.Comments, func(c guard.Comment) bool { return c.ID == status.ID })
 	return !inRecent || after >= r.set.Config.RecentWindow()-1
+}
+
+// sameBody re-reads the issue and returns an error wrapping
+// guard.ErrConflict unless its body is still body: on a server without
+// compare-and-swap, the nearest the guard can come to it.
+func (r *runner) sameBody(ctx context.Context, n int64, body string) error {
+	is, err := r.forge.Issue(ctx, n)
+	if err != nil {
+		return r.forgeError("re-read the issue around a body write", err)
+	}
+	if is.Body != body {
+		return fmt.Errorf("the body changed around the guard's write: %w", guard.ErrConflict)
+	}
+	return nil
 }

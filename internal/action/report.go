@@ -149,6 +149,9 @@ func (r *runner) dryRun(s snapshot, p *guard.Plan) applied {
 	if !p.Governed {
 		return res
 	}
+	if s.issue.NoCAS {
+		res.notes = append(res.notes, noCAS)
+	}
 	for _, w := range p.Writes() {
 		res.writes = append(res.writes, w.Planned())
 	}

@@ -38,7 +38,7 @@ type apiIssue struct {
 	State          string      `json:"state"`
 	IsLocked       bool        `json:"is_locked"`
 	Comments       int         `json:"comments"`
-	ContentVersion int         `json:"content_version"`
+	ContentVersion *int        `json:"content_version"`
 	Updated        time.Time   `json:"updated_at"`
 	PullRequest    presentJSON `json:"pull_request"`
 }
@@ -53,16 +53,19 @@ func (p *presentJSON) UnmarshalJSON(b []byte) error {
 
 func (a apiIssue) toGuard() guard.Issue {
 	is := guard.Issue{
-		Number:         a.Number,
-		Title:          a.Title,
-		Body:           a.Body,
-		Labels:         make([]guard.Label, 0, len(a.Labels)),
-		Locked:         a.IsLocked,
-		IsPull:         bool(a.PullRequest),
-		State:          a.State,
-		Comments:       a.Comments,
-		ContentVersion: a.ContentVersion,
-		UpdatedAt:      a.Updated,
+		Number:    a.Number,
+		Title:     a.Title,
+		Body:      a.Body,
+		Labels:    make([]guard.Label, 0, len(a.Labels)),
+		Locked:    a.IsLocked,
+		IsPull:    bool(a.PullRequest),
+		State:     a.State,
+		Comments:  a.Comments,
+		NoCAS:     a.ContentVersion == nil,
+		UpdatedAt: a.Updated,
+	}
+	if a.ContentVersion != nil {
+		is.ContentVersion = *a.ContentVersion
 	}
 	for _, l := range a.Labels {
 		is.Labels = append(is.Labels, guard.Label{ID: l.ID, Name: l.Name})
@@ -96,7 +99,10 @@ func (c *Client) EditBody(ctx context.Context, number int64, body string, versio
 	if err := c.do(ctx, http.MethodPatch, c.issuePath(number), in, &a); err != nil {
 		return 0, err
 	}
-	return a.ContentVersion, nil
+	if a.ContentVersion == nil {
+		return 0, nil
+	}
+	return *a.ContentVersion, nil
 }
 
 // timelineEntry is one element of GET .../issues/{n}/timeline.

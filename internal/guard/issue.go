@@ -29,6 +29,9 @@ type Issue struct {
 	Comments       int    // number of comments (not timeline events)
 	ContentVersion int    // for compare-and-swap body edits
 	UpdatedAt      time.Time
+	// NoCAS says the server sent no content_version (Forgejo, say): body
+	// writes are last-write-wins there.
+	NoCAS bool
 }
 
 // LabelNames returns the names of the issue's labels, in the order given.
