@@ -1,7 +1,6 @@
 package action_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,12 +62,3 @@ func lineOf(t *testing.T, body, s string) (line, col int) {
 	return 0, 0
 }
 
-// payload decodes a delivery's payload.
-func payload(t *testing.T, d actiontest.Delivery) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(d.Payload, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}

@@ -248,7 +248,7 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	// Two short replies: the last three are now the third note and the
 	// replies. (The status comment, posted by the first run, lies before
 	// the notes.)
-	_, d = f.Comment(t, n, agent, "Thanks, continuing with the config wiring.")
+	f.Comment(t, n, agent, "Thanks, continuing with the config wiring.")
 	replyID, d := f.Comment(t, n, agent, "Config wiring next; the notes above stay as they are.")
 	last3 = f.LastComments(t, n, 3)
 	if last3[2].ID != replyID || last3[0].ID == status.ID {
