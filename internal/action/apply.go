@@ -44,6 +44,15 @@ func (r *runner) apply(ctx context.Context, s snapshot, p *guard.Plan) (applied,
 		res.notes = append(res.notes, noCAS)
 	}
 	n := s.issue.Number
+	if p.Ledger != nil && s.status == nil && len(p.Writes()) > 0 {
+		// The first run on an issue writes its ledger before anything
+		// else: a run cut short after posting an archive or setting a label
+		// must not leave traces of the guard without a ledger, which the
+		// next run would take for a deleted one.
+		if err := r.placeholderStatus(ctx, &s, &res); err != nil {
+			return res, err
+		}
+	}
 	if p.Prune != nil {
 		if err := r.applyPrune(ctx, s, p.Prune, &res); err != nil {
 			return res, err
@@ -337,7 +346,8 @@ func (r *runner) buried(s snapshot, status *guard.Comment, res applied) bool {
 			after++
 		}
 	}
-	inRecent := slices.ContainsFunc(s.recent.Comments, func(c guard.Comment) bool { return c.ID == status.ID })
+	same := func(c guard.Comment) bool { return c.ID == status.ID }
+	inRecent := slices.ContainsFunc(s.recent.Comments, same) || slices.ContainsFunc(res.posted, same)
 	return !inRecent || after >= r.set.Config.RecentWindow()-1
 }
 
@@ -351,6 +361,34 @@ func (r *runner) sameBody(ctx context.Context, n int64, body string) error {
 	}
 	if is.Body != body {
 		return fmt.Errorf("the body changed around the guard's write: %w", guard.ErrConflict)
+	}
+	return nil
+}
+
+// placeholderStatus posts the status comment of an issue that has none,
+// holding a ledger with no accepted state yet (and the approval labels on
+// the issue), before the run's other writes; the run completes it last.
+func (r *runner) placeholderStatus(ctx context.Context, s *snapshot, res *applied) error {
+	n := s.issue.Number
+	l := guard.Ledger{Issue: n, Writer: r.self, Pending: []string{}}
+	for _, a := range r.set.Config.Labels.Approval() {
+		if slices.Contains(s.issue.LabelNames(), a) {
+			l.Pending = append(l.Pending, a)
+		}
+	}
+	written := r.forge.ServerTime()
+	if written.IsZero() {
+		written = r.o.Now()
+	}
+	l.Written = written.Unix()
+	body := guard.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + guard.EncodeLedger(l, r.set.Config.LedgerKey) + "\n"
+	before := len(res.posted)
+	if err := r.createOnce(ctx, *s, body, hasMarker(guard.StatusMarker(n)), res, guard.Write{Kind: guard.PostStatus}); err != nil {
+		return err
+	}
+	if len(res.posted) > before {
+		c := res.posted[len(res.posted)-1]
+		s.status = &c
 	}
 	return nil
 }
