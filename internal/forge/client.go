@@ -25,6 +25,18 @@ const DefaultTimeout = 30 * time.Second
 // maxErrorBody bounds the response body kept in an HTTPError.
 const maxErrorBody = 2 << 10
 
+// MaxAnswer bounds the body of every answer the client reads, decoded by
+// the client itself or by the SDK: an answer longer than this fails with a
+// *TooLargeError naming the request, before it is all read. The largest
+// answers the guard asks for are a timeline page of 50 entries and an
+// issue. Gitea 1.26 sets no length limit on issue bodies or comments
+// through its API; the guard itself writes comments of at most 65,536
+// characters, and a page of 50 of those is at most 50 × 65,536 × 6 bytes
+// (each character JSON-escaped as \uXXXX) ≈ 19 MiB plus the entries'
+// metadata (about 2 KiB each). 32 MiB leaves half again as much on top; an
+// issue body is bounded by the same figure.
+const MaxAnswer = 32 << 20
+
 // Client talks to one repository of one Gitea server. It is safe for
 // concurrent use.
 type Client struct {
@@ -47,6 +59,7 @@ type config struct {
 	timeout   time.Duration
 	transport http.RoundTripper
 	userAgent string
+	maxAnswer int64
 }
 
 // WithTimeout sets the timeout of each HTTP request (default DefaultTimeout).
@@ -56,6 +69,16 @@ func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = 
 // http.DefaultTransport).
 func WithTransport(rt http.RoundTripper) Option { return func(c *config) { c.transport = rt } }
 
+// WithMaxAnswer sets the most bytes of an answer's body the client reads
+// (default MaxAnswer); n ≤ 0 keeps the default.
+func WithMaxAnswer(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxAnswer = n
+		}
+	}
+}
+
 // WithUserAgent sets the User-Agent header of every request.
 func WithUserAgent(ua string) Option { return func(c *config) { c.userAgent = ua } }
 
@@ -64,7 +87,7 @@ func WithUserAgent(ua string) Option { return func(c *config) { c.userAgent = ua
 // stripped. It makes no request: the SDK's start-up version probe is turned
 // off.
 func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
-	cfg := config{timeout: DefaultTimeout, transport: http.DefaultTransport, userAgent: "gns-guard"}
+	cfg := config{timeout: DefaultTimeout, transport: http.DefaultTransport, userAgent: "gns-guard", maxAnswer: MaxAnswer}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -86,7 +109,7 @@ func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
 	}
 	c.http = &http.Client{
 		Timeout:   cfg.timeout,
-		Transport: &countingTransport{next: cfg.transport, n: c.requests, date: c.date},
+		Transport: &countingTransport{next: cfg.transport, n: c.requests, date: c.date, max: cfg.maxAnswer},
 	}
 	if _, err := c.sdk(context.Background()); err != nil {
 		return nil, err
@@ -127,21 +150,81 @@ func (c *Client) ServerTime() time.Time {
 	return time.Time{}
 }
 
+// countingTransport counts the requests, notes the server's clock, and
+// caps every answer's body at max bytes.
 type countingTransport struct {
 	next http.RoundTripper
 	n    *atomic.Int64
 	date *atomic.Int64
+	max  int64
 }
 
 func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.n.Add(1)
 	resp, err := t.next.RoundTrip(r)
-	if err == nil {
-		if d, derr := http.ParseTime(resp.Header.Get("Date")); derr == nil {
-			t.date.Store(d.Unix())
+	if err != nil {
+		return resp, err
+	}
+	if d, derr := http.ParseTime(resp.Header.Get("Date")); derr == nil {
+		t.date.Store(d.Unix())
+	}
+	if resp.Body != nil {
+		tooLarge := &TooLargeError{Method: r.Method, Path: r.URL.Path, Limit: t.max}
+		if resp.ContentLength > t.max {
+			// Refused unread: what the server announced is too much.
+			resp.Body.Close()
+			resp.Body = &cappedBody{err: tooLarge}
+		} else {
+			resp.Body = &cappedBody{rc: resp.Body, left: t.max, err: tooLarge}
 		}
 	}
-	return resp, err
+	return resp, nil
+}
+
+// TooLargeError is an answer whose body is longer than the client reads
+// (MaxAnswer). The guard reports it as a failure to run (exit 3).
+type TooLargeError struct {
+	Method string
+	Path   string // URL path of the request (never the token)
+	Limit  int64  // bytes
+}
+
+// Error names the request and the limit.
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s %s: the answer is longer than %d bytes (%d MiB), the most the guard reads", e.Method, e.Path, e.Limit, e.Limit>>20)
+}
+
+// cappedBody reads at most left bytes of rc and then fails with err: an
+// answer exactly left bytes long reads whole, one byte more fails.
+type cappedBody struct {
+	rc   io.ReadCloser // nil: the answer was refused unread
+	left int64
+	err  error
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.rc == nil {
+		return 0, b.err
+	}
+	if b.left < 0 {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n + int(b.left), b.err // keep the first left bytes, drop the one over
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error {
+	if b.rc == nil {
+		return nil
+	}
+	return b.rc.Close()
 }
 
 // sdk returns an SDK client bound to ctx. The SDK takes its context per
@@ -277,6 +360,10 @@ func (c *Client) sdkError(ctx context.Context, method, path string, resp *gitea.
 	if resp.StatusCode/100 != 2 {
 		return statusError(method, p, resp.StatusCode, []byte(sdkMessage(err)))
 	}
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return tl
+	}
 	var ne net.Error
 	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return c.transportError(ctx, method, p, err) // the answer was cut off
@@ -339,6 +426,10 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			return tl
+		}
 		var ne net.Error
 		if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return c.transportError(ctx, method, shown, err) // the answer was cut off

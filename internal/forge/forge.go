@@ -172,84 +172,193 @@ func (c *Client) timelinePage(ctx context.Context, number int64, page int) ([]*t
 	return entries, nil
 }
 
+// Bounds of one RecentComments. Gitea 1.26's timeline has no total count
+// (its X-Total-Count is the page's length), no reverse order and no type
+// filter, and its since/before filters select by updated_at, so the only
+// way to the last page of a timeline whose length the comment count does
+// not tell is to look for it.
+const (
+	// maxEndProbes bounds the search for the last page: doubling steps,
+	// then halving, find it among 2^20 pages (52 million entries) in at
+	// most 40 requests; a timeline longer than that is an error.
+	maxEndProbes = 40
+	// maxTailPages is the page budget of the read backwards from the last
+	// page: up to 4 pages (200 entries) are read, fewer when the last n
+	// comments turn up earlier.
+	maxTailPages = 4
+)
+
+// timeline reads pages of one issue's timeline, each at most once.
+type timeline struct {
+	c      *Client
+	number int64
+	isPull bool
+	pages  map[int][]*timelineEntry
+}
+
+func (t *timeline) page(ctx context.Context, p int) ([]*timelineEntry, error) {
+	if e, ok := t.pages[p]; ok {
+		return e, nil
+	}
+	e, err := t.c.timelinePage(ctx, t.number, p)
+	if err != nil {
+		return nil, err
+	}
+	t.pages[p] = e
+	return e, nil
+}
+
+// lastPage finds the number of the timeline's last non-empty page, given
+// that page lo is non-empty and may not be the last. It doubles its step
+// forward until a page is empty, then halves the gap; a short page (fewer
+// than 50 entries), which is the last page unless Gitea filtered entries
+// out of it, is confirmed by the empty page after it. For 20,000 entries
+// after lo that is about 18 requests.
+func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
+	hi := 0 // the first page known to be empty; 0: none yet
+	step := 1
+	next := lo + 1
+	for probes := 0; hi == 0 || hi-lo > 1; probes++ {
+		if probes == maxEndProbes {
+			return 0, fmt.Errorf("forge: timeline of #%d: no end found after %d requests (more than %d pages)", t.number, maxEndProbes, lo)
+		}
+		e, err := t.page(ctx, next)
+		if err != nil {
+			return 0, err
+		}
+		if len(e) == 0 {
+			hi = next
+		} else {
+			lo = next
+		}
+		switch {
+		case len(e) > 0 && len(e) < PageSize:
+			next = lo + 1 // most likely the last page: confirm
+		case hi == 0:
+			step *= 2
+			next = lo + step
+		default:
+			next = lo + (hi-lo)/2
+		}
+		if hi != 0 && next >= hi {
+			next = lo + (hi-lo)/2
+		}
+	}
+	return lo, nil
+}
+
 // RecentComments returns at least the last n comments of the issue, oldest
-// first, reading the timeline from a page-aligned offset near its end.
+// first, with the label events among the timeline entries it read, reading
+// the timeline backwards from its last page.
 //
-// The issue's comment count N (plain comments and reviews) bounds where they
-// are: the k-th counted entry sits at timeline offset ≥ k, so every one of
-// the last n lies at or after S = floor((N-n)/50)*50. The read goes forward
-// from S to the end of the timeline, so the number of requests grows with
-// the events (labels, locks, ...) after S, never with the comment count:
-// for an issue whose tail is comments it is one or two requests. A page
-// shorter than 50 ends the read for an issue; for a pull request, whose
-// code review comments Gitea filters out of full pages, only an empty page
-// does. If fewer than n comments turned up (reviews among the counted, or
-// comments deleted since the issue was read), earlier pages are added one
-// by one.
+// The issue's comment count N (plain comments and reviews) says where the
+// last page is when the tail of the timeline is comments: the k-th counted
+// entry sits at offset ≥ k, so the last n lie at or after S =
+// floor((N-n)/50)*50, and the page at S is the last one when it is short
+// (for an issue) or the page after it is empty (for a pull request, whose
+// code review comments Gitea filters out of full pages). That is one
+// request for an issue, two for a pull request. When other entries (label
+// changes, locks, ...) push the end further, the last page is searched for
+// (see lastPage): the requests grow with the logarithm of their number.
+//
+// From the last page it reads backwards, page by page, until it holds n
+// comments or reached the first entry, within a budget of maxTailPages
+// pages. When the budget runs out first, it returns what it found with
+// Truncated set: fewer than n comments, the newest ones. Start is the
+// offset of the first entry read (a multiple of 50); the entries from
+// Start to the end were all read.
 func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (guard.CommentPage, error) {
 	n = max(n, 0)
-	start := (max(issue.Comments-n, 0) / PageSize) * PageSize
-	// At least want counted entries lie at offsets ≥ start; seeing fewer
-	// means the read stopped early on a filtered page.
-	want := issue.Comments - start
+	t := &timeline{c: c, number: issue.Number, isPull: issue.IsPull, pages: map[int][]*timelineEntry{}}
+	first := max(issue.Comments-n, 0)/PageSize + 1
+	entries, err := t.page(ctx, first)
+	if err != nil {
+		return guard.CommentPage{}, err
+	}
+	// At least want counted entries lie at offsets ≥ S: seeing fewer on a
+	// short page means Gitea filtered some out of it, and it is not the end.
+	want := issue.Comments - (first-1)*PageSize
+	seenCounted := counted(entries)
+	atEnd := func(e []*timelineEntry) bool {
+		return len(e) < PageSize && !issue.IsPull && seenCounted >= want
+	}
+	last, found := first, len(entries) == 0 || atEnd(entries)
+	// If the tail is comments, the end lies within the pages they fill:
+	// read those forward, as the comment count predicts them.
+	for p := first + 1; !found && p <= first+(n+PageSize-1)/PageSize+1; p++ {
+		e, err := t.page(ctx, p)
+		if err != nil {
+			return guard.CommentPage{}, err
+		}
+		if len(e) == 0 {
+			found = true
+			break
+		}
+		last, seenCounted = p, seenCounted+counted(e)
+		found = atEnd(e)
+	}
+	// Other entries (label changes, locks, ...) push it further: look for it.
+	if !found {
+		if last, err = t.lastPage(ctx, last); err != nil {
+			return guard.CommentPage{}, err
+		}
+	}
 
 	var comments []guard.Comment
 	var labels []guard.LabelEvent
 	seen := make(map[int64]bool)
-	counted := 0
-	for page, reads := start/PageSize+1, 0; ; page, reads = page+1, reads+1 {
-		if reads >= maxPages {
-			return guard.CommentPage{}, fmt.Errorf("forge: timeline of #%d: no end after %d pages", issue.Number, maxPages)
+	page, read := last, 0
+	for ; page >= 1; page-- {
+		if len(comments) >= n && page < last {
+			break
 		}
-		entries, err := c.timelinePage(ctx, issue.Number, page)
+		if _, cached := t.pages[page]; !cached {
+			if read == maxTailPages {
+				break
+			}
+			read++
+		}
+		entries, err := t.page(ctx, page)
 		if err != nil {
 			return guard.CommentPage{}, err
 		}
+		var cs []guard.Comment
+		var ls []guard.LabelEvent
 		for _, e := range entries {
-			if e == nil {
+			if e == nil || seen[e.ID] {
 				continue
 			}
 			switch e.Type {
 			case typeComment:
-				counted++
-				if !seen[e.ID] {
-					seen[e.ID] = true
-					comments = append(comments, e.comment())
-				}
-			case typeReview:
-				counted++
+				seen[e.ID] = true
+				cs = append(cs, e.comment())
 			case typeLabel:
-				if le, ok := e.labelEvent(); ok && !seen[e.ID] {
+				if le, ok := e.labelEvent(); ok {
 					seen[e.ID] = true
-					labels = append(labels, le)
+					ls = append(ls, le)
 				}
 			}
 		}
-		if len(entries) == 0 {
-			break
-		}
-		if len(entries) < PageSize && !issue.IsPull && counted >= want {
-			break
-		}
+		comments = append(cs, comments...)
+		labels = append(ls, labels...)
 	}
+	return guard.CommentPage{
+		Comments:  comments,
+		Labels:    labels,
+		Start:     page * PageSize, // the first page read is page+1
+		Truncated: len(comments) < n && page > 0,
+	}, nil
+}
 
-	for len(comments) < n && start > 0 {
-		before, err := c.CommentsBefore(ctx, issue.Number, start)
-		if err != nil {
-			return guard.CommentPage{}, err
+// counted is the number of entries the issue's comment count includes.
+func counted(entries []*timelineEntry) int {
+	k := 0
+	for _, e := range entries {
+		if e != nil && (e.Type == typeComment || e.Type == typeReview) {
+			k++
 		}
-		var prepend []guard.Comment
-		for _, cm := range before.Comments {
-			if !seen[cm.ID] {
-				seen[cm.ID] = true
-				prepend = append(prepend, cm)
-			}
-		}
-		comments = append(prepend, comments...)
-		labels = append(before.Labels, labels...)
-		start = before.Start
 	}
-	return guard.CommentPage{Comments: comments, Labels: labels, Start: start}, nil
+	return k
 }
 
 // CommentsBefore returns the comments among the 50 timeline entries before

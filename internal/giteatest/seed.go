@@ -26,16 +26,27 @@ import (
 // counted in the issue's comment count). It fails the test on error.
 func (s *Server) SeedIssue(t testing.TB, title, body string, comments []string) (owner, name string, number int64) {
 	t.Helper()
+	return s.SeedIssueEvents(t, title, body, comments, 0)
+}
+
+// SeedIssueEvents is SeedIssue with events label entries after the
+// comments in the timeline, dated one second apart like them (the last
+// entry an hour ago): entries of type "label" that name no label (Gitea's
+// migration stores none), which take their place in the timeline as label
+// events do and are not counted as comments. 20,000 take a few seconds,
+// where the API needs a request each.
+func (s *Server) SeedIssueEvents(t testing.TB, title, body string, comments []string, events int) (owner, name string, number int64) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	owner, name = s.AdminLogin, s.repoName(t)
-	if err := s.seedIssue(ctx, owner, name, title, body, comments); err != nil {
+	if err := s.seedIssue(ctx, owner, name, title, body, comments, events); err != nil {
 		t.Fatalf("giteatest: seeding %s/%s: %v\n%s", owner, name, err, s.LogTail())
 	}
 	return owner, name, 1
 }
 
-func (s *Server) seedIssue(ctx context.Context, owner, name, title, body string, comments []string) error {
+func (s *Server) seedIssue(ctx context.Context, owner, name, title, body string, comments []string, events int) error {
 	var me struct {
 		ID    int64  `json:"id"`
 		Login string `json:"login"`
@@ -53,7 +64,7 @@ func (s *Server) seedIssue(ctx context.Context, owner, name, title, body string,
 	}
 
 	end := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
-	first := end.Add(-time.Duration(len(comments)) * time.Second)
+	first := end.Add(-time.Duration(len(comments)+events) * time.Second)
 	stamp := func(t time.Time) string { return t.Format(time.RFC3339) }
 	// restore-repo reads YAML; JSON is YAML, and needs no YAML library here.
 	files := map[string]any{
@@ -90,6 +101,19 @@ func (s *Server) seedIssue(ctx context.Context, owner, name, title, body string,
 			"updated":      at,
 			"content":      c,
 		}
+	}
+	for i := range events {
+		at := stamp(first.Add(time.Duration(len(comments)+i) * time.Second))
+		list = append(list, map[string]any{
+			"issue_index":  1,
+			"index":        len(comments) + i + 1,
+			"comment_type": "label",
+			"poster_id":    me.ID,
+			"poster_name":  me.Login,
+			"created":      at,
+			"updated":      at,
+			"content":      "1",
+		})
 	}
 	files[filepath.Join("comments", "1.yml")] = list
 	if err := os.MkdirAll(filepath.Join(dir, "comments"), 0o755); err != nil {

@@ -65,11 +65,14 @@ type LabelEvent struct {
 // CommentPage is a run of an issue's comments read from its timeline, oldest
 // first, with the label events among them. Start is the timeline offset at
 // which the read began; 0 means the run reaches back to the first comment of
-// the issue.
+// the issue. Truncated says the read stopped at its page budget before it
+// found as many comments as were asked for: Comments holds the newest it
+// found (possibly none), and older ones lie before Start.
 type CommentPage struct {
-	Comments []Comment
-	Labels   []LabelEvent
-	Start    int
+	Comments  []Comment
+	Labels    []LabelEvent
+	Start     int
+	Truncated bool
 }
 
 // LabelSpec describes a label the guard may have to create.
