@@ -25,6 +25,9 @@ type snapshot struct {
 	status *guard.Comment
 	older  []guard.Comment
 	labels []guard.LabelEvent
+	// unreached says no status comment was found and the search stopped
+	// before the first timeline entry.
+	unreached bool
 	// admins are the answers to the decision's AskAdmin, kept across
 	// re-reads of one run.
 	admins map[string]bool
@@ -179,6 +182,7 @@ func (r *runner) findStatus(ctx context.Context, s *snapshot) error {
 		}
 		start = page.Start
 	}
+	s.unreached = start > 0
 	return nil
 }
 

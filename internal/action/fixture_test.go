@@ -61,4 +61,3 @@ func lineOf(t *testing.T, body, s string) (line, col int) {
 	t.Fatalf("the body has no line with %q", s)
 	return 0, 0
 }
-

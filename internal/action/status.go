@@ -54,5 +54,6 @@ func (r *runner) input(s snapshot) (in guard.Input, cancel context.CancelFunc) {
 		Older:       s.older,
 		LabelEvents: s.labels,
 		Admins:      s.admins,
+		Unreached:   s.unreached,
 	}, cancel
 }

@@ -30,6 +30,10 @@ type Input struct {
 	// LabelEvents are the label changes on the timeline entries the run
 	// read, oldest first.
 	LabelEvents []LabelEvent
+	// Unreached says no status comment was found and the run could not
+	// read back to the first timeline entry: a missing ledger cannot be
+	// told from one buried beyond reach.
+	Unreached bool
 	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
 	// user is a repository admin.
 	Admins map[string]bool

@@ -89,8 +89,11 @@ func (e *eval) actorOf(label string, added bool) string {
 func (e *eval) judgeLabels() {
 	t := &e.trust
 	t.ledger, t.problem = ReadLedger(e.in.Status, e.in.Issue.Number, e.cfg.LedgerKey)
-	if e.in.Status == nil && e.hasTraces() {
+	switch {
+	case e.in.Status == nil && e.hasTraces():
 		t.problem = "the guard's status comment, which holds its ledger, is gone although the guard has worked on this issue before: someone deleted it"
+	case e.in.Status == nil && e.in.Unreached:
+		t.problem = "the guard's status comment, which holds its ledger, is not within the timeline entries a run reads (a flood of events buried it, or this is the guard's first run on a long issue): the guard adopts no state it cannot check"
 	}
 	live := e.in.Issue.LabelNames()
 	var pending []string

@@ -226,8 +226,15 @@ func TestVanishedLedger(t *testing.T) {
 	in.Recent = nil
 	in.LabelEvents = []LabelEvent{{Label: "context::pressure-high", Added: true, Actor: ActionsUser}}
 	tamperMessage(t, Decide(in))
-	// No trace: the first run adopts.
+	// No status comment within reach of a timeline too long to read back
+	// to its start: a ledger buried by a flood is not adopted over.
 	in.LabelEvents = nil
+	in.Unreached = true
+	if msg := tamperMessage(t, Decide(in)); !strings.Contains(msg, "not within the timeline entries a run reads") {
+		t.Errorf("message: %s", msg)
+	}
+	in.Unreached = false
+	// No trace: the first run adopts.
 	if p := Decide(in); !p.Adopted || len(p.Violations) != 0 || p.Ledger.Consumed != 3000 {
 		t.Errorf("first run: adopted %v %v %+v", p.Adopted, ruleIDs(p), p.Ledger)
 	}
