@@ -215,39 +215,48 @@ func Reconstruct(in RecoverInput) (*Proposal, error) {
 		Field{"state.labels", show(lseq), "the issue's live labels"},
 		Field{"state.assignee", assignee, aSrc})
 
-	// The tail: the last entries the footers show, else the body's.
+	// The tail: the body's readable entries, then the results the footers
+	// show that it lacks, the last limit of them.
 	limit := max(in.TailLimit, 1)
-	tail := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	var tailSrc []string
-	if len(in.Events) > 0 {
-		for _, e := range in.Events[max(0, len(in.Events)-limit):] {
-			action := e.Footer.Action
-			if action == "" {
-				action = fmt.Sprintf("%s: %s", e.Footer.EventType, e.Footer.Verdict)
-			}
-			tail.Content = append(tail.Content, entry(e.Footer.Agent, action, e.Footer.Invocation, e.Created.UTC().Format(time.RFC3339)))
-			tailSrc = append(tailSrc, fmt.Sprintf("comment %d", e.CommentID))
-		}
-	} else {
-		es := br.Entries()
-		for _, e := range es[max(0, len(es)-limit):] {
-			ts := e.Timestamp.Value
-			if _, err := time.Parse(time.RFC3339, ts); err != nil {
-				ts = in.Created.UTC().Format(time.RFC3339)
-			}
-			if e.Agent.Value == "" || e.Action.Value == "" {
-				continue
-			}
-			tail.Content = append(tail.Content, entry(e.Agent.Value, e.Action.Value, e.Invocation.Value, ts))
-		}
+	type tailEntry struct {
+		node   *yaml.Node
+		source string
 	}
-	if len(tail.Content) > 0 {
-		src := "the broken body's last entries"
-		if len(tailSrc) > 0 {
-			src = "the footers of " + strings.Join(tailSrc, ", ") + "; older entries stay in the archive comments and the agents' comments"
+	var all []tailEntry
+	seen := map[string]bool{}
+	for _, e := range br.Entries() {
+		if e.Agent.Value == "" || e.Action.Value == "" {
+			continue
+		}
+		ts := e.Timestamp.Value
+		if _, err := time.Parse(time.RFC3339, ts); err != nil {
+			ts = in.Created.UTC().Format(time.RFC3339)
+		}
+		if e.Invocation.Value != "" {
+			seen[e.Invocation.Value] = true
+		}
+		all = append(all, tailEntry{entry(e.Agent.Value, e.Action.Value, e.Invocation.Value, ts), "the broken body"})
+	}
+	for _, e := range in.Events {
+		if seen[e.Footer.Invocation] {
+			continue
+		}
+		action := e.Footer.Action
+		if action == "" {
+			action = fmt.Sprintf("%s: %s", e.Footer.EventType, e.Footer.Verdict)
+		}
+		all = append(all, tailEntry{entry(e.Footer.Agent, action, e.Footer.Invocation, e.Created.UTC().Format(time.RFC3339)), fmt.Sprintf("the footer of comment %d", e.CommentID)})
+	}
+	if len(all) > 0 {
+		tail := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		var srcs []string
+		for _, te := range all[max(0, len(all)-limit):] {
+			tail.Content = append(tail.Content, te.node)
+			srcs = append(srcs, te.source)
 		}
 		cp.Content = append(cp.Content, str("history_tail"), tail)
-		p.Fields = append(p.Fields, Field{"history_tail", fmt.Sprintf("%d entries", len(tail.Content)), src})
+		p.Fields = append(p.Fields, Field{"history_tail", fmt.Sprintf("%d of %d known entries", len(tail.Content), len(all)),
+			"in order: " + strings.Join(srcs, ", ") + "; older entries stay in the archive comments and the agents' comments"})
 	}
 	if t, ok := body(br.CurrentTask); ok && t != "" {
 		add("current_task", str(t), "the broken body")
@@ -289,7 +298,9 @@ func Reconstruct(in RecoverInput) (*Proposal, error) {
 		}
 		return nil, fmt.Errorf("the rebuilt checkpoint is not valid (%s)", msg)
 	}
-	if pretty, err := r.Checkpoint.Encode(); err == nil {
+	// Written back through the checkpoint's own encoder with the labels
+	// as plain scalars: [cascade::depth-2], as the guard writes them.
+	if pretty, err := r.Checkpoint.WithLabels(labels).Encode(); err == nil {
 		text = pretty
 	}
 	p.YAML = text
