@@ -46,6 +46,7 @@ func (r *runner) input(s snapshot) (in guard.Input, cancel context.CancelFunc) {
 		Event:       r.event,
 		Recent:      s.recent.Comments,
 		Self:        r.self,
+		Repo:        r.owner + "/" + r.repo,
 		PullFiles:   s.files,
 		Now:         r.o.Now().UTC(),
 		Counter:     r.counter,

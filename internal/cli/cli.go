@@ -75,6 +75,8 @@ Usage:
   gns-guard tokens FILE|- [--encoding cl100k_base|o200k_base]
   gns-guard context --repo OWNER/NAME --issue N [--file PATH]... [--skill PATH] [--size S] [--cap TOKENS] [--format text|json]
   gns-guard context --body FILE [--comments FILE] [flags]   (offline)
+  gns-guard report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]
+  gns-guard recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]
   gns-guard schema
   gns-guard rules [--format text|json]
   gns-guard action        (the default when GITHUB_ACTIONS=true)
@@ -121,6 +123,10 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runTokens(rest, env)
 	case "context":
 		return runContext(ctx, rest, env)
+	case "report":
+		return runReport(ctx, rest, env)
+	case "recover":
+		return runRecover(ctx, rest, env)
 	case "schema":
 		return runSchema(rest, env)
 	case "rules":
@@ -131,7 +137,7 @@ func run(ctx context.Context, args []string, env Env) error {
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, context, schema, rules, action", verb)
+	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, context, report, recover, schema, rules, action", verb)
 }
 
 func runAction(ctx context.Context, env Env) error {

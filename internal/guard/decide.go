@@ -21,6 +21,9 @@ type Input struct {
 	Recent []Comment
 	// Self is the guard's own login: only its comments' markers are trusted.
 	Self string
+	// Repo is the repository, OWNER/NAME, when the shell knows it (for the
+	// commands the guard's comments name).
+	Repo string
 	// Status is the guard's sticky status comment (its marker and author),
 	// or nil when the run found none: it holds the ledger.
 	Status *Comment

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
@@ -41,10 +42,44 @@ func (e *eval) planRecovery() {
 	if rows > MaxTableRows {
 		fmt.Fprintf(&b, "| | … and %d more: `gns-guard check` on the body lists them |\n", rows-MaxTableRows)
 	}
-	b.WriteString("\n`gns-guard history` rebuilds the full history; `gns-guard check` validates a fixed body before it is saved.\n\n")
+	fmt.Fprintf(&b, "\n`gns-guard recover --repo %s --issue %d` proposes a checkpoint rebuilt from the guard's ledger and the agents' GNS_EVENT footers, saying where every field came from; with `--apply` a budget admin (or a repository admin) writes it. ", e.repo(), e.in.Issue.Number)
+	b.WriteString("`gns-guard history` rebuilds the full history; `gns-guard check` validates a fixed body before it is saved.\n\n")
 	b.WriteString(marker + "\n")
 	e.plan.Recovery = b.String()
 }
+
+// repoOf reads OWNER/NAME from the web address of one of the issue's
+// comments (the server's, not their text), or says OWNER/NAME.
+// repo is the repository the issue belongs to: the shell's, else read off
+// a recent comment's link.
+func (e *eval) repo() string {
+	if repoName.MatchString(e.in.Repo) {
+		return e.in.Repo
+	}
+	return repoOf(e.in.Recent, e.in.Issue.Number)
+}
+
+func repoOf(cs []Comment, issue int64) string {
+	suffix := fmt.Sprintf("/issues/%d", issue)
+	for _, c := range cs {
+		u, _, _ := strings.Cut(c.HTMLURL, "#")
+		p, ok := strings.CutSuffix(u, suffix)
+		if !ok {
+			continue
+		}
+		parts := strings.Split(p, "/")
+		if len(parts) < 2 {
+			continue
+		}
+		repo := parts[len(parts)-2] + "/" + parts[len(parts)-1]
+		if repoName.MatchString(repo) {
+			return repo
+		}
+	}
+	return "OWNER/NAME"
+}
+
+var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
 // planDigest posts a completion digest once digest-after agent results have
 // accumulated since the last digest or archive.

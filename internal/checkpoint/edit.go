@@ -1,0 +1,109 @@
+package checkpoint
+
+import "gopkg.in/yaml.v3"
+
+// The edits below serve the agents' exit protocol (`gns-guard report`).
+// Like the rewrite methods, each returns a new Checkpoint and leaves the one
+// it is called on as it was; key order, comments and the style of every
+// untouched node are kept.
+
+// WithString returns a copy of c with the top-level key set to the string
+// v (added at the end when missing).
+func (c *Checkpoint) WithString(key, v string) *Checkpoint {
+	out := c.Clone()
+	if body := out.body(); body != nil {
+		setString(body, key, v)
+		out.refill()
+	}
+	return out
+}
+
+// WithInt returns a copy of c with the top-level key set to the integer v
+// (added at the end when missing).
+func (c *Checkpoint) WithInt(key string, v int64) *Checkpoint {
+	out := c.Clone()
+	if body := out.body(); body != nil {
+		setInt(body, key, v)
+		out.refill()
+	}
+	return out
+}
+
+// WithAssignee returns a copy of c with state.assignee set to v.
+func (c *Checkpoint) WithAssignee(v string) *Checkpoint {
+	out := c.Clone()
+	if body := out.body(); body != nil {
+		setString(ensure(body, "state", yaml.MappingNode), "assignee", v)
+		out.refill()
+	}
+	return out
+}
+
+// WithAgentChain returns a copy of c with agent_chain set to chain, as a
+// flow-style list. It does nothing when c has no agent_chain.
+func (c *Checkpoint) WithAgentChain(chain []string) *Checkpoint {
+	out := c.Clone()
+	body := out.body()
+	if body == nil {
+		return out
+	}
+	_, seq := lookup(body, "agent_chain")
+	if seq == nil {
+		return out
+	}
+	*seq = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle,
+		HeadComment: seq.HeadComment, LineComment: seq.LineComment, FootComment: seq.FootComment}
+	for _, a := range chain {
+		seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: a})
+	}
+	out.refill()
+	return out
+}
+
+// NewEntry is a history entry to append.
+type NewEntry struct {
+	Agent, Action, Invocation, Timestamp string
+}
+
+// WithEntry returns a copy of c with e appended to its history: to
+// history_tail when c has one, else to history when c has one, else to a
+// new history_tail. The entry is a flow mapping ({agent: ..., action: ...,
+// invocation: ..., timestamp: "..."}), the style of the protocol's
+// examples; empty fields are left out (a history_tail entry needs its
+// timestamp: the caller gives one).
+func (c *Checkpoint) WithEntry(e NewEntry) *Checkpoint {
+	out := c.Clone()
+	body := out.body()
+	if body == nil {
+		return out
+	}
+	key := "history_tail"
+	if !c.HistoryTail.Set && c.History.Set {
+		key = "history"
+	}
+	seq := ensure(body, key, yaml.SequenceNode)
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+	for _, kv := range [][2]string{{"agent", e.Agent}, {"action", e.Action}, {"invocation", e.Invocation}, {"timestamp", e.Timestamp}} {
+		if kv[1] == "" {
+			continue
+		}
+		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: kv[1]}
+		if kv[0] == "timestamp" {
+			v.Style = yaml.DoubleQuotedStyle
+		}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: kv[0]}, v)
+	}
+	seq.Content = append(seq.Content, m)
+	out.refill()
+	return out
+}
+
+// setString sets key in mapping m to the string v, keeping the key's
+// comments. The encoder quotes v where it would read back as another type.
+func setString(m *yaml.Node, key, v string) {
+	n := ensure(m, key, yaml.ScalarNode)
+	n.Tag, n.Value, n.Style = "!!str", v, 0
+	if v == "" {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+}

@@ -1,0 +1,329 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitprotocol"
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+const recoverSynopsis = "recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--budget-admins L,..] [--guard-user LOGIN] [--format text|json] [--server URL] [--token T]"
+
+// maxRecoverAttempts bounds the re-reads when --apply meets a conflict.
+const maxRecoverAttempts = 3
+
+// recoverResult is what `recover` found and did.
+type recoverResult struct {
+	Issue    int64                  `json:"issue"`
+	Problem  string                 `json:"problem"`
+	Findings []finding.Finding      `json:"findings"`
+	Baseline exitprotocol.Baseline  `json:"baseline"`
+	Proposal *exitprotocol.Proposal `json:"proposal"`
+	// Body is the issue body with the proposed block in place.
+	Body           string `json:"body"`
+	Applied        bool   `json:"applied"`
+	ContentVersion int    `json:"content_version,omitempty"`
+}
+
+// runRecover proposes, and with --apply writes, a checkpoint rebuilt from
+// the last state the guard trusted and the agents' footers since.
+func runRecover(ctx context.Context, args []string, env Env) error {
+	var rf repoFlags
+	var gf guardFlags
+	fs := newFlags("recover", env, recoverSynopsis)
+	rf.add(fs)
+	gf.add(fs)
+	apply := fs.Bool("apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
+	format := fs.String("format", "text", "output format: text or json")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("recover takes no positional arguments, got: %s", strings.Join(pos, " "))
+	}
+	if *format != "text" && *format != "json" {
+		return usageError("recover: --format must be text or json, not %q", *format)
+	}
+	cfg, err := gf.config("recover", env)
+	if err != nil {
+		return err
+	}
+	f, server, err := rf.connect("recover", env)
+	if err != nil {
+		return err
+	}
+	n := rf.issue
+	var self string
+	if *apply {
+		// Who may write is known before anything is read.
+		if self, err = f.Self(ctx); err != nil {
+			return serverError("recover", server, "look up the token's user", err)
+		}
+		if err := mayRecover(ctx, f, self, cfg.BudgetAdmins); err != nil {
+			return err
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := proposeRecovery(ctx, f, server, n, cfg, gf.guardUser, env.Now())
+		if err != nil {
+			return err
+		}
+		if res == nil {
+			fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
+			return nil
+		}
+		if *apply {
+			cv, err := f.EditBody(ctx, n, res.Body, res.contentVersion)
+			if errors.Is(err, guard.ErrConflict) && attempt < maxRecoverAttempts {
+				continue
+			}
+			if err != nil {
+				return serverError("recover", server, "write the proposed checkpoint (compare-and-swap)", err)
+			}
+			res.Applied, res.ContentVersion = true, cv
+		}
+		return printRecovery(env, rf.repo, *format, &res.recoverResult)
+	}
+}
+
+// recovery is a proposal with the content version it was built on.
+type recovery struct {
+	recoverResult
+	contentVersion int
+}
+
+// mayRecover says whether self may apply a recovery: a budget admin, or,
+// with none named, a repository admin. Otherwise a usage error (exit 2)
+// says why.
+func mayRecover(ctx context.Context, f guard.Forge, self string, admins []string) error {
+	if len(admins) > 0 {
+		if slices.Contains(admins, self) {
+			return nil
+		}
+		return usageError("recover: --apply: %q is not in --budget-admins (%s): only a budget admin writes a recovered checkpoint; run without --apply and hand the proposal to one", self, strings.Join(admins, ", "))
+	}
+	ok, err := f.IsRepoAdmin(ctx, self)
+	if err != nil && !errors.Is(err, guard.ErrForbidden) && !errors.Is(err, guard.ErrNotFound) {
+		return cannotRun(fmt.Errorf("recover: could not check whether %q is a repository admin: %w", self, err))
+	}
+	if !ok {
+		return usageError("recover: --apply: %q is not a repository admin and --budget-admins is empty: only an approver writes a recovered checkpoint; run without --apply and hand the proposal to one", self)
+	}
+	return nil
+}
+
+// proposeRecovery reads the issue and rebuilds its checkpoint; nil when
+// the checkpoint is valid.
+func proposeRecovery(ctx context.Context, f guard.Forge, server string, n int64, cfg guard.Config, guardUser string, now time.Time) (*recovery, error) {
+	iss, err := f.Issue(ctx, n)
+	if err != nil {
+		return nil, serverError("recover", server, fmt.Sprintf("read issue #%d", n), err)
+	}
+	done, cancel := deadline()
+	defer cancel()
+	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: done})
+	if parsed.Valid() {
+		return nil, nil
+	}
+	comments, err := allComments(ctx, f, iss)
+	if err != nil {
+		return nil, serverError("recover", server, fmt.Sprintf("read the comments of issue #%d", n), err)
+	}
+	res := &recovery{contentVersion: iss.ContentVersion}
+	res.Issue = n
+	res.Findings = []finding.Finding{}
+	for _, fd := range parsed.Findings {
+		if fd.IsError() {
+			res.Findings = append(res.Findings, fd)
+		}
+	}
+	switch {
+	case len(parsed.Blocks) == 0:
+		res.Problem = "missing"
+	case len(parsed.Blocks) > 1:
+		res.Problem = "ambiguous"
+	default:
+		res.Problem = "invalid"
+	}
+	base, created, err := baseline(comments, n, cfg, guardUser, now)
+	if err != nil {
+		return nil, &exit.ViolationError{Err: fmt.Errorf("recover: issue #%d: %w; rebuild the checkpoint by hand from 'gns-guard history' and the agents' comments", n, err)}
+	}
+	res.Baseline = base
+	var events []exitprotocol.Event
+	for _, c := range comments {
+		if c.Author == guardUser {
+			continue
+		}
+		if ft, ok := exitprotocol.ParseFooter(c.Body); ok {
+			events = append(events, exitprotocol.Event{CommentID: c.ID, Author: c.Author, Created: c.CreatedAt, Footer: ft})
+		}
+	}
+	var broken *checkpoint.Checkpoint
+	if len(parsed.Blocks) == 1 {
+		broken = parsed.Checkpoint
+	}
+	prop, err := exitprotocol.Reconstruct(exitprotocol.RecoverInput{
+		Issue: n, Baseline: base, Events: events, Broken: broken, Labels: iss.LabelNames(),
+		TailLimit: cfg.HistoryTail, Created: created,
+	})
+	if err != nil {
+		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
+	}
+	res.Proposal = prop
+	res.Body = placeBlock(iss.Body, parsed.Blocks, prop.YAML)
+	return res, nil
+}
+
+// baseline finds the last state the guard trusted: its ledger (verified),
+// else its newest archive that verifies. created is the time of the
+// guard's first record, for created_at when nothing better is known.
+func baseline(comments []guard.Comment, n int64, cfg guard.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
+	created := now
+	var status *guard.Comment
+	marker := guard.StatusMarker(n)
+	for i := range comments {
+		c := &comments[i]
+		if c.Author != guardUser {
+			continue
+		}
+		if created.Equal(now) && strings.Contains(c.Body, "<!-- gns-guard:") {
+			created = c.CreatedAt
+		}
+		if strings.Contains(c.Body, marker) {
+			status = c
+		}
+	}
+	var why string
+	if l, problem := guard.ReadLedger(status, n, cfg.LedgerKey); l != nil && l.Baseline {
+		how := "unsigned: trusted by its author and marker"
+		if len(cfg.LedgerKey) > 0 {
+			how = "its signature verified with the ledger key"
+		}
+		return exitprotocol.Baseline{
+			Source:  fmt.Sprintf("the guard's ledger in its status comment %d (%s)", status.ID, how),
+			Version: l.Version, Issue: l.CheckpointIssue, Phase: l.Phase,
+			Total: l.Total, Consumed: l.Consumed, Remaining: l.Remaining,
+			Written: time.Unix(l.Written, 0),
+		}, created, nil
+	} else if problem != "" {
+		why = problem
+	} else if status == nil {
+		why = "the guard's status comment was not found"
+	} else {
+		why = "the guard's ledger holds no accepted state yet"
+	}
+	// The newest archive of the guard's that verifies.
+	groups := map[string][]*prune.Archive{}
+	at := map[string]guard.Comment{}
+	var order []string
+	for _, c := range comments {
+		if c.Author != guardUser || !strings.Contains(c.Body, prune.MarkerPrefix) {
+			continue
+		}
+		a, err := prune.ParseArchive(c.Body)
+		if err != nil || a.Issue != n {
+			continue
+		}
+		if _, ok := groups[a.SHA256]; !ok {
+			order = append(order, a.SHA256)
+		}
+		groups[a.SHA256] = append(groups[a.SHA256], a)
+		at[a.SHA256] = c
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		parts := groups[order[i]]
+		if prune.Verify(parts) != nil {
+			continue
+		}
+		a, c := parts[0], at[order[i]]
+		b := a.Budget.Budget
+		src := fmt.Sprintf("the guard's archive comment %d (the budget it recorded at archive time)", c.ID)
+		if np := a.Budget.NewPhase; np != nil {
+			b = *np
+			src = fmt.Sprintf("the guard's archive comment %d (the new phase budget it recorded)", c.ID)
+		}
+		return exitprotocol.Baseline{
+			Source: src + "; " + why, Version: 2, Issue: n, Phase: a.Phase,
+			Total: b.Total, Consumed: b.Consumed, Remaining: b.Remaining, Written: c.CreatedAt,
+		}, created, nil
+	}
+	return exitprotocol.Baseline{}, created, fmt.Errorf("%w (%s)", exitprotocol.ErrNoBaseline, why)
+}
+
+// placeBlock puts the block content into the body: in place of the one
+// block (every other byte kept), after the body when there is none, and in
+// place of the first of several, the others removed.
+func placeBlock(body string, blocks []checkpoint.Block, yaml string) string {
+	if len(blocks) == 0 {
+		sep := "\n\n"
+		switch {
+		case body == "":
+			sep = ""
+		case strings.HasSuffix(body, "\n\n"):
+			sep = ""
+		case strings.HasSuffix(body, "\n"):
+			sep = "\n"
+		}
+		return body + sep + "```yaml\n" + strings.TrimRight(yaml, "\n") + "\n```\n"
+	}
+	out := blocks[0].Replace(yaml)
+	delta := len(out) - len(body)
+	for i := len(blocks) - 1; i >= 1; i-- {
+		b := blocks[i]
+		out = out[:b.Start+delta] + out[b.End+delta:]
+	}
+	return out
+}
+
+// printRecovery prints the proposal, its explanations and what was done.
+func printRecovery(env Env, repo, format string, res *recoverResult) error {
+	if format == "json" {
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return cannotRun(err)
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", data)
+		return nil
+	}
+	var b strings.Builder
+	n := res.Issue
+	fmt.Fprintf(&b, "gns-guard: recover: issue #%d: the checkpoint is %s", n, res.Problem)
+	if len(res.Findings) > 0 {
+		fmt.Fprintf(&b, " (%d problem(s)):\n", len(res.Findings))
+		for _, f := range res.Findings {
+			fmt.Fprintln(&b, f.Format(fmt.Sprintf("issue#%d", n)))
+		}
+	} else {
+		b.WriteString(".\n")
+	}
+	p := res.Proposal
+	fmt.Fprintf(&b, "\nProposed checkpoint, rebuilt from %s and %d agent result(s) since:\n\n", res.Baseline.Source, len(p.Since))
+	b.WriteString("```yaml\n" + p.YAML + "```\n\n")
+	b.WriteString("Where every field comes from:\n\n| field | value | from |\n|---|---|---|\n")
+	for _, f := range p.Fields {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", f.Key, markdown.Cell(f.Value, 80), markdown.Cell(f.Source, 0))
+	}
+	for _, note := range p.Notes {
+		fmt.Fprintf(&b, "\nnote: %s\n", note)
+	}
+	if res.Applied {
+		fmt.Fprintf(&b, "\nApplied: the body now holds this checkpoint (content version %d); every byte outside the block was kept.\n", res.ContentVersion)
+	} else {
+		fmt.Fprintf(&b, "\nPaste it in place of the checkpoint block (check the body with 'gns-guard check'), or let a budget admin or repository admin run:\n  gns-guard recover --repo %s --issue %d --apply\n", repo, n)
+	}
+	printUntrusted(env, b.String())
+	return nil
+}

@@ -1,0 +1,461 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitprotocol"
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/prune"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+const reportSynopsis = "report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [--status ok|failed] [--verdict TEXT] [--files-changed N] [--key-stats TEXT] [--next-agent NAME --next-estimate TOKENS] [--result-file FILE] [--phase P] [--depth D] [--labels-add L,..] [--labels-remove L,..] [--assignee NAME] [--dry-run] [--force] [--format text|json] [flags]"
+
+// maxReportAttempts bounds the re-reads after a compare-and-swap conflict.
+const maxReportAttempts = 5
+
+// reportOptions are the parsed flags of `report`.
+type reportOptions struct {
+	repoFlags
+	guard      guardFlags
+	rep        exitprotocol.Report
+	depth      int64
+	assignee   string
+	resultFile string
+	dryRun     bool
+	force      bool
+	format     string
+}
+
+// reportResult is what `report` did, printed as text or JSON.
+type reportResult struct {
+	Issue      int64  `json:"issue"`
+	Agent      string `json:"agent"`
+	Invocation string `json:"invocation"`
+	// Outcome is written, already-reported, refused or dry-run.
+	Outcome        string              `json:"outcome"`
+	Findings       []finding.Finding   `json:"findings"`
+	AlreadyFailing []string            `json:"already_failing,omitempty"`
+	CommentID      int64               `json:"comment_id,omitempty"`
+	CommentURL     string              `json:"comment_url,omitempty"`
+	CommentPosted  bool                `json:"comment_posted"`
+	ArchiveIDs     []int64             `json:"archive_comment_ids,omitempty"`
+	Patched        bool                `json:"body_patched"`
+	ContentVersion int                 `json:"content_version,omitempty"`
+	Attempts       int                 `json:"attempts"`
+	Before         exitprotocol.Budget `json:"budget_before"`
+	After          exitprotocol.Budget `json:"budget_after"`
+	NextAgent      string              `json:"next_agent"`
+	NextEstimate   int64               `json:"next_estimated_tokens"`
+	LabelsAdded    []string            `json:"labels_added"`
+	LabelsRemoved  []string            `json:"labels_removed"`
+	Assignee       *string             `json:"assignee,omitempty"`
+	Notes          []string            `json:"notes,omitempty"`
+	Comment        string              `json:"comment,omitempty"` // the comment's text (dry run)
+	Body           string              `json:"body,omitempty"`    // the new body (dry run)
+}
+
+func parseReportFlags(args []string, env Env) (*reportOptions, error) {
+	o := &reportOptions{}
+	fs := newFlags("report", env, reportSynopsis)
+	o.repoFlags.add(fs)
+	o.guard.add(fs)
+	r := &o.rep
+	fs.StringVar(&r.Agent, "agent", "", "the agent's name (the header's {agent}; no spaces)")
+	fs.StringVar(&r.Invocation, "invocation", "", "this invocation's id: a re-run with the same id writes nothing twice")
+	fs.Int64Var(&r.Consumed, "consumed", -1, "the tokens this invocation used")
+	fs.StringVar(&r.Action, "action", "", "what the agent did (the first line becomes the history entry)")
+	fs.StringVar(&r.Status, "status", "ok", "ok or failed")
+	fs.StringVar(&r.Verdict, "verdict", "", "the agent's verdict (default: the status)")
+	fs.Int64Var(&r.FilesChanged, "files-changed", 0, "how many files the agent changed")
+	fs.StringVar(&r.KeyStats, "key-stats", "", "key figures: text, or a JSON object")
+	fs.StringVar(&r.NextAgent, "next-agent", "", "the agent to run next (with --next-estimate; none: the workflow is done)")
+	fs.Int64Var(&r.NextEstimate, "next-estimate", -1, "the next agent's estimated tokens")
+	fs.StringVar(&o.resultFile, "result-file", "", "a file whose content is the comment's Result section (JSON shown as JSON)")
+	fs.StringVar(&r.Phase, "phase", "", "move the checkpoint to this phase (default: keep it)")
+	fs.Int64Var(&o.depth, "depth", -1, "move the checkpoint to this depth (default: keep it)")
+	labelsAdd := fs.String("labels-add", "", "labels to add, comma-separated")
+	labelsRemove := fs.String("labels-remove", "", "labels to remove, comma-separated")
+	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user: state.assignee and the issue's assignee")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and write nothing")
+	fs.BoolVar(&o.force, "force", false, "write even when the guard would fail the new state (the guard then fails the run)")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, usageError("report takes no positional arguments, got: %s", strings.Join(pos, " "))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case r.Agent == "":
+		return nil, usageError("report: --agent NAME is required")
+	case !exitprotocol.ValidName(r.Agent):
+		return nil, usageError("report: --agent %q: an agent's name has no spaces or | (it stands in the comment's header)", r.Agent)
+	case strings.TrimSpace(r.Invocation) == "":
+		return nil, usageError("report: --invocation ID is required: it makes a re-run safe")
+	case r.Consumed < 0:
+		return nil, usageError("report: --consumed TOKENS (a whole number >= 0) is required")
+	case strings.TrimSpace(r.Action) == "":
+		return nil, usageError("report: --action TEXT is required: it says what the agent did")
+	case r.Status != "ok" && r.Status != "failed":
+		return nil, usageError("report: --status must be ok or failed, not %q", r.Status)
+	case r.FilesChanged < 0:
+		return nil, usageError("report: --files-changed must be >= 0")
+	case set["next-agent"] != set["next-estimate"]:
+		return nil, usageError("report: --next-agent and --next-estimate go together (neither: the workflow is done)")
+	case set["next-estimate"] && r.NextEstimate < 0:
+		return nil, usageError("report: --next-estimate must be >= 0")
+	case r.NextAgent != "" && !exitprotocol.ValidName(r.NextAgent):
+		return nil, usageError("report: --next-agent %q: an agent's name has no spaces or |", r.NextAgent)
+	case r.Phase != "" && !exitprotocol.ValidName(r.Phase):
+		return nil, usageError("report: --phase %q: a phase has no spaces or | (it stands in the comment's header)", r.Phase)
+	case set["depth"] && o.depth < 0:
+		return nil, usageError("report: --depth must be >= 0")
+	case o.format != "text" && o.format != "json":
+		return nil, usageError("report: --format must be text or json, not %q", o.format)
+	}
+	if !set["next-estimate"] {
+		r.NextEstimate = 0
+	}
+	if set["depth"] {
+		r.Depth = &o.depth
+	}
+	if set["assignee"] {
+		a := o.assignee
+		r.Assignee = &a
+	}
+	r.LabelsAdd, r.LabelsRemove = guard.ParseList(*labelsAdd), guard.ParseList(*labelsRemove)
+	for _, l := range r.LabelsAdd {
+		for _, m := range r.LabelsRemove {
+			if l == m {
+				return nil, usageError("report: label %q is both added and removed", l)
+			}
+		}
+	}
+	if o.resultFile != "" {
+		text, err := readInput(env, o.resultFile)
+		if err != nil {
+			return nil, err
+		}
+		r.Result = text
+	}
+	return o, nil
+}
+
+// runReport performs the agents' exit protocol (see README, "For agent
+// authors").
+func runReport(ctx context.Context, args []string, env Env) error {
+	o, err := parseReportFlags(args, env)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.guard.config("report", env)
+	if err != nil {
+		return err
+	}
+	counter, err := tokens.New(cfg.Encoding)
+	if err != nil {
+		return cannotRun(err)
+	}
+	f, server, err := o.connect("report", env)
+	if err != nil {
+		return err
+	}
+	self, err := f.Self(ctx)
+	if err != nil {
+		return serverError("report", server, "look up the token's user", err)
+	}
+	n := o.issue
+	res := &reportResult{Issue: n, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}}
+	now := env.Now().UTC().Truncate(time.Second)
+	var posted []int64 // archive comments this run posted, superseded on a retry
+	for attempt := 1; ; attempt++ {
+		res.Attempts = attempt
+		v, err := readView(ctx, f, n, cfg.RecentWindow(), o.guard.guardUser)
+		if err != nil {
+			return serverError("report", server, "read the issue", err)
+		}
+		rep := o.rep
+		rep.Now = now
+		own := findOwn(append(append([]guard.Comment{}, v.older...), v.recent...), self, rep.Agent, rep.Invocation)
+		if own != nil {
+			// A re-run: the entry keeps the time the comment states.
+			if ft, ok := exitprotocol.ParseFooter(own.Body); ok {
+				if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
+					rep.Now = t
+				}
+			}
+			res.CommentID, res.CommentURL = own.ID, own.HTMLURL
+		}
+		out, err := exitprotocol.Apply(n, v.issue.Body, v.issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: cfg.HistoryTail, MaxBytes: cfg.MaxCheckpointBytes})
+		var ue *exitprotocol.UnreadableError
+		if errors.As(err, &ue) {
+			for _, fd := range ue.Findings {
+				fmt.Fprintln(env.Stderr, fd.Format(fmt.Sprintf("issue#%d", n)))
+			}
+			return &exit.ViolationError{Err: fmt.Errorf("report: issue #%d: %v; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
+		}
+		if err != nil {
+			return cannotRun(fmt.Errorf("report: issue #%d: %w", n, err))
+		}
+		if exitprotocol.HasInvocation(checkpointOf(v.issue.Body, n), rep.Invocation) {
+			// Reported before: finish the label and assignee changes only.
+			res.Outcome = "already-reported"
+			res.Before, res.After = out.Before, out.Before
+			where := "its comment is not among the last comments"
+			if own != nil {
+				where = fmt.Sprintf("comment %d", own.ID)
+			}
+			res.Notes = append(res.Notes, fmt.Sprintf("invocation %s was reported before (the checkpoint records it; %s): nothing is written twice", rep.Invocation, where))
+			if !o.dryRun {
+				if err := applyLabels(ctx, f, v.issue, out, rep, res); err != nil {
+					return serverError("report", server, "update the labels", err)
+				}
+			}
+			return printReport(env, o, res, nil)
+		}
+		comment := exitprotocol.Comment(rep, out)
+		done, cancel := deadline()
+		var ownID int64
+		if own != nil {
+			ownID = own.ID
+		}
+		j := exitprotocol.Judge(cfg, exitprotocol.Issue{Issue: v.issue, Recent: v.recent, Older: v.older, LabelEvents: v.labels,
+			Status: v.status, Guard: o.guard.guardUser, Sender: self}, out, comment, ownID, nil, now, counter, done)
+		cancel()
+		res.Before, res.After = out.Before, out.After
+		res.NextAgent, res.NextEstimate = rep.NextAgent, rep.NextEstimate
+		res.Assignee = rep.Assignee
+		for _, viol := range j.Plan.Violations {
+			res.Findings = append(res.Findings, viol.Finding)
+		}
+		res.AlreadyFailing = j.Already
+		if j.Refused() && !o.force {
+			res.Outcome = "refused"
+			return printReport(env, o, res, errRefused)
+		}
+		if j.Refused() {
+			res.Notes = append(res.Notes, "--force: written although the guard will fail the run it causes")
+		}
+		if o.dryRun {
+			res.Outcome = "dry-run"
+			res.Comment, res.Body = comment, out.Body
+			res.LabelsAdded, res.LabelsRemoved = out.Add, out.Remove
+			return printReport(env, o, res, nil)
+		}
+
+		// Archive first: no entry is ever dropped.
+		if a := out.Archive; a != nil && len(a.Archives) > 0 {
+			ids, err := postArchive(ctx, f, n, a, self, append(v.older, v.recent...), &posted)
+			if err != nil {
+				return serverError("report", server, "post the archive of the oldest history entries", err)
+			}
+			res.ArchiveIDs = ids
+		}
+		switch {
+		case own == nil:
+			c, err := f.CreateComment(ctx, n, comment)
+			if err != nil {
+				return serverError("report", server, "post the result comment", err)
+			}
+			res.CommentID, res.CommentURL, res.CommentPosted = c.ID, c.HTMLURL, true
+		case strings.TrimSpace(own.Body) != strings.TrimSpace(comment):
+			// The budget moved since the comment was posted: it states the
+			// figures the body gets.
+			if _, err := f.EditComment(ctx, own.ID, comment); err != nil {
+				return serverError("report", server, "update the result comment", err)
+			}
+			res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; its figures were updated", own.ID))
+		default:
+			res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; the checkpoint is patched now", own.ID))
+		}
+		cv, err := f.EditBody(ctx, n, out.Body, v.issue.ContentVersion)
+		if errors.Is(err, guard.ErrConflict) && attempt < maxReportAttempts {
+			res.Notes = append(res.Notes, fmt.Sprintf("the body changed while the report was written (HTTP 409); read again and applied the same report to it (attempt %d)", attempt+1))
+			continue
+		}
+		if err != nil {
+			return serverError("report", server, "patch the checkpoint (compare-and-swap)", err)
+		}
+		res.Patched, res.ContentVersion = true, cv
+		res.Outcome = "written"
+		if err := applyLabels(ctx, f, v.issue, out, rep, res); err != nil {
+			return serverError("report", server, "update the labels", err)
+		}
+		return printReport(env, o, res, nil)
+	}
+}
+
+// errRefused says the report was refused: exit 1, already explained.
+var errRefused = &exit.Reported{Err: exit.ErrViolations}
+
+// checkpointOf parses a body's checkpoint, or nil.
+func checkpointOf(body string, n int64) *checkpoint.Checkpoint {
+	r := checkpoint.Parse(body, checkpoint.Options{Issue: n, MaxBytes: len(body) + 1})
+	if !r.Valid() {
+		return nil
+	}
+	return r.Checkpoint
+}
+
+// findOwn finds this invocation's result comment: written by the token's
+// user, an agent comment whose footer names the agent and the invocation.
+func findOwn(cs []guard.Comment, self, agent, invocation string) *guard.Comment {
+	for i := len(cs) - 1; i >= 0; i-- {
+		c := cs[i]
+		if c.Author != self {
+			continue
+		}
+		if ft, ok := exitprotocol.ParseFooter(c.Body); ok && ft.Agent == agent && ft.Invocation == invocation {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// postArchive posts the archive parts not found among the comments already
+// (a re-run finds its own, by hash), deleting the parts of an archive this
+// run posted before a conflict made it plan another.
+func postArchive(ctx context.Context, f guard.Forge, n int64, a *prune.Result, self string, seen []guard.Comment, posted *[]int64) ([]int64, error) {
+	have := map[string]int64{}
+	for _, c := range seen {
+		if c.Author != self || !strings.Contains(c.Body, prune.MarkerPrefix) {
+			continue
+		}
+		if ar, err := prune.ParseArchive(c.Body); err == nil && ar.SHA256 == a.SHA256 {
+			have[fmt.Sprint(ar.Part)] = c.ID
+		}
+	}
+	var ids []int64
+	if len(have) == 0 {
+		for _, id := range *posted {
+			if err := f.DeleteComment(ctx, id); err != nil && !errors.Is(err, guard.ErrNotFound) {
+				return nil, err
+			}
+		}
+		*posted = nil
+	}
+	for i, body := range a.Archives {
+		if id, ok := have[fmt.Sprint(i+1)]; ok {
+			ids = append(ids, id)
+			continue
+		}
+		c, err := f.CreateComment(ctx, n, body)
+		if err != nil {
+			return nil, err
+		}
+		*posted = append(*posted, c.ID)
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
+// applyLabels makes the label and assignee changes the issue still needs.
+// A refused assignee is a note, not a failure: state.assignee holds it.
+func applyLabels(ctx context.Context, f exitForge, iss guard.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
+	if len(out.Add) > 0 {
+		if err := f.AddLabels(ctx, iss.Number, out.Add, nil); err != nil {
+			return err
+		}
+	}
+	for _, name := range out.Remove {
+		for _, l := range iss.Labels {
+			if l.Name == name {
+				if err := f.RemoveLabel(ctx, iss.Number, l); err != nil && !errors.Is(err, guard.ErrNotFound) {
+					return err
+				}
+			}
+		}
+	}
+	res.LabelsAdded, res.LabelsRemoved = out.Add, out.Remove
+	if rep.Assignee != nil {
+		var logins []string
+		if *rep.Assignee != "" {
+			logins = []string{*rep.Assignee}
+		}
+		if err := f.SetAssignees(ctx, iss.Number, logins); err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("the issue's assignee could not be set to %q (%v); state.assignee holds it", *rep.Assignee, err))
+		}
+	}
+	return nil
+}
+
+// printReport prints what `report` did; err is returned as is.
+func printReport(env Env, o *reportOptions, res *reportResult, err error) error {
+	if o.format == "json" {
+		data, jerr := json.MarshalIndent(res, "", "  ")
+		if jerr != nil {
+			return cannotRun(jerr)
+		}
+		fmt.Fprintf(env.Stdout, "%s\n", data)
+		if err != nil {
+			for _, f := range res.Findings {
+				fmt.Fprintln(env.Stderr, f.Format(fmt.Sprintf("issue#%d", res.Issue)))
+			}
+		}
+		return err
+	}
+	// Agents' text is in it: inside Gitea Actions it goes between
+	// stop-commands markers.
+	var b strings.Builder
+	writeReportText(&b, res)
+	printUntrusted(env, b.String())
+	return err
+}
+
+func writeReportText(w io.Writer, res *reportResult) {
+	n := res.Issue
+	switch res.Outcome {
+	case "refused":
+		fmt.Fprintf(w, "gns-guard: report: issue #%d: refused, nothing was written: the guard would fail the state this report leaves:\n", n)
+		for _, f := range res.Findings {
+			fmt.Fprintln(w, f.Format(fmt.Sprintf("issue#%d", n)))
+		}
+		if len(res.AlreadyFailing) > 0 {
+			fmt.Fprintf(w, "(already failing before this report: %s)\n", strings.Join(res.AlreadyFailing, ", "))
+		}
+		fmt.Fprintf(w, "Fix the report (a smaller --next-estimate, another --next-agent, ...) or ask a person; --force writes it anyway and the guard fails the run.\n")
+	case "dry-run":
+		fmt.Fprintf(w, "gns-guard: report: issue #%d: dry run, nothing was written. The comment would be:\n\n%s\n", n, res.Comment)
+	case "already-reported":
+		fmt.Fprintf(w, "gns-guard: report: issue #%d: already reported; nothing written twice\n", n)
+	default:
+		if res.CommentPosted {
+			fmt.Fprintf(w, "gns-guard: report: issue #%d: posted comment %d %s\n", n, res.CommentID, res.CommentURL)
+		}
+		if len(res.ArchiveIDs) > 0 {
+			fmt.Fprintf(w, "gns-guard: report: issue #%d: archived the oldest history entries in comment(s) %v\n", n, res.ArchiveIDs)
+		}
+		fmt.Fprintf(w, "gns-guard: report: issue #%d: checkpoint patched (content version %d)\n", n, res.ContentVersion)
+	}
+	if res.Outcome != "refused" && res.Outcome != "already-reported" {
+		fmt.Fprintf(w, "budget: total %d · consumed %d → %d · remaining %d → %d\n", res.After.Total, res.Before.Consumed, res.After.Consumed, res.Before.Remaining, res.After.Remaining)
+		if res.NextAgent == "" {
+			fmt.Fprintln(w, "next: none (the workflow is done)")
+		} else {
+			fmt.Fprintf(w, "next: %s, estimated %d tokens\n", res.NextAgent, res.NextEstimate)
+		}
+		if len(res.LabelsAdded)+len(res.LabelsRemoved) > 0 {
+			fmt.Fprintf(w, "labels: +[%s] −[%s]\n", strings.Join(res.LabelsAdded, ", "), strings.Join(res.LabelsRemoved, ", "))
+		}
+		if res.Assignee != nil {
+			fmt.Fprintf(w, "assignee: %s\n", *res.Assignee)
+		}
+	}
+	for _, note := range res.Notes {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+}

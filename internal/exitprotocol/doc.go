@@ -1,0 +1,23 @@
+// Package exitprotocol is the pure core of the agents' exit and recovery
+// protocols (`gns-guard report` and `gns-guard recover`).
+//
+//   - Apply computes what an agent's report does to an issue: the new
+//     checkpoint (budget, last agent and invocation, the history entry,
+//     next agent and estimate, phase, depth, labels, assignee) written into
+//     the body with every byte outside the block kept, and, when
+//     history_tail would overflow, the archive of the oldest entries exactly
+//     as the guard's pruning writes it (package prune).
+//   - Comment renders the result comment: the protocol's header, its
+//     sections and the GNS_EVENT footer with every field SPEC 5b lists.
+//   - Judge runs the guard's own decision (guard.Decide) on the issue as the
+//     report would leave it, so a report that the guard would fail is
+//     refused before anything is written.
+//   - Reconstruct rebuilds a checkpoint from the last state the guard
+//     trusted (its ledger, or an archive) and the GNS_EVENT footers of the
+//     agent comments since, saying where every field came from.
+//
+// It makes no request and reads no clock or environment: the shell
+// (package cli) reads the issue, passes the time, and writes the results.
+// It imports checkpoint, prune, agentcomment, guard, tokens and markdown,
+// and never forge, action, cli or anything that does I/O.
+package exitprotocol

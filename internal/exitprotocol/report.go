@@ -1,0 +1,305 @@
+package exitprotocol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// Report is what an agent reports on exit: its flags, parsed.
+type Report struct {
+	// Agent and Invocation name the agent and this run of it; Action says
+	// what it did (the comment keeps it whole, the history entry its
+	// first line).
+	Agent, Invocation, Action string
+	// Consumed is the tokens this invocation used.
+	Consumed int64
+	// Status is "ok" or "failed"; Verdict the agent's one-word judgement
+	// ("" means the status).
+	Status, Verdict string
+	// FilesChanged is the number of files the agent changed.
+	FilesChanged int64
+	// KeyStats is free text, or a JSON object, shown in digests.
+	KeyStats string
+	// NextAgent and NextEstimate hand over: "" and 0 mean the workflow is
+	// done.
+	NextAgent    string
+	NextEstimate int64
+	// Result is the result text (a file's content): shown as JSON when it
+	// is JSON, else as text.
+	Result string
+	// Phase and Depth, when set, move the checkpoint to them.
+	Phase string
+	Depth *int64
+	// LabelsAdd and LabelsRemove change the issue's labels; Assignee, when
+	// set, becomes state.assignee and the issue's assignee.
+	LabelsAdd, LabelsRemove []string
+	Assignee                *string
+	// Now stamps the history entry.
+	Now time.Time
+}
+
+// Budget is a phase budget's three figures.
+type Budget = prune.Budget
+
+// Outcome is what a report does to an issue.
+type Outcome struct {
+	// Body is the issue body with the new checkpoint.
+	Body string
+	// Before and After are the budget before and after the report.
+	Before, After Budget
+	// Phase and Depth are the checkpoint's after the report: the header's.
+	Phase string
+	Depth int64
+	// Entry is the history entry appended.
+	Entry checkpoint.NewEntry
+	// Archive, when not nil, holds the oldest history_tail entries the
+	// entry pushed out: its comments are posted before the body is
+	// written.
+	Archive *prune.Result
+	// Labels are the issue's labels after the report, sorted; Add and
+	// Remove the changes still to make on the issue (labels already as
+	// asked are left out).
+	Labels      []string
+	Add, Remove []string
+	// Assignee is state.assignee after the report.
+	Assignee string
+	// Checkpoint is the new checkpoint as read back from Body.
+	Checkpoint *checkpoint.Checkpoint
+}
+
+// ErrUnreadable is wrapped by Apply when the body's checkpoint cannot be
+// trusted: nothing can be reported on it (see `gns-guard recover`).
+var ErrUnreadable = errors.New("the checkpoint cannot be read")
+
+// UnreadableError carries the findings that make a checkpoint unreadable.
+type UnreadableError struct{ Findings []finding.Finding }
+
+func (e *UnreadableError) Error() string {
+	if len(e.Findings) == 0 {
+		return ErrUnreadable.Error() + ": the issue body has no checkpoint block"
+	}
+	return fmt.Sprintf("%v: %s", ErrUnreadable, e.Findings[0].Message)
+}
+
+func (e *UnreadableError) Unwrap() error { return ErrUnreadable }
+
+// Options tune Apply: the guard's settings that shape the checkpoint.
+type Options struct {
+	// HistoryTail is the most entries history_tail holds (3).
+	HistoryTail int
+	// MaxBytes caps the checkpoint block (64 KiB).
+	MaxBytes int
+}
+
+// maxEntryAction bounds the history entry's action, in characters: the
+// comment keeps the whole text.
+const maxEntryAction = 200
+
+// Apply computes the report r on an issue: its number, body and live
+// labels. It returns an error wrapping ErrUnreadable when the checkpoint
+// cannot be trusted.
+func Apply(issue int64, body string, live []string, r Report, o Options) (*Outcome, error) {
+	limit := max(o.HistoryTail, 1)
+	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: issue, MaxBytes: o.MaxBytes, TailLimit: limit})
+	if !parsed.Valid() {
+		var errs []finding.Finding
+		for _, f := range parsed.Findings {
+			if f.IsError() && f.Rule != checkpoint.RuleTailTooLong {
+				errs = append(errs, f)
+			}
+		}
+		return nil, &UnreadableError{Findings: errs}
+	}
+	cp := parsed.Checkpoint
+	out := &Outcome{
+		Before: Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value},
+		Phase:  cp.Phase.Value,
+		Depth:  cp.Depth.Value,
+	}
+	out.After = Budget{Total: out.Before.Total, Consumed: out.Before.Consumed + r.Consumed}
+	out.After.Remaining = out.After.Total - out.After.Consumed
+	if r.Phase != "" {
+		out.Phase = r.Phase
+	}
+	if r.Depth != nil {
+		out.Depth = *r.Depth
+	}
+	out.Entry = checkpoint.NewEntry{
+		Agent:      r.Agent,
+		Action:     entryAction(r.Action),
+		Invocation: r.Invocation,
+		Timestamp:  r.Now.UTC().Format(time.RFC3339),
+	}
+	out.Labels, out.Add, out.Remove = labelsAfter(live, r.LabelsAdd, r.LabelsRemove)
+
+	next := cp.WithBudget(out.After.Total, out.After.Consumed, out.After.Remaining).
+		WithString("last_agent", r.Agent).
+		WithString("last_invocation", r.Invocation).
+		WithEntry(out.Entry).
+		WithString("next_agent", r.NextAgent).
+		WithInt("next_estimated_tokens", r.NextEstimate).
+		WithLabels(out.Labels)
+	if r.Phase != "" {
+		next = next.WithString("phase", r.Phase)
+	}
+	if r.Depth != nil {
+		next = next.WithInt("depth", *r.Depth)
+		if cp.AgentChain.Set {
+			next = next.WithAgentChain(chainFor(cp.AgentChain.Items, *r.Depth, r.Agent))
+		}
+	}
+	out.Assignee = cp.State.Assignee.Value
+	if r.Assignee != nil {
+		out.Assignee = *r.Assignee
+		next = next.WithAssignee(*r.Assignee)
+	}
+	text, err := next.Encode()
+	if err != nil {
+		return nil, err
+	}
+	out.Body = parsed.Block().Replace(text)
+
+	// An overflowing history_tail: the oldest entries go to an archive,
+	// exactly as the guard's pruning writes it (budget kept).
+	if next.HistoryTail.Set && len(next.HistoryTail.Items) > limit {
+		mid := checkpoint.Parse(out.Body, checkpoint.Options{Issue: issue, MaxBytes: len(out.Body) + 1, TailLimit: len(next.HistoryTail.Items)})
+		cfg := prune.DefaultConfig()
+		cfg.TailLimit, cfg.ResetBudget = limit, false
+		res, err := prune.Plan(out.Body, mid, issue, out.Labels, r.Now, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out.Archive, out.Body = res, res.Body
+	}
+
+	back := checkpoint.Parse(out.Body, checkpoint.Options{Issue: issue, MaxBytes: len(out.Body) + 1, TailLimit: limit})
+	if !back.Valid() {
+		msg := "no checkpoint"
+		if len(back.Findings) > 0 {
+			msg = back.Findings[0].Message
+		}
+		return nil, fmt.Errorf("the new checkpoint does not read back (%s); nothing is written", msg)
+	}
+	got := back.Checkpoint
+	if got.Budget.Consumed.Value != out.After.Consumed || got.Budget.Remaining.Value != out.After.Remaining ||
+		got.LastInvocation.Value != r.Invocation || !HasInvocation(got, r.Invocation) {
+		return nil, errors.New("the new checkpoint does not read back as planned; nothing is written")
+	}
+	out.Checkpoint = got
+	return out, nil
+}
+
+// entryAction is the history entry's action: the first line of the text,
+// at most maxEntryAction characters.
+func entryAction(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if r := []rune(s); len(r) > maxEntryAction {
+		s = string(r[:maxEntryAction-1]) + "…"
+	}
+	return s
+}
+
+// chainFor fits agent_chain to depth: cut to depth+1 entries, or grown
+// with agent.
+func chainFor(items []checkpoint.String, depth int64, agent string) []string {
+	var chain []string
+	for _, s := range items {
+		chain = append(chain, s.Value)
+	}
+	n := int(depth) + 1
+	if len(chain) > n {
+		return chain[:n]
+	}
+	for len(chain) < n {
+		chain = append(chain, agent)
+	}
+	return chain
+}
+
+// labelsAfter applies the label changes to the live labels: the result
+// sorted, and the changes the issue still needs.
+func labelsAfter(live, add, remove []string) (after, toAdd, toRemove []string) {
+	set := map[string]bool{}
+	for _, l := range live {
+		set[l] = true
+	}
+	for _, l := range remove {
+		if set[l] {
+			toRemove = append(toRemove, l)
+		}
+		delete(set, l)
+	}
+	for _, l := range add {
+		if !set[l] && !slices.Contains(toAdd, l) {
+			toAdd = append(toAdd, l)
+		}
+		set[l] = true
+	}
+	for l := range set {
+		after = append(after, l)
+	}
+	slices.Sort(after)
+	if after == nil {
+		after = []string{}
+	}
+	return after, toAdd, toRemove
+}
+
+// HasInvocation reports whether the checkpoint records the invocation:
+// as its last_invocation or in a history entry.
+func HasInvocation(cp *checkpoint.Checkpoint, invocation string) bool {
+	if cp == nil || invocation == "" {
+		return false
+	}
+	if cp.LastInvocation.Value == invocation {
+		return true
+	}
+	for _, e := range cp.Entries() {
+		if e.Invocation.Value == invocation {
+			return true
+		}
+	}
+	return false
+}
+
+// validName matches what the header allows for an agent or a phase: no
+// spaces (the header's fields are separated by spaces and |).
+var validName = regexp.MustCompile(`^[^\s|]+$`)
+
+// ValidName reports whether s can stand in the comment's header.
+func ValidName(s string) bool { return validName.MatchString(s) }
+
+// keyStatsJSON is key_stats for the footer: a JSON object as given, else
+// the text as a JSON string; {} when empty.
+func keyStatsJSON(s string) json.RawMessage {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return json.RawMessage(`{}`)
+	}
+	if strings.HasPrefix(t, "{") {
+		// Decoded and encoded again: the encoder escapes < and >, so the
+		// footer's HTML comment cannot be closed from inside.
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.UseNumber()
+		var v map[string]any
+		if dec.Decode(&v) == nil && !dec.More() {
+			if data, err := json.Marshal(v); err == nil {
+				return data
+			}
+		}
+	}
+	data, _ := json.Marshal(t) // a string always marshals
+	return data
+}
