@@ -2,6 +2,7 @@ package containertest_test
 
 import (
 	"fmt"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,7 +129,7 @@ func TestActionThroughRunner(t *testing.T) {
 		runs := r.waitRuns(1, 2)
 		last := runs[len(runs)-1]
 		if last.Conclusion != "success" || (runs[0].Conclusion != "success" && runs[0].Conclusion != "cancelled") {
-			t.Errorf("a healthy issue's runs, want success (the first may be cancelled):\n%s", runList(runs))
+			t.Errorf("a healthy issue's runs, want success (the first may be cancelled):\n%s", giteatest.RunList(runs))
 		}
 		log := r.jobLog(last)
 		wantLine(t, log, "outputs: result=pass pruned=false budget-remaining=13800 depth=1", "a later step reads the guard's outputs")
@@ -149,7 +150,7 @@ func TestActionThroughRunner(t *testing.T) {
 		runs = r.waitRuns(2, 2)
 		last = runs[len(runs)-1]
 		if last.Conclusion != "failure" {
-			t.Errorf("a too-deep issue's last run, want failure:\n%s", runList(runs))
+			t.Errorf("a too-deep issue's last run, want failure:\n%s", giteatest.RunList(runs))
 		}
 		log = r.jobLog(last)
 		wantLine(t, log, "Process completed with exit code 1.", "a violation exits 1")
@@ -190,7 +191,7 @@ func TestActionThroughRunner(t *testing.T) {
 		r.openIssue(1, "Rate limiting", example(t, "healthy.md", 1))
 		runs := r.waitRuns(1, 1)
 		if runs[0].Conclusion != "failure" {
-			t.Errorf("want a failed run:\n%s", runList(runs))
+			t.Errorf("want a failed run:\n%s", giteatest.RunList(runs))
 		}
 		log := r.jobLog(runs[0])
 		wantLine(t, log, "Process completed with exit code 2.", "a configuration error exits 2")
@@ -210,7 +211,7 @@ func TestActionThroughRunner(t *testing.T) {
 		r.openIssue(1, "Rate limiting", example(t, "healthy.md", 1))
 		runs := r.waitRuns(1, 1)
 		if runs[0].Conclusion != "failure" {
-			t.Errorf("want a failed run:\n%s", runList(runs))
+			t.Errorf("want a failed run:\n%s", giteatest.RunList(runs))
 		}
 		log := r.jobLog(runs[0])
 		wantLine(t, log, "Process completed with exit code 3.", "an unreachable API exits 3")

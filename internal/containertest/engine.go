@@ -149,7 +149,7 @@ func Start(ctx context.Context) (_ *Engine, err error) {
 	if err := os.MkdirAll(e.cacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("containertest: %w", err)
 	}
-	if e.unlock, err = lockFile(ctx, filepath.Join(e.cacheDir, "lock")); err != nil {
+	if e.unlock, err = giteatest.LockFile(ctx, filepath.Join(e.cacheDir, "lock"), "another test process's Docker engine to stop"); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -535,39 +535,6 @@ func engineEnv() []string {
 		}
 	}
 	return env
-}
-
-// lockFile takes an exclusive flock on path, polling so that ctx can cancel
-// the wait. The returned function releases it.
-func lockFile(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("containertest: lock: %w", err)
-	}
-	told := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				_ = f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			_ = f.Close()
-			return nil, fmt.Errorf("containertest: lock %s: %w", path, err)
-		}
-		if !told {
-			fmt.Fprintf(os.Stderr, "containertest: waiting for another test process's Docker engine to stop (lock %s)\n", path)
-			told = true
-		}
-		select {
-		case <-ctx.Done():
-			_ = f.Close()
-			return nil, fmt.Errorf("containertest: waiting for the lock %s: %w", path, ctx.Err())
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }
 
 // repoRoot returns the repository's root directory (where go.mod is).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -183,7 +184,7 @@ func TestReleaseImage(t *testing.T) {
 	runs := r.waitRuns(1, 1)
 	log := r.jobLog(runs[0])
 	if runs[0].Conclusion != "success" {
-		t.Errorf("the run with the prebuilt image, want success:\n%s\n%s", runList(runs), log)
+		t.Errorf("the run with the prebuilt image, want success:\n%s\n%s", giteatest.RunList(runs), log)
 	}
 	if _, err := w.e.Docker(ctx, nil, "image", "inspect", image); err != nil {
 		t.Errorf("the runner did not pull the released image: %v", err)

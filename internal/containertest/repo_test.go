@@ -227,17 +227,6 @@ type comment struct {
 	} `json:"user"`
 }
 
-type workflowRun struct {
-	ID         int64  `json:"id"`
-	Title      string `json:"display_title"`
-	Status     string `json:"status"`
-	Conclusion string `json:"conclusion"`
-}
-
-func (r workflowRun) String() string {
-	return fmt.Sprintf("run %d %q: %s %s", r.ID, r.Title, r.Status, r.Conclusion)
-}
-
 func (r *repo) secret(name, value string) {
 	r.t.Helper()
 	r.must(http.MethodPut, r.path("/actions/secrets/%s", name), map[string]any{"data": value}, nil)
@@ -278,14 +267,14 @@ func (r *repo) comments(n int64) []comment {
 }
 
 // issueRuns returns the runs of issue n, oldest first.
-func (r *repo) issueRuns(n int64) []workflowRun {
+func (r *repo) issueRuns(n int64) []giteatest.WorkflowRun {
 	r.t.Helper()
 	var resp struct {
-		Runs []workflowRun `json:"workflow_runs"`
+		Runs []giteatest.WorkflowRun `json:"workflow_runs"`
 	}
 	r.must(http.MethodGet, r.path("/actions/runs?limit=50"), nil, &resp)
 	prefix := fmt.Sprintf("gns-guard #%d ", n)
-	var out []workflowRun
+	var out []giteatest.WorkflowRun
 	for _, run := range resp.Runs {
 		if strings.HasPrefix(run.Title, prefix) {
 			out = append(out, run)
@@ -297,12 +286,12 @@ func (r *repo) issueRuns(n int64) []workflowRun {
 
 // waitRuns waits until issue n has had want runs, all finished, and
 // returns them oldest first.
-func (r *repo) waitRuns(n int64, want int) []workflowRun {
+func (r *repo) waitRuns(n int64, want int) []giteatest.WorkflowRun {
 	r.t.Helper()
 	for {
 		runs := r.issueRuns(n)
 		if len(runs) > want {
-			r.t.Fatalf("issue #%d had %d workflow runs, want %d:\n%s", n, len(runs), want, runList(runs))
+			r.t.Fatalf("issue #%d had %d workflow runs, want %d:\n%s", n, len(runs), want, giteatest.RunList(runs))
 		}
 		done := len(runs) == want
 		for _, run := range runs {
@@ -315,37 +304,19 @@ func (r *repo) waitRuns(n int64, want int) []workflowRun {
 		}
 		if time.Now().After(r.deadline) {
 			r.t.Fatalf("gave up waiting for issue #%d's %d run(s); runs so far:\n%s\n--- runner output ---\n%s\n--- dockerd log ---\n%s",
-				n, want, runList(runs), r.w.runner.LogTail(), r.w.e.LogTail())
+				n, want, giteatest.RunList(runs), r.w.runner.LogTail(), r.w.e.LogTail())
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 }
 
-func runList(runs []workflowRun) string {
-	if len(runs) == 0 {
-		return "  (none)"
-	}
-	var b strings.Builder
-	for _, run := range runs {
-		b.WriteString("  " + run.String() + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
 // jobLog returns the log of the run's single job, as the Actions tab
 // shows it.
-func (r *repo) jobLog(run workflowRun) string {
+func (r *repo) jobLog(run giteatest.WorkflowRun) string {
 	r.t.Helper()
-	var jobs struct {
-		Jobs []struct {
-			ID int64 `json:"id"`
-		} `json:"jobs"`
+	log, err := r.w.s.JobLog(context.Background(), r.owner, r.name, run)
+	if err != nil {
+		r.t.Fatal(err)
 	}
-	r.must(http.MethodGet, r.path("/actions/runs/%d/jobs", run.ID), nil, &jobs)
-	if len(jobs.Jobs) != 1 {
-		r.t.Fatalf("%s has %d jobs, want 1", run, len(jobs.Jobs))
-	}
-	var log string
-	r.must(http.MethodGet, r.path("/actions/jobs/%d/logs", jobs.Jobs[0].ID), nil, &log)
 	return log
 }

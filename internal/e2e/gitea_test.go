@@ -61,19 +61,7 @@ type comment struct {
 	} `json:"user"`
 }
 
-// workflowRun is an entry of GET /repos/{owner}/{repo}/actions/runs.
-type workflowRun struct {
-	ID         int64  `json:"id"`
-	Title      string `json:"display_title"`
-	Event      string `json:"event"`
-	Status     string `json:"status"`
-	Conclusion string `json:"conclusion"`
-}
-
-func (r workflowRun) String() string {
-	return fmt.Sprintf("run %d %q: %s %s", r.ID, r.Title, r.Status, r.Conclusion)
-}
-
+// giteatest.WorkflowRun is an entry of GET /repos/{owner}/{repo}/actions/runs.
 // call sends a JSON request to /api/v1+path as the repository's owner and
 // decodes the answer into out: a *string takes the raw text.
 func (r *repo) call(method, path string, in, out any) error {
@@ -173,29 +161,20 @@ func (r *repo) comments(n int64) []comment {
 }
 
 // runs lists the repository's workflow runs, oldest first.
-func (r *repo) runs() []workflowRun {
+func (r *repo) runs() []giteatest.WorkflowRun {
 	r.t.Helper()
-	var all []workflowRun
-	for page := 1; ; page++ {
-		var resp struct {
-			Runs  []workflowRun `json:"workflow_runs"`
-			Total int           `json:"total_count"`
-		}
-		r.must(http.MethodGet, r.path("/actions/runs?limit=50&page=%d", page), nil, &resp)
-		all = append(all, resp.Runs...)
-		if len(resp.Runs) == 0 || len(all) >= resp.Total {
-			break
-		}
+	runs, err := r.srv.WorkflowRuns(context.Background(), r.owner, r.name)
+	if err != nil {
+		r.t.Fatal(err)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
-	return all
+	return runs
 }
 
 // issueRuns returns the runs of issue n, oldest first.
-func (r *repo) issueRuns(n int64) []workflowRun {
+func (r *repo) issueRuns(n int64) []giteatest.WorkflowRun {
 	r.t.Helper()
 	prefix := fmt.Sprintf("gns-guard #%d ", n)
-	var out []workflowRun
+	var out []giteatest.WorkflowRun
 	for _, run := range r.runs() {
 		if strings.HasPrefix(run.Title, prefix) {
 			out = append(out, run)
@@ -207,12 +186,12 @@ func (r *repo) issueRuns(n int64) []workflowRun {
 // waitRuns waits until issue n has had exactly want runs, all finished, and
 // returns them oldest first. More runs than expected fail the test at once:
 // something triggered runs nobody asked for.
-func (r *repo) waitRuns(n int64, want int) []workflowRun {
+func (r *repo) waitRuns(n int64, want int) []giteatest.WorkflowRun {
 	r.t.Helper()
 	for {
 		runs := r.issueRuns(n)
 		if len(runs) > want {
-			r.t.Fatalf("issue #%d had %d workflow runs, want %d:\n%s", n, len(runs), want, runList(runs))
+			r.t.Fatalf("issue #%d had %d workflow runs, want %d:\n%s", n, len(runs), want, giteatest.RunList(runs))
 		}
 		done := len(runs) == want
 		for _, run := range runs {
@@ -225,7 +204,7 @@ func (r *repo) waitRuns(n int64, want int) []workflowRun {
 		}
 		if time.Now().After(r.deadline) {
 			r.t.Fatalf("gave up waiting for issue #%d's %d workflow run(s) to finish; runs so far:\n%s\n--- runner output ---\n%s",
-				n, want, runList(runs), r.runner.LogTail())
+				n, want, giteatest.RunList(runs), r.runner.LogTail())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -234,15 +213,15 @@ func (r *repo) waitRuns(n int64, want int) []workflowRun {
 // rerun re-runs a finished run, as the Actions tab's "Re-run all jobs"
 // does, waits for it to finish again and returns it. (Gitea 1.26 reports
 // no attempt number; the re-run is queued before the request returns.)
-func (r *repo) rerun(run workflowRun) workflowRun {
+func (r *repo) rerun(run giteatest.WorkflowRun) giteatest.WorkflowRun {
 	r.t.Helper()
-	var started workflowRun
+	var started giteatest.WorkflowRun
 	r.must(http.MethodPost, r.path("/actions/runs/%d/rerun", run.ID), nil, &started)
 	if started.Status == "completed" {
 		r.t.Fatalf("re-running %s: the answer says it is already finished: %s", run, started)
 	}
 	for {
-		var now workflowRun
+		var now giteatest.WorkflowRun
 		r.must(http.MethodGet, r.path("/actions/runs/%d", run.ID), nil, &now)
 		if now.Status == "completed" {
 			return now
@@ -254,32 +233,14 @@ func (r *repo) rerun(run workflowRun) workflowRun {
 	}
 }
 
-func runList(runs []workflowRun) string {
-	if len(runs) == 0 {
-		return "  (none)"
-	}
-	var b strings.Builder
-	for _, run := range runs {
-		b.WriteString("  " + run.String() + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
 
-// jobLog returns the log of the run's (single) job, as the Actions tab
-// shows it.
-func (r *repo) jobLog(run workflowRun) string {
+// jobLog returns the log of the run's single job.
+func (r *repo) jobLog(run giteatest.WorkflowRun) string {
 	r.t.Helper()
-	var jobs struct {
-		Jobs []struct {
-			ID int64 `json:"id"`
-		} `json:"jobs"`
+	log, err := r.srv.JobLog(context.Background(), r.owner, r.name, run)
+	if err != nil {
+		r.t.Fatal(err)
 	}
-	r.must(http.MethodGet, r.path("/actions/runs/%d/jobs", run.ID), nil, &jobs)
-	if len(jobs.Jobs) != 1 {
-		r.t.Fatalf("%s has %d jobs, want 1", run, len(jobs.Jobs))
-	}
-	var log string
-	r.must(http.MethodGet, r.path("/actions/jobs/%d/logs", jobs.Jobs[0].ID), nil, &log)
 	return log
 }
 

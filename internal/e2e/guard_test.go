@@ -381,7 +381,7 @@ func TestGuardEndToEnd(t *testing.T) {
 		total += k
 	}
 	if all := r.runs(); len(all) != total {
-		t.Errorf("the repository had %d workflow runs, want %d (one per event a person caused; the guard's writes start none):\n%s", len(all), total, runList(all))
+		t.Errorf("the repository had %d workflow runs, want %d (one per event a person caused; the guard's writes start none):\n%s", len(all), total, giteatest.RunList(all))
 	}
 }
 
@@ -411,7 +411,7 @@ func TestGuardLocksWithAdminToken(t *testing.T) {
 	r.openIssue(2, "A question", "Is the limiter per key?")
 	wantLast(t, r.waitRuns(2, 1), "issues.opened", "success")
 	if all := r.runs(); len(all) != 3 {
-		t.Errorf("%d workflow runs, want 3:\n%s", len(all), runList(all))
+		t.Errorf("%d workflow runs, want 3:\n%s", len(all), giteatest.RunList(all))
 	}
 }
 
@@ -498,22 +498,22 @@ func statusComment(t *testing.T, cs []comment, n int64) comment {
 // Gitea, like GitHub, cancels a queued run when a newer one joins the
 // queue: the opened run may end cancelled, never with another result. The
 // guard reads the issue live, so the newer run judges everything.
-func wantOpened(t *testing.T, runs []workflowRun, conclusion string) {
+func wantOpened(t *testing.T, runs []giteatest.WorkflowRun, conclusion string) {
 	t.Helper()
 	if len(runs) != 2 {
-		t.Fatalf("%d runs, want 2:\n%s", len(runs), runList(runs))
+		t.Fatalf("%d runs, want 2:\n%s", len(runs), giteatest.RunList(runs))
 	}
 	first, last := runs[0], runs[1]
 	if !strings.HasSuffix(first.Title, " issues.opened") || !strings.HasSuffix(last.Title, " issues.label_updated") {
-		t.Errorf("runs for opened, then label_updated expected:\n%s", runList(runs))
+		t.Errorf("runs for opened, then label_updated expected:\n%s", giteatest.RunList(runs))
 	}
 	if last.Conclusion != conclusion || (first.Conclusion != conclusion && first.Conclusion != "cancelled") {
-		t.Errorf("want %s (the first may be cancelled):\n%s", conclusion, runList(runs))
+		t.Errorf("want %s (the first may be cancelled):\n%s", conclusion, giteatest.RunList(runs))
 	}
 }
 
 // wantLast checks the newest run: its event.action and its conclusion.
-func wantLast(t *testing.T, runs []workflowRun, event, conclusion string) workflowRun {
+func wantLast(t *testing.T, runs []giteatest.WorkflowRun, event, conclusion string) giteatest.WorkflowRun {
 	t.Helper()
 	last := runs[len(runs)-1]
 	if !strings.HasSuffix(last.Title, " "+event) || last.Conclusion != conclusion {

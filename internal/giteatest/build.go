@@ -167,7 +167,7 @@ func (r recipe) cached(ctx context.Context, bin string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("giteatest: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"))
+	unlock, err := LockFile(ctx, filepath.Join(dir, "build.lock"), "another process's build in "+dir)
 	if err != nil {
 		return "", err
 	}
@@ -186,12 +186,13 @@ func isExecutable(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-// lockFile takes an exclusive flock on path, polling so that ctx can cancel
-// the wait. The returned function releases it.
-func lockFile(ctx context.Context, path string) (func(), error) {
+// LockFile takes an exclusive flock on path, polling so that ctx can
+// cancel the wait; while it waits it says once on stderr that it waits for
+// what. The returned function releases it.
+func LockFile(ctx context.Context, path, what string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("giteatest: build lock: %w", err)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	told := false
 	for {
@@ -204,16 +205,16 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			_ = f.Close()
-			return nil, fmt.Errorf("giteatest: build lock %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		if !told {
-			fmt.Fprintf(os.Stderr, "giteatest: waiting for another process's build in %s (lock %s)\n", filepath.Dir(path), path)
+			fmt.Fprintf(os.Stderr, "waiting for %s (lock %s)\n", what, path)
 			told = true
 		}
 		select {
 		case <-ctx.Done():
 			_ = f.Close()
-			return nil, fmt.Errorf("giteatest: waiting for the build lock %s: %w", path, ctx.Err())
+			return nil, fmt.Errorf("waiting for %s (lock %s): %w", what, path, ctx.Err())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
