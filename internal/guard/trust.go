@@ -329,6 +329,7 @@ func (e *eval) recordLedger() {
 			l = *t.ledger
 		}
 		l.Pending = pending
+		e.recordChain(&l)
 		e.plan.Ledger = &l
 	}
 	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool { return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap })
@@ -362,6 +363,7 @@ func (e *eval) recordLedger() {
 		ContentVersion:  cv,
 		Pending:         pending,
 	}
+	e.recordChain(l)
 	for _, c := range cascadeLabels(after, n) {
 		// With several (a conflict, failed by its own rule) the most
 		// permissive is what was accepted.
