@@ -122,6 +122,9 @@ func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry, chai
 		}
 		if err := Verify(parts); err != nil {
 			problems = append(problems, Problem{Comment: g.first, Message: err.Error()})
+			if chain != nil {
+				continue // proving the chain, what does not verify is left out
+			}
 		}
 		for _, k := range keys {
 			for _, e := range g.parts[k].Entries {
