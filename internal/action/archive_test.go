@@ -241,7 +241,7 @@ func TestHistoryDetectsTampering(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n, as := twoArchives(t, f, agent, "history "+tt.name)
-			if _, errOut, code := runHistory(t, f, n, "--ledger-key-env", "LEDGER_KEY"); code != 0 || errOut != "" {
+			if _, errOut, code := runHistory(t, f, n); code != 0 || errOut != "" {
 				t.Fatalf("history before the tamper: exit %d\n%s", code, errOut)
 			}
 			named := tt.tamper(t, n, as)
