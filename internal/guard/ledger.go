@@ -66,7 +66,6 @@ const LedgerFreshness = 30 * time.Second
 // SameState reports whether two records hold the same accepted state
 // (everything but when they were written).
 func (l Ledger) SameState(o Ledger) bool {
-	l.Written, o.Written = 0, 0
 	return l.Issue == o.Issue && l.Baseline == o.Baseline && l.Version == o.Version &&
 		l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase && l.Total == o.Total &&
 		l.Consumed == o.Consumed && l.Remaining == o.Remaining && l.ContentVersion == o.ContentVersion &&
