@@ -88,26 +88,35 @@ func (r *runner) apply(ctx context.Context, s snapshot, p *guard.Plan) (applied,
 }
 
 // applyPrune posts the archive first, then patches the body with
-// compare-and-swap. A re-run finds its own archive (same hash) and posts no
-// second one; an archive whose entries are all still in the body was never
-// followed by its patch, so a re-plan replaces it.
+// compare-and-swap. A re-run finds its own archive and posts no second one:
+// a part counts as posted only when one of the guard's own comments says
+// exactly what the plan would post (the same entries, chain and signature),
+// never for its marker or hash alone, which anyone can copy (`gns-guard
+// prune` prints the hash). A comment that claims the planned archive's hash
+// but says something else is an impostor: it is left alone, reported, and
+// the real archive is posted. An archive whose entries are all still in the
+// body was never followed by its patch, so a re-plan replaces it.
 func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, res *applied) error {
 	n := s.issue.Number
-	have := map[int]int64{} // part -> lowest id of our archive comments with this hash
+	have := map[int]int64{} // part -> lowest id of our comments that are exactly this part
+	var impostors []string
 	for _, c := range s.recent.Comments {
-		if c.Author != r.self || !strings.Contains(c.Body, guard.ArchiveMarkerPrefix(n)) {
+		if !strings.Contains(c.Body, guard.ArchiveMarkerPrefix(n)) {
 			continue
 		}
 		a, err := prune.ParseArchive(c.Body)
 		if err != nil {
 			continue
 		}
+		mine := c.Author == r.self
 		switch {
-		case a.SHA256 == pr.SHA256:
+		case a.SHA256 == pr.SHA256 && mine && a.Part <= len(pr.Archives) && samePart(c.Body, pr.Archives[a.Part-1]):
 			if id, ok := have[a.Part]; !ok || c.ID < id {
 				have[a.Part] = c.ID
 			}
-		case pr.Supersedes(a):
+		case a.SHA256 == pr.SHA256:
+			impostors = append(impostors, fmt.Sprintf("%d (by %s)", c.ID, quoteLogin(c.Author)))
+		case mine && pr.Supersedes(a):
 			// Posted by a run that never patched the body: its entries are
 			// all still in the checkpoint. Replace it, or history doubles.
 			if err := r.forge.DeleteComment(ctx, c.ID); err != nil && !errors.Is(err, guard.ErrNotFound) {
@@ -115,6 +124,11 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 			}
 			res.writes = append(res.writes, fmt.Sprintf("deleted stale archive comment %d", c.ID))
 		}
+	}
+	if len(impostors) > 0 {
+		note := fmt.Sprintf("Comment(s) %s carry the marker and hash of the archive this run posts but not its content (entries, chain or signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(impostors, ", "))
+		res.notes = append(res.notes, note)
+		r.log.untrusted("gns-guard: warning: " + note)
 	}
 	posted := false
 	for i, body := range pr.Archives {
@@ -138,10 +152,7 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 			return r.forgeError("re-read the recent comments", err)
 		}
 		for part := 1; part <= len(pr.Archives); part++ {
-			id, err := r.settle(ctx, page.Comments, func(c guard.Comment) bool {
-				a, err := prune.ParseArchive(c.Body)
-				return err == nil && a.SHA256 == pr.SHA256 && a.Part == part
-			}, res)
+			id, err := r.settle(ctx, page.Comments, func(c guard.Comment) bool { return samePart(c.Body, pr.Archives[part-1]) }, res)
 			if err != nil {
 				return err
 			}
@@ -173,6 +184,13 @@ func (r *runner) applyPrune(ctx context.Context, s snapshot, pr *prune.Result, r
 	res.pruned = true
 	res.writes = append(res.writes, guard.PatchWrite(pr).Done(""))
 	return nil
+}
+
+// samePart reports whether a comment's body is exactly the planned archive
+// part (line endings and surrounding blanks aside).
+func samePart(body, planned string) bool {
+	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
+	return norm(body) == norm(planned)
 }
 
 // settle deletes the guard's own duplicates among comments that match:
@@ -219,10 +237,17 @@ func (r *runner) createOnce(ctx context.Context, s snapshot, body string, same f
 	return err
 }
 
-// hasMarker matches comments that carry marker.
+// hasMarker matches comments that carry marker and are not archives: a
+// marker added to an archive comment never makes it the status comment (or
+// the recovery request), so the guard never edits nor deletes it.
 func hasMarker(marker string) func(guard.Comment) bool {
-	return func(c guard.Comment) bool { return strings.Contains(c.Body, marker) }
+	return func(c guard.Comment) bool { return strings.Contains(c.Body, marker) && !isArchive(c) }
 }
+
+// isArchive reports whether a comment carries an archive marker (of any
+// issue): such a comment is never edited, and never taken for another
+// kind of the guard's comments.
+func isArchive(c guard.Comment) bool { return strings.Contains(c.Body, prune.MarkerPrefix) }
 
 // sameBody matches comments whose body is body.
 func sameBody(body string) func(guard.Comment) bool {
@@ -264,6 +289,8 @@ func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, exi
 	}
 	n := s.issue.Number
 	switch {
+	case st.w.Kind == guard.UpdateStatus && isArchive(*existing):
+		return fmt.Errorf("internal error: the status comment found (%d) is an archive comment, which is never edited", existing.ID)
 	case st.w.Kind == guard.UpdateStatus:
 		if _, err := r.forge.EditComment(ctx, existing.ID, st.body); err != nil {
 			return r.forgeError(st.w.Planned(), err)
@@ -278,7 +305,7 @@ func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, exi
 		res.posted = append(res.posted, c)
 		res.writes = append(res.writes, st.w.Done(fmt.Sprintf("comment %d", c.ID)))
 		for _, old := range append(s.older, s.recent.Comments...) {
-			if old.ID != c.ID && old.Author == r.self && strings.Contains(old.Body, guard.StatusMarker(n)) {
+			if old.ID != c.ID && old.Author == r.self && hasMarker(guard.StatusMarker(n))(old) {
 				if err := r.forge.DeleteComment(ctx, old.ID); err != nil && !errors.Is(err, guard.ErrNotFound) {
 					return r.forgeError("delete the old status comment", err)
 				}

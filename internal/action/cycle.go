@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -153,18 +152,19 @@ func (r *runner) decide(ctx context.Context, s *snapshot) (*guard.Plan, error) {
 const maxAdminQuestions = 3
 
 // findStatus finds the guard's sticky status comment: its own comment
-// with the status marker, the newest if several (a move cut short leaves
-// two). When the recent comments lack it, it reads further back, a bounded
-// number of pages, collecting the comments and label events on the way.
+// with the status marker, never one that carries an archive marker (an
+// archive is never taken for it, so never edited), the newest if several (a
+// move cut short leaves two) — of those read, the newest whose ledger record
+// verifies, when one does. When the recent comments lack it, it reads
+// further back, a bounded number of pages, collecting the comments and
+// label events on the way.
 func (r *runner) findStatus(ctx context.Context, s *snapshot) error {
-	marker := guard.StatusMarker(s.issue.Number)
-	mine := func(c guard.Comment) bool { return c.Author == r.self && strings.Contains(c.Body, marker) }
+	n := s.issue.Number
+	mine := func(c guard.Comment) bool { return c.Author == r.self && hasMarker(guard.StatusMarker(n))(c) }
 	s.labels = s.recent.Labels
-	for i := len(s.recent.Comments) - 1; i >= 0; i-- {
-		if c := s.recent.Comments[i]; mine(c) {
-			s.status = &s.recent.Comments[i]
-			return nil
-		}
+	if c := r.pickStatus(s.recent.Comments, mine, n); c != nil {
+		s.status = c
+		return nil
 	}
 	start := s.recent.Start
 	for pages := 0; start > 0 && pages < maxStatusPages; pages++ {
@@ -174,16 +174,33 @@ func (r *runner) findStatus(ctx context.Context, s *snapshot) error {
 		}
 		s.older = append(page.Comments, s.older...)
 		s.labels = append(page.Labels, s.labels...)
-		for i := len(page.Comments) - 1; i >= 0; i-- {
-			if c := page.Comments[i]; mine(c) {
-				s.status = &c
-				return nil
-			}
+		if c := r.pickStatus(page.Comments, mine, n); c != nil {
+			s.status = c
+			return nil
 		}
 		start = page.Start
 	}
 	s.unreached = start > 0
 	return nil
+}
+
+// pickStatus returns the newest of comments that mine accepts whose ledger
+// record verifies, or else the newest it accepts, or nil.
+func (r *runner) pickStatus(comments []guard.Comment, mine func(guard.Comment) bool, n int64) *guard.Comment {
+	var newest *guard.Comment
+	for i := len(comments) - 1; i >= 0; i-- {
+		c := &comments[i]
+		if !mine(*c) {
+			continue
+		}
+		if newest == nil {
+			newest = c
+		}
+		if l, _ := guard.ReadLedger(c, n, r.set.Config.LedgerKey); l != nil {
+			return c
+		}
+	}
+	return newest
 }
 
 // maxStatusPages bounds the search for a status comment beyond the recent

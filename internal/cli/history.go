@@ -41,9 +41,11 @@ type historyEntry struct {
 }
 
 // runHistory rebuilds an issue's full history from its archive comments
-// and the checkpoint's current tail, and prints it in order. Problems
-// (unreadable archives, missing parts, hashes that do not match) go to
-// standard error and exit 1.
+// and the checkpoint's current tail, and prints it in order. It proves the
+// archive chain from the first part to the one the guard's ledger records
+// (with --ledger-key-env, every signature too). Problems (unreadable
+// archives, an archive edited, deleted or reordered, a chain that cannot be
+// proven) go to standard error, naming the comment, and exit 1.
 func runHistory(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("history", env, "history --repo OWNER/NAME --issue N [flags]")
 	repo := fs.String("repo", "", "the repository, OWNER/NAME")
@@ -52,6 +54,8 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 	token := fs.String("token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
 	format := fs.String("format", "yaml", "output format: yaml or json")
 	trust := fs.String("trust", "", "the login whose archive comments are trusted (default: the token's own user), e.g. gitea-actions")
+	keyEnv := fs.String("ledger-key-env", "", "the environment variable holding the ledger-key secret: every archive part's signature and the ledger record must verify under it")
+	noVerify := fs.Bool("no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, ordered by comment id)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -69,6 +73,14 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 		return usageError("history: --issue N (a positive issue number) is required")
 	case *format != "yaml" && *format != "json":
 		return usageError("history: --format must be yaml or json, not %q", *format)
+	case *noVerify && *keyEnv != "":
+		return usageError("history: --no-verify and --ledger-key-env exclude each other")
+	}
+	var key []byte
+	if *keyEnv != "" {
+		if key = []byte(env.Getenv(*keyEnv)); len(key) == 0 {
+			return usageError("history: --ledger-key-env %s: the variable is not set or empty", *keyEnv)
+		}
 	}
 	url := firstOf(*server, env.Getenv("GITHUB_SERVER_URL"))
 	if url == "" {
@@ -121,9 +133,25 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 			others[c.Author] = true
 		}
 	}
-	rebuilt, rp := prune.Rebuild(in, trusted, *issue, tail)
+	var chain *prune.Chain
+	if !*noVerify {
+		chain = &prune.Chain{Key: key}
+		ledger, problem := readLedger(comments, trusted, *issue, key)
+		if problem != "" {
+			problems = append(problems, problem)
+		}
+		if ledger != nil {
+			chain.Known, chain.Head, chain.Count = true, ledger.Archive, ledger.Archived
+		}
+	}
+	rebuilt, rp := prune.Rebuild(in, trusted, *issue, tail, chain)
+	var notes []string
 	for _, p := range rp {
-		problems = append(problems, p.String())
+		if p.Note {
+			notes = append(notes, p.String())
+		} else {
+			problems = append(problems, p.String())
+		}
 	}
 
 	out := make([]historyEntry, len(rebuilt))
@@ -156,6 +184,9 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 		slices.Sort(logins)
 		fmt.Fprintf(env.Stderr, "gns-guard: history: note: archive comments by %s were not trusted (only %q's are); pass --trust LOGIN to read them\n", strings.Join(logins, ", "), trusted)
 	}
+	for _, p := range notes {
+		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: note: %s\n", *issue, p)
+	}
 	for _, p := range problems {
 		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: %s\n", *issue, p)
 	}
@@ -163,6 +194,33 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 		return errViolations
 	}
 	return nil
+}
+
+// readLedger finds the guard's status comment among comments (trusted's,
+// with the status marker and no archive marker; the newest whose record
+// verifies, else the newest) and reads its ledger record, which says where
+// the archive chain ends. It returns a problem when the record cannot be
+// trusted; neither when there is no status comment (the chain then says
+// its end cannot be proven).
+func readLedger(comments []guard.Comment, trusted string, issue int64, key []byte) (*guard.Ledger, string) {
+	var newest *guard.Comment
+	for i := len(comments) - 1; i >= 0; i-- {
+		c := &comments[i]
+		if c.Author != trusted || !strings.Contains(c.Body, guard.StatusMarker(issue)) || strings.Contains(c.Body, prune.MarkerPrefix) {
+			continue
+		}
+		if newest == nil {
+			newest = c
+		}
+		if l, _ := guard.ReadLedger(c, issue, key); l != nil {
+			return l, ""
+		}
+	}
+	if newest == nil {
+		return nil, ""
+	}
+	_, problem := guard.ReadLedger(newest, issue, key)
+	return nil, problem + ": the end of the archive chain cannot be proven"
 }
 
 // allComments reads every comment of the issue, oldest first: the last

@@ -8,6 +8,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,12 +70,15 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 5, 17, 8, 0, 0, 0, time.UTC)
+	cfg := prune.DefaultConfig()
+	cfg.Key = historyKey
 	plan := func(body string) *prune.Result {
 		r := checkpoint.Parse(body, checkpoint.Options{})
-		res, err := prune.Plan(body, r, 42, nil, now, prune.DefaultConfig())
+		res, err := prune.Plan(body, r, 42, nil, now, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
+		cfg.Prev, cfg.Count = res.Head, res.Count
 		return res
 	}
 	p1 := plan(string(data))
@@ -102,8 +106,14 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 	for i := range 30 {
 		add("carol", fmt.Sprintf("comment %d", i))
 	}
+	// The guard's status comment, whose ledger records the last part.
+	l := guard.Ledger{Issue: 42, Baseline: true, Archive: p2.Head, Archived: p2.Count, Pending: []string{}}
+	add("gitea-actions", guard.StatusMarker(42)+"\n## ✅ gns-guard: all clear\n"+guard.EncodeLedger(l, historyKey)+"\n")
 	return f, want
 }
+
+// historyKey is the ledger key of historyIssue's guard.
+var historyKey = []byte("history test key")
 
 func runHistoryCLI(t *testing.T, f guard.Forge, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
@@ -165,7 +175,7 @@ func TestHistoryJSONTrust(t *testing.T) {
 	f, _ := historyIssue(t)
 	f.self = "someone-else"
 	out, errOut, code := runHistoryCLI(t, f, map[string]string{"WANT_TOKEN": "tok"},
-		"--repo", "org/proj", "--issue", "42", "--server", "http://x", "--token", "tok", "--format", "json", "--trust", "mallory")
+		"--repo", "org/proj", "--issue", "42", "--server", "http://x", "--token", "tok", "--format", "json", "--trust", "mallory", "--no-verify")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -195,8 +205,96 @@ func TestHistoryProblems(t *testing.T) {
 	if code != exit.Violation {
 		t.Fatalf("exit %d, want 1: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "it was edited") {
+	if !strings.Contains(errOut, "comment 1061: archive part 1/1 (claiming entries 1–") || !strings.Contains(errOut, "is not on the chain") {
 		t.Errorf("stderr: %s", errOut)
+	}
+	// Unproven, the hash still tells.
+	_, errOut, code = runHistoryCLI(t, f, map[string]string{"GITHUB_TOKEN": "t"}, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--no-verify")
+	if code != exit.Violation || !strings.Contains(errOut, "it was edited") {
+		t.Errorf("--no-verify: exit %d: %s", code, errOut)
+	}
+}
+
+// TestHistoryChain: the chain proves the history; an archive edited (an
+// entry dropped and its hash recomputed), deleted or reordered is named,
+// with or without the ledger key, and exits 1.
+func TestHistoryChain(t *testing.T) {
+	args := []string{"--repo", "org/proj", "--issue", "42", "--server", "http://x"}
+	vars := map[string]string{"GITHUB_TOKEN": "t", "KEY": string(historyKey), "WRONG": "not the key"}
+	withKey := append(slices.Clone(args), "--ledger-key-env", "KEY")
+	f, _ := historyIssue(t)
+	if _, errOut, code := runHistoryCLI(t, f, vars, withKey...); code != 0 {
+		t.Fatalf("a whole chain, verified: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "WRONG")...); code != exit.Violation || !strings.Contains(errOut, "does not verify") {
+		t.Errorf("the wrong key: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "UNSET")...); code != exit.Usage {
+		t.Errorf("an unset key variable: exit %d: %s", code, errOut)
+	}
+	archiveAt := func(f *fakeForge, id int64) int {
+		for i, c := range f.comments {
+			if c.ID == id {
+				return i
+			}
+		}
+		t.Fatalf("no comment %d", id)
+		return -1
+	}
+	for _, tt := range []struct {
+		name   string
+		tamper func(f *fakeForge)
+		says   []string
+	}{
+		{"edited", func(f *fakeForge) {
+			i := archiveAt(f, 1061)
+			a, err := prune.ParseArchive(f.comments[i].Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Drop the first entry and recompute the hash: the comment
+			// still reads, its hash matches its entries.
+			dropped := a.Entries[0]
+			js, _ := json.Marshal(dropped)
+			body := strings.Replace(f.comments[i].Body, string(js)+",", "", 1)
+			sha := prune.Hash(a.Issue, a.Phase, a.Budget, a.Entries[1:])
+			f.comments[i].Body = strings.ReplaceAll(body, a.SHA256, sha)
+			if b, err := prune.ParseArchive(f.comments[i].Body); err != nil || prune.Verify([]*prune.Archive{b}) != nil {
+				t.Fatalf("the edit does not read back: %v", err)
+			}
+		}, []string{"comment 1061", "not on the chain", "comment 1103", "before this one", "missing"}},
+		{"deleted", func(f *fakeForge) {
+			i := archiveAt(f, 1061)
+			f.comments = slices.Delete(f.comments, i, i+1)
+		}, []string{"comment 1103", "before this one", "missing"}},
+		{"deleted last", func(f *fakeForge) {
+			i := archiveAt(f, 1103)
+			f.comments = slices.Delete(f.comments, i, i+1)
+		}, []string{"the last archive part the ledger records", "missing"}},
+		{"reordered", func(f *fakeForge) {
+			i, j := archiveAt(f, 1061), archiveAt(f, 1103)
+			f.comments[i].Body, f.comments[j].Body = f.comments[j].Body, f.comments[i].Body
+		}, []string{"comment 1061", "reordered"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _ := historyIssue(t)
+			// The later duplicate of the first archive would stand in for
+			// the original: drop it.
+			dup := archiveAt(f, 1104)
+			f.comments = slices.Delete(f.comments, dup, dup+1)
+			tt.tamper(f)
+			for _, a := range [][]string{args, withKey} {
+				_, errOut, code := runHistoryCLI(t, f, vars, a...)
+				if code != exit.Violation {
+					t.Errorf("%v: exit %d, want 1: %s", a, code, errOut)
+				}
+				for _, s := range tt.says {
+					if !strings.Contains(errOut, s) && !(len(a) > len(args) && tt.name == "edited" && s == "not on the chain") {
+						t.Errorf("%v: stderr lacks %q:\n%s", a, s, errOut)
+					}
+				}
+			}
+		})
 	}
 }
 

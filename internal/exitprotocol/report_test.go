@@ -112,7 +112,7 @@ func TestApplyGolden(t *testing.T) {
 		t.Errorf("tail %+v", es)
 	}
 	// The full history: archive + tail, nothing lost.
-	rebuilt, probs := prune.Rebuild([]prune.Comment{{ID: 1, Author: "agent", Body: out.Archive.Archives[0]}}, "agent", 42, prune.FromCheckpoint(es))
+	rebuilt, probs := prune.Rebuild([]prune.Comment{{ID: 1, Author: "agent", Body: out.Archive.Archives[0]}}, "agent", 42, prune.FromCheckpoint(es), nil)
 	if len(probs) > 0 || len(rebuilt) != 4 {
 		t.Errorf("rebuilt %d entries, problems %v", len(rebuilt), probs)
 	}

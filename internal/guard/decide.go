@@ -65,6 +65,7 @@ type eval struct {
 	cp     *checkpoint.Checkpoint // nil unless the checkpoint is valid
 	plan   *Plan
 	trust  trust // the ledger and the approvals of this run
+	chain  *archiveHead
 }
 
 // Decide judges the issue and plans every write. It is pure: it makes no

@@ -48,6 +48,12 @@ type Ledger struct {
 	// Adopted says no earlier ledger was found when this state was taken
 	// as the baseline; it stays while the state does.
 	Adopted bool `json:"adopted,omitempty"`
+	// Archive is the link (prune.Archive.Link) of the issue's last archive
+	// part, and Archived the number of entries archived up to it ("" and 0
+	// before the first): every part links to the one before, so this
+	// commits to the whole archived history.
+	Archive  string `json:"archive,omitempty"`
+	Archived int    `json:"archived,omitempty"`
 	// Written is the server's time (Unix seconds) just before the guard
 	// wrote the record: the comment's updated_at must follow it closely, so
 	// an edit of the guard's comment — a replayed record included — shows.
@@ -67,7 +73,7 @@ func (l Ledger) SameState(o Ledger) bool {
 		l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase && l.Total == o.Total &&
 		l.Consumed == o.Consumed && l.Remaining == o.Remaining && l.ContentVersion == o.ContentVersion &&
 		slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size && l.Adopted == o.Adopted &&
-		l.Writer == o.Writer
+		l.Writer == o.Writer && l.Archive == o.Archive && l.Archived == o.Archived
 }
 
 // ledgerRecord matches the hidden record: its JSON (which escapes < and >, so

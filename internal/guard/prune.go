@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
@@ -47,7 +48,10 @@ func (e *eval) planPrune() {
 		TailLimit:       e.cfg.HistoryTail,
 		MaxCommentChars: prune.DefaultConfig().MaxCommentChars,
 		ResetBudget:     overBudget,
+		Key:             e.cfg.LedgerKey,
 	}
+	head := e.archiveChain()
+	cfg.Prev, cfg.Count = head.link, head.count
 	res, err := prune.Plan(e.in.Issue.Body, e.parsed, e.in.Issue.Number, e.labels, e.in.Now, cfg)
 	if err != nil {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
@@ -91,4 +95,60 @@ func prunedCheckpoint(body string, cfg Config) *checkpoint.Checkpoint {
 		return nil
 	}
 	return r.Checkpoint
+}
+
+// archiveHead is where the issue's archive chain ends: the link of its last
+// part and the entries archived up to it.
+type archiveHead struct {
+	link  string
+	count int
+}
+
+// archiveChain is the end of the issue's archive chain: the ledger's,
+// followed past it over the guard's own archive parts that chain on from
+// it (verified with the ledger key) and whose entries have left the body —
+// posted by a run that did not record them (it died before its status
+// comment, or a concurrent run wrote that last). An archive whose entries
+// are still in the body was never followed by its patch: the prune is
+// planned again from the same place, and finds or replaces it.
+func (e *eval) archiveChain() archiveHead {
+	if e.chain != nil {
+		return *e.chain
+	}
+	var h archiveHead
+	if l := e.trust.ledger; l != nil {
+		h = archiveHead{l.Archive, l.Archived}
+	}
+	if e.cp != nil {
+		n := e.in.Issue.Number
+		var parts []prune.Part
+		for _, c := range append(slices.Clone(e.in.Older), e.in.Recent...) {
+			if !e.own(c, ArchiveMarkerPrefix(n)) {
+				continue
+			}
+			if a, err := prune.ParseArchive(c.Body); err == nil && a.Issue == n {
+				parts = append(parts, prune.Part{ID: c.ID, Archive: a})
+			}
+		}
+		before := prune.FromCheckpoint(e.cp.Entries())
+		h.link, h.count, _, _ = prune.Extend(h.link, h.count, parts, e.cfg.LedgerKey, func(a *prune.Archive) bool { return prune.StillHeld(before, a) })
+	}
+	if h.link == prune.Genesis {
+		h.link = ""
+	}
+	e.chain = &h
+	return h
+}
+
+// recordChain sets the end of the archive chain in the ledger this run
+// leaves: the last part of the archive it posts, or the chain as found.
+func (e *eval) recordChain(l *Ledger) {
+	h := e.archiveChain()
+	if pr := e.plan.Prune; pr != nil {
+		h = archiveHead{pr.Head, pr.Count}
+		if h.link == prune.Genesis {
+			h.link = ""
+		}
+	}
+	l.Archive, l.Archived = h.link, h.count
 }

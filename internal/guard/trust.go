@@ -333,6 +333,7 @@ func (e *eval) recordLedger() {
 		}
 		l.Pending = pending
 		l.Writer = e.in.Self
+		e.recordChain(&l)
 		e.plan.Ledger = &l
 	}
 	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool { return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap })
@@ -367,6 +368,7 @@ func (e *eval) recordLedger() {
 		Pending:         pending,
 		Writer:          e.in.Self,
 	}
+	e.recordChain(l)
 	for _, c := range cascadeLabels(after, n) {
 		// With several (a conflict, failed by its own rule) the most
 		// permissive is what was accepted.

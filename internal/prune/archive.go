@@ -2,6 +2,7 @@ package prune
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,11 +22,30 @@ import (
 const Heading = "## GNS-2 Checkpoint Archive"
 
 // MarkerPrefix starts the hidden marker that ends every archive comment:
-// <!-- gns-guard:archive issue=N phase=P part=i/n sha256=<64 hex> -->.
+//
+//	<!-- gns-guard:archive issue=N phase=P part=i/n sha256=<64 hex> prev=<64 hex> count=K sig=<64 hex|unsigned> -->
+//
+// sha256 is the archive's hash (Hash, the same in every part); prev is the
+// link of the part before this one on the issue (Genesis for the first
+// part of the first archive), count the number of entries archived on the
+// issue up to and including this part, and sig the part's HMAC-SHA256
+// under the ledger key ("unsigned" without one). Archives written before
+// parts were chained (format 1) end at sha256.
 const MarkerPrefix = "<!-- gns-guard:archive "
 
-// FormatVersion is the gns_archive field of the machine-readable block.
-const FormatVersion = 1
+// FormatVersion is the gns_archive field of the machine-readable block
+// written: 2, chained and signed parts.
+const FormatVersion = 2
+
+// legacyFormat is the format of archives written before parts were
+// chained: read, and checked by their hash only.
+const legacyFormat = 1
+
+// Genesis is the prev of an issue's first archive part.
+var Genesis = strings.Repeat("0", 64)
+
+// Unsigned is the sig of a part written without a ledger key.
+const Unsigned = "unsigned"
 
 // maxPhaseInMarker bounds the phase in the marker (after SanitizePhase).
 const maxPhaseInMarker = 100
@@ -65,8 +85,12 @@ func SanitizePhase(phase string) string {
 }
 
 // Marker returns the hidden marker of one archive part.
-func Marker(issue int64, phase string, part, parts int, sha string) string {
-	return fmt.Sprintf("%sissue=%d phase=%s part=%d/%d sha256=%s -->", MarkerPrefix, issue, SanitizePhase(phase), part, parts, sha)
+func Marker(a *Archive) string {
+	if a.Format == legacyFormat {
+		return fmt.Sprintf("%sissue=%d phase=%s part=%d/%d sha256=%s -->", MarkerPrefix, a.Issue, SanitizePhase(a.Phase), a.Part, a.Parts, a.SHA256)
+	}
+	return fmt.Sprintf("%sissue=%d phase=%s part=%d/%d sha256=%s prev=%s count=%d sig=%s -->",
+		MarkerPrefix, a.Issue, SanitizePhase(a.Phase), a.Part, a.Parts, a.SHA256, a.Prev, a.Count, a.Sig)
 }
 
 // Hash returns the archive hash: the hex sha256 of the canonical JSON of
@@ -90,8 +114,12 @@ func Hash(issue int64, phase string, budget Snapshot, entries []Entry) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Archive is one archive comment, read back by ParseArchive.
+// Archive is one archive comment (one part of an archive), read back by
+// ParseArchive.
 type Archive struct {
+	// Format is the gns_archive version: FormatVersion, or 1 for a part
+	// written before parts were chained (no Prev, Count or Sig).
+	Format   int      `json:"-"`
 	Issue    int64    `json:"issue"`
 	Phase    string   `json:"phase"`
 	Part     int      `json:"part"`
@@ -100,6 +128,13 @@ type Archive struct {
 	FirstSeq int      `json:"first_seq"` // sequence number (1-based, across parts) of Entries[0]
 	Budget   Snapshot `json:"budget"`
 	Entries  []Entry  `json:"entries"`
+	// Prev is the link (Link) of the part archived just before this one on
+	// the issue, or Genesis; Count the entries archived on the issue up to
+	// and including this part.
+	Prev  string `json:"prev,omitempty"`
+	Count int    `json:"count,omitempty"`
+	// Sig is the part's HMAC-SHA256 under the ledger key, or Unsigned.
+	Sig string `json:"sig,omitempty"`
 }
 
 // archiveJSON is the machine-readable block; entries are pre-encoded.
@@ -111,9 +146,73 @@ type archiveJSON struct {
 	Parts    int               `json:"parts"`
 	SHA256   string            `json:"sha256"`
 	FirstSeq int               `json:"first_seq"`
+	Prev     string            `json:"prev"`
+	Count    int               `json:"count"`
 	Budget   Snapshot          `json:"budget"`
 	Entries  []json.RawMessage `json:"entries"`
+	Sig      string            `json:"sig"`
 }
+
+// canonical is what a part's link and signature cover: everything it says
+// but the signature, in a fixed encoding.
+func (a *Archive) canonical() []byte {
+	entries := a.Entries
+	if entries == nil {
+		entries = []Entry{}
+	}
+	b, err := json.Marshal(struct {
+		Format   int      `json:"gns_archive"`
+		Issue    int64    `json:"issue"`
+		Phase    string   `json:"phase"`
+		Part     int      `json:"part"`
+		Parts    int      `json:"parts"`
+		SHA256   string   `json:"sha256"`
+		FirstSeq int      `json:"first_seq"`
+		Prev     string   `json:"prev"`
+		Count    int      `json:"count"`
+		Budget   Snapshot `json:"budget"`
+		Entries  []Entry  `json:"entries"`
+	}{a.Format, a.Issue, a.Phase, a.Part, a.Parts, a.SHA256, a.FirstSeq, a.Prev, a.Count, a.Budget, entries})
+	if err != nil {
+		panic(err) // plain strings and integers always marshal
+	}
+	return b
+}
+
+// Link is the part's hash, which the next part's Prev (or the ledger, for
+// the last part) records: the hex sha256 of everything the part says but
+// its signature. Changing any entry, number or link changes it.
+func (a *Archive) Link() string {
+	h := sha256.New()
+	h.Write([]byte("gns-guard archive part v2\n"))
+	h.Write(a.canonical())
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Sign returns the part's signature under key (HMAC-SHA256, as the ledger
+// record is signed), or Unsigned when key is empty.
+func (a *Archive) Sign(key []byte) string {
+	if len(key) == 0 {
+		return Unsigned
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("gns-guard archive v2\n"))
+	m.Write(a.canonical())
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Verified reports whether the part's signature is valid under key. With
+// no key every chained part passes (nothing can be checked); a part written
+// before chaining never does when a key is given.
+func (a *Archive) Verified(key []byte) bool {
+	if len(key) == 0 {
+		return true
+	}
+	return a.Format == FormatVersion && a.Sig != Unsigned && hmac.Equal([]byte(a.Sig), []byte(a.Sign(key)))
+}
+
+// Entries are from..to (1-based) of the issue's archived entries.
+func (a *Archive) span() (from, to int) { return a.Count - len(a.Entries) + 1, a.Count }
 
 // archive is what render splits into comments.
 type archive struct {
@@ -123,6 +222,11 @@ type archive struct {
 	sha     string
 	entries []Entry
 	removed []checkpoint.Entry // the same entries, with their body positions
+	// The chain: the link of the part before, the entries archived before
+	// this archive, and the key parts are signed with.
+	prev  string
+	count int
+	key   []byte
 }
 
 // partText holds the pre-rendered pieces of one entry.
@@ -132,23 +236,26 @@ type partText struct {
 }
 
 // render splits the archive into comments of at most maxChars characters
-// each, by entries. An entry whose full table row does not fit in a comment
-// of its own gets a shortened row; one whose JSON alone cannot fit is an
-// error.
-func render(a archive, maxChars int) ([]string, error) {
+// each, by entries, and returns them with the parts they hold (chained
+// from a.prev, signed with a.key). An entry whose full table row does not
+// fit in a comment of its own gets a shortened row; one whose JSON alone
+// cannot fit is an error.
+func render(a archive, maxChars int) ([]string, []*Archive, error) {
 	n := len(a.entries)
 	texts := make([]partText, n)
 	for i, e := range a.entries {
 		js, err := json.Marshal(e)
 		if err != nil {
-			return nil, fmt.Errorf("prune: encoding history entry %d: %w", i+1, err)
+			return nil, nil, fmt.Errorf("prune: encoding history entry %d: %w", i+1, err)
 		}
 		js = escapeAt(js)
 		texts[i] = partText{row: row(i+1, e, cellLimits), short: row(i+1, e, cellShort), js: js}
 	}
 	// An upper bound of the text around the entries: every number as wide
 	// as the widest it can be.
-	overhead := runes(a.part(n, n, n, n, nil, nil))
+	bound := a.head(n, n, n)
+	bound.Count, bound.Prev, bound.Sig = a.count+n, Genesis, Genesis
+	overhead := runes(a.part(bound, n, nil, nil))
 	avail := maxChars - overhead
 	type span struct {
 		from, to int
@@ -167,7 +274,7 @@ func render(a archive, maxChars int) ([]string, error) {
 			r = t.short
 			cost = runes(r) + 1 + runes(string(t.js)) + 1
 			if cost > avail {
-				return nil, tooBig(i, a, runes(string(t.js)), maxChars)
+				return nil, nil, tooBig(i, a, runes(string(t.js)), maxChars)
 			}
 		}
 		cur.rows = append(cur.rows, r)
@@ -178,17 +285,33 @@ func render(a archive, maxChars int) ([]string, error) {
 		spans = append(spans, cur)
 	}
 	out := make([]string, len(spans))
+	parts := make([]*Archive, len(spans))
+	prev := a.prev
+	if prev == "" {
+		prev = Genesis
+	}
 	for k, s := range spans {
 		js := make([]json.RawMessage, 0, s.to-s.from)
 		for _, t := range texts[s.from:s.to] {
 			js = append(js, t.js)
 		}
-		out[k] = a.part(k+1, len(spans), s.from+1, n, s.rows, js)
+		p := a.head(k+1, len(spans), s.from+1)
+		p.Entries = slices.Clone(a.entries[s.from:s.to])
+		p.Prev, p.Count = prev, a.count+s.to
+		p.Sig = p.Sign(a.key)
+		prev = p.Link()
+		parts[k] = p
+		out[k] = a.part(p, n, s.rows, js)
 		if c := runes(out[k]); c > maxChars {
-			return nil, fmt.Errorf("prune: archive part %d/%d is %d characters, over the limit of %d", k+1, len(spans), c, maxChars)
+			return nil, nil, fmt.Errorf("prune: archive part %d/%d is %d characters, over the limit of %d", k+1, len(spans), c, maxChars)
 		}
 	}
-	return out, nil
+	return out, parts, nil
+}
+
+// head is part of parts starting at entry first, without entries or chain.
+func (a archive) head(part, parts, first int) *Archive {
+	return &Archive{Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts, SHA256: a.sha, FirstSeq: first, Budget: a.budget}
 }
 
 func tooBig(i int, a archive, size, maxChars int) error {
@@ -199,16 +322,17 @@ func tooBig(i int, a archive, size, maxChars int) error {
 	return fmt.Errorf("prune: history entry %d%s takes %d characters in the archive's JSON, more than an archive comment of at most %d characters can hold; shorten it by hand", i+1, where, size, maxChars)
 }
 
-// part renders one archive comment: entries first..first+len(rows)-1 of
-// total.
-func (a archive) part(part, parts, first, total int, rows []string, js []json.RawMessage) string {
+// part renders one archive comment: p's entries, of total in the archive,
+// as rows (the table) and js (the JSON block).
+func (a archive) part(p *Archive, total int, rows []string, js []json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString(Heading + "\n\n")
+	first := p.FirstSeq
 	last := first + len(rows) - 1
 	if len(rows) == 0 {
 		last = total // only for the size bound
 	}
-	fmt.Fprintf(&b, "Issue #%d · phase %s · part %d/%d · entries %d–%d of %d\n\n", a.issue, markdown.Cell(a.phase, 200), part, parts, first, last, total)
+	fmt.Fprintf(&b, "Issue #%d · phase %s · part %d/%d · entries %d–%d of %d\n\n", a.issue, markdown.Cell(a.phase, 200), p.Part, p.Parts, first, last, total)
 	b.WriteString("| # | agent | action | invocation | timestamp |\n|--:|---|---|---|---|\n")
 	for _, r := range rows {
 		b.WriteString(r)
@@ -226,15 +350,15 @@ func (a archive) part(part, parts, first, total int, rows []string, js []json.Ra
 		js = []json.RawMessage{}
 	}
 	data, err := json.Marshal(archiveJSON{
-		Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts,
-		SHA256: a.sha, FirstSeq: first, Budget: a.budget, Entries: js,
+		Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: p.Part, Parts: p.Parts,
+		SHA256: a.sha, FirstSeq: first, Prev: p.Prev, Count: p.Count, Budget: a.budget, Entries: js, Sig: p.Sig,
 	})
 	if err != nil {
 		panic(err) // pre-encoded entries and plain values always marshal
 	}
 	b.Write(escapeAt(data))
 	b.WriteString("\n```\n\n")
-	b.WriteString(Marker(a.issue, a.phase, part, parts, a.sha))
+	b.WriteString(Marker(p))
 	b.WriteByte('\n')
 	return b.String()
 }
@@ -260,15 +384,16 @@ func runes(s string) int { return utf8.RuneCountInString(s) }
 var ErrNotArchive = errors.New("not an archive comment (no archive marker)")
 
 var (
-	markerRE = regexp.MustCompile(`<!-- gns-guard:archive issue=(\d{1,19}) phase=([A-Za-z0-9._:-]{1,100}) part=(\d{1,9})/(\d{1,9}) sha256=([0-9a-f]{64}) -->`)
+	markerRE = regexp.MustCompile(`<!-- gns-guard:archive issue=(\d{1,19}) phase=([A-Za-z0-9._:-]{1,100}) part=(\d{1,9})/(\d{1,9}) sha256=([0-9a-f]{64})(?: prev=([0-9a-f]{64}) count=(\d{1,9}) sig=([0-9a-f]{64}|unsigned))? -->`)
 	jsonRE   = regexp.MustCompile("(?m)^```json\n(\\{.*\\})\n```$")
 )
 
 // ParseArchive reads one archive comment: its hidden marker and its JSON
-// block, and checks that they agree (issue, phase, part, parts, sha256). It
-// does not check the hash against the entries: that needs every part (see
-// Verify). Whether the comment can be trusted (its author) is the caller's
-// business.
+// block, and checks that they agree (issue, phase, part, parts, sha256, and
+// for a chained part prev, count and sig). It does not check the hash
+// against the entries (that needs every part, see Verify), nor the chain
+// or the signature (see Link, Verified and Rebuild). Whether the comment
+// can be trusted (its author) is the caller's business.
 func ParseArchive(body string) (*Archive, error) {
 	if len(body) > maxArchiveBody {
 		return nil, fmt.Errorf("archive: the comment is %d bytes, more than an archive can be", len(body))
@@ -282,7 +407,11 @@ func ParseArchive(body string) (*Archive, error) {
 	issue, err1 := strconv.ParseInt(m[1], 10, 64)
 	part, err2 := strconv.Atoi(m[3])
 	parts, err3 := strconv.Atoi(m[4])
-	if err := errors.Join(err1, err2, err3); err != nil {
+	count, err4 := 0, error(nil)
+	if m[6] != "" {
+		count, err4 = strconv.Atoi(m[7])
+	}
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return nil, fmt.Errorf("archive: bad marker: %w", err)
 	}
 	blocks := jsonRE.FindAllStringSubmatch(body, -1)
@@ -296,9 +425,12 @@ func ParseArchive(body string) (*Archive, error) {
 	if err := json.Unmarshal([]byte(blocks[len(blocks)-1][1]), &j); err != nil {
 		return nil, fmt.Errorf("archive: the JSON block cannot be read: %w", err)
 	}
+	chained := m[6] != ""
 	switch {
-	case j.Format != FormatVersion:
-		return nil, fmt.Errorf("archive: gns_archive is %d; this version reads %d", j.Format, FormatVersion)
+	case j.Format != FormatVersion && j.Format != legacyFormat:
+		return nil, fmt.Errorf("archive: gns_archive is %d; this version reads %d and %d", j.Format, legacyFormat, FormatVersion)
+	case chained != (j.Format == FormatVersion):
+		return nil, fmt.Errorf("archive: the marker and the JSON (gns_archive %d) disagree on the format", j.Format)
 	case j.Issue != issue:
 		return nil, fmt.Errorf("archive: the marker says issue %d, the JSON %d", issue, j.Issue)
 	case SanitizePhase(j.Phase) != m[2]:
@@ -307,13 +439,18 @@ func ParseArchive(body string) (*Archive, error) {
 		return nil, fmt.Errorf("archive: the marker says part %d/%d, the JSON %d/%d", part, parts, j.Part, j.Parts)
 	case j.SHA256 != m[5]:
 		return nil, errors.New("archive: the marker's sha256 differs from the JSON's")
+	case chained && (j.Prev != m[6] || j.Count != count || j.Sig != m[8]):
+		return nil, errors.New("archive: the marker's prev, count or sig differs from the JSON's")
 	case parts < 1 || part < 1 || part > parts:
 		return nil, fmt.Errorf("archive: part %d/%d is out of range", part, parts)
 	case j.FirstSeq < 1:
 		return nil, fmt.Errorf("archive: first_seq is %d; it counts from 1", j.FirstSeq)
 	case len(j.Entries) == 0:
 		return nil, errors.New("archive: the part holds no entries")
+	case chained && j.Count < len(j.Entries):
+		return nil, fmt.Errorf("archive: count is %d, fewer than the %d entries the part holds", j.Count, len(j.Entries))
 	}
+	j.Archive.Format = j.Format
 	return &j.Archive, nil
 }
 

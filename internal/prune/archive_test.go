@@ -43,7 +43,7 @@ func TestArchiveSafe(t *testing.T) {
 	if got := strings.Count(a, "<!--"); got != 1 {
 		t.Errorf("%d HTML comment openers, want 1 (the marker):\n%s", got, a)
 	}
-	if want := "<!-- gns-guard:archive issue=42 phase=impl__b__x__b__--___n_ part=1/1 sha256=" + res.SHA256 + " -->"; lines[len(lines)-1] != want {
+	if want := "<!-- gns-guard:archive issue=42 phase=impl__b__x__b__--___n_ part=1/1 sha256=" + res.SHA256 + " prev=" + Genesis + " count=3 sig=unsigned -->"; lines[len(lines)-1] != want {
 		t.Errorf("marker line %q, want %q", lines[len(lines)-1], want)
 	}
 	// No raw <, >, @ or backtick fence outside our own text.
@@ -97,9 +97,13 @@ func TestParseArchiveErrors(t *testing.T) {
 		"marker part":   func(s string) string { return replaceLast(s, "part=1/1", "part=1/2") },
 		"marker phase":  func(s string) string { return replaceLast(s, "phase=impl_", "phase=impX") },
 		"marker sha":    func(s string) string { return replaceLast(s, "sha256="+res.SHA256[:4], "sha256=ffff") },
+		"marker prev":   func(s string) string { return replaceLast(s, "prev="+Genesis[:4], "prev=ffff") },
+		"marker count":  func(s string) string { return replaceLast(s, "count=3", "count=4") },
+		"marker sig":    func(s string) string { return replaceLast(s, "sig=unsigned", "sig="+strings.Repeat("a", 64)) },
+		"json count":    func(s string) string { return strings.Replace(s, `"count":3`, `"count":2`, 1) },
 		"json missing":  func(s string) string { return strings.Replace(s, "```json", "```text", 1) },
 		"json broken":   func(s string) string { return strings.Replace(s, `{"gns_archive"`, `{"gns_archive"]`, 1) },
-		"json version":  func(s string) string { return strings.Replace(s, `"gns_archive":1`, `"gns_archive":2`, 1) },
+		"json version":  func(s string) string { return strings.Replace(s, `"gns_archive":2`, `"gns_archive":3`, 1) },
 		"json first":    func(s string) string { return strings.Replace(s, `"first_seq":1`, `"first_seq":0`, 1) },
 		"json no parts": func(s string) string { return strings.Replace(s, `"parts":1`, `"parts":0`, 1) },
 	}
@@ -162,7 +166,7 @@ func TestRebuild(t *testing.T) {
 	cs = append(cs, Comment{ID: 5, Author: "eve", Body: p2.Archives[0]}) // copied by someone else: untrusted
 	rng.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
 
-	got, problems := Rebuild(cs, "bot", testIssue, tail)
+	got, problems := Rebuild(cs, "bot", testIssue, tail, nil)
 	if len(problems) > 0 {
 		t.Fatalf("problems: %v", problems)
 	}
@@ -190,7 +194,7 @@ func TestRebuild(t *testing.T) {
 	}
 
 	// Order follows the lowest comment id: with B posted first, B comes first.
-	got, _ = Rebuild(append(comments(p2.Archives, "bot", 1), a...), "bot", testIssue, nil)
+	got, _ = Rebuild(append(comments(p2.Archives, "bot", 1), a...), "bot", testIssue, nil, nil)
 	if !slices.Equal(Entries(got)[:len(p2.Archived)], p2.Archived) {
 		t.Error("archives not ordered by their lowest comment id")
 	}
@@ -202,7 +206,7 @@ func TestRebuild(t *testing.T) {
 	broken = append(broken, edited)
 	broken = append(broken, b[1:]...)
 	broken = append(broken, Comment{ID: 99, Author: "bot", Body: strings.Replace(a[0].Body, "```json", "```", 1)})
-	got, problems = Rebuild(broken, "bot", testIssue, tail)
+	got, problems = Rebuild(broken, "bot", testIssue, tail, nil)
 	if len(problems) != 3 {
 		t.Fatalf("problems = %v", problems)
 	}
@@ -217,12 +221,12 @@ func TestRebuild(t *testing.T) {
 	}
 
 	// Another issue's archive is ignored, with a problem.
-	_, problems = Rebuild(a, "bot", 7, nil)
+	_, problems = Rebuild(a, "bot", 7, nil, nil)
 	if len(problems) != len(a) {
 		t.Errorf("problems = %v", problems)
 	}
 	// Nobody trusted: nothing from comments.
-	got, problems = Rebuild(a, "", testIssue, tail)
+	got, problems = Rebuild(a, "", testIssue, tail, nil)
 	if len(problems) != 0 || !slices.Equal(Entries(got), tail) {
 		t.Errorf("untrusted rebuild: %d entries, %v", len(got), problems)
 	}

@@ -190,7 +190,7 @@ func checkLossless(t testing.TB, res *Result, want []Entry, maxChars int) {
 	cs := comments(res.Archives, "bot", 100)
 	cs = append(cs, comments(res.Archives, "bot", 200)...)
 	cs = append(cs, Comment{ID: 1, Author: "mallory", Body: forged()}, Comment{ID: 2, Author: "bot", Body: "just a comment"})
-	got, problems := Rebuild(cs, "bot", res.issue, FromCheckpoint(after.Checkpoint.Entries()))
+	got, problems := Rebuild(cs, "bot", res.issue, FromCheckpoint(after.Checkpoint.Entries()), &Chain{Head: res.Head, Count: res.Count, Known: true})
 	if len(problems) > 0 {
 		t.Fatalf("problems: %v", problems)
 	}
@@ -208,6 +208,6 @@ func checkLossless(t testing.TB, res *Result, want []Entry, maxChars int) {
 func forged() string {
 	es := []Entry{{Agent: "mallory", Action: "rewrote history"}}
 	sha := Hash(testIssue, "implementation", Snapshot{}, es)
-	out, _ := render(archive{issue: testIssue, phase: "implementation", sha: sha, entries: es}, DefaultMaxCommentChars)
+	out, _, _ := render(archive{issue: testIssue, phase: "implementation", sha: sha, entries: es}, DefaultMaxCommentChars)
 	return out[0]
 }

@@ -30,6 +30,13 @@ type Config struct {
 	// ResetBudget starts a new phase budget (true in DefaultConfig). When
 	// false the budget is left as it is: the prune only moves history.
 	ResetBudget bool
+	// Prev is the link of the issue's last archive part ("" or Genesis:
+	// none), which the new archive chains to, and Count the entries
+	// archived on the issue so far: the guard keeps both in its ledger.
+	Prev  string
+	Count int
+	// Key signs the archive parts (the ledger key); empty: unsigned.
+	Key []byte
 }
 
 // Defaults of Config.
@@ -75,6 +82,10 @@ func (c Config) check() error {
 		return fmt.Errorf("prune: the history tail limit must be >= 0, not %d", c.TailLimit)
 	case c.MaxCommentChars < 0 || c.MaxCommentChars > 0 && c.MaxCommentChars < minCommentChars:
 		return fmt.Errorf("prune: archive comments must be allowed at least %d characters, not %d", minCommentChars, c.MaxCommentChars)
+	case c.Prev != "" && !isHex64(c.Prev):
+		return fmt.Errorf("prune: the previous archive link must be 64 hex digits, not %q", c.Prev)
+	case c.Count < 0:
+		return fmt.Errorf("prune: the count of archived entries must be >= 0, not %d", c.Count)
 	}
 	return nil
 }
@@ -134,6 +145,13 @@ type Result struct {
 	// SHA256 is the hash of the archived content (hex) the archives' markers
 	// carry; "" when there is no archive.
 	SHA256 string
+	// Parts are the archive parts as ParseArchive reads Archives back.
+	// Head is the link of the last part and Count the entries archived on
+	// the issue once they are posted (Config.Prev and Count when there is
+	// no archive): what the ledger records next.
+	Parts []*Archive
+	Head  string
+	Count int
 	// Removed is the number of history entries archived; Archived are they,
 	// oldest first, and Kept the entries left in history_tail.
 	Removed  int
@@ -181,6 +199,7 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 		Budget:   Budget{cp.Budget.Total.Value, cp.Budget.Consumed.Value, cp.Budget.Remaining.Value},
 	}
 	res.NewBudget = res.Budget
+	res.Head, res.Count = cfg.Prev, cfg.Count
 	next, removed := cp.WithTail(limit, now)
 	res.Archived = FromCheckpoint(removed)
 	res.Removed = len(removed)
@@ -210,10 +229,13 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 	}
 	if len(res.Archived) > 0 {
 		res.SHA256 = Hash(issue, cp.Phase.Value, snap, res.Archived)
-		res.Archives, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256, entries: res.Archived, removed: removed}, cfg.maxChars())
+		res.Archives, res.Parts, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256, entries: res.Archived, removed: removed,
+			prev: cfg.Prev, count: cfg.Count, key: cfg.Key}, cfg.maxChars())
 		if err != nil {
 			return nil, err
 		}
+		last := res.Parts[len(res.Parts)-1]
+		res.Head, res.Count = last.Link(), last.Count
 	}
 	return res, nil
 }
@@ -267,12 +289,34 @@ func (r *Result) Supersedes(a *Archive) bool {
 	if a == nil || a.Issue != r.issue || a.SHA256 == r.SHA256 || len(a.Entries) == 0 || a.FirstSeq < 1 {
 		return false
 	}
+	return StillHeld(r.before, a)
+}
+
+// StillHeld reports whether every entry of archive part a is still in a
+// checkpoint whose entries are before, at the place the part says: the run
+// that posted it never wrote its pruned body.
+func StillHeld(before []Entry, a *Archive) bool {
+	if a == nil || len(a.Entries) == 0 || a.FirstSeq < 1 {
+		return false
+	}
 	start := a.FirstSeq - 1
 	end := start + len(a.Entries)
 	// The run that posted it kept a tail after the entries it archived, so
 	// at least one entry follows them.
-	if end >= len(r.before) {
+	if end >= len(before) {
 		return false
 	}
-	return slices.Equal(r.before[start:end], a.Entries)
+	return slices.Equal(before[start:end], a.Entries)
+}
+
+func isHex64(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -79,7 +79,7 @@ func TestSplit(t *testing.T) {
 		if p.Part != i+1 || p.Parts != len(res.Archives) || p.SHA256 != res.SHA256 || p.FirstSeq != total+1 {
 			t.Errorf("part %d: %+v", i+1, p)
 		}
-		if !strings.HasPrefix(a, Heading+"\n") || !strings.HasSuffix(a, Marker(testIssue, "implementation", i+1, len(res.Archives), res.SHA256)+"\n") {
+		if !strings.HasPrefix(a, Heading+"\n") || !strings.HasSuffix(a, Marker(res.Parts[i])+"\n") {
 			t.Errorf("part %d: heading or marker misplaced", i+1)
 		}
 		total += len(p.Entries)

@@ -22,6 +22,8 @@ type Problem struct {
 	// archive), or 0.
 	Comment int64
 	Message string
+	// Note is true for something worth saying that proves nothing wrong.
+	Note bool
 }
 
 // String renders the problem as "comment ID: message".
@@ -54,7 +56,10 @@ type Rebuilt struct {
 // missing, a hash that does not match) is a problem, and what can be read
 // of it is still included, in part order. issue, when not 0, is the issue
 // the archives must name.
-func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry) ([]Rebuilt, []Problem) {
+//
+// With chain set, the chained archive parts (format 2) are proven instead:
+// see Chain. Parts written before chaining are read as above, first.
+func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry, chain *Chain) ([]Rebuilt, []Problem) {
 	type group struct {
 		sha   string
 		first int64 // lowest comment id
@@ -62,6 +67,7 @@ func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry) ([]R
 		ids   map[int]int64
 	}
 	var problems []Problem
+	var chained []Part
 	groups := map[string]*group{}
 	seen := map[int64]bool{}
 	for _, c := range comments {
@@ -74,11 +80,16 @@ func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry) ([]R
 		case errors.Is(err, ErrNotArchive):
 			continue
 		case err != nil:
-			problems = append(problems, Problem{c.ID, err.Error()})
+			problems = append(problems, Problem{Comment: c.ID, Message: err.Error()})
 			continue
 		case issue != 0 && a.Issue != issue:
-			problems = append(problems, Problem{c.ID, fmt.Sprintf("archive: it names issue %d, not %d; ignored", a.Issue, issue)})
+			problems = append(problems, Problem{Comment: c.ID, Message: fmt.Sprintf("archive: it names issue %d, not %d; ignored", a.Issue, issue)})
 			continue
+		case chain != nil && a.Format == FormatVersion:
+			chained = append(chained, Part{ID: c.ID, Archive: a})
+			continue
+		case chain != nil:
+			problems = append(problems, Problem{Comment: c.ID, Note: true, Message: fmt.Sprintf("archive %.12s… part %d/%d was written before archive parts were chained: it is checked by its hash only", a.SHA256, a.Part, a.Parts)})
 		}
 		g := groups[a.SHA256]
 		if g == nil {
@@ -110,11 +121,23 @@ func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry) ([]R
 			parts[i] = g.parts[k]
 		}
 		if err := Verify(parts); err != nil {
-			problems = append(problems, Problem{g.first, err.Error()})
+			problems = append(problems, Problem{Comment: g.first, Message: err.Error()})
+			if chain != nil {
+				continue // proving the chain, what does not verify is left out
+			}
 		}
 		for _, k := range keys {
 			for _, e := range g.parts[k].Entries {
 				add(e, g.ids[k])
+			}
+		}
+	}
+	if chain != nil {
+		parts, ps := chain.prove(chained)
+		problems = append(problems, ps...)
+		for _, p := range parts {
+			for _, e := range p.Archive.Entries {
+				add(e, p.ID)
 			}
 		}
 	}
