@@ -233,7 +233,6 @@ func (r *repo) rerun(run giteatest.WorkflowRun) giteatest.WorkflowRun {
 	}
 }
 
-
 // jobLog returns the log of the run's single job.
 func (r *repo) jobLog(run giteatest.WorkflowRun) string {
 	r.t.Helper()
