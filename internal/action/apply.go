@@ -293,7 +293,11 @@ func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, exi
 		return fmt.Errorf("internal error: the status comment found (%d) is an archive comment, which is never edited", existing.ID)
 	case st.w.Kind == guard.UpdateStatus:
 		if _, err := r.forge.EditComment(ctx, existing.ID, st.body); err != nil {
-			return r.forgeError(st.w.Planned(), err)
+			// Gitea answers a comment edited (or deleted) by a concurrent
+			// run since it was read with 500 (or 404): read it all again,
+			// as after a body conflict; a lasting failure still ends the
+			// run when the attempts are spent.
+			return raced{r.forgeError(st.w.Planned(), err)}
 		}
 		res.writes = append(res.writes, st.w.Done(""))
 		return nil
@@ -419,3 +423,11 @@ func (r *runner) placeholderStatus(ctx context.Context, s *snapshot, res *applie
 	}
 	return nil
 }
+
+// raced is a write that failed because a concurrent run changed what it
+// wrote to: it counts as a conflict (read again), and says what failed.
+type raced struct{ err error }
+
+func (e raced) Error() string        { return e.err.Error() }
+func (e raced) Unwrap() error        { return e.err }
+func (e raced) Is(target error) bool { return target == guard.ErrConflict }
