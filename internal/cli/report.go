@@ -15,7 +15,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
-	"github.com/gns-guard/gns-guard/internal/prune"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -49,7 +48,6 @@ type reportResult struct {
 	CommentID      int64               `json:"comment_id,omitempty"`
 	CommentURL     string              `json:"comment_url,omitempty"`
 	CommentPosted  bool                `json:"comment_posted"`
-	ArchiveIDs     []int64             `json:"archive_comment_ids,omitempty"`
 	Patched        bool                `json:"body_patched"`
 	ContentVersion int                 `json:"content_version,omitempty"`
 	Attempts       int                 `json:"attempts"`
@@ -181,7 +179,6 @@ func runReport(ctx context.Context, args []string, env Env) error {
 	n := o.issue
 	res := &reportResult{Issue: n, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}}
 	now := env.Now().UTC().Truncate(time.Second)
-	var posted []int64 // archive comments this run posted, superseded on a retry
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
 		v, err := readView(ctx, f, n, cfg.RecentWindow(), o.guard.guardUser)
@@ -257,14 +254,6 @@ func runReport(ctx context.Context, args []string, env Env) error {
 			return printReport(env, o, res, nil)
 		}
 
-		// Archive first: no entry is ever dropped.
-		if a := out.Archive; a != nil && len(a.Archives) > 0 {
-			ids, err := postArchive(ctx, f, n, a, self, append(v.older, v.recent...), &posted)
-			if err != nil {
-				return serverError("report", server, "post the archive of the oldest history entries", err)
-			}
-			res.ArchiveIDs = ids
-		}
 		switch {
 		case own == nil:
 			c, err := f.CreateComment(ctx, n, comment)
@@ -324,43 +313,6 @@ func findOwn(cs []guard.Comment, self, agent, invocation string) *guard.Comment 
 		}
 	}
 	return nil
-}
-
-// postArchive posts the archive parts not found among the comments already
-// (a re-run finds its own, by hash), deleting the parts of an archive this
-// run posted before a conflict made it plan another.
-func postArchive(ctx context.Context, f guard.Forge, n int64, a *prune.Result, self string, seen []guard.Comment, posted *[]int64) ([]int64, error) {
-	have := map[string]int64{}
-	for _, c := range seen {
-		if c.Author != self || !strings.Contains(c.Body, prune.MarkerPrefix) {
-			continue
-		}
-		if ar, err := prune.ParseArchive(c.Body); err == nil && ar.SHA256 == a.SHA256 {
-			have[fmt.Sprint(ar.Part)] = c.ID
-		}
-	}
-	var ids []int64
-	if len(have) == 0 {
-		for _, id := range *posted {
-			if err := f.DeleteComment(ctx, id); err != nil && !errors.Is(err, guard.ErrNotFound) {
-				return nil, err
-			}
-		}
-		*posted = nil
-	}
-	for i, body := range a.Archives {
-		if id, ok := have[fmt.Sprint(i+1)]; ok {
-			ids = append(ids, id)
-			continue
-		}
-		c, err := f.CreateComment(ctx, n, body)
-		if err != nil {
-			return nil, err
-		}
-		*posted = append(*posted, c.ID)
-		ids = append(ids, c.ID)
-	}
-	return ids, nil
 }
 
 // applyLabels makes the label and assignee changes the issue still needs.
@@ -435,9 +387,6 @@ func writeReportText(w io.Writer, res *reportResult) {
 	default:
 		if res.CommentPosted {
 			fmt.Fprintf(w, "gns-guard: report: issue #%d: posted comment %d %s\n", n, res.CommentID, res.CommentURL)
-		}
-		if len(res.ArchiveIDs) > 0 {
-			fmt.Fprintf(w, "gns-guard: report: issue #%d: archived the oldest history entries in comment(s) %v\n", n, res.ArchiveIDs)
 		}
 		fmt.Fprintf(w, "gns-guard: report: issue #%d: checkpoint patched (content version %d)\n", n, res.ContentVersion)
 	}

@@ -86,13 +86,12 @@ func (f *flow) body(t *testing.T) string { return f.r.Issue(t, f.n).Body }
 
 // reportJSON is the part of `report --format json` the tests read.
 type reportJSON struct {
-	Outcome    string `json:"outcome"`
-	CommentID  int64  `json:"comment_id"`
-	Posted     bool   `json:"comment_posted"`
-	Patched    bool   `json:"body_patched"`
-	Attempts   int    `json:"attempts"`
-	ArchiveIDs []int64
-	After      struct {
+	Outcome   string `json:"outcome"`
+	CommentID int64  `json:"comment_id"`
+	Posted    bool   `json:"comment_posted"`
+	Patched   bool   `json:"body_patched"`
+	Attempts  int    `json:"attempts"`
+	After     struct {
 		Total, Consumed, Remaining int64
 	} `json:"budget_after"`
 	Findings []struct {
@@ -111,8 +110,9 @@ func decodeReport(t *testing.T, stdout string) reportJSON {
 
 // TestReportWorkflow drives a 20-step agent workflow with nothing but
 // `report`, as a write collaborator: after every step the guard runs on
-// every Actions run the step recorded (comment, archive, body edit,
-// labels) and passes. The history stays whole: archives plus the tail.
+// every Actions run the step recorded (comment, body edit,
+// labels), pruning the overflowing tail into its own archives, and
+// passes. The history stays whole: archives plus the tail.
 func TestReportWorkflow(t *testing.T) {
 	start := time.Now()
 	f := newFlow(t, 40000, "cascade::depth-2", "size::medium")
@@ -156,9 +156,9 @@ func TestReportWorkflow(t *testing.T) {
 		t.Errorf("final body:\n%s", body)
 	}
 	// The whole history: the first entry and all 20 reports, from the
-	// agent's archives and the tail.
+	// guard's archives (it pruned each overflowing tail) and the tail.
 	stdout, stderr, code := gns(t, nil, "history", "--repo", f.r.Owner+"/"+f.r.Name, "--issue", strconv.FormatInt(f.n, 10),
-		"--server", f.r.S.URL, "--token", f.agent.Token, "--format", "json")
+		"--server", f.r.S.URL, "--token", f.r.Token, "--format", "json")
 	if code != 0 {
 		t.Fatalf("history: exit %d: %s", code, stderr)
 	}

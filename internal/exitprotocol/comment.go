@@ -104,9 +104,6 @@ func Comment(r Report, o *Outcome) string {
 	if r.Phase != "" || r.Depth != nil {
 		fmt.Fprintf(&b, "- Checkpoint: phase %s, depth %d\n", markdown.Cell(o.Phase, 100), o.Depth)
 	}
-	if o.Archive != nil && o.Archive.Removed > 0 {
-		fmt.Fprintf(&b, "- History: %d oldest entries of history_tail archived (sha256 %.12s…)\n", o.Archive.Removed, o.Archive.SHA256)
-	}
 	b.WriteString("\n---\n")
 	data, err := json.Marshal(f) // escapes < and >: the comment cannot be closed early
 	if err != nil {

@@ -4,9 +4,9 @@
 //   - Apply computes what an agent's report does to an issue: the new
 //     checkpoint (budget, last agent and invocation, the history entry,
 //     next agent and estimate, phase, depth, labels, assignee) written into
-//     the body with every byte outside the block kept, and, when
-//     history_tail would overflow, the archive of the oldest entries exactly
-//     as the guard's pruning writes it (package prune).
+//     the body with every byte outside the block kept. An overflowing
+//     history_tail is left to the guard, whose run on the edit archives the
+//     oldest entries in its own signed chain: nothing is dropped.
 //   - Comment renders the result comment: the protocol's header, its
 //     sections and the GNS_EVENT footer with every field SPEC 5b lists.
 //   - Judge runs the guard's own decision (guard.Decide) on the issue as the

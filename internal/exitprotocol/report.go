@@ -61,10 +61,6 @@ type Outcome struct {
 	Depth int64
 	// Entry is the history entry appended.
 	Entry checkpoint.NewEntry
-	// Archive, when not nil, holds the oldest history_tail entries the
-	// entry pushed out: its comments are posted before the body is
-	// written.
-	Archive *prune.Result
 	// Labels are the issue's labels after the report, sorted; Add and
 	// Remove the changes still to make on the issue (labels already as
 	// asked are left out).
@@ -168,20 +164,16 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 	}
 	out.Body = parsed.Block().Replace(text)
 
-	// An overflowing history_tail: the oldest entries go to an archive,
-	// exactly as the guard's pruning writes it (budget kept).
-	if next.HistoryTail.Set && len(next.HistoryTail.Items) > limit {
-		mid := checkpoint.Parse(out.Body, checkpoint.Options{Issue: issue, MaxBytes: len(out.Body) + 1, TailLimit: len(next.HistoryTail.Items)})
-		cfg := prune.DefaultConfig()
-		cfg.TailLimit, cfg.ResetBudget = limit, false
-		res, err := prune.Plan(out.Body, mid, issue, out.Labels, r.Now, cfg)
-		if err != nil {
-			return nil, err
-		}
-		out.Archive, out.Body = res, res.Body
+	// An overflowing history_tail is left as it is: the guard's run on
+	// this edit archives the oldest entries in its own signed archive
+	// chain (SPEC 5), so nothing is dropped and every archive is the
+	// guard's.
+	tail := limit
+	if next.HistoryTail.Set {
+		tail = max(limit, len(next.HistoryTail.Items))
 	}
 
-	back := checkpoint.Parse(out.Body, checkpoint.Options{Issue: issue, MaxBytes: len(out.Body) + 1, TailLimit: limit})
+	back := checkpoint.Parse(out.Body, checkpoint.Options{Issue: issue, MaxBytes: len(out.Body) + 1, TailLimit: tail})
 	if !back.Valid() {
 		msg := "no checkpoint"
 		if len(back.Findings) > 0 {
