@@ -293,10 +293,13 @@ func (r *runner) applyStatus(ctx context.Context, s snapshot, p *guard.Plan, exi
 		return fmt.Errorf("internal error: the status comment found (%d) is an archive comment, which is never edited", existing.ID)
 	case st.w.Kind == guard.UpdateStatus:
 		if _, err := r.forge.EditComment(ctx, existing.ID, st.body); err != nil {
-			// Gitea answers a comment edited (or deleted) by a concurrent
-			// run since it was read with 500 (or 404): read it all again,
-			// as after a body conflict; a lasting failure still ends the
-			// run when the attempts are spent.
+			if errors.Is(err, guard.ErrUnreachable) {
+				return r.forgeError(st.w.Planned(), err)
+			}
+			// Gitea answers the edit of a comment that a concurrent run
+			// changed (or deleted) since it was read with 500 (or 404):
+			// read it all again, as after a body conflict; an answer that
+			// keeps failing still ends the run when the attempts are spent.
 			return raced{r.forgeError(st.w.Planned(), err)}
 		}
 		res.writes = append(res.writes, st.w.Done(""))

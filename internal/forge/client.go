@@ -309,6 +309,9 @@ func (e *UnreachableError) Error() string {
 // Unwrap returns the transport error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
+// Is makes an UnreachableError match guard.ErrUnreachable.
+func (e *UnreachableError) Is(target error) bool { return target == guard.ErrUnreachable }
+
 // IsUnreachable reports whether err comes from a request that got no answer
 // from the server.
 func IsUnreachable(err error) bool {

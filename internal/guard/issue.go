@@ -88,6 +88,10 @@ var ErrConflict = errors.New("issue body changed since it was read (HTTP 409)")
 // ErrForbidden is wrapped by Forge methods when the token lacks the permission.
 var ErrForbidden = errors.New("the token is not allowed to do this (HTTP 403)")
 
+// ErrUnreachable is matched by Forge errors of a request that got no
+// answer (a dropped connection, a timeout).
+var ErrUnreachable = errors.New("the server did not answer")
+
 // ErrNotFound is wrapped by Forge methods when the issue, comment or repository does not exist.
 var ErrNotFound = errors.New("not found (HTTP 404)")
 
