@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
 // maxAttempts bounds the re-reads after a compare-and-swap conflict.
@@ -39,6 +43,7 @@ func (r *runner) cycle(ctx context.Context) error {
 	var plan *guard.Plan
 	var snap snapshot
 	var res applied
+	var unlanded []int64 // archives posted in an attempt whose body write lost a race
 	for attempt := 1; ; attempt++ {
 		var err error
 		snap, err = r.read(ctx, attempt == 1)
@@ -48,6 +53,18 @@ func (r *runner) cycle(ctx context.Context) error {
 		if snap.issue.Number == 0 { // not governed: nothing more was read
 			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
 			break
+		}
+		if len(unlanded) > 0 {
+			if err := r.withdraw(ctx, snap, unlanded); err != nil {
+				return err
+			}
+			unlanded = nil
+		}
+		if r.stale(snap) && attempt < maxAttempts {
+			// The issue was read before a concurrent run's body write, the
+			// timeline after its ledger: deciding on the two would mix them.
+			r.log.infof("gns-guard: the ledger is newer than the body read; reading it again (attempt %d of %d)", attempt+1, maxAttempts)
+			continue
 		}
 		if r.ownEvent() {
 			r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", r.self)
@@ -64,6 +81,11 @@ func (r *runner) cycle(ctx context.Context) error {
 		res, err = r.apply(ctx, snap, plan)
 		if errors.Is(err, guard.ErrConflict) && attempt < maxAttempts {
 			r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, maxAttempts)
+			for _, c := range res.posted {
+				if strings.Contains(c.Body, guard.ArchiveMarkerPrefix(snap.issue.Number)) {
+					unlanded = append(unlanded, c.ID)
+				}
+			}
 			continue
 		}
 		if err != nil {
@@ -210,3 +232,65 @@ const maxStatusPages = 20
 
 // quoteLogin shows a login from the event or the timeline in a note.
 func quoteLogin(s string) string { return strconv.Quote(s) }
+
+// stale reports whether the ledger the run found records a body newer than
+// the body it read: the issue is read first and the timeline second, and a
+// concurrent run may have written both in between.
+func (r *runner) stale(s snapshot) bool {
+	if s.status == nil || s.issue.NoCAS {
+		return false
+	}
+	l, _ := guard.ReadLedger(s.status, s.issue.Number, r.set.Config.LedgerKey)
+	return l != nil && l.Baseline && l.ContentVersion > s.issue.ContentVersion
+}
+
+// withdraw deletes the archives this run posted in an attempt whose body
+// write lost a race, when they are redundant now: every entry they hold has
+// left the body and is held by another of the guard's archives (a
+// concurrent run archived them and wrote its body). One that a concurrent
+// run adopted, or whose entries the body still holds, stays: the next plan
+// reuses or replaces it.
+func (r *runner) withdraw(ctx context.Context, s snapshot, ids []int64) error {
+	n := s.issue.Number
+	var body []prune.Entry
+	if res := checkpoint.Parse(s.issue.Body, checkpoint.Options{Issue: n, MaxBytes: r.set.Config.MaxCheckpointBytes}); res.Checkpoint != nil {
+		body = prune.FromCheckpoint(res.Checkpoint.Entries())
+	}
+	archived := map[int64][]prune.Entry{}
+	for _, c := range append(slices.Clone(s.older), s.recent.Comments...) {
+		if c.Author != r.self || !strings.Contains(c.Body, guard.ArchiveMarkerPrefix(n)) {
+			continue
+		}
+		if a, err := prune.ParseArchive(c.Body); err == nil {
+			archived[c.ID] = a.Entries
+		}
+	}
+	for _, id := range ids {
+		mine, ok := archived[id]
+		if !ok {
+			continue // gone already
+		}
+		redundant := len(mine) > 0
+		for _, e := range mine {
+			elsewhere := false
+			for other, es := range archived {
+				if other != id && slices.Contains(es, e) {
+					elsewhere = true
+					break
+				}
+			}
+			if slices.Contains(body, e) || !elsewhere {
+				redundant = false
+				break
+			}
+		}
+		if !redundant {
+			continue
+		}
+		if err := r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, guard.ErrNotFound) {
+			return r.forgeError("delete an archive whose body write lost a race", err)
+		}
+		r.log.infof("gns-guard: deleted archive comment %d: a concurrent run archived its entries and wrote the body first", id)
+	}
+	return nil
+}

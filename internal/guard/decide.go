@@ -66,6 +66,8 @@ type eval struct {
 	plan   *Plan
 	trust  trust // the ledger and the approvals of this run
 	chain  *archiveHead
+	// planned is the hash of the archive this run plans, once known.
+	planned string
 }
 
 // Decide judges the issue and plans every write. It is pure: it makes no

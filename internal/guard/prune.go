@@ -50,6 +50,14 @@ func (e *eval) planPrune() {
 		ResetBudget:     overBudget,
 		Key:             e.cfg.LedgerKey,
 	}
+	// The entries this run archives (and so the archive's hash) do not
+	// depend on the chain; a part of the guard's own that holds the same
+	// entries is one a concurrent run posted without its body landing: the
+	// chain must not be extended past it, or the same entries are archived
+	// twice under two links.
+	if first, err := prune.Plan(e.in.Issue.Body, e.parsed, e.in.Issue.Number, e.labels, e.in.Now, cfg); err == nil {
+		e.planned, e.chain = first.SHA256, nil
+	}
 	head := e.archiveChain()
 	cfg.Prev, cfg.Count = head.link, head.count
 	res, err := prune.Plan(e.in.Issue.Body, e.parsed, e.in.Issue.Number, e.labels, e.in.Now, cfg)
@@ -131,7 +139,9 @@ func (e *eval) archiveChain() archiveHead {
 			}
 		}
 		before := prune.FromCheckpoint(e.cp.Entries())
-		h.link, h.count, _, _ = prune.Extend(h.link, h.count, parts, e.cfg.LedgerKey, func(a *prune.Archive) bool { return prune.StillHeld(before, a) })
+		h.link, h.count, _, _ = prune.Extend(h.link, h.count, parts, e.cfg.LedgerKey, func(a *prune.Archive) bool {
+			return prune.StillHeld(before, a) || (e.planned != "" && a.SHA256 == e.planned)
+		})
 	}
 	if h.link == prune.Genesis {
 		h.link = ""
