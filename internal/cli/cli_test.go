@@ -3,9 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // run runs the command line with files served from memory.
 func runCLI(t *testing.T, files map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
@@ -68,20 +66,7 @@ func TestCheckGolden(t *testing.T) {
 					t.Errorf("exit %d, want 1:\n%s%s", code, stdout, stderr)
 				}
 				got := fmt.Sprintf("%s-- exit %d\n", stdout, code)
-				golden := strings.TrimSuffix(path, filepath.Ext(path)) + ".out"
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("no golden file (run go test ./internal/cli -run TestCheckGolden -update): %v", err)
-				}
-				if got != string(want) {
-					t.Errorf("output differs from %s:\n--- got\n%s--- want\n%s", golden, got, want)
-				}
+				golden.Check(t, strings.TrimSuffix(path, filepath.Ext(path))+".out", got, "go test ./internal/cli -run TestCheckGolden -update")
 			})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -114,20 +115,7 @@ func TestContextGolden(t *testing.T) {
 				checkUnderCap(t, r.stdout, args)
 			}
 			got := r.String()
-			golden := filepath.Join(dir, "out.golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("no golden file (run go test ./internal/cli -run TestContextGolden -update): %v", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (rerun with -update and review the diff):\n--- got\n%s\n--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, filepath.Join(dir, "out.golden"), got, "go test ./internal/cli -run TestContextGolden -update")
 		})
 	}
 	if cases < 10 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,20 +56,7 @@ func TestPruneGolden(t *testing.T) {
 			if code != want {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, want, errOut)
 			}
-			golden := strings.TrimSuffix(in, ".md") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			exp, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(out.Bytes(), exp) {
-				t.Errorf("output differs from %s (go test -update rewrites it):\n%s", golden, out)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".md")+".golden", out.String(), "go test ./internal/cli -run TestPrune -update")
 			if want == exit.Clean {
 				checkPruneOutput(t, in, out.String())
 			}

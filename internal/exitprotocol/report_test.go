@@ -1,7 +1,7 @@
 package exitprotocol
 
 import (
-	"flag"
+	"github.com/gns-guard/gns-guard/internal/golden"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +14,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 var now = time.Date(2026, 5, 16, 14, 0, 0, 0, time.UTC)
 
@@ -40,22 +38,9 @@ func review() Report {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
+func check(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/exitprotocol -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, "go test ./internal/exitprotocol -update")
 }
 
 // TestApplyGolden: the new checkpoint and the comment of one report,
@@ -67,8 +52,8 @@ func TestApplyGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.body.md", out.Body)
-	golden(t, "report.comment.md", Comment(r, out))
+	check(t, "report.body.md", out.Body)
+	check(t, "report.comment.md", Comment(r, out))
 
 	old := checkpoint.Find(body, 0)[0]
 	neu := checkpoint.Find(out.Body, 0)[0]

@@ -1,7 +1,7 @@
 package guard
 
 import (
-	"flag"
+	"github.com/gns-guard/gns-guard/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,8 +9,6 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestStatusGolden renders the sticky status comment and the step summary
 // of every issue body in testdata/status (labels: the checkpoint's own
@@ -49,28 +47,12 @@ func TestStatusGolden(t *testing.T) {
 				l.Written = written.Unix()
 				a.Record = EncodeLedger(l, testKey)
 			}
-			golden(t, stem+".status.md", Settle(in, p, nil, a))
-			golden(t, stem+".summary.md", RenderSummary(in.Issue.Number, p, in.Config, nil))
+			const rerun = "go test ./internal/guard -run TestStatusGolden -update"
+			golden.Check(t, stem+".status.md", Settle(in, p, nil, a), rerun)
+			golden.Check(t, stem+".summary.md", RenderSummary(in.Issue.Number, p, in.Config, nil), rerun)
 		})
 	}
 	if n == 0 {
 		t.Fatal("no cases in testdata/status")
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("no golden file (run go test ./internal/guard -run TestStatusGolden -update): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", filepath.Base(path), got, want)
 	}
 }
