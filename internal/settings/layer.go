@@ -1,0 +1,337 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The sources of a Layer other than a file, which is named by its path.
+const (
+	// SourceInput is the Source of the action's inputs.
+	SourceInput = "input"
+	// SourceFlag is the Source of a CLI verb's flags.
+	SourceFlag = "flag"
+)
+
+// MaxFileBytes is the largest configuration file read; a larger one is
+// refused before it is parsed.
+const MaxFileBytes = 64 << 10
+
+// Value is one setting's value as a source gave it, with its position.
+type Value struct {
+	// Text is the value as text: a scalar of the file, an input, a flag.
+	Text string
+	// List is the items of a YAML list in the file; IsList says it is one.
+	List   []string
+	IsList bool
+	// Line and Col are the value's position in the file (1-based); 0 for
+	// inputs and flags.
+	Line, Col int
+}
+
+// Layer is one source of values: the file, the action's inputs, a verb's
+// flags.
+type Layer struct {
+	// Source is the file's path (FileName in the action), SourceInput or
+	// SourceFlag.
+	Source string
+	// Values maps a setting's Name to its value.
+	Values map[string]Value
+}
+
+// kind says which of the table's columns governs the layer.
+func (l Layer) kind() where {
+	switch l.Source {
+	case SourceInput:
+		return inInput
+	case SourceFlag:
+		return inFlag
+	}
+	return inFile
+}
+
+// FileLayer reads a configuration file named name (its path, as messages
+// show it): a YAML mapping whose keys are the names of the settings that
+// may be set in a file. A list value may be a YAML list or a comma- or
+// newline-separated text; a number may be written plain or quoted. An
+// empty file, or one of comments only, is an empty layer.
+//
+// A file over MaxFileBytes, YAML that does not parse, an anchor or alias,
+// an unknown key (with the nearest known one as a hint), a key given
+// twice, a secret, or a value of the wrong shape (a mapping or a list
+// where one value goes) is an *Error with the line and column. Whether a
+// value is in its setting's range is checked by Resolve.
+func FileLayer(name string, data []byte) (Layer, error) {
+	l := Layer{Source: name, Values: map[string]Value{}}
+	if len(data) > MaxFileBytes {
+		return l, &Error{Source: name, Reason: fmt.Sprintf(
+			"the file is %d bytes, more than the %d (64 KiB) read; it holds only settings, one a line", len(data), MaxFileBytes)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return l, nil
+		}
+		return l, yamlError(name, err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return l, yamlError(name, err)
+		}
+		return l, &Error{Source: name, Line: next.Line, Col: next.Column,
+			Reason: "a second YAML document starts here; keep the settings in one mapping, with no --- line among them"}
+	}
+	if a := findAlias(&doc); a != nil {
+		return l, &Error{Source: name, Line: a.Line, Col: a.Column,
+			Reason: "anchors and aliases are not allowed in this file; write the value out"}
+	}
+	if len(doc.Content) == 0 {
+		return l, nil
+	}
+	root := doc.Content[0]
+	if isNull(root) {
+		return l, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return l, &Error{Source: name, Line: root.Line, Col: root.Column,
+			Reason: "expected a mapping of settings (name: value, one a line), got " + describe(root)}
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return l, &Error{Source: name, Line: k.Line, Col: k.Column,
+				Reason: "expected a setting's name as the key, got " + describe(k)}
+		}
+		key := k.Value
+		r, known := byName[key]
+		switch {
+		case !known:
+			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: "unknown key" + hint(key)}
+		case r.Kind == Secret:
+			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: secretInFile(key)}
+		case !r.File:
+			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: notInFile(r.Setting)}
+		}
+		if line, dup := seen[key]; dup {
+			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column,
+				Reason: fmt.Sprintf("already set at line %d; keep one", line)}
+		}
+		seen[key] = k.Line
+		val, err := fileValue(name, r.Setting, v)
+		if err != nil {
+			return l, err
+		}
+		l.Values[key] = val
+	}
+	return l, nil
+}
+
+// fileValue reads the value node of setting s.
+func fileValue(name string, s Setting, n *yaml.Node) (Value, error) {
+	v := Value{Line: n.Line, Col: n.Column}
+	wrong := func(n *yaml.Node, what string) error {
+		return &Error{Source: name, Key: s.Name, Want: s.Range, Line: n.Line, Col: n.Column,
+			Reason: "expected " + what + ", got " + describe(n)}
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if !isNull(n) {
+			v.Text = n.Value
+		}
+		return v, nil
+	case yaml.SequenceNode:
+		if s.Kind != List {
+			return v, wrong(n, s.Range)
+		}
+		v.IsList, v.List = true, []string{}
+		for _, item := range n.Content {
+			if item.Kind != yaml.ScalarNode {
+				return v, wrong(item, "a name in the list")
+			}
+			if !isNull(item) {
+				v.List = append(v.List, item.Value)
+			}
+		}
+		return v, nil
+	}
+	return v, wrong(n, s.Range)
+}
+
+// InputLayer is the layer of the action's inputs: every input of
+// action.yml whose value, trimmed, is not empty. input returns an input's
+// value ("" when the workflow does not give it: a runner hands the step
+// "" for an input with no default).
+func InputLayer(input func(name string) string) Layer {
+	l := Layer{Source: SourceInput, Values: map[string]Value{}}
+	for _, r := range rows {
+		if !r.Input {
+			continue
+		}
+		if v := strings.TrimSpace(input(r.Name)); v != "" {
+			l.Values[r.Name] = Value{Text: v}
+		}
+	}
+	return l
+}
+
+// Flags registers one string flag on fs for every setting that is a flag,
+// named as the setting, with its Description and its default from the
+// table as help text. The flags' own defaults are empty: a flag the user
+// does not give leaves the value of the file or the table. The returned
+// function, called after fs.Parse, yields the layer of the flags the user
+// set (an empty one, --x=, included).
+func Flags(fs *flag.FlagSet) func() Layer {
+	vals := map[string]*string{}
+	for _, r := range rows {
+		if !r.Flag {
+			continue
+		}
+		usage := r.Description
+		if r.Default != "" {
+			usage += " (default " + r.Default + ")"
+		}
+		vals[r.Name] = fs.String(r.Name, "", usage)
+	}
+	return func() Layer {
+		l := Layer{Source: SourceFlag, Values: map[string]Value{}}
+		fs.Visit(func(f *flag.Flag) {
+			if p, ok := vals[f.Name]; ok {
+				l.Values[f.Name] = Value{Text: *p}
+			}
+		})
+		return l
+	}
+}
+
+// yamlLine finds the line in yaml.v3's syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns a YAML syntax error into an *Error with its line.
+func yamlError(name string, err error) error {
+	msg := err.Error()
+	// yaml.v3 leaves the line out when it is the first.
+	e := &Error{Source: name, Line: 1}
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	e.Reason = "not valid YAML: " + strings.TrimPrefix(msg, "yaml: ")
+	return e
+}
+
+// findAlias returns the first alias node under n, or nil.
+func findAlias(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n
+	}
+	for _, c := range n.Content {
+		if a := findAlias(c); a != nil {
+			return a
+		}
+	}
+	return nil
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// describe names a node's shape for a message: "a list", "a mapping", or
+// a scalar's text, quoted.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if isNull(n) {
+		return "nothing"
+	}
+	return quote(n.Value)
+}
+
+// secretInFile says why a secret's key is refused in the file.
+func secretInFile(name string) string {
+	what := "token"
+	if strings.HasSuffix(name, "key") {
+		what = "key"
+	}
+	env := "GNS_GUARD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	return fmt.Sprintf("a secret never goes in this file, which anyone who can read the repository can read: "+
+		"delete the line, make a new %s (this one is exposed), keep it in the repository's Actions secrets "+
+		"and pass it to the step as an input (%s: ${{ secrets.%s }})", what, name, env)
+}
+
+// notInFile says where a setting that the file may not hold goes.
+func notInFile(s Setting) string {
+	switch {
+	case s.Input:
+		return "may not be set in this file; give it to the step as an input"
+	case s.Flag:
+		return "may not be set in this file; give it as a flag"
+	}
+	return "may not be set in this file"
+}
+
+// hint suggests the nearest setting's name for an unknown key (or every
+// name it begins, when it is the start of some), or lists the keys a file
+// may hold.
+func hint(got string) string {
+	low := strings.ToLower(got)
+	best, bestD := "", 1<<30
+	var prefixed []string
+	for _, r := range rows {
+		if d := distance(low, r.Name); d < bestD {
+			best, bestD = r.Name, d
+		}
+		if len(low) >= 3 && strings.HasPrefix(r.Name, low) {
+			prefixed = append(prefixed, strconv.Quote(r.Name))
+		}
+	}
+	switch {
+	case bestD <= max(1, min(3, len(got)/3)):
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	case len(prefixed) > 0:
+		return " (did you mean " + strings.Join(prefixed, " or ") + "?)"
+	}
+	return "; the keys are " + strings.Join(names(func(s Setting) bool { return s.File }), ", ")
+}
+
+// distance is the Levenshtein distance between a and b, in bytes; a long
+// a is simply far from everything.
+func distance(a, b string) int {
+	if len(a) > 64 {
+		return len(a)
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

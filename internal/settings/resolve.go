@@ -1,0 +1,209 @@
+package settings
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// Resolved is the configuration the layers make, with where each value
+// came from.
+type Resolved struct {
+	// Config is the guard's configuration.
+	Config guard.Config
+	// Token and AdminToken are the inputs token and admin-token.
+	Token, AdminToken string
+	// LedgerPublicKey is the file's ledger-public-key.
+	LedgerPublicKey string
+	// From maps every setting's Name to where its value came from:
+	// "default", ".gitea/gns-guard.yml:3" (the file and the value's line),
+	// "input" or "flag --name".
+	From map[string]string
+}
+
+// Resolve starts from the table's defaults and applies the layers in
+// order, a later layer's value replacing an earlier one's, checking every
+// value against its setting's Kind and Range and against the layer (a file
+// holds no secret, a flag layer only flags, an input layer only inputs).
+//
+// The error is the first bad value's *Error, in the order of the layers
+// and, within a file, of its lines. Every good value is applied even then,
+// so a caller can still mask the secrets it was given.
+func Resolve(layers ...Layer) (Resolved, error) {
+	r := Resolved{Config: guard.Config{Labels: guard.DefaultLabels()}, From: make(map[string]string, len(rows))}
+	for i := range rows {
+		if !rows[i].set(&r, Value{Text: rows[i].Default}) {
+			panic("settings: the table's default of " + rows[i].Name + " is not accepted by its own row")
+		}
+		r.From[rows[i].Name] = "default"
+	}
+	var first error
+	for _, l := range layers {
+		for _, name := range ordered(l) {
+			v := l.Values[name]
+			if err := apply(&r, l, name, v); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return r, first
+}
+
+// apply checks one value and, when it is good, applies it.
+func apply(r *Resolved, l Layer, name string, v Value) error {
+	e := &Error{Source: l.Source, Key: name, Value: v.Text, Line: v.Line, Col: v.Col}
+	row, ok := byName[name]
+	if !ok {
+		e.Reason = "unknown setting" + hint(name)
+		return e
+	}
+	e.Want = row.Range
+	if row.Kind == Secret {
+		e.Value = ""
+	}
+	switch k := l.kind(); {
+	case k == inFile && row.Kind == Secret:
+		e.Reason = secretInFile(name)
+	case k == inFile && !row.File:
+		e.Reason = notInFile(row.Setting)
+	case k == inInput && !row.Input:
+		e.Reason = "not an input of the action; set it in " + FileName
+	case k == inFlag && !row.Flag:
+		e.Reason = "not a flag of this verb"
+	case v.IsList && row.Kind != List:
+		e.Reason = "expected " + row.Range + ", got a list"
+	}
+	if e.Reason != "" {
+		return e
+	}
+	if !row.set(r, v) {
+		return e
+	}
+	switch l.kind() {
+	case inFile:
+		r.From[name] = l.Source
+		if v.Line > 0 {
+			r.From[name] += ":" + strconv.Itoa(v.Line)
+		}
+	case inInput:
+		r.From[name] = "input"
+	case inFlag:
+		r.From[name] = "flag --" + name
+	}
+	return nil
+}
+
+// ordered is a layer's names by position in the file, then in table order
+// (a name the table lacks last).
+func ordered(l Layer) []string {
+	index := func(name string) int {
+		for i := range rows {
+			if rows[i].Name == name {
+				return i
+			}
+		}
+		return len(rows)
+	}
+	out := make([]string, 0, len(l.Values))
+	for name := range l.Values {
+		out = append(out, name)
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		va, vb := l.Values[a], l.Values[b]
+		return cmp.Or(cmp.Compare(va.Line, vb.Line), cmp.Compare(va.Col, vb.Col),
+			cmp.Compare(index(a), index(b)), strings.Compare(a, b))
+	})
+	return out
+}
+
+// Error is a configuration error (exit 2): a value, key or file that is not
+// accepted, and where it was.
+type Error struct {
+	// Source is the file's path, SourceInput or SourceFlag.
+	Source string
+	// Key is the setting's name as given; "" for a problem of the whole
+	// file.
+	Key string
+	// Value is the value given, as text; never a secret's.
+	Value string
+	// Want says what is accepted: the setting's Range.
+	Want string
+	// Reason, when set, says what is wrong in place of "expected Want, got
+	// Value": an unknown key, a secret in the file, YAML that does not
+	// parse.
+	Reason string
+	// Line and Col are the position in the file; 0 when unknown, and for
+	// inputs and flags.
+	Line, Col int
+}
+
+// Error reads, for the file, `.gitea/gns-guard.yml:3:18: prune-threshold:
+// expected a number above 0 up to 1, got "2"`; for an input `input
+// prune-threshold: ...`; for a flag `--prune-threshold: ...`.
+func (e *Error) Error() string {
+	var b strings.Builder
+	key := safeKey(e.Key)
+	switch e.Source {
+	case SourceInput:
+		b.WriteString("input " + key + ": ")
+	case SourceFlag:
+		b.WriteString("--" + key + ": ")
+	default:
+		b.WriteString(e.Source)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Col > 0 {
+				fmt.Fprintf(&b, ":%d", e.Col)
+			}
+		}
+		b.WriteString(": ")
+		if key != "" {
+			b.WriteString(key + ": ")
+		}
+	}
+	if e.Reason != "" {
+		b.WriteString(e.Reason)
+		return b.String()
+	}
+	got := "nothing"
+	if e.Value != "" {
+		got = quote(e.Value)
+	}
+	fmt.Fprintf(&b, "expected %s, got %s", e.Want, got)
+	return b.String()
+}
+
+// safeKey shows a key as it is when it is a plain word, quoted otherwise:
+// a key of the file is untrusted text.
+func safeKey(k string) string {
+	if k == "" || len(k) > 64 {
+		return quoteIf(k)
+	}
+	for _, r := range k {
+		if r > unicode.MaxASCII || !unicode.IsPrint(r) || unicode.IsSpace(r) || r == '"' || r == ':' {
+			return quote(k)
+		}
+	}
+	return k
+}
+
+func quoteIf(k string) string {
+	if k == "" {
+		return ""
+	}
+	return quote(k)
+}
+
+// quote shows untrusted text in a message: quoted, escaped, and short.
+func quote(s string) string {
+	const most = 48
+	if r := []rune(s); len(r) > most {
+		return strconv.Quote(string(r[:most])) + "…"
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,356 @@
+package settings
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// FileName is the repository's configuration file, read from the default
+// branch.
+const FileName = ".gitea/gns-guard.yml"
+
+// Kind is the type of a setting's value.
+type Kind int
+
+// The kinds of setting.
+const (
+	// Bool is true or false; yes/no, on/off and 1/0 are accepted too, in
+	// any letter case.
+	Bool Kind = iota + 1
+	// Int is a whole number with a least value.
+	Int
+	// Float is a number in a range.
+	Float
+	// List is a list of names: a YAML list in the file, or a comma- or
+	// newline-separated text anywhere; blanks are trimmed and empty items
+	// dropped.
+	List
+	// String is a text taken as it is, trimmed.
+	String
+	// Enum is one of a few words.
+	Enum
+	// MaxDepth is a depth limit: a whole number >= 0, n (unlimited), or
+	// nothing.
+	MaxDepth
+	// Secret is a token or key: an input of the action only, never a key of
+	// the file, never a flag, never printed.
+	Secret
+)
+
+// String names the kind in words, as the configuration reference does.
+func (k Kind) String() string {
+	switch k {
+	case Bool:
+		return "boolean"
+	case Int:
+		return "whole number"
+	case Float:
+		return "number"
+	case List:
+		return "list"
+	case String:
+		return "text"
+	case Enum:
+		return "choice"
+	case MaxDepth:
+		return "depth"
+	case Secret:
+		return "secret"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Setting is one row of the table.
+type Setting struct {
+	// Name is the input's name, in kebab-case: "prune-threshold". The key
+	// of the file and the flag have the same name.
+	Name string
+	// Kind is the type of the value.
+	Kind Kind
+	// Default is the value used when no source gives one, as text; "" is
+	// none (an empty list, no limit, no cap, ...).
+	Default string
+	// ActionDefault is the default action.yml gives the input, for an
+	// input no file may set: token's ${{ github.token }}, which only a
+	// runner evaluates. Every input a file may set has none (a runner
+	// hands the step action.yml's defaults as inputs, which would override
+	// the file).
+	ActionDefault string
+	// Range says what is accepted, in words: "a number above 0 up to 1".
+	// Error messages read "expected " + Range.
+	Range string
+	// Description says what the setting does, in one line.
+	Description string
+	// Input: the setting is an input of action.yml.
+	Input bool
+	// File: the setting may be set in .gitea/gns-guard.yml (never a secret
+	// or a token).
+	File bool
+	// Flag: the setting is a flag of the CLI verbs that judge an issue
+	// (never a secret).
+	Flag bool
+}
+
+// ShownDefault is the default as a person reads it: the Default, or
+// "empty" when there is none.
+func (s Setting) ShownDefault() string {
+	if s.Default == "" {
+		return "empty"
+	}
+	return s.Default
+}
+
+// row is a Setting and how a value of it is applied.
+type row struct {
+	Setting
+	// set applies a value that is not a YAML list unless the Kind is List;
+	// it reports false, and leaves r as it was, when v is not accepted.
+	set func(r *Resolved, v Value) bool
+}
+
+// actionDefault sets ActionDefault.
+func (r row) actionDefault(d string) row {
+	r.ActionDefault = d
+	return r
+}
+
+// where says which sources may give a setting.
+type where uint8
+
+const (
+	inInput where = 1 << iota
+	inFile
+	inFlag
+)
+
+func newRow(name string, k Kind, def, rng string, w where, desc string, set func(*Resolved, Value) bool) row {
+	return row{Setting{
+		Name: name, Kind: k, Default: def, Range: rng, Description: desc,
+		Input: w&inInput != 0, File: w&inFile != 0, Flag: w&inFlag != 0,
+	}, set}
+}
+
+// rows is the table, in the order of action.yml.
+var rows = []row{
+	newRow("token", Secret, "", "a token", inInput,
+		"Token for the Gitea API: comment, create labels, edit issue bodies. The Actions token works; with a personal token, events its own user causes are skipped (no loops). A secret: never put it in .gitea/gns-guard.yml.",
+		func(r *Resolved, v Value) bool { r.Token = strings.TrimSpace(v.Text); return true }).
+		actionDefault("${{ github.token }}"),
+	newRow("admin-token", Secret, "", "a token", inInput,
+		"Token of a repository admin, e.g. ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}. The guard uses it to lock issues (the Actions token cannot lock) and to ask the server whether a user is a repository admin, which recognizes approvals when budget-admins is empty. Without it a refused lock or an unanswered admin check is reported in the status comment, never a crash. A secret: never put it in .gitea/gns-guard.yml.",
+		func(r *Resolved, v Value) bool { r.AdminToken = strings.TrimSpace(v.Text); return true }),
+	enumRow("fail-on", "violation", inInput|inFile|inFlag, []string{"violation", "never"},
+		func(c *guard.Config) *string { return &c.FailOn },
+		"When the job fails: violation (on any violation) or never."),
+	newRow("dry-run", Bool, "false", "true or false (also yes/no, on/off, 1/0)", inInput|inFile,
+		"true: compute and print every write the guard would make, and make none.",
+		func(r *Resolved, v Value) bool {
+			b, ok := parseBool(v.Text)
+			if ok {
+				r.Config.DryRun = b
+			}
+			return ok
+		}),
+	floatRow("prune-threshold", "0.8", inInput|inFile|inFlag, 0, false, 1,
+		func(c *guard.Config) *float64 { return &c.PruneThreshold },
+		"Prune when budget.consumed > prune-threshold * budget.total."),
+	floatRow("carryover-ratio", "0.5", inInput|inFile|inFlag, 0, true, 1,
+		func(c *guard.Config) *float64 { return &c.CarryoverRatio },
+		"A pruned phase starts with floor(remaining * carryover-ratio) + phase-grant tokens."),
+	intRow("phase-grant", "0", inInput|inFile|inFlag, 0, "",
+		func(c *guard.Config) *int64 { return &c.PhaseGrant },
+		"Tokens added to the carried-over budget of a new phase."),
+	intRow("history-tail", "3", inInput|inFile|inFlag, 1, "",
+		func(c *guard.Config) *int { return &c.HistoryTail },
+		"Most entries history_tail keeps; older ones go to archive comments."),
+	newRow("default-max-depth", MaxDepth, "", "a whole number >= 0, n (unlimited), or nothing", inInput|inFile|inFlag,
+		"Depth limit for a governed issue with no cascade::depth-N label: a whole number, n (unlimited), or empty (the missing label is a violation).",
+		func(r *Resolved, v Value) bool {
+			d, err := guard.ParseMaxDepth(strings.TrimSpace(v.Text))
+			if err != nil {
+				return false
+			}
+			r.Config.DefaultMaxDepth = d
+			return true
+		}),
+	listRow("allowed-agents", "", inInput|inFile|inFlag,
+		func(c *guard.Config) *[]string { return &c.AllowedAgents },
+		"Agents allowed to act, comma- or newline-separated. Empty: any agent."),
+	listRow("budget-admins", "", inInput|inFile|inFlag,
+		func(c *guard.Config) *[]string { return &c.BudgetAdmins },
+		"Users who may approve, comma- or newline-separated: raise a budget or change the version in the issue body, remove budget::exhausted or permission::violation, add a relaxing label. Empty: repository admins (recognizing them may need admin-token)."),
+	newRow("ledger-key", Secret, "", "a key", inInput,
+		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}. Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml.",
+		func(r *Resolved, v Value) bool {
+			r.Config.LedgerKey = nil
+			if k := strings.TrimSpace(v.Text); k != "" {
+				r.Config.LedgerKey = []byte(k)
+			}
+			return true
+		}),
+	intRow("max-budget", "", inInput|inFile|inFlag, 1, "no cap",
+		func(c *guard.Config) *int64 { return &c.MaxBudget },
+		"Largest budget.total a new issue may start with before an approver accepts it. Empty: no cap."),
+	listRow("protected-paths", ".kilo/", inInput|inFile|inFlag,
+		func(c *guard.Config) *[]string { return &c.ProtectedPaths },
+		"Path prefixes a pull request may change only with the permission::evolve-system label, comma- or newline-separated. An empty list in .gitea/gns-guard.yml (protected-paths: []) protects none."),
+	floatRow("pressure-threshold", "0.6", inInput|inFile|inFlag, 0, false, math.Inf(1),
+		func(c *guard.Config) *float64 { return &c.PressureThreshold },
+		"Fail when the next agent's entry context / the task size's max context exceeds this."),
+	newRow("encoding", Enum, string(tokens.CL100kBase), "cl100k_base or o200k_base", inInput|inFile|inFlag,
+		"Tokenizer encoding for token counts: cl100k_base or o200k_base.",
+		func(r *Resolved, v Value) bool {
+			enc, err := tokens.ParseEncoding(v.Text)
+			if err != nil {
+				return false
+			}
+			r.Config.Encoding = enc
+			return true
+		}),
+	intRow("max-checkpoint-bytes", "65536", inInput|inFile|inFlag, 1, "",
+		func(c *guard.Config) *int { return &c.MaxCheckpointBytes },
+		"A checkpoint block larger than this is a finding and is not parsed."),
+	intRow("digest-after", "5", inInput|inFile|inFlag, 0, "",
+		func(c *guard.Config) *int { return &c.DigestAfter },
+		"Post a completion digest after this many agent results (0: never)."),
+	newRow("metrics-file", String, "", "a file path, or nothing", inInput|inFile,
+		"Append one context-budget JSON line per run to this file. Empty: the metrics output only.",
+		func(r *Resolved, v Value) bool { r.Config.MetricsFile = strings.TrimSpace(v.Text); return true }),
+	newRow("ledger-public-key", String, "", "the public key, as gns-guard pubkey prints it", inFile,
+		"The public key of ledger-key, exactly as gns-guard pubkey prints it: anyone verifies the guard's signed history with it (gns-guard history --verify), holding no secret.",
+		func(r *Resolved, v Value) bool { r.LedgerPublicKey = strings.TrimSpace(v.Text); return true }),
+}
+
+// byName indexes rows by Name.
+var byName = func() map[string]*row {
+	m := make(map[string]*row, len(rows))
+	for i := range rows {
+		m[rows[i].Name] = &rows[i]
+	}
+	return m
+}()
+
+// Table returns every setting, in the order of action.yml's inputs. The
+// slice is the caller's.
+func Table() []Setting {
+	out := make([]Setting, len(rows))
+	for i, r := range rows {
+		out[i] = r.Setting
+	}
+	return out
+}
+
+// Lookup returns the setting named name (kebab-case, as in action.yml).
+func Lookup(name string) (Setting, bool) {
+	r, ok := byName[name]
+	if !ok {
+		return Setting{}, false
+	}
+	return r.Setting, true
+}
+
+// names lists the names of the settings for which keep is true, in table
+// order.
+func names(keep func(Setting) bool) []string {
+	var out []string
+	for _, r := range rows {
+		if keep(r.Setting) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// parseBool reads true/false, yes/no, on/off or 1/0 in any letter case.
+func parseBool(s string) (b, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0":
+		return false, true
+	}
+	return false, false
+}
+
+func enumRow(name, def string, w where, values []string, field func(*guard.Config) *string, desc string) row {
+	rng := strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+	return newRow(name, Enum, def, rng, w, desc, func(r *Resolved, v Value) bool {
+		s := strings.TrimSpace(v.Text)
+		for _, ok := range values {
+			if strings.EqualFold(s, ok) {
+				*field(&r.Config) = ok
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// floatRow is a number from lo (or above it, unless loIncl) up to hi.
+func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, field func(*guard.Config) *float64, desc string) row {
+	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	rng := "a number above " + g(lo)
+	if loIncl {
+		rng = "a number from " + g(lo)
+	}
+	if !math.IsInf(hi, 1) {
+		rng += " up to " + g(hi)
+	}
+	return newRow(name, Float, def, rng, w, desc, func(r *Resolved, v Value) bool {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.Text), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < lo || f == lo && !loIncl || f > hi {
+			return false
+		}
+		*field(&r.Config) = f
+		return true
+	})
+}
+
+// intRow is a whole number >= least; when emptyMeans is not "", nothing
+// is accepted too and sets the zero value, which means emptyMeans.
+func intRow[T int | int64](name, def string, w where, least int64, emptyMeans string, field func(*guard.Config) *T, desc string) row {
+	rng := "a whole number >= " + strconv.FormatInt(least, 10)
+	if emptyMeans != "" {
+		rng += ", or nothing for " + emptyMeans
+	}
+	return newRow(name, Int, def, rng, w, desc, func(r *Resolved, v Value) bool {
+		s := strings.TrimSpace(v.Text)
+		if s == "" && emptyMeans != "" {
+			*field(&r.Config) = 0
+			return true
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < least || int64(T(n)) != n {
+			return false
+		}
+		*field(&r.Config) = T(n)
+		return true
+	})
+}
+
+func listRow(name, def string, w where, field func(*guard.Config) *[]string, desc string) row {
+	return newRow(name, List, def, "names, comma- or newline-separated (in the file also a YAML list)", w, desc,
+		func(r *Resolved, v Value) bool {
+			*field(&r.Config) = listOf(v)
+			return true
+		})
+}
+
+// listOf is a list value's items: a YAML list's items, or the text split
+// at commas and newlines; trimmed, with empty items dropped.
+func listOf(v Value) []string {
+	if !v.IsList {
+		return guard.ParseList(v.Text)
+	}
+	var out []string
+	for _, s := range v.List {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
