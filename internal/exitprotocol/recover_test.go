@@ -54,10 +54,12 @@ func TestReconstruct(t *testing.T) {
 	cp := r.Checkpoint
 	if cp.Budget.Consumed.Value != 7400+2000+800 || cp.Budget.Remaining.Value != 20000-10200 || cp.Phase.Value != "done" ||
 		cp.LastInvocation.Value != "inv-10" || cp.NextAgent.Value != "" || cp.CreatedAt.Value != "2026-05-16T12:50:00Z" ||
-		cp.CurrentTask.Value != "wire the limiter into the gateway config" || len(cp.HistoryTail.Items) != 3 {
+		cp.CurrentTask.Value != "wire the limiter into the gateway config" || len(cp.HistoryTail.Items) != 6 {
 		t.Errorf("proposal:\n%s", p.YAML)
 	}
-	if len(p.Since) != 2 || p.Since[0] != 101 || len(p.Notes) != 0 {
+	// Nothing is archived: the body's three entries and the three reports'
+	// are all kept, and the guard archives the overflow on its next run.
+	if len(p.Since) != 2 || p.Since[0] != 101 || len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "the guard archives the oldest 3") {
 		t.Errorf("since %v, notes %v", p.Since, p.Notes)
 	}
 	for _, f := range p.Fields {
