@@ -194,6 +194,9 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s %s: the answer is longer than %d bytes (%d MiB), the most the guard reads", e.Method, e.Path, e.Limit, e.Limit>>20)
 }
 
+// Is makes a TooLargeError match guard.ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == guard.ErrTooLarge }
+
 // cappedBody reads at most left bytes of rc and then fails with err: an
 // answer exactly left bytes long reads whole, one byte more fails.
 type cappedBody struct {
@@ -250,8 +253,9 @@ func (c *Client) repoPath() string {
 	return "/repos/" + url.PathEscape(c.owner) + "/" + url.PathEscape(c.repo)
 }
 
-// HTTPError is a non-2xx answer. For 403, 404 and 409 it unwraps to
-// guard.ErrForbidden, guard.ErrNotFound and guard.ErrConflict.
+// HTTPError is a non-2xx answer. For 401, 403, 404 and 409 it unwraps to
+// guard.ErrUnauthorized, guard.ErrForbidden, guard.ErrNotFound and
+// guard.ErrConflict.
 type HTTPError struct {
 	Method string
 	Path   string // URL path of the request, e.g. /api/v1/repos/o/r/issues/1 (never the token)
@@ -287,6 +291,8 @@ func (e *HTTPError) Unwrap() error {
 		return guard.ErrNotFound
 	case http.StatusConflict:
 		return guard.ErrConflict
+	case http.StatusUnauthorized:
+		return guard.ErrUnauthorized
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -637,4 +638,27 @@ func (c *Client) PullFiles(ctx context.Context, number int64) ([]string, error) 
 		}
 	}
 	return nil, fmt.Errorf("forge: files of pull request #%d: no end after %d pages", number, maxPages)
+}
+
+// File reads a file of the default branch through the SDK's raw file
+// request (one GET), at most max bytes: a longer file is an error naming
+// it, and a missing one an error wrapping guard.ErrNotFound.
+func (c *Client) File(ctx context.Context, path string, max int64) ([]byte, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rc, resp, err := sc.GetFileReader(c.owner, c.repo, "", path)
+	if err := c.sdkError(ctx, http.MethodGet, c.repoPath()+"/raw/"+path, resp, err); err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, max+1))
+	if err != nil {
+		return nil, c.transportError(ctx, http.MethodGet, "/api/v1"+c.repoPath()+"/raw/"+path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is over %d bytes: %w", path, max, guard.ErrTooLarge)
+	}
+	return data, nil
 }

@@ -50,6 +50,9 @@ type Input struct {
 	// YAML: the shell's deadline (checkpoint.ParseTimeout). Decide itself
 	// reads no clock.
 	Done <-chan struct{}
+	// ConfigStamp is the configuration file this run judged with, recorded
+	// in the ledger it leaves (nil: none to record).
+	ConfigStamp *ConfigStamp
 	// LabelsUnknown says the labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
@@ -196,6 +199,7 @@ func (e *eval) measure() {
 	if cp == nil {
 		return
 	}
+	n.Known = true
 	n.Depth = cp.Depth.Value
 	n.BudgetTotal = cp.Budget.Total.Value
 	n.BudgetConsumed = cp.Budget.Consumed.Value

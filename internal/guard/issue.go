@@ -95,6 +95,14 @@ var ErrUnreachable = errors.New("the server did not answer")
 // ErrNotFound is wrapped by Forge methods when the issue, comment or repository does not exist.
 var ErrNotFound = errors.New("not found (HTTP 404)")
 
+// ErrTooLarge is wrapped by Forge methods when what they read is larger
+// than they read at most.
+var ErrTooLarge = errors.New("larger than the guard reads")
+
+// ErrUnauthorized is wrapped by Forge methods when the server rejected the
+// token itself (HTTP 401): wrong, expired or revoked.
+var ErrUnauthorized = errors.New("the server rejected the token (HTTP 401)")
+
 // Forge is everything the guard needs from the server. The Gitea adapter in
 // internal/forge implements it; every method makes a bounded number of requests.
 type Forge interface {
@@ -129,6 +137,10 @@ type Forge interface {
 	Self(ctx context.Context) (string, error)
 	// PullFiles lists the paths a pull request changes.
 	PullFiles(ctx context.Context, number int64) ([]string, error)
+	// File reads a file of the repository's default branch, at most max
+	// bytes (more is an error): one request. A missing file is an error
+	// wrapping ErrNotFound.
+	File(ctx context.Context, path string, max int64) ([]byte, error)
 	// IsRepoAdmin reports whether user has admin permission on the
 	// repository: one request, which needs a repository-admin token (the
 	// Actions token gets an error wrapping ErrForbidden).

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -54,6 +55,10 @@ type Ledger struct {
 	// commits to the whole archived history.
 	Archive  string `json:"archive,omitempty"`
 	Archived int    `json:"archived,omitempty"`
+	// Config is the repository's configuration file as the guard read it
+	// for this record, and the commit it was read at: a later run on the
+	// same commit judges with it and reads no file.
+	Config *ConfigStamp `json:"config,omitempty"`
 	// Written is the server's time (Unix seconds) just before the guard
 	// wrote the record: the comment's updated_at must follow it closely, so
 	// an edit of the guard's comment — a replayed record included — shows.
@@ -73,7 +78,30 @@ func (l Ledger) SameState(o Ledger) bool {
 		l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase && l.Total == o.Total &&
 		l.Consumed == o.Consumed && l.Remaining == o.Remaining && l.ContentVersion == o.ContentVersion &&
 		slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size && l.Adopted == o.Adopted &&
-		l.Writer == o.Writer && l.Archive == o.Archive && l.Archived == o.Archived
+		l.Writer == o.Writer && l.Archive == o.Archive && l.Archived == o.Archived && l.Config.Equal(o.Config)
+}
+
+// ConfigStamp is the repository's configuration file (.gitea/gns-guard.yml)
+// as a run read it: the commit of the default branch the run was started
+// for, and the file's settings as text (lists one item a line). A file
+// only code writers can change cannot differ at the same commit, so a run
+// for that commit takes the settings from the signed record instead of
+// asking the server.
+type ConfigStamp struct {
+	// Commit is the default branch's commit the run was started for
+	// (GITHUB_SHA); "" when the runner did not say.
+	Commit string `json:"commit"`
+	// Found says the file exists; Values are its settings by name.
+	Found  bool              `json:"found"`
+	Values map[string]string `json:"values,omitempty"`
+}
+
+// Equal reports whether two stamps say the same (both nil is equal).
+func (s *ConfigStamp) Equal(o *ConfigStamp) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.Commit == o.Commit && s.Found == o.Found && maps.Equal(s.Values, o.Values)
 }
 
 // ledgerRecord matches the hidden record: its JSON (which escapes < and >, so

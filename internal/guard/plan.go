@@ -62,9 +62,12 @@ type Plan struct {
 
 // Numbers are the measured figures of one run.
 type Numbers struct {
-	Depth            int64   `json:"depth"`
-	MaxDepth         int     `json:"max_depth"` // Unlimited (-1) for n; 0 with no limit known
-	MaxDepthKnown    bool    `json:"-"`
+	Depth         int64 `json:"depth"`
+	MaxDepth      int   `json:"max_depth"` // Unlimited (-1) for n; 0 with no limit known
+	MaxDepthKnown bool  `json:"-"`
+	// Known says the checkpoint was read: without it the checkpoint's
+	// figures are unknown, not 0.
+	Known            bool    `json:"-"`
 	BudgetTotal      int64   `json:"budget_total"`
 	BudgetConsumed   int64   `json:"budget_consumed"`
 	BudgetRemaining  int64   `json:"budget_remaining"`
@@ -102,6 +105,10 @@ type Write struct {
 	// Detail completes the sentence: the labels, the archive part and its
 	// size, the lock reason, the status comment's id.
 	Detail string
+	// Part is the archive part a PostArchive write posts (1-based); Label
+	// the label a RemoveLabel write detaches.
+	Part  int
+	Label Label
 }
 
 // WriteKind is what a write does.
@@ -170,32 +177,36 @@ func (p *Plan) Writes() []Write {
 		ws = append(ws, LockWrite(p.Lock))
 	}
 	if p.Recovery != "" {
-		ws = append(ws, Write{PostRecovery, ""})
+		ws = append(ws, Write{Kind: PostRecovery})
 	}
 	if p.Digest != "" {
-		ws = append(ws, Write{PostDigest, ""})
+		ws = append(ws, Write{Kind: PostDigest})
 	}
 	return ws
 }
 
 // ArchiveWrite is the write that posts archive part of parts.
 func ArchiveWrite(part, parts int, body string) Write {
-	return Write{PostArchive, fmt.Sprintf(" part %d/%d (%d characters)", part, parts, len([]rune(body)))}
+	return Write{Kind: PostArchive, Detail: fmt.Sprintf(" part %d/%d (%d characters)", part, parts, len([]rune(body))), Part: part}
 }
 
 // PatchWrite is the compare-and-swap write of a pruned body.
 func PatchWrite(pr *prune.Result) Write {
-	return Write{PatchBody, fmt.Sprintf(": %d entries archived, %d → %d bytes (%s)", pr.Removed, pr.OldBytes, pr.NewBytes, pr.Reason)}
+	return Write{Kind: PatchBody, Detail: fmt.Sprintf(": %d entries archived, %d → %d bytes (%s)", pr.Removed, pr.OldBytes, pr.NewBytes, pr.Reason)}
 }
 
 // LabelsWrite attaches labels.
-func LabelsWrite(names []string) Write { return Write{AddLabels, ": " + strings.Join(names, ", ")} }
+func LabelsWrite(names []string) Write {
+	return Write{Kind: AddLabels, Detail: ": " + strings.Join(names, ", ")}
+}
 
 // RemoveLabelWrite detaches one label.
-func RemoveLabelWrite(l Label) Write { return Write{RemoveLabel, ": " + l.Name} }
+func RemoveLabelWrite(l Label) Write {
+	return Write{Kind: RemoveLabel, Detail: ": " + l.Name, Label: l}
+}
 
 // LockWrite locks the issue with reason.
-func LockWrite(reason string) Write { return Write{Lock, ": " + reason} }
+func LockWrite(reason string) Write { return Write{Kind: Lock, Detail: ": " + reason} }
 
 // StatusWrite is the write that brings the sticky status comment to body:
 // none when existing says it already, or when all is clear and there is
@@ -205,9 +216,9 @@ func StatusWrite(existing *Comment, body string, resolved bool) (Write, bool) {
 	case existing != nil && strings.TrimSpace(existing.Body) == strings.TrimSpace(body):
 		return Write{}, false
 	case existing != nil:
-		return Write{UpdateStatus, fmt.Sprintf(" %d", existing.ID)}, true
+		return Write{Kind: UpdateStatus, Detail: fmt.Sprintf(" %d", existing.ID)}, true
 	case resolved:
 		return Write{}, false
 	}
-	return Write{PostStatus, ""}, true
+	return Write{Kind: PostStatus}, true
 }

@@ -1,10 +1,6 @@
 package guard
 
-import (
-	"math"
-	"slices"
-	"time"
-)
+import "time"
 
 // Applied is what applying a plan changed on the issue, as far as the next
 // run will see it.
@@ -63,38 +59,18 @@ func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
 // after is the decision input of the next run, once this run's writes are
 // made and its status comment says status.
 func after(in Input, p *Plan, existing *Comment, a Applied, status string) Input {
-	issue := in.Issue
+	c := statusAfter(in.Self, status, existing, a.Moved, a.Written)
+	ch := Change{Remove: namesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
 	if p.Prune != nil && a.Pruned {
-		issue.Body = p.Prune.Body
+		ch.Body = &p.Prune.Body
 	}
-	issue.Labels = slices.DeleteFunc(slices.Clone(issue.Labels), func(l Label) bool {
-		return slices.ContainsFunc(p.RemoveLabels, func(x Label) bool { return x.Name == l.Name })
-	})
-	for _, name := range p.AddLabels {
-		issue.Labels = append(issue.Labels, Label{Name: name})
+	return in.After(ch)
+}
+
+func namesOf(ls []Label) []string {
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = l.Name
 	}
-	issue.Locked = issue.Locked || a.Locked
-	recent := slices.Clone(in.Recent)
-	recent = append(recent, a.Posted...)
-	c := Comment{ID: math.MaxInt64, Author: in.Self, Body: status, UpdatedAt: a.Written}
-	if existing != nil && !a.Moved {
-		c.ID, c.HTMLURL, c.CreatedAt = existing.ID, existing.HTMLURL, existing.CreatedAt
-		recent = slices.DeleteFunc(recent, func(x Comment) bool { return x.ID == existing.ID })
-		i := slices.IndexFunc(recent, func(x Comment) bool { return x.ID > existing.ID })
-		if i < 0 {
-			i = len(recent)
-		}
-		recent = slices.Insert(recent, i, c)
-	} else {
-		if existing != nil {
-			recent = slices.DeleteFunc(recent, func(x Comment) bool { return x.ID == existing.ID })
-		}
-		recent = append(recent, c)
-	}
-	issue.Comments = len(recent) + max(0, in.Issue.Comments-len(in.Recent))
-	next := in
-	next.Issue = issue
-	next.Recent = recent
-	next.Status = &c
-	return next
+	return names
 }

@@ -333,6 +333,7 @@ func (e *eval) recordLedger() {
 		}
 		l.Pending = pending
 		l.Writer = e.in.Self
+		l.Config = e.in.ConfigStamp
 		e.recordChain(&l)
 		e.plan.Ledger = &l
 	}
@@ -367,6 +368,7 @@ func (e *eval) recordLedger() {
 		ContentVersion:  cv,
 		Pending:         pending,
 		Writer:          e.in.Self,
+		Config:          e.in.ConfigStamp,
 	}
 	e.recordChain(l)
 	for _, c := range cascadeLabels(after, n) {
@@ -383,7 +385,9 @@ func (e *eval) recordLedger() {
 		l.Adopted = true
 	} else {
 		l.Adopted = t.ledger.Adopted
-		if !l.SameState(*t.ledger) {
+		prev := *t.ledger
+		prev.Config = l.Config // a new configuration commit is not a new state
+		if !l.SameState(prev) {
 			l.Adopted = false // the baseline moved on from the adopted state
 		}
 	}

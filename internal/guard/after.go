@@ -1,0 +1,82 @@
+package guard
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Change is what a set of writes does to an issue, as the next run reads
+// it: the guard's own writes (Settle) or an agent's report (exitprotocol).
+type Change struct {
+	// Body, when not nil, is the new body; the content version moves on
+	// by one, as the edit makes it.
+	Body *string
+	// Remove and Add are the label names detached and attached.
+	Remove, Add []string
+	// Locked says the issue is locked afterwards.
+	Locked bool
+	// Posted are comments appended at the end of the issue.
+	Posted []Comment
+	// Status, when not nil, is the guard's status comment as written:
+	// it takes the place of Existing (the one the run found), or, when
+	// Moved or there is none, comes last.
+	Status   *Comment
+	Existing *Comment
+	Moved    bool
+	// Event, when not nil, is the event the writes cause.
+	Event *Event
+}
+
+// After is the decision input of the next run once ch is made: the same
+// configuration, ledger and timeline, with the body, labels and comments
+// as ch leaves them.
+func (in Input) After(ch Change) Input {
+	issue := in.Issue
+	if ch.Body != nil {
+		issue.Body = *ch.Body
+		issue.ContentVersion++
+	}
+	issue.Labels = slices.DeleteFunc(slices.Clone(issue.Labels), func(l Label) bool { return slices.Contains(ch.Remove, l.Name) })
+	for _, name := range ch.Add {
+		if !slices.ContainsFunc(issue.Labels, func(l Label) bool { return l.Name == name }) {
+			issue.Labels = append(issue.Labels, Label{Name: name})
+		}
+	}
+	issue.Locked = issue.Locked || ch.Locked
+	recent := append(slices.Clone(in.Recent), ch.Posted...)
+	next := in
+	if c := ch.Status; c != nil {
+		if ex := ch.Existing; ex != nil {
+			recent = slices.DeleteFunc(recent, func(x Comment) bool { return x.ID == ex.ID })
+		}
+		if ex := ch.Existing; ex != nil && !ch.Moved {
+			i := slices.IndexFunc(recent, func(x Comment) bool { return x.ID > ex.ID })
+			if i < 0 {
+				i = len(recent)
+			}
+			recent = slices.Insert(recent, i, *c)
+		} else {
+			recent = append(recent, *c)
+		}
+		next.Status = c
+	}
+	issue.Comments = len(recent) + max(0, in.Issue.Comments-len(in.Recent))
+	next.Issue = issue
+	next.Recent = recent
+	if ch.Event != nil {
+		next.Event = *ch.Event
+	}
+	return next
+}
+
+// statusAfter is the status comment as the run writes it: in place of
+// existing (its id, link and creation time kept) unless moved, else a new
+// comment after every other.
+func statusAfter(self, body string, existing *Comment, moved bool, written time.Time) Comment {
+	c := Comment{ID: math.MaxInt64, Author: self, Body: body, UpdatedAt: written}
+	if existing != nil && !moved {
+		c.ID, c.HTMLURL, c.CreatedAt = existing.ID, existing.HTMLURL, existing.CreatedAt
+	}
+	return c
+}

@@ -1,0 +1,94 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// StatusPlan is the status comment a run leaves, and the write that brings
+// it about.
+type StatusPlan struct {
+	// Body is the comment's text; Do says a write is needed.
+	Body  string
+	Write Write
+	Do    bool
+	// Moved says the comment is posted anew at the end of the issue and
+	// the old one deleted: it had fallen so far back that the next run
+	// might not reach it.
+	Moved bool
+}
+
+// PlanStatus decides the status comment this run leaves, given what
+// applying the plan did (a: notes, posted comments, pruned, locked) and the
+// server's clock. The ledger record the comment carries is reused verbatim
+// when the accepted state did not move and the comment would not change
+// otherwise (a clean pass writes nothing); any write signs a fresh record
+// stamped with the server's clock, so an edit by anyone else shows as an
+// updated_at the record does not explain. existing is the status comment
+// found, if any.
+func PlanStatus(in Input, p *Plan, existing *Comment, a Applied, now time.Time) StatusPlan {
+	cfg := in.Config
+	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
+	if p.Ledger != nil && existing != nil && !moved {
+		if old, _ := ReadLedger(existing, in.Issue.Number, cfg.LedgerKey); old != nil && old.SameState(*p.Ledger) {
+			kept := a
+			kept.Record, kept.Written = LedgerLine(existing.Body), time.Unix(old.Written, 0)
+			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
+				return StatusPlan{}
+			}
+		}
+	}
+	a.Written, a.Moved = now, moved
+	if p.Ledger != nil {
+		l := *p.Ledger
+		l.Written = now.Unix()
+		a.Record = EncodeLedger(l, cfg.LedgerKey)
+	}
+	body := Settle(in, p, existing, a)
+	if moved {
+		return StatusPlan{Body: body, Moved: true, Do: true,
+			Write: Write{Kind: PostStatus, Detail: fmt.Sprintf(" anew at the end (comment %d had fallen out of reach)", existing.ID)}}
+	}
+	resolved := p.Resolved && p.Ledger == nil // the ledger needs a comment, clean or not
+	w, ok := StatusWrite(existing, body, resolved)
+	return StatusPlan{Body: body, Write: w, Do: ok}
+}
+
+// buried reports whether the status comment is so far back that the next
+// run, which reads the last RecentWindow comments and comes after at least
+// one more, may not see it.
+func buried(in Input, status *Comment, posted []Comment) bool {
+	after := 0
+	all := append(slices.Clone(in.Recent), posted...)
+	for _, c := range all {
+		if c.ID > status.ID {
+			after++
+		}
+	}
+	inReach := slices.ContainsFunc(all, func(c Comment) bool { return c.ID == status.ID })
+	return !inReach || after >= in.Config.RecentWindow()-1
+}
+
+// Placeholder is the status comment the first run on an issue posts before
+// its other writes when the issue has none: a ledger with no accepted state
+// yet (and the approval labels on the issue), so that a run cut short
+// leaves no trace of the guard without a ledger, which the next run would
+// take for a deleted one. The run completes the comment last.
+func Placeholder(in Input, now time.Time) string {
+	n := in.Issue.Number
+	l := Ledger{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp}
+	for _, a := range in.Config.Labels.Approval() {
+		if slices.Contains(in.Issue.LabelNames(), a) {
+			l.Pending = append(l.Pending, a)
+		}
+	}
+	return StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + EncodeLedger(l, in.Config.LedgerKey) + "\n"
+}
+
+// NeedsPlaceholder reports whether the run must post Placeholder first:
+// it writes anything while the issue has no status comment.
+func NeedsPlaceholder(p *Plan, existing *Comment) bool {
+	return p.Ledger != nil && existing == nil && len(p.Writes()) > 0
+}
