@@ -9,6 +9,8 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/sethvargo/go-githubactions"
 )
 
 // outputDelimiter is the fixed heredoc delimiter of the toolkit's file
@@ -16,14 +18,39 @@ import (
 // of its own, so values are made single-line and stripped of it.
 const outputDelimiter = "_GitHubActionsFileCommandDelimeter_"
 
-// setOutput writes one output, injection-proof: every value is a single
-// line (JSON escapes newlines) and can never hold the delimiter.
-func (r *runner) setOutput(name, value string) {
-	if r.o.Getenv("GITHUB_OUTPUT") == "" {
+// toolkit wraps the Actions toolkit's file commands, which panic when
+// their file cannot be written: outputs and the step summary are written
+// only when the runner named their files, and a failed write is a warning,
+// never a crash.
+type toolkit struct {
+	gh     *githubactions.Action
+	getenv func(string) string
+	warn   func(format string, args ...any)
+}
+
+// output writes one output, injection-proof: every value is a single line
+// (JSON escapes newlines) and can never hold the delimiter.
+func (t *toolkit) output(name, value string) {
+	value = strings.NewReplacer("\r", " ", "\n", " ", outputDelimiter, "").Replace(value)
+	t.fileCommand("GITHUB_OUTPUT", func() { t.gh.SetOutput(name, value) })
+}
+
+// summary appends markdown to the step summary.
+func (t *toolkit) summary(markdown string) {
+	t.fileCommand("GITHUB_STEP_SUMMARY", func() { t.gh.AddStepSummary(markdown) })
+}
+
+// fileCommand runs write when the runner named the file env holds.
+func (t *toolkit) fileCommand(env string, write func()) {
+	if t.getenv(env) == "" {
 		return
 	}
-	value = strings.NewReplacer("\r", " ", "\n", " ", outputDelimiter, "").Replace(value)
-	r.gh.SetOutput(name, value)
+	defer func() {
+		if p := recover(); p != nil && t.warn != nil {
+			t.warn("gns-guard: warning: cannot write %s: %v", env, p)
+		}
+	}()
+	write()
 }
 
 // Metrics is the context-budget record of one run, as in
@@ -40,15 +67,15 @@ type Metrics struct {
 }
 
 // report writes the log lines, outputs, step summary and metrics.
-func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
+func (r *runner) report(p *guard.Plan, res applied) {
 	n := r.event.Number
-	cfg := r.set.Config
+	cfg := r.cfg
 	if !p.Governed {
 		r.log.infof("gns-guard: issue #%d is not governed (no checkpoint block, no cascade:: or budget:: label): nothing to do", n)
-		r.setOutput("result", "skipped")
-		r.setOutput("violations", "[]")
-		r.setOutput("pruned", "false")
-		r.setOutput("archive-comment-ids", "[]")
+		r.kit.output("result", "skipped")
+		r.kit.output("violations", "[]")
+		r.kit.output("pruned", "false")
+		r.kit.output("archive-comment-ids", "[]")
 		return
 	}
 	fs := p.Findings()
@@ -82,19 +109,27 @@ func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
 	}
 	vj, _ := json.Marshal(violations)
 	ids, _ := json.Marshal(nonNil(res.archiveIDs))
-	r.setOutput("result", result)
-	r.setOutput("violations", string(vj))
+	r.kit.output("result", result)
+	r.kit.output("violations", string(vj))
 	// A dry run reports what it would do, as its figures do: they measure
 	// the pruned checkpoint.
 	pruned := res.pruned || (cfg.DryRun && p.Prune != nil)
-	r.setOutput("pruned", strconv.FormatBool(pruned))
-	r.setOutput("archive-comment-ids", string(ids))
-	r.setOutput("depth", strconv.FormatInt(nums.Depth, 10))
-	r.setOutput("max-depth", maxDepthText(nums))
-	r.setOutput("budget-remaining", strconv.FormatInt(nums.BudgetRemaining, 10))
-	r.setOutput("checkpoint-tokens", strconv.Itoa(nums.CheckpointTokens))
-	r.setOutput("context-tokens", strconv.FormatInt(nums.ContextTokens, 10))
-	r.setOutput("context-ratio", strconv.FormatFloat(nums.ContextRatio, 'f', 4, 64))
+	r.kit.output("pruned", strconv.FormatBool(pruned))
+	r.kit.output("archive-comment-ids", string(ids))
+	r.kit.output("max-depth", maxDepthText(nums))
+	// Figures of a checkpoint that could not be read are unknown, not 0
+	// (a later step would read a budget of 0 as exhausted): empty.
+	known := func(v string) string {
+		if !nums.Known {
+			return ""
+		}
+		return v
+	}
+	r.kit.output("depth", known(strconv.FormatInt(nums.Depth, 10)))
+	r.kit.output("budget-remaining", known(strconv.FormatInt(nums.BudgetRemaining, 10)))
+	r.kit.output("checkpoint-tokens", known(strconv.Itoa(nums.CheckpointTokens)))
+	r.kit.output("context-tokens", known(strconv.FormatInt(nums.ContextTokens, 10)))
+	r.kit.output("context-ratio", known(strconv.FormatFloat(nums.ContextRatio, 'f', 4, 64)))
 	m := Metrics{
 		TS:                r.o.Now().UTC().Format("2006-01-02T15:04:05Z"),
 		Agent:             nums.Agent,
@@ -106,15 +141,13 @@ func (r *runner) report(s snapshot, p *guard.Plan, res applied) {
 		Pruned:            pruned,
 	}
 	mj, _ := json.Marshal(m)
-	r.setOutput("metrics", string(mj))
+	r.kit.output("metrics", string(mj))
 	if cfg.MetricsFile != "" && !cfg.DryRun {
 		if err := r.o.AppendFile(cfg.MetricsFile, append(mj, '\n')); err != nil {
 			r.log.infof("gns-guard: warning: cannot append to metrics-file: %v", err)
 		}
 	}
-	if r.o.Getenv("GITHUB_STEP_SUMMARY") != "" {
-		r.gh.AddStepSummary(guard.RenderSummary(n, p, cfg, res.notes))
-	}
+	r.kit.summary(guard.RenderSummary(n, p, cfg, res.notes))
 }
 
 func maxDepthText(n guard.Numbers) string {
@@ -144,19 +177,17 @@ func requests(f guard.Forge) string {
 
 // dryRun computes every write the plan would make and makes none: it only
 // reads (to find the status comment, say).
-func (r *runner) dryRun(s snapshot, p *guard.Plan) applied {
+func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied {
 	res := applied{notes: slices.Clone(r.notes)}
-	if !p.Governed {
-		return res
-	}
-	if s.issue.NoCAS {
+	if s.Issue.NoCAS {
 		res.notes = append(res.notes, noCAS)
 	}
 	for _, w := range p.Writes() {
 		res.writes = append(res.writes, w.Planned())
 	}
-	if st := r.statusFor(s, p, s.status, res); st.write {
-		res.writes = append(res.writes, st.w.Planned())
+	done := guard.Applied{Notes: res.notes, Pruned: p.Prune != nil, Locked: p.Lock != ""}
+	if st := guard.PlanStatus(in, p, s.Status, done, r.serverTime()); st.Do {
+		res.writes = append(res.writes, st.Write.Planned())
 	}
 	return res
 }

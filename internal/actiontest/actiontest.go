@@ -185,6 +185,7 @@ func (s Step) environ(d Delivery, event, output, summary string) ([]string, erro
 		"GITHUB_REPOSITORY":   s.Owner + "/" + s.Repo,
 		"GITHUB_EVENT_NAME":   d.Event,
 		"GITHUB_EVENT_PATH":   event,
+		"GITHUB_SHA":          d.Commit,
 		"GITHUB_OUTPUT":       output,
 		"GITHUB_STEP_SUMMARY": summary,
 		"GITHUB_WORKSPACE":    filepath.Dir(event),

@@ -34,6 +34,9 @@ type Delivery struct {
 	TriggerUser string
 	// Run is the id of the recorded run (0 for a webhook delivery).
 	Run int64
+	// Commit is the run's commit (GITHUB_SHA): for issue and comment
+	// events, the default branch's head when the event happened.
+	Commit string
 	// Payload is the event file's content, byte for byte as the runner
 	// writes it (or as the webhook sent it).
 	Payload []byte

@@ -184,7 +184,7 @@ func captureWorkflow() ([]byte, error) {
 func (r *Runs) poll() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rows, err := r.db.QueryContext(ctx, `SELECT r.id, r.event, r.trigger_event, r.event_payload, coalesce(u.name, '')
+	rows, err := r.db.QueryContext(ctx, `SELECT r.id, r.event, r.trigger_event, r.event_payload, coalesce(u.name, ''), r.commit_sha
 		FROM action_run r LEFT JOIN "user" u ON u.id = r.trigger_user_id
 		WHERE r.repo_id = ? AND r.id > ? ORDER BY r.id`, r.repoID, r.last)
 	if err != nil {
@@ -193,11 +193,12 @@ func (r *Runs) poll() error {
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var event, trigger, payload, user string
-		if err := rows.Scan(&id, &event, &trigger, &payload, &user); err != nil {
+		var event, trigger, payload, user, commit string
+		if err := rows.Scan(&id, &event, &trigger, &payload, &user, &commit); err != nil {
 			return err
 		}
 		d, err := delivery(id, event, trigger, payload, user)
+		d.Commit = commit
 		if err != nil {
 			return fmt.Errorf("actiontest: run %d of %s: %w", id, r.label, err)
 		}

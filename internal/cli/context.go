@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,15 +18,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exit"
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
-
-// contextForge builds the client `context` reads through; tests replace it.
-var contextForge = func(server, token, owner, repo string) (guard.Forge, error) {
-	return forge.New(server, token, owner, repo)
-}
 
 // dirExists reports whether a directory exists (for the default overflow
 // log); tests replace it.
@@ -64,22 +59,18 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // contextOptions are the parsed flags of `context`.
 type contextOptions struct {
-	repo, owner, name string
-	issue             int64
-	server, token     string
-	body, comments    string
-	files             stringList
-	skill             string
-	size              string
-	cap               int
-	fullComments      bool
-	format            string
-	encoding          tokens.Encoding
-	labels            string
-	guardUser         string
-	overflowLog       string
-	overflowSet       bool
-	metricsFile       string
+	issueFlags
+	body, comments string
+	files          stringList
+	skill          string
+	size           string
+	cap            int
+	fullComments   bool
+	format         string
+	labels         string
+	overflowLog    string
+	overflowSet    bool
+	metricsFile    string
 }
 
 // contextReport is the JSON form of `context`.
@@ -145,10 +136,6 @@ func runContext(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	counter, err := tokens.New(o.encoding)
-	if err != nil {
-		return cannotRun(err)
-	}
 	// Local input first: a bad file is known before any request.
 	var files []entryload.Doc
 	for _, p := range o.files {
@@ -167,17 +154,15 @@ func runContext(ctx context.Context, args []string, env Env) error {
 		skill = &d
 	}
 
-	var iss guard.Issue
-	var recent []guard.Comment
-	labelsKnown := true
-	if o.repo != "" {
-		iss, recent, err = readIssueOnline(ctx, env, o)
-	} else {
-		iss, recent, labelsKnown, err = readIssueOffline(env, o)
-	}
+	rd, s, cfg, err := readContextIssue(ctx, env, o)
 	if err != nil {
 		return err
 	}
+	counter, err := tokens.New(cfg.Encoding)
+	if err != nil {
+		return cannotRun(err)
+	}
+	iss, recent := s.Issue, s.Recent.Comments
 	number := iss.Number
 
 	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: number})
@@ -190,18 +175,14 @@ func runContext(ctx context.Context, args []string, env Env) error {
 		iss.Number = number
 	}
 
-	cfg := guard.DefaultConfig()
-	cfg.Encoding = o.encoding
-	plan := guard.Decide(guard.Input{
-		Config:        cfg,
-		Issue:         iss,
-		Event:         guard.Event{Name: "issues", Action: "edited", Number: number},
-		Recent:        recent,
-		Self:          o.guardUser,
-		Now:           env.Now().UTC(),
-		Counter:       counter,
-		LabelsUnknown: !labelsKnown,
-	})
+	// The guard's own figures, decided as its run on an edit would.
+	s.Issue = iss
+	gin := s.Input(cfg, guard.Event{Name: "issues", Action: "edited", Number: number}, o.repo, env.Now(), counter)
+	gin.LabelsUnknown = !s.labelsKnown
+	plan, _, err := rd.Decide(ctx, gin)
+	if err != nil {
+		return err
+	}
 	nums := plan.Numbers
 	size, ok := guard.TaskSizeNamed(nums.TaskSize)
 	if o.size != "" {
@@ -236,7 +217,7 @@ func runContext(ctx context.Context, args []string, env Env) error {
 	for i, c := range recent {
 		all[i] = entryload.Comment{ID: c.ID, Author: c.Author, Body: c.Body, URL: c.HTMLURL}
 	}
-	in.Comments, in.Skipped = entryload.SelectComments(all, o.guardUser, number, entryload.RecentComments)
+	in.Comments, in.Skipped = entryload.SelectComments(all, s.Guard, number, entryload.RecentComments)
 
 	// Inside Gitea Actions the text goes between stop-commands markers (no
 	// issue text may run a workflow command); they count against the cap.
@@ -316,10 +297,7 @@ func runContext(ctx context.Context, args []string, env Env) error {
 func parseContextFlags(args []string, env Env) (*contextOptions, error) {
 	o := &contextOptions{}
 	fs := newFlags("context", env, contextSynopsis)
-	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME (reads the issue from the server)")
-	fs.Int64Var(&o.issue, "issue", 0, "the issue's number (with --body: default checkpoint.issue)")
-	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&o.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN; none for a public repository)")
+	o.issueFlags.add(fs)
 	fs.StringVar(&o.body, "body", "", "read the issue body from FILE (- for standard input) instead of the server")
 	fs.StringVar(&o.comments, "comments", "", "with --body: the issue's comments, a JSON array of {id, author, body, html_url}, oldest first")
 	fs.Var(&o.files, "file", "a file the task names, from the local checkout (repeatable, at most 3, in priority order)")
@@ -328,9 +306,7 @@ func parseContextFlags(args []string, env Env) (*contextOptions, error) {
 	fs.IntVar(&o.cap, "cap", 0, "the cap in tokens (default: the task size's max context less its checkpoint overhead)")
 	fs.BoolVar(&o.fullComments, "full-comments", false, "load agent result comments whole instead of compressed to their footer's fields")
 	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	encName := fs.String("encoding", string(tokens.CL100kBase), "tokenizer encoding: cl100k_base or o200k_base")
 	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated (default: the checkpoint's state.labels)")
-	fs.StringVar(&o.guardUser, "guard-user", guard.ActionsUser, "the login the guard comments as; its status, archive, digest and recovery comments are not loaded")
 	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line here when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
 	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this file")
 	pos, err := parse(fs, args)
@@ -345,11 +321,6 @@ func parseContextFlags(args []string, env Env) (*contextOptions, error) {
 	if len(pos) > 0 {
 		return nil, usageError("context takes no positional arguments, got: %s (name files with --file PATH)", strings.Join(pos, " "))
 	}
-	enc, err := tokens.ParseEncoding(*encName)
-	if err != nil {
-		return nil, usageError("context: %v", err)
-	}
-	o.encoding = enc
 	switch {
 	case o.repo != "" && o.body != "":
 		return nil, usageError("context: give either --repo OWNER/NAME --issue N (read the server) or --body FILE (offline), not both")
@@ -388,7 +359,6 @@ func parseContextFlags(args []string, env Env) (*contextOptions, error) {
 		case o.issue < 1:
 			return nil, usageError("context: --issue N (a positive issue number) is required with --repo")
 		}
-		o.owner, o.name = owner, name
 	}
 	return o, nil
 }
@@ -553,43 +523,52 @@ func offsetLineCol(data []byte, off int) (int, int) {
 	return line, 1 + utf8.RuneCount(data[start:off])
 }
 
-// readIssueOnline reads the issue and its last comments: one request for
-// the issue, one or two for the tail of its timeline.
-func readIssueOnline(ctx context.Context, env Env, o *contextOptions) (guard.Issue, []guard.Comment, error) {
-	url := firstOf(o.server, env.Getenv("GITHUB_SERVER_URL"))
-	if url == "" {
-		return guard.Issue{}, nil, usageError("context: no server: pass --server URL or set GITHUB_SERVER_URL")
-	}
-	tok := firstOf(o.token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN"))
-	f, err := contextForge(url, tok, o.owner, o.name)
-	if err != nil {
-		return guard.Issue{}, nil, usageError("context: %v", err)
-	}
-	iss, err := f.Issue(ctx, o.issue)
-	if err != nil {
-		return guard.Issue{}, nil, contextError(url, fmt.Sprintf("read issue #%d of %s", o.issue, o.repo), err)
-	}
-	page, err := f.RecentComments(ctx, iss, contextWindow)
-	if err != nil {
-		return guard.Issue{}, nil, contextError(url, fmt.Sprintf("read the last comments of issue #%d", o.issue), err)
-	}
-	return iss, page.Comments, nil
+// contextIssue is the issue `context` loads from, read from the server
+// or from files.
+type contextIssue struct {
+	*live.Snapshot
+	labelsKnown bool
 }
 
-// contextError says why `context` could not read the server: exit 3.
-func contextError(server, what string, err error) error {
-	var he *forge.HTTPError
-	switch {
-	case forge.IsUnreachable(err):
-		return cannotRun(fmt.Errorf("context: could not reach the server %s to %s: %w", server, what, err))
-	case errors.As(err, &he) && he.Status == http.StatusUnauthorized:
-		return cannotRun(fmt.Errorf("context: the server %s rejected the token (HTTP 401) when trying to %s; check --token, GITEA_TOKEN or GITHUB_TOKEN", server, what))
-	case errors.Is(err, guard.ErrForbidden):
-		return cannotRun(fmt.Errorf("context: the token may not %s (HTTP 403): %w", what, err))
-	case errors.Is(err, guard.ErrNotFound):
-		return cannotRun(fmt.Errorf("context: could not %s: not found, or the token cannot see it (HTTP 404)", what))
+// readContextIssue resolves the configuration and reads the issue: from
+// the server through the one reader (the issue, the tail of its timeline,
+// the repository's configuration file), or offline from --body and
+// --comments with --config and the flags.
+func readContextIssue(ctx context.Context, env Env, o *contextOptions) (*live.Reader, contextIssue, guard.Config, error) {
+	if o.repo == "" {
+		iss, recent, known, err := readIssueOffline(env, o)
+		if err != nil {
+			return nil, contextIssue{}, guard.Config{}, err
+		}
+		var layers []settings.Layer
+		if o.config != "" {
+			l, err := localConfig(env, o.config)
+			if err != nil {
+				return nil, contextIssue{}, guard.Config{}, err
+			}
+			layers = append(layers, l)
+		}
+		set, err := settings.Resolve(append(layers, o.settings())...)
+		if err != nil {
+			return nil, contextIssue{}, guard.Config{}, usageError("context: %v", err)
+		}
+		guardUser := firstOf(o.guardUser, guard.ActionsUser)
+		s := &live.Snapshot{Issue: iss, Governed: true, Recent: guard.CommentPage{Comments: recent}, Guard: guardUser}
+		return &live.Reader{}, contextIssue{s, known}, set.Config, nil
 	}
-	return cannotRun(fmt.Errorf("context: could not %s: %w", what, err))
+	rd, _, err := o.open("context", env)
+	if err != nil {
+		return nil, contextIssue{}, guard.Config{}, err
+	}
+	set, err := o.resolve(ctx, "context", env, rd)
+	if err != nil {
+		return nil, contextIssue{}, guard.Config{}, err
+	}
+	s, err := rd.Read(ctx, o.issue, live.ReadOptions{Window: max(contextWindow, set.Config.RecentWindow()), Ungoverned: true, Shallow: true})
+	if err != nil {
+		return nil, contextIssue{}, guard.Config{}, err
+	}
+	return rd, contextIssue{s, true}, set.Config, nil
 }
 
 // loadableCheckpoint refuses an issue no agent should resume from: no

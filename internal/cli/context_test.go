@@ -216,9 +216,9 @@ func TestContextInsideActions(t *testing.T) {
 // contextForgeFake serves one issue from a fakeForge and counts requests.
 func runContextOnline(t *testing.T, f *fakeForge, vars map[string]string, args ...string) contextRun {
 	t.Helper()
-	old := contextForge
-	t.Cleanup(func() { contextForge = old })
-	contextForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	old := connectForge
+	t.Cleanup(func() { connectForge = old })
+	connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
 		if server != vars["WANT_SERVER"] || token != vars["WANT_TOKEN"] || owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected %s %s %s/%s", server, token, owner, repo)
 		}
@@ -248,8 +248,8 @@ func TestContextOnlineFake(t *testing.T) {
 	if strings.Contains(r.stdout, "Comment 117 ") {
 		t.Errorf("loaded more than 3 comments:\n%s", r.stdout)
 	}
-	if f.requests != 2 {
-		t.Errorf("%d requests, want 2 (the issue, the timeline's tail)", f.requests)
+	if f.requests != 3 {
+		t.Errorf("%d requests, want 3 (the repository's configuration file, the issue, the timeline's tail)", f.requests)
 	}
 
 	for _, tt := range []struct {
@@ -265,7 +265,7 @@ func TestContextOnlineFake(t *testing.T) {
 		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "7"}, vars: map[string]string{}, code: exit.Usage, msg: "GITHUB_SERVER_URL"},
 		{name: "labels online", args: []string{"--repo", "org/proj", "--issue", "7", "--labels", "x"}, vars: vars, code: exit.Usage, msg: "--labels goes with --body"},
 		{name: "unreachable", err: &forge.UnreachableError{URL: "http://gitea.test", Method: "GET", Path: "/api/v1/repos/org/proj/issues/7", Err: errors.New("connection refused")},
-			args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exit.CannotRun, msg: "could not reach the server http://gitea.test to read issue #7 of org/proj"},
+			args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exit.CannotRun, msg: "could not reach the server http://gitea.test to read"},
 		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/x", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exit.CannotRun, msg: "rejected the token (HTTP 401)"},
 		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "8"}, vars: vars, code: exit.CannotRun, msg: "not found, or the token cannot see it"},
 	} {

@@ -1,12 +1,17 @@
 package cli
 
-// SetExitForge replaces the client `report` and `recover` talk through
-// (to inject faults) and returns a function that puts it back.
+import "github.com/gns-guard/gns-guard/internal/guard"
+
+// SetExitForge replaces the client the verbs that work on a live issue
+// talk through (to inject faults) and returns a function that puts it back.
 func SetExitForge(f func(server, token, owner, repo string) (ExitForge, error)) (restore func()) {
-	old := exitForgeFunc
-	exitForgeFunc = func(server, token, owner, repo string) (exitForge, error) { return f(server, token, owner, repo) }
-	return func() { exitForgeFunc = old }
+	old := connectForge
+	connectForge = func(server, token, owner, repo string) (guard.Forge, error) { return f(server, token, owner, repo) }
+	return func() { connectForge = old }
 }
 
 // ExitForge is what `report` and `recover` need of the server.
-type ExitForge = exitForge
+type ExitForge interface {
+	guard.Forge
+	assigner
+}

@@ -32,6 +32,15 @@ type fakeForge struct {
 	requests    int
 }
 
+// File serves a repository with no configuration file.
+func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
+	f.requests++
+	if f.err != nil {
+		return nil, f.err
+	}
+	return nil, fmt.Errorf("GET file: %w", guard.ErrNotFound)
+}
+
 func (f *fakeForge) Self(context.Context) (string, error) {
 	f.requests++
 	return f.self, f.err
@@ -117,10 +126,10 @@ var historyKey = []byte("history test key")
 
 func runHistoryCLI(t *testing.T, f guard.Forge, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
-	old := historyForge
-	t.Cleanup(func() { historyForge = old })
+	old := connectForge
+	t.Cleanup(func() { connectForge = old })
 	var gotServer, gotToken string
-	historyForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
 		gotServer, gotToken = server, token
 		if owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected repo %s/%s", owner, repo)
@@ -315,7 +324,9 @@ func TestHistoryErrors(t *testing.T) {
 		{name: "positional", args: []string{"--repo", "org/proj", "--issue", "42", "extra"}, vars: vars, code: exit.Usage, msg: "positional"},
 		{name: "format", args: []string{"--repo", "org/proj", "--issue", "42", "--format", "xml"}, vars: vars, code: exit.Usage, msg: "--format"},
 		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITEA_TOKEN": "t"}, code: exit.Usage, msg: "GITHUB_SERVER_URL"},
-		{name: "no token no trust", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: exit.Usage, msg: "--trust"},
+		// No token: a public repository is read, and the guard is the
+		// writer its signed ledger names.
+		{name: "no token", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: exit.Clean, msg: `only "gitea-actions"'s are`},
 		{name: "unreachable", err: &forge.UnreachableError{URL: "http://x", Method: "GET", Path: "/api/v1/user", Err: errors.New("connection refused")}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exit.CannotRun, msg: "could not reach the server http://x"},
 		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exit.CannotRun, msg: "rejected the token (HTTP 401)"},
 		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: exit.CannotRun, msg: "not found"},

@@ -14,6 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
@@ -39,11 +40,9 @@ type recoverResult struct {
 // runRecover proposes, and with --apply writes, a checkpoint rebuilt from
 // the last state the guard trusted and the agents' footers since.
 func runRecover(ctx context.Context, args []string, env Env) error {
-	var rf repoFlags
-	var gf guardFlags
+	var f issueFlags
 	fs := newFlags("recover", env, recoverSynopsis)
-	rf.add(fs)
-	gf.add(fs)
+	f.add(fs)
 	apply := fs.Bool("apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
 	format := fs.String("format", "text", "output format: text or json")
 	pos, err := parse(fs, args)
@@ -56,27 +55,32 @@ func runRecover(ctx context.Context, args []string, env Env) error {
 	if *format != "text" && *format != "json" {
 		return usageError("recover: --format must be text or json, not %q", *format)
 	}
-	cfg, err := gf.config("recover", env)
+	rd, fg, err := f.open("recover", env)
 	if err != nil {
 		return err
 	}
-	f, server, err := rf.connect("recover", env)
+	set, err := f.resolve(ctx, "recover", env, rd)
 	if err != nil {
 		return err
 	}
-	n := rf.issue
-	var self string
+	cfg := set.Config
+	n := f.issue
 	if *apply {
 		// Who may write is known before anything is read.
-		if self, err = f.Self(ctx); err != nil {
-			return serverError("recover", server, "look up the token's user", err)
+		self, err := fg.Self(ctx)
+		if err != nil {
+			return rd.Where.Error("look up the token's user", err)
 		}
-		if err := mayRecover(ctx, f, self, cfg.BudgetAdmins); err != nil {
+		if err := mayRecover(ctx, rd, self, cfg.BudgetAdmins); err != nil {
 			return err
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		res, err := proposeRecovery(ctx, f, server, n, cfg, gf.guardUser, env.Now())
+		s, err := rd.Read(ctx, n, live.ReadOptions{All: true})
+		if err != nil {
+			return err
+		}
+		res, err := proposeRecovery(s, cfg, env.Now())
 		if err != nil {
 			return err
 		}
@@ -85,16 +89,16 @@ func runRecover(ctx context.Context, args []string, env Env) error {
 			return nil
 		}
 		if *apply {
-			cv, err := f.EditBody(ctx, n, res.Body, res.contentVersion)
+			cv, err := fg.EditBody(ctx, n, res.Body, res.contentVersion)
 			if errors.Is(err, guard.ErrConflict) && attempt < maxRecoverAttempts {
 				continue
 			}
 			if err != nil {
-				return serverError("recover", server, "write the proposed checkpoint (compare-and-swap)", err)
+				return rd.Where.Error("write the proposed checkpoint (compare-and-swap)", err)
 			}
 			res.Applied, res.ContentVersion = true, cv
 		}
-		return printRecovery(env, rf.repo, *format, &res.recoverResult)
+		return printRecovery(env, f.repo, *format, &res.recoverResult)
 	}
 }
 
@@ -107,16 +111,16 @@ type recovery struct {
 // mayRecover says whether self may apply a recovery: a budget admin, or,
 // with none named, a repository admin. Otherwise a usage error (exit 2)
 // says why.
-func mayRecover(ctx context.Context, f guard.Forge, self string, admins []string) error {
+func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []string) error {
 	if len(admins) > 0 {
 		if slices.Contains(admins, self) {
 			return nil
 		}
 		return usageError("recover: --apply: %q is not in --budget-admins (%s): only a budget admin writes a recovered checkpoint; run without --apply and hand the proposal to one", self, strings.Join(admins, ", "))
 	}
-	ok, err := f.IsRepoAdmin(ctx, self)
+	ok, err := rd.Admin.IsRepoAdmin(ctx, self)
 	if err != nil && !errors.Is(err, guard.ErrForbidden) && !errors.Is(err, guard.ErrNotFound) {
-		return cannotRun(fmt.Errorf("recover: could not check whether %q is a repository admin: %w", self, err))
+		return rd.Where.Error(fmt.Sprintf("check whether %q is a repository admin", self), err)
 	}
 	if !ok {
 		return usageError("recover: --apply: %q is not a repository admin and --budget-admins is empty: only an approver writes a recovered checkpoint; run without --apply and hand the proposal to one", self)
@@ -124,23 +128,17 @@ func mayRecover(ctx context.Context, f guard.Forge, self string, admins []string
 	return nil
 }
 
-// proposeRecovery reads the issue and rebuilds its checkpoint; nil when
-// the checkpoint is valid.
-func proposeRecovery(ctx context.Context, f guard.Forge, server string, n int64, cfg guard.Config, guardUser string, now time.Time) (*recovery, error) {
-	iss, err := f.Issue(ctx, n)
-	if err != nil {
-		return nil, serverError("recover", server, fmt.Sprintf("read issue #%d", n), err)
-	}
+// proposeRecovery rebuilds the checkpoint of an issue read whole; nil
+// when the checkpoint is valid.
+func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recovery, error) {
+	n, iss := s.Issue.Number, s.Issue
 	done, cancel := deadline()
 	defer cancel()
 	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: done})
 	if parsed.Valid() {
 		return nil, nil
 	}
-	comments, err := allComments(ctx, f, iss)
-	if err != nil {
-		return nil, serverError("recover", server, fmt.Sprintf("read the comments of issue #%d", n), err)
-	}
+	comments := s.Comments()
 	res := &recovery{contentVersion: iss.ContentVersion}
 	res.Issue = n
 	res.Findings = []finding.Finding{}
@@ -157,27 +155,30 @@ func proposeRecovery(ctx context.Context, f guard.Forge, server string, n int64,
 	default:
 		res.Problem = "invalid"
 	}
-	base, created, err := baseline(comments, n, cfg, guardUser, now)
+	base, created, err := baseline(comments, s.Status, n, cfg, s.Guard, now)
 	if err != nil {
 		return nil, &exit.ViolationError{Err: fmt.Errorf("recover: issue #%d: %w; rebuild the checkpoint by hand from 'gns-guard history' and the agents' comments", n, err)}
 	}
 	res.Baseline = base
 	var events []exitprotocol.Event
+	archives := make([]prune.Comment, 0, len(comments))
 	for _, c := range comments {
-		if c.Author == guardUser {
+		archives = append(archives, prune.Comment{ID: c.ID, Author: c.Author, Body: c.Body})
+		if c.Author == s.Guard {
 			continue
 		}
 		if ft, ok := exitprotocol.ParseFooter(c.Body); ok {
 			events = append(events, exitprotocol.Event{CommentID: c.ID, Author: c.Author, Created: c.CreatedAt, Footer: ft})
 		}
 	}
+	archived, _ := prune.Rebuild(archives, s.Guard, n, nil, nil)
 	var broken *checkpoint.Checkpoint
 	if len(parsed.Blocks) == 1 {
 		broken = parsed.Checkpoint
 	}
 	prop, err := exitprotocol.Reconstruct(exitprotocol.RecoverInput{
 		Issue: n, Baseline: base, Events: events, Broken: broken, Labels: iss.LabelNames(),
-		TailLimit: cfg.HistoryTail, Created: created,
+		TailLimit: cfg.HistoryTail, Created: created, Archived: prune.Entries(archived),
 	})
 	if err != nil {
 		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
@@ -190,20 +191,12 @@ func proposeRecovery(ctx context.Context, f guard.Forge, server string, n int64,
 // baseline finds the last state the guard trusted: its ledger (verified),
 // else its newest archive that verifies. created is the time of the
 // guard's first record, for created_at when nothing better is known.
-func baseline(comments []guard.Comment, n int64, cfg guard.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
+func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guard.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
 	created := now
-	var status *guard.Comment
-	marker := guard.StatusMarker(n)
-	for i := range comments {
-		c := &comments[i]
-		if c.Author != guardUser {
-			continue
-		}
-		if created.Equal(now) && strings.Contains(c.Body, "<!-- gns-guard:") {
+	for _, c := range comments {
+		if c.Author == guardUser && strings.Contains(c.Body, "<!-- gns-guard:") {
 			created = c.CreatedAt
-		}
-		if strings.Contains(c.Body, marker) {
-			status = c
+			break
 		}
 	}
 	var why string

@@ -15,6 +15,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -25,8 +26,7 @@ const maxReportAttempts = 5
 
 // reportOptions are the parsed flags of `report`.
 type reportOptions struct {
-	repoFlags
-	guard      guardFlags
+	issueFlags
 	rep        exitprotocol.Report
 	depth      int64
 	assignee   string
@@ -66,8 +66,7 @@ type reportResult struct {
 func parseReportFlags(args []string, env Env) (*reportOptions, error) {
 	o := &reportOptions{}
 	fs := newFlags("report", env, reportSynopsis)
-	o.repoFlags.add(fs)
-	o.guard.add(fs)
+	o.issueFlags.add(fs)
 	r := &o.rep
 	fs.StringVar(&r.Agent, "agent", "", "the agent's name (the header's {agent}; no spaces)")
 	fs.StringVar(&r.Invocation, "invocation", "", "this invocation's id: a re-run with the same id writes nothing twice")
@@ -154,138 +153,195 @@ func parseReportFlags(args []string, env Env) (*reportOptions, error) {
 }
 
 // runReport performs the agents' exit protocol (see README, "For agent
-// authors").
+// authors"): read the issue through the one reader, decide the report's
+// effect and the guard's judgement of it, write, print.
 func runReport(ctx context.Context, args []string, env Env) error {
 	o, err := parseReportFlags(args, env)
 	if err != nil {
 		return err
 	}
-	cfg, err := o.guard.config("report", env)
+	rd, fg, err := o.open("report", env)
 	if err != nil {
 		return err
 	}
+	set, err := o.resolve(ctx, "report", env, rd)
+	if err != nil {
+		return err
+	}
+	cfg := set.Config
 	counter, err := tokens.New(cfg.Encoding)
 	if err != nil {
 		return cannotRun(err)
 	}
-	f, server, err := o.connect("report", env)
+	self, err := fg.Self(ctx)
 	if err != nil {
-		return err
-	}
-	self, err := f.Self(ctx)
-	if err != nil {
-		return serverError("report", server, "look up the token's user", err)
+		return rd.Where.Error("look up the token's user", err)
 	}
 	n := o.issue
-	res := &reportResult{Issue: n, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}}
+	res := &reportResult{Issue: n, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}, LabelsAdded: []string{}, LabelsRemoved: []string{}}
 	now := env.Now().UTC().Truncate(time.Second)
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
-		v, err := readView(ctx, f, n, cfg.RecentWindow(), o.guard.guardUser)
+		s, err := rd.Read(ctx, n, live.ReadOptions{Window: cfg.RecentWindow(), Ungoverned: true})
 		if err != nil {
-			return serverError("report", server, "read the issue", err)
+			return err
 		}
-		rep := o.rep
-		rep.Now = now
-		own := findOwn(append(append([]guard.Comment{}, v.older...), v.recent...), self, rep.Agent, rep.Invocation)
-		if own != nil {
-			// A re-run: the entry keeps the time the comment states.
-			if ft, ok := exitprotocol.ParseFooter(own.Body); ok {
-				if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
-					rep.Now = t
-				}
-			}
-			res.CommentID, res.CommentURL = own.ID, own.HTMLURL
-		}
-		out, err := exitprotocol.Apply(n, v.issue.Body, v.issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: cfg.HistoryTail, MaxBytes: cfg.MaxCheckpointBytes})
+		st, err := o.decide(ctx, rd, s, cfg, counter, self, now, res)
 		var ue *exitprotocol.UnreadableError
 		if errors.As(err, &ue) {
 			for _, fd := range ue.Findings {
 				fmt.Fprintln(env.Stderr, fd.Format(fmt.Sprintf("issue#%d", n)))
 			}
-			return &exit.ViolationError{Err: fmt.Errorf("report: issue #%d: %v; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
 		}
 		if err != nil {
-			return cannotRun(fmt.Errorf("report: issue #%d: %w", n, err))
+			return err
 		}
-		if exitprotocol.HasInvocation(checkpointOf(v.issue.Body, n), rep.Invocation) {
-			// Reported before: finish the label and assignee changes only.
-			res.Outcome = "already-reported"
-			res.Before, res.After = out.Before, out.Before
-			where := "its comment is not among the last comments"
-			if own != nil {
-				where = fmt.Sprintf("comment %d", own.ID)
-			}
-			res.Notes = append(res.Notes, fmt.Sprintf("invocation %s was reported before (the checkpoint records it; %s): nothing is written twice", rep.Invocation, where))
+		switch {
+		case st.already:
 			if !o.dryRun {
-				if err := applyLabels(ctx, f, v.issue, out, rep, res); err != nil {
-					return serverError("report", server, "update the labels", err)
+				if err := applyLabels(ctx, fg, s.Issue, st.out, o.rep, res); err != nil {
+					return rd.Where.Error("update the labels", err)
 				}
 			}
 			return printReport(env, o, res, nil)
-		}
-		comment := exitprotocol.Comment(rep, out)
-		done, cancel := deadline()
-		var ownID int64
-		if own != nil {
-			ownID = own.ID
-		}
-		j := exitprotocol.Judge(cfg, exitprotocol.Issue{Issue: v.issue, Recent: v.recent, Older: v.older, LabelEvents: v.labels,
-			Status: v.status, Guard: o.guard.guardUser, Sender: self}, out, comment, ownID, nil, now, counter, done)
-		cancel()
-		res.Before, res.After = out.Before, out.After
-		res.NextAgent, res.NextEstimate = rep.NextAgent, rep.NextEstimate
-		res.Assignee = rep.Assignee
-		for _, viol := range j.Plan.Violations {
-			res.Findings = append(res.Findings, viol.Finding)
-		}
-		res.AlreadyFailing = j.Already
-		if j.Refused() && !o.force {
+		case st.judgement.Refused() && !o.force:
 			res.Outcome = "refused"
 			return printReport(env, o, res, errRefused)
-		}
-		if j.Refused() {
-			res.Notes = append(res.Notes, "--force: written although the guard will fail the run it causes")
-		}
-		if o.dryRun {
+		case o.dryRun:
 			res.Outcome = "dry-run"
-			res.Comment, res.Body = comment, out.Body
-			res.LabelsAdded, res.LabelsRemoved = out.Add, out.Remove
+			res.Comment, res.Body = st.comment, st.out.Body
+			res.LabelsAdded, res.LabelsRemoved = nonNilList(st.out.Add), nonNilList(st.out.Remove)
 			return printReport(env, o, res, nil)
 		}
-
-		switch {
-		case own == nil:
-			c, err := f.CreateComment(ctx, n, comment)
-			if err != nil {
-				return serverError("report", server, "post the result comment", err)
-			}
-			res.CommentID, res.CommentURL, res.CommentPosted = c.ID, c.HTMLURL, true
-		case strings.TrimSpace(own.Body) != strings.TrimSpace(comment):
-			// The budget moved since the comment was posted: it states the
-			// figures the body gets.
-			if _, err := f.EditComment(ctx, own.ID, comment); err != nil {
-				return serverError("report", server, "update the result comment", err)
-			}
-			res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; its figures were updated", own.ID))
-		default:
-			res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; the checkpoint is patched now", own.ID))
-		}
-		cv, err := f.EditBody(ctx, n, out.Body, v.issue.ContentVersion)
+		err = o.write(ctx, fg, rd, s, st, res)
 		if errors.Is(err, guard.ErrConflict) && attempt < maxReportAttempts {
 			res.Notes = append(res.Notes, fmt.Sprintf("the body changed while the report was written (HTTP 409); read again and applied the same report to it (attempt %d)", attempt+1))
 			continue
 		}
 		if err != nil {
-			return serverError("report", server, "patch the checkpoint (compare-and-swap)", err)
-		}
-		res.Patched, res.ContentVersion = true, cv
-		res.Outcome = "written"
-		if err := applyLabels(ctx, f, v.issue, out, rep, res); err != nil {
-			return serverError("report", server, "update the labels", err)
+			return err
 		}
 		return printReport(env, o, res, nil)
 	}
+}
+
+// reportStep is what `report` decides on the issue as read.
+type reportStep struct {
+	out       *exitprotocol.Outcome
+	own       *guard.Comment // this invocation's comment, posted by an earlier run
+	comment   string
+	already   bool // the checkpoint records the invocation: nothing is written twice
+	judgement exitprotocol.Judgement
+}
+
+// decide computes the report on the issue as read (exitprotocol.Apply) and
+// the guard's judgement of the state it leaves, decided as the guard's run
+// decides (the one reader's loop), and fills res with what it found.
+func (o *reportOptions) decide(ctx context.Context, rd *live.Reader, s *live.Snapshot, cfg guard.Config, counter *tokens.Counter, self string, now time.Time, res *reportResult) (*reportStep, error) {
+	n := s.Issue.Number
+	rep := o.rep
+	rep.Now = now
+	st := &reportStep{own: findOwn(s.Comments(), self, rep.Agent, rep.Invocation)}
+	if st.own != nil {
+		// A re-run: the entry keeps the time the comment states.
+		if ft, ok := exitprotocol.ParseFooter(st.own.Body); ok {
+			if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
+				rep.Now = t
+			}
+		}
+		res.CommentID, res.CommentURL = st.own.ID, st.own.HTMLURL
+	}
+	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: cfg.HistoryTail, MaxBytes: cfg.MaxCheckpointBytes})
+	var ue *exitprotocol.UnreadableError
+	if errors.As(err, &ue) {
+		return nil, &exit.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
+	}
+	if err != nil {
+		return nil, cannotRun(fmt.Errorf("report: issue #%d: %w", n, err))
+	}
+	st.out = out
+	res.Before, res.After = out.Before, out.After
+	if exitprotocol.HasInvocation(checkpointOf(s.Issue.Body, n), rep.Invocation) {
+		st.already = true
+		res.Outcome = "already-reported"
+		res.After = out.Before
+		where := "its comment is not among the last comments"
+		if st.own != nil {
+			where = fmt.Sprintf("comment %d", st.own.ID)
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("invocation %s was reported before (the checkpoint records it; %s): nothing is written twice", rep.Invocation, where))
+		return st, nil
+	}
+	st.comment = exitprotocol.Comment(rep, out)
+	var ownID int64
+	if st.own != nil {
+		ownID = st.own.ID
+	}
+	in := s.Input(cfg, guard.Event{}, o.repo, now, counter)
+	before, after := exitprotocol.Inputs(in, out, st.comment, ownID, self, now)
+	bp, _, err := rd.Decide(ctx, before)
+	if err != nil {
+		return nil, err
+	}
+	ap, _, err := rd.Decide(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	st.judgement = exitprotocol.Judged(bp, ap)
+	res.NextAgent, res.NextEstimate = rep.NextAgent, rep.NextEstimate
+	res.Assignee = rep.Assignee
+	for _, viol := range ap.Violations {
+		res.Findings = append(res.Findings, viol.Finding)
+	}
+	res.AlreadyFailing = st.judgement.Already
+	if st.judgement.Refused() && o.force {
+		res.Notes = append(res.Notes, "--force: written although the guard will fail the run it causes")
+	}
+	return st, nil
+}
+
+// write posts (or updates) the result comment, patches the checkpoint
+// compare-and-swap, and makes the label and assignee changes. A conflict
+// is returned as is: the caller reads again.
+func (o *reportOptions) write(ctx context.Context, fg guard.Forge, rd *live.Reader, s *live.Snapshot, st *reportStep, res *reportResult) error {
+	n := s.Issue.Number
+	switch {
+	case st.own == nil:
+		c, err := fg.CreateComment(ctx, n, st.comment)
+		if err != nil {
+			return rd.Where.Error("post the result comment", err)
+		}
+		res.CommentID, res.CommentURL, res.CommentPosted = c.ID, c.HTMLURL, true
+	case strings.TrimSpace(st.own.Body) != strings.TrimSpace(st.comment):
+		// The budget moved since the comment was posted: it states the
+		// figures the body gets.
+		if _, err := fg.EditComment(ctx, st.own.ID, st.comment); err != nil {
+			return rd.Where.Error("update the result comment", err)
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; its figures were updated", st.own.ID))
+	default:
+		res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; the checkpoint is patched now", st.own.ID))
+	}
+	cv, err := fg.EditBody(ctx, n, st.out.Body, s.Issue.ContentVersion)
+	if errors.Is(err, guard.ErrConflict) {
+		return err
+	}
+	if err != nil {
+		return rd.Where.Error("patch the checkpoint (compare-and-swap)", err)
+	}
+	res.Patched, res.ContentVersion, res.Outcome = true, cv, "written"
+	if err := applyLabels(ctx, fg, s.Issue, st.out, o.rep, res); err != nil {
+		return rd.Where.Error("update the labels", err)
+	}
+	return nil
+}
+
+// nonNilList is list, or an empty one: JSON shows [] rather than null.
+func nonNilList(list []string) []string {
+	if list == nil {
+		return []string{}
+	}
+	return list
 }
 
 // errRefused says the report was refused: exit 1, already explained.
@@ -317,7 +373,7 @@ func findOwn(cs []guard.Comment, self, agent, invocation string) *guard.Comment 
 
 // applyLabels makes the label and assignee changes the issue still needs.
 // A refused assignee is a note, not a failure: state.assignee holds it.
-func applyLabels(ctx context.Context, f exitForge, iss guard.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
+func applyLabels(ctx context.Context, f guard.Forge, iss guard.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
 	if len(out.Add) > 0 {
 		if err := f.AddLabels(ctx, iss.Number, out.Add, nil); err != nil {
 			return err
@@ -332,13 +388,18 @@ func applyLabels(ctx context.Context, f exitForge, iss guard.Issue, out *exitpro
 			}
 		}
 	}
-	res.LabelsAdded, res.LabelsRemoved = out.Add, out.Remove
+	res.LabelsAdded, res.LabelsRemoved = nonNilList(out.Add), nonNilList(out.Remove)
 	if rep.Assignee != nil {
 		var logins []string
 		if *rep.Assignee != "" {
 			logins = []string{*rep.Assignee}
 		}
-		if err := f.SetAssignees(ctx, iss.Number, logins); err != nil {
+		a, ok := f.(assigner)
+		if !ok {
+			res.Notes = append(res.Notes, fmt.Sprintf("the issue's assignee could not be set to %q (the client cannot set assignees); state.assignee holds it", *rep.Assignee))
+			return nil
+		}
+		if err := a.SetAssignees(ctx, iss.Number, logins); err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("the issue's assignee could not be set to %q (%v); state.assignee holds it", *rep.Assignee, err))
 		}
 	}

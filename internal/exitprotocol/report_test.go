@@ -220,8 +220,9 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j := Judge(cfg, Issue{Issue: iss, Recent: []guard.Comment{*status}, Status: status, Guard: guard.ActionsUser, Sender: "agent-bot"},
-				out, Comment(r, out), 0, nil, now, counter, nil)
+			before, after := Inputs(guard.Input{Config: cfg, Issue: iss, Recent: []guard.Comment{*status}, Status: status, Self: guard.ActionsUser, Now: now, Counter: counter},
+				out, Comment(r, out), 0, "agent-bot", now)
+			j := Judged(decideNoAdmins(before), decideNoAdmins(after))
 			var rules []string
 			for _, v := range j.Plan.Violations {
 				rules = append(rules, v.Rule)
@@ -236,5 +237,19 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 				t.Errorf("already failing: %v", j.Already)
 			}
 		})
+	}
+}
+
+// decideNoAdmins decides, answering every question of the decision
+// (whether a user is a repository admin) with no, as the server answers an
+// agent's token.
+func decideNoAdmins(in guard.Input) *guard.Plan {
+	in.Admins = map[string]bool{}
+	for {
+		p := guard.Decide(in)
+		if p.AskAdmin == "" || len(in.Admins) > 3 {
+			return p
+		}
+		in.Admins[p.AskAdmin] = false
 	}
 }

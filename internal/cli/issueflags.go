@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// assigner is what `report` needs of the server beyond guard.Forge:
+// setting the assignee.
+type assigner interface {
+	SetAssignees(ctx context.Context, number int64, logins []string) error
+}
+
+// connectForge builds the client the verbs that work on a live issue talk
+// through; tests replace it.
+var connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	return forge.New(server, token, owner, repo)
+}
+
+// issueFlags are the flags of a verb that works on a live issue: which
+// issue, how to reach the server, and the configuration the guard judges
+// it with — the repository's .gitea/gns-guard.yml (or --config FILE) under
+// the settings given as flags, exactly as the action step resolves its
+// inputs over the file.
+type issueFlags struct {
+	repo, owner, name string
+	issue             int64
+	server, token     string
+	config            string
+	guardUser         string
+	ledgerKeyEnv      string
+	settings          func() settings.Layer
+}
+
+// add declares the flags; the settings are the table's (package settings).
+func (f *issueFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&f.repo, "repo", "", "the repository, OWNER/NAME")
+	fs.Int64Var(&f.issue, "issue", 0, "the issue's number")
+	fs.StringVar(&f.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&f.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&f.config, "config", "", "a local configuration file to judge with instead of the repository's "+live.ConfigFile)
+	fs.StringVar(&f.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+guard.ActionsUser+")")
+	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledger (default: trusted by author and marker)")
+	f.settings = settings.Flags(fs)
+}
+
+// open checks the flags and connects: a reader of the issue's repository
+// and the client it reads through.
+func (f *issueFlags) open(verb string, env Env) (*live.Reader, guard.Forge, error) {
+	owner, name, ok := strings.Cut(f.repo, "/")
+	switch {
+	case f.repo == "":
+		return nil, nil, usageError("%s: --repo OWNER/NAME is required", verb)
+	case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
+		return nil, nil, usageError("%s: --repo must be OWNER/NAME, not %q", verb, f.repo)
+	case f.issue < 1:
+		return nil, nil, usageError("%s: --issue N (a positive issue number) is required", verb)
+	}
+	f.owner, f.name = owner, name
+	server := firstOf(f.server, env.Getenv("GITHUB_SERVER_URL"))
+	if server == "" {
+		return nil, nil, usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
+	}
+	token := firstOf(f.token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN"))
+	var key []byte
+	if f.ledgerKeyEnv != "" {
+		if key = []byte(env.Getenv(f.ledgerKeyEnv)); len(key) == 0 {
+			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
+		}
+	}
+	fg, err := connectForge(server, token, owner, name)
+	if err != nil {
+		return nil, nil, usageError("%s: %v", verb, err)
+	}
+	return &live.Reader{
+		Forge:     fg,
+		Admin:     fg,
+		Where:     live.Where{Verb: verb, Server: server, Repo: f.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
+		Guard:     f.guardUser,
+		LedgerKey: key,
+	}, fg, nil
+}
+
+// resolve reads the configuration the guard judges the issue with: the
+// repository's file (one request) or --config FILE, under the flags.
+func (f *issueFlags) resolve(ctx context.Context, verb string, env Env, rd *live.Reader) (settings.Resolved, error) {
+	o := live.ConfigOptions{Top: []settings.Layer{f.settings()}}
+	if f.config != "" {
+		l, err := localConfig(env, f.config)
+		if err != nil {
+			return settings.Resolved{}, err
+		}
+		o.Local = &l
+	}
+	res, _, err := rd.Config(ctx, nil, o)
+	if err != nil {
+		return res, prefixed(verb, err)
+	}
+	if rd.LedgerKey != nil {
+		res.Config.LedgerKey = rd.LedgerKey
+	}
+	return res, nil
+}
+
+// localConfig reads a configuration file given with --config.
+func localConfig(env Env, name string) (settings.Layer, error) {
+	data, err := env.ReadFile(name)
+	if err != nil {
+		return settings.Layer{}, usageError("--config %s: %v", name, unwrapPath(err))
+	}
+	l, err := settings.FileLayer(name, data)
+	if err != nil {
+		return l, usageError("%v", err)
+	}
+	return l, nil
+}
+
+// prefixed puts the verb before a configuration error's message (a
+// failed request names it already).
+func prefixed(verb string, err error) error {
+	var ue *exit.UsageError
+	if errors.As(err, &ue) {
+		return &exit.UsageError{Err: fmt.Errorf("%s: %w", verb, ue.Err)}
+	}
+	return err
+}
+
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}

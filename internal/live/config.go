@@ -1,0 +1,107 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// ConfigFile is the repository's configuration file, read from its
+// default branch (only code writers can change it).
+const ConfigFile = settings.FileName
+
+// ConfigOptions say where a run's configuration comes from.
+type ConfigOptions struct {
+	// Commit is the default branch's commit the run was started for
+	// (GITHUB_SHA), "" when unknown: the ledger's record of the file read
+	// at that commit stands in for the file.
+	Commit string
+	// Local, when not nil, is a configuration file read locally (a verb's
+	// --config FILE) instead of the repository's.
+	Local *settings.Layer
+	// Top are the layers over the file: the action's inputs, or a verb's
+	// flags.
+	Top []settings.Layer
+}
+
+// Config resolves a run's configuration: the settings table's defaults,
+// the repository's configuration file, and the layers on top. The file is
+// read from the server unless the trusted ledger in s's status comment
+// (s may be nil) recorded it at the same commit. The stamp says what was
+// read, for the ledger this run leaves. A bad file or value is a
+// configuration error (exit 2) naming the file, the key and its line.
+func (r *Reader) Config(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Resolved, *guard.ConfigStamp, error) {
+	file, stamp, err := r.configFile(ctx, s, o)
+	if err != nil {
+		return settings.Resolved{}, nil, err
+	}
+	res, err := settings.Resolve(append([]settings.Layer{file}, o.Top...)...)
+	if err != nil {
+		return res, nil, &exit.UsageError{Err: err}
+	}
+	return res, stamp, nil
+}
+
+// configFile is the file's layer and its stamp.
+func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Layer, *guard.ConfigStamp, error) {
+	if o.Local != nil {
+		return *o.Local, nil, nil
+	}
+	if st := r.stamped(s, o.Commit); st != nil {
+		return stampLayer(st), st, nil
+	}
+	stamp := &guard.ConfigStamp{Commit: o.Commit}
+	data, err := r.Forge.File(ctx, ConfigFile, settings.MaxFileBytes)
+	switch {
+	case errors.Is(err, guard.ErrNotFound):
+		return settings.Layer{Source: ConfigFile}, stamp, nil
+	case errors.Is(err, guard.ErrTooLarge):
+		return settings.Layer{}, nil, &exit.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few lines", ConfigFile, settings.MaxFileBytes>>10)}
+	case err != nil:
+		return settings.Layer{}, nil, r.Where.Error("read "+ConfigFile+" of the default branch", err)
+	}
+	layer, err := settings.FileLayer(ConfigFile, data)
+	if err != nil {
+		return layer, nil, &exit.UsageError{Err: err}
+	}
+	stamp.Found = true
+	stamp.Values = map[string]string{}
+	for name, v := range layer.Values {
+		text := v.Text
+		if v.IsList {
+			text = strings.Join(v.List, "\n")
+		}
+		stamp.Values[name] = text
+	}
+	return layer, stamp, nil
+}
+
+// stamped returns the configuration stamp of the trusted ledger when it
+// was read at commit, else nil.
+func (r *Reader) stamped(s *Snapshot, commit string) *guard.ConfigStamp {
+	if s == nil || s.Status == nil || commit == "" {
+		return nil
+	}
+	l, _ := guard.ReadLedger(s.Status, s.Issue.Number, r.LedgerKey)
+	if l == nil || l.Config == nil || l.Config.Commit != commit {
+		return nil
+	}
+	st := *l.Config
+	st.Values = maps.Clone(st.Values)
+	return &st
+}
+
+// stampLayer is the file's layer as a ledger recorded it.
+func stampLayer(st *guard.ConfigStamp) settings.Layer {
+	l := settings.Layer{Source: ConfigFile, Values: map[string]settings.Value{}}
+	for name, text := range st.Values {
+		l.Values[name] = settings.Value{Text: text}
+	}
+	return l
+}

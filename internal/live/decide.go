@@ -1,0 +1,91 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Input is the decision input of a read, for event, with configuration
+// cfg. repo is OWNER/NAME; the input has no parse deadline yet (see
+// Deadline).
+func (s *Snapshot) Input(cfg guard.Config, ev guard.Event, repo string, now time.Time, counter *tokens.Counter) guard.Input {
+	return guard.Input{
+		Config:      cfg,
+		Issue:       s.Issue,
+		Event:       ev,
+		Recent:      s.Recent.Comments,
+		Self:        s.Guard,
+		Repo:        repo,
+		PullFiles:   s.Files,
+		Now:         now.UTC(),
+		Counter:     counter,
+		Status:      s.Status,
+		Older:       s.Older,
+		LabelEvents: s.Labels,
+		Unreached:   s.Unreached,
+	}
+}
+
+// Deadline gives in a fresh deadline for the YAML parses of one decision;
+// cancel releases it.
+func Deadline(in guard.Input) (guard.Input, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), checkpoint.ParseTimeout)
+	in.Done = ctx.Done()
+	return in, cancel
+}
+
+// maxAdminQuestions bounds the permission look-ups of one decision.
+const maxAdminQuestions = 3
+
+// Decide runs the guard's decision on in, answering the questions it asks
+// of the server (whether a user is a repository admin) and deciding again,
+// a bounded number of times. Answers are kept for the reader's later
+// decisions. notes are facts for the status comment (a question the token
+// may not ask).
+func (r *Reader) Decide(ctx context.Context, in guard.Input) (plan *guard.Plan, notes []string, err error) {
+	if r.admins == nil {
+		r.admins = map[string]bool{}
+	}
+	for asked := 0; ; asked++ {
+		in.Admins = r.admins
+		d, cancel := Deadline(in)
+		plan = guard.Decide(d)
+		cancel()
+		user := plan.AskAdmin
+		if user == "" || asked == maxAdminQuestions {
+			return plan, notes, nil
+		}
+		admin, note, err := r.isAdmin(ctx, user)
+		if err != nil {
+			return nil, notes, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		r.admins[user] = admin
+	}
+}
+
+// isAdmin asks whether user is a repository admin. Only a repository
+// admin may read permissions: without one the answer is no, and the note
+// says why.
+func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error) {
+	if r.Admin == nil {
+		return false, "", nil
+	}
+	admin, err := r.Admin.IsRepoAdmin(ctx, user)
+	switch {
+	case errors.Is(err, guard.ErrForbidden) || errors.Is(err, guard.ErrNotFound):
+		return false, fmt.Sprintf("Whether %s is a repository admin could not be checked (the token may not read permissions): set budget-admins, or admin-token, so approvals can be recognized.", strconv.Quote(user)), nil
+	case err != nil:
+		return false, "", r.Where.Error("check the permission of "+user, err)
+	}
+	return admin, "", nil
+}

@@ -1,0 +1,262 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// fakeForge serves one issue, its comments (50 timeline entries a page,
+// as internal/forge pages them) and a configuration file, and counts the
+// requests. Only the read methods work.
+type fakeForge struct {
+	guard.Forge
+	issue    guard.Issue
+	comments []guard.Comment
+	file     []byte // nil: no configuration file
+	self     string
+	admins   map[string]bool
+	err      error
+	requests []string
+}
+
+func (f *fakeForge) note(what string) error { f.requests = append(f.requests, what); return f.err }
+
+func (f *fakeForge) Issue(context.Context, int64) (guard.Issue, error) {
+	return f.issue, f.note("issue")
+}
+
+func (f *fakeForge) RecentComments(_ context.Context, _ guard.Issue, n int) (guard.CommentPage, error) {
+	start := (max(len(f.comments)-n, 0) / 50) * 50
+	return guard.CommentPage{Comments: f.comments[start:], Start: start}, f.note("timeline")
+}
+
+func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (guard.CommentPage, error) {
+	end := ((start + 49) / 50) * 50
+	from := max(end-50, 0)
+	return guard.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.note("timeline before")
+}
+
+func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
+	if err := f.note("file"); err != nil {
+		return nil, err
+	}
+	if f.file == nil {
+		return nil, fmt.Errorf("GET raw: %w", guard.ErrNotFound)
+	}
+	return f.file, nil
+}
+
+func (f *fakeForge) Self(context.Context) (string, error) { return f.self, f.note("self") }
+
+func (f *fakeForge) IsRepoAdmin(_ context.Context, user string) (bool, error) {
+	if err := f.note("admin " + user); err != nil {
+		return false, err
+	}
+	if f.admins == nil {
+		return false, fmt.Errorf("GET permission: %w", guard.ErrForbidden)
+	}
+	return f.admins[user], nil
+}
+
+const body = "```yaml\ncheckpoint:\n  version: 2\n  issue: 7\n```\n"
+
+var written = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+
+// status is a status comment by author whose record names writer, signed
+// with key.
+func status(id int64, author, writer string, key []byte, stamp *guard.ConfigStamp) guard.Comment {
+	l := guard.Ledger{Issue: 7, Writer: writer, Pending: []string{}, Written: written.Unix(), Config: stamp}
+	return guard.Comment{ID: id, Author: author, UpdatedAt: written,
+		Body: guard.StatusMarker(7) + "\n## ✅ gns-guard: all clear\n" + guard.EncodeLedger(l, key) + "\n"}
+}
+
+func issueWith(comments ...guard.Comment) *fakeForge {
+	f := &fakeForge{issue: guard.Issue{Number: 7, Body: body}}
+	for i := range 3 {
+		f.comments = append(f.comments, guard.Comment{ID: int64(100 + i), Author: "alice", Body: "a note"})
+	}
+	f.comments = append(f.comments, comments...)
+	return f
+}
+
+func TestReadCleanPassCostsTwoRequests(t *testing.T) {
+	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
+	r := &Reader{Forge: f, Guard: guard.ActionsUser}
+	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status == nil || s.Status.ID != 200 || len(f.requests) != 2 {
+		t.Errorf("status %v after requests %v; want comment 200 after the issue and the timeline", s.Status, f.requests)
+	}
+}
+
+// The guard's login, when no one said it, is the writer the signed ledger
+// names; a comment by someone else that names itself loses to the
+// Actions user's, and with the ledger key only a verifying record counts.
+func TestReadFindsTheGuard(t *testing.T) {
+	key := []byte("k")
+	for _, tt := range []struct {
+		name     string
+		comments []guard.Comment
+		key      []byte
+		want     string
+		status   int64
+	}{
+		{"personal token's ledger", []guard.Comment{status(200, "guard-bot", "guard-bot", nil, nil)}, nil, "guard-bot", 200},
+		{"an agent's newer copy naming itself", []guard.Comment{status(200, "gitea-actions", "gitea-actions", nil, nil), status(201, "mallory", "mallory", nil, nil)}, nil, "gitea-actions", 200},
+		{"a record naming someone else", []guard.Comment{status(201, "mallory", "guard-bot", nil, nil)}, nil, "gitea-actions", 0},
+		{"with the key, only the signed one", []guard.Comment{status(200, "guard-bot", "guard-bot", key, nil), status(201, "mallory", "mallory", nil, nil)}, key, "guard-bot", 200},
+		{"with the key, an unsigned claim is no one's", []guard.Comment{status(201, "mallory", "mallory", nil, nil)}, key, "gitea-actions", 0},
+		{"none", nil, nil, "gitea-actions", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := issueWith(tt.comments...)
+			r := &Reader{Forge: f, LedgerKey: tt.key}
+			s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got int64
+			if s.Status != nil {
+				got = s.Status.ID
+			}
+			if s.Guard != tt.want || got != tt.status {
+				t.Errorf("guard %q, status %d; want %q, %d", s.Guard, got, tt.want, tt.status)
+			}
+		})
+	}
+}
+
+// The guard's own personal token never takes its login from a record it
+// cannot verify: it asks the server.
+func TestReadGuardTokenAsksWhoItIs(t *testing.T) {
+	f := issueWith(status(201, "mallory", "mallory", nil, nil))
+	f.self = "guard-bot"
+	r := &Reader{Forge: f, TokenIsGuard: true}
+	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Guard != "guard-bot" || s.Status != nil {
+		t.Errorf("guard %q, status %v; want guard-bot and no status comment", s.Guard, s.Status)
+	}
+}
+
+// A status comment buried under a flood of comments is found further back.
+func TestReadSearchesBack(t *testing.T) {
+	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
+	for i := range 120 {
+		f.comments = append(f.comments, guard.Comment{ID: int64(300 + i), Author: "alice", Body: "noise"})
+	}
+	r := &Reader{Forge: f, Guard: guard.ActionsUser}
+	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status == nil || s.Status.ID != 200 || len(s.Older) == 0 {
+		t.Errorf("status %v, %d older comments", s.Status, len(s.Older))
+	}
+	shallow, err := r.Read(context.Background(), 7, ReadOptions{Window: 7, Shallow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shallow.Status != nil {
+		t.Errorf("a shallow read found status comment %d beyond the last comments", shallow.Status.ID)
+	}
+}
+
+// The configuration file is read once per commit: a run for the commit the
+// trusted ledger recorded takes the file's settings from the record.
+func TestConfigStampedByCommit(t *testing.T) {
+	file := []byte("history-tail: 4\nallowed-agents: [lead, reviewer]\n")
+	stamp := &guard.ConfigStamp{Commit: "c1", Found: true, Values: map[string]string{"history-tail": "4", "allowed-agents": "lead\nreviewer"}}
+	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, stamp))
+	f.file = file
+	r := &Reader{Forge: f, Guard: guard.ActionsUser}
+	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		commit   string
+		requests int
+	}{{"c1", 0}, {"c2", 1}, {"", 1}} {
+		f.requests = nil
+		res, st, err := r.Config(context.Background(), s, ConfigOptions{Commit: tt.commit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.requests) != tt.requests || res.Config.HistoryTail != 4 || strings.Join(res.Config.AllowedAgents, ",") != "lead,reviewer" || !st.Equal(&guard.ConfigStamp{Commit: tt.commit, Found: true, Values: stamp.Values}) {
+			t.Errorf("commit %q: requests %v, history-tail %d, agents %v, stamp %+v", tt.commit, f.requests, res.Config.HistoryTail, res.Config.AllowedAgents, st)
+		}
+	}
+	// An input overrides the file.
+	in := settings.InputLayer(func(n string) string { return map[string]string{"history-tail": "5"}[n] })
+	res, _, err := r.Config(context.Background(), s, ConfigOptions{Commit: "c1", Top: []settings.Layer{in}})
+	if err != nil || res.Config.HistoryTail != 5 {
+		t.Errorf("history-tail %d (%v), want the input's 5", res.Config.HistoryTail, err)
+	}
+}
+
+// A bad configuration file is a configuration error naming the file, the
+// key and its line; an unreadable server is a failure to run.
+func TestConfigErrors(t *testing.T) {
+	f := issueWith()
+	f.file = []byte("history-tail: 4\nprune-treshold: 0.5\n")
+	r := &Reader{Forge: f, Where: Where{Verb: "report", Server: "http://x", Repo: "o/r"}}
+	_, _, err := r.Config(context.Background(), nil, ConfigOptions{})
+	var ue *exit.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".gitea/gns-guard.yml:2:1: prune-treshold") || !strings.Contains(err.Error(), `"prune-threshold"`) {
+		t.Errorf("error %v", err)
+	}
+	f.err = fmt.Errorf("GET: %w", guard.ErrUnreachable)
+	_, _, err = r.Config(context.Background(), nil, ConfigOptions{})
+	if exit.Code(err) != exit.CannotRun || !strings.HasPrefix(err.Error(), "report: could not reach the server http://x to read .gitea/gns-guard.yml") {
+		t.Errorf("error %v (exit %d)", err, exit.Code(err))
+	}
+}
+
+func TestErrorsSayWhatAndWhere(t *testing.T) {
+	w := Where{Verb: "history", Server: "http://x", Repo: "o/r", TokenHint: "check --token"}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{guard.ErrUnauthorized, "history: the server http://x rejected the token (HTTP 401) when trying to read issue #7; check --token"},
+		{guard.ErrForbidden, "history: the token may not read issue #7 in o/r (HTTP 403)"},
+		{guard.ErrNotFound, "history: could not read issue #7 in o/r: not found, or the token cannot see it (HTTP 404)"},
+		{guard.ErrUnreachable, "history: could not reach the server http://x to read issue #7"},
+		{errors.New("boom"), "history: could not read issue #7 at http://x: GET: boom"},
+	} {
+		err := w.Error("read issue #7", fmt.Errorf("GET: %w", tt.err))
+		if exit.Code(err) != exit.CannotRun || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%v: %q (exit %d), want %q", tt.err, err, exit.Code(err), tt.want)
+		}
+	}
+}
+
+// A question the token may not ask is a no with a note; with no admin
+// client it is a no without asking.
+func TestIsAdmin(t *testing.T) {
+	f := issueWith()
+	r := &Reader{Forge: f, Admin: f}
+	for range 2 {
+		ok, note, err := r.isAdmin(context.Background(), "carol")
+		if ok || err != nil || !strings.Contains(note, `"carol" is a repository admin could not be checked`) {
+			t.Errorf("admin %v, note %q, err %v", ok, note, err)
+		}
+	}
+	none := &Reader{Forge: f}
+	if ok, note, err := none.isAdmin(context.Background(), "carol"); ok || note != "" || err != nil {
+		t.Errorf("without an admin client: %v %q %v", ok, note, err)
+	}
+}

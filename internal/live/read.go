@@ -1,0 +1,267 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// Reader reads live issues of one repository.
+type Reader struct {
+	// Forge is the client every read goes through.
+	Forge guard.Forge
+	// Admin answers whether a user is a repository admin (the admin
+	// token's client, or Forge); nil answers no without asking.
+	Admin guard.Forge
+	// Where names the reader in messages.
+	Where Where
+	// Guard is the guard's own login when it is known before reading (the
+	// Actions token's user, or --guard-user); "" lets the reader find it.
+	Guard string
+	// TokenIsGuard says the token is the guard's own (action mode): when
+	// no signed record names the guard's user, the reader asks the server
+	// whose token it is (one request).
+	TokenIsGuard bool
+	// LedgerKey verifies ledger records when set.
+	LedgerKey []byte
+
+	admins map[string]bool // Decide's answers, kept across decisions
+}
+
+// Snapshot is what one read of an issue returned.
+type Snapshot struct {
+	Issue guard.Issue
+	// Governed is false for an issue with no checkpoint block and no
+	// governed label: nothing more was read of it.
+	Governed bool
+	// Recent are the issue's last comments with the label events among
+	// them; Files a pull request's changed paths.
+	Recent guard.CommentPage
+	Files  []string
+	// Status is the guard's sticky status comment (it holds the ledger);
+	// Older the comments read further back to find it; Labels every label
+	// event of the timeline entries read, oldest first.
+	Status *guard.Comment
+	Older  []guard.Comment
+	Labels []guard.LabelEvent
+	// Unreached says no status comment was found and the search stopped
+	// before the first timeline entry.
+	Unreached bool
+	// All says Older and Recent hold every comment of the issue.
+	All bool
+	// Guard is the guard's login, as known or found.
+	Guard string
+}
+
+// Comments are every comment read, oldest first.
+func (s *Snapshot) Comments() []guard.Comment {
+	return append(slices.Clone(s.Older), s.Recent.Comments...)
+}
+
+// ReadOptions say how much of an issue to read.
+type ReadOptions struct {
+	// Window is how many of the last comments to read (at least).
+	Window int
+	// Pull reads a pull request's changed files.
+	Pull bool
+	// All reads every comment of the issue (history, recover): the
+	// requests grow with the issue.
+	All bool
+	// Ungoverned reads the comments of an issue even when it is not
+	// governed.
+	Ungoverned bool
+	// Shallow looks for the guard's status comment only among the last
+	// comments (`context`, which loads them and needs no ledger).
+	Shallow bool
+}
+
+// MaxStatusPages bounds the search for a status comment beyond the
+// last comments (50 timeline entries a page): it happens when a burst of
+// comments buried it, and on the first run on an issue.
+const MaxStatusPages = 20
+
+// maxAllPages bounds a read of every comment (50 timeline entries a page):
+// far more than any real issue has.
+const maxAllPages = 10000
+
+// Read reads issue number live. A clean read of a governed issue whose
+// status comment is among its last comments costs two requests.
+func (r *Reader) Read(ctx context.Context, number int64, o ReadOptions) (*Snapshot, error) {
+	s := &Snapshot{Guard: r.Guard}
+	issue, err := r.Forge.Issue(ctx, number)
+	if err != nil {
+		return nil, r.Where.Error(fmt.Sprintf("read issue #%d", number), err)
+	}
+	s.Issue = issue
+	s.Governed = o.Pull || guard.IsGoverned(issue, guard.DefaultConfig())
+	if !s.Governed && !o.Ungoverned && !o.All {
+		return s, nil
+	}
+	if o.Pull {
+		if s.Files, err = r.Forge.PullFiles(ctx, number); err != nil {
+			return nil, r.Where.Error(fmt.Sprintf("list the files of pull request #%d", number), err)
+		}
+	}
+	if s.Recent, err = r.Forge.RecentComments(ctx, issue, max(o.Window, 3)); err != nil {
+		return nil, r.Where.Error(fmt.Sprintf("read the last comments of issue #%d", number), err)
+	}
+	s.Labels = s.Recent.Labels
+	pages := MaxStatusPages
+	switch {
+	case o.All:
+		pages = maxAllPages
+	case o.Shallow:
+		pages = 0
+	}
+	if err := r.findStatus(ctx, s, pages, o.All); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// More reads further back until at least n of the last comments are in
+// Recent, or the first comment is (a configuration that asks for a larger
+// window than the first read).
+func (r *Reader) More(ctx context.Context, s *Snapshot, n int) error {
+	for len(s.Recent.Comments) < n && s.Recent.Start > 0 && len(s.Older) == 0 {
+		page, err := r.Forge.CommentsBefore(ctx, s.Issue.Number, s.Recent.Start)
+		if err != nil {
+			return r.Where.Error(fmt.Sprintf("read the last comments of issue #%d", s.Issue.Number), err)
+		}
+		if page.Start >= s.Recent.Start {
+			break
+		}
+		s.Recent.Comments = append(page.Comments, s.Recent.Comments...)
+		s.Recent.Labels = append(page.Labels, s.Recent.Labels...)
+		s.Recent.Start = page.Start
+	}
+	return nil
+}
+
+// findStatus finds the guard's login (unless known) and its sticky status
+// comment, reading back from the last comments a bounded number of pages
+// (all of them with all), and collecting the comments and label events on
+// the way.
+func (r *Reader) findStatus(ctx context.Context, s *Snapshot, pages int, all bool) error {
+	n := s.Issue.Number
+	if s.Guard == "" && r.TokenIsGuard && len(r.LedgerKey) == 0 {
+		if err := r.learnGuard(ctx, s); err != nil {
+			return err
+		}
+	}
+	if r.pick(s, s.Recent.Comments) && !all {
+		return nil
+	}
+	start := s.Recent.Start
+	for p := 0; start > 0 && p < pages; p++ {
+		page, err := r.Forge.CommentsBefore(ctx, n, start)
+		if err != nil {
+			return r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), err)
+		}
+		if page.Start >= start {
+			return r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back from offset %d", start))
+		}
+		s.Older = append(page.Comments, s.Older...)
+		s.Labels = append(page.Labels, s.Labels...)
+		start = page.Start
+		if s.Status == nil && r.pick(s, page.Comments) && !all {
+			return nil
+		}
+	}
+	s.All = start == 0
+	if all && start > 0 {
+		return r.Where.Error(fmt.Sprintf("read the comments of issue #%d", n), fmt.Errorf("the timeline has more than %d pages", pages))
+	}
+	s.Unreached = s.Status == nil && start > 0
+	if s.Guard == "" {
+		if err := r.learnGuard(ctx, s); err != nil {
+			return err
+		}
+		r.pick(s, s.Comments())
+	}
+	return nil
+}
+
+// pick sets s.Status from comments (oldest first) when it finds it there:
+// the guard's own comment with the status marker, never one that carries an
+// archive marker, the newest whose ledger record verifies when one does,
+// else the newest. While the guard's login is unknown it is the author of
+// a status comment whose record names its author as its writer (and
+// verifies under the ledger key, when one is set): the Actions user when
+// it is one of them, else the newest.
+func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
+	n := s.Issue.Number
+	if s.Guard == "" {
+		for i := len(comments) - 1; i >= 0; i-- {
+			c := &comments[i]
+			if !isStatus(*c, n) || !r.signedBy(c, n) {
+				continue
+			}
+			if s.Guard == "" || c.Author == guard.ActionsUser {
+				// Unverified, several users may claim the guard's comment:
+				// the Actions user's claim wins, then the newest.
+				s.Guard = c.Author
+			}
+		}
+		if s.Guard == "" {
+			return false
+		}
+	}
+	var newest *guard.Comment
+	for i := len(comments) - 1; i >= 0; i-- {
+		c := &comments[i]
+		if c.Author != s.Guard || !isStatus(*c, n) {
+			continue
+		}
+		if newest == nil {
+			newest = c
+		}
+		if l, _ := guard.ReadLedger(c, n, r.LedgerKey); l != nil {
+			s.Status = c
+			return true
+		}
+	}
+	if newest != nil {
+		s.Status = newest
+	}
+	return newest != nil
+}
+
+// signedBy reports whether c's ledger record names c's author as its
+// writer and, with a ledger key, verifies.
+func (r *Reader) signedBy(c *guard.Comment, n int64) bool {
+	if r.TokenIsGuard && len(r.LedgerKey) == 0 {
+		// The guard's own token must never take a login from a record
+		// anyone could have written: it asks the server.
+		return false
+	}
+	l, _ := guard.ReadLedger(c, n, r.LedgerKey)
+	return l != nil && l.Writer != "" && l.Writer == c.Author
+}
+
+// learnGuard settles the guard's login when no status comment in reach
+// named it: the token's own user when the token is the guard's (one
+// request), else the Actions user.
+func (r *Reader) learnGuard(ctx context.Context, s *Snapshot) error {
+	if !r.TokenIsGuard {
+		s.Guard = guard.ActionsUser
+		return nil
+	}
+	self, err := r.Forge.Self(ctx)
+	if err != nil {
+		return r.Where.Error("look up the token's user", err)
+	}
+	s.Guard = self
+	return nil
+}
+
+// isStatus reports whether c carries issue n's status marker and no
+// archive marker: an archive is never taken for the status comment, so it
+// is never edited.
+func isStatus(c guard.Comment, n int64) bool {
+	return strings.Contains(c.Body, guard.StatusMarker(n)) && !strings.Contains(c.Body, prune.MarkerPrefix)
+}
