@@ -9,13 +9,17 @@
 #   AGENT, NEXT_AGENT  this agent's name and the next one's
 #                      (default lead-developer, code-reviewer)
 #   INVOCATION         this invocation's id: a re-run with the same id
-#                      writes nothing twice (default AGENT-<time>)
+#                      writes nothing twice (default AGENT-<UTC time>-<pid>)
 #   GUARD_USER         the login the guard writes as (default gitea-actions)
+#   WORKDIR            where entry.md is written (default .)
+#
+# POSIX sh and POSIX utilities only: it runs the same on Linux, macOS and
+# the BSDs, and in busybox.
 set -u
 : "${GITHUB_SERVER_URL:?}" "${GITEA_TOKEN:?}" "${REPO:?}" "${ISSUE:?}"
 AGENT=${AGENT:-lead-developer}
 NEXT_AGENT=${NEXT_AGENT:-code-reviewer}
-INVOCATION=${INVOCATION:-$AGENT-$(date +%s)}
+INVOCATION=${INVOCATION:-$AGENT-$(date -u +%Y%m%dT%H%M%SZ)-$$}
 GUARD_USER=${GUARD_USER:-gitea-actions}
 WORKDIR=${WORKDIR:-.}
 
@@ -36,7 +40,8 @@ case $status in
 esac
 
 # WORK: the model reads entry.md and does its task; here it only counts.
-CONSUMED=$(wc -c <"$WORKDIR/entry.md")
+# (BSD wc pads the number with blanks: keep the digits only.)
+CONSUMED=$(wc -c <"$WORKDIR/entry.md" | tr -cd '0-9')
 
 # 2. Exit: the result comment with its footer, the checkpoint patched
 #    compare-and-swap, labels and assignee. Refused (exit 1) when the guard

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
+	"flag"
 	"fmt"
 	"strconv"
 	"time"
@@ -9,6 +9,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -32,11 +33,7 @@ func runCheck(args []string, env Env) error {
 	format := fs.String("format", "text", "output format: text or json")
 	issue := fs.Int64("issue", 0, "the issue's number; checkpoint.issue must match it (0: take it from the checkpoint)")
 	labels := fs.String("labels", "", "the issue's labels, comma-separated (default: the checkpoint's state.labels)")
-	tail := fs.Int("history-tail", checkpoint.DefaultTailLimit, "most entries history_tail may hold")
-	maxBytes := fs.Int("max-checkpoint-bytes", checkpoint.DefaultMaxBytes, "largest checkpoint block that is parsed")
-	maxDepth := fs.String("default-max-depth", "", "depth limit when no cascade label is set: N, n (unlimited) or empty")
-	allowed := fs.String("allowed-agents", "", "comma-separated agents allowed to act (empty: any)")
-	encName := fs.String("encoding", string(tokens.CL100kBase), "tokenizer encoding: cl100k_base or o200k_base")
+	conf := offlineConfigFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -45,27 +42,18 @@ func runCheck(args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	if *format != "text" && *format != "json" {
-		return usageError("check: --format must be text or json, not %q", *format)
+	if err := checkFormat("check", *format); err != nil {
+		return err
 	}
-	if *tail < 1 || *maxBytes < 1 {
-		return usageError("check: --history-tail and --max-checkpoint-bytes must be positive")
-	}
-	enc, err := tokens.ParseEncoding(*encName)
+	cfg, err := conf("check", env)
 	if err != nil {
-		return usageError("check: %v", err)
-	}
-	cfg := guard.DefaultConfig()
-	cfg.HistoryTail, cfg.MaxCheckpointBytes, cfg.Encoding = *tail, *maxBytes, enc
-	cfg.AllowedAgents = guard.ParseList(*allowed)
-	if cfg.DefaultMaxDepth, err = guard.ParseMaxDepth(*maxDepth); err != nil {
-		return usageError("check: --default-max-depth: %v, not %q", err, *maxDepth)
+		return err
 	}
 	body, err := readInput(env, name)
 	if err != nil {
 		return err
 	}
-	counter, err := tokens.New(enc)
+	counter, err := tokens.New(cfg.Encoding)
 	if err != nil {
 		return cannotRun(err)
 	}
@@ -87,8 +75,9 @@ func runCheck(args []string, env Env) error {
 		Done:    done,
 	})
 	if *format == "json" {
-		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(env.Stdout, "%s\n", out)
+		if err := printJSON(env, rep); err != nil {
+			return err
+		}
 	} else {
 		for _, f := range rep.Findings {
 			fmt.Fprintln(env.Stdout, f.Format(source))
@@ -120,50 +109,62 @@ type checkOptions struct {
 	Done    <-chan struct{} // the parse deadline
 }
 
-// check runs the guard's decision on a body offline and reports it, with
-// the one line a clean check prints.
-func check(o checkOptions) (checkReport, string) {
-	cfg, body, source := o.Config, o.Body, o.Source
-	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: o.Issue, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: o.Done})
-	number := o.Issue
-	var labelList []string
+// offline is the guard's decision on a body made offline, as check and
+// prune make it.
+type offline struct {
+	parsed checkpoint.Result
+	plan   *guard.Plan
+	labels []string // the labels judged: --labels, else state.labels
+	number int64    // the issue's number: the given one, else the checkpoint's
+}
+
+// decideOffline runs the guard's decision on a body offline: the labels
+// are the given live ones, else the checkpoint's own record of them, and
+// there are no comments and no ledger.
+func decideOffline(o checkOptions) offline {
+	cfg, body := o.Config, o.Body
+	d := offline{number: o.Issue}
+	d.parsed = checkpoint.Parse(body, checkpoint.Options{Issue: o.Issue, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: o.Done})
 	labelsKnown := len(o.Labels) > 0
-	if cp := parsed.Checkpoint; cp != nil {
-		if number == 0 && cp.Issue.Set {
-			number = cp.Issue.Value
+	if cp := d.parsed.Checkpoint; cp != nil {
+		if d.number == 0 && cp.Issue.Set {
+			d.number = cp.Issue.Value
 		}
 		for _, l := range cp.State.Labels.Items {
-			labelList = append(labelList, l.Value)
+			d.labels = append(d.labels, l.Value)
 		}
 		labelsKnown = labelsKnown || cp.State.Labels.Set
 	}
 	if len(o.Labels) > 0 {
-		labelList = o.Labels
+		d.labels = o.Labels
 	}
 	in := guard.Input{
 		Config:  cfg,
-		Issue:   guard.Issue{Number: number, Body: body},
-		Event:   guard.Event{Name: "issues", Action: "opened", Number: number},
+		Issue:   guard.Issue{Number: d.number, Body: body},
+		Event:   guard.Event{Name: "issues", Action: "opened", Number: d.number},
 		Now:     o.Now,
 		Counter: o.Counter,
 		Done:    o.Done,
 		// Offline, the labels are the checkpoint's own record of them.
 		LabelsUnknown: !labelsKnown,
 	}
-	for i, l := range labelList {
+	for i, l := range d.labels {
 		in.Issue.Labels = append(in.Issue.Labels, guard.Label{ID: int64(i + 1), Name: l})
 	}
-	plan := guard.Decide(in)
-	found := plan.Findings()
+	d.plan = guard.Decide(in)
+	return d
+}
 
-	for i, f := range found {
-		// The action repairs an over-long history_tail by pruning (a
-		// warning there); check reports it as the schema error it is.
-		if f.Rule == checkpoint.RuleTailTooLong {
-			found[i].Severity = finding.Error
-		}
-	}
-	rep := checkReport{File: source, Findings: finding.Sort(found), Errors: finding.Errors(found), Labels: labelList, Plan: describePlan(plan, cfg)}
+// check runs the guard's decision on a body offline and reports it, with
+// the one line a clean check prints. It judges as the action does: an
+// over-long history_tail, which the action repairs by pruning, is a
+// warning next to the planned prune.
+func check(o checkOptions) (checkReport, string) {
+	cfg := o.Config
+	d := decideOffline(o)
+	plan, labelList := d.plan, d.labels
+	found := plan.Findings()
+	rep := checkReport{File: o.Source, Findings: finding.Sort(found), Errors: finding.Errors(found), Labels: labelList, Plan: describePlan(plan, cfg)}
 	rep.Warnings = len(found) - rep.Errors
 	rep.Valid = rep.Errors == 0
 	if plan.Governed {
@@ -179,7 +180,7 @@ func check(o checkOptions) (checkReport, string) {
 		// As the action: nothing to govern, nothing to write, exit 0.
 		return rep, "not governed: no checkpoint block (a ```yaml fenced block whose root key is checkpoint; 'gns-guard schema' shows its shape) and no cascade:: or budget:: label, so the action passes and writes nothing"
 	}
-	return rep, summary(parsed.Checkpoint, plan)
+	return rep, summary(d.parsed.Checkpoint, plan)
 }
 
 // describePlan lists the writes the action would make for a plan, in the
@@ -212,4 +213,28 @@ func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
 	return fmt.Sprintf("ok: issue %d, phase %s, depth %d, budget %d of %d left, next %s (~%d tokens), entry context %d of %d tokens (%s task)",
 		cp.Issue.Value, strconv.Quote(cp.Phase.Value), cp.Depth.Value, cp.Budget.Remaining.Value, cp.Budget.Total.Value, strconv.Quote(next), cp.NextEstimatedTokens.Value,
 		n.ContextTokens, n.MaxContext, n.TaskSize)
+}
+
+// offlineConfigFlags declares the flags of a verb that judges a body
+// offline: --config FILE (a configuration file, as the repository's
+// .gitea/gns-guard.yml) and a flag per setting of the table, which override
+// the file. The returned function resolves them into the guard's Config.
+func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (guard.Config, error) {
+	file := fs.String("config", "", "a configuration file to judge with, as the repository's "+settings.FileName)
+	flags := settings.Flags(fs)
+	return func(verb string, env Env) (guard.Config, error) {
+		var layers []settings.Layer
+		if *file != "" {
+			l, err := localConfig(env, *file)
+			if err != nil {
+				return guard.Config{}, err
+			}
+			layers = append(layers, l)
+		}
+		set, err := settings.Resolve(append(layers, flags())...)
+		if err != nil {
+			return set.Config, usageError("%s: %v", verb, err)
+		}
+		return set.Config, nil
+	}
 }

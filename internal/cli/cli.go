@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +19,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/version"
 )
 
 // Env is the world a command sees. Tests build their own; System returns the
@@ -40,7 +45,7 @@ func System() Env {
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
 		Getenv:   os.Getenv,
-		ReadFile: os.ReadFile,
+		ReadFile: readFileCapped,
 		AppendFile: func(name string, data []byte) error {
 			f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 			if err != nil {
@@ -51,6 +56,29 @@ func System() Env {
 		},
 		Now: time.Now,
 	}
+}
+
+// errTooLarge says a file holds more than maxInput bytes: it was not read
+// whole.
+var errTooLarge = fmt.Errorf("over %d MiB", maxInput>>20)
+
+// readFileCapped reads a named file, but never more than maxInput+1 bytes
+// of it (a device such as /dev/zero, or a huge file, must not exhaust
+// memory): a longer file is an error that wraps errTooLarge.
+func readFileCapped(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxInput+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInput {
+		return nil, &os.PathError{Op: "read", Path: name, Err: errTooLarge}
+	}
+	return data, nil
 }
 
 // usageError is a mistake in how the command was called: exit 2.
@@ -70,37 +98,167 @@ const usage = `gns-guard guards GNS-2 agent workflows kept in Gitea issues.
 
 Usage:
   gns-guard check FILE|- [--format text|json] [--issue N] [--labels L1,L2]
-  gns-guard prune FILE [--format text|json]
+  gns-guard prune FILE|- [--format text|json]
   gns-guard history --repo OWNER/NAME --issue N [--server URL] [--token T] [--format yaml|json]
-  gns-guard tokens FILE|- [--encoding cl100k_base|o200k_base]
+  gns-guard tokens FILE|- [--encoding cl100k_base|o200k_base] [--format text|json]
   gns-guard context --repo OWNER/NAME --issue N [--file PATH]... [--skill PATH] [--size S] [--cap TOKENS] [--format text|json]
   gns-guard context --body FILE [--comments FILE] [flags]   (offline)
   gns-guard report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]
   gns-guard recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]
   gns-guard schema
   gns-guard rules [--format text|json]
+  gns-guard version [--format text|json]   (or gns-guard --version)
   gns-guard action        (the default when GITHUB_ACTIONS=true)
+
+Every verb takes --format json (errors, too, are then one JSON object on
+standard output).
 
 Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not run.
 Run 'gns-guard VERB -h' for a verb's flags.
 `
 
+// verbs are the verbs run dispatches, in the order usage lists them.
+var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "schema", "rules", "version", "action"}
+
 // Main runs the command line args and returns the exit code: the one place
 // where an outcome becomes a code (package exit's table).
-func Main(ctx context.Context, args []string, env Env) int {
+//
+// When the arguments ask for --format json, an error the verb did not
+// already answer on standard output is printed there as one JSON object
+// (jsonError), with the same exit code; otherwise it is one line on
+// standard error, and a usage error is followed by one hint line.
+func Main(ctx context.Context, args []string, env Env) (code int) {
+	out := &countingWriter{w: env.Stdout}
+	env.Stdout = out
+	asJSON := wantsJSON(args)
+	defer func() {
+		// Nothing on any input may crash the program: a panic is a bug,
+		// reported as one, and the run could not be done (exit 3).
+		if r := recover(); r != nil {
+			err := cannotRun(fmt.Errorf("internal error: %v (a bug in gns-guard; please report it with the command that caused it)", r))
+			fmt.Fprintf(env.Stderr, "gns-guard: %v\n%s", err, debug.Stack())
+			if asJSON && out.n == 0 {
+				printJSONError(env.Stdout, err)
+			}
+			code = exit.CannotRun
+		}
+	}()
 	err := run(ctx, args, env)
 	if errors.Is(err, flag.ErrHelp) {
 		return exit.Clean
 	}
-	code := exit.Code(err)
-	if code == exit.Clean || err == exit.ErrViolations || exit.IsReported(err) {
+	code = exit.Code(err)
+	if code == exit.Clean {
 		return code
 	}
-	fmt.Fprintf(env.Stderr, "gns-guard: %v\n", err)
-	if code == exit.Usage && !strings.Contains(err.Error(), "-h") {
-		fmt.Fprintln(env.Stderr, "Run 'gns-guard -h' for usage.")
+	if asJSON && out.n == 0 {
+		// The verb printed no report: the error is the answer.
+		printJSONError(env.Stdout, err)
+		return code
+	}
+	if err == exit.ErrViolations || exit.IsReported(err) {
+		return code
+	}
+	fmt.Fprintf(env.Stderr, "gns-guard: %s\n", oneLine(err.Error()))
+	if code == exit.Usage {
+		if hint := usageHint(args, env); hint != "" {
+			fmt.Fprintln(env.Stderr, hint)
+		}
 	}
 	return code
+}
+
+// jsonError is how an error is printed under --format json:
+// {"error":{"exit_code":2,"kind":"usage","message":"..."}}.
+type jsonError struct {
+	Error jsonErrorBody `json:"error"`
+}
+
+// jsonErrorBody is the error of a jsonError.
+type jsonErrorBody struct {
+	ExitCode int `json:"exit_code"`
+	// Kind is usage (exit 2: a usage or configuration error), violations
+	// (exit 1) or cannot-run (exit 3).
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// printJSONError prints err as one jsonError line.
+func printJSONError(w io.Writer, err error) {
+	code := exit.Code(err)
+	e := jsonErrorBody{ExitCode: code, Message: err.Error()}
+	switch code {
+	case exit.Violation:
+		e.Kind = "violations"
+	case exit.Usage:
+		e.Kind = "usage"
+	default:
+		e.Kind = "cannot-run"
+	}
+	data, _ := json.Marshal(jsonError{e})
+	fmt.Fprintf(w, "%s\n", data)
+}
+
+// wantsJSON says the arguments ask for --format json (or --format=json;
+// the last --format counts, as the flag package has it).
+func wantsJSON(args []string) bool {
+	asJSON := false
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "format" {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				break
+			}
+			value = args[i+1]
+		}
+		asJSON = value == "json"
+	}
+	return asJSON
+}
+
+// usageHint is the line that follows a usage error: where the help is.
+// Action mode has none (its inputs are described in action.yml).
+func usageHint(args []string, env Env) string {
+	if len(args) == 0 {
+		if env.Getenv("GITHUB_ACTIONS") == "true" {
+			return ""
+		}
+		return "Run 'gns-guard -h' for usage."
+	}
+	verb := args[0]
+	switch {
+	case verb == "action":
+		return ""
+	case verb == "--version" || verb == "-version":
+		verb = "version"
+	case !slices.Contains(verbs, verb):
+		return "Run 'gns-guard -h' for usage."
+	}
+	return fmt.Sprintf("Run 'gns-guard %s -h' for usage.", verb)
+}
+
+// oneLine keeps a message on one line.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", " ")
+}
+
+// countingWriter counts what was written through it: whether a verb
+// printed its answer before it failed.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func run(ctx context.Context, args []string, env Env) error {
@@ -108,8 +266,7 @@ func run(ctx context.Context, args []string, env Env) error {
 		if env.Getenv("GITHUB_ACTIONS") == "true" {
 			return runAction(ctx, env)
 		}
-		fmt.Fprint(env.Stderr, usage)
-		return usageError("no verb given")
+		return usageError("no verb given; the verbs are %s", strings.Join(verbs, ", "))
 	}
 	verb, rest := args[0], args[1:]
 	switch verb {
@@ -131,13 +288,47 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runSchema(rest, env)
 	case "rules":
 		return runRules(rest, env)
+	case "version", "--version", "-version":
+		return runVersion(rest, env)
 	case "action":
 		return runAction(ctx, env)
-	case "-h", "--help", "help":
+	case "-h", "--help", "-help", "help":
+		if len(rest) > 0 && slices.Contains(verbs, rest[0]) && rest[0] != "action" {
+			return run(ctx, []string{rest[0], "-h"}, env)
+		}
 		fmt.Fprint(env.Stdout, usage)
 		return nil
 	}
-	return usageError("unknown verb %q; the verbs are check, prune, history, tokens, context, report, recover, schema, rules, action", verb)
+	return usageError("unknown verb %q; the verbs are %s", verb, strings.Join(verbs, ", "))
+}
+
+// runVersion prints the build: one line, or a JSON object.
+func runVersion(args []string, env Env) error {
+	fs := newFlags("version", env, "version [--format text|json]")
+	format := fs.String("format", "text", "output format: text or json")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("version takes no arguments")
+	}
+	if err := checkFormat("version", *format); err != nil {
+		return err
+	}
+	if *format == "json" {
+		return printJSON(env, version.Info())
+	}
+	_, err = fmt.Fprintln(env.Stdout, version.String())
+	return err
+}
+
+// checkFormat accepts --format text or json.
+func checkFormat(verb, format string) error {
+	if format != "text" && format != "json" {
+		return usageError("%s: --format must be text or json, not %q", verb, format)
+	}
+	return nil
 }
 
 func runAction(ctx context.Context, env Env) error {
@@ -154,24 +345,73 @@ func runAction(ctx context.Context, env Env) error {
 	})
 }
 
-// newFlags returns a flag set for a verb that reports errors as usage errors.
+// newFlags returns a flag set for a verb. The flag package prints nothing
+// itself: a mistake becomes one usage error (parse), and -h prints the
+// verb's help (printHelp) on standard output.
 func newFlags(verb string, env Env, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: gns-guard %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { printHelp(env.Stdout, fs, synopsis) }
 	return fs
 }
 
+// printHelp prints a verb's synopsis and flags. A flag's default is shown
+// only when it is a value one would pass: not a sentinel that means "not
+// given" (a negative or zero number, "" or false).
+func printHelp(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: gns-guard %s\n\nFlags:\n", synopsis)
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, text := flag.UnquoteUsage(f)
+		b.WriteString("  --" + f.Name)
+		if kind != "" {
+			b.WriteString(" " + kind)
+		}
+		b.WriteString("\n        " + strings.ReplaceAll(text, "\n", "\n        "))
+		if d, ok := shownDefault(f); ok {
+			fmt.Fprintf(&b, " (default %s)", d)
+		}
+		b.WriteByte('\n')
+	})
+	fmt.Fprint(w, b.String())
+}
+
+// shownDefault is a flag's default as help shows it, or false when it is
+// a sentinel.
+func shownDefault(f *flag.Flag) (string, bool) {
+	d := f.DefValue
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return d, d == "true"
+	}
+	var v any
+	if g, ok := f.Value.(flag.Getter); ok {
+		v = g.Get()
+	}
+	switch v.(type) {
+	case string:
+		return strconv.Quote(d), d != ""
+	case int, int64, uint, uint64, float64:
+		n, err := strconv.ParseFloat(d, 64)
+		return d, err == nil && n > 0
+	case time.Duration:
+		n, err := time.ParseDuration(d)
+		return d, err == nil && n > 0
+	}
+	return d, d != "" && d != "0" && d != "[]"
+}
+
 // parse parses flags that may stand before or after the positional
-// arguments, and returns the positional ones.
+// arguments, and returns the positional ones. -h prints the verb's help
+// and returns flag.ErrHelp; any other mistake is one usage error.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	help := fs.Usage
+	fs.Usage = func() {} // the flag package calls it on every error
+	defer func() { fs.Usage = help }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				help()
 				return nil, err
 			}
 			return nil, usageError("%s: %v", fs.Name(), err)
@@ -190,15 +430,17 @@ func readInput(env Env, name string) (string, error) {
 	var data []byte
 	var err error
 	if name == "-" {
-		data, err = io.ReadAll(io.LimitReader(env.Stdin, maxInput+1))
+		if env.Stdin != nil {
+			data, err = io.ReadAll(io.LimitReader(env.Stdin, maxInput+1))
+		}
 	} else {
 		data, err = env.ReadFile(name)
 	}
+	if errors.Is(err, errTooLarge) || err == nil && len(data) > maxInput {
+		return "", usageError("%s is over %d MiB; an issue body is far smaller", name, maxInput>>20)
+	}
 	if err != nil {
 		return "", usageError("cannot read %s: %v", name, err)
-	}
-	if len(data) > maxInput {
-		return "", usageError("%s is over %d MiB; an issue body is far smaller", name, maxInput>>20)
 	}
 	return string(data), nil
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -29,10 +28,10 @@ func runRules(args []string, env Env) error {
 	if len(pos) > 0 {
 		return usageError("rules takes no arguments")
 	}
-	if *format != "text" && *format != "json" {
-		return usageError("rules: --format must be text or json, not %q", *format)
+	if err := checkFormat("rules", *format); err != nil {
+		return err
 	}
-	var out []ruleJSON
+	out := []ruleJSON{}
 	for _, r := range guard.Rules() {
 		j := ruleJSON{ID: r.ID, Severity: "error", Events: "issues, issue_comment", When: r.When, Effects: r.Effects, Inputs: r.Inputs}
 		if r.Warning {
@@ -47,9 +46,7 @@ func runRules(args []string, env Env) error {
 		out = append(out, j)
 	}
 	if *format == "json" {
-		data, _ := json.MarshalIndent(out, "", "  ")
-		_, err := fmt.Fprintf(env.Stdout, "%s\n", data)
-		return err
+		return printJSON(env, out)
 	}
 	var b strings.Builder
 	for _, r := range out {

@@ -1,0 +1,100 @@
+// Package version says which build of gns-guard is running: the module
+// version, the commit it was built from (and whether the work tree had
+// changes), and the Go release, all read from the build information the Go
+// toolchain embeds in the binary. It imports nothing of the project's.
+package version
+
+import (
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// Devel is the version of a build that has no module version: one made by
+// `go build` or `go run` in the source tree.
+const Devel = "(devel)"
+
+// Build is what a binary knows of its own build.
+type Build struct {
+	// Version is the module version (v1.2.3, or a pseudo-version), or Devel.
+	Version string `json:"version"`
+	// Commit is the VCS revision the binary was built from, or "" when the
+	// build recorded none.
+	Commit string `json:"commit,omitempty"`
+	// CommitTime is the revision's time (RFC 3339), or "".
+	CommitTime string `json:"commit_time,omitempty"`
+	// Modified says the work tree had uncommitted changes at build time.
+	Modified bool `json:"modified"`
+	// Go is the Go release the binary was built with (go1.26.8).
+	Go string `json:"go"`
+}
+
+// Info returns the running binary's build.
+func Info() Build {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return Build{Version: Devel, Go: runtime.Version()}
+	}
+	return FromBuildInfo(bi)
+}
+
+// String is Info().String().
+func String() string { return Info().String() }
+
+// FromBuildInfo reads a Build out of the toolchain's build information;
+// nil gives a Devel build.
+func FromBuildInfo(bi *debug.BuildInfo) Build {
+	b := Build{Version: Devel, Go: runtime.Version()}
+	if bi == nil {
+		return b
+	}
+	if v := bi.Main.Version; v != "" {
+		b.Version = v
+	}
+	if bi.GoVersion != "" {
+		b.Go = bi.GoVersion
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.time":
+			b.CommitTime = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// String is the build in one line: "gns-guard v1.2.3 (commit abc1234, go1.26.8)";
+// a build from a changed work tree says "commit abc1234, modified".
+func (b Build) String() string {
+	var s strings.Builder
+	s.WriteString("gns-guard ")
+	if b.Version == "" {
+		s.WriteString(Devel)
+	} else {
+		s.WriteString(b.Version)
+	}
+	s.WriteString(" (")
+	if b.Commit != "" {
+		s.WriteString("commit ")
+		s.WriteString(short(b.Commit))
+		if b.Modified {
+			s.WriteString(", modified")
+		}
+		s.WriteString(", ")
+	}
+	s.WriteString(b.Go)
+	s.WriteString(")")
+	return s.String()
+}
+
+// short is the first 7 characters of a commit hash, as git abbreviates it.
+func short(commit string) string {
+	if len(commit) > 7 {
+		return commit[:7]
+	}
+	return commit
+}
