@@ -21,9 +21,11 @@ import (
 const cleanPassRequests = 3
 
 // firstRunRequests is what the first run on a healthy issue costs: the
-// clean pass's reads, the status comment that holds the guard's ledger, and
-// one re-read that settles a duplicate a concurrent run may have posted.
-const firstRunRequests = cleanPassRequests + 2
+// clean pass's reads, the repository's configuration file (later runs for
+// the same commit take it from the ledger's record), the status comment
+// that holds the guard's ledger, and one re-read that settles a duplicate a
+// concurrent run may have posted.
+const firstRunRequests = cleanPassRequests + 3
 
 // A healthy issue passes and reports its numbers. Its first run posts the
 // status comment that holds the guard's ledger; later runs on the unchanged

@@ -87,8 +87,10 @@ func (r *runner) run(ctx context.Context) error {
 	input := func(name string) string { return r.kit.gh.GetInput(name) }
 	r.inputs = settings.InputLayer(input)
 	set, err := settings.Resolve(r.inputs)
-	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey)} {
-		if t != "" {
+	masked := map[string]bool{"": true}
+	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey), r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN")} {
+		if !masked[t] {
+			masked[t] = true
 			r.kit.gh.AddMask(t)
 		}
 	}
@@ -99,7 +101,6 @@ func (r *runner) run(ctx context.Context) error {
 	if token == "" {
 		return &exit.UsageError{Err: errors.New("input token: expected a token (the default is ${{ github.token }})")}
 	}
-	r.kit.gh.AddMask(token)
 	apiURL, owner, name, err := r.readEnvironment()
 	if err != nil {
 		return err

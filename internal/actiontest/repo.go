@@ -2,6 +2,7 @@ package actiontest
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -128,4 +129,20 @@ func (r *Repo) Status(t testing.TB, n int64) Comment {
 		t.Fatalf("expected exactly one status comment on #%d, found %d", n, len(cs))
 	}
 	return cs[0]
+}
+
+// CommitFile writes a file to the default branch as the administrator (a
+// new commit: runs of later events carry it as GITHUB_SHA), creating it or
+// replacing what it held.
+func (r *Repo) CommitFile(t testing.TB, path, content string) {
+	t.Helper()
+	var cur struct {
+		SHA string `json:"sha"`
+	}
+	in := map[string]string{"content": base64.StdEncoding.EncodeToString([]byte(content)), "message": "Set " + path}
+	method := http.MethodPost
+	if err := API(context.Background(), r.S, r.S.AdminToken, http.MethodGet, r.Path("/contents/%s", path), nil, &cur); err == nil && cur.SHA != "" {
+		method, in["sha"] = http.MethodPut, cur.SHA
+	}
+	r.API(t, r.S.AdminToken, method, r.Path("/contents/%s", path), in, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -431,5 +432,52 @@ func checkBody(t *testing.T, body string, n int64) {
 	env.Getenv = func(string) string { return "" }
 	if code := cli.Main(context.Background(), []string{"check", "--issue", strconv.FormatInt(n, 10), "-"}, env); code != 0 {
 		t.Errorf("check: exit %d\n%s%s\n%s", code, out.String(), errb.String(), body)
+	}
+}
+
+// A repository configured only through .gitea/gns-guard.yml: report reads
+// the same file the guard reads (no flag names a setting, and no flag
+// names the guard's user: its signed ledger does), refuses what the guard
+// would fail, and what it accepts the guard passes.
+func TestReportJudgesWithTheRepositoryConfiguration(t *testing.T) {
+	r := actiontest.NewRepo(t)
+	r.CommitFile(t, ".gitea/gns-guard.yml", "allowed-agents:\n  - orchestrator\n  - lead-developer\n")
+	f := &flow{r: r, agent: r.User(t, "agent", giteatest.PermWrite)}
+	n, d := r.Open(t, "configured", func(n int64) string { return issueWithBudget(n, 20000, "cascade::depth-2, size::medium") }, "cascade::depth-2", "size::medium")
+	f.n = n
+	if res := r.Step().RunInProcess(t, d, actiontest.InProcess{}); res.Code != 0 {
+		t.Fatalf("the guard's first run: %s", res)
+	}
+	for _, res := range f.guard(t) { // the runs opening the issue recorded
+		if res.Code != 0 {
+			t.Fatalf("the guard on the new issue: %s", res)
+		}
+	}
+	report := func(args ...string) (string, string, int) {
+		base := []string{"report", "--repo", r.Owner + "/" + r.Name, "--issue", strconv.FormatInt(n, 10),
+			"--server", r.S.URL, "--token", f.agent.Token, "--format", "json", "--agent", "lead-developer", "--consumed", "1000", "--action", "implemented it"}
+		return gns(t, nil, append(base, args...)...)
+	}
+
+	out, errOut, code := report("--invocation", "inv-1", "--next-agent", "code-reviewer", "--next-estimate", "1000")
+	rep := decodeReport(t, out)
+	if code != 1 || rep.Outcome != "refused" || len(rep.Findings) == 0 || rep.Findings[0].Rule != guard.RuleAgentNotAllowed {
+		t.Fatalf("a next agent the file does not allow: exit %d, %+v\n%s", code, rep, errOut)
+	}
+	if res := f.guard(t); len(res) != 0 {
+		t.Fatalf("a refused report caused %d runs", len(res))
+	}
+
+	// Forced, the guard fails it for the same rule.
+	out, _, code = report("--invocation", "inv-1", "--next-agent", "code-reviewer", "--next-estimate", "1000", "--force")
+	if rep := decodeReport(t, out); code != 0 || rep.Outcome != "written" {
+		t.Fatalf("forced: exit %d, %+v", code, rep)
+	}
+	failed := false
+	for _, res := range f.guard(t) {
+		failed = failed || slices.Contains(res.Rules(t), guard.RuleAgentNotAllowed)
+	}
+	if !failed {
+		t.Errorf("the guard did not fail the forced report for %s", guard.RuleAgentNotAllowed)
 	}
 }

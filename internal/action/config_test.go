@@ -1,0 +1,53 @@
+package action_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// A repository configured only through .gitea/gns-guard.yml on its default
+// branch: the file's rules fail a run, an input of the workflow overrides
+// the file, a run for the commit the ledger recorded reads no file (a clean
+// pass keeps its requests), and a broken file is a configuration error
+// (exit 2) naming the file, the key and its line.
+func TestRepositoryConfigurationFile(t *testing.T) {
+	f := newFixture(t)
+	f.CommitFile(t, ".gitea/gns-guard.yml", "# the agents of this repository\nallowed-agents: [orchestrator, architect, lead-developer]\n")
+
+	// The file's allowed-agents has no code-reviewer: the healthy issue's
+	// next agent is refused.
+	_, d := f.Open(t, "configured by the file", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	r := f.Run(t, d)
+	r.Expect(t, 1, "fail")
+	if rules := r.Rules(t); len(rules) == 0 || rules[0] != "agent-not-allowed" {
+		t.Errorf("violations %v, want agent-not-allowed from the file's allowed-agents\n%s", rules, r)
+	}
+
+	// The workflow's input overrides the file.
+	n, d := f.Open(t, "the input overrides the file", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	agents := "orchestrator, architect, lead-developer, code-reviewer"
+	r = f.Run(t, d, "allowed-agents", agents)
+	r.Expect(t, 0, "pass")
+	if r.Requests != firstRunRequests {
+		t.Errorf("the first run made %d requests, want %d (it reads the file once)\n%s", r.Requests, firstRunRequests, r.Stdout)
+	}
+
+	// The next run is for the same commit: the ledger's record of the file
+	// stands in for it.
+	_, d = f.Comment(t, n, f.Admin(), "a note from a person")
+	r = f.Run(t, d, "allowed-agents", agents)
+	r.Expect(t, 0, "pass")
+	if r.Requests != cleanPassRequests || len(r.Writes) != 0 {
+		t.Errorf("a clean pass for the same commit made %d requests and wrote %q; want %d and nothing", r.Requests, r.Writes, cleanPassRequests)
+	}
+
+	// A new commit breaks the file: every run says where, and writes nothing.
+	f.CommitFile(t, ".gitea/gns-guard.yml", "allowed-agents: [orchestrator]\nprune-treshold: 0.5\n")
+	_, d = f.Comment(t, n, f.Admin(), "another note")
+	r = f.Run(t, d, "allowed-agents", agents)
+	r.Expect(t, 2, "error")
+	want := `.gitea/gns-guard.yml:2:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`
+	if !strings.Contains(r.Stdout, want) || len(r.Writes) != 0 {
+		t.Errorf("a broken configuration file: want %q in the log and no write\n%s", want, r)
+	}
+}
