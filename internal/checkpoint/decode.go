@@ -380,40 +380,8 @@ func short(s string) string {
 
 // hint suggests the closest known key, if one is close enough to be a typo.
 func hint(got string, known []string) string {
-	best, bestD := "", 1<<30
-	for _, k := range known {
-		d := distance(strings.ToLower(got), k)
-		if d < bestD {
-			best, bestD = k, d
-		}
-	}
-	limit := max(1, min(3, len(got)/3))
-	if best != "" && (bestD <= limit || strings.HasPrefix(best, strings.ToLower(got)) && len(got) >= 3) {
+	if best, ok := finding.Nearest(got, known); ok || best != "" && strings.HasPrefix(best, strings.ToLower(got)) && len(got) >= 3 {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
-}
-
-// distance is the Levenshtein distance between a and b, in bytes.
-func distance(a, b string) int {
-	if len(a) > 64 {
-		return len(a)
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gns-guard/gns-guard/internal/finding"
 )
 
 // The sources of a Layer other than a file, which is named by its path.
@@ -292,46 +294,18 @@ func notInFile(s Setting) string {
 // may hold.
 func hint(got string) string {
 	low := strings.ToLower(got)
-	best, bestD := "", 1<<30
-	var prefixed []string
+	var all, prefixed []string
 	for _, r := range rows {
-		if d := distance(low, r.Name); d < bestD {
-			best, bestD = r.Name, d
-		}
+		all = append(all, r.Name)
 		if len(low) >= 3 && strings.HasPrefix(r.Name, low) {
 			prefixed = append(prefixed, strconv.Quote(r.Name))
 		}
 	}
-	switch {
-	case bestD <= max(1, min(3, len(got)/3)):
+	if best, ok := finding.Nearest(got, all); ok {
 		return fmt.Sprintf(" (did you mean %q?)", best)
-	case len(prefixed) > 0:
+	}
+	if len(prefixed) > 0 {
 		return " (did you mean " + strings.Join(prefixed, " or ") + "?)"
 	}
 	return "; the keys are " + strings.Join(names(func(s Setting) bool { return s.File }), ", ")
-}
-
-// distance is the Levenshtein distance between a and b, in bytes; a long
-// a is simply far from everything.
-func distance(a, b string) int {
-	if len(a) > 64 {
-		return len(a)
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
