@@ -32,7 +32,7 @@ func runCheck(args []string, env Env) error {
 	fs := newFlags("check", env, "check FILE|- [flags]")
 	format := fs.String("format", "text", "output format: text or json")
 	issue := fs.Int64("issue", 0, "the issue's number; checkpoint.issue must match it (0: take it from the checkpoint)")
-	labels := fs.String("labels", "", "the issue's labels, comma-separated (default: the checkpoint's state.labels)")
+	labels := fs.String("labels", "", "the issue's labels, comma-separated; --labels= says it has none (default: the checkpoint's state.labels)")
 	conf := offlineConfigFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -68,7 +68,7 @@ func runCheck(args []string, env Env) error {
 		Source:  source,
 		Body:    body,
 		Issue:   *issue,
-		Labels:  guard.ParseList(*labels),
+		Labels:  liveLabels(fs, *labels),
 		Config:  cfg,
 		Counter: counter,
 		Now:     env.Now().UTC(),
@@ -102,7 +102,7 @@ type checkOptions struct {
 	Source  string   // the name findings are reported under
 	Body    string   // the issue body (or a bare checkpoint)
 	Issue   int64    // the issue's number; 0: the checkpoint's own
-	Labels  []string // the live labels; none: the checkpoint's state.labels
+	Labels  []string // the live labels (empty: none); nil: the checkpoint's state.labels
 	Config  guard.Config
 	Counter *tokens.Counter
 	Now     time.Time
@@ -125,7 +125,7 @@ func decideOffline(o checkOptions) offline {
 	cfg, body := o.Config, o.Body
 	d := offline{number: o.Issue}
 	d.parsed = checkpoint.Parse(body, checkpoint.Options{Issue: o.Issue, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: o.Done})
-	labelsKnown := len(o.Labels) > 0
+	labelsKnown := o.Labels != nil
 	if cp := d.parsed.Checkpoint; cp != nil {
 		if d.number == 0 && cp.Issue.Set {
 			d.number = cp.Issue.Value
@@ -135,7 +135,7 @@ func decideOffline(o checkOptions) offline {
 		}
 		labelsKnown = labelsKnown || cp.State.Labels.Set
 	}
-	if len(o.Labels) > 0 {
+	if o.Labels != nil {
 		d.labels = o.Labels
 	}
 	in := guard.Input{
@@ -198,6 +198,18 @@ func describePlan(p *guard.Plan, cfg guard.Config) []string {
 		out = append(out, "fail the job")
 	}
 	return out
+}
+
+// liveLabels is the list a --labels flag gives: nil when the flag was not
+// given (the checkpoint's state.labels stand in for the live labels), and
+// empty when it was given empty (the issue has no labels).
+func liveLabels(fs *flag.FlagSet, value string) []string {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "labels" })
+	if !given {
+		return nil
+	}
+	return append([]string{}, guard.ParseList(value)...)
 }
 
 // summary is the one line a clean check prints.

@@ -68,6 +68,7 @@ type contextOptions struct {
 	fullComments   bool
 	format         string
 	labels         string
+	labelsSet      bool
 	overflowLog    string
 	overflowSet    bool
 	metricsFile    string
@@ -306,7 +307,7 @@ func parseContextFlags(args []string, env Env) (*contextOptions, error) {
 	fs.IntVar(&o.cap, "cap", 0, "the cap in tokens (default: the task size's max context less its checkpoint overhead)")
 	fs.BoolVar(&o.fullComments, "full-comments", false, "load agent result comments whole instead of compressed to their footer's fields")
 	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated (default: the checkpoint's state.labels)")
+	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated; --labels= for none (default: the checkpoint's state.labels)")
 	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line here when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
 	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this file")
 	pos, err := parse(fs, args)
@@ -314,6 +315,7 @@ func parseContextFlags(args []string, env Env) (*contextOptions, error) {
 		return nil, err
 	}
 	fs.Visit(func(f *flag.Flag) {
+		o.labelsSet = o.labelsSet || f.Name == "labels"
 		if f.Name == "overflow-log" {
 			o.overflowSet = true
 		}
@@ -328,7 +330,7 @@ func parseContextFlags(args []string, env Env) (*contextOptions, error) {
 		return nil, usageError("context: say which issue: --repo OWNER/NAME --issue N, or --body FILE [--comments FILE] offline")
 	case o.comments != "" && o.body == "":
 		return nil, usageError("context: --comments goes with --body; with --repo the comments are read from the server")
-	case o.labels != "" && o.body == "":
+	case o.labelsSet && o.body == "":
 		return nil, usageError("context: --labels goes with --body; with --repo the live labels are read")
 	case len(o.files) > entryload.MaxFiles:
 		return nil, usageError("context: %d files named with --file; an agent loads at most %d (the protocol's limit): name the %d the task needs most", len(o.files), entryload.MaxFiles, entryload.MaxFiles)
@@ -425,8 +427,8 @@ func readIssueOffline(env Env, o *contextOptions) (iss guard.Issue, recent []gua
 		}
 	}
 	var labels []string
-	labelsKnown = o.labels != ""
-	if o.labels != "" {
+	labelsKnown = o.labelsSet // --labels= says the issue has none
+	if o.labelsSet {
 		labels = guard.ParseList(o.labels)
 	} else if cp := checkpoint.Parse(body, checkpoint.Options{}).Checkpoint; cp != nil {
 		// Offline, the labels are the checkpoint's own record of them.

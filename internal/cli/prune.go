@@ -91,7 +91,7 @@ func runPrune(args []string, env Env) error {
 	done, cancel := deadline()
 	defer cancel()
 	d := decideOffline(checkOptions{
-		Source: source, Body: body, Issue: *issue, Labels: guard.ParseList(*labels),
+		Source: source, Body: body, Issue: *issue, Labels: liveLabels(fs, *labels),
 		Config: cfg, Counter: counter, Now: now, Done: done,
 	})
 	rep := pruneReport{File: source, Body: body, Archives: []string{}, OldBytes: len(body), NewBytes: len(body), Findings: []finding.Finding{}}

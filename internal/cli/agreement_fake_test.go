@@ -1,0 +1,336 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// agreeClock is the server's and the commands' clock: fixed, moved on by
+// the test a minute at a time, so every timestamp is deterministic.
+type agreeClock struct{ t time.Time }
+
+func (c *agreeClock) now() time.Time { return c.t }
+
+// tick moves the clock on by a minute.
+func (c *agreeClock) tick() { c.t = c.t.Add(time.Minute) }
+
+// agreePageSize is the timeline's page size, as internal/forge reads it.
+const agreePageSize = 50
+
+// agreeTailPages bounds the pages RecentComments reads back from the
+// last one, as internal/forge does.
+const agreeTailPages = 4
+
+// agreeEntry is one timeline entry: a comment, or a label added or removed.
+type agreeEntry struct {
+	comment *guard.Comment // nil for a label event
+	label   *guard.LabelEvent
+}
+
+// agreeServer is one repository with one issue, as a Gitea server keeps
+// them: the body with its content version (compare-and-swap edits), the
+// labels with their ids, the timeline of comments and label events with
+// ids, authors and timestamps, and the configuration file of the default
+// branch. Every client (agreeForge) reads and writes the same state as its
+// own user.
+type agreeServer struct {
+	clock     *agreeClock
+	owner     string
+	repo      string
+	issue     guard.Issue
+	assignees []string
+	labels    []guard.Label // the repository's labels
+	timeline  []agreeEntry  // oldest first
+	config    []byte        // .gitea/gns-guard.yml; nil: the file does not exist
+	nextID    int64         // the last id given to a comment or label
+	writes    int           // writes made, by any client
+	requests  int           // requests answered, by any client
+}
+
+// newAgreeServer serves issue number with body and labels (created with
+// the issue: the timeline holds no event for them), and the configuration
+// file config (nil: none).
+func newAgreeServer(clock *agreeClock, number int64, body string, labels []string, config []byte) *agreeServer {
+	s := &agreeServer{clock: clock, owner: "org", repo: "proj", config: config, nextID: 1000}
+	s.issue = guard.Issue{
+		Number:         number,
+		Title:          "agreement",
+		Body:           body,
+		State:          "open",
+		ContentVersion: 1,
+		UpdatedAt:      clock.now(),
+	}
+	for _, name := range labels {
+		s.issue.Labels = append(s.issue.Labels, s.label(name))
+	}
+	return s
+}
+
+// as is a client of the server whose token is user's.
+func (s *agreeServer) as(user string) *agreeForge { return &agreeForge{s: s, user: user} }
+
+// label returns the repository's label named name, creating it.
+func (s *agreeServer) label(name string) guard.Label {
+	for _, l := range s.labels {
+		if l.Name == name {
+			return l
+		}
+	}
+	s.nextID++
+	l := guard.Label{ID: s.nextID, Name: name}
+	s.labels = append(s.labels, l)
+	return l
+}
+
+// comments counts the timeline's comments (the issue's comment count).
+func (s *agreeServer) comments() int {
+	n := 0
+	for _, e := range s.timeline {
+		if e.comment != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// entry finds comment id in the timeline.
+func (s *agreeServer) entry(id int64) int {
+	return slices.IndexFunc(s.timeline, func(e agreeEntry) bool { return e.comment != nil && e.comment.ID == id })
+}
+
+// page splits timeline entries into their comments and label events.
+func page(entries []agreeEntry, labelsBefore int) ([]guard.Comment, []guard.LabelEvent) {
+	var cs []guard.Comment
+	var ls []guard.LabelEvent
+	for i, e := range entries {
+		switch {
+		case e.comment != nil:
+			cs = append(cs, *e.comment)
+		case e.label != nil && i < labelsBefore:
+			ls = append(ls, *e.label)
+		}
+	}
+	return cs, ls
+}
+
+// agreeForge is one user's client of an agreeServer: guard.Forge, and the
+// assignee call `report` makes.
+type agreeForge struct {
+	s    *agreeServer
+	user string
+}
+
+var _ guard.Forge = (*agreeForge)(nil)
+var _ assigner = (*agreeForge)(nil)
+
+func (f *agreeForge) check(number int64) error {
+	f.s.requests++
+	if number != f.s.issue.Number {
+		return fmt.Errorf("issue %d: %w", number, guard.ErrNotFound)
+	}
+	return nil
+}
+
+func (f *agreeForge) Issue(_ context.Context, number int64) (guard.Issue, error) {
+	if err := f.check(number); err != nil {
+		return guard.Issue{}, err
+	}
+	is := f.s.issue
+	is.Labels = slices.Clone(is.Labels)
+	is.Comments = f.s.comments()
+	return is, nil
+}
+
+func (f *agreeForge) EditBody(_ context.Context, number int64, body string, version int) (int, error) {
+	if err := f.check(number); err != nil {
+		return 0, err
+	}
+	is := &f.s.issue
+	if version != is.ContentVersion {
+		return 0, fmt.Errorf("PATCH issue %d with content version %d, now %d: %w", number, version, is.ContentVersion, guard.ErrConflict)
+	}
+	f.s.writes++
+	is.Body = body
+	is.ContentVersion++
+	is.UpdatedAt = f.s.clock.now()
+	return is.ContentVersion, nil
+}
+
+// RecentComments reads the timeline back from its last page, 50 entries
+// a page, until it holds n comments or reached the first entry, within a
+// budget of pages: as internal/forge does.
+func (f *agreeForge) RecentComments(_ context.Context, is guard.Issue, n int) (guard.CommentPage, error) {
+	if err := f.check(is.Number); err != nil {
+		return guard.CommentPage{}, err
+	}
+	tl := f.s.timeline
+	last := max((len(tl)+agreePageSize-1)/agreePageSize, 1)
+	var out guard.CommentPage
+	p, read := last, 0
+	for ; p >= 1; p-- {
+		if len(out.Comments) >= n && p < last || read == agreeTailPages {
+			break
+		}
+		read++
+		cs, ls := page(tl[(p-1)*agreePageSize:min(p*agreePageSize, len(tl))], agreePageSize)
+		out.Comments = append(cs, out.Comments...)
+		out.Labels = append(ls, out.Labels...)
+	}
+	out.Start = p * agreePageSize
+	out.Truncated = len(out.Comments) < n && p > 0
+	return out, nil
+}
+
+// CommentsBefore reads the 50-aligned page that ends at or after start:
+// its comments, and the label events before start, as internal/forge does.
+func (f *agreeForge) CommentsBefore(_ context.Context, number int64, start int) (guard.CommentPage, error) {
+	if start <= 0 {
+		return guard.CommentPage{}, nil
+	}
+	if err := f.check(number); err != nil {
+		return guard.CommentPage{}, err
+	}
+	end := (start + agreePageSize - 1) / agreePageSize * agreePageSize
+	from := end - agreePageSize
+	tl := f.s.timeline
+	if from >= len(tl) {
+		return guard.CommentPage{Start: from}, nil
+	}
+	cs, ls := page(tl[from:min(end, len(tl))], start-from)
+	return guard.CommentPage{Comments: cs, Labels: ls, Start: from}, nil
+}
+
+func (f *agreeForge) CreateComment(_ context.Context, number int64, body string) (guard.Comment, error) {
+	if err := f.check(number); err != nil {
+		return guard.Comment{}, err
+	}
+	s := f.s
+	s.writes++
+	s.nextID++
+	now := s.clock.now()
+	c := guard.Comment{
+		ID:        s.nextID,
+		Author:    f.user,
+		Body:      body,
+		HTMLURL:   fmt.Sprintf("http://gitea.test/%s/%s/issues/%d#issuecomment-%d", s.owner, s.repo, number, s.nextID),
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	s.timeline = append(s.timeline, agreeEntry{comment: &c})
+	return c, nil
+}
+
+func (f *agreeForge) EditComment(_ context.Context, id int64, body string) (guard.Comment, error) {
+	f.s.requests++
+	i := f.s.entry(id)
+	if i < 0 {
+		return guard.Comment{}, fmt.Errorf("comment %d: %w", id, guard.ErrNotFound)
+	}
+	f.s.writes++
+	c := f.s.timeline[i].comment
+	c.Body, c.UpdatedAt = body, f.s.clock.now()
+	return *c, nil
+}
+
+func (f *agreeForge) DeleteComment(_ context.Context, id int64) error {
+	f.s.requests++
+	i := f.s.entry(id)
+	if i < 0 {
+		return fmt.Errorf("comment %d: %w", id, guard.ErrNotFound)
+	}
+	f.s.writes++
+	f.s.timeline = slices.Delete(f.s.timeline, i, i+1)
+	return nil
+}
+
+// event records a label change on the timeline.
+func (f *agreeForge) event(name string, added bool) {
+	f.s.nextID++
+	f.s.timeline = append(f.s.timeline, agreeEntry{label: &guard.LabelEvent{Label: name, Added: added, Actor: f.user, At: f.s.clock.now()}})
+}
+
+func (f *agreeForge) AddLabels(_ context.Context, number int64, names []string, _ []guard.LabelSpec) error {
+	if err := f.check(number); err != nil {
+		return err
+	}
+	is := &f.s.issue
+	for _, name := range names {
+		if name == "" || slices.ContainsFunc(is.Labels, func(l guard.Label) bool { return l.Name == name }) {
+			continue
+		}
+		f.s.writes++
+		is.Labels = append(is.Labels, f.s.label(name))
+		f.event(name, true)
+	}
+	return nil
+}
+
+func (f *agreeForge) RemoveLabel(_ context.Context, number int64, label guard.Label) error {
+	if err := f.check(number); err != nil {
+		return err
+	}
+	is := &f.s.issue
+	i := slices.IndexFunc(is.Labels, func(l guard.Label) bool {
+		return label.ID != 0 && l.ID == label.ID || label.ID == 0 && l.Name == label.Name
+	})
+	if i < 0 {
+		return fmt.Errorf("label %q of issue %d: %w", label.Name, number, guard.ErrNotFound)
+	}
+	f.s.writes++
+	name := is.Labels[i].Name
+	is.Labels = slices.Delete(is.Labels, i, i+1)
+	f.event(name, false)
+	return nil
+}
+
+// Lock needs a repository admin, which no client of this server is.
+func (f *agreeForge) Lock(_ context.Context, number int64, _ string) error {
+	if err := f.check(number); err != nil {
+		return err
+	}
+	return fmt.Errorf("PUT lock of issue %d: %w", number, guard.ErrForbidden)
+}
+
+func (f *agreeForge) Self(context.Context) (string, error) {
+	f.s.requests++
+	return f.user, nil
+}
+
+func (f *agreeForge) PullFiles(_ context.Context, number int64) ([]string, error) {
+	f.s.requests++
+	return nil, fmt.Errorf("pull request %d: %w", number, guard.ErrNotFound)
+}
+
+// File serves the default branch's configuration file.
+func (f *agreeForge) File(_ context.Context, path string, most int64) ([]byte, error) {
+	f.s.requests++
+	if path != settings.FileName || f.s.config == nil {
+		return nil, fmt.Errorf("GET raw/%s: %w", path, guard.ErrNotFound)
+	}
+	if int64(len(f.s.config)) > most {
+		return nil, fmt.Errorf("%s is over %d bytes: %w", path, most, guard.ErrTooLarge)
+	}
+	return slices.Clone(f.s.config), nil
+}
+
+// IsRepoAdmin needs a repository admin's token, which no client holds.
+func (f *agreeForge) IsRepoAdmin(_ context.Context, user string) (bool, error) {
+	f.s.requests++
+	return false, fmt.Errorf("GET permission of %s: %w", user, guard.ErrForbidden)
+}
+
+func (f *agreeForge) ServerTime() time.Time { return f.s.clock.now() }
+
+func (f *agreeForge) SetAssignees(_ context.Context, number int64, logins []string) error {
+	if err := f.check(number); err != nil {
+		return err
+	}
+	f.s.writes++
+	f.s.assignees = slices.Clone(logins)
+	return nil
+}
