@@ -20,6 +20,7 @@ type applied struct {
 	pruned     bool
 	writes     []string        // one line per write made (or, in a dry run, planned)
 	posted     []guard.Comment // comments this run posted
+	statusID   int64           // the status comment the issue has after the run, 0: none
 }
 
 // lockRefused is the note left when the lock was refused; while it stands
@@ -271,6 +272,9 @@ func (a *applier) lock(ctx context.Context, reason string) {
 func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 	r, n, existing := a.r, a.in.Issue.Number, a.existing
 	st := guard.PlanStatus(a.in, p, existing, a.done(p), r.serverTime())
+	if existing != nil {
+		a.res.statusID = existing.ID
+	}
 	switch {
 	case !st.Do:
 		return nil
@@ -295,6 +299,7 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 			return a.fail(st.Write.Planned(), err)
 		}
 		a.res.posted = append(a.res.posted, c)
+		a.res.statusID = c.ID
 		a.res.writes = append(a.res.writes, st.Write.Done(fmt.Sprintf("comment %d", c.ID)))
 		for _, old := range append(a.s.Comments(), a.res.posted...) {
 			if old.ID != c.ID && old.Author == a.in.Self && hasMarker(guard.StatusMarker(n))(old) {
@@ -306,7 +311,10 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 		}
 		return nil
 	}
-	_, err := a.createOnce(ctx, st.Body, hasMarker(guard.StatusMarker(n)), st.Write)
+	c, err := a.createOnce(ctx, st.Body, hasMarker(guard.StatusMarker(n)), st.Write)
+	if c != nil {
+		a.res.statusID = c.ID
+	}
 	return err
 }
 

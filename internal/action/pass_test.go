@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,6 +42,9 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	}
 	if r.Requests != firstRunRequests {
 		t.Errorf("the first run made %d API requests, expected %d\n%s", r.Requests, firstRunRequests, r.Stdout)
+	}
+	if id := f.Status(t, n).ID; r.Outputs["status-comment-id"] != strconv.FormatInt(id, 10) {
+		t.Errorf("output status-comment-id %q, the status comment is %d", r.Outputs["status-comment-id"], id)
 	}
 	if st := f.Status(t, n).Body; !strings.Contains(st, "all clear") || !strings.Contains(st, "adopted as the baseline") || !strings.Contains(st, "<!-- gns-guard:ledger v1 ") {
 		t.Errorf("the status comment does not say all clear and that the state was adopted:\n%s", st)

@@ -116,6 +116,9 @@ func (r *runner) report(p *guard.Plan, res applied) {
 	pruned := res.pruned || (cfg.DryRun && p.Prune != nil)
 	r.kit.output("pruned", strconv.FormatBool(pruned))
 	r.kit.output("archive-comment-ids", string(ids))
+	if res.statusID != 0 {
+		r.kit.output("status-comment-id", strconv.FormatInt(res.statusID, 10))
+	}
 	r.kit.output("max-depth", maxDepthText(nums))
 	// Figures of a checkpoint that could not be read are unknown, not 0
 	// (a later step would read a budget of 0 as exhausted): empty.
@@ -179,6 +182,9 @@ func requests(f guard.Forge) string {
 // reads (to find the status comment, say).
 func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied {
 	res := applied{notes: slices.Clone(r.notes)}
+	if s.Status != nil {
+		res.statusID = s.Status.ID
+	}
 	if s.Issue.NoCAS {
 		res.notes = append(res.notes, noCAS)
 	}

@@ -105,6 +105,9 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if set.IssueNumber > 0 {
+		r.event.Number = set.IssueNumber
+	}
 	if ok, why := r.event.Supported(); !ok {
 		r.log.infof("gns-guard: nothing to do: %s", why)
 		r.kit.output("result", "skipped")

@@ -34,9 +34,14 @@ func (e Event) Supported() (bool, string) {
 		"issue_comment": {"created": true, "edited": true},
 		"pull_request":  {"opened": true, "edited": true, "reopened": true, "synchronize": true, "synchronized": true, "labeled": true, "unlabeled": true},
 	}
+	if e.Name == "workflow_dispatch" || e.Name == "schedule" {
+		// A run a person or a schedule started: it names its issue with
+		// the issue-number input.
+		return e.Number > 0, "a " + e.Name + " run names no issue: set the issue-number input"
+	}
 	actions, known := ok[e.Name]
 	if !known {
-		return false, fmt.Sprintf("event %q is not one the guard handles (issues, issue_comment, pull_request)", e.Name)
+		return false, fmt.Sprintf("event %q is not one the guard handles (issues, issue_comment, pull_request, workflow_dispatch and schedule with issue-number)", e.Name)
 	}
 	if !actions[e.Action] {
 		return false, fmt.Sprintf("%s.%s needs no check", e.Name, e.Action)
@@ -129,7 +134,7 @@ func ParseEvent(name string, data []byte) (Event, error) {
 		}
 		e.Comment = &c
 	}
-	if e.Number <= 0 {
+	if e.Number <= 0 && name != "workflow_dispatch" && name != "schedule" {
 		return e, fmt.Errorf("the %s event payload names no issue or pull request number", name)
 	}
 	return e, nil

@@ -20,6 +20,9 @@ type Resolved struct {
 	Token, AdminToken string
 	// LedgerPublicKey is the file's ledger-public-key.
 	LedgerPublicKey string
+	// IssueNumber is the input issue-number: the issue a run no issue
+	// event started guards (0: the event's own).
+	IssueNumber int64
 	// From maps every setting's Name to where its value came from:
 	// "default", ".gitea/gns-guard.yml:3" (the file and the value's line),
 	// "input" or "flag --name".

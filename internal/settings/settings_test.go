@@ -127,6 +127,7 @@ var (
 	digestAfter = func(c Resolved) any { return c.Config.DigestAfter }
 	metricsFile = func(c Resolved) any { return c.Config.MetricsFile }
 	publicKey   = func(c Resolved) any { return c.LedgerPublicKey }
+	issueNumber = func(c Resolved) any { return c.IssueNumber }
 	token       = func(c Resolved) any { return c.Token }
 	adminToken  = func(c Resolved) any { return c.AdminToken }
 	ledgerKey   = func(c Resolved) any { return string(c.Config.LedgerKey) }
@@ -223,6 +224,9 @@ var (
 
 		{name: "metrics-file", text: " .kilo/logs/context-budget.jsonl ", check: metricsFile, expect: ".kilo/logs/context-budget.jsonl"},
 		{name: "ledger-public-key", text: "ed25519:AAAA", check: publicKey, expect: "ed25519:AAAA"},
+		{name: "issue-number", text: " 42 ", check: issueNumber, expect: int64(42)},
+		{name: "issue-number", text: "0", want: "a whole number >= 1, or nothing"},
+		{name: "issue-number", text: "#42", want: "a whole number >= 1, or nothing"},
 		{name: "token", text: " t0ken ", check: token, expect: "t0ken"},
 		{name: "admin-token", text: "adm1n", check: adminToken, expect: "adm1n"},
 		{name: "ledger-key", text: "s3cret", check: ledgerKey, expect: "s3cret"},

@@ -220,6 +220,21 @@ var rows = []row{
 	newRow("metrics-file", String, "", "a file path, or nothing", inInput|inFile,
 		"Append one context-budget JSON line per run to this file. Empty: the metrics output only.",
 		func(r *Resolved, v Value) bool { r.Config.MetricsFile = strings.TrimSpace(v.Text); return true }),
+	newRow("issue-number", Int, "", "a whole number >= 1, or nothing", inInput,
+		"The issue or pull request to guard, for a run no issue event started (workflow_dispatch, schedule). Empty: the event's own.",
+		func(r *Resolved, v Value) bool {
+			t := strings.TrimSpace(v.Text)
+			if t == "" {
+				r.IssueNumber = 0
+				return true
+			}
+			n, err := strconv.ParseInt(t, 10, 64)
+			if err != nil || n < 1 {
+				return false
+			}
+			r.IssueNumber = n
+			return true
+		}),
 	newRow("ledger-public-key", String, "", "the public key, as gns-guard pubkey prints it", inFile,
 		"The public key of ledger-key, exactly as gns-guard pubkey prints it: anyone verifies the guard's signed history with it (gns-guard history --verify), holding no secret.",
 		func(r *Resolved, v Value) bool { r.LedgerPublicKey = strings.TrimSpace(v.Text); return true }),
