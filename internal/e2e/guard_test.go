@@ -86,7 +86,8 @@ func TestGuardEndToEnd(t *testing.T) {
 		}
 		// The opening run that ran first (the other may have been
 		// replaced in the concurrency group) posted the status comment
-		// with the ledger: the issue, its timeline, the post and a re-read
+		// with the ledger: the issue, its timeline, the repository's
+		// configuration file (read once per commit), the post and a re-read
 		// that settles a concurrent duplicate.
 		var logs string
 		for _, run := range runs {
@@ -94,7 +95,7 @@ func TestGuardEndToEnd(t *testing.T) {
 				logs += r.jobLog(run)
 			}
 		}
-		for _, want := range []string{"wrote: posted the status comment", "pass (0 violation(s), 0 warning(s)), 4 API request(s)"} {
+		for _, want := range []string{"wrote: posted the status comment", "pass (0 violation(s), 0 warning(s)), 5 API request(s)"} {
 			if !strings.Contains(logs, want) {
 				t.Errorf("the opening runs' logs lack %q:\n%s", want, logs)
 			}
