@@ -105,6 +105,8 @@ Usage:
   gns-guard context --body FILE [--comments FILE] [flags]   (offline)
   gns-guard report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]
   gns-guard recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]
+  gns-guard init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]
+  gns-guard keygen [--format text|json]
   gns-guard schema
   gns-guard rules [--format text|json]
   gns-guard version [--format text|json]   (or gns-guard --version)
@@ -118,7 +120,7 @@ Run 'gns-guard VERB -h' for a verb's flags.
 `
 
 // verbs are the verbs run dispatches, in the order usage lists them.
-var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "schema", "rules", "version", "action"}
+var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "init", "keygen", "schema", "rules", "version", "action"}
 
 // Main runs the command line args and returns the exit code: the one place
 // where an outcome becomes a code (package exit's table).
@@ -284,6 +286,10 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runReport(ctx, rest, env)
 	case "recover":
 		return runRecover(ctx, rest, env)
+	case "init":
+		return runInit(ctx, rest, env)
+	case "keygen":
+		return runKeygen(rest, env)
 	case "schema":
 		return runSchema(rest, env)
 	case "rules":

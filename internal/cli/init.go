@@ -1,0 +1,543 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// The files `init` writes. template/workflow.yml is a copy of
+// examples/workflows/gns-guard.yml (go:embed cannot reach outside the
+// package); a test keeps the two the same.
+var (
+	//go:embed template/workflow.yml
+	workflowTemplate []byte
+	//go:embed template/config.yml
+	configTemplate []byte
+	//go:embed template/gns-task.md
+	issueTemplate []byte
+)
+
+// Where `init` writes.
+const (
+	// InitBranch is the branch `init` proposes its files on.
+	InitBranch = "gns-guard-init"
+	// WorkflowPath is the guard's workflow.
+	WorkflowPath = ".gitea/workflows/gns-guard.yml"
+	// IssueTemplatePath is the issue template of a governed task.
+	IssueTemplatePath = ".gitea/ISSUE_TEMPLATE/gns-task.md"
+	// issueTemplateName is the template's name, as Gitea lists it.
+	issueTemplateName = "GNS task"
+)
+
+// initFile is a file `init` writes.
+type initFile struct {
+	path    string
+	content []byte
+	what    string
+}
+
+// initFiles are the files `init` writes, in the order it lists them.
+func initFiles() []initFile {
+	return []initFile{
+		{WorkflowPath, workflowTemplate, "the workflow that runs the guard on issue, comment and pull request events"},
+		{settings.FileName, configTemplate, "the guard's settings, read from the default branch"},
+		{IssueTemplatePath, issueTemplate, `the "` + issueTemplateName + `" issue template: a governed task with its checkpoint to fill in`},
+	}
+}
+
+// InitLabels are the governance labels `init` creates: the ones the guard
+// sets (guard.LabelNames.Specs), the depth limits, the task sizes and the
+// permission to change protected paths, with colors and descriptions that
+// say what they mean (docs/contract.md §3).
+func InitLabels() []guard.LabelSpec {
+	n := guard.DefaultLabels()
+	specs := n.Specs()
+	depth := []string{"c5def5", "a2c4ec", "7aa7e0", "4f86cf"}
+	for d, color := range depth {
+		desc := fmt.Sprintf("gns-guard: checkpoint depth 0..%d allowed (agents nest at most %d deep); raising it needs an approver", d, d)
+		if d == 0 {
+			desc = "gns-guard: checkpoint depth 0 only (no sub-agents); raising it needs an approver"
+		}
+		specs = append(specs, guard.LabelSpec{Name: fmt.Sprintf("%s%d", n.CascadePrefix, d), Color: color, Description: desc})
+	}
+	specs = append(specs, guard.LabelSpec{Name: n.CascadePrefix + "n", Color: "1d4f91",
+		Description: "gns-guard: no depth limit; adding it to a governed issue needs an approver"})
+	for _, s := range []struct {
+		name, color       string
+		context, overhead int
+		below             int
+	}{
+		{"tiny", "c2f0c2", 4000, 500, 2000},
+		{"small", "8fdb8f", 6000, 800, 5000},
+		{"medium", "4fbf6a", 10000, 1200, 10000},
+		{"large", "238636", 20000, 1500, 20000},
+	} {
+		specs = append(specs, guard.LabelSpec{Name: n.SizePrefix + s.name, Color: s.color,
+			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next estimate under %d)", s.name, s.context, s.overhead, s.below)})
+	}
+	specs = append(specs, guard.LabelSpec{Name: n.EvolveSystem, Color: "e99695",
+		Description: "gns-guard: the pull request may change the protected paths (protected-paths); adding it needs an approver"})
+	return specs
+}
+
+// setupForge is what `init` needs of the server beyond guard.Forge: the
+// repository, its labels, files on a branch, a commit of several files and
+// a pull request. *forge.Client has it (internal/forge/setup.go).
+type setupForge interface {
+	Repository(ctx context.Context) (forge.Repository, error)
+	Labels(ctx context.Context) ([]forge.RepoLabel, error)
+	CreateLabel(ctx context.Context, spec guard.LabelSpec) (forge.RepoLabel, error)
+	FileAt(ctx context.Context, ref, path string, max int64) (forge.RepoFile, error)
+	BranchExists(ctx context.Context, name string) (bool, error)
+	CommitFiles(ctx context.Context, c forge.Commit) (string, error)
+	OpenPull(ctx context.Context, head, base string) (forge.Pull, bool, error)
+	CreatePull(ctx context.Context, head, base, title, body string) (forge.Pull, error)
+}
+
+var _ setupForge = (*forge.Client)(nil)
+
+// States of a file, a label and the pull request in an initReport.
+const (
+	// stateCreate: written by this run, or planned by a dry run.
+	stateCreate = "create"
+	// statePresent: already there as wanted; left as it is.
+	statePresent = "present"
+	// stateDiffers: a file already there with other content; left as it is.
+	stateDiffers = "differs"
+)
+
+// initReport is what `init` did, or would do in a dry run: the JSON form,
+// and what the text form prints.
+type initReport struct {
+	Repo          string `json:"repo"`
+	Server        string `json:"server"`
+	DefaultBranch string `json:"default_branch"`
+	// Mode is pull-request or commit (--commit).
+	Mode   string `json:"mode"`
+	DryRun bool   `json:"dry_run"`
+	// Changed says a write was made (or, in a dry run, is planned).
+	Changed bool              `json:"changed"`
+	Files   []initFileState   `json:"files"`
+	Commit  *initCommit       `json:"commit,omitempty"`
+	Pull    *initPull         `json:"pull_request,omitempty"`
+	Labels  []initLabelState  `json:"labels"`
+	Writes  []string          `json:"writes"`
+	Notes   []string          `json:"notes,omitempty"`
+	Next    []string          `json:"next_steps"`
+	base    string            // the default branch's page, for next steps
+	files   map[string][]byte // path → content, of the files to commit
+}
+
+type initFileState struct {
+	Path string `json:"path"`
+	// State is create, present or differs, on Branch.
+	State  string `json:"state"`
+	Branch string `json:"branch"`
+}
+
+type initCommit struct {
+	Branch    string   `json:"branch"`
+	NewBranch bool     `json:"new_branch"`
+	From      string   `json:"from,omitempty"`
+	Files     []string `json:"files"`
+	SHA       string   `json:"sha,omitempty"`
+}
+
+type initPull struct {
+	// State is create (opened by this run, or planned) or present (already open).
+	State  string `json:"state"`
+	Number int64  `json:"number,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Head   string `json:"head"`
+	Base   string `json:"base"`
+}
+
+type initLabelState struct {
+	Name        string `json:"name"`
+	Color       string `json:"color"`
+	Description string `json:"description"`
+	// State is create or present (as found: its color and description).
+	State string `json:"state"`
+}
+
+// maxSetupFile bounds what `init` reads of a file it would write: anything
+// longer is not its own file.
+const maxSetupFile = settings.MaxFileBytes
+
+// runInit sets a repository up for the guard.
+func runInit(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("init", env, "init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]")
+	repo := fs.String("repo", "", "the repository, OWNER/NAME")
+	server := fs.String("server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
+	token := fs.String("token", "", "an access token with write access to the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	commit := fs.Bool("commit", false, "write the files straight onto the default branch instead of proposing them in a pull request from "+InitBranch)
+	dry := fs.Bool("dry-run", false, "print every write init would make, and make none")
+	format := fs.String("format", "text", "output format: text or json")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("init takes no arguments, got %s", strings.Join(pos, " "))
+	}
+	if err := checkFormat("init", *format); err != nil {
+		return err
+	}
+	owner, name, ok := strings.Cut(*repo, "/")
+	switch {
+	case *repo == "":
+		return usageError("init: --repo OWNER/NAME is required")
+	case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
+		return usageError("init: --repo must be OWNER/NAME, not %q", *repo)
+	}
+	srv := firstOf(*server, env.Getenv("GITHUB_SERVER_URL"))
+	if srv == "" {
+		return usageError("init: no server: pass --server URL or set GITHUB_SERVER_URL")
+	}
+	fg, err := connectForge(srv, firstOf(*token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN")), owner, name)
+	if err != nil {
+		return usageError("init: %v", err)
+	}
+	sf, ok := fg.(setupForge)
+	if !ok {
+		return cannotRun(errors.New("init: the client cannot set a repository up (it reads no files and opens no pull requests)"))
+	}
+	where := live.Where{Verb: "init", Server: srv, Repo: *repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"}
+	rep, err := initRepo(ctx, sf, where, *commit, *dry)
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		return printJSON(env, rep)
+	}
+	return printInit(env.Stdout, rep)
+}
+
+// initRepo reads what the repository holds, plans the writes that are
+// missing and, unless dry, makes them: the files (a commit on InitBranch
+// and a pull request, or a commit on the default branch), then the labels.
+// A file or label already there is left as it is.
+func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool) (*initReport, error) {
+	info, err := sf.Repository(ctx)
+	if err != nil {
+		return nil, w.Error("read the repository", err)
+	}
+	base := info.DefaultBranch
+	if base == "" {
+		base = "main"
+	}
+	rep := &initReport{Repo: w.Repo, Server: w.Server, DefaultBranch: base, Mode: "pull-request", DryRun: dry,
+		Files: []initFileState{}, Labels: []initLabelState{}, Writes: []string{}, base: strings.TrimRight(info.HTMLURL, "/"),
+		files: map[string][]byte{}}
+	if direct {
+		rep.Mode = "commit"
+	}
+	if info.Archived {
+		return nil, cannotRun(fmt.Errorf("init: %s is archived: it takes no writes", w.Repo))
+	}
+	if info.Empty && !direct {
+		return nil, usageError("init: %s has no commit yet: there is no %s to open a pull request against; run init with --commit to write the files onto it", w.Repo, base)
+	}
+
+	// Files: what the default branch holds, then what InitBranch holds of
+	// the rest.
+	var missing []initFile
+	for _, f := range initFiles() {
+		state := ""
+		if !info.Empty {
+			if state, err = fileState(ctx, sf, base, f); err != nil {
+				return nil, w.Error(fmt.Sprintf("read %s on %s", f.path, base), err)
+			}
+		}
+		if state == "" {
+			missing = append(missing, f)
+			continue
+		}
+		rep.Files = append(rep.Files, initFileState{Path: f.path, State: state, Branch: base})
+		if state == stateDiffers {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s is not the file init writes; it is left as it is", f.path, base))
+		}
+	}
+	var toCommit []initFile
+	branchExists := false
+	switch {
+	case len(missing) == 0:
+	case direct:
+		toCommit = missing
+		for _, f := range missing {
+			rep.Files = append(rep.Files, initFileState{Path: f.path, State: stateCreate, Branch: base})
+		}
+	default:
+		if branchExists, err = sf.BranchExists(ctx, InitBranch); err != nil {
+			return nil, w.Error("look for the branch "+InitBranch, err)
+		}
+		for _, f := range missing {
+			state := ""
+			if branchExists {
+				if state, err = fileState(ctx, sf, InitBranch, f); err != nil {
+					return nil, w.Error(fmt.Sprintf("read %s on %s", f.path, InitBranch), err)
+				}
+			}
+			if state == "" {
+				state = stateCreate
+				toCommit = append(toCommit, f)
+			}
+			if state == stateDiffers {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s is not the file init writes; it is left as it is", f.path, InitBranch))
+			}
+			rep.Files = append(rep.Files, initFileState{Path: f.path, State: state, Branch: InitBranch})
+		}
+	}
+	if len(toCommit) > 0 {
+		c := &initCommit{Branch: base}
+		var paths []string
+		for _, f := range toCommit {
+			paths = append(paths, f.path)
+			rep.files[f.path] = f.content
+		}
+		c.Files = paths
+		switch {
+		case direct:
+			rep.Writes = append(rep.Writes, fmt.Sprintf("commit %s onto %s", strings.Join(paths, ", "), base))
+		case branchExists:
+			c.Branch = InitBranch
+			rep.Writes = append(rep.Writes, fmt.Sprintf("commit %s onto %s", strings.Join(paths, ", "), InitBranch))
+		default:
+			c.Branch, c.NewBranch, c.From = InitBranch, true, base
+			rep.Writes = append(rep.Writes, fmt.Sprintf("create the branch %s from %s with a commit of %s", InitBranch, base, strings.Join(paths, ", ")))
+		}
+		rep.Commit = c
+	}
+	// The pull request: needed while a file init writes is only on
+	// InitBranch.
+	if !direct && len(missing) > 0 {
+		rep.Pull = &initPull{Head: InitBranch, Base: base, State: stateCreate}
+		if branchExists {
+			pr, open, err := sf.OpenPull(ctx, InitBranch, base)
+			if err != nil {
+				return nil, w.Error("look for an open pull request from "+InitBranch, err)
+			}
+			if open {
+				rep.Pull.State, rep.Pull.Number, rep.Pull.URL = statePresent, pr.Number, pr.HTMLURL
+			}
+		}
+		if rep.Pull.State == stateCreate {
+			rep.Writes = append(rep.Writes, fmt.Sprintf("open a pull request from %s into %s", InitBranch, base))
+		}
+	}
+
+	// Labels.
+	existing, err := sf.Labels(ctx)
+	if err != nil {
+		return nil, w.Error("list the labels", err)
+	}
+	byName := map[string]forge.RepoLabel{}
+	for _, l := range existing {
+		if _, dup := byName[l.Name]; !dup {
+			byName[l.Name] = l
+		}
+	}
+	var newLabels []guard.LabelSpec
+	for _, s := range InitLabels() {
+		if l, ok := byName[s.Name]; ok {
+			rep.Labels = append(rep.Labels, initLabelState{Name: l.Name, Color: l.Color, Description: l.Description, State: statePresent})
+			continue
+		}
+		rep.Labels = append(rep.Labels, initLabelState{Name: s.Name, Color: s.Color, Description: s.Description, State: stateCreate})
+		rep.Writes = append(rep.Writes, fmt.Sprintf("create the label %s (#%s)", s.Name, s.Color))
+		newLabels = append(newLabels, s)
+	}
+	rep.Changed = len(rep.Writes) > 0
+	if !info.CanPush && rep.Changed {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the token has no write access to %s: the server will refuse these writes", w.Repo))
+	}
+	rep.Next = nextSteps(rep)
+	if dry {
+		return rep, nil
+	}
+
+	// The writes, in the order planned.
+	if c := rep.Commit; c != nil {
+		cm := forge.Commit{Branch: c.Branch, Message: "Adopt gns-guard: its workflow, settings and issue template"}
+		if c.NewBranch {
+			cm.Branch, cm.NewBranch = c.From, c.Branch
+		}
+		for _, p := range c.Files {
+			cm.Files = append(cm.Files, forge.FileChange{Path: p, Content: rep.files[p]})
+		}
+		if c.SHA, err = sf.CommitFiles(ctx, cm); err != nil {
+			return nil, w.Error(fmt.Sprintf("commit %s onto %s", strings.Join(c.Files, ", "), c.Branch), err)
+		}
+	}
+	if p := rep.Pull; p != nil && p.State == stateCreate {
+		pr, err := sf.CreatePull(ctx, InitBranch, base, "Adopt gns-guard", pullBody(rep))
+		if err != nil {
+			return nil, w.Error(fmt.Sprintf("open a pull request from %s into %s", InitBranch, base), err)
+		}
+		p.Number, p.URL = pr.Number, pr.HTMLURL
+	}
+	for _, s := range newLabels {
+		if _, err := sf.CreateLabel(ctx, s); err != nil {
+			return nil, w.Error("create the label "+s.Name, err)
+		}
+	}
+	rep.Next = nextSteps(rep)
+	return rep, nil
+}
+
+// fileState says whether ref holds f as init writes it (present), with
+// other content (differs), or not at all ("").
+func fileState(ctx context.Context, sf setupForge, ref string, f initFile) (string, error) {
+	got, err := sf.FileAt(ctx, ref, f.path, maxSetupFile)
+	switch {
+	case errors.Is(err, guard.ErrNotFound):
+		return "", nil
+	case errors.Is(err, guard.ErrTooLarge):
+		return stateDiffers, nil
+	case err != nil:
+		return "", err
+	case bytes.Equal(got.Content, f.content):
+		return statePresent, nil
+	}
+	return stateDiffers, nil
+}
+
+// pullBody describes the pull request `init` opens.
+func pullBody(rep *initReport) string {
+	var b strings.Builder
+	b.WriteString("Adds [gns-guard](https://github.com/gns-guard/gns-guard), which governs AI-agent workflows kept in issues, as `gns-guard init` wrote it:\n\n")
+	for _, f := range initFiles() {
+		for _, s := range rep.Files {
+			if s.Path == f.path && s.Branch == InitBranch {
+				fmt.Fprintf(&b, "- `%s`: %s;\n", f.path, f.what)
+			}
+		}
+	}
+	b.WriteString("\nBefore merging, set the Actions secret `GNS_GUARD_LEDGER_KEY` (repository Settings → Actions → Secrets) to the output of `gns-guard keygen`: it signs the guard's ledger. ")
+	b.WriteString("Optionally set `GNS_GUARD_ADMIN_TOKEN` to a repository admin's token with repository write scope: the guard locks issues and reads collaborator permissions with it.\n")
+	return b.String()
+}
+
+// nextSteps are what is left to do by hand.
+func nextSteps(rep *initReport) []string {
+	secrets := "repository Settings → Actions → Secrets"
+	newIssue := `open an issue from the "` + issueTemplateName + `" template`
+	if rep.base != "" {
+		secrets += ": " + rep.base + "/settings/actions/secrets"
+		newIssue += " (" + rep.base + "/issues/new/choose)"
+	}
+	steps := []string{
+		"Set the Actions secret GNS_GUARD_LEDGER_KEY (" + secrets + ") to the output of `gns-guard keygen`: it signs the guard's ledger.",
+		"Optionally set the Actions secret GNS_GUARD_ADMIN_TOKEN to a repository admin's token with repository write scope: the guard locks issues and reads collaborator permissions with it.",
+	}
+	if p := rep.Pull; p != nil {
+		switch {
+		case p.Number > 0 && p.URL != "":
+			steps = append(steps, fmt.Sprintf("Merge pull request #%d: %s", p.Number, p.URL))
+		case p.Number > 0:
+			steps = append(steps, fmt.Sprintf("Merge pull request #%d.", p.Number))
+		default:
+			steps = append(steps, fmt.Sprintf("Merge the pull request from %s into %s.", p.Head, p.Base))
+		}
+	}
+	steps = append(steps, "Then "+newIssue+", and set its checkpoint's issue: to the issue's number.")
+	return steps
+}
+
+// printInit prints the text form of an initReport.
+func printInit(out io.Writer, rep *initReport) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "gns-guard init: %s on %s, default branch %s\n\n", rep.Repo, rep.Server, rep.DefaultBranch)
+	would := func(done, planned string) string {
+		if rep.DryRun {
+			return planned
+		}
+		return done
+	}
+	if rep.Mode == "commit" {
+		fmt.Fprintf(&b, "Files, on %s:\n", rep.DefaultBranch)
+	} else {
+		fmt.Fprintf(&b, "Files, proposed in a pull request from %s into %s:\n", InitBranch, rep.DefaultBranch)
+	}
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, f := range rep.Files {
+		var s string
+		switch f.State {
+		case stateCreate:
+			s = would("written", "would be written") + " on " + f.Branch
+		case statePresent:
+			s = "already there on " + f.Branch
+		default:
+			s = "on " + f.Branch + " with other content: left as it is"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", f.Path, s)
+	}
+	tw.Flush()
+	if c := rep.Commit; c != nil && c.SHA != "" {
+		fmt.Fprintf(&b, "  commit %s on %s\n", short(c.SHA), c.Branch)
+	}
+	if p := rep.Pull; p != nil {
+		switch {
+		case p.State == statePresent:
+			fmt.Fprintf(&b, "Pull request #%d, already open: %s\n", p.Number, p.URL)
+		case rep.DryRun:
+			fmt.Fprintf(&b, "Pull request from %s into %s: would be opened\n", p.Head, p.Base)
+		default:
+			fmt.Fprintf(&b, "Pull request #%d, opened: %s\n", p.Number, p.URL)
+		}
+	}
+	b.WriteString("Labels:\n")
+	tw = tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, l := range rep.Labels {
+		s := "already there, left as it is"
+		if l.State == stateCreate {
+			s = would("created", "would be created")
+		}
+		fmt.Fprintf(tw, "  %s\t#%s\t%s\n", l.Name, l.Color, s)
+	}
+	tw.Flush()
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "Note: %s.\n", n)
+	}
+	b.WriteByte('\n')
+	switch {
+	case !rep.Changed:
+		b.WriteString("Nothing to change: the files are there, ")
+		if rep.Pull != nil {
+			b.WriteString("the pull request is open, ")
+		}
+		b.WriteString("and every label is present.\n")
+	case rep.DryRun:
+		fmt.Fprintf(&b, "Dry run: nothing was written. The %d write(s) init would make:\n", len(rep.Writes))
+		for _, w := range rep.Writes {
+			fmt.Fprintf(&b, "  - %s\n", w)
+		}
+	default:
+		fmt.Fprintf(&b, "%d write(s) made.\n", len(rep.Writes))
+	}
+	b.WriteString("\nNext steps:\n")
+	for i, s := range rep.Next {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
+	}
+	_, err := out.Write(b.Bytes())
+	return err
+}
+
+// short is a commit id's first 10 hex digits.
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}

@@ -1,0 +1,678 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// setupServer is one repository as `init` sees it: branches of files,
+// labels, open pull requests. It records every write.
+type setupServer struct {
+	guard.Forge // init calls none of its methods: a call panics
+	repo        forge.Repository
+	branches    map[string]map[string][]byte // branch → path → content
+	labels      []forge.RepoLabel
+	pulls       []forge.Pull // the open ones
+	nextNumber  int64
+	writes      []string
+	fail        map[string]error // method → the error it returns
+}
+
+// newSetupServer serves alice/proj with a README on main.
+func newSetupServer() *setupServer {
+	return &setupServer{
+		repo: forge.Repository{FullName: "alice/proj", HTMLURL: "http://gitea.test/alice/proj", DefaultBranch: "main", CanPush: true},
+		branches: map[string]map[string][]byte{
+			"main": {"README.md": []byte("# proj\n")},
+		},
+		nextNumber: 1,
+	}
+}
+
+func (s *setupServer) err(method string) error { return s.fail[method] }
+
+func (s *setupServer) Repository(context.Context) (forge.Repository, error) {
+	return s.repo, s.err("Repository")
+}
+
+func (s *setupServer) Labels(context.Context) ([]forge.RepoLabel, error) {
+	return slices.Clone(s.labels), s.err("Labels")
+}
+
+func (s *setupServer) CreateLabel(_ context.Context, spec guard.LabelSpec) (forge.RepoLabel, error) {
+	if err := s.err("CreateLabel"); err != nil {
+		return forge.RepoLabel{}, err
+	}
+	l := forge.RepoLabel{ID: int64(100 + len(s.labels)), Name: spec.Name, Color: spec.Color, Description: spec.Description}
+	s.labels = append(s.labels, l)
+	s.writes = append(s.writes, "label "+spec.Name)
+	return l, nil
+}
+
+func (s *setupServer) FileAt(_ context.Context, ref, path string, max int64) (forge.RepoFile, error) {
+	if err := s.err("FileAt"); err != nil {
+		return forge.RepoFile{}, err
+	}
+	files, ok := s.branches[ref]
+	if !ok {
+		return forge.RepoFile{}, fmt.Errorf("no branch %s: %w", ref, guard.ErrNotFound)
+	}
+	data, ok := files[path]
+	if !ok {
+		return forge.RepoFile{}, fmt.Errorf("no %s on %s: %w", path, ref, guard.ErrNotFound)
+	}
+	if int64(len(data)) > max {
+		return forge.RepoFile{}, fmt.Errorf("%s: %w", path, guard.ErrTooLarge)
+	}
+	return forge.RepoFile{Path: path, Content: data, SHA: fmt.Sprintf("blob-%d", len(data))}, nil
+}
+
+func (s *setupServer) BranchExists(_ context.Context, name string) (bool, error) {
+	_, ok := s.branches[name]
+	return ok, s.err("BranchExists")
+}
+
+func (s *setupServer) CommitFiles(_ context.Context, c forge.Commit) (string, error) {
+	if err := s.err("CommitFiles"); err != nil {
+		return "", err
+	}
+	from, ok := s.branches[c.Branch]
+	if !ok {
+		return "", fmt.Errorf("no branch %s: %w", c.Branch, guard.ErrNotFound)
+	}
+	target := c.Branch
+	if c.NewBranch != "" {
+		if _, dup := s.branches[c.NewBranch]; dup {
+			return "", fmt.Errorf("branch %s exists", c.NewBranch)
+		}
+		s.branches[c.NewBranch] = maps.Clone(from)
+		target = c.NewBranch
+	}
+	var paths []string
+	for _, f := range c.Files {
+		if _, exists := s.branches[target][f.Path]; exists && f.SHA == "" {
+			return "", fmt.Errorf("%s exists on %s", f.Path, target)
+		}
+		s.branches[target][f.Path] = f.Content
+		paths = append(paths, f.Path)
+	}
+	s.writes = append(s.writes, fmt.Sprintf("commit %s: %s", target, strings.Join(paths, " ")))
+	return "0123456789abcdef0123456789abcdef01234567", nil
+}
+
+func (s *setupServer) OpenPull(_ context.Context, head, base string) (forge.Pull, bool, error) {
+	for _, p := range s.pulls {
+		if p.Head == head && p.Base == base {
+			return p, true, s.err("OpenPull")
+		}
+	}
+	return forge.Pull{}, false, s.err("OpenPull")
+}
+
+func (s *setupServer) CreatePull(_ context.Context, head, base, title, body string) (forge.Pull, error) {
+	if err := s.err("CreatePull"); err != nil {
+		return forge.Pull{}, err
+	}
+	p := forge.Pull{Number: s.nextNumber, Title: title, Head: head, Base: base, HTMLURL: fmt.Sprintf("http://gitea.test/alice/proj/pulls/%d", s.nextNumber)}
+	s.nextNumber++
+	s.pulls = append(s.pulls, p)
+	s.writes = append(s.writes, fmt.Sprintf("pull %s→%s: %s", head, base, body))
+	return p, nil
+}
+
+// merge merges the open pull request: its branch's files land on its base.
+func (s *setupServer) merge(t *testing.T) {
+	t.Helper()
+	if len(s.pulls) != 1 {
+		t.Fatalf("%d open pull requests, want 1", len(s.pulls))
+	}
+	p := s.pulls[0]
+	maps.Copy(s.branches[p.Base], s.branches[p.Head])
+	s.pulls = nil
+}
+
+// useSetupServer makes the verbs talk to s.
+func useSetupServer(t *testing.T, s *setupServer) {
+	t.Helper()
+	old := connectForge
+	t.Cleanup(func() { connectForge = old })
+	connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
+		if owner+"/"+repo != s.repo.FullName {
+			return nil, fmt.Errorf("no repository %s/%s", owner, repo)
+		}
+		return s, nil
+	}
+}
+
+var initArgs = []string{"init", "--repo", "alice/proj", "--server", "http://gitea.test", "--token", "t0ken"}
+
+func initJSON(t *testing.T, args ...string) (initReport, int) {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, nil, "", append(append(slices.Clone(initArgs), "--format", "json"), args...)...)
+	var rep initReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("exit %d, not a report (%v):\n%s%s", code, err, stdout, stderr)
+	}
+	return rep, code
+}
+
+// The workflow init writes is the example workflow users copy.
+func TestInitWorkflowIsTheExample(t *testing.T) {
+	example := readTestdata(t, "examples/workflows/gns-guard.yml")
+	if string(workflowTemplate) != example {
+		t.Fatal("internal/cli/template/workflow.yml differs from examples/workflows/gns-guard.yml: copy the example over it (go:embed cannot reach outside the package)")
+	}
+}
+
+// The starter settings file is one the guard reads: it sets a few
+// settings and comments the others.
+func TestInitConfigResolves(t *testing.T) {
+	l, err := settings.FileLayer(settings.FileName, configTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Values) == 0 {
+		t.Error("the starter file sets no setting")
+	}
+	res, err := settings.Resolve(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := settings.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The settings it sets are the defaults, shown where one edits them.
+	if res.Config.PruneThreshold != def.Config.PruneThreshold || res.Config.PressureThreshold != def.Config.PressureThreshold ||
+		!slices.Equal(res.Config.ProtectedPaths, def.Config.ProtectedPaths) {
+		t.Errorf("the starter file changes a default: %+v", res.Config)
+	}
+	// Its opening comment names the settings the workflow's inputs
+	// override.
+	header, _, _ := strings.Cut(string(configTemplate), "\n\n")
+	for key := range workflowInputs(t) {
+		if s, ok := settings.Lookup(key); ok && s.File && !strings.Contains(header, key) {
+			t.Errorf("the workflow sets %s, which overrides the file; the starter file's opening comment does not say so:\n%s", key, header)
+		}
+	}
+	// Every commented setting is a key the file may hold, and uncommented
+	// with its example value it still resolves.
+	var uncommented []string
+	suggestion := regexp.MustCompile(`^# ([a-z][a-z-]*):(.*)$`)
+	for _, line := range strings.Split(string(configTemplate), "\n") {
+		m := suggestion.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		key, value := m[1], m[2]
+		s, known := settings.Lookup(key)
+		if !known || !s.File {
+			t.Errorf("the starter file suggests %q, which is not a key of the file", key)
+		}
+		uncommented = append(uncommented, key+":"+value)
+	}
+	if len(uncommented) < 3 {
+		t.Fatalf("the starter file suggests %d commented settings, want a few: %q", len(uncommented), uncommented)
+	}
+	all, err := settings.FileLayer(settings.FileName, []byte(string(configTemplate)+strings.Join(uncommented, "\n")+"\n"))
+	if err == nil {
+		_, err = settings.Resolve(all)
+	}
+	if err != nil {
+		t.Errorf("the starter file with its suggestions uncommented: %v", err)
+	}
+}
+
+// workflowInputs are the inputs the workflow init writes gives the guard's
+// step.
+func workflowInputs(t *testing.T) map[string]string {
+	t.Helper()
+	var wf struct {
+		Jobs map[string]struct {
+			Steps []struct {
+				Uses string            `yaml:"uses"`
+				With map[string]string `yaml:"with"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(workflowTemplate, &wf); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range wf.Jobs {
+		for _, st := range j.Steps {
+			if strings.HasPrefix(st.Uses, "gns-guard/gns-guard@") {
+				return st.With
+			}
+		}
+	}
+	t.Fatal("the workflow has no gns-guard step")
+	return nil
+}
+
+// splitFrontMatter splits a Markdown issue template into its front matter
+// and the body Gitea puts in a new issue.
+func splitFrontMatter(t *testing.T, tmpl string) (front map[string]any, body string) {
+	t.Helper()
+	rest, ok := strings.CutPrefix(tmpl, "---\n")
+	if !ok {
+		t.Fatal("the issue template does not start with front matter")
+	}
+	fm, body, ok := strings.Cut(rest, "\n---\n")
+	if !ok {
+		t.Fatal("the issue template's front matter is not closed")
+	}
+	if err := yaml.Unmarshal([]byte(fm), &front); err != nil {
+		t.Fatalf("front matter: %v", err)
+	}
+	return front, body
+}
+
+// The issue template names itself, sets labels init creates, and its body
+// holds a checkpoint with every required key that passes `check` once its
+// issue number is filled in.
+func TestInitIssueTemplatePassesCheck(t *testing.T) {
+	front, body := splitFrontMatter(t, string(issueTemplate))
+	if front["name"] != issueTemplateName || front["about"] == "" || front["about"] == nil {
+		t.Errorf("front matter: %v", front)
+	}
+	var labels []string
+	for _, l := range front["labels"].([]any) {
+		labels = append(labels, l.(string))
+	}
+	created := map[string]bool{}
+	for _, s := range InitLabels() {
+		created[s.Name] = true
+	}
+	for _, l := range labels {
+		if !created[l] {
+			t.Errorf("the template sets label %s, which init does not create", l)
+		}
+	}
+	if len(labels) == 0 {
+		t.Error("the template sets no label")
+	}
+
+	// Every required key of schema v2 is there to fill in.
+	var doc struct {
+		Checkpoint map[string]any `yaml:"checkpoint"`
+	}
+	_, block, ok := strings.Cut(body, "```yaml\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("no ```yaml block in the template")
+	}
+	if err := yaml.Unmarshal([]byte(block), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"version", "issue", "phase", "depth", "last_agent", "last_invocation", "budget.total", "budget.consumed",
+		"budget.remaining", "state.labels", "state.assignee", "next_agent", "next_estimated_tokens", "created_at"} {
+		m := doc.Checkpoint
+		parts := strings.Split(key, ".")
+		for _, p := range parts[:len(parts)-1] {
+			m, _ = m[p].(map[string]any)
+		}
+		if _, ok := m[parts[len(parts)-1]]; !ok {
+			t.Errorf("the checkpoint lacks the required key %s", key)
+		}
+	}
+
+	// It passes as the repository init sets up judges it: the starter
+	// settings under the inputs the workflow gives.
+	const n = 7
+	filled := strings.Replace(body, "  issue: 0\n", fmt.Sprintf("  issue: %d\n", n), 1)
+	if filled == body {
+		t.Fatal("the template has no `issue: 0` to fill in")
+	}
+	files := map[string]string{"issue.md": filled, "template.md": strings.Replace(string(issueTemplate), "  issue: 0\n", "  issue: 7\n", 1),
+		"gns-guard.yml": string(configTemplate)}
+	judge := []string{"--config", "gns-guard.yml", "--issue", fmt.Sprint(n), "--labels", strings.Join(labels, ",")}
+	for key, value := range workflowInputs(t) {
+		if s, ok := settings.Lookup(key); ok && s.Flag {
+			judge = append(judge, "--"+key, value)
+		}
+	}
+	if len(judge) < 9 {
+		t.Errorf("the workflow gives no setting: %q", judge)
+	}
+	for _, name := range []string{"issue.md", "template.md"} {
+		stdout, stderr, code := runCLI(t, files, "", append(append([]string{"check", "--format", "json"}, judge...), name)...)
+		var rep checkReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("%s: exit %d: %v\n%s", name, code, err, stderr)
+		}
+		if code != 0 || !rep.Valid || rep.Errors != 0 || rep.Warnings != 0 {
+			t.Errorf("%s: exit %d, %d error(s), %d warning(s): %+v", name, code, rep.Errors, rep.Warnings, rep.Findings)
+		}
+		// A new issue's first run writes the status comment and nothing else.
+		for _, w := range rep.Plan {
+			if !strings.Contains(w, "status comment") {
+				t.Errorf("%s: the guard would %s", name, w)
+			}
+		}
+	}
+	// Unfilled, the guard says which number it expects.
+	files["b.md"] = body
+	stdout, _, code := runCLI(t, files, "", append(append([]string{"check"}, judge...), "b.md")...)
+	if code != exit.Violation || !strings.Contains(stdout, "expected this issue's number 7, found 0") {
+		t.Errorf("unfilled: exit %d:\n%s", code, stdout)
+	}
+}
+
+// The labels init creates: the guard's own, the depth limits, the sizes
+// and evolve-system, each with a color and a description.
+func TestInitLabels(t *testing.T) {
+	var got []string
+	color := regexp.MustCompile(`^[0-9a-f]{6}$`)
+	for _, s := range InitLabels() {
+		got = append(got, s.Name)
+		if !color.MatchString(s.Color) || !strings.HasPrefix(s.Description, "gns-guard: ") || len(s.Description) > 200 {
+			t.Errorf("%s: color %q, description %q", s.Name, s.Color, s.Description)
+		}
+	}
+	want := []string{}
+	for _, s := range guard.DefaultLabels().Specs() {
+		want = append(want, s.Name)
+	}
+	want = append(want, "cascade::depth-0", "cascade::depth-1", "cascade::depth-2", "cascade::depth-3", "cascade::depth-n",
+		"size::tiny", "size::small", "size::medium", "size::large", "permission::evolve-system")
+	if !slices.Equal(got, want) {
+		t.Errorf("labels %v\nwant %v", got, want)
+	}
+}
+
+// A first run proposes the three files in a pull request and creates the
+// labels; a second changes nothing and says so; after the merge, neither
+// does a third.
+func TestInitFirstAndSecondRun(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	s.labels = []forge.RepoLabel{{ID: 1, Name: "size::small", Color: "000000", Description: "ours"}}
+
+	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
+	}
+	t.Logf("first run:\n%s", stdout)
+	if len(s.writes) != 2+len(InitLabels())-1 {
+		t.Errorf("%d writes, want a commit, a pull request and %d labels: %q", len(s.writes), len(InitLabels())-1, s.writes)
+	}
+	if want := "commit gns-guard-init: " + WorkflowPath + " " + settings.FileName + " " + IssueTemplatePath; s.writes[0] != want {
+		t.Errorf("first write %q, want %q", s.writes[0], want)
+	}
+	for path, want := range map[string][]byte{WorkflowPath: workflowTemplate, settings.FileName: configTemplate, IssueTemplatePath: issueTemplate} {
+		if !bytes.Equal(s.branches[InitBranch][path], want) {
+			t.Errorf("%s on %s is not the template", path, InitBranch)
+		}
+		if _, ok := s.branches["main"][path]; ok {
+			t.Errorf("%s was written to main", path)
+		}
+	}
+	if !strings.HasPrefix(s.writes[1], "pull gns-guard-init→main: ") || !strings.Contains(s.writes[1], "GNS_GUARD_LEDGER_KEY") {
+		t.Errorf("second write %q, want the pull request", s.writes[1])
+	}
+	for _, l := range s.labels {
+		if l.Name == "size::small" && (l.Color != "000000" || l.Description != "ours") {
+			t.Errorf("an existing label was changed: %+v", l)
+		}
+	}
+	for _, want := range []string{
+		"gns-guard init: alice/proj on http://gitea.test, default branch main\n",
+		"Files, proposed in a pull request from gns-guard-init into main:\n",
+		"  .gitea/workflows/gns-guard.yml     written on gns-guard-init\n",
+		"  commit 0123456789 on gns-guard-init\n",
+		"Pull request #1, opened: http://gitea.test/alice/proj/pulls/1\n",
+		"  cascade::depth-exceeded    #b60205  created\n",
+		"  size::small                #000000  already there, left as it is\n",
+		fmt.Sprintf("\n%d write(s) made.\n", len(s.writes)),
+		"  1. Set the Actions secret GNS_GUARD_LEDGER_KEY (repository Settings → Actions → Secrets: http://gitea.test/alice/proj/settings/actions/secrets) to the output of `gns-guard keygen`",
+		"  2. Optionally set the Actions secret GNS_GUARD_ADMIN_TOKEN to a repository admin's token with repository write scope",
+		"  3. Merge pull request #1: http://gitea.test/alice/proj/pulls/1\n",
+		`  4. Then open an issue from the "GNS task" template (http://gitea.test/alice/proj/issues/new/choose)`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the first run's output lacks %q", want)
+		}
+	}
+
+	writes := len(s.writes)
+	stdout, stderr, code = runCLI(t, nil, "", initArgs...)
+	if code != 0 || stderr != "" || len(s.writes) != writes {
+		t.Fatalf("second run: exit %d, writes %q:\n%s%s", code, s.writes[writes:], stdout, stderr)
+	}
+	t.Logf("second run:\n%s", stdout)
+	for _, want := range []string{
+		"  .gitea/gns-guard.yml               already there on gns-guard-init\n",
+		"Pull request #1, already open: http://gitea.test/alice/proj/pulls/1\n",
+		"  cascade::depth-exceeded    #b60205  already there, left as it is\n",
+		"Nothing to change: the files are there, the pull request is open, and every label is present.\n",
+		"  3. Merge pull request #1: http://gitea.test/alice/proj/pulls/1\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the second run's output lacks %q", want)
+		}
+	}
+	rep, code := initJSON(t)
+	if code != 0 || rep.Changed || len(rep.Writes) != 0 || rep.Commit != nil || rep.Pull == nil || rep.Pull.State != statePresent || rep.Pull.Number != 1 {
+		t.Errorf("second run, JSON: exit %d, %+v", code, rep)
+	}
+
+	s.merge(t)
+	stdout, _, code = runCLI(t, nil, "", initArgs...)
+	if code != 0 || len(s.writes) != writes || strings.Contains(stdout, "Merge") || strings.Contains(stdout, "Pull request") {
+		t.Fatalf("after the merge: exit %d, writes %q:\n%s", code, s.writes[writes:], stdout)
+	}
+	if !strings.Contains(stdout, "  .gitea/ISSUE_TEMPLATE/gns-task.md  already there on main\n") ||
+		!strings.Contains(stdout, "Nothing to change: the files are there, and every label is present.\n") {
+		t.Errorf("after the merge:\n%s", stdout)
+	}
+}
+
+// A dry run reads, prints every write it would make, and writes nothing;
+// --format json gives the same plan.
+func TestInitDryRun(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	stdout, stderr, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--dry-run")...)
+	if code != 0 || stderr != "" || len(s.writes) != 0 || len(s.branches) != 1 {
+		t.Fatalf("exit %d, writes %q:\n%s%s", code, s.writes, stdout, stderr)
+	}
+	for _, want := range []string{
+		"  .gitea/workflows/gns-guard.yml     would be written on gns-guard-init\n",
+		"Pull request from gns-guard-init into main: would be opened\n",
+		"  permission::evolve-system  #e99695  would be created\n",
+		fmt.Sprintf("Dry run: nothing was written. The %d write(s) init would make:\n", 2+len(InitLabels())),
+		"  - create the branch gns-guard-init from main with a commit of .gitea/workflows/gns-guard.yml, .gitea/gns-guard.yml, .gitea/ISSUE_TEMPLATE/gns-task.md\n",
+		"  - open a pull request from gns-guard-init into main\n",
+		"  - create the label cascade::depth-n (#1d4f91)\n",
+		"  3. Merge the pull request from gns-guard-init into main.\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the dry run's output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	rep, code := initJSON(t, "--dry-run")
+	if code != 0 || len(s.writes) != 0 {
+		t.Fatalf("exit %d, writes %q", code, s.writes)
+	}
+	c := rep.Commit
+	if !rep.DryRun || !rep.Changed || rep.Mode != "pull-request" || rep.DefaultBranch != "main" || len(rep.Writes) != 2+len(InitLabels()) ||
+		c == nil || c.Branch != InitBranch || !c.NewBranch || c.From != "main" || c.SHA != "" || len(c.Files) != 3 ||
+		rep.Pull == nil || rep.Pull.State != stateCreate || rep.Pull.Number != 0 || len(rep.Next) != 4 {
+		t.Errorf("%+v", rep)
+	}
+	for _, f := range rep.Files {
+		if f.State != stateCreate || f.Branch != InitBranch {
+			t.Errorf("file %+v", f)
+		}
+	}
+	for _, l := range rep.Labels {
+		if l.State != stateCreate {
+			t.Errorf("label %+v", l)
+		}
+	}
+}
+
+// --commit writes the files onto the default branch, with no branch and
+// no pull request; a second run changes nothing.
+func TestInitCommit(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	rep, code := initJSON(t, "--commit")
+	if code != 0 || rep.Mode != "commit" || rep.Pull != nil || rep.Commit == nil || rep.Commit.Branch != "main" || rep.Commit.NewBranch || rep.Commit.SHA == "" {
+		t.Fatalf("exit %d, %+v", code, rep)
+	}
+	if _, ok := s.branches[InitBranch]; ok || len(s.pulls) != 0 || !bytes.Equal(s.branches["main"][IssueTemplatePath], issueTemplate) {
+		t.Errorf("branches %v, pulls %v", slices.Collect(maps.Keys(s.branches)), s.pulls)
+	}
+	writes := len(s.writes)
+	stdout, _, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--commit")...)
+	if code != 0 || len(s.writes) != writes || !strings.Contains(stdout, "Files, on main:\n") || !strings.Contains(stdout, "Nothing to change") {
+		t.Errorf("second run: exit %d, writes %q:\n%s", code, s.writes[writes:], stdout)
+	}
+	// A repository with no commit yet takes --commit only.
+	empty := newSetupServer()
+	empty.repo.Empty, empty.branches = true, map[string]map[string][]byte{}
+	useSetupServer(t, empty)
+	_, stderr, code := runCLI(t, nil, "", initArgs...)
+	if code != exit.Usage || !strings.Contains(stderr, "alice/proj has no commit yet") || !strings.Contains(stderr, "--commit") || len(empty.writes) != 0 {
+		t.Errorf("empty repository: exit %d: %s", code, stderr)
+	}
+}
+
+// What is already there is left as it is: a configuration file of the
+// repository's own, a file edited on the init branch, a label of the same
+// name.
+func TestInitLeavesWhatIsThere(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	own := []byte("default-max-depth: 3\n")
+	s.branches["main"][settings.FileName] = own
+	s.branches[InitBranch] = maps.Clone(s.branches["main"])
+	s.branches[InitBranch][WorkflowPath] = []byte("# edited in review\n")
+	rep, code := initJSON(t)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	want := []initFileState{
+		{settings.FileName, stateDiffers, "main"},
+		{WorkflowPath, stateDiffers, InitBranch},
+		{IssueTemplatePath, stateCreate, InitBranch},
+	}
+	if !slices.Equal(rep.Files, want) {
+		t.Errorf("files %+v\nwant %+v", rep.Files, want)
+	}
+	if len(rep.Notes) != 2 || !strings.Contains(rep.Notes[0], ".gitea/gns-guard.yml on main is not the file init writes") {
+		t.Errorf("notes %q", rep.Notes)
+	}
+	if !bytes.Equal(s.branches["main"][settings.FileName], own) || string(s.branches[InitBranch][WorkflowPath]) != "# edited in review\n" {
+		t.Error("a file that was there was overwritten")
+	}
+	if s.writes[0] != "commit gns-guard-init: "+IssueTemplatePath || !strings.HasPrefix(s.writes[1], "pull ") {
+		t.Errorf("writes %q", s.writes[:2])
+	}
+	// The pull request lists the files it proposes, not the one on main.
+	if strings.Contains(s.writes[1], settings.FileName) || !strings.Contains(s.writes[1], WorkflowPath) {
+		t.Errorf("pull request body: %s", s.writes[1])
+	}
+}
+
+// Mistakes in the call are usage errors; a server that refuses is "could
+// not run", saying what init was doing.
+func TestInitErrors(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"init"}, exit.Usage, "init: --repo OWNER/NAME is required"},
+		{[]string{"init", "--repo", "alice"}, exit.Usage, `init: --repo must be OWNER/NAME, not "alice"`},
+		{[]string{"init", "--repo", "alice/proj"}, exit.Usage, "init: no server: pass --server URL or set GITHUB_SERVER_URL"},
+		{append(slices.Clone(initArgs), "extra"), exit.Usage, "init takes no arguments, got extra"},
+		{append(slices.Clone(initArgs), "--format", "yaml"), exit.Usage, `init: --format must be text or json, not "yaml"`},
+		{[]string{"init", "--repo", "bob/proj", "--server", "http://gitea.test"}, exit.Usage, "init: no repository bob/proj"},
+	} {
+		stdout, stderr, code := runCLI(t, nil, "", c.args...)
+		if code != c.code || stdout != "" || !strings.HasPrefix(stderr, "gns-guard: "+c.msg) {
+			t.Errorf("%q: exit %d\n%s%s", c.args, code, stdout, stderr)
+		}
+	}
+	if _, stderr, _ := runCLI(t, nil, "", "init", "--bogus"); !strings.HasSuffix(stderr, "Run 'gns-guard init -h' for usage.\n") {
+		t.Errorf("usage hint: %q", stderr)
+	}
+
+	s.fail = map[string]error{"CreatePull": fmt.Errorf("POST /api/v1/repos/alice/proj/pulls: %w", guard.ErrForbidden)}
+	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
+	if code != exit.CannotRun || stdout != "" || !strings.Contains(stderr, "init: the token may not open a pull request from gns-guard-init into main in alice/proj (HTTP 403)") {
+		t.Errorf("refused: exit %d\n%s%s", code, stdout, stderr)
+	}
+	s.fail = map[string]error{"Repository": fmt.Errorf("GET /api/v1/repos/alice/proj: %w", guard.ErrUnauthorized)}
+	stdout, _, code = runCLI(t, nil, "", append(slices.Clone(initArgs), "--format", "json")...)
+	var je jsonError
+	if err := json.Unmarshal([]byte(stdout), &je); err != nil || code != exit.CannotRun || je.Error.Kind != "cannot-run" ||
+		!strings.Contains(je.Error.Message, "rejected the token (HTTP 401) when trying to read the repository; check --token") {
+		t.Errorf("rejected token: exit %d, %v: %s", code, err, stdout)
+	}
+	s.fail = nil
+	s.repo.Archived = true
+	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exit.CannotRun || !strings.Contains(stderr, "alice/proj is archived") {
+		t.Errorf("archived: exit %d: %s", code, stderr)
+	}
+
+	// A client that cannot set a repository up.
+	old := connectForge
+	t.Cleanup(func() { connectForge = old })
+	connectForge = func(server, token, owner, repo string) (guard.Forge, error) { return struct{ guard.Forge }{}, nil }
+	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exit.CannotRun || !strings.Contains(stderr, "init: the client cannot set a repository up") {
+		t.Errorf("no setup methods: exit %d: %s", code, stderr)
+	}
+}
+
+// A dry run with a token that cannot write says the writes would be
+// refused.
+func TestInitDryRunWithoutWriteAccess(t *testing.T) {
+	s := newSetupServer()
+	s.repo.CanPush = false
+	useSetupServer(t, s)
+	stdout, _, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--dry-run")...)
+	if code != 0 || !strings.Contains(stdout, "Note: the token has no write access to alice/proj: the server will refuse these writes.\n") {
+		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}
+
+// keygen prints a new key, 32 random bytes in hex, and nothing else.
+func TestKeygen(t *testing.T) {
+	hex64 := regexp.MustCompile(`^[0-9a-f]{64}\n$`)
+	a, stderr, code := runCLI(t, nil, "", "keygen")
+	b, _, _ := runCLI(t, nil, "", "keygen")
+	if code != 0 || stderr != "" || !hex64.MatchString(a) || !hex64.MatchString(b) || a == b {
+		t.Fatalf("exit %d: %q, %q (stderr %q)", code, a, b, stderr)
+	}
+	stdout, _, code := runCLI(t, nil, "", "keygen", "--format", "json")
+	var rep map[string]string
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 || len(rep) != 1 || !hex64.MatchString(rep["ledger_key"]+"\n") {
+		t.Errorf("exit %d, %v: %s", code, err, stdout)
+	}
+	if _, stderr, code := runCLI(t, nil, "", "keygen", "now"); code != exit.Usage || !strings.Contains(stderr, "keygen takes no arguments") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if stdout, _, code := runCLI(t, nil, "", "keygen", "-h"); code != 0 || !strings.HasPrefix(stdout, "Usage: gns-guard keygen") {
+		t.Errorf("exit %d: %s", code, stdout)
+	}
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// ledgerKeyBytes is the length of a key keygen makes: 32 random bytes,
+// printed as 64 hex digits.
+const ledgerKeyBytes = 32
+
+// keygenReport is the JSON form of `keygen`.
+type keygenReport struct {
+	LedgerKey string `json:"ledger_key"`
+}
+
+// newLedgerKey returns a new random ledger key, in hex.
+func newLedgerKey() (string, error) {
+	b := make([]byte, ledgerKeyBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("keygen: reading random bytes: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// runKeygen prints a new ledger key: the value of the Actions secret
+// GNS_GUARD_LEDGER_KEY, which the workflow passes as the ledger-key input.
+// It prints the key and nothing else.
+func runKeygen(args []string, env Env) error {
+	fs := newFlags("keygen", env, "keygen [--format text|json]")
+	format := fs.String("format", "text", "output format: text (the key, one line) or json")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("keygen takes no arguments, got %s", strings.Join(pos, " "))
+	}
+	if err := checkFormat("keygen", *format); err != nil {
+		return err
+	}
+	key, err := newLedgerKey()
+	if err != nil {
+		return cannotRun(err)
+	}
+	if *format == "json" {
+		return printJSON(env, keygenReport{LedgerKey: key})
+	}
+	_, err = fmt.Fprintln(env.Stdout, key)
+	return err
+}

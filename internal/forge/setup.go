@@ -1,0 +1,285 @@
+package forge
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"code.gitea.io/sdk/gitea"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// This file holds the requests that set a repository up for the guard
+// (`gns-guard init`): the repository's default branch, its labels, files
+// on a branch, one commit of several files, and the pull request that
+// proposes them.
+
+// Repository is what setting a repository up needs to know of it.
+type Repository struct {
+	// FullName is OWNER/NAME; HTMLURL the repository's page.
+	FullName, HTMLURL string
+	// DefaultBranch is the branch the guard reads its configuration from
+	// and pull requests go into.
+	DefaultBranch string
+	// Empty is a repository with no commit yet; Archived one that takes no
+	// writes.
+	Empty, Archived bool
+	// CanPush says the token may push to it (write access).
+	CanPush bool
+}
+
+// Repository reads the repository: one GET.
+func (c *Client) Repository(ctx context.Context) (Repository, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return Repository{}, err
+	}
+	r, resp, err := sc.GetRepo(c.owner, c.repo)
+	if err := c.sdkError(ctx, http.MethodGet, c.repoPath(), resp, err); err != nil {
+		return Repository{}, err
+	}
+	out := Repository{
+		FullName:      r.FullName,
+		HTMLURL:       r.HTMLURL,
+		DefaultBranch: r.DefaultBranch,
+		Empty:         r.Empty,
+		Archived:      r.Archived,
+	}
+	if r.Permissions != nil {
+		out.CanPush = r.Permissions.Push || r.Permissions.Admin
+	}
+	return out, nil
+}
+
+// RepoLabel is a label of the repository.
+type RepoLabel struct {
+	ID          int64
+	Name        string
+	Color       string // six hex digits, no '#'
+	Description string
+}
+
+// Labels lists the repository's labels, 50 a request.
+func (c *Client) Labels(ctx context.Context) ([]RepoLabel, error) {
+	labels, err := c.repoLabels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RepoLabel, 0, len(labels))
+	for _, l := range labels {
+		if l != nil {
+			out = append(out, RepoLabel{ID: l.ID, Name: l.Name, Color: strings.TrimPrefix(l.Color, "#"), Description: l.Description})
+		}
+	}
+	return out, nil
+}
+
+// CreateLabel creates a repository label from spec (a spec without a
+// color gets DefaultLabelColor): one POST. Gitea does not keep label names
+// unique; the caller looks for the name first.
+func (c *Client) CreateLabel(ctx context.Context, spec guard.LabelSpec) (RepoLabel, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return RepoLabel{}, err
+	}
+	color := strings.TrimPrefix(spec.Color, "#")
+	if color == "" {
+		color = DefaultLabelColor
+	}
+	l, resp, err := sc.CreateLabel(c.owner, c.repo, gitea.CreateLabelOption{
+		Name:        spec.Name,
+		Color:       "#" + color,
+		Description: spec.Description,
+	})
+	if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/labels", resp, err); err != nil {
+		return RepoLabel{}, fmt.Errorf("creating label %q: %w", spec.Name, err)
+	}
+	return RepoLabel{ID: l.ID, Name: l.Name, Color: strings.TrimPrefix(l.Color, "#"), Description: l.Description}, nil
+}
+
+// RepoFile is a file of a branch, as the contents API gives it.
+type RepoFile struct {
+	Path    string
+	Content []byte
+	// SHA is the blob's id, which updating the file names.
+	SHA string
+}
+
+// FileAt reads the file at path on ref (a branch, tag or commit; "" is the
+// default branch) through the contents API: one GET. A missing file (or
+// branch) is an error wrapping guard.ErrNotFound; a file over max bytes,
+// one wrapping guard.ErrTooLarge; a directory is an error naming it.
+func (c *Client) FileAt(ctx context.Context, ref, path string, max int64) (RepoFile, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return RepoFile{}, err
+	}
+	shown := c.repoPath() + "/contents/" + path
+	cr, resp, err := sc.GetContents(c.owner, c.repo, ref, path)
+	if err := c.sdkError(ctx, http.MethodGet, shown, resp, err); err != nil {
+		return RepoFile{}, err
+	}
+	if cr.Type != "file" {
+		return RepoFile{}, fmt.Errorf("%s on %s is a %s, not a file", path, refName(ref), cr.Type)
+	}
+	if cr.Size > max {
+		return RepoFile{}, fmt.Errorf("%s on %s is over %d bytes: %w", path, refName(ref), max, guard.ErrTooLarge)
+	}
+	var data []byte
+	if cr.Content != nil {
+		if cr.Encoding != nil && *cr.Encoding != "base64" {
+			return RepoFile{}, fmt.Errorf("GET /api/v1%s: content encoded as %q, want base64", shown, *cr.Encoding)
+		}
+		if data, err = base64.StdEncoding.DecodeString(*cr.Content); err != nil {
+			return RepoFile{}, fmt.Errorf("GET /api/v1%s: decoding the content: %w", shown, err)
+		}
+	}
+	if int64(len(data)) != cr.Size {
+		return RepoFile{}, fmt.Errorf("GET /api/v1%s: the answer holds %d of the file's %d bytes", shown, len(data), cr.Size)
+	}
+	return RepoFile{Path: cr.Path, Content: data, SHA: cr.SHA}, nil
+}
+
+func refName(ref string) string {
+	if ref == "" {
+		return "the default branch"
+	}
+	return ref
+}
+
+// BranchExists reports whether the branch exists: one GET.
+func (c *Client) BranchExists(ctx context.Context, name string) (bool, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, resp, err := sc.GetRepoBranch(c.owner, c.repo, name)
+	err = c.sdkError(ctx, http.MethodGet, c.repoPath()+"/branches/"+url.PathEscape(name), resp, err)
+	if errors.Is(err, guard.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// FileChange is one file a Commit writes: created when SHA is empty,
+// otherwise updated from the blob SHA names (the server refuses the update
+// when the file changed since).
+type FileChange struct {
+	Path    string
+	Content []byte
+	SHA     string
+}
+
+// Commit is one commit of several files.
+type Commit struct {
+	// Branch is the branch the commit goes onto ("": the default branch).
+	Branch string
+	// NewBranch, when set, is a branch created from Branch for the
+	// commit; Branch is left as it is.
+	NewBranch string
+	Message   string
+	Files     []FileChange
+}
+
+// CommitFiles writes the files as one commit (Gitea's change-files
+// request, one POST) and returns the commit's id. Author and committer
+// are the token's user.
+func (c *Client) CommitFiles(ctx context.Context, cm Commit) (string, error) {
+	if len(cm.Files) == 0 {
+		return "", errors.New("forge: a commit needs at least one file")
+	}
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return "", err
+	}
+	opt := gitea.ChangeFilesOptions{Message: cm.Message, Branch: cm.Branch, NewBranch: cm.NewBranch}
+	for _, f := range cm.Files {
+		op := "create"
+		if f.SHA != "" {
+			op = "update"
+		}
+		opt.Files = append(opt.Files, &gitea.ChangeFileOperation{
+			Operation: op,
+			Path:      f.Path,
+			Content:   base64.StdEncoding.EncodeToString(f.Content),
+			SHA:       f.SHA,
+		})
+	}
+	fr, resp, err := sc.ChangeFiles(c.owner, c.repo, opt)
+	if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/contents", resp, err); err != nil {
+		return "", err
+	}
+	if fr == nil || fr.Commit == nil {
+		return "", nil
+	}
+	return fr.Commit.SHA, nil
+}
+
+// Pull is a pull request.
+type Pull struct {
+	Number     int64
+	Title      string
+	HTMLURL    string
+	Head, Base string // branch names
+}
+
+// OpenPull finds the open pull request from branch head of this repository
+// into base, 50 open pull requests a request; false when there is none.
+func (c *Client) OpenPull(ctx context.Context, head, base string) (Pull, bool, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return Pull{}, false, err
+	}
+	for page := 1; page <= maxPages; page++ {
+		prs, resp, err := sc.ListRepoPullRequests(c.owner, c.repo, gitea.ListPullRequestsOptions{
+			ListOptions: gitea.ListOptions{Page: page, PageSize: PageSize},
+			State:       gitea.StateOpen,
+		})
+		if err := c.sdkError(ctx, http.MethodGet, c.repoPath()+"/pulls", resp, err); err != nil {
+			return Pull{}, false, err
+		}
+		for _, pr := range prs {
+			if pr == nil || pr.Head == nil || pr.Base == nil || pr.Head.Ref != head || pr.Base.Ref != base {
+				continue
+			}
+			if pr.Head.Repository != nil && !strings.EqualFold(pr.Head.Repository.FullName, c.owner+"/"+c.repo) {
+				continue // the same branch name in a fork
+			}
+			return fromSDKPull(pr), true, nil
+		}
+		if len(prs) < PageSize {
+			return Pull{}, false, nil
+		}
+	}
+	return Pull{}, false, fmt.Errorf("forge: open pull requests of %s/%s: no end after %d pages", c.owner, c.repo, maxPages)
+}
+
+// CreatePull opens a pull request from branch head of this repository
+// into base: one POST.
+func (c *Client) CreatePull(ctx context.Context, head, base, title, body string) (Pull, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return Pull{}, err
+	}
+	pr, resp, err := sc.CreatePullRequest(c.owner, c.repo, gitea.CreatePullRequestOption{Head: head, Base: base, Title: title, Body: body})
+	if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/pulls", resp, err); err != nil {
+		return Pull{}, err
+	}
+	return fromSDKPull(pr), nil
+}
+
+func fromSDKPull(pr *gitea.PullRequest) Pull {
+	p := Pull{Number: pr.Index, Title: pr.Title, HTMLURL: pr.HTMLURL}
+	if pr.Head != nil {
+		p.Head = pr.Head.Ref
+	}
+	if pr.Base != nil {
+		p.Base = pr.Base.Ref
+	}
+	return p
+}
