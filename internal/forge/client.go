@@ -33,8 +33,10 @@ const maxErrorBody = 2 << 10
 // through its API; the guard itself writes comments of at most 65,536
 // characters, and a page of 50 of those is at most 50 × 65,536 × 6 bytes
 // (each character JSON-escaped as \uXXXX) ≈ 19 MiB plus the entries'
-// metadata (about 2 KiB each). 32 MiB leaves half again as much on top; an
-// issue body is bounded by the same figure.
+// metadata (about 2 KiB each). 32 MiB leaves half again as much on top.
+// Anyone who may write to an issue can make its answers longer: the issue
+// and its timeline are read streamed, what comes before the cut is kept,
+// and the rest is read around it (see bounded.go).
 const MaxAnswer = 32 << 20
 
 // Client talks to one repository of one Gitea server. It is safe for
@@ -48,6 +50,7 @@ type Client struct {
 	http      *http.Client
 	requests  *atomic.Int64
 	date      *atomic.Int64 // Unix seconds of the last answer's Date header
+	splits    *atomic.Int64 // requests spent reading around entries too large to read
 }
 
 var _ guard.Forge = (*Client)(nil)
@@ -106,6 +109,7 @@ func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
 		userAgent: cfg.userAgent,
 		requests:  new(atomic.Int64),
 		date:      new(atomic.Int64),
+		splits:    new(atomic.Int64),
 	}
 	c.http = &http.Client{
 		Timeout:   cfg.timeout,
@@ -170,7 +174,7 @@ func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if resp.Body != nil {
 		tooLarge := &TooLargeError{Method: r.Method, Path: r.URL.Path, Limit: t.max}
-		if resp.ContentLength > t.max {
+		if resp.ContentLength > t.max && r.Context().Value(streamedKey{}) == nil {
 			// Refused unread: what the server announced is too much.
 			resp.Body.Close()
 			resp.Body = &cappedBody{err: tooLarge}
@@ -181,8 +185,15 @@ func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// streamedKey marks the context of a request whose answer is read
+// streamed (see getCapped): an answer announced longer than the cap is
+// still read up to it, for what comes before the cut.
+type streamedKey struct{}
+
 // TooLargeError is an answer whose body is longer than the client reads
-// (MaxAnswer). The guard reports it as a failure to run (exit 3).
+// (MaxAnswer). Where the guard reads the issue and its timeline, it reads
+// what comes before the cut and around it (see getCapped); anywhere else
+// it is a failure to run (exit 3).
 type TooLargeError struct {
 	Method string
 	Path   string // URL path of the request (never the token)
@@ -395,20 +406,21 @@ func sdkMessage(err error) string {
 	return msg[i+len(open) : len(msg)-len(end)]
 }
 
-// do sends one request to /api/v1+path (path may carry a query) with a JSON
-// body in (if non-nil) and decodes a 2xx JSON answer into out (if non-nil).
-func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+// send sends one request to /api/v1+path (path may carry a query) with a
+// JSON body in (if non-nil). It returns the answer of a 2xx status, to be
+// closed, and the path to name in errors; any other status is an error.
+func (c *Client) send(ctx context.Context, method, path string, in any) (*http.Response, string, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("forge: %w", err)
+			return nil, "", fmt.Errorf("forge: %w", err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+"/api/v1"+path, body)
 	if err != nil {
-		return fmt.Errorf("forge: %w", err)
+		return nil, "", fmt.Errorf("forge: %w", err)
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -423,27 +435,43 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	shown := req.URL.Path
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return c.transportError(ctx, method, shown, err)
+		return nil, shown, c.transportError(ctx, method, shown, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return nil, shown, statusError(method, shown, resp.StatusCode, b)
+	}
+	return resp, shown, nil
+}
+
+// readError classifies an error met while reading a 2xx answer.
+func (c *Client) readError(ctx context.Context, method, shown string, err error) error {
+	var tl *TooLargeError
+	if errors.As(err, &tl) {
+		return tl
+	}
+	var ne net.Error
+	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return c.transportError(ctx, method, shown, err) // the answer was cut off
+	}
+	return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
+}
+
+// do sends one request to /api/v1+path (path may carry a query) with a JSON
+// body in (if non-nil) and decodes a 2xx JSON answer into out (if non-nil).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	resp, shown, err := c.send(ctx, method, path, in)
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return statusError(method, shown, resp.StatusCode, b)
-	}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		return nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		var tl *TooLargeError
-		if errors.As(err, &tl) {
-			return tl
-		}
-		var ne net.Error
-		if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return c.transportError(ctx, method, shown, err) // the answer was cut off
-		}
-		return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
+		return c.readError(ctx, method, shown, err)
 	}
 	return nil
 }

@@ -42,6 +42,10 @@ type apiIssue struct {
 	ContentVersion *int        `json:"content_version"`
 	Updated        time.Time   `json:"updated_at"`
 	PullRequest    presentJSON `json:"pull_request"`
+	Repository     *struct {
+		ID    int64  `json:"id"`
+		Owner string `json:"owner"`
+	} `json:"repository"`
 }
 
 // presentJSON records whether a JSON value was present and not null.
@@ -68,6 +72,9 @@ func (a apiIssue) toGuard() guard.Issue {
 	if a.ContentVersion != nil {
 		is.ContentVersion = *a.ContentVersion
 	}
+	if a.Repository != nil {
+		is.RepoID, is.RepoOwner = a.Repository.ID, a.Repository.Owner
+	}
 	for _, l := range a.Labels {
 		is.Labels = append(is.Labels, guard.Label{ID: l.ID, Name: l.Name})
 	}
@@ -79,13 +86,11 @@ func (c *Client) issuePath(number int64) string {
 }
 
 // Issue reads one issue or pull request: one GET, decoded locally so that
-// content_version (absent from the SDK's Issue) is kept.
+// content_version (absent from the SDK's Issue) is kept. A body over
+// guard.MaxBodyBytes is not kept (Issue.BodyTooLarge); an answer over the
+// cap costs two more requests (see readIssue).
 func (c *Client) Issue(ctx context.Context, number int64) (guard.Issue, error) {
-	var a apiIssue
-	if err := c.do(ctx, http.MethodGet, c.issuePath(number), nil, &a); err != nil {
-		return guard.Issue{}, err
-	}
-	return a.toGuard(), nil
+	return c.readIssue(ctx, number)
 }
 
 // EditBody replaces the body with one PATCH carrying content_version, which
@@ -117,6 +122,7 @@ type timelineEntry struct {
 	OriginalAuthor string `json:"original_author"`
 	Body           string `json:"body"`
 	Label          *struct {
+		ID   int64  `json:"id"`
 		Name string `json:"name"`
 	} `json:"label"`
 	Created time.Time `json:"created_at"`
@@ -137,7 +143,7 @@ func (e *timelineEntry) labelEvent() (guard.LabelEvent, bool) {
 	if e.Type != typeLabel || e.Label == nil || e.Label.Name == "" {
 		return guard.LabelEvent{}, false
 	}
-	le := guard.LabelEvent{Label: e.Label.Name, Added: e.Body == "1", At: e.Created}
+	le := guard.LabelEvent{Label: e.Label.Name, LabelID: e.Label.ID, Added: e.Body == "1", At: e.Created}
 	if e.User != nil {
 		le.Actor = e.User.Login
 	}
@@ -163,14 +169,10 @@ func (e *timelineEntry) comment() guard.Comment {
 // oldest first. Gitea pages the underlying rows and then drops some (code
 // review comments, cross-references the token cannot see), so a page can
 // be shorter than PageSize without being the last. Its X-Total-Count is the
-// length of the page, not a total, and is not used.
-func (c *Client) timelinePage(ctx context.Context, number int64, page int) ([]*timelineEntry, error) {
-	q := url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(PageSize)}}
-	var entries []*timelineEntry // Gitea answers null for an empty page
-	if err := c.do(ctx, http.MethodGet, c.issuePath(number)+"/timeline?"+q.Encode(), nil, &entries); err != nil {
-		return nil, err
-	}
-	return entries, nil
+// length of the page, not a total, and is not used. One request; more
+// when the page holds entries too large to read (see timelineRows).
+func (c *Client) timelinePage(ctx context.Context, number int64, page int) ([]rowEntry, error) {
+	return c.timelineRows(ctx, number, (page-1)*PageSize, PageSize)
 }
 
 // Bounds of one RecentComments. Gitea 1.26's timeline has no total count
@@ -194,10 +196,10 @@ type timeline struct {
 	c      *Client
 	number int64
 	isPull bool
-	pages  map[int][]*timelineEntry
+	pages  map[int][]rowEntry
 }
 
-func (t *timeline) page(ctx context.Context, p int) ([]*timelineEntry, error) {
+func (t *timeline) page(ctx context.Context, p int) ([]rowEntry, error) {
 	if e, ok := t.pages[p]; ok {
 		return e, nil
 	}
@@ -227,13 +229,13 @@ func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if len(e) == 0 {
+		if rows(e) == 0 {
 			hi = next
 		} else {
 			lo = next
 		}
 		switch {
-		case len(e) > 0 && len(e) < PageSize:
+		case rows(e) > 0 && rows(e) < PageSize:
 			next = lo + 1 // most likely the last page: confirm
 		case hi == 0:
 			step *= 2
@@ -267,10 +269,12 @@ func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 // pages. When the budget runs out first, it returns what it found with
 // Truncated set: fewer than n comments, the newest ones. Start is the
 // offset of the first entry read (a multiple of 50); the entries from
-// Start to the end were all read.
+// Start to the end were all read, but for those too large to read: a
+// comment over guard.MaxCommentBytes comes without its body (TooLarge),
+// and entries given up (see timelineRows) as a Comment with Unread set.
 func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (guard.CommentPage, error) {
 	n = max(n, 0)
-	t := &timeline{c: c, number: issue.Number, isPull: issue.IsPull, pages: map[int][]*timelineEntry{}}
+	t := &timeline{c: c, number: issue.Number, isPull: issue.IsPull, pages: map[int][]rowEntry{}}
 	first := max(issue.Comments-n, 0)/PageSize + 1
 	entries, err := t.page(ctx, first)
 	if err != nil {
@@ -280,10 +284,10 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 	// short page means Gitea filtered some out of it, and it is not the end.
 	want := issue.Comments - (first-1)*PageSize
 	seenCounted := counted(entries)
-	atEnd := func(e []*timelineEntry) bool {
-		return len(e) < PageSize && !issue.IsPull && seenCounted >= want
+	atEnd := func(e []rowEntry) bool {
+		return rows(e) < PageSize && !issue.IsPull && seenCounted >= want
 	}
-	last, found := first, len(entries) == 0 || atEnd(entries)
+	last, found := first, rows(entries) == 0 || atEnd(entries)
 	// If the tail is comments, the end lies within the pages they fill:
 	// read those forward, as the comment count predicts them.
 	for p := first + 1; !found && p <= first+(n+PageSize-1)/PageSize+1; p++ {
@@ -291,7 +295,7 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 		if err != nil {
 			return guard.CommentPage{}, err
 		}
-		if len(e) == 0 {
+		if rows(e) == 0 {
 			found = true
 			break
 		}
@@ -308,6 +312,7 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 	var comments []guard.Comment
 	var labels []guard.LabelEvent
 	seen := make(map[int64]bool)
+	unread := 0
 	page, read := last, 0
 	for ; page >= 1; page-- {
 		if len(comments) >= n && page < last {
@@ -326,14 +331,17 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 		var cs []guard.Comment
 		var ls []guard.LabelEvent
 		for _, e := range entries {
-			if e == nil || seen[e.ID] {
+			if e.unread == 0 && seen[e.ID] {
 				continue
 			}
-			switch e.Type {
-			case typeComment:
+			switch {
+			case e.unread > 0:
+				unread += e.unread
+				cs = append(cs, e.comment())
+			case e.Type == typeComment:
 				seen[e.ID] = true
 				cs = append(cs, e.comment())
-			case typeLabel:
+			case e.Type == typeLabel:
 				if le, ok := e.labelEvent(); ok {
 					seen[e.ID] = true
 					ls = append(ls, le)
@@ -348,14 +356,15 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 		Labels:    labels,
 		Start:     page * PageSize, // the first page read is page+1
 		Truncated: len(comments) < n && page > 0,
+		Unread:    unread,
 	}, nil
 }
 
 // counted is the number of entries the issue's comment count includes.
-func counted(entries []*timelineEntry) int {
+func counted(entries []rowEntry) int {
 	k := 0
 	for _, e := range entries {
-		if e != nil && (e.Type == typeComment || e.Type == typeReview) {
+		if e.Type == typeComment || e.Type == typeReview {
 			k++
 		}
 	}
@@ -363,7 +372,8 @@ func counted(entries []*timelineEntry) int {
 }
 
 // CommentsBefore returns the comments among the 50 timeline entries before
-// offset start, oldest first, in one request, and the offset that page
+// offset start, oldest first, in one request (more when the page holds
+// entries too large to read: see timelineRows), and the offset that page
 // begins at. Timeline pages are 50-aligned: a start that is not a multiple
 // of 50 is rounded up, so the page may repeat entries at or after start
 // (never skip any); callers can drop them by comment ID. A start ≤ 0 returns
@@ -379,19 +389,21 @@ func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (g
 	}
 	var comments []guard.Comment
 	var labels []guard.LabelEvent
-	for i, e := range entries {
-		if e != nil && e.Type == typeComment {
+	unread := 0
+	for _, e := range entries {
+		if e.isComment() {
 			comments = append(comments, e.comment())
+			unread += e.unread
 		}
 		// Label events carry no id to drop repeats by: keep only those
 		// before start, which the caller has not read.
-		if e != nil && end-PageSize+i < start {
+		if e.row < start {
 			if le, ok := e.labelEvent(); ok {
 				labels = append(labels, le)
 			}
 		}
 	}
-	return guard.CommentPage{Comments: comments, Labels: labels, Start: end - PageSize}, nil
+	return guard.CommentPage{Comments: comments, Labels: labels, Start: end - PageSize, Unread: unread}, nil
 }
 
 func fromSDKComment(cm *gitea.Comment) guard.Comment {

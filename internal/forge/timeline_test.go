@@ -97,11 +97,12 @@ func TestRecentCommentsLabelFlood(t *testing.T) {
 }
 
 // An answer over the cap fails with an error naming the request, whether
-// the client decodes it or the SDK does, announced or not.
+// the client decodes it or the SDK does, announced or not; the issue's
+// answer is read up to the cut instead, and the rest asked apart.
 func TestAnswerCap(t *testing.T) {
 	const limit = 1 << 10
-	big := `{"number":1,"body":"` + strings.Repeat("x", limit) + `"}`
-	exact := `{"number":1,"body":"` + strings.Repeat("x", limit-len(`{"number":1,"body":""}`)) + `"}`
+	big := `{"permission":"` + strings.Repeat("x", limit) + `"}`
+	exact := `{"permission":"` + strings.Repeat("x", limit-len(`{"permission":""}`)) + `"}`
 	chunked := false
 	answer := big
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +110,16 @@ func TestAnswerCap(t *testing.T) {
 		if chunked {
 			w.(http.Flusher).Flush() // no Content-Length
 		}
-		io.WriteString(w, answer)
+		switch r.URL.Path {
+		case "/api/v1/repos/o/r/issues/1":
+			io.WriteString(w, `{"number":1,"title":"t","body":"`+strings.Repeat(`\u003c`, limit)+`","labels":[{"id":3,"name":"l"}],"content_version":4}`)
+		case "/api/v1/repos/o/r/issues/1/labels":
+			io.WriteString(w, `[{"id":3,"name":"l"}]`)
+		case "/api/v1/repos/o/r":
+			io.WriteString(w, `{"id":7,"owner":{"login":"o"}}`)
+		default:
+			io.WriteString(w, answer)
+		}
 	}))
 	defer srv.Close()
 	c, err := forge.New(srv.URL, "tok", "o", "r", forge.WithMaxAnswer(limit))
@@ -117,14 +127,15 @@ func TestAnswerCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	const permission = "/api/v1/repos/o/r/collaborators/u/permission"
 	for _, ch := range []bool{false, true} {
 		chunked = ch
 		answer = big
-		_, err := c.Issue(ctx, 1)
+		_, err := c.IsRepoAdmin(ctx, "u")
 		var tl *forge.TooLargeError
-		if !errors.As(err, &tl) || tl.Path != "/api/v1/repos/o/r/issues/1" || tl.Method != http.MethodGet || forge.IsUnreachable(err) {
-			t.Errorf("chunked %v: Issue over the cap: %v", ch, err)
-		} else if !strings.Contains(err.Error(), "GET /api/v1/repos/o/r/issues/1") || !strings.Contains(err.Error(), "longer than 1024 bytes") {
+		if !errors.As(err, &tl) || tl.Path != permission || tl.Method != http.MethodGet || forge.IsUnreachable(err) {
+			t.Errorf("chunked %v: an answer over the cap: %v", ch, err)
+		} else if !strings.Contains(err.Error(), "GET "+permission) || !strings.Contains(err.Error(), "longer than 1024 bytes") {
 			t.Errorf("error message: %v", err)
 		}
 		_, err = c.CreateComment(ctx, 1, "hi") // through the SDK
@@ -132,8 +143,16 @@ func TestAnswerCap(t *testing.T) {
 			t.Errorf("chunked %v: SDK call over the cap: %v", ch, err)
 		}
 		answer = exact
-		if is, err := c.Issue(ctx, 1); err != nil || is.Number != 1 {
-			t.Errorf("chunked %v: an answer of exactly the cap: %+v, %v", ch, is, err)
+		if _, err := c.IsRepoAdmin(ctx, "u"); err != nil {
+			t.Errorf("chunked %v: an answer of exactly the cap: %v", ch, err)
+		}
+		before := c.Requests()
+		is, err := c.Issue(ctx, 1)
+		if err != nil || !is.BodyTooLarge || is.BodyBytes == 0 || is.Title != "t" || len(is.Labels) != 1 || is.Labels[0].ID != 3 || is.RepoID != 7 || is.RepoOwner != "o" || !is.NoCAS {
+			t.Errorf("chunked %v: an issue over the cap: %+v, %v", ch, is, err)
+		}
+		if n := c.Requests() - before; n != 3 {
+			t.Errorf("chunked %v: the issue over the cap took %d requests, want 3", ch, n)
 		}
 	}
 	if forge.MaxAnswer < 50*65536*6 {

@@ -91,7 +91,7 @@ func Decide(in Input) *Plan {
 		TailLimit: e.cfg.HistoryTail,
 		Done:      in.Done,
 	})
-	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) {
+	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) && !in.Issue.BodyTooLarge {
 		e.plan.Skipped = "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"
 		return e.plan
 	}
@@ -112,10 +112,11 @@ func Decide(in Input) *Plan {
 }
 
 // IsGoverned reports whether the guard has business with an issue: it has a
-// checkpoint block or a cascade:: or budget:: label. It is cheap, so the
-// shell reads nothing more of an issue that is not governed.
+// checkpoint block, a cascade:: or budget:: label, or a body too large to
+// read (which may hold a checkpoint). It is cheap, so the shell reads
+// nothing more of an issue that is not governed.
 func IsGoverned(issue Issue, cfg Config) bool {
-	return hasGovernedLabel(issue.LabelNames()) || len(checkpoint.Find(issue.Body, cfg.MaxCheckpointBytes)) > 0
+	return hasGovernedLabel(issue.LabelNames()) || issue.BodyTooLarge || len(checkpoint.Find(issue.Body, cfg.MaxCheckpointBytes)) > 0
 }
 
 func hasGovernedLabel(labels []string) bool {
@@ -225,7 +226,7 @@ func (e *eval) measureContext(block string) {
 	n.CheckpointTokens = e.in.Counter.Count(block)
 	n.CommentTokens = 0
 	for _, c := range lastN(e.in.Recent, 3) {
-		n.CommentTokens += e.in.Counter.Count(c.Body)
+		n.CommentTokens += c.EntryTokens(e.in.Counter)
 	}
 	n.ContextTokens = int64(n.CheckpointTokens) + int64(n.CommentTokens) + n.NextEstimated
 	if n.MaxContext > 0 {

@@ -9,6 +9,11 @@ import (
 // governed issue, ambiguous, too large, or not valid against schema v2. An
 // over-long history_tail is repaired by pruning, so here it only warns.
 func checkCheckpoint(e *eval) []Violation {
+	if len(e.parsed.Blocks) == 0 && e.in.Issue.BodyTooLarge {
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the body is too large to read (content-too-large), so its checkpoint block cannot be read")
+		v.Rule = checkpoint.RuleMissing
+		return []Violation{v}
+	}
 	if len(e.parsed.Blocks) == 0 {
 		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the issue carries GNS-2 labels but its body has no checkpoint block: add a ```yaml block whose root key is checkpoint (gns-guard schema shows its shape)")
 		v.Rule = checkpoint.RuleMissing

@@ -26,6 +26,7 @@ const (
 	RuleContextPressure   = "context-pressure"
 	RuleCommentProtocol   = "comment-protocol"
 	RuleStateDrift        = "state-labels-drift"
+	RuleContentTooLarge   = "content-too-large"
 )
 
 // Maintenance ids: the warnings pruning gives. They are not rules (they
@@ -75,6 +76,7 @@ var rules = []Rule{
 	{ID: RulePermission, When: "the permission::violation label is on", Effects: "fail until an approver removes it", Inputs: []string{"budget-admins"}, check: checkPermissionViolation},
 	{ID: RuleTaskTooLarge, When: "next_estimated_tokens >= 20,000 and no size:: label", Effects: "fail", check: checkTaskTooLarge},
 	{ID: RuleContextPressure, When: "(checkpoint + last 3 comments + next task) ÷ max context > pressure-threshold", Effects: "label context::pressure-high; fail", Inputs: []string{"pressure-threshold", "encoding"}, check: checkContextPressure},
+	{ID: RuleContentTooLarge, When: "the issue body or a comment the guard reads is over 1 MiB (not read), or timeline entries too large to read outlast the request budget", Effects: "label permission::violation; fail until a person shortens or deletes the text and removes the label", check: checkContentTooLarge},
 	{ID: RuleCommentProtocol, When: "an agent result comment (## 🔄) lacks its header or GNS_EVENT footer, or its depth breaks the cascade limit", Effects: "fail", check: checkCommentProtocol},
 	{ID: RuleStateDrift, When: "state.labels differs from the live labels", Effects: "warning; refreshed on the guard's next body write", Warning: true, check: checkStateDrift},
 	{ID: RuleProtectedPath, When: "a pull request changes a path under protected-paths without permission::evolve-system", Effects: "label permission::violation; fail", Inputs: []string{"protected-paths"}, Pull: true, check: checkProtectedPaths},

@@ -1,0 +1,35 @@
+package action
+
+import (
+	"io"
+	"os"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/jsoncap"
+)
+
+// maxEventBytes bounds an event payload read streamed.
+const maxEventBytes = 1 << 30
+
+// eventPayload reads the event payload at path through ReadFile or, when
+// that fails for a payload too long for it, streamed from the file with
+// every text over guard.MaxCommentBytes left out. An agent makes such a
+// payload with a huge comment or body (the runner writes <, > and & as six
+// bytes each); the payload is only a trigger, and the issue and its
+// comments are read live, bounded, and judged (content-too-large).
+func (r *runner) eventPayload(path string) ([]byte, error) {
+	data, err := r.o.ReadFile(path)
+	if err == nil {
+		return data, nil
+	}
+	f, oerr := os.Open(path)
+	if oerr != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res, cerr := jsoncap.Copy(io.LimitReader(f, maxEventBytes), guard.MaxCommentBytes, nil)
+	if cerr != nil {
+		return nil, err
+	}
+	return res.JSON, nil
+}

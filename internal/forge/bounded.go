@@ -1,0 +1,277 @@
+package forge
+
+// Bounded, never blind: the issue and its timeline hold texts anyone who
+// may write to the issue chose. Gitea sets no length limit on them through
+// its API, and writes <, > and & as \u003c, \u003e and \u0026 in its JSON,
+// so 6 MiB of such text makes a 36 MiB answer, over the client's cap
+// (MaxAnswer). Reading them must neither fail nor keep them:
+//
+//   - every answer of the issue or its timeline is read streamed (package
+//     jsoncap), each text kept only up to guard.MaxBodyBytes or
+//     guard.MaxCommentBytes; a longer one is marked (Issue.BodyTooLarge,
+//     Comment.TooLarge) with its length, and not kept;
+//   - a timeline page whose answer is over the cap is read up to the cut:
+//     the entries before it are kept, so is what precedes the body of the
+//     entry it was cut in (its id, type and author: Gitea writes them
+//     first); the rest of the page is read again in smaller pages that
+//     start after that entry (Gitea's pages are aligned: a page of n
+//     entries starts at a multiple of n), and so on around every entry too
+//     large to read. Those extra requests are bounded per client
+//     (MaxSplitRequests): when they run out, the entries left are given up
+//     and stand in the page as one Comment with Unread set;
+//   - an issue whose answer is over the cap is read up to the cut (number,
+//     title, and the start of the body, which Gitea writes before the
+//     rest), and what came after is asked apart: its labels (one request)
+//     and its repository (one request). Its content version is then
+//     unknown, and its body is never written.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/jsoncap"
+)
+
+// MaxSplitRequests bounds the requests one client spends reading around
+// timeline entries too large to read (see above). One such entry costs the
+// answer cut at the cap (the page's own) and up to six small pages after
+// it; sixty allow for several, and bound the worst case (pages of entries
+// each over the cap) to sixty answers of at most MaxAnswer each.
+const MaxSplitRequests = 60
+
+// isCut reports whether err is the client's cap on an answer.
+func isCut(err error) bool {
+	var tl *TooLargeError
+	return errors.As(err, &tl)
+}
+
+// getCapped sends GET /api/v1+path and copies its JSON answer, strings
+// over limit bytes left out. An answer over the client's cap is not an
+// error: the copy holds what came before the cut, and says so (Cut).
+func (c *Client) getCapped(ctx context.Context, path string, limit int64) (*jsoncap.Result, string, error) {
+	resp, shown, err := c.send(context.WithValue(ctx, streamedKey{}, true), http.MethodGet, path, nil)
+	if err != nil {
+		return nil, shown, err
+	}
+	defer resp.Body.Close()
+	res, err := jsoncap.Copy(resp.Body, limit, isCut)
+	if err != nil {
+		return nil, shown, c.readError(ctx, http.MethodGet, shown, err)
+	}
+	return res, shown, nil
+}
+
+// readIssue reads an issue, its body kept when it is at most
+// guard.MaxBodyBytes long: one request, three when the answer is over the
+// cap.
+func (c *Client) readIssue(ctx context.Context, number int64) (guard.Issue, error) {
+	res, shown, err := c.getCapped(ctx, c.issuePath(number), guard.MaxBodyBytes)
+	if err != nil {
+		return guard.Issue{}, err
+	}
+	var a apiIssue
+	if err := json.Unmarshal(res.JSON, &a); err != nil {
+		return guard.Issue{}, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
+	}
+	is := a.toGuard()
+	if n, long := res.Long["body"]; long || (res.Cut != nil && !res.Whole["body"]) {
+		is.Body, is.BodyTooLarge, is.BodyBytes = "", true, n
+	}
+	if res.Cut == nil {
+		return is, nil
+	}
+	// Cut off: Gitea writes the body before the labels, state, repository
+	// and content version. Ask for what matters of them apart.
+	is.Number = number
+	if !res.Whole["labels"] {
+		var labels []struct {
+			ID   int64  `json:"id"`
+			Name string `json:"name"`
+		}
+		if err := c.do(ctx, http.MethodGet, c.issuePath(number)+"/labels", nil, &labels); err != nil {
+			return guard.Issue{}, err
+		}
+		is.Labels = is.Labels[:0]
+		for _, l := range labels {
+			is.Labels = append(is.Labels, guard.Label{ID: l.ID, Name: l.Name})
+		}
+	}
+	if !res.Whole["repository"] {
+		var repo struct {
+			ID    int64 `json:"id"`
+			Owner *struct {
+				Login string `json:"login"`
+			} `json:"owner"`
+		}
+		if err := c.do(ctx, http.MethodGet, c.repoPath(), nil, &repo); err != nil {
+			return guard.Issue{}, err
+		}
+		is.RepoID = repo.ID
+		if repo.Owner != nil {
+			is.RepoOwner = repo.Owner.Login
+		}
+	}
+	if !res.Whole["content_version"] {
+		is.NoCAS, is.ContentVersion = true, 0
+	}
+	return is, nil
+}
+
+// rowEntry is a timeline entry as read, or a stretch of entries given up.
+type rowEntry struct {
+	*timelineEntry
+	// row is the entry's offset in the timeline, at least (Gitea may have
+	// dropped entries before it from the page that held it).
+	row int
+	// tooLarge says its body was not read: over guard.MaxCommentBytes, or
+	// cut off with the answer; bodyBytes is its length, at least.
+	tooLarge  bool
+	bodyBytes int64
+	// partial says the answer was cut inside this entry.
+	partial bool
+	// unread, when not 0, makes this no entry but that many rows given up.
+	unread int
+}
+
+func unreadRows(row, n int) rowEntry {
+	return rowEntry{timelineEntry: &timelineEntry{}, row: row, unread: n}
+}
+
+// rows is how many timeline rows entries stand for.
+func rows(entries []rowEntry) int {
+	n := 0
+	for _, e := range entries {
+		n += max(e.unread, 1)
+	}
+	return n
+}
+
+// comment is the entry as a guard.Comment: a comment, too large or not,
+// or a stretch given up.
+func (e rowEntry) comment() guard.Comment {
+	if e.unread > 0 {
+		return guard.Comment{TooLarge: true, Unread: e.unread}
+	}
+	c := e.timelineEntry.comment()
+	if e.tooLarge {
+		c.Body, c.TooLarge, c.BodyBytes = "", true, max(e.bodyBytes, int64(len(e.Body)))
+	}
+	return c
+}
+
+// isComment reports whether the entry is a comment, or may hold some.
+func (e rowEntry) isComment() bool { return e.unread > 0 || e.Type == typeComment }
+
+// readWindow reads timeline rows [offset, offset+limit) in one request
+// (offset a multiple of limit). cut says the answer was cut off at the
+// client's cap: the entries are those read whole and, marked partial,
+// the one it was cut in.
+func (c *Client) readWindow(ctx context.Context, number int64, offset, limit int) (entries []rowEntry, cut bool, err error) {
+	q := url.Values{"page": {strconv.Itoa(offset/limit + 1)}, "limit": {strconv.Itoa(limit)}}
+	res, shown, err := c.getCapped(ctx, c.issuePath(number)+"/timeline?"+q.Encode(), guard.MaxCommentBytes)
+	if err != nil {
+		return nil, false, err
+	}
+	var list []*timelineEntry // Gitea answers null for an empty page
+	if err := json.Unmarshal(res.JSON, &list); err != nil {
+		return nil, false, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
+	}
+	for i, e := range list {
+		if e == nil {
+			continue
+		}
+		re := rowEntry{timelineEntry: e, row: offset + i}
+		k := strconv.Itoa(i)
+		if n, long := res.Long[k+"/body"]; long {
+			re.tooLarge, re.bodyBytes = true, n
+		}
+		re.partial = res.Cut != nil && !res.Whole[k]
+		entries = append(entries, re)
+	}
+	return entries, res.Cut != nil, nil
+}
+
+// timelineRows reads timeline rows [offset, offset+limit) (offset a
+// multiple of limit): one request, and, when its answer is over the cap,
+// more around the entries too large to read, within MaxSplitRequests:
+// after a cut the read goes on from the row after the entry it was cut in,
+// in the largest pages that start there.
+func (c *Client) timelineRows(ctx context.Context, number int64, offset, limit int) ([]rowEntry, error) {
+	var out []rowEntry
+	next, end := offset, offset+limit
+	for next < end {
+		if next != offset && c.splits.Add(1) > MaxSplitRequests {
+			out = append(out, unreadRows(next, end-next))
+			break
+		}
+		size := splitSize(next, end)
+		entries, cut, err := c.readWindow(ctx, number, next, size)
+		if err != nil {
+			return nil, err
+		}
+		if !cut {
+			out = append(out, entries...)
+			next += size
+			continue
+		}
+		// Cut off: entries holds those read whole and, marked partial,
+		// the one the answer was cut in.
+		start := next
+		next += len(entries) // the first row not read whole
+		if k := len(entries) - 1; k >= 0 && entries[k].partial {
+			last := &entries[k]
+			switch {
+			case last.ID == 0:
+				// Cut before its id: nothing is known of it.
+				*last = unreadRows(start+k, 1)
+			case k == 0 || last.bodyBytes > guard.MaxCommentBytes:
+				// Too large to read: keep what came before the cut (its
+				// id, type and author), and go on after it.
+				last.tooLarge = true
+			default:
+				// Cut in an entry that may fit a page of its own: read it
+				// again at the start of one.
+				entries, next = entries[:k], next-1
+			}
+		} else if len(entries) == 0 {
+			entries, next = []rowEntry{unreadRows(start, 1)}, start+1
+		}
+		out = append(out, entries...)
+	}
+	return dedupeRows(out), nil
+}
+
+// splitSize is the largest page that starts at row x (a multiple of its
+// size) and ends at or before end.
+func splitSize(x, end int) int {
+	for s := min(end-x, PageSize); s > 1; s-- {
+		if x%s == 0 {
+			return s
+		}
+	}
+	return 1
+}
+
+// dedupeRows keeps the first of entries with the same id: a page read
+// again from a row before the one it was cut at (Gitea dropped entries
+// from the first) repeats some.
+func dedupeRows(entries []rowEntry) []rowEntry {
+	seen := make(map[int64]bool, len(entries))
+	out := entries[:0]
+	for _, e := range entries {
+		if e.unread == 0 && e.ID != 0 {
+			if seen[e.ID] {
+				continue
+			}
+			seen[e.ID] = true
+		}
+		out = append(out, e)
+	}
+	return out
+}

@@ -1,0 +1,385 @@
+// Package jsoncap reads JSON of untrusted size in bounded memory. Copy
+// copies one JSON value, compacted, leaving out (as "") every string longer
+// than a limit and noting where it was and how long; when its input stops
+// short at a cap, it closes what was open, so that what was read before
+// the cut still decodes.
+//
+// A server's answer or an event payload holds texts anyone with write
+// access chose (an issue body, a comment); the guard needs their metadata
+// and, of each text, at most the limit. Gitea writes <, > and & as
+// \u003c, \u003e and \u0026 in its JSON: a text of n bytes can take 6n.
+package jsoncap
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Result is what Copy read.
+type Result struct {
+	// JSON is the copy: valid JSON, every string over the limit replaced
+	// by "" and, when the input was cut, every open value closed (a value
+	// not begun is null).
+	JSON []byte
+	// Long maps the path of every string left out to its length in bytes,
+	// decoded: at least that many when the input was cut inside it (a
+	// string cut off is left out whatever its length so far). A path is
+	// object keys and array indexes joined with "/": "body", "3/body".
+	Long map[string]int64
+	// Whole holds the top-level object keys, or top-level array indexes,
+	// whose values were read to their end.
+	Whole map[string]bool
+	// Cut is the read error that stopped the input short, when the caller's
+	// cut function accepted it; nil when the value was read whole.
+	Cut error
+}
+
+// ErrSyntax is matched by the error of an input that is not JSON.
+var ErrSyntax = errors.New("not valid JSON")
+
+// MaxDepth bounds the nesting of the input.
+const MaxDepth = 64
+
+// maxKey bounds an object key, escaped (the keys of the answers the guard
+// reads are short words).
+const maxKey = 4 << 10
+
+// Copy reads one JSON value from r, keeping strings of at most limit bytes
+// (decoded). A read error for which cut returns true ends the value early:
+// Copy then returns what it read, with Cut set. Any other read error, or
+// input that is not JSON, is returned as an error (an input that ends
+// inside the value gives io.ErrUnexpectedEOF, an empty one io.EOF).
+func Copy(r io.Reader, limit int64, cut func(error) bool) (*Result, error) {
+	c := &copier{
+		r:     bufio.NewReaderSize(r, 64<<10),
+		limit: limit,
+		res:   &Result{Long: map[string]int64{}, Whole: map[string]bool{}},
+	}
+	started, err := c.value(0)
+	if err != nil {
+		if cut != nil && cut(err) {
+			if !started {
+				c.out.WriteString("null")
+			}
+			c.res.Cut = err
+			c.res.JSON = c.out.Bytes()
+			return c.res, nil
+		}
+		if started && err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	c.res.JSON = c.out.Bytes()
+	return c.res, nil
+}
+
+type copier struct {
+	r     *bufio.Reader
+	out   bytes.Buffer
+	limit int64
+	path  []string
+	res   *Result
+	raw   []byte // the string being read, escaped, while it is short enough
+}
+
+func syntaxError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrSyntax, fmt.Sprintf(format, args...))
+}
+
+// next skips white space and returns the next byte.
+func (c *copier) next() (byte, error) {
+	for {
+		b, err := c.r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return b, nil
+	}
+}
+
+// value copies one value. started says it read the value's first byte:
+// then, even on an error, the copy holds a whole value in its place;
+// otherwise it wrote nothing.
+func (c *copier) value(depth int) (started bool, err error) {
+	b, err := c.next()
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case b == '{':
+		return true, c.object(depth + 1)
+	case b == '[':
+		return true, c.array(depth + 1)
+	case b == '"':
+		return true, c.stringValue()
+	}
+	return true, c.literal(b)
+}
+
+func (c *copier) object(depth int) (err error) {
+	if depth > MaxDepth {
+		return syntaxError("nested deeper than %d", MaxDepth)
+	}
+	c.out.WriteByte('{')
+	defer c.out.WriteByte('}')
+	b, err := c.next()
+	if err != nil {
+		return err
+	}
+	if b == '}' {
+		return nil
+	}
+	for first := true; ; first = false {
+		if b != '"' {
+			return syntaxError("expected an object key, found %q", b)
+		}
+		raw, key, err := c.key()
+		if err != nil {
+			return err
+		}
+		if b, err = c.next(); err != nil {
+			return err
+		}
+		if b != ':' {
+			return syntaxError("expected ':' after object key %q, found %q", key, b)
+		}
+		if !first {
+			c.out.WriteByte(',')
+		}
+		c.out.WriteByte('"')
+		c.out.Write(raw)
+		c.out.WriteString(`":`)
+		c.path = append(c.path, key)
+		started, err := c.value(depth)
+		c.path = c.path[:len(c.path)-1]
+		if err != nil {
+			if !started {
+				c.out.WriteString("null")
+			}
+			return err
+		}
+		if depth == 1 {
+			c.res.Whole[key] = true
+		}
+		if b, err = c.next(); err != nil {
+			return err
+		}
+		if b == '}' {
+			return nil
+		}
+		if b != ',' {
+			return syntaxError("expected ',' or '}' in an object, found %q", b)
+		}
+		if b, err = c.next(); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *copier) array(depth int) error {
+	if depth > MaxDepth {
+		return syntaxError("nested deeper than %d", MaxDepth)
+	}
+	c.out.WriteByte('[')
+	defer c.out.WriteByte(']')
+	b, err := c.r.ReadByte()
+	for err == nil && (b == ' ' || b == '\t' || b == '\n' || b == '\r') {
+		b, err = c.r.ReadByte()
+	}
+	if err != nil {
+		return err
+	}
+	if b == ']' {
+		return nil
+	}
+	if err := c.r.UnreadByte(); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		mark := c.out.Len()
+		if i > 0 {
+			c.out.WriteByte(',')
+		}
+		idx := strconv.Itoa(i)
+		c.path = append(c.path, idx)
+		started, err := c.value(depth)
+		c.path = c.path[:len(c.path)-1]
+		if err != nil {
+			if !started {
+				c.out.Truncate(mark) // no element begun: no comma either
+			}
+			return err
+		}
+		if depth == 1 {
+			c.res.Whole[idx] = true
+		}
+		b, err := c.next()
+		if err != nil {
+			return err
+		}
+		if b == ']' {
+			return nil
+		}
+		if b != ',' {
+			return syntaxError("expected ',' or ']' in an array, found %q", b)
+		}
+	}
+}
+
+// key reads an object key (after its opening quote): its escaped bytes
+// and its decoded text.
+func (c *copier) key() ([]byte, string, error) {
+	raw, _, over, err := c.str(maxKey)
+	if err != nil {
+		return nil, "", err
+	}
+	if over {
+		return nil, "", syntaxError("an object key longer than %d bytes", maxKey)
+	}
+	raw = bytes.Clone(raw)
+	var k string
+	if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &k); err != nil {
+		return nil, "", syntaxError("object key: %v", err)
+	}
+	return raw, k, nil
+}
+
+// stringValue copies a string value (after its opening quote), or leaves
+// it out.
+func (c *copier) stringValue() error {
+	raw, size, over, err := c.str(c.limit)
+	if err != nil || over {
+		c.out.WriteString(`""`)
+		c.res.Long[strings.Join(c.path, "/")] = size
+		return err
+	}
+	c.out.WriteByte('"')
+	c.out.Write(raw)
+	c.out.WriteByte('"')
+	return nil
+}
+
+// str reads a string after its opening quote, up to and including its
+// closing quote. It returns the string's escaped bytes while its decoded
+// length is at most limit (over is false), and that length in bytes (as
+// far as it was read, on an error).
+func (c *copier) str(limit int64) (raw []byte, size int64, over bool, err error) {
+	c.raw = c.raw[:0]
+	keep := true
+	add := func(b []byte) {
+		if keep {
+			c.raw = append(c.raw, b...)
+		}
+	}
+	for {
+		if keep && size > limit {
+			keep, over = false, true
+			c.raw = c.raw[:0]
+		}
+		buf, perr := c.r.Peek(1)
+		if perr != nil {
+			return nil, size, over, perr
+		}
+		if n := c.r.Buffered(); n > 1 {
+			buf, _ = c.r.Peek(n)
+		}
+		// The run of plain bytes: no quote, backslash or control byte.
+		i := 0
+		for i < len(buf) && buf[i] != '"' && buf[i] != '\\' && buf[i] >= 0x20 {
+			i++
+		}
+		if i > 0 {
+			if keep && size+int64(i) > limit {
+				i = int(limit-size) + 1 // just over: the rest is not kept
+			}
+			add(buf[:i])
+			size += int64(i)
+			_, _ = c.r.Discard(i)
+			continue
+		}
+		b, _ := c.r.ReadByte()
+		switch {
+		case b == '"':
+			return c.raw, size, over, nil
+		case b < 0x20:
+			return nil, size, over, syntaxError("a control character in a string")
+		}
+		// A backslash.
+		e, err := c.r.ReadByte()
+		if err != nil {
+			return nil, size, over, err
+		}
+		switch e {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			add([]byte{'\\', e})
+			size++
+		case 'u':
+			var hex [4]byte
+			if _, err := io.ReadFull(c.r, hex[:]); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return nil, size, over, err
+			}
+			v, perr := strconv.ParseUint(string(hex[:]), 16, 32)
+			if perr != nil {
+				return nil, size, over, syntaxError("invalid \\u escape %q", hex[:])
+			}
+			add([]byte{'\\', 'u'})
+			add(hex[:])
+			if r := rune(v); utf16.IsSurrogate(r) {
+				size += 2 // a pair decodes to 4 bytes
+			} else {
+				size += int64(utf8.RuneLen(r))
+			}
+		default:
+			return nil, size, over, syntaxError("invalid escape \\%c", e)
+		}
+	}
+}
+
+// literal copies a number, true, false or null whose first byte is b; cut
+// off, it becomes null.
+func (c *copier) literal(b byte) error {
+	lit := []byte{b}
+	for {
+		p, err := c.r.Peek(1)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			c.out.WriteString("null")
+			return err
+		}
+		if !isLiteralByte(p[0]) {
+			break
+		}
+		lit = append(lit, p[0])
+		_, _ = c.r.Discard(1)
+		if len(lit) > 64 {
+			return syntaxError("a number or literal longer than 64 bytes")
+		}
+	}
+	if !json.Valid(lit) {
+		return syntaxError("invalid literal %q", lit)
+	}
+	c.out.Write(lit)
+	return nil
+}
+
+func isLiteralByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '-' || b == '+' || b == '.'
+}
