@@ -41,7 +41,7 @@ const noCAS = "This server's issues carry no content_version (Forgejo, say), so 
 // holding its ledger, before any other write.
 func (r *runner) apply(ctx context.Context, in guard.Input, s *live.Snapshot, p *guard.Plan) (applied, error) {
 	res := applied{notes: slices.Clone(r.notes)}
-	if s.Issue.NoCAS {
+	if s.Issue.NoCAS && !s.Issue.BodyTooLarge {
 		res.notes = append(res.notes, noCAS)
 	}
 	a := &applier{r: r, in: in, s: s, res: &res, existing: s.Status}

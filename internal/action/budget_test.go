@@ -132,20 +132,26 @@ func TestCheckpointTampered(t *testing.T) {
 	r.ExpectRules(t, "checkpoint-tampered")
 	v := r.Violations(t)[0]
 	line, col := lineOf(t, f.Issue(t, n).Body, "consumed: ")
-	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "budget.consumed went down 6200 → 1000") || !strings.Contains(v.Message, "budget.remaining went up 13800 → 19000") || !strings.Contains(v.Message, agent.Login) {
+	if v.Line != line || v.Col != col || !strings.Contains(v.Message, "budget.consumed went down 6200 → 1000") || !strings.Contains(v.Message, "budget.remaining went up 13800 → 19000") || !strings.Contains(v.Message, "names \""+agent.Login+"\" as the editor") {
 		t.Errorf("violation %+v, expected at %d:%d", v, line, col)
 	}
 	if !f.Issue(t, n).Has("permission::violation") {
 		t.Error("permission::violation was not set")
 	}
 
-	// The same edit by a budget admin is an approval.
+	// The same edit by a budget admin fails too (the event's sender proves
+	// nothing: any writer can re-run an old run); the admin accepts it by
+	// removing permission::violation, which the timeline shows.
+	admins := []string{"budget-admins", "alice," + agent.Login}
 	n2, d := f.Open(t, "approved", example(t, "healthy.md"), labels...)
 	f.Run(t, d).Expect(t, 0, "pass")
 	d = f.EditBody(t, n2, agent, lower(f.Issue(t, n2).Body))
-	r = f.Run(t, d, "budget-admins", "alice,"+agent.Login)
-	r.Expect(t, 0, "pass")
-	if st := f.Issue(t, n2); st.Has("permission::violation") || st.Comments != 1 {
-		t.Errorf("a budget admin's edit was treated as tampering: labels %v, %d comments", st.LabelNames(), st.Comments)
+	f.Run(t, d, admins...).Expect(t, 1, "fail")
+	d = f.RemoveLabelAs(t, n2, agent, "permission::violation")
+	f.Run(t, d, admins...).Expect(t, 0, "pass")
+	if st := f.Issue(t, n2); st.Has("permission::violation") {
+		t.Errorf("the budget admin's approval did not stand: labels %v", st.LabelNames())
 	}
+	_, d = f.Comment(t, n2, agent, "Thanks.")
+	f.Run(t, d, admins...).Expect(t, 0, "pass")
 }

@@ -4,7 +4,7 @@
 // the completion digest, and the context-budget metrics record.
 //
 // "The last 3 comments" are the last three of the issue, whoever wrote
-// them, as SPEC section 6 says: the guard's own sticky status comment is
+// them, as docs/contract.md §6 says: the guard's own sticky status comment is
 // one of them when it is recent, with the text it had when the run read
 // it, and so are archive and digest comments. An agent entering the issue
 // loads them too, so they belong in its entry load.

@@ -116,7 +116,7 @@ func stale(s *live.Snapshot, cfg guard.Config) bool {
 	if s.Status == nil || s.Issue.NoCAS {
 		return false
 	}
-	l, _ := guard.ReadLedger(s.Status, s.Issue.Number, cfg.LedgerKey)
+	l, _ := guard.ReadLedger(s.Status, s.Issue.Number, cfg.Keys())
 	return l != nil && l.Baseline && l.ContentVersion > s.Issue.ContentVersion
 }
 

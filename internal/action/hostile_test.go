@@ -97,7 +97,7 @@ func checkLog(t *testing.T, stdout string, tokens []string, who string) {
 // each, with the result the guard decided.
 func checkOutputs(t *testing.T, r actiontest.Result, result string) {
 	t.Helper()
-	want := []string{"archive-comment-ids", "budget-remaining", "checkpoint-tokens", "context-ratio", "context-tokens", "depth", "max-depth", "metrics", "pruned", "result", "violations"}
+	want := []string{"archive-comment-ids", "budget-remaining", "checkpoint-tokens", "context-ratio", "context-tokens", "depth", "max-depth", "metrics", "pruned", "result", "status-comment-id", "violations"}
 	var got []string
 	for k, v := range r.Outputs {
 		got = append(got, k)
@@ -140,7 +140,7 @@ func checkComments(t *testing.T, f *actiontest.Repo, n int64, who string) {
 		want := 1
 		if strings.Contains(c.Body, actiontest.StatusMarker(n)) {
 			want = 2
-			if strings.Count(c.Body, "<!-- gns-guard:ledger v1 {") != 1 {
+			if strings.Count(c.Body, "<!-- gns-guard:ledger v2 {") != 1 {
 				t.Errorf("status comment %d lacks its ledger record:\n%s", c.ID, c.Body)
 			}
 		}
@@ -237,7 +237,7 @@ func TestFindingsFlood(t *testing.T) {
 		}
 	}
 	st := f.Status(t, n).Body
-	if rows := strings.Count(st, "\n| ❌ |"); rows != 50 || !strings.Contains(st, "more finding(s)") || !strings.Contains(st, "<!-- gns-guard:ledger v1 ") {
+	if rows := strings.Count(st, "\n| ❌ |"); rows != 50 || !strings.Contains(st, "more finding(s)") || !strings.Contains(st, "<!-- gns-guard:ledger v2 ") {
 		t.Errorf("the status comment lists %d findings:\n%.2000s", rows, st)
 	}
 }

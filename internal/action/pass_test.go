@@ -18,7 +18,7 @@ import (
 // comments). With the Actions token (recognised through action.yml's
 // GNS_GUARD_ACTIONS_TOKEN, which these steps leave unset: their token is a
 // personal one) the guard knows its user without asking, which leaves the
-// two requests SPEC section 6 allows.
+// two requests docs/contract.md §6 allows.
 const cleanPassRequests = 3
 
 // firstRunRequests is what the first run on a healthy issue costs: the
@@ -46,7 +46,7 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 	if id := f.Status(t, n).ID; r.Outputs["status-comment-id"] != strconv.FormatInt(id, 10) {
 		t.Errorf("output status-comment-id %q, the status comment is %d", r.Outputs["status-comment-id"], id)
 	}
-	if st := f.Status(t, n).Body; !strings.Contains(st, "all clear") || !strings.Contains(st, "adopted as the baseline") || !strings.Contains(st, "<!-- gns-guard:ledger v1 ") {
+	if st := f.Status(t, n).Body; !strings.Contains(st, "all clear") || !strings.Contains(st, "adopted as the baseline") || !strings.Contains(st, "<!-- gns-guard:ledger v2 ") {
 		t.Errorf("the status comment does not say all clear and that the state was adopted:\n%s", st)
 	}
 	want := map[string]string{

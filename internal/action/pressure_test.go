@@ -110,7 +110,7 @@ func measure(t *testing.T, body string, last3 []actiontest.Comment, maxContext i
 	return e
 }
 
-// metrics is the context-budget record (SPEC 7), every field of it.
+// metrics is the context-budget record (docs/contract.md §7), every field of it.
 type metrics struct {
 	TS                string  `json:"ts"`
 	Agent             string  `json:"agent"`
@@ -122,7 +122,7 @@ type metrics struct {
 	Pruned            bool    `json:"pruned"`
 }
 
-// decodeMetrics reads a record, failing unless it has exactly SPEC 7's fields.
+// decodeMetrics reads a record, failing unless it has exactly docs/contract.md §7's fields.
 func decodeMetrics(t *testing.T, line string) metrics {
 	t.Helper()
 	var fields map[string]json.RawMessage

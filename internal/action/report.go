@@ -185,7 +185,7 @@ func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied
 	if s.Status != nil {
 		res.statusID = s.Status.ID
 	}
-	if s.Issue.NoCAS {
+	if s.Issue.NoCAS && !s.Issue.BodyTooLarge {
 		res.notes = append(res.notes, noCAS)
 	}
 	for _, w := range p.Writes() {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,7 +87,7 @@ func (r *runner) run(ctx context.Context) error {
 	r.inputs = settings.InputLayer(input)
 	set, err := settings.Resolve(r.inputs)
 	masked := map[string]bool{"": true}
-	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey), r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN")} {
+	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey), string(set.Config.LedgerKeyPrevious), r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN")} {
 		if !masked[t] {
 			masked[t] = true
 			r.kit.gh.AddMask(t)
@@ -121,7 +120,7 @@ func (r *runner) run(ctx context.Context) error {
 		Admin:        r.forge,
 		Where:        live.Where{Server: apiURL, Repo: r.repo, TokenHint: "check the token input"},
 		TokenIsGuard: true,
-		LedgerKey:    set.Config.LedgerKey,
+		Keys:         set.Config.Keys(),
 	}
 	if set.AdminToken != "" {
 		if r.reader.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
@@ -144,6 +143,7 @@ func (r *runner) configure(ctx context.Context, s *live.Snapshot) error {
 		return err
 	}
 	r.set, r.cfg, r.stamp = set, set.Config, stamp
+	r.reader.Keys = r.cfg.Keys() // the file may publish ledger-public-key
 	if r.counter == nil || r.counter.Encoding() != r.cfg.Encoding {
 		if r.counter, err = tokens.New(r.cfg.Encoding); err != nil {
 			return cannotRun(err)
@@ -177,7 +177,7 @@ func (r *runner) readEnvironment() (apiURL, owner, name string, err error) {
 	if evName == "" || path == "" {
 		return "", "", "", errors.New("GITHUB_EVENT_NAME and GITHUB_EVENT_PATH must be set: action mode runs inside a workflow (use 'gns-guard check' on a file instead)")
 	}
-	data, err := r.o.ReadFile(path)
+	data, err := r.eventPayload(path)
 	if err != nil {
 		return "", "", "", fmt.Errorf("cannot read the event payload: %w", err)
 	}
@@ -192,9 +192,6 @@ func (r *runner) readEnvironment() (apiURL, owner, name string, err error) {
 // ActionsTokenEnv is set by action.yml to ${{ github.token }}: the token
 // input equal to it is the Actions token, whose user is known.
 const ActionsTokenEnv = "GNS_GUARD_ACTIONS_TOKEN"
-
-// quoteLogin shows a login from the event or the timeline in a note.
-func quoteLogin(s string) string { return strconv.Quote(s) }
 
 func firstNonEmpty(vs ...string) string {
 	for _, v := range vs {

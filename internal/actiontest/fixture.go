@@ -117,7 +117,7 @@ func (r *Repo) LastComments(t testing.TB, n int64, k int) []Comment {
 	return cs[max(0, len(cs)-k):]
 }
 
-// The hidden markers of the guard's comments (SPEC section 7), written out
+// The hidden markers of the guard's comments (docs/contract.md §7), written out
 // here rather than taken from the guard's code.
 
 // StatusMarker is the hidden marker of the guard's status comment.

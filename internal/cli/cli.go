@@ -107,6 +107,7 @@ Usage:
   gns-guard recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]
   gns-guard init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]
   gns-guard keygen [--format text|json]
+  gns-guard pubkey [--format text|json]    (the public key of $GNS_GUARD_LEDGER_KEY)
   gns-guard schema
   gns-guard rules [--format text|json]
   gns-guard version [--format text|json]   (or gns-guard --version)
@@ -120,7 +121,7 @@ Run 'gns-guard VERB -h' for a verb's flags.
 `
 
 // verbs are the verbs run dispatches, in the order usage lists them.
-var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "init", "keygen", "schema", "rules", "version", "action"}
+var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "init", "keygen", "pubkey", "schema", "rules", "version", "action"}
 
 // Main runs the command line args and returns the exit code: the one place
 // where an outcome becomes a code (package exit's table).
@@ -290,6 +291,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runInit(ctx, rest, env)
 	case "keygen":
 		return runKeygen(rest, env)
+	case "pubkey":
+		return runPubkey(rest, env)
 	case "schema":
 		return runSchema(rest, env)
 	case "rules":

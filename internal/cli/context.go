@@ -101,7 +101,7 @@ type overCapNumbers struct {
 	entryload.Budget
 }
 
-// contextMetrics is the action's context-budget record (SPEC 7) with
+// contextMetrics is the action's context-budget record (docs/contract.md §7) with
 // files_loaded, for the load this command printed.
 type contextMetrics struct {
 	TS                string  `json:"ts"`

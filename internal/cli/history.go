@@ -66,7 +66,7 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	iss, comments, trusted, key := s.Issue, s.Comments(), s.Guard, rd.LedgerKey
+	iss, comments, trusted, key := s.Issue, s.Comments(), s.Guard, f.ledgerKey
 	issue := &f.issue
 
 	var problems []string
@@ -95,8 +95,8 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 	}
 	var chain *prune.Chain
 	if !*noVerify {
-		chain = &prune.Chain{Key: key}
-		ledger, problem := guard.ReadLedger(s.Status, *issue, key)
+		chain = &prune.Chain{Key: key, Repo: iss.RepoID}
+		ledger, problem := guard.ReadLedger(s.Status, *issue, rd.Keys)
 		if problem != "" {
 			problems = append(problems, problem+": the end of the archive chain cannot be proven")
 		}

@@ -345,8 +345,11 @@ func TestInitIssueTemplatePassesCheck(t *testing.T) {
 			judge = append(judge, "--"+key, value)
 		}
 	}
-	if len(judge) < 9 {
-		t.Errorf("the workflow gives no setting: %q", judge)
+	// The workflow gives only the secrets: every setting is the file's.
+	for key := range workflowInputs(t) {
+		if s, ok := settings.Lookup(key); ok && s.File {
+			t.Errorf("the workflow sets %s, which belongs in .gitea/gns-guard.yml", key)
+		}
 	}
 	for _, name := range []string{"issue.md", "template.md"} {
 		stdout, stderr, code := runCLI(t, files, "", append(append([]string{"check", "--format", "json"}, judge...), name)...)
@@ -674,5 +677,31 @@ func TestKeygen(t *testing.T) {
 	}
 	if stdout, _, code := runCLI(t, nil, "", "keygen", "-h"); code != 0 || !strings.HasPrefix(stdout, "Usage: gns-guard keygen") {
 		t.Errorf("exit %d: %s", code, stdout)
+	}
+}
+
+// pubkey prints the public key of the secret in $GNS_GUARD_LEDGER_KEY: one
+// line, the value ledger-public-key takes, and it verifies what the secret
+// signs.
+func TestPubkey(t *testing.T) {
+	run := func(vars map[string]string) (string, string, int) {
+		env, out, errOut := pruneTestEnv(vars)
+		code := Main(context.Background(), []string{"pubkey"}, env)
+		return out.String(), errOut.String(), code
+	}
+	stdout, stderr, code := run(map[string]string{LedgerKeyEnv: "a ledger key"})
+	if code != 0 || stdout != guard.PublicKey([]byte("a ledger key"))+"\n" || stderr != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	keys, err := guard.NewLedgerKeys(nil, nil, strings.TrimSpace(stdout))
+	if err != nil || !keys.Any() {
+		t.Fatalf("the printed key does not parse: %v", err)
+	}
+	c := &guard.Comment{Author: guard.ActionsUser, Body: guard.EncodeLedger(guard.Ledger{Issue: 1}, []byte("a ledger key"))}
+	if l, problem := guard.ReadLedger(c, 1, keys); l == nil {
+		t.Errorf("the public key does not verify the secret's record: %s", problem)
+	}
+	if _, stderr, code := run(nil); code != exit.Usage || !strings.Contains(stderr, LedgerKeyEnv) {
+		t.Errorf("no secret: exit %d, %q", code, stderr)
 	}
 }

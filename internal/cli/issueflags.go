@@ -38,6 +38,7 @@ type issueFlags struct {
 	config            string
 	guardUser         string
 	ledgerKeyEnv      string
+	ledgerKey         []byte // the secret --ledger-key-env names
 	settings          func() settings.Layer
 }
 
@@ -71,9 +72,8 @@ func (f *issueFlags) open(verb string, env Env) (*live.Reader, guard.Forge, erro
 		return nil, nil, usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
 	}
 	token := firstOf(f.token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN"))
-	var key []byte
 	if f.ledgerKeyEnv != "" {
-		if key = []byte(env.Getenv(f.ledgerKeyEnv)); len(key) == 0 {
+		if f.ledgerKey = []byte(env.Getenv(f.ledgerKeyEnv)); len(f.ledgerKey) == 0 {
 			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
 		}
 	}
@@ -82,11 +82,11 @@ func (f *issueFlags) open(verb string, env Env) (*live.Reader, guard.Forge, erro
 		return nil, nil, usageError("%s: %v", verb, err)
 	}
 	return &live.Reader{
-		Forge:     fg,
-		Admin:     fg,
-		Where:     live.Where{Verb: verb, Server: server, Repo: f.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
-		Guard:     f.guardUser,
-		LedgerKey: key,
+		Forge: fg,
+		Admin: fg,
+		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
+		Guard: f.guardUser,
+		Keys:  guard.SecretKeys(f.ledgerKey),
 	}, fg, nil
 }
 
@@ -105,9 +105,11 @@ func (f *issueFlags) resolve(ctx context.Context, verb string, env Env, rd *live
 	if err != nil {
 		return res, prefixed(verb, err)
 	}
-	if rd.LedgerKey != nil {
-		res.Config.LedgerKey = rd.LedgerKey
+	if f.ledgerKey != nil {
+		res.Config.LedgerKey = f.ledgerKey
 	}
+	// The published public key verifies records without the secret.
+	rd.Keys = res.Config.Keys()
 	return res, nil
 }
 

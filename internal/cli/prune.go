@@ -171,7 +171,7 @@ func printJSON(env Env, v any) error {
 	return err
 }
 
-// triggers are the three prune triggers of the guard (SPEC 5), with the
+// triggers are the three prune triggers of the guard (docs/contract.md §5), with the
 // numbers each was judged on.
 type triggers struct {
 	consumed, total, remaining int64

@@ -132,6 +132,9 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 // when the checkpoint is valid.
 func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recovery, error) {
 	n, iss := s.Issue.Number, s.Issue
+	if iss.BodyTooLarge {
+		return nil, &exit.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, guard.MaxBodyBytes)}
+	}
 	done, cancel := deadline()
 	defer cancel()
 	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: done})
@@ -200,9 +203,9 @@ func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guar
 		}
 	}
 	var why string
-	if l, problem := guard.ReadLedger(status, n, cfg.LedgerKey); l != nil && l.Baseline {
+	if l, problem := guard.ReadLedger(status, n, cfg.Keys()); l != nil && l.Baseline {
 		how := "unsigned: trusted by its author and marker"
-		if len(cfg.LedgerKey) > 0 {
+		if cfg.Keys().Any() {
 			how = "its signature verified with the ledger key"
 		}
 		return exitprotocol.Baseline{

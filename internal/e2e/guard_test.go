@@ -28,7 +28,7 @@ const actionsUser = "gitea-actions"
 // because CI runs other real-Gitea packages beside this one.
 const waitBudget = 12 * time.Minute
 
-// A valid agent result comment (SPEC 5b) for the example checkpoints.
+// A valid agent result comment (docs/contract.md §5b) for the example checkpoints.
 const (
 	agentHeader = "## 🔄 code-reviewer | phase:implementation | depth:1\n\nReviewed the rate limiter: two small fixes asked for.\n"
 	agentFooter = `<!-- GNS_EVENT {"agent":"code-reviewer","invocation":"inv-20260516-1340-c1","event_type":"subagent_result","phase":"implementation","depth":1,"budget":{"before":13800,"consumed":900,"remaining":12900},"status":"done","verdict":"changes-requested","files_changed":["gateway/limiter.go"],"key_stats":{"review_comments":2},"next_agent":"lead-developer"} -->`
@@ -104,11 +104,11 @@ func TestGuardEndToEnd(t *testing.T) {
 		if !slices.Equal(is.labelNames(), names(std)) || is.Body != numbered(t, healthy, story) {
 			t.Errorf("a healthy issue was changed: labels %v, body changed: %v", is.labelNames(), is.Body != numbered(t, healthy, story))
 		}
-		if cs := r.comments(n); len(cs) != 1 || !strings.Contains(cs[0].Body, "all clear") || !strings.Contains(cs[0].Body, "<!-- gns-guard:ledger v1 ") {
+		if cs := r.comments(n); len(cs) != 1 || !strings.Contains(cs[0].Body, "all clear") || !strings.Contains(cs[0].Body, "<!-- gns-guard:ledger v2 ") {
 			t.Errorf("a healthy issue: want the one status comment, all clear, holding the ledger: %v", bodies(cs))
 		}
 
-		// An agent posts a well-formed result. SPEC section 6: a clean pass
+		// An agent posts a well-formed result. docs/contract.md §6: a clean pass
 		// costs at most two requests, the Actions token's user known
 		// without asking, the ledger found in the timeline's tail.
 		r.comment(n, agentHeader+"\n"+agentFooter)

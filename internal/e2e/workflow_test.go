@@ -90,7 +90,7 @@ type step struct {
 	Run  string            `yaml:"run,omitempty"`
 }
 
-// The events the guard's workflow runs on (SPEC section 1), less pull
+// The events the guard's workflow runs on (docs/contract.md §1), less pull
 // requests: the end-to-end tests work on issues.
 var (
 	issueTypes   = []string{"opened", "edited", "reopened", "labeled", "unlabeled"}

@@ -67,7 +67,7 @@ type Budget struct {
 	// Cap is the most tokens the printed load may take.
 	Cap int `json:"cap"`
 	// Size is the task size (tiny, small, medium, large); MaxContext and
-	// Overhead are its budget (SPEC 3), Cap = MaxContext - Overhead
+	// Overhead are its budget (docs/contract.md §3), Cap = MaxContext - Overhead
 	// unless Explicit.
 	Size       string `json:"task_size,omitempty"`
 	MaxContext int    `json:"max_context,omitempty"`

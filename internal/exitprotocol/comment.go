@@ -13,7 +13,7 @@ import (
 // EventResult is the footer's event_type of a report.
 const EventResult = "subagent_result"
 
-// Footer is the GNS_EVENT footer a report writes: every field SPEC 5b
+// Footer is the GNS_EVENT footer a report writes: every field docs/contract.md §5b
 // lists, in its order, then three more that recovery reads (the history
 // entry's action, the next estimate, the time).
 type Footer struct {

@@ -8,7 +8,7 @@
 //     history_tail is left to the guard, whose run on the edit archives the
 //     oldest entries in its own signed chain: nothing is dropped.
 //   - Comment renders the result comment: the protocol's header, its
-//     sections and the GNS_EVENT footer with every field SPEC 5b lists.
+//     sections and the GNS_EVENT footer with every field docs/contract.md §5b lists.
 //   - Judge runs the guard's own decision (guard.Decide) on the issue as the
 //     report would leave it, so a report that the guard would fail is
 //     refused before anything is written.

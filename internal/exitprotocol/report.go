@@ -166,7 +166,7 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 
 	// An overflowing history_tail is left as it is: the guard's run on
 	// this edit archives the oldest entries in its own signed archive
-	// chain (SPEC 5), so nothing is dropped and every archive is the
+	// chain (docs/contract.md §5), so nothing is dropped and every archive is the
 	// guard's.
 	tail := limit
 	if next.HistoryTail.Set {

@@ -84,7 +84,7 @@ func TestApplyGolden(t *testing.T) {
 	}
 }
 
-// TestFooterRoundTrips: the footer carries every field SPEC 5b lists and
+// TestFooterRoundTrips: the footer carries every field docs/contract.md §5b lists and
 // agentcomment's parser reads it without a problem.
 func TestFooterRoundTrips(t *testing.T) {
 	r := review()

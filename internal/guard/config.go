@@ -34,9 +34,15 @@ type Config struct {
 	// budget::exhausted or permission::violation, add a relaxing label).
 	// Empty: repository admins may.
 	BudgetAdmins []string
-	// LedgerKey signs the guard's ledger record (HMAC-SHA256); empty: the
-	// record is trusted by author and marker only.
+	// LedgerKey signs the guard's ledger record (an Ed25519 key derived
+	// from it); empty: the record is trusted by author and marker only.
 	LedgerKey []byte
+	// LedgerKeyPrevious is a rotated-out ledger-key: records it signed
+	// still verify, and are signed anew with LedgerKey.
+	LedgerKeyPrevious []byte
+	// LedgerPublicKey is the published public key (ledger-public-key):
+	// it verifies records and archives without the secret.
+	LedgerPublicKey string
 	// MaxBudget caps a new issue's budget.total until an approver accepts
 	// it; 0: no cap.
 	MaxBudget int64

@@ -246,9 +246,17 @@ func TestProtectedPaths(t *testing.T) {
 	if !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) || !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
 		t.Fatalf("rules %v add %v", ruleIDs(p), p.AddLabels)
 	}
+	// The agent labels its own pull request: it opens nothing.
 	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 5, Name: "permission::evolve-system"})
+	in.Config.BudgetAdmins = []string{"carol"}
+	in.LabelEvents = []LabelEvent{{Label: "permission::evolve-system", LabelID: 5, Added: true, Actor: "agent-bot"}}
+	if p := Decide(in); !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) || !strings.Contains(p.Violations[0].Message, `added by "agent-bot", who is not in budget-admins`) {
+		t.Errorf("evolve-system added by the agent: %v", p.Violations)
+	}
+	// An approver's label opens them.
+	in.LabelEvents[0].Actor = "carol"
 	if p := Decide(in); len(p.Violations) != 0 {
-		t.Errorf("with evolve-system: %v", ruleIDs(p))
+		t.Errorf("with evolve-system added by an approver: %v", ruleIDs(p))
 	}
 	in.PullFiles = []string{".kilocode/x", "docs/.kilo/y"}
 	in.Issue.Labels = nil

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,18 +10,26 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
 // Ledger is the guard's trusted record of an issue: the last checkpoint
-// state it accepted, and the labels that wait for a person. It lives as a
-// hidden line in the guard's sticky status comment, signed with
-// HMAC-SHA256 under the ledger-key input, and every run judges the live
-// checkpoint against it (SPEC 4b).
+// state it accepted, the governance labels it accepted (by id), the
+// history it accepted, and the labels that wait for a person. It lives as
+// a hidden line in the guard's sticky status comment, signed with an
+// Ed25519 key derived from the ledger-key input (LedgerKeys), and every
+// run judges the live issue against it (docs/contract.md §4b).
 type Ledger struct {
+	// Repo is the repository's id: a record signed for another
+	// repository's issue (one key for an organisation) does not count.
+	Repo int64 `json:"repo,omitempty"`
 	// Issue is the issue the record belongs to: a record copied from
 	// another issue does not verify.
 	Issue int64 `json:"issue"`
+	// Seq counts the records the guard wrote on the issue: it grows with
+	// every new record.
+	Seq int64 `json:"seq,omitempty"`
 	// Baseline is false while no state has been accepted yet (a new issue
 	// whose first state waits for a person's approval, say).
 	Baseline bool `json:"baseline"`
@@ -43,6 +52,19 @@ type Ledger struct {
 	// added it.
 	DepthLimit string `json:"depth_limit"`
 	Size       string `json:"size"`
+	// Labels are the governance labels on the issue when the state was
+	// accepted (cascade::, size::, the approval labels,
+	// permission::evolve-system), by id: a label renamed since, or an
+	// accepted one removed, is a change only an approver makes.
+	Labels []Label `json:"labels,omitempty"`
+	// Entries counts every history entry accepted on the issue, archived
+	// or in the body, and EntriesHash chains them all (HistoryHash);
+	// ArchivedHash chains the first Archived of them, those the archives
+	// hold. An accepted entry may move to an archive, never vanish or
+	// change.
+	Entries      int    `json:"entries,omitempty"`
+	EntriesHash  string `json:"entries_hash,omitempty"`
+	ArchivedHash string `json:"archived_hash,omitempty"`
 	// Writer is the login of the guard's user that wrote the record: a
 	// record in a comment by anyone else is not the guard's.
 	Writer string `json:"writer"`
@@ -72,13 +94,14 @@ type Ledger struct {
 const LedgerFreshness = 30 * time.Second
 
 // SameState reports whether two records hold the same accepted state
-// (everything but when they were written).
+// (everything but when they were written and their sequence number).
 func (l Ledger) SameState(o Ledger) bool {
-	return l.Issue == o.Issue && l.Baseline == o.Baseline && l.Version == o.Version &&
+	return l.Repo == o.Repo && l.Issue == o.Issue && l.Baseline == o.Baseline && l.Version == o.Version &&
 		l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase && l.Total == o.Total &&
 		l.Consumed == o.Consumed && l.Remaining == o.Remaining && l.ContentVersion == o.ContentVersion &&
 		slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size && l.Adopted == o.Adopted &&
-		l.Writer == o.Writer && l.Archive == o.Archive && l.Archived == o.Archived && l.Config.Equal(o.Config)
+		l.Writer == o.Writer && l.Archive == o.Archive && l.Archived == o.Archived && l.Config.Equal(o.Config) &&
+		slices.Equal(l.Labels, o.Labels) && l.Entries == o.Entries && l.EntriesHash == o.EntriesHash && l.ArchivedHash == o.ArchivedHash
 }
 
 // ConfigStamp is the repository's configuration file (.gitea/gns-guard.yml)
@@ -104,21 +127,31 @@ func (s *ConfigStamp) Equal(o *ConfigStamp) bool {
 	return s.Commit == o.Commit && s.Found == o.Found && maps.Equal(s.Values, o.Values)
 }
 
-// ledgerRecord matches the hidden record: its JSON (which escapes < and >, so
-// it never holds "-->") and its signature.
-var ledgerRecord = regexp.MustCompile(`<!-- gns-guard:ledger v1 (\{[^\n]*?\}) sig=([0-9a-f]{64}|unsigned) -->`)
+// ledgerRecord matches the hidden record: its format, its JSON (which
+// escapes < and >, so it never holds "-->"), the signing key's id and the
+// signature. The first format (v1) was HMAC-signed with the secret itself
+// and names no key.
+var ledgerRecord = regexp.MustCompile(`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\}) (?:kid=([0-9a-f]{16}|-) )?sig=([0-9a-f]{64}|[0-9a-f]{128}|unsigned) -->`)
 
 // unsigned is the signature of a record written with no ledger-key.
 const unsigned = "unsigned"
 
-// EncodeLedger renders the hidden record line, signed when key is set.
-func EncodeLedger(l Ledger, key []byte) string {
+// EncodeLedger renders the hidden record line, signed with the Ed25519 key
+// of the ledger-key secret when it is set.
+func EncodeLedger(l Ledger, secret []byte) string {
 	data, _ := json.Marshal(l) // a struct of plain fields always marshals
-	sig := unsigned
-	if len(key) > 0 {
-		sig = ledgerMAC(key, data)
+	kid, sig := "-", unsigned
+	if len(secret) > 0 {
+		priv := signingKey(secret)
+		kid = KeyID(priv.Public().(ed25519.PublicKey))
+		sig = hex.EncodeToString(ed25519.Sign(priv, ledgerMessage(data)))
 	}
-	return fmt.Sprintf("<!-- gns-guard:ledger v1 %s sig=%s -->", data, sig)
+	return fmt.Sprintf("<!-- gns-guard:ledger v2 %s kid=%s sig=%s -->", data, kid, sig)
+}
+
+// ledgerMessage is what a record's signature covers.
+func ledgerMessage(data []byte) []byte {
+	return append([]byte("gns-guard ledger v2\n"), data...)
 }
 
 func ledgerMAC(key, data []byte) string {
@@ -131,9 +164,10 @@ func ledgerMAC(key, data []byte) string {
 // ReadLedger reads and verifies the record in the guard's status comment
 // of issue. It returns the record, or a problem saying in one sentence why
 // the record cannot be trusted. A missing status comment returns neither.
-// With key set, a record must carry a valid signature; without it, the
-// record is trusted by its author and marker (the weaker mode).
-func ReadLedger(status *Comment, issue int64, key []byte) (*Ledger, string) {
+// With a key set, a record must carry a signature of a key the workflow
+// holds; without any, the record is trusted by its author and marker (the
+// weaker mode).
+func ReadLedger(status *Comment, issue int64, keys LedgerKeys) (*Ledger, string) {
 	if status == nil {
 		return nil, ""
 	}
@@ -144,17 +178,11 @@ func ReadLedger(status *Comment, issue int64, key []byte) (*Ledger, string) {
 	case len(m) > 1:
 		return nil, fmt.Sprintf("the guard's status comment %d carries %d ledger records: someone added one", status.ID, len(m))
 	}
-	data, sig := m[0][1], m[0][2]
-	if len(key) > 0 {
-		if sig == unsigned {
-			return nil, fmt.Sprintf("the ledger record in comment %d is not signed although ledger-key is set: someone replaced it", status.ID)
-		}
-		if !hmac.Equal([]byte(sig), []byte(ledgerMAC(key, []byte(data)))) {
-			return nil, fmt.Sprintf("the ledger record in comment %d does not verify against ledger-key: someone changed it", status.ID)
-		}
+	if problem := verifyRecord(status.ID, m[0][1], m[0][2], m[0][3], m[0][4], keys); problem != "" {
+		return nil, problem
 	}
 	var l Ledger
-	if err := json.Unmarshal([]byte(data), &l); err != nil {
+	if err := json.Unmarshal([]byte(m[0][2]), &l); err != nil {
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
 	}
 	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
@@ -172,6 +200,37 @@ func ReadLedger(status *Comment, issue int64, key []byte) (*Ledger, string) {
 		}
 	}
 	return &l, ""
+}
+
+// verifyRecord checks a record's signature under keys; "" when it holds.
+func verifyRecord(id int64, format, data, kid, sig string, keys LedgerKeys) string {
+	if !keys.Any() {
+		return ""
+	}
+	if sig == unsigned {
+		return fmt.Sprintf("the ledger record in comment %d is not signed although ledger-key is set: someone replaced it", id)
+	}
+	if format == "v1" {
+		for _, secret := range keys.hmac {
+			if hmac.Equal([]byte(sig), []byte(ledgerMAC(secret, []byte(data)))) {
+				return ""
+			}
+		}
+		if len(keys.hmac) == 0 {
+			return fmt.Sprintf("the ledger record in comment %d is of the first format, which only ledger-key itself verifies: set ledger-key (or ledger-key-previous) in the workflow", id)
+		}
+		return fmt.Sprintf("the ledger record in comment %d does not verify against ledger-key: someone changed it, or it was signed with a key this workflow does not hold (after a rotation, set ledger-key-previous to the old key)", id)
+	}
+	pub, ok := keys.verify[kid]
+	if !ok {
+		return fmt.Sprintf("the ledger record in comment %d is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — if ledger-key was changed, set ledger-key-previous to the old key so the guard re-signs its records",
+			id, kid, strings.Join(keys.KeyIDs(), ", "))
+	}
+	raw, err := hex.DecodeString(sig)
+	if err != nil || len(raw) != ed25519.SignatureSize || !ed25519.Verify(pub, ledgerMessage([]byte(data)), raw) {
+		return fmt.Sprintf("the ledger record in comment %d does not verify against key %s: someone changed it", id, kid)
+	}
+	return ""
 }
 
 // LedgerLine returns the hidden record line of a status comment's body, or

@@ -49,6 +49,7 @@ func (e *eval) planPrune() {
 		MaxCommentChars: prune.DefaultConfig().MaxCommentChars,
 		ResetBudget:     overBudget,
 		Key:             e.cfg.LedgerKey,
+		Repo:            e.in.Issue.RepoID,
 	}
 	// The entries this run archives (and so the archive's hash) do not
 	// depend on the chain; a part of the guard's own that holds the same
@@ -110,7 +111,13 @@ func prunedCheckpoint(body string, cfg Config) *checkpoint.Checkpoint {
 type archiveHead struct {
 	link  string
 	count int
+	// followed are the parts past the ledger's end the chain went through.
+	followed []prune.Part
 }
+
+// archiveChainParts are the archive parts the chain follows past the
+// ledger's end: a run posted them and died before recording them.
+func (e *eval) archiveChainParts() []prune.Part { return e.archiveChain().followed }
 
 // archiveChain is the end of the issue's archive chain: the ledger's,
 // followed past it over the guard's own archive parts that chain on from
@@ -125,7 +132,7 @@ func (e *eval) archiveChain() archiveHead {
 	}
 	var h archiveHead
 	if l := e.trust.ledger; l != nil {
-		h = archiveHead{l.Archive, l.Archived}
+		h = archiveHead{link: l.Archive, count: l.Archived}
 	}
 	if e.cp != nil {
 		n := e.in.Issue.Number
@@ -134,12 +141,12 @@ func (e *eval) archiveChain() archiveHead {
 			if !e.own(c, ArchiveMarkerPrefix(n)) {
 				continue
 			}
-			if a, err := prune.ParseArchive(c.Body); err == nil && a.Issue == n {
+			if a, err := prune.ParseArchive(c.Body); err == nil && a.Issue == n && (a.Repo == 0 || a.Repo == e.in.Issue.RepoID) {
 				parts = append(parts, prune.Part{ID: c.ID, Archive: a})
 			}
 		}
 		before := prune.FromCheckpoint(e.cp.Entries())
-		h.link, h.count, _, _ = prune.Extend(h.link, h.count, parts, e.cfg.LedgerKey, func(a *prune.Archive) bool {
+		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, e.cfg.LedgerKey, func(a *prune.Archive) bool {
 			return prune.StillHeld(before, a) || (e.planned != "" && a.SHA256 == e.planned)
 		})
 	}
@@ -155,7 +162,7 @@ func (e *eval) archiveChain() archiveHead {
 func (e *eval) recordChain(l *Ledger) {
 	h := e.archiveChain()
 	if pr := e.plan.Prune; pr != nil {
-		h = archiveHead{pr.Head, pr.Count}
+		h = archiveHead{link: pr.Head, count: pr.Count}
 		if h.link == prune.Genesis {
 			h.link = ""
 		}

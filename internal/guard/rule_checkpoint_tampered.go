@@ -22,6 +22,18 @@ func checkTamper(e *eval) []Violation {
 		v.Label = pv
 		out = append(out, v)
 	}
+	for _, r := range e.trust.removed {
+		v := at(e.blockPos(), "", "the accepted %s label was removed by %s, who is %s: removing it relaxes the limit; only an approver's removal counts, and the guard put it back",
+			r.label, who(r.actor), e.approverRule())
+		v.Label = pv
+		out = append(out, v)
+	}
+	for _, r := range e.trust.renamed {
+		v := at(e.blockPos(), "", "the label %s (id %d) was renamed to %s since the guard accepted it: renaming a governance label is a change only an approver makes, and the issue does not show who renamed it; the guard judges it as %s until it is renamed back or an approver removes %s to accept the new name",
+			quoteShort(r.from), r.id, quoteShort(r.to), quoteShort(r.from), pv)
+		v.Label = pv
+		out = append(out, v)
+	}
 	for _, r := range e.trust.relaxed {
 		v := at(e.blockPos(), "", "the %s label relaxes a rule and was added by %s, who is %s: it takes no effect and the guard removed it; an approver adds it to raise the limit",
 			r.label, who(r.actor), e.approverRule())

@@ -10,8 +10,18 @@ import (
 // checkProtectedPaths fails a pull request that changes a protected path
 // (.kilo/ by default) without the permission::evolve-system label.
 func checkProtectedPaths(e *eval) []Violation {
-	if len(e.cfg.ProtectedPaths) == 0 || e.hasLabel(e.cfg.Labels.EvolveSystem) {
+	evolve := e.cfg.Labels.EvolveSystem
+	if len(e.cfg.ProtectedPaths) == 0 {
 		return nil
+	}
+	// The label opens the protected paths only when an approver added it:
+	// an agent labelling its own pull request opens nothing.
+	var adder string
+	if e.hasLabel(evolve) {
+		adder = e.actorOf(labelIn(e.in.Issue.Labels, evolve), true)
+		if e.isApprover(adder) {
+			return nil
+		}
 	}
 	var hits []string
 	for _, f := range e.in.PullFiles {
@@ -32,8 +42,12 @@ func checkProtectedPaths(e *eval) []Violation {
 	for i := range shown {
 		shown[i] = quoteShort(shown[i])
 	}
-	v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the pull request changes %d protected path(s) under %s without the %s label: %s",
-		len(hits), strings.Join(e.cfg.ProtectedPaths, ", "), e.cfg.Labels.EvolveSystem, strings.Join(shown, ", "))
+	without := fmt.Sprintf("without the %s label", evolve)
+	if e.hasLabel(evolve) {
+		without = fmt.Sprintf("with the %s label added by %s, who is %s (only an approver's label counts)", evolve, who(adder), e.approverRule())
+	}
+	v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the pull request changes %d protected path(s) under %s %s: %s",
+		len(hits), strings.Join(e.cfg.ProtectedPaths, ", "), without, strings.Join(shown, ", "))
 	v.Label = e.cfg.Labels.PermissionViolation
 	return []Violation{v}
 }

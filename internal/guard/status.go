@@ -171,7 +171,7 @@ func isDigits(s string) bool {
 // ledgerLine tells people what the ledger holds.
 func ledgerLine(p *Plan, cfg Config) string {
 	l := p.Ledger
-	mode := "signed with ledger-key"
+	mode := "signed with ledger-key, key " + cfg.Keys().kid
 	if len(cfg.LedgerKey) == 0 {
 		mode = "unsigned: set ledger-key, or an issue writer can forge it"
 	}

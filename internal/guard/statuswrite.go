@@ -32,7 +32,7 @@ func PlanStatus(in Input, p *Plan, existing *Comment, a Applied, now time.Time) 
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
 	if p.Ledger != nil && existing != nil && !moved {
-		if old, _ := ReadLedger(existing, in.Issue.Number, cfg.LedgerKey); old != nil && old.SameState(*p.Ledger) {
+		if old, _ := ReadLedger(existing, in.Issue.Number, cfg.Keys()); old != nil && old.SameState(*p.Ledger) && signedWith(existing.Body, cfg.Keys()) {
 			kept := a
 			kept.Record, kept.Written = LedgerLine(existing.Body), time.Unix(old.Written, 0)
 			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
@@ -44,6 +44,7 @@ func PlanStatus(in Input, p *Plan, existing *Comment, a Applied, now time.Time) 
 	if p.Ledger != nil {
 		l := *p.Ledger
 		l.Written = now.Unix()
+		l.Seq++ // a new record
 		a.Record = EncodeLedger(l, cfg.LedgerKey)
 	}
 	body := Settle(in, p, existing, a)
@@ -91,4 +92,18 @@ func Placeholder(in Input, now time.Time) string {
 // it writes anything while the issue has no status comment.
 func NeedsPlaceholder(p *Plan, existing *Comment) bool {
 	return p.Ledger != nil && existing == nil && len(p.Writes()) > 0
+}
+
+// signedWith reports whether a status comment's record is signed the way
+// keys sign now (with the current key, or unsigned without one): a record
+// a rotated-out key signed is written anew.
+func signedWith(body string, keys LedgerKeys) bool {
+	m := ledgerRecord.FindStringSubmatch(body)
+	if m == nil {
+		return false
+	}
+	if !keys.Signs() {
+		return m[4] == unsigned
+	}
+	return m[1] == "v2" && m[3] == keys.kid
 }

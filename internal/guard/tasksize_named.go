@@ -3,7 +3,7 @@ package guard
 import "strings"
 
 // TaskSizes returns the task sizes from smallest to largest, with their
-// context budgets (SPEC 3). The slice is a copy.
+// context budgets (docs/contract.md §3). The slice is a copy.
 func TaskSizes() []TaskSize {
 	return append([]TaskSize(nil), taskSizes...)
 }

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
 // trust is what a decision knows about the ledger and the approvals of
-// this run (SPEC 4b).
+// this run (docs/contract.md §4b).
 type trust struct {
 	ledger  *Ledger // the verified record, nil when none could be trusted
 	problem string  // why the record cannot be trusted, "" when it can (or there is none)
@@ -23,6 +24,11 @@ type trust struct {
 	// relaxed are labels that relax a rule, added by someone not allowed
 	// to: they take no effect and are removed.
 	relaxed []removal
+	// removed are accepted limits (a cascade or size label) removed by
+	// someone not allowed to, where that relaxes the rule: they go back.
+	removed []removal
+	// renamed are governance labels renamed since the ledger accepted them.
+	renamed []rename
 	// tamper are the checkpoint-tampered findings of this run.
 	tamper []Violation
 }
@@ -39,14 +45,18 @@ func (e *eval) approverRule() string {
 }
 
 // isApprover reports whether user may approve: a budget admin, or, when
-// budget-admins is empty, a repository admin. When the answer needs the
-// server, it asks the shell for it (Plan.AskAdmin) and says no for now.
+// budget-admins is empty, the repository's owner or a repository admin.
+// When the answer needs the server, it asks the shell for it
+// (Plan.AskAdmin) and says no for now.
 func (e *eval) isApprover(user string) bool {
 	if user == "" {
 		return false
 	}
 	if len(e.cfg.BudgetAdmins) > 0 {
 		return slices.Contains(e.cfg.BudgetAdmins, user)
+	}
+	if user == e.in.Issue.RepoOwner {
+		return true // the repository's owner: no question to ask
 	}
 	admin, known := e.in.Admins[user]
 	if !known && e.plan.AskAdmin == "" {
@@ -63,62 +73,90 @@ func who(actor string) string {
 	return quoteShort(actor)
 }
 
-// actorOf finds who made a label change: the event's sender when the event
-// is that change, else the newest matching entry of the timeline read.
-func (e *eval) actorOf(label string, added bool) string {
-	ev := e.in.Event
-	changed := ev.RemovedLabels
-	if added {
-		changed = ev.AddedLabels
-	}
-	if ev.Name == "issues" && slices.Contains(changed, label) {
-		return ev.Sender
+// actorOf finds who made a label change: the newest matching entry of the
+// timeline read (by the label's id when known: a renamed label shows its
+// new name on old entries), made after the ledger was written. The event's
+// sender proves nothing: any writer can re-run an old run, which hands the
+// step that run's payload again.
+func (e *eval) actorOf(label Label, added bool) string {
+	var since time.Time
+	if l := e.trust.ledger; l != nil {
+		since = time.Unix(l.Written, 0)
 	}
 	for i := len(e.in.LabelEvents) - 1; i >= 0; i-- {
-		if le := e.in.LabelEvents[i]; le.Label == label && le.Added == added {
-			return le.Actor
+		le := e.in.LabelEvents[i]
+		same := le.Label == label.Name
+		if label.ID != 0 && le.LabelID != 0 {
+			same = le.LabelID == label.ID
 		}
+		if !same || le.Added != added {
+			continue
+		}
+		if le.At.Before(since) {
+			return "" // the newest such change is older than the ledger
+		}
+		return le.Actor
 	}
 	return ""
 }
 
-// judgeLabels reads the ledger and judges the label changes since it: an
-// approval label removed, a relaxing label added. It sets the effective
-// labels every rule judges: restored approval labels are on, unapproved
-// relaxing labels are off.
+// judgeLabels reads the ledger and judges the label changes since it, by
+// label id and from the timeline: a governance label renamed, an approval
+// label removed, a relaxing label added, an accepted limit removed. It
+// sets the effective labels every rule judges: renamed labels keep their
+// accepted names, restored labels are on, unapproved relaxing labels off.
 func (e *eval) judgeLabels() {
 	t := &e.trust
-	t.ledger, t.problem = ReadLedger(e.in.Status, e.in.Issue.Number, e.cfg.LedgerKey)
+	t.ledger, t.problem = ReadLedger(e.in.Status, e.in.Issue.Number, e.cfg.Keys())
 	switch {
+	case t.ledger != nil && t.ledger.Repo != 0 && e.in.Issue.RepoID != 0 && t.ledger.Repo != e.in.Issue.RepoID:
+		t.problem = fmt.Sprintf("the ledger record in comment %d belongs to repository %d, not this one (%d): someone copied it here", e.in.Status.ID, t.ledger.Repo, e.in.Issue.RepoID)
+		t.ledger = nil
 	case e.in.Status == nil && e.hasTraces():
 		t.problem = "the guard's status comment, which holds its ledger, is gone although the guard has worked on this issue before: someone deleted it"
 	case e.in.Status == nil && e.in.Unreached:
 		t.problem = "the guard's status comment, which holds its ledger, is not within the timeline entries a run reads (a flood of events buried it, or this is the guard's first run on a long issue): the guard adopts no state it cannot check"
 	}
-	live := e.in.Issue.LabelNames()
+	live := slices.Clone(e.in.Issue.Labels)
+	var accepted []Label
 	var pending []string
-	if t.ledger != nil {
-		pending = t.ledger.Pending
+	if l := t.ledger; l != nil {
+		accepted, pending = l.Labels, l.Pending
 	}
+	// A label keeps the name it had when accepted, whatever it was renamed
+	// to since (who renamed it does not show on the issue).
+	for i, l := range live {
+		for _, a := range accepted {
+			if a.ID != 0 && a.ID == l.ID && a.Name != l.Name {
+				t.renamed = append(t.renamed, rename{id: l.ID, from: a.Name, to: l.Name})
+				live[i].Name = a.Name
+			}
+		}
+	}
+	names := namesOf(live)
 	for _, label := range e.cfg.Labels.Approval() {
-		if slices.Contains(live, label) {
+		if slices.Contains(names, label) || !slices.Contains(pending, label) {
 			continue
 		}
-		removedNow := e.in.Event.Name == "issues" && slices.Contains(e.in.Event.RemovedLabels, label)
-		if !removedNow && !slices.Contains(pending, label) {
-			continue
-		}
-		actor := e.actorOf(label, false)
+		actor := e.actorOf(labelNamed(accepted, label), false)
 		if e.isApprover(actor) {
 			t.approved[label] = actor
 			continue
 		}
 		t.restore = append(t.restore, removal{label, actor})
 	}
+	if _, ok := t.approved[e.cfg.Labels.PermissionViolation]; ok {
+		// An approver accepted the issue as it is: its labels' new names
+		// included.
+		t.renamed = nil
+		live = slices.Clone(e.in.Issue.Labels)
+		names = namesOf(live)
+	}
 	if l := t.ledger; l != nil && l.Baseline {
 		e.judgeRelaxing(live, l)
+		e.judgeRemoved(live, l)
 	}
-	eff := slices.Clone(live)
+	eff := slices.Clone(names)
 	for _, r := range t.relaxed {
 		eff = slices.DeleteFunc(eff, func(x string) bool { return x == r.label })
 	}
@@ -126,29 +164,54 @@ func (e *eval) judgeLabels() {
 		// The accepted limits stay in effect: put their labels back when
 		// the relaxing ones replaced them.
 		n := e.cfg.Labels
-		if l.DepthLimit != "" && len(cascadeLabels(eff, n)) == 0 {
+		if l.DepthLimit != "" && len(cascadeLabels(eff, n)) == 0 && !restoring(t.restore, n.CascadePrefix+l.DepthLimit) {
 			t.restore = append(t.restore, removal{n.CascadePrefix + l.DepthLimit, ""})
 		}
-		if _, ok := sizeFromLabels(eff, n.SizePrefix); l.Size != "" && !ok {
+		if _, ok := sizeFromLabels(eff, n.SizePrefix); l.Size != "" && !ok && !restoring(t.restore, n.SizePrefix+l.Size) {
 			t.restore = append(t.restore, removal{n.SizePrefix + l.Size, ""})
 		}
 	}
 	for _, r := range t.restore {
-		eff = append(eff, r.label)
+		if !slices.Contains(eff, r.label) {
+			eff = append(eff, r.label)
+		}
 	}
 	e.labels = eff
 }
 
+// rename is a governance label whose definition was renamed since the
+// ledger accepted it.
+type rename struct {
+	id       int64
+	from, to string
+}
+
+// labelNamed is the accepted label of that name (its id), or the name
+// alone.
+func labelNamed(accepted []Label, name string) Label {
+	for _, a := range accepted {
+		if a.Name == name {
+			return a
+		}
+	}
+	return Label{Name: name}
+}
+
+func restoring(rs []removal, label string) bool {
+	return slices.ContainsFunc(rs, func(r removal) bool { return r.label == label })
+}
+
 // judgeRelaxing finds labels added since the ledger that relax a rule: a
 // higher cascade limit, a larger task size. They count only when an
-// approver added them.
-func (e *eval) judgeRelaxing(live []string, l *Ledger) {
+// approver added them (the timeline says who, by label id).
+func (e *eval) judgeRelaxing(live []Label, l *Ledger) {
 	accepted := depthRank(l.DepthLimit, e.cfg)
-	for _, c := range cascadeLabels(live, e.cfg.Labels) {
+	names := namesOf(live)
+	for _, c := range cascadeLabels(names, e.cfg.Labels) {
 		if depthRank(c.text, e.cfg) <= accepted {
 			continue
 		}
-		if actor := e.actorOf(c.name, true); !e.isApprover(actor) {
+		if actor := e.actorOf(labelIn(live, c.name), true); !e.isApprover(actor) {
 			e.trust.relaxed = append(e.trust.relaxed, removal{c.name, actor})
 		}
 	}
@@ -160,15 +223,67 @@ func (e *eval) judgeRelaxing(live []string, l *Ledger) {
 			acceptedSize = max(acceptedSize, sizeRank(s.Name))
 		}
 	}
-	for _, name := range live {
+	for _, name := range names {
 		rest, ok := strings.CutPrefix(name, e.cfg.Labels.SizePrefix)
 		if !ok || sizeRank(rest) <= acceptedSize {
 			continue
 		}
-		if actor := e.actorOf(name, true); !e.isApprover(actor) {
+		if actor := e.actorOf(labelIn(live, name), true); !e.isApprover(actor) {
 			e.trust.relaxed = append(e.trust.relaxed, removal{name, actor})
 		}
 	}
+}
+
+// judgeRemoved finds the accepted cascade or size label removed since the
+// ledger when that relaxes the limit (the default-max-depth allows more,
+// the size inferred from the estimate is larger): it counts only when an
+// approver removed it; otherwise the accepted label goes back on.
+func (e *eval) judgeRemoved(live []Label, l *Ledger) {
+	n := e.cfg.Labels
+	names := namesOf(live)
+	for _, a := range l.Labels {
+		if slices.ContainsFunc(live, func(x Label) bool { return x.ID == a.ID && a.ID != 0 || x.Name == a.Name }) {
+			continue
+		}
+		relaxes := false
+		if rest, ok := strings.CutPrefix(a.Name, n.CascadePrefix); ok && a.Name != n.DepthExceeded {
+			now := -1
+			if cs := cascadeLabels(names, n); len(cs) > 0 {
+				now = depthRank(cs[0].text, e.cfg)
+			} else {
+				now = depthRank("", e.cfg)
+			}
+			relaxes = now > depthRank(rest, e.cfg)
+		}
+		if rest, ok := strings.CutPrefix(a.Name, n.SizePrefix); ok {
+			now := -1
+			if s, ok := sizeFromLabels(names, n.SizePrefix); ok {
+				now = sizeRank(s.Name)
+			} else if e.cp != nil {
+				if s, ok := sizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
+					now = sizeRank(s.Name)
+				}
+			}
+			relaxes = now > sizeRank(rest)
+		}
+		if !relaxes {
+			continue
+		}
+		if actor := e.actorOf(a, false); !e.isApprover(actor) {
+			e.trust.removed = append(e.trust.removed, removal{a.Name, actor})
+			e.trust.restore = append(e.trust.restore, removal{a.Name, actor})
+		}
+	}
+}
+
+// labelIn is the live label of that name (its id), or the name alone.
+func labelIn(live []Label, name string) Label {
+	for _, l := range live {
+		if l.Name == name {
+			return l
+		}
+	}
+	return Label{Name: name}
 }
 
 // depthRank orders cascade limits by how much they allow: none (and no
@@ -278,30 +393,54 @@ func (e *eval) judgeCheckpoint() {
 		note(b.Remaining.Pos, "budget.remaining went up %d → %d", l.Remaining, b.Remaining.Value)
 	}
 	if len(changes) == 0 || (e.cp != nil && e.legalTransition(l)) {
+		e.judgeEntries(l, cur)
 		return
 	}
-	ev := e.in.Event
 	cv := e.in.Issue.ContentVersion
 	since := fmt.Sprintf("since the guard accepted content version %d at %s", l.ContentVersion, time.Unix(l.Written, 0).UTC().Format(time.RFC3339))
-	var why string
-	switch {
-	case ev.Name == "issues" && ev.Action == "edited" && cv == l.ContentVersion+1:
-		if e.isApprover(ev.Sender) {
-			return // the one edit since the ledger, made by an approver
-		}
-		why = fmt.Sprintf("edited by %s, who is %s", quoteShort(ev.Sender), e.approverRule())
-	case cv > l.ContentVersion+1:
-		why = fmt.Sprintf("over %d edits (content version %d → %d), so no one edit can be held to account; an approver checks the body and removes %s to accept it", cv-l.ContentVersion, l.ContentVersion, cv, pv)
-	default:
-		why = fmt.Sprintf("in an edit whose run the guard did not see (content version %d → %d)", l.ContentVersion, cv)
+	last := ""
+	if ev := e.in.Event; ev.Name == "issues" && ev.Action == "edited" && ev.Sender != "" {
+		// Information, not proof: a re-run hands the step an old payload.
+		last = fmt.Sprintf(" (the event of this run names %s as the editor)", quoteShort(ev.Sender))
 	}
-	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, %s; a budget admin restores or approves it, then an approver removes %s",
-		since, strings.Join(changes, "; "), why, pv)
+	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, in %s (content version %d → %d)%s; whoever made them, only an approver accepts such changes: a budget admin restores the body, or an approver checks it and removes %s to accept it",
+		since, strings.Join(changes, "; "), editCount(cv-l.ContentVersion), l.ContentVersion, cv, last, pv)
 	v.Label = pv
 	t.tamper = append(t.tamper, v)
+	e.judgeEntries(l, cur)
 }
 
-// legalTransition is a new phase started by the carryover rule of SPEC 5:
+// judgeEntries fails a checkpoint that lost or changed an accepted history
+// entry (judgeHistory).
+func (e *eval) judgeEntries(l *Ledger, cur *checkpoint.Checkpoint) {
+	problem := e.judgeHistory(l, prune.FromCheckpoint(cur.Entries()))
+	if problem == "" {
+		return
+	}
+	pv := e.cfg.Labels.PermissionViolation
+	pos := cur.Pos
+	if cur.HistoryTail.Set {
+		pos = cur.HistoryTail.Pos
+	} else if cur.History.Set {
+		pos = cur.History.Pos
+	}
+	v := at(pos, "checkpoint.history_tail", "the history was tampered with since the guard accepted it: %s; restore the entries (gns-guard history shows them), or an approver removes %s to accept the body as it is", problem, pv)
+	v.Label = pv
+	e.trust.tamper = append(e.trust.tamper, v)
+}
+
+// editCount says how many edits a content version moved by.
+func editCount(n int) string {
+	switch {
+	case n <= 0:
+		return "a change the content version does not show"
+	case n == 1:
+		return "one edit"
+	}
+	return fmt.Sprintf("%d edits", n)
+}
+
+// legalTransition is a new phase started by the carryover rule of docs/contract.md §5:
 // consumed 0, total = remaining <= floor(ledger remaining × carryover-ratio)
 // + phase-grant, version and issue unchanged.
 func (e *eval) legalTransition(l *Ledger) bool {
@@ -334,6 +473,10 @@ func (e *eval) recordLedger() {
 		l.Pending = pending
 		l.Writer = e.in.Self
 		l.Config = e.in.ConfigStamp
+		l.Repo = e.in.Issue.RepoID
+		if t.ledger == nil {
+			l.Labels = e.governanceLabels(after)
+		}
 		e.recordChain(&l)
 		e.plan.Ledger = &l
 	}
@@ -351,9 +494,10 @@ func (e *eval) recordLedger() {
 		return
 	}
 	cp, cv := e.cp, e.in.Issue.ContentVersion
+	pruned := false
 	if pr := e.plan.Prune; pr != nil {
 		if pc := prunedCheckpoint(pr.Body, e.cfg); pc != nil {
-			cp, cv = pc, cv+1
+			cp, cv, pruned = pc, cv+1, true
 		}
 	}
 	l := &Ledger{
@@ -369,8 +513,14 @@ func (e *eval) recordLedger() {
 		Pending:         pending,
 		Writer:          e.in.Self,
 		Config:          e.in.ConfigStamp,
+		Repo:            e.in.Issue.RepoID,
+		Labels:          e.governanceLabels(after),
+	}
+	if t.ledger != nil {
+		l.Seq = t.ledger.Seq
 	}
 	e.recordChain(l)
+	e.recordEntries(l, cp, pruned)
 	for _, c := range cascadeLabels(after, n) {
 		// With several (a conflict, failed by its own rule) the most
 		// permissive is what was accepted.
@@ -393,6 +543,56 @@ func (e *eval) recordLedger() {
 	}
 	e.plan.Adopted = t.ledger == nil || !t.ledger.Baseline
 	e.plan.Ledger = l
+}
+
+// governanceLabels are the governance labels among names (cascade::,
+// size::, the approval labels, permission::evolve-system), with the ids
+// of the issue's labels (0 for a label this run adds: the next record
+// learns it).
+func (e *eval) governanceLabels(names []string) []Label {
+	n := e.cfg.Labels
+	var out []Label
+	for _, name := range names {
+		gov := strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded ||
+			strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
+		if !gov {
+			continue
+		}
+		l := Label{Name: name}
+		for _, x := range e.in.Issue.Labels {
+			if x.Name == name {
+				l.ID = x.ID
+			}
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// recordEntries sets the history the record commits to: every entry
+// accepted, archived or in the body (cp, pruned by this run when pruned).
+func (e *eval) recordEntries(l *Ledger, cp *checkpoint.Checkpoint, pruned bool) {
+	var h string
+	var n int
+	if old := e.trust.ledger; old != nil && old.Baseline {
+		h, n = e.archivedPrefix(old)
+	} else if n = e.archiveChain().count; n > 0 {
+		h = legacyArchived(n) // the chain as found, before this run's prune
+	}
+	if pr := e.plan.Prune; pruned && pr != nil {
+		h, n = HistoryHash(h, pr.Archived), n+len(pr.Archived)
+	}
+	body := prune.FromCheckpoint(cp.Entries())
+	l.ArchivedHash = h
+	l.Entries = n + len(body)
+	l.EntriesHash = HistoryHash(h, body)
+}
+
+// legacyArchived stands in for the hash of entries archived before the
+// ledger kept the history: only their count is known.
+func legacyArchived(n int) string {
+	return fmt.Sprintf("%d entries archived before the ledger kept the history", n)
 }
 
 // labelsAfter are the issue's labels once this run's label writes are made.

@@ -60,7 +60,7 @@ func TestLedgerRoundTrip(t *testing.T) {
 		t.Fatalf("the record leaks out of its HTML comment: %s", line)
 	}
 	c := &Comment{ID: 3, Body: "x\n" + line + "\n", UpdatedAt: written.Add(2 * time.Second)}
-	got, problem := ReadLedger(c, 9, testKey)
+	got, problem := ReadLedger(c, 9, SecretKeys(testKey))
 	if problem != "" || got == nil || !got.SameState(l) {
 		t.Fatalf("read back %+v, problem %q", got, problem)
 	}
@@ -91,14 +91,14 @@ func TestLedgerRecordsThatCannotBeTrusted(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l, problem := ReadLedger(&Comment{ID: 7, Author: "mallory", Body: c.body, UpdatedAt: c.updated}, c.issue, c.key)
+			l, problem := ReadLedger(&Comment{ID: 7, Author: "mallory", Body: c.body, UpdatedAt: c.updated}, c.issue, SecretKeys(c.key))
 			if l != nil || !strings.Contains(problem, c.want) {
 				t.Errorf("ledger %+v, problem %q, want %q", l, problem, c.want)
 			}
 		})
 	}
 	// Without a key the record is trusted by its author: the weaker mode.
-	if l, problem := ReadLedger(&Comment{Body: EncodeLedger(accepted(), nil), UpdatedAt: fresh}, 9, nil); l == nil || problem != "" {
+	if l, problem := ReadLedger(&Comment{Body: EncodeLedger(accepted(), nil), UpdatedAt: fresh}, 9, SecretKeys(nil)); l == nil || problem != "" {
 		t.Errorf("unsigned record without a key: %v %q", l, problem)
 	}
 }
@@ -111,11 +111,11 @@ func TestTamperAgainstTheLedger(t *testing.T) {
 		want  []string
 	}{
 		{"consumed lowered", 5, []string{"consumed: 3000", "consumed: 1000", "remaining: 7000", "remaining: 9000"},
-			[]string{"budget.consumed went down 3000 → 1000", "budget.remaining went up 7000 → 9000", `edited by "alice"`}},
+			[]string{"budget.consumed went down 3000 → 1000", "budget.remaining went up 7000 → 9000", "in one edit (content version 4 → 5)"}},
 		{"total raised", 5, []string{"total: 10000", "total: 20000", "remaining: 7000", "remaining: 17000"}, []string{"budget.total went up 10000 → 20000"}},
 		{"version changed", 5, []string{"version: 2", "version: 3"}, nil},
 		{"issue changed", 5, []string{"issue: 9", "issue: 8"}, nil},
-		{"two edits since", 6, []string{"total: 10000", "total: 20000", "remaining: 7000", "remaining: 17000"}, []string{"over 2 edits (content version 4 → 6)"}},
+		{"two edits since", 6, []string{"total: 10000", "total: 20000", "remaining: 7000", "remaining: 17000"}, []string{"in 2 edits (content version 4 → 6)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestTamperSeenOnALaterEvent(t *testing.T) {
 	in := trusted(t, 5, "consumed: 3000", "consumed: 1000", "remaining: 7000", "remaining: 9000")
 	in.Event = Event{Name: "issue_comment", Action: "created", Number: 9, Sender: "bob"}
 	msg := tamperMessage(t, Decide(in))
-	if !strings.Contains(msg, "in an edit whose run the guard did not see") {
+	if !strings.Contains(msg, "in one edit (content version 4 → 5)") {
 		t.Errorf("message: %s", msg)
 	}
 	// Progress the guard accepted, then consumption hidden below it.
@@ -159,26 +159,27 @@ func TestTamperSeenOnALaterEvent(t *testing.T) {
 	}
 }
 
-func TestApproverEditIsAccepted(t *testing.T) {
+// An approver's own edit is not taken on the event's word (any writer can
+// re-run an old run of the approver's): it fails like any other, and the
+// approver accepts it by removing permission::violation, which the
+// timeline shows.
+func TestApproverEditNeedsTheApprovalLabel(t *testing.T) {
 	in := trusted(t, 5, "total: 10000", "total: 20000", "remaining: 7000", "remaining: 17000")
 	in.Config.BudgetAdmins = []string{"alice"}
+	in.Event = Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"}
 	p := Decide(in)
-	if len(p.Violations) != 0 || p.Ledger.Total != 20000 || p.Ledger.ContentVersion != 5 {
-		t.Fatalf("an approver's raise: %v, ledger %+v", ruleIDs(p), p.Ledger)
+	if !slices.Contains(ruleIDs(p), RuleTampered) || !slices.Contains(p.AddLabels, "permission::violation") || p.Ledger.Total != 10000 {
+		t.Fatalf("an approver's raise on its own word: %v add %v ledger %+v", ruleIDs(p), p.AddLabels, p.Ledger)
 	}
-	// With budget-admins empty, a repository admin approves: the decision
-	// asks the shell, which asks the server.
-	in.Config.BudgetAdmins = nil
-	if p := Decide(in); p.AskAdmin != "alice" || len(p.Violations) == 0 {
-		t.Fatalf("ask %q, rules %v", p.AskAdmin, ruleIDs(p))
-	}
-	in.Admins = map[string]bool{"alice": true}
+	// The approver removes the label: the timeline shows it, after the
+	// ledger the failed run wrote.
+	l := *p.Ledger
+	l.Written = written.Add(time.Minute).Unix()
+	withLedger(&in, l)
+	in.LabelEvents = []LabelEvent{{Label: "permission::violation", LabelID: 7, Added: false, Actor: "alice", At: written.Add(2 * time.Minute)}}
+	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9}
 	if p := Decide(in); len(p.Violations) != 0 || p.Ledger.Total != 20000 {
-		t.Errorf("a repository admin's raise: %v", ruleIDs(p))
-	}
-	in.Admins = map[string]bool{"alice": false}
-	if p := Decide(in); !slices.Contains(ruleIDs(p), RuleTampered) {
-		t.Errorf("a writer's raise: %v", ruleIDs(p))
+		t.Errorf("approved: %v ledger %+v", ruleIDs(p), p.Ledger)
 	}
 }
 
@@ -259,29 +260,32 @@ func TestApprovalLabels(t *testing.T) {
 		withLedger(&in, pending)
 		return in
 	}
-	// Removed by an approver, on its own event: approved.
+	after := written.Add(time.Minute)
+	// Removed by an approver: the timeline says so.
 	in := base()
-	in.Event = Event{Name: "issues", Action: "labeled", Number: 9, Sender: "carol", RemovedLabels: []string{"permission::violation"}}
+	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9}
+	in.LabelEvents = []LabelEvent{{Label: "permission::violation", Added: false, Actor: "carol", At: after}}
 	p := Decide(in)
 	if len(p.Violations) != 0 || len(p.AddLabels) != 0 || len(p.Ledger.Pending) != 0 {
 		t.Fatalf("approved removal: %v add %v ledger %+v", ruleIDs(p), p.AddLabels, p.Ledger)
 	}
-	// Removed by a writer, on its own event: put back, and named.
-	in.Event.Sender = "mallory"
+	// Removed by a writer: put back, and named.
+	in.LabelEvents[0].Actor = "mallory"
 	p = Decide(in)
 	if !slices.Equal(p.AddLabels, []string{"permission::violation"}) || !strings.Contains(tamperMessage(t, p), `removed by "mallory"`) {
 		t.Fatalf("writer's removal: add %v, %v", p.AddLabels, p.Violations)
 	}
-	// Seen later (the label event's run was replaced): the timeline names them.
-	in = base()
-	in.LabelEvents = []LabelEvent{{Label: "permission::violation", Added: false, Actor: "mallory"}}
-	p = Decide(in)
-	if !slices.Equal(p.AddLabels, []string{"permission::violation"}) || !strings.Contains(tamperMessage(t, p), `removed by "mallory"`) {
-		t.Fatalf("removal seen later: add %v, %v", p.AddLabels, p.Violations)
+	// The payload is no evidence: a removal event whose sender is the
+	// approver (a re-run of an old approval run) while the timeline shows
+	// the writer's removal.
+	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9, Sender: "carol", RemovedLabels: []string{"permission::violation"}}
+	if p := Decide(in); !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
+		t.Fatalf("a replayed approval passed: %v", ruleIDs(p))
 	}
-	in.LabelEvents[0].Actor = "carol"
-	if p := Decide(in); len(p.Violations) != 0 {
-		t.Errorf("an approver's removal seen later: %v", ruleIDs(p))
+	// An approver's removal older than the ledger approves nothing now.
+	in.LabelEvents = []LabelEvent{{Label: "permission::violation", Added: false, Actor: "carol", At: written.Add(-time.Hour)}}
+	if p := Decide(in); !slices.Equal(p.AddLabels, []string{"permission::violation"}) || !strings.Contains(tamperMessage(t, p), "could not identify") {
+		t.Fatalf("an old approval counted again: add %v %v", p.AddLabels, ruleIDs(p))
 	}
 	// No record of who did it: put back.
 	in.LabelEvents = nil
@@ -307,7 +311,11 @@ func TestEveryRunFailsWhilePermissionViolationIsOn(t *testing.T) {
 func TestRelaxingLabels(t *testing.T) {
 	in := trusted(t, 4)
 	in.Issue.Labels = []Label{{ID: 3, Name: "cascade::depth-n"}} // the agent swapped depth-2 for n
-	in.Event = Event{Name: "issues", Action: "labeled", Number: 9, Sender: "mallory", AddedLabels: []string{"cascade::depth-n"}, RemovedLabels: []string{"cascade::depth-2"}}
+	in.Event = Event{Name: "issues", Action: "labeled", Number: 9, Sender: "mallory"}
+	in.LabelEvents = []LabelEvent{
+		{Label: "cascade::depth-2", LabelID: 2, Added: false, Actor: "mallory", At: written.Add(time.Minute)},
+		{Label: "cascade::depth-n", LabelID: 3, Added: true, Actor: "mallory", At: written.Add(time.Minute)},
+	}
 	in.Issue.Body = body("depth: 1", "depth: 3", "agent_chain", "x")
 	p := Decide(in)
 	msg := tamperMessage(t, p)
@@ -352,7 +360,8 @@ func TestBudgetOverCap(t *testing.T) {
 	}
 	in.Issue.Labels = in.Issue.Labels[:1]
 	in.Config.BudgetAdmins = []string{"carol"}
-	in.Event = Event{Name: "issues", Action: "labeled", Number: 9, Sender: "carol", RemovedLabels: []string{"budget::exhausted"}}
+	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9}
+	in.LabelEvents = []LabelEvent{{Label: "budget::exhausted", LabelID: 8, Added: false, Actor: "carol", At: written}}
 	p = Decide(in)
 	if len(p.Violations) != 0 || !p.Adopted || p.Ledger.Total != 90000 {
 		t.Errorf("approved: %v adopted %v %+v", ruleIDs(p), p.Adopted, p.Ledger)

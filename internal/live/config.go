@@ -88,7 +88,7 @@ func (r *Reader) stamped(s *Snapshot, commit string) *guard.ConfigStamp {
 	if s == nil || s.Status == nil || commit == "" {
 		return nil
 	}
-	l, _ := guard.ReadLedger(s.Status, s.Issue.Number, r.LedgerKey)
+	l, _ := guard.ReadLedger(s.Status, s.Issue.Number, r.Keys)
 	if l == nil || l.Config == nil || l.Config.Commit != commit {
 		return nil
 	}

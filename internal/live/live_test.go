@@ -120,7 +120,7 @@ func TestReadFindsTheGuard(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := issueWith(tt.comments...)
-			r := &Reader{Forge: f, LedgerKey: tt.key}
+			r := &Reader{Forge: f, Keys: guard.SecretKeys(tt.key)}
 			s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 			if err != nil {
 				t.Fatal(err)

@@ -26,8 +26,9 @@ type Reader struct {
 	// no signed record names the guard's user, the reader asks the server
 	// whose token it is (one request).
 	TokenIsGuard bool
-	// LedgerKey verifies ledger records when set.
-	LedgerKey []byte
+	// Keys verify ledger records (the ledger-key, a previous one, the
+	// published public key); with none, a record is trusted by author.
+	Keys guard.LedgerKeys
 
 	admins map[string]bool // Decide's answers, kept across decisions
 }
@@ -148,7 +149,7 @@ func (r *Reader) More(ctx context.Context, s *Snapshot, n int) error {
 // the way.
 func (r *Reader) findStatus(ctx context.Context, s *Snapshot, pages int, all bool) error {
 	n := s.Issue.Number
-	if s.Guard == "" && r.TokenIsGuard && len(r.LedgerKey) == 0 {
+	if s.Guard == "" && r.TokenIsGuard && !r.Keys.Any() {
 		if err := r.learnGuard(ctx, s); err != nil {
 			return err
 		}
@@ -220,7 +221,7 @@ func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
 		if newest == nil {
 			newest = c
 		}
-		if l, _ := guard.ReadLedger(c, n, r.LedgerKey); l != nil {
+		if l, _ := guard.ReadLedger(c, n, r.Keys); l != nil {
 			s.Status = c
 			return true
 		}
@@ -234,12 +235,12 @@ func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
 // signedBy reports whether c's ledger record names c's author as its
 // writer and, with a ledger key, verifies.
 func (r *Reader) signedBy(c *guard.Comment, n int64) bool {
-	if r.TokenIsGuard && len(r.LedgerKey) == 0 {
+	if r.TokenIsGuard && !r.Keys.Any() {
 		// The guard's own token must never take a login from a record
 		// anyone could have written: it asks the server.
 		return false
 	}
-	l, _ := guard.ReadLedger(c, n, r.LedgerKey)
+	l, _ := guard.ReadLedger(c, n, r.Keys)
 	return l != nil && l.Writer != "" && l.Writer == c.Author
 }
 

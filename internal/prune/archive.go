@@ -135,6 +135,10 @@ type Archive struct {
 	Count int    `json:"count,omitempty"`
 	// Sig is the part's HMAC-SHA256 under the ledger key, or Unsigned.
 	Sig string `json:"sig,omitempty"`
+	// Repo is the repository's id, which the link and signature cover: a
+	// part copied from another repository's issue names another (0 in
+	// parts written before it was recorded).
+	Repo int64 `json:"repo,omitempty"`
 }
 
 // archiveJSON is the machine-readable block; entries are pre-encoded.
@@ -151,6 +155,7 @@ type archiveJSON struct {
 	Budget   Snapshot          `json:"budget"`
 	Entries  []json.RawMessage `json:"entries"`
 	Sig      string            `json:"sig"`
+	Repo     int64             `json:"repo,omitempty"`
 }
 
 // canonical is what a part's link and signature cover: everything it says
@@ -172,7 +177,8 @@ func (a *Archive) canonical() []byte {
 		Count    int      `json:"count"`
 		Budget   Snapshot `json:"budget"`
 		Entries  []Entry  `json:"entries"`
-	}{a.Format, a.Issue, a.Phase, a.Part, a.Parts, a.SHA256, a.FirstSeq, a.Prev, a.Count, a.Budget, entries})
+		Repo     int64    `json:"repo,omitempty"`
+	}{a.Format, a.Issue, a.Phase, a.Part, a.Parts, a.SHA256, a.FirstSeq, a.Prev, a.Count, a.Budget, entries, a.Repo})
 	if err != nil {
 		panic(err) // plain strings and integers always marshal
 	}
@@ -227,6 +233,7 @@ type archive struct {
 	prev  string
 	count int
 	key   []byte
+	repo  int64
 }
 
 // partText holds the pre-rendered pieces of one entry.
@@ -311,7 +318,7 @@ func render(a archive, maxChars int) ([]string, []*Archive, error) {
 
 // head is part of parts starting at entry first, without entries or chain.
 func (a archive) head(part, parts, first int) *Archive {
-	return &Archive{Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts, SHA256: a.sha, FirstSeq: first, Budget: a.budget}
+	return &Archive{Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts, SHA256: a.sha, FirstSeq: first, Budget: a.budget, Repo: a.repo}
 }
 
 func tooBig(i int, a archive, size, maxChars int) error {
@@ -351,7 +358,7 @@ func (a archive) part(p *Archive, total int, rows []string, js []json.RawMessage
 	}
 	data, err := json.Marshal(archiveJSON{
 		Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: p.Part, Parts: p.Parts,
-		SHA256: a.sha, FirstSeq: first, Prev: p.Prev, Count: p.Count, Budget: a.budget, Entries: js, Sig: p.Sig,
+		SHA256: a.sha, FirstSeq: first, Prev: p.Prev, Count: p.Count, Budget: a.budget, Entries: js, Sig: p.Sig, Repo: a.repo,
 	})
 	if err != nil {
 		panic(err) // pre-encoded entries and plain values always marshal

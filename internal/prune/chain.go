@@ -29,6 +29,9 @@ type Chain struct {
 	Known bool
 	// Key is the ledger key: with it, every part's signature must verify.
 	Key []byte
+	// Repo is the repository's id: a part that names another repository's
+	// (a copy from there) is not this issue's.
+	Repo int64
 }
 
 // maxChain bounds the parts a chain is followed through.

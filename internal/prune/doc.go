@@ -1,4 +1,4 @@
-// Package prune plans the pruning of a GNS-2 checkpoint (SPEC section 5):
+// Package prune plans the pruning of a GNS-2 checkpoint (docs/contract.md §5):
 // the history entries it removes go into archive comments, the body keeps
 // the last few as history_tail, and the phase budget is reset. It also reads
 // archive comments back and rebuilds the full history from them.

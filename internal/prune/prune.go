@@ -37,6 +37,8 @@ type Config struct {
 	Count int
 	// Key signs the archive parts (the ledger key); empty: unsigned.
 	Key []byte
+	// Repo is the repository's id, signed into every part (0: unknown).
+	Repo int64
 }
 
 // Defaults of Config.
@@ -230,7 +232,7 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 	if len(res.Archived) > 0 {
 		res.SHA256 = Hash(issue, cp.Phase.Value, snap, res.Archived)
 		res.Archives, res.Parts, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256, entries: res.Archived, removed: removed,
-			prev: cfg.Prev, count: cfg.Count, key: cfg.Key}, cfg.maxChars())
+			prev: cfg.Prev, count: cfg.Count, key: cfg.Key, repo: cfg.Repo}, cfg.maxChars())
 		if err != nil {
 			return nil, err
 		}

@@ -85,6 +85,9 @@ func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry, chai
 		case issue != 0 && a.Issue != issue:
 			problems = append(problems, Problem{Comment: c.ID, Message: fmt.Sprintf("archive: it names issue %d, not %d; ignored", a.Issue, issue)})
 			continue
+		case chain != nil && chain.Repo != 0 && a.Repo != 0 && a.Repo != chain.Repo:
+			problems = append(problems, Problem{Comment: c.ID, Message: fmt.Sprintf("archive: it names repository %d, not this one (%d): a copy; ignored", a.Repo, chain.Repo)})
+			continue
 		case chain != nil && a.Format == FormatVersion:
 			chained = append(chained, Part{ID: c.ID, Archive: a})
 			continue

@@ -110,29 +110,31 @@ const (
 func depth(n int) *int { return &n }
 
 var (
-	failOn      = func(c Resolved) any { return c.Config.FailOn }
-	dryRun      = func(c Resolved) any { return c.Config.DryRun }
-	pruneThr    = func(c Resolved) any { return c.Config.PruneThreshold }
-	carryover   = func(c Resolved) any { return c.Config.CarryoverRatio }
-	phaseGrant  = func(c Resolved) any { return c.Config.PhaseGrant }
-	historyTail = func(c Resolved) any { return c.Config.HistoryTail }
-	maxDepth    = func(c Resolved) any { return c.Config.DefaultMaxDepth }
-	agents      = func(c Resolved) any { return c.Config.AllowedAgents }
-	admins      = func(c Resolved) any { return c.Config.BudgetAdmins }
-	maxBudget   = func(c Resolved) any { return c.Config.MaxBudget }
-	protected   = func(c Resolved) any { return c.Config.ProtectedPaths }
-	pressure    = func(c Resolved) any { return c.Config.PressureThreshold }
-	encoding    = func(c Resolved) any { return c.Config.Encoding }
-	ckptBytes   = func(c Resolved) any { return c.Config.MaxCheckpointBytes }
-	digestAfter = func(c Resolved) any { return c.Config.DigestAfter }
-	metricsFile = func(c Resolved) any { return c.Config.MetricsFile }
-	publicKey   = func(c Resolved) any { return c.LedgerPublicKey }
-	issueNumber = func(c Resolved) any { return c.IssueNumber }
-	token       = func(c Resolved) any { return c.Token }
-	adminToken  = func(c Resolved) any { return c.AdminToken }
-	ledgerKey   = func(c Resolved) any { return string(c.Config.LedgerKey) }
-	unlimited   = guard.Unlimited
-	valueCases  = []valueCase{
+	failOn        = func(c Resolved) any { return c.Config.FailOn }
+	dryRun        = func(c Resolved) any { return c.Config.DryRun }
+	pruneThr      = func(c Resolved) any { return c.Config.PruneThreshold }
+	carryover     = func(c Resolved) any { return c.Config.CarryoverRatio }
+	phaseGrant    = func(c Resolved) any { return c.Config.PhaseGrant }
+	historyTail   = func(c Resolved) any { return c.Config.HistoryTail }
+	maxDepth      = func(c Resolved) any { return c.Config.DefaultMaxDepth }
+	agents        = func(c Resolved) any { return c.Config.AllowedAgents }
+	admins        = func(c Resolved) any { return c.Config.BudgetAdmins }
+	maxBudget     = func(c Resolved) any { return c.Config.MaxBudget }
+	protected     = func(c Resolved) any { return c.Config.ProtectedPaths }
+	pressure      = func(c Resolved) any { return c.Config.PressureThreshold }
+	encoding      = func(c Resolved) any { return c.Config.Encoding }
+	ckptBytes     = func(c Resolved) any { return c.Config.MaxCheckpointBytes }
+	digestAfter   = func(c Resolved) any { return c.Config.DigestAfter }
+	metricsFile   = func(c Resolved) any { return c.Config.MetricsFile }
+	publicKey     = func(c Resolved) any { return c.LedgerPublicKey }
+	issueNumber   = func(c Resolved) any { return c.IssueNumber }
+	token         = func(c Resolved) any { return c.Token }
+	adminToken    = func(c Resolved) any { return c.AdminToken }
+	ledgerKey     = func(c Resolved) any { return string(c.Config.LedgerKey) }
+	ledgerKeyPrev = func(c Resolved) any { return string(c.Config.LedgerKeyPrevious) }
+	testPublicKey = guard.PublicKey([]byte("a ledger key"))
+	unlimited     = guard.Unlimited
+	valueCases    = []valueCase{
 		{name: "fail-on", text: "violation", check: failOn, expect: "violation"},
 		{name: "fail-on", text: "never", check: failOn, expect: "never"},
 		{name: "fail-on", text: " Never ", check: failOn, expect: "never"},
@@ -223,7 +225,9 @@ var (
 		{name: "digest-after", text: "-1", want: wantDigest},
 
 		{name: "metrics-file", text: " .kilo/logs/context-budget.jsonl ", check: metricsFile, expect: ".kilo/logs/context-budget.jsonl"},
-		{name: "ledger-public-key", text: "ed25519:AAAA", check: publicKey, expect: "ed25519:AAAA"},
+		{name: "ledger-public-key", text: " " + testPublicKey + " ", check: publicKey, expect: testPublicKey},
+		{name: "ledger-public-key", text: "ed25519:AAAA", want: "ed25519: and 44 characters of base64, as gns-guard pubkey prints it"},
+		{name: "ledger-key-previous", text: "0ld", check: ledgerKeyPrev, expect: "0ld"},
 		{name: "issue-number", text: " 42 ", check: issueNumber, expect: int64(42)},
 		{name: "issue-number", text: "0", want: "a whole number >= 1, or nothing"},
 		{name: "issue-number", text: "#42", want: "a whole number >= 1, or nothing"},

@@ -192,6 +192,15 @@ var rows = []row{
 			}
 			return true
 		}),
+	newRow("ledger-key-previous", Secret, "", "a key", inInput,
+		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. Never printed; never put it in .gitea/gns-guard.yml.",
+		func(r *Resolved, v Value) bool {
+			r.Config.LedgerKeyPrevious = nil
+			if k := strings.TrimSpace(v.Text); k != "" {
+				r.Config.LedgerKeyPrevious = []byte(k)
+			}
+			return true
+		}),
 	intRow("max-budget", "", inInput|inFile|inFlag, 1, "no cap",
 		func(c *guard.Config) *int64 { return &c.MaxBudget },
 		"Largest budget.total a new issue may start with before an approver accepts it. Empty: no cap."),
@@ -235,9 +244,18 @@ var rows = []row{
 			r.IssueNumber = n
 			return true
 		}),
-	newRow("ledger-public-key", String, "", "the public key, as gns-guard pubkey prints it", inFile,
+	newRow("ledger-public-key", String, "", "ed25519: and 44 characters of base64, as gns-guard pubkey prints it", inFile,
 		"The public key of ledger-key, exactly as gns-guard pubkey prints it: anyone verifies the guard's signed history with it (gns-guard history --verify), holding no secret.",
-		func(r *Resolved, v Value) bool { r.LedgerPublicKey = strings.TrimSpace(v.Text); return true }),
+		func(r *Resolved, v Value) bool {
+			k := strings.TrimSpace(v.Text)
+			if k != "" {
+				if _, err := guard.ParsePublicKey(k); err != nil {
+					return false
+				}
+			}
+			r.LedgerPublicKey, r.Config.LedgerPublicKey = k, k
+			return true
+		}),
 }
 
 // byName indexes rows by Name.

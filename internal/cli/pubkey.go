@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// LedgerKeyEnv is the environment variable pubkey reads the ledger-key
+// secret from (never a flag: a flag shows in the process list).
+const LedgerKeyEnv = "GNS_GUARD_LEDGER_KEY"
+
+// pubkeyReport is the JSON form of `pubkey`.
+type pubkeyReport struct {
+	PublicKey string `json:"public_key"`
+	KeyID     string `json:"key_id"`
+}
+
+// runPubkey prints the public key of the ledger-key in $GNS_GUARD_LEDGER_KEY
+// as one line: exactly the value to publish as ledger-public-key in
+// .gitea/gns-guard.yml, with which anyone verifies the guard's signed
+// ledger records, holding no secret.
+func runPubkey(args []string, env Env) error {
+	fs := newFlags("pubkey", env, "pubkey [--format text|json]   (reads $"+LedgerKeyEnv+")")
+	format := fs.String("format", "text", "output format: text (the key, one line) or json")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("pubkey takes no arguments (the secret is read from $%s), got %s", LedgerKeyEnv, strings.Join(pos, " "))
+	}
+	if err := checkFormat("pubkey", *format); err != nil {
+		return err
+	}
+	secret := strings.TrimSpace(env.Getenv(LedgerKeyEnv))
+	if secret == "" {
+		return usageError("pubkey: $%s is empty or not set: export the ledger-key secret (what gns-guard keygen printed) into it", LedgerKeyEnv)
+	}
+	pub := guard.PublicKey([]byte(secret))
+	keys := guard.SecretKeys([]byte(secret))
+	if *format == "json" {
+		return printJSON(env, pubkeyReport{PublicKey: pub, KeyID: keys.KeyIDs()[0]})
+	}
+	_, err = fmt.Fprintln(env.Stdout, pub)
+	return err
+}

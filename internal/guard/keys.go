@@ -1,0 +1,112 @@
+package guard
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// LedgerKeys sign and verify the guard's ledger records. The signing key
+// is an Ed25519 key pair derived from the secret ledger-key, so anyone
+// holding only its public key (ledger-public-key) verifies a record; every
+// key has an id, which a record names. Records of the first format,
+// HMAC-signed with the secret itself, still verify under it.
+type LedgerKeys struct {
+	sign   ed25519.PrivateKey // nil: records are written unsigned
+	kid    string
+	verify map[string]ed25519.PublicKey
+	hmac   [][]byte // secrets that verify first-format records
+}
+
+// publicKeyPrefix starts a public key's text form.
+const publicKeyPrefix = "ed25519:"
+
+// signingKey derives the Ed25519 key pair of a ledger-key secret.
+func signingKey(secret []byte) ed25519.PrivateKey {
+	seed := sha256.Sum256(append([]byte("gns-guard ledger-key ed25519 v2\n"), secret...))
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+// KeyID is the id of a public key: the first 8 bytes of its SHA-256, in hex.
+func KeyID(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return hex.EncodeToString(sum[:8])
+}
+
+// PublicKey is the public key of a ledger-key secret in its text form,
+// "ed25519:" and the key in standard base64: the value to publish as
+// ledger-public-key.
+func PublicKey(secret []byte) string {
+	return publicKeyPrefix + base64.StdEncoding.EncodeToString(signingKey(secret).Public().(ed25519.PublicKey))
+}
+
+// ParsePublicKey reads a public key's text form.
+func ParsePublicKey(text string) (ed25519.PublicKey, error) {
+	b64, ok := strings.CutPrefix(strings.TrimSpace(text), publicKeyPrefix)
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if !ok || err != nil || len(raw) != ed25519.PublicKeySize {
+		return nil, errors.New(`expected "ed25519:" and 44 characters of base64, as gns-guard pubkey prints it`)
+	}
+	return ed25519.PublicKey(raw), nil
+}
+
+// NewLedgerKeys are the keys of a workflow: current signs and verifies,
+// previous (a rotated-out ledger-key) and public (a published
+// ledger-public-key) only verify. Any may be empty.
+func NewLedgerKeys(current, previous []byte, public string) (LedgerKeys, error) {
+	k := LedgerKeys{verify: map[string]ed25519.PublicKey{}}
+	for i, secret := range [][]byte{current, previous} {
+		if len(secret) == 0 {
+			continue
+		}
+		priv := signingKey(secret)
+		pub := priv.Public().(ed25519.PublicKey)
+		k.verify[KeyID(pub)] = pub
+		k.hmac = append(k.hmac, secret)
+		if i == 0 {
+			k.sign, k.kid = priv, KeyID(pub)
+		}
+	}
+	if public != "" {
+		pub, err := ParsePublicKey(public)
+		if err != nil {
+			return k, fmt.Errorf("ledger-public-key: %w", err)
+		}
+		k.verify[KeyID(pub)] = pub
+	}
+	return k, nil
+}
+
+// Keys are the configuration's ledger keys; a malformed ledger-public-key
+// (refused when the configuration is read) is left out.
+func (c Config) Keys() LedgerKeys {
+	k, _ := NewLedgerKeys(c.LedgerKey, c.LedgerKeyPrevious, c.LedgerPublicKey)
+	return k
+}
+
+// Any says some key is set: an unsigned record is then not trusted.
+func (k LedgerKeys) Any() bool { return len(k.verify) > 0 }
+
+// Signs says records are signed (ledger-key is set).
+func (k LedgerKeys) Signs() bool { return k.sign != nil }
+
+// KeyIDs are the ids of the keys that verify, for messages.
+func (k LedgerKeys) KeyIDs() []string { return sortedKeys(boolKeys(k.verify)) }
+
+func boolKeys[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for key := range m {
+		out[key] = true
+	}
+	return out
+}
+
+// SecretKeys are the keys of one ledger-key secret (none for nil).
+func SecretKeys(secret []byte) LedgerKeys {
+	k, _ := NewLedgerKeys(secret, nil, "")
+	return k
+}
