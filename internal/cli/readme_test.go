@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The README's commands are the ones a new user types first: each
+// gns-guard command it shows names a verb that exists and flags that verb
+// takes, and the Quickstart's output is what the command prints.
+func TestREADMECommands(t *testing.T) {
+	readme := readTestdata(t, "README.md")
+	var cmds []string
+	inFence := false
+	for _, line := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			if c, ok := strings.CutPrefix(strings.TrimSpace(line), "gns-guard "); ok && !strings.Contains(c, "→") {
+				cmds = append(cmds, c)
+			}
+			continue
+		}
+		for _, m := range regexp.MustCompile("`gns-guard ([^`]+)`").FindAllStringSubmatch(line, -1) {
+			cmds = append(cmds, m[1])
+		}
+	}
+	// A command continued on the next lines (`\`) or wrapped in prose is
+	// checked as far as it goes.
+	t.Logf("%d gns-guard commands in the README", len(cmds))
+	if len(cmds) < 4 {
+		t.Fatalf("found %d gns-guard commands in the README: %q", len(cmds), cmds)
+	}
+	for _, c := range cmds {
+		fields := strings.Fields(strings.TrimSuffix(c, "\\"))
+		verb := fields[0]
+		if !slices.Contains(verbs, verb) {
+			t.Errorf("README: `gns-guard %s`: no verb %q", c, verb)
+			continue
+		}
+		help, _, code := runCLI(t, nil, "", verb, "-h")
+		if code != 0 {
+			t.Errorf("README: gns-guard %s -h: exit %d", verb, code)
+			continue
+		}
+		for _, f := range fields[1:] {
+			name, ok := strings.CutPrefix(f, "--")
+			if !ok {
+				continue
+			}
+			name, _, _ = strings.Cut(name, "=")
+			if !strings.Contains(help, "-"+name+" ") && !strings.Contains(help, "-"+name+"\n") {
+				t.Errorf("README: `gns-guard %s`: %s takes no flag --%s", c, verb, name)
+			}
+		}
+	}
+
+	// The Quickstart: the command, then its output in the next fence.
+	const quick = "go run ./cmd/gns-guard check examples/issues/depth-exceeded.md"
+	_, after, ok := strings.Cut(readme, quick+"\n```\n")
+	if !ok {
+		t.Fatalf("the README's Quickstart lacks %q", quick)
+	}
+	_, shown, _ := strings.Cut(after, "```\n")
+	shown, _, _ = strings.Cut(shown, "```\n")
+	root := filepath.Join("..", "..")
+	body, err := os.ReadFile(filepath.Join(root, "examples/issues/depth-exceeded.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, map[string]string{"examples/issues/depth-exceeded.md": string(body)}, "", "check", "examples/issues/depth-exceeded.md")
+	if code != 1 || stdout+stderr != shown {
+		t.Errorf("the Quickstart shows\n%s\nthe command prints (exit %d)\n%s%s", shown, code, stdout, stderr)
+	}
+}
