@@ -14,7 +14,9 @@
 // The tests run the gns-guard binary built as the Dockerfile builds it, or
 // action mode in-process where a test needs hundreds of runs or a client
 // timeout shorter than the binary's; both are the same code, fed the event
-// payloads of the runs the server records (actiontest.Runs). Nothing of
-// Gitea is faked. They need GNS_GUARD_INTEGRATION=1 (or CI set); see
-// internal/giteatest.
+// payloads of the runs the server records (actiontest.Runs). The long
+// workflow shows the server every fifth step (each edit holds the steps of
+// its round) and has the steps between judged by `gns-guard check`, the
+// guard's decision without the server. Nothing of Gitea is faked. They
+// need GNS_GUARD_INTEGRATION=1 (or CI set); see internal/giteatest.
 package faulttest

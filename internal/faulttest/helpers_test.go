@@ -241,7 +241,7 @@ func edit(t testing.TB, f *actiontest.Repo, n int64, change func(body string, cp
 	}
 }
 
-// agentComment is an agent result comment as SPEC 5b has it: the header,
+// agentComment is an agent result comment as docs/contract.md §5b has it: the header,
 // a line of text and the GNS_EVENT footer.
 func agentComment(agent, invocation, phase string, depth int, before, consumed, remaining int64, next, text string) string {
 	ev := map[string]any{
