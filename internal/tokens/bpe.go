@@ -18,10 +18,10 @@ import (
 // re-splits its input with the library's own (buggy, see pretokenize.go)
 // pattern before merging. We therefore give our private Codec instance a
 // split pattern that matches its whole input, so Count(piece) is exactly
-// "BPE-encode this piece" with the library's vocabulary and merge code.
-// The field is unexported; newPieceBPE checks its name and type and fails
-// loudly (New returns an error, the tests fail) if a library upgrade
-// changes them.
+// "BPE-encode this piece" with the library's merge code and the
+// vocabulary newCodec gave it. The field is unexported; newPieceBPE checks
+// its name and type and fails loudly (New returns an error, the tests fail)
+// if a library upgrade changes them.
 type pieceBPE struct {
 	codec *codec.Codec
 	cache pieceCache
@@ -33,7 +33,7 @@ var wholeInput = regexp2.MustCompile(`(?s).+`, regexp2.None)
 func newPieceBPE(c *codec.Codec) (*pieceBPE, error) {
 	f := reflect.ValueOf(c).Elem().FieldByName("splitRegexp")
 	if !f.IsValid() || f.Type() != reflect.TypeFor[*regexp2.Regexp]() {
-		return nil, fmt.Errorf("tokens: unsupported tiktoken-go/tokenizer version: codec.Codec has no splitRegexp *regexp2.Regexp field")
+		return nil, fmt.Errorf("%w: codec.Codec has no splitRegexp *regexp2.Regexp field", errLibrary)
 	}
 	reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Set(reflect.ValueOf(wholeInput))
 	// Pieces are valid UTF-8 (Count replaces invalid sequences first).

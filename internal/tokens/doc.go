@@ -1,7 +1,8 @@
 // Package tokens counts tokens exactly as OpenAI's tiktoken does for the
 // cl100k_base and o200k_base encodings.
 //
-// Byte-pair merging is done by github.com/tiktoken-go/tokenizer; the
+// Byte-pair merging is done by github.com/tiktoken-go/tokenizer, with its
+// vocabularies embedded here compressed (see vocab.go); the
 // pre-tokenization (splitting text into pieces before merging) is done here,
 // because the library's splitter disagrees with tiktoken on whitespace runs
 // that contain newlines (indented blank lines in YAML) and on U+007F. See

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/tiktoken-go/tokenizer/codec"
 )
 
 // Encoding names a tiktoken encoding.
@@ -54,8 +52,9 @@ type Counter struct {
 }
 
 // New returns a Counter for enc, or an error wrapping ErrUnknownEncoding.
-// The first call for an encoding loads its vocabulary (milliseconds, a few
-// MB of heap); later calls share it and cost one small allocation.
+// The first call for an encoding decodes its vocabulary (tens of
+// milliseconds, a few MB of heap; see BenchmarkFirstCount); later calls
+// share it and cost one small allocation.
 func New(enc Encoding) (*Counter, error) {
 	eng, err := loadEngine(enc)
 	if err != nil {
@@ -126,25 +125,35 @@ func loadEngine(enc Encoding) (*engine, error) {
 	if !ok {
 		return nil, unknownEncoding(string(enc))
 	}
-	slot.once.Do(func() {
-		var (
-			c     *codec.Codec
-			split splitFunc
-		)
-		switch enc {
-		case CL100kBase:
-			c, split = codec.NewCl100kBase(), nextCl100k
-		case O200kBase:
-			c, split = codec.NewO200kBase(), nextO200k
-		}
-		bpe, err := newPieceBPE(c)
-		if err != nil {
-			slot.err = err
-			return
-		}
-		slot.eng = &engine{split: split, bpe: bpe}
-	})
+	slot.once.Do(func() { slot.eng, slot.err = newEngine(enc) })
 	return slot.eng, slot.err
+}
+
+// newEngine decodes enc's embedded vocabulary (see vocab.go) and sets up
+// its pre-tokenizer and byte-pair encoder.
+func newEngine(enc Encoding) (*engine, error) {
+	var split splitFunc
+	switch enc {
+	case CL100kBase:
+		split = nextCl100k
+	case O200kBase:
+		split = nextO200k
+	default:
+		return nil, unknownEncoding(string(enc))
+	}
+	ranks, err := decodeRanks(*rankFiles[enc])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", enc, err)
+	}
+	c, err := newCodec(ranks)
+	if err != nil {
+		return nil, err
+	}
+	bpe, err := newPieceBPE(c)
+	if err != nil {
+		return nil, err
+	}
+	return &engine{split: split, bpe: bpe}, nil
 }
 
 // toValidUTF8 replaces each maximal invalid subsequence of s with U+FFFD
