@@ -135,15 +135,16 @@ func TestActionThroughRunner(t *testing.T) {
 		wantLine(t, log, "outputs: result=pass pruned=false budget-remaining=13800 depth=1", "a later step reads the guard's outputs")
 		// runs.env reached the container: the Actions token is known as
 		// the Actions user's without asking, so a clean pass costs two
-		// requests, and the run that posts the ledger four (no GET /user).
+		// requests, and the run that posts the ledger five (no GET /user;
+		// the configuration file, the status comment and a re-read).
 		if strings.Contains(log, "posted the status comment") {
-			wantLine(t, log, "pass (0 violation(s), 0 warning(s)), 4 API request(s)", "the clean pass that posts the ledger")
+			wantLine(t, log, "pass (0 violation(s), 0 warning(s)), 5 API request(s)", "the clean pass that posts the ledger")
 		} else {
 			wantLine(t, log, "pass (0 violation(s), 0 warning(s)), 2 API request(s)", "the clean pass")
 		}
 		wantLine(t, log, "summary> ", "the guard wrote its step summary to the file the runner mounted")
 		wantNoToken(t, log, w.s.AdminToken)
-		if cs := r.comments(1); len(cs) != 1 || !strings.Contains(cs[0].Body, "all clear") || !strings.Contains(cs[0].Body, "<!-- gns-guard:ledger v1 ") {
+		if cs := r.comments(1); len(cs) != 1 || !strings.Contains(cs[0].Body, "all clear") || !strings.Contains(cs[0].Body, "<!-- gns-guard:ledger v") {
 			t.Errorf("a healthy issue: want the one status comment, all clear, holding the ledger; got %d comment(s): %+v", len(cs), cs)
 		}
 

@@ -12,7 +12,8 @@ import (
 // event to the guard's finished run, through the container-mode runner,
 // for the first event (the runner builds the Dockerfile, or pulls the
 // prebuilt image) and the second (the image is there), with action.yml's
-// image: Dockerfile and with the released image. Run it with
+// image: Dockerfile and with the released image (the release workflow's
+// moving tag, its action.yml naming the image by digest). Run it with
 //
 //	GNS_GUARD_INTEGRATION=1 go test -run '^$' -bench EventToVerdict -benchtime 1x ./internal/containertest/
 func BenchmarkEventToVerdict(b *testing.B) {
@@ -22,7 +23,7 @@ func BenchmarkEventToVerdict(b *testing.B) {
 	firsts := map[string]time.Duration{}
 	for _, v := range []struct{ name, uses string }{
 		{"Dockerfile", w.uses},
-		{"prebuilt", w.s.AdminLogin + "/" + prebuiltRepo + "@v1"},
+		{"prebuilt", w.s.AdminLogin + "/" + releaseRepo + "@" + releaseMajor},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			var first, second time.Duration

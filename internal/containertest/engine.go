@@ -44,7 +44,7 @@ import (
 
 // recipeVersion changes when the stand-in images change, so that a cached
 // data root made by an older recipe is not reused.
-const recipeVersion = "3"
+const recipeVersion = "6"
 
 const (
 	engineStartTimeout = time.Minute
@@ -354,7 +354,8 @@ func (e *Engine) RemoveImagesExcept(ctx context.Context, keep ...string) error {
 			continue
 		}
 		seen[im.ref+im.id] = true
-		if im.ref == "<none>:<none>" {
+		if strings.HasSuffix(im.ref, ":<none>") {
+			// untagged: an intermediate image, or one pulled by digest
 			refs = append(refs, im.id)
 		} else {
 			refs = append(refs, im.ref)

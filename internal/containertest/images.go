@@ -20,7 +20,8 @@ import (
 // standInNames reads the base images the Dockerfile's stages start from
 // and returns the stand-in names: the build stage's golang image and the
 // final stage's distroless static image. A base image with no stand-in is an
-// error that says so.
+// error that says so. FROM lines may name an ARG declared before the first
+// FROM; its default value counts.
 func standInNames(root string) (StandIns, error) {
 	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
 	if err != nil {
@@ -28,16 +29,24 @@ func standInNames(root string) (StandIns, error) {
 	}
 	var s StandIns
 	stages := map[string]bool{}
+	args := map[string]string{}
+	seenFrom := false
 	sc := bufio.NewScanner(bytes.NewReader(df))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && strings.EqualFold(f[0], "ARG") && !seenFrom {
+			name, value, _ := strings.Cut(f[1], "=")
+			args[name] = strings.Trim(value, `"'`)
+			continue
+		}
 		if len(f) < 2 || !strings.EqualFold(f[0], "FROM") {
 			continue
 		}
+		seenFrom = true
 		var image string
 		for _, w := range f[1:] {
 			if !strings.HasPrefix(w, "--") {
-				image = w
+				image = os.Expand(w, func(name string) string { return args[name] })
 				break
 			}
 		}
@@ -115,7 +124,7 @@ func (e *Engine) ensureStandIns(ctx context.Context, root string) error {
 		{
 			name:    e.Images.Job,
 			changes: []string{"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "CMD [\"sh\"]"},
-			write:   writeJobImage,
+			write:   func(r *rootfs) error { return writeJobImage(r, e.docker) },
 		},
 	}
 	for _, s := range list {
@@ -359,16 +368,110 @@ func writeStaticBase(r *rootfs) error {
 	return etc(r)
 }
 
-// writeJobImage writes the job container's image: busybox and /etc.
-func writeJobImage(r *rootfs) error {
+// writeJobImage writes the job container's image, a stand-in for a
+// runner's ubuntu-latest image as far as the project's workflows need one:
+// busybox (a shell, sha256sum, the usual tools), and this machine's git,
+// curl and docker CLI (docker), for the release workflow.
+func writeJobImage(r *rootfs, docker string) error {
 	if err := etc(r); err != nil {
 		return err
 	}
-	return busybox(r)
+	if err := busybox(r); err != nil {
+		return err
+	}
+	if err := r.program(docker, "usr/bin/docker"); err != nil {
+		return fmt.Errorf("the docker CLI: %w", err)
+	}
+	// busybox's wget cuts a file it posts at the first NUL byte.
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		return fmt.Errorf("no curl on PATH: install curl: %w", err)
+	}
+	if err := r.program(curl, "usr/bin/curl"); err != nil {
+		return fmt.Errorf("curl: %w", err)
+	}
+	return gitTools(r, true)
+}
+
+// gitTools adds this machine's git with the shared libraries it loads, and
+// with remote, its helper for http(s) remotes.
+func gitTools(r *rootfs, remote bool) error {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return fmt.Errorf("no git on PATH: install git: %w", err)
+	}
+	if err := r.program(git, "usr/bin/git"); err != nil {
+		return fmt.Errorf("git: %w", err)
+	}
+	if !remote {
+		return nil
+	}
+	// The templates git init copies (it warns without them).
+	if fi, err := os.Stat("/usr/share/git-core/templates"); err == nil && fi.IsDir() {
+		if err := r.tree("/usr/share/git-core/templates", "usr/share/git-core/templates", nil); err != nil {
+			return err
+		}
+	}
+	out, err := exec.Command(git, "--exec-path").Output()
+	if err != nil {
+		return fmt.Errorf("git --exec-path: %w", err)
+	}
+	// git runs its helpers from the exec path compiled into it.
+	execPath := strings.TrimSpace(string(out))
+	if err := r.program(filepath.Join(execPath, "git-remote-http"), filepath.Join(execPath, "git-remote-http")); err != nil {
+		return fmt.Errorf("git's http helper: %w", err)
+	}
+	return r.symlink(filepath.Join(execPath, "git-remote-https"), "git-remote-http")
+}
+
+// program adds the executable at path (on this machine) as name, with the
+// shared libraries it loads at the paths the dynamic loader finds them on
+// this machine (ldd's answer), the loader among them.
+func (r *rootfs) program(path, name string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	if err := r.hostFile(real, name); err != nil {
+		return err
+	}
+	static, err := isStatic(real)
+	if err != nil || static {
+		return err
+	}
+	out, err := exec.Command("ldd", real).Output()
+	if err != nil {
+		return fmt.Errorf("ldd %s: %w", real, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x...)" or
+		// "/lib64/ld-linux-x86-64.so.2 (0x...)"; the vDSO has no file.
+		f := strings.Fields(line)
+		var lib string
+		switch {
+		case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
+			lib = f[2]
+		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
+			lib = f[0]
+		default:
+			continue
+		}
+		if r.seen[strings.Trim(lib, "/")] {
+			continue
+		}
+		libReal, err := filepath.EvalSymlinks(lib)
+		if err != nil {
+			return err
+		}
+		if err := r.hostFile(libReal, lib); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeBuilder writes the stand-in for the golang image: busybox for
-// /bin/sh, this machine's Go as /usr/local/go, and the project's modules in
+// /bin/sh, git, this machine's Go as /usr/local/go, and the project's modules in
 // /go/pkg/mod (the module cache's extracted trees and the download cache's
 // files the go command checks), so the Dockerfile's `go mod download` and
 // `go build` run with no network.
@@ -377,6 +480,11 @@ func writeBuilder(ctx context.Context, r *rootfs, root, goroot string) error {
 		return err
 	}
 	if err := busybox(r); err != nil {
+		return err
+	}
+	// git, for the version the go command stamps into a release's binaries
+	// (the golang image has it).
+	if err := gitTools(r, false); err != nil {
 		return err
 	}
 	if err := r.tree(goroot, "usr/local/go", func(rel string) bool {

@@ -93,12 +93,31 @@ func PushProject(ctx context.Context, s *giteatest.Server, owner, name string, t
 // PushEditedProject is PushProject with edit run on the copy of the
 // project's files before they are committed (edit may be nil).
 func PushEditedProject(ctx context.Context, s *giteatest.Server, owner, name string, edit func(dir string) error, tags ...string) (string, error) {
+	if err := CreateRepo(ctx, s, owner, name); err != nil {
+		return "", err
+	}
+	return PushFiles(ctx, s, owner, name, edit, tags...)
+}
+
+// CreateRepo creates the empty public repository owner/name on the server
+// (owner must be the administrator), for PushFiles.
+func CreateRepo(ctx context.Context, s *giteatest.Server, owner, name string) error {
 	if owner != s.AdminLogin {
-		return "", fmt.Errorf("containertest: PushProject pushes as the administrator %s, not %s", s.AdminLogin, owner)
+		return fmt.Errorf("containertest: CreateRepo creates repositories of the administrator %s, not %s", s.AdminLogin, owner)
 	}
 	body := map[string]any{"name": name, "auto_init": false, "default_branch": "main", "private": false}
 	if err := s.API(ctx, s.AdminToken, http.MethodPost, "/user/repos", body, nil); err != nil {
-		return "", fmt.Errorf("containertest: creating %s/%s: %w", owner, name, err)
+		return fmt.Errorf("containertest: creating %s/%s: %w", owner, name, err)
+	}
+	return nil
+}
+
+// PushFiles pushes the project's files, edited by edit (may be nil), to
+// the branch main of the empty repository owner/name as one commit, tagged
+// with each tag, and returns the commit's id.
+func PushFiles(ctx context.Context, s *giteatest.Server, owner, name string, edit func(dir string) error, tags ...string) (string, error) {
+	if owner != s.AdminLogin {
+		return "", fmt.Errorf("containertest: PushFiles pushes as the administrator %s, not %s", s.AdminLogin, owner)
 	}
 	root, files, err := ProjectFiles(ctx)
 	if err != nil {
@@ -178,6 +197,13 @@ func copyFiles(root string, files []string, dir string) error {
 		}
 	}
 	return nil
+}
+
+// WithoutWorkflows is an edit for PushEditedProject and PushFiles: it
+// removes the project's own workflows (its CI, its release), which would
+// otherwise run on the test runner for the pushed branch and tags.
+func WithoutWorkflows(dir string) error {
+	return os.RemoveAll(filepath.Join(dir, ".gitea", "workflows"))
 }
 
 // CheckoutProject copies the project's files (ProjectFiles) into dir, as a

@@ -27,7 +27,8 @@ const actionRepo = "gns-guard"
 var jobLabel = "ubuntu-latest:docker://" + containertest.JobImage
 
 // world is the shared engine, server and container-mode runner, with the
-// project pushed to the server and tagged v1.
+// project pushed to the server and tagged v1 (without its own workflows,
+// which would run on the runner).
 type world struct {
 	e      *containertest.Engine
 	s      *giteatest.Server
@@ -64,7 +65,7 @@ func requireWorld(t testing.TB) world {
 	pushed.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		_, pushed.err = containertest.PushProject(ctx, s, s.AdminLogin, actionRepo, "v1")
+		_, pushed.err = containertest.PushEditedProject(ctx, s, s.AdminLogin, actionRepo, containertest.WithoutWorkflows, "v1")
 		if pushed.err == nil {
 			pushed.tokens, pushed.err = newTokenSink()
 		}
