@@ -152,7 +152,7 @@ func parseReportFlags(args []string, env Env) (*reportOptions, error) {
 	return o, nil
 }
 
-// runReport performs the agents' exit protocol (see README, "For agent
+// runReport performs the agents' exit protocol (see docs/agents.md, "For agent
 // authors"): read the issue through the one reader, decide the report's
 // effect and the guard's judgement of it, write, print.
 func runReport(ctx context.Context, args []string, env Env) error {

@@ -38,7 +38,7 @@ func Markdown() []byte {
 	p("2. `%s` on the repository's default branch (only people who can push\n", FileName)
 	p("   to it can change it);\n")
 	p("3. the workflow step's `with:` inputs (the action), or the verb's flags (the CLI).\n\n")
-	p("The action reads the file on every run. The CLI verbs that judge a live issue read the\n")
+	p("The action reads the file once per commit of the default branch (its ledger records it). The CLI verbs that judge a live issue read the\n")
 	p("same file from the server (`--config FILE` reads a local one instead), so they judge\n")
 	p("exactly as the guard does.\n\n")
 	p("A runner hands the step an empty text for every input the workflow does not give, so an\n")
