@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -59,6 +60,12 @@ type Config struct {
 	DigestAfter int
 	// MetricsFile, when set, gets one JSON line per run.
 	MetricsFile string
+	// UnderReport is what an agent reporting less consumption than its
+	// own result comment holds is: "warn" (default), "fail" or "off".
+	UnderReport string
+	// StaleAfter is how long an issue may go without accepted progress
+	// before status calls it stale.
+	StaleAfter time.Duration
 	// Labels are the label names the guard reads and sets.
 	Labels LabelNames
 }
@@ -106,6 +113,8 @@ func DefaultConfig() Config {
 		Encoding:           tokens.CL100kBase,
 		MaxCheckpointBytes: 64 << 10,
 		DigestAfter:        5,
+		UnderReport:        "warn",
+		StaleAfter:         7 * 24 * time.Hour,
 		Labels:             DefaultLabels(),
 	}
 }

@@ -23,6 +23,9 @@ type Resolved struct {
 	// IssueNumber is the input issue-number: the issue a run no issue
 	// event started guards (0: the event's own).
 	IssueNumber int64
+	// Mode is the input mode: "issue" (guard one issue) or "dashboard"
+	// (keep the repository's dashboard issue).
+	Mode string
 	// From maps every setting's Name to where its value came from:
 	// "default", ".gitea/gns-guard.yml:3" (the file and the value's line),
 	// "input" or "flag --name".

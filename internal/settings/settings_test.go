@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -128,6 +129,9 @@ var (
 	metricsFile   = func(c Resolved) any { return c.Config.MetricsFile }
 	publicKey     = func(c Resolved) any { return c.LedgerPublicKey }
 	issueNumber   = func(c Resolved) any { return c.IssueNumber }
+	underReport   = func(c Resolved) any { return c.Config.UnderReport }
+	staleAfter    = func(c Resolved) any { return c.Config.StaleAfter }
+	mode          = func(c Resolved) any { return c.Mode }
 	token         = func(c Resolved) any { return c.Token }
 	adminToken    = func(c Resolved) any { return c.AdminToken }
 	ledgerKey     = func(c Resolved) any { return string(c.Config.LedgerKey) }
@@ -228,6 +232,17 @@ var (
 		{name: "ledger-public-key", text: " " + testPublicKey + " ", check: publicKey, expect: testPublicKey},
 		{name: "ledger-public-key", text: "ed25519:AAAA", want: "ed25519: and 44 characters of base64, as gns-guard pubkey prints it"},
 		{name: "ledger-key-previous", text: "0ld", check: ledgerKeyPrev, expect: "0ld"},
+		{name: "under-report", text: "FAIL", check: underReport, expect: "fail"},
+		{name: "under-report", text: "off", check: underReport, expect: "off"},
+		{name: "under-report", text: "loud", want: "warn, fail or off"},
+		{name: "stale-after", text: "3d", check: staleAfter, expect: 72 * time.Hour},
+		{name: "stale-after", text: " 36h ", check: staleAfter, expect: 36 * time.Hour},
+		{name: "stale-after", text: "0d", want: "a duration such as 7d, 36h or 90m"},
+		{name: "stale-after", text: "-5m", want: "a duration such as 7d, 36h or 90m"},
+		{name: "stale-after", text: "soon", want: "a duration such as 7d, 36h or 90m"},
+		{name: "mode", text: "Dashboard", check: mode, expect: "dashboard"},
+		{name: "mode", text: "issue", check: mode, expect: "issue"},
+		{name: "mode", text: "repo", want: "issue or dashboard"},
 		{name: "issue-number", text: " 42 ", check: issueNumber, expect: int64(42)},
 		{name: "issue-number", text: "0", want: "a whole number >= 1, or nothing"},
 		{name: "issue-number", text: "#42", want: "a whole number >= 1, or nothing"},
@@ -490,7 +505,7 @@ func TestEmptyFile(t *testing.T) {
 // TestFileErrors checks the exact error of each malformed file.
 func TestFileErrors(t *testing.T) {
 	const f = FileName
-	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, ledger-public-key"
+	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, ledger-public-key"
 	for _, c := range []struct{ data, want string }{
 		// did you mean
 		{"prune-treshold: 0.5\n", f + `:1:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`},

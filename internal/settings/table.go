@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -229,6 +230,31 @@ var rows = []row{
 	newRow("metrics-file", String, "", "a file path, or nothing", inInput|inFile,
 		"Append one context-budget JSON line per run to this file. Empty: the metrics output only.",
 		func(r *Resolved, v Value) bool { r.Config.MetricsFile = strings.TrimSpace(v.Text); return true }),
+	enumRow("under-report", "warn", inInput|inFile|inFlag, []string{"warn", "fail", "off"},
+		func(c *guard.Config) *string { return &c.UnderReport },
+		"What an agent's result comment holding more tokens than the rise of consumed its report brought is: warn (a warning), fail (a violation) or off."),
+	newRow("stale-after", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
+		"gns-guard status marks an issue stale after this long without accepted progress.",
+		func(r *Resolved, v Value) bool {
+			d, ok := parseDuration(v.Text)
+			if ok {
+				r.Config.StaleAfter = d
+			}
+			return ok
+		}),
+	newRow("mode", Enum, "issue", "issue or dashboard", inInput,
+		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
+		func(r *Resolved, v Value) bool {
+			switch m := strings.ToLower(strings.TrimSpace(v.Text)); m {
+			case "issue", "dashboard":
+				r.Mode = m
+				return true
+			case "":
+				r.Mode = "issue"
+				return true
+			}
+			return false
+		}),
 	newRow("issue-number", Int, "", "a whole number >= 1, or nothing", inInput,
 		"The issue or pull request to guard, for a run no issue event started (workflow_dispatch, schedule). Empty: the event's own.",
 		func(r *Resolved, v Value) bool {
@@ -256,6 +282,21 @@ var rows = []row{
 			r.LedgerPublicKey, r.Config.LedgerPublicKey = k, k
 			return true
 		}),
+}
+
+// parseDuration reads a positive duration: a whole number of days ("7d"),
+// or anything time.ParseDuration reads ("36h", "90m").
+func parseDuration(text string) (time.Duration, bool) {
+	t := strings.TrimSpace(text)
+	if days, ok := strings.CutSuffix(t, "d"); ok {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n < 1 || n > 36500 {
+			return 0, false
+		}
+		return time.Duration(n) * 24 * time.Hour, true
+	}
+	d, err := time.ParseDuration(t)
+	return d, err == nil && d > 0
 }
 
 // byName indexes rows by Name.
