@@ -92,11 +92,19 @@ const maxAllPages = 10000
 // Read reads issue number live. A clean read of a governed issue whose
 // status comment is among its last comments costs two requests.
 func (r *Reader) Read(ctx context.Context, number int64, o ReadOptions) (*Snapshot, error) {
-	s := &Snapshot{Guard: r.Guard}
 	issue, err := r.Forge.Issue(ctx, number)
 	if err != nil {
 		return nil, r.Where.Error(fmt.Sprintf("read issue #%d", number), err)
 	}
+	return r.ReadIssue(ctx, issue, o)
+}
+
+// ReadIssue reads the rest of an issue already read (e.g. by a listing of
+// the repository's issues): Read without its first request.
+func (r *Reader) ReadIssue(ctx context.Context, issue guard.Issue, o ReadOptions) (*Snapshot, error) {
+	s := &Snapshot{Guard: r.Guard}
+	number := issue.Number
+	var err error
 	s.Issue = issue
 	s.Governed = o.Pull || guard.IsGoverned(issue, guard.DefaultConfig())
 	if !s.Governed && !o.Ungoverned && !o.All {
