@@ -35,7 +35,10 @@ type historyEntry struct {
 // archive chain from the first part to the one the guard's ledger records
 // (with --ledger-key-env, every signature too). Problems (unreadable
 // archives, an archive edited, deleted or reordered, a chain that cannot be
-// proven) go to standard error, naming the comment, and exit 1.
+// proven) go to standard error, naming the comment, and exit 1. With
+// --verify it checks every signature with the published public key
+// instead, holding no secret, and prints a one-line summary (see
+// history_verify.go).
 func runHistory(ctx context.Context, args []string, env Env) error {
 	var f issueFlags
 	fs := newFlags("history", env, "history --repo OWNER/NAME --issue N [flags]")
@@ -43,6 +46,9 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 	format := fs.String("format", "yaml", "output format: yaml or json")
 	trust := fs.String("trust", "", "the same as --guard-user: the login whose archive comments are trusted")
 	noVerify := fs.Bool("no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, ordered by comment id)")
+	verify := fs.Bool("verify", false, "check every signature (the ledger record and every archive part) with the repository's published ledger-public-key, holding no secret, and print a one-line summary instead of the history")
+	var publicKeys stringList
+	fs.Var(&publicKeys, "public-key", "a public key (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of ledger-public-key; repeat it for a key rotated out")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -54,6 +60,12 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 		return usageError("history: --format must be yaml or json, not %q", *format)
 	case *noVerify && f.ledgerKeyEnv != "":
 		return usageError("history: --no-verify and --ledger-key-env exclude each other")
+	case *verify && *noVerify:
+		return usageError("history: --verify and --no-verify exclude each other")
+	case *verify && f.ledgerKeyEnv != "":
+		return usageError("history: --verify checks with the public key and needs no secret: drop --ledger-key-env (or drop --verify to check with the secret)")
+	case len(publicKeys) > 0 && !*verify:
+		return usageError("history: --public-key is what --verify checks with: add --verify")
 	case *trust != "" && f.guardUser != "" && *trust != f.guardUser:
 		return usageError("history: --trust %s and --guard-user %s name different users", *trust, f.guardUser)
 	}
@@ -62,11 +74,16 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	if *verify {
+		if rd.Keys, err = verifyKeys(ctx, &f, env, rd, publicKeys); err != nil {
+			return err
+		}
+	}
 	s, err := rd.Read(ctx, f.issue, live.ReadOptions{All: true})
 	if err != nil {
 		return err
 	}
-	iss, comments, trusted, key := s.Issue, s.Comments(), s.Guard, f.ledgerKey
+	iss, comments, trusted := s.Issue, s.Comments(), s.Guard
 	issue := &f.issue
 
 	var problems []string
@@ -94,17 +111,25 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 		}
 	}
 	var chain *prune.Chain
+	var ledger *guard.Ledger
+	ledgerProblem, bodyProblems := "", problems
 	if !*noVerify {
-		chain = &prune.Chain{Key: key, Repo: iss.RepoID}
-		ledger, problem := guard.ReadLedger(s.Status, *issue, rd.Keys)
-		if problem != "" {
-			problems = append(problems, problem+": the end of the archive chain cannot be proven")
+		chain = &prune.Chain{Keys: rd.Keys.ArchiveVerifier(), Repo: iss.RepoID}
+		ledger, ledgerProblem = guard.ReadLedger(s.Status, *issue, rd.Keys)
+		if ledgerProblem != "" {
+			problems = append(problems, ledgerProblem+": the end of the archive chain cannot be proven")
 		}
 		if ledger != nil {
 			chain.Known, chain.Head, chain.Count = true, ledger.Archive, ledger.Archived
 		}
 	}
 	rebuilt, rp := prune.Rebuild(in, trusted, *issue, tail, chain)
+	if *verify {
+		return printVerify(env, *format, verification{
+			issue: *issue, snap: s, keys: rd.Keys, ledger: ledger, ledgerProblem: ledgerProblem,
+			rebuilt: rebuilt, problems: rp, body: bodyProblems, others: others,
+		})
+	}
 	var notes []string
 	for _, p := range rp {
 		if p.Note {

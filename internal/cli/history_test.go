@@ -80,7 +80,7 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 	}
 	now := time.Date(2026, 5, 17, 8, 0, 0, 0, time.UTC)
 	cfg := prune.DefaultConfig()
-	cfg.Key = historyKey
+	cfg.Signer = guard.SecretKeys(historyKey).ArchiveSigner()
 	plan := func(body string) *prune.Result {
 		r := checkpoint.Parse(body, checkpoint.Options{})
 		res, err := prune.Plan(body, r, 42, nil, now, cfg)
@@ -235,7 +235,7 @@ func TestHistoryChain(t *testing.T) {
 	if _, errOut, code := runHistoryCLI(t, f, vars, withKey...); code != 0 {
 		t.Fatalf("a whole chain, verified: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "WRONG")...); code != exit.Violation || !strings.Contains(errOut, "does not verify") {
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "WRONG")...); code != exit.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
 		t.Errorf("the wrong key: exit %d: %s", code, errOut)
 	}
 	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "UNSET")...); code != exit.Usage {

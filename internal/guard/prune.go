@@ -48,7 +48,7 @@ func (e *eval) planPrune() {
 		TailLimit:       e.cfg.HistoryTail,
 		MaxCommentChars: prune.DefaultConfig().MaxCommentChars,
 		ResetBudget:     overBudget,
-		Key:             e.cfg.LedgerKey,
+		Signer:          e.cfg.Keys().ArchiveSigner(),
 		Repo:            e.in.Issue.RepoID,
 	}
 	// The entries this run archives (and so the archive's hash) do not
@@ -121,7 +121,7 @@ func (e *eval) archiveChainParts() []prune.Part { return e.archiveChain().follow
 
 // archiveChain is the end of the issue's archive chain: the ledger's,
 // followed past it over the guard's own archive parts that chain on from
-// it (verified with the ledger key) and whose entries have left the body —
+// it (verified with the ledger keys) and whose entries have left the body —
 // posted by a run that did not record them (it died before its status
 // comment, or a concurrent run wrote that last). An archive whose entries
 // are still in the body was never followed by its patch: the prune is
@@ -146,7 +146,7 @@ func (e *eval) archiveChain() archiveHead {
 			}
 		}
 		before := prune.FromCheckpoint(e.cp.Entries())
-		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, e.cfg.LedgerKey, func(a *prune.Archive) bool {
+		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, e.cfg.Keys().ArchiveVerifier(), func(a *prune.Archive) bool {
 			return prune.StillHeld(before, a) || (e.planned != "" && a.SHA256 == e.planned)
 		})
 	}

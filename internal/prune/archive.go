@@ -2,7 +2,6 @@ package prune
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,18 +22,23 @@ const Heading = "## GNS-2 Checkpoint Archive"
 
 // MarkerPrefix starts the hidden marker that ends every archive comment:
 //
-//	<!-- gns-guard:archive issue=N phase=P part=i/n sha256=<64 hex> prev=<64 hex> count=K sig=<64 hex|unsigned> -->
+//	<!-- gns-guard:archive issue=N phase=P part=i/n sha256=<64 hex> prev=<64 hex> count=K kid=<16 hex> sig=<128 hex> -->
 //
 // sha256 is the archive's hash (Hash, the same in every part); prev is the
 // link of the part before this one on the issue (Genesis for the first
 // part of the first archive), count the number of entries archived on the
-// issue up to and including this part, and sig the part's HMAC-SHA256
-// under the ledger key ("unsigned" without one). Archives written before
-// parts were chained (format 1) end at sha256.
+// issue up to and including this part, kid the id of the key that signed
+// it and sig its Ed25519 signature (see Sign). A part written without a
+// key ends "count=K sig=unsigned -->", exactly as before parts were signed
+// with Ed25519; one signed before then ends "count=K sig=<64 hex>" (an
+// HMAC-SHA256 under the secret ledger-key, no kid). Archives written
+// before parts were chained (format 1) end at sha256.
 const MarkerPrefix = "<!-- gns-guard:archive "
 
 // FormatVersion is the gns_archive field of the machine-readable block
-// written: 2, chained and signed parts.
+// written: 2, chained and signed parts (the key id and an Ed25519
+// signature, or unsigned; an HMAC-SHA256 signature in parts written
+// before).
 const FormatVersion = 2
 
 // legacyFormat is the format of archives written before parts were
@@ -89,8 +93,12 @@ func Marker(a *Archive) string {
 	if a.Format == legacyFormat {
 		return fmt.Sprintf("%sissue=%d phase=%s part=%d/%d sha256=%s -->", MarkerPrefix, a.Issue, SanitizePhase(a.Phase), a.Part, a.Parts, a.SHA256)
 	}
-	return fmt.Sprintf("%sissue=%d phase=%s part=%d/%d sha256=%s prev=%s count=%d sig=%s -->",
-		MarkerPrefix, a.Issue, SanitizePhase(a.Phase), a.Part, a.Parts, a.SHA256, a.Prev, a.Count, a.Sig)
+	kid := ""
+	if a.Kid != "" {
+		kid = " kid=" + a.Kid
+	}
+	return fmt.Sprintf("%sissue=%d phase=%s part=%d/%d sha256=%s prev=%s count=%d%s sig=%s -->",
+		MarkerPrefix, a.Issue, SanitizePhase(a.Phase), a.Part, a.Parts, a.SHA256, a.Prev, a.Count, kid, a.Sig)
 }
 
 // Hash returns the archive hash: the hex sha256 of the canonical JSON of
@@ -133,7 +141,12 @@ type Archive struct {
 	// and including this part.
 	Prev  string `json:"prev,omitempty"`
 	Count int    `json:"count,omitempty"`
-	// Sig is the part's HMAC-SHA256 under the ledger key, or Unsigned.
+	// Kid is the id of the key that signed the part ("" for an unsigned
+	// part, or one signed before parts were signed with Ed25519), and Sig
+	// its signature in hex: Ed25519 (128 digits), HMAC-SHA256 under the
+	// secret ledger-key (64 digits, in parts written before), or Unsigned.
+	// Neither is part of the link.
+	Kid string `json:"kid,omitempty"`
 	Sig string `json:"sig,omitempty"`
 	// Repo is the repository's id, which the link and signature cover: a
 	// part copied from another repository's issue names another (0 in
@@ -154,6 +167,7 @@ type archiveJSON struct {
 	Count    int               `json:"count"`
 	Budget   Snapshot          `json:"budget"`
 	Entries  []json.RawMessage `json:"entries"`
+	Kid      string            `json:"kid,omitempty"`
 	Sig      string            `json:"sig"`
 	Repo     int64             `json:"repo,omitempty"`
 }
@@ -195,28 +209,6 @@ func (a *Archive) Link() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Sign returns the part's signature under key (HMAC-SHA256, as the ledger
-// record is signed), or Unsigned when key is empty.
-func (a *Archive) Sign(key []byte) string {
-	if len(key) == 0 {
-		return Unsigned
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("gns-guard archive v2\n"))
-	m.Write(a.canonical())
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// Verified reports whether the part's signature is valid under key. With
-// no key every chained part passes (nothing can be checked); a part written
-// before chaining never does when a key is given.
-func (a *Archive) Verified(key []byte) bool {
-	if len(key) == 0 {
-		return true
-	}
-	return a.Format == FormatVersion && a.Sig != Unsigned && hmac.Equal([]byte(a.Sig), []byte(a.Sign(key)))
-}
-
 // Entries are from..to (1-based) of the issue's archived entries.
 func (a *Archive) span() (from, to int) { return a.Count - len(a.Entries) + 1, a.Count }
 
@@ -229,11 +221,11 @@ type archive struct {
 	entries []Entry
 	removed []checkpoint.Entry // the same entries, with their body positions
 	// The chain: the link of the part before, the entries archived before
-	// this archive, and the key parts are signed with.
-	prev  string
-	count int
-	key   []byte
-	repo  int64
+	// this archive, and the key parts are signed with (nil: unsigned).
+	prev   string
+	count  int
+	signer Signer
+	repo   int64
 }
 
 // partText holds the pre-rendered pieces of one entry.
@@ -244,7 +236,7 @@ type partText struct {
 
 // render splits the archive into comments of at most maxChars characters
 // each, by entries, and returns them with the parts they hold (chained
-// from a.prev, signed with a.key). An entry whose full table row does not
+// from a.prev, signed by a.signer). An entry whose full table row does not
 // fit in a comment of its own gets a shortened row; one whose JSON alone
 // cannot fit is an error.
 func render(a archive, maxChars int) ([]string, []*Archive, error) {
@@ -261,7 +253,7 @@ func render(a archive, maxChars int) ([]string, []*Archive, error) {
 	// An upper bound of the text around the entries: every number as wide
 	// as the widest it can be.
 	bound := a.head(n, n, n)
-	bound.Count, bound.Prev, bound.Sig = a.count+n, Genesis, Genesis
+	bound.Count, bound.Prev, bound.Kid, bound.Sig = a.count+n, Genesis, strings.Repeat("0", 16), strings.Repeat("0", 128)
 	overhead := runes(a.part(bound, n, nil, nil))
 	avail := maxChars - overhead
 	type span struct {
@@ -305,7 +297,7 @@ func render(a archive, maxChars int) ([]string, []*Archive, error) {
 		p := a.head(k+1, len(spans), s.from+1)
 		p.Entries = slices.Clone(a.entries[s.from:s.to])
 		p.Prev, p.Count = prev, a.count+s.to
-		p.Sig = p.Sign(a.key)
+		p.Sign(a.signer)
 		prev = p.Link()
 		parts[k] = p
 		out[k] = a.part(p, n, s.rows, js)
@@ -358,7 +350,7 @@ func (a archive) part(p *Archive, total int, rows []string, js []json.RawMessage
 	}
 	data, err := json.Marshal(archiveJSON{
 		Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: p.Part, Parts: p.Parts,
-		SHA256: a.sha, FirstSeq: first, Prev: p.Prev, Count: p.Count, Budget: a.budget, Entries: js, Sig: p.Sig, Repo: a.repo,
+		SHA256: a.sha, FirstSeq: first, Prev: p.Prev, Count: p.Count, Budget: a.budget, Entries: js, Kid: p.Kid, Sig: p.Sig, Repo: a.repo,
 	})
 	if err != nil {
 		panic(err) // pre-encoded entries and plain values always marshal
@@ -391,13 +383,13 @@ func runes(s string) int { return utf8.RuneCountInString(s) }
 var ErrNotArchive = errors.New("not an archive comment (no archive marker)")
 
 var (
-	markerRE = regexp.MustCompile(`<!-- gns-guard:archive issue=(\d{1,19}) phase=([A-Za-z0-9._:-]{1,100}) part=(\d{1,9})/(\d{1,9}) sha256=([0-9a-f]{64})(?: prev=([0-9a-f]{64}) count=(\d{1,9}) sig=([0-9a-f]{64}|unsigned))? -->`)
+	markerRE = regexp.MustCompile(`<!-- gns-guard:archive issue=(\d{1,19}) phase=([A-Za-z0-9._:-]{1,100}) part=(\d{1,9})/(\d{1,9}) sha256=([0-9a-f]{64})(?: prev=([0-9a-f]{64}) count=(\d{1,9})(?: kid=([0-9a-f]{16}))? sig=([0-9a-f]{128}|[0-9a-f]{64}|unsigned))? -->`)
 	jsonRE   = regexp.MustCompile("(?m)^```json\n(\\{.*\\})\n```$")
 )
 
 // ParseArchive reads one archive comment: its hidden marker and its JSON
 // block, and checks that they agree (issue, phase, part, parts, sha256, and
-// for a chained part prev, count and sig). It does not check the hash
+// for a chained part prev, count, kid and sig). It does not check the hash
 // against the entries (that needs every part, see Verify), nor the chain
 // or the signature (see Link, Verified and Rebuild). Whether the comment
 // can be trusted (its author) is the caller's business.
@@ -446,8 +438,10 @@ func ParseArchive(body string) (*Archive, error) {
 		return nil, fmt.Errorf("archive: the marker says part %d/%d, the JSON %d/%d", part, parts, j.Part, j.Parts)
 	case j.SHA256 != m[5]:
 		return nil, errors.New("archive: the marker's sha256 differs from the JSON's")
-	case chained && (j.Prev != m[6] || j.Count != count || j.Sig != m[8]):
-		return nil, errors.New("archive: the marker's prev, count or sig differs from the JSON's")
+	case chained && (j.Prev != m[6] || j.Count != count || j.Kid != m[8] || j.Sig != m[9]):
+		return nil, errors.New("archive: the marker's prev, count, kid or sig differs from the JSON's")
+	case chained && (j.Kid != "") != (len(j.Sig) == 128):
+		return nil, errors.New("archive: an Ed25519 signature (128 hex digits) must name its key (kid), and only one may")
 	case parts < 1 || part < 1 || part > parts:
 		return nil, fmt.Errorf("archive: part %d/%d is out of range", part, parts)
 	case j.FirstSeq < 1:

@@ -14,7 +14,7 @@ type Part struct {
 
 // Chain is what proves an issue's archive parts: the link of the last part
 // and the count of archived entries the guard's ledger records, and the
-// ledger key. Every part records the link of the part before it, back to
+// keys that verify the parts' signatures. Every part records the link of the part before it, back to
 // Genesis, so the ledger's last link commits to every entry archived: an
 // archive edited (its link changes), deleted (its successor's prev leads
 // nowhere) or reordered (the chain runs against the comments' order) shows.
@@ -27,8 +27,9 @@ type Chain struct {
 	// of the chain cannot be proven (a deleted last archive cannot show),
 	// and that is a problem.
 	Known bool
-	// Key is the ledger key: with it, every part's signature must verify.
-	Key []byte
+	// Keys verify the parts' signatures: holding any key, every part's
+	// signature must verify (nil: nothing is checked).
+	Keys Verifier
 	// Repo is the repository's id: a part that names another repository's
 	// (a copy from there) is not this issue's.
 	Repo int64
@@ -38,14 +39,14 @@ type Chain struct {
 const maxChain = 1 << 20
 
 // Extend follows the chain past head: a part whose prev is head and whose
-// count continues count (and, with key, whose signature verifies) is the
+// count continues count (and, with keys, whose signature verifies) is the
 // next one, as long as there is exactly one such (copies of one part count
 // once) and held, when not nil, does not say its run never wrote its body.
 // It returns the new head and count, and the parts followed. A run that
 // posted an archive and died before recording it leaves such parts; the
 // next run picks them up. ambiguous holds the parts of a fork, if it
 // stopped at one.
-func Extend(head string, count int, parts []Part, key []byte, held func(*Archive) bool) (newHead string, newCount int, followed, ambiguous []Part) {
+func Extend(head string, count int, parts []Part, keys Verifier, held func(*Archive) bool) (newHead string, newCount int, followed, ambiguous []Part) {
 	if head == "" {
 		head = Genesis
 	}
@@ -54,7 +55,7 @@ func Extend(head string, count int, parts []Part, key []byte, held func(*Archive
 		links := map[string]bool{}
 		for _, p := range parts {
 			a := p.Archive
-			if a.Format != FormatVersion || a.Prev != head || a.Count != count+len(a.Entries) || !a.Verified(key) || held != nil && held(a) {
+			if a.Format != FormatVersion || a.Prev != head || a.Count != count+len(a.Entries) || !a.Verified(keys) || held != nil && held(a) {
 				continue
 			}
 			next = append(next, p)
@@ -78,8 +79,11 @@ func Extend(head string, count int, parts []Part, key []byte, held func(*Archive
 // returns the parts in order. Each broken link is a problem naming the
 // comment next to it; a trusted part off the proven chain, one whose
 // signature does not verify, or one that follows a later comment's part is
-// a problem naming that comment. When the chain cannot be proven, what can
-// be read is returned ordered by the counts the parts claim.
+// a problem naming that comment. A part on the chain signed by a key not
+// held is a key problem; one signed with the secret itself (HMAC) and no
+// secret held is proven by the chain alone, a note. When the chain cannot
+// be proven, what can be read is returned ordered by the counts the parts
+// claim.
 func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 	var problems []Problem
 	bad := func(id int64, format string, args ...any) {
@@ -87,12 +91,15 @@ func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 	}
 	var good []Part
 	byLink := map[string]Part{}
+	sigs := map[int64]Signature{}
 	for _, p := range parts {
 		a := p.Archive
-		if !a.Verified(c.Key) {
-			bad(p.ID, "archive part %d/%d (entries %s): its signature does not verify under the ledger key: the comment was edited or forged", a.Part, a.Parts, spanText(a))
+		s := a.CheckSignature(c.Keys)
+		if s == SigInvalid {
+			bad(p.ID, "%s", badSignature(a))
 			continue
 		}
+		sigs[p.ID] = s
 		good = append(good, p)
 		if q, ok := byLink[a.Link()]; !ok || p.ID < q.ID {
 			byLink[a.Link()] = p
@@ -106,7 +113,7 @@ func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 		problems = append(problems, Problem{Message: "no trusted ledger record (the guard's status comment) was found: the end of the archive chain cannot be proven, so a deleted last archive would not show"})
 	}
 	ledgerHead := head
-	head, count, _, fork := Extend(head, count, good, c.Key, nil)
+	head, count, _, fork := Extend(head, count, good, c.Keys, nil)
 	if len(fork) > 0 {
 		bad(fork[0].ID, "archive parts in comments %s all claim to follow the same part: one of them is a copy that was edited, or forged", joinIDs(fork))
 	}
@@ -153,8 +160,19 @@ func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 		}
 	}
 	for _, p := range good {
-		if !onChain[p.Archive.Link()] && !slices.ContainsFunc(fork, func(f Part) bool { return f.ID == p.ID }) {
-			bad(p.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves: it was edited, forged, or posted by a run that was never recorded", p.Archive.Part, p.Archive.Parts, spanText(p.Archive))
+		a := p.Archive
+		switch {
+		case !onChain[a.Link()] && !slices.ContainsFunc(fork, func(f Part) bool { return f.ID == p.ID }):
+			unknown := ""
+			if sigs[p.ID] == SigUnknownKey {
+				unknown = fmt.Sprintf(" (and is signed by key %s, which this workflow does not hold)", a.Kid)
+			}
+			bad(p.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves%s: it was edited, forged, or posted by a run that was never recorded", a.Part, a.Parts, spanText(a), unknown)
+		case !onChain[a.Link()]:
+		case sigs[p.ID] == SigUnknownKey:
+			bad(p.ID, "%s", unknownKey(a, c.Keys))
+		case sigs[p.ID] == SigUnchecked:
+			problems = append(problems, Problem{Comment: p.ID, Note: true, Message: fmt.Sprintf("archive part %d/%d (entries %s) was signed with the secret ledger-key itself, before parts were signed with Ed25519, which no public key verifies: the chain of links from the signed ledger proves it", a.Part, a.Parts, spanText(a))})
 		}
 	}
 	if complete && len(fork) == 0 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-var testKey = []byte("the ledger key")
+var testKey = newTestKeys("the ledger key")
 
 // chained is an issue pruned three times, each archive chained to the one
 // before and signed with key: its comments (ids from 10, parts in order),
@@ -21,12 +21,12 @@ type chained struct {
 	plans []*Result
 }
 
-func threePrunes(t *testing.T, key []byte) chained {
+func threePrunes(t *testing.T, key *testKeys) chained {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(31, 32))
 	cfg := DefaultConfig()
 	cfg.MaxCommentChars = 3000
-	cfg.Key = key
+	cfg.Signer = signer(key)
 	var c chained
 	var current []Entry
 	id := int64(10)
@@ -52,7 +52,7 @@ func threePrunes(t *testing.T, key []byte) chained {
 	}
 	c.tail = current
 	c.want = append(c.want, current...)
-	c.chain = Chain{Head: cfg.Prev, Count: cfg.Count, Known: true, Key: key}
+	c.chain = Chain{Head: cfg.Prev, Count: cfg.Count, Known: true, Keys: verifier(key)}
 	if len(c.cs) < 5 || len(c.plans[0].Archives) < 2 {
 		t.Fatalf("want several parts, got %d", len(c.cs))
 	}
@@ -60,7 +60,7 @@ func threePrunes(t *testing.T, key []byte) chained {
 }
 
 func TestChainProves(t *testing.T) {
-	for _, key := range [][]byte{nil, testKey} {
+	for _, key := range []*testKeys{nil, testKey} {
 		c := threePrunes(t, key)
 		// A copy of a part re-posted by the guard's user, one by someone
 		// else, and noise do not count.
@@ -79,7 +79,7 @@ func TestChainProves(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.Prev != prev || !a.Verified(key) || (key == nil) != (a.Sig == Unsigned) {
+			if a.Prev != prev || !a.Verified(verifier(key)) || (key == nil) != (a.Sig == Unsigned) {
 				t.Fatalf("comment %d: prev %.8s (want %.8s), sig %.8s", cm.ID, a.Prev, prev, a.Sig)
 			}
 			prev = a.Link()
@@ -122,7 +122,7 @@ func dropEntry(t *testing.T, body string) string {
 	p.Entries = slices.Delete(slices.Clone(a.Entries), 0, 1)
 	p.SHA256 = Hash(a.Issue, a.Phase, a.Budget, p.Entries)
 	p.Count--
-	p.Sig = Unsigned
+	p.Kid, p.Sig = "", Unsigned
 	var rows []string
 	var js []json.RawMessage
 	for i, e := range p.Entries {
@@ -134,7 +134,7 @@ func dropEntry(t *testing.T, body string) string {
 }
 
 func TestChainEdited(t *testing.T) {
-	for _, key := range [][]byte{nil, testKey} {
+	for _, key := range []*testKeys{nil, testKey} {
 		c := threePrunes(t, key)
 		cs := slices.Clone(c.cs)
 		victim := cs[3]
@@ -196,7 +196,7 @@ func TestChainReordered(t *testing.T) {
 func TestChainExtendAndImpostor(t *testing.T) {
 	c := threePrunes(t, testKey)
 	last := c.plans[2]
-	behind := Chain{Head: c.plans[1].Head, Count: c.plans[1].Count, Known: true, Key: testKey}
+	behind := Chain{Head: c.plans[1].Head, Count: c.plans[1].Count, Known: true, Keys: testKey}
 	got, problems := Rebuild(c.cs, "bot", testIssue, c.tail, &behind)
 	if len(problems) > 0 || !slices.Equal(Entries(got), c.want) {
 		t.Fatalf("extension: %v", problems)
@@ -222,7 +222,7 @@ func TestChainExtendAndImpostor(t *testing.T) {
 		t.Error("the impostor changed the history")
 	}
 	noKey := c.chain
-	noKey.Key = nil
+	noKey.Keys = nil
 	_, problems = Rebuild(cs, "bot", testIssue, c.tail, &noKey)
 	hasProblem(t, problems, 1, "not on the chain")
 }

@@ -35,8 +35,9 @@ type Config struct {
 	// archived on the issue so far: the guard keeps both in its ledger.
 	Prev  string
 	Count int
-	// Key signs the archive parts (the ledger key); empty: unsigned.
-	Key []byte
+	// Signer signs the archive parts (the Ed25519 key of ledger-key); nil:
+	// they are written unsigned.
+	Signer Signer
 	// Repo is the repository's id, signed into every part (0: unknown).
 	Repo int64
 }
@@ -232,7 +233,7 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 	if len(res.Archived) > 0 {
 		res.SHA256 = Hash(issue, cp.Phase.Value, snap, res.Archived)
 		res.Archives, res.Parts, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256, entries: res.Archived, removed: removed,
-			prev: cfg.Prev, count: cfg.Count, key: cfg.Key, repo: cfg.Repo}, cfg.maxChars())
+			prev: cfg.Prev, count: cfg.Count, signer: cfg.Signer, repo: cfg.Repo}, cfg.maxChars())
 		if err != nil {
 			return nil, err
 		}

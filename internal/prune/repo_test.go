@@ -11,7 +11,7 @@ import (
 // another id, and history leaves it out.
 func TestPartsSignTheRepository(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Key = testKey
+	cfg.Signer = testKey
 	body := spec{Total: 1000, Consumed: 900, Entries: []Entry{{Agent: "a", Action: "one", Timestamp: "2026-04-04T04:04:04Z"}, {Agent: "b", Action: "two", Timestamp: "2026-04-04T04:05:04Z"}, {Agent: "c", Action: "three", Timestamp: "2026-04-04T04:06:04Z"}, {Agent: "d", Action: "four", Timestamp: "2026-04-04T04:07:04Z"}}}.body(t)
 	plan := func(repo int64) *Result {
 		cfg.Repo = repo
@@ -29,7 +29,7 @@ func TestPartsSignTheRepository(t *testing.T) {
 	if err != nil || a.Repo != 8 || !a.Verified(testKey) {
 		t.Fatalf("read back: repo %v, verified %v, %v", a.Repo, a.Verified(testKey), err)
 	}
-	_, problems := Rebuild(comments(there.Archives, "bot", 10), "bot", 0, nil, &Chain{Key: testKey, Repo: 7})
+	_, problems := Rebuild(comments(there.Archives, "bot", 10), "bot", 0, nil, &Chain{Keys: testKey, Repo: 7})
 	if !slices.ContainsFunc(problems, func(p Problem) bool { return strings.Contains(p.Message, "names repository 8, not this one (7)") }) {
 		t.Errorf("a copy from another repository was read: %v", problems)
 	}

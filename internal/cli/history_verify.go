@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// verifyKeys are the keys `history --verify` checks with: the --public-key
+// values, else the repository's published ledger-public-key (its
+// configuration file, or --config FILE). None is a configuration error
+// that says how to publish one.
+func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, flags []string) (guard.LedgerKeys, error) {
+	if len(flags) > 0 {
+		keys, err := guard.PublicKeys(flags...)
+		if err != nil {
+			return keys, usageError("history: --public-key: %v", err)
+		}
+		return keys, nil
+	}
+	set, err := f.resolve(ctx, "history", env, rd)
+	if err != nil {
+		return guard.LedgerKeys{}, err
+	}
+	where := live.ConfigFile + " of the default branch"
+	if f.config != "" {
+		where = f.config
+	}
+	if set.LedgerPublicKey == "" {
+		return guard.LedgerKeys{}, usageError("history: --verify needs the guard's public key, and %s sets no ledger-public-key: publish it — run 'gns-guard pubkey' with the ledger-key secret in $%s and set the line it prints as ledger-public-key in %s — or pass it with --public-key",
+			where, LedgerKeyEnv, live.ConfigFile)
+	}
+	keys, err := guard.PublicKeys(set.LedgerPublicKey)
+	if err != nil {
+		return keys, usageError("history: %s: ledger-public-key: %v", where, err)
+	}
+	return keys, nil
+}
+
+// verification is what `history --verify` found.
+type verification struct {
+	issue         int64
+	snap          *live.Snapshot
+	keys          guard.LedgerKeys
+	ledger        *guard.Ledger
+	ledgerProblem string
+	rebuilt       []prune.Rebuilt
+	// problems are the archives' (notes among them); body says what is
+	// wrong with the issue body's checkpoint, which is not signed; others
+	// are the authors of archive comments not trusted.
+	problems []prune.Problem
+	body     []string
+	others   map[string]bool
+}
+
+// verifyReport is the answer of `history --verify`, text or JSON.
+type verifyReport struct {
+	Issue int64 `json:"issue"`
+	// Verified says every signature checked verifies and the chain holds.
+	Verified bool `json:"verified"`
+	// Records and Parts count the ledger records and archive parts whose
+	// signatures verified; KeyIDs are the keys that signed them.
+	Records int      `json:"records"`
+	Parts   int      `json:"parts"`
+	KeyIDs  []string `json:"key_ids"`
+	// Older counts the archive parts with no Ed25519 signature to check,
+	// written before parts were signed so (the notes say how each is
+	// proven).
+	Older int `json:"older_parts"`
+	// Held are the ids of the public keys checked with.
+	Held []string `json:"public_keys"`
+	// Entries counts the history entries rebuilt.
+	Entries  int             `json:"entries"`
+	Problems []verifyProblem `json:"problems"`
+	Notes    []verifyProblem `json:"notes,omitempty"`
+}
+
+// verifyProblem is one failure (or note), naming its comment when there is
+// one.
+type verifyProblem struct {
+	Comment int64  `json:"comment,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Message string `json:"message"`
+}
+
+// String renders the problem as "comment ID (URL): message".
+func (p verifyProblem) String() string {
+	switch {
+	case p.Comment == 0:
+		return p.Message
+	case p.URL == "":
+		return fmt.Sprintf("comment %d: %s", p.Comment, p.Message)
+	}
+	return fmt.Sprintf("comment %d (%s): %s", p.Comment, p.URL, p.Message)
+}
+
+// recordKeyID reads the key id a ledger record line names.
+var recordKeyID = regexp.MustCompile(` kid=([0-9a-f]{16}) sig=`)
+
+// report sums up what was verified.
+func (v verification) report() verifyReport {
+	r := verifyReport{Issue: v.issue, Held: v.keys.KeyIDs(), Entries: len(v.rebuilt), KeyIDs: []string{}, Problems: []verifyProblem{}}
+	urls := map[int64]string{}
+	bodies := map[int64]string{}
+	for _, c := range v.snap.Comments() {
+		urls[c.ID], bodies[c.ID] = c.HTMLURL, c.Body
+	}
+	kids := map[string]bool{}
+	status := int64(0)
+	if v.snap.Status != nil {
+		status = v.snap.Status.ID
+		urls[status] = v.snap.Status.HTMLURL
+	}
+	switch {
+	case v.ledger != nil:
+		r.Records = 1
+		if m := recordKeyID.FindStringSubmatch(guard.LedgerLine(v.snap.Status.Body)); m != nil {
+			kids[m[1]] = true
+		}
+	case v.ledgerProblem != "":
+		r.Problems = append(r.Problems, verifyProblem{Comment: status, URL: urls[status], Message: v.ledgerProblem})
+	}
+	// The archive parts the history was rebuilt from, once each.
+	seen := map[int64]bool{}
+	for _, e := range v.rebuilt {
+		if e.Comment == 0 || seen[e.Comment] {
+			continue
+		}
+		seen[e.Comment] = true
+		a, err := prune.ParseArchive(bodies[e.Comment])
+		switch {
+		case err != nil:
+			continue
+		case a.Kid == "":
+			r.Older++ // a note says how it is proven
+			continue
+		case a.CheckSignature(v.keys.ArchiveVerifier()) != prune.SigValid:
+			continue // a problem says why
+		}
+		r.Parts++
+		kids[a.Kid] = true
+	}
+	r.KeyIDs = slices.Sorted(maps.Keys(kids))
+	for _, p := range v.problems {
+		q := verifyProblem{Comment: p.Comment, URL: urls[p.Comment], Message: p.Message}
+		if p.Note {
+			r.Notes = append(r.Notes, q)
+		} else {
+			r.Problems = append(r.Problems, q)
+		}
+	}
+	for _, b := range v.body {
+		r.Notes = append(r.Notes, verifyProblem{Message: b + " (the body is not signed: --verify does not judge it)"})
+	}
+	if len(v.others) > 0 {
+		logins := make([]string, 0, len(v.others))
+		for l := range v.others {
+			logins = append(logins, fmt.Sprintf("%q", l))
+		}
+		slices.Sort(logins)
+		r.Notes = append(r.Notes, verifyProblem{Message: fmt.Sprintf("archive comments by %s were not checked: only %q's are the guard's (pass --guard-user LOGIN to check another's)", strings.Join(logins, ", "), v.snap.Guard)})
+	}
+	r.Verified = len(r.Problems) == 0
+	return r
+}
+
+// summary is the one line of an intact history.
+func (r verifyReport) summary() string {
+	signers := "no key"
+	switch len(r.KeyIDs) {
+	case 0:
+	case 1:
+		signers = "key " + r.KeyIDs[0]
+	default:
+		signers = "keys " + strings.Join(r.KeyIDs, ", ")
+	}
+	older := ""
+	if r.Older > 0 {
+		older = fmt.Sprintf("; %s with no Ed25519 signature, from before (see the notes)", plural(r.Older, "older archive part"))
+	}
+	return fmt.Sprintf("issue #%d: the history is intact: %s and %s verified, signed by %s%s; %s",
+		r.Issue, plural(r.Records, "ledger record"), plural(r.Parts, "archive part"), signers, older, plural(r.Entries, "history entry"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if s, ok := strings.CutSuffix(what, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, s)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// printVerify prints the verification: the JSON report, or the summary
+// line on standard output and each problem and note on standard error.
+// Any problem exits 1.
+func printVerify(env Env, format string, v verification) error {
+	r := v.report()
+	if format == "json" {
+		if err := printJSON(env, r); err != nil {
+			return err
+		}
+	} else {
+		for _, n := range r.Notes {
+			fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: note: %s\n", r.Issue, oneLine(n.String()))
+		}
+		for _, p := range r.Problems {
+			fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: %s\n", r.Issue, oneLine(p.String()))
+		}
+		if r.Verified {
+			fmt.Fprintln(env.Stdout, r.summary())
+		} else {
+			fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: verification failed: %s\n", r.Issue, plural(len(r.Problems), "problem"))
+		}
+	}
+	if !r.Verified {
+		return errViolations
+	}
+	return nil
+}

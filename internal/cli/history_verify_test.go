@@ -1,0 +1,319 @@
+package cli
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// configForge is fakeForge with a repository configuration file.
+type configForge struct {
+	*fakeForge
+	config string // "" : no file
+	reads  int
+}
+
+func (f *configForge) File(_ context.Context, path string, _ int64) ([]byte, error) {
+	f.reads++
+	if f.config == "" || path != ".gitea/gns-guard.yml" {
+		return nil, fmt.Errorf("GET %s: %w", path, guard.ErrNotFound)
+	}
+	return []byte(f.config), nil
+}
+
+// signedIssue is an issue pruned twice, its archive parts signed with
+// partKeys[i] (the key of the i-th prune) and its ledger record with
+// ledgerKey; every comment has a URL.
+func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *configForge {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(pruneGoldenDir, "history-full.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 5, 17, 8, 0, 0, 0, time.UTC)
+	cfg := prune.DefaultConfig()
+	plan := func(body string, key []byte) *prune.Result {
+		cfg.Signer = guard.SecretKeys(key).ArchiveSigner()
+		res, err := prune.Plan(body, checkpoint.Parse(body, checkpoint.Options{}), 42, nil, now, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Prev, cfg.Count = res.Head, res.Count
+		return res
+	}
+	p1 := plan(string(data), partKeys[0])
+	body := strings.Replace(p1.Body, "  current_task:", "    - {agent: code-reviewer, action: asked for changes, timestamp: \"2026-05-17T09:00:00Z\"}\n    - {agent: lead-developer, action: addressed review, timestamp: \"2026-05-17T10:00:00Z\"}\n  current_task:", 1)
+	p2 := plan(body, partKeys[len(partKeys)-1])
+	f := &fakeForge{self: "gitea-actions", issue: guard.Issue{Number: 42, Body: p2.Body, RepoID: 7}}
+	id := int64(1000)
+	add := func(author, body string) {
+		id++
+		f.comments = append(f.comments, guard.Comment{ID: id, Author: author, Body: body, HTMLURL: fmt.Sprintf("http://gitea.test/org/proj/issues/42#issuecomment-%d", id)})
+	}
+	for i := range 55 {
+		add("alice", fmt.Sprintf("comment %d", i))
+	}
+	add("gitea-actions", p1.Archives[0]) // 1056
+	add("bob", "looks fine")
+	add("gitea-actions", p2.Archives[0]) // 1058
+	l := guard.Ledger{Issue: 42, Baseline: true, Archive: p2.Head, Archived: p2.Count, Pending: []string{}, Writer: "gitea-actions"}
+	add("gitea-actions", guard.StatusMarker(42)+"\n## ✅ gns-guard: all clear\n"+guard.EncodeLedger(l, ledgerKey)+"\n") // 1059
+	return &configForge{fakeForge: f}
+}
+
+func kidOf(secret []byte) string { return guard.SecretKeys(secret).KeyIDs()[0] }
+
+// verifyArgs run history --verify on signedIssue's issue; vars hold no
+// secret.
+var verifyArgs = []string{"--repo", "org/proj", "--issue", "42", "--server", "http://gitea.test", "--verify"}
+
+var verifyVars = map[string]string{"GITEA_TOKEN": "t"}
+
+// runVerify runs history --verify, first checking that the environment
+// holds no secret.
+func runVerify(t *testing.T, f *configForge, args ...string) (string, string, int) {
+	t.Helper()
+	for k, v := range verifyVars {
+		if strings.Contains(strings.ToUpper(k), "KEY") || v == string(historyKey) {
+			t.Fatalf("the environment holds a secret: %s", k)
+		}
+	}
+	return runHistoryCLI(t, f, verifyVars, append(slices.Clone(verifyArgs), args...)...)
+}
+
+// verifyJSON is `history --verify --format json`.
+type verifyJSON struct {
+	Issue    int64    `json:"issue"`
+	Verified bool     `json:"verified"`
+	Records  int      `json:"records"`
+	Parts    int      `json:"parts"`
+	KeyIDs   []string `json:"key_ids"`
+	Held     []string `json:"public_keys"`
+	Entries  int      `json:"entries"`
+	Problems []struct {
+		Comment int64  `json:"comment"`
+		URL     string `json:"url"`
+		Message string `json:"message"`
+	} `json:"problems"`
+	Notes []struct {
+		Comment int64  `json:"comment"`
+		Message string `json:"message"`
+	} `json:"notes"`
+}
+
+func decodeVerify(t *testing.T, out string) verifyJSON {
+	t.Helper()
+	var v verifyJSON
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return v
+}
+
+// TestHistoryVerifyPublished: with the public key published in the
+// repository's configuration file and no secret anywhere, every signature
+// verifies: one line on standard output, exit 0; the JSON says the same.
+func TestHistoryVerifyPublished(t *testing.T) {
+	f := signedIssue(t, historyKey, historyKey)
+	f.config = "history-tail: 3\nledger-public-key: " + guard.PublicKey(historyKey) + "\n"
+	out, errOut, code := runVerify(t, f)
+	want := fmt.Sprintf("issue #42: the history is intact: 1 ledger record and 2 archive parts verified, signed by key %s; ", kidOf(historyKey))
+	if code != exit.Clean || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 || errOut != "" {
+		t.Fatalf("exit %d\nstdout %q\nwant   %q…\nstderr %s", code, out, want, errOut)
+	}
+	if f.reads != 1 {
+		t.Errorf("the configuration file was read %d times", f.reads)
+	}
+	out, errOut, code = runVerify(t, f, "--format", "json")
+	v := decodeVerify(t, out)
+	if code != exit.Clean || !v.Verified || v.Records != 1 || v.Parts != 2 || !slices.Equal(v.KeyIDs, []string{kidOf(historyKey)}) ||
+		!slices.Equal(v.Held, []string{kidOf(historyKey)}) || v.Problems == nil || len(v.Problems) != 0 || v.Entries < 5 {
+		t.Errorf("exit %d: %+v\n%s", code, v, errOut)
+	}
+}
+
+// TestHistoryVerifyFlagOverrides: --public-key is checked with instead of
+// the file's key, which is then not even read.
+func TestHistoryVerifyFlagOverrides(t *testing.T) {
+	f := signedIssue(t, historyKey, historyKey)
+	f.config = "ledger-public-key: " + guard.PublicKey([]byte("some other key")) + "\n"
+	if _, errOut, code := runVerify(t, f); code != exit.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
+		t.Errorf("with the file's (wrong) key: exit %d: %s", code, errOut)
+	}
+	f.reads = 0
+	if out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(historyKey)); code != exit.Clean || !strings.Contains(out, "the history is intact") {
+		t.Errorf("with --public-key: exit %d: %s%s", code, out, errOut)
+	}
+	if f.reads != 0 {
+		t.Errorf("the configuration file was read although --public-key was given")
+	}
+}
+
+// TestHistoryVerifyNoKey: no public key anywhere is a configuration error
+// (exit 2) that says how to publish one, in text and in JSON.
+func TestHistoryVerifyNoKey(t *testing.T) {
+	f := signedIssue(t, historyKey, historyKey)
+	f.config = "history-tail: 3\n"
+	_, errOut, code := runVerify(t, f)
+	if code != exit.Usage || !strings.Contains(errOut, "gns-guard pubkey") || !strings.Contains(errOut, "ledger-public-key") || !strings.Contains(errOut, "--public-key") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	out, _, code := runVerify(t, f, "--format", "json")
+	var e jsonError
+	if err := json.Unmarshal([]byte(out), &e); err != nil || code != exit.Usage || e.Error.Kind != "usage" || !strings.Contains(e.Error.Message, "gns-guard pubkey") {
+		t.Errorf("JSON: exit %d: %v %s", code, err, out)
+	}
+	// Flags that make no sense together.
+	for _, tt := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--no-verify"}, "exclude each other"},
+		{[]string{"--ledger-key-env", "KEY"}, "needs no secret"},
+		{[]string{"--public-key", "ed25519:AAAA"}, "--public-key"},
+	} {
+		if _, errOut, code := runVerify(t, f, tt.args...); code != exit.Usage || !strings.Contains(errOut, tt.says) {
+			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+	}
+	if _, errOut, code := runHistoryCLI(t, f, verifyVars, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--public-key", guard.PublicKey(historyKey)); code != exit.Usage || !strings.Contains(errOut, "add --verify") {
+		t.Errorf("--public-key without --verify: exit %d: %s", code, errOut)
+	}
+}
+
+// TestHistoryVerifyTampered: an archive edited as an agent can (an entry
+// dropped, the hash recomputed, the signature kept) fails: exit 1, naming
+// the comment by its id and URL; the JSON lists it.
+func TestHistoryVerifyTampered(t *testing.T) {
+	f := signedIssue(t, historyKey, historyKey)
+	pub := guard.PublicKey(historyKey)
+	i := slices.IndexFunc(f.comments, func(c guard.Comment) bool { return c.ID == 1056 })
+	a, err := prune.ParseArchive(f.comments[i].Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(a.Entries[1])
+	body := strings.Replace(f.comments[i].Body, ","+string(js), "", 1)
+	f.comments[i].Body = strings.ReplaceAll(body, a.SHA256, prune.Hash(a.Issue, a.Phase, a.Budget, slices.Delete(slices.Clone(a.Entries), 1, 2)))
+	if b, err := prune.ParseArchive(f.comments[i].Body); err != nil || prune.Verify([]*prune.Archive{b}) != nil || b.Sig != a.Sig {
+		t.Fatalf("the edit does not read back: %v", err)
+	}
+	out, errOut, code := runVerify(t, f, "--public-key", pub)
+	if code != exit.Violation || out != "" || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1") ||
+		!strings.Contains(errOut, "signature does not verify under key "+kidOf(historyKey)) || !strings.Contains(errOut, "verification failed") {
+		t.Errorf("exit %d\nstdout %q\nstderr %s", code, out, errOut)
+	}
+	out, _, code = runVerify(t, f, "--public-key", pub, "--format", "json")
+	v := decodeVerify(t, out)
+	if code != exit.Violation || v.Verified || !slices.ContainsFunc(v.Problems, func(p struct {
+		Comment int64  `json:"comment"`
+		URL     string `json:"url"`
+		Message string `json:"message"`
+	}) bool {
+		return p.Comment == 1056 && strings.HasSuffix(p.URL, "#issuecomment-1056") && strings.Contains(p.Message, "does not verify")
+	}) {
+		t.Errorf("JSON: exit %d: %+v", code, v)
+	}
+	// The ledger record edited: named by its comment too.
+	f = signedIssue(t, historyKey, historyKey)
+	last := len(f.comments) - 1
+	f.comments[last].Body = strings.Replace(f.comments[last].Body, `"baseline":true`, `"baseline":false`, 1)
+	if _, errOut, code := runVerify(t, f, "--public-key", pub); code != exit.Violation || !strings.Contains(errOut, "comment 1059 (http://gitea.test/org/proj/issues/42#issuecomment-1059): the ledger record in comment 1059 does not verify") {
+		t.Errorf("an edited record: exit %d: %s", code, errOut)
+	}
+}
+
+// TestHistoryVerifyRotation: after a rotation the first archive is signed
+// by the old key, the rest by the new. With only the new public key the
+// old part is a key problem, not an edit; with both, all verifies.
+func TestHistoryVerifyRotation(t *testing.T) {
+	oldKey, newKey := []byte("the key before the rotation"), historyKey
+	f := signedIssue(t, newKey, oldKey, newKey)
+	_, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(newKey))
+	if code != exit.Violation || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) is signed by key "+kidOf(oldKey)+", which this workflow does not hold") ||
+		!strings.Contains(errOut, "not an edit") || strings.Contains(errOut, "edited") || strings.Contains(errOut, "comment 1058") {
+		t.Errorf("only the new key: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(newKey), "--public-key", guard.PublicKey(oldKey), "--format", "json")
+	v := decodeVerify(t, out)
+	want := []string{kidOf(oldKey), kidOf(newKey)}
+	slices.Sort(want)
+	if code != exit.Clean || !v.Verified || v.Parts != 2 || !slices.Equal(v.KeyIDs, want) {
+		t.Errorf("both keys: exit %d: %+v %s", code, v, errOut)
+	}
+}
+
+// legacyHMAC re-signs an archive comment as parts were signed before
+// Ed25519: an HMAC-SHA256 under the secret over the part's canonical JSON
+// (written out here, as that format has it), no key id.
+func legacyHMAC(t *testing.T, body string, secret []byte) string {
+	t.Helper()
+	a, err := prune.ParseArchive(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, err := json.Marshal(struct {
+		Format   int            `json:"gns_archive"`
+		Issue    int64          `json:"issue"`
+		Phase    string         `json:"phase"`
+		Part     int            `json:"part"`
+		Parts    int            `json:"parts"`
+		SHA256   string         `json:"sha256"`
+		FirstSeq int            `json:"first_seq"`
+		Prev     string         `json:"prev"`
+		Count    int            `json:"count"`
+		Budget   prune.Snapshot `json:"budget"`
+		Entries  []prune.Entry  `json:"entries"`
+		Repo     int64          `json:"repo,omitempty"`
+	}{a.Format, a.Issue, a.Phase, a.Part, a.Parts, a.SHA256, a.FirstSeq, a.Prev, a.Count, a.Budget, a.Entries, a.Repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("gns-guard archive v2\n"))
+	m.Write(canonical)
+	mac := hex.EncodeToString(m.Sum(nil))
+	out := strings.Replace(body, `"kid":"`+a.Kid+`","sig":"`+a.Sig+`"`, `"sig":"`+mac+`"`, 1)
+	out = strings.Replace(out, " kid="+a.Kid+" sig="+a.Sig+" -->", " sig="+mac+" -->", 1)
+	if b, err := prune.ParseArchive(out); err != nil || b.Kid != "" || b.Sig != mac {
+		t.Fatalf("the HMAC-signed part does not read back: %v", err)
+	}
+	return out
+}
+
+// TestHistoryVerifyLegacyHMAC: a part signed before Ed25519 (HMAC under
+// the secret) verifies under the secret (--ledger-key-env); with only the
+// public key the chain from the signed ledger proves it, with a note; a
+// wrong secret fails it.
+func TestHistoryVerifyLegacyHMAC(t *testing.T) {
+	f := signedIssue(t, historyKey, historyKey)
+	f.comments[55].Body = legacyHMAC(t, f.comments[55].Body, historyKey)
+	out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(historyKey))
+	if code != exit.Clean || !strings.Contains(out, "1 ledger record and 1 archive part verified, signed by key "+kidOf(historyKey)+"; 1 older archive part with no Ed25519 signature") ||
+		!strings.Contains(errOut, "note: comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) was signed with the secret ledger-key itself") {
+		t.Errorf("the public key: exit %d\n%s%s", code, out, errOut)
+	}
+	vars := map[string]string{"GITEA_TOKEN": "t", "KEY": string(historyKey), "WRONG": "not the key"}
+	base := []string{"--repo", "org/proj", "--issue", "42", "--server", "http://x"}
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "KEY")...); code != exit.Clean {
+		t.Errorf("the secret: exit %d: %s", code, errOut)
+	}
+	// A wrong secret verifies neither the record nor the part.
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "WRONG")...); code != exit.Violation || !strings.Contains(errOut, "comment 1056: archive part 1/1 (entries 1–3): its signature does not verify under the ledger key") {
+		t.Errorf("a wrong secret: exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,89 @@
+package guard
+
+import (
+	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// archiveKeys are a workflow's ledger keys as package prune signs and
+// verifies archive parts with them: the same Ed25519 key pair as the
+// ledger records, and the secrets for parts signed before (HMAC-SHA256).
+type archiveKeys struct{ k LedgerKeys }
+
+// ArchiveSigner signs archive parts with the Ed25519 key of ledger-key;
+// nil when it is not set (parts are written unsigned).
+func (k LedgerKeys) ArchiveSigner() prune.Signer {
+	if k.sign == nil {
+		return nil
+	}
+	return archiveKeys{k}
+}
+
+// ArchiveVerifier verifies archive parts with every key held (ledger-key,
+// ledger-key-previous, the published public keys); nil when none is set
+// (nothing is checked).
+func (k LedgerKeys) ArchiveVerifier() prune.Verifier {
+	if !k.Any() {
+		return nil
+	}
+	return archiveKeys{k}
+}
+
+// KeyID is the id of the signing key.
+func (a archiveKeys) KeyID() string { return a.k.kid }
+
+// Sign signs message with the Ed25519 key of ledger-key.
+func (a archiveKeys) Sign(message []byte) []byte { return ed25519.Sign(a.k.sign, message) }
+
+// KeyIDs are the ids of the keys that verify.
+func (a archiveKeys) KeyIDs() []string { return a.k.KeyIDs() }
+
+// Verify checks an Ed25519 signature against the key whose id is kid.
+func (a archiveKeys) Verify(kid string, message, sig []byte) (valid, held bool) {
+	pub, ok := a.k.verify[kid]
+	if !ok {
+		return false, false
+	}
+	return len(sig) == ed25519.SignatureSize && ed25519.Verify(pub, message, sig), true
+}
+
+// VerifyMAC checks an HMAC-SHA256 under each ledger-key secret held.
+func (a archiveKeys) VerifyMAC(message, mac []byte) (valid, held bool) {
+	for _, secret := range a.k.hmac {
+		m := hmac.New(sha256.New, secret)
+		m.Write(message)
+		if hmac.Equal(mac, m.Sum(nil)) {
+			return true, true
+		}
+	}
+	return false, len(a.k.hmac) > 0
+}
+
+// PublicKeys are keys that only verify: published public keys, each in
+// the text form gns-guard pubkey prints (ledger-public-key, or a verb's
+// --public-key, given once per key to verify what keys rotated out
+// signed).
+func PublicKeys(texts ...string) (LedgerKeys, error) {
+	var keys LedgerKeys
+	for i, text := range texts {
+		if _, err := ParsePublicKey(text); err != nil {
+			return LedgerKeys{}, fmt.Errorf("public key %d of %d: %w", i+1, len(texts), err)
+		}
+		k, err := NewLedgerKeys(nil, nil, text)
+		if err != nil {
+			return LedgerKeys{}, err
+		}
+		if i == 0 {
+			keys = k
+			continue
+		}
+		for id, pub := range k.verify {
+			keys.verify[id] = pub
+		}
+	}
+	return keys, nil
+}
