@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,7 @@ type applier struct {
 	posted   bool               // this run posted an archive part
 	have     map[int]int64      // part -> comment id
 	pr       *prune.Result      // the prune being applied
+	gone     []int64            // comments this run deleted
 }
 
 func (a *applier) fail(what string, err error) error { return a.r.reader.Where.Error(what, err) }
@@ -277,11 +279,12 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 	}
 	switch {
 	case !st.Do:
-		return nil
+		return a.anchor(ctx, p, existing, false)
 	case st.Write.Kind == guard.UpdateStatus && isArchive(*existing):
 		return fmt.Errorf("internal error: the status comment found (%d) is an archive comment, which is never edited", existing.ID)
 	case st.Write.Kind == guard.UpdateStatus:
-		if _, err := r.forge.EditComment(ctx, existing.ID, st.Body); err != nil {
+		c, err := r.forge.EditComment(ctx, existing.ID, st.Body)
+		if err != nil {
 			if errors.Is(err, guard.ErrUnreachable) {
 				return a.fail(st.Write.Planned(), err)
 			}
@@ -292,7 +295,7 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 			return raced{a.fail(st.Write.Planned(), err)}
 		}
 		a.res.writes = append(a.res.writes, st.Write.Done(""))
-		return nil
+		return a.anchor(ctx, p, &c, true)
 	case st.Moved:
 		c, err := r.forge.CreateComment(ctx, n, st.Body)
 		if err != nil {
@@ -307,15 +310,76 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 					return a.fail("delete the old status comment", err)
 				}
 				a.res.writes = append(a.res.writes, fmt.Sprintf("deleted the old status comment %d", old.ID))
+				a.gone = append(a.gone, old.ID)
 			}
 		}
-		return nil
+		return a.anchor(ctx, p, &c, true)
 	}
 	c, err := a.createOnce(ctx, st.Body, hasMarker(guard.StatusMarker(n)), st.Write)
 	if c != nil {
 		a.res.statusID = c.ID
 	}
-	return err
+	if err != nil || c == nil {
+		return err
+	}
+	return a.anchor(ctx, p, c, true)
+}
+
+// anchor seals the record the status comment holds after the run with
+// the issue's anchor (docs/ledger.md, "The anchor"), when admin-token can
+// write it and it is not the anchor already: after every new record, and
+// after a run that found a trusted record the anchor does not seal (its
+// last write failed, a new key, the last comments moved on). A record the
+// run did not trust is never sealed. A refused or failed write is
+// reported in the status comment and the log, never fatal: the next run
+// tries again.
+func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *guard.Comment, wrote bool) error {
+	r, n, st := a.r, a.in.Issue.Number, a.in.Anchor
+	if final == nil || !st.Writable || r.reader.Anchors.Store == nil || (!wrote && !p.RecordTrusted) {
+		return nil
+	}
+	l, _ := guard.ReadLedger(final, n, r.cfg.Keys())
+	if l == nil {
+		return nil
+	}
+	next := guard.NextAnchor(a.in, l.Seq, guard.LedgerLine(final.Body), *final, a.after(*final), a.s.Whole())
+	text, ok := guard.AnchorWrite(st, r.cfg.Keys(), next, r.cfg.LedgerKey)
+	if !ok {
+		return nil
+	}
+	name := guard.AnchorName(n)
+	err := r.reader.Anchors.Store.SetVariable(ctx, name, text, st.Known && st.Text != "")
+	switch {
+	case err == nil:
+		a.res.writes = append(a.res.writes, fmt.Sprintf("wrote the anchor %s (record %d)", name, l.Seq))
+		if p.AnchorLags {
+			r.log.infof("gns-guard: the anchor %s sealed an older record than the status comment holds (its last write failed): written anew", name)
+		}
+	case errors.Is(err, guard.ErrForbidden), errors.Is(err, guard.ErrUnauthorized):
+		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: admin-token may not write Actions variables (they need the repository owner's token, or a site admin's). Until it can, a copy of an older status comment put back is not caught.", name)
+		a.res.notes = append(a.res.notes, note)
+		r.log.infof("gns-guard: warning: %s", note)
+	default:
+		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: the server answered an error. The next run writes it.", name)
+		a.res.notes = append(a.res.notes, note)
+		r.log.untrusted("gns-guard: warning: anchor write failed: " + err.Error())
+	}
+	return nil
+}
+
+// after are the issue's comments read or posted, as they are after the
+// run (final is the status comment as written), oldest first.
+func (a *applier) after(final guard.Comment) []guard.Comment {
+	var out []guard.Comment
+	for _, c := range append(slices.Clone(a.in.Recent), a.res.posted...) {
+		if c.ID == final.ID || slices.Contains(a.gone, c.ID) || slices.ContainsFunc(out, func(o guard.Comment) bool { return o.ID == c.ID }) {
+			continue
+		}
+		out = append(out, c)
+	}
+	out = append(out, final)
+	slices.SortFunc(out, func(x, y guard.Comment) int { return cmp.Compare(x.ID, y.ID) })
+	return out
 }
 
 // done is what applying the plan did, as the status comment reports it.

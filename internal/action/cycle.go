@@ -29,6 +29,10 @@ func (r *runner) cycle(ctx context.Context) error {
 			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
 			break
 		}
+		r.notes = appendNew(r.notes, s.Notes...)
+		if s.Followed() && attempt == 1 {
+			r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, guard.AnchorName(s.Issue.Number))
+		}
 		in := r.input(s)
 		if len(unlanded) > 0 {
 			if err := r.withdraw(ctx, in, unlanded); err != nil {

@@ -6,11 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gns-guard/gns-guard/internal/actiontest"
 	"github.com/gns-guard/gns-guard/internal/giteatest"
-	"github.com/gns-guard/gns-guard/internal/guard"
 )
 
 // ledgerKey is the ledger-key input of these tests: a repository secret
@@ -178,13 +176,15 @@ func TestLedgerComments(t *testing.T) {
 	d = f.EditComment(t, n, st.ID, agent, strings.Replace(st.Body, `"total":20000`, `"total":40000`, 1))
 	expectTampered(t, f, n, f.Run(t, d, "ledger-key", ledgerKey), "does not verify against key")
 
-	// Only the visible text changed, the record untouched: the edit shows
-	// in the comment's updated_at, long after the record was written.
+	// Only the visible text changed, the record untouched: the record is
+	// still the guard's, and the guard writes its own text back.
 	n = ledgered(t, f, "edited text")
 	st = f.Status(t, n)
-	waitPastFreshness(t)
 	d = f.EditComment(t, n, st.ID, agent, strings.Replace(st.Body, "all clear", "all clear, approved by the lead", 1))
-	expectTampered(t, f, n, f.Run(t, d, "ledger-key", ledgerKey), "someone changed the guard's comment")
+	f.Run(t, d, "ledger-key", ledgerKey).Expect(t, 0, "pass")
+	if body := f.Status(t, n).Body; strings.Contains(body, "approved by the lead") {
+		t.Errorf("the guard left an agent's words in its status comment:\n%s", body)
+	}
 }
 
 // TestLedgerCommentDeleted: with the guard's earlier work on the issue's
@@ -279,11 +279,4 @@ func TestLabelApprovals(t *testing.T) {
 	if f.Issue(t, n).Has("permission::violation") {
 		t.Error("the approved removal was undone")
 	}
-}
-
-// waitPastFreshness waits until an edit made now lands later than the
-// guard's ledger allows after its own write (guard.LedgerFreshness).
-func waitPastFreshness(t *testing.T) {
-	t.Helper()
-	time.Sleep(guard.LedgerFreshness + 2*time.Second)
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,6 +214,11 @@ func (s Step) environ(d Delivery, event, output, summary string) ([]string, erro
 			return nil, fmt.Errorf("actiontest: input %q is not declared in action.yml", name)
 		}
 	}
+	anchor, err := s.anchor(d)
+	if err != nil {
+		return nil, err
+	}
+	env["GNS_GUARD_ANCHOR"] = anchor
 	for k, v := range s.Env {
 		env[k] = v
 	}
@@ -221,6 +228,25 @@ func (s Step) environ(d Delivery, event, output, summary string) ([]string, erro
 	}
 	sort.Strings(list)
 	return list, nil
+}
+
+// anchor is what action.yml's runs.env gives GNS_GUARD_ANCHOR when the
+// runner picks the job up: the event's issue number, a colon, and the
+// repository variable GNS_GUARD_ANCHOR_<number> as it is now ("" when
+// there is none), or just the colon for an event with no issue.
+func (s Step) anchor(d Delivery) (string, error) {
+	if d.Number == 0 {
+		return ":", nil
+	}
+	var v struct {
+		Data string `json:"data"`
+	}
+	path := fmt.Sprintf("/repos/%s/%s/actions/variables/GNS_GUARD_ANCHOR_%d", url.PathEscape(s.Owner), url.PathEscape(s.Repo), d.Number)
+	err := API(context.Background(), s.Server, s.Server.AdminToken, http.MethodGet, path, nil, &v)
+	if err != nil && !strings.Contains(err.Error(), "HTTP 404") {
+		return "", fmt.Errorf("actiontest: reading the anchor variable as the runner would: %w", err)
+	}
+	return fmt.Sprintf("%d:%s", d.Number, v.Data), nil
 }
 
 // ParseOutputs reads a GITHUB_OUTPUT file: name=value lines and

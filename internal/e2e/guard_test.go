@@ -414,6 +414,25 @@ func TestGuardLocksWithAdminToken(t *testing.T) {
 	if all := r.runs(); len(all) != 3 {
 		t.Errorf("%d workflow runs, want 3:\n%s", len(all), giteatest.RunList(all))
 	}
+
+	// The admin token is the owner's: the guard anchors its ledger in the
+	// repository variable GNS_GUARD_ANCHOR_3, and the runner hands the
+	// next run that anchor through action.yml's runs.env: a clean pass
+	// follows it (two requests, no timeline read).
+	r.openIssue(3, "Rate limiting (anchored)", numbered(t, example(t, "healthy.md"), 3), std...)
+	wantLast(t, r.waitRuns(3, 2), "issues.label_updated", "success")
+	var anchor struct {
+		Data string `json:"data"`
+	}
+	r.must(http.MethodGet, r.path("/actions/variables/GNS_GUARD_ANCHOR_3"), nil, &anchor)
+	if !strings.HasPrefix(anchor.Data, "gns-guard:anchor v1 {") {
+		t.Fatalf("no anchor after the guard's first run: %q", anchor.Data)
+	}
+	r.must(http.MethodPatch, r.path("/issues/3"), map[string]any{"title": "Rate limiting (anchored, renamed)"}, nil)
+	clean := wantLast(t, r.waitRuns(3, 3), "issues.edited", "success")
+	if log := r.jobLog(clean); !strings.Contains(log, "through its anchor GNS_GUARD_ANCHOR_3") || !strings.Contains(log, "2 API request(s)") || !strings.Contains(log, "no writes needed") {
+		t.Errorf("a clean pass did not follow the anchor the runner handed over in 2 requests:\n%s", log)
+	}
 }
 
 // with returns the repository handle for a subtest.

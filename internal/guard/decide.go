@@ -37,6 +37,8 @@ type Input struct {
 	// read back to the first timeline entry: a missing ledger cannot be
 	// told from one buried beyond reach.
 	Unreached bool
+	// Anchor is what the run knows of the anchor (docs/ledger.md).
+	Anchor AnchorState
 	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
 	// user is a repository admin.
 	Admins map[string]bool

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Ledger is the guard's trusted record of an issue: the last checkpoint
@@ -82,16 +81,13 @@ type Ledger struct {
 	// same commit judges with it and reads no file.
 	Config *ConfigStamp `json:"config,omitempty"`
 	// Written is the server's time (Unix seconds) just before the guard
-	// wrote the record: the comment's updated_at must follow it closely, so
-	// an edit of the guard's comment — a replayed record included — shows.
+	// wrote the record: label changes older than it are not attributed to
+	// anyone now.
 	Written int64 `json:"written"`
+	// Burn is the budget of the last accepted states (at most
+	// MaxBurnPoints), for the burn chart: it outlives pruning.
+	Burn []BurnPoint `json:"burn,omitempty"`
 }
-
-// LedgerFreshness is how long after Written the status comment's
-// updated_at may be: the time between the guard reading the server's
-// clock and its write landing. A later updated_at means someone edited the
-// comment after the guard wrote it.
-const LedgerFreshness = 30 * time.Second
 
 // SameState reports whether two records hold the same accepted state
 // (everything but when they were written and their sequence number).
@@ -190,14 +186,6 @@ func ReadLedger(status *Comment, issue int64, keys LedgerKeys) (*Ledger, string)
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)
-	}
-	written := time.Unix(l.Written, 0)
-	if !status.UpdatedAt.IsZero() {
-		late := status.UpdatedAt.Sub(written)
-		if late > LedgerFreshness || late < -time.Second {
-			return nil, fmt.Sprintf("the guard's status comment %d was edited at %s, after the guard wrote its ledger at %s: someone changed the guard's comment",
-				status.ID, status.UpdatedAt.UTC().Format(time.RFC3339), written.UTC().Format(time.RFC3339))
-		}
 	}
 	return &l, ""
 }

@@ -49,6 +49,11 @@ type Plan struct {
 	// Adopted says no ledger was found and this run took the current state
 	// as the baseline; the status comment says so.
 	Adopted bool
+	// RecordTrusted says the record the run found is trusted (it verifies,
+	// and matches the anchor, when there is one): the shell may seal it
+	// with the anchor although the run did not write it. AnchorLags says it
+	// is newer than the anchor (the anchor's last write failed).
+	RecordTrusted, AnchorLags bool
 	// AskAdmin names a user whose repository-admin permission the decision
 	// needs (an approval or an attributed edit): the shell asks the server,
 	// records the answer in Input.Admins and decides again.

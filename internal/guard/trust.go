@@ -31,6 +31,10 @@ type trust struct {
 	renamed []rename
 	// tamper are the checkpoint-tampered findings of this run.
 	tamper []Violation
+	// anchor is the issue's anchor as found (nil: none, or not the
+	// guard's); lags says the record is newer than it (its write failed).
+	anchor *Anchor
+	lags   bool
 }
 
 // removal is a label change and who made it ("" when unknown).
@@ -108,7 +112,11 @@ func (e *eval) actorOf(label Label, added bool) string {
 func (e *eval) judgeLabels() {
 	t := &e.trust
 	t.ledger, t.problem = ReadLedger(e.in.Status, e.in.Issue.Number, e.cfg.Keys())
+	anchor, problem, lags := e.judgeAnchor(t.ledger)
+	t.anchor, t.lags = anchor, lags
 	switch {
+	case problem != "" && t.problem == "":
+		t.problem, t.ledger = problem, nil
 	case t.ledger != nil && t.ledger.Repo != 0 && e.in.Issue.RepoID != 0 && t.ledger.Repo != e.in.Issue.RepoID:
 		t.problem = fmt.Sprintf("the ledger record in comment %d belongs to repository %d, not this one (%d): someone copied it here", e.in.Status.ID, t.ledger.Repo, e.in.Issue.RepoID)
 		t.ledger = nil
@@ -117,6 +125,8 @@ func (e *eval) judgeLabels() {
 	case e.in.Status == nil && e.in.Unreached:
 		t.problem = "the guard's status comment, which holds its ledger, is not within the timeline entries a run reads (a flood of events buried it, or this is the guard's first run on a long issue): the guard adopts no state it cannot check"
 	}
+	e.plan.RecordTrusted = t.ledger != nil && t.problem == ""
+	e.plan.AnchorLags = e.plan.RecordTrusted && t.lags
 	live := slices.Clone(e.in.Issue.Labels)
 	var accepted []Label
 	var pending []string
@@ -478,6 +488,7 @@ func (e *eval) recordLedger() {
 			l.Labels = e.governanceLabels(after)
 		}
 		e.recordChain(&l)
+		e.anchorFloor(&l)
 		e.plan.Ledger = &l
 	}
 	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool { return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap })
@@ -519,8 +530,10 @@ func (e *eval) recordLedger() {
 	if t.ledger != nil {
 		l.Seq = t.ledger.Seq
 	}
+	e.anchorFloor(l)
 	e.recordChain(l)
 	e.recordEntries(l, cp, pruned)
+	e.recordBurn(l, pruned)
 	for _, c := range cascadeLabels(after, n) {
 		// With several (a conflict, failed by its own rule) the most
 		// permissive is what was accepted.

@@ -86,8 +86,6 @@ func TestLedgerRecordsThatCannotBeTrusted(t *testing.T) {
 		{"unsigned under a key", EncodeLedger(accepted(), nil), fresh, testKey, 9, "not signed"},
 		{"another issue's record", line, fresh, testKey, 10, "belongs to issue #9, not #10"},
 		{"another writer's comment", EncodeLedger(func() Ledger { l := accepted(); l.Writer = "gns-bot"; return l }(), testKey), fresh, testKey, 9, `names "gns-bot" as its writer, but "mallory" posted it`},
-		{"comment edited after the guard wrote it", line, written.Add(LedgerFreshness + time.Second), testKey, 9, "after the guard wrote its ledger"},
-		{"comment dated before the record", line, written.Add(-time.Minute), testKey, 9, "after the guard wrote its ledger"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,17 +193,10 @@ func TestLegalCarryover(t *testing.T) {
 	}
 }
 
-func TestLedgerProblemsAreTampering(t *testing.T) {
-	in := trusted(t, 4)
-	in.Status.UpdatedAt = written.Add(time.Hour) // an issue writer edited the guard's comment
-	in.Recent[len(in.Recent)-1] = *in.Status
-	msg := tamperMessage(t, Decide(in))
-	if !strings.Contains(msg, "someone changed the guard's comment") {
-		t.Errorf("message: %s", msg)
-	}
+func TestACopyByAnotherIsNotTheLedger(t *testing.T) {
 	// A copy of the guard's comment posted by someone else is not the
 	// guard's: it is never read as the ledger.
-	in = input(t, body("total: 10000", "total: 90000", "remaining: 7000", "remaining: 87000"), "cascade::depth-2")
+	in := input(t, body("total: 10000", "total: 90000", "remaining: 7000", "remaining: 87000"), "cascade::depth-2")
 	in.Config.LedgerKey = testKey
 	fake := accepted()
 	fake.Total, fake.Remaining = 90000, 87000

@@ -30,6 +30,7 @@ func (s *Snapshot) Input(cfg guard.Config, ev guard.Event, repo string, now time
 		Older:       s.Older,
 		LabelEvents: s.Labels,
 		Unreached:   s.Unreached,
+		Anchor:      s.Anchor,
 	}
 }
 

@@ -29,6 +29,8 @@ type Reader struct {
 	// Keys verify ledger records (the ledger-key, a previous one, the
 	// published public key); with none, a record is trusted by author.
 	Keys guard.LedgerKeys
+	// Anchors say where the issues' anchors are found.
+	Anchors Anchors
 
 	admins map[string]bool // Decide's answers, kept across decisions
 }
@@ -56,6 +58,25 @@ type Snapshot struct {
 	All bool
 	// Guard is the guard's login, as known or found.
 	Guard string
+	// Anchor is what the read knows of the issue's anchor; Notes are facts
+	// about it for the status comment.
+	Anchor guard.AnchorState
+	Notes  []string
+	// followed says the comments were read the way the anchor points to,
+	// not from the timeline.
+	followed bool
+}
+
+// Followed says the read followed the issue's anchor (two requests
+// whatever the timeline holds) instead of reading the timeline.
+func (s *Snapshot) Followed() bool { return s.followed }
+
+// Whole says the read holds every comment of the issue.
+func (s *Snapshot) Whole() bool {
+	if s.followed {
+		return s.All
+	}
+	return s.All || (s.Recent.Start == 0 && len(s.Older) == 0 && s.Recent.Unread == 0)
 }
 
 // Comments are every comment read, oldest first.
@@ -115,10 +136,31 @@ func (r *Reader) ReadIssue(ctx context.Context, issue guard.Issue, o ReadOptions
 			return nil, r.Where.Error(fmt.Sprintf("list the files of pull request #%d", number), err)
 		}
 	}
-	if s.Recent, err = r.Forge.RecentComments(ctx, issue, max(o.Window, 3)); err != nil {
-		return nil, r.Where.Error(fmt.Sprintf("read the last comments of issue #%d", number), err)
+	if s.Governed && !o.All {
+		var note string
+		if s.Anchor, note, err = r.anchorState(ctx, number); err != nil {
+			return nil, err
+		}
+		if note != "" {
+			s.Notes = append(s.Notes, note)
+		}
+		if !o.Shallow && r.follow(ctx, s, max(o.Window, 3)) {
+			return s, nil
+		}
+	}
+	return s, r.readTimeline(ctx, s, o)
+}
+
+// readTimeline reads the issue's last comments from the tail of its
+// timeline, and looks further back for the guard's status comment.
+func (r *Reader) readTimeline(ctx context.Context, s *Snapshot, o ReadOptions) error {
+	number := s.Issue.Number
+	var err error
+	if s.Recent, err = r.Forge.RecentComments(ctx, s.Issue, max(o.Window, 3)); err != nil {
+		return r.Where.Error(fmt.Sprintf("read the last comments of issue #%d", number), err)
 	}
 	s.Labels = s.Recent.Labels
+	s.Older, s.Status, s.followed = nil, nil, false
 	pages := MaxStatusPages
 	switch {
 	case o.All:
@@ -126,16 +168,18 @@ func (r *Reader) ReadIssue(ctx context.Context, issue guard.Issue, o ReadOptions
 	case o.Shallow:
 		pages = 0
 	}
-	if err := r.findStatus(ctx, s, pages, o.All); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return r.findStatus(ctx, s, pages, o.All)
 }
 
 // More reads further back until at least n of the last comments are in
 // Recent, or the first comment is (a configuration that asks for a larger
 // window than the first read).
 func (r *Reader) More(ctx context.Context, s *Snapshot, n int) error {
+	if s.followed && len(s.Recent.Comments) < n && !s.All {
+		// The anchor's last comments are fewer than the configuration
+		// asks for: read them from the timeline.
+		return r.readTimeline(ctx, s, ReadOptions{Window: n})
+	}
 	for len(s.Recent.Comments) < n && s.Recent.Start > 0 && len(s.Older) == 0 {
 		page, err := r.Forge.CommentsBefore(ctx, s.Issue.Number, s.Recent.Start)
 		if err != nil {

@@ -142,7 +142,7 @@ var rows = []row{
 		func(r *Resolved, v Value) bool { r.Token = strings.TrimSpace(v.Text); return true }).
 		actionDefault("${{ github.token }}"),
 	newRow("admin-token", Secret, "", "a token", inInput,
-		"Token of a repository admin, e.g. ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}. The guard uses it to lock issues (the Actions token cannot lock) and to ask the server whether a user is a repository admin, which recognizes approvals when budget-admins is empty. Without it a refused lock or an unanswered admin check is reported in the status comment, never a crash. A secret: never put it in .gitea/gns-guard.yml.",
+		"Token of the repository's owner (or a repository admin), e.g. ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}. The guard uses it to write each issue's anchor (the Actions variable GNS_GUARD_ANCHOR_<number>, which only the owner can write: it catches a rolled-back or deleted ledger), to lock issues (the Actions token cannot lock) and to ask the server whether a user is a repository admin, which recognizes approvals when budget-admins is empty. Without it a refused lock, anchor write or admin check is reported in the status comment, never a crash. A secret: never put it in .gitea/gns-guard.yml.",
 		func(r *Resolved, v Value) bool { r.AdminToken = strings.TrimSpace(v.Text); return true }),
 	enumRow("fail-on", "violation", inInput|inFile|inFlag, []string{"violation", "never"},
 		func(c *guard.Config) *string { return &c.FailOn },

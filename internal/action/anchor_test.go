@@ -1,0 +1,231 @@
+package action_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// anchoredInputs are the inputs of a guard that keeps an anchor: a ledger
+// key, and admin-token, a token of the repository's owner (here the site
+// administrator, who owns the tests' repositories).
+func anchoredInputs(f *actiontest.Repo, more ...string) []string {
+	return append([]string{"ledger-key", ledgerKey, "admin-token", f.S.AdminToken}, more...)
+}
+
+// anchorOf reads issue n's anchor variable as the owner ("" when none).
+func anchorOf(t *testing.T, f *actiontest.Repo, n int64) string {
+	t.Helper()
+	var vars []struct {
+		Name string `json:"name"`
+		Data string `json:"data"`
+	}
+	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables?limit=50"), nil, &vars)
+	for _, v := range vars {
+		if strings.EqualFold(v.Name, guard.AnchorName(n)) {
+			return v.Data
+		}
+	}
+	return ""
+}
+
+// anchoredIssue opens a healthy issue and runs the anchored guard on it:
+// the status comment holds record 1, and the anchor seals it.
+func anchoredIssue(t *testing.T, f *actiontest.Repo, title string) (int64, actiontest.Delivery) {
+	t.Helper()
+	n, d := f.Open(t, title, example(t, "healthy.md"), governed...)
+	r := f.Run(t, d, anchoredInputs(f)...)
+	r.Expect(t, 0, "pass")
+	a := anchorOf(t, f, n)
+	if !strings.HasPrefix(a, "gns-guard:anchor v1 {") || !strings.Contains(a, `"seq":1,`) {
+		t.Fatalf("the first run left no anchor of record 1: %q\n%s", a, r.String())
+	}
+	return n, d
+}
+
+// progress is the agent's honest step: 1,000 tokens consumed.
+func progress(t *testing.T, body string, consumed, remaining int) string {
+	t.Helper()
+	return replace(t, body, fmt.Sprintf("consumed: %d", consumed), fmt.Sprintf("consumed: %d", consumed+1000),
+		fmt.Sprintf("remaining: %d", remaining), fmt.Sprintf("remaining: %d", remaining-1000))
+}
+
+// TestAnchorCatchesARollbackInTheWindow: an agent keeps a copy of the
+// guard's status comment, lets the guard accept another agent's report,
+// and within seconds of the guard's write puts the copy back and lowers
+// consumed again. The record it put back verifies — the guard signed it —
+// but it is older than the one the anchor seals.
+func TestAnchorCatchesARollbackInTheWindow(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	n, _ := anchoredIssue(t, f, "rollback")
+	copyOf := f.Status(t, n)
+	before := f.Issue(t, n).Body
+
+	r := f.Run(t, f.EditBody(t, n, f.Admin(), progress(t, before, 6200, 13800)), anchoredInputs(f)...)
+	r.Expect(t, 0, "pass")
+	if !strings.Contains(anchorOf(t, f, n), `"seq":2,`) {
+		t.Fatalf("the accepted report did not move the anchor to record 2: %q\n%s", anchorOf(t, f, n), r.String())
+	}
+	wrote := time.Now()
+	f.EditComment(t, n, copyOf.ID, agent, copyOf.Body)
+	d := f.EditBody(t, n, agent, before)
+	t.Logf("the copy was put back %.1f s after the guard's write", time.Since(wrote).Seconds())
+	expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "older than record 2", "put back an old copy")
+}
+
+// TestAnchorCatchesADeletionReset: an agent deletes every comment of the
+// guard's — and, in the second case, the label definitions the guard
+// touched, which takes their timeline entries with them — so that the
+// issue looks new, then raises its budget. The anchor is still there.
+func TestAnchorCatchesADeletionReset(t *testing.T) {
+	for _, labelsToo := range []bool{false, true} {
+		t.Run(fmt.Sprintf("labels deleted %v", labelsToo), func(t *testing.T) {
+			f := newFixture(t)
+			agent := f.User(t, "agent", giteatest.PermWrite)
+			n, _ := anchoredIssue(t, f, "reset")
+			for _, c := range f.Comments(t, n) {
+				if c.User.Login == f.Bot {
+					f.DeleteComment(t, c.ID, agent)
+				}
+			}
+			if labelsToo {
+				for _, id := range actiontest.LabelIDs(t, f.S, f.Owner, f.Name, governed...) {
+					f.API(t, f.S.AdminToken, http.MethodDelete, f.Path("/labels/%d", id), nil, nil)
+				}
+			}
+			raised := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 90000", "remaining: 13800", "remaining: 83800")
+			d := f.EditBody(t, n, agent, raised)
+			expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "is gone, although its anchor", guard.AnchorName(n))
+		})
+	}
+}
+
+// TestAnchorAgentsCannotWrite: Gitea lets only the repository's owner (or
+// a site admin) write Actions variables: an agent with write access gets
+// 403. An anchor someone with those rights wrote by hand is not the
+// guard's: it does not verify, and the run fails saying so.
+func TestAnchorAgentsCannotWrite(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	n, d := anchoredIssue(t, f, "forged anchor")
+	path := f.Path("/actions/variables/%s", guard.AnchorName(n))
+	err := actiontest.API(t.Context(), f.S, agent.Token, http.MethodPut, path, map[string]string{"value": "gns-guard:anchor v1 {} kid=- sig=unsigned"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 403") {
+		t.Fatalf("an agent wrote the anchor variable: %v", err)
+	}
+	forged := strings.Replace(anchorOf(t, f, n), `"seq":1,`, `"seq":0,`, 1)
+	f.API(t, f.S.AdminToken, http.MethodPut, path, map[string]string{"value": forged}, nil)
+	expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "does not verify against key", guard.AnchorName(n))
+}
+
+// TestAnchorRotation: a new ledger-key with the old one as
+// ledger-key-previous verifies the record and the anchor the old key
+// signed, and signs both anew; without the previous key the run fails
+// with a key problem, not an edit.
+func TestAnchorRotation(t *testing.T) {
+	f := newFixture(t)
+	n, d := anchoredIssue(t, f, "rotation")
+	newKey := "the rotated ledger key"
+	oldID := guard.SecretKeys([]byte(ledgerKey)).KeyIDs()[0]
+	newID := guard.SecretKeys([]byte(newKey)).KeyIDs()[0]
+	r := f.Run(t, d, "ledger-key", newKey, "ledger-key-previous", ledgerKey, "admin-token", f.S.AdminToken)
+	r.Expect(t, 0, "pass")
+	if st, a := f.Status(t, n).Body, anchorOf(t, f, n); !strings.Contains(st, "kid="+newID) || !strings.Contains(a, "kid="+newID) {
+		t.Fatalf("the record and the anchor were not signed anew with key %s (old %s):\n%s\nanchor %s", newID, oldID, st, a)
+	}
+	r = f.Run(t, d, "ledger-key", "a third key nobody told the workflow about", "admin-token", f.S.AdminToken)
+	r.Expect(t, 1, "fail")
+	if out := r.String(); !strings.Contains(out, "which this workflow does not hold") || !strings.Contains(out, "ledger-key-previous") {
+		t.Errorf("a key the workflow does not hold is reported as a key problem:\n%s", r.String())
+	}
+}
+
+// labelNoise adds and removes non-governance labels on issue n, events
+// times in all, from several clients at once.
+func labelNoise(t testing.TB, f *actiontest.Repo, n int64, events int) {
+	t.Helper()
+	const workers = 8
+	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, "noise-0", "noise-1", "noise-2", "noise-3", "noise-4", "noise-5", "noise-6", "noise-7")
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < events/2; i += workers {
+				if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": []int64{ids[w]}}, nil); err != nil {
+					errs <- err
+					return
+				}
+				if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodDelete, f.Path("/issues/%d/labels/%d", n, ids[w]), nil, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// TestCleanPassAfterLabelNoise: 600 label events on the issue after the
+// guard's last write, and a clean pass still costs two requests: the
+// issue, and the comments updated since the anchor's time. The status
+// comment is never searched for on the timeline.
+func TestCleanPassAfterLabelNoise(t *testing.T) {
+	f := newFixture(t)
+	n, d := anchoredIssue(t, f, "label noise")
+	labelNoise(t, f, n, 600)
+	r := f.Run(t, d, anchoredInputs(f)...)
+	r.Expect(t, 0, "pass")
+	if r.Requests != 2 || len(r.Writes) != 0 {
+		t.Errorf("a clean pass after 600 label events made %d requests and wrote %q; want 2 and nothing\n%s", r.Requests, r.Writes, r.String())
+	}
+	// Without an anchor (a runner that hands none over, no admin-token)
+	// the same pass reads the timeline's tail and searches it for the
+	// status comment.
+	st := f.Step("ledger-key", ledgerKey)
+	st.Env["GNS_GUARD_ANCHOR"] = ""
+	r = st.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if r.Requests <= 2 {
+		t.Errorf("without an anchor the pass made %d requests: the label noise did not bury the status comment", r.Requests)
+	}
+	t.Logf("without an anchor the same clean pass makes %d requests", r.Requests)
+}
+
+// BenchmarkCleanPassAfter20000LabelEvents: the request count of a clean
+// pass after 20,000 label events (reported as requests/op; the count is
+// asserted too).
+func BenchmarkCleanPassAfter20000LabelEvents(b *testing.B) {
+	s := giteatest.Require(b)
+	owner, name := s.NewRepo(b)
+	f := actiontest.UseRepo(b, s, owner, name)
+	n, d := f.Open(b, "20,000 label events", func(n int64) string { return actiontest.Example(b, "healthy.md", n) }, governed...)
+	f.Run(b, d, anchoredInputs(f)...).Expect(b, 0, "pass")
+	start := time.Now()
+	labelNoise(b, f, n, 20000)
+	b.Logf("20,000 label events made in %s", time.Since(start).Round(time.Second))
+	b.ResetTimer()
+	requests := 0
+	for range b.N {
+		r := f.Run(b, d, anchoredInputs(f)...)
+		r.Expect(b, 0, "pass")
+		if r.Requests != 2 || len(r.Writes) != 0 {
+			b.Fatalf("a clean pass made %d requests and wrote %q; want 2 and nothing", r.Requests, r.Writes)
+		}
+		requests += r.Requests
+	}
+	b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
+}

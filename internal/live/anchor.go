@@ -1,0 +1,122 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// AnchorStore reads and writes the repository variables that hold the
+// issues' anchors: the admin token's client (only the repository's owner
+// may read or write Actions variables).
+type AnchorStore interface {
+	Variable(ctx context.Context, name string) (string, bool, error)
+	SetVariable(ctx context.Context, name, value string, exists bool) error
+}
+
+// sinceReader is a forge that reads the comments updated since a time in
+// one request (the real client; the reader's fakes need not).
+type sinceReader interface {
+	CommentsSince(ctx context.Context, number int64, since time.Time) ([]guard.Comment, error)
+}
+
+// Anchors say where the reader finds the issues' anchors.
+type Anchors struct {
+	// Handed is what the runner handed the step in GNS_GUARD_ANCHOR
+	// (action.yml): "N:TEXT", the value of issue N's anchor variable ("N:"
+	// when there is none), read when the run's job was picked up. It costs
+	// no request.
+	Handed string
+	// Store reads anchors the runner did not hand over, and writes them
+	// (nil: admin-token is not set).
+	Store AnchorStore
+}
+
+// anchorState finds what can be known of issue n's anchor: from the
+// runner (no request), else from the store (one request), else nothing.
+// A store that may not read variables leaves it unknown, with a note.
+func (r *Reader) anchorState(ctx context.Context, n int64) (guard.AnchorState, string, error) {
+	st := guard.AnchorState{Writable: r.Anchors.Store != nil}
+	if num, text, ok := strings.Cut(r.Anchors.Handed, ":"); ok && num == strconv.FormatInt(n, 10) {
+		st.Known, st.Text = true, text
+		return st, "", nil
+	}
+	if r.Anchors.Store == nil {
+		return st, "", nil
+	}
+	text, _, err := r.Anchors.Store.Variable(ctx, guard.AnchorName(n))
+	switch {
+	case errors.Is(err, guard.ErrForbidden), errors.Is(err, guard.ErrUnauthorized):
+		st.Writable = false
+		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: Actions variables need the repository owner's token (or a site admin's); without the anchor, a copy of an older status comment put back is not caught", guard.AnchorName(n)), nil
+	case err != nil:
+		return st, "", r.Where.Error("read the anchor variable "+guard.AnchorName(n), err)
+	}
+	st.Known, st.Text = true, text
+	return st, "", nil
+}
+
+// follow reads the issue's comments the constant-cost way its anchor
+// points to: the comments updated since the anchor's time, in one
+// request, which must hold the status comment and the last comments the
+// anchor names (a comment deleted since, or a pointer that does not hold,
+// sends the caller to the timeline). It also gives up when the governance
+// labels moved since the record: who moved them is on the timeline.
+func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
+	n := s.Issue.Number
+	sr, ok := r.Forge.(sinceReader)
+	if !ok || !s.Anchor.Known || s.Anchor.Text == "" {
+		return false
+	}
+	a, _ := guard.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, n, r.Keys)
+	if a == nil || (len(a.Tail) < window && !a.First) {
+		return false
+	}
+	comments, err := sr.CommentsSince(ctx, n, time.Unix(a.Since, 0))
+	if err != nil {
+		return false // the timeline's read reports what is wrong
+	}
+	at := func(id int64) int {
+		return slices.IndexFunc(comments, func(c guard.Comment) bool { return c.ID == id })
+	}
+	si := at(a.Status)
+	if si < 0 || (s.Guard != "" && comments[si].Author != s.Guard) {
+		return false
+	}
+	for _, id := range a.Tail {
+		if at(id) < 0 {
+			return false
+		}
+	}
+	status := comments[si]
+	l, _ := guard.ReadLedger(&status, n, r.Keys)
+	if l == nil || guard.LabelsMoved(l, s.Issue, guard.DefaultConfig()) {
+		return false
+	}
+	var first int64
+	if len(a.Tail) > 0 {
+		first = a.Tail[0]
+	}
+	var recent, older []guard.Comment
+	for _, c := range comments {
+		if c.ID >= first {
+			recent = append(recent, c)
+		} else {
+			older = append(older, c)
+		}
+	}
+	s.Recent = guard.CommentPage{Comments: recent}
+	s.Older, s.Labels = older, nil
+	s.Status = &status
+	if s.Guard == "" {
+		s.Guard = status.Author
+	}
+	s.All, s.followed = a.First, true
+	return true
+}
