@@ -97,7 +97,7 @@ func checkLog(t *testing.T, stdout string, tokens []string, who string) {
 // each, with the result the guard decided.
 func checkOutputs(t *testing.T, r actiontest.Result, result string) {
 	t.Helper()
-	want := []string{"archive-comment-ids", "budget-remaining", "checkpoint-tokens", "context-ratio", "context-tokens", "depth", "max-depth", "metrics", "pruned", "result", "status-comment-id", "violations"}
+	want := []string{"archive-comment-ids", "budget-remaining", "checkpoint-tokens", "context-ratio", "context-tokens", "depth", "max-depth", "metrics", "pruned", "result", "status-comment-id", "violations", "warnings"}
 	var got []string
 	for k, v := range r.Outputs {
 		got = append(got, k)

@@ -74,6 +74,7 @@ func (r *runner) report(p *guard.Plan, res applied) {
 		r.log.infof("gns-guard: issue #%d is not governed (no checkpoint block, no cascade:: or budget:: label): nothing to do", n)
 		r.kit.output("result", "skipped")
 		r.kit.output("violations", "[]")
+		r.kit.output("warnings", "[]")
 		r.kit.output("pruned", "false")
 		r.kit.output("archive-comment-ids", "[]")
 		return
@@ -108,9 +109,12 @@ func (r *runner) report(p *guard.Plan, res applied) {
 		violations = append(violations, v.Finding)
 	}
 	vj, _ := json.Marshal(violations)
+	warnings := p.Warnings[:min(len(p.Warnings), guard.MaxListed)]
+	wj, _ := json.Marshal(finding.Sort(append([]finding.Finding{}, warnings...)))
 	ids, _ := json.Marshal(nonNil(res.archiveIDs))
 	r.kit.output("result", result)
 	r.kit.output("violations", string(vj))
+	r.kit.output("warnings", string(wj))
 	// A dry run reports what it would do, as its figures do: they measure
 	// the pruned checkpoint.
 	pruned := res.pruned || (cfg.DryRun && p.Prune != nil)
@@ -194,6 +198,9 @@ func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied
 	done := guard.Applied{Notes: res.notes, Pruned: p.Prune != nil, Locked: p.Lock != ""}
 	if st := guard.PlanStatus(in, p, s.Status, done, r.serverTime()); st.Do {
 		res.writes = append(res.writes, st.Write.Planned())
+		if in.Anchor.Writable {
+			res.writes = append(res.writes, "write the anchor "+guard.AnchorName(in.Issue.Number))
+		}
 	}
 	return res
 }

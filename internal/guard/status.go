@@ -21,6 +21,7 @@ func (e *eval) report() {
 func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record string) string {
 	var b strings.Builder
 	b.WriteString(StatusMarker(issue) + "\n")
+	waiting := waitingForPerson(p)
 	if p.Resolved {
 		b.WriteString("## ✅ gns-guard: all clear\n\nNo violations.")
 		if len(p.Warnings) > 0 {
@@ -29,9 +30,16 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record strin
 		} else {
 			b.WriteString("\n")
 		}
+	} else if waiting == len(p.Violations) {
+		b.WriteString("## ⏸️ gns-guard: waiting for a person\n\n")
+		b.WriteString(waitingText(cfg) + "\n\n")
+		findingsTable(&b, p.Findings(), p.Links)
 	} else {
 		fmt.Fprintf(&b, "## ❌ gns-guard: %d violation(s)\n\n", len(p.Violations))
 		b.WriteString("The workflow must not go on until these are fixed. Line:column count in the issue body.\n\n")
+		if waiting > 0 {
+			b.WriteString(waitingText(cfg) + "\n\n")
+		}
 		findingsTable(&b, p.Findings(), p.Links)
 	}
 	b.WriteString("\n")
@@ -39,6 +47,8 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record strin
 	// depth): a new comment changes the entry load, and rewriting an
 	// all-clear comment for it would cost every comment event a write.
 	writeNumbers(&b, p.Numbers, !p.Resolved)
+	writeBudgetWarning(&b, p, cfg)
+	writeBurn(&b, issue, p, MaxCommentChars-len([]rune(record))-2000)
 	if l := p.Ledger; l != nil {
 		b.WriteString("\n" + ledgerLine(p, cfg) + "\n")
 	}

@@ -16,6 +16,8 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 		return b.String()
 	case p.Resolved:
 		fmt.Fprintf(&b, "## ✅ gns-guard: issue #%d is clear\n\n", issue)
+	case waitingForPerson(p) == len(p.Violations):
+		fmt.Fprintf(&b, "## ⏸️ gns-guard: issue #%d is waiting for a person\n\n%s\n\n", issue, waitingText(cfg))
 	default:
 		fmt.Fprintf(&b, "## ❌ gns-guard: issue #%d has %d violation(s)\n\n", issue, len(p.Violations))
 	}
@@ -40,6 +42,8 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 	}
 	b.WriteString("\n")
 	writeNumbers(&b, p.Numbers, true)
+	writeBudgetWarning(&b, p, cfg)
+	writeBurn(&b, issue, p, MaxCommentChars)
 	for _, n := range notes {
 		b.WriteString("- " + n + "\n")
 	}

@@ -1,0 +1,412 @@
+package burn
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// Point is one accepted step of an issue: its ordinal (1 for the first
+// accepted agent report), when it was accepted (zero when unknown), the agent
+// whose report it was, and the budget's consumed and remaining tokens after it.
+// A point with no agent is no agent's step: the start of the series (what
+// was consumed before it is not attributed) or a new budget (pruning started
+// a new phase).
+type Point struct {
+	Step                int
+	At                  time.Time
+	Agent               string
+	Consumed, Remaining int64
+}
+
+// Series is the burn of one issue: its number, title, total budget (0 when
+// unknown) and accepted steps, oldest first.
+type Series struct {
+	Issue  int64
+	Title  string
+	Total  int64
+	Points []Point
+}
+
+// MaxPoints is how many points a chart draws at most: the newest ones.
+const MaxPoints = 24
+
+// MaxIssues is how many issues RepoChart draws at most: those that consumed
+// the most.
+const MaxIssues = 8
+
+// Report is what the guard reads from one accepted agent result comment: the
+// footer's agent and budget, and when the comment was written.
+type Report struct {
+	At                          time.Time
+	Agent                       string
+	Before, Consumed, Remaining int64
+}
+
+// FromReports builds the series of an issue from its accepted agent reports,
+// oldest first; steps are numbered from 1.
+func FromReports(issue int64, title string, total int64, rs []Report) Series {
+	s := Series{Issue: issue, Title: title, Total: total}
+	for i, r := range rs {
+		s.Points = append(s.Points, Point{Step: i + 1, At: r.At, Agent: r.Agent, Consumed: r.Consumed, Remaining: r.Remaining})
+	}
+	return s
+}
+
+// Append adds p to points and keeps only the newest most of them (MaxPoints
+// when most is 0 or less). A point whose step is not after the last one is
+// numbered after it.
+func Append(points []Point, p Point, most int) []Point {
+	if most <= 0 {
+		most = MaxPoints
+	}
+	if n := len(points); n > 0 && p.Step <= points[n-1].Step {
+		p.Step = points[n-1].Step + 1
+	}
+	out := append(slices.Clone(points), p)
+	if len(out) > most {
+		out = out[len(out)-most:]
+	}
+	return out
+}
+
+// palette is the fixed set of line colours, in order, with the square that
+// names each colour in a legend.
+var palette = []struct{ hex, square, name string }{
+	{"#2563eb", "🟦", "blue"},
+	{"#ea580c", "🟧", "orange"},
+	{"#16a34a", "🟩", "green"},
+	{"#dc2626", "🟥", "red"},
+	{"#9333ea", "🟪", "purple"},
+	{"#92400e", "🟫", "brown"},
+	{"#ca8a04", "🟨", "yellow"},
+	{"#111827", "⬛", "black"},
+}
+
+// directive sets the line colours of an xychart; it holds no untrusted text.
+func directive(n int) string {
+	cols := make([]string, 0, n)
+	for i := range min(n, len(palette)) {
+		cols = append(cols, palette[i].hex)
+	}
+	return `%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "` + strings.Join(cols, ", ") + `"}}}}%%`
+}
+
+// IssueChart draws consumed (blue) and remaining (orange) tokens over the
+// accepted steps of one issue as a Mermaid xychart in a ```mermaid block;
+// "" when the series has fewer than 2 points. Only the newest MaxPoints
+// points are drawn.
+func IssueChart(s Series) string {
+	pts := s.Points
+	if len(pts) < 2 {
+		return ""
+	}
+	if len(pts) > MaxPoints {
+		pts = pts[len(pts)-MaxPoints:]
+	}
+	labels := make([]string, len(pts))
+	consumed := make([]int64, len(pts))
+	remaining := make([]int64, len(pts))
+	top := s.Total
+	for i, p := range pts {
+		labels[i] = strconv.Itoa(p.Step) + " " + stepName(p, i)
+		consumed[i] = max(0, p.Consumed)
+		remaining[i] = max(0, p.Remaining)
+		top = max(top, consumed[i], remaining[i])
+	}
+	title := fmt.Sprintf("Issue #%d: consumed (blue) and remaining (orange) tokens", s.Issue)
+	if t := Text(s.Title, 40); t != "" {
+		title = fmt.Sprintf("#%d %s: consumed (blue), remaining (orange)", s.Issue, t)
+	}
+	var b strings.Builder
+	b.WriteString("```mermaid\n")
+	b.WriteString(directive(2) + "\n")
+	b.WriteString("xychart-beta\n")
+	b.WriteString("    title \"" + title + "\"\n")
+	fmt.Fprintf(&b, "    x-axis %s\n", categories(labels))
+	fmt.Fprintf(&b, "    y-axis \"tokens\" 0 --> %d\n", niceTop(top))
+	fmt.Fprintf(&b, "    line %s\n", numbers(consumed))
+	fmt.Fprintf(&b, "    line %s\n", numbers(remaining))
+	b.WriteString("```\n")
+	return b.String()
+}
+
+// RepoChart draws the tokens consumed over time by each issue, one line per
+// issue, as a Mermaid xychart in a ```mermaid block followed by a one-line
+// Markdown legend naming the colour of each issue. Points without a time are
+// left out; an issue's line holds its last known value between its steps and
+// 0 before its first. It draws at most MaxIssues issues (those that consumed
+// the most) over at most MaxPoints moments, and returns "" when fewer than 2
+// moments are known.
+func RepoChart(ss []Series) string {
+	type line struct {
+		s   Series
+		pts []Point
+	}
+	var lines []line
+	var times []time.Time
+	for _, s := range ss {
+		var pts []Point
+		for _, p := range s.Points {
+			if !p.At.IsZero() {
+				pts = append(pts, p)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		slices.SortStableFunc(pts, func(a, b Point) int { return a.At.Compare(b.At) })
+		lines = append(lines, line{s, pts})
+		for _, p := range pts {
+			times = append(times, p.At.UTC())
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b line) int {
+		ca, cb := a.pts[len(a.pts)-1].Consumed, b.pts[len(b.pts)-1].Consumed
+		if ca != cb {
+			if ca > cb {
+				return -1
+			}
+			return 1
+		}
+		if a.s.Issue < b.s.Issue {
+			return -1
+		}
+		if a.s.Issue > b.s.Issue {
+			return 1
+		}
+		return 0
+	})
+	more := 0
+	if len(lines) > MaxIssues {
+		more = len(lines) - MaxIssues
+		lines = lines[:MaxIssues]
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	times = slices.CompactFunc(times, time.Time.Equal)
+	if len(times) < 2 {
+		return ""
+	}
+	if len(times) > MaxPoints {
+		first, last := times[0], times[len(times)-1]
+		span := last.Sub(first)
+		picked := make([]time.Time, MaxPoints)
+		for i := range picked {
+			picked[i] = first.Add(span * time.Duration(i) / time.Duration(MaxPoints-1))
+		}
+		picked[MaxPoints-1] = last
+		times = picked
+	}
+	layout := "15:04"
+	if times[0].Format("2006-01-02") != times[len(times)-1].Format("2006-01-02") {
+		layout = "01-02 15:04"
+	}
+	labels := make([]string, len(times))
+	for i, t := range times {
+		labels[i] = t.Format(layout)
+	}
+	var top int64
+	var b strings.Builder
+	var plots []string
+	for _, l := range lines {
+		vals := make([]int64, len(times))
+		j := 0
+		var cur int64
+		for i, t := range times {
+			for j < len(l.pts) && !l.pts[j].At.After(t) {
+				cur = max(0, l.pts[j].Consumed)
+				j++
+			}
+			vals[i] = cur
+			top = max(top, cur)
+		}
+		plots = append(plots, "    line "+numbers(vals)+"\n")
+	}
+	b.WriteString("```mermaid\n")
+	b.WriteString(directive(len(lines)) + "\n")
+	b.WriteString("xychart-beta\n")
+	b.WriteString("    title \"Tokens consumed per issue (UTC)\"\n")
+	fmt.Fprintf(&b, "    x-axis %s\n", categories(labels))
+	fmt.Fprintf(&b, "    y-axis \"tokens\" 0 --> %d\n", niceTop(top))
+	for _, p := range plots {
+		b.WriteString(p)
+	}
+	b.WriteString("```\n")
+	legend := make([]string, len(lines))
+	for i, l := range lines {
+		legend[i] = fmt.Sprintf("%s #%d %s", palette[i].square, l.s.Issue, markdown.Cell(l.s.Title, 40))
+	}
+	b.WriteString("\n" + strings.Join(legend, " · "))
+	if more > 0 {
+		fmt.Fprintf(&b, " · %d more not drawn", more)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// AgentTable is a Markdown table of the tokens each agent spent on the issue:
+// the sum of the increases of consumed its accepted steps brought, its steps
+// and its share, the biggest spender first. Consumed counts from 0 at step 1;
+// a point with no agent (the start, or a new budget) only moves the baseline,
+// and what was consumed before the first point, when the series does not
+// start at step 1 or starts with no agent, shows as a row of its own. A
+// decrease of consumed counts as 0. "" when no agent spent anything known.
+func AgentTable(s Series) string {
+	type row struct {
+		agent  string
+		steps  int
+		tokens int64
+	}
+	var rows []*row
+	byAgent := map[string]*row{}
+	var earlier, sum int64
+	prev := int64(0)
+	for i, p := range s.Points {
+		d := max(0, p.Consumed-prev)
+		prev = p.Consumed
+		if i == 0 && (p.Step > 1 || p.Agent == "") {
+			earlier = max(0, p.Consumed)
+			continue
+		}
+		if p.Agent == "" {
+			continue
+		}
+		r := byAgent[p.Agent]
+		if r == nil {
+			r = &row{agent: p.Agent}
+			byAgent[p.Agent] = r
+			rows = append(rows, r)
+		}
+		r.steps++
+		r.tokens += d
+		sum += d
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(rows, func(a, b *row) int {
+		if a.tokens != b.tokens {
+			if a.tokens > b.tokens {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.agent, b.agent)
+	})
+	var b strings.Builder
+	b.WriteString("| Agent | Steps | Tokens | Share |\n|---|--:|--:|--:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", markdown.Cell(r.agent, 40), r.steps, Thousands(r.tokens), share(r.tokens, sum))
+	}
+	if earlier > 0 {
+		fmt.Fprintf(&b, "| (before step %d) | – | %s | – |\n", s.Points[0].Step+1, Thousands(earlier))
+	}
+	return b.String()
+}
+
+// stepName names the i-th drawn point on the x axis: its agent, or what a
+// point with no agent is.
+func stepName(p Point, i int) string {
+	switch {
+	case p.Agent != "":
+		return Text(p.Agent, 16)
+	case i == 0:
+		return "start"
+	}
+	return "new budget"
+}
+
+// share is part of whole as a whole percentage.
+func share(part, whole int64) string {
+	if whole <= 0 {
+		return "–"
+	}
+	return strconv.FormatInt((part*100+whole/2)/whole, 10) + "%"
+}
+
+// Thousands writes n with a comma between groups of three digits.
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Text reduces untrusted text to what a chart can hold inertly: letters,
+// digits, spaces and - _ . , : / + ( ) ' ? !, at most most characters (0: no
+// limit). Everything else (quotes, backticks, %, #, ;, {, }, [, ], <, >, &,
+// line breaks) becomes a space, so the text cannot close a string, the code
+// fence or the chart, start a directive or comment, or name an entity.
+func Text(s string, most int) string {
+	var b strings.Builder
+	space := false
+	for _, c := range s {
+		ok := unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("-_.,:/+()'?!", c)
+		if !ok {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(c)
+	}
+	r := []rune(b.String())
+	if most > 0 && len(r) > most {
+		r = append(r[:most-1], '…')
+	}
+	return string(r)
+}
+
+// categories writes labels as a Mermaid x-axis list of quoted strings; the
+// labels are already inert.
+func categories(labels []string) string {
+	q := make([]string, len(labels))
+	for i, l := range labels {
+		q[i] = `"` + l + `"`
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// numbers writes values as a Mermaid data list.
+func numbers(vs []int64) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.FormatInt(v, 10)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// niceTop rounds the top of the y axis up to 1, 2 or 5 times a power of ten,
+// so the axis reads well; at least 10.
+func niceTop(v int64) int64 {
+	if v < 10 {
+		return 10
+	}
+	for p := int64(10); ; p *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if m*p >= v {
+				return m * p
+			}
+		}
+		if p > (1<<62)/10 {
+			return v
+		}
+	}
+}
