@@ -104,6 +104,9 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if set.Mode == "dashboard" {
+		return r.dashboard(ctx, apiURL, token, owner, name, set)
+	}
 	if set.IssueNumber > 0 {
 		r.event.Number = set.IssueNumber
 	}
@@ -122,9 +125,13 @@ func (r *runner) run(ctx context.Context) error {
 		TokenIsGuard: true,
 		Keys:         set.Config.Keys(),
 	}
+	r.reader.Anchors.Handed = r.o.Getenv(AnchorEnv)
 	if set.AdminToken != "" {
 		if r.reader.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
 			return err
+		}
+		if store, ok := r.reader.Admin.(live.AnchorStore); ok {
+			r.reader.Anchors.Store = store
 		}
 	}
 	if t := r.o.Getenv(ActionsTokenEnv); t != "" && t == token {
@@ -188,6 +195,12 @@ func (r *runner) readEnvironment() (apiURL, owner, name string, err error) {
 	r.event = ev
 	return api, owner, name, nil
 }
+
+// AnchorEnv is set by action.yml to the event's issue number, a colon and
+// the value of that issue's anchor variable (docs/ledger.md): the runner
+// reads repository variables when it picks the job up, so the anchor costs
+// the step no request.
+const AnchorEnv = "GNS_GUARD_ANCHOR"
 
 // ActionsTokenEnv is set by action.yml to ${{ github.token }}: the token
 // input equal to it is the Actions token, whose user is known.

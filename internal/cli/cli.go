@@ -105,6 +105,7 @@ Usage:
   gns-guard context --body FILE [--comments FILE] [flags]   (offline)
   gns-guard report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]
   gns-guard recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]
+  gns-guard status --repo OWNER/NAME [--format text|json|markdown] [--publish]
   gns-guard init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]
   gns-guard keygen [--format text|json]
   gns-guard pubkey [--format text|json]    (the public key of $GNS_GUARD_LEDGER_KEY)
@@ -121,7 +122,7 @@ Run 'gns-guard VERB -h' for a verb's flags.
 `
 
 // verbs are the verbs run dispatches, in the order usage lists them.
-var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "init", "keygen", "pubkey", "schema", "rules", "version", "action"}
+var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "status", "init", "keygen", "pubkey", "schema", "rules", "version", "action"}
 
 // Main runs the command line args and returns the exit code: the one place
 // where an outcome becomes a code (package exit's table).
@@ -287,6 +288,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return runReport(ctx, rest, env)
 	case "recover":
 		return runRecover(ctx, rest, env)
+	case "status":
+		return runStatus(ctx, rest, env)
 	case "init":
 		return runInit(ctx, rest, env)
 	case "keygen":

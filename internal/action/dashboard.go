@@ -1,0 +1,89 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/dashboard"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/version"
+)
+
+// dashboard runs `mode: dashboard`: on a schedule or workflow_dispatch run
+// it judges every open governed issue of the repository as the guard would
+// (writing nothing to them) and keeps the repository's one dashboard
+// issue, as `gns-guard status --publish` does. The run passes when the
+// dashboard is written, whatever the issues' verdicts (each issue's own
+// runs fail for its violations); it fails only when it could not run.
+func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name string, set settings.Resolved) error {
+	if ev := r.event.Name; ev != "schedule" && ev != "workflow_dispatch" {
+		r.log.infof("gns-guard: nothing to do: mode dashboard keeps the dashboard on schedule and workflow_dispatch runs, not on %q events", ev)
+		r.kit.output("result", "skipped")
+		return nil
+	}
+	fg, err := r.o.NewForge(apiURL, token, owner, name)
+	if err != nil {
+		return err
+	}
+	w, ok := fg.(dashboard.Writer)
+	if !ok {
+		return cannotRun(errors.New("mode dashboard: the server's client cannot list issues"))
+	}
+	rd := &live.Reader{
+		Forge:        fg,
+		Admin:        fg,
+		Where:        live.Where{Server: apiURL, Repo: r.repo, TokenHint: "check the token input"},
+		TokenIsGuard: true,
+		Keys:         set.Config.Keys(),
+	}
+	if set.AdminToken != "" {
+		if rd.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
+			return err
+		}
+	}
+	// The guard's user writes the dashboard and the issues' status
+	// comments: the Actions user for the Actions token (no request), else
+	// the token's own user (one request, not one an issue).
+	login := guard.ActionsUser
+	if t := r.o.Getenv(ActionsTokenEnv); t == "" || t != token {
+		if login, err = fg.Self(ctx); err != nil {
+			return rd.Where.Error("look up the token's user", err)
+		}
+	}
+	rd.Guard = login
+	set, _, err = rd.Config(ctx, nil, live.ConfigOptions{Commit: r.o.Getenv("GITHUB_SHA"), Top: []settings.Layer{r.inputs}})
+	if err != nil {
+		return err
+	}
+	rd.Keys = set.Config.Keys() // the file may publish ledger-public-key
+	sw := &dashboard.Sweep{
+		Reader: rd, Lister: w, Config: set.Config, Repo: r.repo, Now: r.o.Now,
+		Skip: func(is guard.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
+	}
+	if st, ok := fg.(interface{ ServerTime() time.Time }); ok {
+		sw.ServerNow = st.ServerTime
+	}
+	res, err := sw.Run(ctx)
+	if err != nil {
+		return err
+	}
+	body := dashboard.Body(res, version.String())
+	if set.Config.DryRun {
+		r.log.infof("gns-guard: dry run: the dashboard issue would be written (%d characters); nothing was written", len(body))
+		r.log.untrusted(dashboard.Text(res))
+		r.kit.output("result", "pass")
+		return nil
+	}
+	kept, err := dashboard.Keep(ctx, w, res.Listed, login, body)
+	if err != nil {
+		return rd.Where.Error("keep the dashboard issue", err)
+	}
+	r.log.infof("gns-guard: dashboard issue #%d %s: %d open governed issues (of %d open)", kept.Number, kept.Action, len(res.Rows), res.Open)
+	r.log.untrusted(dashboard.Text(res))
+	r.kit.summary(dashboard.Markdown(res))
+	r.kit.output("result", "pass")
+	return nil
+}

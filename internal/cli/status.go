@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/dashboard"
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/version"
+)
+
+// statusOptions are the flags of `status`.
+type statusOptions struct {
+	issueFlags
+	format  string
+	publish bool
+}
+
+// progressAfter is how many governed issues a sweep reads before it shows
+// its progress on a terminal.
+const progressAfter = 5
+
+// runStatus lists every open governed issue of a repository, judged as the
+// guard judges it, and with --publish keeps the repository's dashboard
+// issue. Exit 1 when an issue fails.
+func runStatus(ctx context.Context, args []string, env Env) error {
+	o := &statusOptions{}
+	fs := newFlags("status", env, "status --repo OWNER/NAME [--format text|json|markdown] [--publish] [--server URL] [--token T] [--config FILE] [--SETTING VALUE]...")
+	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN); --publish writes the dashboard as its user")
+	fs.StringVar(&o.config, "config", "", "a local configuration file to judge with instead of the repository's "+live.ConfigFile)
+	fs.StringVar(&o.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+guard.ActionsUser+")")
+	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledgers (default: trusted by author and marker)")
+	fs.StringVar(&o.format, "format", "text", "output format: text, json or markdown")
+	fs.BoolVar(&o.publish, "publish", false, "keep the repository's dashboard issue (marked "+dashboard.Marker+") with the table and a chart of budget burn")
+	o.settings = settings.Flags(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("status takes no arguments, got %s", strings.Join(pos, " "))
+	}
+	switch o.format {
+	case "text", "json", "markdown":
+	default:
+		return usageError("status: --format must be text, json or markdown, not %q", o.format)
+	}
+	rd, fg, err := o.openRepo(env)
+	if err != nil {
+		return err
+	}
+	set, err := o.resolve(ctx, "status", env, rd)
+	if err != nil {
+		return err
+	}
+	lister, ok := fg.(dashboard.Writer)
+	if !ok {
+		return cannotRun(fmt.Errorf("status: the server's client cannot list issues"))
+	}
+	// The dashboard's author is the token's user: it is known before the
+	// sweep, so the dashboard is never judged as an issue.
+	var login string
+	if o.publish {
+		if login, err = fg.Self(ctx); err != nil {
+			return rd.Where.Error("look up the token's user", err)
+		}
+	}
+	sw := &dashboard.Sweep{
+		Reader: rd, Lister: lister, Config: set.Config, Repo: o.repo, Now: env.Now,
+		Skip: func(is guard.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
+	}
+	if st, ok := fg.(interface{ ServerTime() time.Time }); ok {
+		sw.ServerNow = st.ServerTime
+	}
+	if isTerminal(env.Stderr) {
+		sw.Progress = func(done, total int) {
+			if total > progressAfter {
+				fmt.Fprintf(env.Stderr, "\rgns-guard: status: read %d of %d governed issues", done, total)
+				if done == total {
+					fmt.Fprintln(env.Stderr)
+				}
+			}
+		}
+	}
+	res, err := sw.Run(ctx)
+	if err != nil {
+		return err
+	}
+	if err := printStatus(env, o.format, res); err != nil {
+		return err
+	}
+	if o.publish {
+		kept, err := dashboard.Keep(ctx, lister, res.Listed, login, dashboard.Body(res, version.String()))
+		if err != nil {
+			return rd.Where.Error("keep the dashboard issue", err)
+		}
+		fmt.Fprintf(env.Stderr, "gns-guard: status: dashboard issue #%d %s\n", kept.Number, kept.Action)
+	}
+	if res.Failed() {
+		return exit.ErrViolations
+	}
+	return nil
+}
+
+// openRepo checks the repository flags and connects, as issueFlags.open
+// does for one issue.
+func (o *statusOptions) openRepo(env Env) (*live.Reader, guard.Forge, error) {
+	owner, name, ok := strings.Cut(o.repo, "/")
+	switch {
+	case o.repo == "":
+		return nil, nil, usageError("status: --repo OWNER/NAME is required")
+	case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
+		return nil, nil, usageError("status: --repo must be OWNER/NAME, not %q", o.repo)
+	}
+	o.owner, o.name = owner, name
+	server := firstOf(o.server, env.Getenv("GITHUB_SERVER_URL"))
+	if server == "" {
+		return nil, nil, usageError("status: no server: pass --server URL or set GITHUB_SERVER_URL")
+	}
+	token := firstOf(o.token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN"))
+	if o.ledgerKeyEnv != "" {
+		if o.ledgerKey = []byte(env.Getenv(o.ledgerKeyEnv)); len(o.ledgerKey) == 0 {
+			return nil, nil, usageError("status: --ledger-key-env %s: the variable is empty or not set", o.ledgerKeyEnv)
+		}
+	}
+	fg, err := connectForge(server, token, owner, name)
+	if err != nil {
+		return nil, nil, usageError("status: %v", err)
+	}
+	return &live.Reader{
+		Forge: fg,
+		Admin: fg,
+		Where: live.Where{Verb: "status", Server: server, Repo: o.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
+		Guard: o.guardUser,
+		Keys:  guard.SecretKeys(o.ledgerKey),
+	}, fg, nil
+}
+
+// printStatus prints the sweep in format. Inside Gitea Actions the text
+// and Markdown forms, which hold issue titles, go between stop-commands
+// markers (no issue text may run a workflow command).
+func printStatus(env Env, format string, res *dashboard.Result) error {
+	var out string
+	switch format {
+	case "json":
+		b, err := dashboard.JSON(res)
+		if err != nil {
+			return cannotRun(err)
+		}
+		_, err = env.Stdout.Write(b)
+		return err
+	case "markdown":
+		out = dashboard.Markdown(res)
+	default:
+		out = dashboard.Text(res)
+	}
+	if env.Getenv("GITHUB_ACTIONS") == "true" {
+		marker := stopToken()
+		out = stopOpen(marker) + out + stopClose(marker)
+	}
+	_, err := fmt.Fprint(env.Stdout, out)
+	return err
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

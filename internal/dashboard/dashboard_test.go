@@ -1,0 +1,347 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/burn"
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/golden"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+)
+
+const rerun = "go test ./internal/dashboard -update"
+
+func ptr[T any](v T) *T { return &v }
+
+// sample is a sweep with a passing, a failing, a stale, an exhausted and
+// an unreadable issue, and hostile titles and agent names.
+func sample() *Result {
+	at := time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC)
+	r := &Result{
+		Repo: "acme/agents", At: at, Open: 7, StaleAfter: 7 * 24 * time.Hour,
+		Rows: []Row{
+			{Number: 14, Title: "Rate limits", Phase: "implementation", Depth: ptr[int64](1), MaxDepth: ptr(2),
+				Budget: &Money{Total: 40000, Consumed: 25000, Remaining: 15000}, UsedPercent: ptr(62), BudgetWarning: "60%",
+				Verdict: "pass", Rules: []string{}, Warnings: []string{}, LastAgent: "lead-developer", NextAgent: "code-reviewer",
+				UpdatedAt: at.Add(-time.Hour), Progress: at.Add(-time.Hour), ProgressFrom: "ledger"},
+			{Number: 12, Title: "@alice | ```\n#12 <b>fix</b> !3 see https://example.com/x", Phase: "review", Depth: ptr[int64](3), MaxDepth: ptr(2),
+				Budget: &Money{Total: 10000, Consumed: 8500, Remaining: 1500}, UsedPercent: ptr(85), BudgetWarning: "80%",
+				Verdict: "fail", Rules: []string{"depth-exceeded"}, Warnings: []string{}, LastAgent: "@bob`", NextAgent: "tester|x",
+				UpdatedAt: at.Add(-2 * time.Hour), Progress: at.Add(-2 * time.Hour), ProgressFrom: "ledger"},
+			{Number: 9, Title: "Old migration", Phase: "design", Depth: ptr[int64](0), MaxDepth: ptr(-1),
+				Budget: &Money{Total: 5000, Consumed: 1000, Remaining: 4000}, UsedPercent: ptr(20),
+				Verdict: "pass", Rules: []string{}, Warnings: []string{}, LastAgent: "architect", NextAgent: "orchestrator",
+				UpdatedAt: at.Add(-24 * time.Hour), Progress: at.Add(-10 * 24 * time.Hour), ProgressFrom: "ledger", Stale: true},
+			{Number: 7, Title: "Out of tokens", Phase: "testing", Depth: ptr[int64](1), MaxDepth: ptr(2),
+				Budget: &Money{Total: 8000, Consumed: 8000, Remaining: 0}, UsedPercent: ptr(100), BudgetWarning: "exhausted", Waiting: true,
+				Verdict: "fail", Rules: []string{"budget-exhausted"}, Warnings: []string{}, LastAgent: "tester", NextAgent: "",
+				UpdatedAt: at.Add(-3 * time.Hour), Progress: at.Add(-3 * time.Hour), ProgressFrom: "ledger"},
+			{Number: 3, Title: "Broken", Verdict: "fail", Rules: []string{"checkpoint-invalid"}, Warnings: []string{},
+				UpdatedAt: at.Add(-5 * time.Hour), Progress: at.Add(-5 * time.Hour), ProgressFrom: "activity"},
+		},
+	}
+	r.Rows[0].burn = burn.Series{Issue: 14, Title: "Rate limits", Total: 40000, Points: []burn.Point{
+		{Step: 1, At: at.Add(-5 * time.Hour), Consumed: 0, Remaining: 40000},
+		{Step: 2, At: at.Add(-3 * time.Hour), Agent: "lead-developer", Consumed: 12000, Remaining: 28000},
+		{Step: 3, At: at.Add(-1 * time.Hour), Agent: "code-reviewer", Consumed: 25000, Remaining: 15000}}}
+	r.Rows[1].burn = burn.Series{Issue: 12, Title: r.Rows[1].Title, Total: 10000, Points: []burn.Point{
+		{Step: 1, At: at.Add(-4 * time.Hour), Consumed: 2000, Remaining: 8000},
+		{Step: 2, At: at.Add(-2 * time.Hour), Agent: "@bob`", Consumed: 8500, Remaining: 1500}}}
+	return r
+}
+
+func TestRenderGolden(t *testing.T) {
+	r := sample()
+	js, err := JSON(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "status.json"), string(js), rerun)
+	golden.Check(t, filepath.Join("testdata", "status.txt"), Text(r), rerun)
+	golden.Check(t, filepath.Join("testdata", "status.md"), Markdown(r), rerun)
+	golden.Check(t, filepath.Join("testdata", "dashboard.md"), Body(r, "v1.2.3"), rerun)
+}
+
+// TestMarkdownKeepsUntrustedTextInert: no title or agent name breaks a
+// table row, opens a fence, mentions someone or references an issue.
+func TestMarkdownKeepsUntrustedTextInert(t *testing.T) {
+	md := Markdown(sample())
+	lines := strings.Split(strings.TrimSpace(md), "\n")
+	for _, l := range lines[2:] {
+		if !strings.HasPrefix(l, "| ") {
+			continue
+		}
+		if n := strings.Count(strings.ReplaceAll(l, `\|`, ""), "|"); n != 12 {
+			t.Errorf("%d cell separators, want 12: %s", n, l)
+		}
+	}
+	for _, bad := range []string{"@alice", "@bob", "```", "<b>", " #12 ", "!3", "https://"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("the table holds %q:\n%s", bad, md)
+		}
+	}
+	body := Body(sample(), "@v1")
+	if n := strings.Count(body, "```"); n != 2 || !strings.Contains(body, "```mermaid\n") {
+		t.Errorf("unbalanced fences:\n%s", body)
+	}
+	if !strings.HasPrefix(body, Marker+"\n") || strings.Contains(body, "@v1") {
+		t.Errorf("body:\n%s", body)
+	}
+}
+
+// giteaReference is how Gitea 1.26 finds an issue or pull request
+// reference in text (modules/references): the dashboard must hold none
+// outside code, or every publish would record a reference on the issues
+// it names.
+var giteaReference = regexp.MustCompile(`(?:\s|^|\(|\[|\'|\")([#!][0-9]+)(?:\s|$|\)|\]|\'|\"|[:;,.?!]\s|[:;,.?!]$)`)
+
+func TestBodyReferencesNoIssue(t *testing.T) {
+	body := Body(sample(), "v1")
+	// What Gitea's Markdown stripper keeps: no fenced blocks, no code
+	// spans, escapes resolved.
+	text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(body, "")
+	text = regexp.MustCompile("`[^`]*`").ReplaceAllString(text, "")
+	text = strings.ReplaceAll(text, `\`, "")
+	if m := giteaReference.FindAllString(text, -1); len(m) > 0 {
+		t.Errorf("the body references %q:\n%s", m, body)
+	}
+}
+
+func TestJSONShape(t *testing.T) {
+	js, _ := JSON(sample())
+	var rows []map[string]any
+	if err := json.Unmarshal(js, &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"number", "title", "phase", "depth", "max_depth", "budget", "verdict", "rules", "last_agent", "next_agent", "updated_at", "stale"} {
+		if _, ok := rows[0][k]; !ok {
+			t.Errorf("key %s missing: %v", k, rows[0])
+		}
+	}
+	if rows[4]["depth"] != nil || rows[4]["budget"] != nil || rows[4]["verdict"] != "fail" {
+		t.Errorf("an unreadable checkpoint: %v", rows[4])
+	}
+}
+
+// fake is a server with a repository's issues, their comments and a
+// request count.
+type fake struct {
+	guard.Forge // anything else is not expected: a nil call fails the test
+	issues      []guard.Issue
+	authors     map[int64]string
+	comments    map[int64][]guard.Comment
+	self        string
+	requests    int
+	created     []string
+	edits       []string
+	nextNumber  int64
+}
+
+func (f *fake) ListIssues(_ context.Context, q forge.IssueQuery) (forge.IssuePage, error) {
+	f.requests++
+	var sel []guard.Issue
+	for i := len(f.issues) - 1; i >= 0; i-- { // newest first
+		is := f.issues[i]
+		if (q.State == "open") != (is.State == "open") || (q.CreatedBy != "" && f.authors[is.Number] != q.CreatedBy) {
+			continue
+		}
+		sel = append(sel, is)
+	}
+	from := (q.Page - 1) * forge.PageSize
+	to := min(from+forge.PageSize, len(sel))
+	if from > len(sel) {
+		from = len(sel)
+	}
+	return forge.IssuePage{Issues: sel[from:to], Authors: f.authors, Total: len(sel), Last: to >= len(sel)}, nil
+}
+
+func (f *fake) RecentComments(_ context.Context, is guard.Issue, n int) (guard.CommentPage, error) {
+	f.requests++
+	return guard.CommentPage{Comments: f.comments[is.Number]}, nil
+}
+
+func (f *fake) Self(context.Context) (string, error) { f.requests++; return f.self, nil }
+
+func (f *fake) File(context.Context, string, int64) ([]byte, error) {
+	f.requests++
+	return nil, guard.ErrNotFound
+}
+
+func (f *fake) CreateIssue(_ context.Context, title, body string) (guard.Issue, error) {
+	f.requests++
+	f.nextNumber++
+	is := guard.Issue{Number: f.nextNumber, Title: title, Body: body, State: "open"}
+	f.issues = append(f.issues, is)
+	f.authors[is.Number] = f.self
+	f.created = append(f.created, title)
+	return is, nil
+}
+
+func (f *fake) EditIssue(_ context.Context, n int64, e forge.IssueEdit) (guard.Issue, error) {
+	f.requests++
+	for i := range f.issues {
+		if f.issues[i].Number == n {
+			if e.Body != nil {
+				f.issues[i].Body = *e.Body
+			}
+			if e.State != nil {
+				f.issues[i].State = *e.State
+			}
+			f.edits = append(f.edits, fmt.Sprintf("#%d", n))
+			return f.issues[i], nil
+		}
+	}
+	return guard.Issue{}, guard.ErrNotFound
+}
+
+func (f *fake) add(body, author, state string, labels ...string) int64 {
+	f.nextNumber++
+	is := guard.Issue{Number: f.nextNumber, Title: fmt.Sprintf("issue %d", f.nextNumber), Body: body, State: state, Comments: 0}
+	for i, l := range labels {
+		is.Labels = append(is.Labels, guard.Label{ID: int64(i + 1), Name: l})
+	}
+	f.issues = append(f.issues, is)
+	f.authors[is.Number] = author
+	return is.Number
+}
+
+func checkpointBody(n int64, total, consumed int) string {
+	return fmt.Sprintf("Task.\n\n```yaml\ncheckpoint:\n  version: 2\n  issue: %d\n  phase: implementation\n  depth: 1\n  last_agent: orchestrator\n  last_invocation: inv-0\n  budget:\n    total: %d\n    consumed: %d\n    remaining: %d\n  state:\n    labels: [cascade::depth-2]\n    assignee: orchestrator\n  next_agent: lead-developer\n  next_estimated_tokens: 1000\n  created_at: \"2026-05-16T12:50:00Z\"\n```\n",
+		n, total, consumed, total-consumed)
+}
+
+func newFake() *fake {
+	return &fake{authors: map[int64]string{}, comments: map[int64][]guard.Comment{}, self: "guard-bot"}
+}
+
+func sweepOf(f *fake, skip string) *Sweep {
+	cfg := guard.DefaultConfig()
+	return &Sweep{
+		Reader: &live.Reader{Forge: f, Where: live.Where{Verb: "status", Server: "http://gitea", Repo: "acme/agents"}, Guard: "guard-bot"},
+		Lister: f, Config: cfg, Repo: "acme/agents",
+		Now:  func() time.Time { return time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC) },
+		Skip: func(is guard.Issue, author string) bool { return IsDashboard(is, author, skip) },
+	}
+}
+
+// TestSweepListsGovernedIssuesOnly: an ungoverned issue is not listed, a
+// broken checkpoint is listed with its finding, and the requests are one
+// page of the list plus one an issue.
+func TestSweepListsGovernedIssuesOnly(t *testing.T) {
+	f := newFake()
+	ok := f.add("", "alice", "open", "cascade::depth-2")
+	f.issues[ok-1].Body = checkpointBody(ok, 10000, 7000)
+	broken := f.add("```yaml\ncheckpoint:\n  version: 2\n  phase: [\n```\n", "alice", "open", "cascade::depth-2")
+	f.add("Just a question, no checkpoint.", "alice", "open")
+	f.add(checkpointBody(4, 100, 0), "alice", "closed", "cascade::depth-2")
+	res, err := sweepOf(f, "").Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || res.Open != 3 || res.Rows[0].Number != broken || res.Rows[1].Number != ok {
+		t.Fatalf("rows %+v, open %d", res.Rows, res.Open)
+	}
+	b := res.Rows[0]
+	if b.Verdict != "fail" || len(b.Findings) == 0 || b.Depth != nil || b.Budget != nil {
+		t.Errorf("broken checkpoint row %+v", b)
+	}
+	g := res.Rows[1]
+	if g.Phase != "implementation" || *g.Depth != 1 || *g.MaxDepth != 2 || g.Budget.Consumed != 7000 || *g.UsedPercent != 70 || g.BudgetWarning != "60%" || g.NextAgent != "lead-developer" {
+		t.Errorf("row %+v", g)
+	}
+	if g.ProgressFrom != "activity" {
+		t.Errorf("no ledger: progress from %q", g.ProgressFrom)
+	}
+	if f.requests != 1+2 {
+		t.Errorf("%d requests, want 1 list page + 2 governed issues", f.requests)
+	}
+}
+
+func TestSweepPagesAndStale(t *testing.T) {
+	f := newFake()
+	for i := 0; i < 120; i++ {
+		n := f.add("", "alice", "open", "cascade::depth-2")
+		f.issues[n-1].Body = checkpointBody(n, 10000, 100)
+		f.issues[n-1].UpdatedAt = time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		if i%2 == 0 {
+			f.issues[n-1].UpdatedAt = time.Date(2026, 5, 16, 0, 0, 0, 0, time.UTC)
+		}
+	}
+	res, err := sweepOf(f, "").Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := 0
+	for _, r := range res.Rows {
+		if r.Stale {
+			stale++
+		}
+	}
+	if len(res.Rows) != 120 || stale != 60 {
+		t.Errorf("%d rows, %d stale; want 120 and 60", len(res.Rows), stale)
+	}
+	if f.requests != 3+120 {
+		t.Errorf("%d requests, want 3 pages + 120 issues", f.requests)
+	}
+}
+
+// TestKeepFindsByMarkerAndAuthor: the guard's own issue with the marker is
+// edited in place; an impostor's issue with the marker is left alone; a
+// second keep with the same body writes nothing.
+func TestKeepFindsByMarkerAndAuthor(t *testing.T) {
+	f := newFake()
+	impostor := f.add(Marker+"\nfake dashboard", "mallory", "open")
+	res, err := sweepOf(f, f.self).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Keep(context.Background(), f, res.Listed, f.self, "one "+Marker)
+	if err != nil || k.Action != "created" || k.Number == impostor || len(f.created) != 1 {
+		t.Fatalf("first keep: %+v %v, created %v", k, err, f.created)
+	}
+	res, _ = sweepOf(f, f.self).Run(context.Background())
+	k2, err := Keep(context.Background(), f, res.Listed, f.self, "two "+Marker)
+	if err != nil || k2.Action != "edited" || k2.Number != k.Number || len(f.created) != 1 || f.issues[impostor-1].Body != Marker+"\nfake dashboard" {
+		t.Fatalf("second keep: %+v %v, created %v, edits %v", k2, err, f.created, f.edits)
+	}
+	res, _ = sweepOf(f, f.self).Run(context.Background())
+	before := len(f.edits)
+	k3, err := Keep(context.Background(), f, res.Listed, f.self, "two "+Marker)
+	if err != nil || k3.Action != "unchanged" || len(f.edits) != before {
+		t.Fatalf("third keep: %+v %v", k3, err)
+	}
+}
+
+// TestKeepReopensAClosedDashboard: a dashboard a person closed is found
+// among the closed issues, reopened and edited, not opened again.
+func TestKeepReopensAClosedDashboard(t *testing.T) {
+	f := newFake()
+	n := f.add(Marker+"\nold", "guard-bot", "closed")
+	k, err := Keep(context.Background(), f, nil, f.self, "new "+Marker)
+	if err != nil || k.Action != "reopened" || k.Number != n || f.issues[n-1].State != "open" || len(f.created) != 0 {
+		t.Fatalf("%+v %v, issue %+v", k, err, f.issues[n-1])
+	}
+}
+
+// TestSweepSkipsTheDashboard: the dashboard issue is never judged as an
+// issue, whatever its body holds.
+func TestSweepSkipsTheDashboard(t *testing.T) {
+	f := newFake()
+	n := f.add(Marker+"\n"+checkpointBody(1, 100, 0), "guard-bot", "open", "cascade::depth-2")
+	imp := f.add(Marker+"\n"+checkpointBody(2, 100, 0), "mallory", "open", "cascade::depth-2")
+	res, err := sweepOf(f, "guard-bot").Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0].Number != imp || res.Open != 2 {
+		t.Errorf("rows %+v (dashboard #%d)", res.Rows, n)
+	}
+}

@@ -1,0 +1,283 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/gns-guard/gns-guard/internal/burn"
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// Marker marks the dashboard issue's body. Only the guard's user's issue
+// with it is the dashboard.
+const Marker = "<!-- gns-guard:dashboard -->"
+
+// Title is the title a new dashboard issue gets (a person may rename it).
+const Title = "gns-guard dashboard"
+
+// MaxBody bounds the dashboard's body: rows past it are left out, and the
+// body says how many.
+const MaxBody = 60000
+
+// JSON renders the rows as a JSON array, indented.
+func JSON(r *Result) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	rows := make([]Row, len(r.Rows))
+	for i, row := range r.Rows {
+		// Lists are [] when empty, never null.
+		row.Rules, row.Warnings, row.Findings = nonNil(row.Rules), nonNil(row.Warnings), nonNil(row.Findings)
+		rows[i] = row
+	}
+	if err := enc.Encode(rows); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Text renders the rows as an aligned table, one line an issue, then the
+// findings of the failing ones as issue#N:line:col: message [rule]. Issue
+// text is reduced to one printable line.
+func Text(r *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", plain(r.Repo, 0), summary(r))
+	if len(r.Rows) == 0 {
+		return b.String()
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ISSUE\tVERDICT\tPHASE\tDEPTH\tBUDGET USED\tREMAINING\tLAST AGENT\tNEXT AGENT\tLAST ACTIVITY\tNOTES\tTITLE")
+	for _, row := range r.Rows {
+		fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Number, row.Verdict, orDash(plain(row.Phase, 30)),
+			depthText(row), usedText(row), remainingText(row), orDash(plain(row.LastAgent, 30)), orDash(plain(row.NextAgent, 30)),
+			row.UpdatedAt.Format("2006-01-02 15:04"), orDash(strings.Join(notes(row), ", ")), plain(row.Title, 60))
+	}
+	tw.Flush()
+	for _, row := range r.Rows {
+		for _, f := range row.Findings {
+			if f.IsError() {
+				b.WriteString(plain(f.Format(fmt.Sprintf("issue#%d", row.Number)), 0) + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// Markdown renders the rows as a Markdown table, safe to publish: issue
+// text cannot break the table, a fence, mention people or reference
+// issues.
+func Markdown(r *Result) string {
+	s, _ := markdownTable(r, 0)
+	return s
+}
+
+// markdownTable renders the summary line and the table within most bytes
+// (0: no limit), and how many rows it left out.
+func markdownTable(r *Result, most int) (string, int) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", summary(r))
+	if len(r.Rows) == 0 {
+		return b.String(), 0
+	}
+	b.WriteString("| Issue | Title | Phase | Depth | Budget used | Remaining | Verdict | Last agent | Next agent | Last activity | Stale |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|---|---|---|---|---|\n")
+	for i, row := range r.Rows {
+		verdict := "✅ pass"
+		if row.Verdict == "fail" {
+			rules := make([]string, len(row.Rules))
+			for k, rule := range row.Rules {
+				rules[k] = "`" + Cell(rule, 40) + "`"
+			}
+			verdict = "❌ fail: " + strings.Join(rules, ", ")
+		}
+		used := usedText(row)
+		switch {
+		case row.Waiting && row.BudgetWarning == "exhausted":
+			used += " ⛔ exhausted: " + waitText
+		case row.Waiting:
+			used += " ⛔ " + waitText
+		case row.BudgetWarning == "exhausted":
+			used += " ⛔ exhausted"
+		case row.BudgetWarning != "":
+			used += " ⚠️ " + row.BudgetWarning
+		}
+		stale := "no"
+		if row.Stale {
+			stale = "⏸ stale since " + row.Progress.Format("2006-01-02")
+		}
+		line := fmt.Sprintf("| `#%d` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Number, Cell(row.Title, 60), Cell(row.Phase, 30),
+			depthText(row), used, remainingText(row), verdict, Cell(row.LastAgent, 30), Cell(row.NextAgent, 30),
+			row.UpdatedAt.Format("2006-01-02 15:04"), stale)
+		if most > 0 && b.Len()+len(line) > most {
+			left := len(r.Rows) - i
+			fmt.Fprintf(&b, "\n%d more issues are not shown here (the body would be too long): `gns-guard status` lists them all.\n", left)
+			return b.String(), left
+		}
+		b.WriteString(line)
+	}
+	return b.String(), 0
+}
+
+// Body is the dashboard issue's body: the marker, the table and the chart
+// of budget burn.
+func Body(r *Result, version string) string {
+	var b strings.Builder
+	b.WriteString(Marker + "\n")
+	b.WriteString("## gns-guard dashboard\n\n")
+	chart := inertLegend(burn.RepoChart(r.Series()))
+	table, _ := markdownTable(r, MaxBody-len(chart)-1000)
+	b.WriteString(table)
+	b.WriteString("\n### Budget burn\n\n")
+	if chart == "" {
+		b.WriteString("Not enough accepted agent reports with times to draw a chart yet.\n")
+	} else {
+		b.WriteString(chart)
+	}
+	stale := r.StaleAfter.String()
+	if r.StaleAfter%(24*time.Hour) == 0 && r.StaleAfter > 0 {
+		stale = strconv.FormatInt(int64(r.StaleAfter/(24*time.Hour)), 10) + "d"
+	}
+	fmt.Fprintf(&b, "\n---\nKept by gns-guard %s, edited in place on every run; judged as the guard judges each issue, at %s (UTC). Stale: no progress accepted for %s.\n",
+		Cell(version, 60), r.At.Format("2006-01-02 15:04"), stale)
+	return b.String()
+}
+
+// inertLegend keeps the chart's legend, after its fenced block, from
+// referencing the issues it names: Gitea links "#12" in a body to issue
+// 12 and records the reference on that issue's timeline, every time the
+// dashboard names an issue anew.
+func inertLegend(chart string) string {
+	i := strings.LastIndex(chart, "```\n")
+	if i < 0 {
+		return chart
+	}
+	i += len("```\n")
+	legend := hashRef.ReplaceAllString(chart[i:], "${1}&#35;${2}")
+	legend = bangRef.ReplaceAllString(legend, "&#33;${1}")
+	return chart[:i] + legend
+}
+
+// hashRef and bangRef are the start of "#12" (escaped or not, but not an
+// entity's "&#64;") and "!12".
+var (
+	hashRef = regexp.MustCompile(`(^|[^&])\\?#([0-9])`)
+	bangRef = regexp.MustCompile(`!([0-9])`)
+)
+
+// summary is the one-line count of the rows.
+func summary(r *Result) string {
+	fail, stale, waiting := 0, 0, 0
+	for _, row := range r.Rows {
+		if row.Verdict == "fail" {
+			fail++
+		}
+		if row.Stale {
+			stale++
+		}
+		if row.Waiting {
+			waiting++
+		}
+	}
+	return fmt.Sprintf("%d open governed issues (of %d open): %d pass, %d fail, %d stale, %d waiting for a person",
+		len(r.Rows), r.Open, len(r.Rows)-fail, fail, stale, waiting)
+}
+
+// notes are the text form's remarks on a row.
+func notes(row Row) []string {
+	var out []string
+	out = append(out, row.Rules...)
+	switch {
+	case row.BudgetWarning == "exhausted":
+		out = append(out, "budget exhausted")
+	case row.BudgetWarning != "":
+		out = append(out, row.BudgetWarning+" of budget used")
+	}
+	if row.Waiting {
+		out = append(out, waitText)
+	}
+	if row.Stale {
+		out = append(out, "stale since "+row.Progress.Format("2006-01-02"))
+	}
+	return out
+}
+
+func depthText(row Row) string {
+	if row.Depth == nil {
+		return "–"
+	}
+	limit := "?"
+	if row.MaxDepth != nil {
+		limit = strconv.Itoa(*row.MaxDepth)
+		if *row.MaxDepth < 0 {
+			limit = "n"
+		}
+	}
+	return fmt.Sprintf("%d/%s", *row.Depth, limit)
+}
+
+func usedText(row Row) string {
+	if row.Budget == nil {
+		return "–"
+	}
+	s := burn.Thousands(row.Budget.Consumed) + " of " + burn.Thousands(row.Budget.Total)
+	if row.UsedPercent != nil {
+		s += fmt.Sprintf(" (%d%%)", *row.UsedPercent)
+	}
+	return s
+}
+
+func remainingText(row Row) string {
+	if row.Budget == nil {
+		return "–"
+	}
+	return burn.Thousands(row.Budget.Remaining)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// plain reduces untrusted text to one printable line of at most most
+// characters (0: no limit): control characters become spaces.
+func plain(s string, most int) string {
+	r := []rune(strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) || c == '\u2028' || c == '\u2029' {
+			return ' '
+		}
+		return c
+	}, s))
+	if most > 0 && len(r) > most {
+		r = append(r[:most-1], '…')
+	}
+	return string(r)
+}
+
+// cellEscapes keep what markdown.Cell leaves from referencing issues or
+// pull requests (Gitea links "#12", "!12" and issue URLs in a body to the
+// issue, and records the reference on it).
+var cellEscapes = strings.NewReplacer(`\#`, "&#35;", "!", "&#33;", "://", ":&#47;&#47;", "www.", "www&#46;")
+
+// Cell renders untrusted text for a table cell of the dashboard: one line,
+// at most most characters, no table, fence, HTML, mention or issue
+// reference syntax (markdown.Cell, and no #N, !N or URLs).
+func Cell(s string, most int) string {
+	return cellEscapes.Replace(markdown.Cell(s, most))
+}

@@ -1,0 +1,339 @@
+// Package dashboard sweeps a repository's open governed issues and judges
+// each as the guard would (`gns-guard status`), renders the result as text,
+// JSON or Markdown, and keeps the repository's one dashboard issue (`status
+// --publish`, and the action's `mode: dashboard`).
+//
+// It reads through the one reader (package live) and the guard's own
+// decision: it writes nothing to the issues it judges. Listing the open
+// issues costs one request per 50; each governed issue costs what reading
+// it costs the guard (one request when its status comment is among its
+// last comments), and its issue is never read a second time.
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/burn"
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitprotocol"
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Lister lists a repository's issues a page at a time (forge.Client).
+type Lister interface {
+	ListIssues(ctx context.Context, q forge.IssueQuery) (forge.IssuePage, error)
+}
+
+// MaxPages bounds the pages of open issues a sweep reads (50 issues a
+// page): 100,000 open issues.
+const MaxPages = 2000
+
+// Budget warnings: the share of the budget used at which a row warns.
+const (
+	WarnAt   = 60
+	AlarmAt  = 80
+	waitText = "waiting for a person"
+)
+
+// Sweep is one sweep of a repository.
+type Sweep struct {
+	// Reader reads each governed issue (the repository's reader).
+	Reader *live.Reader
+	// Lister lists the open issues.
+	Lister Lister
+	// Config is the configuration the guard judges with (the
+	// repository's file under the flags or inputs).
+	Config guard.Config
+	// Repo is OWNER/NAME.
+	Repo string
+	// Now is the time the decision is made at; ServerNow, when not zero,
+	// the server's clock, which stale compares the ledger's times with.
+	Now, ServerNow func() time.Time
+	// Skip leaves an open issue out (the dashboard issue itself); author
+	// is the login that opened it.
+	Skip func(is guard.Issue, author string) bool
+	// Progress, when not nil, is told each governed issue read: done of
+	// total.
+	Progress func(done, total int)
+}
+
+// Result is what a sweep found.
+type Result struct {
+	Repo string `json:"repo"`
+	// At is when the sweep decided.
+	At time.Time `json:"at"`
+	// Open counts the open issues listed, governed or not.
+	Open int `json:"open"`
+	// Rows are the open governed issues, by number, newest first.
+	Rows []Row `json:"issues"`
+	// Listed are every open issue the sweep listed (the dashboard is
+	// found among them).
+	Listed []Listed `json:"-"`
+	// StaleAfter is the stale-after setting the rows were judged with.
+	StaleAfter time.Duration `json:"-"`
+}
+
+// Listed is an issue as listed, with the login that opened it.
+type Listed struct {
+	Issue  guard.Issue
+	Author string
+}
+
+// Row is one open governed issue as the guard judges it now.
+type Row struct {
+	Number int64  `json:"number"`
+	Title  string `json:"title"`
+	// Phase, Depth, LastAgent and NextAgent are the checkpoint's (empty or
+	// null when it cannot be read).
+	Phase string `json:"phase"`
+	Depth *int64 `json:"depth"`
+	// MaxDepth is the cascade limit: -1 unlimited, null unknown.
+	MaxDepth *int   `json:"max_depth"`
+	Budget   *Money `json:"budget"`
+	// UsedPercent is consumed ÷ total in whole percent (null when the
+	// budget is unknown or its total is 0).
+	UsedPercent *int `json:"used_percent"`
+	// BudgetWarning is "", "60%" or "80%" (the share used reached it), or
+	// "exhausted" (remaining ≤ 0, or the budget::exhausted label: it waits
+	// for a person to approve more).
+	BudgetWarning string `json:"budget_warning,omitempty"`
+	// Waiting says a person must act: budget::exhausted or
+	// permission::violation is on the issue.
+	Waiting bool `json:"waiting_for_person"`
+	// Verdict is "pass" or "fail" (a violation); Rules the failing rules,
+	// Warnings the rules that only warn.
+	Verdict   string            `json:"verdict"`
+	Rules     []string          `json:"rules"`
+	Warnings  []string          `json:"warnings"`
+	Findings  []finding.Finding `json:"findings"`
+	LastAgent string            `json:"last_agent"`
+	NextAgent string            `json:"next_agent"`
+	// UpdatedAt is the issue's last activity (the server's updated_at).
+	UpdatedAt time.Time `json:"updated_at"`
+	// Progress is the last accepted progress: the time of the guard's
+	// trusted ledger record, or the issue's last activity when it has
+	// none (ProgressFrom says which).
+	Progress     time.Time `json:"last_progress"`
+	ProgressFrom string    `json:"last_progress_from"`
+	// Stale says no progress was accepted for stale-after.
+	Stale bool `json:"stale"`
+
+	burn burn.Series
+}
+
+// Money is a budget.
+type Money struct {
+	Total     int64 `json:"total"`
+	Consumed  int64 `json:"consumed"`
+	Remaining int64 `json:"remaining"`
+}
+
+// Run lists the repository's open issues page by page, reads each governed
+// one once, and judges it with the guard's decision.
+func (s *Sweep) Run(ctx context.Context) (*Result, error) {
+	res := &Result{Repo: s.Repo, Rows: []Row{}, StaleAfter: s.Config.StaleAfter}
+	seen := map[int64]bool{}
+	var governed []guard.Issue
+	for p := 1; ; p++ {
+		if p > MaxPages {
+			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
+		}
+		page, err := s.Lister.ListIssues(ctx, forge.IssueQuery{State: "open", Page: p})
+		if err != nil {
+			return nil, s.Reader.Where.Error(fmt.Sprintf("list the open issues (page %d)", p), err)
+		}
+		for _, is := range page.Issues {
+			if seen[is.Number] {
+				continue // an issue opened meanwhile pushed it to this page
+			}
+			seen[is.Number] = true
+			author := page.Authors[is.Number]
+			res.Listed = append(res.Listed, Listed{is, author})
+			if s.Skip != nil && s.Skip(is, author) {
+				continue
+			}
+			// As the one reader (and so the action) tells a governed issue.
+			if guard.IsGoverned(is, guard.DefaultConfig()) {
+				governed = append(governed, is)
+			}
+		}
+		if page.Last || len(page.Issues) == 0 {
+			break
+		}
+	}
+	res.Open = len(res.Listed)
+	counter, err := tokens.New(s.Config.Encoding)
+	if err != nil {
+		return nil, &exit.CannotRunError{Err: err}
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	res.At = now().UTC()
+	for i, is := range governed {
+		snap, err := s.Reader.ReadIssue(ctx, is, live.ReadOptions{Window: s.Config.RecentWindow()})
+		if errors.Is(err, guard.ErrNotFound) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return nil, err
+		}
+		row, err := s.judge(ctx, snap, counter, now())
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, row)
+		if s.Progress != nil {
+			s.Progress(i+1, len(governed))
+		}
+	}
+	slices.SortStableFunc(res.Rows, func(a, b Row) int {
+		switch {
+		case a.Number > b.Number:
+			return -1
+		case a.Number < b.Number:
+			return 1
+		}
+		return 0
+	})
+	return res, nil
+}
+
+// judge decides one issue as the guard's run on its next event would, and
+// writes nothing.
+func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.Counter, now time.Time) (Row, error) {
+	is := snap.Issue
+	n := is.Number
+	row := Row{Number: n, Title: is.Title, UpdatedAt: is.UpdatedAt.UTC(), Rules: []string{}, Warnings: []string{}, Findings: []finding.Finding{}}
+	in := snap.Input(s.Config, guard.Event{Name: "issues", Action: "edited", Number: n}, s.Repo, now, counter)
+	plan, _, err := s.Reader.Decide(ctx, in)
+	if err != nil {
+		return row, err
+	}
+	row.Verdict = "pass"
+	for _, v := range plan.Violations {
+		row.Verdict = "fail"
+		if !slices.Contains(row.Rules, v.Rule) {
+			row.Rules = append(row.Rules, v.Rule)
+		}
+	}
+	for _, w := range plan.Warnings {
+		if !slices.Contains(row.Warnings, w.Rule) {
+			row.Warnings = append(row.Warnings, w.Rule)
+		}
+	}
+	row.Findings = append(row.Findings, plan.Findings()...)
+
+	parsed := checkpoint.Parse(is.Body, checkpoint.Options{Issue: n, MaxBytes: s.Config.MaxCheckpointBytes, TailLimit: s.Config.HistoryTail})
+	if cp := parsed.Checkpoint; cp != nil && len(parsed.Blocks) == 1 {
+		row.Phase, row.LastAgent, row.NextAgent = cp.Phase.Value, cp.LastAgent.Value, cp.NextAgent.Value
+	}
+	if nums := plan.Numbers; nums.Known {
+		d := nums.Depth
+		row.Depth = &d
+		row.Budget = &Money{Total: nums.BudgetTotal, Consumed: nums.BudgetConsumed, Remaining: nums.BudgetRemaining}
+		if nums.BudgetTotal > 0 {
+			p := int(nums.BudgetConsumed * 100 / nums.BudgetTotal)
+			row.UsedPercent = &p
+			switch {
+			case p >= AlarmAt:
+				row.BudgetWarning = "80%"
+			case p >= WarnAt:
+				row.BudgetWarning = "60%"
+			}
+		}
+		if nums.BudgetRemaining <= 0 {
+			row.BudgetWarning = "exhausted"
+		}
+	}
+	if nums := plan.Numbers; nums.MaxDepthKnown {
+		m := nums.MaxDepth
+		row.MaxDepth = &m
+	}
+	labels := is.LabelNames()
+	if slices.Contains(labels, s.Config.Labels.BudgetExhausted) {
+		row.BudgetWarning, row.Waiting = "exhausted", true
+	}
+	if slices.Contains(labels, s.Config.Labels.PermissionViolation) {
+		row.Waiting = true
+	}
+
+	// Stale: the clock is the guard's signed ledger record when there is
+	// one (its newest accepted step, else when it was written), the
+	// issue's last activity otherwise.
+	ledger, _ := guard.ReadLedger(snap.Status, n, s.Reader.Keys)
+	row.Progress, row.ProgressFrom = is.UpdatedAt.UTC(), "activity"
+	if ledger != nil && ledger.Baseline {
+		at := ledger.Written
+		if k := len(ledger.Burn); k > 0 && ledger.Burn[k-1].T > 0 {
+			at = ledger.Burn[k-1].T
+		}
+		if at > 0 {
+			row.Progress, row.ProgressFrom = time.Unix(at, 0).UTC(), "ledger"
+		}
+	}
+	clock := now
+	if s.ServerNow != nil {
+		if t := s.ServerNow(); !t.IsZero() {
+			clock = t
+		}
+	}
+	row.Stale = s.Config.StaleAfter > 0 && clock.Sub(row.Progress) > s.Config.StaleAfter
+	row.burn = series(snap, ledger, is)
+	return row, nil
+}
+
+// series is the issue's burn: the accepted steps its trusted ledger keeps
+// or, for a ledger from before it kept them, the agent reports among the
+// comments read that the guard accepted (the ledger's phase, and no
+// further than its remaining budget), oldest first.
+func series(snap *live.Snapshot, l *guard.Ledger, is guard.Issue) burn.Series {
+	if l == nil || !l.Baseline {
+		return burn.Series{Issue: is.Number, Title: is.Title}
+	}
+	if s := guard.BurnSeries(is.Number, is.Title, l); len(s.Points) > 0 {
+		return s
+	}
+	var rs []burn.Report
+	for _, c := range snap.Comments() {
+		if !strings.HasPrefix(c.Body, "## 🔄 ") {
+			continue
+		}
+		f, ok := exitprotocol.ParseFooter(c.Body)
+		if !ok || f.Phase != l.Phase || f.Budget.Remaining < l.Remaining || f.Budget.Remaining > l.Total {
+			continue
+		}
+		rs = append(rs, burn.Report{At: c.CreatedAt, Agent: f.Agent, Before: f.Budget.Before, Consumed: l.Total - f.Budget.Remaining, Remaining: f.Budget.Remaining})
+	}
+	return burn.FromReports(is.Number, is.Title, l.Total, rs)
+}
+
+// Series are the burn series of the rows, for burn.RepoChart.
+func (r *Result) Series() []burn.Series {
+	out := make([]burn.Series, 0, len(r.Rows))
+	for _, row := range r.Rows {
+		out = append(out, row.burn)
+	}
+	return out
+}
+
+// Failed reports whether any row fails.
+func (r *Result) Failed() bool {
+	for _, row := range r.Rows {
+		if row.Verdict == "fail" {
+			return true
+		}
+	}
+	return false
+}

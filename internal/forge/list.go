@@ -1,0 +1,195 @@
+package forge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/jsoncap"
+)
+
+// IssueQuery selects a page of a repository's issues (pull requests are
+// never listed).
+type IssueQuery struct {
+	// State is "open" (the default), "closed" or "all".
+	State string
+	// CreatedBy, when set, lists only the issues this login opened. Gitea
+	// answers 404 for a login that is not a user's (the Actions user).
+	CreatedBy string
+	// Page is the page to read, from 1, of PageSize issues each, newest
+	// first (Gitea sorts the list by creation, newest first).
+	Page int
+}
+
+// IssuePage is one page of a repository's issues.
+type IssuePage struct {
+	// Issues are the page's issues, newest first, each as Issue reads it:
+	// a body over guard.MaxBodyBytes is not kept (Issue.BodyTooLarge).
+	Issues []guard.Issue
+	// Authors are the logins that opened them, by number ("" when the
+	// answer was cut before it said).
+	Authors map[int64]string
+	// Total is the number of issues the query selects, as the server
+	// counts them (X-Total-Count), or -1 when it did not say.
+	Total int
+	// Last says this is the last page.
+	Last bool
+}
+
+// ListIssues reads one page of the repository's issues: one request (GET
+// /repos/{owner}/{repo}/issues?state=...&type=issues&page=N&limit=50).
+// The answer holds every issue's body, which anyone who may open an issue
+// chose: it is read streamed and capped like the timeline (see bounded.go).
+// A page whose answer is over the cap keeps the issues read whole before
+// the cut and reads the rest again in smaller pages, and an issue too large
+// for a page of its own on its own (Issue): a bounded number of requests a
+// page, within MaxSplitRequests for the client.
+func (c *Client) ListIssues(ctx context.Context, q IssueQuery) (IssuePage, error) {
+	if q.Page < 1 {
+		q.Page = 1
+	}
+	if q.State == "" {
+		q.State = "open"
+	}
+	offset := (q.Page - 1) * PageSize
+	authors := map[int64]string{}
+	issues, total, n, err := c.issueRows(ctx, q, offset, PageSize, authors)
+	if err != nil {
+		return IssuePage{}, err
+	}
+	last := n < PageSize || (total >= 0 && offset+PageSize >= total)
+	return IssuePage{Issues: issues, Authors: authors, Total: total, Last: last}, nil
+}
+
+// listedIssue is an issue as a list holds it, with its author.
+type listedIssue struct {
+	apiIssue
+	User *struct {
+		Login string `json:"login"`
+	} `json:"user"`
+}
+
+// issueRows reads the issues at [offset, offset+limit) of the query (offset
+// a multiple of limit), and says how many rows the server answered. An
+// answer cut at the cap keeps the issues read whole, reads the one it was
+// cut in alone, and the rest in the largest aligned pages after it.
+func (c *Client) issueRows(ctx context.Context, q IssueQuery, offset, limit int, authors map[int64]string) (issues []guard.Issue, total, rows int, err error) {
+	v := url.Values{"state": {q.State}, "type": {"issues"}, "page": {strconv.Itoa(offset/limit + 1)}, "limit": {strconv.Itoa(limit)}}
+	if q.CreatedBy != "" {
+		v.Set("created_by", q.CreatedBy)
+	}
+	path := c.repoPath() + "/issues?" + v.Encode()
+	resp, shown, err := c.send(context.WithValue(ctx, streamedKey{}, true), http.MethodGet, path, nil)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer resp.Body.Close()
+	total = -1
+	if t, err := strconv.Atoi(resp.Header.Get("X-Total-Count")); err == nil && t >= 0 {
+		total = t
+	}
+	res, err := jsoncap.Copy(resp.Body, guard.MaxBodyBytes, isCut)
+	if err != nil {
+		return nil, 0, 0, c.readError(ctx, http.MethodGet, shown, err)
+	}
+	var list []*listedIssue // Gitea answers [] for an empty page; null is read as none
+	if err := json.Unmarshal(res.JSON, &list); err != nil {
+		return nil, 0, 0, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
+	}
+	for i, a := range list {
+		k := strconv.Itoa(i)
+		if a == nil || (res.Cut != nil && !res.Whole[k]) {
+			// The entry the answer was cut in: read it alone, by its
+			// number when the cut came after it.
+			if a == nil || a.Number < 1 {
+				break
+			}
+			if c.splits.Add(1) > MaxSplitRequests {
+				return nil, 0, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
+			}
+			is, err := c.readIssue(ctx, a.Number)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			issues = append(issues, is)
+			rows = i + 1
+			break
+		}
+		is := a.toGuard()
+		if a.User != nil {
+			authors[is.Number] = a.User.Login
+		}
+		if n, long := res.Long[k+"/body"]; long {
+			is.Body, is.BodyTooLarge, is.BodyBytes = "", true, n
+		}
+		issues = append(issues, is)
+		rows = i + 1
+	}
+	if res.Cut == nil {
+		return issues, total, len(list), nil
+	}
+	// Cut off: read the rest of the window in smaller aligned pages.
+	if rows == 0 {
+		if limit == 1 {
+			return nil, 0, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
+		}
+	}
+	next, end := offset+rows, offset+limit
+	for next < end {
+		if c.splits.Add(1) > MaxSplitRequests {
+			return nil, 0, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
+		}
+		size := splitSize(next, end)
+		if next == offset && size == limit {
+			size = splitSize(next, end-1) // never the same window again
+		}
+		more, _, n, err := c.issueRows(ctx, q, next, size, authors)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		issues = append(issues, more...)
+		rows += n
+		if n < size {
+			break // the end of the list
+		}
+		next += size
+	}
+	return issues, total, rows, nil
+}
+
+// IssueEdit is a change to an issue's title, body or state; nil leaves a
+// field as it is.
+type IssueEdit struct {
+	Title *string `json:"title,omitempty"`
+	Body  *string `json:"body,omitempty"`
+	// State is "open" or "closed".
+	State *string `json:"state,omitempty"`
+}
+
+// CreateIssue opens an issue with title and body: one request.
+func (c *Client) CreateIssue(ctx context.Context, title, body string) (guard.Issue, error) {
+	in := struct {
+		Title string `json:"title"`
+		Body  string `json:"body"`
+	}{title, body}
+	var a apiIssue
+	if err := c.do(ctx, http.MethodPost, c.repoPath()+"/issues", in, &a); err != nil {
+		return guard.Issue{}, err
+	}
+	return a.toGuard(), nil
+}
+
+// EditIssue changes an issue's title, body or state: one request. It is
+// last-write-wins (no content_version): the guard uses it only on the
+// issues it alone writes (the dashboard).
+func (c *Client) EditIssue(ctx context.Context, number int64, e IssueEdit) (guard.Issue, error) {
+	var a apiIssue
+	if err := c.do(ctx, http.MethodPatch, c.issuePath(number), e, &a); err != nil {
+		return guard.Issue{}, err
+	}
+	return a.toGuard(), nil
+}
