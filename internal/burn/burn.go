@@ -2,6 +2,7 @@ package burn
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,7 +240,7 @@ func RepoChart(ss []Series) string {
 	b.WriteString("```\n")
 	legend := make([]string, len(lines))
 	for i, l := range lines {
-		legend[i] = fmt.Sprintf("%s #%d %s", palette[i].square, l.s.Issue, markdown.Cell(l.s.Title, 40))
+		legend[i] = fmt.Sprintf("%s &#35;%d %s", palette[i].square, l.s.Issue, inert(markdown.Cell(l.s.Title, 40)))
 	}
 	b.WriteString("\n" + strings.Join(legend, " · "))
 	if more > 0 {
@@ -410,3 +411,19 @@ func niceTop(v int64) int64 {
 		}
 	}
 }
+
+// inert keeps a legend's text from referencing issues: Gitea links "#12"
+// (escaped with a backslash or not) and "!12" in a body to issue or pull
+// request 12 and records the reference on its timeline, every time the
+// text is written anew.
+func inert(text string) string {
+	text = hashRef.ReplaceAllString(text, "${1}&#35;${2}")
+	return bangRef.ReplaceAllString(text, "&#33;${1}")
+}
+
+// hashRef and bangRef are the start of "#12" (escaped or not, but not an
+// entity's "&#35;") and "!12".
+var (
+	hashRef = regexp.MustCompile(`(^|[^&])\\?#([0-9])`)
+	bangRef = regexp.MustCompile(`!([0-9])`)
+)

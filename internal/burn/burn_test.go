@@ -69,7 +69,7 @@ func TestRepoChartBoundsIssuesAndMoments(t *testing.T) {
 	if n := strings.Count(axis, `"`) / 2; n != MaxPoints {
 		t.Errorf("%d moments on the x axis, want %d: %s", n, MaxPoints, axis)
 	}
-	if !strings.Contains(got, "#12 ") || strings.Contains(got, "#1 ") {
+	if !strings.Contains(got, "&#35;12 ") || strings.Contains(got, "&#35;1 ") {
 		t.Errorf("the issues that consumed the most are not the ones drawn:\n%s", got)
 	}
 }
@@ -159,5 +159,24 @@ func TestAppendKeepsTheNewest(t *testing.T) {
 	}
 	if len(pts) != MaxPoints || pts[0].Consumed != 30-MaxPoints || pts[len(pts)-1].Step != 30 {
 		t.Errorf("Append kept %d points, first %+v, last %+v", len(pts), pts[0], pts[len(pts)-1])
+	}
+}
+
+// A legend names issues without referencing them: Gitea would record a
+// reference on every issue the dashboard names, each time it is written.
+func TestRepoChartLegendReferencesNoIssue(t *testing.T) {
+	ss := []Series{{Issue: 7, Title: `see #12, \#13 and !14`, Total: 100, Points: []Point{
+		{Step: 1, At: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC), Consumed: 10, Remaining: 90},
+		{Step: 2, At: time.Date(2026, 5, 1, 9, 5, 0, 0, time.UTC), Agent: "a", Consumed: 30, Remaining: 70},
+	}}}
+	got := RepoChart(ss)
+	legend := got[strings.LastIndex(got, "```"):]
+	for _, ref := range []string{"#7", "#12", "#13", "!14"} {
+		if strings.Contains(legend, ref) && !strings.Contains(legend, "&"+ref) {
+			t.Errorf("the legend references %s: %s", ref, legend)
+		}
+	}
+	if !strings.Contains(legend, "&#35;7") || !strings.Contains(legend, "&#35;12") || !strings.Contains(legend, "&#33;14") {
+		t.Errorf("the legend lost the numbers: %s", legend)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -139,7 +138,7 @@ func Body(r *Result, version string) string {
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
 	b.WriteString("## gns-guard dashboard\n\n")
-	chart := inertLegend(burn.RepoChart(r.Series()))
+	chart := burn.RepoChart(r.Series())
 	table, _ := markdownTable(r, MaxBody-len(chart)-1000)
 	b.WriteString(table)
 	b.WriteString("\n### Budget burn\n\n")
@@ -157,27 +156,6 @@ func Body(r *Result, version string) string {
 	return b.String()
 }
 
-// inertLegend keeps the chart's legend, after its fenced block, from
-// referencing the issues it names: Gitea links "#12" in a body to issue
-// 12 and records the reference on that issue's timeline, every time the
-// dashboard names an issue anew.
-func inertLegend(chart string) string {
-	i := strings.LastIndex(chart, "```\n")
-	if i < 0 {
-		return chart
-	}
-	i += len("```\n")
-	legend := hashRef.ReplaceAllString(chart[i:], "${1}&#35;${2}")
-	legend = bangRef.ReplaceAllString(legend, "&#33;${1}")
-	return chart[:i] + legend
-}
-
-// hashRef and bangRef are the start of "#12" (escaped or not, but not an
-// entity's "&#64;") and "!12".
-var (
-	hashRef = regexp.MustCompile(`(^|[^&])\\?#([0-9])`)
-	bangRef = regexp.MustCompile(`!([0-9])`)
-)
 
 // summary is the one-line count of the rows.
 func summary(r *Result) string {

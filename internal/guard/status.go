@@ -58,7 +58,7 @@ func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record strin
 			b.WriteString("- " + n + "\n")
 		}
 	}
-	b.WriteString("\n<sub>gns-guard keeps this comment up to date on every run; it holds the guard's ledger. Do not edit it: an edit fails the workflow.</sub>\n")
+	b.WriteString("\n<sub>gns-guard keeps this comment up to date on every run; it holds the guard's ledger. Do not edit it: the guard puts its text back, and a changed ledger fails the workflow.</sub>\n")
 	return capComment(b.String(), record)
 }
 
