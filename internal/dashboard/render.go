@@ -156,7 +156,6 @@ func Body(r *Result, version string) string {
 	return b.String()
 }
 
-
 // summary is the one-line count of the rows.
 func summary(r *Result) string {
 	fail, stale, waiting := 0, 0, 0
