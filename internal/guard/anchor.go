@@ -64,12 +64,7 @@ var anchorText = regexp.MustCompile(`^gns-guard:anchor v1 (\{[^\n]*\}) kid=([0-9
 // ledger-key secret when it is set (as records are).
 func EncodeAnchor(a Anchor, secret []byte) string {
 	data, _ := json.Marshal(a) // plain fields always marshal
-	kid, sig := "-", unsigned
-	if len(secret) > 0 {
-		priv := signingKey(secret)
-		kid = KeyID(priv.Public().(ed25519.PublicKey))
-		sig = hex.EncodeToString(ed25519.Sign(priv, anchorMessage(data)))
-	}
+	kid, sig := signWith(secret, anchorMessage(data))
 	return fmt.Sprintf("gns-guard:anchor v1 %s kid=%s sig=%s", data, kid, sig)
 }
 

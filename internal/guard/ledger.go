@@ -136,13 +136,18 @@ const unsigned = "unsigned"
 // of the ledger-key secret when it is set.
 func EncodeLedger(l Ledger, secret []byte) string {
 	data, _ := json.Marshal(l) // a struct of plain fields always marshals
-	kid, sig := "-", unsigned
-	if len(secret) > 0 {
-		priv := signingKey(secret)
-		kid = KeyID(priv.Public().(ed25519.PublicKey))
-		sig = hex.EncodeToString(ed25519.Sign(priv, ledgerMessage(data)))
-	}
+	kid, sig := signWith(secret, ledgerMessage(data))
 	return fmt.Sprintf("<!-- gns-guard:ledger v2 %s kid=%s sig=%s -->", data, kid, sig)
+}
+
+// signWith signs msg with the Ed25519 key of a ledger-key secret: the key's
+// id and the signature in hex, or "-" and unsigned without a secret.
+func signWith(secret, msg []byte) (kid, sig string) {
+	if len(secret) == 0 {
+		return "-", unsigned
+	}
+	priv := signingKey(secret)
+	return KeyID(priv.Public().(ed25519.PublicKey)), hex.EncodeToString(ed25519.Sign(priv, msg))
 }
 
 // ledgerMessage is what a record's signature covers.
