@@ -53,6 +53,7 @@ func Binary(t testing.TB) string {
 			built.err = err
 			return
 		}
+		giteatest.AtExit(func() { os.RemoveAll(dir) })
 		out := filepath.Join(dir, "gns-guard")
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/gns-guard")
 		cmd.Dir = root

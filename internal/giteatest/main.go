@@ -48,7 +48,34 @@ func Run(m *testing.M) int {
 	shared.inMain = true
 	shared.mu.Unlock()
 	defer stopShared()
+	defer func() {
+		for _, f := range atExit.list() {
+			f()
+		}
+	}()
 	return m.Run()
+}
+
+// atExit are the clean-ups Run makes after the package's tests.
+var atExit cleanups
+
+type cleanups struct {
+	mu sync.Mutex
+	fs []func()
+}
+
+func (c *cleanups) list() []func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fs
+}
+
+// AtExit registers f to run once the package's tests are done (under Main
+// or Run), e.g. to remove a binary built for all of them.
+func AtExit(f func()) {
+	atExit.mu.Lock()
+	defer atExit.mu.Unlock()
+	atExit.fs = append(atExit.fs, f)
 }
 
 func stopShared() {
