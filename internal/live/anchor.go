@@ -103,16 +103,20 @@ func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
 	if len(a.Tail) > 0 {
 		first = a.Tail[0]
 	}
-	var recent, older []guard.Comment
+	// Older comments edited since are left out, as a timeline read leaves
+	// them: they are not among what an agent loads, nor what the guard
+	// judges (its status comment aside).
+	var recent []guard.Comment
 	for _, c := range comments {
 		if c.ID >= first {
 			recent = append(recent, c)
-		} else {
-			older = append(older, c)
 		}
 	}
 	s.Recent = guard.CommentPage{Comments: recent}
-	s.Older, s.Labels = older, nil
+	s.Older, s.Labels = nil, nil
+	if status.ID < first {
+		s.Older = []guard.Comment{status}
+	}
 	s.Status = &status
 	if s.Guard == "" {
 		s.Guard = status.Author
