@@ -425,7 +425,7 @@ func pullBody(rep *initReport) string {
 		}
 	}
 	b.WriteString("\nBefore merging, set the Actions secret `GNS_GUARD_LEDGER_KEY` (repository Settings → Actions → Secrets) to the output of `gns-guard keygen`: it signs the guard's ledger. ")
-	b.WriteString("Optionally set `GNS_GUARD_ADMIN_TOKEN` to a repository admin's token with repository write scope: the guard locks issues and reads collaborator permissions with it.\n")
+	b.WriteString("Set `GNS_GUARD_ADMIN_TOKEN` to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it.\n")
 	return b.String()
 }
 
@@ -439,7 +439,7 @@ func nextSteps(rep *initReport) []string {
 	}
 	steps := []string{
 		"Set the Actions secret GNS_GUARD_LEDGER_KEY (" + secrets + ") to the output of `gns-guard keygen`: it signs the guard's ledger.",
-		"Optionally set the Actions secret GNS_GUARD_ADMIN_TOKEN to a repository admin's token with repository write scope: the guard locks issues and reads collaborator permissions with it.",
+		"Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it.",
 	}
 	if p := rep.Pull; p != nil {
 		switch {
