@@ -205,18 +205,31 @@ func TestCleanPassAfterLabelNoise(t *testing.T) {
 	t.Logf("without an anchor the same clean pass makes %d requests", r.Requests)
 }
 
+// noisy is the issue BenchmarkCleanPassAfter20000LabelEvents made, kept
+// for the benchmark's later rounds: Go calls a benchmark again with a
+// larger b.N, and 20,000 label events take minutes to make.
+var noisy struct {
+	f *actiontest.Repo
+	n int64
+	d actiontest.Delivery
+}
+
 // BenchmarkCleanPassAfter20000LabelEvents: the request count of a clean
 // pass after 20,000 label events (reported as requests/op; the count is
 // asserted too).
 func BenchmarkCleanPassAfter20000LabelEvents(b *testing.B) {
-	s := giteatest.Require(b)
-	owner, name := s.NewRepo(b)
-	f := actiontest.UseRepo(b, s, owner, name)
-	n, d := f.Open(b, "20,000 label events", func(n int64) string { return actiontest.Example(b, "healthy.md", n) }, governed...)
-	f.Run(b, d, anchoredInputs(f)...).Expect(b, 0, "pass")
-	start := time.Now()
-	labelNoise(b, f, n, 20000)
-	b.Logf("20,000 label events made in %s", time.Since(start).Round(time.Second))
+	if noisy.f == nil {
+		s := giteatest.Require(b)
+		owner, name := s.NewRepo(b)
+		f := actiontest.UseRepo(b, s, owner, name)
+		n, d := f.Open(b, "20,000 label events", func(n int64) string { return actiontest.Example(b, "healthy.md", n) }, governed...)
+		f.Run(b, d, anchoredInputs(f)...).Expect(b, 0, "pass")
+		start := time.Now()
+		labelNoise(b, f, n, 20000)
+		b.Logf("20,000 label events made in %s", time.Since(start).Round(time.Second))
+		noisy.f, noisy.n, noisy.d = f, n, d
+	}
+	f, d := noisy.f, noisy.d
 	b.ResetTimer()
 	requests := 0
 	for range b.N {
