@@ -31,7 +31,7 @@ type countingProxy struct {
 	srv   *httptest.Server
 }
 
-func newCountingProxy(t *testing.T, target string) *countingProxy {
+func newCountingProxy(t testing.TB, target string) *countingProxy {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -213,7 +210,7 @@ func BenchmarkStatus200(b *testing.B) {
 	b.ResetTimer()
 	var reqs int
 	for b.Loop() {
-		p := newCountingProxyB(b, r.S.URL)
+		p := newCountingProxy(b, r.S.URL)
 		var out, errb strings.Builder
 		code := gnsB(b, &out, &errb, "status", "--repo", r.Owner+"/"+r.Name, "--server", p.srv.URL, "--token", r.S.AdminToken, "--format", "json")
 		if code > 1 {
@@ -222,25 +219,6 @@ func BenchmarkStatus200(b *testing.B) {
 		reqs = len(p.requests())
 	}
 	b.ReportMetric(float64(reqs), "requests/op")
-}
-
-// newCountingProxyB is newCountingProxy for a benchmark.
-func newCountingProxyB(b *testing.B, target string) *countingProxy {
-	b.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := &countingProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.paths = append(p.paths, r.Method+" "+r.URL.RequestURI())
-		p.mu.Unlock()
-		rp.ServeHTTP(w, r)
-	}))
-	b.Cleanup(p.srv.Close)
-	return p
 }
 
 // gnsB runs a verb in this process for a benchmark.
