@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // anchoredInputs are the inputs of a guard that keeps an anchor: a ledger

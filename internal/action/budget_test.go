@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // budget-exhausted sets budget::exhausted, and the label keeps failing the

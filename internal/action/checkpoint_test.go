@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // checkFindings runs `gns-guard check --format json` on a body: the

@@ -31,7 +31,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // counted caches what `gns-guard tokens` printed for a text.

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // newFixture starts a parallel test on a repository of its own (see
@@ -25,7 +26,7 @@ func example(t *testing.T, name string) func(int64) string {
 // testdata is a body builder from testdata/check.
 func testdata(t *testing.T, name string) func(int64) string {
 	return func(n int64) string {
-		root, err := actiontest.Root()
+		root, err := testkit.Root()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package action_test
 import (
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 func TestMain(m *testing.M) { giteatest.Main(m) }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // cleanPassRequests is what a clean pass costs with a personal token: GET

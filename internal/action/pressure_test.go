@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // checkpointBody is an issue body around a checkpoint with the given

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // footer is a complete GNS_EVENT footer for a subagent_result, with fields

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // openPull commits files on a new branch through the contents API and

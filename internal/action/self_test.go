@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // A personal token that is also exported as GITEA_TOKEN and GITHUB_TOKEN

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // consumption-under-reported on a real server: an agent whose result

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/rhysd/actionlint"
 )
 
@@ -16,7 +17,7 @@ import (
 // project's own (.gitea/workflows).
 func workflowFiles(t *testing.T) (root string, files []string) {
 	t.Helper()
-	root, err := actiontest.Root()
+	root, err := testkit.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

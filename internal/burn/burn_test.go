@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/golden"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 )
 
 const rerun = "go test ./internal/burn -update"

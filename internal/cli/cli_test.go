@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/gns-guard/gns-guard/internal/exit"
-	"github.com/gns-guard/gns-guard/internal/golden"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"io/fs"
 	"os"
 	"path/filepath"

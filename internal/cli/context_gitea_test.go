@@ -16,9 +16,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
 	"github.com/gns-guard/gns-guard/internal/cli"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // One shared Gitea for the package's real-Gitea tests, started on first use.

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gns-guard/gns-guard/internal/exit"
-	"github.com/gns-guard/gns-guard/internal/golden"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"io/fs"
 	"os"
 	"path/filepath"

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // runAgentExample runs examples/agent/agent.sh with the gns-guard binary
@@ -23,7 +24,7 @@ func runAgentExample(t *testing.T, f *flow, invocation string) (stdout, stderr s
 // wrote.
 func runAgentExampleIn(t *testing.T, f *flow, invocation string) (stdout, stderr string, code int, entry string) {
 	t.Helper()
-	root, err := actiontest.Root()
+	root, err := testkit.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

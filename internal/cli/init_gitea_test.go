@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/cli"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // initRepo is a fresh repository on the real Gitea that `init` sets up,

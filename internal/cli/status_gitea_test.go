@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/actiontest"
 	"github.com/gns-guard/gns-guard/internal/cli"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // statusRow is the part of `status --format json` the tests read.

@@ -1,7 +1,7 @@
 package exitprotocol
 
 import (
-	"github.com/gns-guard/gns-guard/internal/golden"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"slices"

@@ -21,8 +21,8 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 func TestMain(m *testing.M) { giteatest.Main(m) }

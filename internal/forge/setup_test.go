@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/giteatest"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // The requests that set a repository up, on a real Gitea: the repository,

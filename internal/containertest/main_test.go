@@ -1,9 +1,0 @@
-package containertest_test
-
-import (
-	"testing"
-
-	"github.com/gns-guard/gns-guard/internal/containertest"
-)
-
-func TestMain(m *testing.M) { containertest.Main(m) }

@@ -1,9 +1,0 @@
-package e2e
-
-import (
-	"testing"
-
-	"github.com/gns-guard/gns-guard/internal/giteatest"
-)
-
-func TestMain(m *testing.M) { giteatest.Main(m) }

@@ -1,9 +1,0 @@
-package faulttest
-
-import (
-	"testing"
-
-	"github.com/gns-guard/gns-guard/internal/giteatest"
-)
-
-func TestMain(m *testing.M) { giteatest.Main(m) }

@@ -1,0 +1,9 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+)
+
+func TestMain(m *testing.M) { giteatest.Main(m) }
