@@ -42,7 +42,7 @@ type Options struct {
 // used): exit.Code maps each to the process's exit code.
 func Run(ctx context.Context, o Options) error {
 	gh := githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(o.Stdout))
-	r := &runner{o: o, kit: &toolkit{gh: gh, getenv: o.Getenv}, log: &logger{gh: gh, w: o.Stdout}}
+	r := &runner{o: o, kit: &toolkit{gh: gh, getenv: o.Getenv}, log: &logger{w: o.Stdout}}
 	r.kit.warn = r.log.infof
 	r.log.infof("gns-guard: %s", version.String())
 	err := r.run(ctx)

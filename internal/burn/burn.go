@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // Point is one accepted step of an issue: its ordinal (1 for the first
@@ -302,10 +303,10 @@ func AgentTable(s Series) string {
 	var b strings.Builder
 	b.WriteString("| Agent | Steps | Tokens | Share |\n|---|--:|--:|--:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", markdown.Cell(r.agent, 40), r.steps, Thousands(r.tokens), share(r.tokens, sum))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", markdown.Cell(r.agent, 40), r.steps, tokens.Format(r.tokens), share(r.tokens, sum))
 	}
 	if earlier > 0 {
-		fmt.Fprintf(&b, "| (before step %d) | – | %s | – |\n", s.Points[0].Step+1, Thousands(earlier))
+		fmt.Fprintf(&b, "| (before step %d) | – | %s | – |\n", s.Points[0].Step+1, tokens.Format(earlier))
 	}
 	return b.String()
 }
@@ -328,24 +329,6 @@ func share(part, whole int64) string {
 		return "–"
 	}
 	return strconv.FormatInt((part*100+whole/2)/whole, 10) + "%"
-}
-
-// Thousands writes n with a comma between groups of three digits.
-func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // Text reduces untrusted text to what a chart can hold inertly: letters,

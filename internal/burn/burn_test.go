@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 const rerun = "go test ./internal/burn -update"
@@ -147,7 +148,7 @@ func TestTextAndNumbers(t *testing.T) {
 			t.Errorf("niceTop(%d) = %d, want %d", v, got, want)
 		}
 	}
-	if got := Thousands(-1234567); got != "-1,234,567" {
+	if got := tokens.Format(-1234567); got != "-1,234,567" {
 		t.Errorf("Thousands = %q", got)
 	}
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exit"
@@ -222,15 +221,16 @@ func runContext(ctx context.Context, args []string, env Env) error {
 
 	// Inside Gitea Actions the text goes between stop-commands markers (no
 	// issue text may run a workflow command); they count against the cap.
-	var marker string
+	var fence *action.Fence
 	if o.format == "text" && env.Getenv("GITHUB_ACTIONS") == "true" {
-		marker = stopToken()
-		in.Reserve = counter.Count(stopOpen(marker)) + counter.Count(stopClose(marker))
+		f := action.NewFence()
+		fence = &f
+		in.Reserve = counter.Count(fence.Open()) + counter.Count(fence.Close())
 	}
 	load, err := entryload.Assemble(in)
-	for err == nil && marker != "" {
+	for err == nil && fence != nil {
 		// The markers' count adds up with the text's at line breaks; make sure.
-		over := counter.Count(stopOpen(marker)+load.Text+stopClose(marker)) - budget.Cap
+		over := counter.Count(fence.Open()+load.Text+fence.Close()) - budget.Cap
 		if over <= 0 {
 			break
 		}
@@ -262,7 +262,7 @@ func runContext(ctx context.Context, args []string, env Env) error {
 			where = "logged to " + logTo
 		}
 		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: the planned load takes %s tokens, over %.0f%% of the %s available (%s): load fewer files or ask for a slimmer task; %s\n",
-			number, fmtInt(load.Planned), costCheckRatio*100, fmtInt(budget.Cap), fmtInt(int(costCheckRatio*float64(budget.Cap))), where)
+			number, tokens.Format(load.Planned), costCheckRatio*100, tokens.Format(budget.Cap), tokens.Format(int(costCheckRatio*float64(budget.Cap))), where)
 		if logTo != "" {
 			rec := overflowRecord{TS: ts, Agent: load.Agent, Issue: number, Estimate: load.Planned, Available: budget.Cap, Ratio: check.Ratio,
 				Threshold: costCheckRatio, Loaded: load.Tokens, FilesRequested: len(files), FilesLoaded: filesLoaded, Dropped: load.Dropped, Cut: load.Cut}
@@ -287,8 +287,8 @@ func runContext(ctx context.Context, args []string, env Env) error {
 		fmt.Fprintf(env.Stdout, "%s\n", data)
 		return nil
 	}
-	if marker != "" {
-		fmt.Fprint(env.Stdout, stopOpen(marker)+load.Text+stopClose(marker))
+	if fence != nil {
+		fmt.Fprint(env.Stdout, fence.Open()+load.Text+fence.Close())
 		return nil
 	}
 	fmt.Fprint(env.Stdout, load.Text)
@@ -374,7 +374,7 @@ func readDoc(env Env, what, path string) (entryload.Doc, error) {
 	}
 	if len(data) > maxDocBytes {
 		return entryload.Doc{}, usageError("context: the %s %s is %s bytes, over the %s a load reads (the largest cap, a large task's 18,500 tokens, holds about 70 KB): name a smaller file or the part the task needs",
-			what, path, fmtInt(len(data)), "1 MiB")
+			what, path, tokens.Format(len(data)), "1 MiB")
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line := 1 + bytes.Count(data[:i], []byte("\n"))
@@ -602,12 +602,12 @@ func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpo
 	n := len(cp.Entries())
 	if n > checkpoint.DefaultTailLimit || cp.History.Set {
 		how = append(how, fmt.Sprintf("move its %d history entries into archive comments, keeping the last %d in history_tail (the guard does so on its next run when the checkpoint is over the task's overhead of %s tokens or 80%% of the budget is used; 'gns-guard prune BODY' prints the result)",
-			n, checkpoint.DefaultTailLimit, fmtInt(oc.Budget.Overhead)))
+			n, checkpoint.DefaultTailLimit, tokens.Format(oc.Budget.Overhead)))
 	} else {
 		how = append(how, fmt.Sprintf("it holds no history left to prune (%d entries in history_tail)", n))
 	}
 	if l := len(cp.CurrentTask.Value); l > 200 {
-		how = append(how, fmt.Sprintf("shorten current_task (%s characters) and other long values", fmtInt(l)))
+		how = append(how, fmt.Sprintf("shorten current_task (%s characters) and other long values", tokens.Format(l)))
 	} else {
 		how = append(how, "shorten its longest values")
 	}
@@ -644,28 +644,4 @@ func appendJSONLine(env Env, flagName, path string, v any) {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: cannot append to %s %s: %v\n", flagName, path, err)
 	}
-}
-
-func stopToken() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on supported systems
-	}
-	return "gns-guard-" + hex.EncodeToString(b)
-}
-
-func stopOpen(token string) string  { return "::stop-commands::" + token + "\n" }
-func stopClose(token string) string { return "::" + token + "::\n" }
-
-// fmtInt formats a count with thousands separators.
-func fmtInt(n int) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

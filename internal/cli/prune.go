@@ -2,14 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -267,15 +266,5 @@ func printUntrusted(env Env, text string) {
 		fmt.Fprint(env.Stdout, text)
 		return
 	}
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on supported systems
-	}
-	token := "gns-guard-" + hex.EncodeToString(b)
-	fmt.Fprintf(env.Stdout, "::stop-commands::%s\n", token)
-	fmt.Fprint(env.Stdout, text)
-	if !strings.HasSuffix(text, "\n") {
-		fmt.Fprintln(env.Stdout)
-	}
-	fmt.Fprintf(env.Stdout, "::%s::\n", token)
+	fmt.Fprint(env.Stdout, action.NewFence().Wrap(text))
 }

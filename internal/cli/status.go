@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -163,8 +164,8 @@ func printStatus(env Env, format string, res *dashboard.Result) error {
 		out = dashboard.Text(res)
 	}
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		marker := stopToken()
-		out = stopOpen(marker) + out + stopClose(marker)
+		fence := action.NewFence()
+		out = fence.Open() + out + fence.Close()
 	}
 	_, err := fmt.Fprint(env.Stdout, out)
 	return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/burn"
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // Marker marks the dashboard issue's body. Only the guard's user's issue
@@ -211,7 +212,7 @@ func usedText(row Row) string {
 	if row.Budget == nil {
 		return "–"
 	}
-	s := burn.Thousands(row.Budget.Consumed) + " of " + burn.Thousands(row.Budget.Total)
+	s := tokens.Format(row.Budget.Consumed) + " of " + tokens.Format(row.Budget.Total)
 	if row.UsedPercent != nil {
 		s += fmt.Sprintf(" (%d%%)", *row.UsedPercent)
 	}
@@ -222,7 +223,7 @@ func remainingText(row Row) string {
 	if row.Budget == nil {
 		return "–"
 	}
-	return burn.Thousands(row.Budget.Remaining)
+	return tokens.Format(row.Budget.Remaining)
 }
 
 func orDash(s string) string {

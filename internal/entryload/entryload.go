@@ -191,7 +191,7 @@ type OverCapError struct {
 
 func (e *OverCapError) Error() string {
 	return fmt.Sprintf("issue #%d: the checkpoint alone takes %s tokens (%s printed with its heading and the footer), over the cap of %s (%s)",
-		e.Issue, num(e.Checkpoint), num(e.Minimal+e.Reserve), num(e.Budget.Cap), capNote(e.Budget))
+		e.Issue, tokens.Format(e.Checkpoint), tokens.Format(e.Minimal+e.Reserve), tokens.Format(e.Budget.Cap), capNote(e.Budget))
 }
 
 // ErrNoCounter is returned when Input.Counter is nil.

@@ -86,7 +86,7 @@ func TestAssembleKeepsWhatFits(t *testing.T) {
 		"key stats: tests=14\n",
 		"next agent: code-reviewer\n",
 		"full comment: http://gitea.test/o/r/issues/42#issuecomment-2\n",
-		fmt.Sprintf("Loaded %s of 8,800 tokens (medium task: max context 10,000 − checkpoint overhead 1,200).", num(l.Tokens)),
+		fmt.Sprintf("Loaded %s of 8,800 tokens (medium task: max context 10,000 − checkpoint overhead 1,200).", tokens.Format(l.Tokens)),
 	} {
 		if !strings.Contains(l.Text, want) {
 			t.Errorf("no %q in\n%s", want, l.Text)

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // oneLine makes untrusted text safe for a heading or a one-line field:
@@ -76,31 +76,13 @@ func infoString(p string) string {
 	return strings.ToLower(ext)
 }
 
-// num formats a count with thousands separators: 12,345.
-func num(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-func num64(n int64) string { return num(int(n)) }
+func num64(n int64) string { return tokens.Format(int(n)) }
 
 // capNote says where the cap came from.
 func capNote(b Budget) string {
 	size := ""
 	if b.Size != "" {
-		size = fmt.Sprintf("%s task: max context %s − checkpoint overhead %s", b.Size, num(b.MaxContext), num(b.Overhead))
+		size = fmt.Sprintf("%s task: max context %s − checkpoint overhead %s", b.Size, tokens.Format(b.MaxContext), tokens.Format(b.Overhead))
 	}
 	switch {
 	case b.Explicit && size != "":
@@ -199,7 +181,7 @@ func (s *Section) heading(status string, kept int) string {
 	h := fmt.Sprintf("## P%d %s", s.Priority, s.Title)
 	switch {
 	case status == Cut:
-		h += fmt.Sprintf(" (cut: first %s of %s lines, %s left out)", num(kept), num(s.Lines), num(s.Lines-kept))
+		h += fmt.Sprintf(" (cut: first %s of %s lines, %s left out)", tokens.Format(kept), tokens.Format(s.Lines), tokens.Format(s.Lines-kept))
 	case s.Compressed:
 		h += " (compressed)"
 	}
@@ -227,20 +209,20 @@ func (s *Section) render(kept int) string {
 }
 
 // footerLine is the section's line in the footer for a status.
-func (s *Section) footerLine(status string, tokens, kept int) string {
+func (s *Section) footerLine(status string, count, kept int) string {
 	l := fmt.Sprintf("- P%d %s: ", s.Priority, s.Title)
 	switch status {
 	case Dropped:
-		l += fmt.Sprintf("dropped, %s tokens do not fit", num(s.Whole))
+		l += fmt.Sprintf("dropped, %s tokens do not fit", tokens.Format(s.Whole))
 		if s.Kind == KindFile && s.Lines > 0 {
 			l += " (not even its first line)"
 		}
 	case Cut:
-		l += fmt.Sprintf("%s tokens, cut to its first %s of %s lines (%s left out)", num(tokens), num(kept), num(s.Lines), num(s.Lines-kept))
+		l += fmt.Sprintf("%s tokens, cut to its first %s of %s lines (%s left out)", tokens.Format(count), tokens.Format(kept), tokens.Format(s.Lines), tokens.Format(s.Lines-kept))
 	default:
-		l += num(tokens) + " tokens"
+		l += tokens.Format(count) + " tokens"
 		if s.Compressed {
-			l += fmt.Sprintf(", compressed from %s (--full-comments loads it whole)", num(s.Original))
+			l += fmt.Sprintf(", compressed from %s (--full-comments loads it whole)", tokens.Format(s.Original))
 		}
 	}
 	return l + "\n"
@@ -259,7 +241,7 @@ func header(in *Input) string {
 func footer(in *Input, total int, lines []string) string {
 	var b strings.Builder
 	b.WriteString("---\n")
-	fmt.Fprintf(&b, "Loaded %s of %s tokens (%s).\n", num(total), num(in.Budget.Cap), capNote(in.Budget))
+	fmt.Fprintf(&b, "Loaded %s of %s tokens (%s).\n", tokens.Format(total), tokens.Format(in.Budget.Cap), capNote(in.Budget))
 	for _, l := range lines {
 		b.WriteString(l)
 	}
@@ -272,7 +254,7 @@ func footer(in *Input, total int, lines []string) string {
 	}
 	if g := in.Guard; g != nil {
 		fmt.Fprintf(&b, "Guard's context-tokens: %s = checkpoint %s + last 3 comments %s + next_estimated_tokens %s (%s task, max context %s).\n",
-			num64(g.ContextTokens), num(g.CheckpointTokens), num(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))
+			num64(g.ContextTokens), tokens.Format(g.CheckpointTokens), tokens.Format(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/burn"
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // BurnPoint is one accepted state of an issue's budget, as the ledger keeps
@@ -180,10 +181,10 @@ func writeBudgetWarning(b *strings.Builder, p *Plan, cfg Config) {
 	switch {
 	case ratio >= BudgetWarnSecond:
 		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): above prune-threshold (%s) the guard prunes the history and the next phase starts with %s of what is left; past the budget, the issue waits for a person.\n\n",
-			percent(BudgetWarnSecond), thousands(n.BudgetConsumed), thousands(n.BudgetTotal), thousands(n.BudgetRemaining), percent(cfg.PruneThreshold), percent(cfg.CarryoverRatio))
+			percent(BudgetWarnSecond), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining), percent(cfg.PruneThreshold), percent(cfg.CarryoverRatio))
 	case ratio >= BudgetWarnFirst:
 		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): plan the remaining steps with that in mind; at %s the guard warns again.\n\n",
-			percent(BudgetWarnFirst), thousands(n.BudgetConsumed), thousands(n.BudgetTotal), thousands(n.BudgetRemaining), percent(BudgetWarnSecond))
+			percent(BudgetWarnFirst), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining), percent(BudgetWarnSecond))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // agentResult is a result comment of agent dev for invocation inv whose
@@ -45,7 +46,7 @@ func TestUnderReportFromTheFooter(t *testing.T) {
 		t.Fatalf("findings %v", p.Findings())
 	}
 	f := fs[0]
-	want := fmt.Sprintf(`comment #77 of agent "dev" holds %s tokens (cl100k_base), more than the 50 tokens its report added to budget.consumed (its footer's budget.consumed)`, thousands(int64(held)))
+	want := fmt.Sprintf(`comment #77 of agent "dev" holds %s tokens (cl100k_base), more than the 50 tokens its report added to budget.consumed (its footer's budget.consumed)`, tokens.Format(int64(held)))
 	if f.Severity != finding.Warning || !strings.HasPrefix(f.Message, want) || f.KeyPath != "comment#77" {
 		t.Errorf("finding %+v\nwant message %q", f, want)
 	}

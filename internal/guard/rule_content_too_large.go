@@ -47,7 +47,7 @@ func checkContentTooLarge(e *eval) []Violation {
 	label := e.cfg.Labels.PermissionViolation
 	if is := e.in.Issue; is.BodyTooLarge {
 		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the issue body is at least %s bytes long, %s or more over the %s bytes the guard reads of a body: it was not read, so its checkpoint cannot be judged. A person must shorten the body (an agent keeps long output in files or comments, not in the body), then remove %s",
-			thousands(is.BodyBytes), thousands(max(is.BodyBytes-MaxBodyBytes, 1)), thousands(MaxBodyBytes), label)
+			tokens.Format(is.BodyBytes), tokens.Format(max(is.BodyBytes-MaxBodyBytes, 1)), tokens.Format(MaxBodyBytes), label)
 		v.Label = label
 		out = append(out, v)
 	}
@@ -67,7 +67,7 @@ func checkContentTooLarge(e *eval) []Violation {
 			}
 			path := fmt.Sprintf("comment#%d", c.ID)
 			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment %d (posted by %s) is at least %s bytes long, %s or more over the %s bytes the guard reads of a comment: it was not read. A person must shorten or delete it, then remove %s",
-				c.ID, quoteShort(c.Author), thousands(c.BodyBytes), thousands(max(c.BodyBytes-MaxCommentBytes, 1)), thousands(MaxCommentBytes), label)
+				c.ID, quoteShort(c.Author), tokens.Format(c.BodyBytes), tokens.Format(max(c.BodyBytes-MaxCommentBytes, 1)), tokens.Format(MaxCommentBytes), label)
 			v.Label = label
 			out = append(out, v)
 			if c.HTMLURL != "" {

@@ -6,6 +6,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // RuleUnderReported is an agent whose result comment alone holds more
@@ -51,7 +52,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 		}
 		path := fmt.Sprintf("comment#%d", c.ID)
 		v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
-			c.ID, quoteShort(f.Agent), thousands(held), e.in.Counter.Encoding(), thousands(rise), from)
+			c.ID, quoteShort(f.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
 		v.Severity = sev
 		if c.HTMLURL != "" {
 			if e.plan.Links == nil {
@@ -72,7 +73,7 @@ func (e *eval) reportRise(f *agentcomment.Footer) (int64, string) {
 		for i := len(l.Burn) - 1; i > 0; i-- {
 			p, prev := l.Burn[i], l.Burn[i-1]
 			if p.Invocation == inv && p.Agent != "" && p.Consumed >= prev.Consumed {
-				return p.Consumed - prev.Consumed, fmt.Sprintf("the guard's ledger: %s → %s", thousands(prev.Consumed), thousands(p.Consumed))
+				return p.Consumed - prev.Consumed, fmt.Sprintf("the guard's ledger: %s → %s", tokens.Format(prev.Consumed), tokens.Format(p.Consumed))
 			}
 		}
 	}
@@ -80,7 +81,7 @@ func (e *eval) reportRise(f *agentcomment.Footer) (int64, string) {
 		e.cp.Phase.Value == l.Phase && e.cp.Budget.Consumed.Value >= l.Consumed && !e.ledgerHolds(inv) &&
 		(len(l.Burn) > 0 || e.cp.Budget.Consumed.Value > l.Consumed) {
 		c := e.cp.Budget.Consumed.Value
-		return c - l.Consumed, fmt.Sprintf("the checkpoint over the guard's ledger: %s → %s", thousands(l.Consumed), thousands(c))
+		return c - l.Consumed, fmt.Sprintf("the checkpoint over the guard's ledger: %s → %s", tokens.Format(l.Consumed), tokens.Format(c))
 	}
 	return *f.Budget.Consumed, "its footer's budget.consumed"
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // report finishes the plan: whether it reports all clear.
@@ -128,7 +129,7 @@ func writeNumbers(b *strings.Builder, n Numbers, withContext bool) {
 			ratio = float64(n.BudgetConsumed) / float64(n.BudgetTotal)
 		}
 		fmt.Fprintf(b, "**Budget** `%s` %s of %s tokens consumed (%s), %s left\n\n",
-			Bar(ratio, 20), thousands(n.BudgetConsumed), thousands(n.BudgetTotal), percent(ratio), thousands(n.BudgetRemaining))
+			Bar(ratio, 20), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), percent(ratio), tokens.Format(n.BudgetRemaining))
 	}
 	var parts []string
 	if n.MaxDepthKnown {
@@ -136,8 +137,8 @@ func writeNumbers(b *strings.Builder, n Numbers, withContext bool) {
 	}
 	if n.MaxContext > 0 && withContext {
 		parts = append(parts, fmt.Sprintf("**Entry context** %s of %s tokens (%s; %s task: checkpoint %s, last 3 comments %s, next task %s)",
-			thousands(n.ContextTokens), thousands(n.MaxContext), percent(n.ContextRatio), n.TaskSize,
-			thousands(int64(n.CheckpointTokens)), thousands(int64(n.CommentTokens)), thousands(n.NextEstimated)))
+			tokens.Format(n.ContextTokens), tokens.Format(n.MaxContext), percent(n.ContextRatio), n.TaskSize,
+			tokens.Format(int64(n.CheckpointTokens)), tokens.Format(int64(n.CommentTokens)), tokens.Format(n.NextEstimated)))
 	}
 	if len(parts) > 0 {
 		b.WriteString(strings.Join(parts, " · ") + "\n")
@@ -149,24 +150,6 @@ func Bar(ratio float64, width int) string {
 	ratio = max(0, min(1, ratio))
 	full := int(ratio*float64(width) + 0.5)
 	return strings.Repeat("█", full) + strings.Repeat("░", width-full)
-}
-
-// thousands formats n with thousands separators: 20,000.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
 }
 
 func isDigits(s string) bool {
@@ -193,5 +176,5 @@ func ledgerLine(p *Plan, cfg Config) string {
 		how = "adopted as the baseline (no earlier ledger was found)"
 	}
 	return fmt.Sprintf("**Ledger** %s: phase %s, budget %s of %s consumed, %s remaining, body content version %d (%s).",
-		how, markdown.Cell(quoteShort(l.Phase), 80), thousands(l.Consumed), thousands(l.Total), thousands(l.Remaining), l.ContentVersion, mode)
+		how, markdown.Cell(quoteShort(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
 }

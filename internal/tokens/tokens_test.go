@@ -414,3 +414,11 @@ func BenchmarkCount(b *testing.B) {
 		})
 	}
 }
+
+func TestFormat(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 20000: "20,000", 1234567: "1,234,567", -1234: "-1,234", -999: "-999"} {
+		if got := Format(n); got != want {
+			t.Errorf("Format(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
