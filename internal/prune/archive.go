@@ -154,45 +154,43 @@ type Archive struct {
 	Repo int64 `json:"repo,omitempty"`
 }
 
-// archiveJSON is the machine-readable block; entries are pre-encoded.
-type archiveJSON struct {
-	Format   int               `json:"gns_archive"`
-	Issue    int64             `json:"issue"`
-	Phase    string            `json:"phase"`
-	Part     int               `json:"part"`
-	Parts    int               `json:"parts"`
-	SHA256   string            `json:"sha256"`
-	FirstSeq int               `json:"first_seq"`
-	Prev     string            `json:"prev"`
-	Count    int               `json:"count"`
-	Budget   Snapshot          `json:"budget"`
-	Entries  []json.RawMessage `json:"entries"`
-	Kid      string            `json:"kid,omitempty"`
-	Sig      string            `json:"sig"`
-	Repo     int64             `json:"repo,omitempty"`
+// partJSON is an archive part as JSON, one field list in one order for
+// both of its uses: the machine-readable block of a comment (E is
+// json.RawMessage, the entries pre-encoded) and what the part's link and
+// signature cover (E is Entry, with no Kid and a nil Sig; see canonical).
+type partJSON[E any] struct {
+	Format   int      `json:"gns_archive"`
+	Issue    int64    `json:"issue"`
+	Phase    string   `json:"phase"`
+	Part     int      `json:"part"`
+	Parts    int      `json:"parts"`
+	SHA256   string   `json:"sha256"`
+	FirstSeq int      `json:"first_seq"`
+	Prev     string   `json:"prev"`
+	Count    int      `json:"count"`
+	Budget   Snapshot `json:"budget"`
+	Entries  []E      `json:"entries"`
+	Kid      string   `json:"kid,omitempty"`
+	Sig      *string  `json:"sig,omitempty"` // nil: left out; the block always has one
+	Repo     int64    `json:"repo,omitempty"`
+}
+
+// unsignedJSON is what a part says but its key id and signature, with
+// entries (never nil: an empty list is written []).
+func unsignedJSON[E any](a *Archive, entries []E) partJSON[E] {
+	if entries == nil {
+		entries = []E{}
+	}
+	return partJSON[E]{
+		Format: a.Format, Issue: a.Issue, Phase: a.Phase, Part: a.Part, Parts: a.Parts, SHA256: a.SHA256,
+		FirstSeq: a.FirstSeq, Prev: a.Prev, Count: a.Count, Budget: a.Budget, Entries: entries, Repo: a.Repo,
+	}
 }
 
 // canonical is what a part's link and signature cover: everything it says
 // but the signature, in a fixed encoding.
 func (a *Archive) canonical() []byte {
-	entries := a.Entries
-	if entries == nil {
-		entries = []Entry{}
-	}
-	b, err := json.Marshal(struct {
-		Format   int      `json:"gns_archive"`
-		Issue    int64    `json:"issue"`
-		Phase    string   `json:"phase"`
-		Part     int      `json:"part"`
-		Parts    int      `json:"parts"`
-		SHA256   string   `json:"sha256"`
-		FirstSeq int      `json:"first_seq"`
-		Prev     string   `json:"prev"`
-		Count    int      `json:"count"`
-		Budget   Snapshot `json:"budget"`
-		Entries  []Entry  `json:"entries"`
-		Repo     int64    `json:"repo,omitempty"`
-	}{a.Format, a.Issue, a.Phase, a.Part, a.Parts, a.SHA256, a.FirstSeq, a.Prev, a.Count, a.Budget, entries, a.Repo})
+	b, err := json.Marshal(unsignedJSON(a, a.Entries))
 	if err != nil {
 		panic(err) // plain strings and integers always marshal
 	}
@@ -345,13 +343,9 @@ func (a archive) part(p *Archive, total int, rows []string, js []json.RawMessage
 		b.WriteString(" The budget was kept.\n")
 	}
 	b.WriteString("\nThe full text, for `gns-guard history`:\n\n```json\n")
-	if js == nil {
-		js = []json.RawMessage{}
-	}
-	data, err := json.Marshal(archiveJSON{
-		Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: p.Part, Parts: p.Parts,
-		SHA256: a.sha, FirstSeq: first, Prev: p.Prev, Count: p.Count, Budget: a.budget, Entries: js, Kid: p.Kid, Sig: p.Sig, Repo: a.repo,
-	})
+	block := unsignedJSON(p, js)
+	block.Kid, block.Sig = p.Kid, &p.Sig
+	data, err := json.Marshal(block)
 	if err != nil {
 		panic(err) // pre-encoded entries and plain values always marshal
 	}
