@@ -392,21 +392,61 @@ func ParseArchive(body string) (*Archive, error) {
 		return nil, fmt.Errorf("archive: the comment is %d bytes, more than an archive can be", len(body))
 	}
 	body = strings.ReplaceAll(body, "\r\n", "\n")
+	m, err := parseMarker(body)
+	if err != nil {
+		return nil, err
+	}
+	a, err := parseBlock(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.agrees(a); err != nil {
+		return nil, err
+	}
+	if err := checkPart(a, m.chained()); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// marker is an archive comment's hidden marker, read.
+type marker struct {
+	issue       int64
+	phase       string // sanitized
+	part, parts int
+	sha256      string
+	// A chained part's link, key id and signature, and count; prev is ""
+	// in a part written before parts were chained.
+	prev, kid, sig string
+	count          int
+}
+
+// chained reports whether the marker is a chained part's (format 2).
+func (m marker) chained() bool { return m.prev != "" }
+
+// parseMarker reads the last archive marker of body.
+func parseMarker(body string) (marker, error) {
 	marks := markerRE.FindAllStringSubmatch(body, -1)
 	if len(marks) == 0 {
-		return nil, ErrNotArchive
+		return marker{}, ErrNotArchive
 	}
-	m := marks[len(marks)-1]
-	issue, err1 := strconv.ParseInt(m[1], 10, 64)
-	part, err2 := strconv.Atoi(m[3])
-	parts, err3 := strconv.Atoi(m[4])
-	count, err4 := 0, error(nil)
-	if m[6] != "" {
-		count, err4 = strconv.Atoi(m[7])
+	s := marks[len(marks)-1]
+	m := marker{phase: s[2], sha256: s[5], prev: s[6], kid: s[8], sig: s[9]}
+	var err1, err2, err3, err4 error
+	m.issue, err1 = strconv.ParseInt(s[1], 10, 64)
+	m.part, err2 = strconv.Atoi(s[3])
+	m.parts, err3 = strconv.Atoi(s[4])
+	if m.chained() {
+		m.count, err4 = strconv.Atoi(s[7])
 	}
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
-		return nil, fmt.Errorf("archive: bad marker: %w", err)
+		return marker{}, fmt.Errorf("archive: bad marker: %w", err)
 	}
+	return m, nil
+}
+
+// parseBlock reads the last ```json block of body, with its format.
+func parseBlock(body string) (*Archive, error) {
 	blocks := jsonRE.FindAllStringSubmatch(body, -1)
 	if len(blocks) == 0 {
 		return nil, errors.New("archive: the marker is there but the ```json block is missing")
@@ -418,35 +458,48 @@ func ParseArchive(body string) (*Archive, error) {
 	if err := json.Unmarshal([]byte(blocks[len(blocks)-1][1]), &j); err != nil {
 		return nil, fmt.Errorf("archive: the JSON block cannot be read: %w", err)
 	}
-	chained := m[6] != ""
-	switch {
-	case j.Format != FormatVersion && j.Format != legacyFormat:
-		return nil, fmt.Errorf("archive: gns_archive is %d; this version reads %d and %d", j.Format, legacyFormat, FormatVersion)
-	case chained != (j.Format == FormatVersion):
-		return nil, fmt.Errorf("archive: the marker and the JSON (gns_archive %d) disagree on the format", j.Format)
-	case j.Issue != issue:
-		return nil, fmt.Errorf("archive: the marker says issue %d, the JSON %d", issue, j.Issue)
-	case SanitizePhase(j.Phase) != m[2]:
-		return nil, fmt.Errorf("archive: the marker's phase %q does not match the JSON's", m[2])
-	case j.Part != part || j.Parts != parts:
-		return nil, fmt.Errorf("archive: the marker says part %d/%d, the JSON %d/%d", part, parts, j.Part, j.Parts)
-	case j.SHA256 != m[5]:
-		return nil, errors.New("archive: the marker's sha256 differs from the JSON's")
-	case chained && (j.Prev != m[6] || j.Count != count || j.Kid != m[8] || j.Sig != m[9]):
-		return nil, errors.New("archive: the marker's prev, count, kid or sig differs from the JSON's")
-	case chained && (j.Kid != "") != (len(j.Sig) == 128):
-		return nil, errors.New("archive: an Ed25519 signature (128 hex digits) must name its key (kid), and only one may")
-	case parts < 1 || part < 1 || part > parts:
-		return nil, fmt.Errorf("archive: part %d/%d is out of range", part, parts)
-	case j.FirstSeq < 1:
-		return nil, fmt.Errorf("archive: first_seq is %d; it counts from 1", j.FirstSeq)
-	case len(j.Entries) == 0:
-		return nil, errors.New("archive: the part holds no entries")
-	case chained && j.Count < len(j.Entries):
-		return nil, fmt.Errorf("archive: count is %d, fewer than the %d entries the part holds", j.Count, len(j.Entries))
-	}
 	j.Archive.Format = j.Format
 	return &j.Archive, nil
+}
+
+// agrees checks that the marker and the JSON block a say the same: the
+// format, then every field the marker repeats.
+func (m marker) agrees(a *Archive) error {
+	switch {
+	case a.Format != FormatVersion && a.Format != legacyFormat:
+		return fmt.Errorf("archive: gns_archive is %d; this version reads %d and %d", a.Format, legacyFormat, FormatVersion)
+	case m.chained() != (a.Format == FormatVersion):
+		return fmt.Errorf("archive: the marker and the JSON (gns_archive %d) disagree on the format", a.Format)
+	case a.Issue != m.issue:
+		return fmt.Errorf("archive: the marker says issue %d, the JSON %d", m.issue, a.Issue)
+	case SanitizePhase(a.Phase) != m.phase:
+		return fmt.Errorf("archive: the marker's phase %q does not match the JSON's", m.phase)
+	case a.Part != m.part || a.Parts != m.parts:
+		return fmt.Errorf("archive: the marker says part %d/%d, the JSON %d/%d", m.part, m.parts, a.Part, a.Parts)
+	case a.SHA256 != m.sha256:
+		return errors.New("archive: the marker's sha256 differs from the JSON's")
+	case m.chained() && (a.Prev != m.prev || a.Count != m.count || a.Kid != m.kid || a.Sig != m.sig):
+		return errors.New("archive: the marker's prev, count, kid or sig differs from the JSON's")
+	}
+	return nil
+}
+
+// checkPart checks what a part says of itself: a signature that names its
+// key, part numbers, sequence numbers and entries in range.
+func checkPart(a *Archive, chained bool) error {
+	switch {
+	case chained && (a.Kid != "") != (len(a.Sig) == 128):
+		return errors.New("archive: an Ed25519 signature (128 hex digits) must name its key (kid), and only one may")
+	case a.Parts < 1 || a.Part < 1 || a.Part > a.Parts:
+		return fmt.Errorf("archive: part %d/%d is out of range", a.Part, a.Parts)
+	case a.FirstSeq < 1:
+		return fmt.Errorf("archive: first_seq is %d; it counts from 1", a.FirstSeq)
+	case len(a.Entries) == 0:
+		return errors.New("archive: the part holds no entries")
+	case chained && a.Count < len(a.Entries):
+		return fmt.Errorf("archive: count is %d, fewer than the %d entries the part holds", a.Count, len(a.Entries))
+	}
+	return nil
 }
 
 // Verify checks that parts are exactly the parts 1..n of one archive (one
