@@ -85,110 +85,161 @@ func Extend(head string, count int, parts []Part, keys Verifier, held func(*Arch
 // be proven, what can be read is returned ordered by the counts the parts
 // claim.
 func (c Chain) prove(parts []Part) ([]Part, []Problem) {
-	var problems []Problem
-	bad := func(id int64, format string, args ...any) {
-		problems = append(problems, Problem{Comment: id, Message: fmt.Sprintf(format, args...)})
+	p := &proof{keys: c.Keys, byLink: map[string]Part{}, sigs: map[int64]Signature{}, onChain: map[string]bool{}}
+	p.checkSignatures(parts)
+	if !c.Known {
+		p.problems = append(p.problems, Problem{Message: "no trusted ledger record (the guard's status comment) was found: the end of the archive chain cannot be proven, so a deleted last archive would not show"})
 	}
-	var good []Part
-	byLink := map[string]Part{}
-	sigs := map[int64]Signature{}
-	for _, p := range parts {
-		a := p.Archive
-		s := a.CheckSignature(c.Keys)
+	ledgerHead := c.Head
+	if ledgerHead == "" {
+		ledgerHead = Genesis
+	}
+	head, count, _, fork := Extend(ledgerHead, c.Count, p.good, c.Keys, nil)
+	p.fork = fork
+	if len(fork) > 0 {
+		p.bad(fork[0].ID, "archive parts in comments %s all claim to follow the same part: one of them is a copy that was edited, or forged", joinIDs(fork))
+	}
+	complete := p.walkBack(head, count, ledgerHead)
+	slices.Reverse(p.chain)
+	p.checkOrder()
+	p.checkParts()
+	if complete && len(fork) == 0 {
+		return p.chain, p.problems
+	}
+	return p.byClaimedCounts(), p.problems
+}
+
+// proof is one Chain.prove under way.
+type proof struct {
+	keys Verifier
+	// The parts whose signatures do not fail, by link (copies: the lowest
+	// comment id), and what their signatures prove.
+	good   []Part
+	byLink map[string]Part
+	sigs   map[int64]Signature
+	// fork holds the parts of a fork past the ledger's head, if any.
+	fork []Part
+	// chain is the proven chain, newest first while it is walked, and
+	// onChain its links.
+	chain   []Part
+	onChain map[string]bool
+	// problems are reported in the order they are found.
+	problems []Problem
+}
+
+// bad reports a problem with comment id (0: none).
+func (p *proof) bad(id int64, format string, args ...any) {
+	p.problems = append(p.problems, Problem{Comment: id, Message: fmt.Sprintf(format, args...)})
+}
+
+// checkSignatures keeps the parts whose signatures do not fail; each that
+// fails is a problem.
+func (p *proof) checkSignatures(parts []Part) {
+	for _, part := range parts {
+		a := part.Archive
+		s := a.CheckSignature(p.keys)
 		if s == SigInvalid {
-			bad(p.ID, "%s", badSignature(a))
+			p.bad(part.ID, "%s", badSignature(a))
 			continue
 		}
-		sigs[p.ID] = s
-		good = append(good, p)
-		if q, ok := byLink[a.Link()]; !ok || p.ID < q.ID {
-			byLink[a.Link()] = p
+		p.sigs[part.ID] = s
+		p.good = append(p.good, part)
+		if q, ok := p.byLink[a.Link()]; !ok || part.ID < q.ID {
+			p.byLink[a.Link()] = part
 		}
 	}
-	head, count := c.Head, c.Count
-	if head == "" {
-		head = Genesis
-	}
-	if !c.Known {
-		problems = append(problems, Problem{Message: "no trusted ledger record (the guard's status comment) was found: the end of the archive chain cannot be proven, so a deleted last archive would not show"})
-	}
-	ledgerHead := head
-	head, count, _, fork := Extend(head, count, good, c.Keys, nil)
-	if len(fork) > 0 {
-		bad(fork[0].ID, "archive parts in comments %s all claim to follow the same part: one of them is a copy that was edited, or forged", joinIDs(fork))
-	}
-	// Walk back from the head to Genesis.
-	var chain []Part
-	onChain := map[string]bool{}
+}
+
+// walkBack follows the links from head (count entries archived) back to
+// Genesis, and reports whether it got there at the first entry. A link
+// that leads nowhere, or to a part whose count is not the one expected, is
+// a problem, and the walk stops there.
+func (p *proof) walkBack(head string, count int, ledgerHead string) bool {
 	cur, want := head, count
-	complete := true
 	for i := 0; cur != Genesis; i++ {
-		p, ok := byLink[cur]
-		if !ok || i > len(byLink) {
-			complete = false
-			if len(chain) == 0 {
-				if cur == ledgerHead {
-					bad(0, "the last archive part the ledger records (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the ledger", want)
-				} else {
-					bad(0, "the last archive part (entries up to %d) is missing: its comment was deleted or edited", want)
-				}
-			} else {
-				next := chain[len(chain)-1]
-				bad(next.ID, "the archive part before this one (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the link this part records", want)
-			}
-			break
+		part, ok := p.byLink[cur]
+		if !ok || i > len(p.byLink) {
+			p.missing(cur == ledgerHead, want)
+			return false
 		}
-		a := p.Archive
+		a := part.Archive
 		if a.Count != want {
-			complete = false
-			bad(p.ID, "archive part %d/%d says it ends at entry %d of the issue's archived entries, but the chain expects %d: it was edited", a.Part, a.Parts, a.Count, want)
-			break
+			p.bad(part.ID, "archive part %d/%d says it ends at entry %d of the issue's archived entries, but the chain expects %d: it was edited", a.Part, a.Parts, a.Count, want)
+			return false
 		}
-		chain = append(chain, p)
-		onChain[cur] = true
+		p.chain = append(p.chain, part)
+		p.onChain[cur] = true
 		cur, want = a.Prev, a.Count-len(a.Entries)
 	}
-	if complete && want != 0 {
-		complete = false
-		bad(chain[len(chain)-1].ID, "the first archive part starts after entry %d, not at the first entry: it was edited", want)
+	if want != 0 {
+		p.bad(p.chain[len(p.chain)-1].ID, "the first archive part starts after entry %d, not at the first entry: it was edited", want)
+		return false
 	}
-	slices.Reverse(chain)
+	return true
+}
+
+// missing reports the part the walk back needs next (ending at entry
+// want) as missing: the last one (the ledger's, when ledger is true), or
+// the one before the part last walked.
+func (p *proof) missing(ledger bool, want int) {
+	switch {
+	case len(p.chain) > 0:
+		next := p.chain[len(p.chain)-1]
+		p.bad(next.ID, "the archive part before this one (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the link this part records", want)
+	case ledger:
+		p.bad(0, "the last archive part the ledger records (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the ledger", want)
+	default:
+		p.bad(0, "the last archive part (entries up to %d) is missing: its comment was deleted or edited", want)
+	}
+}
+
+// checkOrder reports each part of the chain (oldest first) that follows a
+// later comment's part: the comments were reordered.
+func (p *proof) checkOrder() {
+	chain := p.chain
 	for i := 1; i < len(chain); i++ {
 		if chain[i].ID < chain[i-1].ID {
-			bad(chain[i].ID, "archive part %d/%d (entries %s) follows the part in comment %d in the chain but comes before it on the issue: the archive comments were reordered (their bodies swapped by edits)",
+			p.bad(chain[i].ID, "archive part %d/%d (entries %s) follows the part in comment %d in the chain but comes before it on the issue: the archive comments were reordered (their bodies swapped by edits)",
 				chain[i].Archive.Part, chain[i].Archive.Parts, spanText(chain[i].Archive), chain[i-1].ID)
 		}
 	}
-	for _, p := range good {
-		a := p.Archive
+}
+
+// checkParts reports each part off the chain (other than a fork's), and
+// each on it signed by a key not held; one on it signed with the secret
+// itself, which nothing here can check, is a note.
+func (p *proof) checkParts() {
+	for _, part := range p.good {
+		a := part.Archive
 		switch {
-		case !onChain[a.Link()] && !slices.ContainsFunc(fork, func(f Part) bool { return f.ID == p.ID }):
+		case !p.onChain[a.Link()] && !slices.ContainsFunc(p.fork, func(f Part) bool { return f.ID == part.ID }):
 			unknown := ""
-			if sigs[p.ID] == SigUnknownKey {
+			if p.sigs[part.ID] == SigUnknownKey {
 				unknown = fmt.Sprintf(" (and is signed by key %s, which this workflow does not hold)", a.Kid)
 			}
-			bad(p.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves%s: it was edited, forged, or posted by a run that was never recorded", a.Part, a.Parts, spanText(a), unknown)
-		case !onChain[a.Link()]:
-		case sigs[p.ID] == SigUnknownKey:
-			bad(p.ID, "%s", unknownKey(a, c.Keys))
-		case sigs[p.ID] == SigUnchecked:
-			problems = append(problems, Problem{Comment: p.ID, Note: true, Message: fmt.Sprintf("archive part %d/%d (entries %s) was signed with the secret ledger-key itself, before parts were signed with Ed25519, which no public key verifies: the chain of links from the signed ledger proves it", a.Part, a.Parts, spanText(a))})
+			p.bad(part.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves%s: it was edited, forged, or posted by a run that was never recorded", a.Part, a.Parts, spanText(a), unknown)
+		case !p.onChain[a.Link()]:
+		case p.sigs[part.ID] == SigUnknownKey:
+			p.bad(part.ID, "%s", unknownKey(a, p.keys))
+		case p.sigs[part.ID] == SigUnchecked:
+			p.problems = append(p.problems, Problem{Comment: part.ID, Note: true, Message: fmt.Sprintf("archive part %d/%d (entries %s) was signed with the secret ledger-key itself, before parts were signed with Ed25519, which no public key verifies: the chain of links from the signed ledger proves it", a.Part, a.Parts, spanText(a))})
 		}
 	}
-	if complete && len(fork) == 0 {
-		return chain, problems
-	}
-	// Unproven: every distinct part, in the order its counts claim.
+}
+
+// byClaimedCounts is what can be read when the chain cannot be proven:
+// every distinct part, in the order its counts claim.
+func (p *proof) byClaimedCounts() []Part {
 	var all []Part
-	for _, p := range byLink {
-		all = append(all, p)
+	for _, part := range p.byLink {
+		all = append(all, part)
 	}
 	slices.SortFunc(all, func(a, b Part) int {
 		fa, _ := a.Archive.span()
 		fb, _ := b.Archive.span()
 		return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(a.ID, b.ID))
 	})
-	return all, problems
+	return all
 }
 
 func spanText(a *Archive) string {
