@@ -10,33 +10,18 @@ import "gopkg.in/yaml.v3"
 // WithString returns a copy of c with the top-level key set to the string
 // v (added at the end when missing).
 func (c *Checkpoint) WithString(key, v string) *Checkpoint {
-	out := c.Clone()
-	if body := out.body(); body != nil {
-		setString(body, key, v)
-		out.refill()
-	}
-	return out
+	return c.edited(func(body *yaml.Node) { setString(body, key, v) })
 }
 
 // WithInt returns a copy of c with the top-level key set to the integer v
 // (added at the end when missing).
 func (c *Checkpoint) WithInt(key string, v int64) *Checkpoint {
-	out := c.Clone()
-	if body := out.body(); body != nil {
-		setInt(body, key, v)
-		out.refill()
-	}
-	return out
+	return c.edited(func(body *yaml.Node) { setInt(body, key, v) })
 }
 
 // WithAssignee returns a copy of c with state.assignee set to v.
 func (c *Checkpoint) WithAssignee(v string) *Checkpoint {
-	out := c.Clone()
-	if body := out.body(); body != nil {
-		setString(ensure(body, "state", yaml.MappingNode), "assignee", v)
-		out.refill()
-	}
-	return out
+	return c.edited(func(body *yaml.Node) { setString(ensure(body, "state", yaml.MappingNode), "assignee", v) })
 }
 
 // WithAgentChain returns a copy of c with agent_chain set to chain, as a
@@ -72,16 +57,19 @@ type NewEntry struct {
 // examples; empty fields are left out (a history_tail entry needs its
 // timestamp: the caller gives one).
 func (c *Checkpoint) WithEntry(e NewEntry) *Checkpoint {
-	out := c.Clone()
-	body := out.body()
-	if body == nil {
-		return out
-	}
 	key := "history_tail"
 	if !c.HistoryTail.Set && c.History.Set {
 		key = "history"
 	}
-	seq := ensure(body, key, yaml.SequenceNode)
+	return c.edited(func(body *yaml.Node) {
+		seq := ensure(body, key, yaml.SequenceNode)
+		seq.Content = append(seq.Content, flowEntry(e))
+	})
+}
+
+// flowEntry is e as a flow mapping, its empty fields left out and its
+// timestamp double-quoted.
+func flowEntry(e NewEntry) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
 	for _, kv := range [][2]string{{"agent", e.Agent}, {"action", e.Action}, {"invocation", e.Invocation}, {"timestamp", e.Timestamp}} {
 		if kv[1] == "" {
@@ -93,9 +81,7 @@ func (c *Checkpoint) WithEntry(e NewEntry) *Checkpoint {
 		}
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: kv[0]}, v)
 	}
-	seq.Content = append(seq.Content, m)
-	out.refill()
-	return out
+	return m
 }
 
 // setString sets key in mapping m to the string v, keeping the key's

@@ -138,35 +138,36 @@ func tailEntry(e *yaml.Node, ts string) {
 // WithBudget returns a copy of c with budget.total, budget.consumed and
 // budget.remaining set. Missing keys (and a missing budget) are added.
 func (c *Checkpoint) WithBudget(total, consumed, remaining int64) *Checkpoint {
-	out := c.Clone()
-	body := out.body()
-	if body == nil {
-		return out
-	}
-	b := ensure(body, "budget", yaml.MappingNode)
-	setInt(b, "total", total)
-	setInt(b, "consumed", consumed)
-	setInt(b, "remaining", remaining)
-	out.refill()
-	return out
+	return c.edited(func(body *yaml.Node) {
+		b := ensure(body, "budget", yaml.MappingNode)
+		setInt(b, "total", total)
+		setInt(b, "consumed", consumed)
+		setInt(b, "remaining", remaining)
+	})
 }
 
 // WithLabels returns a copy of c with state.labels set to labels, in the
 // order given, as a flow-style list ([a, b]). A missing state is added.
 func (c *Checkpoint) WithLabels(labels []string) *Checkpoint {
+	return c.edited(func(body *yaml.Node) {
+		state := ensure(body, "state", yaml.MappingNode)
+		seq := ensure(state, "labels", yaml.SequenceNode)
+		seq.Style = yaml.FlowStyle
+		seq.Content = make([]*yaml.Node, len(labels))
+		for i, l := range labels {
+			seq.Content[i] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: l}
+		}
+	})
+}
+
+// edited returns a copy of c with edit applied to its checkpoint mapping
+// and its typed fields read back; a plain copy when c has no mapping.
+func (c *Checkpoint) edited(edit func(body *yaml.Node)) *Checkpoint {
 	out := c.Clone()
-	body := out.body()
-	if body == nil {
-		return out
+	if body := out.body(); body != nil {
+		edit(body)
+		out.refill()
 	}
-	state := ensure(body, "state", yaml.MappingNode)
-	seq := ensure(state, "labels", yaml.SequenceNode)
-	seq.Style = yaml.FlowStyle
-	seq.Content = make([]*yaml.Node, len(labels))
-	for i, l := range labels {
-		seq.Content[i] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: l}
-	}
-	out.refill()
 	return out
 }
 
