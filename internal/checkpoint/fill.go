@@ -91,36 +91,43 @@ func (f filler) scalar(m *yaml.Node, key string) String {
 }
 
 func (f filler) strs(m *yaml.Node, key string) List[String] {
-	k, v := lookup(m, key)
-	if v == nil || v.Kind != yaml.SequenceNode {
-		return List[String]{}
-	}
-	l := List[String]{Pos: f.pos(k), Set: true}
-	for _, item := range v.Content {
-		if isString(item) {
-			l.Items = append(l.Items, String{Value: item.Value, Pos: f.pos(item), Set: true})
-		}
-	}
-	return l
+	return list(f, m, key, func(item *yaml.Node) (String, bool) {
+		return String{Value: item.Value, Pos: f.pos(item), Set: true}, isString(item)
+	})
 }
 
 func (f filler) entries(m *yaml.Node, key string) List[Entry] {
+	return list(f, m, key, f.entry)
+}
+
+// entry reads a history entry; ok is false for an item that is not a
+// mapping.
+func (f filler) entry(item *yaml.Node) (e Entry, ok bool) {
+	if item.Kind != yaml.MappingNode {
+		return Entry{}, false
+	}
+	return Entry{
+		Pos:        f.pos(item),
+		Agent:      f.str(item, "agent"),
+		Action:     f.str(item, "action"),
+		Invocation: f.str(item, "invocation"),
+		Timestamp:  f.str(item, "timestamp"),
+	}, true
+}
+
+// list reads the list under key in mapping m, one item at a time: read
+// says whether an item is of the list's type (one that is not is left
+// out).
+func list[T any](f filler, m *yaml.Node, key string, read func(item *yaml.Node) (T, bool)) List[T] {
 	k, v := lookup(m, key)
 	if v == nil || v.Kind != yaml.SequenceNode {
-		return List[Entry]{}
+		return List[T]{}
 	}
-	l := List[Entry]{Pos: f.pos(k), Set: true}
+	l := List[T]{Pos: f.pos(k), Set: true}
 	for _, item := range v.Content {
-		if item.Kind != yaml.MappingNode {
-			continue
+		if t, ok := read(item); ok {
+			l.Items = append(l.Items, t)
 		}
-		l.Items = append(l.Items, Entry{
-			Pos:        f.pos(item),
-			Agent:      f.str(item, "agent"),
-			Action:     f.str(item, "action"),
-			Invocation: f.str(item, "invocation"),
-			Timestamp:  f.str(item, "timestamp"),
-		})
 	}
 	return l
 }
