@@ -143,7 +143,7 @@ func (d *decoder) document(doc *yaml.Node) *Checkpoint {
 		root = root.Content[0]
 	}
 	if root.Kind != yaml.MappingNode {
-		d.add(d.pos(root), "", "expected a mapping with the single key checkpoint, found %s", describe(root))
+		d.add(d.pos(root), "", "expected a mapping with the single key checkpoint, found %s", Describe(root))
 		return nil
 	}
 	var value *yaml.Node
@@ -182,7 +182,7 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 	case kindInt:
 		v, ok := intValue(n)
 		if !ok {
-			d.add(d.pos(n), path, "expected an integer, found %s", describe(n))
+			d.add(d.pos(n), path, "expected an integer, found %s", Describe(n))
 			return
 		}
 		switch {
@@ -193,7 +193,7 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 		}
 	case kindString:
 		if !isString(n) {
-			d.add(d.pos(n), path, "expected a string, found %s", describe(n))
+			d.add(d.pos(n), path, "expected a string, found %s", Describe(n))
 			return
 		}
 		if f.nonEmpty && strings.TrimSpace(n.Value) == "" {
@@ -201,7 +201,7 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 		}
 	case kindTime:
 		if !isString(n) && n.Tag != "!!timestamp" {
-			d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", describe(n))
+			d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", Describe(n))
 			return
 		}
 		if _, err := time.Parse(time.RFC3339, n.Value); err != nil {
@@ -209,11 +209,11 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 		}
 	case kindIntOrString:
 		if _, ok := intValue(n); !ok && !isString(n) {
-			d.add(d.pos(n), path, "expected an integer or a string, found %s", describe(n))
+			d.add(d.pos(n), path, "expected an integer or a string, found %s", Describe(n))
 		}
 	case kindStrings:
 		if n.Kind != yaml.SequenceNode {
-			d.add(d.pos(n), path, "expected a list of strings, found %s", describe(n))
+			d.add(d.pos(n), path, "expected a list of strings, found %s", Describe(n))
 			return
 		}
 		for i, item := range n.Content {
@@ -222,7 +222,7 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 			case item.Kind == yaml.AliasNode:
 				d.add(d.pos(item), p, "anchors and aliases are not allowed in a checkpoint; write the value out")
 			case !isString(item):
-				d.add(d.pos(item), p, "expected a string, found %s", describe(item))
+				d.add(d.pos(item), p, "expected a string, found %s", Describe(item))
 			case f.nonEmpty && strings.TrimSpace(item.Value) == "":
 				d.add(d.pos(item), p, "expected a non-empty string, found %q", item.Value)
 			}
@@ -231,7 +231,7 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 		d.object(f, key, n, path)
 	case kindObjects:
 		if n.Kind != yaml.SequenceNode {
-			d.add(d.pos(n), path, "expected a list of mappings (%s), found %s", strings.Join(f.keys(), ", "), describe(n))
+			d.add(d.pos(n), path, "expected a list of mappings (%s), found %s", strings.Join(f.keys(), ", "), Describe(n))
 			return
 		}
 		for i, item := range n.Content {
@@ -247,7 +247,7 @@ func (d *decoder) object(f field, key, n *yaml.Node, path string) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.add(d.pos(n), path, "expected a mapping with keys %s, found %s", strings.Join(f.keys(), ", "), describe(n))
+		d.add(d.pos(n), path, "expected a mapping with keys %s, found %s", strings.Join(f.keys(), ", "), Describe(n))
 		return
 	}
 	seen := make(map[string]*yaml.Node, len(n.Content)/2)
@@ -255,7 +255,7 @@ func (d *decoder) object(f field, key, n *yaml.Node, path string) {
 		k, v := n.Content[i], n.Content[i+1]
 		p := keyPath(path, k.Value)
 		if k.Kind != yaml.ScalarNode {
-			d.add(d.pos(k), path, "expected a plain key, found %s", describe(k))
+			d.add(d.pos(k), path, "expected a plain key, found %s", Describe(k))
 			continue
 		}
 		if prev, dup := seen[k.Value]; dup {
@@ -328,8 +328,10 @@ func intValue(n *yaml.Node) (int64, bool) {
 	return v, true
 }
 
-// describe names a node's kind and shows a scalar's value, briefly.
-func describe(n *yaml.Node) string {
+// Describe names a node for a message ("found ...", "got ..."): its kind
+// ("a mapping", "a list"), or a scalar's type and value, briefly
+// ("integer 3", "string \"abc\"", "null (an empty value)").
+func Describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"

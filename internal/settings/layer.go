@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
 )
 
@@ -106,14 +107,14 @@ func FileLayer(name string, data []byte) (Layer, error) {
 	}
 	if root.Kind != yaml.MappingNode {
 		return l, &Error{Source: name, Line: root.Line, Col: root.Column,
-			Reason: "expected a mapping of settings (name: value, one a line), got " + describe(root)}
+			Reason: "expected a mapping of settings (name: value, one a line), got " + checkpoint.Describe(root)}
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
 			return l, &Error{Source: name, Line: k.Line, Col: k.Column,
-				Reason: "expected a setting's name as the key, got " + describe(k)}
+				Reason: "expected a setting's name as the key, got " + checkpoint.Describe(k)}
 		}
 		key := k.Value
 		r, known := byName[key]
@@ -144,7 +145,7 @@ func fileValue(name string, s Setting, n *yaml.Node) (Value, error) {
 	v := Value{Line: n.Line, Col: n.Column}
 	wrong := func(n *yaml.Node, what string) error {
 		return &Error{Source: name, Key: s.Name, Want: s.Range, Line: n.Line, Col: n.Column,
-			Reason: "expected " + what + ", got " + describe(n)}
+			Reason: "expected " + what + ", got " + checkpoint.Describe(n)}
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -247,23 +248,6 @@ func findAlias(n *yaml.Node) *yaml.Node {
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-// describe names a node's shape for a message: "a list", "a mapping", or
-// a scalar's text, quoted.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	if isNull(n) {
-		return "nothing"
-	}
-	return quote(n.Value)
 }
 
 // secretInFile says why a secret's key is refused in the file.

@@ -527,7 +527,7 @@ func TestFileErrors(t *testing.T) {
 		{"history-tail: 3\nhistory-tail: 4\n", f + ":2:1: history-tail: already set at line 1; keep one"},
 		{"history-tail: &x 3\ndigest-after: *x\n", f + ":2:15: anchors and aliases are not allowed in this file; write the value out"},
 		{"- fail-on\n", f + ":1:1: expected a mapping of settings (name: value, one a line), got a list"},
-		{"hello\n", f + `:1:1: expected a mapping of settings (name: value, one a line), got "hello"`},
+		{"hello\n", f + `:1:1: expected a mapping of settings (name: value, one a line), got string "hello"`},
 		{"fail-on: never\n---\nfail-on: violation\n", f + ":2:1: a second YAML document starts here; keep the settings in one mapping, with no --- line among them"},
 		{"max: 3\n", f + `:1:1: max: unknown key (did you mean "max-budget" or "max-checkpoint-bytes"?)`},
 		// YAML syntax
