@@ -172,7 +172,7 @@ func (d *decoder) document(doc *yaml.Node) *Checkpoint {
 // walk checks node against f, recursively, and records every problem.
 func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 	if n.Kind == yaml.AliasNode {
-		d.add(d.pos(n), path, "anchors and aliases are not allowed in a checkpoint; write the value out")
+		d.alias(n, path)
 		return
 	}
 	if isNull(n) && f.nullable {
@@ -180,70 +180,100 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 	}
 	switch f.kind {
 	case kindInt:
-		v, ok := intValue(n)
-		if !ok {
-			d.add(d.pos(n), path, "expected an integer, found %s", Describe(n))
-			return
-		}
-		switch {
-		case f.constant != nil && v != *f.constant:
-			d.add(d.pos(n), path, "expected %d (this is schema v%d), found %d", *f.constant, *f.constant, v)
-		case f.minimum != nil && v < *f.minimum:
-			d.add(d.pos(n), path, "expected an integer >= %d, found %d", *f.minimum, v)
-		}
+		d.integer(f, n, path)
 	case kindString:
-		if !isString(n) {
-			d.add(d.pos(n), path, "expected a string, found %s", Describe(n))
-			return
-		}
-		if f.nonEmpty && strings.TrimSpace(n.Value) == "" {
-			d.add(d.pos(n), path, "expected a non-empty string, found %q", n.Value)
-		}
+		d.str(f, n, path)
 	case kindTime:
-		if !isString(n) && n.Tag != "!!timestamp" {
-			d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", Describe(n))
-			return
-		}
-		if _, err := time.Parse(time.RFC3339, n.Value); err != nil {
-			d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", quote(n.Value))
-		}
+		d.timestamp(n, path)
 	case kindIntOrString:
 		if _, ok := intValue(n); !ok && !isString(n) {
 			d.add(d.pos(n), path, "expected an integer or a string, found %s", Describe(n))
 		}
 	case kindStrings:
-		if n.Kind != yaml.SequenceNode {
-			d.add(d.pos(n), path, "expected a list of strings, found %s", Describe(n))
-			return
-		}
-		for i, item := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			switch {
-			case item.Kind == yaml.AliasNode:
-				d.add(d.pos(item), p, "anchors and aliases are not allowed in a checkpoint; write the value out")
-			case !isString(item):
-				d.add(d.pos(item), p, "expected a string, found %s", Describe(item))
-			case f.nonEmpty && strings.TrimSpace(item.Value) == "":
-				d.add(d.pos(item), p, "expected a non-empty string, found %q", item.Value)
-			}
-		}
+		d.strs(f, n, path)
 	case kindObject:
 		d.object(f, key, n, path)
 	case kindObjects:
-		if n.Kind != yaml.SequenceNode {
-			d.add(d.pos(n), path, "expected a list of mappings (%s), found %s", strings.Join(f.keys(), ", "), Describe(n))
-			return
+		d.objects(f, n, path)
+	}
+}
+
+// alias reports an anchor's alias, which a checkpoint may not hold.
+func (d *decoder) alias(n *yaml.Node, path string) {
+	d.add(d.pos(n), path, "anchors and aliases are not allowed in a checkpoint; write the value out")
+}
+
+// integer checks an integer against f's constant and minimum.
+func (d *decoder) integer(f field, n *yaml.Node, path string) {
+	v, ok := intValue(n)
+	if !ok {
+		d.add(d.pos(n), path, "expected an integer, found %s", Describe(n))
+		return
+	}
+	switch {
+	case f.constant != nil && v != *f.constant:
+		d.add(d.pos(n), path, "expected %d (this is schema v%d), found %d", *f.constant, *f.constant, v)
+	case f.minimum != nil && v < *f.minimum:
+		d.add(d.pos(n), path, "expected an integer >= %d, found %d", *f.minimum, v)
+	}
+}
+
+// str checks a string, non-empty when f says so.
+func (d *decoder) str(f field, n *yaml.Node, path string) {
+	if !isString(n) {
+		d.add(d.pos(n), path, "expected a string, found %s", Describe(n))
+		return
+	}
+	if f.nonEmpty && strings.TrimSpace(n.Value) == "" {
+		d.add(d.pos(n), path, "expected a non-empty string, found %q", n.Value)
+	}
+}
+
+// timestamp checks an RFC 3339 time.
+func (d *decoder) timestamp(n *yaml.Node, path string) {
+	if !isString(n) && n.Tag != "!!timestamp" {
+		d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", Describe(n))
+		return
+	}
+	if _, err := time.Parse(time.RFC3339, n.Value); err != nil {
+		d.add(d.pos(n), path, "expected an RFC 3339 time such as 2026-05-16T13:20:00Z, found %s", quote(n.Value))
+	}
+}
+
+// strs checks a list of strings, each non-empty when f says so.
+func (d *decoder) strs(f field, n *yaml.Node, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.add(d.pos(n), path, "expected a list of strings, found %s", Describe(n))
+		return
+	}
+	for i, item := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case item.Kind == yaml.AliasNode:
+			d.alias(item, p)
+		case !isString(item):
+			d.add(d.pos(item), p, "expected a string, found %s", Describe(item))
+		case f.nonEmpty && strings.TrimSpace(item.Value) == "":
+			d.add(d.pos(item), p, "expected a non-empty string, found %q", item.Value)
 		}
-		for i, item := range n.Content {
-			d.object(f, nil, item, fmt.Sprintf("%s[%d]", path, i))
-		}
+	}
+}
+
+// objects checks a list of mappings, each against f.
+func (d *decoder) objects(f field, n *yaml.Node, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.add(d.pos(n), path, "expected a list of mappings (%s), found %s", strings.Join(f.keys(), ", "), Describe(n))
+		return
+	}
+	for i, item := range n.Content {
+		d.object(f, nil, item, fmt.Sprintf("%s[%d]", path, i))
 	}
 }
 
 // object checks a mapping: unknown, duplicate and missing keys, then each value.
 func (d *decoder) object(f field, key, n *yaml.Node, path string) {
 	if n.Kind == yaml.AliasNode {
-		d.add(d.pos(n), path, "anchors and aliases are not allowed in a checkpoint; write the value out")
+		d.alias(n, path)
 		return
 	}
 	if n.Kind != yaml.MappingNode {
