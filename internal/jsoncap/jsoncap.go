@@ -278,77 +278,121 @@ func (c *copier) stringValue() error {
 // far as it was read, on an error).
 func (c *copier) str(limit int64) (raw []byte, size int64, over bool, err error) {
 	c.raw = c.raw[:0]
-	keep := true
-	add := func(b []byte) {
-		if keep {
-			c.raw = append(c.raw, b...)
-		}
-	}
+	s := &strRead{c: c, limit: limit, keep: true}
 	for {
-		if keep && size > limit {
-			keep, over = false, true
+		if s.keep && s.size > limit {
+			s.keep, s.over = false, true
 			c.raw = c.raw[:0]
 		}
-		buf, perr := c.r.Peek(1)
-		if perr != nil {
-			return nil, size, over, perr
-		}
-		if n := c.r.Buffered(); n > 1 {
-			buf, _ = c.r.Peek(n)
-		}
-		// The run of plain bytes: no quote, backslash or control byte.
-		i := 0
-		for i < len(buf) && buf[i] != '"' && buf[i] != '\\' && buf[i] >= 0x20 {
-			i++
-		}
-		if i > 0 {
-			if keep && size+int64(i) > limit {
-				i = int(limit-size) + 1 // just over: the rest is not kept
-			}
-			add(buf[:i])
-			size += int64(i)
-			_, _ = c.r.Discard(i)
-			continue
-		}
-		b, _ := c.r.ReadByte()
+		done, err := s.step()
 		switch {
-		case b == '"':
-			return c.raw, size, over, nil
-		case b < 0x20:
-			return nil, size, over, syntaxError("a control character in a string")
-		}
-		// A backslash.
-		e, err := c.r.ReadByte()
-		if err != nil {
-			return nil, size, over, err
-		}
-		switch e {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			add([]byte{'\\', e})
-			size++
-		case 'u':
-			var hex [4]byte
-			if _, err := io.ReadFull(c.r, hex[:]); err != nil {
-				if err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
-				return nil, size, over, err
-			}
-			v, perr := strconv.ParseUint(string(hex[:]), 16, 32)
-			if perr != nil {
-				return nil, size, over, syntaxError("invalid \\u escape %q", hex[:])
-			}
-			add([]byte{'\\', 'u'})
-			add(hex[:])
-			if r := rune(v); utf16.IsSurrogate(r) {
-				size += 2 // a pair decodes to 4 bytes
-			} else {
-				size += int64(utf8.RuneLen(r))
-			}
-		default:
-			return nil, size, over, syntaxError("invalid escape \\%c", e)
+		case err != nil:
+			return nil, s.size, s.over, err
+		case done:
+			return c.raw, s.size, s.over, nil
 		}
 	}
+}
+
+// strRead is one string being read by str: its decoded size so far, and
+// whether its bytes are still kept (in c.raw) or it went over the limit.
+type strRead struct {
+	c          *copier
+	limit      int64
+	size       int64
+	keep, over bool
+}
+
+// add keeps escaped bytes while the string is within the limit.
+func (s *strRead) add(b ...byte) {
+	if s.keep {
+		s.c.raw = append(s.c.raw, b...)
+	}
+}
+
+// step reads the next piece of the string: a run of plain bytes, an
+// escape, or the closing quote (done).
+func (s *strRead) step() (done bool, err error) {
+	n, err := s.plain()
+	if err != nil || n > 0 {
+		return false, err
+	}
+	b, _ := s.c.r.ReadByte()
+	switch {
+	case b == '"':
+		return true, nil
+	case b < 0x20:
+		return false, syntaxError("a control character in a string")
+	}
+	return false, s.escape() // after a backslash
+}
+
+// plain reads the run of plain bytes ahead (no quote, backslash or control
+// byte) and returns its length; past the limit, the rest is not kept.
+func (s *strRead) plain() (int, error) {
+	r := s.c.r
+	buf, err := r.Peek(1)
+	if err != nil {
+		return 0, err
+	}
+	if n := r.Buffered(); n > 1 {
+		buf, _ = r.Peek(n)
+	}
+	i := 0
+	for i < len(buf) && buf[i] != '"' && buf[i] != '\\' && buf[i] >= 0x20 {
+		i++
+	}
+	if i == 0 {
+		return 0, nil
+	}
+	if s.keep && s.size+int64(i) > s.limit {
+		i = int(s.limit-s.size) + 1 // just over: the rest is not kept
+	}
+	s.add(buf[:i]...)
+	s.size += int64(i)
+	_, _ = r.Discard(i)
+	return i, nil
+}
+
+// escape reads an escape after its backslash.
+func (s *strRead) escape() error {
+	e, err := s.c.r.ReadByte()
+	if err != nil {
+		return err
+	}
+	switch e {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		s.add('\\', e)
+		s.size++
+		return nil
+	case 'u':
+		return s.unicode()
+	}
+	return syntaxError("invalid escape \\%c", e)
+}
+
+// unicode reads the four hex digits of a \u escape, counting the bytes
+// the character decodes to.
+func (s *strRead) unicode() error {
+	var hex [4]byte
+	if _, err := io.ReadFull(s.c.r, hex[:]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	v, err := strconv.ParseUint(string(hex[:]), 16, 32)
+	if err != nil {
+		return syntaxError("invalid \\u escape %q", hex[:])
+	}
+	s.add('\\', 'u')
+	s.add(hex[:]...)
+	if r := rune(v); utf16.IsSurrogate(r) {
+		s.size += 2 // a pair decodes to 4 bytes
+	} else {
+		s.size += int64(utf8.RuneLen(r))
+	}
+	return nil
 }
 
 // literal copies a number, true, false or null whose first byte is b; cut
