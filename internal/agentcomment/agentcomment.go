@@ -72,55 +72,87 @@ var (
 
 // Parse reads an agent comment and returns every protocol problem found.
 func Parse(body string) (*Comment, []Problem) {
-	var probs []Problem
-	add := func(line, col int, format string, args ...any) {
-		probs = append(probs, Problem{line, col, fmt.Sprintf(format, args...)})
-	}
-	lead := len(body) - len(strings.TrimLeft(body, " \t\r\n"))
-	firstLine := 1 + strings.Count(body[:lead], "\n")
-	rest := body[lead:]
-	header, _, _ := strings.Cut(rest, "\n")
-	header = strings.TrimRight(header, "\r")
+	p := &parser{body: body}
 	c := &Comment{}
+	header := p.header(c)
+	f, line, col := p.footer()
+	if f == nil {
+		return c, p.probs
+	}
+	c.Footer = f
+	p.fields(f, line, col)
+	if header {
+		p.matchHeader(c, f, line, col)
+	}
+	return c, p.probs
+}
+
+// parser collects the problems of one comment.
+type parser struct {
+	body  string
+	probs []Problem
+}
+
+func (p *parser) add(line, col int, format string, args ...any) {
+	p.probs = append(p.probs, Problem{line, col, fmt.Sprintf(format, args...)})
+}
+
+// header reads the heading line into c's agent, phase and depth, and
+// reports whether it matched.
+func (p *parser) header(c *Comment) bool {
+	lead := len(p.body) - len(strings.TrimLeft(p.body, " \t\r\n"))
+	firstLine := 1 + strings.Count(p.body[:lead], "\n")
+	header, _, _ := strings.Cut(p.body[lead:], "\n")
+	header = strings.TrimRight(header, "\r")
 	m := headerRe.FindStringSubmatch(header)
 	if m == nil {
-		add(firstLine, 1, "the header %s does not match `## 🔄 {agent} | phase:{phase} | depth:{depth}` (one space around each |, no spaces inside values, depth a whole number)", quote(header))
-	} else {
-		c.Agent, c.Phase = m[1], m[2]
-		d, err := strconv.ParseInt(m[3], 10, 64)
-		if err != nil {
-			add(firstLine, strings.Index(header, "depth:")+7, "depth %s is not a whole number", quote(m[3]))
-		}
-		c.Depth = d
+		p.add(firstLine, 1, "the header %s does not match `## 🔄 {agent} | phase:{phase} | depth:{depth}` (one space around each |, no spaces inside values, depth a whole number)", quote(header))
+		return false
 	}
+	c.Agent, c.Phase = m[1], m[2]
+	d, err := strconv.ParseInt(m[3], 10, 64)
+	if err != nil {
+		p.add(firstLine, strings.Index(header, "depth:")+7, "depth %s is not a whole number", quote(m[3]))
+	}
+	c.Depth = d
+	return true
+}
+
+// footer reads the GNS_EVENT footer and where its JSON starts; f is nil
+// when it is missing or not JSON.
+func (p *parser) footer() (f *Footer, line, col int) {
+	body := p.body
 	loc := footerRe.FindStringSubmatchIndex(body)
 	if loc == nil {
-		line := 1 + strings.Count(strings.TrimRight(body, " \t\r\n"), "\n")
 		if i := strings.LastIndex(body, "GNS_EVENT"); i >= 0 {
 			l, col := lineCol(body, i)
-			add(l, col, "the GNS_EVENT footer is not a closed HTML comment at the very end of the comment: expected <!-- GNS_EVENT {json} -->")
+			p.add(l, col, "the GNS_EVENT footer is not a closed HTML comment at the very end of the comment: expected <!-- GNS_EVENT {json} -->")
 		} else {
-			add(line, 1, "the machine-readable footer is missing: end the comment with <!-- GNS_EVENT {json} --> (agent, invocation, event_type, phase, depth, budget)")
+			last := 1 + strings.Count(strings.TrimRight(body, " \t\r\n"), "\n")
+			p.add(last, 1, "the machine-readable footer is missing: end the comment with <!-- GNS_EVENT {json} --> (agent, invocation, event_type, phase, depth, budget)")
 		}
-		return c, probs
+		return nil, 0, 0
 	}
-	jsonText := body[loc[2]:loc[3]]
-	jl, jc := lineCol(body, loc[2])
-	var f Footer
-	dec := json.NewDecoder(strings.NewReader(jsonText))
-	if err := dec.Decode(&f); err != nil {
-		l, col := jl, jc
+	line, col = lineCol(body, loc[2])
+	f = new(Footer)
+	if err := json.NewDecoder(strings.NewReader(body[loc[2]:loc[3]])).Decode(f); err != nil {
+		l, c := line, col
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			l, col = lineCol(body, loc[2]+int(se.Offset)-1)
+			l, c = lineCol(body, loc[2]+int(se.Offset)-1)
 		}
-		add(l, col, "the GNS_EVENT footer is not valid JSON: %v", err)
-		return c, probs
+		p.add(l, c, "the GNS_EVENT footer is not valid JSON: %v", err)
+		return nil, 0, 0
 	}
-	c.Footer = &f
+	return f, line, col
+}
+
+// fields checks the footer's required fields (more for a subagent_result),
+// each problem at the footer's JSON (line, col).
+func (p *parser) fields(f *Footer, line, col int) {
 	need := func(ok bool, key, want string) {
 		if !ok {
-			add(jl, jc, "GNS_EVENT.%s: %s", key, want)
+			p.add(line, col, "GNS_EVENT.%s: %s", key, want)
 		}
 	}
 	need(f.Agent != "", "agent", "required, the agent's name")
@@ -136,18 +168,20 @@ func Parse(body string) (*Comment, []Problem) {
 		need(len(f.KeyStats) > 0 && string(f.KeyStats) != "null", "key_stats", "required for a subagent_result")
 		need(f.NextAgent != nil, "next_agent", "required for a subagent_result (\"\" when done)")
 	}
-	if m != nil {
-		if f.Agent != "" && f.Agent != c.Agent {
-			add(jl, jc, "GNS_EVENT.agent %s differs from the header's agent %s", quote(f.Agent), quote(c.Agent))
-		}
-		if f.Phase != "" && f.Phase != c.Phase {
-			add(jl, jc, "GNS_EVENT.phase %s differs from the header's phase %s", quote(f.Phase), quote(c.Phase))
-		}
-		if f.Depth != nil && *f.Depth != c.Depth {
-			add(jl, jc, "GNS_EVENT.depth %d differs from the header's depth %d", *f.Depth, c.Depth)
-		}
+}
+
+// matchHeader checks that the footer names the header's agent, phase and
+// depth.
+func (p *parser) matchHeader(c *Comment, f *Footer, line, col int) {
+	if f.Agent != "" && f.Agent != c.Agent {
+		p.add(line, col, "GNS_EVENT.agent %s differs from the header's agent %s", quote(f.Agent), quote(c.Agent))
 	}
-	return c, probs
+	if f.Phase != "" && f.Phase != c.Phase {
+		p.add(line, col, "GNS_EVENT.phase %s differs from the header's phase %s", quote(f.Phase), quote(c.Phase))
+	}
+	if f.Depth != nil && *f.Depth != c.Depth {
+		p.add(line, col, "GNS_EVENT.depth %d differs from the header's depth %d", *f.Depth, c.Depth)
+	}
 }
 
 // lineCol converts a byte offset of s to a 1-based line and column (in characters).
