@@ -107,15 +107,41 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 	limit := max(o.HistoryTail, 1)
 	parsed := checkpoint.Parse(body, checkpoint.Options{Issue: issue, MaxBytes: o.MaxBytes, TailLimit: limit})
 	if !parsed.Valid() {
-		var errs []finding.Finding
-		for _, f := range parsed.Findings {
-			if f.IsError() && f.Rule != checkpoint.RuleTailTooLong {
-				errs = append(errs, f)
-			}
-		}
-		return nil, &UnreadableError{Findings: errs}
+		return nil, unreadable(parsed.Findings)
 	}
 	cp := parsed.Checkpoint
+	out := plan(cp, live, r)
+	next := edit(cp, out, r)
+	text, err := next.Encode()
+	if err != nil {
+		return nil, err
+	}
+	out.Body = parsed.Block().Replace(text)
+	got, err := readBack(issue, out, r, tailLimit(limit, next))
+	if err != nil {
+		return nil, err
+	}
+	out.Checkpoint = got
+	return out, nil
+}
+
+// unreadable is the error for a checkpoint that cannot be trusted: its
+// error findings, but for an overlong history_tail (the guard archives
+// it).
+func unreadable(findings []finding.Finding) error {
+	var errs []finding.Finding
+	for _, f := range findings {
+		if f.IsError() && f.Rule != checkpoint.RuleTailTooLong {
+			errs = append(errs, f)
+		}
+	}
+	return &UnreadableError{Findings: errs}
+}
+
+// plan is what report r does to checkpoint cp and the live labels, but
+// for the body: the budget, phase, depth, history entry, labels and
+// assignee after it.
+func plan(cp *checkpoint.Checkpoint, live []string, r Report) *Outcome {
 	out := &Outcome{
 		Before: Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value},
 		Phase:  cp.Phase.Value,
@@ -136,7 +162,15 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 		Timestamp:  r.Now.UTC().Format(time.RFC3339),
 	}
 	out.Labels, out.Add, out.Remove = labelsAfter(live, r.LabelsAdd, r.LabelsRemove)
+	out.Assignee = cp.State.Assignee.Value
+	if r.Assignee != nil {
+		out.Assignee = *r.Assignee
+	}
+	return out
+}
 
+// edit returns checkpoint cp as report r leaves it, out being the plan.
+func edit(cp *checkpoint.Checkpoint, out *Outcome, r Report) *checkpoint.Checkpoint {
 	next := cp.WithBudget(out.After.Total, out.After.Consumed, out.After.Remaining).
 		WithString("last_agent", r.Agent).
 		WithString("last_invocation", r.Invocation).
@@ -153,26 +187,27 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 			next = next.WithAgentChain(chainFor(cp.AgentChain.Items, *r.Depth, r.Agent))
 		}
 	}
-	out.Assignee = cp.State.Assignee.Value
 	if r.Assignee != nil {
-		out.Assignee = *r.Assignee
 		next = next.WithAssignee(*r.Assignee)
 	}
-	text, err := next.Encode()
-	if err != nil {
-		return nil, err
-	}
-	out.Body = parsed.Block().Replace(text)
+	return next
+}
 
-	// An overflowing history_tail is left as it is: the guard's run on
-	// this edit archives the oldest entries in its own signed archive
-	// chain (docs/contract.md §5), so nothing is dropped and every archive is the
-	// guard's.
-	tail := limit
+// tailLimit is the history_tail the new checkpoint may hold: an
+// overflowing one is left as it is, as the guard's run on this edit
+// archives the oldest entries in its own signed archive chain
+// (docs/contract.md §5), so nothing is dropped and every archive is the
+// guard's.
+func tailLimit(limit int, next *checkpoint.Checkpoint) int {
 	if next.HistoryTail.Set {
-		tail = max(limit, len(next.HistoryTail.Items))
+		return max(limit, len(next.HistoryTail.Items))
 	}
+	return limit
+}
 
+// readBack parses the new body out.Body and checks that it holds the
+// checkpoint planned: the budget and the report's invocation.
+func readBack(issue int64, out *Outcome, r Report, tail int) (*checkpoint.Checkpoint, error) {
 	back := checkpoint.Parse(out.Body, checkpoint.Options{Issue: issue, MaxBytes: len(out.Body) + 1, TailLimit: tail})
 	if !back.Valid() {
 		msg := "no checkpoint"
@@ -186,8 +221,7 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 		got.LastInvocation.Value != r.Invocation || !HasInvocation(got, r.Invocation) {
 		return nil, errors.New("the new checkpoint does not read back as planned; nothing is written")
 	}
-	out.Checkpoint = got
-	return out, nil
+	return got, nil
 }
 
 // entryAction is the history entry's action: the first line of the text,
