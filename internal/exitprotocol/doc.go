@@ -9,15 +9,16 @@
 //     oldest entries in its own signed chain: nothing is dropped.
 //   - Comment renders the result comment: the protocol's header, its
 //     sections and the GNS_EVENT footer with every field docs/contract.md §5b lists.
-//   - Judge runs the guard's own decision (guard.Decide) on the issue as the
-//     report would leave it, so a report that the guard would fail is
-//     refused before anything is written.
+//   - Inputs are the guard's decision inputs on the issue as it is and as
+//     the report would leave it; the shell runs the guard's own decision
+//     (guard.Decide) on both, and Judged pairs the two, so a report that
+//     the guard would fail is refused before anything is written.
 //   - Reconstruct rebuilds a checkpoint from the last state the guard
 //     trusted (its ledger, or an archive) and the GNS_EVENT footers of the
 //     agent comments since, saying where every field came from.
 //
 // It makes no request and reads no clock or environment: the shell
 // (package cli) reads the issue, passes the time, and writes the results.
-// It imports checkpoint, prune, agentcomment, guard, tokens and markdown,
-// and never forge, action, cli or anything that does I/O.
+// It imports checkpoint, prune, agentcomment, guard, finding and
+// markdown, and never forge, action, cli or anything that does I/O.
 package exitprotocol
