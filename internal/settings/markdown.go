@@ -20,9 +20,10 @@ prune-threshold: 0.75
 protected-paths: [.kilo/, .gitea/]
 `
 
-// Markdown renders the configuration reference, docs/configuration.md,
-// from the table.
-func Markdown() []byte {
+// configurationDoc renders the configuration reference,
+// docs/configuration.md, from the table (TestConfigurationDoc holds the
+// file to it).
+func configurationDoc() []byte {
 	var b bytes.Buffer
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# Configuration\n\n")

@@ -696,7 +696,7 @@ func TestExampleFile(t *testing.T) {
 // TestConfigurationDoc holds docs/configuration.md to the table.
 func TestConfigurationDoc(t *testing.T) {
 	path := filepath.Join("..", "..", "docs", "configuration.md")
-	want := Markdown()
+	want := configurationDoc()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
