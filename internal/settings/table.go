@@ -184,24 +184,10 @@ var rows = []row{
 	listRow("budget-admins", "", inInput|inFile|inFlag,
 		func(c *guard.Config) *[]string { return &c.BudgetAdmins },
 		"Users who may approve, comma- or newline-separated: raise a budget or change the version in the issue body, remove budget::exhausted or permission::violation, add a relaxing label. Empty: repository admins (recognizing them may need admin-token)."),
-	newRow("ledger-key", Secret, "", "a key", inInput,
-		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}. Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml.",
-		func(r *Resolved, v Value) bool {
-			r.Config.LedgerKey = nil
-			if k := strings.TrimSpace(v.Text); k != "" {
-				r.Config.LedgerKey = []byte(k)
-			}
-			return true
-		}),
-	newRow("ledger-key-previous", Secret, "", "a key", inInput,
-		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. Never printed; never put it in .gitea/gns-guard.yml.",
-		func(r *Resolved, v Value) bool {
-			r.Config.LedgerKeyPrevious = nil
-			if k := strings.TrimSpace(v.Text); k != "" {
-				r.Config.LedgerKeyPrevious = []byte(k)
-			}
-			return true
-		}),
+	keyRow("ledger-key", func(c *guard.Config) *[]byte { return &c.LedgerKey },
+		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}. Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml."),
+	keyRow("ledger-key-previous", func(c *guard.Config) *[]byte { return &c.LedgerKeyPrevious },
+		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. Never printed; never put it in .gitea/gns-guard.yml."),
 	intRow("max-budget", "", inInput|inFile|inFlag, 1, "no cap",
 		func(c *guard.Config) *int64 { return &c.MaxBudget },
 		"Largest budget.total a new issue may start with before an approver accepts it. Empty: no cap."),
@@ -402,6 +388,18 @@ func intRow[T int | int64](name, def string, w where, least int64, emptyMeans st
 			return false
 		}
 		*field(&r.Config) = T(n)
+		return true
+	})
+}
+
+// keyRow is a secret key, an input only: its text, trimmed ("" leaves
+// the key unset).
+func keyRow(name string, field func(*guard.Config) *[]byte, desc string) row {
+	return newRow(name, Secret, "", "a key", inInput, desc, func(r *Resolved, v Value) bool {
+		*field(&r.Config) = nil
+		if k := strings.TrimSpace(v.Text); k != "" {
+			*field(&r.Config) = []byte(k)
+		}
 		return true
 	})
 }
