@@ -147,15 +147,9 @@ var rows = []row{
 	enumRow("fail-on", "violation", inInput|inFile|inFlag, []string{"violation", "never"},
 		func(c *guard.Config) *string { return &c.FailOn },
 		"When the job fails: violation (on any violation) or never."),
-	newRow("dry-run", Bool, "false", "true or false (also yes/no, on/off, 1/0)", inInput|inFile,
-		"true: compute and print every write the guard would make, and make none.",
-		func(r *Resolved, v Value) bool {
-			b, ok := parseBool(v.Text)
-			if ok {
-				r.Config.DryRun = b
-			}
-			return ok
-		}),
+	parsedRow("dry-run", Bool, "false", "true or false (also yes/no, on/off, 1/0)", inInput|inFile,
+		parseBool, func(c *guard.Config) *bool { return &c.DryRun },
+		"true: compute and print every write the guard would make, and make none."),
 	floatRow("prune-threshold", "0.8", inInput|inFile|inFlag, 0, false, 1,
 		func(c *guard.Config) *float64 { return &c.PruneThreshold },
 		"Prune when budget.consumed > prune-threshold * budget.total."),
@@ -219,15 +213,9 @@ var rows = []row{
 	enumRow("under-report", "warn", inInput|inFile|inFlag, []string{"warn", "fail", "off"},
 		func(c *guard.Config) *string { return &c.UnderReport },
 		"What an agent's result comment holding more tokens than the rise of consumed its report brought is: warn (a warning), fail (a violation) or off."),
-	newRow("stale-after", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
-		"gns-guard status marks an issue stale after this long without accepted progress.",
-		func(r *Resolved, v Value) bool {
-			d, ok := parseDuration(v.Text)
-			if ok {
-				r.Config.StaleAfter = d
-			}
-			return ok
-		}),
+	parsedRow("stale-after", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
+		parseDuration, func(c *guard.Config) *time.Duration { return &c.StaleAfter },
+		"gns-guard status marks an issue stale after this long without accepted progress."),
 	newRow("mode", Enum, "issue", "issue or dashboard", inInput,
 		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
 		func(r *Resolved, v Value) bool {
@@ -389,6 +377,18 @@ func intRow[T int | int64](name, def string, w where, least int64, emptyMeans st
 		}
 		*field(&r.Config) = T(n)
 		return true
+	})
+}
+
+// parsedRow is a setting whose text parse reads into field; a text parse
+// does not accept is refused.
+func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(string) (T, bool), field func(*guard.Config) *T, desc string) row {
+	return newRow(name, k, def, rng, w, desc, func(r *Resolved, v Value) bool {
+		x, ok := parse(v.Text)
+		if ok {
+			*field(&r.Config) = x
+		}
+		return ok
 	})
 }
 
