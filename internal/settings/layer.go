@@ -74,36 +74,9 @@ func (l Layer) kind() where {
 // value is in its setting's range is checked by Resolve.
 func FileLayer(name string, data []byte) (Layer, error) {
 	l := Layer{Source: name, Values: map[string]Value{}}
-	if len(data) > MaxFileBytes {
-		return l, &Error{Source: name, Reason: fmt.Sprintf(
-			"the file is %d bytes, more than the %d (64 KiB) read; it holds only settings, one a line", len(data), MaxFileBytes)}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return l, nil
-		}
-		return l, yamlError(name, err)
-	}
-	var next yaml.Node
-	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return l, yamlError(name, err)
-		}
-		return l, &Error{Source: name, Line: next.Line, Col: next.Column,
-			Reason: "a second YAML document starts here; keep the settings in one mapping, with no --- line among them"}
-	}
-	if a := findAlias(&doc); a != nil {
-		return l, &Error{Source: name, Line: a.Line, Col: a.Column,
-			Reason: "anchors and aliases are not allowed in this file; write the value out"}
-	}
-	if len(doc.Content) == 0 {
-		return l, nil
-	}
-	root := doc.Content[0]
-	if isNull(root) {
-		return l, nil
+	root, err := fileRoot(name, data)
+	if err != nil || root == nil {
+		return l, err
 	}
 	if root.Kind != yaml.MappingNode {
 		return l, &Error{Source: name, Line: root.Line, Col: root.Column,
@@ -112,32 +85,75 @@ func FileLayer(name string, data []byte) (Layer, error) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			return l, &Error{Source: name, Line: k.Line, Col: k.Column,
-				Reason: "expected a setting's name as the key, got " + checkpoint.Describe(k)}
+		r, err := fileKey(name, k, seen)
+		if err != nil {
+			return l, err
 		}
-		key := k.Value
-		r, known := byName[key]
-		switch {
-		case !known:
-			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: "unknown key" + hint(key)}
-		case r.Kind == Secret:
-			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: secretInFile(key)}
-		case !r.File:
-			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: notInFile(r.Setting)}
-		}
-		if line, dup := seen[key]; dup {
-			return l, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column,
-				Reason: fmt.Sprintf("already set at line %d; keep one", line)}
-		}
-		seen[key] = k.Line
 		val, err := fileValue(name, r.Setting, v)
 		if err != nil {
 			return l, err
 		}
-		l.Values[key] = val
+		l.Values[k.Value] = val
 	}
 	return l, nil
+}
+
+// fileRoot reads the file's one YAML document and returns its root node,
+// or nil for an empty file (or one of comments only, or null).
+func fileRoot(name string, data []byte) (*yaml.Node, error) {
+	if len(data) > MaxFileBytes {
+		return nil, &Error{Source: name, Reason: fmt.Sprintf(
+			"the file is %d bytes, more than the %d (64 KiB) read; it holds only settings, one a line", len(data), MaxFileBytes)}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, yamlError(name, err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, yamlError(name, err)
+		}
+		return nil, &Error{Source: name, Line: next.Line, Col: next.Column,
+			Reason: "a second YAML document starts here; keep the settings in one mapping, with no --- line among them"}
+	}
+	if a := findAlias(&doc); a != nil {
+		return nil, &Error{Source: name, Line: a.Line, Col: a.Column,
+			Reason: "anchors and aliases are not allowed in this file; write the value out"}
+	}
+	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// fileKey checks key node k of the file: a setting's name that a file may
+// hold, not given before (seen holds the lines of the keys before).
+func fileKey(name string, k *yaml.Node, seen map[string]int) (*row, error) {
+	if k.Kind != yaml.ScalarNode {
+		return nil, &Error{Source: name, Line: k.Line, Col: k.Column,
+			Reason: "expected a setting's name as the key, got " + checkpoint.Describe(k)}
+	}
+	key := k.Value
+	r, known := byName[key]
+	switch {
+	case !known:
+		return nil, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: "unknown key" + hint(key)}
+	case r.Kind == Secret:
+		return nil, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: secretInFile(key)}
+	case !r.File:
+		return nil, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column, Reason: notInFile(r.Setting)}
+	}
+	if line, dup := seen[key]; dup {
+		return nil, &Error{Source: name, Key: key, Line: k.Line, Col: k.Column,
+			Reason: fmt.Sprintf("already set at line %d; keep one", line)}
+	}
+	seen[key] = k.Line
+	return r, nil
 }
 
 // fileValue reads the value node of setting s.

@@ -72,36 +72,47 @@ func apply(r *Resolved, l Layer, name string, v Value) error {
 	if row.Kind == Secret {
 		e.Value = ""
 	}
-	switch k := l.kind(); {
-	case k == inFile && row.Kind == Secret:
-		e.Reason = secretInFile(name)
-	case k == inFile && !row.File:
-		e.Reason = notInFile(row.Setting)
-	case k == inInput && !row.Input:
-		e.Reason = "not an input of the action; set it in " + FileName
-	case k == inFlag && !row.Flag:
-		e.Reason = "not a flag of this verb"
-	case v.IsList && row.Kind != List:
-		e.Reason = "expected " + row.Range + ", got a list"
-	}
-	if e.Reason != "" {
+	if e.Reason = refusal(l.kind(), row, name, v); e.Reason != "" {
 		return e
 	}
 	if !row.set(r, v) {
 		return e
 	}
-	switch l.kind() {
-	case inFile:
-		r.From[name] = l.Source
-		if v.Line > 0 {
-			r.From[name] += ":" + strconv.Itoa(v.Line)
-		}
-	case inInput:
-		r.From[name] = "input"
-	case inFlag:
-		r.From[name] = "flag --" + name
-	}
+	r.From[name] = origin(l, name, v)
 	return nil
+}
+
+// refusal says why a source of kind k may not give setting s its
+// value v, or is "".
+func refusal(k where, s *row, name string, v Value) string {
+	switch {
+	case k == inFile && s.Kind == Secret:
+		return secretInFile(name)
+	case k == inFile && !s.File:
+		return notInFile(s.Setting)
+	case k == inInput && !s.Input:
+		return "not an input of the action; set it in " + FileName
+	case k == inFlag && !s.Flag:
+		return "not a flag of this verb"
+	case v.IsList && s.Kind != List:
+		return "expected " + s.Range + ", got a list"
+	}
+	return ""
+}
+
+// origin is where a value applied from layer l came from, as Resolved.From
+// says it.
+func origin(l Layer, name string, v Value) string {
+	switch l.kind() {
+	case inInput:
+		return "input"
+	case inFlag:
+		return "flag --" + name
+	}
+	if v.Line > 0 {
+		return l.Source + ":" + strconv.Itoa(v.Line)
+	}
+	return l.Source
 }
 
 // ordered is a layer's names by position in the file, then in table order
