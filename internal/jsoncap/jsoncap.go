@@ -133,36 +133,8 @@ func (c *copier) object(depth int) (err error) {
 		return nil
 	}
 	for first := true; ; first = false {
-		if b != '"' {
-			return syntaxError("expected an object key, found %q", b)
-		}
-		raw, key, err := c.key()
-		if err != nil {
+		if err := c.member(b, depth, first); err != nil {
 			return err
-		}
-		if b, err = c.next(); err != nil {
-			return err
-		}
-		if b != ':' {
-			return syntaxError("expected ':' after object key %q, found %q", key, b)
-		}
-		if !first {
-			c.out.WriteByte(',')
-		}
-		c.out.WriteByte('"')
-		c.out.Write(raw)
-		c.out.WriteString(`":`)
-		c.path = append(c.path, key)
-		started, err := c.value(depth)
-		c.path = c.path[:len(c.path)-1]
-		if err != nil {
-			if !started {
-				c.out.WriteString("null")
-			}
-			return err
-		}
-		if depth == 1 {
-			c.res.Whole[key] = true
 		}
 		if b, err = c.next(); err != nil {
 			return err
@@ -179,16 +151,50 @@ func (c *copier) object(depth int) (err error) {
 	}
 }
 
+// member copies one key and value of an object, b being the byte that
+// starts it.
+func (c *copier) member(b byte, depth int, first bool) error {
+	if b != '"' {
+		return syntaxError("expected an object key, found %q", b)
+	}
+	raw, key, err := c.key()
+	if err != nil {
+		return err
+	}
+	if b, err = c.next(); err != nil {
+		return err
+	}
+	if b != ':' {
+		return syntaxError("expected ':' after object key %q, found %q", key, b)
+	}
+	if !first {
+		c.out.WriteByte(',')
+	}
+	c.out.WriteByte('"')
+	c.out.Write(raw)
+	c.out.WriteString(`":`)
+	c.path = append(c.path, key)
+	started, err := c.value(depth)
+	c.path = c.path[:len(c.path)-1]
+	if err != nil {
+		if !started {
+			c.out.WriteString("null")
+		}
+		return err
+	}
+	if depth == 1 {
+		c.res.Whole[key] = true
+	}
+	return nil
+}
+
 func (c *copier) array(depth int) error {
 	if depth > MaxDepth {
 		return syntaxError("nested deeper than %d", MaxDepth)
 	}
 	c.out.WriteByte('[')
 	defer c.out.WriteByte(']')
-	b, err := c.r.ReadByte()
-	for err == nil && (b == ' ' || b == '\t' || b == '\n' || b == '\r') {
-		b, err = c.r.ReadByte()
-	}
+	b, err := c.next()
 	if err != nil {
 		return err
 	}
@@ -199,22 +205,8 @@ func (c *copier) array(depth int) error {
 		return err
 	}
 	for i := 0; ; i++ {
-		mark := c.out.Len()
-		if i > 0 {
-			c.out.WriteByte(',')
-		}
-		idx := strconv.Itoa(i)
-		c.path = append(c.path, idx)
-		started, err := c.value(depth)
-		c.path = c.path[:len(c.path)-1]
-		if err != nil {
-			if !started {
-				c.out.Truncate(mark) // no element begun: no comma either
-			}
+		if err := c.element(i, depth); err != nil {
 			return err
-		}
-		if depth == 1 {
-			c.res.Whole[idx] = true
 		}
 		b, err := c.next()
 		if err != nil {
@@ -227,6 +219,28 @@ func (c *copier) array(depth int) error {
 			return syntaxError("expected ',' or ']' in an array, found %q", b)
 		}
 	}
+}
+
+// element copies element i of an array.
+func (c *copier) element(i, depth int) error {
+	mark := c.out.Len()
+	if i > 0 {
+		c.out.WriteByte(',')
+	}
+	idx := strconv.Itoa(i)
+	c.path = append(c.path, idx)
+	started, err := c.value(depth)
+	c.path = c.path[:len(c.path)-1]
+	if err != nil {
+		if !started {
+			c.out.Truncate(mark) // no element begun: no comma either
+		}
+		return err
+	}
+	if depth == 1 {
+		c.res.Whole[idx] = true
+	}
+	return nil
 }
 
 // key reads an object key (after its opening quote): its escaped bytes
