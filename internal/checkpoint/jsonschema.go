@@ -31,11 +31,27 @@ func JSONSchema(tailLimit int) []byte {
 	return append(out, '\n')
 }
 
+// schemaOf is the JSON Schema of a value of field f.
 func schemaOf(f field, tailLimit int) map[string]any {
 	s := map[string]any{}
 	if f.doc != "" {
 		s["description"] = f.doc
 	}
+	types := kindSchema(s, f, tailLimit)
+	if f.nullable {
+		types = append(types, "null")
+	}
+	if len(types) == 1 {
+		s["type"] = types[0]
+	} else {
+		s["type"] = types
+	}
+	return s
+}
+
+// kindSchema writes into s what f's kind asks of a value, and returns the
+// JSON types it allows (null aside).
+func kindSchema(s map[string]any, f field, tailLimit int) []string {
 	var types []string
 	switch f.kind {
 	case kindInt:
@@ -78,15 +94,7 @@ func schemaOf(f field, tailLimit int) map[string]any {
 			s["maxItems"] = tailLimit
 		}
 	}
-	if f.nullable {
-		types = append(types, "null")
-	}
-	if len(types) == 1 {
-		s["type"] = types[0]
-	} else {
-		s["type"] = types
-	}
-	return s
+	return types
 }
 
 func objectSchema(s map[string]any, f field, tailLimit int) {
