@@ -11,6 +11,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -142,34 +143,9 @@ type Money struct {
 // one once, and judges it with the guard's decision.
 func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 	res := &Result{Repo: s.Repo, Rows: []Row{}, StaleAfter: s.Config.StaleAfter}
-	seen := map[int64]bool{}
-	var governed []guard.Issue
-	for p := 1; ; p++ {
-		if p > MaxPages {
-			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
-		}
-		page, err := s.Lister.ListIssues(ctx, forge.IssueQuery{State: "open", Page: p})
-		if err != nil {
-			return nil, s.Reader.Where.Error(fmt.Sprintf("list the open issues (page %d)", p), err)
-		}
-		for _, is := range page.Issues {
-			if seen[is.Number] {
-				continue // an issue opened meanwhile pushed it to this page
-			}
-			seen[is.Number] = true
-			author := page.Authors[is.Number]
-			res.Listed = append(res.Listed, Listed{is, author})
-			if s.Skip != nil && s.Skip(is, author) {
-				continue
-			}
-			// As the one reader (and so the action) tells a governed issue.
-			if guard.IsGoverned(is, guard.DefaultConfig()) {
-				governed = append(governed, is)
-			}
-		}
-		if page.Last || len(page.Issues) == 0 {
-			break
-		}
+	governed, err := s.list(ctx, res)
+	if err != nil {
+		return nil, err
 	}
 	res.Open = len(res.Listed)
 	counter, err := tokens.New(s.Config.Encoding)
@@ -198,16 +174,42 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 			s.Progress(i+1, len(governed))
 		}
 	}
-	slices.SortStableFunc(res.Rows, func(a, b Row) int {
-		switch {
-		case a.Number > b.Number:
-			return -1
-		case a.Number < b.Number:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(res.Rows, func(a, b Row) int { return cmp.Compare(b.Number, a.Number) })
 	return res, nil
+}
+
+// list lists the open issues page by page into res.Listed, each once, and
+// returns the governed ones the sweep does not skip.
+func (s *Sweep) list(ctx context.Context, res *Result) ([]guard.Issue, error) {
+	seen := map[int64]bool{}
+	var governed []guard.Issue
+	for p := 1; ; p++ {
+		if p > MaxPages {
+			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
+		}
+		page, err := s.Lister.ListIssues(ctx, forge.IssueQuery{State: "open", Page: p})
+		if err != nil {
+			return nil, s.Reader.Where.Error(fmt.Sprintf("list the open issues (page %d)", p), err)
+		}
+		for _, is := range page.Issues {
+			if seen[is.Number] {
+				continue // an issue opened meanwhile pushed it to this page
+			}
+			seen[is.Number] = true
+			author := page.Authors[is.Number]
+			res.Listed = append(res.Listed, Listed{is, author})
+			if s.Skip != nil && s.Skip(is, author) {
+				continue
+			}
+			// As the one reader (and so the action) tells a governed issue.
+			if guard.IsGoverned(is, guard.DefaultConfig()) {
+				governed = append(governed, is)
+			}
+		}
+		if page.Last || len(page.Issues) == 0 {
+			return governed, nil
+		}
+	}
 }
 
 // judge decides one issue as the guard's run on its next event would, and
