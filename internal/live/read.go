@@ -223,21 +223,9 @@ func (r *Reader) findStatus(ctx context.Context, s *Snapshot, pages int, all boo
 	if r.pick(s, s.Recent.Comments) && !all {
 		return nil
 	}
-	start := s.Recent.Start
-	for p := 0; start > 0 && p < pages; p++ {
-		page, err := r.Forge.CommentsBefore(ctx, n, start)
-		if err != nil {
-			return r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), err)
-		}
-		if page.Start >= start {
-			return r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back from offset %d", start))
-		}
-		s.Older = append(page.Comments, s.Older...)
-		s.Labels = append(page.Labels, s.Labels...)
-		start = page.Start
-		if s.Status == nil && r.pick(s, page.Comments) && !all {
-			return nil
-		}
+	start, found, err := r.readBack(ctx, s, pages, all)
+	if err != nil || found {
+		return err
 	}
 	s.All = start == 0
 	if all && start > 0 {
@@ -251,6 +239,31 @@ func (r *Reader) findStatus(ctx context.Context, s *Snapshot, pages int, all boo
 		r.pick(s, s.Comments())
 	}
 	return nil
+}
+
+// readBack reads at most pages pages of the timeline before the last
+// comments into s.Older and s.Labels, until it finds the status comment
+// (unless all) or the first entry. It returns the offset it stopped at and
+// whether it found the status comment.
+func (r *Reader) readBack(ctx context.Context, s *Snapshot, pages int, all bool) (start int, found bool, err error) {
+	n := s.Issue.Number
+	start = s.Recent.Start
+	for p := 0; start > 0 && p < pages; p++ {
+		page, err := r.Forge.CommentsBefore(ctx, n, start)
+		if err != nil {
+			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), err)
+		}
+		if page.Start >= start {
+			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back from offset %d", start))
+		}
+		s.Older = append(page.Comments, s.Older...)
+		s.Labels = append(page.Labels, s.Labels...)
+		start = page.Start
+		if s.Status == nil && r.pick(s, page.Comments) && !all {
+			return start, true, nil
+		}
+	}
+	return start, false, nil
 }
 
 // pick sets s.Status from comments (oldest first) when it finds it there:
