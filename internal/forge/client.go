@@ -365,13 +365,8 @@ func (c *Client) sdkError(ctx context.Context, method, path string, resp *gitea.
 	if resp.StatusCode/100 != 2 {
 		return statusError(method, p, resp.StatusCode, []byte(sdkMessage(err)))
 	}
-	var tl *TooLargeError
-	if errors.As(err, &tl) {
-		return tl
-	}
-	var ne net.Error
-	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return c.transportError(ctx, method, p, err) // the answer was cut off
+	if err := c.cutShort(ctx, method, p, err); err != nil {
+		return err
 	}
 	return fmt.Errorf("%s %s: %w", method, p, err) // e.g. an undecodable answer
 }
@@ -430,15 +425,25 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (*http.R
 
 // readError classifies an error met while reading a 2xx answer.
 func (c *Client) readError(ctx context.Context, method, shown string, err error) error {
+	if err := c.cutShort(ctx, method, shown, err); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
+}
+
+// cutShort classifies an error met while reading an answer that did not
+// come whole: over the client's cap (a *TooLargeError), or cut off (a
+// transport error). It returns nil for any other error.
+func (c *Client) cutShort(ctx context.Context, method, path string, err error) error {
 	var tl *TooLargeError
 	if errors.As(err, &tl) {
 		return tl
 	}
 	var ne net.Error
 	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return c.transportError(ctx, method, shown, err) // the answer was cut off
+		return c.transportError(ctx, method, path, err) // the answer was cut off
 	}
-	return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
+	return nil
 }
 
 // do sends one request to /api/v1+path (path may carry a query) with a JSON
