@@ -272,8 +272,8 @@ func (a *applier) lock(ctx context.Context, reason string) {
 // plans for it (guard.PlanStatus): updated in place, posted anew at the
 // end (the old one deleted), posted, or left alone.
 func (a *applier) status(ctx context.Context, p *guard.Plan) error {
-	r, n, existing := a.r, a.in.Issue.Number, a.existing
-	st := guard.PlanStatus(a.in, p, existing, a.done(p), r.serverTime())
+	existing := a.existing
+	st := guard.PlanStatus(a.in, p, existing, a.done(p), a.r.serverTime())
 	if existing != nil {
 		a.res.statusID = existing.ID
 	}
@@ -283,39 +283,11 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 	case st.Write.Kind == guard.UpdateStatus && isArchive(*existing):
 		return fmt.Errorf("internal error: the status comment found (%d) is an archive comment, which is never edited", existing.ID)
 	case st.Write.Kind == guard.UpdateStatus:
-		c, err := r.forge.EditComment(ctx, existing.ID, st.Body)
-		if err != nil {
-			if errors.Is(err, guard.ErrUnreachable) {
-				return a.fail(st.Write.Planned(), err)
-			}
-			// Gitea answers the edit of a comment that a concurrent run
-			// changed (or deleted) since it was read with 500 (or 404):
-			// read it all again, as after a body conflict; an answer that
-			// keeps failing still ends the run when the attempts are spent.
-			return raced{a.fail(st.Write.Planned(), err)}
-		}
-		a.res.writes = append(a.res.writes, st.Write.Done(""))
-		return a.anchor(ctx, p, &c, true)
+		return a.updateStatus(ctx, p, st)
 	case st.Moved:
-		c, err := r.forge.CreateComment(ctx, n, st.Body)
-		if err != nil {
-			return a.fail(st.Write.Planned(), err)
-		}
-		a.res.posted = append(a.res.posted, c)
-		a.res.statusID = c.ID
-		a.res.writes = append(a.res.writes, st.Write.Done(fmt.Sprintf("comment %d", c.ID)))
-		for _, old := range append(a.s.Comments(), a.res.posted...) {
-			if old.ID != c.ID && old.Author == a.in.Self && hasMarker(guard.StatusMarker(n))(old) {
-				if err := r.forge.DeleteComment(ctx, old.ID); err != nil && !errors.Is(err, guard.ErrNotFound) {
-					return a.fail("delete the old status comment", err)
-				}
-				a.res.writes = append(a.res.writes, fmt.Sprintf("deleted the old status comment %d", old.ID))
-				a.gone = append(a.gone, old.ID)
-			}
-		}
-		return a.anchor(ctx, p, &c, true)
+		return a.moveStatus(ctx, p, st)
 	}
-	c, err := a.createOnce(ctx, st.Body, hasMarker(guard.StatusMarker(n)), st.Write)
+	c, err := a.createOnce(ctx, st.Body, hasMarker(guard.StatusMarker(a.in.Issue.Number)), st.Write)
 	if c != nil {
 		a.res.statusID = c.ID
 	}
@@ -323,6 +295,46 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 		return err
 	}
 	return a.anchor(ctx, p, c, true)
+}
+
+// updateStatus edits the status comment found in place.
+func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st guard.StatusPlan) error {
+	c, err := a.r.forge.EditComment(ctx, a.existing.ID, st.Body)
+	if err != nil {
+		if errors.Is(err, guard.ErrUnreachable) {
+			return a.fail(st.Write.Planned(), err)
+		}
+		// Gitea answers the edit of a comment that a concurrent run
+		// changed (or deleted) since it was read with 500 (or 404):
+		// read it all again, as after a body conflict; an answer that
+		// keeps failing still ends the run when the attempts are spent.
+		return raced{a.fail(st.Write.Planned(), err)}
+	}
+	a.res.writes = append(a.res.writes, st.Write.Done(""))
+	return a.anchor(ctx, p, &c, true)
+}
+
+// moveStatus posts the status comment anew at the end, and deletes the
+// guard's older status comments.
+func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st guard.StatusPlan) error {
+	r, n := a.r, a.in.Issue.Number
+	c, err := r.forge.CreateComment(ctx, n, st.Body)
+	if err != nil {
+		return a.fail(st.Write.Planned(), err)
+	}
+	a.res.posted = append(a.res.posted, c)
+	a.res.statusID = c.ID
+	a.res.writes = append(a.res.writes, st.Write.Done(fmt.Sprintf("comment %d", c.ID)))
+	for _, old := range append(a.s.Comments(), a.res.posted...) {
+		if old.ID != c.ID && old.Author == a.in.Self && hasMarker(guard.StatusMarker(n))(old) {
+			if err := r.forge.DeleteComment(ctx, old.ID); err != nil && !errors.Is(err, guard.ErrNotFound) {
+				return a.fail("delete the old status comment", err)
+			}
+			a.res.writes = append(a.res.writes, fmt.Sprintf("deleted the old status comment %d", old.ID))
+			a.gone = append(a.gone, old.ID)
+		}
+	}
+	return a.anchor(ctx, p, &c, true)
 }
 
 // anchor seals the record the status comment holds after the run with

@@ -11,83 +11,123 @@ import (
 	"github.com/gns-guard/gns-guard/internal/live"
 )
 
-// maxAttempts bounds the re-reads after a compare-and-swap conflict.
-const maxAttempts = 4
-
 // cycle reads, decides and applies, reading again when the body changed
 // under it, and reports.
 func (r *runner) cycle(ctx context.Context) error {
-	var plan *guard.Plan
-	var res applied
-	var unlanded []int64 // archives posted in an attempt whose body write lost a race
+	var c cycleState
 	for attempt := 1; ; attempt++ {
-		s, err := r.read(ctx, attempt == 1)
-		if err != nil {
+		next, err := r.attempt(ctx, &c, attempt)
+		if err != nil || next == endRun {
 			return err
 		}
-		if !s.Governed {
-			plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
+		if next == reportPlan {
 			break
 		}
-		r.notes = appendNew(r.notes, s.Notes...)
-		if s.Followed() && attempt == 1 {
-			r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, guard.AnchorName(s.Issue.Number))
-		}
-		in := r.input(s)
-		if len(unlanded) > 0 {
-			if err := r.withdraw(ctx, in, unlanded); err != nil {
-				return err
-			}
-			unlanded = nil
-		}
-		if stale(s, r.cfg) && attempt < maxAttempts {
-			// The issue was read before a concurrent run's body write, the
-			// timeline after its ledger: deciding on the two would mix them.
-			r.log.infof("gns-guard: the ledger is newer than the body read; reading it again (attempt %d of %d)", attempt+1, maxAttempts)
-			continue
-		}
-		if r.event.Sender != "" && r.event.Sender == s.Guard && s.Guard != guard.ActionsUser {
-			// The guard's own user with a personal token (its writes with
-			// the Actions token start no runs): no loops.
-			r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", s.Guard)
-			r.kit.output("result", "skipped")
-			return nil
-		}
-		var notes []string
-		if plan, notes, err = r.reader.Decide(ctx, in); err != nil {
-			return err
-		}
-		r.notes = appendNew(r.notes, notes...)
-		if r.cfg.DryRun {
-			res = r.dryRun(in, s, plan)
-			break
-		}
-		res, err = r.apply(ctx, in, s, plan)
-		if errors.Is(err, guard.ErrConflict) && attempt < maxAttempts {
-			r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, maxAttempts)
-			for _, c := range res.posted {
-				if strings.Contains(c.Body, guard.ArchiveMarkerPrefix(s.Issue.Number)) {
-					unlanded = append(unlanded, c.ID)
-				}
-			}
-			continue
-		}
-		if err != nil {
-			// A forge error is classified already; a conflict that
-			// outlived every attempt is a failure to run too.
-			var ce *exit.CannotRunError
-			if errors.As(err, &ce) {
-				return err
-			}
-			return cannotRun(err)
-		}
-		break
 	}
-	r.report(plan, res)
-	if plan.Failed(r.cfg) {
+	r.report(c.plan, c.res)
+	if c.plan.Failed(r.cfg) {
 		return exit.ErrViolations
 	}
 	return nil
+}
+
+// cycleState is what the attempts of a cycle carry from one to the next.
+type cycleState struct {
+	plan     *guard.Plan
+	res      applied
+	unlanded []int64 // archives posted in an attempt whose body write lost a race
+}
+
+// outcome is what an attempt leaves its cycle to do.
+type outcome int
+
+const (
+	reportPlan outcome = iota // report the plan decided (and applied)
+	readAgain                 // read the issue again and decide anew
+	endRun                    // end the run: it has nothing to report
+)
+
+// attempt reads the issue, withdraws what an earlier attempt posted in
+// vain, and decides and applies, unless the read must be made again or
+// the event is the guard's own.
+func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outcome, error) {
+	s, err := r.read(ctx, attempt == 1)
+	if err != nil {
+		return endRun, err
+	}
+	if !s.Governed {
+		c.plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
+		return reportPlan, nil
+	}
+	r.notes = appendNew(r.notes, s.Notes...)
+	if s.Followed() && attempt == 1 {
+		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, guard.AnchorName(s.Issue.Number))
+	}
+	in := r.input(s)
+	if len(c.unlanded) > 0 {
+		if err := r.withdraw(ctx, in, c.unlanded); err != nil {
+			return endRun, err
+		}
+		c.unlanded = nil
+	}
+	if stale(s, r.cfg) && attempt < live.WriteAttempts {
+		// The issue was read before a concurrent run's body write, the
+		// timeline after its ledger: deciding on the two would mix them.
+		r.log.infof("gns-guard: the ledger is newer than the body read; reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
+		return readAgain, nil
+	}
+	if r.ownEvent(s) {
+		return endRun, nil
+	}
+	return r.decideAndApply(ctx, c, in, s, attempt)
+}
+
+// ownEvent skips an event the guard's own user caused with a personal
+// token (its writes with the Actions token start no runs): no loops.
+func (r *runner) ownEvent(s *live.Snapshot) bool {
+	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == guard.ActionsUser {
+		return false
+	}
+	r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", s.Guard)
+	r.kit.output("result", "skipped")
+	return true
+}
+
+// decideAndApply decides on the read and applies the plan (or, in a dry
+// run, lists its writes). A body write that lost a race reads again while
+// attempts are left, and keeps the archives it posted for the next attempt
+// to withdraw.
+func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Input, s *live.Snapshot, attempt int) (outcome, error) {
+	plan, notes, err := r.reader.Decide(ctx, in)
+	c.plan = plan
+	if err != nil {
+		return endRun, err
+	}
+	r.notes = appendNew(r.notes, notes...)
+	if r.cfg.DryRun {
+		c.res = r.dryRun(in, s, plan)
+		return reportPlan, nil
+	}
+	c.res, err = r.apply(ctx, in, s, plan)
+	if errors.Is(err, guard.ErrConflict) && attempt < live.WriteAttempts {
+		r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
+		for _, cm := range c.res.posted {
+			if strings.Contains(cm.Body, guard.ArchiveMarkerPrefix(s.Issue.Number)) {
+				c.unlanded = append(c.unlanded, cm.ID)
+			}
+		}
+		return readAgain, nil
+	}
+	if err != nil {
+		// A forge error is classified already; a conflict that
+		// outlived every attempt is a failure to run too.
+		var ce *exit.CannotRunError
+		if errors.As(err, &ce) {
+			return endRun, err
+		}
+		return endRun, cannotRun(err)
+	}
+	return reportPlan, nil
 }
 
 // read reads the issue through the one reader and, on the first read,

@@ -1,6 +1,7 @@
 package burn
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -60,23 +61,6 @@ func FromReports(issue int64, title string, total int64, rs []Report) Series {
 	return s
 }
 
-// Append adds p to points and keeps only the newest most of them (MaxPoints
-// when most is 0 or less). A point whose step is not after the last one is
-// numbered after it.
-func Append(points []Point, p Point, most int) []Point {
-	if most <= 0 {
-		most = MaxPoints
-	}
-	if n := len(points); n > 0 && p.Step <= points[n-1].Step {
-		p.Step = points[n-1].Step + 1
-	}
-	out := append(slices.Clone(points), p)
-	if len(out) > most {
-		out = out[len(out)-most:]
-	}
-	return out
-}
-
 // palette is the fixed set of line colours, in order, with the square that
 // names each colour in a legend.
 var palette = []struct{ hex, square, name string }{
@@ -126,15 +110,7 @@ func IssueChart(s Series) string {
 		title = fmt.Sprintf("#%d %s: consumed (blue), remaining (orange)", s.Issue, t)
 	}
 	var b strings.Builder
-	b.WriteString("```mermaid\n")
-	b.WriteString(directive(2) + "\n")
-	b.WriteString("xychart-beta\n")
-	b.WriteString("    title \"" + title + "\"\n")
-	fmt.Fprintf(&b, "    x-axis %s\n", categories(labels))
-	fmt.Fprintf(&b, "    y-axis \"tokens\" 0 --> %d\n", niceTop(top))
-	fmt.Fprintf(&b, "    line %s\n", numbers(consumed))
-	fmt.Fprintf(&b, "    line %s\n", numbers(remaining))
-	b.WriteString("```\n")
+	writeChart(&b, 2, title, labels, top, consumed, remaining)
 	return b.String()
 }
 
@@ -146,11 +122,62 @@ func IssueChart(s Series) string {
 // the most) over at most MaxPoints moments, and returns "" when fewer than 2
 // moments are known.
 func RepoChart(ss []Series) string {
-	type line struct {
-		s   Series
-		pts []Point
+	lines, times := timedLines(ss)
+	slices.SortStableFunc(lines, func(a, b issueLine) int {
+		return cmp.Or(cmp.Compare(b.consumed(), a.consumed()), cmp.Compare(a.s.Issue, b.s.Issue))
+	})
+	more := 0
+	if len(lines) > MaxIssues {
+		more = len(lines) - MaxIssues
+		lines = lines[:MaxIssues]
 	}
-	var lines []line
+	times = moments(times)
+	if len(times) < 2 {
+		return ""
+	}
+	var top int64
+	plots := make([][]int64, len(lines))
+	for i, l := range lines {
+		plots[i] = l.values(times)
+		top = max(top, slices.Max(plots[i]))
+	}
+	var b strings.Builder
+	writeChart(&b, len(lines), "Tokens consumed per issue (UTC)", timeLabels(times), top, plots...)
+	b.WriteString("\n" + legend(lines, more) + "\n")
+	return b.String()
+}
+
+// issueLine is an issue's line in RepoChart: its series and the points with
+// a time, oldest first.
+type issueLine struct {
+	s   Series
+	pts []Point
+}
+
+// consumed is the tokens the issue consumed at its last point.
+func (l issueLine) consumed() int64 { return l.pts[len(l.pts)-1].Consumed }
+
+// values is the line's value at each of times: the consumed tokens of its
+// last point at or before it (0 before its first, and for a negative count).
+func (l issueLine) values(times []time.Time) []int64 {
+	vals := make([]int64, len(times))
+	j := 0
+	var cur int64
+	for i, t := range times {
+		for j < len(l.pts) && !l.pts[j].At.After(t) {
+			cur = max(0, l.pts[j].Consumed)
+			j++
+		}
+		vals[i] = cur
+	}
+	return vals
+}
+
+// timedLines keeps the points of each series that have a time, oldest
+// first, as a line per issue that has any, and returns the times of all of
+// them (UTC).
+func timedLines(ss []Series) ([]issueLine, []time.Time) {
+	var lines []issueLine
 	var times []time.Time
 	for _, s := range ss {
 		var pts []Point
@@ -163,47 +190,35 @@ func RepoChart(ss []Series) string {
 			continue
 		}
 		slices.SortStableFunc(pts, func(a, b Point) int { return a.At.Compare(b.At) })
-		lines = append(lines, line{s, pts})
+		lines = append(lines, issueLine{s, pts})
 		for _, p := range pts {
 			times = append(times, p.At.UTC())
 		}
 	}
-	slices.SortStableFunc(lines, func(a, b line) int {
-		ca, cb := a.pts[len(a.pts)-1].Consumed, b.pts[len(b.pts)-1].Consumed
-		if ca != cb {
-			if ca > cb {
-				return -1
-			}
-			return 1
-		}
-		if a.s.Issue < b.s.Issue {
-			return -1
-		}
-		if a.s.Issue > b.s.Issue {
-			return 1
-		}
-		return 0
-	})
-	more := 0
-	if len(lines) > MaxIssues {
-		more = len(lines) - MaxIssues
-		lines = lines[:MaxIssues]
-	}
+	return lines, times
+}
+
+// moments sorts times and drops repeats; more than MaxPoints are replaced
+// by MaxPoints moments evenly spaced from the first to the last.
+func moments(times []time.Time) []time.Time {
 	slices.SortFunc(times, time.Time.Compare)
 	times = slices.CompactFunc(times, time.Time.Equal)
-	if len(times) < 2 {
-		return ""
+	if len(times) <= MaxPoints {
+		return times
 	}
-	if len(times) > MaxPoints {
-		first, last := times[0], times[len(times)-1]
-		span := last.Sub(first)
-		picked := make([]time.Time, MaxPoints)
-		for i := range picked {
-			picked[i] = first.Add(span * time.Duration(i) / time.Duration(MaxPoints-1))
-		}
-		picked[MaxPoints-1] = last
-		times = picked
+	first, last := times[0], times[len(times)-1]
+	span := last.Sub(first)
+	picked := make([]time.Time, MaxPoints)
+	for i := range picked {
+		picked[i] = first.Add(span * time.Duration(i) / time.Duration(MaxPoints-1))
 	}
+	picked[MaxPoints-1] = last
+	return picked
+}
+
+// timeLabels writes times as hours and minutes, with the day too when they
+// span more than one.
+func timeLabels(times []time.Time) []string {
 	layout := "15:04"
 	if times[0].Format("2006-01-02") != times[len(times)-1].Format("2006-01-02") {
 		layout = "01-02 15:04"
@@ -212,43 +227,37 @@ func RepoChart(ss []Series) string {
 	for i, t := range times {
 		labels[i] = t.Format(layout)
 	}
-	var top int64
-	var b strings.Builder
-	var plots []string
-	for _, l := range lines {
-		vals := make([]int64, len(times))
-		j := 0
-		var cur int64
-		for i, t := range times {
-			for j < len(l.pts) && !l.pts[j].At.After(t) {
-				cur = max(0, l.pts[j].Consumed)
-				j++
-			}
-			vals[i] = cur
-			top = max(top, cur)
-		}
-		plots = append(plots, "    line "+numbers(vals)+"\n")
+	return labels
+}
+
+// legend names the colour of each issue's line, and how many issues were
+// not drawn.
+func legend(lines []issueLine, more int) string {
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = fmt.Sprintf("%s &#35;%d %s", palette[i].square, l.s.Issue, inert(markdown.Cell(l.s.Title, 40)))
 	}
+	text := strings.Join(names, " · ")
+	if more > 0 {
+		text += fmt.Sprintf(" · %d more not drawn", more)
+	}
+	return text
+}
+
+// writeChart writes a Mermaid xychart of lines in a ```mermaid block, in
+// the first colours of the palette, over an x axis of labels and a y axis
+// from 0 to top rounded up (niceTop). The title and labels are already inert.
+func writeChart(b *strings.Builder, colours int, title string, labels []string, top int64, lines ...[]int64) {
 	b.WriteString("```mermaid\n")
-	b.WriteString(directive(len(lines)) + "\n")
+	b.WriteString(directive(colours) + "\n")
 	b.WriteString("xychart-beta\n")
-	b.WriteString("    title \"Tokens consumed per issue (UTC)\"\n")
-	fmt.Fprintf(&b, "    x-axis %s\n", categories(labels))
-	fmt.Fprintf(&b, "    y-axis \"tokens\" 0 --> %d\n", niceTop(top))
-	for _, p := range plots {
-		b.WriteString(p)
+	b.WriteString("    title \"" + title + "\"\n")
+	fmt.Fprintf(b, "    x-axis %s\n", categories(labels))
+	fmt.Fprintf(b, "    y-axis \"tokens\" 0 --> %d\n", niceTop(top))
+	for _, l := range lines {
+		fmt.Fprintf(b, "    line %s\n", numbers(l))
 	}
 	b.WriteString("```\n")
-	legend := make([]string, len(lines))
-	for i, l := range lines {
-		legend[i] = fmt.Sprintf("%s &#35;%d %s", palette[i].square, l.s.Issue, inert(markdown.Cell(l.s.Title, 40)))
-	}
-	b.WriteString("\n" + strings.Join(legend, " · "))
-	if more > 0 {
-		fmt.Fprintf(&b, " · %d more not drawn", more)
-	}
-	b.WriteString("\n")
-	return b.String()
 }
 
 // AgentTable is a Markdown table of the tokens each agent spent on the issue:

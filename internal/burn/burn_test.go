@@ -153,16 +153,6 @@ func TestTextAndNumbers(t *testing.T) {
 	}
 }
 
-func TestAppendKeepsTheNewest(t *testing.T) {
-	var pts []Point
-	for i := range 30 {
-		pts = Append(pts, Point{Step: 1, Consumed: int64(i)}, 0)
-	}
-	if len(pts) != MaxPoints || pts[0].Consumed != 30-MaxPoints || pts[len(pts)-1].Step != 30 {
-		t.Errorf("Append kept %d points, first %+v, last %+v", len(pts), pts[0], pts[len(pts)-1])
-	}
-}
-
 // A legend names issues without referencing them: Gitea would record a
 // reference on every issue the dashboard names, each time it is written.
 func TestRepoChartLegendReferencesNoIssue(t *testing.T) {

@@ -11,6 +11,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -142,34 +143,9 @@ type Money struct {
 // one once, and judges it with the guard's decision.
 func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 	res := &Result{Repo: s.Repo, Rows: []Row{}, StaleAfter: s.Config.StaleAfter}
-	seen := map[int64]bool{}
-	var governed []guard.Issue
-	for p := 1; ; p++ {
-		if p > MaxPages {
-			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
-		}
-		page, err := s.Lister.ListIssues(ctx, forge.IssueQuery{State: "open", Page: p})
-		if err != nil {
-			return nil, s.Reader.Where.Error(fmt.Sprintf("list the open issues (page %d)", p), err)
-		}
-		for _, is := range page.Issues {
-			if seen[is.Number] {
-				continue // an issue opened meanwhile pushed it to this page
-			}
-			seen[is.Number] = true
-			author := page.Authors[is.Number]
-			res.Listed = append(res.Listed, Listed{is, author})
-			if s.Skip != nil && s.Skip(is, author) {
-				continue
-			}
-			// As the one reader (and so the action) tells a governed issue.
-			if guard.IsGoverned(is, guard.DefaultConfig()) {
-				governed = append(governed, is)
-			}
-		}
-		if page.Last || len(page.Issues) == 0 {
-			break
-		}
+	governed, err := s.list(ctx, res)
+	if err != nil {
+		return nil, err
 	}
 	res.Open = len(res.Listed)
 	counter, err := tokens.New(s.Config.Encoding)
@@ -198,16 +174,42 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 			s.Progress(i+1, len(governed))
 		}
 	}
-	slices.SortStableFunc(res.Rows, func(a, b Row) int {
-		switch {
-		case a.Number > b.Number:
-			return -1
-		case a.Number < b.Number:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(res.Rows, func(a, b Row) int { return cmp.Compare(b.Number, a.Number) })
 	return res, nil
+}
+
+// list lists the open issues page by page into res.Listed, each once, and
+// returns the governed ones the sweep does not skip.
+func (s *Sweep) list(ctx context.Context, res *Result) ([]guard.Issue, error) {
+	seen := map[int64]bool{}
+	var governed []guard.Issue
+	for p := 1; ; p++ {
+		if p > MaxPages {
+			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
+		}
+		page, err := s.Lister.ListIssues(ctx, forge.IssueQuery{State: "open", Page: p})
+		if err != nil {
+			return nil, s.Reader.Where.Error(fmt.Sprintf("list the open issues (page %d)", p), err)
+		}
+		for _, is := range page.Issues {
+			if seen[is.Number] {
+				continue // an issue opened meanwhile pushed it to this page
+			}
+			seen[is.Number] = true
+			author := page.Authors[is.Number]
+			res.Listed = append(res.Listed, Listed{is, author})
+			if s.Skip != nil && s.Skip(is, author) {
+				continue
+			}
+			// As the one reader (and so the action) tells a governed issue.
+			if guard.IsGoverned(is, guard.DefaultConfig()) {
+				governed = append(governed, is)
+			}
+		}
+		if page.Last || len(page.Issues) == 0 {
+			return governed, nil
+		}
+	}
 }
 
 // judge decides one issue as the guard's run on its next event would, and
@@ -221,6 +223,24 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 	if err != nil {
 		return row, err
 	}
+	row.verdict(plan)
+	parsed := checkpoint.Parse(is.Body, checkpoint.Options{Issue: n, MaxBytes: s.Config.MaxCheckpointBytes, TailLimit: s.Config.HistoryTail})
+	if cp := parsed.Checkpoint; cp != nil && len(parsed.Blocks) == 1 {
+		row.Phase, row.LastAgent, row.NextAgent = cp.Phase.Value, cp.LastAgent.Value, cp.NextAgent.Value
+	}
+	row.numbers(plan.Numbers)
+	row.waiting(is.LabelNames(), s.Config.Labels)
+
+	ledger, _ := guard.ReadLedger(snap.Status, n, s.Reader.Keys)
+	row.progress(ledger)
+	row.Stale = s.Config.StaleAfter > 0 && s.clock(now).Sub(row.Progress) > s.Config.StaleAfter
+	row.burn = series(snap, ledger, is)
+	return row, nil
+}
+
+// verdict is the plan's: fail with its failing rules when it has
+// violations, the rules that only warn, and its findings.
+func (row *Row) verdict(plan *guard.Plan) {
 	row.Verdict = "pass"
 	for _, v := range plan.Violations {
 		row.Verdict = "fail"
@@ -234,12 +254,12 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 		}
 	}
 	row.Findings = append(row.Findings, plan.Findings()...)
+}
 
-	parsed := checkpoint.Parse(is.Body, checkpoint.Options{Issue: n, MaxBytes: s.Config.MaxCheckpointBytes, TailLimit: s.Config.HistoryTail})
-	if cp := parsed.Checkpoint; cp != nil && len(parsed.Blocks) == 1 {
-		row.Phase, row.LastAgent, row.NextAgent = cp.Phase.Value, cp.LastAgent.Value, cp.NextAgent.Value
-	}
-	if nums := plan.Numbers; nums.Known {
+// numbers are the depth, its limit and the budget the guard measured, when
+// known, and the warning the share of the budget used calls for.
+func (row *Row) numbers(nums guard.Numbers) {
+	if nums.Known {
 		d := nums.Depth
 		row.Depth = &d
 		row.Budget = &Money{Total: nums.BudgetTotal, Consumed: nums.BudgetConsumed, Remaining: nums.BudgetRemaining}
@@ -257,41 +277,50 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 			row.BudgetWarning = "exhausted"
 		}
 	}
-	if nums := plan.Numbers; nums.MaxDepthKnown {
+	if nums.MaxDepthKnown {
 		m := nums.MaxDepth
 		row.MaxDepth = &m
 	}
-	labels := is.LabelNames()
-	if slices.Contains(labels, s.Config.Labels.BudgetExhausted) {
+}
+
+// waiting marks a row whose issue waits for a person: it carries the
+// budget-exhausted label (the budget is then exhausted) or the
+// permission-violation label.
+func (row *Row) waiting(labels []string, names guard.LabelNames) {
+	if slices.Contains(labels, names.BudgetExhausted) {
 		row.BudgetWarning, row.Waiting = "exhausted", true
 	}
-	if slices.Contains(labels, s.Config.Labels.PermissionViolation) {
+	if slices.Contains(labels, names.PermissionViolation) {
 		row.Waiting = true
 	}
+}
 
-	// Stale: the clock is the guard's signed ledger record when there is
-	// one (its newest accepted step, else when it was written), the
-	// issue's last activity otherwise.
-	ledger, _ := guard.ReadLedger(snap.Status, n, s.Reader.Keys)
-	row.Progress, row.ProgressFrom = is.UpdatedAt.UTC(), "activity"
-	if ledger != nil && ledger.Baseline {
-		at := ledger.Written
-		if k := len(ledger.Burn); k > 0 && ledger.Burn[k-1].T > 0 {
-			at = ledger.Burn[k-1].T
-		}
-		if at > 0 {
-			row.Progress, row.ProgressFrom = time.Unix(at, 0).UTC(), "ledger"
-		}
+// progress is the clock stale reads: the guard's signed ledger record when
+// there is one (its newest accepted step, else when it was written), the
+// issue's last activity otherwise.
+func (row *Row) progress(ledger *guard.Ledger) {
+	row.Progress, row.ProgressFrom = row.UpdatedAt, "activity"
+	if ledger == nil || !ledger.Baseline {
+		return
 	}
-	clock := now
+	at := ledger.Written
+	if k := len(ledger.Burn); k > 0 && ledger.Burn[k-1].T > 0 {
+		at = ledger.Burn[k-1].T
+	}
+	if at > 0 {
+		row.Progress, row.ProgressFrom = time.Unix(at, 0).UTC(), "ledger"
+	}
+}
+
+// clock is the time stale compares progress with: the server's clock when
+// it is known, else now.
+func (s *Sweep) clock(now time.Time) time.Time {
 	if s.ServerNow != nil {
 		if t := s.ServerNow(); !t.IsZero() {
-			clock = t
+			return t
 		}
 	}
-	row.Stale = s.Config.StaleAfter > 0 && clock.Sub(row.Progress) > s.Config.StaleAfter
-	row.burn = series(snap, ledger, is)
-	return row, nil
+	return now
 }
 
 // series is the issue's burn: the accepted steps its trusted ledger keeps

@@ -18,16 +18,8 @@ const maxRounds = 64
 // Cap - Reserve tokens. When even the checkpoint alone does not fit, it
 // returns an *OverCapError.
 func Assemble(in Input) (*Load, error) {
-	if in.Counter == nil {
-		return nil, ErrNoCounter
-	}
-	switch {
-	case in.Budget.Cap <= 0:
-		return nil, fmt.Errorf("entryload: the cap must be positive, not %d", in.Budget.Cap)
-	case len(in.Files) > MaxFiles:
-		return nil, fmt.Errorf("entryload: %d files named; a load holds at most %d", len(in.Files), MaxFiles)
-	case strings.TrimSpace(in.Checkpoint) == "":
-		return nil, errors.New("entryload: no checkpoint to load")
+	if err := in.check(); err != nil {
+		return nil, err
 	}
 	a := &assembly{in: &in, target: in.Budget.Cap - in.Reserve}
 	a.build()
@@ -36,56 +28,94 @@ func Assemble(in Input) (*Load, error) {
 
 	// The smallest load: the checkpoint, everything else dropped.
 	a.dropAll()
-	text, total := a.render()
+	minimal, total := a.render()
 	if total > a.target {
 		return nil, &OverCapError{Issue: in.Issue, Checkpoint: a.count(in.Checkpoint), Minimal: total, Budget: in.Budget, Reserve: in.Reserve}
 	}
-	minimal := text
+	planned := a.planned()
+	text, total, err := a.settle(minimal)
+	if err != nil {
+		return nil, err
+	}
+	return a.load(text, total, planned), nil
+}
 
+// check refuses an input no load can be built from.
+func (in *Input) check() error {
+	if in.Counter == nil {
+		return ErrNoCounter
+	}
+	switch {
+	case in.Budget.Cap <= 0:
+		return fmt.Errorf("entryload: the cap must be positive, not %d", in.Budget.Cap)
+	case len(in.Files) > MaxFiles:
+		return fmt.Errorf("entryload: %d files named; a load holds at most %d", len(in.Files), MaxFiles)
+	case strings.TrimSpace(in.Checkpoint) == "":
+		return errors.New("entryload: no checkpoint to load")
+	}
+	return nil
+}
+
+// planned is what the whole load would take: the header, every section
+// whole and the footer with all of them kept.
+func (a *assembly) planned() int {
 	planned := a.headerTokens + a.count(a.footerFor(Kept, 0))
 	for i := range a.secs {
 		planned += a.secs[i].Whole + 1
 	}
+	return planned
+}
 
+// settle plans the load under the cap, narrowing the plan by what each
+// render came out over it, and then widens it again (widen). When no plan
+// fits within maxRounds, the load is the minimal one.
+func (a *assembly) settle(minimal string) (string, int, error) {
 	slack := 0
-	done := false
-	for round := 0; round < maxRounds; round++ {
+	for range maxRounds {
 		a.plan(slack)
-		text, total = a.render()
+		text, total := a.render()
 		if total <= a.target {
-			done = true
-			break
+			text, total = a.widen(slack, text, total)
+			return text, total, nil
 		}
 		slack += total - a.target
 	}
-	if done {
-		// The footer was estimated at its longest: give what it did not
-		// take to the sections, while the load still fits (a bisection on
-		// the slack between what fits and what was too generous).
-		fits, try := slack, slack-(a.target-total)
-		for round := 0; round < 8 && try < fits && total < a.target; round++ {
-			keep := a.snapshot()
-			a.plan(try)
-			t2, n2 := a.render()
-			switch {
-			case n2 > a.target:
-				a.restore(keep)
-				try = (try + fits + 1) / 2
-			case n2 > total:
-				text, total, fits = t2, n2, try
-				try -= a.target - total
-			default:
-				a.restore(keep)
-				round = 8
-			}
-		}
-	} else {
-		a.dropAll()
-		text, total = a.render()
-		if text != minimal || total > a.target {
-			return nil, errors.New("entryload: the load did not settle under the cap") // unreachable: the minimal load fitted
+	a.dropAll()
+	text, total := a.render()
+	if text != minimal || total > a.target {
+		return "", 0, errors.New("entryload: the load did not settle under the cap") // unreachable: the minimal load fitted
+	}
+	return text, total, nil
+}
+
+// widen gives the sections what the footer, estimated at its longest, did
+// not take, while the load still fits: a bisection on the slack between
+// what fits (slack, the plan of text) and what was too generous.
+func (a *assembly) widen(slack int, text string, total int) (string, int) {
+	fits, try := slack, slack-(a.target-total)
+	for round := 0; round < 8 && try < fits && total < a.target; round++ {
+		keep := a.snapshot()
+		a.plan(try)
+		t2, n2 := a.render()
+		switch {
+		case n2 > a.target:
+			a.restore(keep)
+			try = (try + fits + 1) / 2
+		case n2 > total:
+			text, total, fits = t2, n2, try
+			try -= a.target - total
+		default:
+			a.restore(keep)
+			return text, total
 		}
 	}
+	return text, total
+}
+
+// load is the assembled load of text, which takes total tokens, with the
+// sections dropped and cut named.
+func (a *assembly) load(text string, total, planned int) *Load {
+	in := a.in
 	l := &Load{
 		Issue: in.Issue, Agent: in.Agent, Budget: in.Budget, Tokens: total, Planned: planned,
 		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Guard: in.Guard, Text: text,
@@ -103,7 +133,7 @@ func Assemble(in Input) (*Load, error) {
 			l.Cut = append(l.Cut, fmt.Sprintf("%s (%d of %d lines left out)", name, s.LinesLeftOut, s.Lines))
 		}
 	}
-	return l, nil
+	return l
 }
 
 // assembly is one load being built.

@@ -55,16 +55,22 @@ func isCut(err error) bool {
 // over limit bytes left out. An answer over the client's cap is not an
 // error: the copy holds what came before the cut, and says so (Cut).
 func (c *Client) getCapped(ctx context.Context, path string, limit int64) (*jsoncap.Result, string, error) {
+	res, _, shown, err := c.getCappedHeader(ctx, path, limit)
+	return res, shown, err
+}
+
+// getCappedHeader is getCapped that also returns the answer's header.
+func (c *Client) getCappedHeader(ctx context.Context, path string, limit int64) (*jsoncap.Result, http.Header, string, error) {
 	resp, shown, err := c.send(context.WithValue(ctx, streamedKey{}, true), http.MethodGet, path, nil)
 	if err != nil {
-		return nil, shown, err
+		return nil, nil, shown, err
 	}
 	defer resp.Body.Close()
 	res, err := jsoncap.Copy(resp.Body, limit, isCut)
 	if err != nil {
-		return nil, shown, c.readError(ctx, http.MethodGet, shown, err)
+		return nil, nil, shown, c.readError(ctx, http.MethodGet, shown, err)
 	}
-	return res, shown, nil
+	return res, resp.Header, shown, nil
 }
 
 // readIssue reads an issue, its body kept when it is at most

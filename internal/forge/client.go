@@ -39,18 +39,20 @@ const maxErrorBody = 2 << 10
 // and the rest is read around it (see bounded.go).
 const MaxAnswer = 32 << 20
 
+// userAgent is the User-Agent header of every request.
+const userAgent = "gns-guard"
+
 // Client talks to one repository of one Gitea server. It is safe for
 // concurrent use.
 type Client struct {
-	base      string // server root, no trailing slash: http://host:port[/prefix]
-	token     string
-	owner     string
-	repo      string
-	userAgent string
-	http      *http.Client
-	requests  *atomic.Int64
-	date      *atomic.Int64 // Unix seconds of the last answer's Date header
-	splits    *atomic.Int64 // requests spent reading around entries too large to read
+	base     string // server root, no trailing slash: http://host:port[/prefix]
+	token    string
+	owner    string
+	repo     string
+	http     *http.Client
+	requests *atomic.Int64
+	date     *atomic.Int64 // Unix seconds of the last answer's Date header
+	splits   *atomic.Int64 // requests spent reading around entries too large to read
 }
 
 var _ guard.Forge = (*Client)(nil)
@@ -60,17 +62,11 @@ type Option func(*config)
 
 type config struct {
 	timeout   time.Duration
-	transport http.RoundTripper
-	userAgent string
 	maxAnswer int64
 }
 
 // WithTimeout sets the timeout of each HTTP request (default DefaultTimeout).
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
-
-// WithTransport sets the RoundTripper under the request counter (default
-// http.DefaultTransport).
-func WithTransport(rt http.RoundTripper) Option { return func(c *config) { c.transport = rt } }
 
 // WithMaxAnswer sets the most bytes of an answer's body the client reads
 // (default MaxAnswer); n ≤ 0 keeps the default.
@@ -82,15 +78,12 @@ func WithMaxAnswer(n int64) Option {
 	}
 }
 
-// WithUserAgent sets the User-Agent header of every request.
-func WithUserAgent(ua string) Option { return func(c *config) { c.userAgent = ua } }
-
 // New returns a client for owner/repo on the Gitea server at baseURL, the
 // server root (http://127.0.0.1:3000); a trailing "/api/v1" is accepted and
 // stripped. It makes no request: the SDK's start-up version probe is turned
 // off.
 func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
-	cfg := config{timeout: DefaultTimeout, transport: http.DefaultTransport, userAgent: "gns-guard", maxAnswer: MaxAnswer}
+	cfg := config{timeout: DefaultTimeout, maxAnswer: MaxAnswer}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -102,18 +95,17 @@ func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("forge: invalid repository %q/%q", owner, repo)
 	}
 	c := &Client{
-		base:      base,
-		token:     token,
-		owner:     owner,
-		repo:      repo,
-		userAgent: cfg.userAgent,
-		requests:  new(atomic.Int64),
-		date:      new(atomic.Int64),
-		splits:    new(atomic.Int64),
+		base:     base,
+		token:    token,
+		owner:    owner,
+		repo:     repo,
+		requests: new(atomic.Int64),
+		date:     new(atomic.Int64),
+		splits:   new(atomic.Int64),
 	}
 	c.http = &http.Client{
 		Timeout:   cfg.timeout,
-		Transport: &countingTransport{next: cfg.transport, n: c.requests, date: c.date, max: cfg.maxAnswer},
+		Transport: &countingTransport{next: http.DefaultTransport, n: c.requests, date: c.date, max: cfg.maxAnswer},
 	}
 	if _, err := c.sdk(context.Background()); err != nil {
 		return nil, err
@@ -250,7 +242,7 @@ func (c *Client) sdk(ctx context.Context) (*gitea.Client, error) {
 		gitea.SetGiteaVersion(""),
 		gitea.SetHTTPClient(c.http),
 		gitea.SetToken(c.token),
-		gitea.SetUserAgent(c.userAgent),
+		gitea.SetUserAgent(userAgent),
 		gitea.SetContext(ctx),
 	)
 	if err != nil {
@@ -329,13 +321,6 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // Is makes an UnreachableError match guard.ErrUnreachable.
 func (e *UnreachableError) Is(target error) bool { return target == guard.ErrUnreachable }
 
-// IsUnreachable reports whether err comes from a request that got no answer
-// from the server.
-func IsUnreachable(err error) bool {
-	var u *UnreachableError
-	return errors.As(err, &u)
-}
-
 // transportError classifies an error from http.Client.Do: the caller's own
 // cancellation stays a context error, everything else means the server was
 // not reached.
@@ -380,13 +365,8 @@ func (c *Client) sdkError(ctx context.Context, method, path string, resp *gitea.
 	if resp.StatusCode/100 != 2 {
 		return statusError(method, p, resp.StatusCode, []byte(sdkMessage(err)))
 	}
-	var tl *TooLargeError
-	if errors.As(err, &tl) {
-		return tl
-	}
-	var ne net.Error
-	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return c.transportError(ctx, method, p, err) // the answer was cut off
+	if err := c.cutShort(ctx, method, p, err); err != nil {
+		return err
 	}
 	return fmt.Errorf("%s %s: %w", method, p, err) // e.g. an undecodable answer
 }
@@ -429,9 +409,7 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (*http.R
 	if c.token != "" {
 		req.Header.Set("Authorization", "token "+c.token)
 	}
-	if c.userAgent != "" {
-		req.Header.Set("User-Agent", c.userAgent)
-	}
+	req.Header.Set("User-Agent", userAgent)
 	shown := req.URL.Path
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -447,15 +425,25 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (*http.R
 
 // readError classifies an error met while reading a 2xx answer.
 func (c *Client) readError(ctx context.Context, method, shown string, err error) error {
+	if err := c.cutShort(ctx, method, shown, err); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
+}
+
+// cutShort classifies an error met while reading an answer that did not
+// come whole: over the client's cap (a *TooLargeError), or cut off (a
+// transport error). It returns nil for any other error.
+func (c *Client) cutShort(ctx context.Context, method, path string, err error) error {
 	var tl *TooLargeError
 	if errors.As(err, &tl) {
 		return tl
 	}
 	var ne net.Error
 	if ctx.Err() != nil || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return c.transportError(ctx, method, shown, err) // the answer was cut off
+		return c.transportError(ctx, method, path, err) // the answer was cut off
 	}
-	return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
+	return nil
 }
 
 // do sends one request to /api/v1+path (path may carry a query) with a JSON

@@ -275,10 +275,21 @@ func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (guard.CommentPage, error) {
 	n = max(n, 0)
 	t := &timeline{c: c, number: issue.Number, isPull: issue.IsPull, pages: map[int][]rowEntry{}}
+	last, err := t.endPage(ctx, issue, n)
+	if err != nil {
+		return guard.CommentPage{}, err
+	}
+	return t.readBack(ctx, last, n)
+}
+
+// endPage finds the number of the timeline's last page (see RecentComments):
+// where the issue's comment count predicts it when the last n comments are
+// the tail, else by a search (lastPage).
+func (t *timeline) endPage(ctx context.Context, issue guard.Issue, n int) (int, error) {
 	first := max(issue.Comments-n, 0)/PageSize + 1
 	entries, err := t.page(ctx, first)
 	if err != nil {
-		return guard.CommentPage{}, err
+		return 0, err
 	}
 	// At least want counted entries lie at offsets ≥ S: seeing fewer on a
 	// short page means Gitea filtered some out of it, and it is not the end.
@@ -293,7 +304,7 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 	for p := first + 1; !found && p <= first+(n+PageSize-1)/PageSize+1; p++ {
 		e, err := t.page(ctx, p)
 		if err != nil {
-			return guard.CommentPage{}, err
+			return 0, err
 		}
 		if rows(e) == 0 {
 			found = true
@@ -302,20 +313,22 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 		last, seenCounted = p, seenCounted+counted(e)
 		found = atEnd(e)
 	}
-	// Other entries (label changes, locks, ...) push it further: look for it.
-	if !found {
-		if last, err = t.lastPage(ctx, last); err != nil {
-			return guard.CommentPage{}, err
-		}
+	if found {
+		return last, nil
 	}
+	// Other entries (label changes, locks, ...) push it further: look for it.
+	return t.lastPage(ctx, last)
+}
 
-	var comments []guard.Comment
-	var labels []guard.LabelEvent
-	seen := make(map[int64]bool)
-	unread := 0
+// readBack reads the timeline backwards from page last until it holds n
+// comments or reached the first entry, within maxTailPages pages not read
+// before (see RecentComments).
+func (t *timeline) readBack(ctx context.Context, last, n int) (guard.CommentPage, error) {
+	var tail tailEntries
+	tail.seen = make(map[int64]bool)
 	page, read := last, 0
 	for ; page >= 1; page-- {
-		if len(comments) >= n && page < last {
+		if len(tail.comments) >= n && page < last {
 			break
 		}
 		if _, cached := t.pages[page]; !cached {
@@ -328,36 +341,52 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 		if err != nil {
 			return guard.CommentPage{}, err
 		}
-		var cs []guard.Comment
-		var ls []guard.LabelEvent
-		for _, e := range entries {
-			if e.unread == 0 && seen[e.ID] {
-				continue
-			}
-			switch {
-			case e.unread > 0:
-				unread += e.unread
-				cs = append(cs, e.comment())
-			case e.Type == typeComment:
-				seen[e.ID] = true
-				cs = append(cs, e.comment())
-			case e.Type == typeLabel:
-				if le, ok := e.labelEvent(); ok {
-					seen[e.ID] = true
-					ls = append(ls, le)
-				}
-			}
-		}
-		comments = append(cs, comments...)
-		labels = append(ls, labels...)
+		tail.prepend(entries)
 	}
 	return guard.CommentPage{
-		Comments:  comments,
-		Labels:    labels,
+		Comments:  tail.comments,
+		Labels:    tail.labels,
 		Start:     page * PageSize, // the first page read is page+1
-		Truncated: len(comments) < n && page > 0,
-		Unread:    unread,
+		Truncated: len(tail.comments) < n && page > 0,
+		Unread:    tail.unread,
 	}, nil
+}
+
+// tailEntries gathers the comments and label events of timeline pages read
+// backwards, oldest first, each entry once.
+type tailEntries struct {
+	comments []guard.Comment
+	labels   []guard.LabelEvent
+	seen     map[int64]bool
+	unread   int
+}
+
+// prepend puts the comments and label events of a page read before those
+// gathered so far, leaving out the entries already gathered; entries given
+// up count as Unread.
+func (b *tailEntries) prepend(entries []rowEntry) {
+	var cs []guard.Comment
+	var ls []guard.LabelEvent
+	for _, e := range entries {
+		if e.unread == 0 && b.seen[e.ID] {
+			continue
+		}
+		switch {
+		case e.unread > 0:
+			b.unread += e.unread
+			cs = append(cs, e.comment())
+		case e.Type == typeComment:
+			b.seen[e.ID] = true
+			cs = append(cs, e.comment())
+		case e.Type == typeLabel:
+			if le, ok := e.labelEvent(); ok {
+				b.seen[e.ID] = true
+				ls = append(ls, le)
+			}
+		}
+	}
+	b.comments = append(cs, b.comments...)
+	b.labels = append(ls, b.labels...)
 }
 
 // counted is the number of entries the issue's comment count includes.

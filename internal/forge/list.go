@@ -82,42 +82,45 @@ func (c *Client) issueRows(ctx context.Context, q IssueQuery, offset, limit int,
 	if q.CreatedBy != "" {
 		v.Set("created_by", q.CreatedBy)
 	}
-	path := c.repoPath() + "/issues?" + v.Encode()
-	resp, shown, err := c.send(context.WithValue(ctx, streamedKey{}, true), http.MethodGet, path, nil)
+	res, header, shown, err := c.getCappedHeader(ctx, c.repoPath()+"/issues?"+v.Encode(), guard.MaxBodyBytes)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	defer resp.Body.Close()
 	total = -1
-	if t, err := strconv.Atoi(resp.Header.Get("X-Total-Count")); err == nil && t >= 0 {
+	if t, err := strconv.Atoi(header.Get("X-Total-Count")); err == nil && t >= 0 {
 		total = t
-	}
-	res, err := jsoncap.Copy(resp.Body, guard.MaxBodyBytes, isCut)
-	if err != nil {
-		return nil, 0, 0, c.readError(ctx, http.MethodGet, shown, err)
 	}
 	var list []*listedIssue // Gitea answers [] for an empty page; null is read as none
 	if err := json.Unmarshal(res.JSON, &list); err != nil {
 		return nil, 0, 0, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
 	}
+	issues, rows, err = c.wholeIssues(ctx, list, res, shown, authors)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if res.Cut == nil {
+		return issues, total, len(list), nil
+	}
+	more, n, err := c.restOfWindow(ctx, q, offset, limit, rows, shown, authors)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return append(issues, more...), total, rows + n, nil
+}
+
+// wholeIssues keeps the issues of a page's answer read whole, their authors
+// in authors, and says how many rows they span. The issue the answer was cut
+// in is read alone, by its number when the cut came after it; the rows after
+// it are left to the caller.
+func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *jsoncap.Result, shown string, authors map[int64]string) (issues []guard.Issue, rows int, err error) {
 	for i, a := range list {
 		k := strconv.Itoa(i)
 		if a == nil || (res.Cut != nil && !res.Whole[k]) {
-			// The entry the answer was cut in: read it alone, by its
-			// number when the cut came after it.
-			if a == nil || a.Number < 1 {
-				break
+			is, ok, err := c.issueCutIn(ctx, a, shown)
+			if err != nil || !ok {
+				return issues, rows, err
 			}
-			if c.splits.Add(1) > MaxSplitRequests {
-				return nil, 0, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
-			}
-			is, err := c.readIssue(ctx, a.Number)
-			if err != nil {
-				return nil, 0, 0, err
-			}
-			issues = append(issues, is)
-			rows = i + 1
-			break
+			return append(issues, is), i + 1, nil
 		}
 		is := a.toGuard()
 		if a.User != nil {
@@ -129,36 +132,53 @@ func (c *Client) issueRows(ctx context.Context, q IssueQuery, offset, limit int,
 		issues = append(issues, is)
 		rows = i + 1
 	}
-	if res.Cut == nil {
-		return issues, total, len(list), nil
+	return issues, rows, nil
+}
+
+// issueCutIn reads alone the issue a page's answer was cut in, when the
+// answer got as far as its number (false when it did not).
+func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (guard.Issue, bool, error) {
+	if a == nil || a.Number < 1 {
+		return guard.Issue{}, false, nil
 	}
-	// Cut off: read the rest of the window in smaller aligned pages.
-	if rows == 0 {
-		if limit == 1 {
-			return nil, 0, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
-		}
+	if c.splits.Add(1) > MaxSplitRequests {
+		return guard.Issue{}, false, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
+	}
+	is, err := c.readIssue(ctx, a.Number)
+	if err != nil {
+		return guard.Issue{}, false, err
+	}
+	return is, true, nil
+}
+
+// restOfWindow reads the rows of the window [offset, offset+limit) after the
+// first rows, which an answer cut at the cap held, in smaller aligned pages,
+// and says how many rows the server answered for them.
+func (c *Client) restOfWindow(ctx context.Context, q IssueQuery, offset, limit, rows int, shown string, authors map[int64]string) (issues []guard.Issue, n int, err error) {
+	if rows == 0 && limit == 1 {
+		return nil, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
 	}
 	next, end := offset+rows, offset+limit
 	for next < end {
 		if c.splits.Add(1) > MaxSplitRequests {
-			return nil, 0, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
+			return nil, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
 		}
 		size := splitSize(next, end)
 		if next == offset && size == limit {
 			size = splitSize(next, end-1) // never the same window again
 		}
-		more, _, n, err := c.issueRows(ctx, q, next, size, authors)
+		more, _, got, err := c.issueRows(ctx, q, next, size, authors)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, err
 		}
 		issues = append(issues, more...)
-		rows += n
-		if n < size {
+		n += got
+		if got < size {
 			break // the end of the list
 		}
 		next += size
 	}
-	return issues, total, rows, nil
+	return issues, n, nil
 }
 
 // IssueEdit is a change to an issue's title, body or state; nil leaves a

@@ -133,7 +133,7 @@ func TestAnswerCap(t *testing.T) {
 		answer = big
 		_, err := c.IsRepoAdmin(ctx, "u")
 		var tl *forge.TooLargeError
-		if !errors.As(err, &tl) || tl.Path != permission || tl.Method != http.MethodGet || forge.IsUnreachable(err) {
+		if !errors.As(err, &tl) || tl.Path != permission || tl.Method != http.MethodGet || unreachable(err) {
 			t.Errorf("chunked %v: an answer over the cap: %v", ch, err)
 		} else if !strings.Contains(err.Error(), "GET "+permission) || !strings.Contains(err.Error(), "longer than 1024 bytes") {
 			t.Errorf("error message: %v", err)

@@ -69,36 +69,11 @@ func (r *Reader) anchorState(ctx context.Context, n int64) (guard.AnchorState, s
 // sends the caller to the timeline). It also gives up when the governance
 // labels moved since the record: who moved them is on the timeline.
 func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
-	n := s.Issue.Number
-	sr, ok := r.Forge.(sinceReader)
-	if !ok || !s.Anchor.Known || s.Anchor.Text == "" {
+	ar := r.anchored(ctx, s, window)
+	if ar == nil {
 		return false
 	}
-	a, _ := guard.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, n, r.Keys)
-	if a == nil || (len(a.Tail) < window && !a.First) {
-		return false
-	}
-	comments, err := sr.CommentsSince(ctx, n, time.Unix(a.Since, 0))
-	if err != nil {
-		return false // the timeline's read reports what is wrong
-	}
-	at := func(id int64) int {
-		return slices.IndexFunc(comments, func(c guard.Comment) bool { return c.ID == id })
-	}
-	si := at(a.Status)
-	if si < 0 || (s.Guard != "" && comments[si].Author != s.Guard) {
-		return false
-	}
-	for _, id := range a.Tail {
-		if at(id) < 0 {
-			return false
-		}
-	}
-	status := comments[si]
-	l, _ := guard.ReadLedger(&status, n, r.Keys)
-	if l == nil || guard.LabelsMoved(l, s.Issue, guard.DefaultConfig()) {
-		return false
-	}
+	a, status := ar.anchor, ar.status
 	var first int64
 	if len(a.Tail) > 0 {
 		first = a.Tail[0]
@@ -107,7 +82,7 @@ func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
 	// them: they are not among what an agent loads, nor what the guard
 	// judges (its status comment aside).
 	var recent []guard.Comment
-	for _, c := range comments {
+	for _, c := range ar.comments {
 		if c.ID >= first {
 			recent = append(recent, c)
 		}
@@ -123,4 +98,51 @@ func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
 	}
 	s.All, s.followed = a.First, true
 	return true
+}
+
+// anchorRead is what following an anchor read: the anchor, the comments
+// updated since its time, and the status comment among them.
+type anchorRead struct {
+	anchor   *guard.Anchor
+	comments []guard.Comment
+	status   guard.Comment
+}
+
+// anchored reads the comments updated since the issue's anchor. It returns
+// nil, for the caller to read the timeline, unless the anchor verifies and
+// names at least window comments (or the first), everything it names is
+// among them, the status comment is the guard's, and the governance labels
+// have not moved since its ledger record.
+func (r *Reader) anchored(ctx context.Context, s *Snapshot, window int) *anchorRead {
+	n := s.Issue.Number
+	sr, ok := r.Forge.(sinceReader)
+	if !ok || !s.Anchor.Known || s.Anchor.Text == "" {
+		return nil
+	}
+	a, _ := guard.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, n, r.Keys)
+	if a == nil || (len(a.Tail) < window && !a.First) {
+		return nil
+	}
+	comments, err := sr.CommentsSince(ctx, n, time.Unix(a.Since, 0))
+	if err != nil {
+		return nil // the timeline's read reports what is wrong
+	}
+	at := func(id int64) int {
+		return slices.IndexFunc(comments, func(c guard.Comment) bool { return c.ID == id })
+	}
+	si := at(a.Status)
+	if si < 0 || (s.Guard != "" && comments[si].Author != s.Guard) {
+		return nil
+	}
+	for _, id := range a.Tail {
+		if at(id) < 0 {
+			return nil
+		}
+	}
+	status := comments[si]
+	l, _ := guard.ReadLedger(&status, n, r.Keys)
+	if l == nil || guard.LabelsMoved(l, s.Issue, guard.DefaultConfig()) {
+		return nil
+	}
+	return &anchorRead{anchor: a, comments: comments, status: status}
 }

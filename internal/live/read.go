@@ -106,6 +106,20 @@ type ReadOptions struct {
 // comments buried it, and on the first run on an issue.
 const MaxStatusPages = 20
 
+// WriteAttempts bounds the attempts of one compare-and-swap write of an
+// issue body, the action's run's and `report`'s alike. An attempt reads the
+// issue, decides on it and writes the body with the content_version it read;
+// Gitea answers 409 when the body changed since (and the action also reads
+// again when the ledger it found is newer than the body it read), and the
+// next attempt starts from a fresh read. An attempt is lost only to a write
+// that landed between its read and its own write, so losing several in a row
+// takes a burst of concurrent edits; rather than chase it for ever, the
+// writer gives up after WriteAttempts and fails. Nothing is lost by that: a
+// person's or agent's edit that won starts a guard run of its own, which
+// reads the issue anew, and a report can be made again with the same
+// invocation (it is idempotent per invocation).
+const WriteAttempts = 4
+
 // maxAllPages bounds a read of every comment (50 timeline entries a page):
 // far more than any real issue has.
 const maxAllPages = 10000
@@ -209,21 +223,9 @@ func (r *Reader) findStatus(ctx context.Context, s *Snapshot, pages int, all boo
 	if r.pick(s, s.Recent.Comments) && !all {
 		return nil
 	}
-	start := s.Recent.Start
-	for p := 0; start > 0 && p < pages; p++ {
-		page, err := r.Forge.CommentsBefore(ctx, n, start)
-		if err != nil {
-			return r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), err)
-		}
-		if page.Start >= start {
-			return r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back from offset %d", start))
-		}
-		s.Older = append(page.Comments, s.Older...)
-		s.Labels = append(page.Labels, s.Labels...)
-		start = page.Start
-		if s.Status == nil && r.pick(s, page.Comments) && !all {
-			return nil
-		}
+	start, found, err := r.readBack(ctx, s, pages, all)
+	if err != nil || found {
+		return err
 	}
 	s.All = start == 0
 	if all && start > 0 {
@@ -237,6 +239,31 @@ func (r *Reader) findStatus(ctx context.Context, s *Snapshot, pages int, all boo
 		r.pick(s, s.Comments())
 	}
 	return nil
+}
+
+// readBack reads at most pages pages of the timeline before the last
+// comments into s.Older and s.Labels, until it finds the status comment
+// (unless all) or the first entry. It returns the offset it stopped at and
+// whether it found the status comment.
+func (r *Reader) readBack(ctx context.Context, s *Snapshot, pages int, all bool) (start int, found bool, err error) {
+	n := s.Issue.Number
+	start = s.Recent.Start
+	for p := 0; start > 0 && p < pages; p++ {
+		page, err := r.Forge.CommentsBefore(ctx, n, start)
+		if err != nil {
+			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), err)
+		}
+		if page.Start >= start {
+			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back from offset %d", start))
+		}
+		s.Older = append(page.Comments, s.Older...)
+		s.Labels = append(page.Labels, s.Labels...)
+		start = page.Start
+		if s.Status == nil && r.pick(s, page.Comments) && !all {
+			return start, true, nil
+		}
+	}
+	return start, false, nil
 }
 
 // pick sets s.Status from comments (oldest first) when it finds it there:

@@ -1,0 +1,31 @@
+package action
+
+import (
+	"slices"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/live"
+)
+
+// dryRun computes every write the plan would make and makes none: it only
+// reads (to find the status comment, say).
+func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied {
+	res := applied{notes: slices.Clone(r.notes)}
+	if s.Status != nil {
+		res.statusID = s.Status.ID
+	}
+	if s.Issue.NoCAS && !s.Issue.BodyTooLarge {
+		res.notes = append(res.notes, noCAS)
+	}
+	for _, w := range p.Writes() {
+		res.writes = append(res.writes, w.Planned())
+	}
+	done := guard.Applied{Notes: res.notes, Pruned: p.Prune != nil, Locked: p.Lock != ""}
+	if st := guard.PlanStatus(in, p, s.Status, done, r.serverTime()); st.Do {
+		res.writes = append(res.writes, st.Write.Planned())
+		if in.Anchor.Writable {
+			res.writes = append(res.writes, "write the anchor "+guard.AnchorName(in.Issue.Number))
+		}
+	}
+	return res
+}

@@ -1,0 +1,50 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+)
+
+// Variable reads the repository's Actions variable name: its value, and
+// false when there is none. Reading variables needs the repository
+// owner's token (or a site admin's); others get an error wrapping
+// guard.ErrForbidden.
+func (c *Client) Variable(ctx context.Context, name string) (string, bool, error) {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	v, resp, err := sc.GetRepoActionVariable(c.owner, c.repo, name)
+	if err := c.sdkError(ctx, http.MethodGet, c.variablePath(name), resp, err); err != nil {
+		if errors.Is(err, guard.ErrNotFound) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return v.Value, true, nil
+}
+
+// SetVariable writes the repository's Actions variable name, creating it
+// when exists is false (and updating it when it turns out to exist).
+func (c *Client) SetVariable(ctx context.Context, name, value string, exists bool) error {
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		resp, err := sc.CreateRepoActionVariable(c.owner, c.repo, name, value)
+		if resp == nil || resp.StatusCode != http.StatusConflict {
+			return c.sdkError(ctx, http.MethodPost, c.variablePath(name), resp, err)
+		}
+	}
+	resp, err := sc.UpdateRepoActionVariable(c.owner, c.repo, name, value)
+	return c.sdkError(ctx, http.MethodPut, c.variablePath(name), resp, err)
+}
+
+func (c *Client) variablePath(name string) string {
+	return c.repoPath() + "/actions/variables/" + url.PathEscape(name)
+}
