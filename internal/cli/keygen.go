@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"strings"
 )
@@ -25,27 +27,34 @@ func newLedgerKey() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// runKeygen prints a new ledger key: the value of the Actions secret
-// GNS_GUARD_LEDGER_KEY, which the workflow passes as the ledger-key input.
-// It prints the key and nothing else.
-func runKeygen(args []string, env Env) error {
-	fs := newFlags("keygen", env, "keygen [--format text|json]")
-	format := fs.String("format", "text", "output format: text (the key, one line) or json")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+// keygenOptions are the parsed flags of `keygen`.
+type keygenOptions struct {
+	format string
+}
+
+// keygenFlags declares the flags of `keygen`.
+func keygenFlags(fs *flag.FlagSet) options {
+	o := &keygenOptions{}
+	fs.StringVar(&o.format, "format", "text", "output format: text (the key, one line) or json")
+	return o
+}
+
+func (o *keygenOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 	if len(pos) > 0 {
 		return usageError("keygen takes no arguments, got %s", strings.Join(pos, " "))
 	}
-	if err := checkFormat("keygen", *format); err != nil {
-		return err
-	}
+	return checkFormat("keygen", o.format)
+}
+
+// runKeygen prints a new ledger key: the value of the Actions secret
+// GNS_GUARD_LEDGER_KEY, which the workflow passes as the ledger-key input.
+// It prints the key and nothing else.
+func runKeygen(_ context.Context, o *keygenOptions, env Env) error {
 	key, err := newLedgerKey()
 	if err != nil {
 		return cannotRun(err)
 	}
-	if *format == "json" {
+	if o.format == "json" {
 		return printJSON(env, keygenReport{LedgerKey: key})
 	}
 	_, err = fmt.Fprintln(env.Stdout, key)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,8 +19,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
-
-const recoverSynopsis = "recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--budget-admins L,..] [--guard-user LOGIN] [--format text|json] [--server URL] [--token T]"
 
 // maxRecoverAttempts bounds the re-reads when --apply meets a conflict.
 const maxRecoverAttempts = 3
@@ -37,46 +36,42 @@ type recoverResult struct {
 	ContentVersion int    `json:"content_version,omitempty"`
 }
 
-// runRecover proposes, and with --apply writes, a checkpoint rebuilt from
-// the last state the guard trusted and the agents' footers since.
-func runRecover(ctx context.Context, args []string, env Env) error {
-	var f issueFlags
-	fs := newFlags("recover", env, recoverSynopsis)
-	f.add(fs)
-	apply := fs.Bool("apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
-	format := fs.String("format", "text", "output format: text or json")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+// recoverOptions are the parsed flags of `recover`.
+type recoverOptions struct {
+	issueFlags
+	apply  bool
+	format string
+}
+
+// recoverFlags declares the flags of `recover`.
+func recoverFlags(fs *flag.FlagSet) options {
+	o := &recoverOptions{}
+	o.issueFlags.add(fs)
+	fs.BoolVar(&o.apply, "apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	return o
+}
+
+func (o *recoverOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 	if len(pos) > 0 {
 		return usageError("recover takes no positional arguments, got: %s", strings.Join(pos, " "))
 	}
-	if *format != "text" && *format != "json" {
-		return usageError("recover: --format must be text or json, not %q", *format)
+	if o.format != "text" && o.format != "json" {
+		return usageError("recover: --format must be text or json, not %q", o.format)
 	}
-	rd, fg, err := f.open("recover", env)
+	return nil
+}
+
+// runRecover proposes, and with --apply writes, a checkpoint rebuilt from
+// the last state the guard trusted and the agents' footers since.
+func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
+	reader, client, cfg, err := o.connect(ctx, env)
 	if err != nil {
 		return err
 	}
-	set, err := f.resolve(ctx, "recover", env, rd)
-	if err != nil {
-		return err
-	}
-	cfg := set.Config
-	n := f.issue
-	if *apply {
-		// Who may write is known before anything is read.
-		self, err := fg.Self(ctx)
-		if err != nil {
-			return rd.Where.Error("look up the token's user", err)
-		}
-		if err := mayRecover(ctx, rd, self, cfg.BudgetAdmins); err != nil {
-			return err
-		}
-	}
+	n := o.issue
 	for attempt := 1; ; attempt++ {
-		s, err := rd.Read(ctx, n, live.ReadOptions{All: true})
+		s, err := reader.Read(ctx, n, live.ReadOptions{All: true})
 		if err != nil {
 			return err
 		}
@@ -88,18 +83,43 @@ func runRecover(ctx context.Context, args []string, env Env) error {
 			fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
 			return nil
 		}
-		if *apply {
-			cv, err := fg.EditBody(ctx, n, res.Body, res.contentVersion)
+		if o.apply {
+			cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
 			if errors.Is(err, guard.ErrConflict) && attempt < maxRecoverAttempts {
 				continue
 			}
 			if err != nil {
-				return rd.Where.Error("write the proposed checkpoint (compare-and-swap)", err)
+				return reader.Where.Error("write the proposed checkpoint (compare-and-swap)", err)
 			}
 			res.Applied, res.ContentVersion = true, cv
 		}
-		return printRecovery(env, f.repo, *format, &res.recoverResult)
+		return printRecovery(env, o.repo, o.format, &res.recoverResult)
 	}
+}
+
+// connect checks the flags, connects and resolves the configuration; with
+// --apply, it makes sure first that the token's user may write.
+func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, guard.Forge, guard.Config, error) {
+	reader, client, err := o.open("recover", env)
+	if err != nil {
+		return nil, nil, guard.Config{}, err
+	}
+	set, err := o.resolve(ctx, "recover", env, reader)
+	if err != nil {
+		return nil, nil, guard.Config{}, err
+	}
+	if !o.apply {
+		return reader, client, set.Config, nil
+	}
+	// Who may write is known before anything is read.
+	self, err := client.Self(ctx)
+	if err != nil {
+		return nil, nil, guard.Config{}, reader.Where.Error("look up the token's user", err)
+	}
+	if err := mayRecover(ctx, reader, self, set.Config.BudgetAdmins); err != nil {
+		return nil, nil, guard.Config{}, err
+	}
+	return reader, client, set.Config, nil
 }
 
 // recovery is a proposal with the content version it was built on.
