@@ -268,27 +268,40 @@ func help(ctx context.Context, rest []string, env Env) error {
 	return nil
 }
 
-// versionOptions are the parsed flags of `version`.
-type versionOptions struct {
+// formatOptions are the options of a verb that takes no arguments and
+// only --format text|json: keygen, pubkey, rules and version.
+type formatOptions struct {
+	verb   string
 	format string
+	// refuse is the usage error for arguments given; nil: noArgs's.
+	refuse func(pos []string) error
+}
+
+// formatOnly declares the one flag of such a verb: --format, with help
+// saying what each format prints.
+func formatOnly(fs *flag.FlagSet, verb, help string, refuse func(pos []string) error) options {
+	o := &formatOptions{verb: verb, refuse: refuse}
+	fs.StringVar(&o.format, "format", "text", help)
+	return o
+}
+
+func (o *formatOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if len(pos) > 0 && o.refuse != nil {
+		return o.refuse(pos)
+	}
+	if err := noArgs(o.verb, pos); err != nil {
+		return err
+	}
+	return checkFormat(o.verb, o.format)
 }
 
 // versionFlags declares the flags of `version`.
 func versionFlags(fs *flag.FlagSet) options {
-	o := &versionOptions{}
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	return o
-}
-
-func (o *versionOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if err := noArgs("version", pos); err != nil {
-		return err
-	}
-	return checkFormat("version", o.format)
+	return formatOnly(fs, "version", "output format: text or json", nil)
 }
 
 // runVersion prints the build: one line, or a JSON object.
-func runVersion(_ context.Context, o *versionOptions, env Env) error {
+func runVersion(_ context.Context, o *formatOptions, env Env) error {
 	if o.format == "json" {
 		return printJSON(env, version.Info())
 	}
@@ -300,6 +313,15 @@ func runVersion(_ context.Context, o *versionOptions, env Env) error {
 func noArgs(verb string, pos []string) error {
 	if len(pos) > 0 {
 		return usageError("%s takes no arguments", verb)
+	}
+	return nil
+}
+
+// noPositional refuses positional arguments to a verb that takes only
+// flags, naming them.
+func noPositional(verb string, pos []string) error {
+	if len(pos) > 0 {
+		return usageError("%s takes no positional arguments, got: %s", verb, strings.Join(pos, " "))
 	}
 	return nil
 }

@@ -469,12 +469,7 @@ func (l loadLog) metrics() contextMetrics {
 // the fence's markers, when there is one).
 func printContext(env Env, format string, rep contextReport, fence *action.Fence) error {
 	if format == "json" {
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return cannotRun(err)
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
-		return nil
+		return printIndented(env, rep)
 	}
 	if fence != nil {
 		fmt.Fprint(env.Stdout, fence.Open()+rep.Text+fence.Close())
@@ -735,10 +730,7 @@ func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpo
 	if o.format == "json" {
 		rep := contextReport{Fits: false, CurrentTask: cp.CurrentTask.Value, Error: msg,
 			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			fmt.Fprintf(env.Stdout, "%s\n", data)
-		}
+		_ = printIndented(env, rep) // the error below is the answer either way
 	}
 	return &exit.ViolationError{Err: errors.New("context: " + msg)}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -54,9 +53,10 @@ func historyFlags(fs *flag.FlagSet) options {
 }
 
 func (o *historyOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if err := noPositional("history", pos); err != nil {
+		return err
+	}
 	switch {
-	case len(pos) > 0:
-		return usageError("history takes no positional arguments, got: %s", strings.Join(pos, " "))
 	case o.format != "yaml" && o.format != "json":
 		return usageError("history: --format must be yaml or json, not %q", o.format)
 	case o.noVerify && o.ledgerKeyEnv != "":
@@ -212,12 +212,7 @@ func historyEntries(rebuilt []prune.Rebuilt) []historyEntry {
 // agents' text, so it is printed as untrusted).
 func printHistory(env Env, format string, entries []historyEntry) error {
 	if format == "json" {
-		data, err := json.MarshalIndent(entries, "", "  ")
-		if err != nil {
-			return cannotRun(err)
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
-		return nil
+		return printIndented(env, entries)
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)

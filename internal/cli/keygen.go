@@ -27,29 +27,20 @@ func newLedgerKey() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// keygenOptions are the parsed flags of `keygen`.
-type keygenOptions struct {
-	format string
-}
-
 // keygenFlags declares the flags of `keygen`.
 func keygenFlags(fs *flag.FlagSet) options {
-	o := &keygenOptions{}
-	fs.StringVar(&o.format, "format", "text", "output format: text (the key, one line) or json")
-	return o
+	return formatOnly(fs, "keygen", keyFormatHelp, func(pos []string) error {
+		return usageError("keygen takes no arguments, got %s", strings.Join(pos, " "))
+	})
 }
 
-func (o *keygenOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if len(pos) > 0 {
-		return usageError("keygen takes no arguments, got %s", strings.Join(pos, " "))
-	}
-	return checkFormat("keygen", o.format)
-}
+// keyFormatHelp is the help of --format of the verbs that print a key.
+const keyFormatHelp = "output format: text (the key, one line) or json"
 
 // runKeygen prints a new ledger key: the value of the Actions secret
 // GNS_GUARD_LEDGER_KEY, which the workflow passes as the ledger-key input.
 // It prints the key and nothing else.
-func runKeygen(_ context.Context, o *keygenOptions, env Env) error {
+func runKeygen(_ context.Context, o *formatOptions, env Env) error {
 	key, err := newLedgerKey()
 	if err != nil {
 		return cannotRun(err)

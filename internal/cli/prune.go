@@ -184,6 +184,18 @@ func printPrune(env Env, format string, rep pruneReport) error {
 	return nil
 }
 
+// printIndented prints v as JSON indented by two spaces, with <, > and &
+// escaped (as encoding/json.MarshalIndent writes them). Only a value that
+// cannot be encoded is an error.
+func printIndented(env Env, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return cannotRun(err)
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", data)
+	return nil
+}
+
 // printJSON prints v as indented JSON (with <, > and & as they are).
 func printJSON(env Env, v any) error {
 	var b bytes.Buffer

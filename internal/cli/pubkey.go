@@ -19,30 +19,18 @@ type pubkeyReport struct {
 	KeyID     string `json:"key_id"`
 }
 
-// pubkeyOptions are the parsed flags of `pubkey`.
-type pubkeyOptions struct {
-	format string
-}
-
 // pubkeyFlags declares the flags of `pubkey`.
 func pubkeyFlags(fs *flag.FlagSet) options {
-	o := &pubkeyOptions{}
-	fs.StringVar(&o.format, "format", "text", "output format: text (the key, one line) or json")
-	return o
-}
-
-func (o *pubkeyOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if len(pos) > 0 {
+	return formatOnly(fs, "pubkey", keyFormatHelp, func(pos []string) error {
 		return usageError("pubkey takes no arguments (the secret is read from $%s), got %s", LedgerKeyEnv, strings.Join(pos, " "))
-	}
-	return checkFormat("pubkey", o.format)
+	})
 }
 
 // runPubkey prints the public key of the ledger-key in $GNS_GUARD_LEDGER_KEY
 // as one line: exactly the value to publish as ledger-public-key in
 // .gitea/gns-guard.yml, with which anyone verifies the guard's signed
 // ledger records, holding no secret.
-func runPubkey(_ context.Context, o *pubkeyOptions, env Env) error {
+func runPubkey(_ context.Context, o *formatOptions, env Env) error {
 	secret := strings.TrimSpace(env.Getenv(LedgerKeyEnv))
 	if secret == "" {
 		return usageError("pubkey: $%s is empty or not set: export the ledger-key secret (what gns-guard keygen printed) into it", LedgerKeyEnv)

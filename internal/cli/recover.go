@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,8 +52,8 @@ func recoverFlags(fs *flag.FlagSet) options {
 }
 
 func (o *recoverOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if len(pos) > 0 {
-		return usageError("recover takes no positional arguments, got: %s", strings.Join(pos, " "))
+	if err := noPositional("recover", pos); err != nil {
+		return err
 	}
 	if o.format != "text" && o.format != "json" {
 		return usageError("recover: --format must be text or json, not %q", o.format)
@@ -307,12 +306,7 @@ func placeBlock(body string, blocks []checkpoint.Block, yaml string) string {
 // printRecovery prints the proposal, its explanations and what was done.
 func printRecovery(env Env, repo, format string, res *recoverResult) error {
 	if format == "json" {
-		data, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return cannotRun(err)
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
-		return nil
+		return printIndented(env, res)
 	}
 	var b strings.Builder
 	n := res.Issue

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,8 +91,8 @@ func reportFlags(fs *flag.FlagSet) options {
 }
 
 func (o *reportOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
-	if len(pos) > 0 {
-		return usageError("report takes no positional arguments, got: %s", strings.Join(pos, " "))
+	if err := noPositional("report", pos); err != nil {
+		return err
 	}
 	given := givenFlags(fs)
 	if err := o.checkDone(); err != nil {
@@ -508,11 +507,9 @@ func applyLabels(ctx context.Context, f guard.Forge, iss guard.Issue, out *exitp
 // printReport prints what `report` did; err is returned as is.
 func printReport(env Env, o *reportOptions, res *reportResult, err error) error {
 	if o.format == "json" {
-		data, jerr := json.MarshalIndent(res, "", "  ")
-		if jerr != nil {
-			return cannotRun(jerr)
+		if jerr := printIndented(env, res); jerr != nil {
+			return jerr
 		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
 		if err != nil {
 			for _, f := range res.Findings {
 				fmt.Fprintln(env.Stderr, f.Format(fmt.Sprintf("issue#%d", res.Issue)))

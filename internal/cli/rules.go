@@ -19,27 +19,13 @@ type ruleJSON struct {
 	Inputs   []string `json:"inputs"`
 }
 
-// rulesOptions are the parsed flags of `rules`.
-type rulesOptions struct {
-	format string
-}
-
 // rulesFlags declares the flags of `rules`.
 func rulesFlags(fs *flag.FlagSet) options {
-	o := &rulesOptions{}
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	return o
-}
-
-func (o *rulesOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if err := noArgs("rules", pos); err != nil {
-		return err
-	}
-	return checkFormat("rules", o.format)
+	return formatOnly(fs, "rules", "output format: text or json", nil)
 }
 
 // runRules lists every rule the guard applies, from the rule table itself.
-func runRules(_ context.Context, o *rulesOptions, env Env) error {
+func runRules(_ context.Context, o *formatOptions, env Env) error {
 	rules := ruleList()
 	if o.format == "json" {
 		return printJSON(env, rules)
