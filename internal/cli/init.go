@@ -556,23 +556,42 @@ func nextSteps(rep *initReport) []string {
 func printInit(out io.Writer, rep *initReport) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gns-guard init: %s on %s, default branch %s\n\n", rep.Repo, rep.Server, rep.DefaultBranch)
-	would := func(done, planned string) string {
-		if rep.DryRun {
-			return planned
-		}
-		return done
+	writeInitFiles(&b, rep)
+	writeInitLabels(&b, rep)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "Note: %s.\n", n)
 	}
+	b.WriteByte('\n')
+	writeInitOutcome(&b, rep)
+	b.WriteString("\nNext steps:\n")
+	for i, s := range rep.Next {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
+	}
+	_, err := out.Write(b.Bytes())
+	return err
+}
+
+// would words a write as done, or as planned in a dry run.
+func (rep *initReport) would(done, planned string) string {
+	if rep.DryRun {
+		return planned
+	}
+	return done
+}
+
+// writeInitFiles writes the files, the commit and the pull request.
+func writeInitFiles(b *bytes.Buffer, rep *initReport) {
 	if rep.Mode == "commit" {
-		fmt.Fprintf(&b, "Files, on %s:\n", rep.DefaultBranch)
+		fmt.Fprintf(b, "Files, on %s:\n", rep.DefaultBranch)
 	} else {
-		fmt.Fprintf(&b, "Files, proposed in a pull request from %s into %s:\n", InitBranch, rep.DefaultBranch)
+		fmt.Fprintf(b, "Files, proposed in a pull request from %s into %s:\n", InitBranch, rep.DefaultBranch)
 	}
-	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
 	for _, f := range rep.Files {
 		var s string
 		switch f.State {
 		case stateCreate:
-			s = would("written", "would be written") + " on " + f.Branch
+			s = rep.would("written", "would be written") + " on " + f.Branch
 		case statePresent:
 			s = "already there on " + f.Branch
 		default:
@@ -582,32 +601,37 @@ func printInit(out io.Writer, rep *initReport) error {
 	}
 	tw.Flush()
 	if c := rep.Commit; c != nil && c.SHA != "" {
-		fmt.Fprintf(&b, "  commit %s on %s\n", short(c.SHA), c.Branch)
+		fmt.Fprintf(b, "  commit %s on %s\n", short(c.SHA), c.Branch)
 	}
 	if p := rep.Pull; p != nil {
 		switch {
 		case p.State == statePresent:
-			fmt.Fprintf(&b, "Pull request #%d, already open: %s\n", p.Number, p.URL)
+			fmt.Fprintf(b, "Pull request #%d, already open: %s\n", p.Number, p.URL)
 		case rep.DryRun:
-			fmt.Fprintf(&b, "Pull request from %s into %s: would be opened\n", p.Head, p.Base)
+			fmt.Fprintf(b, "Pull request from %s into %s: would be opened\n", p.Head, p.Base)
 		default:
-			fmt.Fprintf(&b, "Pull request #%d, opened: %s\n", p.Number, p.URL)
+			fmt.Fprintf(b, "Pull request #%d, opened: %s\n", p.Number, p.URL)
 		}
 	}
+}
+
+// writeInitLabels writes the labels, one a line.
+func writeInitLabels(b *bytes.Buffer, rep *initReport) {
 	b.WriteString("Labels:\n")
-	tw = tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
 	for _, l := range rep.Labels {
 		s := "already there, left as it is"
 		if l.State == stateCreate {
-			s = would("created", "would be created")
+			s = rep.would("created", "would be created")
 		}
 		fmt.Fprintf(tw, "  %s\t#%s\t%s\n", l.Name, l.Color, s)
 	}
 	tw.Flush()
-	for _, n := range rep.Notes {
-		fmt.Fprintf(&b, "Note: %s.\n", n)
-	}
-	b.WriteByte('\n')
+}
+
+// writeInitOutcome writes what changed: nothing, the writes a dry run
+// would make, or how many were made.
+func writeInitOutcome(b *bytes.Buffer, rep *initReport) {
 	switch {
 	case !rep.Changed:
 		b.WriteString("Nothing to change: the files are there, ")
@@ -616,19 +640,13 @@ func printInit(out io.Writer, rep *initReport) error {
 		}
 		b.WriteString("and every label is present.\n")
 	case rep.DryRun:
-		fmt.Fprintf(&b, "Dry run: nothing was written. The %d write(s) init would make:\n", len(rep.Writes))
+		fmt.Fprintf(b, "Dry run: nothing was written. The %d write(s) init would make:\n", len(rep.Writes))
 		for _, w := range rep.Writes {
-			fmt.Fprintf(&b, "  - %s\n", w)
+			fmt.Fprintf(b, "  - %s\n", w)
 		}
 	default:
-		fmt.Fprintf(&b, "%d write(s) made.\n", len(rep.Writes))
+		fmt.Fprintf(b, "%d write(s) made.\n", len(rep.Writes))
 	}
-	b.WriteString("\nNext steps:\n")
-	for i, s := range rep.Next {
-		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
-	}
-	_, err := out.Write(b.Bytes())
-	return err
 }
 
 // short is a commit id's first 10 hex digits.

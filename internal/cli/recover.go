@@ -214,15 +214,33 @@ func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recove
 // else its newest archive that verifies. created is the time of the
 // guard's first record, for created_at when nothing better is known.
 func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guard.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
-	created := now
+	created := firstGuardRecord(comments, guardUser, now)
+	base, why := ledgerBaseline(status, n, cfg)
+	if why == "" {
+		return base, created, nil
+	}
+	if base, ok := archiveBaseline(comments, n, guardUser, why); ok {
+		return base, created, nil
+	}
+	return exitprotocol.Baseline{}, created, fmt.Errorf("%w (%s)", exitprotocol.ErrNoBaseline, why)
+}
+
+// firstGuardRecord is the time of the guard's first comment, else now.
+func firstGuardRecord(comments []guard.Comment, guardUser string, now time.Time) time.Time {
 	for _, c := range comments {
 		if c.Author == guardUser && strings.Contains(c.Body, "<!-- gns-guard:") {
-			created = c.CreatedAt
-			break
+			return c.CreatedAt
 		}
 	}
-	var why string
-	if l, problem := guard.ReadLedger(status, n, cfg.Keys()); l != nil && l.Baseline {
+	return now
+}
+
+// ledgerBaseline is the state the guard's ledger accepted last, or why
+// there is none.
+func ledgerBaseline(status *guard.Comment, n int64, cfg guard.Config) (exitprotocol.Baseline, string) {
+	l, problem := guard.ReadLedger(status, n, cfg.Keys())
+	switch {
+	case l != nil && l.Baseline:
 		how := "unsigned: trusted by its author and marker"
 		if cfg.Keys().Any() {
 			how = "its signature verified with the ledger key"
@@ -232,38 +250,25 @@ func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guar
 			Version: l.Version, Issue: l.CheckpointIssue, Phase: l.Phase,
 			Total: l.Total, Consumed: l.Consumed, Remaining: l.Remaining,
 			Written: time.Unix(l.Written, 0),
-		}, created, nil
-	} else if problem != "" {
-		why = problem
-	} else if status == nil {
-		why = "the guard's status comment was not found"
-	} else {
-		why = "the guard's ledger holds no accepted state yet"
+		}, ""
+	case problem != "":
+		return exitprotocol.Baseline{}, problem
+	case status == nil:
+		return exitprotocol.Baseline{}, "the guard's status comment was not found"
 	}
-	// The newest archive of the guard's that verifies.
-	groups := map[string][]*prune.Archive{}
-	at := map[string]guard.Comment{}
-	var order []string
-	for _, c := range comments {
-		if c.Author != guardUser || !strings.Contains(c.Body, prune.MarkerPrefix) {
+	return exitprotocol.Baseline{}, "the guard's ledger holds no accepted state yet"
+}
+
+// archiveBaseline is the budget the guard's newest archive that verifies
+// recorded; why says why the ledger gave none.
+func archiveBaseline(comments []guard.Comment, n int64, guardUser, why string) (exitprotocol.Baseline, bool) {
+	groups := guardArchives(comments, n, guardUser)
+	for i := len(groups) - 1; i >= 0; i-- {
+		g := groups[i]
+		if prune.Verify(g.parts) != nil {
 			continue
 		}
-		a, err := prune.ParseArchive(c.Body)
-		if err != nil || a.Issue != n {
-			continue
-		}
-		if _, ok := groups[a.SHA256]; !ok {
-			order = append(order, a.SHA256)
-		}
-		groups[a.SHA256] = append(groups[a.SHA256], a)
-		at[a.SHA256] = c
-	}
-	for i := len(order) - 1; i >= 0; i-- {
-		parts := groups[order[i]]
-		if prune.Verify(parts) != nil {
-			continue
-		}
-		a, c := parts[0], at[order[i]]
+		a, c := g.parts[0], g.last
 		b := a.Budget.Budget
 		src := fmt.Sprintf("the guard's archive comment %d (the budget it recorded at archive time)", c.ID)
 		if np := a.Budget.NewPhase; np != nil {
@@ -273,9 +278,41 @@ func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guar
 		return exitprotocol.Baseline{
 			Source: src + "; " + why, Version: 2, Issue: n, Phase: a.Phase,
 			Total: b.Total, Consumed: b.Consumed, Remaining: b.Remaining, Written: c.CreatedAt,
-		}, created, nil
+		}, true
 	}
-	return exitprotocol.Baseline{}, created, fmt.Errorf("%w (%s)", exitprotocol.ErrNoBaseline, why)
+	return exitprotocol.Baseline{}, false
+}
+
+// archiveGroup is the parts of one archive, and the comment of its last
+// part.
+type archiveGroup struct {
+	parts []*prune.Archive
+	last  guard.Comment
+}
+
+// guardArchives are the guard's archives of issue n, grouped by the body
+// they archive, oldest first.
+func guardArchives(comments []guard.Comment, n int64, guardUser string) []*archiveGroup {
+	bySHA := map[string]*archiveGroup{}
+	var groups []*archiveGroup
+	for _, c := range comments {
+		if c.Author != guardUser || !strings.Contains(c.Body, prune.MarkerPrefix) {
+			continue
+		}
+		a, err := prune.ParseArchive(c.Body)
+		if err != nil || a.Issue != n {
+			continue
+		}
+		g, ok := bySHA[a.SHA256]
+		if !ok {
+			g = &archiveGroup{}
+			bySHA[a.SHA256] = g
+			groups = append(groups, g)
+		}
+		g.parts = append(g.parts, a)
+		g.last = c
+	}
+	return groups
 }
 
 // placeBlock puts the block content into the body: in place of the one
