@@ -279,9 +279,9 @@ type formatOptions struct {
 
 // formatOnly declares the one flag of such a verb: --format, with help
 // saying what each format prints.
-func formatOnly(fs *flag.FlagSet, verb, help string, refuse func(pos []string) error) options {
+func formatOnly(fs *flag.FlagSet, verb, formatHelp string, refuse func(pos []string) error) options {
 	o := &formatOptions{verb: verb, refuse: refuse}
-	fs.StringVar(&o.format, "format", "text", help)
+	fs.StringVar(&o.format, "format", "text", formatHelp)
 	return o
 }
 
