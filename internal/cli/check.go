@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"strconv"
@@ -25,71 +26,36 @@ type checkReport struct {
 	Numbers  *guard.Numbers    `json:"numbers,omitempty"`
 }
 
+// checkOptions are the parsed flags and FILE of `check`.
+type checkOptions struct {
+	offlineOptions
+}
+
+// checkFlags declares the flags of `check`.
+func checkFlags(fs *flag.FlagSet) options {
+	o := &checkOptions{}
+	o.declare(fs, "output format: text or json",
+		"the issue's labels, comma-separated; --labels= says it has none (default: the checkpoint's state.labels)")
+	return o
+}
+
+func (o *checkOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
+	return o.settleOffline("check", fs, pos, env)
+}
+
 // runCheck validates a body (or a bare checkpoint) and runs the guard's
 // decision on it offline: the labels are the checkpoint's state.labels
 // unless --labels names the live ones, and there are no comments.
-func runCheck(args []string, env Env) error {
-	fs := newFlags("check", env, "check FILE|- [flags]")
-	format := fs.String("format", "text", "output format: text or json")
-	issue := fs.Int64("issue", 0, "the issue's number; checkpoint.issue must match it (0: take it from the checkpoint)")
-	labels := fs.String("labels", "", "the issue's labels, comma-separated; --labels= says it has none (default: the checkpoint's state.labels)")
-	conf := offlineConfigFlags(fs)
-	pos, err := parse(fs, args)
+func runCheck(_ context.Context, o *checkOptions, env Env) error {
+	body, counter, err := o.read(env, o.config.Encoding)
 	if err != nil {
 		return err
 	}
-	name, err := oneArg("check", pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat("check", *format); err != nil {
-		return err
-	}
-	cfg, err := conf("check", env)
-	if err != nil {
-		return err
-	}
-	body, err := readInput(env, name)
-	if err != nil {
-		return err
-	}
-	counter, err := tokens.New(cfg.Encoding)
-	if err != nil {
-		return cannotRun(err)
-	}
-	source := name
-	if name == "-" {
-		source = "stdin"
-	}
-
 	done, cancel := deadline()
 	defer cancel()
-	rep, line := check(checkOptions{
-		Source:  source,
-		Body:    body,
-		Issue:   *issue,
-		Labels:  liveLabels(fs, *labels),
-		Config:  cfg,
-		Counter: counter,
-		Now:     env.Now().UTC(),
-		Done:    done,
-	})
-	if *format == "json" {
-		if err := printJSON(env, rep); err != nil {
-			return err
-		}
-	} else {
-		for _, f := range rep.Findings {
-			fmt.Fprintln(env.Stdout, f.Format(source))
-		}
-		for _, w := range rep.Plan {
-			fmt.Fprintf(env.Stdout, "%s: the action would %s\n", source, w)
-		}
-		if rep.Valid {
-			fmt.Fprintf(env.Stdout, "%s: %s\n", source, line)
-		} else {
-			fmt.Fprintf(env.Stderr, "%s: %d error(s), %d warning(s)\n", source, rep.Errors, rep.Warnings)
-		}
+	rep, line := check(o.input(body, counter, env.Now().UTC(), done))
+	if err := printCheck(env, o.format, rep, line); err != nil {
+		return err
 	}
 	if !rep.Valid {
 		return errViolations
@@ -97,8 +63,81 @@ func runCheck(args []string, env Env) error {
 	return nil
 }
 
-// checkOptions is everything check reads: no flags, files or clock.
-type checkOptions struct {
+// printCheck prints what check found: the JSON report, or a line per
+// finding and planned write, then the summary line.
+func printCheck(env Env, format string, rep checkReport, line string) error {
+	if format == "json" {
+		return printJSON(env, rep)
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintln(env.Stdout, f.Format(rep.File))
+	}
+	for _, w := range rep.Plan {
+		fmt.Fprintf(env.Stdout, "%s: the action would %s\n", rep.File, w)
+	}
+	if rep.Valid {
+		fmt.Fprintf(env.Stdout, "%s: %s\n", rep.File, line)
+	} else {
+		fmt.Fprintf(env.Stderr, "%s: %d error(s), %d warning(s)\n", rep.File, rep.Errors, rep.Warnings)
+	}
+	return nil
+}
+
+// offlineOptions are the flags check and prune share: the FILE and
+// --format, the issue's number, its live labels and the configuration to
+// judge with.
+type offlineOptions struct {
+	fileOptions
+	issue      int64
+	labelsFlag string
+	// labels are the live labels --labels gives: nil when it is not given.
+	labels []string
+	// resolve reads --config and the settings' flags into config.
+	resolve func(verb string, env Env) (guard.Config, error)
+	config  guard.Config
+}
+
+// declare declares the flags of an offline verb, with its own help for
+// --format and --labels.
+func (o *offlineOptions) declare(fs *flag.FlagSet, formatHelp, labelsHelp string) {
+	fs.StringVar(&o.format, "format", "text", formatHelp)
+	fs.Int64Var(&o.issue, "issue", 0, "the issue's number; checkpoint.issue must match it (0: take it from the checkpoint)")
+	fs.StringVar(&o.labelsFlag, "labels", "", labelsHelp)
+	o.resolve = offlineConfigFlags(fs)
+}
+
+// settleOffline takes the FILE, checks --format, resolves the
+// configuration and reads --labels.
+func (o *offlineOptions) settleOffline(verb string, fs *flag.FlagSet, pos []string, env Env) error {
+	if err := o.settleFile(verb, pos); err != nil {
+		return err
+	}
+	cfg, err := o.resolve(verb, env)
+	if err != nil {
+		return err
+	}
+	o.config = cfg
+	o.labels = liveLabels(fs, o.labelsFlag)
+	return nil
+}
+
+// input is what the offline decision reads of the options and the body.
+func (o *offlineOptions) input(body string, counter *tokens.Counter, now time.Time, done <-chan struct{}) offlineInput {
+	return offlineInput{
+		Source:  o.source(),
+		Body:    body,
+		Issue:   o.issue,
+		Labels:  o.labels,
+		Config:  o.config,
+		Counter: counter,
+		Now:     now,
+		Done:    done,
+	}
+}
+
+// offlineInput is everything an offline decision reads: no flags, files
+// or clock.
+type offlineInput struct {
 	Source  string   // the name findings are reported under
 	Body    string   // the issue body (or a bare checkpoint)
 	Issue   int64    // the issue's number; 0: the checkpoint's own
@@ -121,7 +160,7 @@ type offline struct {
 // decideOffline runs the guard's decision on a body offline: the labels
 // are the given live ones, else the checkpoint's own record of them, and
 // there are no comments and no ledger.
-func decideOffline(o checkOptions) offline {
+func decideOffline(o offlineInput) offline {
 	cfg, body := o.Config, o.Body
 	d := offline{number: o.Issue}
 	d.parsed = checkpoint.Parse(body, checkpoint.Options{Issue: o.Issue, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: o.Done})
@@ -159,7 +198,7 @@ func decideOffline(o checkOptions) offline {
 // the one line a clean check prints. It judges as the action does: an
 // over-long history_tail, which the action repairs by pruning, is a
 // warning next to the planned prune.
-func check(o checkOptions) (checkReport, string) {
+func check(o offlineInput) (checkReport, string) {
 	cfg := o.Config
 	d := decideOffline(o)
 	plan, labelList := d.plan, d.labels
@@ -204,9 +243,7 @@ func describePlan(p *guard.Plan, cfg guard.Config) []string {
 // given (the checkpoint's state.labels stand in for the live labels), and
 // empty when it was given empty (the issue has no labels).
 func liveLabels(fs *flag.FlagSet, value string) []string {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "labels" })
-	if !given {
+	if !givenFlags(fs)["labels"] {
 		return nil
 	}
 	return append([]string{}, guard.ParseList(value)...)

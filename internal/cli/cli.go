@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exit"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
 
@@ -93,36 +93,6 @@ func cannotRun(err error) error {
 
 // errViolations says findings were reported: exit 1, and nothing more to print.
 var errViolations = exit.ErrViolations
-
-const usage = `gns-guard guards GNS-2 agent workflows kept in Gitea issues.
-
-Usage:
-  gns-guard check FILE|- [--format text|json] [--issue N] [--labels L1,L2]
-  gns-guard prune FILE|- [--format text|json]
-  gns-guard history --repo OWNER/NAME --issue N [--server URL] [--token T] [--format yaml|json]
-  gns-guard tokens FILE|- [--encoding cl100k_base|o200k_base] [--format text|json]
-  gns-guard context --repo OWNER/NAME --issue N [--file PATH]... [--skill PATH] [--size S] [--cap TOKENS] [--format text|json]
-  gns-guard context --body FILE [--comments FILE] [flags]   (offline)
-  gns-guard report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]
-  gns-guard recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]
-  gns-guard status --repo OWNER/NAME [--format text|json|markdown] [--publish]
-  gns-guard init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]
-  gns-guard keygen [--format text|json]
-  gns-guard pubkey [--format text|json]    (the public key of $GNS_GUARD_LEDGER_KEY)
-  gns-guard schema
-  gns-guard rules [--format text|json]
-  gns-guard version [--format text|json]   (or gns-guard --version)
-  gns-guard action        (the default when GITHUB_ACTIONS=true)
-
-Every verb takes --format json (errors, too, are then one JSON object on
-standard output).
-
-Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not run.
-Run 'gns-guard VERB -h' for a verb's flags.
-`
-
-// verbs are the verbs run dispatches, in the order usage lists them.
-var verbs = []string{"check", "prune", "history", "tokens", "context", "report", "recover", "status", "init", "keygen", "pubkey", "schema", "rules", "version", "action"}
 
 // Main runs the command line args and returns the exit code: the one place
 // where an outcome becomes a code (package exit's table).
@@ -235,16 +205,14 @@ func usageHint(args []string, env Env) string {
 		}
 		return "Run 'gns-guard -h' for usage."
 	}
-	verb := args[0]
+	v, ok := verbCalled(args[0])
 	switch {
-	case verb == "action":
-		return ""
-	case verb == "--version" || verb == "-version":
-		verb = "version"
-	case !slices.Contains(verbs, verb):
+	case !ok:
 		return "Run 'gns-guard -h' for usage."
+	case v.flags == nil:
+		return ""
 	}
-	return fmt.Sprintf("Run 'gns-guard %s -h' for usage.", verb)
+	return fmt.Sprintf("Run 'gns-guard %s -h' for usage.", v.name)
 }
 
 // oneLine keeps a message on one line.
@@ -265,74 +233,97 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// run dispatches the arguments to the verb they call. With none, it runs
+// the action inside Gitea Actions and is a usage error elsewhere.
 func run(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
 		if env.Getenv("GITHUB_ACTIONS") == "true" {
 			return runAction(ctx, env)
 		}
-		return usageError("no verb given; the verbs are %s", strings.Join(verbs, ", "))
+		return usageError("no verb given; the verbs are %s", verbNames())
 	}
-	verb, rest := args[0], args[1:]
-	switch verb {
-	case "check":
-		return runCheck(rest, env)
-	case "prune":
-		return runPrune(rest, env)
-	case "history":
-		return runHistory(ctx, rest, env)
-	case "tokens":
-		return runTokens(rest, env)
-	case "context":
-		return runContext(ctx, rest, env)
-	case "report":
-		return runReport(ctx, rest, env)
-	case "recover":
-		return runRecover(ctx, rest, env)
-	case "status":
-		return runStatus(ctx, rest, env)
-	case "init":
-		return runInit(ctx, rest, env)
-	case "keygen":
-		return runKeygen(rest, env)
-	case "pubkey":
-		return runPubkey(rest, env)
-	case "schema":
-		return runSchema(rest, env)
-	case "rules":
-		return runRules(rest, env)
-	case "version", "--version", "-version":
-		return runVersion(rest, env)
-	case "action":
-		return runAction(ctx, env)
-	case "-h", "--help", "-help", "help":
-		if len(rest) > 0 && slices.Contains(verbs, rest[0]) && rest[0] != "action" {
-			return run(ctx, []string{rest[0], "-h"}, env)
+	first, rest := args[0], args[1:]
+	if v, ok := verbCalled(first); ok {
+		return v.exec(ctx, rest, env)
+	}
+	if isHelp(first) {
+		return help(ctx, rest, env)
+	}
+	return usageError("unknown verb %q; the verbs are %s", first, verbNames())
+}
+
+// isHelp says an argument asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
+// help prints a verb's help (help VERB), else the usage text.
+func help(ctx context.Context, rest []string, env Env) error {
+	if len(rest) > 0 {
+		if v, ok := verbNamed(rest[0]); ok && v.flags != nil {
+			return v.exec(ctx, []string{"-h"}, env)
 		}
-		fmt.Fprint(env.Stdout, usage)
-		return nil
 	}
-	return usageError("unknown verb %q; the verbs are %s", verb, strings.Join(verbs, ", "))
+	fmt.Fprint(env.Stdout, usageText())
+	return nil
+}
+
+// formatOptions are the options of a verb that takes no arguments and
+// only --format text|json: keygen, pubkey, rules and version.
+type formatOptions struct {
+	verb   string
+	format string
+	// refuse is the usage error for arguments given; nil: noArgs's.
+	refuse func(pos []string) error
+}
+
+// formatOnly declares the one flag of such a verb: --format, with help
+// saying what each format prints.
+func formatOnly(fs *flag.FlagSet, verb, formatHelp string, refuse func(pos []string) error) options {
+	o := &formatOptions{verb: verb, refuse: refuse}
+	fs.StringVar(&o.format, "format", "text", formatHelp)
+	return o
+}
+
+func (o *formatOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if len(pos) > 0 && o.refuse != nil {
+		return o.refuse(pos)
+	}
+	if err := noArgs(o.verb, pos); err != nil {
+		return err
+	}
+	return checkFormat(o.verb, o.format)
+}
+
+// versionFlags declares the flags of `version`.
+func versionFlags(fs *flag.FlagSet) options {
+	return formatOnly(fs, "version", "output format: text or json", nil)
 }
 
 // runVersion prints the build: one line, or a JSON object.
-func runVersion(args []string, env Env) error {
-	fs := newFlags("version", env, "version [--format text|json]")
-	format := fs.String("format", "text", "output format: text or json")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError("version takes no arguments")
-	}
-	if err := checkFormat("version", *format); err != nil {
-		return err
-	}
-	if *format == "json" {
+func runVersion(_ context.Context, o *formatOptions, env Env) error {
+	if o.format == "json" {
 		return printJSON(env, version.Info())
 	}
-	_, err = fmt.Fprintln(env.Stdout, version.String())
+	_, err := fmt.Fprintln(env.Stdout, version.String())
 	return err
+}
+
+// noArgs refuses positional arguments to a verb that takes none.
+func noArgs(verb string, pos []string) error {
+	if len(pos) > 0 {
+		return usageError("%s takes no arguments", verb)
+	}
+	return nil
+}
+
+// noPositional refuses positional arguments to a verb that takes only
+// flags, naming them.
+func noPositional(verb string, pos []string) error {
+	if len(pos) > 0 {
+		return usageError("%s takes no positional arguments, got: %s", verb, strings.Join(pos, " "))
+	}
+	return nil
 }
 
 // checkFormat accepts --format text or json.
@@ -435,6 +426,52 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// fileOptions are the FILE argument and --format of a verb that reads
+// one file, or standard input for "-": check, prune and tokens.
+type fileOptions struct {
+	name   string
+	format string
+}
+
+// settleFile takes the one FILE argument and checks --format.
+func (o *fileOptions) settleFile(verb string, pos []string) error {
+	name, err := oneArg(verb, pos)
+	if err != nil {
+		return err
+	}
+	o.name = name
+	return checkFormat(verb, o.format)
+}
+
+// source is the name the file is reported under: FILE, or stdin.
+func (o *fileOptions) source() string {
+	if o.name == "-" {
+		return "stdin"
+	}
+	return o.name
+}
+
+// read reads the file (capped, as readInput) and makes the token counter
+// of enc that measures it.
+func (o *fileOptions) read(env Env, enc tokens.Encoding) (string, *tokens.Counter, error) {
+	text, err := readInput(env, o.name)
+	if err != nil {
+		return "", nil, err
+	}
+	counter, err := tokens.New(enc)
+	if err != nil {
+		return "", nil, cannotRun(err)
+	}
+	return text, counter, nil
+}
+
+// givenFlags are the names of the flags the arguments gave.
+func givenFlags(fs *flag.FlagSet) map[string]bool {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given
 }
 
 // readInput reads FILE, or standard input for "-".

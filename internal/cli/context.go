@@ -48,8 +48,6 @@ const (
 	maxDocBytes = 1 << 20
 )
 
-const contextSynopsis = "context (--repo OWNER/NAME --issue N | --body FILE [--comments FILE]) [--file PATH]... [--skill PATH] [--size tiny|small|medium|large] [--cap TOKENS] [--full-comments] [--format text|json] [flags]"
-
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -130,31 +128,114 @@ type overflowRecord struct {
 	Cut            []string `json:"cut"`
 }
 
+// contextFlags declares the flags of `context`.
+func contextFlags(fs *flag.FlagSet) options {
+	o := &contextOptions{}
+	o.issueFlags.add(fs)
+	fs.StringVar(&o.body, "body", "", "read the issue body from FILE (- for standard input) instead of the server")
+	fs.StringVar(&o.comments, "comments", "", "with --body: the issue's comments, a JSON array of {id, author, body, html_url}, oldest first")
+	fs.Var(&o.files, "file", "a file the task names, from the local checkout (repeatable, at most 3, in priority order)")
+	fs.StringVar(&o.skill, "skill", "", "the skill to load, from the local checkout")
+	fs.StringVar(&o.size, "size", "", "task size: tiny, small, medium or large (default: the size:: label, else inferred from next_estimated_tokens)")
+	fs.IntVar(&o.cap, "cap", 0, "the cap in tokens (default: the task size's max context less its checkpoint overhead)")
+	fs.BoolVar(&o.fullComments, "full-comments", false, "load agent result comments whole instead of compressed to their footer's fields")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated; --labels= for none (default: the checkpoint's state.labels)")
+	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line here when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
+	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this file")
+	return o
+}
+
+func (o *contextOptions) settle(fs *flag.FlagSet, pos []string, _ Env) error {
+	given := givenFlags(fs)
+	o.labelsSet, o.overflowSet = given["labels"], given["overflow-log"]
+	if len(pos) > 0 {
+		return usageError("context takes no positional arguments, got: %s (name files with --file PATH)", strings.Join(pos, " "))
+	}
+	if err := o.checkSource(); err != nil {
+		return err
+	}
+	if err := o.checkLimits(); err != nil {
+		return err
+	}
+	if err := o.checkFiles(); err != nil {
+		return err
+	}
+	return o.checkRepo()
+}
+
+// checkSource checks that the flags name one issue: on the server, or
+// offline.
+func (o *contextOptions) checkSource() error {
+	switch {
+	case o.repo != "" && o.body != "":
+		return usageError("context: give either --repo OWNER/NAME --issue N (read the server) or --body FILE (offline), not both")
+	case o.repo == "" && o.body == "":
+		return usageError("context: say which issue: --repo OWNER/NAME --issue N, or --body FILE [--comments FILE] offline")
+	case o.comments != "" && o.body == "":
+		return usageError("context: --comments goes with --body; with --repo the comments are read from the server")
+	case o.labelsSet && o.body == "":
+		return usageError("context: --labels goes with --body; with --repo the live labels are read")
+	}
+	return nil
+}
+
+// checkLimits checks the numbers and the format.
+func (o *contextOptions) checkLimits() error {
+	switch {
+	case len(o.files) > entryload.MaxFiles:
+		return usageError("context: %d files named with --file; an agent loads at most %d (the protocol's limit): name the %d the task needs most", len(o.files), entryload.MaxFiles, entryload.MaxFiles)
+	case o.cap < 0:
+		return usageError("context: --cap must be a positive number of tokens, not %d", o.cap)
+	case o.format != "text" && o.format != "json":
+		return usageError("context: --format must be text or json, not %q", o.format)
+	case o.issue < 0:
+		return usageError("context: --issue must be a positive issue number, not %d", o.issue)
+	}
+	return nil
+}
+
+// checkFiles refuses a file named twice and an unknown --size.
+func (o *contextOptions) checkFiles() error {
+	seen := map[string]bool{}
+	for _, f := range o.files {
+		if seen[filepath.Clean(f)] {
+			return usageError("context: --file %s is named twice", f)
+		}
+		seen[filepath.Clean(f)] = true
+	}
+	if o.size != "" {
+		if _, ok := guard.TaskSizeNamed(o.size); !ok {
+			return usageError("context: --size must be tiny, small, medium or large, not %q", o.size)
+		}
+	}
+	return nil
+}
+
+// checkRepo checks --repo and --issue, when the issue is read from the
+// server.
+func (o *contextOptions) checkRepo() error {
+	if o.repo == "" {
+		return nil
+	}
+	owner, name, ok := strings.Cut(o.repo, "/")
+	switch {
+	case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
+		return usageError("context: --repo must be OWNER/NAME, not %q", o.repo)
+	case o.issue < 1:
+		return usageError("context: --issue N (a positive issue number) is required with --repo")
+	}
+	return nil
+}
+
 // runContext prints what the next agent loads on entry, under a hard cap.
-func runContext(ctx context.Context, args []string, env Env) error {
-	o, err := parseContextFlags(args, env)
+func runContext(ctx context.Context, o *contextOptions, env Env) error {
+	// Local input first: a bad file is known before any request.
+	files, skill, err := readDocs(env, o)
 	if err != nil {
 		return err
 	}
-	// Local input first: a bad file is known before any request.
-	var files []entryload.Doc
-	for _, p := range o.files {
-		d, err := readDoc(env, "file", p)
-		if err != nil {
-			return err
-		}
-		files = append(files, d)
-	}
-	var skill *entryload.Doc
-	if o.skill != "" {
-		d, err := readDoc(env, "skill", o.skill)
-		if err != nil {
-			return err
-		}
-		skill = &d
-	}
-
-	rd, s, cfg, err := readContextIssue(ctx, env, o)
+	reader, s, cfg, err := readContextIssue(ctx, env, o)
 	if err != nil {
 		return err
 	}
@@ -162,34 +243,93 @@ func runContext(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return cannotRun(err)
 	}
-	iss, recent := s.Issue, s.Recent.Comments
-	number := iss.Number
-
-	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: number})
-	if err := loadableCheckpoint(env, parsed, number, o); err != nil {
-		return err
-	}
-	cp := parsed.Checkpoint
-	if number == 0 {
-		number = cp.Issue.Value
-		iss.Number = number
-	}
-
-	// The guard's own figures, decided as its run on an edit would.
-	s.Issue = iss
-	gin := s.Input(cfg, guard.Event{Name: "issues", Action: "edited", Number: number}, o.repo, env.Now(), counter)
-	gin.LabelsUnknown = !s.labelsKnown
-	plan, _, err := rd.Decide(ctx, gin)
+	parsed, err := contextCheckpoint(env, s, o)
 	if err != nil {
 		return err
 	}
-	nums := plan.Numbers
+	nums, err := guardFigures(ctx, reader, s, cfg, o.repo, env, counter)
+	if err != nil {
+		return err
+	}
+	number, cp := s.Issue.Number, parsed.Checkpoint
+	budget, err := entryBudget(env, o, nums, number)
+	if err != nil {
+		return err
+	}
+	in := entryInput(o, s, parsed, files, skill, budget, counter, nums)
+	load, fence, err := assemble(env, o.format, in, counter)
+	var oc *entryload.OverCapError
+	if errors.As(err, &oc) {
+		return overCap(env, o, oc, cp)
+	}
+	if err != nil {
+		return cannotRun(fmt.Errorf("context: %w", err))
+	}
+	check := newCostCheck(load.Planned, budget.Cap)
+	logLoad(env, o, loadLog{
+		ts: env.Now().UTC().Format("2006-01-02T15:04:05Z"), number: number, load: load, budget: budget, check: check,
+		filesRequested: len(files), entries: len(cp.Entries()),
+	})
+	return printContext(env, o.format, contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check}, fence)
+}
+
+// readDocs reads the --file files and the --skill, in that order.
+func readDocs(env Env, o *contextOptions) ([]entryload.Doc, *entryload.Doc, error) {
+	var files []entryload.Doc
+	for _, p := range o.files {
+		d, err := readDoc(env, "file", p)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, d)
+	}
+	if o.skill == "" {
+		return files, nil, nil
+	}
+	skill, err := readDoc(env, "skill", o.skill)
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, &skill, nil
+}
+
+// contextCheckpoint parses the issue's checkpoint and refuses one no agent
+// should resume from. An issue read offline without --issue takes the
+// checkpoint's number.
+func contextCheckpoint(env Env, s contextIssue, o *contextOptions) (checkpoint.Result, error) {
+	number := s.Issue.Number
+	parsed := checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: number})
+	if err := loadableCheckpoint(env, parsed, number, o); err != nil {
+		return parsed, err
+	}
+	if number == 0 {
+		s.Issue.Number = parsed.Checkpoint.Issue.Value
+	}
+	return parsed, nil
+}
+
+// guardFigures are the guard's own figures of the issue, decided as its
+// run on an edit would.
+func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg guard.Config, repo string, env Env, counter *tokens.Counter) (guard.Numbers, error) {
+	number := s.Issue.Number
+	in := s.Input(cfg, guard.Event{Name: "issues", Action: "edited", Number: number}, repo, env.Now(), counter)
+	in.LabelsUnknown = !s.labelsKnown
+	plan, _, err := reader.Decide(ctx, in)
+	if err != nil {
+		return guard.Numbers{}, err
+	}
+	return plan.Numbers, nil
+}
+
+// entryBudget is the cap of the load: the task size's (--size, else the
+// guard's), unless --cap gives one.
+func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (entryload.Budget, error) {
 	size, ok := guard.TaskSizeNamed(nums.TaskSize)
 	if o.size != "" {
 		size, ok = guard.TaskSizeNamed(o.size)
 	}
 	if !ok {
-		return cannotRun(fmt.Errorf("context: issue #%d: the guard reported no task size", number))
+		return entryload.Budget{}, cannotRun(fmt.Errorf("context: issue #%d: the guard reported no task size", number))
 	}
 	if o.size == "" && size.Inferred && nums.NextEstimated >= 20000 {
 		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: next_estimated_tokens %d is over the largest task size (< 20,000): the guard fails it as task-too-large; split the task\n", number, nums.NextEstimated)
@@ -198,7 +338,13 @@ func runContext(ctx context.Context, args []string, env Env) error {
 	if o.cap > 0 {
 		budget.Cap, budget.Explicit = o.cap, true
 	}
+	return budget, nil
+}
 
+// entryInput is what the load is assembled from: the checkpoint, the
+// files and skill, the recent comments worth loading, under the budget.
+func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, nums guard.Numbers) entryload.Input {
+	number := s.Issue.Number
 	in := entryload.Input{
 		Issue:        number,
 		Agent:        nums.Agent,
@@ -213,156 +359,124 @@ func runContext(ctx context.Context, args []string, env Env) error {
 			NextEstimated: nums.NextEstimated, TaskSize: nums.TaskSize, MaxContext: nums.MaxContext, ContextRatio: nums.ContextRatio,
 		},
 	}
+	recent := s.Recent.Comments
 	all := make([]entryload.Comment, len(recent))
 	for i, c := range recent {
 		all[i] = entryload.Comment{ID: c.ID, Author: c.Author, Body: c.Body, URL: c.HTMLURL}
 	}
 	in.Comments, in.Skipped = entryload.SelectComments(all, s.Guard, number, entryload.RecentComments)
+	return in
+}
 
-	// Inside Gitea Actions the text goes between stop-commands markers (no
-	// issue text may run a workflow command); they count against the cap.
-	var fence *action.Fence
-	if o.format == "text" && env.Getenv("GITHUB_ACTIONS") == "true" {
-		f := action.NewFence()
-		fence = &f
-		in.Reserve = counter.Count(fence.Open()) + counter.Count(fence.Close())
+// assemble assembles the load. Inside Gitea Actions the text goes
+// between stop-commands markers (no issue text may run a workflow
+// command); they count against the cap, and the fence is returned.
+func assemble(env Env, format string, in entryload.Input, counter *tokens.Counter) (*entryload.Load, *action.Fence, error) {
+	if format != "text" || env.Getenv("GITHUB_ACTIONS") != "true" {
+		load, err := entryload.Assemble(in)
+		return load, nil, err
 	}
+	fence := action.NewFence()
+	in.Reserve = counter.Count(fence.Open()) + counter.Count(fence.Close())
 	load, err := entryload.Assemble(in)
-	for err == nil && fence != nil {
+	for err == nil {
 		// The markers' count adds up with the text's at line breaks; make sure.
-		over := counter.Count(fence.Open()+load.Text+fence.Close()) - budget.Cap
+		over := counter.Count(fence.Open()+load.Text+fence.Close()) - in.Budget.Cap
 		if over <= 0 {
 			break
 		}
 		in.Reserve += over
 		load, err = entryload.Assemble(in)
 	}
-	var oc *entryload.OverCapError
-	if errors.As(err, &oc) {
-		return overCap(env, o, oc, cp)
-	}
-	if err != nil {
-		return cannotRun(fmt.Errorf("context: %w", err))
-	}
-
-	check := costCheck{Planned: load.Planned, Available: budget.Cap, Threshold: costCheckRatio}
-	check.Ratio = math.Round(float64(load.Planned)/float64(budget.Cap)*10000) / 10000
-	check.Over = float64(load.Planned) > costCheckRatio*float64(budget.Cap)
-	filesLoaded := 0
-	for _, s := range load.Sections {
-		if s.Kind == entryload.KindFile && s.Status != entryload.Dropped {
-			filesLoaded++
-		}
-	}
-	ts := env.Now().UTC().Format("2006-01-02T15:04:05Z")
-	if check.Over {
-		logTo := overflowLogPath(o)
-		where := "pass --overflow-log FILE to log it"
-		if logTo != "" {
-			where = "logged to " + logTo
-		}
-		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: the planned load takes %s tokens, over %.0f%% of the %s available (%s): load fewer files or ask for a slimmer task; %s\n",
-			number, tokens.Format(load.Planned), costCheckRatio*100, tokens.Format(budget.Cap), tokens.Format(int(costCheckRatio*float64(budget.Cap))), where)
-		if logTo != "" {
-			rec := overflowRecord{TS: ts, Agent: load.Agent, Issue: number, Estimate: load.Planned, Available: budget.Cap, Ratio: check.Ratio,
-				Threshold: costCheckRatio, Loaded: load.Tokens, FilesRequested: len(files), FilesLoaded: filesLoaded, Dropped: load.Dropped, Cut: load.Cut}
-			appendJSONLine(env, "--overflow-log", logTo, rec)
-		}
-	}
-	if o.metricsFile != "" {
-		m := contextMetrics{TS: ts, Agent: load.Agent, Issue: number, ContextLoaded: load.Tokens, ContextAvailable: budget.MaxContext,
-			FilesLoaded: filesLoaded, CheckpointEntries: len(cp.Entries()), Pruned: len(load.Dropped)+len(load.Cut) > 0}
-		if budget.MaxContext > 0 {
-			m.ContextRatio = math.Round(float64(load.Tokens)/float64(budget.MaxContext)*10000) / 10000
-		}
-		appendJSONLine(env, "--metrics-file", o.metricsFile, m)
-	}
-
-	if o.format == "json" {
-		rep := contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check}
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return cannotRun(err)
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
-		return nil
-	}
-	if fence != nil {
-		fmt.Fprint(env.Stdout, fence.Open()+load.Text+fence.Close())
-		return nil
-	}
-	fmt.Fprint(env.Stdout, load.Text)
-	return nil
+	return load, &fence, err
 }
 
-func parseContextFlags(args []string, env Env) (*contextOptions, error) {
-	o := &contextOptions{}
-	fs := newFlags("context", env, contextSynopsis)
-	o.issueFlags.add(fs)
-	fs.StringVar(&o.body, "body", "", "read the issue body from FILE (- for standard input) instead of the server")
-	fs.StringVar(&o.comments, "comments", "", "with --body: the issue's comments, a JSON array of {id, author, body, html_url}, oldest first")
-	fs.Var(&o.files, "file", "a file the task names, from the local checkout (repeatable, at most 3, in priority order)")
-	fs.StringVar(&o.skill, "skill", "", "the skill to load, from the local checkout")
-	fs.StringVar(&o.size, "size", "", "task size: tiny, small, medium or large (default: the size:: label, else inferred from next_estimated_tokens)")
-	fs.IntVar(&o.cap, "cap", 0, "the cap in tokens (default: the task size's max context less its checkpoint overhead)")
-	fs.BoolVar(&o.fullComments, "full-comments", false, "load agent result comments whole instead of compressed to their footer's fields")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated; --labels= for none (default: the checkpoint's state.labels)")
-	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line here when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
-	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this file")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return nil, err
+// newCostCheck is the protocol's cost check of a planned load against the
+// tokens available.
+func newCostCheck(planned, available int) costCheck {
+	return costCheck{
+		Planned:   planned,
+		Available: available,
+		Threshold: costCheckRatio,
+		Ratio:     math.Round(float64(planned)/float64(available)*10000) / 10000,
+		Over:      float64(planned) > costCheckRatio*float64(available),
 	}
-	fs.Visit(func(f *flag.Flag) {
-		o.labelsSet = o.labelsSet || f.Name == "labels"
-		if f.Name == "overflow-log" {
-			o.overflowSet = true
-		}
-	})
-	if len(pos) > 0 {
-		return nil, usageError("context takes no positional arguments, got: %s (name files with --file PATH)", strings.Join(pos, " "))
-	}
-	switch {
-	case o.repo != "" && o.body != "":
-		return nil, usageError("context: give either --repo OWNER/NAME --issue N (read the server) or --body FILE (offline), not both")
-	case o.repo == "" && o.body == "":
-		return nil, usageError("context: say which issue: --repo OWNER/NAME --issue N, or --body FILE [--comments FILE] offline")
-	case o.comments != "" && o.body == "":
-		return nil, usageError("context: --comments goes with --body; with --repo the comments are read from the server")
-	case o.labelsSet && o.body == "":
-		return nil, usageError("context: --labels goes with --body; with --repo the live labels are read")
-	case len(o.files) > entryload.MaxFiles:
-		return nil, usageError("context: %d files named with --file; an agent loads at most %d (the protocol's limit): name the %d the task needs most", len(o.files), entryload.MaxFiles, entryload.MaxFiles)
-	case o.cap < 0:
-		return nil, usageError("context: --cap must be a positive number of tokens, not %d", o.cap)
-	case o.format != "text" && o.format != "json":
-		return nil, usageError("context: --format must be text or json, not %q", o.format)
-	case o.issue < 0:
-		return nil, usageError("context: --issue must be a positive issue number, not %d", o.issue)
-	}
-	seen := map[string]bool{}
-	for _, f := range o.files {
-		if seen[filepath.Clean(f)] {
-			return nil, usageError("context: --file %s is named twice", f)
-		}
-		seen[filepath.Clean(f)] = true
-	}
-	if o.size != "" {
-		if _, ok := guard.TaskSizeNamed(o.size); !ok {
-			return nil, usageError("context: --size must be tiny, small, medium or large, not %q", o.size)
+}
+
+// loadLog is what `context` logs of a load.
+type loadLog struct {
+	ts             string // the time of the load, RFC 3339 in UTC
+	number         int64
+	load           *entryload.Load
+	budget         entryload.Budget
+	check          costCheck
+	filesRequested int
+	entries        int // the checkpoint's history entries
+}
+
+// filesLoaded counts the files the load holds, whole or cut.
+func (l loadLog) filesLoaded() int {
+	n := 0
+	for _, s := range l.load.Sections {
+		if s.Kind == entryload.KindFile && s.Status != entryload.Dropped {
+			n++
 		}
 	}
-	if o.repo != "" {
-		owner, name, ok := strings.Cut(o.repo, "/")
-		switch {
-		case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
-			return nil, usageError("context: --repo must be OWNER/NAME, not %q", o.repo)
-		case o.issue < 1:
-			return nil, usageError("context: --issue N (a positive issue number) is required with --repo")
-		}
+	return n
+}
+
+// logLoad warns when the cost check is over, logging it to the overflow
+// log, and appends the load's record to --metrics-file.
+func logLoad(env Env, o *contextOptions, l loadLog) {
+	if l.check.Over {
+		warnCostCheck(env, overflowLogPath(o), l)
 	}
-	return o, nil
+	if o.metricsFile != "" {
+		appendJSONLine(env, "--metrics-file", o.metricsFile, l.metrics())
+	}
+}
+
+// warnCostCheck says the planned load is over the cost check's share of
+// the cap, and logs it to logTo unless that is "".
+func warnCostCheck(env Env, logTo string, l loadLog) {
+	load, capTokens := l.load, l.budget.Cap
+	where := "pass --overflow-log FILE to log it"
+	if logTo != "" {
+		where = "logged to " + logTo
+	}
+	fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: the planned load takes %s tokens, over %.0f%% of the %s available (%s): load fewer files or ask for a slimmer task; %s\n",
+		l.number, tokens.Format(load.Planned), costCheckRatio*100, tokens.Format(capTokens), tokens.Format(int(costCheckRatio*float64(capTokens))), where)
+	if logTo == "" {
+		return
+	}
+	rec := overflowRecord{TS: l.ts, Agent: load.Agent, Issue: l.number, Estimate: load.Planned, Available: capTokens, Ratio: l.check.Ratio,
+		Threshold: costCheckRatio, Loaded: load.Tokens, FilesRequested: l.filesRequested, FilesLoaded: l.filesLoaded(), Dropped: load.Dropped, Cut: load.Cut}
+	appendJSONLine(env, "--overflow-log", logTo, rec)
+}
+
+// metrics is the load's context-budget record.
+func (l loadLog) metrics() contextMetrics {
+	load, maxContext := l.load, l.budget.MaxContext
+	m := contextMetrics{TS: l.ts, Agent: load.Agent, Issue: l.number, ContextLoaded: load.Tokens, ContextAvailable: maxContext,
+		FilesLoaded: l.filesLoaded(), CheckpointEntries: l.entries, Pruned: len(load.Dropped)+len(load.Cut) > 0}
+	if maxContext > 0 {
+		m.ContextRatio = math.Round(float64(load.Tokens)/float64(maxContext)*10000) / 10000
+	}
+	return m
+}
+
+// printContext prints the load: its JSON report, or its text (between
+// the fence's markers, when there is one).
+func printContext(env Env, format string, rep contextReport, fence *action.Fence) error {
+	if format == "json" {
+		return printIndented(env, rep)
+	}
+	if fence != nil {
+		fmt.Fprint(env.Stdout, fence.Open()+rep.Text+fence.Close())
+		return nil
+	}
+	fmt.Fprint(env.Stdout, rep.Text)
+	return nil
 }
 
 // readDoc reads a file or skill from the local checkout and refuses what
@@ -616,10 +730,7 @@ func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpo
 	if o.format == "json" {
 		rep := contextReport{Fits: false, CurrentTask: cp.CurrentTask.Value, Error: msg,
 			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
-		data, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			fmt.Fprintf(env.Stdout, "%s\n", data)
-		}
+		_ = printIndented(env, rep) // the error below is the answer either way
 	}
 	return &exit.ViolationError{Err: errors.New("context: " + msg)}
 }

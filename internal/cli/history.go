@@ -3,8 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,6 +30,50 @@ type historyEntry struct {
 	Comment int64  `json:"comment,omitempty" yaml:"comment,omitempty"`
 }
 
+// historyOptions are the parsed flags of `history`.
+type historyOptions struct {
+	issueFlags
+	format     string
+	trust      string
+	noVerify   bool
+	verify     bool
+	publicKeys stringList
+}
+
+// historyFlags declares the flags of `history`.
+func historyFlags(fs *flag.FlagSet) options {
+	o := &historyOptions{}
+	o.issueFlags.add(fs)
+	fs.StringVar(&o.format, "format", "yaml", "output format: yaml or json")
+	fs.StringVar(&o.trust, "trust", "", "the same as --guard-user: the login whose archive comments are trusted")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, ordered by comment id)")
+	fs.BoolVar(&o.verify, "verify", false, "check every signature (the ledger record and every archive part) with the repository's published ledger-public-key, holding no secret, and print a one-line summary instead of the history")
+	fs.Var(&o.publicKeys, "public-key", "a public key (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of ledger-public-key; repeat it for a key rotated out")
+	return o
+}
+
+func (o *historyOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if err := noPositional("history", pos); err != nil {
+		return err
+	}
+	switch {
+	case o.format != "yaml" && o.format != "json":
+		return usageError("history: --format must be yaml or json, not %q", o.format)
+	case o.noVerify && o.ledgerKeyEnv != "":
+		return usageError("history: --no-verify and --ledger-key-env exclude each other")
+	case o.verify && o.noVerify:
+		return usageError("history: --verify and --no-verify exclude each other")
+	case o.verify && o.ledgerKeyEnv != "":
+		return usageError("history: --verify checks with the public key and needs no secret: drop --ledger-key-env (or drop --verify to check with the secret)")
+	case len(o.publicKeys) > 0 && !o.verify:
+		return usageError("history: --public-key is what --verify checks with: add --verify")
+	case o.trust != "" && o.guardUser != "" && o.trust != o.guardUser:
+		return usageError("history: --trust %s and --guard-user %s name different users", o.trust, o.guardUser)
+	}
+	o.guardUser = firstOf(o.guardUser, o.trust)
+	return nil
+}
+
 // runHistory rebuilds an issue's full history from its archive comments
 // and the checkpoint's current tail, and prints it in order. It proves the
 // archive chain from the first part to the one the guard's ledger records
@@ -39,69 +83,76 @@ type historyEntry struct {
 // --verify it checks every signature with the published public key
 // instead, holding no secret, and prints a one-line summary (see
 // history_verify.go).
-func runHistory(ctx context.Context, args []string, env Env) error {
-	var f issueFlags
-	fs := newFlags("history", env, "history --repo OWNER/NAME --issue N [flags]")
-	f.add(fs)
-	format := fs.String("format", "yaml", "output format: yaml or json")
-	trust := fs.String("trust", "", "the same as --guard-user: the login whose archive comments are trusted")
-	noVerify := fs.Bool("no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, ordered by comment id)")
-	verify := fs.Bool("verify", false, "check every signature (the ledger record and every archive part) with the repository's published ledger-public-key, holding no secret, and print a one-line summary instead of the history")
-	var publicKeys stringList
-	fs.Var(&publicKeys, "public-key", "a public key (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of ledger-public-key; repeat it for a key rotated out")
-	pos, err := parse(fs, args)
+func runHistory(ctx context.Context, o *historyOptions, env Env) error {
+	reader, s, err := o.read(ctx, env)
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(pos) > 0:
-		return usageError("history takes no positional arguments, got: %s", strings.Join(pos, " "))
-	case *format != "yaml" && *format != "json":
-		return usageError("history: --format must be yaml or json, not %q", *format)
-	case *noVerify && f.ledgerKeyEnv != "":
-		return usageError("history: --no-verify and --ledger-key-env exclude each other")
-	case *verify && *noVerify:
-		return usageError("history: --verify and --no-verify exclude each other")
-	case *verify && f.ledgerKeyEnv != "":
-		return usageError("history: --verify checks with the public key and needs no secret: drop --ledger-key-env (or drop --verify to check with the secret)")
-	case len(publicKeys) > 0 && !*verify:
-		return usageError("history: --public-key is what --verify checks with: add --verify")
-	case *trust != "" && f.guardUser != "" && *trust != f.guardUser:
-		return usageError("history: --trust %s and --guard-user %s name different users", *trust, f.guardUser)
-	}
-	f.guardUser = firstOf(f.guardUser, *trust)
-	rd, _, err := f.open("history", env)
-	if err != nil {
-		return err
-	}
-	if *verify {
-		if rd.Keys, err = verifyKeys(ctx, &f, env, rd, publicKeys); err != nil {
-			return err
-		}
-	}
-	s, err := rd.Read(ctx, f.issue, live.ReadOptions{All: true})
-	if err != nil {
-		return err
-	}
-	iss, comments, trusted := s.Issue, s.Comments(), s.Guard
-	issue := &f.issue
-
-	var problems []string
+	number, trusted := o.issue, s.Guard
 	done, cancel := deadline()
 	defer cancel()
-	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: *issue, Done: done})
-	var tail []prune.Entry
+	tail, bodyProblems := historyTail(checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: number, Done: done}))
+	archives, others := archiveComments(s.Comments(), trusted)
+	var end chainEnd
+	if !o.noVerify {
+		end = readChainEnd(s, number, reader.Keys)
+	}
+	rebuilt, rebuildProblems := prune.Rebuild(archives, trusted, number, tail, end.chain)
+	if o.verify {
+		return printVerify(env, o.format, verification{
+			issue: number, snap: s, keys: reader.Keys, ledger: end.ledger, ledgerProblem: end.problem,
+			rebuilt: rebuilt, problems: rebuildProblems, body: bodyProblems, others: others,
+		})
+	}
+	problems := bodyProblems
+	if end.problem != "" {
+		problems = append(problems, end.problem+": the end of the archive chain cannot be proven")
+	}
+	notes, problems := splitNotes(rebuildProblems, problems)
+	if err := printHistory(env, o.format, historyEntries(rebuilt)); err != nil {
+		return err
+	}
+	return reportHistoryProblems(env, number, trusted, others, notes, problems)
+}
+
+// read connects and reads the whole issue; with --verify, the keys are
+// the published public ones.
+func (o *historyOptions) read(ctx context.Context, env Env) (*live.Reader, *live.Snapshot, error) {
+	reader, _, err := o.open("history", env)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.verify {
+		if reader.Keys, err = verifyKeys(ctx, &o.issueFlags, env, reader, o.publicKeys); err != nil {
+			return nil, nil, err
+		}
+	}
+	s, err := reader.Read(ctx, o.issue, live.ReadOptions{All: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return reader, s, nil
+}
+
+// historyTail is the end of the history the issue body's checkpoint
+// holds, with what is wrong with it.
+func historyTail(parsed checkpoint.Result) ([]prune.Entry, []string) {
 	switch {
 	case parsed.Checkpoint == nil && len(parsed.Blocks) == 0:
-		problems = append(problems, "the issue body has no checkpoint block: the history ends with the archives")
+		return nil, []string{"the issue body has no checkpoint block: the history ends with the archives"}
 	case parsed.Checkpoint == nil:
-		problems = append(problems, "the issue body's checkpoint cannot be read (run 'gns-guard check'): the history ends with the archives")
-	default:
-		if !parsed.Valid() {
-			problems = append(problems, "the issue body's checkpoint has errors (run 'gns-guard check'); its entries are included as read")
-		}
-		tail = prune.FromCheckpoint(parsed.Checkpoint.Entries())
+		return nil, []string{"the issue body's checkpoint cannot be read (run 'gns-guard check'): the history ends with the archives"}
 	}
+	var problems []string
+	if !parsed.Valid() {
+		problems = append(problems, "the issue body's checkpoint has errors (run 'gns-guard check'); its entries are included as read")
+	}
+	return prune.FromCheckpoint(parsed.Checkpoint.Entries()), problems
+}
+
+// archiveComments are the issue's comments as prune reads them, with the
+// authors of archive comments that are not trusted.
+func archiveComments(comments []guard.Comment, trusted string) ([]prune.Comment, map[string]bool) {
 	in := make([]prune.Comment, len(comments))
 	others := map[string]bool{}
 	for i, c := range comments {
@@ -110,35 +161,43 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 			others[c.Author] = true
 		}
 	}
-	var chain *prune.Chain
-	var ledger *guard.Ledger
-	ledgerProblem, bodyProblems := "", problems
-	if !*noVerify {
-		chain = &prune.Chain{Keys: rd.Keys.ArchiveVerifier(), Repo: iss.RepoID}
-		ledger, ledgerProblem = guard.ReadLedger(s.Status, *issue, rd.Keys)
-		if ledgerProblem != "" {
-			problems = append(problems, ledgerProblem+": the end of the archive chain cannot be proven")
-		}
-		if ledger != nil {
-			chain.Known, chain.Head, chain.Count = true, ledger.Archive, ledger.Archived
-		}
+	return in, others
+}
+
+// chainEnd is where the archive chain must end: the part the guard's
+// ledger records, or why that is not known.
+type chainEnd struct {
+	chain   *prune.Chain
+	ledger  *guard.Ledger
+	problem string
+}
+
+// readChainEnd reads the guard's ledger for the end of the archive chain.
+func readChainEnd(s *live.Snapshot, number int64, keys guard.LedgerKeys) chainEnd {
+	end := chainEnd{chain: &prune.Chain{Keys: keys.ArchiveVerifier(), Repo: s.Issue.RepoID}}
+	end.ledger, end.problem = guard.ReadLedger(s.Status, number, keys)
+	if l := end.ledger; l != nil {
+		end.chain.Known, end.chain.Head, end.chain.Count = true, l.Archive, l.Archived
 	}
-	rebuilt, rp := prune.Rebuild(in, trusted, *issue, tail, chain)
-	if *verify {
-		return printVerify(env, *format, verification{
-			issue: *issue, snap: s, keys: rd.Keys, ledger: ledger, ledgerProblem: ledgerProblem,
-			rebuilt: rebuilt, problems: rp, body: bodyProblems, others: others,
-		})
-	}
+	return end
+}
+
+// splitNotes sorts the rebuild's problems into notes and problems, the
+// latter after the ones known before.
+func splitNotes(found []prune.Problem, problems []string) ([]string, []string) {
 	var notes []string
-	for _, p := range rp {
+	for _, p := range found {
 		if p.Note {
 			notes = append(notes, p.String())
 		} else {
 			problems = append(problems, p.String())
 		}
 	}
+	return notes, problems
+}
 
+// historyEntries are the rebuilt entries as `history` prints them.
+func historyEntries(rebuilt []prune.Rebuilt) []historyEntry {
 	out := make([]historyEntry, len(rebuilt))
 	for i, r := range rebuilt {
 		out[i] = historyEntry{Seq: r.Seq, Agent: r.Agent, Action: r.Action, Invocation: r.Invocation, Timestamp: r.Timestamp, Source: "checkpoint"}
@@ -146,37 +205,49 @@ func runHistory(ctx context.Context, args []string, env Env) error {
 			out[i].Source, out[i].Comment = "archive", r.Comment
 		}
 	}
-	if *format == "json" {
-		data, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return cannotRun(err)
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
-	} else {
-		var buf bytes.Buffer
-		enc := yaml.NewEncoder(&buf)
-		enc.SetIndent(2)
-		if err := errors.Join(enc.Encode(out), enc.Close()); err != nil {
-			return cannotRun(err)
-		}
-		printUntrusted(env, buf.String())
+	return out
+}
+
+// printHistory prints the entries as JSON, or as YAML (which holds
+// agents' text, so it is printed as untrusted).
+func printHistory(env Env, format string, entries []historyEntry) error {
+	if format == "json" {
+		return printIndented(env, entries)
 	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := errors.Join(enc.Encode(entries), enc.Close()); err != nil {
+		return cannotRun(err)
+	}
+	printUntrusted(env, buf.String())
+	return nil
+}
+
+// reportHistoryProblems prints on standard error the authors not trusted,
+// the notes and the problems. Any problem exits 1.
+func reportHistoryProblems(env Env, number int64, trusted string, others map[string]bool, notes, problems []string) error {
 	if len(others) > 0 {
-		logins := make([]string, 0, len(others))
-		for l := range others {
-			logins = append(logins, fmt.Sprintf("%q", l))
-		}
-		slices.Sort(logins)
-		fmt.Fprintf(env.Stderr, "gns-guard: history: note: archive comments by %s were not trusted (only %q's are); pass --trust LOGIN to read them\n", strings.Join(logins, ", "), trusted)
+		fmt.Fprintf(env.Stderr, "gns-guard: history: note: archive comments by %s were not trusted (only %q's are); pass --trust LOGIN to read them\n", quotedLogins(others), trusted)
 	}
 	for _, p := range notes {
-		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: note: %s\n", *issue, p)
+		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: note: %s\n", number, p)
 	}
 	for _, p := range problems {
-		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: %s\n", *issue, p)
+		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: %s\n", number, p)
 	}
 	if len(problems) > 0 {
 		return errViolations
 	}
 	return nil
+}
+
+// quotedLogins lists logins quoted, sorted and comma-separated.
+func quotedLogins(logins map[string]bool) string {
+	quoted := make([]string, 0, len(logins))
+	for l := range logins {
+		quoted = append(quoted, fmt.Sprintf("%q", l))
+	}
+	slices.Sort(quoted)
+	return strings.Join(quoted, ", ")
 }

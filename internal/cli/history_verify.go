@@ -107,17 +107,8 @@ var recordKeyID = regexp.MustCompile(` kid=([0-9a-f]{16}) sig=`)
 // report sums up what was verified.
 func (v verification) report() verifyReport {
 	r := verifyReport{Issue: v.issue, Held: v.keys.KeyIDs(), Entries: len(v.rebuilt), KeyIDs: []string{}, Problems: []verifyProblem{}}
-	urls := map[int64]string{}
-	bodies := map[int64]string{}
-	for _, c := range v.snap.Comments() {
-		urls[c.ID], bodies[c.ID] = c.HTMLURL, c.Body
-	}
+	urls, bodies := v.commentIndex()
 	kids := map[string]bool{}
-	status := int64(0)
-	if v.snap.Status != nil {
-		status = v.snap.Status.ID
-		urls[status] = v.snap.Status.HTMLURL
-	}
 	switch {
 	case v.ledger != nil:
 		r.Records = 1
@@ -125,9 +116,41 @@ func (v verification) report() verifyReport {
 			kids[m[1]] = true
 		}
 	case v.ledgerProblem != "":
+		status := v.statusID()
 		r.Problems = append(r.Problems, verifyProblem{Comment: status, URL: urls[status], Message: v.ledgerProblem})
 	}
-	// The archive parts the history was rebuilt from, once each.
+	r.Parts, r.Older = v.countParts(bodies, kids)
+	r.KeyIDs = slices.Sorted(maps.Keys(kids))
+	v.addProblems(&r, urls)
+	r.Verified = len(r.Problems) == 0
+	return r
+}
+
+// commentIndex maps the issue's comments, the status comment among them,
+// to their URLs and bodies.
+func (v verification) commentIndex() (urls map[int64]string, bodies map[int64]string) {
+	urls, bodies = map[int64]string{}, map[int64]string{}
+	for _, c := range v.snap.Comments() {
+		urls[c.ID], bodies[c.ID] = c.HTMLURL, c.Body
+	}
+	if st := v.snap.Status; st != nil {
+		urls[st.ID] = st.HTMLURL
+	}
+	return urls, bodies
+}
+
+// statusID is the id of the guard's status comment, or 0.
+func (v verification) statusID() int64 {
+	if v.snap.Status == nil {
+		return 0
+	}
+	return v.snap.Status.ID
+}
+
+// countParts counts the archive parts the history was rebuilt from, once
+// each: those whose signature verified (their key ids go into kids), and
+// the older ones with none to check.
+func (v verification) countParts(bodies map[int64]string, kids map[string]bool) (parts, older int) {
 	seen := map[int64]bool{}
 	for _, e := range v.rebuilt {
 		if e.Comment == 0 || seen[e.Comment] {
@@ -139,15 +162,20 @@ func (v verification) report() verifyReport {
 		case err != nil:
 			continue
 		case a.Kid == "":
-			r.Older++ // a note says how it is proven
+			older++ // a note says how it is proven
 			continue
 		case a.CheckSignature(v.keys.ArchiveVerifier()) != prune.SigValid:
 			continue // a problem says why
 		}
-		r.Parts++
+		parts++
 		kids[a.Kid] = true
 	}
-	r.KeyIDs = slices.Sorted(maps.Keys(kids))
+	return parts, older
+}
+
+// addProblems adds the archives' problems and notes, the body's notes and
+// the note on authors not trusted.
+func (v verification) addProblems(r *verifyReport, urls map[int64]string) {
 	for _, p := range v.problems {
 		q := verifyProblem{Comment: p.Comment, URL: urls[p.Comment], Message: p.Message}
 		if p.Note {
@@ -160,15 +188,8 @@ func (v verification) report() verifyReport {
 		r.Notes = append(r.Notes, verifyProblem{Message: b + " (the body is not signed: --verify does not judge it)"})
 	}
 	if len(v.others) > 0 {
-		logins := make([]string, 0, len(v.others))
-		for l := range v.others {
-			logins = append(logins, fmt.Sprintf("%q", l))
-		}
-		slices.Sort(logins)
-		r.Notes = append(r.Notes, verifyProblem{Message: fmt.Sprintf("archive comments by %s were not checked: only %q's are the guard's (pass --guard-user LOGIN to check another's)", strings.Join(logins, ", "), v.snap.Guard)})
+		r.Notes = append(r.Notes, verifyProblem{Message: fmt.Sprintf("archive comments by %s were not checked: only %q's are the guard's (pass --guard-user LOGIN to check another's)", quotedLogins(v.others), v.snap.Guard)})
 	}
-	r.Verified = len(r.Problems) == 0
-	return r
 }
 
 // summary is the one line of an intact history.

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -175,50 +176,51 @@ type initLabelState struct {
 // longer is not its own file.
 const maxSetupFile = settings.MaxFileBytes
 
-// runInit sets a repository up for the guard.
-func runInit(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("init", env, "init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]")
-	repo := fs.String("repo", "", "the repository, OWNER/NAME")
-	server := fs.String("server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	token := fs.String("token", "", "an access token with write access to the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
-	commit := fs.Bool("commit", false, "write the files straight onto the default branch instead of proposing them in a pull request from "+InitBranch)
-	dry := fs.Bool("dry-run", false, "print every write init would make, and make none")
-	format := fs.String("format", "text", "output format: text or json")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+// initOptions are the parsed flags of `init`.
+type initOptions struct {
+	issueFlags
+	commit bool
+	dryRun bool
+	format string
+}
+
+// initFlags declares the flags of `init`.
+func initFlags(fs *flag.FlagSet) options {
+	o := &initOptions{}
+	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access token with write access to the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.BoolVar(&o.commit, "commit", false, "write the files straight onto the default branch instead of proposing them in a pull request from "+InitBranch)
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print every write init would make, and make none")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	return o
+}
+
+func (o *initOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 	if len(pos) > 0 {
 		return usageError("init takes no arguments, got %s", strings.Join(pos, " "))
 	}
-	if err := checkFormat("init", *format); err != nil {
+	if err := checkFormat("init", o.format); err != nil {
 		return err
 	}
-	owner, name, ok := strings.Cut(*repo, "/")
-	switch {
-	case *repo == "":
-		return usageError("init: --repo OWNER/NAME is required")
-	case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
-		return usageError("init: --repo must be OWNER/NAME, not %q", *repo)
-	}
-	srv := firstOf(*server, env.Getenv("GITHUB_SERVER_URL"))
-	if srv == "" {
-		return usageError("init: no server: pass --server URL or set GITHUB_SERVER_URL")
-	}
-	fg, err := connectForge(srv, firstOf(*token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN")), owner, name)
+	return o.checkRepo("init", false)
+}
+
+// runInit sets a repository up for the guard.
+func runInit(ctx context.Context, o *initOptions, env Env) error {
+	reader, client, err := o.connect("init", env)
 	if err != nil {
-		return usageError("init: %v", err)
+		return err
 	}
-	sf, ok := fg.(setupForge)
+	sf, ok := client.(setupForge)
 	if !ok {
 		return cannotRun(errors.New("init: the client cannot set a repository up (it reads no files and opens no pull requests)"))
 	}
-	where := live.Where{Verb: "init", Server: srv, Repo: *repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"}
-	rep, err := initRepo(ctx, sf, where, *commit, *dry)
+	rep, err := initRepo(ctx, sf, reader.Where, o.commit, o.dryRun)
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
+	if o.format == "json" {
 		return printJSON(env, rep)
 	}
 	return printInit(env.Stdout, rep)
@@ -229,6 +231,54 @@ func runInit(ctx context.Context, args []string, env Env) error {
 // and a pull request, or a commit on the default branch), then the labels.
 // A file or label already there is left as it is.
 func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool) (*initReport, error) {
+	r, err := startInit(ctx, sf, w, direct, dry)
+	if err != nil {
+		return nil, err
+	}
+	missing, err := r.filesOnBase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	toCommit, err := r.filesToCommit(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	r.planCommit(toCommit)
+	if err := r.planPull(ctx, missing); err != nil {
+		return nil, err
+	}
+	if err := r.planLabels(ctx); err != nil {
+		return nil, err
+	}
+	r.finishPlan()
+	if dry {
+		return r.rep, nil
+	}
+	if err := r.write(ctx); err != nil {
+		return nil, err
+	}
+	r.rep.Next = nextSteps(r.rep)
+	return r.rep, nil
+}
+
+// initRun is one run of `init`: the server it works on, the repository as
+// read, and the report it plans and fills in.
+type initRun struct {
+	sf     setupForge
+	w      live.Where
+	direct bool // --commit: write onto the default branch
+	info   forge.Repository
+	base   string // the default branch
+	rep    *initReport
+	// branchExists says InitBranch exists (looked for only when files
+	// go onto it).
+	branchExists bool
+	newLabels    []guard.LabelSpec
+}
+
+// startInit reads the repository and starts the report; an archived
+// repository, or an empty one without --commit, cannot be set up.
+func startInit(ctx context.Context, sf setupForge, w live.Where, direct, dry bool) (*initRun, error) {
 	info, err := sf.Repository(ctx)
 	if err != nil {
 		return nil, w.Error("read the repository", err)
@@ -249,98 +299,128 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool
 	if info.Empty && !direct {
 		return nil, usageError("init: %s has no commit yet: there is no %s to open a pull request against; run init with --commit to write the files onto it", w.Repo, base)
 	}
+	return &initRun{sf: sf, w: w, direct: direct, info: info, base: base, rep: rep}, nil
+}
 
-	// Files: what the default branch holds, then what InitBranch holds of
-	// the rest.
+// filesOnBase reads what the default branch holds of the files init
+// writes, and returns the ones it lacks.
+func (r *initRun) filesOnBase(ctx context.Context) ([]initFile, error) {
 	var missing []initFile
 	for _, f := range initFiles() {
 		state := ""
-		if !info.Empty {
-			if state, err = fileState(ctx, sf, base, f); err != nil {
-				return nil, w.Error(fmt.Sprintf("read %s on %s", f.path, base), err)
+		if !r.info.Empty {
+			var err error
+			if state, err = fileState(ctx, r.sf, r.base, f); err != nil {
+				return nil, r.w.Error(fmt.Sprintf("read %s on %s", f.path, r.base), err)
 			}
 		}
 		if state == "" {
 			missing = append(missing, f)
 			continue
 		}
-		rep.Files = append(rep.Files, initFileState{Path: f.path, State: state, Branch: base})
-		if state == stateDiffers {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s is not the file init writes; it is left as it is", f.path, base))
-		}
+		r.noteFile(f, state, r.base)
 	}
-	var toCommit []initFile
-	branchExists := false
+	return missing, nil
+}
+
+// noteFile records a file's state on a branch, with a note when it is
+// not the file init writes.
+func (r *initRun) noteFile(f initFile, state, branch string) {
+	if state == stateDiffers {
+		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("%s on %s is not the file init writes; it is left as it is", f.path, branch))
+	}
+	r.rep.Files = append(r.rep.Files, initFileState{Path: f.path, State: state, Branch: branch})
+}
+
+// filesToCommit are the missing files to commit: all of them onto the
+// default branch with --commit, else those InitBranch lacks too.
+func (r *initRun) filesToCommit(ctx context.Context, missing []initFile) ([]initFile, error) {
 	switch {
 	case len(missing) == 0:
-	case direct:
-		toCommit = missing
+		return nil, nil
+	case r.direct:
 		for _, f := range missing {
-			rep.Files = append(rep.Files, initFileState{Path: f.path, State: stateCreate, Branch: base})
+			r.noteFile(f, stateCreate, r.base)
 		}
-	default:
-		if branchExists, err = sf.BranchExists(ctx, InitBranch); err != nil {
-			return nil, w.Error("look for the branch "+InitBranch, err)
-		}
-		for _, f := range missing {
-			state := ""
-			if branchExists {
-				if state, err = fileState(ctx, sf, InitBranch, f); err != nil {
-					return nil, w.Error(fmt.Sprintf("read %s on %s", f.path, InitBranch), err)
-				}
-			}
-			if state == "" {
-				state = stateCreate
-				toCommit = append(toCommit, f)
-			}
-			if state == stateDiffers {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s on %s is not the file init writes; it is left as it is", f.path, InitBranch))
-			}
-			rep.Files = append(rep.Files, initFileState{Path: f.path, State: state, Branch: InitBranch})
-		}
+		return missing, nil
 	}
-	if len(toCommit) > 0 {
-		c := &initCommit{Branch: base}
-		var paths []string
-		for _, f := range toCommit {
-			paths = append(paths, f.path)
-			rep.files[f.path] = f.content
-		}
-		c.Files = paths
-		switch {
-		case direct:
-			rep.Writes = append(rep.Writes, fmt.Sprintf("commit %s onto %s", strings.Join(paths, ", "), base))
-		case branchExists:
-			c.Branch = InitBranch
-			rep.Writes = append(rep.Writes, fmt.Sprintf("commit %s onto %s", strings.Join(paths, ", "), InitBranch))
-		default:
-			c.Branch, c.NewBranch, c.From = InitBranch, true, base
-			rep.Writes = append(rep.Writes, fmt.Sprintf("create the branch %s from %s with a commit of %s", InitBranch, base, strings.Join(paths, ", ")))
-		}
-		rep.Commit = c
+	var err error
+	if r.branchExists, err = r.sf.BranchExists(ctx, InitBranch); err != nil {
+		return nil, r.w.Error("look for the branch "+InitBranch, err)
 	}
-	// The pull request: needed while a file init writes is only on
-	// InitBranch.
-	if !direct && len(missing) > 0 {
-		rep.Pull = &initPull{Head: InitBranch, Base: base, State: stateCreate}
-		if branchExists {
-			pr, open, err := sf.OpenPull(ctx, InitBranch, base)
-			if err != nil {
-				return nil, w.Error("look for an open pull request from "+InitBranch, err)
-			}
-			if open {
-				rep.Pull.State, rep.Pull.Number, rep.Pull.URL = statePresent, pr.Number, pr.HTMLURL
+	var toCommit []initFile
+	for _, f := range missing {
+		state := ""
+		if r.branchExists {
+			if state, err = fileState(ctx, r.sf, InitBranch, f); err != nil {
+				return nil, r.w.Error(fmt.Sprintf("read %s on %s", f.path, InitBranch), err)
 			}
 		}
-		if rep.Pull.State == stateCreate {
-			rep.Writes = append(rep.Writes, fmt.Sprintf("open a pull request from %s into %s", InitBranch, base))
+		if state == "" {
+			state = stateCreate
+			toCommit = append(toCommit, f)
 		}
+		r.noteFile(f, state, InitBranch)
 	}
+	return toCommit, nil
+}
 
-	// Labels.
-	existing, err := sf.Labels(ctx)
+// planCommit plans the commit of the files: onto the default branch,
+// onto InitBranch, or onto InitBranch made from the default branch.
+func (r *initRun) planCommit(toCommit []initFile) {
+	if len(toCommit) == 0 {
+		return
+	}
+	rep, base := r.rep, r.base
+	c := &initCommit{Branch: base}
+	var paths []string
+	for _, f := range toCommit {
+		paths = append(paths, f.path)
+		rep.files[f.path] = f.content
+	}
+	c.Files = paths
+	switch {
+	case r.direct:
+		rep.Writes = append(rep.Writes, fmt.Sprintf("commit %s onto %s", strings.Join(paths, ", "), base))
+	case r.branchExists:
+		c.Branch = InitBranch
+		rep.Writes = append(rep.Writes, fmt.Sprintf("commit %s onto %s", strings.Join(paths, ", "), InitBranch))
+	default:
+		c.Branch, c.NewBranch, c.From = InitBranch, true, base
+		rep.Writes = append(rep.Writes, fmt.Sprintf("create the branch %s from %s with a commit of %s", InitBranch, base, strings.Join(paths, ", ")))
+	}
+	rep.Commit = c
+}
+
+// planPull plans the pull request, needed while a file init writes is
+// only on InitBranch, unless one is open already.
+func (r *initRun) planPull(ctx context.Context, missing []initFile) error {
+	if r.direct || len(missing) == 0 {
+		return nil
+	}
+	pull := &initPull{Head: InitBranch, Base: r.base, State: stateCreate}
+	r.rep.Pull = pull
+	if r.branchExists {
+		pr, open, err := r.sf.OpenPull(ctx, InitBranch, r.base)
+		if err != nil {
+			return r.w.Error("look for an open pull request from "+InitBranch, err)
+		}
+		if open {
+			pull.State, pull.Number, pull.URL = statePresent, pr.Number, pr.HTMLURL
+		}
+	}
+	if pull.State == stateCreate {
+		r.rep.Writes = append(r.rep.Writes, fmt.Sprintf("open a pull request from %s into %s", InitBranch, r.base))
+	}
+	return nil
+}
+
+// planLabels plans the labels the repository lacks; one there under the
+// same name is left as it is.
+func (r *initRun) planLabels(ctx context.Context) error {
+	existing, err := r.sf.Labels(ctx)
 	if err != nil {
-		return nil, w.Error("list the labels", err)
+		return r.w.Error("list the labels", err)
 	}
 	byName := map[string]forge.RepoLabel{}
 	for _, l := range existing {
@@ -348,7 +428,7 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool
 			byName[l.Name] = l
 		}
 	}
-	var newLabels []guard.LabelSpec
+	rep := r.rep
 	for _, s := range InitLabels() {
 		if l, ok := byName[s.Name]; ok {
 			rep.Labels = append(rep.Labels, initLabelState{Name: l.Name, Color: l.Color, Description: l.Description, State: statePresent})
@@ -356,44 +436,61 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool
 		}
 		rep.Labels = append(rep.Labels, initLabelState{Name: s.Name, Color: s.Color, Description: s.Description, State: stateCreate})
 		rep.Writes = append(rep.Writes, fmt.Sprintf("create the label %s (#%s)", s.Name, s.Color))
-		newLabels = append(newLabels, s)
+		r.newLabels = append(r.newLabels, s)
 	}
+	return nil
+}
+
+// finishPlan says whether anything changes, warns when the token cannot
+// push, and lists the next steps.
+func (r *initRun) finishPlan() {
+	rep := r.rep
 	rep.Changed = len(rep.Writes) > 0
-	if !info.CanPush && rep.Changed {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the token has no write access to %s: the server will refuse these writes", w.Repo))
+	if !r.info.CanPush && rep.Changed {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the token has no write access to %s: the server will refuse these writes", r.w.Repo))
 	}
 	rep.Next = nextSteps(rep)
-	if dry {
-		return rep, nil
-	}
+}
 
-	// The writes, in the order planned.
-	if c := rep.Commit; c != nil {
-		cm := forge.Commit{Branch: c.Branch, Message: "Adopt gns-guard: its workflow, settings and issue template"}
-		if c.NewBranch {
-			cm.Branch, cm.NewBranch = c.From, c.Branch
-		}
-		for _, p := range c.Files {
-			cm.Files = append(cm.Files, forge.FileChange{Path: p, Content: rep.files[p]})
-		}
-		if c.SHA, err = sf.CommitFiles(ctx, cm); err != nil {
-			return nil, w.Error(fmt.Sprintf("commit %s onto %s", strings.Join(c.Files, ", "), c.Branch), err)
-		}
+// write makes the writes, in the order planned: the commit, the pull
+// request, the labels.
+func (r *initRun) write(ctx context.Context) error {
+	if err := r.writeCommit(ctx); err != nil {
+		return err
 	}
-	if p := rep.Pull; p != nil && p.State == stateCreate {
-		pr, err := sf.CreatePull(ctx, InitBranch, base, "Adopt gns-guard", pullBody(rep))
+	if p := r.rep.Pull; p != nil && p.State == stateCreate {
+		pr, err := r.sf.CreatePull(ctx, InitBranch, r.base, "Adopt gns-guard", pullBody(r.rep))
 		if err != nil {
-			return nil, w.Error(fmt.Sprintf("open a pull request from %s into %s", InitBranch, base), err)
+			return r.w.Error(fmt.Sprintf("open a pull request from %s into %s", InitBranch, r.base), err)
 		}
 		p.Number, p.URL = pr.Number, pr.HTMLURL
 	}
-	for _, s := range newLabels {
-		if _, err := sf.CreateLabel(ctx, s); err != nil {
-			return nil, w.Error("create the label "+s.Name, err)
+	for _, s := range r.newLabels {
+		if _, err := r.sf.CreateLabel(ctx, s); err != nil {
+			return r.w.Error("create the label "+s.Name, err)
 		}
 	}
-	rep.Next = nextSteps(rep)
-	return rep, nil
+	return nil
+}
+
+// writeCommit makes the planned commit, if any.
+func (r *initRun) writeCommit(ctx context.Context) error {
+	c := r.rep.Commit
+	if c == nil {
+		return nil
+	}
+	cm := forge.Commit{Branch: c.Branch, Message: "Adopt gns-guard: its workflow, settings and issue template"}
+	if c.NewBranch {
+		cm.Branch, cm.NewBranch = c.From, c.Branch
+	}
+	for _, p := range c.Files {
+		cm.Files = append(cm.Files, forge.FileChange{Path: p, Content: r.rep.files[p]})
+	}
+	var err error
+	if c.SHA, err = r.sf.CommitFiles(ctx, cm); err != nil {
+		return r.w.Error(fmt.Sprintf("commit %s onto %s", strings.Join(c.Files, ", "), c.Branch), err)
+	}
+	return nil
 }
 
 // fileState says whether ref holds f as init writes it (present), with
@@ -459,23 +556,42 @@ func nextSteps(rep *initReport) []string {
 func printInit(out io.Writer, rep *initReport) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gns-guard init: %s on %s, default branch %s\n\n", rep.Repo, rep.Server, rep.DefaultBranch)
-	would := func(done, planned string) string {
-		if rep.DryRun {
-			return planned
-		}
-		return done
+	writeInitFiles(&b, rep)
+	writeInitLabels(&b, rep)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "Note: %s.\n", n)
 	}
+	b.WriteByte('\n')
+	writeInitOutcome(&b, rep)
+	b.WriteString("\nNext steps:\n")
+	for i, s := range rep.Next {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
+	}
+	_, err := out.Write(b.Bytes())
+	return err
+}
+
+// would words a write as done, or as planned in a dry run.
+func (rep *initReport) would(done, planned string) string {
+	if rep.DryRun {
+		return planned
+	}
+	return done
+}
+
+// writeInitFiles writes the files, the commit and the pull request.
+func writeInitFiles(b *bytes.Buffer, rep *initReport) {
 	if rep.Mode == "commit" {
-		fmt.Fprintf(&b, "Files, on %s:\n", rep.DefaultBranch)
+		fmt.Fprintf(b, "Files, on %s:\n", rep.DefaultBranch)
 	} else {
-		fmt.Fprintf(&b, "Files, proposed in a pull request from %s into %s:\n", InitBranch, rep.DefaultBranch)
+		fmt.Fprintf(b, "Files, proposed in a pull request from %s into %s:\n", InitBranch, rep.DefaultBranch)
 	}
-	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
 	for _, f := range rep.Files {
 		var s string
 		switch f.State {
 		case stateCreate:
-			s = would("written", "would be written") + " on " + f.Branch
+			s = rep.would("written", "would be written") + " on " + f.Branch
 		case statePresent:
 			s = "already there on " + f.Branch
 		default:
@@ -485,32 +601,37 @@ func printInit(out io.Writer, rep *initReport) error {
 	}
 	tw.Flush()
 	if c := rep.Commit; c != nil && c.SHA != "" {
-		fmt.Fprintf(&b, "  commit %s on %s\n", short(c.SHA), c.Branch)
+		fmt.Fprintf(b, "  commit %s on %s\n", short(c.SHA), c.Branch)
 	}
 	if p := rep.Pull; p != nil {
 		switch {
 		case p.State == statePresent:
-			fmt.Fprintf(&b, "Pull request #%d, already open: %s\n", p.Number, p.URL)
+			fmt.Fprintf(b, "Pull request #%d, already open: %s\n", p.Number, p.URL)
 		case rep.DryRun:
-			fmt.Fprintf(&b, "Pull request from %s into %s: would be opened\n", p.Head, p.Base)
+			fmt.Fprintf(b, "Pull request from %s into %s: would be opened\n", p.Head, p.Base)
 		default:
-			fmt.Fprintf(&b, "Pull request #%d, opened: %s\n", p.Number, p.URL)
+			fmt.Fprintf(b, "Pull request #%d, opened: %s\n", p.Number, p.URL)
 		}
 	}
+}
+
+// writeInitLabels writes the labels, one a line.
+func writeInitLabels(b *bytes.Buffer, rep *initReport) {
 	b.WriteString("Labels:\n")
-	tw = tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
 	for _, l := range rep.Labels {
 		s := "already there, left as it is"
 		if l.State == stateCreate {
-			s = would("created", "would be created")
+			s = rep.would("created", "would be created")
 		}
 		fmt.Fprintf(tw, "  %s\t#%s\t%s\n", l.Name, l.Color, s)
 	}
 	tw.Flush()
-	for _, n := range rep.Notes {
-		fmt.Fprintf(&b, "Note: %s.\n", n)
-	}
-	b.WriteByte('\n')
+}
+
+// writeInitOutcome writes what changed: nothing, the writes a dry run
+// would make, or how many were made.
+func writeInitOutcome(b *bytes.Buffer, rep *initReport) {
 	switch {
 	case !rep.Changed:
 		b.WriteString("Nothing to change: the files are there, ")
@@ -519,19 +640,13 @@ func printInit(out io.Writer, rep *initReport) error {
 		}
 		b.WriteString("and every label is present.\n")
 	case rep.DryRun:
-		fmt.Fprintf(&b, "Dry run: nothing was written. The %d write(s) init would make:\n", len(rep.Writes))
+		fmt.Fprintf(b, "Dry run: nothing was written. The %d write(s) init would make:\n", len(rep.Writes))
 		for _, w := range rep.Writes {
-			fmt.Fprintf(&b, "  - %s\n", w)
+			fmt.Fprintf(b, "  - %s\n", w)
 		}
 	default:
-		fmt.Fprintf(&b, "%d write(s) made.\n", len(rep.Writes))
+		fmt.Fprintf(b, "%d write(s) made.\n", len(rep.Writes))
 	}
-	b.WriteString("\nNext steps:\n")
-	for i, s := range rep.Next {
-		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
-	}
-	_, err := out.Write(b.Bytes())
-	return err
 }
 
 // short is a commit id's first 10 hex digits.

@@ -57,16 +57,41 @@ func (f *issueFlags) add(fs *flag.FlagSet) {
 // open checks the flags and connects: a reader of the issue's repository
 // and the client it reads through.
 func (f *issueFlags) open(verb string, env Env) (*live.Reader, guard.Forge, error) {
+	if err := f.checkRepo(verb, true); err != nil {
+		return nil, nil, err
+	}
+	return f.connect(verb, env)
+}
+
+// openRepo is open for a verb on the whole repository: it takes no
+// --issue.
+func (f *issueFlags) openRepo(verb string, env Env) (*live.Reader, guard.Forge, error) {
+	if err := f.checkRepo(verb, false); err != nil {
+		return nil, nil, err
+	}
+	return f.connect(verb, env)
+}
+
+// checkRepo checks --repo OWNER/NAME and, when the verb needs one,
+// --issue N, and keeps the owner and the name.
+func (f *issueFlags) checkRepo(verb string, needIssue bool) error {
 	owner, name, ok := strings.Cut(f.repo, "/")
 	switch {
 	case f.repo == "":
-		return nil, nil, usageError("%s: --repo OWNER/NAME is required", verb)
+		return usageError("%s: --repo OWNER/NAME is required", verb)
 	case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
-		return nil, nil, usageError("%s: --repo must be OWNER/NAME, not %q", verb, f.repo)
-	case f.issue < 1:
-		return nil, nil, usageError("%s: --issue N (a positive issue number) is required", verb)
+		return usageError("%s: --repo must be OWNER/NAME, not %q", verb, f.repo)
+	case needIssue && f.issue < 1:
+		return usageError("%s: --issue N (a positive issue number) is required", verb)
 	}
 	f.owner, f.name = owner, name
+	return nil
+}
+
+// connect connects to the server the flags or the environment name, with
+// the token they give: a reader of the repository and the client it reads
+// through. --ledger-key-env, when given, must name a secret.
+func (f *issueFlags) connect(verb string, env Env) (*live.Reader, guard.Forge, error) {
 	server := firstOf(f.server, env.Getenv("GITHUB_SERVER_URL"))
 	if server == "" {
 		return nil, nil, usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
@@ -77,17 +102,17 @@ func (f *issueFlags) open(verb string, env Env) (*live.Reader, guard.Forge, erro
 			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
 		}
 	}
-	fg, err := connectForge(server, token, owner, name)
+	client, err := connectForge(server, token, f.owner, f.name)
 	if err != nil {
 		return nil, nil, usageError("%s: %v", verb, err)
 	}
 	return &live.Reader{
-		Forge: fg,
-		Admin: fg,
+		Forge: client,
+		Admin: client,
 		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
 		Guard: f.guardUser,
 		Keys:  guard.SecretKeys(f.ledgerKey),
-	}, fg, nil
+	}, client, nil
 }
 
 // resolve reads the configuration the guard judges the issue with: the

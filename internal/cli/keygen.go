@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"strings"
 )
@@ -25,27 +27,25 @@ func newLedgerKey() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+// keygenFlags declares the flags of `keygen`.
+func keygenFlags(fs *flag.FlagSet) options {
+	return formatOnly(fs, "keygen", keyFormatHelp, func(pos []string) error {
+		return usageError("keygen takes no arguments, got %s", strings.Join(pos, " "))
+	})
+}
+
+// keyFormatHelp is the help of --format of the verbs that print a key.
+const keyFormatHelp = "output format: text (the key, one line) or json"
+
 // runKeygen prints a new ledger key: the value of the Actions secret
 // GNS_GUARD_LEDGER_KEY, which the workflow passes as the ledger-key input.
 // It prints the key and nothing else.
-func runKeygen(args []string, env Env) error {
-	fs := newFlags("keygen", env, "keygen [--format text|json]")
-	format := fs.String("format", "text", "output format: text (the key, one line) or json")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError("keygen takes no arguments, got %s", strings.Join(pos, " "))
-	}
-	if err := checkFormat("keygen", *format); err != nil {
-		return err
-	}
+func runKeygen(_ context.Context, o *formatOptions, env Env) error {
 	key, err := newLedgerKey()
 	if err != nil {
 		return cannotRun(err)
 	}
-	if *format == "json" {
+	if o.format == "json" {
 		return printJSON(env, keygenReport{LedgerKey: key})
 	}
 	_, err = fmt.Fprintln(env.Stdout, key)

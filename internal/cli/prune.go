@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,7 +15,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/prune"
-	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // pruneReport is the JSON form of `prune`. When nothing is pruned, Body
@@ -40,108 +41,134 @@ type pruneReport struct {
 	Findings []finding.Finding `json:"findings"`
 }
 
+// pruneOptions are the parsed flags and FILE of `prune`.
+type pruneOptions struct {
+	offlineOptions
+	nowFlag string
+	now     time.Time // --now, when it is given
+}
+
+// pruneFlags declares the flags of `prune`.
+func pruneFlags(fs *flag.FlagSet) options {
+	o := &pruneOptions{}
+	o.declare(fs, "output format: text (the body, then each archive after a '--- archive part i/n ---' line) or json",
+		"the issue's live labels, comma-separated, for state.labels (default: the checkpoint's own)")
+	fs.StringVar(&o.nowFlag, "now", "", "RFC 3339 time stamped on tail entries that lack one (default: now)")
+	return o
+}
+
+func (o *pruneOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
+	if err := o.settleOffline("prune", fs, pos, env); err != nil {
+		return err
+	}
+	if o.nowFlag == "" {
+		return nil
+	}
+	now, err := time.Parse(time.RFC3339, o.nowFlag)
+	if err != nil {
+		return usageError("prune: --now must be an RFC 3339 time such as 2026-05-16T13:20:00Z, not %q", o.nowFlag)
+	}
+	o.now = now
+	return nil
+}
+
+// clock is the time stamped on tail entries that lack one: --now, else
+// the clock's.
+func (o *pruneOptions) clock(env Env) time.Time {
+	if o.nowFlag == "" {
+		return env.Now().UTC()
+	}
+	return o.now
+}
+
 // runPrune prints what pruning makes of a body, exactly as the guard
 // decides it offline (the decision `check` runs): when a trigger fires,
 // the new body, then the archive comment(s) the action would post first;
 // otherwise the body unchanged, and a line on standard error saying which
 // triggers were checked. It reads and writes no issue. The labels are the
 // checkpoint's own unless --labels gives the live ones.
-func runPrune(args []string, env Env) error {
-	fs := newFlags("prune", env, "prune FILE|- [flags]")
-	format := fs.String("format", "text", "output format: text (the body, then each archive after a '--- archive part i/n ---' line) or json")
-	nowFlag := fs.String("now", "", "RFC 3339 time stamped on tail entries that lack one (default: now)")
-	labels := fs.String("labels", "", "the issue's live labels, comma-separated, for state.labels (default: the checkpoint's own)")
-	issue := fs.Int64("issue", 0, "the issue's number; checkpoint.issue must match it (0: take it from the checkpoint)")
-	conf := offlineConfigFlags(fs)
-	pos, err := parse(fs, args)
+func runPrune(_ context.Context, o *pruneOptions, env Env) error {
+	body, counter, err := o.read(env, o.config.Encoding)
 	if err != nil {
 		return err
 	}
-	name, err := oneArg("prune", pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat("prune", *format); err != nil {
-		return err
-	}
-	cfg, err := conf("prune", env)
-	if err != nil {
-		return err
-	}
-	now := env.Now().UTC()
-	if *nowFlag != "" {
-		if now, err = time.Parse(time.RFC3339, *nowFlag); err != nil {
-			return usageError("prune: --now must be an RFC 3339 time such as 2026-05-16T13:20:00Z, not %q", *nowFlag)
-		}
-	}
-	body, err := readInput(env, name)
-	if err != nil {
-		return err
-	}
-	counter, err := tokens.New(cfg.Encoding)
-	if err != nil {
-		return cannotRun(err)
-	}
-	source := name
-	if name == "-" {
-		source = "stdin"
-	}
-
+	now := o.clock(env)
 	done, cancel := deadline()
 	defer cancel()
-	d := decideOffline(checkOptions{
-		Source: source, Body: body, Issue: *issue, Labels: liveLabels(fs, *labels),
-		Config: cfg, Counter: counter, Now: now, Done: done,
-	})
-	rep := pruneReport{File: source, Body: body, Archives: []string{}, OldBytes: len(body), NewBytes: len(body), Findings: []finding.Finding{}}
+	d := decideOffline(o.input(body, counter, now, done))
+	rep := pruneReport{File: o.source(), Body: body, Archives: []string{}, OldBytes: len(body), NewBytes: len(body), Findings: []finding.Finding{}}
 	if !d.parsed.Valid() {
-		found := d.parsed.Findings
-		if len(d.parsed.Blocks) == 0 {
-			found = append(found, finding.Finding{
-				Rule: checkpoint.RuleMissing, Severity: finding.Error, Line: 1, Col: 1,
-				Message: "no checkpoint block found: expected a ```yaml fenced block whose root key is checkpoint (run 'gns-guard schema' for its shape)",
-			})
-		}
-		rep.Findings = finding.Sort(found)
-		rep.Reason = "the checkpoint is not valid; a body that cannot be trusted is never pruned"
-		if *format == "json" {
-			if err := printJSON(env, rep); err != nil {
-				return err
-			}
-		} else {
-			for _, f := range rep.Findings {
-				fmt.Fprintln(env.Stdout, f.Format(source))
-			}
-		}
-		fmt.Fprintf(env.Stderr, "%s: %s\n", source, rep.Reason)
-		return errViolations
+		return refusePrune(env, o.format, rep, d.parsed)
 	}
+	if res := d.plan.Prune; res != nil {
+		rep.pruned(res)
+		fmt.Fprintf(env.Stderr, "%s: pruned (%s): %d entries archived in %d part(s), %d → %d bytes\n", rep.File, res.Reason, res.Removed, len(res.Archives), res.OldBytes, res.NewBytes)
+	} else {
+		rep.notPruned(body, d, now, o.config)
+		fmt.Fprintf(env.Stderr, "%s: not pruned, the body is printed unchanged: %s\n", rep.File, oneLine(rep.Reason))
+	}
+	return printPrune(env, o.format, rep)
+}
+
+// refusePrune reports a body whose checkpoint is not valid, and so is
+// never pruned: its findings, then why. Exit 1.
+func refusePrune(env Env, format string, rep pruneReport, parsed checkpoint.Result) error {
+	found := parsed.Findings
+	if len(parsed.Blocks) == 0 {
+		found = append(found, finding.Finding{
+			Rule: checkpoint.RuleMissing, Severity: finding.Error, Line: 1, Col: 1,
+			Message: "no checkpoint block found: expected a ```yaml fenced block whose root key is checkpoint (run 'gns-guard schema' for its shape)",
+		})
+	}
+	rep.Findings = finding.Sort(found)
+	rep.Reason = "the checkpoint is not valid; a body that cannot be trusted is never pruned"
+	if format == "json" {
+		if err := printJSON(env, rep); err != nil {
+			return err
+		}
+	} else {
+		for _, f := range rep.Findings {
+			fmt.Fprintln(env.Stdout, f.Format(rep.File))
+		}
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s\n", rep.File, rep.Reason)
+	return errViolations
+}
+
+// pruned fills the report from the prune the guard planned.
+func (rep *pruneReport) pruned(res *prune.Result) {
+	rep.Pruned, rep.Reason = true, res.Reason
+	rep.Body, rep.SHA256, rep.Removed = res.Body, res.SHA256, res.Removed
+	rep.Budget, rep.NewBudget, rep.OldBytes, rep.NewBytes = res.Budget, res.NewBudget, res.OldBytes, res.NewBytes
+	if res.Archives != nil {
+		rep.Archives = res.Archives
+	}
+}
+
+// notPruned fills the report of a body the guard does not prune: its
+// budget as it stands, and why no trigger fired, or why one that fired
+// writes nothing.
+func (rep *pruneReport) notPruned(body string, d offline, now time.Time, cfg guard.Config) {
 	cp := d.parsed.Checkpoint
 	rep.Budget = prune.Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value}
 	rep.NewBudget = rep.Budget
-	if res := d.plan.Prune; res != nil {
-		rep.Pruned, rep.Reason = true, res.Reason
-		rep.Body, rep.SHA256, rep.Removed = res.Body, res.SHA256, res.Removed
-		rep.Budget, rep.NewBudget, rep.OldBytes, rep.NewBytes = res.Budget, res.NewBudget, res.OldBytes, res.NewBytes
-		if res.Archives != nil {
-			rep.Archives = res.Archives
+	trig := pruneTriggers(cp, d.plan.Numbers, cfg)
+	rep.Reason = trig.explain()
+	for _, f := range d.plan.Warnings {
+		// A trigger fired but the guard writes nothing: its warning says why.
+		if f.Rule == guard.RulePrune || f.Rule == guard.RuleCheckpointOverweight {
+			rep.Reason = f.Message
 		}
-		fmt.Fprintf(env.Stderr, "%s: pruned (%s): %d entries archived in %d part(s), %d → %d bytes\n", source, res.Reason, res.Removed, len(res.Archives), res.OldBytes, res.NewBytes)
-	} else {
-		trig := pruneTriggers(cp, d.plan.Numbers, cfg)
-		rep.Reason = trig.explain()
-		for _, f := range d.plan.Warnings {
-			// A trigger fired but the guard writes nothing: its warning says why.
-			if f.Rule == guard.RulePrune || f.Rule == guard.RuleCheckpointOverweight {
-				rep.Reason = f.Message
-			}
-		}
-		if trig.fired() {
-			rep.Grew = wouldGrow(body, d, now, cfg, trig)
-		}
-		fmt.Fprintf(env.Stderr, "%s: not pruned, the body is printed unchanged: %s\n", source, oneLine(rep.Reason))
 	}
-	if *format == "json" {
+	if trig.fired() {
+		rep.Grew = wouldGrow(body, d, now, cfg, trig)
+	}
+}
+
+// printPrune prints the JSON report, or the body followed by each archive
+// part.
+func printPrune(env Env, format string, rep pruneReport) error {
+	if format == "json" {
 		return printJSON(env, rep)
 	}
 	var b strings.Builder
@@ -154,6 +181,18 @@ func runPrune(args []string, env Env) error {
 		b.WriteString(a)
 	}
 	printUntrusted(env, b.String())
+	return nil
+}
+
+// printIndented prints v as JSON indented by two spaces, with <, > and &
+// escaped (as encoding/json.MarshalIndent writes them). Only a value that
+// cannot be encoded is an error.
+func printIndented(env Env, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return cannotRun(err)
+	}
+	fmt.Fprintf(env.Stdout, "%s\n", data)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -17,32 +19,27 @@ type pubkeyReport struct {
 	KeyID     string `json:"key_id"`
 }
 
+// pubkeyFlags declares the flags of `pubkey`.
+func pubkeyFlags(fs *flag.FlagSet) options {
+	return formatOnly(fs, "pubkey", keyFormatHelp, func(pos []string) error {
+		return usageError("pubkey takes no arguments (the secret is read from $%s), got %s", LedgerKeyEnv, strings.Join(pos, " "))
+	})
+}
+
 // runPubkey prints the public key of the ledger-key in $GNS_GUARD_LEDGER_KEY
 // as one line: exactly the value to publish as ledger-public-key in
 // .gitea/gns-guard.yml, with which anyone verifies the guard's signed
 // ledger records, holding no secret.
-func runPubkey(args []string, env Env) error {
-	fs := newFlags("pubkey", env, "pubkey [--format text|json]   (reads $"+LedgerKeyEnv+")")
-	format := fs.String("format", "text", "output format: text (the key, one line) or json")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError("pubkey takes no arguments (the secret is read from $%s), got %s", LedgerKeyEnv, strings.Join(pos, " "))
-	}
-	if err := checkFormat("pubkey", *format); err != nil {
-		return err
-	}
+func runPubkey(_ context.Context, o *formatOptions, env Env) error {
 	secret := strings.TrimSpace(env.Getenv(LedgerKeyEnv))
 	if secret == "" {
 		return usageError("pubkey: $%s is empty or not set: export the ledger-key secret (what gns-guard keygen printed) into it", LedgerKeyEnv)
 	}
 	pub := guard.PublicKey([]byte(secret))
 	keys := guard.SecretKeys([]byte(secret))
-	if *format == "json" {
+	if o.format == "json" {
 		return printJSON(env, pubkeyReport{PublicKey: pub, KeyID: keys.KeyIDs()[0]})
 	}
-	_, err = fmt.Fprintln(env.Stdout, pub)
+	_, err := fmt.Fprintln(env.Stdout, pub)
 	return err
 }

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,8 +18,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
-
-const recoverSynopsis = "recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--budget-admins L,..] [--guard-user LOGIN] [--format text|json] [--server URL] [--token T]"
 
 // maxRecoverAttempts bounds the re-reads when --apply meets a conflict.
 const maxRecoverAttempts = 3
@@ -37,46 +35,42 @@ type recoverResult struct {
 	ContentVersion int    `json:"content_version,omitempty"`
 }
 
+// recoverOptions are the parsed flags of `recover`.
+type recoverOptions struct {
+	issueFlags
+	apply  bool
+	format string
+}
+
+// recoverFlags declares the flags of `recover`.
+func recoverFlags(fs *flag.FlagSet) options {
+	o := &recoverOptions{}
+	o.issueFlags.add(fs)
+	fs.BoolVar(&o.apply, "apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	return o
+}
+
+func (o *recoverOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if err := noPositional("recover", pos); err != nil {
+		return err
+	}
+	if o.format != "text" && o.format != "json" {
+		return usageError("recover: --format must be text or json, not %q", o.format)
+	}
+	return nil
+}
+
 // runRecover proposes, and with --apply writes, a checkpoint rebuilt from
 // the last state the guard trusted and the agents' footers since.
-func runRecover(ctx context.Context, args []string, env Env) error {
-	var f issueFlags
-	fs := newFlags("recover", env, recoverSynopsis)
-	f.add(fs)
-	apply := fs.Bool("apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
-	format := fs.String("format", "text", "output format: text or json")
-	pos, err := parse(fs, args)
+func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
+	reader, client, cfg, err := o.connect(ctx, env)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usageError("recover takes no positional arguments, got: %s", strings.Join(pos, " "))
-	}
-	if *format != "text" && *format != "json" {
-		return usageError("recover: --format must be text or json, not %q", *format)
-	}
-	rd, fg, err := f.open("recover", env)
-	if err != nil {
-		return err
-	}
-	set, err := f.resolve(ctx, "recover", env, rd)
-	if err != nil {
-		return err
-	}
-	cfg := set.Config
-	n := f.issue
-	if *apply {
-		// Who may write is known before anything is read.
-		self, err := fg.Self(ctx)
-		if err != nil {
-			return rd.Where.Error("look up the token's user", err)
-		}
-		if err := mayRecover(ctx, rd, self, cfg.BudgetAdmins); err != nil {
-			return err
-		}
-	}
+	n := o.issue
 	for attempt := 1; ; attempt++ {
-		s, err := rd.Read(ctx, n, live.ReadOptions{All: true})
+		s, err := reader.Read(ctx, n, live.ReadOptions{All: true})
 		if err != nil {
 			return err
 		}
@@ -88,18 +82,43 @@ func runRecover(ctx context.Context, args []string, env Env) error {
 			fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
 			return nil
 		}
-		if *apply {
-			cv, err := fg.EditBody(ctx, n, res.Body, res.contentVersion)
+		if o.apply {
+			cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
 			if errors.Is(err, guard.ErrConflict) && attempt < maxRecoverAttempts {
 				continue
 			}
 			if err != nil {
-				return rd.Where.Error("write the proposed checkpoint (compare-and-swap)", err)
+				return reader.Where.Error("write the proposed checkpoint (compare-and-swap)", err)
 			}
 			res.Applied, res.ContentVersion = true, cv
 		}
-		return printRecovery(env, f.repo, *format, &res.recoverResult)
+		return printRecovery(env, o.repo, o.format, &res.recoverResult)
 	}
+}
+
+// connect checks the flags, connects and resolves the configuration; with
+// --apply, it makes sure first that the token's user may write.
+func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, guard.Forge, guard.Config, error) {
+	reader, client, err := o.open("recover", env)
+	if err != nil {
+		return nil, nil, guard.Config{}, err
+	}
+	set, err := o.resolve(ctx, "recover", env, reader)
+	if err != nil {
+		return nil, nil, guard.Config{}, err
+	}
+	if !o.apply {
+		return reader, client, set.Config, nil
+	}
+	// Who may write is known before anything is read.
+	self, err := client.Self(ctx)
+	if err != nil {
+		return nil, nil, guard.Config{}, reader.Where.Error("look up the token's user", err)
+	}
+	if err := mayRecover(ctx, reader, self, set.Config.BudgetAdmins); err != nil {
+		return nil, nil, guard.Config{}, err
+	}
+	return reader, client, set.Config, nil
 }
 
 // recovery is a proposal with the content version it was built on.
@@ -195,15 +214,33 @@ func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recove
 // else its newest archive that verifies. created is the time of the
 // guard's first record, for created_at when nothing better is known.
 func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guard.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
-	created := now
+	created := firstGuardRecord(comments, guardUser, now)
+	base, why := ledgerBaseline(status, n, cfg)
+	if why == "" {
+		return base, created, nil
+	}
+	if base, ok := archiveBaseline(comments, n, guardUser, why); ok {
+		return base, created, nil
+	}
+	return exitprotocol.Baseline{}, created, fmt.Errorf("%w (%s)", exitprotocol.ErrNoBaseline, why)
+}
+
+// firstGuardRecord is the time of the guard's first comment, else now.
+func firstGuardRecord(comments []guard.Comment, guardUser string, now time.Time) time.Time {
 	for _, c := range comments {
 		if c.Author == guardUser && strings.Contains(c.Body, "<!-- gns-guard:") {
-			created = c.CreatedAt
-			break
+			return c.CreatedAt
 		}
 	}
-	var why string
-	if l, problem := guard.ReadLedger(status, n, cfg.Keys()); l != nil && l.Baseline {
+	return now
+}
+
+// ledgerBaseline is the state the guard's ledger accepted last, or why
+// there is none.
+func ledgerBaseline(status *guard.Comment, n int64, cfg guard.Config) (exitprotocol.Baseline, string) {
+	l, problem := guard.ReadLedger(status, n, cfg.Keys())
+	switch {
+	case l != nil && l.Baseline:
 		how := "unsigned: trusted by its author and marker"
 		if cfg.Keys().Any() {
 			how = "its signature verified with the ledger key"
@@ -213,38 +250,25 @@ func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guar
 			Version: l.Version, Issue: l.CheckpointIssue, Phase: l.Phase,
 			Total: l.Total, Consumed: l.Consumed, Remaining: l.Remaining,
 			Written: time.Unix(l.Written, 0),
-		}, created, nil
-	} else if problem != "" {
-		why = problem
-	} else if status == nil {
-		why = "the guard's status comment was not found"
-	} else {
-		why = "the guard's ledger holds no accepted state yet"
+		}, ""
+	case problem != "":
+		return exitprotocol.Baseline{}, problem
+	case status == nil:
+		return exitprotocol.Baseline{}, "the guard's status comment was not found"
 	}
-	// The newest archive of the guard's that verifies.
-	groups := map[string][]*prune.Archive{}
-	at := map[string]guard.Comment{}
-	var order []string
-	for _, c := range comments {
-		if c.Author != guardUser || !strings.Contains(c.Body, prune.MarkerPrefix) {
+	return exitprotocol.Baseline{}, "the guard's ledger holds no accepted state yet"
+}
+
+// archiveBaseline is the budget the guard's newest archive that verifies
+// recorded; why says why the ledger gave none.
+func archiveBaseline(comments []guard.Comment, n int64, guardUser, why string) (exitprotocol.Baseline, bool) {
+	groups := guardArchives(comments, n, guardUser)
+	for i := len(groups) - 1; i >= 0; i-- {
+		g := groups[i]
+		if prune.Verify(g.parts) != nil {
 			continue
 		}
-		a, err := prune.ParseArchive(c.Body)
-		if err != nil || a.Issue != n {
-			continue
-		}
-		if _, ok := groups[a.SHA256]; !ok {
-			order = append(order, a.SHA256)
-		}
-		groups[a.SHA256] = append(groups[a.SHA256], a)
-		at[a.SHA256] = c
-	}
-	for i := len(order) - 1; i >= 0; i-- {
-		parts := groups[order[i]]
-		if prune.Verify(parts) != nil {
-			continue
-		}
-		a, c := parts[0], at[order[i]]
+		a, c := g.parts[0], g.last
 		b := a.Budget.Budget
 		src := fmt.Sprintf("the guard's archive comment %d (the budget it recorded at archive time)", c.ID)
 		if np := a.Budget.NewPhase; np != nil {
@@ -254,9 +278,41 @@ func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guar
 		return exitprotocol.Baseline{
 			Source: src + "; " + why, Version: 2, Issue: n, Phase: a.Phase,
 			Total: b.Total, Consumed: b.Consumed, Remaining: b.Remaining, Written: c.CreatedAt,
-		}, created, nil
+		}, true
 	}
-	return exitprotocol.Baseline{}, created, fmt.Errorf("%w (%s)", exitprotocol.ErrNoBaseline, why)
+	return exitprotocol.Baseline{}, false
+}
+
+// archiveGroup is the parts of one archive, and the comment of its last
+// part.
+type archiveGroup struct {
+	parts []*prune.Archive
+	last  guard.Comment
+}
+
+// guardArchives are the guard's archives of issue n, grouped by the body
+// they archive, oldest first.
+func guardArchives(comments []guard.Comment, n int64, guardUser string) []*archiveGroup {
+	bySHA := map[string]*archiveGroup{}
+	var groups []*archiveGroup
+	for _, c := range comments {
+		if c.Author != guardUser || !strings.Contains(c.Body, prune.MarkerPrefix) {
+			continue
+		}
+		a, err := prune.ParseArchive(c.Body)
+		if err != nil || a.Issue != n {
+			continue
+		}
+		g, ok := bySHA[a.SHA256]
+		if !ok {
+			g = &archiveGroup{}
+			bySHA[a.SHA256] = g
+			groups = append(groups, g)
+		}
+		g.parts = append(g.parts, a)
+		g.last = c
+	}
+	return groups
 }
 
 // placeBlock puts the block content into the body: in place of the one
@@ -287,12 +343,7 @@ func placeBlock(body string, blocks []checkpoint.Block, yaml string) string {
 // printRecovery prints the proposal, its explanations and what was done.
 func printRecovery(env Env, repo, format string, res *recoverResult) error {
 	if format == "json" {
-		data, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return cannotRun(err)
-		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
-		return nil
+		return printIndented(env, res)
 	}
 	var b strings.Builder
 	n := res.Issue

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,8 +19,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-const reportSynopsis = "report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [--status ok|failed] [--verdict TEXT] [--files-changed N] [--key-stats TEXT] [--next-agent NAME --next-estimate TOKENS] [--result-file FILE] [--phase P] [--depth D] [--labels-add L,..] [--labels-remove L,..] [--assignee NAME] [--dry-run] [--force] [--format text|json] [flags]"
-
 // maxReportAttempts bounds the re-reads after a compare-and-swap conflict.
 const maxReportAttempts = 5
 
@@ -31,9 +29,11 @@ type reportOptions struct {
 	depth      int64
 	assignee   string
 	resultFile string
-	dryRun     bool
-	force      bool
-	format     string
+	// labelsAdd and labelsRemove are the flags' lists, comma-separated.
+	labelsAdd, labelsRemove string
+	dryRun                  bool
+	force                   bool
+	format                  string
 }
 
 // reportResult is what `report` did, printed as text or JSON.
@@ -63,9 +63,9 @@ type reportResult struct {
 	Body           string              `json:"body,omitempty"`    // the new body (dry run)
 }
 
-func parseReportFlags(args []string, env Env) (*reportOptions, error) {
+// reportFlags declares the flags of `report`.
+func reportFlags(fs *flag.FlagSet) options {
 	o := &reportOptions{}
-	fs := newFlags("report", env, reportSynopsis)
 	o.issueFlags.add(fs)
 	r := &o.rep
 	fs.StringVar(&r.Agent, "agent", "", "the agent's name (the header's {agent}; no spaces)")
@@ -81,139 +81,132 @@ func parseReportFlags(args []string, env Env) (*reportOptions, error) {
 	fs.StringVar(&o.resultFile, "result-file", "", "a file whose content is the comment's Result section (JSON shown as JSON)")
 	fs.StringVar(&r.Phase, "phase", "", "move the checkpoint to this phase (default: keep it)")
 	fs.Int64Var(&o.depth, "depth", -1, "move the checkpoint to this depth (default: keep it)")
-	labelsAdd := fs.String("labels-add", "", "labels to add, comma-separated")
-	labelsRemove := fs.String("labels-remove", "", "labels to remove, comma-separated")
+	fs.StringVar(&o.labelsAdd, "labels-add", "", "labels to add, comma-separated")
+	fs.StringVar(&o.labelsRemove, "labels-remove", "", "labels to remove, comma-separated")
 	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user: state.assignee and the issue's assignee")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and write nothing")
 	fs.BoolVar(&o.force, "force", false, "write even when the guard would fail the new state (the guard then fails the run)")
 	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	pos, err := parse(fs, args)
+	return o
+}
+
+func (o *reportOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
+	if err := noPositional("report", pos); err != nil {
+		return err
+	}
+	given := givenFlags(fs)
+	if err := o.checkDone(); err != nil {
+		return err
+	}
+	if err := o.checkNext(given); err != nil {
+		return err
+	}
+	o.fillReport(given)
+	if err := o.checkLabels(); err != nil {
+		return err
+	}
+	if o.resultFile == "" {
+		return nil
+	}
+	text, err := readInput(env, o.resultFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(pos) > 0 {
-		return nil, usageError("report takes no positional arguments, got: %s", strings.Join(pos, " "))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.rep.Result = text
+	return nil
+}
+
+// checkDone checks what the agent says it did: who, which invocation,
+// how many tokens, what, and how it ended.
+func (o *reportOptions) checkDone() error {
+	r := &o.rep
 	switch {
 	case r.Agent == "":
-		return nil, usageError("report: --agent NAME is required")
+		return usageError("report: --agent NAME is required")
 	case !exitprotocol.ValidName(r.Agent):
-		return nil, usageError("report: --agent %q: an agent's name has no spaces or | (it stands in the comment's header)", r.Agent)
+		return usageError("report: --agent %q: an agent's name has no spaces or | (it stands in the comment's header)", r.Agent)
 	case strings.TrimSpace(r.Invocation) == "":
-		return nil, usageError("report: --invocation ID is required: it makes a re-run safe")
+		return usageError("report: --invocation ID is required: it makes a re-run safe")
 	case r.Consumed < 0:
-		return nil, usageError("report: --consumed TOKENS (a whole number >= 0) is required")
+		return usageError("report: --consumed TOKENS (a whole number >= 0) is required")
 	case strings.TrimSpace(r.Action) == "":
-		return nil, usageError("report: --action TEXT is required: it says what the agent did")
+		return usageError("report: --action TEXT is required: it says what the agent did")
 	case r.Status != "ok" && r.Status != "failed":
-		return nil, usageError("report: --status must be ok or failed, not %q", r.Status)
+		return usageError("report: --status must be ok or failed, not %q", r.Status)
 	case r.FilesChanged < 0:
-		return nil, usageError("report: --files-changed must be >= 0")
-	case set["next-agent"] != set["next-estimate"]:
-		return nil, usageError("report: --next-agent and --next-estimate go together (neither: the workflow is done)")
-	case set["next-estimate"] && r.NextEstimate < 0:
-		return nil, usageError("report: --next-estimate must be >= 0")
-	case r.NextAgent != "" && !exitprotocol.ValidName(r.NextAgent):
-		return nil, usageError("report: --next-agent %q: an agent's name has no spaces or |", r.NextAgent)
-	case r.Phase != "" && !exitprotocol.ValidName(r.Phase):
-		return nil, usageError("report: --phase %q: a phase has no spaces or | (it stands in the comment's header)", r.Phase)
-	case set["depth"] && o.depth < 0:
-		return nil, usageError("report: --depth must be >= 0")
-	case o.format != "text" && o.format != "json":
-		return nil, usageError("report: --format must be text or json, not %q", o.format)
+		return usageError("report: --files-changed must be >= 0")
 	}
-	if !set["next-estimate"] {
+	return nil
+}
+
+// checkNext checks what comes next: the next agent, the phase and depth,
+// and the format.
+func (o *reportOptions) checkNext(given map[string]bool) error {
+	r := &o.rep
+	switch {
+	case given["next-agent"] != given["next-estimate"]:
+		return usageError("report: --next-agent and --next-estimate go together (neither: the workflow is done)")
+	case given["next-estimate"] && r.NextEstimate < 0:
+		return usageError("report: --next-estimate must be >= 0")
+	case r.NextAgent != "" && !exitprotocol.ValidName(r.NextAgent):
+		return usageError("report: --next-agent %q: an agent's name has no spaces or |", r.NextAgent)
+	case r.Phase != "" && !exitprotocol.ValidName(r.Phase):
+		return usageError("report: --phase %q: a phase has no spaces or | (it stands in the comment's header)", r.Phase)
+	case given["depth"] && o.depth < 0:
+		return usageError("report: --depth must be >= 0")
+	case o.format != "text" && o.format != "json":
+		return usageError("report: --format must be text or json, not %q", o.format)
+	}
+	return nil
+}
+
+// fillReport puts into the report what the flags given imply: no next
+// estimate, a new depth, an assignee, the label changes.
+func (o *reportOptions) fillReport(given map[string]bool) {
+	r := &o.rep
+	if !given["next-estimate"] {
 		r.NextEstimate = 0
 	}
-	if set["depth"] {
+	if given["depth"] {
 		r.Depth = &o.depth
 	}
-	if set["assignee"] {
+	if given["assignee"] {
 		a := o.assignee
 		r.Assignee = &a
 	}
-	r.LabelsAdd, r.LabelsRemove = guard.ParseList(*labelsAdd), guard.ParseList(*labelsRemove)
-	for _, l := range r.LabelsAdd {
-		for _, m := range r.LabelsRemove {
-			if l == m {
-				return nil, usageError("report: label %q is both added and removed", l)
-			}
+	r.LabelsAdd, r.LabelsRemove = guard.ParseList(o.labelsAdd), guard.ParseList(o.labelsRemove)
+}
+
+// checkLabels refuses a label both added and removed.
+func (o *reportOptions) checkLabels() error {
+	for _, l := range o.rep.LabelsAdd {
+		if slices.Contains(o.rep.LabelsRemove, l) {
+			return usageError("report: label %q is both added and removed", l)
 		}
 	}
-	if o.resultFile != "" {
-		text, err := readInput(env, o.resultFile)
-		if err != nil {
-			return nil, err
-		}
-		r.Result = text
-	}
-	return o, nil
+	return nil
 }
 
 // runReport performs the agents' exit protocol (see docs/agents.md, "For agent
 // authors"): read the issue through the one reader, decide the report's
 // effect and the guard's judgement of it, write, print.
-func runReport(ctx context.Context, args []string, env Env) error {
-	o, err := parseReportFlags(args, env)
+func runReport(ctx context.Context, o *reportOptions, env Env) error {
+	conn, err := o.connect(ctx, env)
 	if err != nil {
 		return err
 	}
-	rd, fg, err := o.open("report", env)
-	if err != nil {
-		return err
-	}
-	set, err := o.resolve(ctx, "report", env, rd)
-	if err != nil {
-		return err
-	}
-	cfg := set.Config
-	counter, err := tokens.New(cfg.Encoding)
-	if err != nil {
-		return cannotRun(err)
-	}
-	self, err := fg.Self(ctx)
-	if err != nil {
-		return rd.Where.Error("look up the token's user", err)
-	}
-	n := o.issue
-	res := &reportResult{Issue: n, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}, LabelsAdded: []string{}, LabelsRemoved: []string{}}
+	res := &reportResult{Issue: o.issue, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}, LabelsAdded: []string{}, LabelsRemoved: []string{}}
 	now := env.Now().UTC().Truncate(time.Second)
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
-		s, err := rd.Read(ctx, n, live.ReadOptions{Window: cfg.RecentWindow(), Ungoverned: true})
+		s, step, err := o.readAndDecide(ctx, env, conn, now, res)
 		if err != nil {
 			return err
 		}
-		st, err := o.decide(ctx, rd, s, cfg, counter, self, now, res)
-		var ue *exitprotocol.UnreadableError
-		if errors.As(err, &ue) {
-			for _, fd := range ue.Findings {
-				fmt.Fprintln(env.Stderr, fd.Format(fmt.Sprintf("issue#%d", n)))
-			}
+		if !step.writes(o) {
+			return o.finishUnwritten(ctx, env, conn, s, step, res)
 		}
-		if err != nil {
-			return err
-		}
-		switch {
-		case st.already:
-			if !o.dryRun {
-				if err := applyLabels(ctx, fg, s.Issue, st.out, o.rep, res); err != nil {
-					return rd.Where.Error("update the labels", err)
-				}
-			}
-			return printReport(env, o, res, nil)
-		case st.judgement.Refused() && !o.force:
-			res.Outcome = "refused"
-			return printReport(env, o, res, errRefused)
-		case o.dryRun:
-			res.Outcome = "dry-run"
-			res.Comment, res.Body = st.comment, st.out.Body
-			res.LabelsAdded, res.LabelsRemoved = nonNilList(st.out.Add), nonNilList(st.out.Remove)
-			return printReport(env, o, res, nil)
-		}
-		err = o.write(ctx, fg, rd, s, st, res)
+		err = o.write(ctx, conn, s, step, res)
 		if errors.Is(err, guard.ErrConflict) && attempt < maxReportAttempts {
 			res.Notes = append(res.Notes, fmt.Sprintf("the body changed while the report was written (HTTP 409); read again and applied the same report to it (attempt %d)", attempt+1))
 			continue
@@ -223,6 +216,84 @@ func runReport(ctx context.Context, args []string, env Env) error {
 		}
 		return printReport(env, o, res, nil)
 	}
+}
+
+// reportConn is what `report` works through on every attempt: the one
+// reader, the client it writes with, the configuration the guard judges
+// with, and the token's user.
+type reportConn struct {
+	reader  *live.Reader
+	client  guard.Forge
+	cfg     guard.Config
+	counter *tokens.Counter
+	self    string
+}
+
+// connect checks the flags, connects, resolves the configuration and
+// looks up the token's user.
+func (o *reportOptions) connect(ctx context.Context, env Env) (*reportConn, error) {
+	reader, client, err := o.open("report", env)
+	if err != nil {
+		return nil, err
+	}
+	set, err := o.resolve(ctx, "report", env, reader)
+	if err != nil {
+		return nil, err
+	}
+	counter, err := tokens.New(set.Config.Encoding)
+	if err != nil {
+		return nil, cannotRun(err)
+	}
+	self, err := client.Self(ctx)
+	if err != nil {
+		return nil, reader.Where.Error("look up the token's user", err)
+	}
+	return &reportConn{reader: reader, client: client, cfg: set.Config, counter: counter, self: self}, nil
+}
+
+// readAndDecide reads the issue and decides the report on it. A
+// checkpoint that cannot be read has its findings printed on standard
+// error.
+func (o *reportOptions) readAndDecide(ctx context.Context, env Env, conn *reportConn, now time.Time, res *reportResult) (*live.Snapshot, *reportStep, error) {
+	s, err := conn.reader.Read(ctx, o.issue, live.ReadOptions{Window: conn.cfg.RecentWindow(), Ungoverned: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	step, err := o.decide(ctx, conn, s, now, res)
+	var ue *exitprotocol.UnreadableError
+	if errors.As(err, &ue) {
+		for _, fd := range ue.Findings {
+			fmt.Fprintln(env.Stderr, fd.Format(fmt.Sprintf("issue#%d", o.issue)))
+		}
+	}
+	return s, step, err
+}
+
+// writes says the report is to be written: not reported before, not
+// refused (unless --force), not a dry run.
+func (st *reportStep) writes(o *reportOptions) bool {
+	return !st.already && !(st.judgement.Refused() && !o.force) && !o.dryRun
+}
+
+// finishUnwritten ends a report that writes nothing: one reported
+// before (whose labels are made right), refused, or a dry run.
+func (o *reportOptions) finishUnwritten(ctx context.Context, env Env, conn *reportConn, s *live.Snapshot, step *reportStep, res *reportResult) error {
+	switch {
+	case step.already:
+		if !o.dryRun {
+			if err := applyLabels(ctx, conn.client, s.Issue, step.out, o.rep, res); err != nil {
+				return conn.reader.Where.Error("update the labels", err)
+			}
+		}
+		return printReport(env, o, res, nil)
+	case step.judgement.Refused() && !o.force:
+		res.Outcome = "refused"
+		return printReport(env, o, res, errRefused)
+	}
+	res.Outcome = "dry-run"
+	res.Comment, res.Body = step.comment, step.out.Body
+	res.LabelsAdded, res.LabelsRemoved = nonNilList(step.out.Add), nonNilList(step.out.Remove)
+	return printReport(env, o, res, nil)
 }
 
 // reportStep is what `report` decides on the issue as read.
@@ -237,21 +308,17 @@ type reportStep struct {
 // decide computes the report on the issue as read (exitprotocol.Apply) and
 // the guard's judgement of the state it leaves, decided as the guard's run
 // decides (the one reader's loop), and fills res with what it found.
-func (o *reportOptions) decide(ctx context.Context, rd *live.Reader, s *live.Snapshot, cfg guard.Config, counter *tokens.Counter, self string, now time.Time, res *reportResult) (*reportStep, error) {
+func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Snapshot, now time.Time, res *reportResult) (*reportStep, error) {
 	n := s.Issue.Number
 	rep := o.rep
 	rep.Now = now
-	st := &reportStep{own: findOwn(s.Comments(), self, rep.Agent, rep.Invocation)}
-	if st.own != nil {
+	step := &reportStep{own: findOwn(s.Comments(), conn.self, rep.Agent, rep.Invocation)}
+	if step.own != nil {
 		// A re-run: the entry keeps the time the comment states.
-		if ft, ok := exitprotocol.ParseFooter(st.own.Body); ok {
-			if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
-				rep.Now = t
-			}
-		}
-		res.CommentID, res.CommentURL = st.own.ID, st.own.HTMLURL
+		rep.Now = ownTime(step.own, rep.Now)
+		res.CommentID, res.CommentURL = step.own.ID, step.own.HTMLURL
 	}
-	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: cfg.HistoryTail, MaxBytes: cfg.MaxCheckpointBytes})
+	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes})
 	var ue *exitprotocol.UnreadableError
 	if errors.As(err, &ue) {
 		return nil, &exit.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
@@ -259,79 +326,110 @@ func (o *reportOptions) decide(ctx context.Context, rd *live.Reader, s *live.Sna
 	if err != nil {
 		return nil, cannotRun(fmt.Errorf("report: issue #%d: %w", n, err))
 	}
-	st.out = out
+	step.out = out
 	res.Before, res.After = out.Before, out.After
 	if exitprotocol.HasInvocation(checkpointOf(s.Issue.Body, n), rep.Invocation) {
-		st.already = true
+		step.already = true
 		res.Outcome = "already-reported"
 		res.After = out.Before
-		where := "its comment is not among the last comments"
-		if st.own != nil {
-			where = fmt.Sprintf("comment %d", st.own.ID)
+		res.Notes = append(res.Notes, fmt.Sprintf("invocation %s was reported before (the checkpoint records it; %s): nothing is written twice", rep.Invocation, step.ownWhere()))
+		return step, nil
+	}
+	step.comment = exitprotocol.Comment(rep, out)
+	if step.judgement, err = o.judge(ctx, conn, s, step, now, rep, res); err != nil {
+		return nil, err
+	}
+	return step, nil
+}
+
+// ownTime is the time this invocation's earlier comment states, else at.
+func ownTime(own *guard.Comment, at time.Time) time.Time {
+	if ft, ok := exitprotocol.ParseFooter(own.Body); ok {
+		if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
+			return t
 		}
-		res.Notes = append(res.Notes, fmt.Sprintf("invocation %s was reported before (the checkpoint records it; %s): nothing is written twice", rep.Invocation, where))
-		return st, nil
 	}
-	st.comment = exitprotocol.Comment(rep, out)
+	return at
+}
+
+// ownWhere says where the invocation's earlier comment is.
+func (st *reportStep) ownWhere() string {
+	if st.own == nil {
+		return "its comment is not among the last comments"
+	}
+	return fmt.Sprintf("comment %d", st.own.ID)
+}
+
+// judge decides the guard's run before and after the report, judges the
+// state the report leaves, and fills res with it.
+func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Snapshot, step *reportStep, now time.Time, rep exitprotocol.Report, res *reportResult) (exitprotocol.Judgement, error) {
 	var ownID int64
-	if st.own != nil {
-		ownID = st.own.ID
+	if step.own != nil {
+		ownID = step.own.ID
 	}
-	in := s.Input(cfg, guard.Event{}, o.repo, now, counter)
-	before, after := exitprotocol.Inputs(in, out, st.comment, ownID, self, now)
-	bp, _, err := rd.Decide(ctx, before)
+	in := s.Input(conn.cfg, guard.Event{}, o.repo, now, conn.counter)
+	before, after := exitprotocol.Inputs(in, step.out, step.comment, ownID, conn.self, now)
+	planBefore, _, err := conn.reader.Decide(ctx, before)
 	if err != nil {
-		return nil, err
+		return exitprotocol.Judgement{}, err
 	}
-	ap, _, err := rd.Decide(ctx, after)
+	planAfter, _, err := conn.reader.Decide(ctx, after)
 	if err != nil {
-		return nil, err
+		return exitprotocol.Judgement{}, err
 	}
-	st.judgement = exitprotocol.Judged(bp, ap)
+	judgement := exitprotocol.Judged(planBefore, planAfter)
 	res.NextAgent, res.NextEstimate = rep.NextAgent, rep.NextEstimate
 	res.Assignee = rep.Assignee
-	for _, viol := range ap.Violations {
+	for _, viol := range planAfter.Violations {
 		res.Findings = append(res.Findings, viol.Finding)
 	}
-	res.AlreadyFailing = st.judgement.Already
-	if st.judgement.Refused() && o.force {
+	res.AlreadyFailing = judgement.Already
+	if judgement.Refused() && o.force {
 		res.Notes = append(res.Notes, "--force: written although the guard will fail the run it causes")
 	}
-	return st, nil
+	return judgement, nil
 }
 
 // write posts (or updates) the result comment, patches the checkpoint
 // compare-and-swap, and makes the label and assignee changes. A conflict
 // is returned as is: the caller reads again.
-func (o *reportOptions) write(ctx context.Context, fg guard.Forge, rd *live.Reader, s *live.Snapshot, st *reportStep, res *reportResult) error {
-	n := s.Issue.Number
-	switch {
-	case st.own == nil:
-		c, err := fg.CreateComment(ctx, n, st.comment)
-		if err != nil {
-			return rd.Where.Error("post the result comment", err)
-		}
-		res.CommentID, res.CommentURL, res.CommentPosted = c.ID, c.HTMLURL, true
-	case strings.TrimSpace(st.own.Body) != strings.TrimSpace(st.comment):
-		// The budget moved since the comment was posted: it states the
-		// figures the body gets.
-		if _, err := fg.EditComment(ctx, st.own.ID, st.comment); err != nil {
-			return rd.Where.Error("update the result comment", err)
-		}
-		res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; its figures were updated", st.own.ID))
-	default:
-		res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; the checkpoint is patched now", st.own.ID))
+func (o *reportOptions) write(ctx context.Context, conn *reportConn, s *live.Snapshot, step *reportStep, res *reportResult) error {
+	if err := o.writeComment(ctx, conn, s.Issue.Number, step, res); err != nil {
+		return err
 	}
-	cv, err := fg.EditBody(ctx, n, st.out.Body, s.Issue.ContentVersion)
+	cv, err := conn.client.EditBody(ctx, s.Issue.Number, step.out.Body, s.Issue.ContentVersion)
 	if errors.Is(err, guard.ErrConflict) {
 		return err
 	}
 	if err != nil {
-		return rd.Where.Error("patch the checkpoint (compare-and-swap)", err)
+		return conn.reader.Where.Error("patch the checkpoint (compare-and-swap)", err)
 	}
 	res.Patched, res.ContentVersion, res.Outcome = true, cv, "written"
-	if err := applyLabels(ctx, fg, s.Issue, st.out, o.rep, res); err != nil {
-		return rd.Where.Error("update the labels", err)
+	if err := applyLabels(ctx, conn.client, s.Issue, step.out, o.rep, res); err != nil {
+		return conn.reader.Where.Error("update the labels", err)
+	}
+	return nil
+}
+
+// writeComment posts the result comment, or updates the one an earlier
+// run of the invocation posted when its figures moved.
+func (o *reportOptions) writeComment(ctx context.Context, conn *reportConn, n int64, step *reportStep, res *reportResult) error {
+	switch {
+	case step.own == nil:
+		c, err := conn.client.CreateComment(ctx, n, step.comment)
+		if err != nil {
+			return conn.reader.Where.Error("post the result comment", err)
+		}
+		res.CommentID, res.CommentURL, res.CommentPosted = c.ID, c.HTMLURL, true
+	case strings.TrimSpace(step.own.Body) != strings.TrimSpace(step.comment):
+		// The budget moved since the comment was posted: it states the
+		// figures the body gets.
+		if _, err := conn.client.EditComment(ctx, step.own.ID, step.comment); err != nil {
+			return conn.reader.Where.Error("update the result comment", err)
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; its figures were updated", step.own.ID))
+	default:
+		res.Notes = append(res.Notes, fmt.Sprintf("comment %d was posted by an earlier run of this invocation; the checkpoint is patched now", step.own.ID))
 	}
 	return nil
 }
@@ -409,11 +507,9 @@ func applyLabels(ctx context.Context, f guard.Forge, iss guard.Issue, out *exitp
 // printReport prints what `report` did; err is returned as is.
 func printReport(env Env, o *reportOptions, res *reportResult, err error) error {
 	if o.format == "json" {
-		data, jerr := json.MarshalIndent(res, "", "  ")
-		if jerr != nil {
-			return cannotRun(jerr)
+		if jerr := printIndented(env, res); jerr != nil {
+			return jerr
 		}
-		fmt.Fprintf(env.Stdout, "%s\n", data)
 		if err != nil {
 			for _, f := range res.Findings {
 				fmt.Fprintln(env.Stderr, f.Format(fmt.Sprintf("issue#%d", res.Issue)))

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -17,20 +19,22 @@ type ruleJSON struct {
 	Inputs   []string `json:"inputs"`
 }
 
+// rulesFlags declares the flags of `rules`.
+func rulesFlags(fs *flag.FlagSet) options {
+	return formatOnly(fs, "rules", "output format: text or json", nil)
+}
+
 // runRules lists every rule the guard applies, from the rule table itself.
-func runRules(args []string, env Env) error {
-	fs := newFlags("rules", env, "rules [--format text|json]")
-	format := fs.String("format", "text", "output format: text or json")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+func runRules(_ context.Context, o *formatOptions, env Env) error {
+	rules := ruleList()
+	if o.format == "json" {
+		return printJSON(env, rules)
 	}
-	if len(pos) > 0 {
-		return usageError("rules takes no arguments")
-	}
-	if err := checkFormat("rules", *format); err != nil {
-		return err
-	}
+	return printRules(env, rules)
+}
+
+// ruleList is the guard's rule table as `rules` shows it.
+func ruleList() []ruleJSON {
 	out := []ruleJSON{}
 	for _, r := range guard.Rules() {
 		j := ruleJSON{ID: r.ID, Severity: "error", Events: "issues, issue_comment", When: r.When, Effects: r.Effects, Inputs: r.Inputs}
@@ -45,17 +49,20 @@ func runRules(args []string, env Env) error {
 		}
 		out = append(out, j)
 	}
-	if *format == "json" {
-		return printJSON(env, out)
-	}
+	return out
+}
+
+// printRules prints the text form of `rules`: each rule, then its
+// condition, effects and inputs.
+func printRules(env Env, rules []ruleJSON) error {
 	var b strings.Builder
-	for _, r := range out {
+	for _, r := range rules {
 		inputs := "-"
 		if len(r.Inputs) > 0 {
 			inputs = strings.Join(r.Inputs, ", ")
 		}
 		fmt.Fprintf(&b, "%s (%s; %s)\n  when:    %s\n  effects: %s\n  inputs:  %s\n", r.ID, r.Severity, r.Events, r.When, r.Effects, inputs)
 	}
-	_, err = fmt.Fprint(env.Stdout, b.String())
+	_, err := fmt.Fprint(env.Stdout, b.String())
 	return err
 }

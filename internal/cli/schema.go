@@ -1,25 +1,41 @@
 package cli
 
-import "github.com/gns-guard/gns-guard/internal/checkpoint"
+import (
+	"context"
+	"flag"
 
-// runSchema prints the JSON Schema of the checkpoint (version 2).
-func runSchema(args []string, env Env) error {
-	fs := newFlags("schema", env, "schema [--history-tail N] [--format json]")
-	tail := fs.Int("history-tail", checkpoint.DefaultTailLimit, "most entries history_tail may hold")
-	format := fs.String("format", "json", "output format: json (the schema is JSON; text is the same)")
-	pos, err := parse(fs, args)
-	if err != nil {
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+)
+
+// schemaOptions are the parsed flags of `schema`.
+type schemaOptions struct {
+	tail   int
+	format string
+}
+
+// schemaFlags declares the flags of `schema`.
+func schemaFlags(fs *flag.FlagSet) options {
+	o := &schemaOptions{}
+	fs.IntVar(&o.tail, "history-tail", checkpoint.DefaultTailLimit, "most entries history_tail may hold")
+	fs.StringVar(&o.format, "format", "json", "output format: json (the schema is JSON; text is the same)")
+	return o
+}
+
+func (o *schemaOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if err := noArgs("schema", pos); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usageError("schema takes no arguments")
-	}
-	if err := checkFormat("schema", *format); err != nil {
+	if err := checkFormat("schema", o.format); err != nil {
 		return err
 	}
-	if *tail < 1 {
+	if o.tail < 1 {
 		return usageError("schema: --history-tail must be positive")
 	}
-	_, err = env.Stdout.Write(checkpoint.JSONSchema(*tail))
+	return nil
+}
+
+// runSchema prints the JSON Schema of the checkpoint (version 2).
+func runSchema(_ context.Context, o *schemaOptions, env Env) error {
+	_, err := env.Stdout.Write(checkpoint.JSONSchema(o.tail))
 	return err
 }

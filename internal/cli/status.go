@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -27,12 +28,9 @@ type statusOptions struct {
 // its progress on a terminal.
 const progressAfter = 5
 
-// runStatus lists every open governed issue of a repository, judged as the
-// guard judges it, and with --publish keeps the repository's dashboard
-// issue. Exit 1 when an issue fails.
-func runStatus(ctx context.Context, args []string, env Env) error {
+// statusFlags declares the flags of `status`.
+func statusFlags(fs *flag.FlagSet) options {
 	o := &statusOptions{}
-	fs := newFlags("status", env, "status --repo OWNER/NAME [--format text|json|markdown] [--publish] [--server URL] [--token T] [--config FILE] [--SETTING VALUE]...")
 	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
 	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&o.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN); --publish writes the dashboard as its user")
@@ -42,27 +40,33 @@ func runStatus(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&o.format, "format", "text", "output format: text, json or markdown")
 	fs.BoolVar(&o.publish, "publish", false, "keep the repository's dashboard issue (marked "+dashboard.Marker+") with the table and a chart of budget burn")
 	o.settings = settings.Flags(fs)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+	return o
+}
+
+func (o *statusOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 	if len(pos) > 0 {
 		return usageError("status takes no arguments, got %s", strings.Join(pos, " "))
 	}
 	switch o.format {
 	case "text", "json", "markdown":
-	default:
-		return usageError("status: --format must be text, json or markdown, not %q", o.format)
+		return nil
 	}
-	rd, fg, err := o.openRepo(env)
+	return usageError("status: --format must be text, json or markdown, not %q", o.format)
+}
+
+// runStatus lists every open governed issue of a repository, judged as the
+// guard judges it, and with --publish keeps the repository's dashboard
+// issue. Exit 1 when an issue fails.
+func runStatus(ctx context.Context, o *statusOptions, env Env) error {
+	reader, client, err := o.openRepo("status", env)
 	if err != nil {
 		return err
 	}
-	set, err := o.resolve(ctx, "status", env, rd)
+	set, err := o.resolve(ctx, "status", env, reader)
 	if err != nil {
 		return err
 	}
-	lister, ok := fg.(dashboard.Writer)
+	lister, ok := client.(dashboard.Writer)
 	if !ok {
 		return cannotRun(fmt.Errorf("status: the server's client cannot list issues"))
 	}
@@ -70,15 +74,38 @@ func runStatus(ctx context.Context, args []string, env Env) error {
 	// sweep, so the dashboard is never judged as an issue.
 	var login string
 	if o.publish {
-		if login, err = fg.Self(ctx); err != nil {
-			return rd.Where.Error("look up the token's user", err)
+		if login, err = client.Self(ctx); err != nil {
+			return reader.Where.Error("look up the token's user", err)
 		}
 	}
+	res, err := newSweep(env, reader, client, lister, set.Config, o.repo, login).Run(ctx)
+	if err != nil {
+		return err
+	}
+	if err := printStatus(env, o.format, res); err != nil {
+		return err
+	}
+	if o.publish {
+		kept, err := dashboard.Keep(ctx, lister, res.Listed, login, dashboard.Body(res, version.String()))
+		if err != nil {
+			return reader.Where.Error("keep the dashboard issue", err)
+		}
+		fmt.Fprintf(env.Stderr, "gns-guard: status: dashboard issue #%d %s\n", kept.Number, kept.Action)
+	}
+	if res.Failed() {
+		return exit.ErrViolations
+	}
+	return nil
+}
+
+// newSweep is the sweep of the repository's governed issues, which skips
+// the dashboard (written by login), and on a terminal shows its progress.
+func newSweep(env Env, reader *live.Reader, client guard.Forge, lister dashboard.Writer, cfg guard.Config, repo, login string) *dashboard.Sweep {
 	sw := &dashboard.Sweep{
-		Reader: rd, Lister: lister, Config: set.Config, Repo: o.repo, Now: env.Now,
+		Reader: reader, Lister: lister, Config: cfg, Repo: repo, Now: env.Now,
 		Skip: func(is guard.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
 	}
-	if st, ok := fg.(interface{ ServerTime() time.Time }); ok {
+	if st, ok := client.(interface{ ServerTime() time.Time }); ok {
 		sw.ServerNow = st.ServerTime
 	}
 	if isTerminal(env.Stderr) {
@@ -91,58 +118,7 @@ func runStatus(ctx context.Context, args []string, env Env) error {
 			}
 		}
 	}
-	res, err := sw.Run(ctx)
-	if err != nil {
-		return err
-	}
-	if err := printStatus(env, o.format, res); err != nil {
-		return err
-	}
-	if o.publish {
-		kept, err := dashboard.Keep(ctx, lister, res.Listed, login, dashboard.Body(res, version.String()))
-		if err != nil {
-			return rd.Where.Error("keep the dashboard issue", err)
-		}
-		fmt.Fprintf(env.Stderr, "gns-guard: status: dashboard issue #%d %s\n", kept.Number, kept.Action)
-	}
-	if res.Failed() {
-		return exit.ErrViolations
-	}
-	return nil
-}
-
-// openRepo checks the repository flags and connects, as issueFlags.open
-// does for one issue.
-func (o *statusOptions) openRepo(env Env) (*live.Reader, guard.Forge, error) {
-	owner, name, ok := strings.Cut(o.repo, "/")
-	switch {
-	case o.repo == "":
-		return nil, nil, usageError("status: --repo OWNER/NAME is required")
-	case !ok || owner == "" || name == "" || strings.Contains(name, "/"):
-		return nil, nil, usageError("status: --repo must be OWNER/NAME, not %q", o.repo)
-	}
-	o.owner, o.name = owner, name
-	server := firstOf(o.server, env.Getenv("GITHUB_SERVER_URL"))
-	if server == "" {
-		return nil, nil, usageError("status: no server: pass --server URL or set GITHUB_SERVER_URL")
-	}
-	token := firstOf(o.token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN"))
-	if o.ledgerKeyEnv != "" {
-		if o.ledgerKey = []byte(env.Getenv(o.ledgerKeyEnv)); len(o.ledgerKey) == 0 {
-			return nil, nil, usageError("status: --ledger-key-env %s: the variable is empty or not set", o.ledgerKeyEnv)
-		}
-	}
-	fg, err := connectForge(server, token, owner, name)
-	if err != nil {
-		return nil, nil, usageError("status: %v", err)
-	}
-	return &live.Reader{
-		Forge: fg,
-		Admin: fg,
-		Where: live.Where{Verb: "status", Server: server, Repo: o.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
-		Guard: o.guardUser,
-		Keys:  guard.SecretKeys(o.ledgerKey),
-	}, fg, nil
+	return sw
 }
 
 // printStatus prints the sweep in format. Inside Gitea Actions the text

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"flag"
 	"fmt"
 
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -13,41 +15,42 @@ type tokensReport struct {
 	Tokens   int    `json:"tokens"`
 }
 
-// runTokens prints the token count of a file as the guard counts it.
-func runTokens(args []string, env Env) error {
-	fs := newFlags("tokens", env, "tokens FILE|- [--encoding cl100k_base|o200k_base] [--format text|json]")
-	encName := fs.String("encoding", string(tokens.CL100kBase), "tokenizer encoding: cl100k_base or o200k_base")
-	format := fs.String("format", "text", "output format: text (the count alone) or json")
-	pos, err := parse(fs, args)
-	if err != nil {
+// tokensOptions are the parsed flags and FILE of `tokens`.
+type tokensOptions struct {
+	fileOptions
+	encodingName string
+	encoding     tokens.Encoding
+}
+
+// tokensFlags declares the flags of `tokens`.
+func tokensFlags(fs *flag.FlagSet) options {
+	o := &tokensOptions{}
+	fs.StringVar(&o.encodingName, "encoding", string(tokens.CL100kBase), "tokenizer encoding: cl100k_base or o200k_base")
+	fs.StringVar(&o.format, "format", "text", "output format: text (the count alone) or json")
+	return o
+}
+
+func (o *tokensOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if err := o.settleFile("tokens", pos); err != nil {
 		return err
 	}
-	name, err := oneArg("tokens", pos)
-	if err != nil {
-		return err
-	}
-	if err := checkFormat("tokens", *format); err != nil {
-		return err
-	}
-	enc, err := tokens.ParseEncoding(*encName)
+	enc, err := tokens.ParseEncoding(o.encodingName)
 	if err != nil {
 		return usageError("tokens: %v", err)
 	}
-	text, err := readInput(env, name)
+	o.encoding = enc
+	return nil
+}
+
+// runTokens prints the token count of a file as the guard counts it.
+func runTokens(_ context.Context, o *tokensOptions, env Env) error {
+	text, counter, err := o.read(env, o.encoding)
 	if err != nil {
 		return err
 	}
-	counter, err := tokens.New(enc)
-	if err != nil {
-		return cannotRun(err)
-	}
 	n := counter.Count(text)
-	if *format == "json" {
-		source := name
-		if name == "-" {
-			source = "stdin"
-		}
-		return printJSON(env, tokensReport{File: source, Encoding: string(enc), Tokens: n})
+	if o.format == "json" {
+		return printJSON(env, tokensReport{File: o.source(), Encoding: string(o.encoding), Tokens: n})
 	}
 	_, err = fmt.Fprintln(env.Stdout, n)
 	return err
