@@ -19,9 +19,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// maxRecoverAttempts bounds the re-reads when --apply meets a conflict.
-const maxRecoverAttempts = 3
-
 // recoverResult is what `recover` found and did.
 type recoverResult struct {
 	Issue    int64                  `json:"issue"`
@@ -84,7 +81,7 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		}
 		if o.apply {
 			cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
-			if errors.Is(err, guard.ErrConflict) && attempt < maxRecoverAttempts {
+			if errors.Is(err, guard.ErrConflict) && attempt < live.WriteAttempts {
 				continue
 			}
 			if err != nil {

@@ -19,9 +19,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// maxReportAttempts bounds the re-reads after a compare-and-swap conflict.
-const maxReportAttempts = 5
-
 // reportOptions are the parsed flags of `report`.
 type reportOptions struct {
 	issueFlags
@@ -207,7 +204,7 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 			return o.finishUnwritten(ctx, env, conn, s, step, res)
 		}
 		err = o.write(ctx, conn, s, step, res)
-		if errors.Is(err, guard.ErrConflict) && attempt < maxReportAttempts {
+		if errors.Is(err, guard.ErrConflict) && attempt < live.WriteAttempts {
 			res.Notes = append(res.Notes, fmt.Sprintf("the body changed while the report was written (HTTP 409); read again and applied the same report to it (attempt %d)", attempt+1))
 			continue
 		}
