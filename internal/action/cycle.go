@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/live"
 )
@@ -26,7 +26,7 @@ func (r *runner) cycle(ctx context.Context) error {
 	}
 	r.report(c.plan, c.res)
 	if c.plan.Failed(r.cfg) {
-		return exit.ErrViolations
+		return exitcode.ErrViolations
 	}
 	return nil
 }
@@ -121,7 +121,7 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 	if err != nil {
 		// A forge error is classified already; a conflict that
 		// outlived every attempt is a failure to run too.
-		var ce *exit.CannotRunError
+		var ce *exitcode.CannotRunError
 		if errors.As(err, &ce) {
 			return endRun, err
 		}

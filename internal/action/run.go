@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
@@ -36,33 +36,33 @@ type Options struct {
 }
 
 // Run runs action mode. It returns nil for a clean run (or nothing to do),
-// exit.ErrViolations when the run fails for violations, and otherwise an
-// exit.Reported error (already logged) wrapping an exit.UsageError (a bad
-// input or environment) or an exit.CannotRunError (the server could not be
-// used): exit.Code maps each to the process's exit code.
+// exitcode.ErrViolations when the run fails for violations, and otherwise an
+// exitcode.Reported error (already logged) wrapping an exitcode.UsageError (a bad
+// input or environment) or an exitcode.CannotRunError (the server could not be
+// used): exitcode.Code maps each to the process's exit code.
 func Run(ctx context.Context, o Options) error {
 	gh := githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(o.Stdout))
 	r := &runner{o: o, kit: &toolkit{gh: gh, getenv: o.Getenv}, log: &logger{w: o.Stdout}}
 	r.kit.warn = r.log.infof
 	r.log.infof("gns-guard: %s", version.String())
 	err := r.run(ctx)
-	if err == nil || errors.Is(err, exit.ErrViolations) {
+	if err == nil || errors.Is(err, exitcode.ErrViolations) {
 		return err
 	}
-	var ce *exit.CannotRunError
+	var ce *exitcode.CannotRunError
 	if !errors.As(err, &ce) {
-		var ue *exit.UsageError
+		var ue *exitcode.UsageError
 		if !errors.As(err, &ue) {
-			err = &exit.UsageError{Err: err}
+			err = &exitcode.UsageError{Err: err}
 		}
 	}
 	r.log.untrusted("gns-guard: " + err.Error())
 	r.kit.output("result", "error")
-	return &exit.Reported{Err: err}
+	return &exitcode.Reported{Err: err}
 }
 
 // cannotRun marks err as a failure to do the work at all (exit 3).
-func cannotRun(err error) error { return &exit.CannotRunError{Err: err} }
+func cannotRun(err error) error { return &exitcode.CannotRunError{Err: err} }
 
 // runner is one run of action mode.
 type runner struct {
@@ -94,11 +94,11 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		return &exit.UsageError{Err: err}
+		return &exitcode.UsageError{Err: err}
 	}
 	token := firstNonEmpty(set.Token, r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"))
 	if token == "" {
-		return &exit.UsageError{Err: errors.New("input token: expected a token (the default is ${{ github.token }})")}
+		return &exitcode.UsageError{Err: errors.New("input token: expected a token (the default is ${{ github.token }})")}
 	}
 	apiURL, owner, name, err := r.readEnvironment()
 	if err != nil {

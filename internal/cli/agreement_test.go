@@ -17,7 +17,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/settings"
@@ -180,7 +180,7 @@ type agreeVerdict struct {
 	outcome string
 }
 
-func (v agreeVerdict) pass() bool { return v.code == exit.Clean }
+func (v agreeVerdict) pass() bool { return v.code == exitcode.Clean }
 
 func (v agreeVerdict) String() string {
 	s := "pass"
@@ -558,10 +558,10 @@ func (r *agreeRun) action(srv *agreeServer, act, sender string, dry bool) agreeV
 		},
 		Now: r.clock.now,
 	})
-	code := exit.Code(err)
+	code := exitcode.Code(err)
 	outputs := readOutputs(r.t, output)
 	v := agreeVerdict{code: code, outcome: outputs["result"], pruned: outputs["pruned"] == "true"}
-	if code != exit.Clean && code != exit.Violation {
+	if code != exitcode.Clean && code != exitcode.Violation {
 		r.t.Fatalf("issue #%d (%s, dry run %v): the action could not run (exit %d): %v\n%s%s", is.Number, act, dry, code, err, out.String(), errOut.String())
 	}
 	var violations []finding.Finding

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -83,16 +83,16 @@ func readFileCapped(name string) ([]byte, error) {
 
 // usageError is a mistake in how the command was called: exit 2.
 func usageError(format string, args ...any) error {
-	return &exit.UsageError{Err: fmt.Errorf(format, args...)}
+	return &exitcode.UsageError{Err: fmt.Errorf(format, args...)}
 }
 
 // cannotRun is a failure to do the work at all: exit 3.
 func cannotRun(err error) error {
-	return &exit.CannotRunError{Err: err}
+	return &exitcode.CannotRunError{Err: err}
 }
 
 // errViolations says findings were reported: exit 1, and nothing more to print.
-var errViolations = exit.ErrViolations
+var errViolations = exitcode.ErrViolations
 
 // Main runs the command line args and returns the exit code: the one place
 // where an outcome becomes a code (package exit's table).
@@ -114,15 +114,15 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 			if asJSON && out.n == 0 {
 				printJSONError(env.Stdout, err)
 			}
-			code = exit.CannotRun
+			code = exitcode.CannotRun
 		}
 	}()
 	err := run(ctx, args, env)
 	if errors.Is(err, flag.ErrHelp) {
-		return exit.Clean
+		return exitcode.Clean
 	}
-	code = exit.Code(err)
-	if code == exit.Clean {
+	code = exitcode.Code(err)
+	if code == exitcode.Clean {
 		return code
 	}
 	if asJSON && out.n == 0 {
@@ -130,11 +130,11 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		printJSONError(env.Stdout, err)
 		return code
 	}
-	if err == exit.ErrViolations || exit.IsReported(err) {
+	if err == exitcode.ErrViolations || exitcode.IsReported(err) {
 		return code
 	}
 	fmt.Fprintf(env.Stderr, "gns-guard: %s\n", oneLine(err.Error()))
-	if code == exit.Usage {
+	if code == exitcode.Usage {
 		if hint := usageHint(args, env); hint != "" {
 			fmt.Fprintln(env.Stderr, hint)
 		}
@@ -159,12 +159,12 @@ type jsonErrorBody struct {
 
 // printJSONError prints err as one jsonError line.
 func printJSONError(w io.Writer, err error) {
-	code := exit.Code(err)
+	code := exitcode.Code(err)
 	e := jsonErrorBody{ExitCode: code, Message: err.Error()}
 	switch code {
-	case exit.Violation:
+	case exitcode.Violation:
 		e.Kind = "violations"
-	case exit.Usage:
+	case exitcode.Usage:
 		e.Kind = "usage"
 	default:
 		e.Kind = "cannot-run"

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"io/fs"
 	"os"
@@ -113,7 +113,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, args := range cases {
 		_, stderr, code := runCLI(t, nil, "", args...)
-		if code != exit.Usage {
+		if code != exitcode.Usage {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 		if !strings.Contains(stderr, "gns-guard") {

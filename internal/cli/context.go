@@ -16,7 +16,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/entryload"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
@@ -695,7 +695,7 @@ func loadableCheckpoint(env Env, parsed checkpoint.Result, number int64, o *cont
 		where = o.body
 	}
 	if len(parsed.Blocks) == 0 {
-		return &exit.ViolationError{Err: fmt.Errorf("context: %s has no checkpoint block (a ```yaml fenced block whose root key is checkpoint): there is no state for an agent to load; run 'gns-guard schema' for its shape", where)}
+		return &exitcode.ViolationError{Err: fmt.Errorf("context: %s has no checkpoint block (a ```yaml fenced block whose root key is checkpoint): there is no state for an agent to load; run 'gns-guard schema' for its shape", where)}
 	}
 	if parsed.Valid() {
 		return nil
@@ -707,7 +707,7 @@ func loadableCheckpoint(env Env, parsed checkpoint.Result, number int64, o *cont
 	for _, f := range parsed.Findings {
 		fmt.Fprintln(env.Stderr, f.Format(prefix))
 	}
-	return &exit.ViolationError{Err: fmt.Errorf("context: the checkpoint of %s cannot be trusted (see above): an agent must not resume from it; fix the body (check it with 'gns-guard check') or ask for recovery with a '## 🔄 context-recovery-needed' comment", where)}
+	return &exitcode.ViolationError{Err: fmt.Errorf("context: the checkpoint of %s cannot be trusted (see above): an agent must not resume from it; fix the body (check it with 'gns-guard check') or ask for recovery with a '## 🔄 context-recovery-needed' comment", where)}
 }
 
 // overCap reports a checkpoint that alone does not fit: exit 1.
@@ -732,7 +732,7 @@ func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpo
 			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
 		_ = printIndented(env, rep) // the error below is the answer either way
 	}
-	return &exit.ViolationError{Err: errors.New("context: " + msg)}
+	return &exitcode.ViolationError{Err: errors.New("context: " + msg)}
 }
 
 // overflowLogPath is where a cost-check warning is logged, or "".

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -156,7 +156,7 @@ func TestContextUnreachableServer(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	_, stderr, code := gnsContext(t, "--repo", "o/r", "--issue", "1", "--server", "http://"+addr)
-	if code != exit.CannotRun || !strings.Contains(stderr, "could not reach the server http://"+addr) {
+	if code != exitcode.CannotRun || !strings.Contains(stderr, "could not reach the server http://"+addr) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }

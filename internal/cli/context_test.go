@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"io/fs"
 	"os"
@@ -111,7 +111,7 @@ func TestContextGolden(t *testing.T) {
 				return data, nil
 			}
 			r := runContextCLI(t, read, nil, strings.Fields(string(args))...)
-			if r.code == exit.Clean {
+			if r.code == exitcode.Clean {
 				checkUnderCap(t, r.stdout, args)
 			}
 			got := r.String()
@@ -178,11 +178,11 @@ func TestContextHostileSizes(t *testing.T) {
 		"one-line.js": strings.Repeat("var a=1;", 60_000), // 480 KB on one line
 	}
 	r := runContextCLI(t, memFiles(files), nil, "--body", "body.md", "--file", "big.log")
-	if r.code != exit.Usage || !strings.Contains(r.stderr, "the file big.log is 3,200,000 bytes, over the 1 MiB a load reads") {
+	if r.code != exitcode.Usage || !strings.Contains(r.stderr, "the file big.log is 3,200,000 bytes, over the 1 MiB a load reads") {
 		t.Errorf("3 MB file: %s", r)
 	}
 	r = runContextCLI(t, memFiles(files), nil, "--body", "body.md", "--comments", "comments", "--file", "one-line.js")
-	if r.code != exit.Clean {
+	if r.code != exitcode.Clean {
 		t.Fatalf("huge comment: %s", r)
 	}
 	for _, want := range []string{"- P2 Comment 1 by a: dropped, ", "- P2 Comment 2 by b: ", "- P3 File one-line.js: dropped, ", "(not even its first line)"} {
@@ -260,14 +260,14 @@ func TestContextOnlineFake(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{name: "no issue", args: []string{"--repo", "org/proj"}, vars: vars, code: exit.Usage, msg: "--issue N"},
-		{name: "bad repo", args: []string{"--repo", "org", "--issue", "7"}, vars: vars, code: exit.Usage, msg: "OWNER/NAME"},
-		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "7"}, vars: map[string]string{}, code: exit.Usage, msg: "GITHUB_SERVER_URL"},
-		{name: "labels online", args: []string{"--repo", "org/proj", "--issue", "7", "--labels", "x"}, vars: vars, code: exit.Usage, msg: "--labels goes with --body"},
+		{name: "no issue", args: []string{"--repo", "org/proj"}, vars: vars, code: exitcode.Usage, msg: "--issue N"},
+		{name: "bad repo", args: []string{"--repo", "org", "--issue", "7"}, vars: vars, code: exitcode.Usage, msg: "OWNER/NAME"},
+		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "7"}, vars: map[string]string{}, code: exitcode.Usage, msg: "GITHUB_SERVER_URL"},
+		{name: "labels online", args: []string{"--repo", "org/proj", "--issue", "7", "--labels", "x"}, vars: vars, code: exitcode.Usage, msg: "--labels goes with --body"},
 		{name: "unreachable", err: &forge.UnreachableError{URL: "http://gitea.test", Method: "GET", Path: "/api/v1/repos/org/proj/issues/7", Err: errors.New("connection refused")},
-			args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exit.CannotRun, msg: "could not reach the server http://gitea.test to read"},
-		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/x", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exit.CannotRun, msg: "rejected the token (HTTP 401)"},
-		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "8"}, vars: vars, code: exit.CannotRun, msg: "not found, or the token cannot see it"},
+			args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exitcode.CannotRun, msg: "could not reach the server http://gitea.test to read"},
+		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/x", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exitcode.CannotRun, msg: "rejected the token (HTTP 401)"},
+		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "8"}, vars: vars, code: exitcode.CannotRun, msg: "not found, or the token cannot see it"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f.err = tt.err

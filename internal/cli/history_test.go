@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"os"
 	"path/filepath"
 	"slices"
@@ -211,7 +211,7 @@ func TestHistoryProblems(t *testing.T) {
 		}
 	}
 	_, errOut, code := runHistoryCLI(t, f, map[string]string{"GITHUB_TOKEN": "t"}, "--repo", "org/proj", "--issue", "42", "--server", "http://x")
-	if code != exit.Violation {
+	if code != exitcode.Violation {
 		t.Fatalf("exit %d, want 1: %s", code, errOut)
 	}
 	if !strings.Contains(errOut, "comment 1061: archive part 1/1 (claiming entries 1–") || !strings.Contains(errOut, "is not on the chain") {
@@ -219,7 +219,7 @@ func TestHistoryProblems(t *testing.T) {
 	}
 	// Unproven, the hash still tells.
 	_, errOut, code = runHistoryCLI(t, f, map[string]string{"GITHUB_TOKEN": "t"}, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--no-verify")
-	if code != exit.Violation || !strings.Contains(errOut, "it was edited") {
+	if code != exitcode.Violation || !strings.Contains(errOut, "it was edited") {
 		t.Errorf("--no-verify: exit %d: %s", code, errOut)
 	}
 }
@@ -235,10 +235,10 @@ func TestHistoryChain(t *testing.T) {
 	if _, errOut, code := runHistoryCLI(t, f, vars, withKey...); code != 0 {
 		t.Fatalf("a whole chain, verified: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "WRONG")...); code != exit.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "WRONG")...); code != exitcode.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
 		t.Errorf("the wrong key: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "UNSET")...); code != exit.Usage {
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "UNSET")...); code != exitcode.Usage {
 		t.Errorf("an unset key variable: exit %d: %s", code, errOut)
 	}
 	archiveAt := func(f *fakeForge, id int64) int {
@@ -294,7 +294,7 @@ func TestHistoryChain(t *testing.T) {
 			tt.tamper(f)
 			for _, a := range [][]string{args, withKey} {
 				_, errOut, code := runHistoryCLI(t, f, vars, a...)
-				if code != exit.Violation {
+				if code != exitcode.Violation {
 					t.Errorf("%v: exit %d, want 1: %s", a, code, errOut)
 				}
 				for _, s := range tt.says {
@@ -318,18 +318,18 @@ func TestHistoryErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{name: "no repo", args: []string{"--issue", "1"}, vars: vars, code: exit.Usage, msg: "--repo"},
-		{name: "bad repo", args: []string{"--repo", "a/b/c", "--issue", "1"}, vars: vars, code: exit.Usage, msg: "OWNER/NAME"},
-		{name: "no issue", args: []string{"--repo", "org/proj"}, vars: vars, code: exit.Usage, msg: "--issue"},
-		{name: "positional", args: []string{"--repo", "org/proj", "--issue", "42", "extra"}, vars: vars, code: exit.Usage, msg: "positional"},
-		{name: "format", args: []string{"--repo", "org/proj", "--issue", "42", "--format", "xml"}, vars: vars, code: exit.Usage, msg: "--format"},
-		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITEA_TOKEN": "t"}, code: exit.Usage, msg: "GITHUB_SERVER_URL"},
+		{name: "no repo", args: []string{"--issue", "1"}, vars: vars, code: exitcode.Usage, msg: "--repo"},
+		{name: "bad repo", args: []string{"--repo", "a/b/c", "--issue", "1"}, vars: vars, code: exitcode.Usage, msg: "OWNER/NAME"},
+		{name: "no issue", args: []string{"--repo", "org/proj"}, vars: vars, code: exitcode.Usage, msg: "--issue"},
+		{name: "positional", args: []string{"--repo", "org/proj", "--issue", "42", "extra"}, vars: vars, code: exitcode.Usage, msg: "positional"},
+		{name: "format", args: []string{"--repo", "org/proj", "--issue", "42", "--format", "xml"}, vars: vars, code: exitcode.Usage, msg: "--format"},
+		{name: "no server", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITEA_TOKEN": "t"}, code: exitcode.Usage, msg: "GITHUB_SERVER_URL"},
 		// No token: a public repository is read, and the guard is the
 		// writer its signed ledger names.
-		{name: "no token", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: exit.Clean, msg: `only "gitea-actions"'s are`},
-		{name: "unreachable", err: &forge.UnreachableError{URL: "http://x", Method: "GET", Path: "/api/v1/user", Err: errors.New("connection refused")}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exit.CannotRun, msg: "could not reach the server http://x"},
-		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exit.CannotRun, msg: "rejected the token (HTTP 401)"},
-		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: exit.CannotRun, msg: "not found"},
+		{name: "no token", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: exitcode.Clean, msg: `only "gitea-actions"'s are`},
+		{name: "unreachable", err: &forge.UnreachableError{URL: "http://x", Method: "GET", Path: "/api/v1/user", Err: errors.New("connection refused")}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exitcode.CannotRun, msg: "could not reach the server http://x"},
+		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exitcode.CannotRun, msg: "rejected the token (HTTP 401)"},
+		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: exitcode.CannotRun, msg: "not found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f.err = tt.err

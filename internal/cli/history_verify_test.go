@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
@@ -132,7 +132,7 @@ func TestHistoryVerifyPublished(t *testing.T) {
 	f.config = "history-tail: 3\nledger-public-key: " + guard.PublicKey(historyKey) + "\n"
 	out, errOut, code := runVerify(t, f)
 	want := fmt.Sprintf("issue #42: the history is intact: 1 ledger record and 2 archive parts verified, signed by key %s; ", kidOf(historyKey))
-	if code != exit.Clean || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 || errOut != "" {
+	if code != exitcode.Clean || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 || errOut != "" {
 		t.Fatalf("exit %d\nstdout %q\nwant   %q…\nstderr %s", code, out, want, errOut)
 	}
 	if f.reads != 1 {
@@ -140,7 +140,7 @@ func TestHistoryVerifyPublished(t *testing.T) {
 	}
 	out, errOut, code = runVerify(t, f, "--format", "json")
 	v := decodeVerify(t, out)
-	if code != exit.Clean || !v.Verified || v.Records != 1 || v.Parts != 2 || !slices.Equal(v.KeyIDs, []string{kidOf(historyKey)}) ||
+	if code != exitcode.Clean || !v.Verified || v.Records != 1 || v.Parts != 2 || !slices.Equal(v.KeyIDs, []string{kidOf(historyKey)}) ||
 		!slices.Equal(v.Held, []string{kidOf(historyKey)}) || v.Problems == nil || len(v.Problems) != 0 || v.Entries < 5 {
 		t.Errorf("exit %d: %+v\n%s", code, v, errOut)
 	}
@@ -151,11 +151,11 @@ func TestHistoryVerifyPublished(t *testing.T) {
 func TestHistoryVerifyFlagOverrides(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
 	f.config = "ledger-public-key: " + guard.PublicKey([]byte("some other key")) + "\n"
-	if _, errOut, code := runVerify(t, f); code != exit.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
+	if _, errOut, code := runVerify(t, f); code != exitcode.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
 		t.Errorf("with the file's (wrong) key: exit %d: %s", code, errOut)
 	}
 	f.reads = 0
-	if out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(historyKey)); code != exit.Clean || !strings.Contains(out, "the history is intact") {
+	if out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(historyKey)); code != exitcode.Clean || !strings.Contains(out, "the history is intact") {
 		t.Errorf("with --public-key: exit %d: %s%s", code, out, errOut)
 	}
 	if f.reads != 0 {
@@ -169,12 +169,12 @@ func TestHistoryVerifyNoKey(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
 	f.config = "history-tail: 3\n"
 	_, errOut, code := runVerify(t, f)
-	if code != exit.Usage || !strings.Contains(errOut, "gns-guard pubkey") || !strings.Contains(errOut, "ledger-public-key") || !strings.Contains(errOut, "--public-key") {
+	if code != exitcode.Usage || !strings.Contains(errOut, "gns-guard pubkey") || !strings.Contains(errOut, "ledger-public-key") || !strings.Contains(errOut, "--public-key") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	out, _, code := runVerify(t, f, "--format", "json")
 	var e jsonError
-	if err := json.Unmarshal([]byte(out), &e); err != nil || code != exit.Usage || e.Error.Kind != "usage" || !strings.Contains(e.Error.Message, "gns-guard pubkey") {
+	if err := json.Unmarshal([]byte(out), &e); err != nil || code != exitcode.Usage || e.Error.Kind != "usage" || !strings.Contains(e.Error.Message, "gns-guard pubkey") {
 		t.Errorf("JSON: exit %d: %v %s", code, err, out)
 	}
 	// Flags that make no sense together.
@@ -186,11 +186,11 @@ func TestHistoryVerifyNoKey(t *testing.T) {
 		{[]string{"--ledger-key-env", "KEY"}, "needs no secret"},
 		{[]string{"--public-key", "ed25519:AAAA"}, "--public-key"},
 	} {
-		if _, errOut, code := runVerify(t, f, tt.args...); code != exit.Usage || !strings.Contains(errOut, tt.says) {
+		if _, errOut, code := runVerify(t, f, tt.args...); code != exitcode.Usage || !strings.Contains(errOut, tt.says) {
 			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
 		}
 	}
-	if _, errOut, code := runHistoryCLI(t, f, verifyVars, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--public-key", guard.PublicKey(historyKey)); code != exit.Usage || !strings.Contains(errOut, "add --verify") {
+	if _, errOut, code := runHistoryCLI(t, f, verifyVars, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--public-key", guard.PublicKey(historyKey)); code != exitcode.Usage || !strings.Contains(errOut, "add --verify") {
 		t.Errorf("--public-key without --verify: exit %d: %s", code, errOut)
 	}
 }
@@ -213,13 +213,13 @@ func TestHistoryVerifyTampered(t *testing.T) {
 		t.Fatalf("the edit does not read back: %v", err)
 	}
 	out, errOut, code := runVerify(t, f, "--public-key", pub)
-	if code != exit.Violation || out != "" || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1") ||
+	if code != exitcode.Violation || out != "" || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1") ||
 		!strings.Contains(errOut, "signature does not verify under key "+kidOf(historyKey)) || !strings.Contains(errOut, "verification failed") {
 		t.Errorf("exit %d\nstdout %q\nstderr %s", code, out, errOut)
 	}
 	out, _, code = runVerify(t, f, "--public-key", pub, "--format", "json")
 	v := decodeVerify(t, out)
-	if code != exit.Violation || v.Verified || !slices.ContainsFunc(v.Problems, func(p struct {
+	if code != exitcode.Violation || v.Verified || !slices.ContainsFunc(v.Problems, func(p struct {
 		Comment int64  `json:"comment"`
 		URL     string `json:"url"`
 		Message string `json:"message"`
@@ -232,7 +232,7 @@ func TestHistoryVerifyTampered(t *testing.T) {
 	f = signedIssue(t, historyKey, historyKey)
 	last := len(f.comments) - 1
 	f.comments[last].Body = strings.Replace(f.comments[last].Body, `"baseline":true`, `"baseline":false`, 1)
-	if _, errOut, code := runVerify(t, f, "--public-key", pub); code != exit.Violation || !strings.Contains(errOut, "comment 1059 (http://gitea.test/org/proj/issues/42#issuecomment-1059): the ledger record in comment 1059 does not verify") {
+	if _, errOut, code := runVerify(t, f, "--public-key", pub); code != exitcode.Violation || !strings.Contains(errOut, "comment 1059 (http://gitea.test/org/proj/issues/42#issuecomment-1059): the ledger record in comment 1059 does not verify") {
 		t.Errorf("an edited record: exit %d: %s", code, errOut)
 	}
 }
@@ -244,7 +244,7 @@ func TestHistoryVerifyRotation(t *testing.T) {
 	oldKey, newKey := []byte("the key before the rotation"), historyKey
 	f := signedIssue(t, newKey, oldKey, newKey)
 	_, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(newKey))
-	if code != exit.Violation || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) is signed by key "+kidOf(oldKey)+", which this workflow does not hold") ||
+	if code != exitcode.Violation || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) is signed by key "+kidOf(oldKey)+", which this workflow does not hold") ||
 		!strings.Contains(errOut, "not an edit") || strings.Contains(errOut, "edited") || strings.Contains(errOut, "comment 1058") {
 		t.Errorf("only the new key: exit %d: %s", code, errOut)
 	}
@@ -252,7 +252,7 @@ func TestHistoryVerifyRotation(t *testing.T) {
 	v := decodeVerify(t, out)
 	want := []string{kidOf(oldKey), kidOf(newKey)}
 	slices.Sort(want)
-	if code != exit.Clean || !v.Verified || v.Parts != 2 || !slices.Equal(v.KeyIDs, want) {
+	if code != exitcode.Clean || !v.Verified || v.Parts != 2 || !slices.Equal(v.KeyIDs, want) {
 		t.Errorf("both keys: exit %d: %+v %s", code, v, errOut)
 	}
 }
@@ -303,17 +303,17 @@ func TestHistoryVerifyLegacyHMAC(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
 	f.comments[55].Body = legacyHMAC(t, f.comments[55].Body, historyKey)
 	out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(historyKey))
-	if code != exit.Clean || !strings.Contains(out, "1 ledger record and 1 archive part verified, signed by key "+kidOf(historyKey)+"; 1 older archive part with no Ed25519 signature") ||
+	if code != exitcode.Clean || !strings.Contains(out, "1 ledger record and 1 archive part verified, signed by key "+kidOf(historyKey)+"; 1 older archive part with no Ed25519 signature") ||
 		!strings.Contains(errOut, "note: comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) was signed with the secret ledger-key itself") {
 		t.Errorf("the public key: exit %d\n%s%s", code, out, errOut)
 	}
 	vars := map[string]string{"GITEA_TOKEN": "t", "KEY": string(historyKey), "WRONG": "not the key"}
 	base := []string{"--repo", "org/proj", "--issue", "42", "--server", "http://x"}
-	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "KEY")...); code != exit.Clean {
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "KEY")...); code != exitcode.Clean {
 		t.Errorf("the secret: exit %d: %s", code, errOut)
 	}
 	// A wrong secret verifies neither the record nor the part.
-	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "WRONG")...); code != exit.Violation || !strings.Contains(errOut, "comment 1056: archive part 1/1 (entries 1–3): its signature does not verify under the ledger key") {
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "WRONG")...); code != exitcode.Violation || !strings.Contains(errOut, "comment 1056: archive part 1/1 (entries 1–3): its signature does not verify under the ledger key") {
 		t.Errorf("a wrong secret: exit %d: %s", code, errOut)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/settings"
@@ -370,7 +370,7 @@ func TestInitIssueTemplatePassesCheck(t *testing.T) {
 	// Unfilled, the guard says which number it expects.
 	files["b.md"] = body
 	stdout, _, code := runCLI(t, files, "", append(append([]string{"check"}, judge...), "b.md")...)
-	if code != exit.Violation || !strings.Contains(stdout, "expected this issue's number 7, found 0") {
+	if code != exitcode.Violation || !strings.Contains(stdout, "expected this issue's number 7, found 0") {
 		t.Errorf("unfilled: exit %d:\n%s", code, stdout)
 	}
 }
@@ -552,7 +552,7 @@ func TestInitCommit(t *testing.T) {
 	empty.repo.Empty, empty.branches = true, map[string]map[string][]byte{}
 	useSetupServer(t, empty)
 	_, stderr, code := runCLI(t, nil, "", initArgs...)
-	if code != exit.Usage || !strings.Contains(stderr, "alice/proj has no commit yet") || !strings.Contains(stderr, "--commit") || len(empty.writes) != 0 {
+	if code != exitcode.Usage || !strings.Contains(stderr, "alice/proj has no commit yet") || !strings.Contains(stderr, "--commit") || len(empty.writes) != 0 {
 		t.Errorf("empty repository: exit %d: %s", code, stderr)
 	}
 }
@@ -604,12 +604,12 @@ func TestInitErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"init"}, exit.Usage, "init: --repo OWNER/NAME is required"},
-		{[]string{"init", "--repo", "alice"}, exit.Usage, `init: --repo must be OWNER/NAME, not "alice"`},
-		{[]string{"init", "--repo", "alice/proj"}, exit.Usage, "init: no server: pass --server URL or set GITHUB_SERVER_URL"},
-		{append(slices.Clone(initArgs), "extra"), exit.Usage, "init takes no arguments, got extra"},
-		{append(slices.Clone(initArgs), "--format", "yaml"), exit.Usage, `init: --format must be text or json, not "yaml"`},
-		{[]string{"init", "--repo", "bob/proj", "--server", "http://gitea.test"}, exit.Usage, "init: no repository bob/proj"},
+		{[]string{"init"}, exitcode.Usage, "init: --repo OWNER/NAME is required"},
+		{[]string{"init", "--repo", "alice"}, exitcode.Usage, `init: --repo must be OWNER/NAME, not "alice"`},
+		{[]string{"init", "--repo", "alice/proj"}, exitcode.Usage, "init: no server: pass --server URL or set GITHUB_SERVER_URL"},
+		{append(slices.Clone(initArgs), "extra"), exitcode.Usage, "init takes no arguments, got extra"},
+		{append(slices.Clone(initArgs), "--format", "yaml"), exitcode.Usage, `init: --format must be text or json, not "yaml"`},
+		{[]string{"init", "--repo", "bob/proj", "--server", "http://gitea.test"}, exitcode.Usage, "init: no repository bob/proj"},
 	} {
 		stdout, stderr, code := runCLI(t, nil, "", c.args...)
 		if code != c.code || stdout != "" || !strings.HasPrefix(stderr, "gns-guard: "+c.msg) {
@@ -622,19 +622,19 @@ func TestInitErrors(t *testing.T) {
 
 	s.fail = map[string]error{"CreatePull": fmt.Errorf("POST /api/v1/repos/alice/proj/pulls: %w", guard.ErrForbidden)}
 	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
-	if code != exit.CannotRun || stdout != "" || !strings.Contains(stderr, "init: the token may not open a pull request from gns-guard-init into main in alice/proj (HTTP 403)") {
+	if code != exitcode.CannotRun || stdout != "" || !strings.Contains(stderr, "init: the token may not open a pull request from gns-guard-init into main in alice/proj (HTTP 403)") {
 		t.Errorf("refused: exit %d\n%s%s", code, stdout, stderr)
 	}
 	s.fail = map[string]error{"Repository": fmt.Errorf("GET /api/v1/repos/alice/proj: %w", guard.ErrUnauthorized)}
 	stdout, _, code = runCLI(t, nil, "", append(slices.Clone(initArgs), "--format", "json")...)
 	var je jsonError
-	if err := json.Unmarshal([]byte(stdout), &je); err != nil || code != exit.CannotRun || je.Error.Kind != "cannot-run" ||
+	if err := json.Unmarshal([]byte(stdout), &je); err != nil || code != exitcode.CannotRun || je.Error.Kind != "cannot-run" ||
 		!strings.Contains(je.Error.Message, "rejected the token (HTTP 401) when trying to read the repository; check --token") {
 		t.Errorf("rejected token: exit %d, %v: %s", code, err, stdout)
 	}
 	s.fail = nil
 	s.repo.Archived = true
-	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exit.CannotRun || !strings.Contains(stderr, "alice/proj is archived") {
+	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exitcode.CannotRun || !strings.Contains(stderr, "alice/proj is archived") {
 		t.Errorf("archived: exit %d: %s", code, stderr)
 	}
 
@@ -642,7 +642,7 @@ func TestInitErrors(t *testing.T) {
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
 	connectForge = func(server, token, owner, repo string) (guard.Forge, error) { return struct{ guard.Forge }{}, nil }
-	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exit.CannotRun || !strings.Contains(stderr, "init: the client cannot set a repository up") {
+	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exitcode.CannotRun || !strings.Contains(stderr, "init: the client cannot set a repository up") {
 		t.Errorf("no setup methods: exit %d: %s", code, stderr)
 	}
 }
@@ -672,7 +672,7 @@ func TestKeygen(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 || len(rep) != 1 || !hex64.MatchString(rep["ledger_key"]+"\n") {
 		t.Errorf("exit %d, %v: %s", code, err, stdout)
 	}
-	if _, stderr, code := runCLI(t, nil, "", "keygen", "now"); code != exit.Usage || !strings.Contains(stderr, "keygen takes no arguments") {
+	if _, stderr, code := runCLI(t, nil, "", "keygen", "now"); code != exitcode.Usage || !strings.Contains(stderr, "keygen takes no arguments") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 	if stdout, _, code := runCLI(t, nil, "", "keygen", "-h"); code != 0 || !strings.HasPrefix(stdout, "Usage: gns-guard keygen") {
@@ -701,7 +701,7 @@ func TestPubkey(t *testing.T) {
 	if l, problem := guard.ReadLedger(c, 1, keys); l == nil {
 		t.Errorf("the public key does not verify the secret's record: %s", problem)
 	}
-	if _, stderr, code := run(nil); code != exit.Usage || !strings.Contains(stderr, LedgerKeyEnv) {
+	if _, stderr, code := run(nil); code != exitcode.Usage || !strings.Contains(stderr, LedgerKeyEnv) {
 		t.Errorf("no secret: exit %d, %q", code, stderr)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/live"
@@ -154,9 +154,9 @@ func localConfig(env Env, name string) (settings.Layer, error) {
 // prefixed puts the verb before a configuration error's message (a
 // failed request names it already).
 func prefixed(verb string, err error) error {
-	var ue *exit.UsageError
+	var ue *exitcode.UsageError
 	if errors.As(err, &ue) {
-		return &exit.UsageError{Err: fmt.Errorf("%s: %w", verb, ue.Err)}
+		return &exitcode.UsageError{Err: fmt.Errorf("%s: %w", verb, ue.Err)}
 	}
 	return err
 }

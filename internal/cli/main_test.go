@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
 
@@ -102,7 +102,7 @@ func TestPruneInvalidJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, stdout)
 	}
-	if code != exit.Violation || rep.Pruned || len(rep.Findings) == 0 || rep.Reason == "" || rep.Body != files["b.md"] {
+	if code != exitcode.Violation || rep.Pruned || len(rep.Findings) == 0 || rep.Reason == "" || rep.Body != files["b.md"] {
 		t.Errorf("exit %d, %+v", code, rep)
 	}
 }
@@ -145,7 +145,7 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || got != version.Info() {
 		t.Errorf("exit %d, %v: %s", code, err, stdout)
 	}
-	if _, stderr, code := runCLI(t, nil, "", "version", "extra"); code != exit.Usage || !strings.Contains(stderr, "Run 'gns-guard version -h' for usage.") {
+	if _, stderr, code := runCLI(t, nil, "", "version", "extra"); code != exitcode.Usage || !strings.Contains(stderr, "Run 'gns-guard version -h' for usage.") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
@@ -165,7 +165,7 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 		{nil, "gns-guard: no verb given; the verbs are check, prune, history, tokens, context, report, recover, status, init, keygen, pubkey, schema, rules, version, action", "Run 'gns-guard -h' for usage."},
 	} {
 		stdout, stderr, code := runCLI(t, nil, "", c.args...)
-		if want := c.line + "\n" + c.hint + "\n"; code != exit.Usage || stdout != "" || stderr != want {
+		if want := c.line + "\n" + c.hint + "\n"; code != exitcode.Usage || stdout != "" || stderr != want {
 			t.Errorf("%q: exit %d\nstdout %q\nstderr %q\nwant   %q", c.args, code, stdout, stderr, want)
 		}
 	}
@@ -207,18 +207,18 @@ func TestJSONErrors(t *testing.T) {
 		kind string
 		msg  string
 	}{
-		{[]string{"check", "--format", "json", "-x", "a.md"}, exit.Usage, "usage", "check: flag provided but not defined: -x"},
-		{[]string{"check", "--format=json"}, exit.Usage, "usage", "check needs a FILE (or - for standard input)"},
-		{[]string{"check", "--format", "json", "missing.md"}, exit.Usage, "usage", "cannot read missing.md"},
-		{[]string{"tokens", "--format", "json", "--encoding", "p50k", "-"}, exit.Usage, "usage", "tokens: "},
-		{[]string{"nope", "--format", "json"}, exit.Usage, "usage", `unknown verb "nope"`},
-		{[]string{"rules", "--format", "json", "extra"}, exit.Usage, "usage", "rules takes no arguments"},
-		{[]string{"schema", "--format", "json", "--history-tail", "0"}, exit.Usage, "usage", "schema: --history-tail must be positive"},
-		{[]string{"version", "--format", "json", "x"}, exit.Usage, "usage", "version takes no arguments"},
-		{[]string{"history", "--format", "json", "--repo", "a/b", "--issue", "1", "--server", "http://127.0.0.1:1", "--token", "t"}, exit.CannotRun, "cannot-run", "history: "},
-		{[]string{"report", "--format", "json"}, exit.Usage, "usage", "report: "},
-		{[]string{"recover", "--format", "json"}, exit.Usage, "usage", "recover: "},
-		{[]string{"context", "--format", "json"}, exit.Usage, "usage", "context"},
+		{[]string{"check", "--format", "json", "-x", "a.md"}, exitcode.Usage, "usage", "check: flag provided but not defined: -x"},
+		{[]string{"check", "--format=json"}, exitcode.Usage, "usage", "check needs a FILE (or - for standard input)"},
+		{[]string{"check", "--format", "json", "missing.md"}, exitcode.Usage, "usage", "cannot read missing.md"},
+		{[]string{"tokens", "--format", "json", "--encoding", "p50k", "-"}, exitcode.Usage, "usage", "tokens: "},
+		{[]string{"nope", "--format", "json"}, exitcode.Usage, "usage", `unknown verb "nope"`},
+		{[]string{"rules", "--format", "json", "extra"}, exitcode.Usage, "usage", "rules takes no arguments"},
+		{[]string{"schema", "--format", "json", "--history-tail", "0"}, exitcode.Usage, "usage", "schema: --history-tail must be positive"},
+		{[]string{"version", "--format", "json", "x"}, exitcode.Usage, "usage", "version takes no arguments"},
+		{[]string{"history", "--format", "json", "--repo", "a/b", "--issue", "1", "--server", "http://127.0.0.1:1", "--token", "t"}, exitcode.CannotRun, "cannot-run", "history: "},
+		{[]string{"report", "--format", "json"}, exitcode.Usage, "usage", "report: "},
+		{[]string{"recover", "--format", "json"}, exitcode.Usage, "usage", "recover: "},
+		{[]string{"context", "--format", "json"}, exitcode.Usage, "usage", "context"},
 	} {
 		stdout, stderr, code := runCLI(t, nil, "", c.args...)
 		var got jsonError
@@ -233,7 +233,7 @@ func TestJSONErrors(t *testing.T) {
 	// Violations print their own report, not an error object.
 	data := readTestdata(t, "testdata/check/err/depth-exceeded.md")
 	stdout, _, code := runCLI(t, nil, data, "check", "-", "--format", "json")
-	if code != exit.Violation || !strings.Contains(stdout, `"valid": false`) || strings.Contains(stdout, `{"error":`) {
+	if code != exitcode.Violation || !strings.Contains(stdout, `"valid": false`) || strings.Contains(stdout, `{"error":`) {
 		t.Errorf("exit %d:\n%s", code, stdout)
 	}
 }
@@ -255,7 +255,7 @@ func TestReadFileIsCapped(t *testing.T) {
 	for _, verb := range []string{"check", "prune", "tokens"} {
 		out.Reset()
 		errb.Reset()
-		if code := Main(context.Background(), []string{verb, "/dev/zero"}, env); code != exit.Usage || !strings.Contains(errb.String(), "/dev/zero is over 32 MiB") {
+		if code := Main(context.Background(), []string{verb, "/dev/zero"}, env); code != exitcode.Usage || !strings.Contains(errb.String(), "/dev/zero is over 32 MiB") {
 			t.Errorf("%s: exit %d, %q", verb, code, errb.String())
 		}
 	}
@@ -331,7 +331,7 @@ func TestHostileInput(t *testing.T) {
 				if strings.Contains(stderr, "internal error") {
 					t.Errorf("%q: %s", args, stderr)
 				}
-				if wantsJSON(args) && code != 0 && code != exit.Violation && !json.Valid([]byte(stdout)) {
+				if wantsJSON(args) && code != 0 && code != exitcode.Violation && !json.Valid([]byte(stdout)) {
 					t.Errorf("%q: exit %d, not JSON: %q", args, code, stdout)
 				}
 			}()
@@ -346,7 +346,7 @@ func TestMainRecoversPanic(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Now: time.Now, Getenv: func(string) string { return "" },
 		ReadFile: func(string) ([]byte, error) { panic("boom") }}
-	if code := Main(context.Background(), []string{"check", "--format", "json", "a.md"}, env); code != exit.CannotRun {
+	if code := Main(context.Background(), []string{"check", "--format", "json", "a.md"}, env); code != exitcode.CannotRun {
 		t.Fatalf("exit %d", code)
 	}
 	if !strings.Contains(errb.String(), "internal error: boom") || !strings.HasPrefix(out.String(), `{"error":{"exit_code":3,"kind":"cannot-run"`) {

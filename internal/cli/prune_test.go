@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"os"
 	"path/filepath"
@@ -49,15 +49,15 @@ func TestPruneGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env, out, errOut := pruneTestEnv(nil)
 			code := Main(context.Background(), []string{"prune", in, "--now", "2026-05-17T08:00:00Z"}, env)
-			want := exit.Clean
+			want := exitcode.Clean
 			if strings.HasPrefix(name, "invalid-") {
-				want = exit.Violation
+				want = exitcode.Violation
 			}
 			if code != want {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, want, errOut)
 			}
 			golden.Check(t, strings.TrimSuffix(in, ".md")+".golden", out.String(), "go test ./internal/cli -run TestPrune -update")
-			if want == exit.Clean {
+			if want == exitcode.Clean {
 				checkPruneOutput(t, in, out.String())
 			}
 		})
@@ -129,7 +129,7 @@ func TestPruneUsage(t *testing.T) {
 		{"prune", "/nonexistent/body.md"},
 	} {
 		env, _, errOut := pruneTestEnv(nil)
-		if code := Main(context.Background(), args, env); code != exit.Usage {
+		if code := Main(context.Background(), args, env); code != exitcode.Usage {
 			t.Errorf("%q: exit %d, want 2; stderr %s", args, code, errOut)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -149,7 +149,7 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recovery, error) {
 	n, iss := s.Issue.Number, s.Issue
 	if iss.BodyTooLarge {
-		return nil, &exit.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, guard.MaxBodyBytes)}
+		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, guard.MaxBodyBytes)}
 	}
 	done, cancel := deadline()
 	defer cancel()
@@ -176,7 +176,7 @@ func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recove
 	}
 	base, created, err := baseline(comments, s.Status, n, cfg, s.Guard, now)
 	if err != nil {
-		return nil, &exit.ViolationError{Err: fmt.Errorf("recover: issue #%d: %w; rebuild the checkpoint by hand from 'gns-guard history' and the agents' comments", n, err)}
+		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: %w; rebuild the checkpoint by hand from 'gns-guard history' and the agents' comments", n, err)}
 	}
 	res.Baseline = base
 	var events []exitprotocol.Event

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -318,7 +318,7 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes})
 	var ue *exitprotocol.UnreadableError
 	if errors.As(err, &ue) {
-		return nil, &exit.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
+		return nil, &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
 	}
 	if err != nil {
 		return nil, cannotRun(fmt.Errorf("report: issue #%d: %w", n, err))
@@ -440,7 +440,7 @@ func nonNilList(list []string) []string {
 }
 
 // errRefused says the report was refused: exit 1, already explained.
-var errRefused = &exit.Reported{Err: exit.ErrViolations}
+var errRefused = &exitcode.Reported{Err: exitcode.ErrViolations}
 
 // checkpointOf parses a body's checkpoint, or nil.
 func checkpointOf(body string, n int64) *checkpoint.Checkpoint {

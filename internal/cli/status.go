@@ -10,7 +10,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
@@ -93,7 +93,7 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 		fmt.Fprintf(env.Stderr, "gns-guard: status: dashboard issue #%d %s\n", kept.Number, kept.Action)
 	}
 	if res.Failed() {
-		return exit.ErrViolations
+		return exitcode.ErrViolations
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/burn"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/forge"
@@ -150,7 +150,7 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 	res.Open = len(res.Listed)
 	counter, err := tokens.New(s.Config.Encoding)
 	if err != nil {
-		return nil, &exit.CannotRunError{Err: err}
+		return nil, &exitcode.CannotRunError{Err: err}
 	}
 	now := time.Now
 	if s.Now != nil {

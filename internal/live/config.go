@@ -7,7 +7,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
@@ -43,7 +43,7 @@ func (r *Reader) Config(ctx context.Context, s *Snapshot, o ConfigOptions) (sett
 	}
 	res, err := settings.Resolve(append([]settings.Layer{file}, o.Top...)...)
 	if err != nil {
-		return res, nil, &exit.UsageError{Err: err}
+		return res, nil, &exitcode.UsageError{Err: err}
 	}
 	return res, stamp, nil
 }
@@ -62,13 +62,13 @@ func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (
 	case errors.Is(err, guard.ErrNotFound):
 		return settings.Layer{Source: ConfigFile}, stamp, nil
 	case errors.Is(err, guard.ErrTooLarge):
-		return settings.Layer{}, nil, &exit.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few lines", ConfigFile, settings.MaxFileBytes>>10)}
+		return settings.Layer{}, nil, &exitcode.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few lines", ConfigFile, settings.MaxFileBytes>>10)}
 	case err != nil:
 		return settings.Layer{}, nil, r.Where.Error("read "+ConfigFile+" of the default branch", err)
 	}
 	layer, err := settings.FileLayer(ConfigFile, data)
 	if err != nil {
-		return layer, nil, &exit.UsageError{Err: err}
+		return layer, nil, &exitcode.UsageError{Err: err}
 	}
 	stamp.Found = true
 	stamp.Values = map[string]string{}

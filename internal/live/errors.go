@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 )
 
@@ -21,7 +21,7 @@ type Where struct {
 
 // Error says why a request failed, for the person who sees it: an
 // unreachable server, a rejected token, a refused permission or a missing
-// issue cannot be worked around, so it is an exit.CannotRunError (exit 3).
+// issue cannot be worked around, so it is an exitcode.CannotRunError (exit 3).
 // what completes "could not ...": "read issue #7".
 func (w Where) Error(what string, err error) error {
 	prefix := ""
@@ -41,5 +41,5 @@ func (w Where) Error(what string, err error) error {
 	default:
 		msg = fmt.Errorf("%scould not %s at %s: %w", prefix, what, w.Server, err)
 	}
-	return &exit.CannotRunError{Err: msg}
+	return &exitcode.CannotRunError{Err: msg}
 }

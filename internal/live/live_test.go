@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
@@ -214,14 +214,14 @@ func TestConfigErrors(t *testing.T) {
 	f.file = []byte("history-tail: 4\nprune-treshold: 0.5\n")
 	r := &Reader{Forge: f, Where: Where{Verb: "report", Server: "http://x", Repo: "o/r"}}
 	_, _, err := r.Config(context.Background(), nil, ConfigOptions{})
-	var ue *exit.UsageError
+	var ue *exitcode.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".gitea/gns-guard.yml:2:1: prune-treshold") || !strings.Contains(err.Error(), `"prune-threshold"`) {
 		t.Errorf("error %v", err)
 	}
 	f.err = fmt.Errorf("GET: %w", guard.ErrUnreachable)
 	_, _, err = r.Config(context.Background(), nil, ConfigOptions{})
-	if exit.Code(err) != exit.CannotRun || !strings.HasPrefix(err.Error(), "report: could not reach the server http://x to read .gitea/gns-guard.yml") {
-		t.Errorf("error %v (exit %d)", err, exit.Code(err))
+	if exitcode.Code(err) != exitcode.CannotRun || !strings.HasPrefix(err.Error(), "report: could not reach the server http://x to read .gitea/gns-guard.yml") {
+		t.Errorf("error %v (exit %d)", err, exitcode.Code(err))
 	}
 }
 
@@ -238,8 +238,8 @@ func TestErrorsSayWhatAndWhere(t *testing.T) {
 		{errors.New("boom"), "history: could not read issue #7 at http://x: GET: boom"},
 	} {
 		err := w.Error("read issue #7", fmt.Errorf("GET: %w", tt.err))
-		if exit.Code(err) != exit.CannotRun || !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("%v: %q (exit %d), want %q", tt.err, err, exit.Code(err), tt.want)
+		if exitcode.Code(err) != exitcode.CannotRun || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%v: %q (exit %d), want %q", tt.err, err, exitcode.Code(err), tt.want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/cli"
-	"github.com/gns-guard/gns-guard/internal/exit"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 )
@@ -79,7 +79,7 @@ func (s Step) runInProcess(ctx context.Context, d Delivery, o InProcess) (Result
 		NewForge:   o.NewForge,
 		Now:        o.Now,
 	})
-	return collect(dir, exit.Code(err), stdout.String(), stderr.String())
+	return collect(dir, exitcode.Code(err), stdout.String(), stderr.String())
 }
 
 // Process is a guard binary started by Start: tests can kill it mid-run.

@@ -1,4 +1,4 @@
-package exit
+package exitcode
 
 import (
 	"errors"
