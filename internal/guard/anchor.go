@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Anchor seals the guard's newest ledger record where no issue writer can
@@ -128,7 +130,7 @@ func (e *eval) judgeAnchor(l *Ledger) (a *Anchor, problem string, lags bool) {
 		return nil, "", false
 	}
 	n := e.in.Issue.Number
-	a, problem = ReadAnchor(st.Text, e.in.Issue.RepoID, n, e.cfg.Keys())
+	a, problem = ReadAnchor(st.Text, e.in.Issue.RepoID, n, ConfigKeys(e.cfg))
 	if problem != "" {
 		return nil, problem, false
 	}
@@ -156,7 +158,7 @@ func (e *eval) judgeAnchor(l *Ledger) (a *Anchor, problem string, lags bool) {
 // into the status comment status (as the server answered the write), the
 // comments of the issue being recent (the last ones, oldest first, the
 // status comment among them or not) and first saying they are all of them.
-func NextAnchor(in Input, seq int64, line string, status Comment, recent []Comment, first bool) Anchor {
+func NextAnchor(in Input, seq int64, line string, status issues.Comment, recent []issues.Comment, first bool) Anchor {
 	tail := lastN(recent, in.Config.RecentWindow())
 	a := Anchor{Repo: in.Issue.RepoID, Issue: in.Issue.Number, Seq: seq, Record: RecordHash(line), Status: status.ID, First: first && len(tail) == len(recent)}
 	since := status.UpdatedAt
@@ -186,7 +188,7 @@ func AnchorWrite(st AnchorState, keys LedgerKeys, next Anchor, secret []byte) (s
 // LabelsMoved reports whether the issue's governance labels differ from
 // those the record accepted (by id and name), or an approval label it
 // holds pending is off: the run must read who changed them.
-func LabelsMoved(l *Ledger, is Issue, cfg Config) bool {
+func LabelsMoved(l *Ledger, is issues.Issue, cfg issues.Config) bool {
 	e := &eval{cfg: cfg, in: Input{Issue: is}}
 	names := is.LabelNames()
 	if !slices.Equal(e.governanceLabels(names), l.Labels) {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // anchored is trusted(t, 4) with the anchor the guard left after writing
@@ -11,7 +13,7 @@ import (
 func anchored(t *testing.T) Input {
 	t.Helper()
 	in := trusted(t, 4)
-	l, problem := ReadLedger(in.Status, 9, in.Config.Keys())
+	l, problem := ReadLedger(in.Status, 9, ConfigKeys(in.Config))
 	if l == nil {
 		t.Fatal(problem)
 	}
@@ -41,7 +43,7 @@ func TestAnchorCatchesARollback(t *testing.T) {
 	in := anchored(t)
 	// The guard wrote record 5 since; an issue writer put back its copy of
 	// record 0 (the one in the comment now), well within seconds.
-	a, _ := ReadAnchor(in.Anchor.Text, 0, 9, in.Config.Keys())
+	a, _ := ReadAnchor(in.Anchor.Text, 0, 9, ConfigKeys(in.Config))
 	a.Seq, a.Record = 5, RecordHash("a newer record")
 	in.Anchor.Text = EncodeAnchor(*a, in.Config.LedgerKey)
 	p := Decide(in)
@@ -124,20 +126,20 @@ func TestAnchorRotation(t *testing.T) {
 
 func TestNextAnchorCoversTheTail(t *testing.T) {
 	in := anchored(t)
-	old := Comment{ID: 40, Author: "agent", UpdatedAt: written.Add(-time.Hour)}
-	status := Comment{ID: 50, Author: ActionsUser, UpdatedAt: written}
-	a := NextAnchor(in, 2, "line", status, []Comment{old, status}, true)
+	old := issues.Comment{ID: 40, Author: "agent", UpdatedAt: written.Add(-time.Hour)}
+	status := issues.Comment{ID: 50, Author: issues.ActionsUser, UpdatedAt: written}
+	a := NextAnchor(in, 2, "line", status, []issues.Comment{old, status}, true)
 	if a.Since > old.UpdatedAt.Unix() || a.Status != 50 || len(a.Tail) != 2 || !a.First {
 		t.Errorf("anchor %+v", a)
 	}
-	text, write := AnchorWrite(in.Anchor, in.Config.Keys(), a, in.Config.LedgerKey)
+	text, write := AnchorWrite(in.Anchor, ConfigKeys(in.Config), a, in.Config.LedgerKey)
 	if !write || !strings.HasPrefix(text, "gns-guard:anchor v1 ") {
 		t.Errorf("a changed anchor is written: %q %v", text, write)
 	}
-	if _, write := AnchorWrite(AnchorState{Known: true, Writable: true, Text: text}, in.Config.Keys(), a, in.Config.LedgerKey); write {
+	if _, write := AnchorWrite(AnchorState{Known: true, Writable: true, Text: text}, ConfigKeys(in.Config), a, in.Config.LedgerKey); write {
 		t.Error("the same anchor is not written again")
 	}
-	if _, write := AnchorWrite(AnchorState{Known: true}, in.Config.Keys(), a, in.Config.LedgerKey); write {
+	if _, write := AnchorWrite(AnchorState{Known: true}, ConfigKeys(in.Config), a, in.Config.LedgerKey); write {
 		t.Error("without admin-token no anchor is written")
 	}
 }

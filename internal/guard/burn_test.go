@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // agentResult is a result comment of agent dev for invocation inv whose
 // footer claims consumed tokens, padded with n words of output.
-func agentResult(id int64, inv string, consumed int64, words int) Comment {
+func agentResult(id int64, inv string, consumed int64, words int) issues.Comment {
 	footer := fmt.Sprintf(`<!-- GNS_EVENT {"agent":"dev","invocation":%q,"event_type":"subagent_result","phase":"build","depth":1,"budget":{"before":7000,"consumed":%d,"remaining":%d},"status":"done","verdict":"pass","files_changed":1,"key_stats":{"tests":3},"next_agent":"reviewer"} -->`, inv, consumed, 7000-consumed)
 	text := strings.Repeat("the limiter refills tokens at a steady rate ", words/8)
-	return Comment{ID: id, Author: "dev", HTMLURL: fmt.Sprintf("https://gitea.example/o/r/issues/9#issuecomment-%d", id),
+	return issues.Comment{ID: id, Author: "dev", HTMLURL: fmt.Sprintf("https://gitea.example/o/r/issues/9#issuecomment-%d", id),
 		Body: "## 🔄 dev | phase:build | depth:1\n\n" + text + "\n\n" + footer}
 }
 
@@ -30,10 +31,10 @@ func underReports(p *Plan) []finding.Finding {
 
 // onComment is the run for comment c, posted before the checkpoint is
 // patched: the footer's claim is all there is.
-func onComment(t *testing.T, c Comment) Input {
+func onComment(t *testing.T, c issues.Comment) Input {
 	in := input(t, body(), "cascade::depth-2")
-	in.Event = Event{Name: "issue_comment", Action: "created", Number: 9, Comment: &c}
-	in.Recent = []Comment{c}
+	in.Event = issues.Event{Name: "issue_comment", Action: "created", Number: 9, Comment: &c}
+	in.Recent = []issues.Comment{c}
 	return in
 }
 
@@ -59,7 +60,7 @@ func TestUnderReportFromTheFooter(t *testing.T) {
 	}
 }
 
-func in9Config() Config { return DefaultConfig() }
+func in9Config() issues.Config { return issues.DefaultConfig() }
 
 func TestHonestReportIsNotFlagged(t *testing.T) {
 	c := agentResult(78, "inv-4", 5000, 400)

@@ -1,11 +1,13 @@
 package guard
 
 import (
-	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
@@ -36,7 +38,7 @@ func TestStatusGolden(t *testing.T) {
 			if cp := parsed.Checkpoint; cp != nil {
 				in.Issue.Number = cp.Issue.Value
 				for i, l := range cp.State.Labels.Items {
-					in.Issue.Labels = append(in.Issue.Labels, Label{ID: int64(i + 1), Name: l.Value})
+					in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: int64(i + 1), Name: l.Value})
 				}
 			}
 			p := Decide(in)

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // LedgerKeys sign and verify the guard's ledger records. The signing key
@@ -81,9 +83,9 @@ func NewLedgerKeys(current, previous []byte, public string) (LedgerKeys, error) 
 	return k, nil
 }
 
-// Keys are the configuration's ledger keys; a malformed ledger-public-key
-// (refused when the configuration is read) is left out.
-func (c Config) Keys() LedgerKeys {
+// ConfigKeys are the configuration's ledger keys; a malformed
+// ledger-public-key (refused when the configuration is read) is left out.
+func ConfigKeys(c issues.Config) LedgerKeys {
 	k, _ := NewLedgerKeys(c.LedgerKey, c.LedgerKeyPrevious, c.LedgerPublicKey)
 	return k
 }

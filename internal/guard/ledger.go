@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Ledger is the guard's trusted record of an issue: the last checkpoint
@@ -55,7 +57,7 @@ type Ledger struct {
 	// accepted (cascade::, size::, the approval labels,
 	// permission::evolve-system), by id: a label renamed since, or an
 	// accepted one removed, is a change only an approver makes.
-	Labels []Label `json:"labels,omitempty"`
+	Labels []issues.Label `json:"labels,omitempty"`
 	// Entries counts every history entry accepted on the issue, archived
 	// or in the body, and EntriesHash chains them all (HistoryHash);
 	// ArchivedHash chains the first Archived of them, those the archives
@@ -168,7 +170,7 @@ func ledgerMAC(key, data []byte) string {
 // With a key set, a record must carry a signature of a key the workflow
 // holds; without any, the record is trusted by its author and marker (the
 // weaker mode).
-func ReadLedger(status *Comment, issue int64, keys LedgerKeys) (*Ledger, string) {
+func ReadLedger(status *issues.Comment, issue int64, keys LedgerKeys) (*Ledger, string) {
 	if status == nil {
 		return nil, ""
 	}
@@ -187,7 +189,7 @@ func ReadLedger(status *Comment, issue int64, keys LedgerKeys) (*Ledger, string)
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
 	}
 	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
-		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, quoteShort(l.Writer), quoteShort(status.Author))
+		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, issues.Quote(l.Writer), issues.Quote(status.Author))
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)

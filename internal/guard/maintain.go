@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
@@ -19,7 +20,7 @@ func (e *eval) maintain() {
 }
 
 func (e *eval) planRecovery() {
-	marker := RecoveryMarker(e.in.Issue.Number)
+	marker := issues.RecoveryMarker(e.in.Issue.Number)
 	for _, c := range e.in.Recent {
 		if e.own(c, marker) {
 			return
@@ -59,7 +60,7 @@ func (e *eval) repo() string {
 	return repoOf(e.in.Recent, e.in.Issue.Number)
 }
 
-func repoOf(cs []Comment, issue int64) string {
+func repoOf(cs []issues.Comment, issue int64) string {
 	suffix := fmt.Sprintf("/issues/%d", issue)
 	for _, c := range cs {
 		u, _, _ := strings.Cut(c.HTMLURL, "#")
@@ -90,7 +91,7 @@ func (e *eval) planDigest() {
 	issue := e.in.Issue.Number
 	var results []agentcomment.Result
 	for _, c := range e.in.Recent {
-		if e.own(c, DigestMarker(issue)) || e.own(c, ArchiveMarkerPrefix(issue)) {
+		if e.own(c, issues.DigestMarker(issue)) || e.own(c, issues.ArchiveMarkerPrefix(issue)) {
 			results = results[:0]
 			continue
 		}
@@ -101,5 +102,5 @@ func (e *eval) planDigest() {
 	if len(results) < e.cfg.DigestAfter {
 		return
 	}
-	e.plan.Digest = agentcomment.Digest(issue, results) + "\n" + DigestMarker(issue) + "\n"
+	e.plan.Digest = agentcomment.Digest(issue, results) + "\n" + issues.DigestMarker(issue) + "\n"
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -29,7 +30,7 @@ type Plan struct {
 	Warnings   []finding.Finding
 	// AddLabels are label names to attach; RemoveLabels to detach.
 	AddLabels    []string
-	RemoveLabels []Label
+	RemoveLabels []issues.Label
 	// Lock is the reason to lock the issue with, or "" for no lock.
 	Lock string
 	// Status is the body the sticky status comment must have. Resolved is
@@ -88,7 +89,7 @@ type Numbers struct {
 }
 
 // Failed reports whether the plan fails the run under the configuration.
-func (p *Plan) Failed(cfg Config) bool {
+func (p *Plan) Failed(cfg issues.Config) bool {
 	return len(p.Violations) > 0 && cfg.FailOn != "never"
 }
 
@@ -113,7 +114,7 @@ type Write struct {
 	// Part is the archive part a PostArchive write posts (1-based); Label
 	// the label a RemoveLabel write detaches.
 	Part  int
-	Label Label
+	Label issues.Label
 }
 
 // WriteKind is what a write does.
@@ -206,7 +207,7 @@ func LabelsWrite(names []string) Write {
 }
 
 // RemoveLabelWrite detaches one label.
-func RemoveLabelWrite(l Label) Write {
+func RemoveLabelWrite(l issues.Label) Write {
 	return Write{Kind: RemoveLabel, Detail: ": " + l.Name, Label: l}
 }
 
@@ -216,7 +217,7 @@ func LockWrite(reason string) Write { return Write{Kind: Lock, Detail: ": " + re
 // StatusWrite is the write that brings the sticky status comment to body:
 // none when existing says it already, or when all is clear and there is
 // no comment to resolve.
-func StatusWrite(existing *Comment, body string, resolved bool) (Write, bool) {
+func StatusWrite(existing *issues.Comment, body string, resolved bool) (Write, bool) {
 	switch {
 	case existing != nil && strings.TrimSpace(existing.Body) == strings.TrimSpace(body):
 		return Write{}, false

@@ -3,6 +3,8 @@ package guard
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // checkCascadeLabels requires exactly one cascade::depth-N label on a
@@ -30,7 +32,7 @@ func checkCascadeLabels(e *eval) []Violation {
 
 // depthLimitText renders a depth limit for messages.
 func depthLimitText(limit int) string {
-	if limit == Unlimited {
+	if limit == issues.Unlimited {
 		return "unlimited"
 	}
 	return fmt.Sprint(limit)

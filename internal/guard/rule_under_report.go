@@ -6,6 +6,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -52,7 +53,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 		}
 		path := fmt.Sprintf("comment#%d", c.ID)
 		v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
-			c.ID, quoteShort(f.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
+			c.ID, issues.Quote(f.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
 		v.Severity = sev
 		if c.HTMLURL != "" {
 			if e.plan.Links == nil {

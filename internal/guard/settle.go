@@ -1,6 +1,10 @@
 package guard
 
-import "time"
+import (
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
 
 // Applied is what applying a plan changed on the issue, as far as the next
 // run will see it.
@@ -8,7 +12,7 @@ type Applied struct {
 	// Notes are facts for the status comment (a lock that was refused).
 	Notes []string
 	// Posted are the comments the run posted.
-	Posted []Comment
+	Posted []issues.Comment
 	// Pruned says the pruned body was written (in a dry run: would be).
 	Pruned bool
 	// Locked says the issue is locked once the run is over.
@@ -31,7 +35,7 @@ type Applied struct {
 // So the issue is decided again as this run leaves it (its labels, body and
 // comments, this comment included), until the comment says the same twice.
 // existing is the status comment found, if any.
-func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
+func Settle(in Input, p *Plan, existing *issues.Comment, a Applied) string {
 	n := in.Issue.Number
 	body := RenderStatus(n, p, in.Config, a.Notes, a.Record)
 	if !p.Governed || in.Event.Name == "pull_request" {
@@ -58,19 +62,11 @@ func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
 
 // after is the decision input of the next run, once this run's writes are
 // made and its status comment says status.
-func after(in Input, p *Plan, existing *Comment, a Applied, status string) Input {
+func after(in Input, p *Plan, existing *issues.Comment, a Applied, status string) Input {
 	c := statusAfter(in.Self, status, existing, a.Moved, a.Written)
-	ch := Change{Remove: namesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
+	ch := Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
 	if p.Prune != nil && a.Pruned {
 		ch.Body = &p.Prune.Body
 	}
 	return in.After(ch)
-}
-
-func namesOf(ls []Label) []string {
-	names := make([]string, len(ls))
-	for i, l := range ls {
-		names[i] = l.Name
-	}
-	return names
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -19,9 +20,9 @@ func (e *eval) report() {
 // facts, not events, so a re-run with nothing new renders the same text and
 // makes no write. record is the hidden ledger line (EncodeLedger) the
 // comment carries, or "".
-func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record string) string {
+func RenderStatus(issue int64, p *Plan, cfg issues.Config, notes []string, record string) string {
 	var b strings.Builder
-	b.WriteString(StatusMarker(issue) + "\n")
+	b.WriteString(issues.StatusMarker(issue) + "\n")
 	waiting := waitingForPerson(p)
 	if p.Resolved {
 		b.WriteString("## ✅ gns-guard: all clear\n\nNo violations.")
@@ -162,19 +163,19 @@ func isDigits(s string) bool {
 }
 
 // ledgerLine tells people what the ledger holds.
-func ledgerLine(p *Plan, cfg Config) string {
+func ledgerLine(p *Plan, cfg issues.Config) string {
 	l := p.Ledger
-	mode := "signed with ledger-key, key " + cfg.Keys().kid
+	mode := "signed with ledger-key, key " + ConfigKeys(cfg).kid
 	if len(cfg.LedgerKey) == 0 {
 		mode = "unsigned: set ledger-key, or an issue writer can forge it"
 	}
 	if !l.Baseline {
-		return fmt.Sprintf("**Ledger** no accepted state yet: the guard takes one once the checkpoint is valid and no violation label waits for an approver (%s) (%s).", approvers(cfg), mode)
+		return fmt.Sprintf("**Ledger** no accepted state yet: the guard takes one once the checkpoint is valid and no violation label waits for an approver (%s) (%s).", cfg.Approvers(), mode)
 	}
 	how := "accepted"
 	if l.Adopted {
 		how = "adopted as the baseline (no earlier ledger was found)"
 	}
 	return fmt.Sprintf("**Ledger** %s: phase %s, budget %s of %s consumed, %s remaining, body content version %d (%s).",
-		how, markdown.Cell(quoteShort(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
+		how, markdown.Cell(issues.Quote(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // StatusPlan is the status comment a run leaves, and the write that brings
@@ -28,11 +30,11 @@ type StatusPlan struct {
 // stamped with the server's clock, so an edit by anyone else shows as an
 // updated_at the record does not explain. existing is the status comment
 // found, if any.
-func PlanStatus(in Input, p *Plan, existing *Comment, a Applied, now time.Time) StatusPlan {
+func PlanStatus(in Input, p *Plan, existing *issues.Comment, a Applied, now time.Time) StatusPlan {
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
 	if p.Ledger != nil && existing != nil && !moved {
-		if old, _ := ReadLedger(existing, in.Issue.Number, cfg.Keys()); old != nil && old.SameState(*p.Ledger) && signedWith(existing.Body, cfg.Keys()) {
+		if old, _ := ReadLedger(existing, in.Issue.Number, ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && signedWith(existing.Body, ConfigKeys(cfg)) {
 			kept := a
 			kept.Record, kept.Written = LedgerLine(existing.Body), time.Unix(old.Written, 0)
 			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
@@ -60,7 +62,7 @@ func PlanStatus(in Input, p *Plan, existing *Comment, a Applied, now time.Time) 
 // buried reports whether the status comment is so far back that the next
 // run, which reads the last RecentWindow comments and comes after at least
 // one more, may not see it.
-func buried(in Input, status *Comment, posted []Comment) bool {
+func buried(in Input, status *issues.Comment, posted []issues.Comment) bool {
 	after := 0
 	all := append(slices.Clone(in.Recent), posted...)
 	for _, c := range all {
@@ -68,7 +70,7 @@ func buried(in Input, status *Comment, posted []Comment) bool {
 			after++
 		}
 	}
-	inReach := slices.ContainsFunc(all, func(c Comment) bool { return c.ID == status.ID })
+	inReach := slices.ContainsFunc(all, func(c issues.Comment) bool { return c.ID == status.ID })
 	return !inReach || after >= in.Config.RecentWindow()-1
 }
 
@@ -85,12 +87,12 @@ func Placeholder(in Input, now time.Time) string {
 			l.Pending = append(l.Pending, a)
 		}
 	}
-	return StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + EncodeLedger(l, in.Config.LedgerKey) + "\n"
+	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + EncodeLedger(l, in.Config.LedgerKey) + "\n"
 }
 
 // NeedsPlaceholder reports whether the run must post Placeholder first:
 // it writes anything while the issue has no status comment.
-func NeedsPlaceholder(p *Plan, existing *Comment) bool {
+func NeedsPlaceholder(p *Plan, existing *issues.Comment) bool {
 	return p.Ledger != nil && existing == nil && len(p.Writes()) > 0
 }
 

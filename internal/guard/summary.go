@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // RenderSummary renders the step summary: a table of the checks and the numbers.
-func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
+func RenderSummary(issue int64, p *Plan, cfg issues.Config, notes []string) string {
 	var b strings.Builder
 	switch {
 	case !p.Governed:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -74,7 +75,7 @@ func who(actor string) string {
 	if actor == "" {
 		return "someone the guard could not identify (the run for that change was replaced or missed, and the timeline it read does not show it)"
 	}
-	return quoteShort(actor)
+	return issues.Quote(actor)
 }
 
 // actorOf finds who made a label change: the newest matching entry of the
@@ -82,7 +83,7 @@ func who(actor string) string {
 // new name on old entries), made after the ledger was written. The event's
 // sender proves nothing: any writer can re-run an old run, which hands the
 // step that run's payload again.
-func (e *eval) actorOf(label Label, added bool) string {
+func (e *eval) actorOf(label issues.Label, added bool) string {
 	var since time.Time
 	if l := e.trust.ledger; l != nil {
 		since = time.Unix(l.Written, 0)
@@ -111,7 +112,7 @@ func (e *eval) actorOf(label Label, added bool) string {
 // accepted names, restored labels are on, unapproved relaxing labels off.
 func (e *eval) judgeLabels() {
 	t := &e.trust
-	t.ledger, t.problem = ReadLedger(e.in.Status, e.in.Issue.Number, e.cfg.Keys())
+	t.ledger, t.problem = ReadLedger(e.in.Status, e.in.Issue.Number, ConfigKeys(e.cfg))
 	anchor, problem, lags := e.judgeAnchor(t.ledger)
 	t.anchor, t.lags = anchor, lags
 	switch {
@@ -128,7 +129,7 @@ func (e *eval) judgeLabels() {
 	e.plan.RecordTrusted = t.ledger != nil && t.problem == ""
 	e.plan.AnchorLags = e.plan.RecordTrusted && t.lags
 	live := slices.Clone(e.in.Issue.Labels)
-	var accepted []Label
+	var accepted []issues.Label
 	var pending []string
 	if l := t.ledger; l != nil {
 		accepted, pending = l.Labels, l.Pending
@@ -143,7 +144,7 @@ func (e *eval) judgeLabels() {
 			}
 		}
 	}
-	names := namesOf(live)
+	names := issues.NamesOf(live)
 	for _, label := range e.cfg.Labels.Approval() {
 		if slices.Contains(names, label) || !slices.Contains(pending, label) {
 			continue
@@ -160,7 +161,7 @@ func (e *eval) judgeLabels() {
 		// included.
 		t.renamed = nil
 		live = slices.Clone(e.in.Issue.Labels)
-		names = namesOf(live)
+		names = issues.NamesOf(live)
 	}
 	if l := t.ledger; l != nil && l.Baseline {
 		e.judgeRelaxing(live, l)
@@ -177,7 +178,7 @@ func (e *eval) judgeLabels() {
 		if l.DepthLimit != "" && len(cascadeLabels(eff, n)) == 0 && !restoring(t.restore, n.CascadePrefix+l.DepthLimit) {
 			t.restore = append(t.restore, removal{n.CascadePrefix + l.DepthLimit, ""})
 		}
-		if _, ok := sizeFromLabels(eff, n.SizePrefix); l.Size != "" && !ok && !restoring(t.restore, n.SizePrefix+l.Size) {
+		if _, ok := issues.SizeFromLabels(eff, n.SizePrefix); l.Size != "" && !ok && !restoring(t.restore, n.SizePrefix+l.Size) {
 			t.restore = append(t.restore, removal{n.SizePrefix + l.Size, ""})
 		}
 	}
@@ -198,13 +199,13 @@ type rename struct {
 
 // labelNamed is the accepted label of that name (its id), or the name
 // alone.
-func labelNamed(accepted []Label, name string) Label {
+func labelNamed(accepted []issues.Label, name string) issues.Label {
 	for _, a := range accepted {
 		if a.Name == name {
 			return a
 		}
 	}
-	return Label{Name: name}
+	return issues.Label{Name: name}
 }
 
 func restoring(rs []removal, label string) bool {
@@ -214,9 +215,9 @@ func restoring(rs []removal, label string) bool {
 // judgeRelaxing finds labels added since the ledger that relax a rule: a
 // higher cascade limit, a larger task size. They count only when an
 // approver added them (the timeline says who, by label id).
-func (e *eval) judgeRelaxing(live []Label, l *Ledger) {
+func (e *eval) judgeRelaxing(live []issues.Label, l *Ledger) {
 	accepted := depthRank(l.DepthLimit, e.cfg)
-	names := namesOf(live)
+	names := issues.NamesOf(live)
 	for _, c := range cascadeLabels(names, e.cfg.Labels) {
 		if depthRank(c.text, e.cfg) <= accepted {
 			continue
@@ -227,15 +228,15 @@ func (e *eval) judgeRelaxing(live []Label, l *Ledger) {
 	}
 	// Without a size label the size is inferred from the estimate: only a
 	// label larger than both relaxes anything.
-	acceptedSize := sizeRank(l.Size)
+	acceptedSize := issues.SizeRank(l.Size)
 	if e.cp != nil {
-		if s, ok := sizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
-			acceptedSize = max(acceptedSize, sizeRank(s.Name))
+		if s, ok := issues.SizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
+			acceptedSize = max(acceptedSize, issues.SizeRank(s.Name))
 		}
 	}
 	for _, name := range names {
 		rest, ok := strings.CutPrefix(name, e.cfg.Labels.SizePrefix)
-		if !ok || sizeRank(rest) <= acceptedSize {
+		if !ok || issues.SizeRank(rest) <= acceptedSize {
 			continue
 		}
 		if actor := e.actorOf(labelIn(live, name), true); !e.isApprover(actor) {
@@ -248,11 +249,11 @@ func (e *eval) judgeRelaxing(live []Label, l *Ledger) {
 // ledger when that relaxes the limit (the default-max-depth allows more,
 // the size inferred from the estimate is larger): it counts only when an
 // approver removed it; otherwise the accepted label goes back on.
-func (e *eval) judgeRemoved(live []Label, l *Ledger) {
+func (e *eval) judgeRemoved(live []issues.Label, l *Ledger) {
 	n := e.cfg.Labels
-	names := namesOf(live)
+	names := issues.NamesOf(live)
 	for _, a := range l.Labels {
-		if slices.ContainsFunc(live, func(x Label) bool { return x.ID == a.ID && a.ID != 0 || x.Name == a.Name }) {
+		if slices.ContainsFunc(live, func(x issues.Label) bool { return x.ID == a.ID && a.ID != 0 || x.Name == a.Name }) {
 			continue
 		}
 		relaxes := false
@@ -267,14 +268,14 @@ func (e *eval) judgeRemoved(live []Label, l *Ledger) {
 		}
 		if rest, ok := strings.CutPrefix(a.Name, n.SizePrefix); ok {
 			now := -1
-			if s, ok := sizeFromLabels(names, n.SizePrefix); ok {
-				now = sizeRank(s.Name)
+			if s, ok := issues.SizeFromLabels(names, n.SizePrefix); ok {
+				now = issues.SizeRank(s.Name)
 			} else if e.cp != nil {
-				if s, ok := sizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
-					now = sizeRank(s.Name)
+				if s, ok := issues.SizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
+					now = issues.SizeRank(s.Name)
 				}
 			}
-			relaxes = now > sizeRank(rest)
+			relaxes = now > issues.SizeRank(rest)
 		}
 		if !relaxes {
 			continue
@@ -287,18 +288,18 @@ func (e *eval) judgeRemoved(live []Label, l *Ledger) {
 }
 
 // labelIn is the live label of that name (its id), or the name alone.
-func labelIn(live []Label, name string) Label {
+func labelIn(live []issues.Label, name string) issues.Label {
 	for _, l := range live {
 		if l.Name == name {
 			return l
 		}
 	}
-	return Label{Name: name}
+	return issues.Label{Name: name}
 }
 
 // depthRank orders cascade limits by how much they allow: none (and no
 // default) allows nothing, n allows everything.
-func depthRank(limit string, cfg Config) int {
+func depthRank(limit string, cfg issues.Config) int {
 	switch {
 	case limit == "n" || limit == "N":
 		return math.MaxInt
@@ -306,7 +307,7 @@ func depthRank(limit string, cfg Config) int {
 		if cfg.DefaultMaxDepth == nil {
 			return -1
 		}
-		if *cfg.DefaultMaxDepth == Unlimited {
+		if *cfg.DefaultMaxDepth == issues.Unlimited {
 			return math.MaxInt
 		}
 		return *cfg.DefaultMaxDepth
@@ -318,16 +319,6 @@ func depthRank(limit string, cfg Config) int {
 	return n
 }
 
-func sizeRank(name string) int {
-	name = strings.ToLower(strings.TrimSpace(name))
-	for i, s := range taskSizes {
-		if s.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // hasTraces reports whether the issue shows the guard's earlier work on
 // it: a comment of its own with one of its markers for this issue, or a
 // label change it made.
@@ -337,7 +328,7 @@ func (e *eval) hasTraces() bool {
 	}
 	prefix := "<!-- gns-guard:"
 	issue := fmt.Sprintf(" issue=%d", e.in.Issue.Number)
-	for _, cs := range [][]Comment{e.in.Recent, e.in.Older} {
+	for _, cs := range [][]issues.Comment{e.in.Recent, e.in.Older} {
 		for _, c := range cs {
 			if c.Author == e.in.Self && strings.Contains(c.Body, prefix) && strings.Contains(c.Body, issue) {
 				return true
@@ -411,7 +402,7 @@ func (e *eval) judgeCheckpoint() {
 	last := ""
 	if ev := e.in.Event; ev.Name == "issues" && ev.Action == "edited" && ev.Sender != "" {
 		// Information, not proof: a re-run hands the step an old payload.
-		last = fmt.Sprintf(" (the event of this run names %s as the editor)", quoteShort(ev.Sender))
+		last = fmt.Sprintf(" (the event of this run names %s as the editor)", issues.Quote(ev.Sender))
 	}
 	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, in %s (content version %d → %d)%s; whoever made them, only an approver accepts such changes: a budget admin restores the body, or an approver checks it and removes %s to accept it",
 		since, strings.Join(changes, "; "), editCount(cv-l.ContentVersion), l.ContentVersion, cv, last, pv)
@@ -541,7 +532,7 @@ func (e *eval) recordLedger() {
 			l.DepthLimit = c.text
 		}
 	}
-	if s, ok := sizeFromLabels(after, n.SizePrefix); ok {
+	if s, ok := issues.SizeFromLabels(after, n.SizePrefix); ok {
 		l.Size = s.Name
 	}
 	if t.ledger == nil || !t.ledger.Baseline {
@@ -562,16 +553,16 @@ func (e *eval) recordLedger() {
 // size::, the approval labels, permission::evolve-system), with the ids
 // of the issue's labels (0 for a label this run adds: the next record
 // learns it).
-func (e *eval) governanceLabels(names []string) []Label {
+func (e *eval) governanceLabels(names []string) []issues.Label {
 	n := e.cfg.Labels
-	var out []Label
+	var out []issues.Label
 	for _, name := range names {
 		gov := strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded ||
 			strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
 		if !gov {
 			continue
 		}
-		l := Label{Name: name}
+		l := issues.Label{Name: name}
 		for _, x := range e.in.Issue.Labels {
 			if x.Name == name {
 				l.ID = x.ID
@@ -579,7 +570,7 @@ func (e *eval) governanceLabels(names []string) []Label {
 		}
 		out = append(out, l)
 	}
-	slices.SortFunc(out, func(a, b Label) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b issues.Label) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -611,7 +602,7 @@ func legacyArchived(n int) string {
 // labelsAfter are the issue's labels once this run's label writes are made.
 func (e *eval) labelsAfter() []string {
 	out := slices.DeleteFunc(e.in.Issue.LabelNames(), func(x string) bool {
-		return slices.ContainsFunc(e.plan.RemoveLabels, func(l Label) bool { return l.Name == x })
+		return slices.ContainsFunc(e.plan.RemoveLabels, func(l issues.Label) bool { return l.Name == x })
 	})
 	for _, a := range e.plan.AddLabels {
 		if !slices.Contains(out, a) {
