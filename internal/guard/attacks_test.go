@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // The guard's first run on the issue: its ledger, as the next run reads it.
-func firstLedger(t *testing.T, in Input) Ledger {
+func firstLedger(t *testing.T, in Input) ledger.Record {
 	t.Helper()
 	p := Decide(in)
 	if len(p.Violations) != 0 || p.Ledger == nil || !p.Ledger.Baseline {
@@ -146,20 +147,20 @@ func TestOwnerApproves(t *testing.T) {
 // after a rotation.
 func TestLedgerKeys(t *testing.T) {
 	old, cur := []byte("the old key"), []byte("the new key")
-	c := &issues.Comment{ID: 3, Author: issues.ActionsUser, UpdatedAt: written, Body: EncodeLedger(accepted(), old)}
-	if _, problem := ReadLedger(c, 9, SecretKeys(cur)); !strings.Contains(problem, "which this workflow does not hold") || !strings.Contains(problem, "ledger-key-previous") {
+	c := &issues.Comment{ID: 3, Author: issues.ActionsUser, UpdatedAt: written, Body: ledger.Encode(accepted(), old)}
+	if _, problem := ledger.Read(c, 9, ledger.SecretKeys(cur)); !strings.Contains(problem, "which this workflow does not hold") || !strings.Contains(problem, "ledger-key-previous") {
 		t.Errorf("unknown key: %q", problem)
 	}
-	rotated, _ := NewLedgerKeys(cur, old, "")
-	if l, problem := ReadLedger(c, 9, rotated); l == nil || problem != "" {
+	rotated, _ := ledger.NewKeys(cur, old, "")
+	if l, problem := ledger.Read(c, 9, rotated); l == nil || problem != "" {
 		t.Errorf("the previous key: %q", problem)
 	}
-	public, _ := NewLedgerKeys(nil, nil, PublicKey(old))
-	if l, problem := ReadLedger(c, 9, public); l == nil || problem != "" {
+	public, _ := ledger.NewKeys(nil, nil, ledger.PublicKey(old))
+	if l, problem := ledger.Read(c, 9, public); l == nil || problem != "" {
 		t.Errorf("the public key alone: %q", problem)
 	}
 	c.Body = strings.Replace(c.Body, `"consumed":3000`, `"consumed":1000`, 1)
-	if _, problem := ReadLedger(c, 9, public); !strings.Contains(problem, "does not verify against key") {
+	if _, problem := ledger.Read(c, 9, public); !strings.Contains(problem, "does not verify against key") {
 		t.Errorf("an edited record: %q", problem)
 	}
 }

@@ -1,73 +1,15 @@
 package guard
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/gns-guard/gns-guard/internal/burn"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
-
-// BurnPoint is one accepted state of an issue's budget, as the ledger keeps
-// it so that the burn chart survives pruning: the step's ordinal, when it
-// was accepted (Unix seconds, 0 unknown), the agent the checkpoint named
-// and a short hash of its invocation (InvocationTag), and consumed and
-// remaining. A point with no agent is the start of the series or a reset
-// the guard made (pruning started a new phase budget): no agent spent what
-// it shows. In the record it is a compact array, [n, t, consumed,
-// remaining, agent, tag], since the status comment counts among the last
-// comments an agent loads.
-type BurnPoint struct {
-	N          int
-	T          int64
-	Agent      string
-	Invocation string
-	Consumed   int64
-	Remaining  int64
-}
-
-// MarshalJSON writes the point as [n, t, consumed, remaining, agent, tag].
-func (p BurnPoint) MarshalJSON() ([]byte, error) {
-	return json.Marshal([]any{p.N, p.T, p.Consumed, p.Remaining, p.Agent, p.Invocation})
-}
-
-// UnmarshalJSON reads the array MarshalJSON writes.
-func (p *BurnPoint) UnmarshalJSON(data []byte) error {
-	var a []json.RawMessage
-	if err := json.Unmarshal(data, &a); err != nil {
-		return err
-	}
-	if len(a) != 6 {
-		return fmt.Errorf("a burn point has 6 fields, found %d", len(a))
-	}
-	for i, dst := range []any{&p.N, &p.T, &p.Consumed, &p.Remaining, &p.Agent, &p.Invocation} {
-		if err := json.Unmarshal(a[i], dst); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// InvocationTag is the short hash of an invocation id a burn point keeps:
-// enough to find a report's state again, small in the record.
-func InvocationTag(inv string) string {
-	if inv == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(inv))
-	return hex.EncodeToString(h[:3])
-}
-
-// MaxBurnPoints is how many accepted states the ledger keeps: the newest.
-// Each costs about 25 tokens of the status comment, which counts among the
-// last comments of the entry load, so the series stays short.
-const MaxBurnPoints = 12
 
 // maxBurnText bounds the agent name a point carries.
 const maxBurnText = 32
@@ -76,21 +18,21 @@ const maxBurnText = 32
 // trusted ledger: the checkpoint as the agents left it and, when this run
 // prunes, the reset budget after it. A state the series already ends with
 // adds nothing, so a re-run or a decision made again writes the same record.
-func (e *eval) recordBurn(l *Ledger, pruned bool) {
+func (e *eval) recordBurn(l *ledger.Record, pruned bool) {
 	old := e.trust.ledger
-	var pts []BurnPoint
+	var pts []ledger.BurnPoint
 	if old != nil {
 		pts = append(pts, old.Burn...)
 		if len(pts) == 0 && old.Baseline {
 			// A record from before the series: its state is the start.
-			pts = append(pts, BurnPoint{N: 1, T: old.Written, Consumed: old.Consumed, Remaining: old.Remaining})
+			pts = append(pts, ledger.BurnPoint{N: 1, T: old.Written, Consumed: old.Consumed, Remaining: old.Remaining})
 		}
 	}
 	var t int64
 	if !e.in.Now.IsZero() {
 		t = e.in.Now.Unix()
 	}
-	add := func(p BurnPoint) {
+	add := func(p ledger.BurnPoint) {
 		n := len(pts)
 		if n == 0 {
 			// The first state accepted is the start, whoever spent it.
@@ -107,13 +49,13 @@ func (e *eval) recordBurn(l *Ledger, pruned bool) {
 	}
 	if cp := e.cp; cp != nil {
 		b := cp.Budget
-		add(BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText), Invocation: InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
+		add(ledger.BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText), Invocation: ledger.InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
 	}
 	if pruned {
-		add(BurnPoint{T: t, Consumed: l.Consumed, Remaining: l.Remaining})
+		add(ledger.BurnPoint{T: t, Consumed: l.Consumed, Remaining: l.Remaining})
 	}
-	if len(pts) > MaxBurnPoints {
-		pts = pts[len(pts)-MaxBurnPoints:]
+	if len(pts) > ledger.MaxBurnPoints {
+		pts = pts[len(pts)-ledger.MaxBurnPoints:]
 	}
 	l.Burn = pts
 }
@@ -122,24 +64,6 @@ func (e *eval) recordBurn(l *Ledger, pruned bool) {
 func cut(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		return string(r[:n])
-	}
-	return s
-}
-
-// BurnSeries is the burn of an issue as its ledger records it, for the
-// charts of package burn. A nil ledger gives an empty series.
-func BurnSeries(issue int64, title string, l *Ledger) burn.Series {
-	s := burn.Series{Issue: issue, Title: title}
-	if l == nil {
-		return s
-	}
-	s.Total = l.Total
-	for _, p := range l.Burn {
-		pt := burn.Point{Step: p.N, Agent: p.Agent, Consumed: p.Consumed, Remaining: p.Remaining}
-		if p.T > 0 {
-			pt.At = time.Unix(p.T, 0).UTC()
-		}
-		s.Points = append(s.Points, pt)
 	}
 	return s
 }
@@ -193,7 +117,7 @@ func writeBudgetWarning(b *strings.Builder, p *Plan, cfg issues.Config) {
 // ledger's series, folded, when it holds at least 2 points and the text
 // stays within room characters.
 func writeBurn(b *strings.Builder, issue int64, p *Plan, room int) {
-	s := BurnSeries(issue, "", p.Ledger)
+	s := ledger.BurnSeries(issue, "", p.Ledger)
 	chart := burn.IssueChart(s)
 	if chart == "" {
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -102,7 +103,7 @@ func TestUnderReportJudgesWhatTheBudgetWasCharged(t *testing.T) {
 	// The next run: the ledger holds the report now.
 	next := *p.Ledger
 	next.Written = written.Unix()
-	if n := len(next.Burn); n != 2 || next.Burn[1].Invocation != InvocationTag("inv-4") || next.Burn[1].Agent != "dev" || next.Burn[1].Consumed != 3100 {
+	if n := len(next.Burn); n != 2 || next.Burn[1].Invocation != ledger.InvocationTag("inv-4") || next.Burn[1].Agent != "dev" || next.Burn[1].Consumed != 3100 {
 		t.Fatalf("burn series %+v", next.Burn)
 	}
 	withLedger(&in, next)
@@ -133,24 +134,24 @@ func TestBurnSeriesIsCappedAndStable(t *testing.T) {
 		in.Issue.Body = body("last_invocation: inv-3", fmt.Sprintf("last_invocation: inv-%d", i+10), "consumed: 3000", fmt.Sprintf("consumed: %d", c), "remaining: 7000", fmt.Sprintf("remaining: %d", 10000-c))
 		p := Decide(in)
 		if p.Ledger == nil || len(p.Violations) != 0 {
-			t.Fatalf("step %d: %v %+v %d", i, ruleIDs(p), p.Numbers, len(EncodeLedger(l, testKey)))
+			t.Fatalf("step %d: %v %+v %d", i, ruleIDs(p), p.Numbers, len(ledger.Encode(l, testKey)))
 		}
 		l = *p.Ledger
 		l.Written = written.Unix()
 	}
-	if len(l.Burn) != MaxBurnPoints || l.Burn[len(l.Burn)-1].N != 31 || l.Burn[len(l.Burn)-1].Consumed != 3300 {
+	if len(l.Burn) != ledger.MaxBurnPoints || l.Burn[len(l.Burn)-1].N != 31 || l.Burn[len(l.Burn)-1].Consumed != 3300 {
 		t.Fatalf("burn: %d points, last %+v", len(l.Burn), l.Burn[len(l.Burn)-1])
 	}
 	// The series is part of a comment agents load: it stays cheap.
 	bare := l
 	bare.Burn = nil
-	if cost := counter(t).Count(EncodeLedger(l, testKey)) - counter(t).Count(EncodeLedger(bare, testKey)); cost > 30*MaxBurnPoints {
+	if cost := counter(t).Count(ledger.Encode(l, testKey)) - counter(t).Count(ledger.Encode(bare, testKey)); cost > 30*ledger.MaxBurnPoints {
 		t.Errorf("a full burn series costs %d tokens", cost)
 	}
 	in.Recent = nil
 	withLedger(&in, l)
 	again := Decide(in) // the same state decided again adds nothing
-	if len(again.Ledger.Burn) != MaxBurnPoints || again.Ledger.Burn[len(again.Ledger.Burn)-1].N != 31 {
+	if len(again.Ledger.Burn) != ledger.MaxBurnPoints || again.Ledger.Burn[len(again.Ledger.Burn)-1].N != 31 {
 		t.Errorf("deciding the same state again moved the series: %+v", again.Ledger.Burn[len(again.Ledger.Burn)-1])
 	}
 	status := RenderStatus(9, again, in.Config, nil, "")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -39,7 +40,7 @@ type Input struct {
 	// told from one buried beyond reach.
 	Unreached bool
 	// Anchor is what the run knows of the issue's anchor (docs/ledger.md).
-	Anchor AnchorState
+	Anchor ledger.AnchorState
 	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
 	// user is a repository admin.
 	Admins map[string]bool
@@ -55,7 +56,7 @@ type Input struct {
 	Done <-chan struct{}
 	// ConfigStamp is the configuration file this run judged with, recorded
 	// in the ledger it leaves (nil: none to record).
-	ConfigStamp *ConfigStamp
+	ConfigStamp *ledger.ConfigStamp
 	// LabelsUnknown says the issue's labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
@@ -47,7 +48,7 @@ func TestStatusGolden(t *testing.T) {
 			if p.Ledger != nil {
 				l := *p.Ledger
 				l.Written = written.Unix()
-				a.Record = EncodeLedger(l, testKey)
+				a.Record = ledger.Encode(l, testKey)
 			}
 			const rerun = "go test ./internal/guard -run TestStatusGolden -update"
 			golden.Check(t, stem+".status.md", Settle(in, p, nil, a), rerun)

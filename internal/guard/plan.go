@@ -6,6 +6,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -46,7 +47,7 @@ type Plan struct {
 	// Ledger is the record the status comment must carry after this run:
 	// the state accepted now, or the earlier one kept (never a tampered
 	// state). Nil on pull requests.
-	Ledger *Ledger
+	Ledger *ledger.Record
 	// Adopted says no ledger was found and this run took the current state
 	// as the baseline; the status comment says so.
 	Adopted bool

@@ -8,6 +8,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -49,7 +50,7 @@ func (e *eval) planPrune() {
 		TailLimit:       e.cfg.HistoryTail,
 		MaxCommentChars: prune.DefaultConfig().MaxCommentChars,
 		ResetBudget:     overBudget,
-		Signer:          ConfigKeys(e.cfg).ArchiveSigner(),
+		Signer:          ledger.ConfigKeys(e.cfg).ArchiveSigner(),
 		Repo:            e.in.Issue.RepoID,
 	}
 	// The entries this run archives (and so the archive's hash) do not
@@ -147,7 +148,7 @@ func (e *eval) archiveChain() archiveHead {
 			}
 		}
 		before := prune.FromCheckpoint(e.cp.Entries())
-		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, ConfigKeys(e.cfg).ArchiveVerifier(), func(a *prune.Archive) bool {
+		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, ledger.ConfigKeys(e.cfg).ArchiveVerifier(), func(a *prune.Archive) bool {
 			return prune.StillHeld(before, a) || (e.planned != "" && a.SHA256 == e.planned)
 		})
 	}
@@ -160,7 +161,7 @@ func (e *eval) archiveChain() archiveHead {
 
 // recordChain sets the end of the archive chain in the ledger this run
 // leaves: the last part of the archive it posts, or the chain as found.
-func (e *eval) recordChain(l *Ledger) {
+func (e *eval) recordChain(l *ledger.Record) {
 	h := e.archiveChain()
 	if pr := e.plan.Prune; pr != nil {
 		h = archiveHead{link: pr.Head, count: pr.Count}

@@ -7,6 +7,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -69,7 +70,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 // reportRise is the rise of budget.consumed an agent's report brought, and
 // where the figure comes from (for the message).
 func (e *eval) reportRise(f *agentcomment.Footer) (int64, string) {
-	inv := InvocationTag(f.Invocation)
+	inv := ledger.InvocationTag(f.Invocation)
 	if l := e.trust.ledger; l != nil && inv != "" {
 		for i := len(l.Burn) - 1; i > 0; i-- {
 			p, prev := l.Burn[i], l.Burn[i-1]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -165,7 +166,7 @@ func isDigits(s string) bool {
 // ledgerLine tells people what the ledger holds.
 func ledgerLine(p *Plan, cfg issues.Config) string {
 	l := p.Ledger
-	mode := "signed with ledger-key, key " + ConfigKeys(cfg).kid
+	mode := "signed with ledger-key, key " + ledger.ConfigKeys(cfg).SigningKeyID()
 	if len(cfg.LedgerKey) == 0 {
 		mode = "unsigned: set ledger-key, or an issue writer can forge it"
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // StatusPlan is the status comment a run leaves, and the write that brings
@@ -34,9 +35,9 @@ func PlanStatus(in Input, p *Plan, existing *issues.Comment, a Applied, now time
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
 	if p.Ledger != nil && existing != nil && !moved {
-		if old, _ := ReadLedger(existing, in.Issue.Number, ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && signedWith(existing.Body, ConfigKeys(cfg)) {
+		if old, _ := ledger.Read(existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
 			kept := a
-			kept.Record, kept.Written = LedgerLine(existing.Body), time.Unix(old.Written, 0)
+			kept.Record, kept.Written = ledger.Line(existing.Body), time.Unix(old.Written, 0)
 			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
 				return StatusPlan{}
 			}
@@ -47,7 +48,7 @@ func PlanStatus(in Input, p *Plan, existing *issues.Comment, a Applied, now time
 		l := *p.Ledger
 		l.Written = now.Unix()
 		l.Seq++ // a new record
-		a.Record = EncodeLedger(l, cfg.LedgerKey)
+		a.Record = ledger.Encode(l, cfg.LedgerKey)
 	}
 	body := Settle(in, p, existing, a)
 	if moved {
@@ -81,31 +82,17 @@ func buried(in Input, status *issues.Comment, posted []issues.Comment) bool {
 // take for a deleted one. The run completes the comment last.
 func Placeholder(in Input, now time.Time) string {
 	n := in.Issue.Number
-	l := Ledger{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp}
+	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp}
 	for _, a := range in.Config.Labels.Approval() {
 		if slices.Contains(in.Issue.LabelNames(), a) {
 			l.Pending = append(l.Pending, a)
 		}
 	}
-	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + EncodeLedger(l, in.Config.LedgerKey) + "\n"
+	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + ledger.Encode(l, in.Config.LedgerKey) + "\n"
 }
 
 // NeedsPlaceholder reports whether the run must post Placeholder first:
 // it writes anything while the issue has no status comment.
 func NeedsPlaceholder(p *Plan, existing *issues.Comment) bool {
 	return p.Ledger != nil && existing == nil && len(p.Writes()) > 0
-}
-
-// signedWith reports whether a status comment's record is signed the way
-// keys sign now (with the current key, or unsigned without one): a record
-// a rotated-out key signed is written anew.
-func signedWith(body string, keys LedgerKeys) bool {
-	m := ledgerRecord.FindStringSubmatch(body)
-	if m == nil {
-		return false
-	}
-	if !keys.Signs() {
-		return m[4] == unsigned
-	}
-	return m[1] == "v2" && m[3] == keys.kid
 }

@@ -9,14 +9,15 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
 // trust is what a decision knows about the ledger and the approvals of
 // this run (docs/contract.md §4b).
 type trust struct {
-	ledger  *Ledger // the verified record, nil when none could be trusted
-	problem string  // why the record cannot be trusted, "" when it can (or there is none)
+	ledger  *ledger.Record // the verified record, nil when none could be trusted
+	problem string         // why the record cannot be trusted, "" when it can (or there is none)
 	// approved maps an approval label removed by an approver to who did it.
 	approved map[string]string
 	// restore are approval labels removed by someone not allowed to: they
@@ -34,7 +35,7 @@ type trust struct {
 	tamper []Violation
 	// anchor is the issue's anchor as found (nil: none, or not the
 	// guard's); lags says the record is newer than it (its write failed).
-	anchor *Anchor
+	anchor *ledger.Anchor
 	lags   bool
 }
 
@@ -112,7 +113,7 @@ func (e *eval) actorOf(label issues.Label, added bool) string {
 // accepted names, restored labels are on, unapproved relaxing labels off.
 func (e *eval) judgeLabels() {
 	t := &e.trust
-	t.ledger, t.problem = ReadLedger(e.in.Status, e.in.Issue.Number, ConfigKeys(e.cfg))
+	t.ledger, t.problem = ledger.Read(e.in.Status, e.in.Issue.Number, ledger.ConfigKeys(e.cfg))
 	anchor, problem, lags := e.judgeAnchor(t.ledger)
 	t.anchor, t.lags = anchor, lags
 	switch {
@@ -215,7 +216,7 @@ func restoring(rs []removal, label string) bool {
 // judgeRelaxing finds labels added since the ledger that relax a rule: a
 // higher cascade limit, a larger task size. They count only when an
 // approver added them (the timeline says who, by label id).
-func (e *eval) judgeRelaxing(live []issues.Label, l *Ledger) {
+func (e *eval) judgeRelaxing(live []issues.Label, l *ledger.Record) {
 	accepted := depthRank(l.DepthLimit, e.cfg)
 	names := issues.NamesOf(live)
 	for _, c := range cascadeLabels(names, e.cfg.Labels) {
@@ -249,7 +250,7 @@ func (e *eval) judgeRelaxing(live []issues.Label, l *Ledger) {
 // ledger when that relaxes the limit (the default-max-depth allows more,
 // the size inferred from the estimate is larger): it counts only when an
 // approver removed it; otherwise the accepted label goes back on.
-func (e *eval) judgeRemoved(live []issues.Label, l *Ledger) {
+func (e *eval) judgeRemoved(live []issues.Label, l *ledger.Record) {
 	n := e.cfg.Labels
 	names := issues.NamesOf(live)
 	for _, a := range l.Labels {
@@ -413,7 +414,7 @@ func (e *eval) judgeCheckpoint() {
 
 // judgeEntries fails a checkpoint that lost or changed an accepted history
 // entry (judgeHistory).
-func (e *eval) judgeEntries(l *Ledger, cur *checkpoint.Checkpoint) {
+func (e *eval) judgeEntries(l *ledger.Record, cur *checkpoint.Checkpoint) {
 	problem := e.judgeHistory(l, prune.FromCheckpoint(cur.Entries()))
 	if problem == "" {
 		return
@@ -444,7 +445,7 @@ func editCount(n int) string {
 // legalTransition is a new phase started by the carryover rule of docs/contract.md §5:
 // consumed 0, total = remaining <= floor(ledger remaining × carryover-ratio)
 // + phase-grant, version and issue unchanged.
-func (e *eval) legalTransition(l *Ledger) bool {
+func (e *eval) legalTransition(l *ledger.Record) bool {
 	b := e.cp.Budget
 	most := int64(math.Floor(float64(l.Remaining)*e.cfg.CarryoverRatio)) + e.cfg.PhaseGrant
 	return e.cp.Version.Value == l.Version && e.cp.Issue.Value == l.CheckpointIssue &&
@@ -467,7 +468,7 @@ func (e *eval) recordLedger() {
 		}
 	}
 	keep := func() {
-		l := Ledger{Issue: e.in.Issue.Number}
+		l := ledger.Record{Issue: e.in.Issue.Number}
 		if t.ledger != nil {
 			l = *t.ledger
 		}
@@ -502,7 +503,7 @@ func (e *eval) recordLedger() {
 			cp, cv, pruned = pc, cv+1, true
 		}
 	}
-	l := &Ledger{
+	l := &ledger.Record{
 		Issue:           e.in.Issue.Number,
 		Baseline:        true,
 		Version:         cp.Version.Value,
@@ -576,7 +577,7 @@ func (e *eval) governanceLabels(names []string) []issues.Label {
 
 // recordEntries sets the history the record commits to: every entry
 // accepted, archived or in the body (cp, pruned by this run when pruned).
-func (e *eval) recordEntries(l *Ledger, cp *checkpoint.Checkpoint, pruned bool) {
+func (e *eval) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pruned bool) {
 	var h string
 	var n int
 	if old := e.trust.ledger; old != nil && old.Baseline {
@@ -585,12 +586,12 @@ func (e *eval) recordEntries(l *Ledger, cp *checkpoint.Checkpoint, pruned bool) 
 		h = legacyArchived(n) // the chain as found, before this run's prune
 	}
 	if pr := e.plan.Prune; pruned && pr != nil {
-		h, n = HistoryHash(h, pr.Archived), n+len(pr.Archived)
+		h, n = ledger.HistoryHash(h, pr.Archived), n+len(pr.Archived)
 	}
 	body := prune.FromCheckpoint(cp.Entries())
 	l.ArchivedHash = h
 	l.Entries = n + len(body)
-	l.EntriesHash = HistoryHash(h, body)
+	l.EntriesHash = ledger.HistoryHash(h, body)
 }
 
 // legacyArchived stands in for the hash of entries archived before the

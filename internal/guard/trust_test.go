@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // written is when the test ledgers were written (server time).
@@ -16,17 +17,17 @@ var testKey = []byte("a ledger key only the guard's workflow can read")
 
 // accepted is the ledger of body() as the guard accepted it at content
 // version 4.
-func accepted() Ledger {
-	return Ledger{Issue: 9, Baseline: true, Version: 2, CheckpointIssue: 9, Phase: "build",
+func accepted() ledger.Record {
+	return ledger.Record{Issue: 9, Baseline: true, Version: 2, CheckpointIssue: 9, Phase: "build",
 		Total: 10000, Consumed: 3000, Remaining: 7000, ContentVersion: 4, Pending: []string{},
 		DepthLimit: "2", Written: written.Unix()}
 }
 
 // withLedger gives the input the guard's status comment carrying l, signed
 // with the input's key, untouched since the guard wrote it.
-func withLedger(in *Input, l Ledger) {
+func withLedger(in *Input, l ledger.Record) {
 	in.Status = &issues.Comment{ID: 50, Author: issues.ActionsUser, UpdatedAt: time.Unix(l.Written, 0),
-		Body: issues.StatusMarker(in.Issue.Number) + "\n## ✅ gns-guard: all clear\n" + EncodeLedger(l, in.Config.LedgerKey) + "\n"}
+		Body: issues.StatusMarker(in.Issue.Number) + "\n## ✅ gns-guard: all clear\n" + ledger.Encode(l, in.Config.LedgerKey) + "\n"}
 	in.Recent = append(in.Recent, *in.Status)
 }
 
@@ -52,55 +53,6 @@ func tamperMessage(t *testing.T, p *Plan) string {
 	}
 	t.Fatalf("no %s finding: %v", RuleTampered, ruleIDs(p))
 	return ""
-}
-
-func TestLedgerRoundTrip(t *testing.T) {
-	l := accepted()
-	l.Phase = "build --> <b>x</b>" // agent text can never end the HTML comment
-	line := EncodeLedger(l, testKey)
-	if strings.Count(line, "-->") != 1 || !strings.HasSuffix(line, "-->") {
-		t.Fatalf("the record leaks out of its HTML comment: %s", line)
-	}
-	c := &issues.Comment{ID: 3, Body: "x\n" + line + "\n", UpdatedAt: written.Add(2 * time.Second)}
-	got, problem := ReadLedger(c, 9, SecretKeys(testKey))
-	if problem != "" || got == nil || !got.SameState(l) {
-		t.Fatalf("read back %+v, problem %q", got, problem)
-	}
-	if LedgerLine(c.Body) != line {
-		t.Errorf("LedgerLine: %q", LedgerLine(c.Body))
-	}
-}
-
-func TestLedgerRecordsThatCannotBeTrusted(t *testing.T) {
-	line := EncodeLedger(accepted(), testKey)
-	fresh := written.Add(time.Second)
-	cases := []struct {
-		name    string
-		body    string
-		updated time.Time
-		key     []byte
-		issue   int64
-		want    string
-	}{
-		{"record removed", "## ✅ gns-guard: all clear", fresh, testKey, 9, "carries no ledger record"},
-		{"two records", line + "\n" + line, fresh, testKey, 9, "carries 2 ledger records"},
-		{"numbers changed", strings.Replace(line, `"consumed":3000`, `"consumed":1000`, 1), fresh, testKey, 9, "does not verify"},
-		{"unsigned under a key", EncodeLedger(accepted(), nil), fresh, testKey, 9, "not signed"},
-		{"another issue's record", line, fresh, testKey, 10, "belongs to issue #9, not #10"},
-		{"another writer's comment", EncodeLedger(func() Ledger { l := accepted(); l.Writer = "gns-bot"; return l }(), testKey), fresh, testKey, 9, `names "gns-bot" as its writer, but "mallory" posted it`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			l, problem := ReadLedger(&issues.Comment{ID: 7, Author: "mallory", Body: c.body, UpdatedAt: c.updated}, c.issue, SecretKeys(c.key))
-			if l != nil || !strings.Contains(problem, c.want) {
-				t.Errorf("ledger %+v, problem %q, want %q", l, problem, c.want)
-			}
-		})
-	}
-	// Without a key the record is trusted by its author: the weaker mode.
-	if l, problem := ReadLedger(&issues.Comment{Body: EncodeLedger(accepted(), nil), UpdatedAt: fresh}, 9, SecretKeys(nil)); l == nil || problem != "" {
-		t.Errorf("unsigned record without a key: %v %q", l, problem)
-	}
 }
 
 func TestTamperAgainstTheLedger(t *testing.T) {
@@ -202,7 +154,7 @@ func TestACopyByAnotherIsNotTheLedger(t *testing.T) {
 	in.Config.LedgerKey = testKey
 	fake := accepted()
 	fake.Total, fake.Remaining = 90000, 87000
-	in.Recent = []issues.Comment{{ID: 51, Author: "mallory", Body: issues.StatusMarker(9) + "\n" + EncodeLedger(fake, nil), UpdatedAt: written}}
+	in.Recent = []issues.Comment{{ID: 51, Author: "mallory", Body: issues.StatusMarker(9) + "\n" + ledger.Encode(fake, nil), UpdatedAt: written}}
 	p := Decide(in)
 	if !p.Adopted {
 		t.Fatalf("no ledger of the guard's: the state is adopted (and the status comment says so): %+v", p.Ledger)
