@@ -1,9 +1,7 @@
 package guard
 
 import (
-	"math"
 	"slices"
-	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
@@ -70,15 +68,4 @@ func (in Input) After(ch Change) Input {
 		next.Event = *ch.Event
 	}
 	return next
-}
-
-// statusAfter is the status comment as the run writes it: in place of
-// existing (its id, link and creation time kept) unless moved, else a new
-// comment after every other.
-func statusAfter(self, body string, existing *issues.Comment, moved bool, written time.Time) issues.Comment {
-	c := issues.Comment{ID: math.MaxInt64, Author: self, Body: body, UpdatedAt: written}
-	if existing != nil && !moved {
-		c.ID, c.HTMLURL, c.CreatedAt = existing.ID, existing.HTMLURL, existing.CreatedAt
-	}
-	return c
 }

@@ -55,13 +55,7 @@ func TestUnderReportFromTheFooter(t *testing.T) {
 	if len(p.Violations) != 0 || !p.Resolved {
 		t.Errorf("a warning failed the run: %v", ruleIDs(p))
 	}
-	status := RenderStatus(9, p, in9Config(), nil, "")
-	if !strings.Contains(status, "[comment 77](https://gitea.example/o/r/issues/9#issuecomment-77)") || !strings.Contains(status, "consumption-under-reported") {
-		t.Errorf("the status comment does not link the comment:\n%s", status)
-	}
 }
-
-func in9Config() issues.Config { return issues.DefaultConfig() }
 
 func TestHonestReportIsNotFlagged(t *testing.T) {
 	c := agentResult(78, "inv-4", 5000, 400)
@@ -153,58 +147,5 @@ func TestBurnSeriesIsCappedAndStable(t *testing.T) {
 	again := Decide(in) // the same state decided again adds nothing
 	if len(again.Ledger.Burn) != ledger.MaxBurnPoints || again.Ledger.Burn[len(again.Ledger.Burn)-1].N != 31 {
 		t.Errorf("deciding the same state again moved the series: %+v", again.Ledger.Burn[len(again.Ledger.Burn)-1])
-	}
-	status := RenderStatus(9, again, in.Config, nil, "")
-	if !strings.Contains(status, "```mermaid\n") || !strings.Contains(status, "| Agent | Steps | Tokens | Share |") {
-		t.Errorf("no burn chart in the status comment:\n%s", status)
-	}
-	if !strings.Contains(RenderSummary(9, again, in.Config, nil), "xychart-beta") {
-		t.Error("no burn chart in the summary")
-	}
-}
-
-func TestBudgetWarnings(t *testing.T) {
-	cases := []struct {
-		consumed int64
-		want     string
-	}{
-		{5900, ""},
-		{6000, "60% of the budget is used"},
-		{7900, "60% of the budget is used"},
-		{8000, "80% of the budget is used"},
-	}
-	for _, tc := range cases {
-		b := body("consumed: 3000", fmt.Sprintf("consumed: %d", tc.consumed), "remaining: 7000", fmt.Sprintf("remaining: %d", 10000-tc.consumed), "next_estimated_tokens: 1500", "next_estimated_tokens: 500")
-		in := input(t, b, "cascade::depth-2")
-		p := Decide(in)
-		for name, text := range map[string]string{"status": RenderStatus(9, p, in.Config, nil, ""), "summary": RenderSummary(9, p, in.Config, nil)} {
-			got := ""
-			for _, w := range []string{"60% of the budget is used", "80% of the budget is used"} {
-				if strings.Contains(text, w) {
-					got = w
-				}
-			}
-			if got != tc.want {
-				t.Errorf("consumed %d, %s: warning %q, want %q\n%s", tc.consumed, name, got, tc.want, text)
-			}
-		}
-	}
-}
-
-func TestExhaustedBudgetWaitsForAPerson(t *testing.T) {
-	in := input(t, body(), "cascade::depth-2", "budget::exhausted")
-	p := Decide(in)
-	status := RenderStatus(9, p, in.Config, nil, "")
-	if !strings.Contains(status, "## ⏸️ gns-guard: waiting for a person") || strings.Contains(status, "❌ gns-guard") || strings.Contains(status, "% of the budget is used") {
-		t.Errorf("an exhausted budget does not read as waiting:\n%s", status)
-	}
-	if !strings.Contains(RenderSummary(9, p, in.Config, nil), "is waiting for a person") {
-		t.Error("the summary does not say the issue waits for a person")
-	}
-	// With another violation too, the comment fails and says it waits.
-	in = input(t, body("depth: 1", "depth: 3"), "cascade::depth-2", "budget::exhausted")
-	status = RenderStatus(9, Decide(in), in.Config, nil, "")
-	if !strings.Contains(status, "❌ gns-guard: 2 violation(s)") || !strings.Contains(status, "**Waiting for a person**") {
-		t.Errorf("a mixed failure:\n%s", status)
 	}
 }

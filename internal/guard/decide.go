@@ -115,6 +115,11 @@ func Decide(in Input) *Plan {
 	return e.plan
 }
 
+// report finishes the plan: whether it reports all clear.
+func (e *eval) report() {
+	e.plan.Resolved = len(e.plan.Violations) == 0
+}
+
 // IsGoverned reports whether the guard has business with an issue: it has a
 // checkpoint block, a cascade:: or budget:: label, or a body too large to
 // read (which may hold a checkpoint). It is cheap, so the shell reads

@@ -94,6 +94,28 @@ func (p *Plan) Failed(cfg issues.Config) bool {
 	return len(p.Violations) > 0 && cfg.FailOn != "never"
 }
 
+// Waiting counts the violations that only a person ends: the budget is
+// exhausted (or over the cap) and budget::exhausted waits for an approver.
+// A run failing for these alone waits, it did not break.
+func (p *Plan) Waiting() int {
+	n := 0
+	for _, v := range p.Violations {
+		if v.Rule == RuleBudgetExhausted || v.Rule == RuleBudgetOverCap {
+			n++
+		}
+	}
+	return n
+}
+
+// MaxTableRows bounds the finding rows of a comment or summary: a hostile
+// checkpoint can hold thousands of unknown keys, and the status comment is
+// among the last comments the next agent loads. The log and the violations
+// output keep more (MaxListed).
+const MaxTableRows = 50
+
+// MaxListed bounds the findings the log and the violations output list.
+const MaxListed = 1000
+
 // Findings returns violations and warnings together, sorted.
 func (p *Plan) Findings() []finding.Finding {
 	fs := make([]finding.Finding, 0, len(p.Violations)+len(p.Warnings))

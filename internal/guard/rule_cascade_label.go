@@ -1,10 +1,7 @@
 package guard
 
 import (
-	"fmt"
 	"strings"
-
-	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // checkCascadeLabels requires exactly one cascade::depth-N label on a
@@ -28,12 +25,4 @@ func checkCascadeLabels(e *eval) []Violation {
 		return []Violation{v}
 	}
 	return nil
-}
-
-// depthLimitText renders a depth limit for messages.
-func depthLimitText(limit int) string {
-	if limit == issues.Unlimited {
-		return "unlimited"
-	}
-	return fmt.Sprint(limit)
 }

@@ -51,9 +51,6 @@ func TestContentTooLargeComment(t *testing.T) {
 	if p.Numbers.CommentTokens < 8<<20 || !slices.Contains(ruleIDs(p), RuleContextPressure) {
 		t.Errorf("comment tokens %d, rules %v", p.Numbers.CommentTokens, ruleIDs(p))
 	}
-	if st := Settle(in, p, nil, Applied{Written: written}); !strings.Contains(st, "content-too-large") || !strings.Contains(st, "comment 12") {
-		t.Errorf("the status comment does not report it:\n%s", st)
-	}
 }
 
 // A comment further back (read while looking for the status comment) is

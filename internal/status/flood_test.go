@@ -1,4 +1,4 @@
-package guard
+package status
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
@@ -21,7 +22,7 @@ func floodBody(keys int) string {
 
 func TestFindingsFloodStaysBounded(t *testing.T) {
 	in := input(t, floodBody(5000), "cascade::depth-2")
-	p := Decide(in)
+	p := guard.Decide(in)
 	if len(p.Violations) < 5000 {
 		t.Fatalf("%d violations, want one per unknown key", len(p.Violations))
 	}
@@ -29,16 +30,16 @@ func TestFindingsFloodStaysBounded(t *testing.T) {
 	if n := utf8.RuneCountInString(status); n > MaxCommentChars {
 		t.Errorf("status comment of %d characters, over %d", n, MaxCommentChars)
 	}
-	if rows := strings.Count(status, "\n| ❌ |"); rows != MaxTableRows {
-		t.Errorf("%d finding rows, want %d", rows, MaxTableRows)
+	if rows := strings.Count(status, "\n| ❌ |"); rows != guard.MaxTableRows {
+		t.Errorf("%d finding rows, want %d", rows, guard.MaxTableRows)
 	}
-	if !strings.Contains(status, fmt.Sprintf("… and %d more finding(s)", len(p.Findings())-MaxTableRows)) || !strings.HasSuffix(status, "sig=unsigned -->\n") {
+	if !strings.Contains(status, fmt.Sprintf("… and %d more finding(s)", len(p.Findings())-guard.MaxTableRows)) || !strings.HasSuffix(status, "sig=unsigned -->\n") {
 		t.Errorf("the status comment does not say how many more, or lost its record:\n%s", status[len(status)-600:])
 	}
-	if n := utf8.RuneCountInString(p.Recovery); n > MaxCommentChars || strings.Count(p.Recovery, "\n| ") > MaxTableRows+2 {
+	if n := utf8.RuneCountInString(p.Recovery); n > MaxCommentChars || strings.Count(p.Recovery, "\n| ") > guard.MaxTableRows+2 {
 		t.Errorf("recovery comment of %d characters and %d rows", n, strings.Count(p.Recovery, "\n| "))
 	}
-	if sum := RenderSummary(9, p, in.Config, nil); strings.Count(sum, "\n| ❌ |") != MaxTableRows {
+	if sum := Summary(9, p, in.Config, nil); strings.Count(sum, "\n| ❌ |") != guard.MaxTableRows {
 		t.Errorf("the summary lists %d findings", strings.Count(sum, "\n| ❌ |"))
 	}
 }

@@ -1,4 +1,4 @@
-package guard
+package status
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
@@ -42,7 +43,7 @@ func TestStatusGolden(t *testing.T) {
 					in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: int64(i + 1), Name: l.Value})
 				}
 			}
-			p := Decide(in)
+			p := guard.Decide(in)
 			stem := strings.TrimSuffix(path, ".md")
 			a := Applied{Written: written}
 			if p.Ledger != nil {
@@ -50,9 +51,9 @@ func TestStatusGolden(t *testing.T) {
 				l.Written = written.Unix()
 				a.Record = ledger.Encode(l, testKey)
 			}
-			const rerun = "go test ./internal/guard -run TestStatusGolden -update"
+			const rerun = "go test ./internal/status -run TestStatusGolden -update"
 			golden.Check(t, stem+".status.md", Settle(in, p, nil, a), rerun)
-			golden.Check(t, stem+".summary.md", RenderSummary(in.Issue.Number, p, in.Config, nil), rerun)
+			golden.Check(t, stem+".summary.md", Summary(in.Issue.Number, p, in.Config, nil), rerun)
 		})
 	}
 	if n == 0 {

@@ -1,4 +1,4 @@
-package guard
+package status
 
 import (
 	"fmt"
@@ -6,16 +6,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// StatusPlan is the status comment a run leaves, and the write that brings
-// it about.
-type StatusPlan struct {
+// Plan is the status comment a run leaves, and the write that brings it
+// about.
+type Plan struct {
 	// Body is the comment's text; Do says a write is needed.
 	Body  string
-	Write Write
+	Write guard.Write
 	Do    bool
 	// Moved says the comment is posted anew at the end of the issue and
 	// the old one deleted: it had fallen so far back that the next run
@@ -23,7 +24,7 @@ type StatusPlan struct {
 	Moved bool
 }
 
-// PlanStatus decides the status comment this run leaves, given what
+// PlanWrite decides the status comment this run leaves, given what
 // applying the plan did (a: notes, posted comments, pruned, locked) and the
 // server's clock. The ledger record the comment carries is reused verbatim
 // when the accepted state did not move and the comment would not change
@@ -31,7 +32,7 @@ type StatusPlan struct {
 // stamped with the server's clock, so an edit by anyone else shows as an
 // updated_at the record does not explain. existing is the status comment
 // found, if any.
-func PlanStatus(in Input, p *Plan, existing *issues.Comment, a Applied, now time.Time) StatusPlan {
+func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, now time.Time) Plan {
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
 	if p.Ledger != nil && existing != nil && !moved {
@@ -39,7 +40,7 @@ func PlanStatus(in Input, p *Plan, existing *issues.Comment, a Applied, now time
 			kept := a
 			kept.Record, kept.Written = ledger.Line(existing.Body), time.Unix(old.Written, 0)
 			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
-				return StatusPlan{}
+				return Plan{}
 			}
 		}
 	}
@@ -52,18 +53,18 @@ func PlanStatus(in Input, p *Plan, existing *issues.Comment, a Applied, now time
 	}
 	body := Settle(in, p, existing, a)
 	if moved {
-		return StatusPlan{Body: body, Moved: true, Do: true,
-			Write: Write{Kind: PostStatus, Detail: fmt.Sprintf(" anew at the end (comment %d had fallen out of reach)", existing.ID)}}
+		return Plan{Body: body, Moved: true, Do: true,
+			Write: guard.Write{Kind: guard.PostStatus, Detail: fmt.Sprintf(" anew at the end (comment %d had fallen out of reach)", existing.ID)}}
 	}
 	resolved := p.Resolved && p.Ledger == nil // the ledger needs a comment, clean or not
-	w, ok := StatusWrite(existing, body, resolved)
-	return StatusPlan{Body: body, Write: w, Do: ok}
+	w, ok := guard.StatusWrite(existing, body, resolved)
+	return Plan{Body: body, Write: w, Do: ok}
 }
 
 // buried reports whether the status comment is so far back that the next
 // run, which reads the last RecentWindow comments and comes after at least
 // one more, may not see it.
-func buried(in Input, status *issues.Comment, posted []issues.Comment) bool {
+func buried(in guard.Input, status *issues.Comment, posted []issues.Comment) bool {
 	after := 0
 	all := append(slices.Clone(in.Recent), posted...)
 	for _, c := range all {
@@ -80,7 +81,7 @@ func buried(in Input, status *issues.Comment, posted []issues.Comment) bool {
 // yet (and the approval labels on the issue), so that a run cut short
 // leaves no trace of the guard without a ledger, which the next run would
 // take for a deleted one. The run completes the comment last.
-func Placeholder(in Input, now time.Time) string {
+func Placeholder(in guard.Input, now time.Time) string {
 	n := in.Issue.Number
 	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp}
 	for _, a := range in.Config.Labels.Approval() {
@@ -93,6 +94,6 @@ func Placeholder(in Input, now time.Time) string {
 
 // NeedsPlaceholder reports whether the run must post Placeholder first:
 // it writes anything while the issue has no status comment.
-func NeedsPlaceholder(p *Plan, existing *issues.Comment) bool {
+func NeedsPlaceholder(p *guard.Plan, existing *issues.Comment) bool {
 	return p.Ledger != nil && existing == nil && len(p.Writes()) > 0
 }
