@@ -10,14 +10,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// maintain plans the comments that keep an issue readable: the recovery
-// request for a checkpoint that cannot be read, and the completion digest.
-func (e *eval) maintain() {
-	if e.cp == nil {
-		e.planRecovery()
-	}
-	e.planDigest()
-}
 
 func (e *eval) planRecovery() {
 	marker := issues.RecoveryMarker(e.in.Issue.Number)
@@ -81,26 +73,3 @@ func repoOf(cs []issues.Comment, issue int64) string {
 }
 
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-
-// planDigest posts a completion digest once digest-after agent results have
-// accumulated since the last digest or archive.
-func (e *eval) planDigest() {
-	if e.cfg.DigestAfter <= 0 {
-		return
-	}
-	issue := e.in.Issue.Number
-	var results []agentcomment.Result
-	for _, c := range e.in.Recent {
-		if e.own(c, issues.DigestMarker(issue)) || e.own(c, issues.ArchiveMarkerPrefix(issue)) {
-			results = results[:0]
-			continue
-		}
-		if r, ok := agentcomment.ResultOf(c.ID, c.HTMLURL, c.Body); ok {
-			results = append(results, r)
-		}
-	}
-	if len(results) < e.cfg.DigestAfter {
-		return
-	}
-	e.plan.Digest = agentcomment.Digest(issue, results) + "\n" + issues.DigestMarker(issue) + "\n"
-}
