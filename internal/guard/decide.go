@@ -115,6 +115,15 @@ func Decide(in Input) *Plan {
 	return e.plan
 }
 
+// maintain plans the comments that keep an issue readable: the recovery
+// request for a checkpoint that cannot be read, and the completion digest.
+func (e *eval) maintain() {
+	if e.cp == nil {
+		e.planRecovery()
+	}
+	e.planDigest()
+}
+
 // report finishes the plan: whether it reports all clear.
 func (e *eval) report() {
 	e.plan.Resolved = len(e.plan.Violations) == 0

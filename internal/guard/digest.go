@@ -1,5 +1,10 @@
 package guard
 
+import (
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
+
 // planDigest posts a completion digest once digest-after agent results have
 // accumulated since the last digest or archive.
 func (e *eval) planDigest() {

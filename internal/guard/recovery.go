@@ -10,7 +10,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-
+// planRecovery plans the context-recovery-needed comment for a checkpoint
+// that cannot be read, unless the guard posted it already: the problems,
+// and the commands that rebuild the checkpoint.
 func (e *eval) planRecovery() {
 	marker := issues.RecoveryMarker(e.in.Issue.Number)
 	for _, c := range e.in.Recent {
@@ -41,8 +43,6 @@ func (e *eval) planRecovery() {
 	e.plan.Recovery = b.String()
 }
 
-// repoOf reads OWNER/NAME from the web address of one of the issue's
-// comments (the server's, not their text), or says OWNER/NAME.
 // repo is the repository the issue belongs to: the shell's, else read off
 // a recent comment's link.
 func (e *eval) repo() string {
@@ -52,6 +52,8 @@ func (e *eval) repo() string {
 	return repoOf(e.in.Recent, e.in.Issue.Number)
 }
 
+// repoOf reads OWNER/NAME from the web address of one of the issue's
+// comments (the server's, not their text), or says OWNER/NAME.
 func repoOf(cs []issues.Comment, issue int64) string {
 	suffix := fmt.Sprintf("/issues/%d", issue)
 	for _, c := range cs {
