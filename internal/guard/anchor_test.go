@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // anchored is trusted(t, 4) with the anchor the guard left after writing
@@ -11,12 +14,12 @@ import (
 func anchored(t *testing.T) Input {
 	t.Helper()
 	in := trusted(t, 4)
-	l, problem := ReadLedger(in.Status, 9, in.Config.Keys())
+	l, problem := ledger.Read(in.Status, 9, ledger.ConfigKeys(in.Config))
 	if l == nil {
 		t.Fatal(problem)
 	}
-	a := NextAnchor(in, l.Seq, LedgerLine(in.Status.Body), *in.Status, in.Recent, true)
-	in.Anchor = AnchorState{Known: true, Writable: true, Text: EncodeAnchor(a, in.Config.LedgerKey)}
+	a := NextAnchor(in, l.Seq, ledger.Line(in.Status.Body), *in.Status, in.Recent, true)
+	in.Anchor = ledger.AnchorState{Known: true, Writable: true, Text: ledger.EncodeAnchor(a, in.Config.LedgerKey)}
 	return in
 }
 
@@ -41,9 +44,9 @@ func TestAnchorCatchesARollback(t *testing.T) {
 	in := anchored(t)
 	// The guard wrote record 5 since; an issue writer put back its copy of
 	// record 0 (the one in the comment now), well within seconds.
-	a, _ := ReadAnchor(in.Anchor.Text, 0, 9, in.Config.Keys())
-	a.Seq, a.Record = 5, RecordHash("a newer record")
-	in.Anchor.Text = EncodeAnchor(*a, in.Config.LedgerKey)
+	a, _ := ledger.ReadAnchor(in.Anchor.Text, 0, 9, ledger.ConfigKeys(in.Config))
+	a.Seq, a.Record = 5, ledger.RecordHash("a newer record")
+	in.Anchor.Text = ledger.EncodeAnchor(*a, in.Config.LedgerKey)
 	p := Decide(in)
 	msg := tamperMessage(t, p)
 	if !strings.Contains(msg, "is record 0, older than record 5") || !strings.Contains(msg, "put back an old copy") {
@@ -91,9 +94,9 @@ func TestAnchorLags(t *testing.T) {
 func TestAnchorNotTheGuards(t *testing.T) {
 	for name, text := range map[string]string{
 		"garbage":       "hello",
-		"unsigned":      EncodeAnchor(Anchor{Issue: 9, Seq: 0}, nil),
-		"another key":   EncodeAnchor(Anchor{Issue: 9, Seq: 0}, []byte("someone else's key")),
-		"another issue": EncodeAnchor(Anchor{Issue: 10, Seq: 0}, testKey),
+		"unsigned":      ledger.EncodeAnchor(ledger.Anchor{Issue: 9, Seq: 0}, nil),
+		"another key":   ledger.EncodeAnchor(ledger.Anchor{Issue: 9, Seq: 0}, []byte("someone else's key")),
+		"another issue": ledger.EncodeAnchor(ledger.Anchor{Issue: 10, Seq: 0}, testKey),
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := anchored(t)
@@ -124,20 +127,20 @@ func TestAnchorRotation(t *testing.T) {
 
 func TestNextAnchorCoversTheTail(t *testing.T) {
 	in := anchored(t)
-	old := Comment{ID: 40, Author: "agent", UpdatedAt: written.Add(-time.Hour)}
-	status := Comment{ID: 50, Author: ActionsUser, UpdatedAt: written}
-	a := NextAnchor(in, 2, "line", status, []Comment{old, status}, true)
+	old := issues.Comment{ID: 40, Author: "agent", UpdatedAt: written.Add(-time.Hour)}
+	status := issues.Comment{ID: 50, Author: issues.ActionsUser, UpdatedAt: written}
+	a := NextAnchor(in, 2, "line", status, []issues.Comment{old, status}, true)
 	if a.Since > old.UpdatedAt.Unix() || a.Status != 50 || len(a.Tail) != 2 || !a.First {
 		t.Errorf("anchor %+v", a)
 	}
-	text, write := AnchorWrite(in.Anchor, in.Config.Keys(), a, in.Config.LedgerKey)
+	text, write := ledger.AnchorWrite(in.Anchor, ledger.ConfigKeys(in.Config), a, in.Config.LedgerKey)
 	if !write || !strings.HasPrefix(text, "gns-guard:anchor v1 ") {
 		t.Errorf("a changed anchor is written: %q %v", text, write)
 	}
-	if _, write := AnchorWrite(AnchorState{Known: true, Writable: true, Text: text}, in.Config.Keys(), a, in.Config.LedgerKey); write {
+	if _, write := ledger.AnchorWrite(ledger.AnchorState{Known: true, Writable: true, Text: text}, ledger.ConfigKeys(in.Config), a, in.Config.LedgerKey); write {
 		t.Error("the same anchor is not written again")
 	}
-	if _, write := AnchorWrite(AnchorState{Known: true}, in.Config.Keys(), a, in.Config.LedgerKey); write {
+	if _, write := ledger.AnchorWrite(ledger.AnchorState{Known: true}, ledger.ConfigKeys(in.Config), a, in.Config.LedgerKey); write {
 		t.Error("without admin-token no anchor is written")
 	}
 }

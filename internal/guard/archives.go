@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -20,7 +21,7 @@ type ArchiveMatch struct {
 	// Impostors claim the planned archive's marker and hash but say
 	// something else (entries, chain or signature): they are left alone
 	// and reported, and the real archive is posted.
-	Impostors []Comment
+	Impostors []issues.Comment
 	// Stale are the guard's archives posted by a run that never patched the
 	// body (their entries are all still in the checkpoint): the plan
 	// replaces them, so they are deleted, or history would double.
@@ -35,7 +36,7 @@ func MatchArchives(in Input, pr *prune.Result) ArchiveMatch {
 	m := ArchiveMatch{Have: map[int]int64{}}
 	n := in.Issue.Number
 	for _, c := range in.Recent {
-		if !strings.Contains(c.Body, ArchiveMarkerPrefix(n)) {
+		if !strings.Contains(c.Body, issues.ArchiveMarkerPrefix(n)) {
 			continue
 		}
 		a, err := prune.ParseArchive(c.Body)
@@ -91,7 +92,7 @@ func Redundant(in Input, ids []int64) []int64 {
 	}
 	archived := map[int64][]prune.Entry{}
 	for _, c := range append(slices.Clone(in.Older), in.Recent...) {
-		if c.Author != in.Self || !strings.Contains(c.Body, ArchiveMarkerPrefix(n)) {
+		if c.Author != in.Self || !strings.Contains(c.Body, issues.ArchiveMarkerPrefix(n)) {
 			continue
 		}
 		if a, err := prune.ParseArchive(c.Body); err == nil {

@@ -5,10 +5,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // The guard's first run on the issue: its ledger, as the next run reads it.
-func firstLedger(t *testing.T, in Input) Ledger {
+func firstLedger(t *testing.T, in Input) ledger.Record {
 	t.Helper()
 	p := Decide(in)
 	if len(p.Violations) != 0 || p.Ledger == nil || !p.Ledger.Baseline {
@@ -27,7 +30,7 @@ func TestRenamedCascadeLabel(t *testing.T) {
 	in.Config.LedgerKey = testKey
 	l := firstLedger(t, in)
 	withLedger(&in, l)
-	in.Issue.Labels = []Label{{ID: 1, Name: "cascade::depth-n"}}
+	in.Issue.Labels = []issues.Label{{ID: 1, Name: "cascade::depth-n"}}
 	in.Issue.Body = body("labels: [cascade::depth-2]", "labels: [cascade::depth-n]", "depth: 1", "depth: 5", "agent_chain", "x")
 	p := Decide(in)
 	msg := tamperMessage(t, p)
@@ -48,10 +51,10 @@ func TestRenamedLabelIsNoApproval(t *testing.T) {
 	in.Config.BudgetAdmins = []string{"carol"}
 	l := accepted()
 	l.Pending = []string{"permission::violation"}
-	l.Labels = []Label{{ID: 1, Name: "cascade::depth-2"}, {ID: 2, Name: "permission::violation"}}
+	l.Labels = []issues.Label{{ID: 1, Name: "cascade::depth-2"}, {ID: 2, Name: "permission::violation"}}
 	withLedger(&in, l)
 	in.Issue.Labels = in.Issue.Labels[:1] // the agent removed permission::violation
-	in.LabelEvents = []LabelEvent{
+	in.LabelEvents = []issues.LabelEvent{
 		{Label: "permission::violation", LabelID: 9, Added: false, Actor: "carol", At: written.Add(-48 * time.Hour)}, // "triage", renamed
 		{Label: "permission::violation", LabelID: 2, Added: false, Actor: "mallory", At: written.Add(time.Minute)},
 	}
@@ -66,13 +69,13 @@ func TestRenamedLabelIsNoApproval(t *testing.T) {
 func TestRemovedCascadeLabel(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
 	in.Config.LedgerKey = testKey
-	unlimited := Unlimited
+	unlimited := issues.Unlimited
 	in.Config.DefaultMaxDepth = &unlimited
 	l := firstLedger(t, in)
 	withLedger(&in, l)
 	in.Issue.Labels = nil
 	in.Issue.Body = body("depth: 1", "depth: 4", "agent_chain", "x")
-	in.LabelEvents = []LabelEvent{{Label: "cascade::depth-2", LabelID: 1, Added: false, Actor: "mallory", At: written.Add(time.Minute)}}
+	in.LabelEvents = []issues.LabelEvent{{Label: "cascade::depth-2", LabelID: 1, Added: false, Actor: "mallory", At: written.Add(time.Minute)}}
 	p := Decide(in)
 	if msg := tamperMessage(t, p); !strings.Contains(msg, `accepted cascade::depth-2 label was removed by "mallory"`) || !slices.Contains(p.AddLabels, "cascade::depth-2") || !slices.Contains(ruleIDs(p), RuleDepthExceeded) {
 		t.Errorf("removed cascade label: %v add %v\n%s", ruleIDs(p), p.AddLabels, msg)
@@ -133,7 +136,7 @@ func TestOwnerApproves(t *testing.T) {
 	l := accepted()
 	l.Pending = []string{"permission::violation"}
 	withLedger(&in, l)
-	in.LabelEvents = []LabelEvent{{Label: "permission::violation", Added: false, Actor: "olivia", At: written.Add(time.Minute)}}
+	in.LabelEvents = []issues.LabelEvent{{Label: "permission::violation", Added: false, Actor: "olivia", At: written.Add(time.Minute)}}
 	if p := Decide(in); len(p.Violations) != 0 || p.AskAdmin != "" {
 		t.Errorf("the owner's approval: %v ask %q", ruleIDs(p), p.AskAdmin)
 	}
@@ -144,20 +147,20 @@ func TestOwnerApproves(t *testing.T) {
 // after a rotation.
 func TestLedgerKeys(t *testing.T) {
 	old, cur := []byte("the old key"), []byte("the new key")
-	c := &Comment{ID: 3, Author: ActionsUser, UpdatedAt: written, Body: EncodeLedger(accepted(), old)}
-	if _, problem := ReadLedger(c, 9, SecretKeys(cur)); !strings.Contains(problem, "which this workflow does not hold") || !strings.Contains(problem, "ledger-key-previous") {
+	c := &issues.Comment{ID: 3, Author: issues.ActionsUser, UpdatedAt: written, Body: ledger.Encode(accepted(), old)}
+	if _, problem := ledger.Read(c, 9, ledger.SecretKeys(cur)); !strings.Contains(problem, "which this workflow does not hold") || !strings.Contains(problem, "ledger-key-previous") {
 		t.Errorf("unknown key: %q", problem)
 	}
-	rotated, _ := NewLedgerKeys(cur, old, "")
-	if l, problem := ReadLedger(c, 9, rotated); l == nil || problem != "" {
+	rotated, _ := ledger.NewKeys(cur, old, "")
+	if l, problem := ledger.Read(c, 9, rotated); l == nil || problem != "" {
 		t.Errorf("the previous key: %q", problem)
 	}
-	public, _ := NewLedgerKeys(nil, nil, PublicKey(old))
-	if l, problem := ReadLedger(c, 9, public); l == nil || problem != "" {
+	public, _ := ledger.NewKeys(nil, nil, ledger.PublicKey(old))
+	if l, problem := ledger.Read(c, 9, public); l == nil || problem != "" {
 		t.Errorf("the public key alone: %q", problem)
 	}
 	c.Body = strings.Replace(c.Body, `"consumed":3000`, `"consumed":1000`, 1)
-	if _, problem := ReadLedger(c, 9, public); !strings.Contains(problem, "does not verify against key") {
+	if _, problem := ledger.Read(c, 9, public); !strings.Contains(problem, "does not verify against key") {
 		t.Errorf("an edited record: %q", problem)
 	}
 }

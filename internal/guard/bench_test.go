@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -75,17 +76,17 @@ func benchInput(b *testing.B, body string) Input {
 		b.Fatal(err)
 	}
 	in := Input{
-		Config: DefaultConfig(),
-		Issue: Issue{Number: 9, Body: body, Labels: []Label{
+		Config: issues.DefaultConfig(),
+		Issue: issues.Issue{Number: 9, Body: body, Labels: []issues.Label{
 			{ID: 1, Name: "cascade::depth-2"}, {ID: 2, Name: "size::large"},
 		}},
-		Event:   Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"},
-		Self:    ActionsUser,
+		Event:   issues.Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"},
+		Self:    issues.ActionsUser,
 		Now:     time.Date(2026, 5, 16, 14, 0, 0, 0, time.UTC),
 		Counter: c,
 	}
 	for i := range 3 {
-		in.Recent = append(in.Recent, Comment{ID: int64(i + 1), Author: "lead-developer",
+		in.Recent = append(in.Recent, issues.Comment{ID: int64(i + 1), Author: "lead-developer",
 			Body: fmt.Sprintf("## 🔄 lead-developer | phase:implementation | depth:1\n\nStep %d done: middleware wired, tests green.\n", i)})
 	}
 	return in

@@ -1,72 +1,8 @@
 package guard
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"strings"
-	"time"
-
-	"github.com/gns-guard/gns-guard/internal/burn"
-	"github.com/gns-guard/gns-guard/internal/markdown"
-	"github.com/gns-guard/gns-guard/internal/tokens"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
-
-// BurnPoint is one accepted state of an issue's budget, as the ledger keeps
-// it so that the burn chart survives pruning: the step's ordinal, when it
-// was accepted (Unix seconds, 0 unknown), the agent the checkpoint named
-// and a short hash of its invocation (InvocationTag), and consumed and
-// remaining. A point with no agent is the start of the series or a reset
-// the guard made (pruning started a new phase budget): no agent spent what
-// it shows. In the record it is a compact array, [n, t, consumed,
-// remaining, agent, tag], since the status comment counts among the last
-// comments an agent loads.
-type BurnPoint struct {
-	N          int
-	T          int64
-	Agent      string
-	Invocation string
-	Consumed   int64
-	Remaining  int64
-}
-
-// MarshalJSON writes the point as [n, t, consumed, remaining, agent, tag].
-func (p BurnPoint) MarshalJSON() ([]byte, error) {
-	return json.Marshal([]any{p.N, p.T, p.Consumed, p.Remaining, p.Agent, p.Invocation})
-}
-
-// UnmarshalJSON reads the array MarshalJSON writes.
-func (p *BurnPoint) UnmarshalJSON(data []byte) error {
-	var a []json.RawMessage
-	if err := json.Unmarshal(data, &a); err != nil {
-		return err
-	}
-	if len(a) != 6 {
-		return fmt.Errorf("a burn point has 6 fields, found %d", len(a))
-	}
-	for i, dst := range []any{&p.N, &p.T, &p.Consumed, &p.Remaining, &p.Agent, &p.Invocation} {
-		if err := json.Unmarshal(a[i], dst); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// InvocationTag is the short hash of an invocation id a burn point keeps:
-// enough to find a report's state again, small in the record.
-func InvocationTag(inv string) string {
-	if inv == "" {
-		return ""
-	}
-	h := sha256.Sum256([]byte(inv))
-	return hex.EncodeToString(h[:3])
-}
-
-// MaxBurnPoints is how many accepted states the ledger keeps: the newest.
-// Each costs about 25 tokens of the status comment, which counts among the
-// last comments of the entry load, so the series stays short.
-const MaxBurnPoints = 12
 
 // maxBurnText bounds the agent name a point carries.
 const maxBurnText = 32
@@ -75,21 +11,21 @@ const maxBurnText = 32
 // trusted ledger: the checkpoint as the agents left it and, when this run
 // prunes, the reset budget after it. A state the series already ends with
 // adds nothing, so a re-run or a decision made again writes the same record.
-func (e *eval) recordBurn(l *Ledger, pruned bool) {
+func (e *eval) recordBurn(l *ledger.Record, pruned bool) {
 	old := e.trust.ledger
-	var pts []BurnPoint
+	var pts []ledger.BurnPoint
 	if old != nil {
 		pts = append(pts, old.Burn...)
 		if len(pts) == 0 && old.Baseline {
 			// A record from before the series: its state is the start.
-			pts = append(pts, BurnPoint{N: 1, T: old.Written, Consumed: old.Consumed, Remaining: old.Remaining})
+			pts = append(pts, ledger.BurnPoint{N: 1, T: old.Written, Consumed: old.Consumed, Remaining: old.Remaining})
 		}
 	}
 	var t int64
 	if !e.in.Now.IsZero() {
 		t = e.in.Now.Unix()
 	}
-	add := func(p BurnPoint) {
+	add := func(p ledger.BurnPoint) {
 		n := len(pts)
 		if n == 0 {
 			// The first state accepted is the start, whoever spent it.
@@ -106,13 +42,13 @@ func (e *eval) recordBurn(l *Ledger, pruned bool) {
 	}
 	if cp := e.cp; cp != nil {
 		b := cp.Budget
-		add(BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText), Invocation: InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
+		add(ledger.BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText), Invocation: ledger.InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
 	}
 	if pruned {
-		add(BurnPoint{T: t, Consumed: l.Consumed, Remaining: l.Remaining})
+		add(ledger.BurnPoint{T: t, Consumed: l.Consumed, Remaining: l.Remaining})
 	}
-	if len(pts) > MaxBurnPoints {
-		pts = pts[len(pts)-MaxBurnPoints:]
+	if len(pts) > ledger.MaxBurnPoints {
+		pts = pts[len(pts)-ledger.MaxBurnPoints:]
 	}
 	l.Burn = pts
 }
@@ -123,90 +59,4 @@ func cut(s string, n int) string {
 		return string(r[:n])
 	}
 	return s
-}
-
-// BurnSeries is the burn of an issue as its ledger records it, for the
-// charts of package burn. A nil ledger gives an empty series.
-func BurnSeries(issue int64, title string, l *Ledger) burn.Series {
-	s := burn.Series{Issue: issue, Title: title}
-	if l == nil {
-		return s
-	}
-	s.Total = l.Total
-	for _, p := range l.Burn {
-		pt := burn.Point{Step: p.N, Agent: p.Agent, Consumed: p.Consumed, Remaining: p.Remaining}
-		if p.T > 0 {
-			pt.At = time.Unix(p.T, 0).UTC()
-		}
-		s.Points = append(s.Points, pt)
-	}
-	return s
-}
-
-// waitingForPerson counts the violations that only a person ends: the
-// budget is exhausted (or over the cap) and budget::exhausted waits for an
-// approver. A run failing for these alone waits, it did not break.
-func waitingForPerson(p *Plan) int {
-	n := 0
-	for _, v := range p.Violations {
-		if v.Rule == RuleBudgetExhausted || v.Rule == RuleBudgetOverCap {
-			n++
-		}
-	}
-	return n
-}
-
-// waitingText says what the issue waits for and who ends the wait.
-func waitingText(cfg Config) string {
-	return fmt.Sprintf("⏸️ **Waiting for a person**: the budget is used up and `%s` is on, so no agent may go on. Nothing is broken: an approver (%s) raises `budget.total` or accepts the state, and removes `%s` to let the workflow continue.",
-		markdown.Cell(cfg.Labels.BudgetExhausted, 80), approvers(cfg), markdown.Cell(cfg.Labels.BudgetExhausted, 80))
-}
-
-// Budget warning thresholds: the share of the budget used at which the
-// status comment and the summary warn, before the wall.
-const (
-	BudgetWarnFirst  = 0.6
-	BudgetWarnSecond = 0.8
-)
-
-// writeBudgetWarning warns when 60% and when 80% of the budget is used and
-// the budget is not exhausted yet (then the comment waits for a person)
-// and this run does not prune (which starts a new phase budget).
-func writeBudgetWarning(b *strings.Builder, p *Plan, cfg Config) {
-	n := p.Numbers
-	if !n.Known || n.BudgetTotal <= 0 || n.BudgetRemaining <= 0 || waitingForPerson(p) > 0 || p.Prune != nil {
-		return
-	}
-	ratio := float64(n.BudgetConsumed) / float64(n.BudgetTotal)
-	switch {
-	case ratio >= BudgetWarnSecond:
-		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): above prune-threshold (%s) the guard prunes the history and the next phase starts with %s of what is left; past the budget, the issue waits for a person.\n\n",
-			percent(BudgetWarnSecond), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining), percent(cfg.PruneThreshold), percent(cfg.CarryoverRatio))
-	case ratio >= BudgetWarnFirst:
-		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): plan the remaining steps with that in mind; at %s the guard warns again.\n\n",
-			percent(BudgetWarnFirst), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining), percent(BudgetWarnSecond))
-	}
-}
-
-// writeBurn writes the burn chart and the tokens per agent from the
-// ledger's series, folded, when it holds at least 2 points and the text
-// stays within room characters.
-func writeBurn(b *strings.Builder, issue int64, p *Plan, room int) {
-	s := BurnSeries(issue, "", p.Ledger)
-	chart := burn.IssueChart(s)
-	if chart == "" {
-		return
-	}
-	text := fmt.Sprintf("<details><summary>Budget burn: %d accepted step(s)</summary>\n\n%s\n", len(s.Points), chart)
-	if t := burn.AgentTable(s); t != "" {
-		text += t + "\n"
-	}
-	text += "</details>\n\n"
-	if !strings.HasSuffix(b.String(), "\n\n") {
-		text = "\n" + text
-	}
-	if len([]rune(b.String()))+len([]rune(text)) > room {
-		return
-	}
-	b.WriteString(text)
 }

@@ -6,15 +6,17 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // agentResult is a result comment of agent dev for invocation inv whose
 // footer claims consumed tokens, padded with n words of output.
-func agentResult(id int64, inv string, consumed int64, words int) Comment {
+func agentResult(id int64, inv string, consumed int64, words int) issues.Comment {
 	footer := fmt.Sprintf(`<!-- GNS_EVENT {"agent":"dev","invocation":%q,"event_type":"subagent_result","phase":"build","depth":1,"budget":{"before":7000,"consumed":%d,"remaining":%d},"status":"done","verdict":"pass","files_changed":1,"key_stats":{"tests":3},"next_agent":"reviewer"} -->`, inv, consumed, 7000-consumed)
 	text := strings.Repeat("the limiter refills tokens at a steady rate ", words/8)
-	return Comment{ID: id, Author: "dev", HTMLURL: fmt.Sprintf("https://gitea.example/o/r/issues/9#issuecomment-%d", id),
+	return issues.Comment{ID: id, Author: "dev", HTMLURL: fmt.Sprintf("https://gitea.example/o/r/issues/9#issuecomment-%d", id),
 		Body: "## 🔄 dev | phase:build | depth:1\n\n" + text + "\n\n" + footer}
 }
 
@@ -30,10 +32,10 @@ func underReports(p *Plan) []finding.Finding {
 
 // onComment is the run for comment c, posted before the checkpoint is
 // patched: the footer's claim is all there is.
-func onComment(t *testing.T, c Comment) Input {
+func onComment(t *testing.T, c issues.Comment) Input {
 	in := input(t, body(), "cascade::depth-2")
-	in.Event = Event{Name: "issue_comment", Action: "created", Number: 9, Comment: &c}
-	in.Recent = []Comment{c}
+	in.Event = issues.Event{Name: "issue_comment", Action: "created", Number: 9, Comment: &c}
+	in.Recent = []issues.Comment{c}
 	return in
 }
 
@@ -53,13 +55,7 @@ func TestUnderReportFromTheFooter(t *testing.T) {
 	if len(p.Violations) != 0 || !p.Resolved {
 		t.Errorf("a warning failed the run: %v", ruleIDs(p))
 	}
-	status := RenderStatus(9, p, in9Config(), nil, "")
-	if !strings.Contains(status, "[comment 77](https://gitea.example/o/r/issues/9#issuecomment-77)") || !strings.Contains(status, "consumption-under-reported") {
-		t.Errorf("the status comment does not link the comment:\n%s", status)
-	}
 }
-
-func in9Config() Config { return DefaultConfig() }
 
 func TestHonestReportIsNotFlagged(t *testing.T) {
 	c := agentResult(78, "inv-4", 5000, 400)
@@ -101,7 +97,7 @@ func TestUnderReportJudgesWhatTheBudgetWasCharged(t *testing.T) {
 	// The next run: the ledger holds the report now.
 	next := *p.Ledger
 	next.Written = written.Unix()
-	if n := len(next.Burn); n != 2 || next.Burn[1].Invocation != InvocationTag("inv-4") || next.Burn[1].Agent != "dev" || next.Burn[1].Consumed != 3100 {
+	if n := len(next.Burn); n != 2 || next.Burn[1].Invocation != ledger.InvocationTag("inv-4") || next.Burn[1].Agent != "dev" || next.Burn[1].Consumed != 3100 {
 		t.Fatalf("burn series %+v", next.Burn)
 	}
 	withLedger(&in, next)
@@ -132,77 +128,24 @@ func TestBurnSeriesIsCappedAndStable(t *testing.T) {
 		in.Issue.Body = body("last_invocation: inv-3", fmt.Sprintf("last_invocation: inv-%d", i+10), "consumed: 3000", fmt.Sprintf("consumed: %d", c), "remaining: 7000", fmt.Sprintf("remaining: %d", 10000-c))
 		p := Decide(in)
 		if p.Ledger == nil || len(p.Violations) != 0 {
-			t.Fatalf("step %d: %v %+v %d", i, ruleIDs(p), p.Numbers, len(EncodeLedger(l, testKey)))
+			t.Fatalf("step %d: %v %+v %d", i, ruleIDs(p), p.Numbers, len(ledger.Encode(l, testKey)))
 		}
 		l = *p.Ledger
 		l.Written = written.Unix()
 	}
-	if len(l.Burn) != MaxBurnPoints || l.Burn[len(l.Burn)-1].N != 31 || l.Burn[len(l.Burn)-1].Consumed != 3300 {
+	if len(l.Burn) != ledger.MaxBurnPoints || l.Burn[len(l.Burn)-1].N != 31 || l.Burn[len(l.Burn)-1].Consumed != 3300 {
 		t.Fatalf("burn: %d points, last %+v", len(l.Burn), l.Burn[len(l.Burn)-1])
 	}
 	// The series is part of a comment agents load: it stays cheap.
 	bare := l
 	bare.Burn = nil
-	if cost := counter(t).Count(EncodeLedger(l, testKey)) - counter(t).Count(EncodeLedger(bare, testKey)); cost > 30*MaxBurnPoints {
+	if cost := counter(t).Count(ledger.Encode(l, testKey)) - counter(t).Count(ledger.Encode(bare, testKey)); cost > 30*ledger.MaxBurnPoints {
 		t.Errorf("a full burn series costs %d tokens", cost)
 	}
 	in.Recent = nil
 	withLedger(&in, l)
 	again := Decide(in) // the same state decided again adds nothing
-	if len(again.Ledger.Burn) != MaxBurnPoints || again.Ledger.Burn[len(again.Ledger.Burn)-1].N != 31 {
+	if len(again.Ledger.Burn) != ledger.MaxBurnPoints || again.Ledger.Burn[len(again.Ledger.Burn)-1].N != 31 {
 		t.Errorf("deciding the same state again moved the series: %+v", again.Ledger.Burn[len(again.Ledger.Burn)-1])
-	}
-	status := RenderStatus(9, again, in.Config, nil, "")
-	if !strings.Contains(status, "```mermaid\n") || !strings.Contains(status, "| Agent | Steps | Tokens | Share |") {
-		t.Errorf("no burn chart in the status comment:\n%s", status)
-	}
-	if !strings.Contains(RenderSummary(9, again, in.Config, nil), "xychart-beta") {
-		t.Error("no burn chart in the summary")
-	}
-}
-
-func TestBudgetWarnings(t *testing.T) {
-	cases := []struct {
-		consumed int64
-		want     string
-	}{
-		{5900, ""},
-		{6000, "60% of the budget is used"},
-		{7900, "60% of the budget is used"},
-		{8000, "80% of the budget is used"},
-	}
-	for _, tc := range cases {
-		b := body("consumed: 3000", fmt.Sprintf("consumed: %d", tc.consumed), "remaining: 7000", fmt.Sprintf("remaining: %d", 10000-tc.consumed), "next_estimated_tokens: 1500", "next_estimated_tokens: 500")
-		in := input(t, b, "cascade::depth-2")
-		p := Decide(in)
-		for name, text := range map[string]string{"status": RenderStatus(9, p, in.Config, nil, ""), "summary": RenderSummary(9, p, in.Config, nil)} {
-			got := ""
-			for _, w := range []string{"60% of the budget is used", "80% of the budget is used"} {
-				if strings.Contains(text, w) {
-					got = w
-				}
-			}
-			if got != tc.want {
-				t.Errorf("consumed %d, %s: warning %q, want %q\n%s", tc.consumed, name, got, tc.want, text)
-			}
-		}
-	}
-}
-
-func TestExhaustedBudgetWaitsForAPerson(t *testing.T) {
-	in := input(t, body(), "cascade::depth-2", "budget::exhausted")
-	p := Decide(in)
-	status := RenderStatus(9, p, in.Config, nil, "")
-	if !strings.Contains(status, "## ⏸️ gns-guard: waiting for a person") || strings.Contains(status, "❌ gns-guard") || strings.Contains(status, "% of the budget is used") {
-		t.Errorf("an exhausted budget does not read as waiting:\n%s", status)
-	}
-	if !strings.Contains(RenderSummary(9, p, in.Config, nil), "is waiting for a person") {
-		t.Error("the summary does not say the issue waits for a person")
-	}
-	// With another violation too, the comment fails and says it waits.
-	in = input(t, body("depth: 1", "depth: 3"), "cascade::depth-2", "budget::exhausted")
-	status = RenderStatus(9, Decide(in), in.Config, nil, "")
-	if !strings.Contains(status, "❌ gns-guard: 2 violation(s)") || !strings.Contains(status, "**Waiting for a person**") {
-		t.Errorf("a mixed failure:\n%s", status)
 	}
 }

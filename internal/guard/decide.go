@@ -8,17 +8,19 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // Input is everything a decision is made from. Decide reads nothing else.
 type Input struct {
-	Config Config
-	Issue  Issue
-	Event  Event
+	Config issues.Config
+	Issue  issues.Issue
+	Event  issues.Event
 	// Recent are the issue's most recent comments, oldest first (at least
 	// the last three, and enough to find the guard's own recent comments).
-	Recent []Comment
+	Recent []issues.Comment
 	// Self is the guard's own login: only its comments' markers are trusted.
 	Self string
 	// Repo is the repository, OWNER/NAME, when the shell knows it (for the
@@ -26,19 +28,19 @@ type Input struct {
 	Repo string
 	// Status is the guard's sticky status comment (its marker and author),
 	// or nil when the run found none: it holds the ledger.
-	Status *Comment
+	Status *issues.Comment
 	// Older are comments the run read further back than Recent while it
 	// looked for the status comment (not part of the entry load).
-	Older []Comment
+	Older []issues.Comment
 	// LabelEvents are the label changes on the timeline entries the run
 	// read, oldest first.
-	LabelEvents []LabelEvent
+	LabelEvents []issues.LabelEvent
 	// Unreached says no status comment was found and the run could not
 	// read back to the first timeline entry: a missing ledger cannot be
 	// told from one buried beyond reach.
 	Unreached bool
 	// Anchor is what the run knows of the issue's anchor (docs/ledger.md).
-	Anchor AnchorState
+	Anchor ledger.AnchorState
 	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
 	// user is a repository admin.
 	Admins map[string]bool
@@ -54,7 +56,7 @@ type Input struct {
 	Done <-chan struct{}
 	// ConfigStamp is the configuration file this run judged with, recorded
 	// in the ledger it leaves (nil: none to record).
-	ConfigStamp *ConfigStamp
+	ConfigStamp *ledger.ConfigStamp
 	// LabelsUnknown says the issue's labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
@@ -64,7 +66,7 @@ type Input struct {
 // eval is one decision in progress: the input and what was derived from it.
 type eval struct {
 	in     Input
-	cfg    Config
+	cfg    issues.Config
 	labels []string
 	parsed checkpoint.Result
 	cp     *checkpoint.Checkpoint // nil unless the checkpoint is valid
@@ -113,11 +115,25 @@ func Decide(in Input) *Plan {
 	return e.plan
 }
 
+// maintain plans the comments that keep an issue readable: the recovery
+// request for a checkpoint that cannot be read, and the completion digest.
+func (e *eval) maintain() {
+	if e.cp == nil {
+		e.planRecovery()
+	}
+	e.planDigest()
+}
+
+// report finishes the plan: whether it reports all clear.
+func (e *eval) report() {
+	e.plan.Resolved = len(e.plan.Violations) == 0
+}
+
 // IsGoverned reports whether the guard has business with an issue: it has a
 // checkpoint block, a cascade:: or budget:: label, or a body too large to
 // read (which may hold a checkpoint). It is cheap, so the shell reads
 // nothing more of an issue that is not governed.
-func IsGoverned(issue Issue, cfg Config) bool {
+func IsGoverned(issue issues.Issue, cfg issues.Config) bool {
 	return hasGovernedLabel(issue.LabelNames()) || issue.BodyTooLarge || len(checkpoint.Find(issue.Body, cfg.MaxCheckpointBytes)) > 0
 }
 
@@ -131,6 +147,11 @@ func hasGovernedLabel(labels []string) bool {
 }
 
 func (e *eval) hasLabel(name string) bool { return slices.Contains(e.labels, name) }
+
+// own reports whether c is the guard's and carries marker.
+func (e *eval) own(c issues.Comment, marker string) bool {
+	return c.Author == e.in.Self && e.in.Self != "" && strings.Contains(c.Body, marker)
+}
 
 // settleLabels turns the violations' labels into label writes: add what a
 // violation sets and is missing, and the approval labels someone removed
@@ -236,7 +257,7 @@ func (e *eval) measureContext(block string) {
 	}
 }
 
-func lastN(cs []Comment, k int) []Comment {
+func lastN(cs []issues.Comment, k int) []issues.Comment {
 	if len(cs) <= k {
 		return cs
 	}
@@ -244,15 +265,15 @@ func lastN(cs []Comment, k int) []Comment {
 }
 
 // taskSize is the size from labels, else inferred from the estimate.
-func (e *eval) taskSize() TaskSize {
-	if s, ok := sizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); ok {
+func (e *eval) taskSize() issues.TaskSize {
+	if s, ok := issues.SizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); ok {
 		return s
 	}
 	var est int64
 	if e.cp != nil {
 		est = e.cp.NextEstimatedTokens.Value
 	}
-	s, _ := sizeFromEstimate(est)
+	s, _ := issues.SizeFromEstimate(est)
 	return s
 }
 
@@ -279,7 +300,7 @@ type cascadeLabel struct {
 func (e *eval) cascadeLimits() []cascadeLabel { return cascadeLabels(e.labels, e.cfg.Labels) }
 
 // cascadeLabels returns the cascade::depth-N and -n labels among labels.
-func cascadeLabels(labels []string, n LabelNames) []cascadeLabel {
+func cascadeLabels(labels []string, n issues.LabelNames) []cascadeLabel {
 	var out []cascadeLabel
 	for _, l := range labels {
 		rest, ok := strings.CutPrefix(l, n.CascadePrefix)
@@ -287,7 +308,7 @@ func cascadeLabels(labels []string, n LabelNames) []cascadeLabel {
 			continue
 		}
 		if rest == "n" || rest == "N" {
-			out = append(out, cascadeLabel{l, rest, Unlimited})
+			out = append(out, cascadeLabel{l, rest, issues.Unlimited})
 			continue
 		}
 		var k int

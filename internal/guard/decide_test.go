@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -49,15 +50,15 @@ func body(edits ...string) string {
 
 func input(t *testing.T, b string, labels ...string) Input {
 	in := Input{
-		Config:  DefaultConfig(),
-		Issue:   Issue{Number: 9, Body: b},
-		Event:   Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"},
-		Self:    ActionsUser,
+		Config:  issues.DefaultConfig(),
+		Issue:   issues.Issue{Number: 9, Body: b},
+		Event:   issues.Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"},
+		Self:    issues.ActionsUser,
 		Now:     time.Date(2026, 5, 16, 14, 0, 0, 0, time.UTC),
 		Counter: counter(t),
 	}
 	for i, l := range labels {
-		in.Issue.Labels = append(in.Issue.Labels, Label{ID: int64(i + 1), Name: l})
+		in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: int64(i + 1), Name: l})
 	}
 	return in
 }
@@ -105,7 +106,7 @@ func TestDepthExceeded(t *testing.T) {
 		t.Errorf("effects: add %v lock %q", p.AddLabels, p.Lock)
 	}
 	// The second run: label present, issue locked: nothing more to write.
-	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 50, Name: "cascade::depth-exceeded"})
+	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 50, Name: "cascade::depth-exceeded"})
 	in.Issue.Locked = true
 	p = Decide(in)
 	if len(p.AddLabels) != 0 || p.Lock != "" || len(p.RemoveLabels) != 0 {
@@ -170,7 +171,7 @@ func TestAgentsNotAllowed(t *testing.T) {
 	}
 	// permission::violation is never removed by the guard.
 	in.Issue.Body = body()
-	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 7, Name: "permission::violation"})
+	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 7, Name: "permission::violation"})
 	if p := Decide(in); len(p.RemoveLabels) != 0 {
 		t.Errorf("removed %v", p.RemoveLabels)
 	}
@@ -180,7 +181,7 @@ func TestContextPressureCountsTheLastThreeComments(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2", "size::tiny")
 	big := strings.Repeat("lorem ipsum dolor sit amet ", 300) // ~1,500 tokens
 	for i := range 5 {
-		in.Recent = append(in.Recent, Comment{ID: int64(i + 1), Author: "dev", Body: fmt.Sprintf("comment %d: %s", i, big)})
+		in.Recent = append(in.Recent, issues.Comment{ID: int64(i + 1), Author: "dev", Body: fmt.Sprintf("comment %d: %s", i, big)})
 	}
 	p := Decide(in)
 	if !slices.Contains(ruleIDs(p), RuleContextPressure) || !slices.Equal(p.AddLabels, []string{"context::pressure-high"}) {
@@ -196,7 +197,7 @@ func TestContextPressureCountsTheLastThreeComments(t *testing.T) {
 	}
 	// Quiet comments: the gate clears and the guard removes its label.
 	in.Recent = in.Recent[:0]
-	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 99, Name: "context::pressure-high"})
+	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 99, Name: "context::pressure-high"})
 	p = Decide(in)
 	if len(p.Violations) != 0 || len(p.RemoveLabels) != 1 {
 		t.Errorf("rules %v remove %v", ruleIDs(p), p.RemoveLabels)
@@ -221,9 +222,9 @@ func TestCommentProtocol(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := input(t, body(), "cascade::depth-2")
-			c := Comment{ID: 77, Author: "dev", Body: tc.body}
-			in.Event = Event{Name: "issue_comment", Action: "created", Number: 9, Comment: &c}
-			in.Recent = []Comment{c}
+			c := issues.Comment{ID: 77, Author: "dev", Body: tc.body}
+			in.Event = issues.Event{Name: "issue_comment", Action: "created", Number: 9, Comment: &c}
+			in.Recent = []issues.Comment{c}
 			p := Decide(in)
 			if got := ruleIDs(p); !slices.Equal(got, tc.want) {
 				t.Fatalf("rules %v, want %v: %v", got, tc.want, p.Violations)
@@ -240,16 +241,16 @@ func TestCommentProtocol(t *testing.T) {
 
 func TestProtectedPaths(t *testing.T) {
 	in := input(t, "a pull request", "size::small")
-	in.Event = Event{Name: "pull_request", Action: "synchronize", Number: 9, IsPull: true}
+	in.Event = issues.Event{Name: "pull_request", Action: "synchronize", Number: 9, IsPull: true}
 	in.PullFiles = []string{"src/main.go", ".kilo/rules/global.md"}
 	p := Decide(in)
 	if !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) || !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
 		t.Fatalf("rules %v add %v", ruleIDs(p), p.AddLabels)
 	}
 	// The agent labels its own pull request: it opens nothing.
-	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 5, Name: "permission::evolve-system"})
+	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 5, Name: "permission::evolve-system"})
 	in.Config.BudgetAdmins = []string{"carol"}
-	in.LabelEvents = []LabelEvent{{Label: "permission::evolve-system", LabelID: 5, Added: true, Actor: "agent-bot"}}
+	in.LabelEvents = []issues.LabelEvent{{Label: "permission::evolve-system", LabelID: 5, Added: true, Actor: "agent-bot"}}
 	if p := Decide(in); !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) || !strings.Contains(p.Violations[0].Message, `added by "agent-bot", who is not in budget-admins`) {
 		t.Errorf("evolve-system added by the agent: %v", p.Violations)
 	}
@@ -271,18 +272,18 @@ func TestInvalidCheckpointRequestsRecoveryOnce(t *testing.T) {
 	if !slices.Equal(ruleIDs(p), []string{"checkpoint-invalid"}) || p.Recovery == "" || p.Prune != nil {
 		t.Fatalf("rules %v recovery %q prune %v", ruleIDs(p), p.Recovery, p.Prune)
 	}
-	if !strings.HasPrefix(p.Recovery, "## 🔄 context-recovery-needed") || !strings.Contains(p.Recovery, RecoveryMarker(9)) {
+	if !strings.HasPrefix(p.Recovery, "## 🔄 context-recovery-needed") || !strings.Contains(p.Recovery, issues.RecoveryMarker(9)) {
 		t.Errorf("recovery comment: %s", p.Recovery)
 	}
 	if len(p.RemoveLabels) != 0 {
 		t.Errorf("a label was removed on an unreadable checkpoint: %v", p.RemoveLabels)
 	}
-	in.Recent = []Comment{{ID: 3, Author: ActionsUser, Body: p.Recovery}}
+	in.Recent = []issues.Comment{{ID: 3, Author: issues.ActionsUser, Body: p.Recovery}}
 	if p := Decide(in); p.Recovery != "" {
 		t.Error("a second recovery comment was planned")
 	}
 	// A stranger's comment with the marker is not trusted.
-	in.Recent = []Comment{{ID: 3, Author: "mallory", Body: p.Recovery}}
+	in.Recent = []issues.Comment{{ID: 3, Author: "mallory", Body: p.Recovery}}
 	if p := Decide(in); p.Recovery == "" {
 		t.Error("a forged marker suppressed the recovery comment")
 	}
@@ -310,8 +311,8 @@ func TestPruneWhenOverBudget(t *testing.T) {
 
 func TestDigestAfterFiveResults(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
-	result := func(id int64) Comment {
-		return Comment{ID: id, Author: "dev", HTMLURL: fmt.Sprintf("http://x/issues/9#issuecomment-%d", id), Body: fmt.Sprintf("## 🔄 dev | phase:build | depth:1\n\nr%d\n\n<!-- GNS_EVENT {\"agent\":\"dev\",\"invocation\":\"i%d\",\"event_type\":\"subagent_result\",\"phase\":\"build\",\"depth\":1,\"budget\":{\"before\":1,\"consumed\":1,\"remaining\":0},\"status\":\"done\",\"verdict\":\"pass\",\"files_changed\":[\"a.go\"],\"key_stats\":\"ok\",\"next_agent\":\"\"} -->", id, id)}
+	result := func(id int64) issues.Comment {
+		return issues.Comment{ID: id, Author: "dev", HTMLURL: fmt.Sprintf("http://x/issues/9#issuecomment-%d", id), Body: fmt.Sprintf("## 🔄 dev | phase:build | depth:1\n\nr%d\n\n<!-- GNS_EVENT {\"agent\":\"dev\",\"invocation\":\"i%d\",\"event_type\":\"subagent_result\",\"phase\":\"build\",\"depth\":1,\"budget\":{\"before\":1,\"consumed\":1,\"remaining\":0},\"status\":\"done\",\"verdict\":\"pass\",\"files_changed\":[\"a.go\"],\"key_stats\":\"ok\",\"next_agent\":\"\"} -->", id, id)}
 	}
 	for id := int64(1); id <= 4; id++ {
 		in.Recent = append(in.Recent, result(id))
@@ -321,10 +322,10 @@ func TestDigestAfterFiveResults(t *testing.T) {
 	}
 	in.Recent = append(in.Recent, result(5))
 	p := Decide(in)
-	if !strings.HasPrefix(p.Digest, "## GNS-2 Completion Digest") || strings.Count(p.Digest, "issuecomment-") != 5 || !strings.Contains(p.Digest, DigestMarker(9)) {
+	if !strings.HasPrefix(p.Digest, "## GNS-2 Completion Digest") || strings.Count(p.Digest, "issuecomment-") != 5 || !strings.Contains(p.Digest, issues.DigestMarker(9)) {
 		t.Fatalf("digest:\n%s", p.Digest)
 	}
-	in.Recent = append(in.Recent, Comment{ID: 6, Author: ActionsUser, Body: p.Digest}, result(7))
+	in.Recent = append(in.Recent, issues.Comment{ID: 6, Author: issues.ActionsUser, Body: p.Digest}, result(7))
 	if p := Decide(in); p.Digest != "" {
 		t.Error("a digest was planned again right after one")
 	}

@@ -1,31 +1,18 @@
 package guard
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
-
-// HistoryHash extends the running hash of accepted history entries (""
-// before the first) over entries, in order: the ledger commits to every
-// entry it accepted, so none can vanish or change unseen.
-func HistoryHash(h string, entries []prune.Entry) string {
-	for _, e := range entries {
-		sum := sha256.New()
-		fmt.Fprintf(sum, "%s\n%q %q %q %q", h, e.Agent, e.Action, e.Invocation, e.Timestamp)
-		h = hex.EncodeToString(sum.Sum(nil))
-	}
-	return h
-}
 
 // judgeHistory checks that the body still holds, in order and unchanged,
 // every accepted entry the archives do not: the ledger's Entries, less
 // those archived up to the chain's end (an archive posted by a run that
 // died before recording it is followed: its entries left the body). An
 // accepted entry may move to an archive, never vanish or change.
-func (e *eval) judgeHistory(l *Ledger, body []prune.Entry) string {
+func (e *eval) judgeHistory(l *ledger.Record, body []prune.Entry) string {
 	if l.EntriesHash == "" {
 		return "" // a record from before the ledger kept the history
 	}
@@ -36,7 +23,7 @@ func (e *eval) judgeHistory(l *Ledger, body []prune.Entry) string {
 		return fmt.Sprintf("the archives hold %d entries, more than the %d the ledger accepted", archived, l.Entries)
 	case len(body) < keep:
 		return fmt.Sprintf("the ledger accepted %d history entries (%d archived), the body holds %d of the other %d: accepted entries vanished", l.Entries, archived, len(body), keep)
-	case HistoryHash(archivedHash, body[:keep]) != l.EntriesHash:
+	case ledger.HistoryHash(archivedHash, body[:keep]) != l.EntriesHash:
 		return fmt.Sprintf("the first %d history entries of the body are not the %d the ledger accepted after the %d archived ones: an accepted entry changed or vanished", keep, keep, archived)
 	}
 	return ""
@@ -45,13 +32,13 @@ func (e *eval) judgeHistory(l *Ledger, body []prune.Entry) string {
 // archivedPrefix is the hash and count of the archived entries: the
 // ledger's, extended over the archive parts a run posted and did not
 // record (the chain followed past the ledger's end).
-func (e *eval) archivedPrefix(l *Ledger) (string, int) {
+func (e *eval) archivedPrefix(l *ledger.Record) (string, int) {
 	h, n := l.ArchivedHash, l.Archived
 	if l.EntriesHash == "" && n > 0 {
 		h = legacyArchived(n)
 	}
 	for _, p := range e.archiveChainParts() {
-		h = HistoryHash(h, p.Archive.Entries)
+		h = ledger.HistoryHash(h, p.Archive.Entries)
 		n = p.Archive.Count
 	}
 	return h, n

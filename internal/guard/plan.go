@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -29,7 +31,7 @@ type Plan struct {
 	Warnings   []finding.Finding
 	// AddLabels are label names to attach; RemoveLabels to detach.
 	AddLabels    []string
-	RemoveLabels []Label
+	RemoveLabels []issues.Label
 	// Lock is the reason to lock the issue with, or "" for no lock.
 	Lock string
 	// Status is the body the sticky status comment must have. Resolved is
@@ -45,7 +47,7 @@ type Plan struct {
 	// Ledger is the record the status comment must carry after this run:
 	// the state accepted now, or the earlier one kept (never a tampered
 	// state). Nil on pull requests.
-	Ledger *Ledger
+	Ledger *ledger.Record
 	// Adopted says no ledger was found and this run took the current state
 	// as the baseline; the status comment says so.
 	Adopted bool
@@ -88,9 +90,31 @@ type Numbers struct {
 }
 
 // Failed reports whether the plan fails the run under the configuration.
-func (p *Plan) Failed(cfg Config) bool {
+func (p *Plan) Failed(cfg issues.Config) bool {
 	return len(p.Violations) > 0 && cfg.FailOn != "never"
 }
+
+// Waiting counts the violations that only a person ends: the budget is
+// exhausted (or over the cap) and budget::exhausted waits for an approver.
+// A run failing for these alone waits, it did not break.
+func (p *Plan) Waiting() int {
+	n := 0
+	for _, v := range p.Violations {
+		if v.Rule == RuleBudgetExhausted || v.Rule == RuleBudgetOverCap {
+			n++
+		}
+	}
+	return n
+}
+
+// MaxTableRows bounds the finding rows of a comment or summary: a hostile
+// checkpoint can hold thousands of unknown keys, and the status comment is
+// among the last comments the next agent loads. The log and the violations
+// output keep more (MaxListed).
+const MaxTableRows = 50
+
+// MaxListed bounds the findings the log and the violations output list.
+const MaxListed = 1000
 
 // Findings returns violations and warnings together, sorted.
 func (p *Plan) Findings() []finding.Finding {
@@ -113,7 +137,7 @@ type Write struct {
 	// Part is the archive part a PostArchive write posts (1-based); Label
 	// the label a RemoveLabel write detaches.
 	Part  int
-	Label Label
+	Label issues.Label
 }
 
 // WriteKind is what a write does.
@@ -206,7 +230,7 @@ func LabelsWrite(names []string) Write {
 }
 
 // RemoveLabelWrite detaches one label.
-func RemoveLabelWrite(l Label) Write {
+func RemoveLabelWrite(l issues.Label) Write {
 	return Write{Kind: RemoveLabel, Detail: ": " + l.Name, Label: l}
 }
 
@@ -216,7 +240,7 @@ func LockWrite(reason string) Write { return Write{Kind: Lock, Detail: ": " + re
 // StatusWrite is the write that brings the sticky status comment to body:
 // none when existing says it already, or when all is clear and there is
 // no comment to resolve.
-func StatusWrite(existing *Comment, body string, resolved bool) (Write, bool) {
+func StatusWrite(existing *issues.Comment, body string, resolved bool) (Write, bool) {
 	switch {
 	case existing != nil && strings.TrimSpace(existing.Body) == strings.TrimSpace(body):
 		return Write{}, false

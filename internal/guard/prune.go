@@ -7,6 +7,8 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -48,7 +50,7 @@ func (e *eval) planPrune() {
 		TailLimit:       e.cfg.HistoryTail,
 		MaxCommentChars: prune.DefaultConfig().MaxCommentChars,
 		ResetBudget:     overBudget,
-		Signer:          e.cfg.Keys().ArchiveSigner(),
+		Signer:          ledger.ConfigKeys(e.cfg).ArchiveSigner(),
 		Repo:            e.in.Issue.RepoID,
 	}
 	// The entries this run archives (and so the archive's hash) do not
@@ -89,7 +91,7 @@ func (e *eval) planPrune() {
 }
 
 // prunedBlock returns the checkpoint block text of a pruned body.
-func prunedBlock(body string, cfg Config) string {
+func prunedBlock(body string, cfg issues.Config) string {
 	blocks := checkpoint.Find(body, cfg.MaxCheckpointBytes)
 	if len(blocks) != 1 {
 		return ""
@@ -98,7 +100,7 @@ func prunedBlock(body string, cfg Config) string {
 }
 
 // prunedCheckpoint decodes the checkpoint of a pruned body, or nil.
-func prunedCheckpoint(body string, cfg Config) *checkpoint.Checkpoint {
+func prunedCheckpoint(body string, cfg issues.Config) *checkpoint.Checkpoint {
 	r := checkpoint.Parse(body, checkpoint.Options{MaxBytes: len(body) + 1, TailLimit: cfg.HistoryTail})
 	if !r.Valid() {
 		return nil
@@ -138,7 +140,7 @@ func (e *eval) archiveChain() archiveHead {
 		n := e.in.Issue.Number
 		var parts []prune.Part
 		for _, c := range append(slices.Clone(e.in.Older), e.in.Recent...) {
-			if !e.own(c, ArchiveMarkerPrefix(n)) {
+			if !e.own(c, issues.ArchiveMarkerPrefix(n)) {
 				continue
 			}
 			if a, err := prune.ParseArchive(c.Body); err == nil && a.Issue == n && (a.Repo == 0 || a.Repo == e.in.Issue.RepoID) {
@@ -146,7 +148,7 @@ func (e *eval) archiveChain() archiveHead {
 			}
 		}
 		before := prune.FromCheckpoint(e.cp.Entries())
-		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, e.cfg.Keys().ArchiveVerifier(), func(a *prune.Archive) bool {
+		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, ledger.ConfigKeys(e.cfg).ArchiveVerifier(), func(a *prune.Archive) bool {
 			return prune.StillHeld(before, a) || (e.planned != "" && a.SHA256 == e.planned)
 		})
 	}
@@ -159,7 +161,7 @@ func (e *eval) archiveChain() archiveHead {
 
 // recordChain sets the end of the archive chain in the ledger this run
 // leaves: the last part of the archive it posts, or the chain as found.
-func (e *eval) recordChain(l *Ledger) {
+func (e *eval) recordChain(l *ledger.Record) {
 	h := e.archiveChain()
 	if pr := e.plan.Prune; pr != nil {
 		h = archiveHead{link: pr.Head, count: pr.Count}

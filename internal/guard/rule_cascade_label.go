@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -26,12 +25,4 @@ func checkCascadeLabels(e *eval) []Violation {
 		return []Violation{v}
 	}
 	return nil
-}
-
-// depthLimitText renders a depth limit for messages.
-func depthLimitText(limit int) string {
-	if limit == Unlimited {
-		return "unlimited"
-	}
-	return fmt.Sprint(limit)
 }

@@ -1,8 +1,9 @@
 package guard
 
 import (
-	"fmt"
 	"slices"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // checkTamper reports what judging the issue against the ledger found
@@ -30,7 +31,7 @@ func checkTamper(e *eval) []Violation {
 	}
 	for _, r := range e.trust.renamed {
 		v := at(e.blockPos(), "", "the label %s (id %d) was renamed to %s since the guard accepted it: renaming a governance label is a change only an approver makes, and the issue does not show who renamed it; the guard judges it as %s until it is renamed back or an approver removes %s to accept the new name",
-			quoteShort(r.from), r.id, quoteShort(r.to), quoteShort(r.from), pv)
+			issues.Quote(r.from), r.id, issues.Quote(r.to), issues.Quote(r.from), pv)
 		v.Label = pv
 		out = append(out, v)
 	}
@@ -41,45 +42,4 @@ func checkTamper(e *eval) []Violation {
 		out = append(out, v)
 	}
 	return out
-}
-
-// checkPermissionViolation keeps failing an issue while
-// permission::violation is on: only an approver removes it, and that
-// removal is the approval to go on.
-func checkPermissionViolation(e *eval) []Violation {
-	pv := e.cfg.Labels.PermissionViolation
-	if !e.hasLabel(pv) {
-		return nil
-	}
-	v := at(e.blockPos(), "", "the %s label is set: the workflow waits for an approver (%s) to remove it", pv, approvers(e.cfg))
-	v.Label = pv
-	return []Violation{v}
-}
-
-// checkBudgetOverCap holds a new issue whose budget.total is over
-// max-budget until an approver accepts it by removing budget::exhausted.
-func checkBudgetOverCap(e *eval) []Violation {
-	t := &e.trust
-	if e.cp == nil || e.cfg.MaxBudget <= 0 || (t.ledger != nil && t.ledger.Baseline) || t.problem != "" {
-		return nil
-	}
-	if _, ok := t.approved[e.cfg.Labels.BudgetExhausted]; ok {
-		return nil
-	}
-	total := e.cp.Budget.Total
-	if total.Value <= e.cfg.MaxBudget {
-		return nil
-	}
-	v := at(total.Pos, "checkpoint.budget.total", "a new issue's budget.total is %d, over max-budget %d: an approver (%s) accepts it by removing %s",
-		total.Value, e.cfg.MaxBudget, approvers(e.cfg), e.cfg.Labels.BudgetExhausted)
-	v.Label = e.cfg.Labels.BudgetExhausted
-	return []Violation{v}
-}
-
-// approvers says who may approve.
-func approvers(cfg Config) string {
-	if len(cfg.BudgetAdmins) > 0 {
-		return fmt.Sprintf("a user in budget-admins: %v", cfg.BudgetAdmins)
-	}
-	return "a repository admin"
 }

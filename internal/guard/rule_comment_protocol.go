@@ -6,6 +6,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // checkCommentProtocol validates the agent result comment that triggered an
@@ -36,11 +37,11 @@ func checkCommentProtocol(e *eval) (out []Violation) {
 	if parsed.Agent == "" {
 		return out
 	}
-	if limit, ok := e.maxDepth(); ok && limit != Unlimited && parsed.Depth > int64(limit) {
+	if limit, ok := e.maxDepth(); ok && limit != issues.Unlimited && parsed.Depth > int64(limit) {
 		add(1, 1, "reports depth %d, over the cascade limit of %d", parsed.Depth, limit)
 	}
 	if e.cp != nil && parsed.Phase != e.cp.Phase.Value {
-		add(1, 1, "reports phase %s but the checkpoint is in phase %s", quoteShort(parsed.Phase), quoteShort(e.cp.Phase.Value))
+		add(1, 1, "reports phase %s but the checkpoint is in phase %s", issues.Quote(parsed.Phase), issues.Quote(e.cp.Phase.Value))
 	}
 	if len(e.cfg.AllowedAgents) > 0 && !slices.Contains(e.cfg.AllowedAgents, parsed.Agent) {
 		v := e.agentViolation(checkpoint.Pos{Line: 1, Col: 1}, path, parsed.Agent)
@@ -52,7 +53,7 @@ func checkCommentProtocol(e *eval) (out []Violation) {
 
 // eventComment is the comment of an issue_comment event, as read live when
 // it is among the recent comments, else as the payload carried it.
-func (e *eval) eventComment() *Comment {
+func (e *eval) eventComment() *issues.Comment {
 	ev := e.in.Event
 	if ev.Name != "issue_comment" || ev.Comment == nil {
 		return nil

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // contentFindings are the content-too-large violations of a plan.
@@ -22,7 +24,7 @@ func contentFindings(p *Plan) []Violation {
 // and the entry load counts it as its length in bytes.
 func TestContentTooLargeComment(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
-	in.Recent = []Comment{
+	in.Recent = []issues.Comment{
 		{ID: 11, Author: "ann", Body: "fine"},
 		{ID: 12, Author: "mallory", TooLarge: true, BodyBytes: 8 << 20, HTMLURL: "http://h/o/r/issues/9#issuecomment-12"},
 		{ID: 13, Author: "bob", Body: "also fine"},
@@ -49,9 +51,6 @@ func TestContentTooLargeComment(t *testing.T) {
 	if p.Numbers.CommentTokens < 8<<20 || !slices.Contains(ruleIDs(p), RuleContextPressure) {
 		t.Errorf("comment tokens %d, rules %v", p.Numbers.CommentTokens, ruleIDs(p))
 	}
-	if st := Settle(in, p, nil, Applied{Written: written}); !strings.Contains(st, "content-too-large") || !strings.Contains(st, "comment 12") {
-		t.Errorf("the status comment does not report it:\n%s", st)
-	}
 }
 
 // A comment further back (read while looking for the status comment) is
@@ -59,13 +58,13 @@ func TestContentTooLargeComment(t *testing.T) {
 // nothing.
 func TestContentTooLargeOlderComment(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
-	big := Comment{ID: 5, Author: "eve", TooLarge: true, BodyBytes: 2 << 20}
-	in.Older = []Comment{big, {ID: 6, Author: "ann", Body: "x"}}
-	in.Recent = []Comment{big, {ID: 7, Author: "ann", Body: "y"}}
+	big := issues.Comment{ID: 5, Author: "eve", TooLarge: true, BodyBytes: 2 << 20}
+	in.Older = []issues.Comment{big, {ID: 6, Author: "ann", Body: "x"}}
+	in.Recent = []issues.Comment{big, {ID: 7, Author: "ann", Body: "y"}}
 	if vs := contentFindings(Decide(in)); len(vs) != 1 || !strings.Contains(vs[0].Message, "comment 5") {
 		t.Errorf("findings %+v", vs)
 	}
-	in.Older, in.Recent = nil, []Comment{{ID: 7, Author: "ann", Body: "y"}}
+	in.Older, in.Recent = nil, []issues.Comment{{ID: 7, Author: "ann", Body: "y"}}
 	if vs := contentFindings(Decide(in)); len(vs) != 0 {
 		t.Errorf("a clean read: %+v", vs)
 	}
@@ -74,7 +73,7 @@ func TestContentTooLargeOlderComment(t *testing.T) {
 // Timeline entries the forge gave up on are reported as not read.
 func TestContentTooLargeUnread(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
-	in.Recent = []Comment{{ID: 1, Author: "ann", Body: "x"}, {TooLarge: true, Unread: 37}}
+	in.Recent = []issues.Comment{{ID: 1, Author: "ann", Body: "x"}, {TooLarge: true, Unread: 37}}
 	vs := contentFindings(Decide(in))
 	if len(vs) != 1 || !strings.Contains(vs[0].Message, "37 timeline entries were not read") || vs[0].Label == "" {
 		t.Errorf("findings %+v", vs)
@@ -112,20 +111,5 @@ func TestContentTooLargeBody(t *testing.T) {
 		if p.Prune != nil || !slices.Contains(p.AddLabels, in.Config.Labels.PermissionViolation) {
 			t.Errorf("labels %v: prune %v, labels %v", labels, p.Prune, p.AddLabels)
 		}
-	}
-}
-
-// EntryTokens counts a comment, or weighs one too large to read as its
-// length, and never less than the limit.
-func TestEntryTokens(t *testing.T) {
-	c := counter(t)
-	if n := (Comment{Body: "hello world"}).EntryTokens(c); n != 2 {
-		t.Errorf("hello world: %d tokens", n)
-	}
-	if n := (Comment{TooLarge: true, BodyBytes: 3 << 20}).EntryTokens(c); n != 3<<20 {
-		t.Errorf("3 MiB: %d", n)
-	}
-	if n := (Comment{TooLarge: true, Unread: 4}).EntryTokens(c); n != MaxCommentBytes {
-		t.Errorf("unread: %d", n)
 	}
 }

@@ -1,5 +1,7 @@
 package guard
 
+import "github.com/gns-guard/gns-guard/internal/issues"
+
 // checkDepth enforces the cascade limit: cascade::depth-N allows depths
 // 0..N. Over it, the issue gets cascade::depth-exceeded and is locked.
 func checkDepth(e *eval) []Violation {
@@ -7,7 +9,7 @@ func checkDepth(e *eval) []Violation {
 		return nil
 	}
 	limit, ok := e.maxDepth()
-	if !ok || limit == Unlimited {
+	if !ok || limit == issues.Unlimited {
 		return nil
 	}
 	d := e.cp.Depth

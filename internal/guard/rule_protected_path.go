@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // checkProtectedPaths fails a pull request that changes a protected path
@@ -40,7 +41,7 @@ func checkProtectedPaths(e *eval) []Violation {
 		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(hits)-10))
 	}
 	for i := range shown {
-		shown[i] = quoteShort(shown[i])
+		shown[i] = issues.Quote(shown[i])
 	}
 	without := fmt.Sprintf("without the %s label", evolve)
 	if e.hasLabel(evolve) {

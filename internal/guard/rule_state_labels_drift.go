@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // checkStateDrift warns when state.labels differs from the live labels. The
@@ -48,7 +49,7 @@ func subtract(a, b []string) []string {
 func quoteList(xs []string) string {
 	q := make([]string, len(xs))
 	for i, x := range xs {
-		q[i] = quoteShort(x)
+		q[i] = issues.Quote(x)
 	}
 	return strings.Join(q, ", ")
 }

@@ -1,18 +1,21 @@
 package guard
 
-// checkTaskTooLarge rejects an estimate of 20k tokens or more (over the
-// largest task size) unless a size label says the issue accepts it.
+import "github.com/gns-guard/gns-guard/internal/issues"
+
+// checkTaskTooLarge rejects an estimate of issues.TooLargeEstimate tokens
+// or more (over the largest task size) unless a size label says the issue
+// accepts it.
 func checkTaskTooLarge(e *eval) []Violation {
 	if e.cp == nil || e.in.Counter == nil {
 		return nil
 	}
 	next := e.cp.NextEstimatedTokens
-	if _, labelled := sizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); labelled {
+	if _, labelled := issues.SizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); labelled {
 		return nil
 	}
-	if _, ok := sizeFromEstimate(next.Value); ok {
+	if _, ok := issues.SizeFromEstimate(next.Value); ok {
 		return nil
 	}
-	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next task is estimated at %d tokens, at or over the 20000 of the largest task size: split it, or label the issue %slarge to accept it",
-		next.Value, e.cfg.Labels.SizePrefix)}
+	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next task is estimated at %d tokens, at or over the %d of the largest task size: split it, or label the issue %slarge to accept it",
+		next.Value, issues.TooLargeEstimate, e.cfg.Labels.SizePrefix)}
 }

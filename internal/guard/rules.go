@@ -6,6 +6,8 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // Rule ids. The checkpoint's own ids (checkpoint-invalid, -ambiguous,
@@ -74,7 +76,7 @@ var rules = []Rule{
 	{ID: RuleAgentNotAllowed, When: "last_agent, next_agent, state.assignee or an agent_chain entry not in allowed-agents", Effects: "label permission::violation; lock; fail", Inputs: []string{"allowed-agents", "admin-token"}, check: checkAgents},
 	{ID: RuleTampered, When: "against the guard's signed ledger: version or issue changed, consumed down, total or remaining up (but a legal carryover), an accepted history entry dropped or changed, by anyone; an approval label removed, a relaxing label added, an accepted limit removed or a governance label renamed, by a non-approver (judged from the timeline by label id); a ledger record edited, unsigned, copied or deleted", Effects: "label permission::violation; restore removed approval labels, remove unapproved relaxing labels; fail", Inputs: []string{"ledger-key", "budget-admins", "carryover-ratio", "phase-grant"}, check: checkTamper},
 	{ID: RulePermission, When: "the permission::violation label is on", Effects: "fail until an approver removes it", Inputs: []string{"budget-admins"}, check: checkPermissionViolation},
-	{ID: RuleTaskTooLarge, When: "next_estimated_tokens >= 20,000 and no size:: label", Effects: "fail", check: checkTaskTooLarge},
+	{ID: RuleTaskTooLarge, When: "next_estimated_tokens >= " + tokens.Format(issues.TooLargeEstimate) + " and no size:: label", Effects: "fail", check: checkTaskTooLarge},
 	{ID: RuleContextPressure, When: "(checkpoint + last 3 comments + next task) ÷ max context > pressure-threshold", Effects: "label context::pressure-high; fail", Inputs: []string{"pressure-threshold", "encoding"}, check: checkContextPressure},
 	{ID: RuleContentTooLarge, When: "the issue body or a comment the guard reads is over 1 MiB (not read), or timeline entries too large to read outlast the request budget", Effects: "label permission::violation; fail until a person shortens or deletes the text and removes the label", check: checkContentTooLarge},
 	{ID: RuleCommentProtocol, When: "an agent result comment (## 🔄) lacks its header or GNS_EVENT footer, or its depth breaks the cascade limit", Effects: "fail", check: checkCommentProtocol},

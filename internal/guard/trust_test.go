@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // written is when the test ledgers were written (server time).
@@ -14,17 +17,17 @@ var testKey = []byte("a ledger key only the guard's workflow can read")
 
 // accepted is the ledger of body() as the guard accepted it at content
 // version 4.
-func accepted() Ledger {
-	return Ledger{Issue: 9, Baseline: true, Version: 2, CheckpointIssue: 9, Phase: "build",
+func accepted() ledger.Record {
+	return ledger.Record{Issue: 9, Baseline: true, Version: 2, CheckpointIssue: 9, Phase: "build",
 		Total: 10000, Consumed: 3000, Remaining: 7000, ContentVersion: 4, Pending: []string{},
 		DepthLimit: "2", Written: written.Unix()}
 }
 
 // withLedger gives the input the guard's status comment carrying l, signed
 // with the input's key, untouched since the guard wrote it.
-func withLedger(in *Input, l Ledger) {
-	in.Status = &Comment{ID: 50, Author: ActionsUser, UpdatedAt: time.Unix(l.Written, 0),
-		Body: StatusMarker(in.Issue.Number) + "\n## ✅ gns-guard: all clear\n" + EncodeLedger(l, in.Config.LedgerKey) + "\n"}
+func withLedger(in *Input, l ledger.Record) {
+	in.Status = &issues.Comment{ID: 50, Author: issues.ActionsUser, UpdatedAt: time.Unix(l.Written, 0),
+		Body: issues.StatusMarker(in.Issue.Number) + "\n## ✅ gns-guard: all clear\n" + ledger.Encode(l, in.Config.LedgerKey) + "\n"}
 	in.Recent = append(in.Recent, *in.Status)
 }
 
@@ -50,55 +53,6 @@ func tamperMessage(t *testing.T, p *Plan) string {
 	}
 	t.Fatalf("no %s finding: %v", RuleTampered, ruleIDs(p))
 	return ""
-}
-
-func TestLedgerRoundTrip(t *testing.T) {
-	l := accepted()
-	l.Phase = "build --> <b>x</b>" // agent text can never end the HTML comment
-	line := EncodeLedger(l, testKey)
-	if strings.Count(line, "-->") != 1 || !strings.HasSuffix(line, "-->") {
-		t.Fatalf("the record leaks out of its HTML comment: %s", line)
-	}
-	c := &Comment{ID: 3, Body: "x\n" + line + "\n", UpdatedAt: written.Add(2 * time.Second)}
-	got, problem := ReadLedger(c, 9, SecretKeys(testKey))
-	if problem != "" || got == nil || !got.SameState(l) {
-		t.Fatalf("read back %+v, problem %q", got, problem)
-	}
-	if LedgerLine(c.Body) != line {
-		t.Errorf("LedgerLine: %q", LedgerLine(c.Body))
-	}
-}
-
-func TestLedgerRecordsThatCannotBeTrusted(t *testing.T) {
-	line := EncodeLedger(accepted(), testKey)
-	fresh := written.Add(time.Second)
-	cases := []struct {
-		name    string
-		body    string
-		updated time.Time
-		key     []byte
-		issue   int64
-		want    string
-	}{
-		{"record removed", "## ✅ gns-guard: all clear", fresh, testKey, 9, "carries no ledger record"},
-		{"two records", line + "\n" + line, fresh, testKey, 9, "carries 2 ledger records"},
-		{"numbers changed", strings.Replace(line, `"consumed":3000`, `"consumed":1000`, 1), fresh, testKey, 9, "does not verify"},
-		{"unsigned under a key", EncodeLedger(accepted(), nil), fresh, testKey, 9, "not signed"},
-		{"another issue's record", line, fresh, testKey, 10, "belongs to issue #9, not #10"},
-		{"another writer's comment", EncodeLedger(func() Ledger { l := accepted(); l.Writer = "gns-bot"; return l }(), testKey), fresh, testKey, 9, `names "gns-bot" as its writer, but "mallory" posted it`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			l, problem := ReadLedger(&Comment{ID: 7, Author: "mallory", Body: c.body, UpdatedAt: c.updated}, c.issue, SecretKeys(c.key))
-			if l != nil || !strings.Contains(problem, c.want) {
-				t.Errorf("ledger %+v, problem %q, want %q", l, problem, c.want)
-			}
-		})
-	}
-	// Without a key the record is trusted by its author: the weaker mode.
-	if l, problem := ReadLedger(&Comment{Body: EncodeLedger(accepted(), nil), UpdatedAt: fresh}, 9, SecretKeys(nil)); l == nil || problem != "" {
-		t.Errorf("unsigned record without a key: %v %q", l, problem)
-	}
 }
 
 func TestTamperAgainstTheLedger(t *testing.T) {
@@ -138,7 +92,7 @@ func TestTamperAgainstTheLedger(t *testing.T) {
 func TestTamperSeenOnALaterEvent(t *testing.T) {
 	// The edit's run was replaced: the next event is a comment.
 	in := trusted(t, 5, "consumed: 3000", "consumed: 1000", "remaining: 7000", "remaining: 9000")
-	in.Event = Event{Name: "issue_comment", Action: "created", Number: 9, Sender: "bob"}
+	in.Event = issues.Event{Name: "issue_comment", Action: "created", Number: 9, Sender: "bob"}
 	msg := tamperMessage(t, Decide(in))
 	if !strings.Contains(msg, "in one edit (content version 4 → 5)") {
 		t.Errorf("message: %s", msg)
@@ -164,7 +118,7 @@ func TestTamperSeenOnALaterEvent(t *testing.T) {
 func TestApproverEditNeedsTheApprovalLabel(t *testing.T) {
 	in := trusted(t, 5, "total: 10000", "total: 20000", "remaining: 7000", "remaining: 17000")
 	in.Config.BudgetAdmins = []string{"alice"}
-	in.Event = Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"}
+	in.Event = issues.Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"}
 	p := Decide(in)
 	if !slices.Contains(ruleIDs(p), RuleTampered) || !slices.Contains(p.AddLabels, "permission::violation") || p.Ledger.Total != 10000 {
 		t.Fatalf("an approver's raise on its own word: %v add %v ledger %+v", ruleIDs(p), p.AddLabels, p.Ledger)
@@ -174,8 +128,8 @@ func TestApproverEditNeedsTheApprovalLabel(t *testing.T) {
 	l := *p.Ledger
 	l.Written = written.Add(time.Minute).Unix()
 	withLedger(&in, l)
-	in.LabelEvents = []LabelEvent{{Label: "permission::violation", LabelID: 7, Added: false, Actor: "alice", At: written.Add(2 * time.Minute)}}
-	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9}
+	in.LabelEvents = []issues.LabelEvent{{Label: "permission::violation", LabelID: 7, Added: false, Actor: "alice", At: written.Add(2 * time.Minute)}}
+	in.Event = issues.Event{Name: "issues", Action: "unlabeled", Number: 9}
 	if p := Decide(in); len(p.Violations) != 0 || p.Ledger.Total != 20000 {
 		t.Errorf("approved: %v ledger %+v", ruleIDs(p), p.Ledger)
 	}
@@ -200,7 +154,7 @@ func TestACopyByAnotherIsNotTheLedger(t *testing.T) {
 	in.Config.LedgerKey = testKey
 	fake := accepted()
 	fake.Total, fake.Remaining = 90000, 87000
-	in.Recent = []Comment{{ID: 51, Author: "mallory", Body: StatusMarker(9) + "\n" + EncodeLedger(fake, nil), UpdatedAt: written}}
+	in.Recent = []issues.Comment{{ID: 51, Author: "mallory", Body: issues.StatusMarker(9) + "\n" + ledger.Encode(fake, nil), UpdatedAt: written}}
 	p := Decide(in)
 	if !p.Adopted {
 		t.Fatalf("no ledger of the guard's: the state is adopted (and the status comment says so): %+v", p.Ledger)
@@ -209,14 +163,14 @@ func TestACopyByAnotherIsNotTheLedger(t *testing.T) {
 
 func TestVanishedLedger(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
-	in.Recent = []Comment{{ID: 20, Author: ActionsUser, Body: "## GNS-2 Checkpoint Archive\n<!-- gns-guard:archive issue=9 phase=build part=1/1 sha256=ab -->"}}
+	in.Recent = []issues.Comment{{ID: 20, Author: issues.ActionsUser, Body: "## GNS-2 Checkpoint Archive\n<!-- gns-guard:archive issue=9 phase=build part=1/1 sha256=ab -->"}}
 	msg := tamperMessage(t, Decide(in))
 	if !strings.Contains(msg, "someone deleted it") {
 		t.Errorf("message: %s", msg)
 	}
 	// A label the guard set, on the timeline, is a trace too.
 	in.Recent = nil
-	in.LabelEvents = []LabelEvent{{Label: "context::pressure-high", Added: true, Actor: ActionsUser}}
+	in.LabelEvents = []issues.LabelEvent{{Label: "context::pressure-high", Added: true, Actor: issues.ActionsUser}}
 	tamperMessage(t, Decide(in))
 	// No status comment within reach of a timeline too long to read back
 	// to its start: a ledger buried by a flood is not adopted over.
@@ -254,8 +208,8 @@ func TestApprovalLabels(t *testing.T) {
 	after := written.Add(time.Minute)
 	// Removed by an approver: the timeline says so.
 	in := base()
-	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9}
-	in.LabelEvents = []LabelEvent{{Label: "permission::violation", Added: false, Actor: "carol", At: after}}
+	in.Event = issues.Event{Name: "issues", Action: "unlabeled", Number: 9}
+	in.LabelEvents = []issues.LabelEvent{{Label: "permission::violation", Added: false, Actor: "carol", At: after}}
 	p := Decide(in)
 	if len(p.Violations) != 0 || len(p.AddLabels) != 0 || len(p.Ledger.Pending) != 0 {
 		t.Fatalf("approved removal: %v add %v ledger %+v", ruleIDs(p), p.AddLabels, p.Ledger)
@@ -269,12 +223,12 @@ func TestApprovalLabels(t *testing.T) {
 	// The payload is no evidence: a removal event whose sender is the
 	// approver (a re-run of an old approval run) while the timeline shows
 	// the writer's removal.
-	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9, Sender: "carol", RemovedLabels: []string{"permission::violation"}}
+	in.Event = issues.Event{Name: "issues", Action: "unlabeled", Number: 9, Sender: "carol", RemovedLabels: []string{"permission::violation"}}
 	if p := Decide(in); !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
 		t.Fatalf("a replayed approval passed: %v", ruleIDs(p))
 	}
 	// An approver's removal older than the ledger approves nothing now.
-	in.LabelEvents = []LabelEvent{{Label: "permission::violation", Added: false, Actor: "carol", At: written.Add(-time.Hour)}}
+	in.LabelEvents = []issues.LabelEvent{{Label: "permission::violation", Added: false, Actor: "carol", At: written.Add(-time.Hour)}}
 	if p := Decide(in); !slices.Equal(p.AddLabels, []string{"permission::violation"}) || !strings.Contains(tamperMessage(t, p), "could not identify") {
 		t.Fatalf("an old approval counted again: add %v %v", p.AddLabels, ruleIDs(p))
 	}
@@ -292,7 +246,7 @@ func TestEveryRunFailsWhilePermissionViolationIsOn(t *testing.T) {
 	in.Config.LedgerKey = testKey
 	in.Issue.ContentVersion = 4
 	withLedger(&in, l)
-	in.Event = Event{Name: "issue_comment", Action: "created", Number: 9, Sender: "dev"}
+	in.Event = issues.Event{Name: "issue_comment", Action: "created", Number: 9, Sender: "dev"}
 	p := Decide(in)
 	if !slices.Contains(ruleIDs(p), RulePermission) || p.Resolved {
 		t.Errorf("rules %v resolved %v", ruleIDs(p), p.Resolved)
@@ -301,9 +255,9 @@ func TestEveryRunFailsWhilePermissionViolationIsOn(t *testing.T) {
 
 func TestRelaxingLabels(t *testing.T) {
 	in := trusted(t, 4)
-	in.Issue.Labels = []Label{{ID: 3, Name: "cascade::depth-n"}} // the agent swapped depth-2 for n
-	in.Event = Event{Name: "issues", Action: "labeled", Number: 9, Sender: "mallory"}
-	in.LabelEvents = []LabelEvent{
+	in.Issue.Labels = []issues.Label{{ID: 3, Name: "cascade::depth-n"}} // the agent swapped depth-2 for n
+	in.Event = issues.Event{Name: "issues", Action: "labeled", Number: 9, Sender: "mallory"}
+	in.LabelEvents = []issues.LabelEvent{
 		{Label: "cascade::depth-2", LabelID: 2, Added: false, Actor: "mallory", At: written.Add(time.Minute)},
 		{Label: "cascade::depth-n", LabelID: 3, Added: true, Actor: "mallory", At: written.Add(time.Minute)},
 	}
@@ -316,7 +270,7 @@ func TestRelaxingLabels(t *testing.T) {
 	if !slices.Contains(ruleIDs(p), RuleDepthExceeded) {
 		t.Errorf("the accepted limit stays in effect: depth 3 > 2 must fail: %v", ruleIDs(p))
 	}
-	if !slices.Contains(p.AddLabels, "cascade::depth-2") || !slices.ContainsFunc(p.RemoveLabels, func(l Label) bool { return l.Name == "cascade::depth-n" }) {
+	if !slices.Contains(p.AddLabels, "cascade::depth-2") || !slices.ContainsFunc(p.RemoveLabels, func(l issues.Label) bool { return l.Name == "cascade::depth-n" }) {
 		t.Errorf("add %v remove %v", p.AddLabels, p.RemoveLabels)
 	}
 	// Added by an approver: it takes effect and becomes the accepted limit.
@@ -327,7 +281,7 @@ func TestRelaxingLabels(t *testing.T) {
 	}
 	// A larger size label is relaxing too; a smaller one is not.
 	in = trusted(t, 4)
-	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 4, Name: "size::large"})
+	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 4, Name: "size::large"})
 	tamperMessage(t, Decide(in))
 	in.Issue.Labels[1].Name = "size::tiny"
 	p = Decide(in)
@@ -344,15 +298,15 @@ func TestBudgetOverCap(t *testing.T) {
 		t.Fatalf("over the cap: %v add %v ledger %+v", ruleIDs(p), p.AddLabels, p.Ledger)
 	}
 	// The label stays until an approver removes it; then the state is adopted.
-	in.Issue.Labels = append(in.Issue.Labels, Label{ID: 8, Name: "budget::exhausted"})
+	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 8, Name: "budget::exhausted"})
 	withLedger(&in, *p.Ledger)
 	if p := Decide(in); !slices.Contains(ruleIDs(p), RuleBudgetOverCap) {
 		t.Fatalf("still over the cap: %v", ruleIDs(p))
 	}
 	in.Issue.Labels = in.Issue.Labels[:1]
 	in.Config.BudgetAdmins = []string{"carol"}
-	in.Event = Event{Name: "issues", Action: "unlabeled", Number: 9}
-	in.LabelEvents = []LabelEvent{{Label: "budget::exhausted", LabelID: 8, Added: false, Actor: "carol", At: written}}
+	in.Event = issues.Event{Name: "issues", Action: "unlabeled", Number: 9}
+	in.LabelEvents = []issues.LabelEvent{{Label: "budget::exhausted", LabelID: 8, Added: false, Actor: "carol", At: written}}
 	p = Decide(in)
 	if len(p.Violations) != 0 || !p.Adopted || p.Ledger.Total != 90000 {
 		t.Errorf("approved: %v adopted %v %+v", ruleIDs(p), p.Adopted, p.Ledger)

@@ -1,9 +1,9 @@
 package guard
 
 import (
-	"math"
 	"slices"
-	"time"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Change is what a set of writes does to an issue, as the next run reads
@@ -17,15 +17,15 @@ type Change struct {
 	// Locked says the issue is locked afterwards.
 	Locked bool
 	// Posted are comments appended at the end of the issue.
-	Posted []Comment
+	Posted []issues.Comment
 	// Status, when not nil, is the guard's status comment as written:
 	// it takes the place of Existing (the one the run found), or, when
 	// Moved or there is none, comes last.
-	Status   *Comment
-	Existing *Comment
+	Status   *issues.Comment
+	Existing *issues.Comment
 	Moved    bool
 	// Event, when not nil, is the event the writes cause.
-	Event *Event
+	Event *issues.Event
 }
 
 // After is the decision input of the next run once ch is made: the same
@@ -37,10 +37,10 @@ func (in Input) After(ch Change) Input {
 		issue.Body = *ch.Body
 		issue.ContentVersion++
 	}
-	issue.Labels = slices.DeleteFunc(slices.Clone(issue.Labels), func(l Label) bool { return slices.Contains(ch.Remove, l.Name) })
+	issue.Labels = slices.DeleteFunc(slices.Clone(issue.Labels), func(l issues.Label) bool { return slices.Contains(ch.Remove, l.Name) })
 	for _, name := range ch.Add {
-		if !slices.ContainsFunc(issue.Labels, func(l Label) bool { return l.Name == name }) {
-			issue.Labels = append(issue.Labels, Label{Name: name})
+		if !slices.ContainsFunc(issue.Labels, func(l issues.Label) bool { return l.Name == name }) {
+			issue.Labels = append(issue.Labels, issues.Label{Name: name})
 		}
 	}
 	issue.Locked = issue.Locked || ch.Locked
@@ -48,10 +48,10 @@ func (in Input) After(ch Change) Input {
 	next := in
 	if c := ch.Status; c != nil {
 		if ex := ch.Existing; ex != nil {
-			recent = slices.DeleteFunc(recent, func(x Comment) bool { return x.ID == ex.ID })
+			recent = slices.DeleteFunc(recent, func(x issues.Comment) bool { return x.ID == ex.ID })
 		}
 		if ex := ch.Existing; ex != nil && !ch.Moved {
-			i := slices.IndexFunc(recent, func(x Comment) bool { return x.ID > ex.ID })
+			i := slices.IndexFunc(recent, func(x issues.Comment) bool { return x.ID > ex.ID })
 			if i < 0 {
 				i = len(recent)
 			}
@@ -68,15 +68,4 @@ func (in Input) After(ch Change) Input {
 		next.Event = *ch.Event
 	}
 	return next
-}
-
-// statusAfter is the status comment as the run writes it: in place of
-// existing (its id, link and creation time kept) unless moved, else a new
-// comment after every other.
-func statusAfter(self, body string, existing *Comment, moved bool, written time.Time) Comment {
-	c := Comment{ID: math.MaxInt64, Author: self, Body: body, UpdatedAt: written}
-	if existing != nil && !moved {
-		c.ID, c.HTMLURL, c.CreatedAt = existing.ID, existing.HTMLURL, existing.CreatedAt
-	}
-	return c
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -52,7 +54,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 		}
 		path := fmt.Sprintf("comment#%d", c.ID)
 		v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
-			c.ID, quoteShort(f.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
+			c.ID, issues.Quote(f.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
 		v.Severity = sev
 		if c.HTMLURL != "" {
 			if e.plan.Links == nil {
@@ -68,7 +70,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 // reportRise is the rise of budget.consumed an agent's report brought, and
 // where the figure comes from (for the message).
 func (e *eval) reportRise(f *agentcomment.Footer) (int64, string) {
-	inv := InvocationTag(f.Invocation)
+	inv := ledger.InvocationTag(f.Invocation)
 	if l := e.trust.ledger; l != nil && inv != "" {
 		for i := len(l.Burn) - 1; i > 0; i-- {
 			p, prev := l.Burn[i], l.Burn[i-1]

@@ -1,4 +1,4 @@
-package guard
+package ledger
 
 import (
 	"crypto/ed25519"
@@ -11,15 +11,17 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// Ledger is the guard's trusted record of an issue: the last checkpoint
-// state it accepted, the governance labels it accepted (by id), the
-// history it accepted, and the labels that wait for a person. It lives as
-// a hidden line in the guard's sticky status comment, signed with an
-// Ed25519 key derived from the ledger-key input (LedgerKeys), and every
-// run judges the live issue against it (docs/contract.md §4b).
-type Ledger struct {
+// Record is the guard's trusted record of an issue, its ledger: the last
+// checkpoint state it accepted, the governance labels it accepted (by id),
+// the history it accepted, and the labels that wait for a person. It lives
+// as a hidden line in the guard's sticky status comment, signed with an
+// Ed25519 key derived from the ledger-key input (Keys), and every run
+// judges the live issue against it (docs/contract.md §4b).
+type Record struct {
 	// Repo is the repository's id: a record signed for another
 	// repository's issue (one key for an organisation) does not count.
 	Repo int64 `json:"repo,omitempty"`
@@ -55,7 +57,7 @@ type Ledger struct {
 	// accepted (cascade::, size::, the approval labels,
 	// permission::evolve-system), by id: a label renamed since, or an
 	// accepted one removed, is a change only an approver makes.
-	Labels []Label `json:"labels,omitempty"`
+	Labels []issues.Label `json:"labels,omitempty"`
 	// Entries counts every history entry accepted on the issue, archived
 	// or in the body, and EntriesHash chains them all (HistoryHash);
 	// ArchivedHash chains the first Archived of them, those the archives
@@ -91,13 +93,34 @@ type Ledger struct {
 
 // SameState reports whether two records hold the same accepted state
 // (everything but when they were written and their sequence number).
-func (l Ledger) SameState(o Ledger) bool {
-	return l.Repo == o.Repo && l.Issue == o.Issue && l.Baseline == o.Baseline && l.Version == o.Version &&
-		l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase && l.Total == o.Total &&
-		l.Consumed == o.Consumed && l.Remaining == o.Remaining && l.ContentVersion == o.ContentVersion &&
-		slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size && l.Adopted == o.Adopted &&
-		l.Writer == o.Writer && l.Archive == o.Archive && l.Archived == o.Archived && l.Config.Equal(o.Config) &&
-		slices.Equal(l.Labels, o.Labels) && l.Entries == o.Entries && l.EntriesHash == o.EntriesHash && l.ArchivedHash == o.ArchivedHash
+func (l Record) SameState(o Record) bool {
+	return l.sameOrigin(o) && l.sameCheckpoint(o) && l.sameLabels(o) && l.sameHistory(o)
+}
+
+// sameOrigin compares whose record it is and how its state was taken.
+func (l Record) sameOrigin(o Record) bool {
+	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
+		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config)
+}
+
+// sameCheckpoint compares the accepted checkpoint and the body's content
+// version.
+func (l Record) sameCheckpoint(o Record) bool {
+	return l.Version == o.Version && l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase &&
+		l.Total == o.Total && l.Consumed == o.Consumed && l.Remaining == o.Remaining &&
+		l.ContentVersion == o.ContentVersion
+}
+
+// sameLabels compares the accepted labels, limits and pending approvals.
+func (l Record) sameLabels(o Record) bool {
+	return slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size &&
+		slices.Equal(l.Labels, o.Labels)
+}
+
+// sameHistory compares the accepted history and the archive chain's end.
+func (l Record) sameHistory(o Record) bool {
+	return l.Entries == o.Entries && l.EntriesHash == o.EntriesHash && l.ArchivedHash == o.ArchivedHash &&
+		l.Archive == o.Archive && l.Archived == o.Archived
 }
 
 // ConfigStamp is the repository's configuration file (.gitea/gns-guard.yml)
@@ -132,9 +155,9 @@ var ledgerRecord = regexp.MustCompile(`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\
 // unsigned is the signature of a record written with no ledger-key.
 const unsigned = "unsigned"
 
-// EncodeLedger renders the hidden record line, signed with the Ed25519 key
+// Encode renders the hidden record line, signed with the Ed25519 key
 // of the ledger-key secret when it is set.
-func EncodeLedger(l Ledger, secret []byte) string {
+func Encode(l Record, secret []byte) string {
 	data, _ := json.Marshal(l) // a struct of plain fields always marshals
 	kid, sig := signWith(secret, ledgerMessage(data))
 	return fmt.Sprintf("<!-- gns-guard:ledger v2 %s kid=%s sig=%s -->", data, kid, sig)
@@ -162,13 +185,13 @@ func ledgerMAC(key, data []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// ReadLedger reads and verifies the record in the guard's status comment
+// Read reads and verifies the record in the guard's status comment
 // of issue. It returns the record, or a problem saying in one sentence why
 // the record cannot be trusted. A missing status comment returns neither.
 // With a key set, a record must carry a signature of a key the workflow
 // holds; without any, the record is trusted by its author and marker (the
 // weaker mode).
-func ReadLedger(status *Comment, issue int64, keys LedgerKeys) (*Ledger, string) {
+func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 	if status == nil {
 		return nil, ""
 	}
@@ -182,12 +205,12 @@ func ReadLedger(status *Comment, issue int64, keys LedgerKeys) (*Ledger, string)
 	if problem := verifyRecord(status.ID, m[0][1], m[0][2], m[0][3], m[0][4], keys); problem != "" {
 		return nil, problem
 	}
-	var l Ledger
+	var l Record
 	if err := json.Unmarshal([]byte(m[0][2]), &l); err != nil {
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
 	}
 	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
-		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, quoteShort(l.Writer), quoteShort(status.Author))
+		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, issues.Quote(l.Writer), issues.Quote(status.Author))
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)
@@ -196,7 +219,7 @@ func ReadLedger(status *Comment, issue int64, keys LedgerKeys) (*Ledger, string)
 }
 
 // verifyRecord checks a record's signature under keys; "" when it holds.
-func verifyRecord(id int64, format, data, kid, sig string, keys LedgerKeys) string {
+func verifyRecord(id int64, format, data, kid, sig string, keys Keys) string {
 	if !keys.Any() {
 		return ""
 	}
@@ -226,12 +249,26 @@ func verifyRecord(id int64, format, data, kid, sig string, keys LedgerKeys) stri
 	return ""
 }
 
-// LedgerLine returns the hidden record line of a status comment's body, or
+// Line returns the hidden record line of a status comment's body, or
 // "" when it has none (or more than one).
-func LedgerLine(body string) string {
+func Line(body string) string {
 	m := ledgerRecord.FindAllString(body, -1)
 	if len(m) != 1 {
 		return ""
 	}
 	return m[0]
+}
+
+// SignedWith reports whether the record line in a status comment's body is
+// signed the way keys sign now (with the current key, or unsigned without
+// one): a record a rotated-out key signed is written anew.
+func SignedWith(body string, keys Keys) bool {
+	m := ledgerRecord.FindStringSubmatch(body)
+	if m == nil {
+		return false
+	}
+	if !keys.Signs() {
+		return m[4] == unsigned
+	}
+	return m[1] == "v2" && m[3] == keys.kid
 }

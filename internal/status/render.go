@@ -1,28 +1,26 @@
-package guard
+package status
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// report finishes the plan: whether it reports all clear.
-func (e *eval) report() {
-	e.plan.Resolved = len(e.plan.Violations) == 0
-}
-
-// RenderStatus renders the sticky status comment of a plan. notes are what
+// Render renders the sticky status comment of a plan. notes are what
 // happened when the plan was applied (a lock that failed, say); they state
 // facts, not events, so a re-run with nothing new renders the same text and
-// makes no write. record is the hidden ledger line (EncodeLedger) the
+// makes no write. record is the hidden ledger line (ledger.Encode) the
 // comment carries, or "".
-func RenderStatus(issue int64, p *Plan, cfg Config, notes []string, record string) string {
+func Render(issue int64, p *guard.Plan, cfg issues.Config, notes []string, record string) string {
 	var b strings.Builder
-	b.WriteString(StatusMarker(issue) + "\n")
-	waiting := waitingForPerson(p)
+	b.WriteString(issues.StatusMarker(issue) + "\n")
+	waiting := p.Waiting()
 	if p.Resolved {
 		b.WriteString("## ✅ gns-guard: all clear\n\nNo violations.")
 		if len(p.Warnings) > 0 {
@@ -81,24 +79,15 @@ func capComment(text, record string) string {
 	return text + tail
 }
 
-// MaxTableRows bounds the finding rows of a comment or summary: a hostile
-// checkpoint can hold thousands of unknown keys, and the status comment is
-// among the last comments the next agent loads. The log and the violations
-// output keep more (MaxListed).
-const MaxTableRows = 50
-
-// MaxListed bounds the findings the log and the violations output list.
-const MaxListed = 1000
-
 // MaxCommentChars is the most a comment of the guard's may hold (Gitea's
 // Markdown renderer and the archive parts use the same bound).
 const MaxCommentChars = 65536
 
 func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]string) {
 	b.WriteString("| | rule | where | finding |\n|---|---|---|---|\n")
-	if len(fs) > MaxTableRows {
-		defer fmt.Fprintf(b, "| | | | … and %d more finding(s): the run's log lists them |\n", len(fs)-MaxTableRows)
-		fs = fs[:MaxTableRows]
+	if len(fs) > guard.MaxTableRows {
+		defer fmt.Fprintf(b, "| | | | … and %d more finding(s): the run's log lists them |\n", len(fs)-guard.MaxTableRows)
+		fs = fs[:guard.MaxTableRows]
 	}
 	for _, f := range fs {
 		icon := "❌"
@@ -122,7 +111,7 @@ func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]st
 
 // writeNumbers writes the budget bar and the depth figures, and the entry
 // context with withContext.
-func writeNumbers(b *strings.Builder, n Numbers, withContext bool) {
+func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 	if n.BudgetTotal > 0 || n.BudgetConsumed > 0 {
 		ratio := 1.0
 		if n.BudgetTotal > 0 {
@@ -162,19 +151,32 @@ func isDigits(s string) bool {
 }
 
 // ledgerLine tells people what the ledger holds.
-func ledgerLine(p *Plan, cfg Config) string {
+func ledgerLine(p *guard.Plan, cfg issues.Config) string {
 	l := p.Ledger
-	mode := "signed with ledger-key, key " + cfg.Keys().kid
+	mode := "signed with ledger-key, key " + ledger.ConfigKeys(cfg).SigningKeyID()
 	if len(cfg.LedgerKey) == 0 {
 		mode = "unsigned: set ledger-key, or an issue writer can forge it"
 	}
 	if !l.Baseline {
-		return fmt.Sprintf("**Ledger** no accepted state yet: the guard takes one once the checkpoint is valid and no violation label waits for an approver (%s) (%s).", approvers(cfg), mode)
+		return fmt.Sprintf("**Ledger** no accepted state yet: the guard takes one once the checkpoint is valid and no violation label waits for an approver (%s) (%s).", cfg.Approvers(), mode)
 	}
 	how := "accepted"
 	if l.Adopted {
 		how = "adopted as the baseline (no earlier ledger was found)"
 	}
 	return fmt.Sprintf("**Ledger** %s: phase %s, budget %s of %s consumed, %s remaining, body content version %d (%s).",
-		how, markdown.Cell(quoteShort(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
+		how, markdown.Cell(issues.Quote(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
+}
+
+// depthLimitText renders a depth limit for messages.
+func depthLimitText(limit int) string {
+	if limit == issues.Unlimited {
+		return "unlimited"
+	}
+	return fmt.Sprint(limit)
+}
+
+// percent shows a ratio as a whole percentage.
+func percent(r float64) string {
+	return fmt.Sprintf("%.0f%%", r*100)
 }

@@ -1,4 +1,4 @@
-package guard
+package ledger
 
 import (
 	"crypto/ed25519"
@@ -12,11 +12,11 @@ import (
 // archiveKeys are a workflow's ledger keys as package prune signs and
 // verifies archive parts with them: the same Ed25519 key pair as the
 // ledger records, and the secrets for parts signed before (HMAC-SHA256).
-type archiveKeys struct{ k LedgerKeys }
+type archiveKeys struct{ k Keys }
 
 // ArchiveSigner signs archive parts with the Ed25519 key of ledger-key;
 // nil when it is not set (parts are written unsigned).
-func (k LedgerKeys) ArchiveSigner() prune.Signer {
+func (k Keys) ArchiveSigner() prune.Signer {
 	if k.sign == nil {
 		return nil
 	}
@@ -26,7 +26,7 @@ func (k LedgerKeys) ArchiveSigner() prune.Signer {
 // ArchiveVerifier verifies archive parts with every key held (ledger-key,
 // ledger-key-previous, the published public keys); nil when none is set
 // (nothing is checked).
-func (k LedgerKeys) ArchiveVerifier() prune.Verifier {
+func (k Keys) ArchiveVerifier() prune.Verifier {
 	if !k.Any() {
 		return nil
 	}
@@ -67,15 +67,15 @@ func (a archiveKeys) VerifyMAC(message, mac []byte) (valid, held bool) {
 // the text form gns-guard pubkey prints (ledger-public-key, or a verb's
 // --public-key, given once per key to verify what keys rotated out
 // signed).
-func PublicKeys(texts ...string) (LedgerKeys, error) {
-	var keys LedgerKeys
+func PublicKeys(texts ...string) (Keys, error) {
+	var keys Keys
 	for i, text := range texts {
 		if _, err := ParsePublicKey(text); err != nil {
-			return LedgerKeys{}, fmt.Errorf("public key %d of %d: %w", i+1, len(texts), err)
+			return Keys{}, fmt.Errorf("public key %d of %d: %w", i+1, len(texts), err)
 		}
-		k, err := NewLedgerKeys(nil, nil, text)
+		k, err := NewKeys(nil, nil, text)
 		if err != nil {
-			return LedgerKeys{}, err
+			return Keys{}, err
 		}
 		if i == 0 {
 			keys = k

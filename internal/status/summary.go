@@ -1,14 +1,16 @@
-package guard
+package status
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// RenderSummary renders the step summary: a table of the checks and the numbers.
-func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
+// Summary renders the step summary: a table of the checks and the numbers.
+func Summary(issue int64, p *guard.Plan, cfg issues.Config, notes []string) string {
 	var b strings.Builder
 	switch {
 	case !p.Governed:
@@ -16,7 +18,7 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 		return b.String()
 	case p.Resolved:
 		fmt.Fprintf(&b, "## ✅ gns-guard: issue #%d is clear\n\n", issue)
-	case waitingForPerson(p) == len(p.Violations):
+	case p.Waiting() == len(p.Violations):
 		fmt.Fprintf(&b, "## ⏸️ gns-guard: issue #%d is waiting for a person\n\n%s\n\n", issue, waitingText(cfg))
 	default:
 		fmt.Fprintf(&b, "## ❌ gns-guard: issue #%d has %d violation(s)\n\n", issue, len(p.Violations))
@@ -26,7 +28,7 @@ func RenderSummary(issue int64, p *Plan, cfg Config, notes []string) string {
 		failed[v.Rule] = true
 	}
 	b.WriteString("| check | result | fails when |\n|---|---|---|\n")
-	for _, r := range rules {
+	for _, r := range guard.Rules() {
 		if r.Warning {
 			continue
 		}

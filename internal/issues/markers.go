@@ -1,12 +1,9 @@
-package guard
+package issues
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // Hidden markers of the comments the guard writes. They are trusted only on
-// comments the guard's own user wrote.
+// comments the guard's own user wrote (the decision checks the author).
 const (
 	markerStatus   = "<!-- gns-guard:status issue=%d -->"
 	markerRecovery = "<!-- gns-guard:recovery issue=%d -->"
@@ -25,8 +22,3 @@ func DigestMarker(issue int64) string { return fmt.Sprintf(markerDigest, issue) 
 
 // ArchiveMarkerPrefix starts the hidden marker of every archive comment.
 func ArchiveMarkerPrefix(issue int64) string { return fmt.Sprintf(markerArchive, issue) }
-
-// own reports whether c is the guard's and carries marker.
-func (e *eval) own(c Comment, marker string) bool {
-	return c.Author == e.in.Self && e.in.Self != "" && strings.Contains(c.Body, marker)
-}

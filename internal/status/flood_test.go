@@ -1,10 +1,13 @@
-package guard
+package status
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // floodBody is a checkpoint with thousands of unknown keys, within
@@ -19,24 +22,24 @@ func floodBody(keys int) string {
 
 func TestFindingsFloodStaysBounded(t *testing.T) {
 	in := input(t, floodBody(5000), "cascade::depth-2")
-	p := Decide(in)
+	p := guard.Decide(in)
 	if len(p.Violations) < 5000 {
 		t.Fatalf("%d violations, want one per unknown key", len(p.Violations))
 	}
-	status := Settle(in, p, nil, Applied{Record: EncodeLedger(Ledger{Issue: 9}, nil)})
+	status := Settle(in, p, nil, Applied{Record: ledger.Encode(ledger.Record{Issue: 9}, nil)})
 	if n := utf8.RuneCountInString(status); n > MaxCommentChars {
 		t.Errorf("status comment of %d characters, over %d", n, MaxCommentChars)
 	}
-	if rows := strings.Count(status, "\n| ❌ |"); rows != MaxTableRows {
-		t.Errorf("%d finding rows, want %d", rows, MaxTableRows)
+	if rows := strings.Count(status, "\n| ❌ |"); rows != guard.MaxTableRows {
+		t.Errorf("%d finding rows, want %d", rows, guard.MaxTableRows)
 	}
-	if !strings.Contains(status, fmt.Sprintf("… and %d more finding(s)", len(p.Findings())-MaxTableRows)) || !strings.HasSuffix(status, "sig=unsigned -->\n") {
+	if !strings.Contains(status, fmt.Sprintf("… and %d more finding(s)", len(p.Findings())-guard.MaxTableRows)) || !strings.HasSuffix(status, "sig=unsigned -->\n") {
 		t.Errorf("the status comment does not say how many more, or lost its record:\n%s", status[len(status)-600:])
 	}
-	if n := utf8.RuneCountInString(p.Recovery); n > MaxCommentChars || strings.Count(p.Recovery, "\n| ") > MaxTableRows+2 {
+	if n := utf8.RuneCountInString(p.Recovery); n > MaxCommentChars || strings.Count(p.Recovery, "\n| ") > guard.MaxTableRows+2 {
 		t.Errorf("recovery comment of %d characters and %d rows", n, strings.Count(p.Recovery, "\n| "))
 	}
-	if sum := RenderSummary(9, p, in.Config, nil); strings.Count(sum, "\n| ❌ |") != MaxTableRows {
+	if sum := Summary(9, p, in.Config, nil); strings.Count(sum, "\n| ❌ |") != guard.MaxTableRows {
 		t.Errorf("the summary lists %d findings", strings.Count(sum, "\n| ❌ |"))
 	}
 }

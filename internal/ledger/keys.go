@@ -1,4 +1,4 @@
-package guard
+package ledger
 
 import (
 	"crypto/ed25519"
@@ -7,15 +7,19 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// LedgerKeys sign and verify the guard's ledger records. The signing key
+// Keys sign and verify the guard's ledger records. The signing key
 // is an Ed25519 key pair derived from the secret ledger-key, so anyone
 // holding only its public key (ledger-public-key) verifies a record; every
 // key has an id, which a record names. Records of the first format,
 // HMAC-signed with the secret itself, still verify under it.
-type LedgerKeys struct {
+type Keys struct {
 	sign   ed25519.PrivateKey // nil: records are written unsigned
 	kid    string
 	verify map[string]ed25519.PublicKey
@@ -54,11 +58,11 @@ func ParsePublicKey(text string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(raw), nil
 }
 
-// NewLedgerKeys are the keys of a workflow: current signs and verifies,
+// NewKeys are the keys of a workflow: current signs and verifies,
 // previous (a rotated-out ledger-key) and public (a published
 // ledger-public-key) only verify. Any may be empty.
-func NewLedgerKeys(current, previous []byte, public string) (LedgerKeys, error) {
-	k := LedgerKeys{verify: map[string]ed25519.PublicKey{}}
+func NewKeys(current, previous []byte, public string) (Keys, error) {
+	k := Keys{verify: map[string]ed25519.PublicKey{}}
 	for i, secret := range [][]byte{current, previous} {
 		if len(secret) == 0 {
 			continue
@@ -81,32 +85,28 @@ func NewLedgerKeys(current, previous []byte, public string) (LedgerKeys, error) 
 	return k, nil
 }
 
-// Keys are the configuration's ledger keys; a malformed ledger-public-key
-// (refused when the configuration is read) is left out.
-func (c Config) Keys() LedgerKeys {
-	k, _ := NewLedgerKeys(c.LedgerKey, c.LedgerKeyPrevious, c.LedgerPublicKey)
+// ConfigKeys are the configuration's ledger keys; a malformed
+// ledger-public-key (refused when the configuration is read) is left out.
+func ConfigKeys(c issues.Config) Keys {
+	k, _ := NewKeys(c.LedgerKey, c.LedgerKeyPrevious, c.LedgerPublicKey)
 	return k
 }
 
 // Any says some key is set: an unsigned record is then not trusted.
-func (k LedgerKeys) Any() bool { return len(k.verify) > 0 }
+func (k Keys) Any() bool { return len(k.verify) > 0 }
 
 // Signs says records are signed (ledger-key is set).
-func (k LedgerKeys) Signs() bool { return k.sign != nil }
+func (k Keys) Signs() bool { return k.sign != nil }
 
-// KeyIDs are the ids of the keys that verify, for messages.
-func (k LedgerKeys) KeyIDs() []string { return sortedKeys(boolKeys(k.verify)) }
+// KeyIDs are the ids of the keys that verify, sorted, for messages.
+func (k Keys) KeyIDs() []string { return slices.Sorted(maps.Keys(k.verify)) }
 
-func boolKeys[V any](m map[string]V) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for key := range m {
-		out[key] = true
-	}
-	return out
-}
+// SigningKeyID is the id of the key that signs records, "" when they are
+// written unsigned.
+func (k Keys) SigningKeyID() string { return k.kid }
 
 // SecretKeys are the keys of one ledger-key secret (none for nil).
-func SecretKeys(secret []byte) LedgerKeys {
-	k, _ := NewLedgerKeys(secret, nil, "")
+func SecretKeys(secret []byte) Keys {
+	k, _ := NewKeys(secret, nil, "")
 	return k
 }

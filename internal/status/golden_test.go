@@ -1,11 +1,15 @@
-package guard
+package status
 
 import (
-	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
@@ -36,20 +40,20 @@ func TestStatusGolden(t *testing.T) {
 			if cp := parsed.Checkpoint; cp != nil {
 				in.Issue.Number = cp.Issue.Value
 				for i, l := range cp.State.Labels.Items {
-					in.Issue.Labels = append(in.Issue.Labels, Label{ID: int64(i + 1), Name: l.Value})
+					in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: int64(i + 1), Name: l.Value})
 				}
 			}
-			p := Decide(in)
+			p := guard.Decide(in)
 			stem := strings.TrimSuffix(path, ".md")
 			a := Applied{Written: written}
 			if p.Ledger != nil {
 				l := *p.Ledger
 				l.Written = written.Unix()
-				a.Record = EncodeLedger(l, testKey)
+				a.Record = ledger.Encode(l, testKey)
 			}
-			const rerun = "go test ./internal/guard -run TestStatusGolden -update"
+			const rerun = "go test ./internal/status -run TestStatusGolden -update"
 			golden.Check(t, stem+".status.md", Settle(in, p, nil, a), rerun)
-			golden.Check(t, stem+".summary.md", RenderSummary(in.Issue.Number, p, in.Config, nil), rerun)
+			golden.Check(t, stem+".summary.md", Summary(in.Issue.Number, p, in.Config, nil), rerun)
 		})
 	}
 	if n == 0 {

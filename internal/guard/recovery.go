@@ -6,20 +6,15 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// maintain plans the comments that keep an issue readable: the recovery
-// request for a checkpoint that cannot be read, and the completion digest.
-func (e *eval) maintain() {
-	if e.cp == nil {
-		e.planRecovery()
-	}
-	e.planDigest()
-}
-
+// planRecovery plans the context-recovery-needed comment for a checkpoint
+// that cannot be read, unless the guard posted it already: the problems,
+// and the commands that rebuild the checkpoint.
 func (e *eval) planRecovery() {
-	marker := RecoveryMarker(e.in.Issue.Number)
+	marker := issues.RecoveryMarker(e.in.Issue.Number)
 	for _, c := range e.in.Recent {
 		if e.own(c, marker) {
 			return
@@ -48,8 +43,6 @@ func (e *eval) planRecovery() {
 	e.plan.Recovery = b.String()
 }
 
-// repoOf reads OWNER/NAME from the web address of one of the issue's
-// comments (the server's, not their text), or says OWNER/NAME.
 // repo is the repository the issue belongs to: the shell's, else read off
 // a recent comment's link.
 func (e *eval) repo() string {
@@ -59,7 +52,9 @@ func (e *eval) repo() string {
 	return repoOf(e.in.Recent, e.in.Issue.Number)
 }
 
-func repoOf(cs []Comment, issue int64) string {
+// repoOf reads OWNER/NAME from the web address of one of the issue's
+// comments (the server's, not their text), or says OWNER/NAME.
+func repoOf(cs []issues.Comment, issue int64) string {
 	suffix := fmt.Sprintf("/issues/%d", issue)
 	for _, c := range cs {
 		u, _, _ := strings.Cut(c.HTMLURL, "#")
@@ -80,26 +75,3 @@ func repoOf(cs []Comment, issue int64) string {
 }
 
 var repoName = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-
-// planDigest posts a completion digest once digest-after agent results have
-// accumulated since the last digest or archive.
-func (e *eval) planDigest() {
-	if e.cfg.DigestAfter <= 0 {
-		return
-	}
-	issue := e.in.Issue.Number
-	var results []agentcomment.Result
-	for _, c := range e.in.Recent {
-		if e.own(c, DigestMarker(issue)) || e.own(c, ArchiveMarkerPrefix(issue)) {
-			results = results[:0]
-			continue
-		}
-		if r, ok := agentcomment.ResultOf(c.ID, c.HTMLURL, c.Body); ok {
-			results = append(results, r)
-		}
-	}
-	if len(results) < e.cfg.DigestAfter {
-		return
-	}
-	e.plan.Digest = agentcomment.Digest(issue, results) + "\n" + DigestMarker(issue) + "\n"
-}

@@ -1,6 +1,10 @@
 package guard
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
 
 // TestRepoOf: the recovery comment's command names the repository read
 // from a comment's web address, or a placeholder.
@@ -14,7 +18,7 @@ func TestRepoOf(t *testing.T) {
 		{"https://gitea.example/a b/api/issues/42", "OWNER/NAME"},
 		{"", "OWNER/NAME"},
 	} {
-		if got := repoOf([]Comment{{HTMLURL: tt.url}}, 42); got != tt.want {
+		if got := repoOf([]issues.Comment{{HTMLURL: tt.url}}, 42); got != tt.want {
 			t.Errorf("repoOf(%q) = %q, want %q", tt.url, got, tt.want)
 		}
 	}

@@ -1,18 +1,22 @@
-package guard
+package status
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// StatusPlan is the status comment a run leaves, and the write that brings
-// it about.
-type StatusPlan struct {
+// Plan is the status comment a run leaves, and the write that brings it
+// about.
+type Plan struct {
 	// Body is the comment's text; Do says a write is needed.
 	Body  string
-	Write Write
+	Write guard.Write
 	Do    bool
 	// Moved says the comment is posted anew at the end of the issue and
 	// the old one deleted: it had fallen so far back that the next run
@@ -20,7 +24,7 @@ type StatusPlan struct {
 	Moved bool
 }
 
-// PlanStatus decides the status comment this run leaves, given what
+// PlanWrite decides the status comment this run leaves, given what
 // applying the plan did (a: notes, posted comments, pruned, locked) and the
 // server's clock. The ledger record the comment carries is reused verbatim
 // when the accepted state did not move and the comment would not change
@@ -28,15 +32,15 @@ type StatusPlan struct {
 // stamped with the server's clock, so an edit by anyone else shows as an
 // updated_at the record does not explain. existing is the status comment
 // found, if any.
-func PlanStatus(in Input, p *Plan, existing *Comment, a Applied, now time.Time) StatusPlan {
+func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, now time.Time) Plan {
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
 	if p.Ledger != nil && existing != nil && !moved {
-		if old, _ := ReadLedger(existing, in.Issue.Number, cfg.Keys()); old != nil && old.SameState(*p.Ledger) && signedWith(existing.Body, cfg.Keys()) {
+		if old, _ := ledger.Read(existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
 			kept := a
-			kept.Record, kept.Written = LedgerLine(existing.Body), time.Unix(old.Written, 0)
+			kept.Record, kept.Written = ledger.Line(existing.Body), time.Unix(old.Written, 0)
 			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
-				return StatusPlan{}
+				return Plan{}
 			}
 		}
 	}
@@ -45,22 +49,22 @@ func PlanStatus(in Input, p *Plan, existing *Comment, a Applied, now time.Time) 
 		l := *p.Ledger
 		l.Written = now.Unix()
 		l.Seq++ // a new record
-		a.Record = EncodeLedger(l, cfg.LedgerKey)
+		a.Record = ledger.Encode(l, cfg.LedgerKey)
 	}
 	body := Settle(in, p, existing, a)
 	if moved {
-		return StatusPlan{Body: body, Moved: true, Do: true,
-			Write: Write{Kind: PostStatus, Detail: fmt.Sprintf(" anew at the end (comment %d had fallen out of reach)", existing.ID)}}
+		return Plan{Body: body, Moved: true, Do: true,
+			Write: guard.Write{Kind: guard.PostStatus, Detail: fmt.Sprintf(" anew at the end (comment %d had fallen out of reach)", existing.ID)}}
 	}
 	resolved := p.Resolved && p.Ledger == nil // the ledger needs a comment, clean or not
-	w, ok := StatusWrite(existing, body, resolved)
-	return StatusPlan{Body: body, Write: w, Do: ok}
+	w, ok := guard.StatusWrite(existing, body, resolved)
+	return Plan{Body: body, Write: w, Do: ok}
 }
 
 // buried reports whether the status comment is so far back that the next
 // run, which reads the last RecentWindow comments and comes after at least
 // one more, may not see it.
-func buried(in Input, status *Comment, posted []Comment) bool {
+func buried(in guard.Input, status *issues.Comment, posted []issues.Comment) bool {
 	after := 0
 	all := append(slices.Clone(in.Recent), posted...)
 	for _, c := range all {
@@ -68,7 +72,7 @@ func buried(in Input, status *Comment, posted []Comment) bool {
 			after++
 		}
 	}
-	inReach := slices.ContainsFunc(all, func(c Comment) bool { return c.ID == status.ID })
+	inReach := slices.ContainsFunc(all, func(c issues.Comment) bool { return c.ID == status.ID })
 	return !inReach || after >= in.Config.RecentWindow()-1
 }
 
@@ -77,33 +81,19 @@ func buried(in Input, status *Comment, posted []Comment) bool {
 // yet (and the approval labels on the issue), so that a run cut short
 // leaves no trace of the guard without a ledger, which the next run would
 // take for a deleted one. The run completes the comment last.
-func Placeholder(in Input, now time.Time) string {
+func Placeholder(in guard.Input, now time.Time) string {
 	n := in.Issue.Number
-	l := Ledger{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp}
+	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp}
 	for _, a := range in.Config.Labels.Approval() {
 		if slices.Contains(in.Issue.LabelNames(), a) {
 			l.Pending = append(l.Pending, a)
 		}
 	}
-	return StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + EncodeLedger(l, in.Config.LedgerKey) + "\n"
+	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + ledger.Encode(l, in.Config.LedgerKey) + "\n"
 }
 
 // NeedsPlaceholder reports whether the run must post Placeholder first:
 // it writes anything while the issue has no status comment.
-func NeedsPlaceholder(p *Plan, existing *Comment) bool {
+func NeedsPlaceholder(p *guard.Plan, existing *issues.Comment) bool {
 	return p.Ledger != nil && existing == nil && len(p.Writes()) > 0
-}
-
-// signedWith reports whether a status comment's record is signed the way
-// keys sign now (with the current key, or unsigned without one): a record
-// a rotated-out key signed is written anew.
-func signedWith(body string, keys LedgerKeys) bool {
-	m := ledgerRecord.FindStringSubmatch(body)
-	if m == nil {
-		return false
-	}
-	if !keys.Signs() {
-		return m[4] == unsigned
-	}
-	return m[1] == "v2" && m[3] == keys.kid
 }

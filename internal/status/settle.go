@@ -1,6 +1,12 @@
-package guard
+package status
 
-import "time"
+import (
+	"math"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
 
 // Applied is what applying a plan changed on the issue, as far as the next
 // run will see it.
@@ -8,7 +14,7 @@ type Applied struct {
 	// Notes are facts for the status comment (a lock that was refused).
 	Notes []string
 	// Posted are the comments the run posted.
-	Posted []Comment
+	Posted []issues.Comment
 	// Pruned says the pruned body was written (in a dry run: would be).
 	Pruned bool
 	// Locked says the issue is locked once the run is over.
@@ -31,15 +37,15 @@ type Applied struct {
 // So the issue is decided again as this run leaves it (its labels, body and
 // comments, this comment included), until the comment says the same twice.
 // existing is the status comment found, if any.
-func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
+func Settle(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) string {
 	n := in.Issue.Number
-	body := RenderStatus(n, p, in.Config, a.Notes, a.Record)
+	body := Render(n, p, in.Config, a.Notes, a.Record)
 	if !p.Governed || in.Event.Name == "pull_request" {
 		return body
 	}
 	asRead := body
 	for range 3 {
-		np := Decide(after(in, p, existing, a, body))
+		np := guard.Decide(after(in, p, existing, a, body))
 		if np.Resolved != p.Resolved {
 			// The guard's own comment tipped the verdict (it pushed a long
 			// comment out of the last three, say): report this run's own
@@ -47,7 +53,7 @@ func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
 			// judges the issue as it is now.
 			return asRead
 		}
-		next := RenderStatus(n, np, in.Config, a.Notes, a.Record)
+		next := Render(n, np, in.Config, a.Notes, a.Record)
 		if next == body {
 			break
 		}
@@ -58,19 +64,22 @@ func Settle(in Input, p *Plan, existing *Comment, a Applied) string {
 
 // after is the decision input of the next run, once this run's writes are
 // made and its status comment says status.
-func after(in Input, p *Plan, existing *Comment, a Applied, status string) Input {
+func after(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, status string) guard.Input {
 	c := statusAfter(in.Self, status, existing, a.Moved, a.Written)
-	ch := Change{Remove: namesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
+	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
 	if p.Prune != nil && a.Pruned {
 		ch.Body = &p.Prune.Body
 	}
 	return in.After(ch)
 }
 
-func namesOf(ls []Label) []string {
-	names := make([]string, len(ls))
-	for i, l := range ls {
-		names[i] = l.Name
+// statusAfter is the status comment as the run writes it: in place of
+// existing (its id, link and creation time kept) unless moved, else a new
+// comment after every other.
+func statusAfter(self, body string, existing *issues.Comment, moved bool, written time.Time) issues.Comment {
+	c := issues.Comment{ID: math.MaxInt64, Author: self, Body: body, UpdatedAt: written}
+	if existing != nil && !moved {
+		c.ID, c.HTMLURL, c.CreatedAt = existing.ID, existing.HTMLURL, existing.CreatedAt
 	}
-	return names
+	return c
 }

@@ -1,7 +1,8 @@
-package guard
+package issues
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// LabelSpecs are the labels the guard sets, with the color and description
+// Specs are the labels the guard sets, with the color and description
 // it gives them when it has to create them.
 func (n LabelNames) Specs() []LabelSpec {
 	return []LabelSpec{
@@ -128,6 +129,14 @@ func (n LabelNames) Specs() []LabelSpec {
 		{Name: n.PermissionViolation, Color: "5319e7", Description: "gns-guard: an agent or edit broke a permission rule; a person removes this label"},
 		{Name: n.PressureHigh, Color: "fbca04", Description: "gns-guard: the next agent's entry context is over the pressure threshold"},
 	}
+}
+
+// Approvers says who may approve, for messages.
+func (c Config) Approvers() string {
+	if len(c.BudgetAdmins) > 0 {
+		return fmt.Sprintf("a user in budget-admins: %v", c.BudgetAdmins)
+	}
+	return "a repository admin"
 }
 
 // RecentWindow is how many of the issue's last comments a run reads: the

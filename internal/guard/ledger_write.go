@@ -1,0 +1,222 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// recordLedger sets the record the status comment carries after this run:
+// the state as accepted now, or the last trusted one kept. A tampered
+// state never becomes the baseline; with permission::violation pending the
+// baseline does not move; a first state is adopted only with no violation
+// label on.
+func (e *eval) recordLedger() {
+	after := e.labelsAfter()
+	pending := e.pendingAfter(after)
+	if !e.mayAccept(after, pending) {
+		e.keepRecord(after, pending)
+		return
+	}
+	e.acceptState(after, pending)
+}
+
+// pendingAfter are the approval labels among the labels after this run.
+func (e *eval) pendingAfter(after []string) []string {
+	pending := []string{}
+	for _, l := range e.cfg.Labels.Approval() {
+		if slices.Contains(after, l) {
+			pending = append(pending, l)
+		}
+	}
+	return pending
+}
+
+// mayAccept reports whether this run accepts the checkpoint as the
+// baseline: it is valid and not tampered with (nor over the budget cap),
+// permission::violation stays on only when an approver removed it now (a
+// rule put it back), and a first state waits while a violation label is on.
+func (e *eval) mayAccept(after, pending []string) bool {
+	t := &e.trust
+	n := e.cfg.Labels
+	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool { return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap })
+	_, approvedNow := t.approved[n.PermissionViolation]
+	switch {
+	case e.cp == nil || tampered:
+		return false
+	case slices.Contains(after, n.PermissionViolation) && !approvedNow:
+		return false
+	case (t.ledger == nil || !t.ledger.Baseline) && len(pending) > 0:
+		return false // never adopt a state while a violation label is on
+	}
+	return true
+}
+
+// keepRecord carries the last trusted state on (or no state yet), with
+// this run's pending labels, writer, configuration and repository.
+func (e *eval) keepRecord(after, pending []string) {
+	t := &e.trust
+	l := ledger.Record{Issue: e.in.Issue.Number}
+	if t.ledger != nil {
+		l = *t.ledger
+	}
+	l.Pending = pending
+	l.Writer = e.in.Self
+	l.Config = e.in.ConfigStamp
+	l.Repo = e.in.Issue.RepoID
+	if t.ledger == nil {
+		l.Labels = e.governanceLabels(after)
+	}
+	e.recordChain(&l)
+	e.anchorFloor(&l)
+	e.plan.Ledger = &l
+}
+
+// acceptState records the checkpoint as the new baseline: as this run
+// leaves it (pruned, when it prunes), with its history, burn, limits and
+// labels.
+func (e *eval) acceptState(after, pending []string) {
+	t := &e.trust
+	cp, cv, pruned := e.acceptedCheckpoint()
+	l := &ledger.Record{
+		Issue:           e.in.Issue.Number,
+		Baseline:        true,
+		Version:         cp.Version.Value,
+		CheckpointIssue: cp.Issue.Value,
+		Phase:           cp.Phase.Value,
+		Total:           cp.Budget.Total.Value,
+		Consumed:        cp.Budget.Consumed.Value,
+		Remaining:       cp.Budget.Remaining.Value,
+		ContentVersion:  cv,
+		Pending:         pending,
+		Writer:          e.in.Self,
+		Config:          e.in.ConfigStamp,
+		Repo:            e.in.Issue.RepoID,
+		Labels:          e.governanceLabels(after),
+	}
+	if t.ledger != nil {
+		l.Seq = t.ledger.Seq
+	}
+	e.anchorFloor(l)
+	e.recordChain(l)
+	e.recordEntries(l, cp, pruned)
+	e.recordBurn(l, pruned)
+	e.recordLimits(l, after)
+	e.recordAdoption(l)
+	e.plan.Adopted = t.ledger == nil || !t.ledger.Baseline
+	e.plan.Ledger = l
+}
+
+// acceptedCheckpoint is the checkpoint this run accepts and the body's
+// content version with it: the pruned body's when this run prunes (its
+// write moves the version on by one, and pruned is true), else the body's.
+func (e *eval) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, pruned bool) {
+	cp, cv = e.cp, e.in.Issue.ContentVersion
+	if pr := e.plan.Prune; pr != nil {
+		if pc := prunedCheckpoint(pr.Body, e.cfg); pc != nil {
+			return pc, cv + 1, true
+		}
+	}
+	return cp, cv, false
+}
+
+// recordLimits sets the cascade limit and the task size the record
+// accepts, from the labels after this run.
+func (e *eval) recordLimits(l *ledger.Record, after []string) {
+	n := e.cfg.Labels
+	for _, c := range cascadeLabels(after, n) {
+		// With several (a conflict, failed by its own rule) the most
+		// permissive is what was accepted.
+		if l.DepthLimit == "" || depthRank(c.text, e.cfg) > depthRank(l.DepthLimit, e.cfg) {
+			l.DepthLimit = c.text
+		}
+	}
+	if s, ok := issues.SizeFromLabels(after, n.SizePrefix); ok {
+		l.Size = s.Name
+	}
+}
+
+// recordAdoption says whether the state was adopted: a first baseline is
+// (no earlier ledger was found), and an adopted state stays so until the
+// baseline moves on from it.
+func (e *eval) recordAdoption(l *ledger.Record) {
+	old := e.trust.ledger
+	if old == nil || !old.Baseline {
+		l.Adopted = true
+		return
+	}
+	l.Adopted = old.Adopted
+	prev := *old
+	prev.Config = l.Config // a new configuration commit is not a new state
+	if !l.SameState(prev) {
+		l.Adopted = false // the baseline moved on from the adopted state
+	}
+}
+
+// governanceLabels are the governance labels among names (cascade::,
+// size::, the approval labels, permission::evolve-system), with the ids
+// of the issue's labels (0 for a label this run adds: the next record
+// learns it).
+func (e *eval) governanceLabels(names []string) []issues.Label {
+	n := e.cfg.Labels
+	var out []issues.Label
+	for _, name := range names {
+		gov := strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded ||
+			strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
+		if !gov {
+			continue
+		}
+		l := issues.Label{Name: name}
+		for _, x := range e.in.Issue.Labels {
+			if x.Name == name {
+				l.ID = x.ID
+			}
+		}
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b issues.Label) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// recordEntries sets the history the record commits to: every entry
+// accepted, archived or in the body (cp, pruned by this run when pruned).
+func (e *eval) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pruned bool) {
+	var h string
+	var n int
+	if old := e.trust.ledger; old != nil && old.Baseline {
+		h, n = e.archivedPrefix(old)
+	} else if n = e.archiveChain().count; n > 0 {
+		h = legacyArchived(n) // the chain as found, before this run's prune
+	}
+	if pr := e.plan.Prune; pruned && pr != nil {
+		h, n = ledger.HistoryHash(h, pr.Archived), n+len(pr.Archived)
+	}
+	body := prune.FromCheckpoint(cp.Entries())
+	l.ArchivedHash = h
+	l.Entries = n + len(body)
+	l.EntriesHash = ledger.HistoryHash(h, body)
+}
+
+// legacyArchived stands in for the hash of entries archived before the
+// ledger kept the history: only their count is known.
+func legacyArchived(n int) string {
+	return fmt.Sprintf("%d entries archived before the ledger kept the history", n)
+}
+
+// labelsAfter are the issue's labels once this run's label writes are made.
+func (e *eval) labelsAfter() []string {
+	out := slices.DeleteFunc(e.in.Issue.LabelNames(), func(x string) bool {
+		return slices.ContainsFunc(e.plan.RemoveLabels, func(l issues.Label) bool { return l.Name == x })
+	})
+	for _, a := range e.plan.AddLabels {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package guard
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// judgeCheckpoint compares the live checkpoint with the ledger: the
+// version and issue never change, consumed never goes down, total and
+// remaining never go up — but by a legal phase transition or an edit an
+// approver made — and a record that cannot be trusted is tampering too.
+// A person's approval (an approver removed permission::violation in this
+// run) accepts the state as it is.
+func (e *eval) judgeCheckpoint() {
+	t := &e.trust
+	if _, ok := t.approved[e.cfg.Labels.PermissionViolation]; ok {
+		return
+	}
+	if t.problem != "" {
+		t.tamper = append(t.tamper, e.untrustedFinding())
+		return
+	}
+	l, cur := t.ledger, e.checkpointAsWritten()
+	if l == nil || !l.Baseline || cur == nil {
+		return
+	}
+	if changes, pos := checkpointChanges(l, cur); len(changes) > 0 && (e.cp == nil || !e.legalTransition(l)) {
+		t.tamper = append(t.tamper, e.tamperedFinding(l, pos, changes))
+	}
+	e.judgeEntries(l, cur)
+}
+
+// untrustedFinding is the finding of a record that cannot be trusted.
+func (e *eval) untrustedFinding() Violation {
+	pv := e.cfg.Labels.PermissionViolation
+	v := at(e.blockPos(), "", "%s; the guard keeps its last trusted state and fails every run until an approver removes %s", e.trust.problem, pv)
+	v.Label = pv
+	return v
+}
+
+// checkpointAsWritten is the checkpoint the body holds: the valid one, or
+// an invalid one, since what it says still counts; nil without a block.
+func (e *eval) checkpointAsWritten() *checkpoint.Checkpoint {
+	if e.cp == nil && e.parsed.Block() != nil {
+		return e.parsed.Checkpoint
+	}
+	return e.cp
+}
+
+// checkpointChanges lists what the checkpoint cur changed against the
+// accepted record l that only an approver may change, and where the first
+// change is (the checkpoint's own position when there is none).
+func checkpointChanges(l *ledger.Record, cur *checkpoint.Checkpoint) (changes []string, pos checkpoint.Pos) {
+	pos = cur.Pos
+	note := func(p checkpoint.Pos, format string, args ...any) {
+		if len(changes) == 0 {
+			pos = p
+		}
+		changes = append(changes, fmt.Sprintf(format, args...))
+	}
+	if cur.Version.Set && cur.Version.Value != l.Version {
+		note(cur.Version.Pos, "version %d → %d", l.Version, cur.Version.Value)
+	}
+	if cur.Issue.Set && cur.Issue.Value != l.CheckpointIssue {
+		note(cur.Issue.Pos, "issue %d → %d", l.CheckpointIssue, cur.Issue.Value)
+	}
+	b := cur.Budget
+	if b.Consumed.Set && b.Consumed.Value < l.Consumed {
+		note(b.Consumed.Pos, "budget.consumed went down %d → %d", l.Consumed, b.Consumed.Value)
+	}
+	if b.Total.Set && b.Total.Value > l.Total {
+		note(b.Total.Pos, "budget.total went up %d → %d", l.Total, b.Total.Value)
+	}
+	if b.Remaining.Set && b.Remaining.Value > l.Remaining {
+		note(b.Remaining.Pos, "budget.remaining went up %d → %d", l.Remaining, b.Remaining.Value)
+	}
+	return changes, pos
+}
+
+// tamperedFinding is the finding of a checkpoint changed since record l
+// (changes, the first at pos): since when, in how many edits, and who the
+// event names as the editor.
+func (e *eval) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes []string) Violation {
+	pv := e.cfg.Labels.PermissionViolation
+	cv := e.in.Issue.ContentVersion
+	since := fmt.Sprintf("since the guard accepted content version %d at %s", l.ContentVersion, time.Unix(l.Written, 0).UTC().Format(time.RFC3339))
+	last := ""
+	if ev := e.in.Event; ev.Name == "issues" && ev.Action == "edited" && ev.Sender != "" {
+		// Information, not proof: a re-run hands the step an old payload.
+		last = fmt.Sprintf(" (the event of this run names %s as the editor)", issues.Quote(ev.Sender))
+	}
+	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, in %s (content version %d → %d)%s; whoever made them, only an approver accepts such changes: a budget admin restores the body, or an approver checks it and removes %s to accept it",
+		since, strings.Join(changes, "; "), editCount(cv-l.ContentVersion), l.ContentVersion, cv, last, pv)
+	v.Label = pv
+	return v
+}
+
+// judgeEntries fails a checkpoint that lost or changed an accepted history
+// entry (judgeHistory).
+func (e *eval) judgeEntries(l *ledger.Record, cur *checkpoint.Checkpoint) {
+	problem := e.judgeHistory(l, prune.FromCheckpoint(cur.Entries()))
+	if problem == "" {
+		return
+	}
+	pv := e.cfg.Labels.PermissionViolation
+	pos := cur.Pos
+	if cur.HistoryTail.Set {
+		pos = cur.HistoryTail.Pos
+	} else if cur.History.Set {
+		pos = cur.History.Pos
+	}
+	v := at(pos, "checkpoint.history_tail", "the history was tampered with since the guard accepted it: %s; restore the entries (gns-guard history shows them), or an approver removes %s to accept the body as it is", problem, pv)
+	v.Label = pv
+	e.trust.tamper = append(e.trust.tamper, v)
+}
+
+// editCount says how many edits a content version moved by.
+func editCount(n int) string {
+	switch {
+	case n <= 0:
+		return "a change the content version does not show"
+	case n == 1:
+		return "one edit"
+	}
+	return fmt.Sprintf("%d edits", n)
+}
+
+// legalTransition is a new phase started by the carryover rule of docs/contract.md §5:
+// consumed 0, total = remaining <= floor(ledger remaining × carryover-ratio)
+// + phase-grant, version and issue unchanged.
+func (e *eval) legalTransition(l *ledger.Record) bool {
+	b := e.cp.Budget
+	most := int64(math.Floor(float64(l.Remaining)*e.cfg.CarryoverRatio)) + e.cfg.PhaseGrant
+	return e.cp.Version.Value == l.Version && e.cp.Issue.Value == l.CheckpointIssue &&
+		b.Consumed.Value == 0 && b.Total.Value == b.Remaining.Value && b.Total.Value <= most
+}

@@ -1,0 +1,234 @@
+package guard
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+)
+
+// judgeLabels reads the ledger and judges the label changes since it, by
+// label id and from the timeline: a governance label renamed, an approval
+// label removed, a relaxing label added, an accepted limit removed. It
+// sets the effective labels every rule judges: renamed labels keep their
+// accepted names, restored labels are on, unapproved relaxing labels off.
+func (e *eval) judgeLabels() {
+	e.readRecord()
+	live := e.acceptedNames()
+	e.judgeApprovals(live)
+	if _, ok := e.trust.approved[e.cfg.Labels.PermissionViolation]; ok {
+		// An approver accepted the issue as it is: its labels' new names
+		// included.
+		e.trust.renamed = nil
+		live = slices.Clone(e.in.Issue.Labels)
+	}
+	if l := e.trust.ledger; l != nil && l.Baseline {
+		e.judgeRelaxing(live, l)
+		e.judgeRemoved(live, l)
+	}
+	e.labels = e.effectiveLabels(issues.NamesOf(live))
+}
+
+// accepted are the governance labels the trusted record accepted and the
+// approval labels it holds pending (none without a record).
+func (t *trust) accepted() (labels []issues.Label, pending []string) {
+	if l := t.ledger; l != nil {
+		return l.Labels, l.Pending
+	}
+	return nil, nil
+}
+
+// acceptedNames are the issue's labels, each with the name it had when the
+// record accepted it, whatever it was renamed to since (who renamed it
+// does not show on the issue): the renames are noted.
+func (e *eval) acceptedNames() []issues.Label {
+	accepted, _ := e.trust.accepted()
+	live := slices.Clone(e.in.Issue.Labels)
+	for i, l := range live {
+		for _, a := range accepted {
+			if a.ID != 0 && a.ID == l.ID && a.Name != l.Name {
+				e.trust.renamed = append(e.trust.renamed, rename{id: l.ID, from: a.Name, to: l.Name})
+				live[i].Name = a.Name
+			}
+		}
+	}
+	return live
+}
+
+// judgeApprovals judges the approval labels the record holds pending and
+// the issue no longer has: removed by an approver, that is the approval;
+// removed by anyone else, they go back on.
+func (e *eval) judgeApprovals(live []issues.Label) {
+	t := &e.trust
+	accepted, pending := t.accepted()
+	names := issues.NamesOf(live)
+	for _, label := range e.cfg.Labels.Approval() {
+		if slices.Contains(names, label) || !slices.Contains(pending, label) {
+			continue
+		}
+		actor := e.actorOf(labelNamed(accepted, label), false)
+		if e.isApprover(actor) {
+			t.approved[label] = actor
+			continue
+		}
+		t.restore = append(t.restore, removal{label, actor})
+	}
+}
+
+// effectiveLabels are the labels every rule judges, from the issue's
+// (names): unapproved relaxing labels off, restored labels on.
+func (e *eval) effectiveLabels(names []string) []string {
+	t := &e.trust
+	eff := slices.Clone(names)
+	for _, r := range t.relaxed {
+		eff = slices.DeleteFunc(eff, func(x string) bool { return x == r.label })
+	}
+	if l := t.ledger; l != nil && len(t.relaxed) > 0 {
+		e.restoreLimits(eff, l)
+	}
+	for _, r := range t.restore {
+		if !slices.Contains(eff, r.label) {
+			eff = append(eff, r.label)
+		}
+	}
+	return eff
+}
+
+// restoreLimits keeps the accepted limits of record l in effect: their
+// labels go back on when the relaxing ones (taken off, eff is what is
+// left) replaced them.
+func (e *eval) restoreLimits(eff []string, l *ledger.Record) {
+	t := &e.trust
+	n := e.cfg.Labels
+	if l.DepthLimit != "" && len(cascadeLabels(eff, n)) == 0 && !restoring(t.restore, n.CascadePrefix+l.DepthLimit) {
+		t.restore = append(t.restore, removal{n.CascadePrefix + l.DepthLimit, ""})
+	}
+	if _, ok := issues.SizeFromLabels(eff, n.SizePrefix); l.Size != "" && !ok && !restoring(t.restore, n.SizePrefix+l.Size) {
+		t.restore = append(t.restore, removal{n.SizePrefix + l.Size, ""})
+	}
+}
+
+// labelNamed is the accepted label of that name (its id), or the name
+// alone.
+func labelNamed(accepted []issues.Label, name string) issues.Label {
+	for _, a := range accepted {
+		if a.Name == name {
+			return a
+		}
+	}
+	return issues.Label{Name: name}
+}
+
+func restoring(rs []removal, label string) bool {
+	return slices.ContainsFunc(rs, func(r removal) bool { return r.label == label })
+}
+
+// judgeRelaxing finds labels added since the ledger that relax a rule: a
+// higher cascade limit, a larger task size. They count only when an
+// approver added them (the timeline says who, by label id).
+func (e *eval) judgeRelaxing(live []issues.Label, l *ledger.Record) {
+	accepted := depthRank(l.DepthLimit, e.cfg)
+	names := issues.NamesOf(live)
+	for _, c := range cascadeLabels(names, e.cfg.Labels) {
+		if depthRank(c.text, e.cfg) <= accepted {
+			continue
+		}
+		if actor := e.actorOf(labelIn(live, c.name), true); !e.isApprover(actor) {
+			e.trust.relaxed = append(e.trust.relaxed, removal{c.name, actor})
+		}
+	}
+	// Without a size label the size is inferred from the estimate: only a
+	// label larger than both relaxes anything.
+	acceptedSize := issues.SizeRank(l.Size)
+	if e.cp != nil {
+		if s, ok := issues.SizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
+			acceptedSize = max(acceptedSize, issues.SizeRank(s.Name))
+		}
+	}
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, e.cfg.Labels.SizePrefix)
+		if !ok || issues.SizeRank(rest) <= acceptedSize {
+			continue
+		}
+		if actor := e.actorOf(labelIn(live, name), true); !e.isApprover(actor) {
+			e.trust.relaxed = append(e.trust.relaxed, removal{name, actor})
+		}
+	}
+}
+
+// judgeRemoved finds the accepted cascade or size label removed since the
+// ledger when that relaxes the limit (the default-max-depth allows more,
+// the size inferred from the estimate is larger): it counts only when an
+// approver removed it; otherwise the accepted label goes back on.
+func (e *eval) judgeRemoved(live []issues.Label, l *ledger.Record) {
+	n := e.cfg.Labels
+	names := issues.NamesOf(live)
+	for _, a := range l.Labels {
+		if slices.ContainsFunc(live, func(x issues.Label) bool { return x.ID == a.ID && a.ID != 0 || x.Name == a.Name }) {
+			continue
+		}
+		relaxes := false
+		if rest, ok := strings.CutPrefix(a.Name, n.CascadePrefix); ok && a.Name != n.DepthExceeded {
+			now := -1
+			if cs := cascadeLabels(names, n); len(cs) > 0 {
+				now = depthRank(cs[0].text, e.cfg)
+			} else {
+				now = depthRank("", e.cfg)
+			}
+			relaxes = now > depthRank(rest, e.cfg)
+		}
+		if rest, ok := strings.CutPrefix(a.Name, n.SizePrefix); ok {
+			now := -1
+			if s, ok := issues.SizeFromLabels(names, n.SizePrefix); ok {
+				now = issues.SizeRank(s.Name)
+			} else if e.cp != nil {
+				if s, ok := issues.SizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
+					now = issues.SizeRank(s.Name)
+				}
+			}
+			relaxes = now > issues.SizeRank(rest)
+		}
+		if !relaxes {
+			continue
+		}
+		if actor := e.actorOf(a, false); !e.isApprover(actor) {
+			e.trust.removed = append(e.trust.removed, removal{a.Name, actor})
+			e.trust.restore = append(e.trust.restore, removal{a.Name, actor})
+		}
+	}
+}
+
+// labelIn is the live label of that name (its id), or the name alone.
+func labelIn(live []issues.Label, name string) issues.Label {
+	for _, l := range live {
+		if l.Name == name {
+			return l
+		}
+	}
+	return issues.Label{Name: name}
+}
+
+// depthRank orders cascade limits by how much they allow: none (and no
+// default) allows nothing, n allows everything.
+func depthRank(limit string, cfg issues.Config) int {
+	switch {
+	case limit == "n" || limit == "N":
+		return math.MaxInt
+	case limit == "":
+		if cfg.DefaultMaxDepth == nil {
+			return -1
+		}
+		if *cfg.DefaultMaxDepth == issues.Unlimited {
+			return math.MaxInt
+		}
+		return *cfg.DefaultMaxDepth
+	}
+	var n int
+	if _, err := fmt.Sscanf(limit, "%d", &n); err != nil {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,13 @@
+// Package issues holds the issue as the guard reads it, and what reads it:
+// the issue, its comments, labels and label events (issue.go), the event
+// that triggered a run (event.go), the guard's configuration and the label
+// names it reads and sets (config.go), the task sizes (tasksize.go), the
+// hidden markers of the guard's own comments (markers.go), how much of a
+// text the guard reads (limits.go), and the Forge interface the Gitea
+// adapter (package forge) implements, with the errors its methods wrap
+// (forge.go).
+//
+// It holds data and the few pure functions that read it; it decides
+// nothing (package guard does). It imports only tokens, and must never
+// import guard, action, forge, cli or anything that does I/O.
+package issues

@@ -1,0 +1,108 @@
+package issues
+
+import "time"
+
+// ActionsUser is the login Gitea gives the automatic Actions token. Writes made
+// with it never trigger new workflow runs, and the guard knows its own login
+// without asking the server.
+const ActionsUser = "gitea-actions"
+
+// Label is a label as attached to an issue.
+type Label struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// Issue is the live state of an issue or pull request, as the guard reads it.
+type Issue struct {
+	Number         int64
+	Title          string
+	Body           string
+	Labels         []Label
+	Locked         bool
+	IsPull         bool
+	State          string // "open" or "closed"
+	Comments       int    // number of comments (not timeline events)
+	ContentVersion int    // for compare-and-swap body edits
+	UpdatedAt      time.Time
+	// NoCAS says the server sent no content_version (Forgejo, say): body
+	// writes are last-write-wins there.
+	NoCAS bool
+	// RepoID and RepoOwner are the repository's id and its owner's login,
+	// as the server says (a record signed for another repository's issue
+	// names another id).
+	RepoID    int64
+	RepoOwner string
+	// BodyTooLarge says the body is over MaxBodyBytes (or the answer that
+	// holds it was cut off): it was not read, Body is empty, and BodyBytes
+	// is its length in bytes, at least.
+	BodyTooLarge bool
+	BodyBytes    int64
+}
+
+// LabelNames returns the names of the issue's labels, in the order given.
+func (i Issue) LabelNames() []string { return NamesOf(i.Labels) }
+
+// NamesOf returns the names of labels, in the order given.
+func NamesOf(labels []Label) []string {
+	names := make([]string, len(labels))
+	for k, l := range labels {
+		names[k] = l.Name
+	}
+	return names
+}
+
+// Comment is one issue comment.
+type Comment struct {
+	ID        int64
+	Author    string
+	Body      string
+	HTMLURL   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// TooLarge says the body is over MaxCommentBytes (or the answer that
+	// holds it was cut off): it was not read, Body is empty, and BodyBytes
+	// is its length in bytes, at least.
+	TooLarge  bool
+	BodyBytes int64
+	// Unread, when not 0, makes this no comment but a stretch of that many
+	// timeline entries the read gave up on (its budget of requests ran out
+	// on entries too large to read): what they hold is unknown. ID is 0
+	// and TooLarge true.
+	Unread int
+}
+
+// LabelEvent is a label added to or removed from the issue, as its
+// timeline records it (an agent cannot erase these entries).
+type LabelEvent struct {
+	Label string
+	// LabelID is the label's id: a label renamed since shows its new name
+	// on old entries, its id stays.
+	LabelID int64
+	Added   bool
+	Actor   string
+	At      time.Time
+}
+
+// CommentPage is a run of an issue's comments read from its timeline, oldest
+// first, with the label events among them. Start is the timeline offset at
+// which the read began; 0 means the run reaches back to the first comment of
+// the issue. Truncated says the read stopped at its page budget before it
+// found as many comments as were asked for: Comments holds the newest it
+// found (possibly none), and older ones lie before Start.
+type CommentPage struct {
+	Comments  []Comment
+	Labels    []LabelEvent
+	Start     int
+	Truncated bool
+	// Unread is the number of timeline entries the read gave up on (see
+	// Comment.Unread, which stands for them among Comments).
+	Unread int
+}
+
+// LabelSpec describes a label the guard may have to create.
+type LabelSpec struct {
+	Name        string
+	Color       string // six hex digits, no '#'
+	Description string
+}

@@ -1,0 +1,31 @@
+package issues
+
+import "github.com/gns-guard/gns-guard/internal/tokens"
+
+// The most the guard reads of one text. Anything longer is not read (the
+// forge reads past it without keeping it) and is the violation
+// content-too-large: an agent must not be able to make the guard unable
+// to run by writing a text it cannot read.
+//
+// 1 MiB is far beyond any text the protocol calls for: an entry load is at
+// most 20,000 tokens (a large task), a checkpoint block at most
+// max-checkpoint-bytes (64 KiB), and the guard's own comments at most
+// 65,536 characters. Counting the tokens of 1 MiB takes a fraction of a
+// second.
+const (
+	// MaxBodyBytes bounds the issue body, in bytes.
+	MaxBodyBytes = 1 << 20
+	// MaxCommentBytes bounds one comment's body, in bytes.
+	MaxCommentBytes = 1 << 20
+)
+
+// EntryTokens is what the comment weighs in the next agent's entry load:
+// its tokens, counted; for a comment too large to read, its length in bytes
+// and at least MaxCommentBytes (a token holds at least one byte, so that is
+// the most it can weigh: the pressure rule errs towards pressure).
+func (c Comment) EntryTokens(counter *tokens.Counter) int {
+	if c.TooLarge {
+		return int(max(c.BodyBytes, MaxCommentBytes))
+	}
+	return counter.Count(c.Body)
+}

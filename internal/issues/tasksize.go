@@ -1,0 +1,85 @@
+package issues
+
+import "strings"
+
+// TaskSize is a task's size class and its context budget.
+type TaskSize struct {
+	Name       string // tiny, small, medium or large
+	MaxContext int64  // most tokens an agent may load
+	Overhead   int64  // most tokens the checkpoint may take
+	// Inferred is true when no size label was set and the size came from
+	// next_estimated_tokens.
+	Inferred bool
+}
+
+// taskSizes are the task sizes from smallest to largest, with their
+// context budgets (docs/contract.md §3).
+var taskSizes = []TaskSize{
+	{Name: "tiny", MaxContext: 4000, Overhead: 500},
+	{Name: "small", MaxContext: 6000, Overhead: 800},
+	{Name: "medium", MaxContext: 10000, Overhead: 1200},
+	{Name: "large", MaxContext: 20000, Overhead: 1500},
+}
+
+// TooLargeEstimate is where inferred sizes end: an estimate at or above it
+// is a task-too-large violation.
+const TooLargeEstimate = 20000
+
+// Available is the tokens a task of this size has for work: its max
+// context less the checkpoint overhead.
+func (s TaskSize) Available() int64 { return s.MaxContext - s.Overhead }
+
+// TaskSizeNamed returns the task size called name (tiny, small, medium or
+// large; letter case and surrounding spaces are ignored), or false.
+func TaskSizeNamed(name string) (TaskSize, bool) {
+	if i := SizeRank(name); i >= 0 {
+		return taskSizes[i], true
+	}
+	return TaskSize{}, false
+}
+
+// SizeRank orders the task sizes by how much they allow: 0 for tiny up to
+// 3 for large (letter case and surrounding spaces are ignored), -1 for a
+// name that is no size.
+func SizeRank(name string) int {
+	name = strings.ToLower(strings.TrimSpace(name))
+	for i, s := range taskSizes {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// SizeFromLabels returns the size named by size:: labels (the largest if
+// several are set), or false.
+func SizeFromLabels(labels []string, prefix string) (TaskSize, bool) {
+	best := -1
+	for _, l := range labels {
+		if name, ok := strings.CutPrefix(l, prefix); ok {
+			best = max(best, SizeRank(name))
+		}
+	}
+	if best < 0 {
+		return TaskSize{}, false
+	}
+	return taskSizes[best], true
+}
+
+// SizeFromEstimate infers the size from next_estimated_tokens: <2k tiny,
+// <5k small, <10k medium, <20k large. ok is false from TooLargeEstimate on
+// (the size is then large, for the pressure arithmetic).
+func SizeFromEstimate(tokens int64) (s TaskSize, ok bool) {
+	switch {
+	case tokens < 2000:
+		s = taskSizes[0]
+	case tokens < 5000:
+		s = taskSizes[1]
+	case tokens < 10000:
+		s = taskSizes[2]
+	default:
+		s = taskSizes[3]
+	}
+	s.Inferred = true
+	return s, tokens < TooLargeEstimate
+}

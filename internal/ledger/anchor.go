@@ -1,0 +1,129 @@
+package ledger
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Anchor seals the guard's newest ledger record where no issue writer can
+// write: a repository Actions variable (AnchorName), which only the
+// repository's owner (or a site admin) may write, set with admin-token
+// every time the guard writes a record. Every run checks the record it
+// finds against it, so a copy of an older status comment put back (a
+// rollback) or a deleted one (a reset) shows, however soon after the
+// guard's write it happens (docs/ledger.md, "The anchor").
+//
+// It is also the pointer a clean pass follows: the status comment's id,
+// and a time since which every comment the next run needs was updated
+// (the last comments, the status comment), so one request for the
+// comments updated since then replaces a search of the timeline. The
+// pointer is verified, never trusted alone: the comments it names must be
+// there.
+type Anchor struct {
+	// Repo and Issue say whose anchor it is.
+	Repo  int64 `json:"repo"`
+	Issue int64 `json:"issue"`
+	// Seq and Record are the sequence number and the SHA-256 of the newest
+	// record the guard wrote (its whole hidden line).
+	Seq    int64  `json:"seq"`
+	Record string `json:"record"`
+	// Status is the id of the comment that holds the record.
+	Status int64 `json:"status"`
+	// Since is a time (Unix seconds) at or before the last update of the
+	// status comment and of every comment in Tail.
+	Since int64 `json:"since"`
+	// Tail are the ids of the issue's last comments when the record was
+	// written, oldest first (at most RecentWindow; all of them on a short
+	// issue, First then true).
+	Tail  []int64 `json:"tail"`
+	First bool    `json:"first,omitempty"`
+}
+
+// AnchorName is the repository variable that holds issue n's anchor.
+func AnchorName(n int64) string { return "GNS_GUARD_ANCHOR_" + strconv.FormatInt(n, 10) }
+
+// RecordHash is the SHA-256 of a record line, in hex.
+func RecordHash(line string) string {
+	sum := sha256.Sum256([]byte(line))
+	return hex.EncodeToString(sum[:])
+}
+
+// anchorText matches an anchor: its JSON (no newline), the key's id and
+// the signature.
+var anchorText = regexp.MustCompile(`^gns-guard:anchor v1 (\{[^\n]*\}) kid=([0-9a-f]{16}|-) sig=([0-9a-f]{128}|unsigned)$`)
+
+// EncodeAnchor renders an anchor, signed with the Ed25519 key of the
+// ledger-key secret when it is set (as records are).
+func EncodeAnchor(a Anchor, secret []byte) string {
+	data, _ := json.Marshal(a) // plain fields always marshal
+	kid, sig := signWith(secret, anchorMessage(data))
+	return fmt.Sprintf("gns-guard:anchor v1 %s kid=%s sig=%s", data, kid, sig)
+}
+
+func anchorMessage(data []byte) []byte {
+	return append([]byte("gns-guard anchor v1\n"), data...)
+}
+
+// ReadAnchor reads and verifies the anchor of issue n of repository repo
+// (0: not known) from its variable's text. A problem says in one sentence
+// why the text is not an anchor the guard wrote.
+func ReadAnchor(text string, repo, n int64, keys Keys) (*Anchor, string) {
+	name := AnchorName(n)
+	m := anchorText.FindStringSubmatch(text)
+	if m == nil {
+		return nil, fmt.Sprintf("the repository variable %s does not hold an anchor the guard wrote: someone with the owner's rights changed it", name)
+	}
+	if keys.Any() {
+		if m[3] == unsigned {
+			return nil, fmt.Sprintf("the anchor in the repository variable %s is not signed although ledger-key is set: someone with the owner's rights replaced it", name)
+		}
+		pub, ok := keys.verify[m[2]]
+		if !ok {
+			return nil, fmt.Sprintf("the anchor in the repository variable %s is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — after changing ledger-key, set ledger-key-previous to the old key",
+				name, m[2], strings.Join(keys.KeyIDs(), ", "))
+		}
+		raw, err := hex.DecodeString(m[3])
+		if err != nil || !ed25519.Verify(pub, anchorMessage([]byte(m[1])), raw) {
+			return nil, fmt.Sprintf("the anchor in the repository variable %s does not verify against key %s: someone with the owner's rights changed it", name, m[2])
+		}
+	}
+	var a Anchor
+	if err := json.Unmarshal([]byte(m[1]), &a); err != nil {
+		return nil, fmt.Sprintf("the anchor in the repository variable %s cannot be read: someone with the owner's rights changed it", name)
+	}
+	if a.Issue != n || (repo != 0 && a.Repo != 0 && a.Repo != repo) {
+		return nil, fmt.Sprintf("the anchor in the repository variable %s belongs to another issue or repository: someone with the owner's rights copied it", name)
+	}
+	return &a, ""
+}
+
+// AnchorState is what a run knows of the issue's anchor.
+type AnchorState struct {
+	// Known says the run knows whether the issue has an anchor: the runner
+	// handed the variable over, or admin-token read it. Without it the
+	// record is trusted by its signature alone.
+	Known bool
+	// Text is the variable's value ("" when there is none).
+	Text string
+	// Writable says the run can write the anchor (admin-token is set).
+	Writable bool
+}
+
+// AnchorWrite says whether the run must write the anchor: it can, and the
+// anchor it found is not next (nil when it found none).
+func AnchorWrite(st AnchorState, keys Keys, next Anchor, secret []byte) (string, bool) {
+	if !st.Writable {
+		return "", false
+	}
+	text := EncodeAnchor(next, secret)
+	if st.Known && st.Text == text {
+		return "", false
+	}
+	return text, true
+}

@@ -1,0 +1,84 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/burn"
+)
+
+// BurnPoint is one accepted state of an issue's budget, as the ledger keeps
+// it so that the burn chart survives pruning: the step's ordinal, when it
+// was accepted (Unix seconds, 0 unknown), the agent the checkpoint named
+// and a short hash of its invocation (InvocationTag), and consumed and
+// remaining. A point with no agent is the start of the series or a reset
+// the guard made (pruning started a new phase budget): no agent spent what
+// it shows. In the record it is a compact array, [n, t, consumed,
+// remaining, agent, tag], since the status comment counts among the last
+// comments an agent loads.
+type BurnPoint struct {
+	N          int
+	T          int64
+	Agent      string
+	Invocation string
+	Consumed   int64
+	Remaining  int64
+}
+
+// MarshalJSON writes the point as [n, t, consumed, remaining, agent, tag].
+func (p BurnPoint) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]any{p.N, p.T, p.Consumed, p.Remaining, p.Agent, p.Invocation})
+}
+
+// UnmarshalJSON reads the array MarshalJSON writes.
+func (p *BurnPoint) UnmarshalJSON(data []byte) error {
+	var a []json.RawMessage
+	if err := json.Unmarshal(data, &a); err != nil {
+		return err
+	}
+	if len(a) != 6 {
+		return fmt.Errorf("a burn point has 6 fields, found %d", len(a))
+	}
+	for i, dst := range []any{&p.N, &p.T, &p.Consumed, &p.Remaining, &p.Agent, &p.Invocation} {
+		if err := json.Unmarshal(a[i], dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InvocationTag is the short hash of an invocation id a burn point keeps:
+// enough to find a report's state again, small in the record.
+func InvocationTag(inv string) string {
+	if inv == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(inv))
+	return hex.EncodeToString(h[:3])
+}
+
+// MaxBurnPoints is how many accepted states the ledger keeps: the newest.
+// Each costs about 25 tokens of the status comment, which counts among the
+// last comments of the entry load, so the series stays short.
+const MaxBurnPoints = 12
+
+// BurnSeries is the burn of an issue as its ledger records it, for the
+// charts of package burn. A nil ledger gives an empty series.
+func BurnSeries(issue int64, title string, l *Record) burn.Series {
+	s := burn.Series{Issue: issue, Title: title}
+	if l == nil {
+		return s
+	}
+	s.Total = l.Total
+	for _, p := range l.Burn {
+		pt := burn.Point{Step: p.N, Agent: p.Agent, Consumed: p.Consumed, Remaining: p.Remaining}
+		if p.T > 0 {
+			pt.At = time.Unix(p.T, 0).UTC()
+		}
+		s.Points = append(s.Points, pt)
+	}
+	return s
+}
