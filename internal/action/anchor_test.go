@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
@@ -29,7 +29,7 @@ func anchorOf(t *testing.T, f *actiontest.Repo, n int64) string {
 	}
 	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables?limit=50"), nil, &vars)
 	for _, v := range vars {
-		if strings.EqualFold(v.Name, guard.AnchorName(n)) {
+		if strings.EqualFold(v.Name, ledger.AnchorName(n)) {
 			return v.Data
 		}
 	}
@@ -103,7 +103,7 @@ func TestAnchorCatchesADeletionReset(t *testing.T) {
 			}
 			raised := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 90000", "remaining: 13800", "remaining: 83800")
 			d := f.EditBody(t, n, agent, raised)
-			expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "is gone, although its anchor", guard.AnchorName(n))
+			expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "is gone, although its anchor", ledger.AnchorName(n))
 		})
 	}
 }
@@ -116,14 +116,14 @@ func TestAnchorAgentsCannotWrite(t *testing.T) {
 	f := newFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, d := anchoredIssue(t, f, "forged anchor")
-	path := f.Path("/actions/variables/%s", guard.AnchorName(n))
+	path := f.Path("/actions/variables/%s", ledger.AnchorName(n))
 	err := actiontest.API(t.Context(), f.S, agent.Token, http.MethodPut, path, map[string]string{"value": "gns-guard:anchor v1 {} kid=- sig=unsigned"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 403") {
 		t.Fatalf("an agent wrote the anchor variable: %v", err)
 	}
 	forged := strings.Replace(anchorOf(t, f, n), `"seq":1,`, `"seq":0,`, 1)
 	f.API(t, f.S.AdminToken, http.MethodPut, path, map[string]string{"value": forged}, nil)
-	expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "does not verify against key", guard.AnchorName(n))
+	expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "does not verify against key", ledger.AnchorName(n))
 }
 
 // TestAnchorRotation: a new ledger-key with the old one as
@@ -134,8 +134,8 @@ func TestAnchorRotation(t *testing.T) {
 	f := newFixture(t)
 	n, d := anchoredIssue(t, f, "rotation")
 	newKey := "the rotated ledger key"
-	oldID := guard.SecretKeys([]byte(ledgerKey)).KeyIDs()[0]
-	newID := guard.SecretKeys([]byte(newKey)).KeyIDs()[0]
+	oldID := ledger.SecretKeys([]byte(ledgerKey)).KeyIDs()[0]
+	newID := ledger.SecretKeys([]byte(newKey)).KeyIDs()[0]
 	r := f.Run(t, d, "ledger-key", newKey, "ledger-key-previous", ledgerKey, "admin-token", f.S.AdminToken)
 	r.Expect(t, 0, "pass")
 	if st, a := f.Status(t, n).Body, anchorOf(t, f, n); !strings.Contains(st, "kid="+newID) || !strings.Contains(a, "kid="+newID) {

@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/prune"
+	"github.com/gns-guard/gns-guard/internal/status"
 )
 
 // applied is what applying a plan did.
@@ -19,9 +22,9 @@ type applied struct {
 	notes      []string // facts for the status comment and summary
 	archiveIDs []int64
 	pruned     bool
-	writes     []string        // one line per write made (or, in a dry run, planned)
-	posted     []guard.Comment // comments this run posted
-	statusID   int64           // the status comment the issue has after the run, 0: none
+	writes     []string         // one line per write made (or, in a dry run, planned)
+	posted     []issues.Comment // comments this run posted
+	statusID   int64            // the status comment the issue has after the run, 0: none
 }
 
 // lockRefused is the note left when the lock was refused; while it stands
@@ -46,9 +49,9 @@ func (r *runner) apply(ctx context.Context, in guard.Input, s *live.Snapshot, p 
 		res.notes = append(res.notes, noCAS)
 	}
 	a := &applier{r: r, in: in, s: s, res: &res, existing: s.Status}
-	if guard.NeedsPlaceholder(p, s.Status) {
-		body := guard.Placeholder(in, r.serverTime())
-		c, err := a.createOnce(ctx, body, hasMarker(guard.StatusMarker(in.Issue.Number)), guard.Write{Kind: guard.PostStatus})
+	if status.NeedsPlaceholder(p, s.Status) {
+		body := status.Placeholder(in, r.serverTime())
+		c, err := a.createOnce(ctx, body, hasMarker(issues.StatusMarker(in.Issue.Number)), guard.Write{Kind: guard.PostStatus})
 		if err != nil {
 			return res, err
 		}
@@ -73,7 +76,7 @@ type applier struct {
 	in       guard.Input
 	s        *live.Snapshot
 	res      *applied
-	existing *guard.Comment     // the status comment
+	existing *issues.Comment    // the status comment
 	archives guard.ArchiveMatch // the planned archive's parts already posted
 	posted   bool               // this run posted an archive part
 	have     map[int]int64      // part -> comment id
@@ -96,14 +99,14 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 			return a.fail(w.Planned(), err)
 		}
 	case guard.RemoveLabel:
-		if err := f.RemoveLabel(ctx, n, w.Label); err != nil && !errors.Is(err, guard.ErrNotFound) {
+		if err := f.RemoveLabel(ctx, n, w.Label); err != nil && !errors.Is(err, issues.ErrNotFound) {
 			return a.fail(w.Planned(), err)
 		}
 	case guard.Lock:
 		a.lock(ctx, p.Lock)
 		return nil
 	case guard.PostRecovery:
-		_, err := a.createOnce(ctx, p.Recovery, hasMarker(guard.RecoveryMarker(n)), w)
+		_, err := a.createOnce(ctx, p.Recovery, hasMarker(issues.RecoveryMarker(n)), w)
 		return err
 	case guard.PostDigest:
 		_, err := a.createOnce(ctx, p.Digest, sameBody(p.Digest), w)
@@ -128,7 +131,7 @@ func (a *applier) prepareArchives(ctx context.Context, pr *prune.Result) error {
 		a.r.log.untrusted("gns-guard: warning: " + note)
 	}
 	for _, id := range a.archives.Stale {
-		if err := a.r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, guard.ErrNotFound) {
+		if err := a.r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, issues.ErrNotFound) {
 			return a.fail("delete a stale archive comment", err)
 		}
 		a.res.writes = append(a.res.writes, fmt.Sprintf("deleted stale archive comment %d", id))
@@ -158,7 +161,7 @@ func (a *applier) postArchive(ctx context.Context, w guard.Write) error {
 		return a.fail("re-read the recent comments", err)
 	}
 	for part := 1; part <= len(pr.Archives); part++ {
-		id, err := a.settle(ctx, page.Comments, func(c guard.Comment) bool { return guard.SamePart(c.Body, pr.Archives[part-1]) })
+		id, err := a.settle(ctx, page.Comments, func(c issues.Comment) bool { return guard.SamePart(c.Body, pr.Archives[part-1]) })
 		if err != nil {
 			return err
 		}
@@ -178,7 +181,7 @@ func (a *applier) patchBody(ctx context.Context) error {
 		}
 	}
 	if _, err := a.r.forge.EditBody(ctx, n, pr.Body, a.in.Issue.ContentVersion); err != nil {
-		if errors.Is(err, guard.ErrConflict) {
+		if errors.Is(err, issues.ErrConflict) {
 			return err
 		}
 		return a.fail("write the pruned checkpoint", err)
@@ -199,7 +202,7 @@ func (a *applier) patchBody(ctx context.Context) error {
 
 // settle deletes the guard's own duplicates among comments that match:
 // the lowest id stays, and is returned (0 when none matches).
-func (a *applier) settle(ctx context.Context, comments []guard.Comment, match func(guard.Comment) bool) (int64, error) {
+func (a *applier) settle(ctx context.Context, comments []issues.Comment, match func(issues.Comment) bool) (int64, error) {
 	var ids []int64
 	for _, c := range comments {
 		if c.Author == a.in.Self && match(c) {
@@ -211,7 +214,7 @@ func (a *applier) settle(ctx context.Context, comments []guard.Comment, match fu
 	}
 	slices.Sort(ids)
 	for _, id := range ids[1:] {
-		if err := a.r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, guard.ErrNotFound) {
+		if err := a.r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, issues.ErrNotFound) {
 			return 0, a.fail("delete a duplicate comment", err)
 		}
 		a.res.writes = append(a.res.writes, fmt.Sprintf("deleted duplicate comment %d (a concurrent run posted the same)", id))
@@ -222,7 +225,7 @@ func (a *applier) settle(ctx context.Context, comments []guard.Comment, match fu
 // createOnce posts body unless one of the guard's own last comments
 // matches already, then deletes the duplicates concurrent runs posted. It
 // returns the comment posted, or nil.
-func (a *applier) createOnce(ctx context.Context, body string, same func(guard.Comment) bool, w guard.Write) (*guard.Comment, error) {
+func (a *applier) createOnce(ctx context.Context, body string, same func(issues.Comment) bool, w guard.Write) (*issues.Comment, error) {
 	for _, c := range a.in.Recent {
 		if c.Author == a.in.Self && same(c) {
 			return nil, nil
@@ -254,10 +257,10 @@ func (a *applier) lock(ctx context.Context, reason string) {
 	switch {
 	case err == nil:
 		res.writes = append(res.writes, guard.LockWrite(reason).Done(""))
-	case errors.Is(err, guard.ErrForbidden):
+	case errors.Is(err, issues.ErrForbidden):
 		res.notes = append(res.notes, lockRefused)
 		r.log.infof("gns-guard: warning: %s", lockRefused)
-	case errors.Is(err, guard.ErrNotFound):
+	case errors.Is(err, issues.ErrNotFound):
 		// Forgejo has no issue lock endpoint: reported, never fatal.
 		res.notes = append(res.notes, noLock)
 		r.log.infof("gns-guard: warning: %s", noLock)
@@ -269,11 +272,11 @@ func (a *applier) lock(ctx context.Context, reason string) {
 }
 
 // status brings the sticky status comment to what the decision core
-// plans for it (guard.PlanStatus): updated in place, posted anew at the
+// plans for it (status.PlanWrite): updated in place, posted anew at the
 // end (the old one deleted), posted, or left alone.
 func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 	existing := a.existing
-	st := guard.PlanStatus(a.in, p, existing, a.done(p), a.r.serverTime())
+	st := status.PlanWrite(a.in, p, existing, a.done(p), a.r.serverTime())
 	if existing != nil {
 		a.res.statusID = existing.ID
 	}
@@ -287,7 +290,7 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 	case st.Moved:
 		return a.moveStatus(ctx, p, st)
 	}
-	c, err := a.createOnce(ctx, st.Body, hasMarker(guard.StatusMarker(a.in.Issue.Number)), st.Write)
+	c, err := a.createOnce(ctx, st.Body, hasMarker(issues.StatusMarker(a.in.Issue.Number)), st.Write)
 	if c != nil {
 		a.res.statusID = c.ID
 	}
@@ -298,10 +301,10 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 }
 
 // updateStatus edits the status comment found in place.
-func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st guard.StatusPlan) error {
+func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st status.Plan) error {
 	c, err := a.r.forge.EditComment(ctx, a.existing.ID, st.Body)
 	if err != nil {
-		if errors.Is(err, guard.ErrUnreachable) {
+		if errors.Is(err, issues.ErrUnreachable) {
 			return a.fail(st.Write.Planned(), err)
 		}
 		// Gitea answers the edit of a comment that a concurrent run
@@ -316,7 +319,7 @@ func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st guard.Stat
 
 // moveStatus posts the status comment anew at the end, and deletes the
 // guard's older status comments.
-func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st guard.StatusPlan) error {
+func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st status.Plan) error {
 	r, n := a.r, a.in.Issue.Number
 	c, err := r.forge.CreateComment(ctx, n, st.Body)
 	if err != nil {
@@ -326,8 +329,8 @@ func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st guard.Status
 	a.res.statusID = c.ID
 	a.res.writes = append(a.res.writes, st.Write.Done(fmt.Sprintf("comment %d", c.ID)))
 	for _, old := range append(a.s.Comments(), a.res.posted...) {
-		if old.ID != c.ID && old.Author == a.in.Self && hasMarker(guard.StatusMarker(n))(old) {
-			if err := r.forge.DeleteComment(ctx, old.ID); err != nil && !errors.Is(err, guard.ErrNotFound) {
+		if old.ID != c.ID && old.Author == a.in.Self && hasMarker(issues.StatusMarker(n))(old) {
+			if err := r.forge.DeleteComment(ctx, old.ID); err != nil && !errors.Is(err, issues.ErrNotFound) {
 				return a.fail("delete the old status comment", err)
 			}
 			a.res.writes = append(a.res.writes, fmt.Sprintf("deleted the old status comment %d", old.ID))
@@ -345,21 +348,21 @@ func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st guard.Status
 // run did not trust is never sealed. A refused or failed write is
 // reported in the status comment and the log, never fatal: the next run
 // tries again.
-func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *guard.Comment, wrote bool) error {
+func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *issues.Comment, wrote bool) error {
 	r, n, st := a.r, a.in.Issue.Number, a.in.Anchor
 	if final == nil || !st.Writable || r.reader.Anchors.Store == nil || (!wrote && !p.RecordTrusted) {
 		return nil
 	}
-	l, _ := guard.ReadLedger(final, n, r.cfg.Keys())
+	l, _ := ledger.Read(final, n, ledger.ConfigKeys(r.cfg))
 	if l == nil {
 		return nil
 	}
-	next := guard.NextAnchor(a.in, l.Seq, guard.LedgerLine(final.Body), *final, a.after(*final), a.s.Whole())
-	text, ok := guard.AnchorWrite(st, r.cfg.Keys(), next, r.cfg.LedgerKey)
+	next := guard.NextAnchor(a.in, l.Seq, ledger.Line(final.Body), *final, a.after(*final), a.s.Whole())
+	text, ok := ledger.AnchorWrite(st, ledger.ConfigKeys(r.cfg), next, r.cfg.LedgerKey)
 	if !ok {
 		return nil
 	}
-	name := guard.AnchorName(n)
+	name := ledger.AnchorName(n)
 	err := r.reader.Anchors.Store.SetVariable(ctx, name, text, st.Known && st.Text != "")
 	switch {
 	case err == nil:
@@ -367,7 +370,7 @@ func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *guard.Commen
 		if p.AnchorLags {
 			r.log.infof("gns-guard: the anchor %s sealed an older record than the status comment holds (its last write failed): written anew", name)
 		}
-	case errors.Is(err, guard.ErrForbidden), errors.Is(err, guard.ErrUnauthorized):
+	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
 		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: admin-token may not write Actions variables (they need the repository owner's token, or a site admin's). Until it can, a copy of an older status comment put back is not caught.", name)
 		a.res.notes = append(a.res.notes, note)
 		r.log.infof("gns-guard: warning: %s", note)
@@ -381,22 +384,22 @@ func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *guard.Commen
 
 // after are the issue's comments read or posted, as they are after the
 // run (final is the status comment as written), oldest first.
-func (a *applier) after(final guard.Comment) []guard.Comment {
-	var out []guard.Comment
+func (a *applier) after(final issues.Comment) []issues.Comment {
+	var out []issues.Comment
 	for _, c := range append(slices.Clone(a.in.Recent), a.res.posted...) {
-		if c.ID == final.ID || slices.Contains(a.gone, c.ID) || slices.ContainsFunc(out, func(o guard.Comment) bool { return o.ID == c.ID }) {
+		if c.ID == final.ID || slices.Contains(a.gone, c.ID) || slices.ContainsFunc(out, func(o issues.Comment) bool { return o.ID == c.ID }) {
 			continue
 		}
 		out = append(out, c)
 	}
 	out = append(out, final)
-	slices.SortFunc(out, func(x, y guard.Comment) int { return cmp.Compare(x.ID, y.ID) })
+	slices.SortFunc(out, func(x, y issues.Comment) int { return cmp.Compare(x.ID, y.ID) })
 	return out
 }
 
 // done is what applying the plan did, as the status comment reports it.
-func (a *applier) done(p *guard.Plan) guard.Applied {
-	return guard.Applied{
+func (a *applier) done(p *guard.Plan) status.Applied {
+	return status.Applied{
 		Notes:  a.res.notes,
 		Posted: a.res.posted,
 		Pruned: p.Prune != nil && (a.res.pruned || a.r.cfg.DryRun),
@@ -416,22 +419,22 @@ func (r *runner) serverTime() time.Time {
 // hasMarker matches comments that carry marker and are not archives: a
 // marker added to an archive comment never makes it the status comment (or
 // the recovery request), so the guard never edits nor deletes it.
-func hasMarker(marker string) func(guard.Comment) bool {
-	return func(c guard.Comment) bool { return strings.Contains(c.Body, marker) && !isArchive(c) }
+func hasMarker(marker string) func(issues.Comment) bool {
+	return func(c issues.Comment) bool { return strings.Contains(c.Body, marker) && !isArchive(c) }
 }
 
 // isArchive reports whether a comment carries an archive marker (of any
 // issue): such a comment is never edited, and never taken for another
 // kind of the guard's comments.
-func isArchive(c guard.Comment) bool { return strings.Contains(c.Body, prune.MarkerPrefix) }
+func isArchive(c issues.Comment) bool { return strings.Contains(c.Body, prune.MarkerPrefix) }
 
 // sameBody matches comments whose body is body.
-func sameBody(body string) func(guard.Comment) bool {
-	return func(c guard.Comment) bool { return strings.TrimSpace(c.Body) == strings.TrimSpace(body) }
+func sameBody(body string) func(issues.Comment) bool {
+	return func(c issues.Comment) bool { return strings.TrimSpace(c.Body) == strings.TrimSpace(body) }
 }
 
 // sameBody re-reads the issue and returns an error wrapping
-// guard.ErrConflict unless its body is still body: on a server without
+// issues.ErrConflict unless its body is still body: on a server without
 // compare-and-swap, the nearest the guard can come to it.
 func (r *runner) sameBody(ctx context.Context, n int64, body string) error {
 	is, err := r.forge.Issue(ctx, n)
@@ -439,7 +442,7 @@ func (r *runner) sameBody(ctx context.Context, n int64, body string) error {
 		return r.reader.Where.Error("re-read the issue around a body write", err)
 	}
 	if is.Body != body {
-		return fmt.Errorf("the body changed around the guard's write: %w", guard.ErrConflict)
+		return fmt.Errorf("the body changed around the guard's write: %w", issues.ErrConflict)
 	}
 	return nil
 }
@@ -450,4 +453,4 @@ type raced struct{ err error }
 
 func (e raced) Error() string        { return e.err.Error() }
 func (e raced) Unwrap() error        { return e.err }
-func (e raced) Is(target error) bool { return target == guard.ErrConflict }
+func (e raced) Is(target error) bool { return target == issues.ErrConflict }

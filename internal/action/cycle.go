@@ -8,6 +8,8 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 )
 
@@ -61,7 +63,7 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 	}
 	r.notes = appendNew(r.notes, s.Notes...)
 	if s.Followed() && attempt == 1 {
-		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, guard.AnchorName(s.Issue.Number))
+		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, ledger.AnchorName(s.Issue.Number))
 	}
 	in := r.input(s)
 	if len(c.unlanded) > 0 {
@@ -85,7 +87,7 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 // ownEvent skips an event the guard's own user caused with a personal
 // token (its writes with the Actions token start no runs): no loops.
 func (r *runner) ownEvent(s *live.Snapshot) bool {
-	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == guard.ActionsUser {
+	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser {
 		return false
 	}
 	r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", s.Guard)
@@ -109,10 +111,10 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 		return reportPlan, nil
 	}
 	c.res, err = r.apply(ctx, in, s, plan)
-	if errors.Is(err, guard.ErrConflict) && attempt < live.WriteAttempts {
+	if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
 		r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
 		for _, cm := range c.res.posted {
-			if strings.Contains(cm.Body, guard.ArchiveMarkerPrefix(s.Issue.Number)) {
+			if strings.Contains(cm.Body, issues.ArchiveMarkerPrefix(s.Issue.Number)) {
 				c.unlanded = append(c.unlanded, cm.ID)
 			}
 		}
@@ -156,11 +158,11 @@ func (r *runner) input(s *live.Snapshot) guard.Input {
 // stale reports whether the ledger the run found records a body newer than
 // the body it read: the issue is read first and the timeline second, and a
 // concurrent run may have written both in between.
-func stale(s *live.Snapshot, cfg guard.Config) bool {
+func stale(s *live.Snapshot, cfg issues.Config) bool {
 	if s.Status == nil || s.Issue.NoCAS {
 		return false
 	}
-	l, _ := guard.ReadLedger(s.Status, s.Issue.Number, cfg.Keys())
+	l, _ := ledger.Read(s.Status, s.Issue.Number, ledger.ConfigKeys(cfg))
 	return l != nil && l.Baseline && l.ContentVersion > s.Issue.ContentVersion
 }
 
@@ -170,7 +172,7 @@ func (r *runner) withdraw(ctx context.Context, in guard.Input, ids []int64) erro
 	in, cancel := live.Deadline(in)
 	defer cancel()
 	for _, id := range guard.Redundant(in, ids) {
-		if err := r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, guard.ErrNotFound) {
+		if err := r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, issues.ErrNotFound) {
 			return r.reader.Where.Error("delete an archive whose body write lost a race", err)
 		}
 		r.log.infof("gns-guard: deleted archive comment %d: a concurrent run archived its entries and wrote the body first", id)

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/dashboard"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
@@ -37,7 +38,7 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 		Admin:        fg,
 		Where:        live.Where{Server: apiURL, Repo: r.repo, TokenHint: "check the token input"},
 		TokenIsGuard: true,
-		Keys:         set.Config.Keys(),
+		Keys:         ledger.ConfigKeys(set.Config),
 	}
 	if set.AdminToken != "" {
 		if rd.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
@@ -47,7 +48,7 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	// The guard's user writes the dashboard and the issues' status
 	// comments: the Actions user for the Actions token (no request), else
 	// the token's own user (one request, not one an issue).
-	login := guard.ActionsUser
+	login := issues.ActionsUser
 	if t := r.o.Getenv(ActionsTokenEnv); t == "" || t != token {
 		if login, err = fg.Self(ctx); err != nil {
 			return rd.Where.Error("look up the token's user", err)
@@ -58,10 +59,10 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	if err != nil {
 		return err
 	}
-	rd.Keys = set.Config.Keys() // the file may publish ledger-public-key
+	rd.Keys = ledger.ConfigKeys(set.Config) // the file may publish ledger-public-key
 	sw := &dashboard.Sweep{
 		Reader: rd, Lister: w, Config: set.Config, Repo: r.repo, Now: r.o.Now,
-		Skip: func(is guard.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
+		Skip: func(is issues.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
 	}
 	if st, ok := fg.(interface{ ServerTime() time.Time }); ok {
 		sw.ServerNow = st.ServerTime

@@ -1,6 +1,6 @@
 // Package action is the guard's shell in Gitea Actions: it reads the
 // Actions environment and inputs, reads the issue live through a
-// guard.Forge, asks the decision core (package guard) for a plan, applies
+// issues.Forge, asks the decision core (package guard) for a plan, applies
 // it in a crash-safe order, and reports (log, outputs, step summary,
 // metrics).
 //

@@ -4,7 +4,9 @@ import (
 	"slices"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/status"
 )
 
 // dryRun computes every write the plan would make and makes none: it only
@@ -20,11 +22,11 @@ func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied
 	for _, w := range p.Writes() {
 		res.writes = append(res.writes, w.Planned())
 	}
-	done := guard.Applied{Notes: res.notes, Pruned: p.Prune != nil, Locked: p.Lock != ""}
-	if st := guard.PlanStatus(in, p, s.Status, done, r.serverTime()); st.Do {
+	done := status.Applied{Notes: res.notes, Pruned: p.Prune != nil, Locked: p.Lock != ""}
+	if st := status.PlanWrite(in, p, s.Status, done, r.serverTime()); st.Do {
 		res.writes = append(res.writes, st.Write.Planned())
 		if in.Anchor.Writable {
-			res.writes = append(res.writes, "write the anchor "+guard.AnchorName(in.Issue.Number))
+			res.writes = append(res.writes, "write the anchor "+ledger.AnchorName(in.Issue.Number))
 		}
 	}
 	return res

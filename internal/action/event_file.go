@@ -4,7 +4,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/jsoncap"
 )
 
@@ -13,7 +13,7 @@ const maxEventBytes = 1 << 30
 
 // eventPayload reads the event payload at path through ReadFile or, when
 // that fails for a payload too long for it, streamed from the file with
-// every text over guard.MaxCommentBytes left out. An agent makes such a
+// every text over issues.MaxCommentBytes left out. An agent makes such a
 // payload with a huge comment or body (the runner writes <, > and & as six
 // bytes each); the payload is only a trigger, and the issue and its
 // comments are read live, bounded, and judged (content-too-large).
@@ -27,7 +27,7 @@ func (r *runner) eventPayload(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	res, cerr := jsoncap.Copy(io.LimitReader(f, maxEventBytes), guard.MaxCommentBytes, nil)
+	res, cerr := jsoncap.Copy(io.LimitReader(f, maxEventBytes), issues.MaxCommentBytes, nil)
 	if cerr != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/status"
 )
 
 // Metrics is the context-budget record of one run, as in
@@ -42,7 +44,7 @@ func (r *runner) report(p *guard.Plan, res applied) {
 	r.outputResult(p, result, pruned, res)
 	r.outputNumbers(p.Numbers)
 	r.outputMetrics(p.Numbers, pruned)
-	r.kit.summary(guard.RenderSummary(n, p, r.cfg, res.notes))
+	r.kit.summary(status.Summary(n, p, r.cfg, res.notes))
 }
 
 // reportUngoverned says there was nothing to do, in the log and the
@@ -150,7 +152,7 @@ func maxDepthText(n guard.Numbers) string {
 	switch {
 	case !n.MaxDepthKnown:
 		return ""
-	case n.MaxDepth == guard.Unlimited:
+	case n.MaxDepth == issues.Unlimited:
 		return "n"
 	}
 	return strconv.Itoa(n.MaxDepth)
@@ -164,7 +166,7 @@ func nonNil(ids []int64) []int64 {
 }
 
 // requests reports how many API requests the run made, when the forge counts them.
-func requests(f guard.Forge) string {
+func requests(f issues.Forge) string {
 	if c, ok := f.(interface{ Requests() int64 }); ok {
 		return fmt.Sprintf(", %d API request(s)", c.Requests())
 	}

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -19,7 +20,7 @@ import (
 )
 
 // ForgeFunc connects to a server's API for one repository.
-type ForgeFunc func(apiURL, token, owner, repo string) (guard.Forge, error)
+type ForgeFunc func(apiURL, token, owner, repo string) (issues.Forge, error)
 
 // Options is the world action mode runs in. Nothing else is read or written.
 type Options struct {
@@ -72,10 +73,10 @@ type runner struct {
 
 	inputs  settings.Layer
 	set     settings.Resolved
-	cfg     guard.Config
-	stamp   *guard.ConfigStamp
-	event   guard.Event
-	forge   guard.Forge
+	cfg     issues.Config
+	stamp   *ledger.ConfigStamp
+	event   issues.Event
+	forge   issues.Forge
 	reader  *live.Reader
 	repo    string // OWNER/NAME
 	counter *tokens.Counter
@@ -123,7 +124,7 @@ func (r *runner) run(ctx context.Context) error {
 		Admin:        r.forge,
 		Where:        live.Where{Server: apiURL, Repo: r.repo, TokenHint: "check the token input"},
 		TokenIsGuard: true,
-		Keys:         set.Config.Keys(),
+		Keys:         ledger.ConfigKeys(set.Config),
 	}
 	r.reader.Anchors.Handed = r.o.Getenv(AnchorEnv)
 	if set.AdminToken != "" {
@@ -135,7 +136,7 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	if t := r.o.Getenv(ActionsTokenEnv); t != "" && t == token {
-		r.reader.Guard = guard.ActionsUser
+		r.reader.Guard = issues.ActionsUser
 	}
 	r.set, r.cfg = set, set.Config
 	return r.cycle(ctx)
@@ -150,7 +151,7 @@ func (r *runner) configure(ctx context.Context, s *live.Snapshot) error {
 		return err
 	}
 	r.set, r.cfg, r.stamp = set, set.Config, stamp
-	r.reader.Keys = r.cfg.Keys() // the file may publish ledger-public-key
+	r.reader.Keys = ledger.ConfigKeys(r.cfg) // the file may publish ledger-public-key
 	if r.counter == nil || r.counter.Encoding() != r.cfg.Encoding {
 		if r.counter, err = tokens.New(r.cfg.Encoding); err != nil {
 			return cannotRun(err)
@@ -188,7 +189,7 @@ func (r *runner) readEnvironment() (apiURL, owner, name string, err error) {
 	if err != nil {
 		return "", "", "", fmt.Errorf("cannot read the event payload: %w", err)
 	}
-	ev, err := guard.ParseEvent(evName, data)
+	ev, err := issues.ParseEvent(evName, data)
 	if err != nil {
 		return "", "", "", err
 	}

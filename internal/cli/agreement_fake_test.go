@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -28,8 +28,8 @@ const agreeTailPages = 4
 
 // agreeEntry is one timeline entry: a comment, or a label added or removed.
 type agreeEntry struct {
-	comment *guard.Comment // nil for a label event
-	label   *guard.LabelEvent
+	comment *issues.Comment // nil for a label event
+	label   *issues.LabelEvent
 }
 
 // agreeServer is one repository with one issue, as a Gitea server keeps
@@ -42,14 +42,14 @@ type agreeServer struct {
 	clock     *agreeClock
 	owner     string
 	repo      string
-	issue     guard.Issue
+	issue     issues.Issue
 	assignees []string
-	labels    []guard.Label // the repository's labels
-	timeline  []agreeEntry  // oldest first
-	config    []byte        // .gitea/gns-guard.yml; nil: the file does not exist
-	nextID    int64         // the last id given to a comment or label
-	writes    int           // writes made, by any client
-	requests  int           // requests answered, by any client
+	labels    []issues.Label // the repository's labels
+	timeline  []agreeEntry   // oldest first
+	config    []byte         // .gitea/gns-guard.yml; nil: the file does not exist
+	nextID    int64          // the last id given to a comment or label
+	writes    int            // writes made, by any client
+	requests  int            // requests answered, by any client
 }
 
 // newAgreeServer serves issue number with body and labels (created with
@@ -57,7 +57,7 @@ type agreeServer struct {
 // file config (nil: none).
 func newAgreeServer(clock *agreeClock, number int64, body string, labels []string, config []byte) *agreeServer {
 	s := &agreeServer{clock: clock, owner: "org", repo: "proj", config: config, nextID: 1000}
-	s.issue = guard.Issue{
+	s.issue = issues.Issue{
 		Number:         number,
 		Title:          "agreement",
 		Body:           body,
@@ -75,14 +75,14 @@ func newAgreeServer(clock *agreeClock, number int64, body string, labels []strin
 func (s *agreeServer) as(user string) *agreeForge { return &agreeForge{s: s, user: user} }
 
 // label returns the repository's label named name, creating it.
-func (s *agreeServer) label(name string) guard.Label {
+func (s *agreeServer) label(name string) issues.Label {
 	for _, l := range s.labels {
 		if l.Name == name {
 			return l
 		}
 	}
 	s.nextID++
-	l := guard.Label{ID: s.nextID, Name: name}
+	l := issues.Label{ID: s.nextID, Name: name}
 	s.labels = append(s.labels, l)
 	return l
 }
@@ -104,9 +104,9 @@ func (s *agreeServer) entry(id int64) int {
 }
 
 // page splits timeline entries into their comments and label events.
-func page(entries []agreeEntry, labelsBefore int) ([]guard.Comment, []guard.LabelEvent) {
-	var cs []guard.Comment
-	var ls []guard.LabelEvent
+func page(entries []agreeEntry, labelsBefore int) ([]issues.Comment, []issues.LabelEvent) {
+	var cs []issues.Comment
+	var ls []issues.LabelEvent
 	for i, e := range entries {
 		switch {
 		case e.comment != nil:
@@ -118,27 +118,27 @@ func page(entries []agreeEntry, labelsBefore int) ([]guard.Comment, []guard.Labe
 	return cs, ls
 }
 
-// agreeForge is one user's client of an agreeServer: guard.Forge, and the
+// agreeForge is one user's client of an agreeServer: issues.Forge, and the
 // assignee call `report` makes.
 type agreeForge struct {
 	s    *agreeServer
 	user string
 }
 
-var _ guard.Forge = (*agreeForge)(nil)
+var _ issues.Forge = (*agreeForge)(nil)
 var _ assigner = (*agreeForge)(nil)
 
 func (f *agreeForge) check(number int64) error {
 	f.s.requests++
 	if number != f.s.issue.Number {
-		return fmt.Errorf("issue %d: %w", number, guard.ErrNotFound)
+		return fmt.Errorf("issue %d: %w", number, issues.ErrNotFound)
 	}
 	return nil
 }
 
-func (f *agreeForge) Issue(_ context.Context, number int64) (guard.Issue, error) {
+func (f *agreeForge) Issue(_ context.Context, number int64) (issues.Issue, error) {
 	if err := f.check(number); err != nil {
-		return guard.Issue{}, err
+		return issues.Issue{}, err
 	}
 	is := f.s.issue
 	is.Labels = slices.Clone(is.Labels)
@@ -152,7 +152,7 @@ func (f *agreeForge) EditBody(_ context.Context, number int64, body string, vers
 	}
 	is := &f.s.issue
 	if version != is.ContentVersion {
-		return 0, fmt.Errorf("PATCH issue %d with content version %d, now %d: %w", number, version, is.ContentVersion, guard.ErrConflict)
+		return 0, fmt.Errorf("PATCH issue %d with content version %d, now %d: %w", number, version, is.ContentVersion, issues.ErrConflict)
 	}
 	f.s.writes++
 	is.Body = body
@@ -164,13 +164,13 @@ func (f *agreeForge) EditBody(_ context.Context, number int64, body string, vers
 // RecentComments reads the timeline back from its last page, 50 entries
 // a page, until it holds n comments or reached the first entry, within a
 // budget of pages: as internal/forge does.
-func (f *agreeForge) RecentComments(_ context.Context, is guard.Issue, n int) (guard.CommentPage, error) {
+func (f *agreeForge) RecentComments(_ context.Context, is issues.Issue, n int) (issues.CommentPage, error) {
 	if err := f.check(is.Number); err != nil {
-		return guard.CommentPage{}, err
+		return issues.CommentPage{}, err
 	}
 	tl := f.s.timeline
 	last := max((len(tl)+agreePageSize-1)/agreePageSize, 1)
-	var out guard.CommentPage
+	var out issues.CommentPage
 	p, read := last, 0
 	for ; p >= 1; p-- {
 		if len(out.Comments) >= n && p < last || read == agreeTailPages {
@@ -188,32 +188,32 @@ func (f *agreeForge) RecentComments(_ context.Context, is guard.Issue, n int) (g
 
 // CommentsBefore reads the 50-aligned page that ends at or after start:
 // its comments, and the label events before start, as internal/forge does.
-func (f *agreeForge) CommentsBefore(_ context.Context, number int64, start int) (guard.CommentPage, error) {
+func (f *agreeForge) CommentsBefore(_ context.Context, number int64, start int) (issues.CommentPage, error) {
 	if start <= 0 {
-		return guard.CommentPage{}, nil
+		return issues.CommentPage{}, nil
 	}
 	if err := f.check(number); err != nil {
-		return guard.CommentPage{}, err
+		return issues.CommentPage{}, err
 	}
 	end := (start + agreePageSize - 1) / agreePageSize * agreePageSize
 	from := end - agreePageSize
 	tl := f.s.timeline
 	if from >= len(tl) {
-		return guard.CommentPage{Start: from}, nil
+		return issues.CommentPage{Start: from}, nil
 	}
 	cs, ls := page(tl[from:min(end, len(tl))], start-from)
-	return guard.CommentPage{Comments: cs, Labels: ls, Start: from}, nil
+	return issues.CommentPage{Comments: cs, Labels: ls, Start: from}, nil
 }
 
-func (f *agreeForge) CreateComment(_ context.Context, number int64, body string) (guard.Comment, error) {
+func (f *agreeForge) CreateComment(_ context.Context, number int64, body string) (issues.Comment, error) {
 	if err := f.check(number); err != nil {
-		return guard.Comment{}, err
+		return issues.Comment{}, err
 	}
 	s := f.s
 	s.writes++
 	s.nextID++
 	now := s.clock.now()
-	c := guard.Comment{
+	c := issues.Comment{
 		ID:        s.nextID,
 		Author:    f.user,
 		Body:      body,
@@ -225,11 +225,11 @@ func (f *agreeForge) CreateComment(_ context.Context, number int64, body string)
 	return c, nil
 }
 
-func (f *agreeForge) EditComment(_ context.Context, id int64, body string) (guard.Comment, error) {
+func (f *agreeForge) EditComment(_ context.Context, id int64, body string) (issues.Comment, error) {
 	f.s.requests++
 	i := f.s.entry(id)
 	if i < 0 {
-		return guard.Comment{}, fmt.Errorf("comment %d: %w", id, guard.ErrNotFound)
+		return issues.Comment{}, fmt.Errorf("comment %d: %w", id, issues.ErrNotFound)
 	}
 	f.s.writes++
 	c := f.s.timeline[i].comment
@@ -241,7 +241,7 @@ func (f *agreeForge) DeleteComment(_ context.Context, id int64) error {
 	f.s.requests++
 	i := f.s.entry(id)
 	if i < 0 {
-		return fmt.Errorf("comment %d: %w", id, guard.ErrNotFound)
+		return fmt.Errorf("comment %d: %w", id, issues.ErrNotFound)
 	}
 	f.s.writes++
 	f.s.timeline = slices.Delete(f.s.timeline, i, i+1)
@@ -251,16 +251,16 @@ func (f *agreeForge) DeleteComment(_ context.Context, id int64) error {
 // event records a label change on the timeline.
 func (f *agreeForge) event(name string, added bool) {
 	f.s.nextID++
-	f.s.timeline = append(f.s.timeline, agreeEntry{label: &guard.LabelEvent{Label: name, Added: added, Actor: f.user, At: f.s.clock.now()}})
+	f.s.timeline = append(f.s.timeline, agreeEntry{label: &issues.LabelEvent{Label: name, Added: added, Actor: f.user, At: f.s.clock.now()}})
 }
 
-func (f *agreeForge) AddLabels(_ context.Context, number int64, names []string, _ []guard.LabelSpec) error {
+func (f *agreeForge) AddLabels(_ context.Context, number int64, names []string, _ []issues.LabelSpec) error {
 	if err := f.check(number); err != nil {
 		return err
 	}
 	is := &f.s.issue
 	for _, name := range names {
-		if name == "" || slices.ContainsFunc(is.Labels, func(l guard.Label) bool { return l.Name == name }) {
+		if name == "" || slices.ContainsFunc(is.Labels, func(l issues.Label) bool { return l.Name == name }) {
 			continue
 		}
 		f.s.writes++
@@ -270,16 +270,16 @@ func (f *agreeForge) AddLabels(_ context.Context, number int64, names []string, 
 	return nil
 }
 
-func (f *agreeForge) RemoveLabel(_ context.Context, number int64, label guard.Label) error {
+func (f *agreeForge) RemoveLabel(_ context.Context, number int64, label issues.Label) error {
 	if err := f.check(number); err != nil {
 		return err
 	}
 	is := &f.s.issue
-	i := slices.IndexFunc(is.Labels, func(l guard.Label) bool {
+	i := slices.IndexFunc(is.Labels, func(l issues.Label) bool {
 		return label.ID != 0 && l.ID == label.ID || label.ID == 0 && l.Name == label.Name
 	})
 	if i < 0 {
-		return fmt.Errorf("label %q of issue %d: %w", label.Name, number, guard.ErrNotFound)
+		return fmt.Errorf("label %q of issue %d: %w", label.Name, number, issues.ErrNotFound)
 	}
 	f.s.writes++
 	name := is.Labels[i].Name
@@ -293,7 +293,7 @@ func (f *agreeForge) Lock(_ context.Context, number int64, _ string) error {
 	if err := f.check(number); err != nil {
 		return err
 	}
-	return fmt.Errorf("PUT lock of issue %d: %w", number, guard.ErrForbidden)
+	return fmt.Errorf("PUT lock of issue %d: %w", number, issues.ErrForbidden)
 }
 
 func (f *agreeForge) Self(context.Context) (string, error) {
@@ -303,17 +303,17 @@ func (f *agreeForge) Self(context.Context) (string, error) {
 
 func (f *agreeForge) PullFiles(_ context.Context, number int64) ([]string, error) {
 	f.s.requests++
-	return nil, fmt.Errorf("pull request %d: %w", number, guard.ErrNotFound)
+	return nil, fmt.Errorf("pull request %d: %w", number, issues.ErrNotFound)
 }
 
 // File serves the default branch's configuration file.
 func (f *agreeForge) File(_ context.Context, path string, most int64) ([]byte, error) {
 	f.s.requests++
 	if path != settings.FileName || f.s.config == nil {
-		return nil, fmt.Errorf("GET raw/%s: %w", path, guard.ErrNotFound)
+		return nil, fmt.Errorf("GET raw/%s: %w", path, issues.ErrNotFound)
 	}
 	if int64(len(f.s.config)) > most {
-		return nil, fmt.Errorf("%s is over %d bytes: %w", path, most, guard.ErrTooLarge)
+		return nil, fmt.Errorf("%s is over %d bytes: %w", path, most, issues.ErrTooLarge)
 	}
 	return slices.Clone(f.s.config), nil
 }
@@ -321,7 +321,7 @@ func (f *agreeForge) File(_ context.Context, path string, most int64) ([]byte, e
 // IsRepoAdmin needs a repository admin's token, which no client holds.
 func (f *agreeForge) IsRepoAdmin(_ context.Context, user string) (bool, error) {
 	f.s.requests++
-	return false, fmt.Errorf("GET permission of %s: %w", user, guard.ErrForbidden)
+	return false, fmt.Errorf("GET permission of %s: %w", user, issues.ErrForbidden)
 }
 
 func (f *agreeForge) ServerTime() time.Time { return f.s.clock.now() }

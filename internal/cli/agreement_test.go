@@ -19,7 +19,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -149,7 +149,7 @@ func readAgreeBodies(t *testing.T) []agreeBody {
 		if m := labelsLine.FindStringSubmatch(b.text); m != nil && len(b.labels) == 0 {
 			// state.labels that do not read as a list: the labels the
 			// agents meant.
-			b.labels = guard.ParseList(m[1])
+			b.labels = issues.ParseList(m[1])
 		}
 		out = append(out, b)
 	}
@@ -242,7 +242,7 @@ func TestAgreement(t *testing.T) {
 	var srv *agreeServer // the scenario's server, which the verbs reach
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
 		if server != agreeServerURL || owner+"/"+repo != agreeRepo || token != agreeAgentTok {
 			return nil, fmt.Errorf("unexpected connection to %s, %s/%s, token %q", server, owner, repo, token)
 		}
@@ -550,11 +550,11 @@ func (r *agreeRun) action(srv *agreeServer, act, sender string, dry bool) agreeV
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		},
 		AppendFile: func(string, []byte) error { return nil },
-		NewForge: func(apiURL, token, owner, repo string) (guard.Forge, error) {
+		NewForge: func(apiURL, token, owner, repo string) (issues.Forge, error) {
 			if apiURL != agreeServerURL+"/api/v1" || owner+"/"+repo != agreeRepo || token != agreeActionsTok {
 				return nil, fmt.Errorf("unexpected connection to %s, %s/%s", apiURL, owner, repo)
 			}
-			return srv.as(guard.ActionsUser), nil
+			return srv.as(issues.ActionsUser), nil
 		},
 		Now: r.clock.now,
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -93,8 +94,8 @@ type offlineOptions struct {
 	// labels are the live labels --labels gives: nil when it is not given.
 	labels []string
 	// resolve reads --config and the settings' flags into config.
-	resolve func(verb string, env Env) (guard.Config, error)
-	config  guard.Config
+	resolve func(verb string, env Env) (issues.Config, error)
+	config  issues.Config
 }
 
 // declare declares the flags of an offline verb, with its own help for
@@ -142,7 +143,7 @@ type offlineInput struct {
 	Body    string   // the issue body (or a bare checkpoint)
 	Issue   int64    // the issue's number; 0: the checkpoint's own
 	Labels  []string // the live labels (empty: none); nil: the checkpoint's state.labels
-	Config  guard.Config
+	Config  issues.Config
 	Counter *tokens.Counter
 	Now     time.Time
 	Done    <-chan struct{} // the parse deadline
@@ -179,8 +180,8 @@ func decideOffline(o offlineInput) offline {
 	}
 	in := guard.Input{
 		Config:  cfg,
-		Issue:   guard.Issue{Number: d.number, Body: body},
-		Event:   guard.Event{Name: "issues", Action: "opened", Number: d.number},
+		Issue:   issues.Issue{Number: d.number, Body: body},
+		Event:   issues.Event{Name: "issues", Action: "opened", Number: d.number},
 		Now:     o.Now,
 		Counter: o.Counter,
 		Done:    o.Done,
@@ -188,7 +189,7 @@ func decideOffline(o offlineInput) offline {
 		LabelsUnknown: !labelsKnown,
 	}
 	for i, l := range d.labels {
-		in.Issue.Labels = append(in.Issue.Labels, guard.Label{ID: int64(i + 1), Name: l})
+		in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: int64(i + 1), Name: l})
 	}
 	d.plan = guard.Decide(in)
 	return d
@@ -225,7 +226,7 @@ func check(o offlineInput) (checkReport, string) {
 // describePlan lists the writes the action would make for a plan, in the
 // words a dry run logs them with. Offline, whether the status comment
 // exists is unknown.
-func describePlan(p *guard.Plan, cfg guard.Config) []string {
+func describePlan(p *guard.Plan, cfg issues.Config) []string {
 	out := []string{}
 	for _, w := range p.Writes() {
 		out = append(out, w.Planned())
@@ -246,7 +247,7 @@ func liveLabels(fs *flag.FlagSet, value string) []string {
 	if !givenFlags(fs)["labels"] {
 		return nil
 	}
-	return append([]string{}, guard.ParseList(value)...)
+	return append([]string{}, issues.ParseList(value)...)
 }
 
 // summary is the one line a clean check prints.
@@ -268,15 +269,15 @@ func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
 // offline: --config FILE (a configuration file, as the repository's
 // .gitea/gns-guard.yml) and a flag per setting of the table, which override
 // the file. The returned function resolves them into the guard's Config.
-func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (guard.Config, error) {
+func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (issues.Config, error) {
 	file := fs.String("config", "", "a configuration file to judge with, as the repository's "+settings.FileName)
 	flags := settings.Flags(fs)
-	return func(verb string, env Env) (guard.Config, error) {
+	return func(verb string, env Env) (issues.Config, error) {
 		var layers []settings.Layer
 		if *file != "" {
 			l, err := localConfig(env, *file)
 			if err != nil {
-				return guard.Config{}, err
+				return issues.Config{}, err
 			}
 			layers = append(layers, l)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -341,7 +341,7 @@ func runAction(ctx context.Context, env Env) error {
 		Stderr:     env.Stderr,
 		ReadFile:   env.ReadFile,
 		AppendFile: env.AppendFile,
-		NewForge: func(apiURL, token, owner, repo string) (guard.Forge, error) {
+		NewForge: func(apiURL, token, owner, repo string) (issues.Forge, error) {
 			return forge.New(apiURL, token, owner, repo)
 		},
 		Now: env.Now,

@@ -18,6 +18,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -205,7 +206,7 @@ func (o *contextOptions) checkFiles() error {
 		seen[filepath.Clean(f)] = true
 	}
 	if o.size != "" {
-		if _, ok := guard.TaskSizeNamed(o.size); !ok {
+		if _, ok := issues.TaskSizeNamed(o.size); !ok {
 			return usageError("context: --size must be tiny, small, medium or large, not %q", o.size)
 		}
 	}
@@ -310,9 +311,9 @@ func contextCheckpoint(env Env, s contextIssue, o *contextOptions) (checkpoint.R
 
 // guardFigures are the guard's own figures of the issue, decided as its
 // run on an edit would.
-func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg guard.Config, repo string, env Env, counter *tokens.Counter) (guard.Numbers, error) {
+func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg issues.Config, repo string, env Env, counter *tokens.Counter) (guard.Numbers, error) {
 	number := s.Issue.Number
-	in := s.Input(cfg, guard.Event{Name: "issues", Action: "edited", Number: number}, repo, env.Now(), counter)
+	in := s.Input(cfg, issues.Event{Name: "issues", Action: "edited", Number: number}, repo, env.Now(), counter)
 	in.LabelsUnknown = !s.labelsKnown
 	plan, _, err := reader.Decide(ctx, in)
 	if err != nil {
@@ -324,15 +325,15 @@ func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg 
 // entryBudget is the cap of the load: the task size's (--size, else the
 // guard's), unless --cap gives one.
 func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (entryload.Budget, error) {
-	size, ok := guard.TaskSizeNamed(nums.TaskSize)
+	size, ok := issues.TaskSizeNamed(nums.TaskSize)
 	if o.size != "" {
-		size, ok = guard.TaskSizeNamed(o.size)
+		size, ok = issues.TaskSizeNamed(o.size)
 	}
 	if !ok {
 		return entryload.Budget{}, cannotRun(fmt.Errorf("context: issue #%d: the guard reported no task size", number))
 	}
-	if o.size == "" && size.Inferred && nums.NextEstimated >= 20000 {
-		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: next_estimated_tokens %d is over the largest task size (< 20,000): the guard fails it as task-too-large; split the task\n", number, nums.NextEstimated)
+	if o.size == "" && size.Inferred && nums.NextEstimated >= issues.TooLargeEstimate {
+		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: next_estimated_tokens %d is over the largest task size (< %s): the guard fails it as task-too-large; split the task\n", number, nums.NextEstimated, tokens.Format(issues.TooLargeEstimate))
 	}
 	budget := entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	if o.cap > 0 {
@@ -526,7 +527,7 @@ func validUTF8(data []byte) error {
 }
 
 // readIssueOffline reads --body and --comments.
-func readIssueOffline(env Env, o *contextOptions) (iss guard.Issue, recent []guard.Comment, labelsKnown bool, err error) {
+func readIssueOffline(env Env, o *contextOptions) (iss issues.Issue, recent []issues.Comment, labelsKnown bool, err error) {
 	body, err := readInput(env, o.body)
 	if err != nil {
 		return iss, nil, false, err
@@ -534,7 +535,7 @@ func readIssueOffline(env Env, o *contextOptions) (iss guard.Issue, recent []gua
 	if err := validUTF8([]byte(body)); err != nil {
 		return iss, nil, false, usageError("context: the body %s is not UTF-8 text (%v)", o.body, err)
 	}
-	iss = guard.Issue{Number: o.issue, Body: body}
+	iss = issues.Issue{Number: o.issue, Body: body}
 	if o.comments != "" {
 		if recent, err = readCommentsFile(env, o.comments); err != nil {
 			return iss, nil, false, err
@@ -543,7 +544,7 @@ func readIssueOffline(env Env, o *contextOptions) (iss guard.Issue, recent []gua
 	var labels []string
 	labelsKnown = o.labelsSet // --labels= says the issue has none
 	if o.labelsSet {
-		labels = guard.ParseList(o.labels)
+		labels = issues.ParseList(o.labels)
 	} else if cp := checkpoint.Parse(body, checkpoint.Options{}).Checkpoint; cp != nil {
 		// Offline, the labels are the checkpoint's own record of them.
 		for _, l := range cp.State.Labels.Items {
@@ -552,7 +553,7 @@ func readIssueOffline(env Env, o *contextOptions) (iss guard.Issue, recent []gua
 		labelsKnown = cp.State.Labels.Set
 	}
 	for i, l := range labels {
-		iss.Labels = append(iss.Labels, guard.Label{ID: int64(i + 1), Name: l})
+		iss.Labels = append(iss.Labels, issues.Label{ID: int64(i + 1), Name: l})
 	}
 	return iss, recent, labelsKnown, nil
 }
@@ -570,7 +571,7 @@ type commentsFileEntry struct {
 }
 
 // readCommentsFile reads a JSON array of comments, oldest first.
-func readCommentsFile(env Env, name string) ([]guard.Comment, error) {
+func readCommentsFile(env Env, name string) ([]issues.Comment, error) {
 	text, err := readInput(env, name)
 	if err != nil {
 		return nil, err
@@ -596,7 +597,7 @@ func readCommentsFile(env Env, name string) ([]guard.Comment, error) {
 		}
 		return nil, usageError("context: %s: %v (expected an array of {id, author, body, html_url})", name, err)
 	}
-	out := make([]guard.Comment, 0, len(entries))
+	out := make([]issues.Comment, 0, len(entries))
 	for i, e := range entries {
 		if e.Body == nil {
 			return nil, usageError("context: %s: comment %d of %d (id %d) has no body", name, i+1, len(entries), e.ID)
@@ -605,7 +606,7 @@ func readCommentsFile(env Env, name string) ([]guard.Comment, error) {
 		if author == "" && e.User != nil {
 			author = e.User.Login
 		}
-		out = append(out, guard.Comment{ID: e.ID, Author: author, Body: *e.Body, HTMLURL: e.HTMLURL})
+		out = append(out, issues.Comment{ID: e.ID, Author: author, Body: *e.Body, HTMLURL: e.HTMLURL})
 	}
 	return out, nil
 }
@@ -650,39 +651,39 @@ type contextIssue struct {
 // the server through the one reader (the issue, the tail of its timeline,
 // the repository's configuration file), or offline from --body and
 // --comments with --config and the flags.
-func readContextIssue(ctx context.Context, env Env, o *contextOptions) (*live.Reader, contextIssue, guard.Config, error) {
+func readContextIssue(ctx context.Context, env Env, o *contextOptions) (*live.Reader, contextIssue, issues.Config, error) {
 	if o.repo == "" {
 		iss, recent, known, err := readIssueOffline(env, o)
 		if err != nil {
-			return nil, contextIssue{}, guard.Config{}, err
+			return nil, contextIssue{}, issues.Config{}, err
 		}
 		var layers []settings.Layer
 		if o.config != "" {
 			l, err := localConfig(env, o.config)
 			if err != nil {
-				return nil, contextIssue{}, guard.Config{}, err
+				return nil, contextIssue{}, issues.Config{}, err
 			}
 			layers = append(layers, l)
 		}
 		set, err := settings.Resolve(append(layers, o.settings())...)
 		if err != nil {
-			return nil, contextIssue{}, guard.Config{}, usageError("context: %v", err)
+			return nil, contextIssue{}, issues.Config{}, usageError("context: %v", err)
 		}
-		guardUser := firstOf(o.guardUser, guard.ActionsUser)
-		s := &live.Snapshot{Issue: iss, Governed: true, Recent: guard.CommentPage{Comments: recent}, Guard: guardUser}
+		guardUser := firstOf(o.guardUser, issues.ActionsUser)
+		s := &live.Snapshot{Issue: iss, Governed: true, Recent: issues.CommentPage{Comments: recent}, Guard: guardUser}
 		return &live.Reader{}, contextIssue{s, known}, set.Config, nil
 	}
 	rd, _, err := o.open("context", env)
 	if err != nil {
-		return nil, contextIssue{}, guard.Config{}, err
+		return nil, contextIssue{}, issues.Config{}, err
 	}
 	set, err := o.resolve(ctx, "context", env, rd)
 	if err != nil {
-		return nil, contextIssue{}, guard.Config{}, err
+		return nil, contextIssue{}, issues.Config{}, err
 	}
 	s, err := rd.Read(ctx, o.issue, live.ReadOptions{Window: max(contextWindow, set.Config.RecentWindow()), Ungoverned: true, Shallow: true})
 	if err != nil {
-		return nil, contextIssue{}, guard.Config{}, err
+		return nil, contextIssue{}, issues.Config{}, err
 	}
 	return rd, contextIssue{s, true}, set.Config, nil
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
+
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -218,7 +219,7 @@ func runContextOnline(t *testing.T, f *fakeForge, vars map[string]string, args .
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
 		if server != vars["WANT_SERVER"] || token != vars["WANT_TOKEN"] || owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected %s %s %s/%s", server, token, owner, repo)
 		}
@@ -229,11 +230,11 @@ func runContextOnline(t *testing.T, f *fakeForge, vars map[string]string, args .
 
 func TestContextOnlineFake(t *testing.T) {
 	body := strings.ReplaceAll(sharedFile(t, "body.md"), "issue: 42", "issue: 7")
-	f := &fakeForge{issue: guard.Issue{Number: 7, Body: body, Labels: []guard.Label{{ID: 1, Name: "size::small"}}}}
+	f := &fakeForge{issue: issues.Issue{Number: 7, Body: body, Labels: []issues.Label{{ID: 1, Name: "size::small"}}}}
 	for i := range 120 {
-		f.comments = append(f.comments, guard.Comment{ID: int64(i + 1), Author: "alice", Body: fmt.Sprintf("note %d", i+1)})
+		f.comments = append(f.comments, issues.Comment{ID: int64(i + 1), Author: "alice", Body: fmt.Sprintf("note %d", i+1)})
 	}
-	f.comments = append(f.comments, guard.Comment{ID: 500, Author: "gitea-actions", Body: "status <!-- gns-guard:status issue=7 -->"})
+	f.comments = append(f.comments, issues.Comment{ID: 500, Author: "gitea-actions", Body: "status <!-- gns-guard:status issue=7 -->"})
 	f.issue.Comments = len(f.comments)
 	vars := map[string]string{"GITHUB_SERVER_URL": "http://gitea.test", "GITEA_TOKEN": "t1", "GITHUB_TOKEN": "t2", "WANT_SERVER": "http://gitea.test", "WANT_TOKEN": "t1"}
 	r := runContextOnline(t, f, vars, "--repo", "org/proj", "--issue", "7")

@@ -1,17 +1,17 @@
 package cli
 
-import "github.com/gns-guard/gns-guard/internal/guard"
+import "github.com/gns-guard/gns-guard/internal/issues"
 
 // SetExitForge replaces the client the verbs that work on a live issue
 // talk through (to inject faults) and returns a function that puts it back.
 func SetExitForge(f func(server, token, owner, repo string) (ExitForge, error)) (restore func()) {
 	old := connectForge
-	connectForge = func(server, token, owner, repo string) (guard.Forge, error) { return f(server, token, owner, repo) }
+	connectForge = func(server, token, owner, repo string) (issues.Forge, error) { return f(server, token, owner, repo) }
 	return func() { connectForge = old }
 }
 
 // ExitForge is what `report` and `recover` need of the server.
 type ExitForge interface {
-	guard.Forge
+	issues.Forge
 	assigner
 }

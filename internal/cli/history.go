@@ -12,7 +12,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
@@ -152,7 +153,7 @@ func historyTail(parsed checkpoint.Result) ([]prune.Entry, []string) {
 
 // archiveComments are the issue's comments as prune reads them, with the
 // authors of archive comments that are not trusted.
-func archiveComments(comments []guard.Comment, trusted string) ([]prune.Comment, map[string]bool) {
+func archiveComments(comments []issues.Comment, trusted string) ([]prune.Comment, map[string]bool) {
 	in := make([]prune.Comment, len(comments))
 	others := map[string]bool{}
 	for i, c := range comments {
@@ -168,14 +169,14 @@ func archiveComments(comments []guard.Comment, trusted string) ([]prune.Comment,
 // ledger records, or why that is not known.
 type chainEnd struct {
 	chain   *prune.Chain
-	ledger  *guard.Ledger
+	ledger  *ledgerpkg.Record
 	problem string
 }
 
 // readChainEnd reads the guard's ledger for the end of the archive chain.
-func readChainEnd(s *live.Snapshot, number int64, keys guard.LedgerKeys) chainEnd {
+func readChainEnd(s *live.Snapshot, number int64, keys ledgerpkg.Keys) chainEnd {
 	end := chainEnd{chain: &prune.Chain{Keys: keys.ArchiveVerifier(), Repo: s.Issue.RepoID}}
-	end.ledger, end.problem = guard.ReadLedger(s.Status, number, keys)
+	end.ledger, end.problem = ledgerpkg.Read(s.Status, number, keys)
 	if l := end.ledger; l != nil {
 		end.chain.Known, end.chain.Head, end.chain.Count = true, l.Archive, l.Archived
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,23 +12,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/exitcode"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
 // fakeForge serves one issue and a timeline of comments, 50 to a page,
 // the way internal/forge pages it. Only the read methods work.
 type fakeForge struct {
-	guard.Forge // nil: any other method panics
-	self        string
-	issue       guard.Issue
-	comments    []guard.Comment // oldest first, one per timeline entry
-	err         error           // returned by every call when set
-	requests    int
+	issues.Forge // nil: any other method panics
+	self         string
+	issue        issues.Issue
+	comments     []issues.Comment // oldest first, one per timeline entry
+	err          error            // returned by every call when set
+	requests     int
 }
 
 // File serves a repository with no configuration file.
@@ -38,7 +40,7 @@ func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return nil, fmt.Errorf("GET file: %w", guard.ErrNotFound)
+	return nil, fmt.Errorf("GET file: %w", issues.ErrNotFound)
 }
 
 func (f *fakeForge) Self(context.Context) (string, error) {
@@ -46,28 +48,28 @@ func (f *fakeForge) Self(context.Context) (string, error) {
 	return f.self, f.err
 }
 
-func (f *fakeForge) Issue(_ context.Context, n int64) (guard.Issue, error) {
+func (f *fakeForge) Issue(_ context.Context, n int64) (issues.Issue, error) {
 	f.requests++
 	if f.err != nil {
-		return guard.Issue{}, f.err
+		return issues.Issue{}, f.err
 	}
 	if n != f.issue.Number {
-		return guard.Issue{}, fmt.Errorf("GET issue %d: %w", n, guard.ErrNotFound)
+		return issues.Issue{}, fmt.Errorf("GET issue %d: %w", n, issues.ErrNotFound)
 	}
 	return f.issue, nil
 }
 
-func (f *fakeForge) RecentComments(_ context.Context, _ guard.Issue, n int) (guard.CommentPage, error) {
+func (f *fakeForge) RecentComments(_ context.Context, _ issues.Issue, n int) (issues.CommentPage, error) {
 	f.requests++
 	start := (max(len(f.comments)-n, 0) / 50) * 50
-	return guard.CommentPage{Comments: f.comments[start:], Start: start}, f.err
+	return issues.CommentPage{Comments: f.comments[start:], Start: start}, f.err
 }
 
-func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (guard.CommentPage, error) {
+func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (issues.CommentPage, error) {
 	f.requests++
 	end := ((start + 49) / 50) * 50
 	from := max(end-50, 0)
-	return guard.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.err
+	return issues.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.err
 }
 
 // historyIssue builds an issue pruned twice, with its archives among 130
@@ -80,7 +82,7 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 	}
 	now := time.Date(2026, 5, 17, 8, 0, 0, 0, time.UTC)
 	cfg := prune.DefaultConfig()
-	cfg.Signer = guard.SecretKeys(historyKey).ArchiveSigner()
+	cfg.Signer = ledger.SecretKeys(historyKey).ArchiveSigner()
 	plan := func(body string) *prune.Result {
 		r := checkpoint.Parse(body, checkpoint.Options{})
 		res, err := prune.Plan(body, r, 42, nil, now, cfg)
@@ -96,11 +98,11 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 	p2 := plan(body)
 	want := append(append(append([]prune.Entry(nil), p1.Archived...), p2.Archived...), p2.Kept...)
 
-	f := &fakeForge{self: "gitea-actions", issue: guard.Issue{Number: 42, Body: p2.Body}}
+	f := &fakeForge{self: "gitea-actions", issue: issues.Issue{Number: 42, Body: p2.Body}}
 	id := int64(1000)
 	add := func(author, body string) {
 		id++
-		f.comments = append(f.comments, guard.Comment{ID: id, Author: author, Body: body})
+		f.comments = append(f.comments, issues.Comment{ID: id, Author: author, Body: body})
 	}
 	for i := range 60 {
 		add("alice", fmt.Sprintf("comment %d", i))
@@ -116,20 +118,20 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 		add("carol", fmt.Sprintf("comment %d", i))
 	}
 	// The guard's status comment, whose ledger records the last part.
-	l := guard.Ledger{Issue: 42, Baseline: true, Archive: p2.Head, Archived: p2.Count, Pending: []string{}}
-	add("gitea-actions", guard.StatusMarker(42)+"\n## ✅ gns-guard: all clear\n"+guard.EncodeLedger(l, historyKey)+"\n")
+	l := ledger.Record{Issue: 42, Baseline: true, Archive: p2.Head, Archived: p2.Count, Pending: []string{}}
+	add("gitea-actions", issues.StatusMarker(42)+"\n## ✅ gns-guard: all clear\n"+ledger.Encode(l, historyKey)+"\n")
 	return f, want
 }
 
 // historyKey is the ledger key of historyIssue's guard.
 var historyKey = []byte("history test key")
 
-func runHistoryCLI(t *testing.T, f guard.Forge, vars map[string]string, args ...string) (string, string, int) {
+func runHistoryCLI(t *testing.T, f issues.Forge, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
 	var gotServer, gotToken string
-	connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
 		gotServer, gotToken = server, token
 		if owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected repo %s/%s", owner, repo)

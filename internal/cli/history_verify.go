@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
@@ -17,9 +17,9 @@ import (
 // values, else the repository's published ledger-public-key (its
 // configuration file, or --config FILE). None is a configuration error
 // that says how to publish one.
-func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, flags []string) (guard.LedgerKeys, error) {
+func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, flags []string) (ledger.Keys, error) {
 	if len(flags) > 0 {
-		keys, err := guard.PublicKeys(flags...)
+		keys, err := ledger.PublicKeys(flags...)
 		if err != nil {
 			return keys, usageError("history: --public-key: %v", err)
 		}
@@ -27,17 +27,17 @@ func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, fl
 	}
 	set, err := f.resolve(ctx, "history", env, rd)
 	if err != nil {
-		return guard.LedgerKeys{}, err
+		return ledger.Keys{}, err
 	}
 	where := live.ConfigFile + " of the default branch"
 	if f.config != "" {
 		where = f.config
 	}
 	if set.LedgerPublicKey == "" {
-		return guard.LedgerKeys{}, usageError("history: --verify needs the guard's public key, and %s sets no ledger-public-key: publish it — run 'gns-guard pubkey' with the ledger-key secret in $%s and set the line it prints as ledger-public-key in %s — or pass it with --public-key",
+		return ledger.Keys{}, usageError("history: --verify needs the guard's public key, and %s sets no ledger-public-key: publish it — run 'gns-guard pubkey' with the ledger-key secret in $%s and set the line it prints as ledger-public-key in %s — or pass it with --public-key",
 			where, LedgerKeyEnv, live.ConfigFile)
 	}
-	keys, err := guard.PublicKeys(set.LedgerPublicKey)
+	keys, err := ledger.PublicKeys(set.LedgerPublicKey)
 	if err != nil {
 		return keys, usageError("history: %s: ledger-public-key: %v", where, err)
 	}
@@ -48,8 +48,8 @@ func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, fl
 type verification struct {
 	issue         int64
 	snap          *live.Snapshot
-	keys          guard.LedgerKeys
-	ledger        *guard.Ledger
+	keys          ledger.Keys
+	ledger        *ledger.Record
 	ledgerProblem string
 	rebuilt       []prune.Rebuilt
 	// problems are the archives' (notes among them); body says what is
@@ -112,7 +112,7 @@ func (v verification) report() verifyReport {
 	switch {
 	case v.ledger != nil:
 		r.Records = 1
-		if m := recordKeyID.FindStringSubmatch(guard.LedgerLine(v.snap.Status.Body)); m != nil {
+		if m := recordKeyID.FindStringSubmatch(ledger.Line(v.snap.Status.Body)); m != nil {
 			kids[m[1]] = true
 		}
 	case v.ledgerProblem != "":

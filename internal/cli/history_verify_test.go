@@ -16,7 +16,8 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -30,7 +31,7 @@ type configForge struct {
 func (f *configForge) File(_ context.Context, path string, _ int64) ([]byte, error) {
 	f.reads++
 	if f.config == "" || path != ".gitea/gns-guard.yml" {
-		return nil, fmt.Errorf("GET %s: %w", path, guard.ErrNotFound)
+		return nil, fmt.Errorf("GET %s: %w", path, issues.ErrNotFound)
 	}
 	return []byte(f.config), nil
 }
@@ -47,7 +48,7 @@ func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *configForg
 	now := time.Date(2026, 5, 17, 8, 0, 0, 0, time.UTC)
 	cfg := prune.DefaultConfig()
 	plan := func(body string, key []byte) *prune.Result {
-		cfg.Signer = guard.SecretKeys(key).ArchiveSigner()
+		cfg.Signer = ledger.SecretKeys(key).ArchiveSigner()
 		res, err := prune.Plan(body, checkpoint.Parse(body, checkpoint.Options{}), 42, nil, now, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -58,11 +59,11 @@ func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *configForg
 	p1 := plan(string(data), partKeys[0])
 	body := strings.Replace(p1.Body, "  current_task:", "    - {agent: code-reviewer, action: asked for changes, timestamp: \"2026-05-17T09:00:00Z\"}\n    - {agent: lead-developer, action: addressed review, timestamp: \"2026-05-17T10:00:00Z\"}\n  current_task:", 1)
 	p2 := plan(body, partKeys[len(partKeys)-1])
-	f := &fakeForge{self: "gitea-actions", issue: guard.Issue{Number: 42, Body: p2.Body, RepoID: 7}}
+	f := &fakeForge{self: "gitea-actions", issue: issues.Issue{Number: 42, Body: p2.Body, RepoID: 7}}
 	id := int64(1000)
 	add := func(author, body string) {
 		id++
-		f.comments = append(f.comments, guard.Comment{ID: id, Author: author, Body: body, HTMLURL: fmt.Sprintf("http://gitea.test/org/proj/issues/42#issuecomment-%d", id)})
+		f.comments = append(f.comments, issues.Comment{ID: id, Author: author, Body: body, HTMLURL: fmt.Sprintf("http://gitea.test/org/proj/issues/42#issuecomment-%d", id)})
 	}
 	for i := range 55 {
 		add("alice", fmt.Sprintf("comment %d", i))
@@ -70,12 +71,12 @@ func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *configForg
 	add("gitea-actions", p1.Archives[0]) // 1056
 	add("bob", "looks fine")
 	add("gitea-actions", p2.Archives[0]) // 1058
-	l := guard.Ledger{Issue: 42, Baseline: true, Archive: p2.Head, Archived: p2.Count, Pending: []string{}, Writer: "gitea-actions"}
-	add("gitea-actions", guard.StatusMarker(42)+"\n## ✅ gns-guard: all clear\n"+guard.EncodeLedger(l, ledgerKey)+"\n") // 1059
+	l := ledger.Record{Issue: 42, Baseline: true, Archive: p2.Head, Archived: p2.Count, Pending: []string{}, Writer: "gitea-actions"}
+	add("gitea-actions", issues.StatusMarker(42)+"\n## ✅ gns-guard: all clear\n"+ledger.Encode(l, ledgerKey)+"\n") // 1059
 	return &configForge{fakeForge: f}
 }
 
-func kidOf(secret []byte) string { return guard.SecretKeys(secret).KeyIDs()[0] }
+func kidOf(secret []byte) string { return ledger.SecretKeys(secret).KeyIDs()[0] }
 
 // verifyArgs run history --verify on signedIssue's issue; vars hold no
 // secret.
@@ -129,7 +130,7 @@ func decodeVerify(t *testing.T, out string) verifyJSON {
 // verifies: one line on standard output, exit 0; the JSON says the same.
 func TestHistoryVerifyPublished(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
-	f.config = "history-tail: 3\nledger-public-key: " + guard.PublicKey(historyKey) + "\n"
+	f.config = "history-tail: 3\nledger-public-key: " + ledger.PublicKey(historyKey) + "\n"
 	out, errOut, code := runVerify(t, f)
 	want := fmt.Sprintf("issue #42: the history is intact: 1 ledger record and 2 archive parts verified, signed by key %s; ", kidOf(historyKey))
 	if code != exitcode.Clean || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 || errOut != "" {
@@ -150,12 +151,12 @@ func TestHistoryVerifyPublished(t *testing.T) {
 // the file's key, which is then not even read.
 func TestHistoryVerifyFlagOverrides(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
-	f.config = "ledger-public-key: " + guard.PublicKey([]byte("some other key")) + "\n"
+	f.config = "ledger-public-key: " + ledger.PublicKey([]byte("some other key")) + "\n"
 	if _, errOut, code := runVerify(t, f); code != exitcode.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
 		t.Errorf("with the file's (wrong) key: exit %d: %s", code, errOut)
 	}
 	f.reads = 0
-	if out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(historyKey)); code != exitcode.Clean || !strings.Contains(out, "the history is intact") {
+	if out, errOut, code := runVerify(t, f, "--public-key", ledger.PublicKey(historyKey)); code != exitcode.Clean || !strings.Contains(out, "the history is intact") {
 		t.Errorf("with --public-key: exit %d: %s%s", code, out, errOut)
 	}
 	if f.reads != 0 {
@@ -190,7 +191,7 @@ func TestHistoryVerifyNoKey(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
 		}
 	}
-	if _, errOut, code := runHistoryCLI(t, f, verifyVars, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--public-key", guard.PublicKey(historyKey)); code != exitcode.Usage || !strings.Contains(errOut, "add --verify") {
+	if _, errOut, code := runHistoryCLI(t, f, verifyVars, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--public-key", ledger.PublicKey(historyKey)); code != exitcode.Usage || !strings.Contains(errOut, "add --verify") {
 		t.Errorf("--public-key without --verify: exit %d: %s", code, errOut)
 	}
 }
@@ -200,8 +201,8 @@ func TestHistoryVerifyNoKey(t *testing.T) {
 // the comment by its id and URL; the JSON lists it.
 func TestHistoryVerifyTampered(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
-	pub := guard.PublicKey(historyKey)
-	i := slices.IndexFunc(f.comments, func(c guard.Comment) bool { return c.ID == 1056 })
+	pub := ledger.PublicKey(historyKey)
+	i := slices.IndexFunc(f.comments, func(c issues.Comment) bool { return c.ID == 1056 })
 	a, err := prune.ParseArchive(f.comments[i].Body)
 	if err != nil {
 		t.Fatal(err)
@@ -243,12 +244,12 @@ func TestHistoryVerifyTampered(t *testing.T) {
 func TestHistoryVerifyRotation(t *testing.T) {
 	oldKey, newKey := []byte("the key before the rotation"), historyKey
 	f := signedIssue(t, newKey, oldKey, newKey)
-	_, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(newKey))
+	_, errOut, code := runVerify(t, f, "--public-key", ledger.PublicKey(newKey))
 	if code != exitcode.Violation || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) is signed by key "+kidOf(oldKey)+", which this workflow does not hold") ||
 		!strings.Contains(errOut, "not an edit") || strings.Contains(errOut, "edited") || strings.Contains(errOut, "comment 1058") {
 		t.Errorf("only the new key: exit %d: %s", code, errOut)
 	}
-	out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(newKey), "--public-key", guard.PublicKey(oldKey), "--format", "json")
+	out, errOut, code := runVerify(t, f, "--public-key", ledger.PublicKey(newKey), "--public-key", ledger.PublicKey(oldKey), "--format", "json")
 	v := decodeVerify(t, out)
 	want := []string{kidOf(oldKey), kidOf(newKey)}
 	slices.Sort(want)
@@ -302,7 +303,7 @@ func legacyHMAC(t *testing.T, body string, secret []byte) string {
 func TestHistoryVerifyLegacyHMAC(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
 	f.comments[55].Body = legacyHMAC(t, f.comments[55].Body, historyKey)
-	out, errOut, code := runVerify(t, f, "--public-key", guard.PublicKey(historyKey))
+	out, errOut, code := runVerify(t, f, "--public-key", ledger.PublicKey(historyKey))
 	if code != exitcode.Clean || !strings.Contains(out, "1 ledger record and 1 archive part verified, signed by key "+kidOf(historyKey)+"; 1 older archive part with no Ed25519 signature") ||
 		!strings.Contains(errOut, "note: comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) was signed with the secret ledger-key itself") {
 		t.Errorf("the public key: exit %d\n%s%s", code, out, errOut)

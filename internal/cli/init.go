@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
@@ -57,12 +57,15 @@ func initFiles() []initFile {
 	}
 }
 
+// sizeColors are the colours of the size labels, lighter for smaller tasks.
+var sizeColors = map[string]string{"tiny": "c2f0c2", "small": "8fdb8f", "medium": "4fbf6a", "large": "238636"}
+
 // InitLabels are the governance labels `init` creates: the ones the guard
-// sets (guard.LabelNames.Specs), the depth limits, the task sizes and the
+// sets (issues.LabelNames.Specs), the depth limits, the task sizes and the
 // permission to change protected paths, with colors and descriptions that
 // say what they mean (docs/contract.md §3).
-func InitLabels() []guard.LabelSpec {
-	n := guard.DefaultLabels()
+func InitLabels() []issues.LabelSpec {
+	n := issues.DefaultLabels()
 	specs := n.Specs()
 	depth := []string{"c5def5", "a2c4ec", "7aa7e0", "4f86cf"}
 	for d, color := range depth {
@@ -70,35 +73,26 @@ func InitLabels() []guard.LabelSpec {
 		if d == 0 {
 			desc = "gns-guard: checkpoint depth 0 only (no sub-agents); raising it needs an approver"
 		}
-		specs = append(specs, guard.LabelSpec{Name: fmt.Sprintf("%s%d", n.CascadePrefix, d), Color: color, Description: desc})
+		specs = append(specs, issues.LabelSpec{Name: fmt.Sprintf("%s%d", n.CascadePrefix, d), Color: color, Description: desc})
 	}
-	specs = append(specs, guard.LabelSpec{Name: n.CascadePrefix + "n", Color: "1d4f91",
+	specs = append(specs, issues.LabelSpec{Name: n.CascadePrefix + "n", Color: "1d4f91",
 		Description: "gns-guard: no depth limit; adding it to a governed issue needs an approver"})
-	for _, s := range []struct {
-		name, color       string
-		context, overhead int
-		below             int
-	}{
-		{"tiny", "c2f0c2", 4000, 500, 2000},
-		{"small", "8fdb8f", 6000, 800, 5000},
-		{"medium", "4fbf6a", 10000, 1200, 10000},
-		{"large", "238636", 20000, 1500, 20000},
-	} {
-		specs = append(specs, guard.LabelSpec{Name: n.SizePrefix + s.name, Color: s.color,
-			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next estimate under %d)", s.name, s.context, s.overhead, s.below)})
+	for _, s := range issues.TaskSizes() {
+		specs = append(specs, issues.LabelSpec{Name: n.SizePrefix + s.Name, Color: sizeColors[s.Name],
+			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next estimate under %d)", s.Name, s.MaxContext, s.Overhead, s.Below)})
 	}
-	specs = append(specs, guard.LabelSpec{Name: n.EvolveSystem, Color: "e99695",
+	specs = append(specs, issues.LabelSpec{Name: n.EvolveSystem, Color: "e99695",
 		Description: "gns-guard: the pull request may change the protected paths (protected-paths); adding it needs an approver"})
 	return specs
 }
 
-// setupForge is what `init` needs of the server beyond guard.Forge: the
+// setupForge is what `init` needs of the server beyond issues.Forge: the
 // repository, its labels, files on a branch, a commit of several files and
 // a pull request. *forge.Client has it (internal/forge/setup.go).
 type setupForge interface {
 	Repository(ctx context.Context) (forge.Repository, error)
 	Labels(ctx context.Context) ([]forge.RepoLabel, error)
-	CreateLabel(ctx context.Context, spec guard.LabelSpec) (forge.RepoLabel, error)
+	CreateLabel(ctx context.Context, spec issues.LabelSpec) (forge.RepoLabel, error)
 	FileAt(ctx context.Context, ref, path string, max int64) (forge.RepoFile, error)
 	BranchExists(ctx context.Context, name string) (bool, error)
 	CommitFiles(ctx context.Context, c forge.Commit) (string, error)
@@ -273,7 +267,7 @@ type initRun struct {
 	// branchExists says InitBranch exists (looked for only when files
 	// go onto it).
 	branchExists bool
-	newLabels    []guard.LabelSpec
+	newLabels    []issues.LabelSpec
 }
 
 // startInit reads the repository and starts the report; an archived
@@ -498,9 +492,9 @@ func (r *initRun) writeCommit(ctx context.Context) error {
 func fileState(ctx context.Context, sf setupForge, ref string, f initFile) (string, error) {
 	got, err := sf.FileAt(ctx, ref, f.path, maxSetupFile)
 	switch {
-	case errors.Is(err, guard.ErrNotFound):
+	case errors.Is(err, issues.ErrNotFound):
 		return "", nil
-	case errors.Is(err, guard.ErrTooLarge):
+	case errors.Is(err, issues.ErrTooLarge):
 		return stateDiffers, nil
 	case err != nil:
 		return "", err

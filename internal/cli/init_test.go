@@ -15,21 +15,22 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
 // setupServer is one repository as `init` sees it: branches of files,
 // labels, open pull requests. It records every write.
 type setupServer struct {
-	guard.Forge // init calls none of its methods: a call panics
-	repo        forge.Repository
-	branches    map[string]map[string][]byte // branch → path → content
-	labels      []forge.RepoLabel
-	pulls       []forge.Pull // the open ones
-	nextNumber  int64
-	writes      []string
-	fail        map[string]error // method → the error it returns
+	issues.Forge // init calls none of its methods: a call panics
+	repo         forge.Repository
+	branches     map[string]map[string][]byte // branch → path → content
+	labels       []forge.RepoLabel
+	pulls        []forge.Pull // the open ones
+	nextNumber   int64
+	writes       []string
+	fail         map[string]error // method → the error it returns
 }
 
 // newSetupServer serves alice/proj with a README on main.
@@ -53,7 +54,7 @@ func (s *setupServer) Labels(context.Context) ([]forge.RepoLabel, error) {
 	return slices.Clone(s.labels), s.err("Labels")
 }
 
-func (s *setupServer) CreateLabel(_ context.Context, spec guard.LabelSpec) (forge.RepoLabel, error) {
+func (s *setupServer) CreateLabel(_ context.Context, spec issues.LabelSpec) (forge.RepoLabel, error) {
 	if err := s.err("CreateLabel"); err != nil {
 		return forge.RepoLabel{}, err
 	}
@@ -69,14 +70,14 @@ func (s *setupServer) FileAt(_ context.Context, ref, path string, max int64) (fo
 	}
 	files, ok := s.branches[ref]
 	if !ok {
-		return forge.RepoFile{}, fmt.Errorf("no branch %s: %w", ref, guard.ErrNotFound)
+		return forge.RepoFile{}, fmt.Errorf("no branch %s: %w", ref, issues.ErrNotFound)
 	}
 	data, ok := files[path]
 	if !ok {
-		return forge.RepoFile{}, fmt.Errorf("no %s on %s: %w", path, ref, guard.ErrNotFound)
+		return forge.RepoFile{}, fmt.Errorf("no %s on %s: %w", path, ref, issues.ErrNotFound)
 	}
 	if int64(len(data)) > max {
-		return forge.RepoFile{}, fmt.Errorf("%s: %w", path, guard.ErrTooLarge)
+		return forge.RepoFile{}, fmt.Errorf("%s: %w", path, issues.ErrTooLarge)
 	}
 	return forge.RepoFile{Path: path, Content: data, SHA: fmt.Sprintf("blob-%d", len(data))}, nil
 }
@@ -92,7 +93,7 @@ func (s *setupServer) CommitFiles(_ context.Context, c forge.Commit) (string, er
 	}
 	from, ok := s.branches[c.Branch]
 	if !ok {
-		return "", fmt.Errorf("no branch %s: %w", c.Branch, guard.ErrNotFound)
+		return "", fmt.Errorf("no branch %s: %w", c.Branch, issues.ErrNotFound)
 	}
 	target := c.Branch
 	if c.NewBranch != "" {
@@ -150,7 +151,7 @@ func useSetupServer(t *testing.T, s *setupServer) {
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
 		if owner+"/"+repo != s.repo.FullName {
 			return nil, fmt.Errorf("no repository %s/%s", owner, repo)
 		}
@@ -387,7 +388,7 @@ func TestInitLabels(t *testing.T) {
 		}
 	}
 	want := []string{}
-	for _, s := range guard.DefaultLabels().Specs() {
+	for _, s := range issues.DefaultLabels().Specs() {
 		want = append(want, s.Name)
 	}
 	want = append(want, "cascade::depth-0", "cascade::depth-1", "cascade::depth-2", "cascade::depth-3", "cascade::depth-n",
@@ -620,12 +621,12 @@ func TestInitErrors(t *testing.T) {
 		t.Errorf("usage hint: %q", stderr)
 	}
 
-	s.fail = map[string]error{"CreatePull": fmt.Errorf("POST /api/v1/repos/alice/proj/pulls: %w", guard.ErrForbidden)}
+	s.fail = map[string]error{"CreatePull": fmt.Errorf("POST /api/v1/repos/alice/proj/pulls: %w", issues.ErrForbidden)}
 	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
 	if code != exitcode.CannotRun || stdout != "" || !strings.Contains(stderr, "init: the token may not open a pull request from gns-guard-init into main in alice/proj (HTTP 403)") {
 		t.Errorf("refused: exit %d\n%s%s", code, stdout, stderr)
 	}
-	s.fail = map[string]error{"Repository": fmt.Errorf("GET /api/v1/repos/alice/proj: %w", guard.ErrUnauthorized)}
+	s.fail = map[string]error{"Repository": fmt.Errorf("GET /api/v1/repos/alice/proj: %w", issues.ErrUnauthorized)}
 	stdout, _, code = runCLI(t, nil, "", append(slices.Clone(initArgs), "--format", "json")...)
 	var je jsonError
 	if err := json.Unmarshal([]byte(stdout), &je); err != nil || code != exitcode.CannotRun || je.Error.Kind != "cannot-run" ||
@@ -641,7 +642,7 @@ func TestInitErrors(t *testing.T) {
 	// A client that cannot set a repository up.
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (guard.Forge, error) { return struct{ guard.Forge }{}, nil }
+	connectForge = func(server, token, owner, repo string) (issues.Forge, error) { return struct{ issues.Forge }{}, nil }
 	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exitcode.CannotRun || !strings.Contains(stderr, "init: the client cannot set a repository up") {
 		t.Errorf("no setup methods: exit %d: %s", code, stderr)
 	}
@@ -690,15 +691,15 @@ func TestPubkey(t *testing.T) {
 		return out.String(), errOut.String(), code
 	}
 	stdout, stderr, code := run(map[string]string{LedgerKeyEnv: "a ledger key"})
-	if code != 0 || stdout != guard.PublicKey([]byte("a ledger key"))+"\n" || stderr != "" {
+	if code != 0 || stdout != ledger.PublicKey([]byte("a ledger key"))+"\n" || stderr != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	keys, err := guard.NewLedgerKeys(nil, nil, strings.TrimSpace(stdout))
+	keys, err := ledger.NewKeys(nil, nil, strings.TrimSpace(stdout))
 	if err != nil || !keys.Any() {
 		t.Fatalf("the printed key does not parse: %v", err)
 	}
-	c := &guard.Comment{Author: guard.ActionsUser, Body: guard.EncodeLedger(guard.Ledger{Issue: 1}, []byte("a ledger key"))}
-	if l, problem := guard.ReadLedger(c, 1, keys); l == nil {
+	c := &issues.Comment{Author: issues.ActionsUser, Body: ledger.Encode(ledger.Record{Issue: 1}, []byte("a ledger key"))}
+	if l, problem := ledger.Read(c, 1, keys); l == nil {
 		t.Errorf("the public key does not verify the secret's record: %s", problem)
 	}
 	if _, stderr, code := run(nil); code != exitcode.Usage || !strings.Contains(stderr, LedgerKeyEnv) {

@@ -9,12 +9,13 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
-// assigner is what `report` needs of the server beyond guard.Forge:
+// assigner is what `report` needs of the server beyond issues.Forge:
 // setting the assignee.
 type assigner interface {
 	SetAssignees(ctx context.Context, number int64, logins []string) error
@@ -22,7 +23,7 @@ type assigner interface {
 
 // connectForge builds the client the verbs that work on a live issue talk
 // through; tests replace it.
-var connectForge = func(server, token, owner, repo string) (guard.Forge, error) {
+var connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
 	return forge.New(server, token, owner, repo)
 }
 
@@ -49,14 +50,14 @@ func (f *issueFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&f.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
 	fs.StringVar(&f.config, "config", "", "a local configuration file to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&f.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+guard.ActionsUser+")")
+	fs.StringVar(&f.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
 	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledger (default: trusted by author and marker)")
 	f.settings = settings.Flags(fs)
 }
 
 // open checks the flags and connects: a reader of the issue's repository
 // and the client it reads through.
-func (f *issueFlags) open(verb string, env Env) (*live.Reader, guard.Forge, error) {
+func (f *issueFlags) open(verb string, env Env) (*live.Reader, issues.Forge, error) {
 	if err := f.checkRepo(verb, true); err != nil {
 		return nil, nil, err
 	}
@@ -65,7 +66,7 @@ func (f *issueFlags) open(verb string, env Env) (*live.Reader, guard.Forge, erro
 
 // openRepo is open for a verb on the whole repository: it takes no
 // --issue.
-func (f *issueFlags) openRepo(verb string, env Env) (*live.Reader, guard.Forge, error) {
+func (f *issueFlags) openRepo(verb string, env Env) (*live.Reader, issues.Forge, error) {
 	if err := f.checkRepo(verb, false); err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +92,7 @@ func (f *issueFlags) checkRepo(verb string, needIssue bool) error {
 // connect connects to the server the flags or the environment name, with
 // the token they give: a reader of the repository and the client it reads
 // through. --ledger-key-env, when given, must name a secret.
-func (f *issueFlags) connect(verb string, env Env) (*live.Reader, guard.Forge, error) {
+func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, error) {
 	server := firstOf(f.server, env.Getenv("GITHUB_SERVER_URL"))
 	if server == "" {
 		return nil, nil, usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
@@ -111,7 +112,7 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, guard.Forge, e
 		Admin: client,
 		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
 		Guard: f.guardUser,
-		Keys:  guard.SecretKeys(f.ledgerKey),
+		Keys:  ledger.SecretKeys(f.ledgerKey),
 	}, client, nil
 }
 
@@ -134,7 +135,7 @@ func (f *issueFlags) resolve(ctx context.Context, verb string, env Env, rd *live
 		res.Config.LedgerKey = f.ledgerKey
 	}
 	// The published public key verifies records without the secret.
-	rd.Keys = res.Config.Keys()
+	rd.Keys = ledger.ConfigKeys(res.Config)
 	return res, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -148,7 +149,7 @@ func (rep *pruneReport) pruned(res *prune.Result) {
 // notPruned fills the report of a body the guard does not prune: its
 // budget as it stands, and why no trigger fired, or why one that fired
 // writes nothing.
-func (rep *pruneReport) notPruned(body string, d offline, now time.Time, cfg guard.Config) {
+func (rep *pruneReport) notPruned(body string, d offline, now time.Time, cfg issues.Config) {
 	cp := d.parsed.Checkpoint
 	rep.Budget = prune.Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value}
 	rep.NewBudget = rep.Budget
@@ -224,14 +225,14 @@ type triggers struct {
 // pruneTriggers reads the triggers as the guard judges them: the budget
 // (consumed > threshold * total, while some remains), the tail's length,
 // and the checkpoint's tokens against the task size's overhead.
-func pruneTriggers(cp *checkpoint.Checkpoint, n guard.Numbers, cfg guard.Config) triggers {
+func pruneTriggers(cp *checkpoint.Checkpoint, n guard.Numbers, cfg issues.Config) triggers {
 	t := triggers{
 		consumed: cp.Budget.Consumed.Value, total: cp.Budget.Total.Value, remaining: cp.Budget.Remaining.Value,
 		threshold: cfg.PruneThreshold,
 		tailSet:   cp.HistoryTail.Set, tail: len(cp.HistoryTail.Items), entries: len(cp.Entries()), tailLimit: cfg.HistoryTail,
 		tokens: n.CheckpointTokens, size: n.TaskSize, overhead: -1,
 	}
-	if s, ok := guard.TaskSizeNamed(n.TaskSize); ok {
+	if s, ok := issues.TaskSizeNamed(n.TaskSize); ok {
 		t.overhead = s.Overhead
 	}
 	return t
@@ -283,7 +284,7 @@ func (t triggers) explain() string {
 
 // wouldGrow says the prune a trigger asked for was dropped because the
 // new body would not be smaller: the guard's own prune, planned again.
-func wouldGrow(body string, d offline, now time.Time, cfg guard.Config, t triggers) bool {
+func wouldGrow(body string, d offline, now time.Time, cfg issues.Config, t triggers) bool {
 	res, err := prune.Plan(body, d.parsed, d.number, d.labels, now, prune.Config{
 		CarryoverRatio: cfg.CarryoverRatio, PhaseGrant: cfg.PhaseGrant, TailLimit: cfg.HistoryTail,
 		ResetBudget: t.overBudget(),

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // LedgerKeyEnv is the environment variable pubkey reads the ledger-key
@@ -35,8 +35,8 @@ func runPubkey(_ context.Context, o *formatOptions, env Env) error {
 	if secret == "" {
 		return usageError("pubkey: $%s is empty or not set: export the ledger-key secret (what gns-guard keygen printed) into it", LedgerKeyEnv)
 	}
-	pub := guard.PublicKey([]byte(secret))
-	keys := guard.SecretKeys([]byte(secret))
+	pub := ledger.PublicKey([]byte(secret))
+	keys := ledger.SecretKeys([]byte(secret))
 	if o.format == "json" {
 		return printJSON(env, pubkeyReport{PublicKey: pub, KeyID: keys.KeyIDs()[0]})
 	}

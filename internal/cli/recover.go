@@ -13,7 +13,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/prune"
@@ -81,7 +82,7 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		}
 		if o.apply {
 			cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
-			if errors.Is(err, guard.ErrConflict) && attempt < live.WriteAttempts {
+			if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
 				continue
 			}
 			if err != nil {
@@ -95,14 +96,14 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 
 // connect checks the flags, connects and resolves the configuration; with
 // --apply, it makes sure first that the token's user may write.
-func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, guard.Forge, guard.Config, error) {
+func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, issues.Forge, issues.Config, error) {
 	reader, client, err := o.open("recover", env)
 	if err != nil {
-		return nil, nil, guard.Config{}, err
+		return nil, nil, issues.Config{}, err
 	}
 	set, err := o.resolve(ctx, "recover", env, reader)
 	if err != nil {
-		return nil, nil, guard.Config{}, err
+		return nil, nil, issues.Config{}, err
 	}
 	if !o.apply {
 		return reader, client, set.Config, nil
@@ -110,10 +111,10 @@ func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, gu
 	// Who may write is known before anything is read.
 	self, err := client.Self(ctx)
 	if err != nil {
-		return nil, nil, guard.Config{}, reader.Where.Error("look up the token's user", err)
+		return nil, nil, issues.Config{}, reader.Where.Error("look up the token's user", err)
 	}
 	if err := mayRecover(ctx, reader, self, set.Config.BudgetAdmins); err != nil {
-		return nil, nil, guard.Config{}, err
+		return nil, nil, issues.Config{}, err
 	}
 	return reader, client, set.Config, nil
 }
@@ -135,7 +136,7 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 		return usageError("recover: --apply: %q is not in --budget-admins (%s): only a budget admin writes a recovered checkpoint; run without --apply and hand the proposal to one", self, strings.Join(admins, ", "))
 	}
 	ok, err := rd.Admin.IsRepoAdmin(ctx, self)
-	if err != nil && !errors.Is(err, guard.ErrForbidden) && !errors.Is(err, guard.ErrNotFound) {
+	if err != nil && !errors.Is(err, issues.ErrForbidden) && !errors.Is(err, issues.ErrNotFound) {
 		return rd.Where.Error(fmt.Sprintf("check whether %q is a repository admin", self), err)
 	}
 	if !ok {
@@ -146,10 +147,10 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 
 // proposeRecovery rebuilds the checkpoint of an issue read whole; nil
 // when the checkpoint is valid.
-func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recovery, error) {
+func proposeRecovery(s *live.Snapshot, cfg issues.Config, now time.Time) (*recovery, error) {
 	n, iss := s.Issue.Number, s.Issue
 	if iss.BodyTooLarge {
-		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, guard.MaxBodyBytes)}
+		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, issues.MaxBodyBytes)}
 	}
 	done, cancel := deadline()
 	defer cancel()
@@ -210,7 +211,7 @@ func proposeRecovery(s *live.Snapshot, cfg guard.Config, now time.Time) (*recove
 // baseline finds the last state the guard trusted: its ledger (verified),
 // else its newest archive that verifies. created is the time of the
 // guard's first record, for created_at when nothing better is known.
-func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guard.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
+func baseline(comments []issues.Comment, status *issues.Comment, n int64, cfg issues.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
 	created := firstGuardRecord(comments, guardUser, now)
 	base, why := ledgerBaseline(status, n, cfg)
 	if why == "" {
@@ -223,7 +224,7 @@ func baseline(comments []guard.Comment, status *guard.Comment, n int64, cfg guar
 }
 
 // firstGuardRecord is the time of the guard's first comment, else now.
-func firstGuardRecord(comments []guard.Comment, guardUser string, now time.Time) time.Time {
+func firstGuardRecord(comments []issues.Comment, guardUser string, now time.Time) time.Time {
 	for _, c := range comments {
 		if c.Author == guardUser && strings.Contains(c.Body, "<!-- gns-guard:") {
 			return c.CreatedAt
@@ -234,12 +235,12 @@ func firstGuardRecord(comments []guard.Comment, guardUser string, now time.Time)
 
 // ledgerBaseline is the state the guard's ledger accepted last, or why
 // there is none.
-func ledgerBaseline(status *guard.Comment, n int64, cfg guard.Config) (exitprotocol.Baseline, string) {
-	l, problem := guard.ReadLedger(status, n, cfg.Keys())
+func ledgerBaseline(status *issues.Comment, n int64, cfg issues.Config) (exitprotocol.Baseline, string) {
+	l, problem := ledger.Read(status, n, ledger.ConfigKeys(cfg))
 	switch {
 	case l != nil && l.Baseline:
 		how := "unsigned: trusted by its author and marker"
-		if cfg.Keys().Any() {
+		if ledger.ConfigKeys(cfg).Any() {
 			how = "its signature verified with the ledger key"
 		}
 		return exitprotocol.Baseline{
@@ -258,7 +259,7 @@ func ledgerBaseline(status *guard.Comment, n int64, cfg guard.Config) (exitproto
 
 // archiveBaseline is the budget the guard's newest archive that verifies
 // recorded; why says why the ledger gave none.
-func archiveBaseline(comments []guard.Comment, n int64, guardUser, why string) (exitprotocol.Baseline, bool) {
+func archiveBaseline(comments []issues.Comment, n int64, guardUser, why string) (exitprotocol.Baseline, bool) {
 	groups := guardArchives(comments, n, guardUser)
 	for i := len(groups) - 1; i >= 0; i-- {
 		g := groups[i]
@@ -284,12 +285,12 @@ func archiveBaseline(comments []guard.Comment, n int64, guardUser, why string) (
 // part.
 type archiveGroup struct {
 	parts []*prune.Archive
-	last  guard.Comment
+	last  issues.Comment
 }
 
 // guardArchives are the guard's archives of issue n, grouped by the body
 // they archive, oldest first.
-func guardArchives(comments []guard.Comment, n int64, guardUser string) []*archiveGroup {
+func guardArchives(comments []issues.Comment, n int64, guardUser string) []*archiveGroup {
 	bySHA := map[string]*archiveGroup{}
 	var groups []*archiveGroup
 	for _, c := range comments {

@@ -14,7 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -171,7 +171,7 @@ func (o *reportOptions) fillReport(given map[string]bool) {
 		a := o.assignee
 		r.Assignee = &a
 	}
-	r.LabelsAdd, r.LabelsRemove = guard.ParseList(o.labelsAdd), guard.ParseList(o.labelsRemove)
+	r.LabelsAdd, r.LabelsRemove = issues.ParseList(o.labelsAdd), issues.ParseList(o.labelsRemove)
 }
 
 // checkLabels refuses a label both added and removed.
@@ -204,7 +204,7 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 			return o.finishUnwritten(ctx, env, conn, s, step, res)
 		}
 		err = o.write(ctx, conn, s, step, res)
-		if errors.Is(err, guard.ErrConflict) && attempt < live.WriteAttempts {
+		if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
 			res.Notes = append(res.Notes, fmt.Sprintf("the body changed while the report was written (HTTP 409); read again and applied the same report to it (attempt %d)", attempt+1))
 			continue
 		}
@@ -220,8 +220,8 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 // with, and the token's user.
 type reportConn struct {
 	reader  *live.Reader
-	client  guard.Forge
-	cfg     guard.Config
+	client  issues.Forge
+	cfg     issues.Config
 	counter *tokens.Counter
 	self    string
 }
@@ -296,7 +296,7 @@ func (o *reportOptions) finishUnwritten(ctx context.Context, env Env, conn *repo
 // reportStep is what `report` decides on the issue as read.
 type reportStep struct {
 	out       *exitprotocol.Outcome
-	own       *guard.Comment // this invocation's comment, posted by an earlier run
+	own       *issues.Comment // this invocation's comment, posted by an earlier run
 	comment   string
 	already   bool // the checkpoint records the invocation: nothing is written twice
 	judgement exitprotocol.Judgement
@@ -340,7 +340,7 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 }
 
 // ownTime is the time this invocation's earlier comment states, else at.
-func ownTime(own *guard.Comment, at time.Time) time.Time {
+func ownTime(own *issues.Comment, at time.Time) time.Time {
 	if ft, ok := exitprotocol.ParseFooter(own.Body); ok {
 		if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
 			return t
@@ -364,7 +364,7 @@ func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Sna
 	if step.own != nil {
 		ownID = step.own.ID
 	}
-	in := s.Input(conn.cfg, guard.Event{}, o.repo, now, conn.counter)
+	in := s.Input(conn.cfg, issues.Event{}, o.repo, now, conn.counter)
 	before, after := exitprotocol.Inputs(in, step.out, step.comment, ownID, conn.self, now)
 	planBefore, _, err := conn.reader.Decide(ctx, before)
 	if err != nil {
@@ -395,7 +395,7 @@ func (o *reportOptions) write(ctx context.Context, conn *reportConn, s *live.Sna
 		return err
 	}
 	cv, err := conn.client.EditBody(ctx, s.Issue.Number, step.out.Body, s.Issue.ContentVersion)
-	if errors.Is(err, guard.ErrConflict) {
+	if errors.Is(err, issues.ErrConflict) {
 		return err
 	}
 	if err != nil {
@@ -453,7 +453,7 @@ func checkpointOf(body string, n int64) *checkpoint.Checkpoint {
 
 // findOwn finds this invocation's result comment: written by the token's
 // user, an agent comment whose footer names the agent and the invocation.
-func findOwn(cs []guard.Comment, self, agent, invocation string) *guard.Comment {
+func findOwn(cs []issues.Comment, self, agent, invocation string) *issues.Comment {
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
 		if c.Author != self {
@@ -468,7 +468,7 @@ func findOwn(cs []guard.Comment, self, agent, invocation string) *guard.Comment 
 
 // applyLabels makes the label and assignee changes the issue still needs.
 // A refused assignee is a note, not a failure: state.assignee holds it.
-func applyLabels(ctx context.Context, f guard.Forge, iss guard.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
+func applyLabels(ctx context.Context, f issues.Forge, iss issues.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
 	if len(out.Add) > 0 {
 		if err := f.AddLabels(ctx, iss.Number, out.Add, nil); err != nil {
 			return err
@@ -477,7 +477,7 @@ func applyLabels(ctx context.Context, f guard.Forge, iss guard.Issue, out *exitp
 	for _, name := range out.Remove {
 		for _, l := range iss.Labels {
 			if l.Name == name {
-				if err := f.RemoveLabel(ctx, iss.Number, l); err != nil && !errors.Is(err, guard.ErrNotFound) {
+				if err := f.RemoveLabel(ctx, iss.Number, l); err != nil && !errors.Is(err, issues.ErrNotFound) {
 					return err
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
@@ -35,7 +35,7 @@ func statusFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&o.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN); --publish writes the dashboard as its user")
 	fs.StringVar(&o.config, "config", "", "a local configuration file to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&o.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+guard.ActionsUser+")")
+	fs.StringVar(&o.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
 	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledgers (default: trusted by author and marker)")
 	fs.StringVar(&o.format, "format", "text", "output format: text, json or markdown")
 	fs.BoolVar(&o.publish, "publish", false, "keep the repository's dashboard issue (marked "+dashboard.Marker+") with the table and a chart of budget burn")
@@ -100,10 +100,10 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 
 // newSweep is the sweep of the repository's governed issues, which skips
 // the dashboard (written by login), and on a terminal shows its progress.
-func newSweep(env Env, reader *live.Reader, client guard.Forge, lister dashboard.Writer, cfg guard.Config, repo, login string) *dashboard.Sweep {
+func newSweep(env Env, reader *live.Reader, client issues.Forge, lister dashboard.Writer, cfg issues.Config, repo, login string) *dashboard.Sweep {
 	sw := &dashboard.Sweep{
 		Reader: reader, Lister: lister, Config: cfg, Repo: repo, Now: env.Now,
-		Skip: func(is guard.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
+		Skip: func(is issues.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
 	}
 	if st, ok := client.(interface{ ServerTime() time.Time }); ok {
 		sw.ServerNow = st.ServerTime

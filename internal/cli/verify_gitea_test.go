@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
@@ -52,8 +52,8 @@ func verifyBinary(t *testing.T, secret string, args ...string) (stdout, stderr s
 func TestHistoryVerifyOnGitea(t *testing.T) {
 	r := actiontest.NewRepo(t)
 	const secret = "the ledger key of the verify test"
-	kid := guard.SecretKeys([]byte(secret)).KeyIDs()[0]
-	r.CommitFile(t, ".gitea/gns-guard.yml", "ledger-public-key: "+guard.PublicKey([]byte(secret))+"\n")
+	kid := ledger.SecretKeys([]byte(secret)).KeyIDs()[0]
+	r.CommitFile(t, ".gitea/gns-guard.yml", "ledger-public-key: "+ledger.PublicKey([]byte(secret))+"\n")
 	agent := r.User(t, "agent", giteatest.PermWrite)
 	guardRun := func(d actiontest.Delivery) actiontest.Result {
 		t.Helper()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/burn"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 )
@@ -134,20 +134,20 @@ func TestJSONShape(t *testing.T) {
 // fake is a server with a repository's issues, their comments and a
 // request count.
 type fake struct {
-	guard.Forge // anything else is not expected: a nil call fails the test
-	issues      []guard.Issue
-	authors     map[int64]string
-	comments    map[int64][]guard.Comment
-	self        string
-	requests    int
-	created     []string
-	edits       []string
-	nextNumber  int64
+	issues.Forge // anything else is not expected: a nil call fails the test
+	issues       []issues.Issue
+	authors      map[int64]string
+	comments     map[int64][]issues.Comment
+	self         string
+	requests     int
+	created      []string
+	edits        []string
+	nextNumber   int64
 }
 
 func (f *fake) ListIssues(_ context.Context, q forge.IssueQuery) (forge.IssuePage, error) {
 	f.requests++
-	var sel []guard.Issue
+	var sel []issues.Issue
 	for i := len(f.issues) - 1; i >= 0; i-- { // newest first
 		is := f.issues[i]
 		if (q.State == "open") != (is.State == "open") || (q.CreatedBy != "" && f.authors[is.Number] != q.CreatedBy) {
@@ -163,29 +163,29 @@ func (f *fake) ListIssues(_ context.Context, q forge.IssueQuery) (forge.IssuePag
 	return forge.IssuePage{Issues: sel[from:to], Authors: f.authors, Total: len(sel), Last: to >= len(sel)}, nil
 }
 
-func (f *fake) RecentComments(_ context.Context, is guard.Issue, n int) (guard.CommentPage, error) {
+func (f *fake) RecentComments(_ context.Context, is issues.Issue, n int) (issues.CommentPage, error) {
 	f.requests++
-	return guard.CommentPage{Comments: f.comments[is.Number]}, nil
+	return issues.CommentPage{Comments: f.comments[is.Number]}, nil
 }
 
 func (f *fake) Self(context.Context) (string, error) { f.requests++; return f.self, nil }
 
 func (f *fake) File(context.Context, string, int64) ([]byte, error) {
 	f.requests++
-	return nil, guard.ErrNotFound
+	return nil, issues.ErrNotFound
 }
 
-func (f *fake) CreateIssue(_ context.Context, title, body string) (guard.Issue, error) {
+func (f *fake) CreateIssue(_ context.Context, title, body string) (issues.Issue, error) {
 	f.requests++
 	f.nextNumber++
-	is := guard.Issue{Number: f.nextNumber, Title: title, Body: body, State: "open"}
+	is := issues.Issue{Number: f.nextNumber, Title: title, Body: body, State: "open"}
 	f.issues = append(f.issues, is)
 	f.authors[is.Number] = f.self
 	f.created = append(f.created, title)
 	return is, nil
 }
 
-func (f *fake) EditIssue(_ context.Context, n int64, e forge.IssueEdit) (guard.Issue, error) {
+func (f *fake) EditIssue(_ context.Context, n int64, e forge.IssueEdit) (issues.Issue, error) {
 	f.requests++
 	for i := range f.issues {
 		if f.issues[i].Number == n {
@@ -199,14 +199,14 @@ func (f *fake) EditIssue(_ context.Context, n int64, e forge.IssueEdit) (guard.I
 			return f.issues[i], nil
 		}
 	}
-	return guard.Issue{}, guard.ErrNotFound
+	return issues.Issue{}, issues.ErrNotFound
 }
 
 func (f *fake) add(body, author, state string, labels ...string) int64 {
 	f.nextNumber++
-	is := guard.Issue{Number: f.nextNumber, Title: fmt.Sprintf("issue %d", f.nextNumber), Body: body, State: state, Comments: 0}
+	is := issues.Issue{Number: f.nextNumber, Title: fmt.Sprintf("issue %d", f.nextNumber), Body: body, State: state, Comments: 0}
 	for i, l := range labels {
-		is.Labels = append(is.Labels, guard.Label{ID: int64(i + 1), Name: l})
+		is.Labels = append(is.Labels, issues.Label{ID: int64(i + 1), Name: l})
 	}
 	f.issues = append(f.issues, is)
 	f.authors[is.Number] = author
@@ -219,16 +219,16 @@ func checkpointBody(n int64, total, consumed int) string {
 }
 
 func newFake() *fake {
-	return &fake{authors: map[int64]string{}, comments: map[int64][]guard.Comment{}, self: "guard-bot"}
+	return &fake{authors: map[int64]string{}, comments: map[int64][]issues.Comment{}, self: "guard-bot"}
 }
 
 func sweepOf(f *fake, skip string) *Sweep {
-	cfg := guard.DefaultConfig()
+	cfg := issues.DefaultConfig()
 	return &Sweep{
 		Reader: &live.Reader{Forge: f, Where: live.Where{Verb: "status", Server: "http://gitea", Repo: "acme/agents"}, Guard: "guard-bot"},
 		Lister: f, Config: cfg, Repo: "acme/agents",
 		Now:  func() time.Time { return time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC) },
-		Skip: func(is guard.Issue, author string) bool { return IsDashboard(is, author, skip) },
+		Skip: func(is issues.Issue, author string) bool { return IsDashboard(is, author, skip) },
 	}
 }
 

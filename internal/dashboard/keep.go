@@ -6,14 +6,14 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Writer is what keeping the dashboard needs of the server (forge.Client).
 type Writer interface {
 	Lister
-	CreateIssue(ctx context.Context, title, body string) (guard.Issue, error)
-	EditIssue(ctx context.Context, number int64, e forge.IssueEdit) (guard.Issue, error)
+	CreateIssue(ctx context.Context, title, body string) (issues.Issue, error)
+	EditIssue(ctx context.Context, number int64, e forge.IssueEdit) (issues.Issue, error)
 }
 
 // MaxClosedPages bounds the search for a dashboard a person closed, among
@@ -33,14 +33,14 @@ type Kept struct {
 // IsDashboard reports whether an issue is the dashboard of the guard's
 // user login: its body holds the marker and login opened it. An issue with
 // the marker opened by anyone else is not.
-func IsDashboard(is guard.Issue, author, login string) bool {
+func IsDashboard(is issues.Issue, author, login string) bool {
 	return login != "" && author == login && !is.IsPull && strings.Contains(is.Body, Marker)
 }
 
 // Find returns the dashboard among listed issues (the oldest, should there
 // be several), or false.
-func Find(listed []Listed, login string) (guard.Issue, bool) {
-	var found guard.Issue
+func Find(listed []Listed, login string) (issues.Issue, bool) {
+	var found issues.Issue
 	ok := false
 	for _, l := range listed {
 		if IsDashboard(l.Issue, l.Author, login) && (!ok || l.Issue.Number < found.Number) {
@@ -86,7 +86,7 @@ func Keep(ctx context.Context, w Writer, listed []Listed, login, body string) (K
 // pages of closed issues; 0 when none.
 func findClosed(ctx context.Context, w Writer, login string) (int64, error) {
 	q := forge.IssueQuery{State: "closed", CreatedBy: login}
-	if login == guard.ActionsUser {
+	if login == issues.ActionsUser {
 		q.CreatedBy = "" // not a user Gitea filters by: it answers 404
 	}
 	var listed []Listed

@@ -26,6 +26,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -54,7 +56,7 @@ type Sweep struct {
 	Lister Lister
 	// Config is the configuration the guard judges with (the
 	// repository's file under the flags or inputs).
-	Config guard.Config
+	Config issues.Config
 	// Repo is OWNER/NAME.
 	Repo string
 	// Now is the time the decision is made at; ServerNow, when not zero,
@@ -62,7 +64,7 @@ type Sweep struct {
 	Now, ServerNow func() time.Time
 	// Skip leaves an open issue out (the dashboard issue itself); author
 	// is the login that opened it.
-	Skip func(is guard.Issue, author string) bool
+	Skip func(is issues.Issue, author string) bool
 	// Progress, when not nil, is told each governed issue read: done of
 	// total.
 	Progress func(done, total int)
@@ -86,7 +88,7 @@ type Result struct {
 
 // Listed is an issue as listed, with the login that opened it.
 type Listed struct {
-	Issue  guard.Issue
+	Issue  issues.Issue
 	Author string
 }
 
@@ -159,7 +161,7 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 	res.At = now().UTC()
 	for i, is := range governed {
 		snap, err := s.Reader.ReadIssue(ctx, is, live.ReadOptions{Window: s.Config.RecentWindow()})
-		if errors.Is(err, guard.ErrNotFound) {
+		if errors.Is(err, issues.ErrNotFound) {
 			continue // deleted since it was listed
 		}
 		if err != nil {
@@ -180,9 +182,9 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 
 // list lists the open issues page by page into res.Listed, each once, and
 // returns the governed ones the sweep does not skip.
-func (s *Sweep) list(ctx context.Context, res *Result) ([]guard.Issue, error) {
+func (s *Sweep) list(ctx context.Context, res *Result) ([]issues.Issue, error) {
 	seen := map[int64]bool{}
-	var governed []guard.Issue
+	var governed []issues.Issue
 	for p := 1; ; p++ {
 		if p > MaxPages {
 			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
@@ -202,7 +204,7 @@ func (s *Sweep) list(ctx context.Context, res *Result) ([]guard.Issue, error) {
 				continue
 			}
 			// As the one reader (and so the action) tells a governed issue.
-			if guard.IsGoverned(is, guard.DefaultConfig()) {
+			if guard.IsGoverned(is, issues.DefaultConfig()) {
 				governed = append(governed, is)
 			}
 		}
@@ -218,7 +220,7 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 	is := snap.Issue
 	n := is.Number
 	row := Row{Number: n, Title: is.Title, UpdatedAt: is.UpdatedAt.UTC(), Rules: []string{}, Warnings: []string{}, Findings: []finding.Finding{}}
-	in := snap.Input(s.Config, guard.Event{Name: "issues", Action: "edited", Number: n}, s.Repo, now, counter)
+	in := snap.Input(s.Config, issues.Event{Name: "issues", Action: "edited", Number: n}, s.Repo, now, counter)
 	plan, _, err := s.Reader.Decide(ctx, in)
 	if err != nil {
 		return row, err
@@ -231,7 +233,7 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 	row.numbers(plan.Numbers)
 	row.waiting(is.LabelNames(), s.Config.Labels)
 
-	ledger, _ := guard.ReadLedger(snap.Status, n, s.Reader.Keys)
+	ledger, _ := ledgerpkg.Read(snap.Status, n, s.Reader.Keys)
 	row.progress(ledger)
 	row.Stale = s.Config.StaleAfter > 0 && s.clock(now).Sub(row.Progress) > s.Config.StaleAfter
 	row.burn = series(snap, ledger, is)
@@ -286,7 +288,7 @@ func (row *Row) numbers(nums guard.Numbers) {
 // waiting marks a row whose issue waits for a person: it carries the
 // budget-exhausted label (the budget is then exhausted) or the
 // permission-violation label.
-func (row *Row) waiting(labels []string, names guard.LabelNames) {
+func (row *Row) waiting(labels []string, names issues.LabelNames) {
 	if slices.Contains(labels, names.BudgetExhausted) {
 		row.BudgetWarning, row.Waiting = "exhausted", true
 	}
@@ -298,7 +300,7 @@ func (row *Row) waiting(labels []string, names guard.LabelNames) {
 // progress is the clock stale reads: the guard's signed ledger record when
 // there is one (its newest accepted step, else when it was written), the
 // issue's last activity otherwise.
-func (row *Row) progress(ledger *guard.Ledger) {
+func (row *Row) progress(ledger *ledgerpkg.Record) {
 	row.Progress, row.ProgressFrom = row.UpdatedAt, "activity"
 	if ledger == nil || !ledger.Baseline {
 		return
@@ -327,11 +329,11 @@ func (s *Sweep) clock(now time.Time) time.Time {
 // or, for a ledger from before it kept them, the agent reports among the
 // comments read that the guard accepted (the ledger's phase, and no
 // further than its remaining budget), oldest first.
-func series(snap *live.Snapshot, l *guard.Ledger, is guard.Issue) burn.Series {
+func series(snap *live.Snapshot, l *ledgerpkg.Record, is issues.Issue) burn.Series {
 	if l == nil || !l.Baseline {
 		return burn.Series{Issue: is.Number, Title: is.Title}
 	}
-	if s := guard.BurnSeries(is.Number, is.Title, l); len(s.Points) > 0 {
+	if s := ledgerpkg.BurnSeries(is.Number, is.Title, l); len(s.Points) > 0 {
 		return s
 	}
 	var rs []burn.Report

@@ -3,7 +3,7 @@ package entryload
 import (
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // SelectComments picks the comments a load holds from an issue's recent
@@ -34,10 +34,10 @@ func guardComment(c Comment, guardUser string, issue int64) string {
 		return ""
 	}
 	for _, m := range []struct{ what, marker string }{
-		{"status", guard.StatusMarker(issue)},
-		{"archive", guard.ArchiveMarkerPrefix(issue)},
-		{"digest", guard.DigestMarker(issue)},
-		{"recovery", guard.RecoveryMarker(issue)},
+		{"status", issues.StatusMarker(issue)},
+		{"archive", issues.ArchiveMarkerPrefix(issue)},
+		{"digest", issues.DigestMarker(issue)},
+		{"recovery", issues.RecoveryMarker(issue)},
 	} {
 		if strings.Contains(c.Body, m.marker) {
 			return m.what

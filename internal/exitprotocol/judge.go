@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Judgement is the guard's decision on the issue as the report would leave
@@ -43,15 +44,15 @@ func Inputs(in guard.Input, o *Outcome, comment string, own int64, sender string
 	in.Config.DryRun = true
 	n := in.Issue.Number
 	before = in
-	before.Event = guard.Event{Name: "issues", Action: "edited", Number: n, Sender: sender}
-	ev := guard.Event{Name: "issues", Action: "edited", Number: n, Sender: sender, AddedLabels: o.Add, RemovedLabels: o.Remove}
+	before.Event = issues.Event{Name: "issues", Action: "edited", Number: n, Sender: sender}
+	ev := issues.Event{Name: "issues", Action: "edited", Number: n, Sender: sender, AddedLabels: o.Add, RemovedLabels: o.Remove}
 	ch := guard.Change{Body: &o.Body, Add: o.Add, Remove: o.Remove, Event: &ev}
 	if own == 0 {
 		var id int64
 		for _, c := range append(slices.Clone(in.Older), in.Recent...) {
 			id = max(id, c.ID)
 		}
-		ch.Posted = []guard.Comment{{ID: id + 1, Author: sender, Body: comment, CreatedAt: now, UpdatedAt: now}}
+		ch.Posted = []issues.Comment{{ID: id + 1, Author: sender, Body: comment, CreatedAt: now, UpdatedAt: now}}
 	}
 	return before, before.After(ch)
 }

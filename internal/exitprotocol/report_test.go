@@ -1,7 +1,6 @@
 package exitprotocol
 
 import (
-	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,9 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
+
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -166,37 +169,37 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 	relax := []string{"cascade::depth-n"}
 	for _, tt := range []struct {
 		name   string
-		edit   func(*Report, *guard.Config)
+		edit   func(*Report, *issues.Config)
 		labels []string
 		rule   string
 	}{
 		{name: "clean"},
-		{name: "budget exhausted", edit: func(r *Report, _ *guard.Config) { r.Consumed = 13800; r.NextAgent, r.NextEstimate = "", 0 }, rule: guard.RuleBudgetExhausted},
-		{name: "next over half the remaining", edit: func(r *Report, _ *guard.Config) { r.NextEstimate = 7000 }, rule: guard.RuleNextOverBudget},
-		{name: "depth over the cascade limit", edit: func(r *Report, _ *guard.Config) { r.Depth = &d3 }, rule: guard.RuleDepthExceeded},
-		{name: "agent not allowed", edit: func(r *Report, c *guard.Config) {
+		{name: "budget exhausted", edit: func(r *Report, _ *issues.Config) { r.Consumed = 13800; r.NextAgent, r.NextEstimate = "", 0 }, rule: guard.RuleBudgetExhausted},
+		{name: "next over half the remaining", edit: func(r *Report, _ *issues.Config) { r.NextEstimate = 7000 }, rule: guard.RuleNextOverBudget},
+		{name: "depth over the cascade limit", edit: func(r *Report, _ *issues.Config) { r.Depth = &d3 }, rule: guard.RuleDepthExceeded},
+		{name: "agent not allowed", edit: func(r *Report, c *issues.Config) {
 			c.AllowedAgents = []string{"orchestrator", "lead-developer", "architect", "code-reviewer"}
 			r.NextAgent = "intruder"
 		}, rule: guard.RuleAgentNotAllowed},
-		{name: "task too large", edit: func(r *Report, _ *guard.Config) {
+		{name: "task too large", edit: func(r *Report, _ *issues.Config) {
 			r.Consumed = 0
 			r.NextEstimate = 20000
 			r.LabelsRemove = []string{"size::medium"}
 		}, rule: guard.RuleTaskTooLarge},
-		{name: "relaxing label", edit: func(r *Report, _ *guard.Config) {
+		{name: "relaxing label", edit: func(r *Report, _ *issues.Config) {
 			r.LabelsAdd, r.LabelsRemove = relax, []string{"cascade::depth-2"}
 		}, rule: guard.RuleTampered},
-		{name: "approval label removed", labels: []string{"budget::exhausted"}, edit: func(r *Report, _ *guard.Config) {
+		{name: "approval label removed", labels: []string{"budget::exhausted"}, edit: func(r *Report, _ *issues.Config) {
 			r.LabelsRemove = []string{"budget::exhausted"}
 		}, rule: guard.RuleTampered},
-		{name: "context pressure", edit: func(r *Report, _ *guard.Config) {
+		{name: "context pressure", edit: func(r *Report, _ *issues.Config) {
 			r.Result = strings.Repeat("a long log line that nobody asked for, ", 900)
 		}, rule: guard.RuleContextPressure},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := review()
 			r.LabelsAdd = nil
-			cfg := guard.DefaultConfig()
+			cfg := issues.DefaultConfig()
 			if tt.edit != nil {
 				tt.edit(&r, &cfg)
 			}
@@ -205,22 +208,22 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 			if tt.name == "task too large" {
 				body = strings.Replace(body, "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1)
 			}
-			iss := guard.Issue{Number: 42, Body: body, ContentVersion: 3}
+			iss := issues.Issue{Number: 42, Body: body, ContentVersion: 3}
 			for i, l := range labels {
-				iss.Labels = append(iss.Labels, guard.Label{ID: int64(i + 1), Name: l})
+				iss.Labels = append(iss.Labels, issues.Label{ID: int64(i + 1), Name: l})
 			}
 			// The guard accepted the issue as it is: its ledger.
-			l := guard.Ledger{Issue: 42, Baseline: true, Version: 2, CheckpointIssue: 42, Phase: "implementation",
+			l := ledger.Record{Issue: 42, Baseline: true, Version: 2, CheckpointIssue: 42, Phase: "implementation",
 				Total: 20000, Consumed: 6200, Remaining: 13800, ContentVersion: 3, DepthLimit: "2", Size: "medium",
 				Pending: []string{}, Written: now.Add(-time.Minute).Unix()}
 			l.Pending = append(l.Pending, tt.labels...)
-			status := &guard.Comment{ID: 5, Author: guard.ActionsUser, Body: "status " + guard.StatusMarker(42) + "\n" + guard.EncodeLedger(l, nil),
+			status := &issues.Comment{ID: 5, Author: issues.ActionsUser, Body: "status " + issues.StatusMarker(42) + "\n" + ledger.Encode(l, nil),
 				UpdatedAt: now.Add(-time.Minute)}
 			out, err := Apply(42, body, labels, r, Options{HistoryTail: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
-			before, after := Inputs(guard.Input{Config: cfg, Issue: iss, Recent: []guard.Comment{*status}, Status: status, Self: guard.ActionsUser, Now: now, Counter: counter},
+			before, after := Inputs(guard.Input{Config: cfg, Issue: iss, Recent: []issues.Comment{*status}, Status: status, Self: issues.ActionsUser, Now: now, Counter: counter},
 				out, Comment(r, out), 0, "agent-bot", now)
 			j := Judged(decideNoAdmins(before), decideNoAdmins(after))
 			var rules []string

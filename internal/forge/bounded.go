@@ -7,8 +7,8 @@ package forge
 // (MaxAnswer). Reading them must neither fail nor keep them:
 //
 //   - every answer of the issue or its timeline is read streamed (package
-//     jsoncap), each text kept only up to guard.MaxBodyBytes or
-//     guard.MaxCommentBytes; a longer one is marked (Issue.BodyTooLarge,
+//     jsoncap), each text kept only up to issues.MaxBodyBytes or
+//     issues.MaxCommentBytes; a longer one is marked (Issue.BodyTooLarge,
 //     Comment.TooLarge) with its length, and not kept;
 //   - a timeline page whose answer is over the cap is read up to the cut:
 //     the entries before it are kept, so is what precedes the body of the
@@ -34,7 +34,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/jsoncap"
 )
 
@@ -74,16 +74,16 @@ func (c *Client) getCappedHeader(ctx context.Context, path string, limit int64) 
 }
 
 // readIssue reads an issue, its body kept when it is at most
-// guard.MaxBodyBytes long: one request, three when the answer is over the
+// issues.MaxBodyBytes long: one request, three when the answer is over the
 // cap.
-func (c *Client) readIssue(ctx context.Context, number int64) (guard.Issue, error) {
-	res, shown, err := c.getCapped(ctx, c.issuePath(number), guard.MaxBodyBytes)
+func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, error) {
+	res, shown, err := c.getCapped(ctx, c.issuePath(number), issues.MaxBodyBytes)
 	if err != nil {
-		return guard.Issue{}, err
+		return issues.Issue{}, err
 	}
 	var a apiIssue
 	if err := json.Unmarshal(res.JSON, &a); err != nil {
-		return guard.Issue{}, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
+		return issues.Issue{}, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
 	}
 	is := a.toGuard()
 	if n, long := res.Long["body"]; long || (res.Cut != nil && !res.Whole["body"]) {
@@ -101,11 +101,11 @@ func (c *Client) readIssue(ctx context.Context, number int64) (guard.Issue, erro
 			Name string `json:"name"`
 		}
 		if err := c.do(ctx, http.MethodGet, c.issuePath(number)+"/labels", nil, &labels); err != nil {
-			return guard.Issue{}, err
+			return issues.Issue{}, err
 		}
 		is.Labels = is.Labels[:0]
 		for _, l := range labels {
-			is.Labels = append(is.Labels, guard.Label{ID: l.ID, Name: l.Name})
+			is.Labels = append(is.Labels, issues.Label{ID: l.ID, Name: l.Name})
 		}
 	}
 	if !res.Whole["repository"] {
@@ -116,7 +116,7 @@ func (c *Client) readIssue(ctx context.Context, number int64) (guard.Issue, erro
 			} `json:"owner"`
 		}
 		if err := c.do(ctx, http.MethodGet, c.repoPath(), nil, &repo); err != nil {
-			return guard.Issue{}, err
+			return issues.Issue{}, err
 		}
 		is.RepoID = repo.ID
 		if repo.Owner != nil {
@@ -135,7 +135,7 @@ type rowEntry struct {
 	// row is the entry's offset in the timeline, at least (Gitea may have
 	// dropped entries before it from the page that held it).
 	row int
-	// tooLarge says its body was not read: over guard.MaxCommentBytes, or
+	// tooLarge says its body was not read: over issues.MaxCommentBytes, or
 	// cut off with the answer; bodyBytes is its length, at least.
 	tooLarge  bool
 	bodyBytes int64
@@ -158,11 +158,11 @@ func rows(entries []rowEntry) int {
 	return n
 }
 
-// comment is the entry as a guard.Comment: a comment, too large or not,
+// comment is the entry as an issues.Comment: a comment, too large or not,
 // or a stretch given up.
-func (e rowEntry) comment() guard.Comment {
+func (e rowEntry) comment() issues.Comment {
 	if e.unread > 0 {
-		return guard.Comment{TooLarge: true, Unread: e.unread}
+		return issues.Comment{TooLarge: true, Unread: e.unread}
 	}
 	c := e.timelineEntry.comment()
 	if e.tooLarge {
@@ -180,7 +180,7 @@ func (e rowEntry) isComment() bool { return e.unread > 0 || e.Type == typeCommen
 // the one it was cut in.
 func (c *Client) readWindow(ctx context.Context, number int64, offset, limit int) (entries []rowEntry, cut bool, err error) {
 	q := url.Values{"page": {strconv.Itoa(offset/limit + 1)}, "limit": {strconv.Itoa(limit)}}
-	res, shown, err := c.getCapped(ctx, c.issuePath(number)+"/timeline?"+q.Encode(), guard.MaxCommentBytes)
+	res, shown, err := c.getCapped(ctx, c.issuePath(number)+"/timeline?"+q.Encode(), issues.MaxCommentBytes)
 	if err != nil {
 		return nil, false, err
 	}
@@ -236,7 +236,7 @@ func (c *Client) timelineRows(ctx context.Context, number int64, offset, limit i
 			case last.ID == 0:
 				// Cut before its id: nothing is known of it.
 				*last = unreadRows(start+k, 1)
-			case k == 0 || last.bodyBytes > guard.MaxCommentBytes:
+			case k == 0 || last.bodyBytes > issues.MaxCommentBytes:
 				// Too large to read: keep what came before the cut (its
 				// id, type and author), and go on after it.
 				last.tooLarge = true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // row is one entry of a fake timeline.
@@ -214,7 +215,7 @@ func TestTimelineBudgetRunsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := guard.Input{Config: guard.DefaultConfig(), Issue: guard.Issue{Number: 1, Labels: []guard.Label{{ID: 1, Name: "cascade::depth-2"}}}, Event: guard.Event{Name: "issues", Action: "edited", Number: 1}, Recent: p.Comments}
+	in := guard.Input{Config: issues.DefaultConfig(), Issue: issues.Issue{Number: 1, Labels: []issues.Label{{ID: 1, Name: "cascade::depth-2"}}}, Event: issues.Event{Name: "issues", Action: "edited", Number: 1}, Recent: p.Comments}
 	plan := guard.Decide(in)
 	found := false
 	for _, v := range plan.Violations {

@@ -16,7 +16,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // DefaultTimeout bounds each HTTP request (connection, headers and body).
@@ -55,7 +55,7 @@ type Client struct {
 	splits   *atomic.Int64 // requests spent reading around entries too large to read
 }
 
-var _ guard.Forge = (*Client)(nil)
+var _ issues.Forge = (*Client)(nil)
 
 // Option configures New.
 type Option func(*config)
@@ -197,8 +197,8 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s %s: the answer is longer than %d bytes (%d MiB), the most the guard reads", e.Method, e.Path, e.Limit, e.Limit>>20)
 }
 
-// Is makes a TooLargeError match guard.ErrTooLarge.
-func (e *TooLargeError) Is(target error) bool { return target == guard.ErrTooLarge }
+// Is makes a TooLargeError match issues.ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == issues.ErrTooLarge }
 
 // cappedBody reads at most left bytes of rc and then fails with err: an
 // answer exactly left bytes long reads whole, one byte more fails.
@@ -257,8 +257,8 @@ func (c *Client) repoPath() string {
 }
 
 // HTTPError is a non-2xx answer. For 401, 403, 404 and 409 it unwraps to
-// guard.ErrUnauthorized, guard.ErrForbidden, guard.ErrNotFound and
-// guard.ErrConflict.
+// issues.ErrUnauthorized, issues.ErrForbidden, issues.ErrNotFound and
+// issues.ErrConflict.
 type HTTPError struct {
 	Method string
 	Path   string // URL path of the request, e.g. /api/v1/repos/o/r/issues/1 (never the token)
@@ -289,13 +289,13 @@ func (e *HTTPError) Error() string {
 func (e *HTTPError) Unwrap() error {
 	switch e.Status {
 	case http.StatusForbidden:
-		return guard.ErrForbidden
+		return issues.ErrForbidden
 	case http.StatusNotFound:
-		return guard.ErrNotFound
+		return issues.ErrNotFound
 	case http.StatusConflict:
-		return guard.ErrConflict
+		return issues.ErrConflict
 	case http.StatusUnauthorized:
-		return guard.ErrUnauthorized
+		return issues.ErrUnauthorized
 	}
 	return nil
 }
@@ -318,8 +318,8 @@ func (e *UnreachableError) Error() string {
 // Unwrap returns the transport error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// Is makes an UnreachableError match guard.ErrUnreachable.
-func (e *UnreachableError) Is(target error) bool { return target == guard.ErrUnreachable }
+// Is makes an UnreachableError match issues.ErrUnreachable.
+func (e *UnreachableError) Is(target error) bool { return target == issues.ErrUnreachable }
 
 // transportError classifies an error from http.Client.Do: the caller's own
 // cancellation stays a context error, everything else means the server was

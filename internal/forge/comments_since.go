@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // ErrTooManySince says a read of the comments updated since a time was
@@ -22,11 +22,11 @@ var ErrTooManySince = errors.New("forge: the comments updated since that time ar
 // CommentsSince returns the issue's comments updated at or after since
 // (Gitea compares whole seconds), oldest first, in one request: Gitea's
 // comment list filters by updated_at and answers them all at once. A
-// comment over guard.MaxCommentBytes comes without its body (TooLarge); an
+// comment over issues.MaxCommentBytes comes without its body (TooLarge); an
 // answer over the client's cap is ErrTooManySince.
-func (c *Client) CommentsSince(ctx context.Context, number int64, since time.Time) ([]guard.Comment, error) {
+func (c *Client) CommentsSince(ctx context.Context, number int64, since time.Time) ([]issues.Comment, error) {
 	q := url.Values{"since": {since.UTC().Format(time.RFC3339)}}
-	res, shown, err := c.getCapped(ctx, c.issuePath(number)+"/comments?"+q.Encode(), guard.MaxCommentBytes)
+	res, shown, err := c.getCapped(ctx, c.issuePath(number)+"/comments?"+q.Encode(), issues.MaxCommentBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (c *Client) CommentsSince(ctx context.Context, number int64, since time.Tim
 	if err := json.Unmarshal(res.JSON, &list); err != nil {
 		return nil, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
 	}
-	var out []guard.Comment
+	var out []issues.Comment
 	for i, e := range list {
 		if e == nil {
 			continue
@@ -48,6 +48,6 @@ func (c *Client) CommentsSince(ctx context.Context, number int64, since time.Tim
 		}
 		out = append(out, cm)
 	}
-	slices.SortFunc(out, func(a, b guard.Comment) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b issues.Comment) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }

@@ -1,10 +1,10 @@
-// Package forge is the Gitea adapter: it implements guard.Forge on top of the
+// Package forge is the Gitea adapter: it implements issues.Forge on top of the
 // Gitea SDK (code.gitea.io/sdk/gitea), and sends the few requests the SDK
 // cannot express (compare-and-swap body edits, content_version reads, the
 // paged timeline) directly, through the same HTTP client.
 //
 // Every request goes through one counting RoundTripper (see Requests), so
 // tests can hold the adapter to its request budget. It owns HTTP and error
-// classification, and no decision; it imports only guard (for the types of
-// the interface it implements).
+// classification, and no decision; of the project's packages it imports
+// only issues (the types of the interface it implements) and jsoncap.
 package forge

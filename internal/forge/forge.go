@@ -13,7 +13,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // PageSize is the page length used for every paged list: Gitea's default
@@ -56,12 +56,12 @@ func (p *presentJSON) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (a apiIssue) toGuard() guard.Issue {
-	is := guard.Issue{
+func (a apiIssue) toGuard() issues.Issue {
+	is := issues.Issue{
 		Number:    a.Number,
 		Title:     a.Title,
 		Body:      a.Body,
-		Labels:    make([]guard.Label, 0, len(a.Labels)),
+		Labels:    make([]issues.Label, 0, len(a.Labels)),
 		Locked:    a.IsLocked,
 		IsPull:    bool(a.PullRequest),
 		State:     a.State,
@@ -76,7 +76,7 @@ func (a apiIssue) toGuard() guard.Issue {
 		is.RepoID, is.RepoOwner = a.Repository.ID, a.Repository.Owner
 	}
 	for _, l := range a.Labels {
-		is.Labels = append(is.Labels, guard.Label{ID: l.ID, Name: l.Name})
+		is.Labels = append(is.Labels, issues.Label{ID: l.ID, Name: l.Name})
 	}
 	return is
 }
@@ -87,15 +87,15 @@ func (c *Client) issuePath(number int64) string {
 
 // Issue reads one issue or pull request: one GET, decoded locally so that
 // content_version (absent from the SDK's Issue) is kept. A body over
-// guard.MaxBodyBytes is not kept (Issue.BodyTooLarge); an answer over the
+// issues.MaxBodyBytes is not kept (Issue.BodyTooLarge); an answer over the
 // cap costs two more requests (see readIssue).
-func (c *Client) Issue(ctx context.Context, number int64) (guard.Issue, error) {
+func (c *Client) Issue(ctx context.Context, number int64) (issues.Issue, error) {
 	return c.readIssue(ctx, number)
 }
 
 // EditBody replaces the body with one PATCH carrying content_version, which
 // Gitea (1.26) checks: a stale version is answered 409, returned as an error
-// wrapping guard.ErrConflict. It returns the issue's new content version.
+// wrapping issues.ErrConflict. It returns the issue's new content version.
 func (c *Client) EditBody(ctx context.Context, number int64, body string, version int) (int, error) {
 	in := struct {
 		Body           string `json:"body"`
@@ -139,23 +139,23 @@ const (
 
 // labelEvent reads a label entry: Gitea stores "1" as the content of an
 // addition and nothing for a removal.
-func (e *timelineEntry) labelEvent() (guard.LabelEvent, bool) {
+func (e *timelineEntry) labelEvent() (issues.LabelEvent, bool) {
 	if e.Type != typeLabel || e.Label == nil || e.Label.Name == "" {
-		return guard.LabelEvent{}, false
+		return issues.LabelEvent{}, false
 	}
-	le := guard.LabelEvent{Label: e.Label.Name, LabelID: e.Label.ID, Added: e.Body == "1", At: e.Created}
+	le := issues.LabelEvent{Label: e.Label.Name, LabelID: e.Label.ID, Added: e.Body == "1", At: e.Created}
 	if e.User != nil {
 		le.Actor = e.User.Login
 	}
 	return le, true
 }
 
-func (e *timelineEntry) comment() guard.Comment {
+func (e *timelineEntry) comment() issues.Comment {
 	author := e.OriginalAuthor
 	if e.User != nil && e.User.Login != "" {
 		author = e.User.Login
 	}
-	return guard.Comment{
+	return issues.Comment{
 		ID:        e.ID,
 		Author:    author,
 		Body:      e.Body,
@@ -270,14 +270,14 @@ func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 // Truncated set: fewer than n comments, the newest ones. Start is the
 // offset of the first entry read (a multiple of 50); the entries from
 // Start to the end were all read, but for those too large to read: a
-// comment over guard.MaxCommentBytes comes without its body (TooLarge),
+// comment over issues.MaxCommentBytes comes without its body (TooLarge),
 // and entries given up (see timelineRows) as a Comment with Unread set.
-func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (guard.CommentPage, error) {
+func (c *Client) RecentComments(ctx context.Context, issue issues.Issue, n int) (issues.CommentPage, error) {
 	n = max(n, 0)
 	t := &timeline{c: c, number: issue.Number, isPull: issue.IsPull, pages: map[int][]rowEntry{}}
 	last, err := t.endPage(ctx, issue, n)
 	if err != nil {
-		return guard.CommentPage{}, err
+		return issues.CommentPage{}, err
 	}
 	return t.readBack(ctx, last, n)
 }
@@ -285,7 +285,7 @@ func (c *Client) RecentComments(ctx context.Context, issue guard.Issue, n int) (
 // endPage finds the number of the timeline's last page (see RecentComments):
 // where the issue's comment count predicts it when the last n comments are
 // the tail, else by a search (lastPage).
-func (t *timeline) endPage(ctx context.Context, issue guard.Issue, n int) (int, error) {
+func (t *timeline) endPage(ctx context.Context, issue issues.Issue, n int) (int, error) {
 	first := max(issue.Comments-n, 0)/PageSize + 1
 	entries, err := t.page(ctx, first)
 	if err != nil {
@@ -323,7 +323,7 @@ func (t *timeline) endPage(ctx context.Context, issue guard.Issue, n int) (int, 
 // readBack reads the timeline backwards from page last until it holds n
 // comments or reached the first entry, within maxTailPages pages not read
 // before (see RecentComments).
-func (t *timeline) readBack(ctx context.Context, last, n int) (guard.CommentPage, error) {
+func (t *timeline) readBack(ctx context.Context, last, n int) (issues.CommentPage, error) {
 	var tail tailEntries
 	tail.seen = make(map[int64]bool)
 	page, read := last, 0
@@ -339,11 +339,11 @@ func (t *timeline) readBack(ctx context.Context, last, n int) (guard.CommentPage
 		}
 		entries, err := t.page(ctx, page)
 		if err != nil {
-			return guard.CommentPage{}, err
+			return issues.CommentPage{}, err
 		}
 		tail.prepend(entries)
 	}
-	return guard.CommentPage{
+	return issues.CommentPage{
 		Comments:  tail.comments,
 		Labels:    tail.labels,
 		Start:     page * PageSize, // the first page read is page+1
@@ -355,8 +355,8 @@ func (t *timeline) readBack(ctx context.Context, last, n int) (guard.CommentPage
 // tailEntries gathers the comments and label events of timeline pages read
 // backwards, oldest first, each entry once.
 type tailEntries struct {
-	comments []guard.Comment
-	labels   []guard.LabelEvent
+	comments []issues.Comment
+	labels   []issues.LabelEvent
 	seen     map[int64]bool
 	unread   int
 }
@@ -365,8 +365,8 @@ type tailEntries struct {
 // gathered so far, leaving out the entries already gathered; entries given
 // up count as Unread.
 func (b *tailEntries) prepend(entries []rowEntry) {
-	var cs []guard.Comment
-	var ls []guard.LabelEvent
+	var cs []issues.Comment
+	var ls []issues.LabelEvent
 	for _, e := range entries {
 		if e.unread == 0 && b.seen[e.ID] {
 			continue
@@ -407,17 +407,17 @@ func counted(entries []rowEntry) int {
 // of 50 is rounded up, so the page may repeat entries at or after start
 // (never skip any); callers can drop them by comment ID. A start ≤ 0 returns
 // an empty page without a request.
-func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (guard.CommentPage, error) {
+func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (issues.CommentPage, error) {
 	if start <= 0 {
-		return guard.CommentPage{Start: 0}, nil
+		return issues.CommentPage{Start: 0}, nil
 	}
 	end := ((start + PageSize - 1) / PageSize) * PageSize
 	entries, err := c.timelinePage(ctx, number, end/PageSize)
 	if err != nil {
-		return guard.CommentPage{}, err
+		return issues.CommentPage{}, err
 	}
-	var comments []guard.Comment
-	var labels []guard.LabelEvent
+	var comments []issues.Comment
+	var labels []issues.LabelEvent
 	unread := 0
 	for _, e := range entries {
 		if e.isComment() {
@@ -432,15 +432,15 @@ func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (g
 			}
 		}
 	}
-	return guard.CommentPage{Comments: comments, Labels: labels, Start: end - PageSize, Unread: unread}, nil
+	return issues.CommentPage{Comments: comments, Labels: labels, Start: end - PageSize, Unread: unread}, nil
 }
 
-func fromSDKComment(cm *gitea.Comment) guard.Comment {
+func fromSDKComment(cm *gitea.Comment) issues.Comment {
 	author := cm.OriginalAuthor
 	if cm.Poster != nil && cm.Poster.UserName != "" {
 		author = cm.Poster.UserName
 	}
-	return guard.Comment{
+	return issues.Comment{
 		ID:        cm.ID,
 		Author:    author,
 		Body:      cm.Body,
@@ -451,27 +451,27 @@ func fromSDKComment(cm *gitea.Comment) guard.Comment {
 }
 
 // CreateComment posts a comment on the issue.
-func (c *Client) CreateComment(ctx context.Context, number int64, body string) (guard.Comment, error) {
+func (c *Client) CreateComment(ctx context.Context, number int64, body string) (issues.Comment, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return guard.Comment{}, err
+		return issues.Comment{}, err
 	}
 	cm, resp, err := sc.CreateIssueComment(c.owner, c.repo, number, gitea.CreateIssueCommentOption{Body: body})
 	if err := c.sdkError(ctx, http.MethodPost, c.issuePath(number)+"/comments", resp, err); err != nil {
-		return guard.Comment{}, err
+		return issues.Comment{}, err
 	}
 	return fromSDKComment(cm), nil
 }
 
 // EditComment replaces a comment's body.
-func (c *Client) EditComment(ctx context.Context, id int64, body string) (guard.Comment, error) {
+func (c *Client) EditComment(ctx context.Context, id int64, body string) (issues.Comment, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return guard.Comment{}, err
+		return issues.Comment{}, err
 	}
 	cm, resp, err := sc.EditIssueComment(c.owner, c.repo, id, gitea.EditIssueCommentOption{Body: body})
 	if err := c.sdkError(ctx, http.MethodPatch, c.commentPath(id), resp, err); err != nil {
-		return guard.Comment{}, err
+		return issues.Comment{}, err
 	}
 	return fromSDKComment(cm), nil
 }
@@ -518,7 +518,7 @@ func (c *Client) repoLabels(ctx context.Context) ([]*gitea.Label, error) {
 // silently ignores names it does not know, ids it does not. Gitea does not
 // keep label names unique: two runs creating the same missing label at the
 // same moment may both create it; either copy then serves.
-func (c *Client) AddLabels(ctx context.Context, number int64, names []string, specs []guard.LabelSpec) error {
+func (c *Client) AddLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) error {
 	var wanted []string
 	dup := make(map[string]bool)
 	for _, n := range names {
@@ -542,7 +542,7 @@ func (c *Client) AddLabels(ctx context.Context, number int64, names []string, sp
 			}
 		}
 	}
-	specByName := make(map[string]guard.LabelSpec, len(specs))
+	specByName := make(map[string]issues.LabelSpec, len(specs))
 	for _, s := range specs {
 		specByName[s.Name] = s
 	}
@@ -577,7 +577,7 @@ func (c *Client) AddLabels(ctx context.Context, number int64, names []string, sp
 
 // RemoveLabel detaches the label from the issue, by id (looked up by name
 // among the repository's labels if the id is 0).
-func (c *Client) RemoveLabel(ctx context.Context, number int64, label guard.Label) error {
+func (c *Client) RemoveLabel(ctx context.Context, number int64, label issues.Label) error {
 	id := label.ID
 	if id == 0 {
 		labels, err := c.repoLabels(ctx)
@@ -591,7 +591,7 @@ func (c *Client) RemoveLabel(ctx context.Context, number int64, label guard.Labe
 			}
 		}
 		if id == 0 {
-			return fmt.Errorf("removing label %q: no such label in %s/%s: %w", label.Name, c.owner, c.repo, guard.ErrNotFound)
+			return fmt.Errorf("removing label %q: no such label in %s/%s: %w", label.Name, c.owner, c.repo, issues.ErrNotFound)
 		}
 	}
 	sc, err := c.sdk(ctx)
@@ -603,7 +603,7 @@ func (c *Client) RemoveLabel(ctx context.Context, number int64, label guard.Labe
 }
 
 // Lock locks the issue's conversation with the reason. Gitea requires
-// repository admin (403, wrapping guard.ErrForbidden, otherwise) and
+// repository admin (403, wrapping issues.ErrForbidden, otherwise) and
 // answers 204 for an issue that is already locked, which is success.
 func (c *Client) Lock(ctx context.Context, number int64, reason string) error {
 	in := struct {
@@ -634,7 +634,7 @@ func (c *Client) Self(ctx context.Context) (string, error) {
 // IsRepoAdmin reports whether user has admin (or owner) permission on the
 // repository: one GET of the collaborator's permission. Gitea answers it
 // only to repository admins (and the user about themselves): with the
-// Actions token it is an error wrapping guard.ErrForbidden.
+// Actions token it is an error wrapping issues.ErrForbidden.
 func (c *Client) IsRepoAdmin(ctx context.Context, user string) (bool, error) {
 	var p struct {
 		Permission string `json:"permission"`
@@ -683,7 +683,7 @@ func (c *Client) PullFiles(ctx context.Context, number int64) ([]string, error) 
 
 // File reads a file of the default branch through the SDK's raw file
 // request (one GET), at most max bytes: a longer file is an error naming
-// it, and a missing one an error wrapping guard.ErrNotFound.
+// it, and a missing one an error wrapping issues.ErrNotFound.
 func (c *Client) File(ctx context.Context, path string, max int64) ([]byte, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
@@ -699,7 +699,7 @@ func (c *Client) File(ctx context.Context, path string, max int64) ([]byte, erro
 		return nil, c.transportError(ctx, http.MethodGet, "/api/v1"+c.repoPath()+"/raw/"+path, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is over %d bytes: %w", path, max, guard.ErrTooLarge)
+		return nil, fmt.Errorf("%s is over %d bytes: %w", path, max, issues.ErrTooLarge)
 	}
 	return data, nil
 }

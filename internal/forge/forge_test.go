@@ -21,7 +21,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
@@ -151,9 +151,9 @@ func TestUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := ctxT(t)
-	_, errSelf := c.Self(ctx)                                                   // through the SDK
-	_, errIssue := c.Issue(ctx, 1)                                              // direct request
-	_, errPage := c.RecentComments(ctx, guard.Issue{Number: 1, Comments: 3}, 2) // timeline
+	_, errSelf := c.Self(ctx)                                                    // through the SDK
+	_, errIssue := c.Issue(ctx, 1)                                               // direct request
+	_, errPage := c.RecentComments(ctx, issues.Issue{Number: 1, Comments: 3}, 2) // timeline
 	for _, err := range []error{errSelf, errIssue, errPage} {
 		if !unreachable(err) {
 			t.Errorf("want an unreachable error, got %T %v", err, err)
@@ -220,7 +220,7 @@ func TestIssueAndEditBody(t *testing.T) {
 	ctx := ctxT(t)
 	n := f.newIssue(t, "state", "first body")
 
-	var is guard.Issue
+	var is issues.Issue
 	if d := delta(f.fc, func() {
 		var err error
 		if is, err = f.fc.Issue(ctx, n); err != nil {
@@ -248,7 +248,7 @@ func TestIssueAndEditBody(t *testing.T) {
 		t.Errorf("version %d after edit, was %d", v1, v0)
 	}
 	_, err := f.fc.EditBody(ctx, n, "lost update", v0)
-	if !errors.Is(err, guard.ErrConflict) {
+	if !errors.Is(err, issues.ErrConflict) {
 		t.Fatalf("stale EditBody: %v, want ErrConflict", err)
 	}
 	var he *forge.HTTPError
@@ -270,10 +270,10 @@ func TestIssueAndEditBody(t *testing.T) {
 		t.Errorf("EditBody with the version it returned: %v", err)
 	}
 
-	if _, err := f.fc.Issue(ctx, 999999); !errors.Is(err, guard.ErrNotFound) {
+	if _, err := f.fc.Issue(ctx, 999999); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("missing issue: %v, want ErrNotFound", err)
 	}
-	if _, err := f.fc.EditBody(ctx, 999999, "x", 0); !errors.Is(err, guard.ErrNotFound) {
+	if _, err := f.fc.EditBody(ctx, 999999, "x", 0); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("EditBody on a missing issue: %v, want ErrNotFound", err)
 	}
 }
@@ -318,10 +318,10 @@ func TestComments(t *testing.T) {
 	if len(page.Comments) != 1 || page.Comments[0].ID != c1.ID || page.Comments[0].Body != "hello, edited" || page.Start != 0 {
 		t.Errorf("RecentComments = %+v", page)
 	}
-	if _, err := f.fc.EditComment(ctx, c2.ID, "gone"); !errors.Is(err, guard.ErrNotFound) {
+	if _, err := f.fc.EditComment(ctx, c2.ID, "gone"); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("EditComment of a deleted comment: %v, want ErrNotFound", err)
 	}
-	if err := f.fc.DeleteComment(ctx, c2.ID); !errors.Is(err, guard.ErrNotFound) {
+	if err := f.fc.DeleteComment(ctx, c2.ID); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("DeleteComment of a deleted comment: %v, want ErrNotFound", err)
 	}
 	// Gitea 1.26 answers 500 ("issue does not exist") here, not 404.
@@ -373,7 +373,7 @@ func TestLabels(t *testing.T) {
 	before := countLabels()
 
 	names := []string{"existing-00", "existing-59", "guard/blocked", "guard/plain", "guard/blocked"}
-	specs := []guard.LabelSpec{{Name: "guard/blocked", Color: "d73a4a", Description: "blocked by gns-guard"}}
+	specs := []issues.LabelSpec{{Name: "guard/blocked", Color: "d73a4a", Description: "blocked by gns-guard"}}
 	if err := f.fc.AddLabels(ctx, n, names, specs); err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func TestLabels(t *testing.T) {
 		t.Errorf("second AddLabels created labels: %v", again)
 	}
 
-	var blocked guard.Label
+	var blocked issues.Label
 	for _, l := range is.Labels {
 		if l.Name == "guard/blocked" {
 			blocked = l
@@ -429,7 +429,7 @@ func TestLabels(t *testing.T) {
 	if err := f.fc.RemoveLabel(ctx, n, blocked); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.fc.RemoveLabel(ctx, n, guard.Label{Name: "existing-59"}); err != nil { // by name
+	if err := f.fc.RemoveLabel(ctx, n, issues.Label{Name: "existing-59"}); err != nil { // by name
 		t.Fatal(err)
 	}
 	is, err = f.fc.Issue(ctx, n)
@@ -441,10 +441,10 @@ func TestLabels(t *testing.T) {
 	if want := []string{"existing-00", "guard/plain"}; !slices.Equal(got, want) {
 		t.Errorf("labels after removal %v, want %v", got, want)
 	}
-	if err := f.fc.RemoveLabel(ctx, n, guard.Label{Name: "no-such-label"}); !errors.Is(err, guard.ErrNotFound) {
+	if err := f.fc.RemoveLabel(ctx, n, issues.Label{Name: "no-such-label"}); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("removing an unknown label: %v, want ErrNotFound", err)
 	}
-	if err := f.fc.AddLabels(ctx, 999999, []string{"guard/plain"}, nil); !errors.Is(err, guard.ErrNotFound) {
+	if err := f.fc.AddLabels(ctx, 999999, []string{"guard/plain"}, nil); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("AddLabels on a missing issue: %v, want ErrNotFound", err)
 	}
 }
@@ -479,7 +479,7 @@ func TestLockAndSelf(t *testing.T) {
 		t.Fatalf("writer CreateComment: %v", err)
 	}
 	err = writer.Lock(ctx, n, "Resolved")
-	if !errors.Is(err, guard.ErrForbidden) {
+	if !errors.Is(err, issues.ErrForbidden) {
 		t.Fatalf("writer Lock: %v, want ErrForbidden", err)
 	}
 	if !strings.Contains(err.Error(), "PUT /api/v1/repos/") || strings.Contains(err.Error(), token) {
@@ -506,7 +506,7 @@ func TestLockAndSelf(t *testing.T) {
 	if err := f.fc.Lock(ctx, n, "Resolved"); err != nil {
 		t.Errorf("Lock of a locked issue: %v", err)
 	}
-	if err := f.fc.Lock(ctx, 999999, ""); !errors.Is(err, guard.ErrNotFound) {
+	if err := f.fc.Lock(ctx, 999999, ""); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("Lock of a missing issue: %v, want ErrNotFound", err)
 	}
 
@@ -516,7 +516,7 @@ func TestLockAndSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	var he *forge.HTTPError
-	if _, err := stranger.Self(ctx); !errors.As(err, &he) || he.Status != http.StatusUnauthorized || errors.Is(err, guard.ErrForbidden) {
+	if _, err := stranger.Self(ctx); !errors.As(err, &he) || he.Status != http.StatusUnauthorized || errors.Is(err, issues.ErrForbidden) {
 		t.Errorf("bad token Self: %v, want HTTP 401 HTTPError", err)
 	}
 }
@@ -594,12 +594,12 @@ func TestPullFiles(t *testing.T) {
 	if got := commentIDs(page.Comments); !slices.Equal(got, ids) {
 		t.Errorf("pull request RecentComments = %v, want %v", got, ids)
 	}
-	if _, err := f.fc.PullFiles(ctx, 999999); !errors.Is(err, guard.ErrNotFound) {
+	if _, err := f.fc.PullFiles(ctx, 999999); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("PullFiles of a missing pull request: %v, want ErrNotFound", err)
 	}
 }
 
-func commentIDs(cs []guard.Comment) []int64 {
+func commentIDs(cs []issues.Comment) []int64 {
 	ids := make([]int64, len(cs))
 	for i, c := range cs {
 		ids[i] = c.ID
@@ -674,7 +674,7 @@ func sortTimeline(cs []created) {
 
 // checkTail asserts that got is a run of want ending at its end, holding
 // at least the last n.
-func checkTail(t *testing.T, got []guard.Comment, want []created, n int) {
+func checkTail(t *testing.T, got []issues.Comment, want []created, n int) {
 	t.Helper()
 	if len(got) < min(n, len(want)) || len(got) > len(want) {
 		t.Fatalf("%d comments, want at least %d of %d", len(got), min(n, len(want)), len(want))
@@ -724,9 +724,9 @@ func TestRecentComments(t *testing.T) {
 		t.Fatalf("comment counts %d and %d", smallIs.Comments, largeIs.Comments)
 	}
 
-	read := func(c *forge.Client, is guard.Issue, n int) (guard.CommentPage, int64) {
+	read := func(c *forge.Client, is issues.Issue, n int) (issues.CommentPage, int64) {
 		t.Helper()
-		var page guard.CommentPage
+		var page issues.CommentPage
 		d := delta(c, func() {
 			var err error
 			if page, err = c.RecentComments(ctx, is, n); err != nil {
@@ -766,7 +766,7 @@ func TestRecentComments(t *testing.T) {
 	page, _ := read(lc, largeIs, 10)
 	all := page.Comments
 	for start := page.Start; start > 0; {
-		var prev guard.CommentPage
+		var prev issues.CommentPage
 		if d := delta(lc, func() {
 			var err error
 			if prev, err = lc.CommentsBefore(ctx, large, start); err != nil {

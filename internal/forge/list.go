@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	issuespkg "github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/jsoncap"
 )
 
@@ -28,8 +28,8 @@ type IssueQuery struct {
 // IssuePage is one page of a repository's issues.
 type IssuePage struct {
 	// Issues are the page's issues, newest first, each as Issue reads it:
-	// a body over guard.MaxBodyBytes is not kept (Issue.BodyTooLarge).
-	Issues []guard.Issue
+	// a body over issues.MaxBodyBytes is not kept (Issue.BodyTooLarge).
+	Issues []issuespkg.Issue
 	// Authors are the logins that opened them, by number ("" when the
 	// answer was cut before it said).
 	Authors map[int64]string
@@ -77,12 +77,12 @@ type listedIssue struct {
 // a multiple of limit), and says how many rows the server answered. An
 // answer cut at the cap keeps the issues read whole, reads the one it was
 // cut in alone, and the rest in the largest aligned pages after it.
-func (c *Client) issueRows(ctx context.Context, q IssueQuery, offset, limit int, authors map[int64]string) (issues []guard.Issue, total, rows int, err error) {
+func (c *Client) issueRows(ctx context.Context, q IssueQuery, offset, limit int, authors map[int64]string) (issues []issuespkg.Issue, total, rows int, err error) {
 	v := url.Values{"state": {q.State}, "type": {"issues"}, "page": {strconv.Itoa(offset/limit + 1)}, "limit": {strconv.Itoa(limit)}}
 	if q.CreatedBy != "" {
 		v.Set("created_by", q.CreatedBy)
 	}
-	res, header, shown, err := c.getCappedHeader(ctx, c.repoPath()+"/issues?"+v.Encode(), guard.MaxBodyBytes)
+	res, header, shown, err := c.getCappedHeader(ctx, c.repoPath()+"/issues?"+v.Encode(), issuespkg.MaxBodyBytes)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -112,7 +112,7 @@ func (c *Client) issueRows(ctx context.Context, q IssueQuery, offset, limit int,
 // in authors, and says how many rows they span. The issue the answer was cut
 // in is read alone, by its number when the cut came after it; the rows after
 // it are left to the caller.
-func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *jsoncap.Result, shown string, authors map[int64]string) (issues []guard.Issue, rows int, err error) {
+func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *jsoncap.Result, shown string, authors map[int64]string) (issues []issuespkg.Issue, rows int, err error) {
 	for i, a := range list {
 		k := strconv.Itoa(i)
 		if a == nil || (res.Cut != nil && !res.Whole[k]) {
@@ -137,16 +137,16 @@ func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *json
 
 // issueCutIn reads alone the issue a page's answer was cut in, when the
 // answer got as far as its number (false when it did not).
-func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (guard.Issue, bool, error) {
+func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (issuespkg.Issue, bool, error) {
 	if a == nil || a.Number < 1 {
-		return guard.Issue{}, false, nil
+		return issuespkg.Issue{}, false, nil
 	}
 	if c.splits.Add(1) > MaxSplitRequests {
-		return guard.Issue{}, false, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
+		return issuespkg.Issue{}, false, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
 	}
 	is, err := c.readIssue(ctx, a.Number)
 	if err != nil {
-		return guard.Issue{}, false, err
+		return issuespkg.Issue{}, false, err
 	}
 	return is, true, nil
 }
@@ -154,7 +154,7 @@ func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (
 // restOfWindow reads the rows of the window [offset, offset+limit) after the
 // first rows, which an answer cut at the cap held, in smaller aligned pages,
 // and says how many rows the server answered for them.
-func (c *Client) restOfWindow(ctx context.Context, q IssueQuery, offset, limit, rows int, shown string, authors map[int64]string) (issues []guard.Issue, n int, err error) {
+func (c *Client) restOfWindow(ctx context.Context, q IssueQuery, offset, limit, rows int, shown string, authors map[int64]string) (issues []issuespkg.Issue, n int, err error) {
 	if rows == 0 && limit == 1 {
 		return nil, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
 	}
@@ -191,14 +191,14 @@ type IssueEdit struct {
 }
 
 // CreateIssue opens an issue with title and body: one request.
-func (c *Client) CreateIssue(ctx context.Context, title, body string) (guard.Issue, error) {
+func (c *Client) CreateIssue(ctx context.Context, title, body string) (issuespkg.Issue, error) {
 	in := struct {
 		Title string `json:"title"`
 		Body  string `json:"body"`
 	}{title, body}
 	var a apiIssue
 	if err := c.do(ctx, http.MethodPost, c.repoPath()+"/issues", in, &a); err != nil {
-		return guard.Issue{}, err
+		return issuespkg.Issue{}, err
 	}
 	return a.toGuard(), nil
 }
@@ -206,10 +206,10 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string) (guard.Iss
 // EditIssue changes an issue's title, body or state: one request. It is
 // last-write-wins (no content_version): the guard uses it only on the
 // issues it alone writes (the dashboard).
-func (c *Client) EditIssue(ctx context.Context, number int64, e IssueEdit) (guard.Issue, error) {
+func (c *Client) EditIssue(ctx context.Context, number int64, e IssueEdit) (issuespkg.Issue, error) {
 	var a apiIssue
 	if err := c.do(ctx, http.MethodPatch, c.issuePath(number), e, &a); err != nil {
-		return guard.Issue{}, err
+		return issuespkg.Issue{}, err
 	}
 	return a.toGuard(), nil
 }

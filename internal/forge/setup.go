@@ -11,7 +11,7 @@ import (
 
 	"code.gitea.io/sdk/gitea"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // This file holds the requests that set a repository up for the guard
@@ -82,7 +82,7 @@ func (c *Client) Labels(ctx context.Context) ([]RepoLabel, error) {
 // CreateLabel creates a repository label from spec (a spec without a
 // color gets DefaultLabelColor): one POST. Gitea does not keep label names
 // unique; the caller looks for the name first.
-func (c *Client) CreateLabel(ctx context.Context, spec guard.LabelSpec) (RepoLabel, error) {
+func (c *Client) CreateLabel(ctx context.Context, spec issues.LabelSpec) (RepoLabel, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
 		return RepoLabel{}, err
@@ -112,8 +112,8 @@ type RepoFile struct {
 
 // FileAt reads the file at path on ref (a branch, tag or commit; "" is the
 // default branch) through the contents API: one GET. A missing file (or
-// branch) is an error wrapping guard.ErrNotFound; a file over max bytes,
-// one wrapping guard.ErrTooLarge; a directory is an error naming it.
+// branch) is an error wrapping issues.ErrNotFound; a file over max bytes,
+// one wrapping issues.ErrTooLarge; a directory is an error naming it.
 func (c *Client) FileAt(ctx context.Context, ref, path string, max int64) (RepoFile, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
@@ -128,7 +128,7 @@ func (c *Client) FileAt(ctx context.Context, ref, path string, max int64) (RepoF
 		return RepoFile{}, fmt.Errorf("%s on %s is a %s, not a file", path, refName(ref), cr.Type)
 	}
 	if cr.Size > max {
-		return RepoFile{}, fmt.Errorf("%s on %s is over %d bytes: %w", path, refName(ref), max, guard.ErrTooLarge)
+		return RepoFile{}, fmt.Errorf("%s on %s is over %d bytes: %w", path, refName(ref), max, issues.ErrTooLarge)
 	}
 	var data []byte
 	if cr.Content != nil {
@@ -160,7 +160,7 @@ func (c *Client) BranchExists(ctx context.Context, name string) (bool, error) {
 	}
 	_, resp, err := sc.GetRepoBranch(c.owner, c.repo, name)
 	err = c.sdkError(ctx, http.MethodGet, c.repoPath()+"/branches/"+url.PathEscape(name), resp, err)
-	if errors.Is(err, guard.ErrNotFound) {
+	if errors.Is(err, issues.ErrNotFound) {
 		return false, nil
 	}
 	return err == nil, err

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
@@ -29,7 +29,7 @@ func TestSetup(t *testing.T) {
 	}
 
 	// Labels.
-	spec := guard.LabelSpec{Name: "size::small", Color: "8fdb8f", Description: "a small task"}
+	spec := issues.LabelSpec{Name: "size::small", Color: "8fdb8f", Description: "a small task"}
 	created, err := fc.CreateLabel(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -44,13 +44,13 @@ func TestSetup(t *testing.T) {
 
 	// Files: missing, then committed on a new branch, then updated there.
 	const path = ".gitea/gns-guard.yml"
-	if _, err := fc.FileAt(ctx, "main", path, 1<<10); !errors.Is(err, guard.ErrNotFound) {
+	if _, err := fc.FileAt(ctx, "main", path, 1<<10); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("a missing file: %v", err)
 	}
 	if ok, err := fc.BranchExists(ctx, "setup"); ok || err != nil {
 		t.Errorf("a missing branch: %v, %v", ok, err)
 	}
-	if _, err := fc.FileAt(ctx, "setup", path, 1<<10); !errors.Is(err, guard.ErrNotFound) {
+	if _, err := fc.FileAt(ctx, "setup", path, 1<<10); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("a file of a missing branch: %v", err)
 	}
 	sha, err := fc.CommitFiles(ctx, forge.Commit{Branch: "main", NewBranch: "setup", Message: "Add two files", Files: []forge.FileChange{
@@ -63,17 +63,17 @@ func TestSetup(t *testing.T) {
 	if ok, err := fc.BranchExists(ctx, "setup"); !ok || err != nil {
 		t.Errorf("the new branch: %v, %v", ok, err)
 	}
-	if _, err := fc.FileAt(ctx, "main", path, 1<<10); !errors.Is(err, guard.ErrNotFound) {
+	if _, err := fc.FileAt(ctx, "main", path, 1<<10); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("the commit reached main: %v", err)
 	}
 	got, err := fc.FileAt(ctx, "setup", path, 1<<10)
 	if err != nil || string(got.Content) != "history-tail: 3\n" || got.SHA == "" || got.Path != path {
 		t.Fatalf("%+v, %v", got, err)
 	}
-	if _, err := fc.FileAt(ctx, "setup", path, 4); !errors.Is(err, guard.ErrTooLarge) {
+	if _, err := fc.FileAt(ctx, "setup", path, 4); !errors.Is(err, issues.ErrTooLarge) {
 		t.Errorf("over max: %v", err)
 	}
-	if _, err := fc.FileAt(ctx, "setup", ".gitea", 1<<10); err == nil || errors.Is(err, guard.ErrNotFound) {
+	if _, err := fc.FileAt(ctx, "setup", ".gitea", 1<<10); err == nil || errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("a directory: %v", err)
 	}
 	if _, err := fc.CommitFiles(ctx, forge.Commit{Branch: "setup", Message: "Edit", Files: []forge.FileChange{{Path: path, Content: []byte("history-tail: 4\n"), SHA: got.SHA}}}); err != nil {
@@ -140,10 +140,10 @@ func TestSetupReadOnly(t *testing.T) {
 		t.Errorf("a reader: %+v, %v", info, err)
 	}
 	_, err = rc.CommitFiles(ctx, forge.Commit{Branch: "main", Files: []forge.FileChange{{Path: "a.txt", Content: []byte("a")}}})
-	if !errors.Is(err, guard.ErrForbidden) {
+	if !errors.Is(err, issues.ErrForbidden) {
 		t.Errorf("a reader's commit: %v", err)
 	}
-	if _, err := rc.CreateLabel(ctx, guard.LabelSpec{Name: "x"}); !errors.Is(err, guard.ErrForbidden) {
+	if _, err := rc.CreateLabel(ctx, issues.LabelSpec{Name: "x"}); !errors.Is(err, issues.ErrForbidden) {
 		t.Errorf("a reader's label: %v", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // A flood of label events costs a bounded number of requests, the same for
@@ -26,7 +26,7 @@ func TestRecentCommentsLabelFlood(t *testing.T) {
 
 	type outcome struct {
 		requests int64
-		page     guard.CommentPage
+		page     issues.CommentPage
 	}
 	run := func(events int) outcome {
 		t.Helper()
@@ -38,7 +38,7 @@ func TestRecentCommentsLabelFlood(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The guard's status comment and two label changes at the end.
-		status, err := c.CreateComment(ctx, number, "status "+guard.StatusMarker(number))
+		status, err := c.CreateComment(ctx, number, "status "+issues.StatusMarker(number))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // escapedText is n bytes Gitea writes as 6n in its JSON (\u003c, \u0026,
@@ -50,13 +50,13 @@ func TestTimelineWithHugeComments(t *testing.T) {
 	if err := f.fc.AddLabels(ctx, n, []string{"after"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	last := small("last " + guard.StatusMarker(n))
+	last := small("last " + issues.StatusMarker(n))
 
 	is, err := f.fc.Issue(ctx, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var page guard.CommentPage
+	var page issues.CommentPage
 	began = time.Now()
 	requests := delta(f.fc, func() {
 		if page, err = f.fc.RecentComments(ctx, is, 10); err != nil {
@@ -64,7 +64,7 @@ func TestTimelineWithHugeComments(t *testing.T) {
 		}
 	})
 	t.Logf("RecentComments: %d requests in %s", requests, time.Since(began).Round(time.Millisecond))
-	check := func(what string, cs []guard.Comment, labels []guard.LabelEvent) {
+	check := func(what string, cs []issues.Comment, labels []issues.LabelEvent) {
 		t.Helper()
 		want := []int64{first, escaped, middle, plain, last}
 		if got := commentIDs(cs); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -73,7 +73,7 @@ func TestTimelineWithHugeComments(t *testing.T) {
 		for _, c := range cs {
 			switch c.ID {
 			case escaped, plain:
-				if !c.TooLarge || c.Body != "" || c.Author != f.srv.AdminLogin || c.BodyBytes <= guard.MaxCommentBytes || c.HTMLURL == "" {
+				if !c.TooLarge || c.Body != "" || c.Author != f.srv.AdminLogin || c.BodyBytes <= issues.MaxCommentBytes || c.HTMLURL == "" {
 					t.Errorf("%s: the huge comment %d: too large %v, author %q, %d bytes, body %.20q, link %q", what, c.ID, c.TooLarge, c.Author, c.BodyBytes, c.Body, c.HTMLURL)
 				}
 			default:
@@ -139,7 +139,7 @@ func TestIssueWithHugeBody(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.rawAPI(t, http.MethodPatch, fmt.Sprintf("/repos/%s/%s/issues/%d", f.owner, f.repo, n), map[string]string{"body": c.body}, nil)
-		var is guard.Issue
+		var is issues.Issue
 		began := time.Now()
 		requests := delta(f.fc, func() {
 			if is, err = f.fc.Issue(ctx, n); err != nil {
@@ -150,7 +150,7 @@ func TestIssueWithHugeBody(t *testing.T) {
 		if requests != c.requests {
 			t.Errorf("%s: %d requests, want %d", c.name, requests, c.requests)
 		}
-		if !is.BodyTooLarge || is.Body != "" || is.BodyBytes <= guard.MaxBodyBytes || is.Number != n || is.Title != c.name {
+		if !is.BodyTooLarge || is.Body != "" || is.BodyBytes <= issues.MaxBodyBytes || is.Number != n || is.Title != c.name {
 			t.Errorf("%s: too large %v, %d bytes, number %d, title %q", c.name, is.BodyTooLarge, is.BodyBytes, is.Number, is.Title)
 		}
 		if fmt.Sprint(is.Labels) != fmt.Sprint(want.Labels) || is.RepoID != want.RepoID || is.RepoOwner != want.RepoOwner {
@@ -184,7 +184,7 @@ func TestTimelinePageOverTheCapOfManyEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var page guard.CommentPage
+	var page issues.CommentPage
 	requests := delta(c, func() {
 		if page, err = c.RecentComments(ctx, is, 10); err != nil {
 			t.Fatal(err)
@@ -219,8 +219,8 @@ func TestTimelineSplitBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	is := guard.Issue{Number: n, Comments: 70}
-	var page guard.CommentPage
+	is := issues.Issue{Number: n, Comments: 70}
+	var page issues.CommentPage
 	requests := delta(c, func() {
 		if page, err = c.RecentComments(ctx, is, 70); err != nil {
 			t.Fatal(err)

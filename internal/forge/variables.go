@@ -6,13 +6,13 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Variable reads the repository's Actions variable name: its value, and
 // false when there is none. Reading variables needs the repository
 // owner's token (or a site admin's); others get an error wrapping
-// guard.ErrForbidden.
+// issues.ErrForbidden.
 func (c *Client) Variable(ctx context.Context, name string) (string, bool, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
@@ -20,7 +20,7 @@ func (c *Client) Variable(ctx context.Context, name string) (string, bool, error
 	}
 	v, resp, err := sc.GetRepoActionVariable(c.owner, c.repo, name)
 	if err := c.sdkError(ctx, http.MethodGet, c.variablePath(name), resp, err); err != nil {
-		if errors.Is(err, guard.ErrNotFound) {
+		if errors.Is(err, issues.ErrNotFound) {
 			return "", false, nil
 		}
 		return "", false, err

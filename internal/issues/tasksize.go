@@ -7,6 +7,9 @@ type TaskSize struct {
 	Name       string // tiny, small, medium or large
 	MaxContext int64  // most tokens an agent may load
 	Overhead   int64  // most tokens the checkpoint may take
+	// Below is where the size's estimates end: with no size label, an
+	// estimate under Below (and at or over the smaller size's) infers it.
+	Below int64
 	// Inferred is true when no size label was set and the size came from
 	// next_estimated_tokens.
 	Inferred bool
@@ -15,15 +18,18 @@ type TaskSize struct {
 // taskSizes are the task sizes from smallest to largest, with their
 // context budgets (docs/contract.md §3).
 var taskSizes = []TaskSize{
-	{Name: "tiny", MaxContext: 4000, Overhead: 500},
-	{Name: "small", MaxContext: 6000, Overhead: 800},
-	{Name: "medium", MaxContext: 10000, Overhead: 1200},
-	{Name: "large", MaxContext: 20000, Overhead: 1500},
+	{Name: "tiny", MaxContext: 4000, Overhead: 500, Below: 2000},
+	{Name: "small", MaxContext: 6000, Overhead: 800, Below: 5000},
+	{Name: "medium", MaxContext: 10000, Overhead: 1200, Below: 10000},
+	{Name: "large", MaxContext: 20000, Overhead: 1500, Below: TooLargeEstimate},
 }
 
 // TooLargeEstimate is where inferred sizes end: an estimate at or above it
 // is a task-too-large violation.
 const TooLargeEstimate = 20000
+
+// TaskSizes returns the task sizes from smallest to largest (a copy).
+func TaskSizes() []TaskSize { return append([]TaskSize(nil), taskSizes...) }
 
 // Available is the tokens a task of this size has for work: its max
 // context less the checkpoint overhead.
@@ -70,15 +76,12 @@ func SizeFromLabels(labels []string, prefix string) (TaskSize, bool) {
 // <5k small, <10k medium, <20k large. ok is false from TooLargeEstimate on
 // (the size is then large, for the pressure arithmetic).
 func SizeFromEstimate(tokens int64) (s TaskSize, ok bool) {
-	switch {
-	case tokens < 2000:
-		s = taskSizes[0]
-	case tokens < 5000:
-		s = taskSizes[1]
-	case tokens < 10000:
-		s = taskSizes[2]
-	default:
-		s = taskSizes[3]
+	s = taskSizes[len(taskSizes)-1]
+	for _, size := range taskSizes {
+		if tokens < size.Below {
+			s = size
+			break
+		}
 	}
 	s.Inferred = true
 	return s, tokens < TooLargeEstimate

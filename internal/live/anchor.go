@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // AnchorStore reads and writes the repository variables that hold the
@@ -23,7 +25,7 @@ type AnchorStore interface {
 // sinceReader is a forge that reads the comments updated since a time in
 // one request (the real client; the reader's fakes need not).
 type sinceReader interface {
-	CommentsSince(ctx context.Context, number int64, since time.Time) ([]guard.Comment, error)
+	CommentsSince(ctx context.Context, number int64, since time.Time) ([]issues.Comment, error)
 }
 
 // Anchors say where the reader finds the issues' anchors.
@@ -41,8 +43,8 @@ type Anchors struct {
 // anchorState finds what can be known of issue n's anchor: from the
 // runner (no request), else from the store (one request), else nothing.
 // A store that may not read variables leaves it unknown, with a note.
-func (r *Reader) anchorState(ctx context.Context, n int64) (guard.AnchorState, string, error) {
-	st := guard.AnchorState{Writable: r.Anchors.Store != nil}
+func (r *Reader) anchorState(ctx context.Context, n int64) (ledger.AnchorState, string, error) {
+	st := ledger.AnchorState{Writable: r.Anchors.Store != nil}
 	if num, text, ok := strings.Cut(r.Anchors.Handed, ":"); ok && num == strconv.FormatInt(n, 10) {
 		st.Known, st.Text = true, text
 		return st, "", nil
@@ -50,13 +52,13 @@ func (r *Reader) anchorState(ctx context.Context, n int64) (guard.AnchorState, s
 	if r.Anchors.Store == nil {
 		return st, "", nil
 	}
-	text, _, err := r.Anchors.Store.Variable(ctx, guard.AnchorName(n))
+	text, _, err := r.Anchors.Store.Variable(ctx, ledger.AnchorName(n))
 	switch {
-	case errors.Is(err, guard.ErrForbidden), errors.Is(err, guard.ErrUnauthorized):
+	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
 		st.Writable = false
-		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: Actions variables need the repository owner's token (or a site admin's); without the anchor, a copy of an older status comment put back is not caught", guard.AnchorName(n)), nil
+		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: Actions variables need the repository owner's token (or a site admin's); without the anchor, a copy of an older status comment put back is not caught", ledger.AnchorName(n)), nil
 	case err != nil:
-		return st, "", r.Where.Error("read the anchor variable "+guard.AnchorName(n), err)
+		return st, "", r.Where.Error("read the anchor variable "+ledger.AnchorName(n), err)
 	}
 	st.Known, st.Text = true, text
 	return st, "", nil
@@ -81,16 +83,16 @@ func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
 	// Older comments edited since are left out, as a timeline read leaves
 	// them: they are not among what an agent loads, nor what the guard
 	// judges (its status comment aside).
-	var recent []guard.Comment
+	var recent []issues.Comment
 	for _, c := range ar.comments {
 		if c.ID >= first {
 			recent = append(recent, c)
 		}
 	}
-	s.Recent = guard.CommentPage{Comments: recent}
+	s.Recent = issues.CommentPage{Comments: recent}
 	s.Older, s.Labels = nil, nil
 	if status.ID < first {
-		s.Older = []guard.Comment{status}
+		s.Older = []issues.Comment{status}
 	}
 	s.Status = &status
 	if s.Guard == "" {
@@ -103,9 +105,9 @@ func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
 // anchorRead is what following an anchor read: the anchor, the comments
 // updated since its time, and the status comment among them.
 type anchorRead struct {
-	anchor   *guard.Anchor
-	comments []guard.Comment
-	status   guard.Comment
+	anchor   *ledger.Anchor
+	comments []issues.Comment
+	status   issues.Comment
 }
 
 // anchored reads the comments updated since the issue's anchor. It returns
@@ -119,7 +121,7 @@ func (r *Reader) anchored(ctx context.Context, s *Snapshot, window int) *anchorR
 	if !ok || !s.Anchor.Known || s.Anchor.Text == "" {
 		return nil
 	}
-	a, _ := guard.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, n, r.Keys)
+	a, _ := ledger.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, n, r.Keys)
 	if a == nil || (len(a.Tail) < window && !a.First) {
 		return nil
 	}
@@ -128,7 +130,7 @@ func (r *Reader) anchored(ctx context.Context, s *Snapshot, window int) *anchorR
 		return nil // the timeline's read reports what is wrong
 	}
 	at := func(id int64) int {
-		return slices.IndexFunc(comments, func(c guard.Comment) bool { return c.ID == id })
+		return slices.IndexFunc(comments, func(c issues.Comment) bool { return c.ID == id })
 	}
 	si := at(a.Status)
 	if si < 0 || (s.Guard != "" && comments[si].Author != s.Guard) {
@@ -140,8 +142,8 @@ func (r *Reader) anchored(ctx context.Context, s *Snapshot, window int) *anchorR
 		}
 	}
 	status := comments[si]
-	l, _ := guard.ReadLedger(&status, n, r.Keys)
-	if l == nil || guard.LabelsMoved(l, s.Issue, guard.DefaultConfig()) {
+	l, _ := ledger.Read(&status, n, r.Keys)
+	if l == nil || guard.LabelsMoved(l, s.Issue, issues.DefaultConfig()) {
 		return nil
 	}
 	return &anchorRead{anchor: a, comments: comments, status: status}

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -36,7 +37,7 @@ type ConfigOptions struct {
 // (s may be nil) recorded it at the same commit. The stamp says what was
 // read, for the ledger this run leaves. A bad file or value is a
 // configuration error (exit 2) naming the file, the key and its line.
-func (r *Reader) Config(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Resolved, *guard.ConfigStamp, error) {
+func (r *Reader) Config(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Resolved, *ledger.ConfigStamp, error) {
 	file, stamp, err := r.configFile(ctx, s, o)
 	if err != nil {
 		return settings.Resolved{}, nil, err
@@ -49,19 +50,19 @@ func (r *Reader) Config(ctx context.Context, s *Snapshot, o ConfigOptions) (sett
 }
 
 // configFile is the file's layer and its stamp.
-func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Layer, *guard.ConfigStamp, error) {
+func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Layer, *ledger.ConfigStamp, error) {
 	if o.Local != nil {
 		return *o.Local, nil, nil
 	}
 	if st := r.stamped(s, o.Commit); st != nil {
 		return stampLayer(st), st, nil
 	}
-	stamp := &guard.ConfigStamp{Commit: o.Commit}
+	stamp := &ledger.ConfigStamp{Commit: o.Commit}
 	data, err := r.Forge.File(ctx, ConfigFile, settings.MaxFileBytes)
 	switch {
-	case errors.Is(err, guard.ErrNotFound):
+	case errors.Is(err, issues.ErrNotFound):
 		return settings.Layer{Source: ConfigFile}, stamp, nil
-	case errors.Is(err, guard.ErrTooLarge):
+	case errors.Is(err, issues.ErrTooLarge):
 		return settings.Layer{}, nil, &exitcode.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few lines", ConfigFile, settings.MaxFileBytes>>10)}
 	case err != nil:
 		return settings.Layer{}, nil, r.Where.Error("read "+ConfigFile+" of the default branch", err)
@@ -84,11 +85,11 @@ func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (
 
 // stamped returns the configuration stamp of the trusted ledger when it
 // was read at commit, else nil.
-func (r *Reader) stamped(s *Snapshot, commit string) *guard.ConfigStamp {
+func (r *Reader) stamped(s *Snapshot, commit string) *ledger.ConfigStamp {
 	if s == nil || s.Status == nil || commit == "" {
 		return nil
 	}
-	l, _ := guard.ReadLedger(s.Status, s.Issue.Number, r.Keys)
+	l, _ := ledger.Read(s.Status, s.Issue.Number, r.Keys)
 	if l == nil || l.Config == nil || l.Config.Commit != commit {
 		return nil
 	}
@@ -98,7 +99,7 @@ func (r *Reader) stamped(s *Snapshot, commit string) *guard.ConfigStamp {
 }
 
 // stampLayer is the file's layer as a ledger recorded it.
-func stampLayer(st *guard.ConfigStamp) settings.Layer {
+func stampLayer(st *ledger.ConfigStamp) settings.Layer {
 	l := settings.Layer{Source: ConfigFile, Values: map[string]settings.Value{}}
 	for name, text := range st.Values {
 		l.Values[name] = settings.Value{Text: text}

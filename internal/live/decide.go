@@ -9,13 +9,14 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // Input is the decision input of a read, for event, with configuration
 // cfg. repo is OWNER/NAME; the input has no parse deadline yet (see
 // Deadline).
-func (s *Snapshot) Input(cfg guard.Config, ev guard.Event, repo string, now time.Time, counter *tokens.Counter) guard.Input {
+func (s *Snapshot) Input(cfg issues.Config, ev issues.Event, repo string, now time.Time, counter *tokens.Counter) guard.Input {
 	return guard.Input{
 		Config:      cfg,
 		Issue:       s.Issue,
@@ -83,7 +84,7 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 	}
 	admin, err := r.Admin.IsRepoAdmin(ctx, user)
 	switch {
-	case errors.Is(err, guard.ErrForbidden) || errors.Is(err, guard.ErrNotFound):
+	case errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound):
 		return false, fmt.Sprintf("Whether %s is a repository admin could not be checked (the token may not read permissions): set budget-admins, or admin-token, so approvals can be recognized.", strconv.Quote(user)), nil
 	case err != nil:
 		return false, "", r.Where.Error("check the permission of "+user, err)

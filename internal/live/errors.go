@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Where says who reads what, for the messages of failed requests.
@@ -30,13 +30,13 @@ func (w Where) Error(what string, err error) error {
 	}
 	var msg error
 	switch {
-	case errors.Is(err, guard.ErrUnreachable):
+	case errors.Is(err, issues.ErrUnreachable):
 		msg = fmt.Errorf("%scould not reach the server %s to %s: %w", prefix, w.Server, what, err)
-	case errors.Is(err, guard.ErrUnauthorized):
+	case errors.Is(err, issues.ErrUnauthorized):
 		msg = fmt.Errorf("%sthe server %s rejected the token (HTTP 401) when trying to %s; %s", prefix, w.Server, what, w.TokenHint)
-	case errors.Is(err, guard.ErrForbidden):
+	case errors.Is(err, issues.ErrForbidden):
 		msg = fmt.Errorf("%sthe token may not %s in %s (HTTP 403): give it the access this needs (%w)", prefix, what, w.Repo, err)
-	case errors.Is(err, guard.ErrNotFound):
+	case errors.Is(err, issues.ErrNotFound):
 		msg = fmt.Errorf("%scould not %s in %s: not found, or the token cannot see it (HTTP 404)", prefix, what, w.Repo)
 	default:
 		msg = fmt.Errorf("%scould not %s at %s: %w", prefix, what, w.Server, err)

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -17,9 +18,9 @@ import (
 // as internal/forge pages them) and a configuration file, and counts the
 // requests. Only the read methods work.
 type fakeForge struct {
-	guard.Forge
-	issue    guard.Issue
-	comments []guard.Comment
+	issues.Forge
+	issue    issues.Issue
+	comments []issues.Comment
 	file     []byte // nil: no configuration file
 	self     string
 	admins   map[string]bool
@@ -29,19 +30,19 @@ type fakeForge struct {
 
 func (f *fakeForge) note(what string) error { f.requests = append(f.requests, what); return f.err }
 
-func (f *fakeForge) Issue(context.Context, int64) (guard.Issue, error) {
+func (f *fakeForge) Issue(context.Context, int64) (issues.Issue, error) {
 	return f.issue, f.note("issue")
 }
 
-func (f *fakeForge) RecentComments(_ context.Context, _ guard.Issue, n int) (guard.CommentPage, error) {
+func (f *fakeForge) RecentComments(_ context.Context, _ issues.Issue, n int) (issues.CommentPage, error) {
 	start := (max(len(f.comments)-n, 0) / 50) * 50
-	return guard.CommentPage{Comments: f.comments[start:], Start: start}, f.note("timeline")
+	return issues.CommentPage{Comments: f.comments[start:], Start: start}, f.note("timeline")
 }
 
-func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (guard.CommentPage, error) {
+func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (issues.CommentPage, error) {
 	end := ((start + 49) / 50) * 50
 	from := max(end-50, 0)
-	return guard.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.note("timeline before")
+	return issues.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.note("timeline before")
 }
 
 func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
@@ -49,7 +50,7 @@ func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
 		return nil, err
 	}
 	if f.file == nil {
-		return nil, fmt.Errorf("GET raw: %w", guard.ErrNotFound)
+		return nil, fmt.Errorf("GET raw: %w", issues.ErrNotFound)
 	}
 	return f.file, nil
 }
@@ -61,7 +62,7 @@ func (f *fakeForge) IsRepoAdmin(_ context.Context, user string) (bool, error) {
 		return false, err
 	}
 	if f.admins == nil {
-		return false, fmt.Errorf("GET permission: %w", guard.ErrForbidden)
+		return false, fmt.Errorf("GET permission: %w", issues.ErrForbidden)
 	}
 	return f.admins[user], nil
 }
@@ -72,16 +73,16 @@ var written = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 
 // status is a status comment by author whose record names writer, signed
 // with key.
-func status(id int64, author, writer string, key []byte, stamp *guard.ConfigStamp) guard.Comment {
-	l := guard.Ledger{Issue: 7, Writer: writer, Pending: []string{}, Written: written.Unix(), Config: stamp}
-	return guard.Comment{ID: id, Author: author, UpdatedAt: written,
-		Body: guard.StatusMarker(7) + "\n## ✅ gns-guard: all clear\n" + guard.EncodeLedger(l, key) + "\n"}
+func status(id int64, author, writer string, key []byte, stamp *ledger.ConfigStamp) issues.Comment {
+	l := ledger.Record{Issue: 7, Writer: writer, Pending: []string{}, Written: written.Unix(), Config: stamp}
+	return issues.Comment{ID: id, Author: author, UpdatedAt: written,
+		Body: issues.StatusMarker(7) + "\n## ✅ gns-guard: all clear\n" + ledger.Encode(l, key) + "\n"}
 }
 
-func issueWith(comments ...guard.Comment) *fakeForge {
-	f := &fakeForge{issue: guard.Issue{Number: 7, Body: body}}
+func issueWith(comments ...issues.Comment) *fakeForge {
+	f := &fakeForge{issue: issues.Issue{Number: 7, Body: body}}
 	for i := range 3 {
-		f.comments = append(f.comments, guard.Comment{ID: int64(100 + i), Author: "alice", Body: "a note"})
+		f.comments = append(f.comments, issues.Comment{ID: int64(100 + i), Author: "alice", Body: "a note"})
 	}
 	f.comments = append(f.comments, comments...)
 	return f
@@ -89,7 +90,7 @@ func issueWith(comments ...guard.Comment) *fakeForge {
 
 func TestReadCleanPassCostsTwoRequests(t *testing.T) {
 	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
-	r := &Reader{Forge: f, Guard: guard.ActionsUser}
+	r := &Reader{Forge: f, Guard: issues.ActionsUser}
 	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -106,21 +107,21 @@ func TestReadFindsTheGuard(t *testing.T) {
 	key := []byte("k")
 	for _, tt := range []struct {
 		name     string
-		comments []guard.Comment
+		comments []issues.Comment
 		key      []byte
 		want     string
 		status   int64
 	}{
-		{"personal token's ledger", []guard.Comment{status(200, "guard-bot", "guard-bot", nil, nil)}, nil, "guard-bot", 200},
-		{"an agent's newer copy naming itself", []guard.Comment{status(200, "gitea-actions", "gitea-actions", nil, nil), status(201, "mallory", "mallory", nil, nil)}, nil, "gitea-actions", 200},
-		{"a record naming someone else", []guard.Comment{status(201, "mallory", "guard-bot", nil, nil)}, nil, "gitea-actions", 0},
-		{"with the key, only the signed one", []guard.Comment{status(200, "guard-bot", "guard-bot", key, nil), status(201, "mallory", "mallory", nil, nil)}, key, "guard-bot", 200},
-		{"with the key, an unsigned claim is no one's", []guard.Comment{status(201, "mallory", "mallory", nil, nil)}, key, "gitea-actions", 0},
+		{"personal token's ledger", []issues.Comment{status(200, "guard-bot", "guard-bot", nil, nil)}, nil, "guard-bot", 200},
+		{"an agent's newer copy naming itself", []issues.Comment{status(200, "gitea-actions", "gitea-actions", nil, nil), status(201, "mallory", "mallory", nil, nil)}, nil, "gitea-actions", 200},
+		{"a record naming someone else", []issues.Comment{status(201, "mallory", "guard-bot", nil, nil)}, nil, "gitea-actions", 0},
+		{"with the key, only the signed one", []issues.Comment{status(200, "guard-bot", "guard-bot", key, nil), status(201, "mallory", "mallory", nil, nil)}, key, "guard-bot", 200},
+		{"with the key, an unsigned claim is no one's", []issues.Comment{status(201, "mallory", "mallory", nil, nil)}, key, "gitea-actions", 0},
 		{"none", nil, nil, "gitea-actions", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := issueWith(tt.comments...)
-			r := &Reader{Forge: f, Keys: guard.SecretKeys(tt.key)}
+			r := &Reader{Forge: f, Keys: ledger.SecretKeys(tt.key)}
 			s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 			if err != nil {
 				t.Fatal(err)
@@ -155,9 +156,9 @@ func TestReadGuardTokenAsksWhoItIs(t *testing.T) {
 func TestReadSearchesBack(t *testing.T) {
 	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
 	for i := range 120 {
-		f.comments = append(f.comments, guard.Comment{ID: int64(300 + i), Author: "alice", Body: "noise"})
+		f.comments = append(f.comments, issues.Comment{ID: int64(300 + i), Author: "alice", Body: "noise"})
 	}
-	r := &Reader{Forge: f, Guard: guard.ActionsUser}
+	r := &Reader{Forge: f, Guard: issues.ActionsUser}
 	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -178,10 +179,10 @@ func TestReadSearchesBack(t *testing.T) {
 // trusted ledger recorded takes the file's settings from the record.
 func TestConfigStampedByCommit(t *testing.T) {
 	file := []byte("history-tail: 4\nallowed-agents: [lead, reviewer]\n")
-	stamp := &guard.ConfigStamp{Commit: "c1", Found: true, Values: map[string]string{"history-tail": "4", "allowed-agents": "lead\nreviewer"}}
+	stamp := &ledger.ConfigStamp{Commit: "c1", Found: true, Values: map[string]string{"history-tail": "4", "allowed-agents": "lead\nreviewer"}}
 	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, stamp))
 	f.file = file
-	r := &Reader{Forge: f, Guard: guard.ActionsUser}
+	r := &Reader{Forge: f, Guard: issues.ActionsUser}
 	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func TestConfigStampedByCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(f.requests) != tt.requests || res.Config.HistoryTail != 4 || strings.Join(res.Config.AllowedAgents, ",") != "lead,reviewer" || !st.Equal(&guard.ConfigStamp{Commit: tt.commit, Found: true, Values: stamp.Values}) {
+		if len(f.requests) != tt.requests || res.Config.HistoryTail != 4 || strings.Join(res.Config.AllowedAgents, ",") != "lead,reviewer" || !st.Equal(&ledger.ConfigStamp{Commit: tt.commit, Found: true, Values: stamp.Values}) {
 			t.Errorf("commit %q: requests %v, history-tail %d, agents %v, stamp %+v", tt.commit, f.requests, res.Config.HistoryTail, res.Config.AllowedAgents, st)
 		}
 	}
@@ -218,7 +219,7 @@ func TestConfigErrors(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".gitea/gns-guard.yml:2:1: prune-treshold") || !strings.Contains(err.Error(), `"prune-threshold"`) {
 		t.Errorf("error %v", err)
 	}
-	f.err = fmt.Errorf("GET: %w", guard.ErrUnreachable)
+	f.err = fmt.Errorf("GET: %w", issues.ErrUnreachable)
 	_, _, err = r.Config(context.Background(), nil, ConfigOptions{})
 	if exitcode.Code(err) != exitcode.CannotRun || !strings.HasPrefix(err.Error(), "report: could not reach the server http://x to read .gitea/gns-guard.yml") {
 		t.Errorf("error %v (exit %d)", err, exitcode.Code(err))
@@ -231,10 +232,10 @@ func TestErrorsSayWhatAndWhere(t *testing.T) {
 		err  error
 		want string
 	}{
-		{guard.ErrUnauthorized, "history: the server http://x rejected the token (HTTP 401) when trying to read issue #7; check --token"},
-		{guard.ErrForbidden, "history: the token may not read issue #7 in o/r (HTTP 403)"},
-		{guard.ErrNotFound, "history: could not read issue #7 in o/r: not found, or the token cannot see it (HTTP 404)"},
-		{guard.ErrUnreachable, "history: could not reach the server http://x to read issue #7"},
+		{issues.ErrUnauthorized, "history: the server http://x rejected the token (HTTP 401) when trying to read issue #7; check --token"},
+		{issues.ErrForbidden, "history: the token may not read issue #7 in o/r (HTTP 403)"},
+		{issues.ErrNotFound, "history: could not read issue #7 in o/r: not found, or the token cannot see it (HTTP 404)"},
+		{issues.ErrUnreachable, "history: could not reach the server http://x to read issue #7"},
 		{errors.New("boom"), "history: could not read issue #7 at http://x: GET: boom"},
 	} {
 		err := w.Error("read issue #7", fmt.Errorf("GET: %w", tt.err))

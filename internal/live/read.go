@@ -7,16 +7,18 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
 // Reader reads live issues of one repository.
 type Reader struct {
 	// Forge is the client every read goes through.
-	Forge guard.Forge
+	Forge issues.Forge
 	// Admin answers whether a user is a repository admin (the admin
 	// token's client, or Forge); nil answers no without asking.
-	Admin guard.Forge
+	Admin issues.Forge
 	// Where names the reader in messages.
 	Where Where
 	// Guard is the guard's own login when it is known before reading (the
@@ -28,7 +30,7 @@ type Reader struct {
 	TokenIsGuard bool
 	// Keys verify ledger records (the ledger-key, a previous one, the
 	// published public key); with none, a record is trusted by author.
-	Keys guard.LedgerKeys
+	Keys ledger.Keys
 	// Anchors say where the issues' anchors are found.
 	Anchors Anchors
 
@@ -37,20 +39,20 @@ type Reader struct {
 
 // Snapshot is what one read of an issue returned.
 type Snapshot struct {
-	Issue guard.Issue
+	Issue issues.Issue
 	// Governed is false for an issue with no checkpoint block and no
 	// governed label: nothing more was read of it.
 	Governed bool
 	// Recent are the issue's last comments with the label events among
 	// them; Files a pull request's changed paths.
-	Recent guard.CommentPage
+	Recent issues.CommentPage
 	Files  []string
 	// Status is the guard's sticky status comment (it holds the ledger);
 	// Older the comments read further back to find it; Labels every label
 	// event of the timeline entries read, oldest first.
-	Status *guard.Comment
-	Older  []guard.Comment
-	Labels []guard.LabelEvent
+	Status *issues.Comment
+	Older  []issues.Comment
+	Labels []issues.LabelEvent
 	// Unreached says no status comment was found and the search stopped
 	// before the first timeline entry.
 	Unreached bool
@@ -60,7 +62,7 @@ type Snapshot struct {
 	Guard string
 	// Anchor is what the read knows of the issue's anchor; Notes are facts
 	// about it for the status comment.
-	Anchor guard.AnchorState
+	Anchor ledger.AnchorState
 	Notes  []string
 	// followed says the comments were read the way the anchor points to,
 	// not from the timeline.
@@ -80,7 +82,7 @@ func (s *Snapshot) Whole() bool {
 }
 
 // Comments are every comment read, oldest first.
-func (s *Snapshot) Comments() []guard.Comment {
+func (s *Snapshot) Comments() []issues.Comment {
 	return append(slices.Clone(s.Older), s.Recent.Comments...)
 }
 
@@ -136,12 +138,12 @@ func (r *Reader) Read(ctx context.Context, number int64, o ReadOptions) (*Snapsh
 
 // ReadIssue reads the rest of an issue already read (e.g. by a listing of
 // the repository's issues): Read without its first request.
-func (r *Reader) ReadIssue(ctx context.Context, issue guard.Issue, o ReadOptions) (*Snapshot, error) {
+func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOptions) (*Snapshot, error) {
 	s := &Snapshot{Guard: r.Guard}
 	number := issue.Number
 	var err error
 	s.Issue = issue
-	s.Governed = o.Pull || guard.IsGoverned(issue, guard.DefaultConfig())
+	s.Governed = o.Pull || guard.IsGoverned(issue, issues.DefaultConfig())
 	if !s.Governed && !o.Ungoverned && !o.All {
 		return s, nil
 	}
@@ -273,7 +275,7 @@ func (r *Reader) readBack(ctx context.Context, s *Snapshot, pages int, all bool)
 // a status comment whose record names its author as its writer (and
 // verifies under the ledger key, when one is set): the Actions user when
 // it is one of them, else the newest.
-func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
+func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 	n := s.Issue.Number
 	if s.Guard == "" {
 		for i := len(comments) - 1; i >= 0; i-- {
@@ -281,7 +283,7 @@ func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
 			if !isStatus(*c, n) || !r.signedBy(c, n) {
 				continue
 			}
-			if s.Guard == "" || c.Author == guard.ActionsUser {
+			if s.Guard == "" || c.Author == issues.ActionsUser {
 				// Unverified, several users may claim the guard's comment:
 				// the Actions user's claim wins, then the newest.
 				s.Guard = c.Author
@@ -291,7 +293,7 @@ func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
 			return false
 		}
 	}
-	var newest *guard.Comment
+	var newest *issues.Comment
 	for i := len(comments) - 1; i >= 0; i-- {
 		c := &comments[i]
 		if c.Author != s.Guard || !isStatus(*c, n) {
@@ -300,7 +302,7 @@ func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
 		if newest == nil {
 			newest = c
 		}
-		if l, _ := guard.ReadLedger(c, n, r.Keys); l != nil {
+		if l, _ := ledger.Read(c, n, r.Keys); l != nil {
 			s.Status = c
 			return true
 		}
@@ -313,13 +315,13 @@ func (r *Reader) pick(s *Snapshot, comments []guard.Comment) bool {
 
 // signedBy reports whether c's ledger record names c's author as its
 // writer and, with a ledger key, verifies.
-func (r *Reader) signedBy(c *guard.Comment, n int64) bool {
+func (r *Reader) signedBy(c *issues.Comment, n int64) bool {
 	if r.TokenIsGuard && !r.Keys.Any() {
 		// The guard's own token must never take a login from a record
 		// anyone could have written: it asks the server.
 		return false
 	}
-	l, _ := guard.ReadLedger(c, n, r.Keys)
+	l, _ := ledger.Read(c, n, r.Keys)
 	return l != nil && l.Writer != "" && l.Writer == c.Author
 }
 
@@ -328,7 +330,7 @@ func (r *Reader) signedBy(c *guard.Comment, n int64) bool {
 // request), else the Actions user.
 func (r *Reader) learnGuard(ctx context.Context, s *Snapshot) error {
 	if !r.TokenIsGuard {
-		s.Guard = guard.ActionsUser
+		s.Guard = issues.ActionsUser
 		return nil
 	}
 	self, err := r.Forge.Self(ctx)
@@ -342,6 +344,6 @@ func (r *Reader) learnGuard(ctx context.Context, s *Snapshot) error {
 // isStatus reports whether c carries issue n's status marker and no
 // archive marker: an archive is never taken for the status comment, so it
 // is never edited.
-func isStatus(c guard.Comment, n int64) bool {
-	return strings.Contains(c.Body, guard.StatusMarker(n)) && !strings.Contains(c.Body, prune.MarkerPrefix)
+func isStatus(c issues.Comment, n int64) bool {
+	return strings.Contains(c.Body, issues.StatusMarker(n)) && !strings.Contains(c.Body, prune.MarkerPrefix)
 }

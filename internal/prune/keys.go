@@ -8,7 +8,7 @@ import (
 
 // Signer signs archive parts: the Ed25519 key the guard derives from its
 // ledger-key, the same that signs its ledger records
-// (guard.LedgerKeys.ArchiveSigner).
+// (ledger.Keys.ArchiveSigner).
 type Signer interface {
 	// KeyID is the id of the signing key (16 hex digits), which every part
 	// it signs names.
@@ -19,7 +19,7 @@ type Signer interface {
 
 // Verifier checks the signatures of archive parts with the keys a workflow
 // or a reader holds: secrets, previous secrets, published public keys
-// (guard.LedgerKeys.ArchiveVerifier). A nil Verifier, or one that holds no
+// (ledger.Keys.ArchiveVerifier). A nil Verifier, or one that holds no
 // key, checks nothing: every part passes (the weaker mode, without
 // ledger-key).
 type Verifier interface {

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
 // Resolved is the configuration the layers make, with where each value
 // came from.
 type Resolved struct {
 	// Config is the guard's configuration.
-	Config guard.Config
+	Config issues.Config
 	// Token and AdminToken are the inputs token and admin-token.
 	Token, AdminToken string
 	// LedgerPublicKey is the file's ledger-public-key.
@@ -41,7 +41,7 @@ type Resolved struct {
 // and, within a file, of its lines. Every good value is applied even then,
 // so a caller can still mask the secrets it was given.
 func Resolve(layers ...Layer) (Resolved, error) {
-	r := Resolved{Config: guard.Config{Labels: guard.DefaultLabels()}, From: make(map[string]string, len(rows))}
+	r := Resolved{Config: issues.Config{Labels: issues.DefaultLabels()}, From: make(map[string]string, len(rows))}
 	for i := range rows {
 		if !rows[i].set(&r, Value{Text: rows[i].Default}) {
 			panic("settings: the table's default of " + rows[i].Name + " is not accepted by its own row")

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -26,7 +27,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := guard.DefaultConfig(); !reflect.DeepEqual(r.Config, want) {
+	if want := issues.DefaultConfig(); !reflect.DeepEqual(r.Config, want) {
 		t.Errorf("Resolve().Config =\n  %+v\nguard.DefaultConfig() =\n  %+v", r.Config, want)
 	}
 	if r.Token != "" || r.AdminToken != "" || r.LedgerPublicKey != "" {
@@ -136,8 +137,8 @@ var (
 	adminToken    = func(c Resolved) any { return c.AdminToken }
 	ledgerKey     = func(c Resolved) any { return string(c.Config.LedgerKey) }
 	ledgerKeyPrev = func(c Resolved) any { return string(c.Config.LedgerKeyPrevious) }
-	testPublicKey = guard.PublicKey([]byte("a ledger key"))
-	unlimited     = guard.Unlimited
+	testPublicKey = ledger.PublicKey([]byte("a ledger key"))
+	unlimited     = issues.Unlimited
 	valueCases    = []valueCase{
 		{name: "fail-on", text: "violation", check: failOn, expect: "violation"},
 		{name: "fail-on", text: "never", check: failOn, expect: "never"},

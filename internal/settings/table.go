@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -145,27 +146,27 @@ var rows = []row{
 		"Token of the repository's owner (or a repository admin), e.g. ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}. The guard uses it to write each issue's anchor (the Actions variable GNS_GUARD_ANCHOR_<number>, which only the owner can write: it catches a rolled-back or deleted ledger), to lock issues (the Actions token cannot lock) and to ask the server whether a user is a repository admin, which recognizes approvals when budget-admins is empty. Without it a refused lock, anchor write or admin check is reported in the status comment, never a crash. A secret: never put it in .gitea/gns-guard.yml.",
 		func(r *Resolved, v Value) bool { r.AdminToken = strings.TrimSpace(v.Text); return true }),
 	enumRow("fail-on", "violation", inInput|inFile|inFlag, []string{"violation", "never"},
-		func(c *guard.Config) *string { return &c.FailOn },
+		func(c *issues.Config) *string { return &c.FailOn },
 		"When the job fails: violation (on any violation) or never."),
 	parsedRow("dry-run", Bool, "false", "true or false (also yes/no, on/off, 1/0)", inInput|inFile,
-		parseBool, func(c *guard.Config) *bool { return &c.DryRun },
+		parseBool, func(c *issues.Config) *bool { return &c.DryRun },
 		"true: compute and print every write the guard would make, and make none."),
 	floatRow("prune-threshold", "0.8", inInput|inFile|inFlag, 0, false, 1,
-		func(c *guard.Config) *float64 { return &c.PruneThreshold },
+		func(c *issues.Config) *float64 { return &c.PruneThreshold },
 		"Prune when budget.consumed > prune-threshold * budget.total."),
 	floatRow("carryover-ratio", "0.5", inInput|inFile|inFlag, 0, true, 1,
-		func(c *guard.Config) *float64 { return &c.CarryoverRatio },
+		func(c *issues.Config) *float64 { return &c.CarryoverRatio },
 		"A pruned phase starts with floor(remaining * carryover-ratio) + phase-grant tokens."),
 	intRow("phase-grant", "0", inInput|inFile|inFlag, 0, "",
-		func(c *guard.Config) *int64 { return &c.PhaseGrant },
+		func(c *issues.Config) *int64 { return &c.PhaseGrant },
 		"Tokens added to the carried-over budget of a new phase."),
 	intRow("history-tail", "3", inInput|inFile|inFlag, 1, "",
-		func(c *guard.Config) *int { return &c.HistoryTail },
+		func(c *issues.Config) *int { return &c.HistoryTail },
 		"Most entries history_tail keeps; older ones go to archive comments."),
 	newRow("default-max-depth", MaxDepth, "", "a whole number >= 0, n (unlimited), or nothing", inInput|inFile|inFlag,
 		"Depth limit for a governed issue with no cascade::depth-N label: a whole number, n (unlimited), or empty (the missing label is a violation).",
 		func(r *Resolved, v Value) bool {
-			d, err := guard.ParseMaxDepth(strings.TrimSpace(v.Text))
+			d, err := issues.ParseMaxDepth(strings.TrimSpace(v.Text))
 			if err != nil {
 				return false
 			}
@@ -173,23 +174,23 @@ var rows = []row{
 			return true
 		}),
 	listRow("allowed-agents", "", inInput|inFile|inFlag,
-		func(c *guard.Config) *[]string { return &c.AllowedAgents },
+		func(c *issues.Config) *[]string { return &c.AllowedAgents },
 		"Agents allowed to act, comma- or newline-separated. Empty: any agent."),
 	listRow("budget-admins", "", inInput|inFile|inFlag,
-		func(c *guard.Config) *[]string { return &c.BudgetAdmins },
+		func(c *issues.Config) *[]string { return &c.BudgetAdmins },
 		"Users who may approve, comma- or newline-separated: raise a budget or change the version in the issue body, remove budget::exhausted or permission::violation, add a relaxing label. Empty: repository admins (recognizing them may need admin-token)."),
-	keyRow("ledger-key", func(c *guard.Config) *[]byte { return &c.LedgerKey },
+	keyRow("ledger-key", func(c *issues.Config) *[]byte { return &c.LedgerKey },
 		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}. Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml."),
-	keyRow("ledger-key-previous", func(c *guard.Config) *[]byte { return &c.LedgerKeyPrevious },
+	keyRow("ledger-key-previous", func(c *issues.Config) *[]byte { return &c.LedgerKeyPrevious },
 		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. Never printed; never put it in .gitea/gns-guard.yml."),
 	intRow("max-budget", "", inInput|inFile|inFlag, 1, "no cap",
-		func(c *guard.Config) *int64 { return &c.MaxBudget },
+		func(c *issues.Config) *int64 { return &c.MaxBudget },
 		"Largest budget.total a new issue may start with before an approver accepts it. Empty: no cap."),
 	listRow("protected-paths", ".kilo/", inInput|inFile|inFlag,
-		func(c *guard.Config) *[]string { return &c.ProtectedPaths },
+		func(c *issues.Config) *[]string { return &c.ProtectedPaths },
 		"Path prefixes a pull request may change only with the permission::evolve-system label, comma- or newline-separated. An empty list in .gitea/gns-guard.yml (protected-paths: []) protects none."),
 	floatRow("pressure-threshold", "0.6", inInput|inFile|inFlag, 0, false, math.Inf(1),
-		func(c *guard.Config) *float64 { return &c.PressureThreshold },
+		func(c *issues.Config) *float64 { return &c.PressureThreshold },
 		"Fail when the next agent's entry context / the task size's max context exceeds this."),
 	newRow("encoding", Enum, string(tokens.CL100kBase), "cl100k_base or o200k_base", inInput|inFile|inFlag,
 		"Tokenizer encoding for token counts: cl100k_base or o200k_base.",
@@ -202,19 +203,19 @@ var rows = []row{
 			return true
 		}),
 	intRow("max-checkpoint-bytes", "65536", inInput|inFile|inFlag, 1, "",
-		func(c *guard.Config) *int { return &c.MaxCheckpointBytes },
+		func(c *issues.Config) *int { return &c.MaxCheckpointBytes },
 		"A checkpoint block larger than this is a finding and is not parsed."),
 	intRow("digest-after", "5", inInput|inFile|inFlag, 0, "",
-		func(c *guard.Config) *int { return &c.DigestAfter },
+		func(c *issues.Config) *int { return &c.DigestAfter },
 		"Post a completion digest after this many agent results (0: never)."),
 	newRow("metrics-file", String, "", "a file path, or nothing", inInput|inFile,
 		"Append one context-budget JSON line per run to this file. Empty: the metrics output only.",
 		func(r *Resolved, v Value) bool { r.Config.MetricsFile = strings.TrimSpace(v.Text); return true }),
 	enumRow("under-report", "warn", inInput|inFile|inFlag, []string{"warn", "fail", "off"},
-		func(c *guard.Config) *string { return &c.UnderReport },
+		func(c *issues.Config) *string { return &c.UnderReport },
 		"What an agent's result comment holding more tokens than the rise of consumed its report brought is: warn (a warning), fail (a violation) or off."),
 	parsedRow("stale-after", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
-		parseDuration, func(c *guard.Config) *time.Duration { return &c.StaleAfter },
+		parseDuration, func(c *issues.Config) *time.Duration { return &c.StaleAfter },
 		"gns-guard status marks an issue stale after this long without accepted progress."),
 	newRow("mode", Enum, "issue", "issue or dashboard", inInput,
 		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
@@ -249,7 +250,7 @@ var rows = []row{
 		func(r *Resolved, v Value) bool {
 			k := strings.TrimSpace(v.Text)
 			if k != "" {
-				if _, err := guard.ParsePublicKey(k); err != nil {
+				if _, err := ledger.ParsePublicKey(k); err != nil {
 					return false
 				}
 			}
@@ -324,7 +325,7 @@ func parseBool(s string) (b, ok bool) {
 	return false, false
 }
 
-func enumRow(name, def string, w where, values []string, field func(*guard.Config) *string, desc string) row {
+func enumRow(name, def string, w where, values []string, field func(*issues.Config) *string, desc string) row {
 	rng := strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 	return newRow(name, Enum, def, rng, w, desc, func(r *Resolved, v Value) bool {
 		s := strings.TrimSpace(v.Text)
@@ -339,7 +340,7 @@ func enumRow(name, def string, w where, values []string, field func(*guard.Confi
 }
 
 // floatRow is a number from lo (or above it, unless loIncl) up to hi.
-func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, field func(*guard.Config) *float64, desc string) row {
+func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, field func(*issues.Config) *float64, desc string) row {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 	rng := "a number above " + g(lo)
 	if loIncl {
@@ -360,7 +361,7 @@ func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, fi
 
 // intRow is a whole number >= least; when emptyMeans is not "", nothing
 // is accepted too and sets the zero value, which means emptyMeans.
-func intRow[T int | int64](name, def string, w where, least int64, emptyMeans string, field func(*guard.Config) *T, desc string) row {
+func intRow[T int | int64](name, def string, w where, least int64, emptyMeans string, field func(*issues.Config) *T, desc string) row {
 	rng := "a whole number >= " + strconv.FormatInt(least, 10)
 	if emptyMeans != "" {
 		rng += ", or nothing for " + emptyMeans
@@ -382,7 +383,7 @@ func intRow[T int | int64](name, def string, w where, least int64, emptyMeans st
 
 // parsedRow is a setting whose text parse reads into field; a text parse
 // does not accept is refused.
-func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(string) (T, bool), field func(*guard.Config) *T, desc string) row {
+func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(string) (T, bool), field func(*issues.Config) *T, desc string) row {
 	return newRow(name, k, def, rng, w, desc, func(r *Resolved, v Value) bool {
 		x, ok := parse(v.Text)
 		if ok {
@@ -394,7 +395,7 @@ func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(
 
 // keyRow is a secret key, an input only: its text, trimmed ("" leaves
 // the key unset).
-func keyRow(name string, field func(*guard.Config) *[]byte, desc string) row {
+func keyRow(name string, field func(*issues.Config) *[]byte, desc string) row {
 	return newRow(name, Secret, "", "a key", inInput, desc, func(r *Resolved, v Value) bool {
 		*field(&r.Config) = nil
 		if k := strings.TrimSpace(v.Text); k != "" {
@@ -404,7 +405,7 @@ func keyRow(name string, field func(*guard.Config) *[]byte, desc string) row {
 	})
 }
 
-func listRow(name, def string, w where, field func(*guard.Config) *[]string, desc string) row {
+func listRow(name, def string, w where, field func(*issues.Config) *[]string, desc string) row {
 	return newRow(name, List, def, "names, comma- or newline-separated (in the file also a YAML list)", w, desc,
 		func(r *Resolved, v Value) bool {
 			*field(&r.Config) = listOf(v)
@@ -416,7 +417,7 @@ func listRow(name, def string, w where, field func(*guard.Config) *[]string, des
 // at commas and newlines; trimmed, with empty items dropped.
 func listOf(v Value) []string {
 	if !v.IsList {
-		return guard.ParseList(v.Text)
+		return issues.ParseList(v.Text)
 	}
 	var out []string
 	for _, s := range v.List {
