@@ -120,6 +120,7 @@ func newNextRoom(nums guard.Numbers, cfg issues.Config) *nextRoom {
 type overCapNumbers struct {
 	Issue      int64 `json:"issue"`
 	Checkpoint int   `json:"checkpoint_tokens"`
+	Task       int   `json:"task_tokens"`
 	Minimal    int   `json:"minimal_tokens"`
 	entryload.Budget
 }
@@ -762,7 +763,7 @@ func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpo
 	msg := fmt.Sprintf("%v. Prune the issue before an agent loads it: %s", oc, strings.Join(how, "; "))
 	if o.format == "json" {
 		rep := contextReport{Fits: false, CurrentTask: cp.CurrentTask.Value, Error: msg,
-			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
+			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Task: oc.Task, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
 		_ = printIndented(env, rep) // the error below is the answer either way
 	}
 	return &exitcode.ViolationError{Err: errors.New("context: " + msg)}
