@@ -39,7 +39,6 @@ func runAgentExampleIn(t *testing.T, f *flow, invocation string) (stdout, stderr
 		"REPO=" + f.r.Owner + "/" + f.r.Name,
 		"ISSUE=" + strconv.FormatInt(f.n, 10),
 		"INVOCATION=" + invocation,
-		"GUARD_USER=" + f.r.Bot,
 		"WORKDIR=" + work,
 	}
 	var out, errb bytes.Buffer
