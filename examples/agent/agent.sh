@@ -10,8 +10,11 @@
 #                      (default lead-developer, code-reviewer)
 #   INVOCATION         this invocation's id: a re-run with the same id
 #                      writes nothing twice (default AGENT-<UTC time>-<pid>)
-#   GUARD_USER         the login the guard writes as (default gitea-actions)
-#   WORKDIR            where entry.md is written (default .)
+#   NEXT_ESTIMATE      the tokens the next agent call will take (default:
+#                      half the room the guard leaves it, from context)
+#   GUARD_USER         the login the guard writes as (default: the writer
+#                      its signed ledger names; set it only to override)
+#   WORKDIR            where entry.md and entry.json are written (default .)
 #
 # POSIX sh and POSIX utilities only: it runs the same on Linux, macOS and
 # the BSDs, and in busybox.
@@ -20,12 +23,17 @@ set -u
 AGENT=${AGENT:-lead-developer}
 NEXT_AGENT=${NEXT_AGENT:-code-reviewer}
 INVOCATION=${INVOCATION:-$AGENT-$(date -u +%Y%m%dT%H%M%SZ)-$$}
-GUARD_USER=${GUARD_USER:-gitea-actions}
 WORKDIR=${WORKDIR:-.}
+# The verbs find the guard's login in its signed ledger; --guard-user only
+# when GUARD_USER overrides it. "$@" holds the flags every verb takes.
+set -- --repo "$REPO" --issue "$ISSUE"
+if [ -n "${GUARD_USER:-}" ]; then
+	set -- "$@" --guard-user "$GUARD_USER"
+fi
 
-# 1. Entry: the checkpoint, the last comments, at most 3 files and one
-#    skill, under a hard token cap.
-gns-guard context --repo "$REPO" --issue "$ISSUE" --guard-user "$GUARD_USER" >"$WORKDIR/entry.md"
+# 1. Entry: the issue's task, the checkpoint, the last comments, at most 3
+#    files and one skill, under a hard token cap.
+gns-guard context "$@" >"$WORKDIR/entry.md"
 status=$?
 case $status in
 0) ;;
@@ -33,7 +41,7 @@ case $status in
 	# No checkpoint an agent may resume from: propose one rebuilt from
 	# the guard's ledger and the agents' footers, for a person to apply.
 	echo "agent: the checkpoint cannot be trusted; the recovery proposal:" >&2
-	gns-guard recover --repo "$REPO" --issue "$ISSUE" --guard-user "$GUARD_USER"
+	gns-guard recover "$@"
 	exit 1
 	;;
 *) exit "$status" ;;
@@ -43,16 +51,38 @@ esac
 # (BSD wc pads the number with blanks: keep the digits only.)
 CONSUMED=$(wc -c <"$WORKDIR/entry.md" | tr -cd '0-9')
 
+# The next call's estimate: what the guard accepts is at most half the
+# budget left after this call (next-over-budget) and the room the pressure
+# threshold leaves past the next agent's entry load (context-pressure).
+# Take half that room (the other half is for this call's result comment)
+# and stay under half the budget left.
+if [ -z "${NEXT_ESTIMATE:-}" ]; then
+	gns-guard context "$@" --format json >"$WORKDIR/entry.json" || exit $?
+	# The JSON is indented by the program: these keys sit at four spaces.
+	ROOM=$(sed -n 's/^    "pressure_room": \(-\{0,1\}[0-9][0-9]*\),\{0,1\}$/\1/p' "$WORKDIR/entry.json")
+	LEFT=$(sed -n 's/^    "budget_remaining": \(-\{0,1\}[0-9][0-9]*\),\{0,1\}$/\1/p' "$WORKDIR/entry.json")
+	if [ -z "$ROOM" ] || [ -z "$LEFT" ]; then
+		echo "agent: context --format json gave no next_estimate (an older gns-guard?): set NEXT_ESTIMATE" >&2
+		exit 2
+	fi
+	NEXT_ESTIMATE=$((ROOM / 2))
+	BUDGET=$(((LEFT - CONSUMED) / 2))
+	[ "$BUDGET" -lt "$NEXT_ESTIMATE" ] && NEXT_ESTIMATE=$BUDGET
+	[ "$NEXT_ESTIMATE" -lt 0 ] && NEXT_ESTIMATE=0
+fi
+
 # 2. Exit: the result comment with its footer, the checkpoint patched
 #    compare-and-swap, labels and assignee. Refused (exit 1) when the guard
 #    would fail the state it leaves; safe to repeat (exit 3: the server
-#    could not be reached) with the same invocation.
+#    could not be reached) with the same invocation. Anything else (2: a
+#    usage or configuration error, a repository or issue that does not
+#    exist) is not retried.
 for try in 1 2 3; do
-	gns-guard report --repo "$REPO" --issue "$ISSUE" --guard-user "$GUARD_USER" \
+	gns-guard report "$@" \
 		--agent "$AGENT" --invocation "$INVOCATION" --consumed "$CONSUMED" \
 		--action "implemented the rate limiter middleware, with tests" \
 		--verdict ready-for-review --files-changed 3 --key-stats '{"tests": 14}' \
-		--next-agent "$NEXT_AGENT" --next-estimate 3000 \
+		--next-agent "$NEXT_AGENT" --next-estimate "$NEXT_ESTIMATE" \
 		--labels-add phase::review --labels-remove phase::implementation
 	status=$?
 	[ "$status" -eq 3 ] || exit "$status"

@@ -22,6 +22,7 @@ type applied struct {
 	notes      []string // facts for the status comment and summary
 	archiveIDs []int64
 	pruned     bool
+	filled     bool             // the placeholder issue number was set
 	writes     []string         // one line per write made (or, in a dry run, planned)
 	posted     []issues.Comment // comments this run posted
 	statusID   int64            // the status comment the issue has after the run, 0: none
@@ -93,7 +94,15 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 	case guard.PostArchive:
 		return a.postArchive(ctx, w)
 	case guard.PatchBody:
-		return a.patchBody(ctx)
+		if err := a.patchBody(ctx); err != nil || p.Fill == nil || p.Fill.Number == 0 {
+			return err
+		}
+		// The pruned body holds the number the fill sets.
+		a.res.filled = true
+		a.res.notes = append(a.res.notes, p.Fill.Note())
+		return nil
+	case guard.SetIssue:
+		return a.fillIssue(ctx, p.Fill, w)
 	case guard.AddLabels:
 		if err := f.AddLabels(ctx, n, p.AddLabels, cfg.Labels.Specs()); err != nil {
 			return a.fail(w.Planned(), err)
@@ -174,29 +183,56 @@ func (a *applier) postArchive(ctx context.Context, w guard.Write) error {
 
 // patchBody writes the pruned body with compare-and-swap.
 func (a *applier) patchBody(ctx context.Context) error {
-	pr, n := a.pr, a.in.Issue.Number
-	if a.in.Issue.NoCAS {
-		if err := a.r.sameBody(ctx, n, a.in.Issue.Body); err != nil {
-			return err
-		}
-	}
-	if _, err := a.r.forge.EditBody(ctx, n, pr.Body, a.in.Issue.ContentVersion); err != nil {
-		if errors.Is(err, issues.ErrConflict) {
-			return err
-		}
-		return a.fail("write the pruned checkpoint", err)
-	}
-	if a.in.Issue.NoCAS {
-		if err := a.r.sameBody(ctx, n, pr.Body); err != nil {
-			// Someone wrote after the guard: nothing of theirs was lost.
-			a.r.log.infof("gns-guard: warning: the body changed right after the guard's write; the next run judges it")
-		}
+	pr := a.pr
+	if err := a.writeBody(ctx, pr.Body, "write the pruned checkpoint"); err != nil {
+		return err
 	}
 	for part := 1; part <= len(pr.Archives); part++ {
 		a.res.archiveIDs = append(a.res.archiveIDs, a.have[part])
 	}
 	a.res.pruned = true
 	a.res.writes = append(a.res.writes, guard.PatchWrite(pr).Done(""))
+	return nil
+}
+
+// fillIssue writes the body with the template's placeholder issue number
+// set, with compare-and-swap, and says so in the status comment.
+func (a *applier) fillIssue(ctx context.Context, f *guard.Fill, w guard.Write) error {
+	if f == nil || f.Number == 0 {
+		return fmt.Errorf("internal error: the plan sets checkpoint.issue without a number: %s", w.Planned())
+	}
+	if err := a.writeBody(ctx, f.Body, "set the checkpoint's issue number"); err != nil {
+		return err
+	}
+	a.res.filled = true
+	a.res.notes = append(a.res.notes, f.Note())
+	a.res.writes = append(a.res.writes, w.Done(""))
+	return nil
+}
+
+// writeBody writes body over the body the run read, with compare-and-swap
+// (a conflict is returned as it is: the run reads again and decides anew).
+// On a server without content_version it re-reads the body right before
+// and after the write instead.
+func (a *applier) writeBody(ctx context.Context, body, what string) error {
+	n := a.in.Issue.Number
+	if a.in.Issue.NoCAS {
+		if err := a.r.sameBody(ctx, n, a.in.Issue.Body); err != nil {
+			return err
+		}
+	}
+	if _, err := a.r.forge.EditBody(ctx, n, body, a.in.Issue.ContentVersion); err != nil {
+		if errors.Is(err, issues.ErrConflict) {
+			return err
+		}
+		return a.fail(what, err)
+	}
+	if a.in.Issue.NoCAS {
+		if err := a.r.sameBody(ctx, n, body); err != nil {
+			// Someone wrote after the guard: nothing of theirs was lost.
+			a.r.log.infof("gns-guard: warning: the body changed right after the guard's write; the next run judges it")
+		}
+	}
 	return nil
 }
 
@@ -403,6 +439,7 @@ func (a *applier) done(p *guard.Plan) status.Applied {
 		Notes:  a.res.notes,
 		Posted: a.res.posted,
 		Pruned: p.Prune != nil && (a.res.pruned || a.r.cfg.DryRun),
+		Filled: p.Fill != nil && (a.res.filled || a.r.cfg.DryRun),
 		Locked: p.Lock != "" && !slices.Contains(a.res.notes, lockRefused),
 	}
 }

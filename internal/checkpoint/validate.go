@@ -21,7 +21,10 @@ func Validate(cp *Checkpoint, opts Options) []finding.Finding {
 			Message:  path + ": " + fmt.Sprintf(format, args...),
 		})
 	}
-	if opts.Issue > 0 && cp.Issue.Set && cp.Issue.Value != opts.Issue {
+	switch {
+	case opts.Issue > 0 && cp.Issue.Set && cp.Issue.Value == IssuePlaceholder:
+		add(RuleInvalid, cp.Issue.Pos, "checkpoint.issue", "expected this issue's number %d, found %d, the template's placeholder: only the guard's first run on the issue sets it (after that, 0 is a changed number)", opts.Issue, cp.Issue.Value)
+	case opts.Issue > 0 && cp.Issue.Set && cp.Issue.Value != opts.Issue:
 		add(RuleInvalid, cp.Issue.Pos, "checkpoint.issue", "expected this issue's number %d, found %d", opts.Issue, cp.Issue.Value)
 	}
 	b := cp.Budget

@@ -48,20 +48,30 @@ func TestAgentScriptPortable(t *testing.T) {
 		}
 	}
 	// gns-guard records its arguments, one call a line; context writes a
-	// 19-byte entry load.
-	write("gns-guard", "#!/bin/sh\nprintf '%s\\n' \"$*\" >>\"$CALLS\"\n[ \"$1\" = context ] && printf 'the entry load....\\n'\nexit 0\n")
+	// 19-byte entry load, and its JSON the room for the next estimate;
+	// report exits $REPORT_EXIT.
+	write("gns-guard", `#!/bin/sh
+printf '%s\n' "$*" >>"$CALLS"
+case "$*" in
+"context "*"--format json"*) printf '{\n  "fits": true,\n  "next_estimate": {\n    "budget_remaining": 1019,\n    "pressure_room": 3000,\n    "most": 509\n  }\n}\n' ;;
+"context "*) printf 'the entry load....\n' ;;
+"report "*) exit "${REPORT_EXIT:-0}" ;;
+esac
+exit 0
+`)
 	write("wc", "#!/bin/sh\nprintf '%8s\\n' \"$("+realWC+" \"$@\")\"\n")
 
 	for _, sh := range shells {
 		t.Run(strings.Join(sh, " "), func(t *testing.T) {
 			work := t.TempDir()
 			calls := filepath.Join(work, "calls")
-			cmd := exec.Command(sh[0], append(sh[1:], script)...)
-			cmd.Env = []string{
+			env := []string{
 				"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 				"GITHUB_SERVER_URL=http://gitea.invalid", "GITEA_TOKEN=t", "REPO=acme/api", "ISSUE=42",
 				"WORKDIR=" + work, "CALLS=" + calls,
 			}
+			cmd := exec.Command(sh[0], append(sh[1:], script)...)
+			cmd.Env = env
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -70,14 +80,38 @@ func TestAgentScriptPortable(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-			if len(lines) != 2 || !strings.HasPrefix(lines[0], "context ") || !strings.HasPrefix(lines[1], "report ") {
+			if len(lines) != 3 || !strings.HasPrefix(lines[0], "context ") || !strings.HasSuffix(lines[1], " --format json") || !strings.HasPrefix(lines[2], "report ") {
 				t.Fatalf("calls:\n%s", data)
 			}
-			if !strings.Contains(lines[1], " --consumed 19 ") {
-				t.Errorf("--consumed is not a bare number: %s", lines[1])
+			report := lines[2]
+			if !strings.Contains(report, " --consumed 19 ") {
+				t.Errorf("--consumed is not a bare number: %s", report)
 			}
-			if !strings.Contains(lines[1], " --invocation lead-developer-") {
-				t.Errorf("no default invocation: %s", lines[1])
+			if !strings.Contains(report, " --invocation lead-developer-") {
+				t.Errorf("no default invocation: %s", report)
+			}
+			// Half the budget left after this call ((1019 - 19) / 2) is
+			// less than half the pressure room (3000 / 2).
+			if !strings.Contains(report, " --next-estimate 500 ") {
+				t.Errorf("the next estimate is not taken from context's room: %s", report)
+			}
+			if strings.Contains(string(data), "--guard-user") {
+				t.Errorf("--guard-user given without GUARD_USER:\n%s", data)
+			}
+
+			// A usage error is not retried.
+			if err := os.Remove(calls); err != nil {
+				t.Fatal(err)
+			}
+			cmd = exec.Command(sh[0], append(sh[1:], script)...)
+			cmd.Env = append(env, "REPORT_EXIT=2", "NEXT_ESTIMATE=700")
+			out, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+				t.Fatalf("report exit 2: agent.sh ended with %v\n%s", err, out)
+			}
+			data, _ = os.ReadFile(calls)
+			if n := strings.Count(string(data), "report "); n != 1 || strings.Contains(string(data), "--format json") || !strings.Contains(string(data), " --next-estimate 700 ") {
+				t.Errorf("with NEXT_ESTIMATE set and report exiting 2, calls:\n%s", data)
 			}
 		})
 	}

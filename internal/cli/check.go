@@ -260,8 +260,14 @@ func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
 		next = "(done)"
 	}
 	n := p.Numbers
-	return fmt.Sprintf("ok: issue %d, phase %s, depth %d, budget %d of %d left, next %s (~%d tokens), entry context %d of %d tokens (%s task)",
-		cp.Issue.Value, strconv.Quote(cp.Phase.Value), cp.Depth.Value, cp.Budget.Remaining.Value, cp.Budget.Total.Value, strconv.Quote(next), cp.NextEstimatedTokens.Value,
+	issue := strconv.FormatInt(cp.Issue.Value, 10)
+	if f := p.Fill; f != nil && f.Number > 0 {
+		issue = fmt.Sprintf("%d (from the template's placeholder 0, which the guard's first run sets)", f.Number)
+	} else if f != nil {
+		issue = "0 (the template's placeholder: the guard's first run on the issue sets its number)"
+	}
+	return fmt.Sprintf("ok: issue %s, phase %s, depth %d, budget %d of %d left, next %s (~%d tokens), entry context %d of %d tokens (%s task)",
+		issue, strconv.Quote(cp.Phase.Value), cp.Depth.Value, cp.Budget.Remaining.Value, cp.Budget.Total.Value, strconv.Quote(next), cp.NextEstimatedTokens.Value,
 		n.ContextTokens, n.MaxContext, n.TaskSize)
 }
 

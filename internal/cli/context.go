@@ -78,6 +78,7 @@ type contextReport struct {
 	*entryload.Load
 	CurrentTask string          `json:"current_task"`
 	CostCheck   *costCheck      `json:"cost_check,omitempty"`
+	Next        *nextRoom       `json:"next_estimate,omitempty"`
 	Error       string          `json:"error,omitempty"`
 	OverCap     *overCapNumbers `json:"over_cap,omitempty"`
 }
@@ -92,9 +93,34 @@ type costCheck struct {
 	Over      bool    `json:"over"`
 }
 
+// nextRoom is the room the guard leaves the next agent call, as it judges
+// the issue now: what next_estimated_tokens may be before next-over-budget
+// or context-pressure fails. An agent that reports takes its estimate from
+// it, keeping a share for its own result comment and the budget it spends.
+type nextRoom struct {
+	// BudgetRemaining is budget.remaining; next-over-budget allows
+	// BudgetRemaining × 0.5 once the agent's consumption is taken off.
+	BudgetRemaining int64 `json:"budget_remaining"`
+	// PressureRoom is pressure-threshold × max context less the entry
+	// load the guard measures now (next_estimated_tokens left out).
+	PressureRoom int64 `json:"pressure_room"`
+	// Most is the smaller of floor(BudgetRemaining × 0.5) and
+	// PressureRoom, at least 0: the most the guard accepts now.
+	Most int64 `json:"most"`
+}
+
+// newNextRoom is the room the guard's figures leave the next call.
+func newNextRoom(nums guard.Numbers, cfg issues.Config) *nextRoom {
+	load := nums.ContextTokens - nums.NextEstimated
+	room := int64(math.Floor(cfg.PressureThreshold*float64(nums.MaxContext))) - load
+	most := min(nums.BudgetRemaining/2, room)
+	return &nextRoom{BudgetRemaining: nums.BudgetRemaining, PressureRoom: room, Most: max(most, 0)}
+}
+
 type overCapNumbers struct {
 	Issue      int64 `json:"issue"`
 	Checkpoint int   `json:"checkpoint_tokens"`
+	Task       int   `json:"task_tokens"`
 	Minimal    int   `json:"minimal_tokens"`
 	entryload.Budget
 }
@@ -271,7 +297,7 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 		ts: env.Now().UTC().Format("2006-01-02T15:04:05Z"), number: number, load: load, budget: budget, check: check,
 		filesRequested: len(files), entries: len(cp.Entries()),
 	})
-	return printContext(env, o.format, contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check}, fence)
+	return printContext(env, o.format, contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check, Next: newNextRoom(nums, cfg)}, fence)
 }
 
 // readDocs reads the --file files and the --skill, in that order.
@@ -300,6 +326,9 @@ func readDocs(env Env, o *contextOptions) ([]entryload.Doc, *entryload.Doc, erro
 func contextCheckpoint(env Env, s contextIssue, o *contextOptions) (checkpoint.Result, error) {
 	number := s.Issue.Number
 	parsed := checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: number})
+	if err := awaitGuard("context", s.Snapshot, parsed); err != nil {
+		return parsed, err
+	}
 	if err := loadableCheckpoint(env, parsed, number, o); err != nil {
 		return parsed, err
 	}
@@ -349,6 +378,7 @@ func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, fil
 	in := entryload.Input{
 		Issue:        number,
 		Agent:        nums.Agent,
+		Task:         entryload.TaskSection(s.Issue.Body),
 		Checkpoint:   parsed.Block().Raw(),
 		Files:        files,
 		Skill:        skill,
@@ -726,11 +756,14 @@ func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpo
 	} else {
 		how = append(how, "shorten its longest values")
 	}
+	if oc.Task > 0 {
+		how = append(how, fmt.Sprintf("shorten the body's ## Task section (%s tokens), which is loaded whole", tokens.Format(oc.Task)))
+	}
 	how = append(how, "or give the task a larger size:: label (or pass a larger --cap)")
 	msg := fmt.Sprintf("%v. Prune the issue before an agent loads it: %s", oc, strings.Join(how, "; "))
 	if o.format == "json" {
 		rep := contextReport{Fits: false, CurrentTask: cp.CurrentTask.Value, Error: msg,
-			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
+			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Task: oc.Task, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
 		_ = printIndented(env, rep) // the error below is the answer either way
 	}
 	return &exitcode.ViolationError{Err: errors.New("context: " + msg)}
@@ -756,4 +789,16 @@ func appendJSONLine(env Env, flagName, path string, v any) {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: cannot append to %s %s: %v\n", flagName, path, err)
 	}
+}
+
+// awaitGuard refuses, for now, a body that still holds the issue
+// template's placeholder issue: 0 while the guard has not run on the issue
+// (it has no status comment): its first run sets the number, and the verb
+// works once it has. Exit 3, as for anything to try again later.
+func awaitGuard(verb string, s *live.Snapshot, parsed checkpoint.Result) error {
+	n := s.Issue.Number
+	if n == 0 || s.Status != nil || !parsed.HoldsPlaceholder() {
+		return nil
+	}
+	return cannotRun(fmt.Errorf("%s: issue #%d: the checkpoint still holds the issue template's placeholder issue: 0, and the guard has not run on the issue yet: its first run sets the number (its status comment says so). Wait for that run, then run %s again", verb, n, verb))
 }

@@ -1,16 +1,8 @@
 package cli_test
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/gns-guard/gns-guard/internal/testkit"
-	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // runAgentExample runs examples/agent/agent.sh with the gns-guard binary
@@ -24,35 +16,7 @@ func runAgentExample(t *testing.T, f *flow, invocation string) (stdout, stderr s
 // wrote.
 func runAgentExampleIn(t *testing.T, f *flow, invocation string) (stdout, stderr string, code int, entry string) {
 	t.Helper()
-	root, err := testkit.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := actiontest.Binary(t)
-	work := t.TempDir()
-	cmd := exec.Command("sh", filepath.Join(root, "examples", "agent", "agent.sh"))
-	cmd.Env = []string{
-		"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + work,
-		"GITHUB_SERVER_URL=" + f.r.S.URL,
-		"GITEA_TOKEN=" + f.agent.Token,
-		"REPO=" + f.r.Owner + "/" + f.r.Name,
-		"ISSUE=" + strconv.FormatInt(f.n, 10),
-		"INVOCATION=" + invocation,
-		"GUARD_USER=" + f.r.Bot,
-		"WORKDIR=" + work,
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	code = 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(filepath.Join(work, "entry.md"))
-	return out.String(), errb.String(), code, string(data)
+	return runAgentScript(t, f, invocation, nil)
 }
 
 // TestAgentExample runs the shipped example agent against the real Gitea:

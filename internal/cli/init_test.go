@@ -368,11 +368,18 @@ func TestInitIssueTemplatePassesCheck(t *testing.T) {
 			}
 		}
 	}
-	// Unfilled, the guard says which number it expects.
+	// As given, the template's issue: 0 is the placeholder the guard's
+	// first run sets: no error, one planned write.
 	files["b.md"] = body
 	stdout, _, code := runCLI(t, files, "", append(append([]string{"check"}, judge...), "b.md")...)
-	if code != exitcode.Violation || !strings.Contains(stdout, "expected this issue's number 7, found 0") {
-		t.Errorf("unfilled: exit %d:\n%s", code, stdout)
+	if code != 0 || !strings.Contains(stdout, "the action would set checkpoint.issue from the template's placeholder 0 to 7") {
+		t.Errorf("as given: exit %d:\n%s", code, stdout)
+	}
+	// Any other wrong number is an error that says which number it expects.
+	files["c.md"] = strings.Replace(body, "  issue: 0\n", "  issue: 3\n", 1)
+	stdout, _, code = runCLI(t, files, "", append(append([]string{"check"}, judge...), "c.md")...)
+	if code != exitcode.Violation || !strings.Contains(stdout, "expected this issue's number 7, found 3") {
+		t.Errorf("a wrong number: exit %d:\n%s", code, stdout)
 	}
 }
 

@@ -158,6 +158,9 @@ func proposeRecovery(s *live.Snapshot, cfg issues.Config, now time.Time) (*recov
 	if parsed.Valid() {
 		return nil, nil
 	}
+	if err := awaitGuard("recover", s, parsed); err != nil {
+		return nil, err
+	}
 	comments := s.Comments()
 	res := &recovery{contentVersion: iss.ContentVersion}
 	res.Issue = n

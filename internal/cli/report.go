@@ -315,6 +315,9 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 		rep.Now = ownTime(step.own, rep.Now)
 		res.CommentID, res.CommentURL = step.own.ID, step.own.HTMLURL
 	}
+	if err := awaitGuard("report", s, checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: conn.cfg.MaxCheckpointBytes})); err != nil {
+		return nil, err
+	}
 	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes})
 	var ue *exitprotocol.UnreadableError
 	if errors.As(err, &ue) {

@@ -30,7 +30,7 @@ func Assemble(in Input) (*Load, error) {
 	a.dropAll()
 	minimal, total := a.render()
 	if total > a.target {
-		return nil, &OverCapError{Issue: in.Issue, Checkpoint: a.count(in.Checkpoint), Minimal: total, Budget: in.Budget, Reserve: in.Reserve}
+		return nil, &OverCapError{Issue: in.Issue, Checkpoint: a.count(in.Checkpoint), Task: a.count(in.Task), Minimal: total, Budget: in.Budget, Reserve: in.Reserve}
 	}
 	planned := a.planned()
 	text, total, err := a.settle(minimal)
@@ -144,7 +144,7 @@ type assembly struct {
 	order        []int // indices of secs in the order they claim the cap
 	header       string
 	headerTokens int
-	p0Tokens     int
+	p0Tokens     int // the sections never cut, each with its line break
 }
 
 func (a *assembly) count(s string) int { return a.in.Counter.Count(s) }
@@ -155,6 +155,9 @@ func (a *assembly) build() {
 	add := func(s Section) int {
 		a.secs = append(a.secs, s)
 		return len(a.secs) - 1
+	}
+	if strings.TrimSpace(in.Task) != "" {
+		add(Section{Priority: P0, Kind: KindTask, Title: fmt.Sprintf("Task of issue #%d", in.Issue), body: in.Task})
 	}
 	add(Section{Priority: P0, Kind: KindCheckpoint, Title: fmt.Sprintf("Checkpoint of issue #%d", in.Issue), body: in.Checkpoint})
 
@@ -199,7 +202,11 @@ func (a *assembly) build() {
 		s.whole = s.render(s.Lines)
 		s.Whole = a.count(s.whole)
 	}
-	a.p0Tokens = a.secs[0].Whole
+	for _, s := range a.secs {
+		if s.Priority == P0 {
+			a.p0Tokens += s.Whole + 1
+		}
+	}
 
 	if p1 >= 0 {
 		a.order = append(a.order, p1)
@@ -287,7 +294,7 @@ func longest(a, b string) string {
 // plan decides every section's status within the cap less slack.
 func (a *assembly) plan(slack int) {
 	a.dropAll()
-	left := a.target - slack - a.headerTokens - a.p0Tokens - 1 - a.count(a.footerFor("", 0))
+	left := a.target - slack - a.headerTokens - a.p0Tokens - a.count(a.footerFor("", 0))
 	for _, i := range a.order {
 		s := &a.secs[i]
 		if s.Whole+1 <= left {

@@ -10,7 +10,7 @@ import (
 // Priorities of the sections, highest first. A section of a lower priority
 // gets what higher ones leave of the cap.
 const (
-	P0 = 0 // the checkpoint block (with current_task): never cut
+	P0 = 0 // the issue's task and the checkpoint block (with current_task): never cut
 	P1 = 1 // the previous agent's result comment
 	P2 = 2 // the other recent comments
 	P3 = 3 // the files named by the task
@@ -19,6 +19,7 @@ const (
 
 // Kinds of section.
 const (
+	KindTask       = "task" // the body's task section (TaskSection)
 	KindCheckpoint = "checkpoint"
 	KindResult     = "result"  // an agent result comment (P1, or P2 when older)
 	KindComment    = "comment" // any other comment
@@ -86,6 +87,10 @@ type Input struct {
 	// Issue is the issue's number; Agent the agent that loads (next_agent).
 	Issue int64
 	Agent string
+	// Task is the issue's task as a person wrote it: the body's task
+	// section (TaskSection). It is P0, loaded first and never cut; ""
+	// when the body has none.
+	Task string
 	// Checkpoint is the checkpoint block's YAML as it stands in the body
 	// (current_task included). It is P0 and is never cut.
 	Checkpoint string
@@ -169,19 +174,26 @@ type Load struct {
 	counter *tokens.Counter
 }
 
-// OverCapError says the checkpoint alone does not fit under the cap: the
-// issue needs pruning before an agent can load it.
+// OverCapError says the checkpoint and the task alone do not fit under
+// the cap: the issue needs pruning (or a shorter task) before an agent can
+// load it.
 type OverCapError struct {
 	Issue int64
-	// Checkpoint is the tokens of the checkpoint block; Minimal those of
-	// the smallest load (the checkpoint with its heading and the footer).
+	// Checkpoint is the tokens of the checkpoint block, Task those of the
+	// task section; Minimal those of the smallest load (the two with their
+	// headings and the footer).
 	Checkpoint int
+	Task       int
 	Minimal    int
 	Budget     Budget
 	Reserve    int
 }
 
 func (e *OverCapError) Error() string {
+	if e.Task > 0 {
+		return fmt.Sprintf("issue #%d: the checkpoint (%s tokens) and the body's task section (%s tokens), which are never cut, take %s tokens printed with their headings and the footer, over the cap of %s (%s)",
+			e.Issue, tokens.Format(e.Checkpoint), tokens.Format(e.Task), tokens.Format(e.Minimal+e.Reserve), tokens.Format(e.Budget.Cap), capNote(e.Budget))
+	}
 	return fmt.Sprintf("issue #%d: the checkpoint alone takes %s tokens (%s printed with its heading and the footer), over the cap of %s (%s)",
 		e.Issue, tokens.Format(e.Checkpoint), tokens.Format(e.Minimal+e.Reserve), tokens.Format(e.Budget.Cap), capNote(e.Budget))
 }

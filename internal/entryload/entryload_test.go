@@ -237,6 +237,9 @@ func randomInput(rng *rand.Rand, c *tokens.Counter) Input {
 		cp += "  - {agent: a, action: " + strings.ReplaceAll(text(8), "\n", " ") + "}\n"
 	}
 	in := Input{Issue: int64(rng.IntN(1000) + 1), Agent: text(3), Checkpoint: cp, Counter: c, FullComments: rng.IntN(3) == 0}
+	if rng.IntN(2) == 0 {
+		in.Task = text(60)
+	}
 	for i := range rng.IntN(5) {
 		body := text(400)
 		if rng.IntN(3) == 0 {

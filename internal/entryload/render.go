@@ -201,6 +201,8 @@ func (s *Section) render(kept int) string {
 		return s.heading(Kept, kept) + fence(infoString(s.Source), s.body)
 	case KindCheckpoint:
 		return s.heading(Kept, kept) + fence("yaml", s.body)
+	case KindTask:
+		return s.heading(Kept, kept) + fence("markdown", s.body)
 	}
 	if s.Compressed {
 		return s.heading(Kept, kept) + s.body

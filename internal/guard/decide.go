@@ -100,6 +100,8 @@ func Decide(in Input) *Plan {
 		return e.plan
 	}
 	e.plan.Governed = true
+	e.readRecord()
+	e.fillPlaceholder()
 	if e.parsed.Valid() {
 		e.cp = e.parsed.Checkpoint
 	}

@@ -114,13 +114,17 @@ func (e *eval) acceptState(after, pending []string) {
 
 // acceptedCheckpoint is the checkpoint this run accepts and the body's
 // content version with it: the pruned body's when this run prunes (its
-// write moves the version on by one, and pruned is true), else the body's.
+// write moves the version on by one, and pruned is true), else the body's
+// (one version on when this run sets the placeholder issue number).
 func (e *eval) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, pruned bool) {
 	cp, cv = e.cp, e.in.Issue.ContentVersion
 	if pr := e.plan.Prune; pr != nil {
 		if pc := prunedCheckpoint(pr.Body, e.cfg); pc != nil {
 			return pc, cv + 1, true
 		}
+	}
+	if f := e.plan.Fill; f != nil && f.Number > 0 {
+		cv++
 	}
 	return cp, cv, false
 }

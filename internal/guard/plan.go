@@ -40,6 +40,9 @@ type Plan struct {
 	Resolved bool
 	// Recovery is the context-recovery-needed comment to post once, or "".
 	Recovery string
+	// Fill sets the template's placeholder issue number, or nil. With a
+	// prune, the pruned body holds the number already.
+	Fill *Fill
 	// Prune is the pruning to apply (archive first, then the body), or nil.
 	Prune *prune.Result
 	// Digest is a completion digest comment to post, or "".
@@ -148,6 +151,7 @@ type WriteKind int
 const (
 	PostArchive WriteKind = iota
 	PatchBody
+	SetIssue
 	AddLabels
 	RemoveLabel
 	Lock
@@ -160,6 +164,7 @@ const (
 var writeVerbs = [...]struct{ planned, done string }{
 	PostArchive:  {"post archive", "posted archive"},
 	PatchBody:    {"patch the body", "patched the body"},
+	SetIssue:     {"set checkpoint.issue", "set checkpoint.issue"},
 	AddLabels:    {"add labels", "added labels"},
 	RemoveLabel:  {"remove label", "removed label"},
 	Lock:         {"lock the issue", "locked the issue"},
@@ -195,6 +200,8 @@ func (p *Plan) Writes() []Write {
 			ws = append(ws, ArchiveWrite(i+1, len(pr.Archives), a))
 		}
 		ws = append(ws, PatchWrite(pr))
+	} else if p.Fill != nil {
+		ws = append(ws, p.Fill.Write())
 	}
 	if len(p.AddLabels) > 0 {
 		ws = append(ws, LabelsWrite(p.AddLabels))

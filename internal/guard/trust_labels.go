@@ -10,13 +10,12 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// judgeLabels reads the ledger and judges the label changes since it, by
+// judgeLabels judges the label changes since the ledger (readRecord), by
 // label id and from the timeline: a governance label renamed, an approval
 // label removed, a relaxing label added, an accepted limit removed. It
 // sets the effective labels every rule judges: renamed labels keep their
 // accepted names, restored labels are on, unapproved relaxing labels off.
 func (e *eval) judgeLabels() {
-	e.readRecord()
 	live := e.acceptedNames()
 	e.judgeApprovals(live)
 	if _, ok := e.trust.approved[e.cfg.Labels.PermissionViolation]; ok {

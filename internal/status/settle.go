@@ -15,8 +15,9 @@ type Applied struct {
 	Notes []string
 	// Posted are the comments the run posted.
 	Posted []issues.Comment
-	// Pruned says the pruned body was written (in a dry run: would be).
-	Pruned bool
+	// Pruned says the pruned body was written (in a dry run: would be);
+	// Filled the same of the body with the placeholder issue number set.
+	Pruned, Filled bool
 	// Locked says the issue is locked once the run is over.
 	Locked bool
 	// Record is the hidden ledger line the status comment carries, and
@@ -67,8 +68,11 @@ func Settle(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) 
 func after(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, status string) guard.Input {
 	c := statusAfter(in.Self, status, existing, a.Moved, a.Written)
 	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
-	if p.Prune != nil && a.Pruned {
+	switch {
+	case p.Prune != nil && a.Pruned:
 		ch.Body = &p.Prune.Body
+	case p.Fill != nil && p.Fill.Number > 0 && a.Filled:
+		ch.Body = &p.Fill.Body
 	}
 	return in.After(ch)
 }

@@ -1,0 +1,105 @@
+package entryload
+
+import (
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+)
+
+// TaskHeading is the heading of the issue body's task section, as the
+// issue template init writes asks for it.
+const TaskHeading = "Task"
+
+// TaskSection returns the issue's task as a person wrote it in the body:
+// the text under its first heading "# Task" or "## Task" (any case), up to
+// the next heading of the same or a higher level, or the checkpoint block,
+// whichever comes first; headings inside fenced code do not count. It is
+// "" when the body has no such section or it holds only blanks.
+func TaskSection(body string) string {
+	end := len(body)
+	if blocks := checkpoint.Find(body, len(body)+1); len(blocks) > 0 {
+		end = blocks[0].Start
+	}
+	start, level := -1, 0
+	var fence string
+	at := 0
+	for at < end {
+		line, next := lineAt(body, at)
+		switch {
+		case fence != "":
+			if closesFence(line, fence) {
+				fence = ""
+			}
+		case opensFence(line) != "":
+			fence = opensFence(line)
+		case start < 0:
+			if n, title := atxHeading(line); n > 0 && n <= 2 && strings.EqualFold(title, TaskHeading) {
+				start, level = next, n
+			}
+		default:
+			if n, _ := atxHeading(line); n > 0 && n <= level {
+				end = at
+			}
+		}
+		at = next
+	}
+	if start < 0 || start >= end {
+		return ""
+	}
+	return strings.TrimSpace(strings.ReplaceAll(body[start:end], "\r\n", "\n"))
+}
+
+// lineAt returns the line starting at offset at (without its line end)
+// and the offset of the next line.
+func lineAt(body string, at int) (string, int) {
+	i := strings.IndexByte(body[at:], '\n')
+	if i < 0 {
+		return strings.TrimSuffix(body[at:], "\r"), len(body)
+	}
+	return strings.TrimSuffix(body[at:at+i], "\r"), at + i + 1
+}
+
+// atxHeading reads a Markdown ATX heading (at most three spaces of
+// indentation): its level and its text, without closing #s.
+func atxHeading(line string) (level int, title string) {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 {
+		return 0, ""
+	}
+	for level < len(t) && t[level] == '#' {
+		level++
+	}
+	if level == 0 || level > 6 || (level < len(t) && t[level] != ' ' && t[level] != '\t') {
+		return 0, ""
+	}
+	title = strings.TrimSpace(t[level:])
+	title = strings.TrimSpace(strings.TrimRight(title, "#"))
+	return level, title
+}
+
+// opensFence returns the fence a line opens (``` or ~~~, three or more),
+// or "".
+func opensFence(line string) string {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(t) && t[n] == t[0] {
+		n++
+	}
+	if n < 3 || (t[0] == '`' && strings.Contains(t[n:], "`")) {
+		return ""
+	}
+	return t[:n]
+}
+
+// closesFence reports whether line closes a block opened by fence.
+func closesFence(line, fence string) bool {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || !strings.HasPrefix(t, fence) {
+		return false
+	}
+	rest := strings.TrimLeft(t, fence[:1])
+	return strings.TrimSpace(rest) == ""
+}

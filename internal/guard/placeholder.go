@@ -1,0 +1,67 @@
+package guard
+
+import (
+	"fmt"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+)
+
+// Fill is the maintenance write that sets a template's placeholder issue
+// number (checkpoint.issue: 0) to the issue's own: compare-and-swap, like
+// a pruned body, and never a violation (docs/contract.md §2).
+type Fill struct {
+	// Number is the issue's number; 0 when it is not known (a body
+	// checked offline without --issue): then nothing can be written.
+	Number int64
+	// Body is the body with the number set ("" when Number is 0).
+	Body string
+}
+
+// Write is the plan's write of the fill.
+func (f *Fill) Write() Write {
+	if f.Number == 0 {
+		return Write{Kind: SetIssue, Detail: " to the issue's number on the guard's first run (0 is the template's placeholder)"}
+	}
+	return Write{Kind: SetIssue, Detail: fmt.Sprintf(" from the template's placeholder 0 to %d (compare-and-swap)", f.Number)}
+}
+
+// Note is what the status comment says of the fill once it is made.
+func (f *Fill) Note() string {
+	return fmt.Sprintf("The checkpoint held the issue template's placeholder `issue: 0`: the guard set it to this issue's number, %d.", f.Number)
+}
+
+// fillPlaceholder judges the body as the guard leaves it when it holds the
+// template's placeholder issue and no accepted state names a number yet:
+// with the issue's number set (the fill is planned as a write). Once the
+// ledger has accepted a number, 0 is a changed number like any other, and
+// a record that cannot be trusted leaves the body as it is.
+func (e *eval) fillPlaceholder() {
+	t := &e.trust
+	if !e.parsed.HoldsPlaceholder() || t.problem != "" || (t.ledger != nil && t.ledger.Baseline) {
+		return
+	}
+	n := e.in.Issue.Number
+	if n == 0 {
+		// Offline without a number: the placeholder is what a template
+		// ships, not an error; the guard sets it on its first run.
+		e.plan.Fill = &Fill{}
+		return
+	}
+	body, ok := checkpoint.FillIssue(e.in.Issue.Body, e.parsed, n)
+	if !ok {
+		return
+	}
+	e.in.Issue.Body = body
+	e.parsed = checkpoint.Parse(body, checkpoint.Options{
+		Issue:     n,
+		MaxBytes:  e.cfg.MaxCheckpointBytes,
+		TailLimit: e.cfg.HistoryTail,
+		Done:      e.in.Done,
+	})
+	if e.parsed.Valid() {
+		// As with pruning, a body that is not valid otherwise is judged
+		// with the number set but not rewritten: the number is set once
+		// the person's fix makes it valid.
+		e.plan.Fill = &Fill{Number: n, Body: body}
+	}
+}
