@@ -132,6 +132,7 @@ var (
 	issueNumber   = func(c Resolved) any { return c.IssueNumber }
 	underReport   = func(c Resolved) any { return c.Config.UnderReport }
 	staleAfter    = func(c Resolved) any { return c.Config.StaleAfter }
+	unjudgedGrace = func(c Resolved) any { return c.Config.UnjudgedGrace }
 	mode          = func(c Resolved) any { return c.Mode }
 	token         = func(c Resolved) any { return c.Token }
 	adminToken    = func(c Resolved) any { return c.AdminToken }
@@ -236,6 +237,9 @@ var (
 		{name: "under-report", text: "FAIL", check: underReport, expect: "fail"},
 		{name: "under-report", text: "off", check: underReport, expect: "off"},
 		{name: "under-report", text: "loud", want: "warn, fail or off"},
+		{name: "unjudged-grace", text: "5s", check: unjudgedGrace, expect: 5 * time.Second},
+		{name: "unjudged-grace", text: " 2m ", check: unjudgedGrace, expect: 2 * time.Minute},
+		{name: "unjudged-grace", text: "0s", want: "a duration such as 2m, 90s or 1h"},
 		{name: "stale-after", text: "3d", check: staleAfter, expect: 72 * time.Hour},
 		{name: "stale-after", text: " 36h ", check: staleAfter, expect: 36 * time.Hour},
 		{name: "stale-after", text: "0d", want: "a duration such as 7d, 36h or 90m"},
@@ -522,7 +526,7 @@ func TestEmptyFile(t *testing.T) {
 // TestFileErrors checks the exact error of each malformed file.
 func TestFileErrors(t *testing.T) {
 	const f = FileName
-	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, ledger-public-key"
+	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key"
 	for _, c := range []struct{ data, want string }{
 		// did you mean
 		{"prune-treshold: 0.5\n", f + `:1:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`},

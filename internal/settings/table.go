@@ -220,6 +220,9 @@ var rows = []row{
 	parsedRow("stale-after", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
 		parseDuration, func(c *issues.Config) *time.Duration { return &c.StaleAfter },
 		"gns-guard status marks an issue stale after this long without accepted progress."),
+	parsedRow("unjudged-grace", String, "2m", "a duration such as 2m, 90s or 1h", inInput|inFile|inFlag,
+		parseDuration, func(c *issues.Config) *time.Duration { return &c.UnjudgedGrace },
+		"How long an issue's body may be ahead of the guard's ledger (a change no guard run has judged yet) before gns-guard context and report refuse to build on it and gns-guard status lists it: a guard switched off cannot go unnoticed."),
 	newRow("mode", Enum, "issue", "issue or dashboard", inInput,
 		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
 		func(r *Resolved, v Value) bool {
