@@ -133,7 +133,7 @@ func TestAnchorAgentsCannotWrite(t *testing.T) {
 func TestAnchorRotation(t *testing.T) {
 	f := newFixture(t)
 	n, d := anchoredIssue(t, f, "rotation")
-	newKey := "the rotated ledger key"
+	newKey := "6cef831177da3c70b1c4a54e5810b42c7a390b699378f5a4bf621b924da9d569" // the rotated ledger key
 	oldID := ledger.SecretKeys([]byte(ledgerKey)).KeyIDs()[0]
 	newID := ledger.SecretKeys([]byte(newKey)).KeyIDs()[0]
 	r := f.Run(t, d, "ledger-key", newKey, "ledger-key-previous", ledgerKey, "admin-token", f.S.AdminToken)
@@ -141,7 +141,7 @@ func TestAnchorRotation(t *testing.T) {
 	if st, a := f.Status(t, n).Body, anchorOf(t, f, n); !strings.Contains(st, "kid="+newID) || !strings.Contains(a, "kid="+newID) {
 		t.Fatalf("the record and the anchor were not signed anew with key %s (old %s):\n%s\nanchor %s", newID, oldID, st, a)
 	}
-	r = f.Run(t, d, "ledger-key", "a third key nobody told the workflow about", "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "ledger-key", "05ccba948a84242983ab2bc6b313642d0cae8a2858de66aab7b516b635e07b3f" /* a third key nobody told the workflow about */, "admin-token", f.S.AdminToken)
 	r.Expect(t, 1, "fail")
 	if out := r.String(); !strings.Contains(out, "which this workflow does not hold") || !strings.Contains(out, "ledger-key-previous") {
 		t.Errorf("a key the workflow does not hold is reported as a key problem:\n%s", r.String())

@@ -136,7 +136,7 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 // resolves the configuration it is judged with (the repository's file may
 // ask for more of the last comments than were read).
 func (r *runner) read(ctx context.Context, first bool) (*live.Snapshot, error) {
-	s, err := r.reader.Read(ctx, r.event.Number, live.ReadOptions{Window: r.cfg.RecentWindow(), Pull: r.event.Name == "pull_request"})
+	s, err := r.reader.Read(ctx, r.event.Number, live.ReadOptions{Window: r.cfg.RecentWindow(), Pull: r.event.IsPull})
 	if err != nil || !s.Governed {
 		return s, err
 	}

@@ -67,6 +67,9 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	if st, ok := fg.(interface{ ServerTime() time.Time }); ok {
 		sw.ServerNow = st.ServerTime
 	}
+	if wl, ok := fg.(dashboard.WorkflowLister); ok {
+		sw.Workflows = wl
+	}
 	res, err := sw.Run(ctx)
 	if err != nil {
 		return err

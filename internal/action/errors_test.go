@@ -68,3 +68,41 @@ func TestRejectedTokenExits3(t *testing.T) {
 		t.Errorf("the token was printed:\n%s", out)
 	}
 }
+
+// A ledger-key under 256 bits is refused: its public key is published, so
+// a short secret can be guessed offline and every record forged. Exit 2,
+// naming the minimum and gns-guard keygen, never the key; nothing is
+// written. A weak ledger-key-previous still verifies (a rotation away from
+// it must finish), with a warning.
+func TestWeakLedgerKeyExits2(t *testing.T) {
+	f := newFixture(t)
+	n, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
+	for _, weak := range []string{"abc", "s3cret-but-not-long-enough", strings.Repeat("ab", 31)} {
+		r := f.Run(t, d, "ledger-key", weak)
+		out := unmasked(r.Stdout + r.Stderr)
+		if r.Code != 2 || r.Outputs["result"] != "error" || !strings.Contains(out, "input ledger-key") ||
+			!strings.Contains(out, "256 bits") || !strings.Contains(out, "gns-guard keygen") || strings.Contains(out, weak) {
+			t.Errorf("ledger-key of %d characters: exit %d, expected 2 naming the input, the minimum and keygen, not the key\n%s", len(weak), r.Code, r.String())
+		}
+	}
+	if st := f.Issue(t, n); st.Comments != 0 {
+		t.Errorf("a refused key wrote to the issue: %+v", st)
+	}
+	r := f.Run(t, d, "ledger-key", ledgerKey, "ledger-key-previous", "abc")
+	r.Expect(t, 0, "pass")
+	if out := unmasked(r.Stdout + r.Stderr); !strings.Contains(out, "ledger-key-previous is weaker than 256 bits") || strings.Contains(out, "abc") {
+		t.Errorf("a weak ledger-key-previous must pass with a warning that does not show it\n%s", r.String())
+	}
+}
+
+// unmasked is a log without its ::add-mask:: lines, which hand the runner
+// the secrets to hide.
+func unmasked(log string) string {
+	var keep []string
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.HasPrefix(l, "::add-mask::") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}

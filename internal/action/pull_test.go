@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // openPull commits files on a new branch through the contents API and
@@ -30,7 +31,7 @@ func openPull(t *testing.T, f *actiontest.Repo, branch string, files ...string) 
 		Number int64 `json:"number"`
 	}
 	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
-	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request", "opened", pr.Number, f.S.AdminLogin))
+	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request_target", "opened", pr.Number, f.S.AdminLogin))
 }
 
 // protected-path: a pull request changing .kilo/ fails and gets
@@ -57,8 +58,8 @@ func TestProtectedPath(t *testing.T) {
 	f.Status(t, n) // still exactly one
 
 	// A person allows the change.
-	d = f.AddLabels(t, "pull_request", n, "permission::evolve-system")
-	if d.Event != "pull_request" {
+	d = f.AddLabels(t, "pull_request_target", n, "permission::evolve-system")
+	if d.Event != "pull_request_target" {
 		t.Fatalf("a label on a pull request arrived as %s", d.Event)
 	}
 	r = f.Run(t, d)
@@ -83,4 +84,39 @@ func TestProtectedPath(t *testing.T) {
 	r = f.Run(t, d2, "protected-paths", "docs/")
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "protected-path")
+}
+
+// protected-path on every event of a pull request the guard sees, not
+// only on the pull request's own: a label, an edit of its description and
+// a comment judge its files too, and fail until an approver adds
+// permission::evolve-system (a comment on a pull request was once skipped
+// as "not governed", a green run on a pull request that changes .kilo/).
+func TestProtectedPathOnEveryPullEvent(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	n, _ := openPull(t, f, "every-event", ".kilo/rules/global.md")
+	check := func(what string, d actiontest.Delivery) {
+		t.Helper()
+		r := f.Run(t, d)
+		r.Expect(t, 1, "fail")
+		r.ExpectRules(t, "protected-path")
+		if v := r.Violations(t)[0]; !strings.Contains(v.Message, `".kilo/rules/global.md"`) {
+			t.Errorf("%s: the violation must name the protected file: %s", what, v.Message)
+		}
+	}
+	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, "size::small")
+	f.API(t, agent.Token, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
+	check("a label", f.Runs.Next(t, actiontest.From("pull_request_target", "label_updated", n, agent.Login)))
+	_, d := f.Comment(t, n, agent, "Looks done to me.")
+	check("a comment", d)
+	f.API(t, agent.Token, http.MethodPatch, f.Path("/pulls/%d", n), map[string]string{"body": "now with a description"}, nil)
+	check("an edit", f.Runs.Next(t, actiontest.From("pull_request_target", "edited", n, agent.Login)))
+	if !f.Issue(t, n).Has("permission::violation") {
+		t.Error("permission::violation was not set on the pull request")
+	}
+
+	// An approver's label opens the paths; a comment then passes.
+	f.Run(t, f.AddLabels(t, "pull_request_target", n, "permission::evolve-system")).Expect(t, 0, "pass")
+	_, d = f.Comment(t, n, agent, "Thanks.")
+	f.Run(t, d).Expect(t, 0, "pass")
 }

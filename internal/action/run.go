@@ -62,6 +62,19 @@ func Run(ctx context.Context, o Options) error {
 	return &exitcode.Reported{Err: err}
 }
 
+// mask masks every token and key of the run, a key refused as too weak
+// included (its input's own text).
+func (r *runner) mask(set settings.Resolved, input func(string) string) {
+	masked := map[string]bool{"": true}
+	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey), string(set.Config.LedgerKeyPrevious),
+		strings.TrimSpace(input("ledger-key")), strings.TrimSpace(input("ledger-key-previous")), r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN")} {
+		if !masked[t] {
+			masked[t] = true
+			r.kit.gh.AddMask(t)
+		}
+	}
+}
+
 // cannotRun marks err as a failure to do the work at all (exit 3).
 func cannotRun(err error) error { return &exitcode.CannotRunError{Err: err} }
 
@@ -87,15 +100,12 @@ func (r *runner) run(ctx context.Context) error {
 	input := func(name string) string { return r.kit.gh.GetInput(name) }
 	r.inputs = settings.InputLayer(input)
 	set, err := settings.Resolve(r.inputs)
-	masked := map[string]bool{"": true}
-	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey), string(set.Config.LedgerKeyPrevious), r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN")} {
-		if !masked[t] {
-			masked[t] = true
-			r.kit.gh.AddMask(t)
-		}
-	}
+	r.mask(set, input)
 	if err != nil {
 		return &exitcode.UsageError{Err: err}
+	}
+	if k := set.Config.LedgerKeyPrevious; len(k) > 0 && ledger.CheckKey(k) != nil {
+		r.log.infof("gns-guard: warning: input ledger-key-previous is weaker than %d bits: it still verifies the records it signed, which this run signs anew with ledger-key; remove it once every issue's ledger is signed with the new key", ledger.MinKeyBits)
 	}
 	token := firstNonEmpty(set.Token, r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"))
 	if token == "" {

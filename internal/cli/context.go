@@ -274,6 +274,11 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	if o.repo != "" {
+		if err := refuseUnjudged("context", reader, s.Snapshot, cfg, env); err != nil {
+			return err
+		}
+	}
 	nums, err := guardFigures(ctx, reader, s, cfg, o.repo, env, counter)
 	if err != nil {
 		return err

@@ -124,7 +124,7 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 }
 
 // historyKey is the ledger key of historyIssue's guard.
-var historyKey = []byte("history test key")
+var historyKey = []byte("a9ea060ac451d2b0cdb750a8d574abb969ed4deb4e5724a239af4185a9f5f088")
 
 func runHistoryCLI(t *testing.T, f issues.Forge, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
@@ -231,7 +231,7 @@ func TestHistoryProblems(t *testing.T) {
 // with or without the ledger key, and exits 1.
 func TestHistoryChain(t *testing.T) {
 	args := []string{"--repo", "org/proj", "--issue", "42", "--server", "http://x"}
-	vars := map[string]string{"GITHUB_TOKEN": "t", "KEY": string(historyKey), "WRONG": "not the key"}
+	vars := map[string]string{"GITHUB_TOKEN": "t", "KEY": string(historyKey), "WRONG": "a5bed7447d48e5a7fd55833807c2ba009fad806e9f023e471168a7c58621e4bb"}
 	withKey := append(slices.Clone(args), "--ledger-key-env", "KEY")
 	f, _ := historyIssue(t)
 	if _, errOut, code := runHistoryCLI(t, f, vars, withKey...); code != 0 {
@@ -242,6 +242,11 @@ func TestHistoryChain(t *testing.T) {
 	}
 	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "UNSET")...); code != exitcode.Usage {
 		t.Errorf("an unset key variable: exit %d: %s", code, errOut)
+	}
+	vars["WEAK"] = "s3cret"
+	if _, errOut, code := runHistoryCLI(t, f, vars, append(slices.Clone(args), "--ledger-key-env", "WEAK")...); code != exitcode.Usage ||
+		!strings.Contains(errOut, "--ledger-key-env WEAK") || !strings.Contains(errOut, "256 bits") || !strings.Contains(errOut, "gns-guard keygen") || strings.Contains(errOut, "s3cret") {
+		t.Errorf("a key under 256 bits: exit %d, want 2 naming the minimum and keygen: %s", code, errOut)
 	}
 	archiveAt := func(f *fakeForge, id int64) int {
 		for i, c := range f.comments {

@@ -242,7 +242,7 @@ func TestHistoryVerifyTampered(t *testing.T) {
 // by the old key, the rest by the new. With only the new public key the
 // old part is a key problem, not an edit; with both, all verifies.
 func TestHistoryVerifyRotation(t *testing.T) {
-	oldKey, newKey := []byte("the key before the rotation"), historyKey
+	oldKey, newKey := []byte("8e332df098e6cfcd0a6b269d4d426b8eba39538dab391111c65f7d34e6427381"), historyKey
 	f := signedIssue(t, newKey, oldKey, newKey)
 	_, errOut, code := runVerify(t, f, "--public-key", ledger.PublicKey(newKey))
 	if code != exitcode.Violation || !strings.Contains(errOut, "comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) is signed by key "+kidOf(oldKey)+", which this workflow does not hold") ||
@@ -308,7 +308,7 @@ func TestHistoryVerifyLegacyHMAC(t *testing.T) {
 		!strings.Contains(errOut, "note: comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) was signed with the secret ledger-key itself") {
 		t.Errorf("the public key: exit %d\n%s%s", code, out, errOut)
 	}
-	vars := map[string]string{"GITEA_TOKEN": "t", "KEY": string(historyKey), "WRONG": "not the key"}
+	vars := map[string]string{"GITEA_TOKEN": "t", "KEY": string(historyKey), "WRONG": "a5bed7447d48e5a7fd55833807c2ba009fad806e9f023e471168a7c58621e4bb"}
 	base := []string{"--repo", "org/proj", "--issue", "42", "--server", "http://x"}
 	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "KEY")...); code != exitcode.Clean {
 		t.Errorf("the secret: exit %d: %s", code, errOut)

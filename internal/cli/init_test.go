@@ -697,17 +697,24 @@ func TestPubkey(t *testing.T) {
 		code := Main(context.Background(), []string{"pubkey"}, env)
 		return out.String(), errOut.String(), code
 	}
-	stdout, stderr, code := run(map[string]string{LedgerKeyEnv: "a ledger key"})
-	if code != 0 || stdout != ledger.PublicKey([]byte("a ledger key"))+"\n" || stderr != "" {
+	const secret = "c0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0de" // 64 hexadecimal digits
+	stdout, stderr, code := run(map[string]string{LedgerKeyEnv: secret})
+	if code != 0 || stdout != ledger.PublicKey([]byte(secret))+"\n" || stderr != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	keys, err := ledger.NewKeys(nil, nil, strings.TrimSpace(stdout))
 	if err != nil || !keys.Any() {
 		t.Fatalf("the printed key does not parse: %v", err)
 	}
-	c := &issues.Comment{Author: issues.ActionsUser, Body: ledger.Encode(ledger.Record{Issue: 1}, []byte("a ledger key"))}
+	c := &issues.Comment{Author: issues.ActionsUser, Body: ledger.Encode(ledger.Record{Issue: 1}, []byte(secret))}
 	if l, problem := ledger.Read(c, 1, keys); l == nil {
 		t.Errorf("the public key does not verify the secret's record: %s", problem)
+	}
+	// A key weaker than 256 bits has no public key to publish: it would
+	// let anyone guess the secret from it.
+	if out, stderr, code := run(map[string]string{LedgerKeyEnv: "abc"}); code != exitcode.Usage || out != "" ||
+		!strings.Contains(stderr, "256 bits") || !strings.Contains(stderr, "gns-guard keygen") || strings.Contains(stderr, "abc") {
+		t.Errorf("a weak key: exit %d, stdout %q, stderr %q; want exit 2 naming the minimum and keygen", code, out, stderr)
 	}
 	if _, stderr, code := run(nil); code != exitcode.Usage || !strings.Contains(stderr, LedgerKeyEnv) {
 		t.Errorf("no secret: exit %d, %q", code, stderr)

@@ -102,6 +102,9 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 		if f.ledgerKey = []byte(env.Getenv(f.ledgerKeyEnv)); len(f.ledgerKey) == 0 {
 			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
 		}
+		if err := ledger.CheckKey(f.ledgerKey); err != nil {
+			return nil, nil, usageError("%s: --ledger-key-env %s: %v", verb, f.ledgerKeyEnv, err)
+		}
 	}
 	client, err := connectForge(server, token, f.owner, f.name)
 	if err != nil {

@@ -35,6 +35,9 @@ func runPubkey(_ context.Context, o *formatOptions, env Env) error {
 	if secret == "" {
 		return usageError("pubkey: $%s is empty or not set: export the ledger-key secret (what gns-guard keygen printed) into it", LedgerKeyEnv)
 	}
+	if err := ledger.CheckKey([]byte(secret)); err != nil {
+		return usageError("pubkey: $%s: %v", LedgerKeyEnv, err)
+	}
 	pub := ledger.PublicKey([]byte(secret))
 	keys := ledger.SecretKeys([]byte(secret))
 	if o.format == "json" {

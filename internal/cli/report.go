@@ -257,6 +257,12 @@ func (o *reportOptions) readAndDecide(ctx context.Context, env Env, conn *report
 		return nil, nil, err
 	}
 	step, err := o.decide(ctx, conn, s, now, res)
+	if err == nil && !step.already {
+		// An earlier report of this invocation is answered as it was.
+		if err := refuseUnjudged("report", conn.reader, s, conn.cfg, env); err != nil {
+			return nil, nil, err
+		}
+	}
 	var ue *exitprotocol.UnreadableError
 	if errors.As(err, &ue) {
 		for _, fd := range ue.Findings {

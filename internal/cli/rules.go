@@ -42,7 +42,7 @@ func ruleList() []ruleJSON {
 			j.Severity = "warning"
 		}
 		if r.Pull {
-			j.Events = "pull_request"
+			j.Events = "pull_request_target, and every event on a pull request"
 		}
 		if j.Inputs == nil {
 			j.Inputs = []string{}

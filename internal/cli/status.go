@@ -108,6 +108,9 @@ func newSweep(env Env, reader *live.Reader, client issues.Forge, lister dashboar
 	if st, ok := client.(interface{ ServerTime() time.Time }); ok {
 		sw.ServerNow = st.ServerTime
 	}
+	if wl, ok := client.(dashboard.WorkflowLister); ok {
+		sw.Workflows = wl
+	}
 	if isTerminal(env.Stderr) {
 		sw.Progress = func(done, total int) {
 			if total > progressAfter {

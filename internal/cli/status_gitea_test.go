@@ -66,7 +66,7 @@ func openGoverned(t *testing.T, r *actiontest.Repo, title string, total int, lab
 // TestStatusOnGitea: three governed issues — one stale (its ledger older
 // than a short stale-after), one failing (depth over its cascade limit) —
 // and one ungoverned; `status --format json` lists the three with the
-// guard's numbers, at two requests plus one an issue.
+// guard's numbers, at three requests plus one an issue.
 func TestStatusOnGitea(t *testing.T) {
 	r := actiontest.NewRepo(t)
 	const staleAfter = 8 * time.Second
@@ -100,9 +100,10 @@ func TestStatusOnGitea(t *testing.T) {
 	if f := rows[failing]; f.Stale || f.Verdict != "fail" || len(f.Rules) != 1 || f.Rules[0] != "depth-exceeded" || *f.MaxDepth != 0 {
 		t.Errorf("failing: %+v", f)
 	}
-	// The configuration file, one page of the list, one read an issue.
-	if reqs := p.requests(); len(reqs) != 2+3 {
-		t.Errorf("%d requests, want 2 + 1 per governed issue (3):\n%s", len(reqs), strings.Join(reqs, "\n"))
+	// The configuration file, the workflows (is the guard's disabled?),
+	// one page of the list, one read an issue.
+	if reqs := p.requests(); len(reqs) != 3+3 {
+		t.Errorf("%d requests, want 3 + 1 per governed issue (3):\n%s", len(reqs), strings.Join(reqs, "\n"))
 	}
 	// The text and Markdown forms list the same issues.
 	text, _, _ := status(t, r, r.S.URL, r.S.AdminToken, "--stale-after", staleAfter.String())
@@ -139,8 +140,8 @@ func TestStatusRequestsGrowByOneAnIssue(t *testing.T) {
 	open(27)
 	thirty := count()
 	t.Logf("requests: %d for 3 governed issues, %d for 30", three, thirty)
-	if three != 2+3 || thirty != 2+30 {
-		t.Errorf("requests: %d for 3 issues, %d for 30; want 2+3 and 2+30", three, thirty)
+	if three != 3+3 || thirty != 3+30 {
+		t.Errorf("requests: %d for 3 issues, %d for 30; want 3+3 and 3+30", three, thirty)
 	}
 }
 

@@ -51,7 +51,7 @@ func verifyBinary(t *testing.T, secret string, args ...string) (stdout, stderr s
 // exits 1 and names that comment by its id and URL.
 func TestHistoryVerifyOnGitea(t *testing.T) {
 	r := actiontest.NewRepo(t)
-	const secret = "the ledger key of the verify test"
+	const secret = "a12dd3a7fd3203a452eb34d91a9be20569d5e337a3384347068895c07f3e0c5a" // the ledger key of the verify test
 	kid := ledger.SecretKeys([]byte(secret)).KeyIDs()[0]
 	r.CommitFile(t, ".gitea/gns-guard.yml", "ledger-public-key: "+ledger.PublicKey([]byte(secret))+"\n")
 	agent := r.User(t, "agent", giteatest.PermWrite)

@@ -57,6 +57,9 @@ func nonNil[T any](s []T) []T {
 func Text(r *Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", plain(r.Repo, 0), summary(r))
+	for _, l := range workflowLines(r) {
+		b.WriteString(l + "\n")
+	}
 	if len(r.Rows) == 0 {
 		return b.String()
 	}
@@ -91,6 +94,9 @@ func Markdown(r *Result) string {
 func markdownTable(r *Result, most int) (string, int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", summary(r))
+	for _, l := range workflowLines(r) {
+		b.WriteString("**" + l + "**\n\n")
+	}
 	if len(r.Rows) == 0 {
 		return b.String(), 0
 	}
@@ -119,6 +125,9 @@ func markdownTable(r *Result, most int) (string, int) {
 		stale := "no"
 		if row.Stale {
 			stale = "⏸ stale since " + row.Progress.Format("2006-01-02")
+		}
+		if u := row.Unjudged; u != nil {
+			verdict += fmt.Sprintf(" ⚠️ unjudged: body v%d, ledger v%d, since %s", u.Current, u.Judged, u.Since.Format("2006-01-02 15:04"))
 		}
 		line := fmt.Sprintf("| `#%d` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Number, Cell(row.Title, 60), Cell(row.Phase, 30),
 			depthText(row), used, remainingText(row), verdict, Cell(row.LastAgent, 30), Cell(row.NextAgent, 30),
@@ -190,6 +199,9 @@ func notes(row Row) []string {
 	}
 	if row.Stale {
 		out = append(out, "stale since "+row.Progress.Format("2006-01-02"))
+	}
+	if u := row.Unjudged; u != nil {
+		out = append(out, fmt.Sprintf("unjudged: body v%d, ledger v%d, unchanged since %s", u.Current, u.Judged, u.Since.Format("2006-01-02 15:04")))
 	}
 	return out
 }

@@ -58,6 +58,9 @@ type Sweep struct {
 	// Progress, when not nil, is told each governed issue read: done of
 	// total.
 	Progress func(done, total int)
+	// Workflows, when not nil, lists the repository's workflows: a
+	// disabled guard workflow is reported.
+	Workflows WorkflowLister
 }
 
 // Result is what a sweep found.
@@ -74,6 +77,10 @@ type Result struct {
 	Listed []Listed `json:"-"`
 	// StaleAfter is the stale-after setting the rows were judged with.
 	StaleAfter time.Duration `json:"-"`
+	// DisabledWorkflows are the paths of the disabled workflows that run
+	// the guard; WorkflowNote says why they could not be listed.
+	DisabledWorkflows []string `json:"-"`
+	WorkflowNote      string   `json:"-"`
 }
 
 // Listed is an issue as listed, with the login that opened it.
@@ -120,6 +127,9 @@ type Row struct {
 	ProgressFrom string    `json:"last_progress_from"`
 	// Stale says no progress was accepted for stale-after.
 	Stale bool `json:"stale"`
+	// Unjudged, when set, says the body changed and no guard run judged
+	// it for longer than unjudged-grace (omitted when judged).
+	Unjudged *ledgerpkg.Unjudged `json:"unjudged,omitempty"`
 
 	burn burn.Series
 }
@@ -149,6 +159,7 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 		now = s.Now
 	}
 	res.At = now().UTC()
+	s.disabledGuards(ctx, res)
 	for i, is := range governed {
 		snap, err := s.Reader.ReadIssue(ctx, is, live.ReadOptions{Window: s.Config.RecentWindow()})
 		if errors.Is(err, issues.ErrNotFound) {
@@ -226,6 +237,7 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 	ledger, _ := ledgerpkg.Read(snap.Status, n, s.Reader.Keys)
 	row.progress(ledger)
 	row.Stale = s.Config.StaleAfter > 0 && s.clock(now).Sub(row.Progress) > s.Config.StaleAfter
+	row.Unjudged = ledgerpkg.Behind(ledger, is, s.clock(now), s.Config.UnjudgedGrace)
 	row.burn = series(snap, ledger, is)
 	return row, nil
 }
@@ -351,8 +363,11 @@ func (r *Result) Series() []burn.Series {
 
 // Failed reports whether any row fails.
 func (r *Result) Failed() bool {
+	if len(r.DisabledWorkflows) > 0 {
+		return true
+	}
 	for _, row := range r.Rows {
-		if row.Verdict == "fail" {
+		if row.Verdict == "fail" || row.Unjudged != nil {
 			return true
 		}
 	}

@@ -63,6 +63,12 @@ type Input struct {
 	LabelsUnknown bool
 }
 
+// OnPull reports whether the decision is about a pull request: the issue
+// as read is one, or the event came from one. Every event on a pull
+// request (its own, a label, an edit, a comment, a review) judges its
+// protected paths, and nothing else (docs/contract.md#4-rules).
+func (in Input) OnPull() bool { return in.Issue.IsPull || in.Event.IsPull }
+
 // eval is one decision in progress: the input and what was derived from it.
 type eval struct {
 	in     Input
@@ -82,7 +88,7 @@ type eval struct {
 func Decide(in Input) *Plan {
 	e := &eval{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
 	e.trust.approved = map[string]string{}
-	if in.Event.Name == "pull_request" {
+	if in.OnPull() {
 		e.plan.Governed = true
 		e.run(true)
 		e.settleLabels()
@@ -192,7 +198,7 @@ func (e *eval) settleLabels() {
 // partial reports whether the rule behind a label could not be judged this
 // run (the checkpoint is unreadable), so its label must stay as it is.
 func (e *eval) partial(label string) bool {
-	if e.in.Event.Name == "pull_request" {
+	if e.in.OnPull() {
 		return true
 	}
 	return e.cp == nil && (label == e.cfg.Labels.DepthExceeded || label == e.cfg.Labels.PressureHigh)

@@ -247,6 +247,14 @@ func TestProtectedPaths(t *testing.T) {
 	if !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) || !slices.Equal(p.AddLabels, []string{"permission::violation"}) {
 		t.Fatalf("rules %v add %v", ruleIDs(p), p.AddLabels)
 	}
+	// A comment on the pull request judges its files too (the live issue
+	// says it is a pull request, whatever the event).
+	cin := in
+	cin.Event = issues.Event{Name: "issue_comment", Action: "created", Number: 9}
+	cin.Issue.IsPull = true
+	if p := Decide(cin); !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) {
+		t.Errorf("a comment on the pull request: rules %v, skipped %q", ruleIDs(p), p.Skipped)
+	}
 	// The agent labels its own pull request: it opens nothing.
 	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 5, Name: "permission::evolve-system"})
 	in.Config.BudgetAdmins = []string{"carol"}

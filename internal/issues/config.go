@@ -67,6 +67,10 @@ type Config struct {
 	// StaleAfter is how long an issue may go without accepted progress
 	// before status calls it stale.
 	StaleAfter time.Duration
+	// UnjudgedGrace is how long the body may be ahead of the guard's
+	// ledger before context and report refuse to build on it and status
+	// lists the issue (2m).
+	UnjudgedGrace time.Duration
 	// Labels are the label names the guard reads and sets.
 	Labels LabelNames
 }
@@ -116,6 +120,7 @@ func DefaultConfig() Config {
 		DigestAfter:        5,
 		UnderReport:        "warn",
 		StaleAfter:         7 * 24 * time.Hour,
+		UnjudgedGrace:      2 * time.Minute,
 		Labels:             DefaultLabels(),
 	}
 }

@@ -3,13 +3,16 @@ package issues
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
 // Event is what triggered a run. It is only a trigger: the issue's labels
 // and body are read live, never taken from the payload.
 type Event struct {
-	// Name is the workflow event: issues, issue_comment or pull_request.
+	// Name is the workflow event: issues, issue_comment,
+	// pull_request_target, pull_request, pull_request_review,
+	// workflow_dispatch or schedule.
 	Name string
 	// Action is the payload's action, with Gitea's label_updated and
 	// label_cleared read as labeled and unlabeled.
@@ -20,19 +23,31 @@ type Event struct {
 	Sender string
 	// Comment is the comment of an issue_comment event.
 	Comment *Comment
-	// IsPull is true when the issue is a pull request.
+	// IsPull is true when the issue is a pull request: a pull-request
+	// event, or a comment on a pull request.
 	IsPull bool
 	// AddedLabels and RemovedLabels are the label names a label event
 	// changed (changes.added_labels / removed_labels), when sent.
 	AddedLabels, RemovedLabels []string
 }
 
+// pullEvents are the workflow events of a pull request itself; a comment
+// on one arrives as issue_comment.
+var pullEvents = []string{"pull_request_target", "pull_request", "pull_request_review", "pull_request_review_comment"}
+
+// pullActions are the actions of a pull request the guard judges: every
+// one that may change its files or its labels, and a review.
+var pullActions = map[string]bool{"opened": true, "edited": true, "reopened": true, "synchronize": true, "synchronized": true, "labeled": true, "unlabeled": true,
+	"submitted": true, "reviewed": true, "created": true}
+
 // Supported reports whether the guard acts on this event, and why not.
 func (e Event) Supported() (bool, string) {
 	ok := map[string]map[string]bool{
 		"issues":        {"opened": true, "edited": true, "reopened": true, "labeled": true, "unlabeled": true},
 		"issue_comment": {"created": true, "edited": true},
-		"pull_request":  {"opened": true, "edited": true, "reopened": true, "synchronize": true, "synchronized": true, "labeled": true, "unlabeled": true},
+	}
+	for _, name := range pullEvents {
+		ok[name] = pullActions
 	}
 	if e.Name == "workflow_dispatch" || e.Name == "schedule" {
 		// A run a person or a schedule started: it names its issue with
@@ -41,7 +56,7 @@ func (e Event) Supported() (bool, string) {
 	}
 	actions, known := ok[e.Name]
 	if !known {
-		return false, fmt.Sprintf("event %q is not one the guard handles (issues, issue_comment, pull_request, workflow_dispatch and schedule with issue-number)", e.Name)
+		return false, fmt.Sprintf("event %q is not one the guard handles (issues, issue_comment, pull_request_target, pull_request, pull_request_review, workflow_dispatch and schedule with issue-number)", e.Name)
 	}
 	if !actions[e.Action] {
 		return false, fmt.Sprintf("%s.%s needs no check", e.Name, e.Action)
@@ -100,7 +115,7 @@ func ParseEvent(name string, data []byte) (Event, error) {
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Event{}, fmt.Errorf("the event payload is not valid JSON: %w", err)
 	}
-	e := Event{Name: name, Action: p.Action, IsPull: p.IsPull || name == "pull_request"}
+	e := Event{Name: name, Action: p.Action, IsPull: p.IsPull || slices.Contains(pullEvents, name)}
 	switch e.Action {
 	case "label_updated":
 		e.Action = "labeled"

@@ -26,3 +26,25 @@ func TestDispatchAndScheduleRuns(t *testing.T) {
 		t.Error("an issues payload with no issue was accepted")
 	}
 }
+
+// Every event on a pull request is one the guard judges it on, and says it
+// is on a pull request: its own (pull_request_target, as the shipped
+// workflow sends it), a label, a review, and a comment (issue_comment with
+// the issue's pull_request set).
+func TestPullRequestEvents(t *testing.T) {
+	for _, c := range []struct{ name, payload string }{
+		{"pull_request_target", `{"action": "opened", "number": 4, "pull_request": {"number": 4}}`},
+		{"pull_request_target", `{"action": "label_updated", "number": 4, "pull_request": {"number": 4}}`},
+		{"pull_request", `{"action": "synchronized", "number": 4, "pull_request": {"number": 4}}`},
+		{"pull_request_review", `{"action": "reviewed", "number": 4, "pull_request": {"number": 4}}`},
+		{"issue_comment", `{"action": "created", "is_pull": true, "issue": {"number": 4, "pull_request": {}}, "comment": {"id": 9, "body": "hi"}}`},
+	} {
+		e, err := ParseEvent(c.name, []byte(c.payload))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if ok, why := e.Supported(); !ok || !e.IsPull || e.Number != 4 {
+			t.Errorf("%s %s: supported %v (%s), on a pull request %v, number %d", c.name, e.Action, ok, why, e.IsPull, e.Number)
+		}
+	}
+}

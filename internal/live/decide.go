@@ -10,6 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -90,4 +91,25 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 		return false, "", r.Where.Error("check the permission of "+user, err)
 	}
 	return admin, "", nil
+}
+
+// Unjudged says whether the guard has not judged the body read: the body
+// ahead of the trusted ledger in the status comment found, for longer than
+// cfg.UnjudgedGrace (ledger.Behind). It makes no request: the issue's
+// updated_at is measured against the server's clock as of its last answer
+// (now when it has given none).
+func (r *Reader) Unjudged(s *Snapshot, cfg issues.Config, now time.Time) *ledger.Unjudged {
+	if s == nil || s.Status == nil {
+		return nil
+	}
+	l, _ := ledger.Read(s.Status, s.Issue.Number, r.Keys)
+	if l == nil || s.Issue.ContentVersion <= l.ContentVersion {
+		return nil // judged: no clock needed
+	}
+	if r.Forge != nil {
+		if t := r.Forge.ServerTime(); !t.IsZero() {
+			now = t
+		}
+	}
+	return ledger.Behind(l, s.Issue, now, cfg.UnjudgedGrace)
 }

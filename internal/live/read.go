@@ -90,7 +90,8 @@ func (s *Snapshot) Comments() []issues.Comment {
 type ReadOptions struct {
 	// Window is how many of the last comments to read (at least).
 	Window int
-	// Pull reads a pull request's changed files.
+	// Pull reads a pull request's changed files; an issue the server says
+	// is a pull request has them read too, whatever the event.
 	Pull bool
 	// All reads every comment of the issue (history, recover): the
 	// requests grow with the issue.
@@ -143,6 +144,7 @@ func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOption
 	number := issue.Number
 	var err error
 	s.Issue = issue
+	o.Pull = o.Pull || issue.IsPull
 	s.Governed = o.Pull || guard.IsGoverned(issue, issues.DefaultConfig())
 	if !s.Governed && !o.Ungoverned && !o.All {
 		return s, nil

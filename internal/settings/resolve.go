@@ -76,6 +76,9 @@ func apply(r *Resolved, l Layer, name string, v Value) error {
 		return e
 	}
 	if !row.set(r, v) {
+		if row.why != nil {
+			e.Reason = row.why(v)
+		}
 		return e
 	}
 	r.From[name] = origin(l, name, v)

@@ -132,6 +132,7 @@ var (
 	issueNumber   = func(c Resolved) any { return c.IssueNumber }
 	underReport   = func(c Resolved) any { return c.Config.UnderReport }
 	staleAfter    = func(c Resolved) any { return c.Config.StaleAfter }
+	unjudgedGrace = func(c Resolved) any { return c.Config.UnjudgedGrace }
 	mode          = func(c Resolved) any { return c.Mode }
 	token         = func(c Resolved) any { return c.Token }
 	adminToken    = func(c Resolved) any { return c.AdminToken }
@@ -236,6 +237,9 @@ var (
 		{name: "under-report", text: "FAIL", check: underReport, expect: "fail"},
 		{name: "under-report", text: "off", check: underReport, expect: "off"},
 		{name: "under-report", text: "loud", want: "warn, fail or off"},
+		{name: "unjudged-grace", text: "5s", check: unjudgedGrace, expect: 5 * time.Second},
+		{name: "unjudged-grace", text: " 2m ", check: unjudgedGrace, expect: 2 * time.Minute},
+		{name: "unjudged-grace", text: "0s", want: "a duration such as 2m, 90s or 1h"},
 		{name: "stale-after", text: "3d", check: staleAfter, expect: 72 * time.Hour},
 		{name: "stale-after", text: " 36h ", check: staleAfter, expect: 36 * time.Hour},
 		{name: "stale-after", text: "0d", want: "a duration such as 7d, 36h or 90m"},
@@ -249,7 +253,7 @@ var (
 		{name: "issue-number", text: "#42", want: "a whole number >= 1, or nothing"},
 		{name: "token", text: " t0ken ", check: token, expect: "t0ken"},
 		{name: "admin-token", text: "adm1n", check: adminToken, expect: "adm1n"},
-		{name: "ledger-key", text: "s3cret", check: ledgerKey, expect: "s3cret"},
+		{name: "ledger-key", text: " 8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f ", check: ledgerKey, expect: "8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f"},
 	}
 )
 
@@ -422,15 +426,31 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
+// TestWeakLedgerKey: a ledger-key under 256 bits is refused, saying the
+// minimum and how to make one, never showing the key; a weak
+// ledger-key-previous is accepted (a rotation away from it must finish).
+func TestWeakLedgerKey(t *testing.T) {
+	for _, weak := range []string{"s3cret", strings.Repeat("ab", 31), "a pass phrase of many words but no measure"} {
+		r, err := Resolve(InputLayer(func(n string) string { return map[string]string{"ledger-key": weak, "ledger-key-previous": weak}[n] }))
+		want := "input ledger-key: the key is too weak: a ledger-key must hold at least 256 bits: 64 hexadecimal digits, or 43 characters of base64 (44 with its padding), as gns-guard keygen prints it; "
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "Make one with gns-guard keygen") || strings.Contains(err.Error(), weak) {
+			t.Errorf("ledger-key %q: error %v", weak, err)
+		}
+		if r.Config.LedgerKey != nil || string(r.Config.LedgerKeyPrevious) != weak {
+			t.Errorf("ledger-key %q: key %q, previous %q", weak, r.Config.LedgerKey, r.Config.LedgerKeyPrevious)
+		}
+	}
+}
+
 // TestResolveKeepsGoodValues: on an error, every good value is still
 // applied, secrets included, so that a caller can mask them.
 func TestResolveKeepsGoodValues(t *testing.T) {
-	inputs := map[string]string{"token": "tok", "ledger-key": "key", "prune-threshold": "2", "history-tail": "0", "digest-after": "9"}
+	inputs := map[string]string{"token": "tok", "ledger-key": "8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f8f", "prune-threshold": "2", "history-tail": "0", "digest-after": "9"}
 	r, err := Resolve(InputLayer(func(n string) string { return inputs[n] }))
 	if err == nil || err.Error() != `input prune-threshold: expected a number above 0 up to 1, got "2"` {
 		t.Errorf("error %v; want the first bad input in table order", err)
 	}
-	if r.Token != "tok" || string(r.Config.LedgerKey) != "key" || r.Config.DigestAfter != 9 {
+	if r.Token != "tok" || string(r.Config.LedgerKey) != inputs["ledger-key"] || r.Config.DigestAfter != 9 {
 		t.Errorf("good values not applied: %+v", r)
 	}
 }
@@ -506,7 +526,7 @@ func TestEmptyFile(t *testing.T) {
 // TestFileErrors checks the exact error of each malformed file.
 func TestFileErrors(t *testing.T) {
 	const f = FileName
-	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, ledger-public-key"
+	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key"
 	for _, c := range []struct{ data, want string }{
 		// did you mean
 		{"prune-treshold: 0.5\n", f + `:1:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`},

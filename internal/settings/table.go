@@ -112,6 +112,9 @@ type row struct {
 	// set applies a value that is not a YAML list unless the Kind is List;
 	// it reports false, and leaves r as it was, when v is not accepted.
 	set func(r *Resolved, v Value) bool
+	// why, when set, says why v was not accepted, in place of "expected
+	// Range, got v" (a secret's value is never shown).
+	why func(v Value) string
 }
 
 // actionDefault sets ActionDefault.
@@ -133,7 +136,7 @@ func newRow(name string, k Kind, def, rng string, w where, desc string, set func
 	return row{Setting{
 		Name: name, Kind: k, Default: def, Range: rng, Description: desc,
 		Input: w&inInput != 0, File: w&inFile != 0, Flag: w&inFlag != 0,
-	}, set}
+	}, set, nil}
 }
 
 // rows is the table, in the order of action.yml.
@@ -179,10 +182,10 @@ var rows = []row{
 	listRow("budget-admins", "", inInput|inFile|inFlag,
 		func(c *issues.Config) *[]string { return &c.BudgetAdmins },
 		"Users who may approve, comma- or newline-separated: raise a budget or change the version in the issue body, remove budget::exhausted or permission::violation, add a relaxing label. Empty: repository admins (recognizing them may need admin-token)."),
-	keyRow("ledger-key", func(c *issues.Config) *[]byte { return &c.LedgerKey },
-		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}. Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml."),
-	keyRow("ledger-key-previous", func(c *issues.Config) *[]byte { return &c.LedgerKeyPrevious },
-		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. Never printed; never put it in .gitea/gns-guard.yml."),
+	keyRow("ledger-key", true, func(c *issues.Config) *[]byte { return &c.LedgerKey },
+		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}: "+ledger.KeyRule+" (a weaker one is refused). Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml."),
+	keyRow("ledger-key-previous", false, func(c *issues.Config) *[]byte { return &c.LedgerKeyPrevious },
+		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. A key weaker than 256 bits is still accepted here, with a warning, so that a rotation away from it can finish. Never printed; never put it in .gitea/gns-guard.yml."),
 	intRow("max-budget", "", inInput|inFile|inFlag, 1, "no cap",
 		func(c *issues.Config) *int64 { return &c.MaxBudget },
 		"Largest budget.total a new issue may start with before an approver accepts it. Empty: no cap."),
@@ -217,6 +220,9 @@ var rows = []row{
 	parsedRow("stale-after", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
 		parseDuration, func(c *issues.Config) *time.Duration { return &c.StaleAfter },
 		"gns-guard status marks an issue stale after this long without accepted progress."),
+	parsedRow("unjudged-grace", String, "2m", "a duration such as 2m, 90s or 1h", inInput|inFile|inFlag,
+		parseDuration, func(c *issues.Config) *time.Duration { return &c.UnjudgedGrace },
+		"How long an issue's body may be ahead of the guard's ledger (a change no guard run has judged yet) before gns-guard context and report refuse to build on it and gns-guard status lists it: a guard switched off cannot go unnoticed."),
 	newRow("mode", Enum, "issue", "issue or dashboard", inInput,
 		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
 		func(r *Resolved, v Value) bool {
@@ -394,15 +400,25 @@ func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(
 }
 
 // keyRow is a secret key, an input only: its text, trimmed ("" leaves
-// the key unset).
-func keyRow(name string, field func(*issues.Config) *[]byte, desc string) row {
-	return newRow(name, Secret, "", "a key", inInput, desc, func(r *Resolved, v Value) bool {
+// the key unset). A strong key must hold ledger.MinKeyBits.
+func keyRow(name string, strong bool, field func(*issues.Config) *[]byte, desc string) row {
+	rng := "a key"
+	if strong {
+		rng = "a key of " + ledger.KeyRule
+	}
+	r := newRow(name, Secret, "", rng, inInput, desc, func(r *Resolved, v Value) bool {
+		k := strings.TrimSpace(v.Text)
+		if strong && k != "" && ledger.CheckKey([]byte(k)) != nil {
+			return false
+		}
 		*field(&r.Config) = nil
-		if k := strings.TrimSpace(v.Text); k != "" {
+		if k != "" {
 			*field(&r.Config) = []byte(k)
 		}
 		return true
 	})
+	r.why = func(v Value) string { return ledger.CheckKey([]byte(v.Text)).Error() }
+	return r
 }
 
 func listRow(name, def string, w where, field func(*issues.Config) *[]string, desc string) row {

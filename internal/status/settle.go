@@ -41,7 +41,7 @@ type Applied struct {
 func Settle(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) string {
 	n := in.Issue.Number
 	body := Render(n, p, in.Config, a.Notes, a.Record)
-	if !p.Governed || in.Event.Name == "pull_request" {
+	if !p.Governed || in.OnPull() {
 		return body
 	}
 	asRead := body

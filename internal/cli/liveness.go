@@ -1,0 +1,21 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/live"
+)
+
+// refuseUnjudged refuses (exit 1) to build on a body the guard has not
+// judged for longer than unjudged-grace: a guard switched off must not go
+// unnoticed by the agents that work on its issues
+// (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals).
+func refuseUnjudged(verb string, rd *live.Reader, s *live.Snapshot, cfg issues.Config, env Env) error {
+	u := rd.Unjudged(s, cfg, env.Now())
+	if u == nil {
+		return nil
+	}
+	return &exitcode.ViolationError{Err: fmt.Errorf("%s: %s", verb, u.Why(s.Issue.Number, cfg.UnjudgedGrace))}
+}
