@@ -23,7 +23,7 @@ var mcpTools = []struct {
 	{name: "report", about: "The exit protocol: post the agent's result comment (header and footer), patch the checkpoint compare-and-swap and set the labels. Refuses (an error result with the findings, nothing written) what the guard would fail; a retry with the same invocation writes nothing twice."},
 	{name: "check", file: true, about: "Validate an issue body or a bare checkpoint offline and run the guard's decision on it: the findings (an error result when there is a violation), the labels and the writes the guard would make."},
 	{name: "recover", about: "A proposed checkpoint rebuilt from the guard's ledger and the agents' footers; with apply, written into the body (approvers only)."},
-	{name: "history", about: "The full history of an issue: its archive comments and the current tail, in order; with verify, every signature checked."},
+	{name: "history", arrayKey: "entries", about: "The full history of an issue: its archive comments and the current tail, in order; with verify, every signature checked."},
 	{name: "status", arrayKey: "issues", about: "Every open governed issue of the repository: phase, depth and limit, budget, verdict, last and next agent, last activity, staleness."},
 }
 
