@@ -11,14 +11,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/version"
 )
 
-// mcpTools are the verbs an agent calls as tools over the Model Context
-// Protocol, each with what the tool does (docs/mcp.md).
-var mcpTools = []struct {
+// mcpTool is a verb an agent calls as a tool, and what the tool does.
+type mcpTool struct {
 	name, about string
 	file        bool   // the verb reads a FILE: the issue body
 	offline     string // the argument that reads the issue without the server
 	arrayKey    string // the key of a JSON array document
-}{
+}
+
+// mcpTools are the verbs an agent calls as tools over the Model Context
+// Protocol (docs/mcp.md).
+var mcpTools = []mcpTool{
 	{name: "context", offline: "body", about: "What the next agent loads on entry to an issue: the checkpoint, the last comments, the files and the skill the task names, under a hard token cap with priority truncation (the checkpoint and the current task are never cut)."},
 	{name: "report", about: "The exit protocol: post the agent's result comment (header and footer), patch the checkpoint compare-and-swap and set the labels. Refuses (an error result with the findings, nothing written) what the guard would fail; a retry with the same invocation writes nothing twice."},
 	{name: "check", file: true, about: "Validate an issue body or a bare checkpoint offline and run the guard's decision on it: the findings (an error result when there is a violation), the labels and the writes the guard would make."},
@@ -31,6 +34,7 @@ var mcpTools = []struct {
 // repository every tool works with.
 type mcpOptions struct {
 	server, token, repo, ledgerKeyEnv string
+	format                            string
 }
 
 // mcpFlags declares the flags of `mcp`.
@@ -40,11 +44,15 @@ func mcpFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.token, "token", "", "an access token every tool uses (default: $GITEA_TOKEN, then $GITHUB_TOKEN); never a tool's argument")
 	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME, of a call that names none")
 	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledger on every call (default: trusted by author and marker)")
+	fs.StringVar(&o.format, "format", "text", "how an error that stops the server before it serves is printed: text or json (the tools always answer in JSON)")
 	return o
 }
 
 func (o *mcpOptions) settle(_ *flag.FlagSet, pos []string, env Env) error {
 	if err := noArgs("mcp", pos); err != nil {
+		return err
+	}
+	if err := checkFormat("mcp", o.format); err != nil {
 		return err
 	}
 	if o.repo != "" {

@@ -249,3 +249,44 @@ func (a *agreeTools) on(r *agreeRun, sc agreeScenario) *mcp.ClientSession {
 	a.cur, a.sc = r, sc
 	return a.cs
 }
+
+// TestMCPConfigExamples: the MCP client configurations the docs and the
+// examples give start `gns-guard mcp` with flags it takes, and the tools
+// they allow without asking exist.
+func TestMCPConfigExamples(t *testing.T) {
+	doc := readTestdata(t, "docs/mcp.md")
+	_, after, ok := strings.Cut(doc, "```json\n")
+	snippet, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/mcp.md has no JSON snippet")
+	}
+	for name, text := range map[string]string{"docs/mcp.md": snippet, "examples/.kilo/mcp.json": readTestdata(t, "examples/.kilo/mcp.json")} {
+		var cfg struct {
+			MCPServers map[string]struct {
+				Command     string
+				Args        []string
+				Env         map[string]string
+				AlwaysAllow []string
+			}
+		}
+		if err := json.Unmarshal([]byte(text), &cfg); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		srv, ok := cfg.MCPServers["gns-guard"]
+		if !ok || srv.Command != "gns-guard" || len(srv.Args) == 0 || srv.Args[0] != "mcp" {
+			t.Fatalf("%s: %+v", name, cfg)
+		}
+		v, _ := verbNamed("mcp")
+		if _, err := v.parse(srv.Args[1:], parseEnv()); err != nil {
+			t.Errorf("%s: mcp %v: %v", name, srv.Args[1:], err)
+		}
+		for _, tool := range srv.AlwaysAllow {
+			if !slices.ContainsFunc(mcpTools, func(m mcpTool) bool { return m.name == tool }) {
+				t.Errorf("%s allows %s, which is no tool", name, tool)
+			}
+		}
+		if srv.Env["GITEA_TOKEN"] != "${GITEA_TOKEN}" {
+			t.Errorf("%s: the token must come from the environment, not the file: %v", name, srv.Env)
+		}
+	}
+}

@@ -110,7 +110,7 @@ var verbs = []verb{
 	{
 		name:     "mcp",
 		usage:    []string{"mcp [--server URL] [--token T] [--repo OWNER/NAME]   (a Model Context Protocol server on stdio)"},
-		synopsis: "mcp [--server URL] [--token T] [--repo OWNER/NAME] [--ledger-key-env NAME]",
+		synopsis: "mcp [--server URL] [--token T] [--repo OWNER/NAME] [--ledger-key-env NAME] [--format text|json]",
 		flags:    mcpFlags,
 		run:      runs(mcpVerb),
 	},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -21,14 +22,20 @@ type fakeVerb struct {
 	mu    sync.Mutex
 	calls [][]string
 	stdin []string
+	// cancelled receives the error of a blocked call's context.
+	cancelled chan error
 }
 
-func (f *fakeVerb) run(_ context.Context, args []string, stdin string) (int, []byte, []byte) {
+func (f *fakeVerb) run(ctx context.Context, args []string, stdin string) (int, []byte, []byte) {
 	f.mu.Lock()
 	f.calls = append(f.calls, args)
 	f.stdin = append(f.stdin, stdin)
 	f.mu.Unlock()
 	switch {
+	case slices.Contains(args, "--mode=block"):
+		<-ctx.Done()
+		f.cancelled <- ctx.Err()
+		return 3, []byte(`{"error":{"exit_code":3,"kind":"cannot-run","message":"cancelled"}}`), nil
 	case slices.Contains(args, "--mode=panic"):
 		panic("the verb fell over")
 	case slices.Contains(args, "--mode=violation"):
@@ -229,5 +236,37 @@ func TestReadSynopsis(t *testing.T) {
 	}
 	if !slices.Equal(req, []string{"cap"}) || !slices.Equal(s.choices["size"], []string{"tiny", "small"}) || len(s.choices) != 1 {
 		t.Errorf("required %v, choices %v", req, s.choices)
+	}
+}
+
+// TestCancel: a call the client cancels has its verb's context cancelled,
+// and the session serves the next call.
+func TestCancel(t *testing.T) {
+	f := &fakeVerb{cancelled: make(chan error, 1)}
+	cs := serve(t, f, &bytes.Buffer{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"issue": 7, "text": "x", "mode": "block"}})
+		done <- err
+	}()
+	for {
+		f.mu.Lock()
+		n := len(f.calls)
+		f.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-f.cancelled; err == nil {
+		t.Error("the verb's context was not cancelled")
+	}
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned no error to the client")
+	}
+	if res, _ := call(t, cs, map[string]any{"issue": 7, "text": "x"}); res.IsError {
+		t.Error("the session does not serve after a cancelled call")
 	}
 }
