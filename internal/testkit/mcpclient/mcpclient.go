@@ -190,6 +190,10 @@ func (o Outcome) String() string {
 		return fmt.Sprintf("%s %s -> protocol error %d: %s", o.Name, args, o.Error.Code, o.Error.Message)
 	}
 	text := o.Result.Text()
+	var compact bytes.Buffer
+	if json.Compact(&compact, []byte(text)) == nil {
+		text = compact.String()
+	}
 	if len(text) > 200 {
 		text = text[:200] + "..."
 	}
