@@ -32,7 +32,10 @@ import (
 //	(d) `report`, which reads the repository's configuration file from the
 //	    server as the action does: what it accepts, the action's next run
 //	    passes; what it refuses, written with --force, the action's next
-//	    run fails
+//	    run fails,
+//	(e) the `check` tool of `gns-guard mcp`, given the body as a file or as
+//	    text: the same document as (b), an error result exactly when (b)
+//	    exits non-zero
 //
 // must agree. Every issue body under testdata/check and examples/issues is
 // crossed with a few configuration files and label sets.
@@ -249,6 +252,7 @@ func TestAgreement(t *testing.T) {
 		return srv.as(agreeAgent), nil
 	}
 
+	tools := newAgreeTools(t)
 	dir := t.TempDir()
 	var rows []*agreeRow
 	var tally struct {
@@ -258,7 +262,7 @@ func TestAgreement(t *testing.T) {
 	for i, sc := range scenarios {
 		clock := &agreeClock{t: agreeStart}
 		srv = newAgreeServer(clock, sc.body.number, sc.body.text, sc.labels, sc.config)
-		run := &agreeRun{t: t, dir: filepath.Join(dir, strconv.Itoa(i)), clock: clock}
+		run := &agreeRun{t: t, dir: filepath.Join(dir, strconv.Itoa(i)), clock: clock, tools: tools}
 		if err := os.Mkdir(run.dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -340,6 +344,7 @@ type agreeRun struct {
 	dir   string
 	clock *agreeClock
 	runs  int
+	tools *agreeTools
 }
 
 // scenario runs every entry point on the scenario's issue and notes where
@@ -347,6 +352,7 @@ type agreeRun struct {
 func (r *agreeRun) scenario(srv *agreeServer, row *agreeRow) {
 	sc := row.sc
 	row.check = r.check(sc)
+	r.checkTool(row)
 	row.prune = r.prune(sc)
 
 	// (a) The action's dry run on the opened issue writes nothing.
@@ -420,16 +426,23 @@ func (r *agreeRun) scenario(srv *agreeServer, row *agreeRow) {
 
 // main runs the command line as an agent would, with files from memory.
 func (r *agreeRun) main(sc agreeScenario, args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), args, r.env(sc, &out, &errOut))
+	return out.String(), errOut.String(), code
+}
+
+// env is the world of the scenario's agent: its files, from memory, and
+// the server and token in its environment.
+func (r *agreeRun) env(sc agreeScenario, out, errOut *bytes.Buffer) Env {
 	files := map[string][]byte{agreeBodyPath: []byte(sc.body.text)}
 	if sc.config != nil {
 		files[agreeConfigPath] = sc.config
 	}
 	vars := map[string]string{"GITHUB_SERVER_URL": agreeServerURL, "GITEA_TOKEN": agreeAgentTok}
-	var out, errOut bytes.Buffer
-	env := Env{
+	return Env{
 		Stdin:  strings.NewReader(""),
-		Stdout: &out,
-		Stderr: &errOut,
+		Stdout: out,
+		Stderr: errOut,
 		Getenv: func(k string) string { return vars[k] },
 		ReadFile: func(name string) ([]byte, error) {
 			if data, ok := files[name]; ok {
@@ -440,8 +453,6 @@ func (r *agreeRun) main(sc agreeScenario, args ...string) (string, string, int) 
 		AppendFile: func(string, []byte) error { return nil },
 		Now:        r.clock.now,
 	}
-	code := Main(context.Background(), args, env)
-	return out.String(), errOut.String(), code
 }
 
 // offlineArgs are the flags that give check and prune the scenario's

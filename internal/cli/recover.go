@@ -77,8 +77,7 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 			return err
 		}
 		if res == nil {
-			fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
-			return nil
+			return printNothingToRecover(env, o.format, n)
 		}
 		if o.apply {
 			cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
@@ -92,6 +91,16 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		}
 		return printRecovery(env, o.repo, o.format, &res.recoverResult)
 	}
+}
+
+// printNothingToRecover says the checkpoint is valid: a line, or under
+// --format json a result with no problem and no proposal.
+func printNothingToRecover(env Env, format string, n int64) error {
+	if format == "json" {
+		return printJSON(env, recoverResult{Issue: n, Findings: []finding.Finding{}})
+	}
+	_, err := fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
+	return err
 }
 
 // connect checks the flags, connects and resolves the configuration; with

@@ -108,6 +108,13 @@ var verbs = []verb{
 		run:      runs(runStatus),
 	},
 	{
+		name:     "mcp",
+		usage:    []string{"mcp [--server URL] [--token T] [--repo OWNER/NAME]   (a Model Context Protocol server on stdio)"},
+		synopsis: "mcp [--server URL] [--token T] [--repo OWNER/NAME] [--ledger-key-env NAME] [--format text|json]",
+		flags:    mcpFlags,
+		run:      runs(mcpVerb),
+	},
+	{
 		name:     "init",
 		usage:    []string{"init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]"},
 		synopsis: "init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]",

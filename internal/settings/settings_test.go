@@ -734,3 +734,30 @@ func TestConfigurationDoc(t *testing.T) {
 		t.Errorf("docs/configuration.md is not what the settings table renders; run\n\tgo test ./internal/settings -run TestConfigurationDoc -update\nand commit the result")
 	}
 }
+
+// TestChoices: an Enum lists its choices, each of which a flag (or an
+// input, for one no flag sets) is accepted with, and a word outside them is
+// refused; no other kind has choices.
+func TestChoices(t *testing.T) {
+	for _, s := range Table() {
+		if s.Kind != Enum {
+			if s.Choices != nil {
+				t.Errorf("%s is a %s, yet has choices %q", s.Name, s.Kind, s.Choices)
+			}
+			continue
+		}
+		if len(s.Choices) < 2 {
+			t.Errorf("%s is a choice with choices %q", s.Name, s.Choices)
+		}
+		src := SourceFlag
+		if !s.Flag {
+			src = SourceInput
+		}
+		for _, c := range append(slices.Clone(s.Choices), "no-such-choice") {
+			_, err := Resolve(Layer{Source: src, Values: map[string]Value{s.Name: {Text: c}}})
+			if (err == nil) != (c != "no-such-choice") {
+				t.Errorf("%s = %q: error %v", s.Name, c, err)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +86,9 @@ type Setting struct {
 	// Range says what is accepted, in words: "a number above 0 up to 1".
 	// Error messages read "expected " + Range.
 	Range string
+	// Choices are the words an Enum accepts, in the order Range names
+	// them; nil for every other Kind.
+	Choices []string
 	// Description says what the setting does, in one line.
 	Description string
 	// Input: the setting is an input of action.yml.
@@ -120,6 +124,13 @@ type row struct {
 // actionDefault sets ActionDefault.
 func (r row) actionDefault(d string) row {
 	r.ActionDefault = d
+	return r
+}
+
+// choices sets Choices, and Range from them: "a, b or c".
+func (r row) choices(values ...string) row {
+	r.Choices = values
+	r.Range = strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 	return r
 }
 
@@ -195,7 +206,7 @@ var rows = []row{
 	floatRow("pressure-threshold", "0.6", inInput|inFile|inFlag, 0, false, math.Inf(1),
 		func(c *issues.Config) *float64 { return &c.PressureThreshold },
 		"Fail when the next agent's entry context / the task size's max context exceeds this."),
-	newRow("encoding", Enum, string(tokens.CL100kBase), "cl100k_base or o200k_base", inInput|inFile|inFlag,
+	newRow("encoding", Enum, string(tokens.CL100kBase), "", inInput|inFile|inFlag,
 		"Tokenizer encoding for token counts: cl100k_base or o200k_base.",
 		func(r *Resolved, v Value) bool {
 			enc, err := tokens.ParseEncoding(v.Text)
@@ -204,7 +215,8 @@ var rows = []row{
 			}
 			r.Config.Encoding = enc
 			return true
-		}),
+		}).
+		choices(string(tokens.CL100kBase), string(tokens.O200kBase)),
 	intRow("max-checkpoint-bytes", "65536", inInput|inFile|inFlag, 1, "",
 		func(c *issues.Config) *int { return &c.MaxCheckpointBytes },
 		"A checkpoint block larger than this is a finding and is not parsed."),
@@ -223,7 +235,7 @@ var rows = []row{
 	parsedRow("unjudged-grace", String, "2m", "a duration such as 2m, 90s or 1h", inInput|inFile|inFlag,
 		parseDuration, func(c *issues.Config) *time.Duration { return &c.UnjudgedGrace },
 		"How long an issue's body may be ahead of the guard's ledger (a change no guard run has judged yet) before gns-guard context and report refuse to build on it and gns-guard status lists it: a guard switched off cannot go unnoticed."),
-	newRow("mode", Enum, "issue", "issue or dashboard", inInput,
+	newRow("mode", Enum, "issue", "", inInput,
 		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
 		func(r *Resolved, v Value) bool {
 			switch m := strings.ToLower(strings.TrimSpace(v.Text)); m {
@@ -235,7 +247,8 @@ var rows = []row{
 				return true
 			}
 			return false
-		}),
+		}).
+		choices("issue", "dashboard"),
 	newRow("issue-number", Int, "", "a whole number >= 1, or nothing", inInput,
 		"The issue or pull request to guard, for a run no issue event started (workflow_dispatch, schedule). Empty: the event's own.",
 		func(r *Resolved, v Value) bool {
@@ -295,6 +308,7 @@ func Table() []Setting {
 	out := make([]Setting, len(rows))
 	for i, r := range rows {
 		out[i] = r.Setting
+		out[i].Choices = slices.Clone(r.Choices)
 	}
 	return out
 }
@@ -332,8 +346,7 @@ func parseBool(s string) (b, ok bool) {
 }
 
 func enumRow(name, def string, w where, values []string, field func(*issues.Config) *string, desc string) row {
-	rng := strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
-	return newRow(name, Enum, def, rng, w, desc, func(r *Resolved, v Value) bool {
+	return newRow(name, Enum, def, "", w, desc, func(r *Resolved, v Value) bool {
 		s := strings.TrimSpace(v.Text)
 		for _, ok := range values {
 			if strings.EqualFold(s, ok) {
@@ -342,7 +355,7 @@ func enumRow(name, def string, w where, values []string, field func(*issues.Conf
 			}
 		}
 		return false
-	})
+	}).choices(values...)
 }
 
 // floatRow is a number from lo (or above it, unless loIncl) up to hi.

@@ -26,7 +26,7 @@ var layers = [][]string{
 	{"internal/forge"},
 	{"internal/live"},
 	{"internal/dashboard"},
-	{"internal/action"},
+	{"internal/action", "internal/mcpserver"},
 	{"internal/cli"},
 	{"cmd/gns-guard"},
 }
