@@ -95,7 +95,7 @@ func Decide(in Input) *Plan {
 		TailLimit: e.cfg.HistoryTail,
 		Done:      in.Done,
 	})
-	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) && !in.Issue.BodyTooLarge {
+	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) && !in.Issue.BodyTooLarge && !hasAnchor(in) {
 		e.plan.Skipped = "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"
 		return e.plan
 	}

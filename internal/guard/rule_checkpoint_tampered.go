@@ -18,6 +18,13 @@ func checkTamper(e *eval) []Violation {
 		if !slices.Contains(e.cfg.Labels.Approval(), r.label) {
 			continue // an accepted limit put back: the relaxing label's finding says why
 		}
+		if r.later != "" {
+			v := at(e.blockPos(), "", "the %s label was removed by %s, an approver, but %s: an approval accepts only the state the guard flagged, so the guard put the label back and judged the issue as it is now; the approver removes it again to accept this state",
+				r.label, who(r.actor), r.later)
+			v.Label = r.label
+			out = append(out, v)
+			continue
+		}
 		v := at(e.blockPos(), "", "the %s label was removed by %s, who is %s: only an approver's removal approves; the guard put it back",
 			r.label, who(r.actor), e.approverRule())
 		v.Label = pv

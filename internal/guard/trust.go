@@ -34,8 +34,10 @@ type trust struct {
 	lags   bool
 }
 
-// removal is a label change and who made it ("" when unknown).
-type removal struct{ label, actor string }
+// removal is a label change and who made it ("" when unknown); later,
+// for an approval label an approver removed, says what changed after the
+// guard flagged the state the approval was bound to (the label goes back).
+type removal struct{ label, actor, later string }
 
 // rename is a governance label whose definition was renamed since the
 // ledger accepted it.

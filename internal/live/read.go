@@ -143,7 +143,9 @@ func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOption
 	number := issue.Number
 	var err error
 	s.Issue = issue
-	s.Governed = o.Pull || guard.IsGoverned(issue, issues.DefaultConfig())
+	// An issue with an anchor stays governed whatever its body and labels
+	// say now; the runner hands the anchor over at no cost.
+	s.Governed = o.Pull || guard.IsGoverned(issue, issues.DefaultConfig()) || r.Anchors.handed(number) != ""
 	if !s.Governed && !o.Ungoverned && !o.All {
 		return s, nil
 	}
