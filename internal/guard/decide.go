@@ -84,8 +84,10 @@ func Decide(in Input) *Plan {
 	e.trust.approved = map[string]string{}
 	if in.Event.Name == "pull_request" {
 		e.plan.Governed = true
+		e.judgePull()
 		e.run(true)
 		e.settleLabels()
+		e.recordPull()
 		e.report()
 		return e.plan
 	}

@@ -32,6 +32,11 @@ type trust struct {
 	// guard's); lags says the record is newer than it (its write failed).
 	anchor *ledger.Anchor
 	lags   bool
+	// evolveOK says permission::evolve-system counts on a pull request
+	// (its record accepted that label, or an approver added it);
+	// evolveBy is who added it, when the timeline says.
+	evolveOK bool
+	evolveBy string
 }
 
 // removal is a label change and who made it ("" when unknown); later,
