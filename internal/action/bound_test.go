@@ -198,3 +198,32 @@ func TestPendingLabelSwappedByRenames(t *testing.T) {
 		t.Errorf("the swap approved the raise: %s", got)
 	}
 }
+
+// The new checks cost no request on a clean pass: the flag is computed
+// from what the run read, the labels' ids come with the issue, the anchor
+// and the run attempt with the runner's environment. An anchored clean
+// pass stays at two requests — with ordinary labels in the record, with an
+// approval waiting on a bound state, and on a re-run.
+func TestBoundChecksCostNoRequest(t *testing.T) {
+	f := newFixture(t)
+	n, d := anchoredIssue(t, f, "cost")
+	f.Run(t, f.AddLabels(t, "issues", n, "phase::review"), anchoredInputs(f)...).Expect(t, 0, "pass")
+	st := f.Step(anchoredInputs(f)...)
+	st.Env["GITHUB_RUN_ATTEMPT"] = "2"
+	r := st.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if r.Requests != 2 || len(r.Writes) != 0 {
+		t.Errorf("a re-run's clean pass made %d requests and wrote %q; want 2 and nothing\n%s", r.Requests, r.Writes, r.String())
+	}
+	over := func(n int64) string {
+		return replace(t, actiontest.Example(t, "healthy.md", n), "total: 20000", "total: 120000", "remaining: 13800", "remaining: 113800")
+	}
+	in := anchoredInputs(f, "max-budget", "100000")
+	m, dm := f.Open(t, "waiting", over, governed...)
+	f.Run(t, dm, in...).Expect(t, 1, "fail")
+	r = f.Run(t, dm, in...)
+	r.Expect(t, 1, "fail")
+	if r.Requests != 2 || len(r.Writes) != 0 || !strings.Contains(f.Status(t, m).Body, `"flag":{`) {
+		t.Errorf("a pass on an issue waiting for an approval made %d requests and wrote %q; want 2 and nothing\n%s", r.Requests, r.Writes, r.String())
+	}
+}
