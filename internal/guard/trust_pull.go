@@ -2,6 +2,7 @@ package guard
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -57,17 +58,7 @@ func (e *eval) recordPull() {
 			}
 		}
 	}
-	slices.SortFunc(l.Labels, func(a, b issues.Label) int { return cmpName(a, b) })
+	slices.SortFunc(l.Labels, func(a, b issues.Label) int { return strings.Compare(a.Name, b.Name) })
 	e.anchorFloor(&l)
 	e.plan.Ledger = &l
-}
-
-func cmpName(a, b issues.Label) int {
-	switch {
-	case a.Name < b.Name:
-		return -1
-	case a.Name > b.Name:
-		return 1
-	}
-	return 0
 }
