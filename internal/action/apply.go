@@ -89,7 +89,7 @@ func (a *applier) fail(what string, err error) error { return a.r.reader.Where.E
 
 // write makes one write of the plan.
 func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error {
-	f, n, cfg := a.r.forge, a.in.Issue.Number, a.r.cfg
+	f, n := a.r.forge, a.in.Issue.Number
 	switch w.Kind {
 	case guard.PostArchive:
 		return a.postArchive(ctx, w)
@@ -104,7 +104,7 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 	case guard.SetIssue:
 		return a.fillIssue(ctx, p.Fill, w)
 	case guard.AddLabels:
-		if err := f.AddLabels(ctx, n, p.AddLabels, cfg.Labels.Specs()); err != nil {
+		if err := a.addLabels(ctx, p); err != nil {
 			return a.fail(w.Planned(), err)
 		}
 	case guard.RemoveLabel:
@@ -125,6 +125,29 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 	}
 	a.res.writes = append(a.res.writes, w.Done(""))
 	return nil
+}
+
+// labelAttacher adds labels and answers the issue's labels after (the
+// real client; fakes need not).
+type labelAttacher interface {
+	AttachLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) ([]issues.Label, error)
+}
+
+// addLabels adds the plan's labels and gives the ledger record the ids of
+// those it added, from the server's answer: an approval label the guard
+// sets is judged by id from then on (a label renamed to its name later is
+// another label).
+func (a *applier) addLabels(ctx context.Context, p *guard.Plan) error {
+	f, n, specs := a.r.forge, a.in.Issue.Number, a.r.cfg.Labels.Specs()
+	at, ok := f.(labelAttacher)
+	if !ok {
+		return f.AddLabels(ctx, n, p.AddLabels, specs)
+	}
+	after, err := at.AttachLabels(ctx, n, p.AddLabels, specs)
+	if err == nil && p.Ledger != nil {
+		guard.LearnLabelIDs(p.Ledger, after)
+	}
+	return err
 }
 
 // prepareArchives finds what the issue holds of the planned archive:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
@@ -85,9 +86,17 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 }
 
 // ownEvent skips an event the guard's own user caused with a personal
-// token (its writes with the Actions token start no runs): no loops.
+// token (its writes with the Actions token start no runs): no loops. A
+// re-run (GITHUB_RUN_ATTEMPT above 1) is never skipped: any write
+// collaborator can re-run the guard's own run after changing the issue,
+// and the sender of its old payload proves nothing now
+// (docs/contract.md#4b-the-trusted-ledger).
 func (r *runner) ownEvent(s *live.Snapshot) bool {
 	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser {
+		return false
+	}
+	if n, err := strconv.Atoi(r.o.Getenv(RunAttemptEnv)); err == nil && n > 1 {
+		r.log.infof("gns-guard: the event was caused by the guard's own user %s, but this is attempt %d of the run (a re-run): judged", s.Guard, n)
 		return false
 	}
 	r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", s.Guard)
@@ -165,6 +174,10 @@ func stale(s *live.Snapshot, cfg issues.Config) bool {
 	l, _ := ledger.Read(s.Status, s.Issue.Number, ledger.ConfigKeys(cfg))
 	return l != nil && l.Baseline && l.ContentVersion > s.Issue.ContentVersion
 }
+
+// RunAttemptEnv is set by the runner to the attempt of the run: 1, and
+// one more for every re-run.
+const RunAttemptEnv = "GITHUB_RUN_ATTEMPT"
 
 // withdraw deletes the archives this run posted in an attempt whose body
 // write lost a race, when the decision core finds them redundant now.

@@ -75,11 +75,19 @@ func TestProtectedPath(t *testing.T) {
 	r = f.Run(t, d, "protected-paths", "docs/\n.github/")
 	r.Expect(t, 0, "pass") // the evolve-system label allows any protected change
 
+	// A pull request with nothing protected passes; its first run posts
+	// the status comment that holds its record (its labels by id), and a
+	// re-run writes nothing.
 	n2, d2 := openPull(t, f, "docs", "docs/more.md")
 	r = f.Run(t, d2)
 	r.Expect(t, 0, "pass")
-	if len(r.Writes) != 0 || f.Issue(t, n2).Comments != 0 {
-		t.Errorf("a pull request with nothing protected got writes %q", r.Writes)
+	if len(r.Writes) != 1 || f.Issue(t, n2).Comments != 1 || !strings.Contains(f.Status(t, n2).Body, "<!-- gns-guard:ledger v2 {") {
+		t.Errorf("the first run on a pull request with nothing protected wrote %q; want its record", r.Writes)
+	}
+	r = f.Run(t, d2)
+	r.Expect(t, 0, "pass")
+	if len(r.Writes) != 0 {
+		t.Errorf("a re-run on a pull request with nothing protected wrote %q", r.Writes)
 	}
 	r = f.Run(t, d2, "protected-paths", "docs/")
 	r.Expect(t, 1, "fail")

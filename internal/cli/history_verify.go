@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/prune"
@@ -118,6 +119,8 @@ func (v verification) report() verifyReport {
 	case v.ledgerProblem != "":
 		status := v.statusID()
 		r.Problems = append(r.Problems, verifyProblem{Comment: status, URL: urls[status], Message: v.ledgerProblem})
+	default:
+		r.Problems = append(r.Problems, v.unverifiedStatus(urls)...)
 	}
 	r.Parts, r.Older = v.countParts(bodies, kids)
 	r.KeyIDs = slices.Sorted(maps.Keys(kids))
@@ -137,6 +140,23 @@ func (v verification) commentIndex() (urls map[int64]string, bodies map[int64]st
 		urls[st.ID] = st.HTMLURL
 	}
 	return urls, bodies
+}
+
+// unverifiedStatus names the comments that carry the status marker and a
+// ledger record that does not verify, when no trusted record was found:
+// the guard's status comment edited (its record no longer names the
+// guard's user, so the reader did not take it for the guard's).
+func (v verification) unverifiedStatus(urls map[int64]string) []verifyProblem {
+	var out []verifyProblem
+	for _, c := range v.snap.Comments() {
+		if !strings.Contains(c.Body, issues.StatusMarker(v.issue)) || strings.Contains(c.Body, prune.MarkerPrefix) {
+			continue
+		}
+		if _, problem := ledger.Read(&c, v.issue, v.keys); problem != "" {
+			out = append(out, verifyProblem{Comment: c.ID, URL: urls[c.ID], Message: problem + " (this comment carries the guard's status marker: it is the guard's status comment, edited, or an impostor)"})
+		}
+	}
+	return out
 }
 
 // statusID is the id of the guard's status comment, or 0.

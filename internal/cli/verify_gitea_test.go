@@ -140,4 +140,15 @@ func TestHistoryVerifyOnGitea(t *testing.T) {
 		rep.Problems[0].Comment != victim.ID || rep.Problems[0].URL != victim.HTMLURL {
 		t.Errorf("history --verify --format json: exit %d, %v\n%s\n%s", code, err, out, errOut)
 	}
+
+	// The agent edits the ledger record in the guard's status comment:
+	// history --verify names that comment, by id and URL.
+	r.EditComment(t, n, victim.ID, agent, victim.Body)
+	status := r.Status(t, n)
+	r.EditComment(t, n, status.ID, agent, strings.Replace(status.Body, `"total":`, `"total":9`, 1))
+	out, errOut, code = verifyBinary(t, secret, args...)
+	named = fmt.Sprintf("comment %d (%s): ", status.ID, status.HTMLURL)
+	if code != 1 || !strings.Contains(errOut, named) || !strings.Contains(errOut, "does not verify") {
+		t.Errorf("history --verify after the record's edit: exit %d, want 1 naming %q\nstdout %q\nstderr %s", code, named, out, errOut)
+	}
 }

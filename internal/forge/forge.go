@@ -519,6 +519,14 @@ func (c *Client) repoLabels(ctx context.Context) ([]*gitea.Label, error) {
 // keep label names unique: two runs creating the same missing label at the
 // same moment may both create it; either copy then serves.
 func (c *Client) AddLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) error {
+	_, err := c.AttachLabels(ctx, number, names, specs)
+	return err
+}
+
+// AttachLabels is AddLabels, answering the issue's labels after the write
+// (by id, as the server's answer gives them): the ids of the labels the
+// guard adds go into its ledger record at no extra request.
+func (c *Client) AttachLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) ([]issues.Label, error) {
 	var wanted []string
 	dup := make(map[string]bool)
 	for _, n := range names {
@@ -528,11 +536,11 @@ func (c *Client) AddLabels(ctx context.Context, number int64, names []string, sp
 		}
 	}
 	if len(wanted) == 0 {
-		return nil
+		return nil, nil
 	}
 	existing, err := c.repoLabels(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byName := make(map[string]int64, len(existing))
 	for _, l := range existing {
@@ -548,7 +556,7 @@ func (c *Client) AddLabels(ctx context.Context, number int64, names []string, sp
 	}
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ids := make([]int64, 0, len(wanted))
 	for _, name := range wanted {
@@ -565,14 +573,23 @@ func (c *Client) AddLabels(ctx context.Context, number int64, names []string, sp
 				Description: spec.Description,
 			})
 			if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/labels", resp, err); err != nil {
-				return fmt.Errorf("creating label %q: %w", name, err)
+				return nil, fmt.Errorf("creating label %q: %w", name, err)
 			}
 			id = l.ID
 		}
 		ids = append(ids, id)
 	}
-	_, resp, err := sc.AddIssueLabels(c.owner, c.repo, number, gitea.IssueLabelsOption{Labels: ids})
-	return c.sdkError(ctx, http.MethodPost, c.issuePath(number)+"/labels", resp, err)
+	after, resp, err := sc.AddIssueLabels(c.owner, c.repo, number, gitea.IssueLabelsOption{Labels: ids})
+	if err := c.sdkError(ctx, http.MethodPost, c.issuePath(number)+"/labels", resp, err); err != nil {
+		return nil, err
+	}
+	out := make([]issues.Label, 0, len(after))
+	for _, l := range after {
+		if l != nil {
+			out = append(out, issues.Label{ID: l.ID, Name: l.Name})
+		}
+	}
+	return out, nil
 }
 
 // RemoveLabel detaches the label from the issue, by id (looked up by name

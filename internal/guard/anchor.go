@@ -44,6 +44,12 @@ func (e *eval) judgeAnchor(l *ledger.Record) (a *ledger.Anchor, problem string, 
 	return a, "", l.Seq > a.Seq
 }
 
+// hasAnchor reports whether the issue has an anchor: the guard has governed
+// it, so it stays governed whatever its body and labels say now (an agent
+// that deletes the checkpoint and the governance labels switches nothing
+// off, docs/contract.md#4b-the-trusted-ledger).
+func hasAnchor(in Input) bool { return in.Anchor.Known && in.Anchor.Text != "" }
+
 // NextAnchor is the anchor a run leaves after writing the record line
 // into the status comment status (as the server answered the write), the
 // comments of the issue being recent (the last ones, oldest first, the
@@ -63,12 +69,14 @@ func NextAnchor(in Input, seq int64, line string, status issues.Comment, recent 
 }
 
 // LabelsMoved reports whether the issue's governance labels differ from
-// those the record accepted (by id and name), or an approval label it
-// holds pending is off: the run must read who changed them.
+// those the record accepted (by id and name; an ordinary label renamed
+// into a governance name among them), or an approval label it holds
+// pending is off: the run must read who changed them.
 func LabelsMoved(l *ledger.Record, is issues.Issue, cfg issues.Config) bool {
 	e := &eval{cfg: cfg, in: Input{Issue: is}}
 	names := is.LabelNames()
-	if !slices.Equal(e.governanceLabels(names), l.Labels) {
+	accepted := slices.DeleteFunc(slices.Clone(l.Labels), func(x issues.Label) bool { return !e.governs(x.Name) })
+	if !slices.Equal(e.governanceLabels(names), accepted) {
 		return true
 	}
 	for _, p := range l.Pending {

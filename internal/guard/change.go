@@ -12,8 +12,11 @@ type Change struct {
 	// Body, when not nil, is the new body; the content version moves on
 	// by one, as the edit makes it.
 	Body *string
-	// Remove and Add are the label names detached and attached.
+	// Remove and Add are the label names detached and attached; IDs are
+	// labels whose ids are known (the server answered the attachment with
+	// them): an attached label takes its id from there.
 	Remove, Add []string
+	IDs         []issues.Label
 	// Locked says the issue is locked afterwards.
 	Locked bool
 	// Posted are comments appended at the end of the issue.
@@ -40,7 +43,11 @@ func (in Input) After(ch Change) Input {
 	issue.Labels = slices.DeleteFunc(slices.Clone(issue.Labels), func(l issues.Label) bool { return slices.Contains(ch.Remove, l.Name) })
 	for _, name := range ch.Add {
 		if !slices.ContainsFunc(issue.Labels, func(l issues.Label) bool { return l.Name == name }) {
-			issue.Labels = append(issue.Labels, issues.Label{Name: name})
+			l := issues.Label{Name: name}
+			if i := slices.IndexFunc(ch.IDs, func(x issues.Label) bool { return x.Name == name }); i >= 0 {
+				l.ID = ch.IDs[i].ID
+			}
+			issue.Labels = append(issue.Labels, l)
 		}
 	}
 	issue.Locked = issue.Locked || ch.Locked

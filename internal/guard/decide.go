@@ -90,8 +90,10 @@ func Decide(in Input) *Plan {
 	e.trust.approved = map[string]string{}
 	if in.OnPull() {
 		e.plan.Governed = true
+		e.judgePull()
 		e.run(true)
 		e.settleLabels()
+		e.recordPull()
 		e.report()
 		return e.plan
 	}
@@ -101,7 +103,7 @@ func Decide(in Input) *Plan {
 		TailLimit: e.cfg.HistoryTail,
 		Done:      in.Done,
 	})
-	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) && !in.Issue.BodyTooLarge {
+	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) && !in.Issue.BodyTooLarge && !hasAnchor(in) {
 		e.plan.Skipped = "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"
 		return e.plan
 	}

@@ -21,9 +21,13 @@ func (e *eval) recordLedger() {
 	pending := e.pendingAfter(after)
 	if !e.mayAccept(after, pending) {
 		e.keepRecord(after, pending)
-		return
+	} else {
+		e.acceptState(after, pending)
 	}
-	e.acceptState(after, pending)
+	if len(pending) > 0 {
+		// The approval waits for a person: it binds the state flagged.
+		e.plan.Ledger.Flag = e.flagAfter(after)
+	}
 }
 
 // pendingAfter are the approval labels among the labels after this run.
@@ -70,7 +74,9 @@ func (e *eval) keepRecord(after, pending []string) {
 	l.Config = e.in.ConfigStamp
 	l.Repo = e.in.Issue.RepoID
 	if t.ledger == nil {
-		l.Labels = e.governanceLabels(after)
+		l.Labels = e.labelsByID(after)
+	} else {
+		l.Labels = e.withPending(l.Labels, pending)
 	}
 	e.recordChain(&l)
 	e.anchorFloor(&l)
@@ -97,7 +103,7 @@ func (e *eval) acceptState(after, pending []string) {
 		Writer:          e.in.Self,
 		Config:          e.in.ConfigStamp,
 		Repo:            e.in.Issue.RepoID,
-		Labels:          e.governanceLabels(after),
+		Labels:          e.labelsByID(after),
 	}
 	if t.ledger != nil {
 		l.Seq = t.ledger.Seq
@@ -110,6 +116,18 @@ func (e *eval) acceptState(after, pending []string) {
 	e.recordAdoption(l)
 	e.plan.Adopted = t.ledger == nil || !t.ledger.Baseline
 	e.plan.Ledger = l
+}
+
+// withPending are the accepted labels of a record kept, with the approval
+// labels now pending by id (the ids of the issue's labels, 0 for one this
+// run adds): whose removal approves, and who removed it, is judged by
+// label id, whatever label is renamed to that name since.
+func (e *eval) withPending(accepted []issues.Label, pending []string) []issues.Label {
+	approval := e.cfg.Labels.Approval()
+	out := slices.DeleteFunc(slices.Clone(accepted), func(l issues.Label) bool { return slices.Contains(approval, l.Name) })
+	out = append(out, e.labelsByID(pending)...)
+	slices.SortFunc(out, func(a, b issues.Label) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // acceptedCheckpoint is the checkpoint this run accepts and the body's
@@ -164,17 +182,19 @@ func (e *eval) recordAdoption(l *ledger.Record) {
 
 // governanceLabels are the governance labels among names (cascade::,
 // size::, the approval labels, permission::evolve-system), with the ids
-// of the issue's labels (0 for a label this run adds: the next record
-// learns it).
+// of the issue's labels (0 for a label this run adds: the shell learns
+// its id when it adds it).
 func (e *eval) governanceLabels(names []string) []issues.Label {
-	n := e.cfg.Labels
-	var out []issues.Label
+	return slices.DeleteFunc(e.labelsByID(names), func(l issues.Label) bool { return !e.governs(l.Name) })
+}
+
+// labelsByID are every label among names, with the ids of the issue's
+// labels (0 for a label this run adds), sorted by name: the record keeps
+// them all, so that an ordinary label renamed into a governance name
+// shows as a rename.
+func (e *eval) labelsByID(names []string) []issues.Label {
+	out := make([]issues.Label, 0, len(names))
 	for _, name := range names {
-		gov := strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded ||
-			strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
-		if !gov {
-			continue
-		}
 		l := issues.Label{Name: name}
 		for _, x := range e.in.Issue.Labels {
 			if x.Name == name {
@@ -185,6 +205,14 @@ func (e *eval) governanceLabels(names []string) []issues.Label {
 	}
 	slices.SortFunc(out, func(a, b issues.Label) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// governs reports whether a label name is a governance one: a cascade or
+// size label, an approval label, or permission::evolve-system.
+func (e *eval) governs(name string) bool {
+	n := e.cfg.Labels
+	return strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded ||
+		strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
 }
 
 // recordEntries sets the history the record commits to: every entry
@@ -223,4 +251,19 @@ func (e *eval) labelsAfter() []string {
 		}
 	}
 	return out
+}
+
+// LearnLabelIDs gives the labels of record l that a run added (id 0) the
+// ids the server answered the addition with (after: the issue's labels).
+func LearnLabelIDs(l *ledger.Record, after []issues.Label) {
+	for i, x := range l.Labels {
+		if x.ID != 0 {
+			continue
+		}
+		for _, y := range after {
+			if y.Name == x.Name {
+				l.Labels[i].ID = y.ID
+			}
+		}
+	}
 }

@@ -12,17 +12,17 @@ import (
 // (.kilo/ by default) without the permission::evolve-system label.
 func checkProtectedPaths(e *eval) []Violation {
 	evolve := e.cfg.Labels.EvolveSystem
+	out := e.pullRecordFindings()
 	if len(e.cfg.ProtectedPaths) == 0 {
-		return nil
+		return out
 	}
-	// The label opens the protected paths only when an approver added it:
-	// an agent labelling its own pull request opens nothing.
-	var adder string
-	if e.hasLabel(evolve) {
-		adder = e.actorOf(labelIn(e.in.Issue.Labels, evolve), true)
-		if e.isApprover(adder) {
-			return nil
-		}
+	// The label opens the protected paths only when the pull request's
+	// record accepted it or an approver added it (by label id): an agent
+	// labelling its own pull request, or renaming another label to it,
+	// opens nothing.
+	adder := e.trust.evolveBy
+	if e.hasLabel(evolve) && e.trust.evolveOK {
+		return out
 	}
 	var hits []string
 	for _, f := range e.in.PullFiles {
@@ -34,7 +34,7 @@ func checkProtectedPaths(e *eval) []Violation {
 		}
 	}
 	if len(hits) == 0 {
-		return nil
+		return out
 	}
 	shown := hits
 	if len(shown) > 10 {
@@ -50,7 +50,23 @@ func checkProtectedPaths(e *eval) []Violation {
 	v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the pull request changes %d protected path(s) under %s %s: %s",
 		len(hits), strings.Join(e.cfg.ProtectedPaths, ", "), without, strings.Join(shown, ", "))
 	v.Label = e.cfg.Labels.PermissionViolation
-	return []Violation{v}
+	return append(out, v)
+}
+
+// pullRecordFindings are the checkpoint-tampered findings of a pull
+// request's record: it cannot be trusted (edited, deleted while its
+// anchor stands), or a label was renamed into or out of a governance name
+// since it recorded it.
+func (e *eval) pullRecordFindings() []Violation {
+	var out []Violation
+	if e.trust.problem != "" {
+		out = append(out, e.untrustedFinding())
+	}
+	out = append(out, e.renameFindings()...)
+	for i := range out {
+		out[i].Rule = RuleTampered
+	}
+	return out
 }
 
 // underPath reports whether file is the protected path or lies below it.

@@ -32,10 +32,17 @@ type trust struct {
 	// guard's); lags says the record is newer than it (its write failed).
 	anchor *ledger.Anchor
 	lags   bool
+	// evolveOK says permission::evolve-system counts on a pull request
+	// (its record accepted that label, or an approver added it);
+	// evolveBy is who added it, when the timeline says.
+	evolveOK bool
+	evolveBy string
 }
 
-// removal is a label change and who made it ("" when unknown).
-type removal struct{ label, actor string }
+// removal is a label change and who made it ("" when unknown); later,
+// for an approval label an approver removed, says what changed after the
+// guard flagged the state the approval was bound to (the label goes back).
+type removal struct{ label, actor, later string }
 
 // rename is a governance label whose definition was renamed since the
 // ledger accepted it.

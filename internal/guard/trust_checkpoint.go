@@ -28,6 +28,10 @@ func (e *eval) judgeCheckpoint() {
 		return
 	}
 	l, cur := t.ledger, e.checkpointAsWritten()
+	if l != nil && l.Baseline && len(e.parsed.Blocks) == 0 {
+		t.tamper = append(t.tamper, e.goneFinding(l))
+		return
+	}
 	if l == nil || !l.Baseline || cur == nil {
 		return
 	}
@@ -35,6 +39,16 @@ func (e *eval) judgeCheckpoint() {
 		t.tamper = append(t.tamper, e.tamperedFinding(l, pos, changes))
 	}
 	e.judgeEntries(l, cur)
+}
+
+// goneFinding is the finding of a checkpoint block deleted since the
+// guard accepted one (record l): the issue stays governed.
+func (e *eval) goneFinding(l *ledger.Record) Violation {
+	pv := e.cfg.Labels.PermissionViolation
+	v := at(e.blockPos(), "", "the checkpoint block the guard accepted at content version %d is gone from the body (content version now %d): someone deleted it; the issue stays governed — restore the block (gns-guard recover rebuilds it), or an approver removes %s to accept the body as it is",
+		l.ContentVersion, e.in.Issue.ContentVersion, pv)
+	v.Label = pv
+	return v
 }
 
 // untrustedFinding is the finding of a record that cannot be trusted.

@@ -42,13 +42,16 @@ func (t *trust) accepted() (labels []issues.Label, pending []string) {
 
 // acceptedNames are the issue's labels, each with the name it had when the
 // record accepted it, whatever it was renamed to since (who renamed it
-// does not show on the issue): the renames are noted.
+// does not show on the issue), where either name is a governance one: a
+// governance label renamed, or an ordinary label renamed into a governance
+// name. The renames are noted; an ordinary label renamed to another
+// ordinary name governs nothing and keeps its new name.
 func (e *eval) acceptedNames() []issues.Label {
 	accepted, _ := e.trust.accepted()
 	live := slices.Clone(e.in.Issue.Labels)
 	for i, l := range live {
 		for _, a := range accepted {
-			if a.ID != 0 && a.ID == l.ID && a.Name != l.Name {
+			if a.ID != 0 && a.ID == l.ID && a.Name != l.Name && (e.governs(a.Name) || e.governs(l.Name)) {
 				e.trust.renamed = append(e.trust.renamed, rename{id: l.ID, from: a.Name, to: l.Name})
 				live[i].Name = a.Name
 			}
@@ -69,11 +72,17 @@ func (e *eval) judgeApprovals(live []issues.Label) {
 			continue
 		}
 		actor := e.actorOf(labelNamed(accepted, label), false)
-		if e.isApprover(actor) {
-			t.approved[label] = actor
+		if !e.isApprover(actor) {
+			t.restore = append(t.restore, removal{label: label, actor: actor})
 			continue
 		}
-		t.restore = append(t.restore, removal{label, actor})
+		if later := e.laterChange(t.ledger.Flag); later != "" {
+			// The approval accepts the state flagged, not this one: it is
+			// judged anew, and the label goes back on.
+			t.restore = append(t.restore, removal{label: label, actor: actor, later: later})
+			continue
+		}
+		t.approved[label] = actor
 	}
 }
 
@@ -103,10 +112,10 @@ func (e *eval) restoreLimits(eff []string, l *ledger.Record) {
 	t := &e.trust
 	n := e.cfg.Labels
 	if l.DepthLimit != "" && len(cascadeLabels(eff, n)) == 0 && !restoring(t.restore, n.CascadePrefix+l.DepthLimit) {
-		t.restore = append(t.restore, removal{n.CascadePrefix + l.DepthLimit, ""})
+		t.restore = append(t.restore, removal{label: n.CascadePrefix + l.DepthLimit})
 	}
 	if _, ok := issues.SizeFromLabels(eff, n.SizePrefix); l.Size != "" && !ok && !restoring(t.restore, n.SizePrefix+l.Size) {
-		t.restore = append(t.restore, removal{n.SizePrefix + l.Size, ""})
+		t.restore = append(t.restore, removal{label: n.SizePrefix + l.Size})
 	}
 }
 
@@ -136,13 +145,14 @@ func (e *eval) judgeRelaxing(live []issues.Label, l *ledger.Record) {
 			continue
 		}
 		if actor := e.actorOf(labelIn(live, c.name), true); !e.isApprover(actor) {
-			e.trust.relaxed = append(e.trust.relaxed, removal{c.name, actor})
+			e.trust.relaxed = append(e.trust.relaxed, removal{label: c.name, actor: actor})
 		}
 	}
-	// Without a size label the size is inferred from the estimate: only a
-	// label larger than both relaxes anything.
+	// An accepted size label is the limit until an approver changes it:
+	// the size inferred from the estimate counts only when none was ever
+	// accepted (an inflated estimate relaxes nothing).
 	acceptedSize := issues.SizeRank(l.Size)
-	if e.cp != nil {
+	if l.Size == "" && e.cp != nil {
 		if s, ok := issues.SizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
 			acceptedSize = max(acceptedSize, issues.SizeRank(s.Name))
 		}
@@ -153,51 +163,46 @@ func (e *eval) judgeRelaxing(live []issues.Label, l *ledger.Record) {
 			continue
 		}
 		if actor := e.actorOf(labelIn(live, name), true); !e.isApprover(actor) {
-			e.trust.relaxed = append(e.trust.relaxed, removal{name, actor})
+			e.trust.relaxed = append(e.trust.relaxed, removal{label: name, actor: actor})
 		}
 	}
 }
 
 // judgeRemoved finds the accepted cascade or size label removed since the
-// ledger when that relaxes the limit (the default-max-depth allows more,
-// the size inferred from the estimate is larger): it counts only when an
+// ledger where that relaxes the limit (the default-max-depth allows more,
+// the size inferred from the estimate is larger) or leaves the issue with
+// none of its kind (an anchored issue stays governed, and an accepted
+// limit holds until an approver changes it): it counts only when an
 // approver removed it; otherwise the accepted label goes back on.
 func (e *eval) judgeRemoved(live []issues.Label, l *ledger.Record) {
-	n := e.cfg.Labels
-	names := issues.NamesOf(live)
 	for _, a := range l.Labels {
 		if slices.ContainsFunc(live, func(x issues.Label) bool { return x.ID == a.ID && a.ID != 0 || x.Name == a.Name }) {
 			continue
 		}
-		relaxes := false
-		if rest, ok := strings.CutPrefix(a.Name, n.CascadePrefix); ok && a.Name != n.DepthExceeded {
-			now := -1
-			if cs := cascadeLabels(names, n); len(cs) > 0 {
-				now = depthRank(cs[0].text, e.cfg)
-			} else {
-				now = depthRank("", e.cfg)
-			}
-			relaxes = now > depthRank(rest, e.cfg)
-		}
-		if rest, ok := strings.CutPrefix(a.Name, n.SizePrefix); ok {
-			now := -1
-			if s, ok := issues.SizeFromLabels(names, n.SizePrefix); ok {
-				now = issues.SizeRank(s.Name)
-			} else if e.cp != nil {
-				if s, ok := issues.SizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
-					now = issues.SizeRank(s.Name)
-				}
-			}
-			relaxes = now > issues.SizeRank(rest)
-		}
-		if !relaxes {
+		if !e.removalRelaxes(a.Name, issues.NamesOf(live)) {
 			continue
 		}
 		if actor := e.actorOf(a, false); !e.isApprover(actor) {
-			e.trust.removed = append(e.trust.removed, removal{a.Name, actor})
-			e.trust.restore = append(e.trust.restore, removal{a.Name, actor})
+			e.trust.removed = append(e.trust.removed, removal{label: a.Name, actor: actor})
+			e.trust.restore = append(e.trust.restore, removal{label: a.Name, actor: actor})
 		}
 	}
+}
+
+// removalRelaxes reports whether taking the accepted label off, the issue
+// keeping names, loosens its limit: a cascade or size label whose kind is
+// then gone, or replaced by (or inferred as) a more permissive one.
+func (e *eval) removalRelaxes(label string, names []string) bool {
+	n := e.cfg.Labels
+	if rest, ok := strings.CutPrefix(label, n.CascadePrefix); ok && label != n.DepthExceeded {
+		cs := cascadeLabels(names, n)
+		return len(cs) == 0 || depthRank(cs[0].text, e.cfg) > depthRank(rest, e.cfg)
+	}
+	if rest, ok := strings.CutPrefix(label, n.SizePrefix); ok {
+		s, ok := issues.SizeFromLabels(names, n.SizePrefix)
+		return !ok || issues.SizeRank(s.Name) > issues.SizeRank(rest)
+	}
+	return false
 }
 
 // labelIn is the live label of that name (its id), or the name alone.

@@ -47,16 +47,22 @@ type Record struct {
 	// Pending are the approval labels on the issue (budget::exhausted,
 	// permission::violation): only a person allowed to approve removes them.
 	Pending []string `json:"pending"`
+	// Flag binds the pending approvals to the state the guard flagged
+	// (nil while none is pending): removing an approval label accepts
+	// that state only.
+	Flag *Flag `json:"flag,omitempty"`
 	// DepthLimit is the cascade limit accepted ("2", "n", or "" for none:
 	// the default-max-depth input); Size the size:: label accepted ("" for
 	// none). A more permissive label takes effect only when an approver
 	// added it.
 	DepthLimit string `json:"depth_limit"`
 	Size       string `json:"size"`
-	// Labels are the governance labels on the issue when the state was
-	// accepted (cascade::, size::, the approval labels,
-	// permission::evolve-system), by id: a label renamed since, or an
-	// accepted one removed, is a change only an approver makes.
+	// Labels are every label on the issue when the state was accepted
+	// (the governance ones, cascade::, size::, the approval labels and
+	// permission::evolve-system, and every other), by id, and the approval
+	// labels pending: a governance label renamed since, an ordinary one
+	// renamed into a governance name, or an accepted limit removed, is a
+	// change only an approver makes.
 	Labels []issues.Label `json:"labels,omitempty"`
 	// Entries counts every history entry accepted on the issue, archived
 	// or in the body, and EntriesHash chains them all (HistoryHash);
@@ -111,10 +117,40 @@ func (l Record) sameCheckpoint(o Record) bool {
 		l.ContentVersion == o.ContentVersion
 }
 
-// sameLabels compares the accepted labels, limits and pending approvals.
+// sameLabels compares the accepted labels, limits and pending approvals
+// with the state they are bound to.
 func (l Record) sameLabels(o Record) bool {
 	return slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size &&
-		slices.Equal(l.Labels, o.Labels)
+		slices.Equal(l.Labels, o.Labels) && l.Flag.Equal(o.Flag)
+}
+
+// Flag is the state the guard flagged when it set (or kept) an approval
+// label: what an approver's removal of the label accepts
+// (docs/ledger.md#approvals).
+type Flag struct {
+	// ContentVersion is the body's content_version the flagged state had
+	// (after the guard's own write to the body in that run, if any).
+	ContentVersion int `json:"cv"`
+	// State is the digest of the checkpoint's judged fields (StateDigest);
+	// Labels the digest of the judged labels (LabelsDigest).
+	State  string `json:"state"`
+	Labels string `json:"labels"`
+}
+
+// Equal reports whether two flags say the same (both nil is equal).
+func (f *Flag) Equal(o *Flag) bool {
+	if f == nil || o == nil {
+		return f == o
+	}
+	return *f == *o
+}
+
+// Digest is the short SHA-256 (128 bits, hex) of parts (as a JSON list,
+// so that no two lists share a text): what a Flag keeps of a state.
+func Digest(parts []string) string {
+	data, _ := json.Marshal(parts) // strings always marshal
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }
 
 // sameHistory compares the accepted history and the archive chain's end.

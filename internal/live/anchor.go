@@ -40,6 +40,15 @@ type Anchors struct {
 	Store AnchorStore
 }
 
+// handed is issue n's anchor as the runner handed it over ("" when it
+// handed none, or none for n).
+func (a Anchors) handed(n int64) string {
+	if num, text, ok := strings.Cut(a.Handed, ":"); ok && num == strconv.FormatInt(n, 10) {
+		return text
+	}
+	return ""
+}
+
 // anchorState finds what can be known of issue n's anchor: from the
 // runner (no request), else from the store (one request), else nothing.
 // A store that may not read variables leaves it unknown, with a note.

@@ -145,7 +145,9 @@ func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOption
 	var err error
 	s.Issue = issue
 	o.Pull = o.Pull || issue.IsPull
-	s.Governed = o.Pull || guard.IsGoverned(issue, issues.DefaultConfig())
+	// An issue with an anchor stays governed whatever its body and labels
+	// say now; the runner hands the anchor over at no cost.
+	s.Governed = o.Pull || guard.IsGoverned(issue, issues.DefaultConfig()) || r.Anchors.handed(number) != ""
 	if !s.Governed && !o.Ungoverned && !o.All {
 		return s, nil
 	}

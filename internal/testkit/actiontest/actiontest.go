@@ -180,6 +180,7 @@ func (s Step) environ(d Delivery, event, output, summary string) ([]string, erro
 		"GITHUB_EVENT_NAME":   d.Event,
 		"GITHUB_EVENT_PATH":   event,
 		"GITHUB_SHA":          d.Commit,
+		"GITHUB_RUN_ATTEMPT":  "1", // a re-run sets Env["GITHUB_RUN_ATTEMPT"]
 		"GITHUB_OUTPUT":       output,
 		"GITHUB_STEP_SUMMARY": summary,
 		"GITHUB_WORKSPACE":    filepath.Dir(event),

@@ -1,0 +1,92 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// An approval binds a state (docs/ledger.md#approvals): the record keeps,
+// with the approval labels pending, the digest of the state the guard
+// flagged (the checkpoint's judged fields and the judged labels). An
+// approver's removal of the label accepts that state only; a change made
+// after the flag — an edit an agent slips in between the approver's look
+// and the approval's run — is judged anew.
+
+// flagAfter is the flag of the state this run leaves, for the record it
+// writes while an approval label is pending: the checkpoint as pruned by
+// this run when it prunes (its body write moves the content version on by
+// one), the labels after its label writes.
+func (e *eval) flagAfter(after []string) *ledger.Flag {
+	cp, cv := e.checkpointAsWritten(), e.in.Issue.ContentVersion
+	if pr := e.plan.Prune; pr != nil && e.cp != nil {
+		if pc := prunedCheckpoint(pr.Body, e.cfg); pc != nil {
+			cp, cv = pc, cv+1
+		}
+	}
+	return &ledger.Flag{ContentVersion: cv, State: e.stateDigest(cp), Labels: e.labelsDigest(after)}
+}
+
+// flagNow is the flag of the state as this run read it.
+func (e *eval) flagNow() *ledger.Flag {
+	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()), Labels: e.labelsDigest(e.in.Issue.LabelNames())}
+}
+
+// laterChange says what changed since the state flagged (nil: an
+// older record that bound none), "" when nothing did.
+func (e *eval) laterChange(flagged *ledger.Flag) string {
+	if flagged == nil {
+		return ""
+	}
+	now := e.flagNow()
+	var what []string
+	if now.State != flagged.State {
+		cv := now.ContentVersion
+		what = append(what, fmt.Sprintf("the checkpoint was changed after the guard flagged it, in %s (content version %d → %d)", editCount(cv-flagged.ContentVersion), flagged.ContentVersion, cv))
+	}
+	if now.Labels != flagged.Labels {
+		what = append(what, "the cascade::, size:: or evolve-system labels changed after the guard flagged the issue")
+	}
+	return strings.Join(what, "; ")
+}
+
+// stateDigest is the digest of a checkpoint's judged fields: what a rule
+// or the ledger reads of it (nil: the body holds no checkpoint to read).
+func (e *eval) stateDigest(cp *checkpoint.Checkpoint) string {
+	if cp == nil {
+		if b := e.parsed.Block(); b != nil {
+			return ledger.Digest([]string{"unreadable", b.Raw()})
+		}
+		return ledger.Digest([]string{"no checkpoint"})
+	}
+	b := cp.Budget
+	parts := []string{
+		fmt.Sprintf("version=%d issue=%d depth=%d", cp.Version.Value, cp.Issue.Value, cp.Depth.Value),
+		fmt.Sprintf("total=%d consumed=%d remaining=%d next=%d", b.Total.Value, b.Consumed.Value, b.Remaining.Value, cp.NextEstimatedTokens.Value),
+		cp.Phase.Value, cp.LastAgent.Value, cp.LastInvocation.Value, cp.NextAgent.Value, cp.State.Assignee.Value, cp.CurrentTask.Value,
+		ledger.HistoryHash("", prune.FromCheckpoint(cp.Entries())),
+	}
+	for _, a := range cp.AgentChain.Items {
+		parts = append(parts, "chain="+a.Value)
+	}
+	return ledger.Digest(parts)
+}
+
+// labelsDigest is the digest of the judged labels among names: the
+// cascade and size labels and permission::evolve-system (the approval
+// labels are what the approver removes; the guard sets the others).
+func (e *eval) labelsDigest(names []string) string {
+	n := e.cfg.Labels
+	var judged []string
+	for _, name := range names {
+		if strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded || strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem {
+			judged = append(judged, name)
+		}
+	}
+	slices.Sort(judged)
+	return ledger.Digest(judged)
+}
