@@ -47,14 +47,17 @@ func (o *checkOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
 // runCheck validates a body (or a bare checkpoint) and runs the guard's
 // decision on it offline: the labels are the checkpoint's state.labels
 // unless --labels names the live ones, and there are no comments.
-func runCheck(_ context.Context, o *checkOptions, env Env) error {
+func runCheck(ctx context.Context, o *checkOptions, env Env) error {
 	body, counter, err := o.read(env, o.config.Encoding)
 	if err != nil {
 		return err
 	}
-	done, cancel := deadline()
+	done, cancel := deadline(ctx)
 	defer cancel()
 	rep, line := check(o.input(body, counter, env.Now().UTC(), done))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := printCheck(env, o.format, rep, line); err != nil {
 		return err
 	}

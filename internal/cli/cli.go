@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/action"
@@ -101,31 +102,21 @@ var errViolations = exitcode.ErrViolations
 // already answer on standard output is printed there as one JSON object
 // (jsonError), with the same exit code; otherwise it is one line on
 // standard error, and a usage error is followed by one hint line.
-func Main(ctx context.Context, args []string, env Env) (code int) {
+func Main(ctx context.Context, args []string, env Env) int {
+	ctx, stop := withSignals(ctx)
+	defer stop()
 	out := &countingWriter{w: env.Stdout}
 	env.Stdout = out
 	asJSON := wantsJSON(args)
-	defer func() {
-		// Nothing on any input may crash the program: a panic is a bug,
-		// reported as one, and the run could not be done (exit 3).
-		if r := recover(); r != nil {
-			err := cannotRun(fmt.Errorf("internal error: %v (a bug in gns-guard; please report it with the command that caused it)", r))
-			fmt.Fprintf(env.Stderr, "gns-guard: %v\n%s", err, debug.Stack())
-			if asJSON && out.n == 0 {
-				printJSONError(env.Stdout, err)
-			}
-			code = exitcode.CannotRun
-		}
-	}()
-	err := run(ctx, args, env)
+	err := untilStopped(ctx, func() error { return runSafely(ctx, args, env) })
 	if errors.Is(err, flag.ErrHelp) {
 		return exitcode.Clean
 	}
-	code = exitcode.Code(err)
+	code := exitcode.Code(err)
 	if code == exitcode.Clean {
 		return code
 	}
-	if asJSON && out.n == 0 {
+	if asJSON && out.written() == 0 {
 		// The verb printed no report: the error is the answer.
 		printJSONError(env.Stdout, err)
 		return code
@@ -142,6 +133,20 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	return code
 }
 
+// runSafely runs the arguments. Nothing on any input may crash the
+// program: a panic is a bug, reported as one with its stack on standard
+// error, and the run could not be done (exit 3).
+func runSafely(ctx context.Context, args []string, env Env) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e := cannotRun(fmt.Errorf("internal error: %v (a bug in gns-guard; please report it with the command that caused it)", r))
+			fmt.Fprintf(env.Stderr, "gns-guard: %v\n%s", e, debug.Stack())
+			err = &exitcode.Reported{Err: e}
+		}
+	}()
+	return run(ctx, args, env)
+}
+
 // jsonError is how an error is printed under --format json:
 // {"error":{"exit_code":2,"kind":"usage","message":"..."}}.
 type jsonError struct {
@@ -152,7 +157,7 @@ type jsonError struct {
 type jsonErrorBody struct {
 	ExitCode int `json:"exit_code"`
 	// Kind is usage (exit 2: a usage or configuration error), violations
-	// (exit 1) or cannot-run (exit 3).
+	// (exit 1), cannot-run (exit 3) or stopped (130 or 143: a signal).
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -166,6 +171,8 @@ func printJSONError(w io.Writer, err error) {
 		e.Kind = "violations"
 	case exitcode.Usage:
 		e.Kind = "usage"
+	case exitcode.Interrupted, exitcode.Terminated:
+		e.Kind = "stopped"
 	default:
 		e.Kind = "cannot-run"
 	}
@@ -224,14 +231,17 @@ func oneLine(s string) string {
 // printed its answer before it failed.
 type countingWriter struct {
 	w io.Writer
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
+
+// written is how many bytes were written through c.
+func (c *countingWriter) written() int64 { return c.n.Load() }
 
 // run dispatches the arguments to the verb they call. With none, it runs
 // the action inside Gitea Actions and is a usage error elsewhere.
@@ -494,9 +504,11 @@ func readInput(env Env, name string) (string, error) {
 	return string(data), nil
 }
 
-// deadline is the time limit of a verb's YAML parses.
-func deadline() (<-chan struct{}, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), checkpoint.ParseTimeout)
+// deadline is the time limit of a verb's YAML parses; a signal that
+// cancels ctx ends them too (the verb then answers ctx's error, not what
+// the cut parse found).
+func deadline(ctx context.Context) (<-chan struct{}, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, checkpoint.ParseTimeout)
 	return ctx.Done(), cancel
 }
 

@@ -72,7 +72,7 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		if err != nil {
 			return err
 		}
-		res, err := proposeRecovery(s, cfg, env.Now())
+		res, err := proposeRecovery(ctx, s, cfg, env.Now())
 		if err != nil {
 			return err
 		}
@@ -147,12 +147,12 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 
 // proposeRecovery rebuilds the checkpoint of an issue read whole; nil
 // when the checkpoint is valid.
-func proposeRecovery(s *live.Snapshot, cfg issues.Config, now time.Time) (*recovery, error) {
+func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, now time.Time) (*recovery, error) {
 	n, iss := s.Issue.Number, s.Issue
 	if iss.BodyTooLarge {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, issues.MaxBodyBytes)}
 	}
-	done, cancel := deadline()
+	done, cancel := deadline(ctx)
 	defer cancel()
 	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: done})
 	if parsed.Valid() {
