@@ -85,4 +85,3 @@ func TestTerminateStopsAWaitingRead(t *testing.T) {
 		t.Errorf("stdout is not the JSON error naming the signal: %q", stdout)
 	}
 }
-
