@@ -441,6 +441,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // fileOptions are the FILE argument and --format of a verb that reads
 // one file, or standard input for "-": check, prune and tokens.
 type fileOptions struct {
+	verb   string
 	name   string
 	format string
 }
@@ -451,7 +452,7 @@ func (o *fileOptions) settleFile(verb string, pos []string) error {
 	if err != nil {
 		return err
 	}
-	o.name = name
+	o.verb, o.name = verb, name
 	return checkFormat(verb, o.format)
 }
 
@@ -464,9 +465,17 @@ func (o *fileOptions) source() string {
 }
 
 // read reads the file (capped, as readInput) and makes the token counter
-// of enc that measures it.
+// of enc that measures it. check and prune read an issue body, which is
+// UTF-8 text (readText); tokens counts any bytes, as tiktoken does once it
+// has replaced what is not UTF-8.
 func (o *fileOptions) read(env Env, enc tokens.Encoding) (string, *tokens.Counter, error) {
-	text, err := readInput(env, o.name)
+	var text string
+	var err error
+	if o.verb == "tokens" {
+		text, err = readInput(env, o.name)
+	} else {
+		text, err = readText(env, o.verb, "issue body", o.name, maxInput)
+	}
 	if err != nil {
 		return "", nil, err
 	}

@@ -105,7 +105,7 @@ func (o *reportOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
 	if o.resultFile == "" {
 		return nil
 	}
-	text, err := readInput(env, o.resultFile)
+	text, err := readText(env, "report", "result file", o.resultFile, maxResultBytes)
 	if err != nil {
 		return err
 	}
