@@ -1,0 +1,48 @@
+package cli_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// A report with a mistake a retry cannot fix exits 2 (agent.sh retries
+// exit 3), names what is wrong and writes nothing: an issue or repository
+// that does not exist, and a --consumed that would overflow the budget. A
+// rejected token is named by where it came from.
+func TestReportMistakesAreUsageErrors(t *testing.T) {
+	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
+	done := []string{"--agent", "lead-developer", "--invocation", "inv-1", "--action", "did it"}
+	repo := f.r.Owner + "/" + f.r.Name
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing issue", append([]string{"report", "--repo", repo, "--issue", "9999", "--server", f.r.S.URL, "--token", f.agent.Token, "--consumed", "10"}, done...),
+			2, "report: issue #9999 does not exist in " + repo},
+		{"missing repository", append([]string{"report", "--repo", f.r.Owner + "/no-such-repo", "--issue", "1", "--server", f.r.S.URL, "--token", f.agent.Token, "--consumed", "10"}, done...),
+			2, "report: the repository " + f.r.Owner + "/no-such-repo does not exist on " + f.r.S.URL},
+		{"rejected token", append([]string{"report", "--repo", repo, "--issue", "1", "--server", f.r.S.URL, "--token", "0123456789abcdef0123456789abcdef01234567", "--consumed", "10"}, done...),
+			3, "rejected the token from --token (HTTP 401)"},
+	}
+	for _, c := range cases {
+		_, stderr, code := gns(t, nil, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", c.name, code, stderr, c.code, c.want)
+		}
+	}
+
+	if out, stderr, code := f.report(t, "--agent", "lead-developer", "--invocation", "inv-a", "--action", "began", "--consumed", "100", "--next-agent", "code-reviewer", "--next-estimate", "1000"); code != 0 {
+		t.Fatalf("an honest report: exit %d\n%s%s", code, out, stderr)
+	}
+	f.guard(t)
+	body := f.body(t)
+	out, stderr, code := f.report(t, append([]string{"--consumed", "9223372036854775807"}, done...)...)
+	if code != 2 || !strings.Contains(stderr, "report: --consumed 9223372036854775807") || !strings.Contains(stderr, "past the largest whole number") {
+		t.Errorf("overflow: exit %d, stderr %q, stdout %s; want exit 2 naming --consumed", code, stderr, out)
+	}
+	if got := f.body(t); got != body {
+		t.Errorf("a refused report changed the body:\n%s", got)
+	}
+}
