@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -270,7 +271,7 @@ func isHelp(arg string) bool {
 // help prints a verb's help (help VERB), else the usage text.
 func help(ctx context.Context, rest []string, env Env) error {
 	if len(rest) > 0 {
-		if v, ok := verbNamed(rest[0]); ok && v.flags != nil {
+		if v, ok := verbNamed(rest[0]); ok {
 			return v.exec(ctx, []string{"-h"}, env)
 		}
 	}
@@ -358,37 +359,6 @@ func runAction(ctx context.Context, env Env) error {
 	})
 }
 
-// newFlags returns a flag set for a verb. The flag package prints nothing
-// itself: a mistake becomes one usage error (parse), and -h prints the
-// verb's help (printHelp) on standard output.
-func newFlags(verb string, env Env, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() { printHelp(env.Stdout, fs, synopsis) }
-	return fs
-}
-
-// printHelp prints a verb's synopsis and flags. A flag's default is shown
-// only when it is a value one would pass: not a sentinel that means "not
-// given" (a negative or zero number, "" or false).
-func printHelp(w io.Writer, fs *flag.FlagSet, synopsis string) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: gns-guard %s\n\nFlags:\n", synopsis)
-	fs.VisitAll(func(f *flag.Flag) {
-		kind, text := flag.UnquoteUsage(f)
-		b.WriteString("  --" + f.Name)
-		if kind != "" {
-			b.WriteString(" " + kind)
-		}
-		b.WriteString("\n        " + strings.ReplaceAll(text, "\n", "\n        "))
-		if d, ok := shownDefault(f); ok {
-			fmt.Fprintf(&b, " (default %s)", d)
-		}
-		b.WriteByte('\n')
-	})
-	fmt.Fprint(w, b.String())
-}
-
 // shownDefault is a flag's default as help shows it, or false when it is
 // a sentinel.
 func shownDefault(f *flag.Flag) (string, bool) {
@@ -427,7 +397,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				help()
 				return nil, err
 			}
-			return nil, usageError("%s: %v", fs.Name(), err)
+			return nil, usageError("%s: %s", fs.Name(), flagMistake(err.Error(), args))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -436,6 +406,43 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// flagMistake is the flag package's error as a person reads it: the flag
+// as typed, and what a number flag takes.
+func flagMistake(msg string, args []string) string {
+	msg = strings.Replace(msg, "flag provided but not defined: ", "unknown flag ", 1)
+	msg = strings.Replace(msg, ": parse error", ": not a whole number", 1)
+	msg = strings.Replace(msg, ": value out of range", ": out of range (a whole number up to 9223372036854775807)", 1)
+	return asTyped(msg, args)
+}
+
+// flagInMessage is a flag as the flag package names it in an error: one
+// dash, whatever was typed.
+var flagInMessage = regexp.MustCompile(`(^|[ (])-([A-Za-z0-9][A-Za-z0-9_.-]*)`)
+
+// asTyped puts the flag a flag package error names back as it was typed
+// among args (--bogus, not -bogus); a flag not found there is shown with
+// two dashes, as the help spells every flag.
+func asTyped(msg string, args []string) string {
+	done := false
+	return flagInMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		if done {
+			return m
+		}
+		done = true
+		lead, name := m[:len(m)-len(strings.TrimLeft(m, " ("))], strings.TrimLeft(m, " (-")
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			typed, _, _ := strings.Cut(a, "=")
+			if strings.HasPrefix(typed, "-") && strings.TrimLeft(typed, "-") == name {
+				return lead + typed
+			}
+		}
+		return lead + "--" + name
+	})
 }
 
 // fileOptions are the FILE argument and --format of a verb that reads

@@ -106,7 +106,7 @@ func runPrune(ctx context.Context, o *pruneOptions, env Env) error {
 	}
 	if res := d.plan.Prune; res != nil {
 		rep.pruned(res)
-		fmt.Fprintf(env.Stderr, "%s: pruned (%s): %d entries archived in %d part(s), %d → %d bytes\n", rep.File, res.Reason, res.Removed, len(res.Archives), res.OldBytes, res.NewBytes)
+		fmt.Fprintf(env.Stderr, "%s: pruned (%s): %s archived in %s, %d → %d bytes\n", rep.File, res.Reason, plural(res.Removed, "entry"), plural(len(res.Archives), "part"), res.OldBytes, res.NewBytes)
 	} else {
 		rep.notPruned(body, d, now, o.config)
 		fmt.Fprintf(env.Stderr, "%s: not pruned, the body is printed unchanged: %s\n", rep.File, oneLine(rep.Reason))
