@@ -1,8 +1,11 @@
 package cli_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
 // A report with a mistake a retry cannot fix exits 2 (agent.sh retries
@@ -45,4 +48,46 @@ func TestReportMistakesAreUsageErrors(t *testing.T) {
 	if got := f.body(t); got != body {
 		t.Errorf("a refused report changed the body:\n%s", got)
 	}
+}
+
+// A checkpoint that reads as valid but was raised against the guard's
+// ledger (what the guard fails as tampering, asking for a restore): recover
+// proposes the accepted state, naming each field it restores, and keeps
+// what honest reports added; applied, it satisfies the guard's ledger.
+func TestRecoverRestoresATamperedCheckpoint(t *testing.T) {
+	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
+	repo := f.r.Owner + "/" + f.r.Name
+	if _, stderr, code := f.report(t, "--agent", "lead-developer", "--invocation", "inv-a", "--consumed", "1000", "--action", "step",
+		"--next-agent", "code-reviewer", "--next-estimate", "2000"); code != 0 {
+		t.Fatalf("report: %s", stderr)
+	}
+	f.guard(t)
+	tampered := strings.Replace(strings.Replace(f.body(t), "    total: 20000\n", "    total: 90000\n", 1), "    remaining: 19000\n", "    remaining: 89000\n", 1)
+	d := f.r.EditBody(t, f.n, f.agent, tampered)
+	if res := f.r.Step().RunInProcess(t, d, actiontest.InProcess{}); res.Code != 1 || !strings.Contains(strings.Join(res.Rules(t), ","), "checkpoint-tampered") {
+		t.Fatalf("the guard on the tampered body: %s", res)
+	}
+	f.guard(t)
+
+	args := []string{"recover", "--repo", repo, "--issue", strconv.FormatInt(f.n, 10), "--server", f.r.S.URL, "--guard-user", f.r.Bot}
+	text, stderr, code := gns(t, nil, append(args, "--token", f.agent.Token)...)
+	if code != 0 || strings.Contains(text, "nothing to recover") {
+		t.Fatalf("recover: exit %d\n%s%s", code, text, stderr)
+	}
+	for _, want := range []string{"the checkpoint is tampered", "with 2 fields restored", "| budget.total | 20000 |", "the body held 90000", "| budget.remaining | 19000 |", "the body held 89000"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("recover's proposal lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "| budget.consumed |") {
+		t.Errorf("consumed was not changed, yet restored:\n%s", text)
+	}
+	if _, stderr, code := gns(t, nil, append(args, "--token", f.r.S.AdminToken, "--apply")...); code != 0 {
+		t.Fatalf("the admin's apply: exit %d %s", code, stderr)
+	}
+	body := f.body(t)
+	if !strings.Contains(body, "    total: 20000\n    consumed: 1000\n    remaining: 19000\n") || !strings.Contains(body, "inv-a") {
+		t.Errorf("the applied body:\n%s", body)
+	}
+	checkBody(t, body, f.n)
 }
