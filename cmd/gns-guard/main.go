@@ -5,15 +5,12 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/gns-guard/gns-guard/internal/cli"
 )
 
+// main only wires: cli.Main runs the arguments (and turns SIGINT and
+// SIGTERM into a cancelled run) and returns the exit code.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, os.Args[1:], cli.System())
-	stop()
-	os.Exit(code)
+	os.Exit(cli.Main(context.Background(), os.Args[1:], cli.System()))
 }

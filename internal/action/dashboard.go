@@ -85,7 +85,7 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	if err != nil {
 		return rd.Where.Error("keep the dashboard issue", err)
 	}
-	r.log.infof("gns-guard: dashboard issue #%d %s: %d open governed issues (of %d open)", kept.Number, kept.Action, len(res.Rows), res.Open)
+	r.log.infof("gns-guard: dashboard issue #%d %s: %s (of %d open)", kept.Number, kept.Action, dashboard.OpenGoverned(len(res.Rows)), res.Open)
 	r.log.untrusted(dashboard.Text(res))
 	r.kit.summary(dashboard.Markdown(res))
 	r.kit.output("result", "pass")

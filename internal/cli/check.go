@@ -47,14 +47,17 @@ func (o *checkOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
 // runCheck validates a body (or a bare checkpoint) and runs the guard's
 // decision on it offline: the labels are the checkpoint's state.labels
 // unless --labels names the live ones, and there are no comments.
-func runCheck(_ context.Context, o *checkOptions, env Env) error {
+func runCheck(ctx context.Context, o *checkOptions, env Env) error {
 	body, counter, err := o.read(env, o.config.Encoding)
 	if err != nil {
 		return err
 	}
-	done, cancel := deadline()
+	done, cancel := deadline(ctx)
 	defer cancel()
 	rep, line := check(o.input(body, counter, env.Now().UTC(), done))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := printCheck(env, o.format, rep, line); err != nil {
 		return err
 	}
@@ -79,7 +82,7 @@ func printCheck(env Env, format string, rep checkReport, line string) error {
 	if rep.Valid {
 		fmt.Fprintf(env.Stdout, "%s: %s\n", rep.File, line)
 	} else {
-		fmt.Fprintf(env.Stderr, "%s: %d error(s), %d warning(s)\n", rep.File, rep.Errors, rep.Warnings)
+		fmt.Fprintf(env.Stderr, "%s: %s, %s\n", rep.File, plural(rep.Errors, "error"), plural(rep.Warnings, "warning"))
 	}
 	return nil
 }
@@ -112,6 +115,9 @@ func (o *offlineOptions) declare(fs *flag.FlagSet, formatHelp, labelsHelp string
 func (o *offlineOptions) settleOffline(verb string, fs *flag.FlagSet, pos []string, env Env) error {
 	if err := o.settleFile(verb, pos); err != nil {
 		return err
+	}
+	if givenFlags(fs)["issue"] && o.issue < 1 {
+		return usageError("%s: --issue must be a positive issue number, not %d (leave it out to take the checkpoint's)", verb, o.issue)
 	}
 	cfg, err := o.resolve(verb, env)
 	if err != nil {
@@ -230,6 +236,10 @@ func describePlan(p *guard.Plan, cfg issues.Config) []string {
 	out := []string{}
 	for _, w := range p.Writes() {
 		out = append(out, w.Planned())
+	}
+	if r := p.Prune; r != nil && r.NewBudget != r.Budget {
+		out = append(out, fmt.Sprintf("start a new phase budget with the prune: total %d, consumed %d, remaining %d (was %d of %d left: remaining × carryover-ratio + phase-grant)",
+			r.NewBudget.Total, r.NewBudget.Consumed, r.NewBudget.Remaining, r.Budget.Remaining, r.Budget.Total))
 	}
 	if p.Governed && !p.Resolved {
 		out = append(out, "post or update the status comment")

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/action"
@@ -101,31 +103,21 @@ var errViolations = exitcode.ErrViolations
 // already answer on standard output is printed there as one JSON object
 // (jsonError), with the same exit code; otherwise it is one line on
 // standard error, and a usage error is followed by one hint line.
-func Main(ctx context.Context, args []string, env Env) (code int) {
+func Main(ctx context.Context, args []string, env Env) int {
+	ctx, stop := withSignals(ctx)
+	defer stop()
 	out := &countingWriter{w: env.Stdout}
 	env.Stdout = out
 	asJSON := wantsJSON(args)
-	defer func() {
-		// Nothing on any input may crash the program: a panic is a bug,
-		// reported as one, and the run could not be done (exit 3).
-		if r := recover(); r != nil {
-			err := cannotRun(fmt.Errorf("internal error: %v (a bug in gns-guard; please report it with the command that caused it)", r))
-			fmt.Fprintf(env.Stderr, "gns-guard: %v\n%s", err, debug.Stack())
-			if asJSON && out.n == 0 {
-				printJSONError(env.Stdout, err)
-			}
-			code = exitcode.CannotRun
-		}
-	}()
-	err := run(ctx, args, env)
+	err := untilStopped(ctx, func() error { return runSafely(ctx, args, env) })
 	if errors.Is(err, flag.ErrHelp) {
 		return exitcode.Clean
 	}
-	code = exitcode.Code(err)
+	code := exitcode.Code(err)
 	if code == exitcode.Clean {
 		return code
 	}
-	if asJSON && out.n == 0 {
+	if asJSON && out.written() == 0 {
 		// The verb printed no report: the error is the answer.
 		printJSONError(env.Stdout, err)
 		return code
@@ -142,6 +134,20 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	return code
 }
 
+// runSafely runs the arguments. Nothing on any input may crash the
+// program: a panic is a bug, reported as one with its stack on standard
+// error, and the run could not be done (exit 3).
+func runSafely(ctx context.Context, args []string, env Env) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e := cannotRun(fmt.Errorf("internal error: %v (a bug in gns-guard; please report it with the command that caused it)", r))
+			fmt.Fprintf(env.Stderr, "gns-guard: %v\n%s", e, debug.Stack())
+			err = &exitcode.Reported{Err: e}
+		}
+	}()
+	return run(ctx, args, env)
+}
+
 // jsonError is how an error is printed under --format json:
 // {"error":{"exit_code":2,"kind":"usage","message":"..."}}.
 type jsonError struct {
@@ -152,7 +158,7 @@ type jsonError struct {
 type jsonErrorBody struct {
 	ExitCode int `json:"exit_code"`
 	// Kind is usage (exit 2: a usage or configuration error), violations
-	// (exit 1) or cannot-run (exit 3).
+	// (exit 1), cannot-run (exit 3) or stopped (130 or 143: a signal).
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -166,6 +172,8 @@ func printJSONError(w io.Writer, err error) {
 		e.Kind = "violations"
 	case exitcode.Usage:
 		e.Kind = "usage"
+	case exitcode.Interrupted, exitcode.Terminated:
+		e.Kind = "stopped"
 	default:
 		e.Kind = "cannot-run"
 	}
@@ -224,14 +232,17 @@ func oneLine(s string) string {
 // printed its answer before it failed.
 type countingWriter struct {
 	w io.Writer
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
+
+// written is how many bytes were written through c.
+func (c *countingWriter) written() int64 { return c.n.Load() }
 
 // run dispatches the arguments to the verb they call. With none, it runs
 // the action inside Gitea Actions and is a usage error elsewhere.
@@ -260,7 +271,7 @@ func isHelp(arg string) bool {
 // help prints a verb's help (help VERB), else the usage text.
 func help(ctx context.Context, rest []string, env Env) error {
 	if len(rest) > 0 {
-		if v, ok := verbNamed(rest[0]); ok && v.flags != nil {
+		if v, ok := verbNamed(rest[0]); ok {
 			return v.exec(ctx, []string{"-h"}, env)
 		}
 	}
@@ -348,37 +359,6 @@ func runAction(ctx context.Context, env Env) error {
 	})
 }
 
-// newFlags returns a flag set for a verb. The flag package prints nothing
-// itself: a mistake becomes one usage error (parse), and -h prints the
-// verb's help (printHelp) on standard output.
-func newFlags(verb string, env Env, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() { printHelp(env.Stdout, fs, synopsis) }
-	return fs
-}
-
-// printHelp prints a verb's synopsis and flags. A flag's default is shown
-// only when it is a value one would pass: not a sentinel that means "not
-// given" (a negative or zero number, "" or false).
-func printHelp(w io.Writer, fs *flag.FlagSet, synopsis string) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: gns-guard %s\n\nFlags:\n", synopsis)
-	fs.VisitAll(func(f *flag.Flag) {
-		kind, text := flag.UnquoteUsage(f)
-		b.WriteString("  --" + f.Name)
-		if kind != "" {
-			b.WriteString(" " + kind)
-		}
-		b.WriteString("\n        " + strings.ReplaceAll(text, "\n", "\n        "))
-		if d, ok := shownDefault(f); ok {
-			fmt.Fprintf(&b, " (default %s)", d)
-		}
-		b.WriteByte('\n')
-	})
-	fmt.Fprint(w, b.String())
-}
-
 // shownDefault is a flag's default as help shows it, or false when it is
 // a sentinel.
 func shownDefault(f *flag.Flag) (string, bool) {
@@ -417,7 +397,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				help()
 				return nil, err
 			}
-			return nil, usageError("%s: %v", fs.Name(), err)
+			return nil, usageError("%s: %s", fs.Name(), flagMistake(err.Error(), args))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -428,9 +408,47 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// flagMistake is the flag package's error as a person reads it: the flag
+// as typed, and what a number flag takes.
+func flagMistake(msg string, args []string) string {
+	msg = strings.Replace(msg, "flag provided but not defined: ", "unknown flag ", 1)
+	msg = strings.Replace(msg, ": parse error", ": not a whole number", 1)
+	msg = strings.Replace(msg, ": value out of range", ": out of range (a whole number up to 9223372036854775807)", 1)
+	return asTyped(msg, args)
+}
+
+// flagInMessage is a flag as the flag package names it in an error: one
+// dash, whatever was typed.
+var flagInMessage = regexp.MustCompile(`(^|[ (])-([A-Za-z0-9][A-Za-z0-9_.-]*)`)
+
+// asTyped puts the flag a flag package error names back as it was typed
+// among args (--bogus, not -bogus); a flag not found there is shown with
+// two dashes, as the help spells every flag.
+func asTyped(msg string, args []string) string {
+	done := false
+	return flagInMessage.ReplaceAllStringFunc(msg, func(m string) string {
+		if done {
+			return m
+		}
+		done = true
+		lead, name := m[:len(m)-len(strings.TrimLeft(m, " ("))], strings.TrimLeft(m, " (-")
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			typed, _, _ := strings.Cut(a, "=")
+			if strings.HasPrefix(typed, "-") && strings.TrimLeft(typed, "-") == name {
+				return lead + typed
+			}
+		}
+		return lead + "--" + name
+	})
+}
+
 // fileOptions are the FILE argument and --format of a verb that reads
 // one file, or standard input for "-": check, prune and tokens.
 type fileOptions struct {
+	verb   string
 	name   string
 	format string
 }
@@ -441,7 +459,7 @@ func (o *fileOptions) settleFile(verb string, pos []string) error {
 	if err != nil {
 		return err
 	}
-	o.name = name
+	o.verb, o.name = verb, name
 	return checkFormat(verb, o.format)
 }
 
@@ -454,9 +472,17 @@ func (o *fileOptions) source() string {
 }
 
 // read reads the file (capped, as readInput) and makes the token counter
-// of enc that measures it.
+// of enc that measures it. check and prune read an issue body, which is
+// UTF-8 text (readText); tokens counts any bytes, as tiktoken does once it
+// has replaced what is not UTF-8.
 func (o *fileOptions) read(env Env, enc tokens.Encoding) (string, *tokens.Counter, error) {
-	text, err := readInput(env, o.name)
+	var text string
+	var err error
+	if o.verb == "tokens" {
+		text, err = readInput(env, o.name)
+	} else {
+		text, err = readText(env, o.verb, "issue body", o.name, maxInput)
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -494,9 +520,11 @@ func readInput(env Env, name string) (string, error) {
 	return string(data), nil
 }
 
-// deadline is the time limit of a verb's YAML parses.
-func deadline() (<-chan struct{}, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), checkpoint.ParseTimeout)
+// deadline is the time limit of a verb's YAML parses; a signal that
+// cancels ctx ends them too (the verb then answers ctx's error, not what
+// the cut parse found).
+func deadline(ctx context.Context) (<-chan struct{}, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, checkpoint.ParseTimeout)
 	return ctx.Done(), cancel
 }
 

@@ -176,6 +176,9 @@ func contextFlags(fs *flag.FlagSet) options {
 func (o *contextOptions) settle(fs *flag.FlagSet, pos []string, _ Env) error {
 	given := givenFlags(fs)
 	o.labelsSet, o.overflowSet = given["labels"], given["overflow-log"]
+	if given["issue"] && o.issue < 1 {
+		return usageError("context: --issue must be a positive issue number, not %d", o.issue)
+	}
 	if len(pos) > 0 {
 		return usageError("context takes no positional arguments, got: %s (name files with --file PATH)", strings.Join(pos, " "))
 	}

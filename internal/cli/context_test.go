@@ -267,8 +267,8 @@ func TestContextOnlineFake(t *testing.T) {
 		{name: "labels online", args: []string{"--repo", "org/proj", "--issue", "7", "--labels", "x"}, vars: vars, code: exitcode.Usage, msg: "--labels goes with --body"},
 		{name: "unreachable", err: &forge.UnreachableError{URL: "http://gitea.test", Method: "GET", Path: "/api/v1/repos/org/proj/issues/7", Err: errors.New("connection refused")},
 			args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exitcode.CannotRun, msg: "could not reach the server http://gitea.test to read"},
-		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/x", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exitcode.CannotRun, msg: "rejected the token (HTTP 401)"},
-		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "8"}, vars: vars, code: exitcode.CannotRun, msg: "not found, or the token cannot see it"},
+		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/x", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "7"}, vars: vars, code: exitcode.CannotRun, msg: "rejected the token from GITEA_TOKEN (HTTP 401)"},
+		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "8"}, vars: vars, code: exitcode.Usage, msg: "context: issue #8 does not exist in org/proj"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f.err = tt.err

@@ -90,7 +90,7 @@ func runHistory(ctx context.Context, o *historyOptions, env Env) error {
 		return err
 	}
 	number, trusted := o.issue, s.Guard
-	done, cancel := deadline()
+	done, cancel := deadline(ctx)
 	defer cancel()
 	tail, bodyProblems := historyTail(checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: number, Done: done}))
 	archives, others := archiveComments(s.Comments(), trusted)

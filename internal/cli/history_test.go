@@ -335,8 +335,8 @@ func TestHistoryErrors(t *testing.T) {
 		// writer its signed ledger names.
 		{name: "no token", args: []string{"--repo", "org/proj", "--issue", "42"}, vars: map[string]string{"GITHUB_SERVER_URL": "http://x"}, code: exitcode.Clean, msg: `only "gitea-actions"'s are`},
 		{name: "unreachable", err: &forge.UnreachableError{URL: "http://x", Method: "GET", Path: "/api/v1/user", Err: errors.New("connection refused")}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exitcode.CannotRun, msg: "could not reach the server http://x"},
-		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exitcode.CannotRun, msg: "rejected the token (HTTP 401)"},
-		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: exitcode.CannotRun, msg: "not found"},
+		{name: "token rejected", err: &forge.HTTPError{Method: "GET", Path: "/api/v1/user", Status: 401}, args: []string{"--repo", "org/proj", "--issue", "42"}, vars: vars, code: exitcode.CannotRun, msg: "rejected the token from GITEA_TOKEN (HTTP 401)"},
+		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: exitcode.Usage, msg: "history: issue #43 does not exist in org/proj"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f.err = tt.err

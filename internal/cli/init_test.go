@@ -630,14 +630,14 @@ func TestInitErrors(t *testing.T) {
 
 	s.fail = map[string]error{"CreatePull": fmt.Errorf("POST /api/v1/repos/alice/proj/pulls: %w", issues.ErrForbidden)}
 	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
-	if code != exitcode.CannotRun || stdout != "" || !strings.Contains(stderr, "init: the token may not open a pull request from gns-guard-init into main in alice/proj (HTTP 403)") {
+	if code != exitcode.CannotRun || stdout != "" || !strings.Contains(stderr, "init: the token from --token may not open a pull request from gns-guard-init into main in alice/proj (HTTP 403): init needs a token with the scopes write:repository") {
 		t.Errorf("refused: exit %d\n%s%s", code, stdout, stderr)
 	}
 	s.fail = map[string]error{"Repository": fmt.Errorf("GET /api/v1/repos/alice/proj: %w", issues.ErrUnauthorized)}
 	stdout, _, code = runCLI(t, nil, "", append(slices.Clone(initArgs), "--format", "json")...)
 	var je jsonError
 	if err := json.Unmarshal([]byte(stdout), &je); err != nil || code != exitcode.CannotRun || je.Error.Kind != "cannot-run" ||
-		!strings.Contains(je.Error.Message, "rejected the token (HTTP 401) when trying to read the repository; check --token") {
+		!strings.Contains(je.Error.Message, "rejected the token from --token (HTTP 401) when trying to read the repository: it is wrong, expired or revoked") {
 		t.Errorf("rejected token: exit %d, %v: %s", code, err, stdout)
 	}
 	s.fail = nil

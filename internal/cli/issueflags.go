@@ -97,7 +97,7 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 	if server == "" {
 		return nil, nil, usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
 	}
-	token := firstOf(f.token, env.Getenv("GITEA_TOKEN"), env.Getenv("GITHUB_TOKEN"))
+	token, source := tokenFrom(f.token, env)
 	if f.ledgerKeyEnv != "" {
 		if f.ledgerKey = []byte(env.Getenv(f.ledgerKeyEnv)); len(f.ledgerKey) == 0 {
 			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
@@ -113,10 +113,53 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 	return &live.Reader{
 		Forge: client,
 		Admin: client,
-		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenHint: "check --token, GITEA_TOKEN or GITHUB_TOKEN"},
+		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenSource: source,
+			TokenHint: "pass a valid one with --token or GITEA_TOKEN", Scopes: verbScopes[verb], RepoExists: repoExists(client)},
 		Guard: f.guardUser,
 		Keys:  ledger.SecretKeys(f.ledgerKey),
 	}, client, nil
+}
+
+// tokenFrom is the token the flag or the environment gives, and where it
+// came from ("" when none was given).
+func tokenFrom(flagValue string, env Env) (token, source string) {
+	for _, c := range []struct{ value, source string }{
+		{flagValue, "--token"}, {env.Getenv("GITEA_TOKEN"), "GITEA_TOKEN"}, {env.Getenv("GITHUB_TOKEN"), "GITHUB_TOKEN"},
+	} {
+		if v := strings.TrimSpace(c.value); v != "" {
+			return v, c.source
+		}
+	}
+	return "", ""
+}
+
+// verbScopes are the token scopes each verb that reads the server needs
+// (Gitea's scoped tokens), as its messages state them.
+var verbScopes = map[string]string{
+	"history": "read:issue and read:repository",
+	"context": "read:issue and read:repository",
+	"report":  "write:issue, read:repository and read:user",
+	"recover": "write:issue, read:repository and read:user",
+	"status":  "read:issue, read:repository and read:user (write:issue with --publish)",
+	"init":    "write:repository, write:issue and read:user",
+}
+
+// repoExists asks the server whether the client's repository exists, when
+// the client can tell (nil otherwise).
+func repoExists(client issues.Forge) func(ctx context.Context) (bool, error) {
+	c, ok := client.(interface {
+		Repository(ctx context.Context) (forge.Repository, error)
+	})
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) (bool, error) {
+		_, err := c.Repository(ctx)
+		if errors.Is(err, issues.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 }
 
 // resolve reads the configuration the guard judges the issue with: the

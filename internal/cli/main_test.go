@@ -156,10 +156,10 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 		args       []string
 		line, hint string
 	}{
-		{[]string{"check", "-x", "a.md"}, "gns-guard: check: flag provided but not defined: -x", "Run 'gns-guard check -h' for usage."},
-		{[]string{"prune", "--now"}, "gns-guard: prune: flag needs an argument: -now", "Run 'gns-guard prune -h' for usage."},
+		{[]string{"check", "-x", "a.md"}, "gns-guard: check: unknown flag -x", "Run 'gns-guard check -h' for usage."},
+		{[]string{"prune", "--now"}, "gns-guard: prune: flag needs an argument: --now", "Run 'gns-guard prune -h' for usage."},
 		{[]string{"check", "--history-tail", "0", "a.md"}, `gns-guard: check: --history-tail: expected a whole number >= 1, got "0"`, "Run 'gns-guard check -h' for usage."},
-		{[]string{"report", "--bogus"}, "gns-guard: report: flag provided but not defined: -bogus", "Run 'gns-guard report -h' for usage."},
+		{[]string{"report", "--bogus"}, "gns-guard: report: unknown flag --bogus", "Run 'gns-guard report -h' for usage."},
 		{[]string{"tokens", "--format", "xml", "-"}, `gns-guard: tokens: --format must be text or json, not "xml"`, "Run 'gns-guard tokens -h' for usage."},
 		{[]string{"nope"}, `gns-guard: unknown verb "nope"; the verbs are check, prune, history, tokens, context, report, recover, status, mcp, init, keygen, pubkey, schema, rules, version, action`, "Run 'gns-guard -h' for usage."},
 		{nil, "gns-guard: no verb given; the verbs are check, prune, history, tokens, context, report, recover, status, mcp, init, keygen, pubkey, schema, rules, version, action", "Run 'gns-guard -h' for usage."},
@@ -178,7 +178,7 @@ func TestHelp(t *testing.T) {
 	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: gns-guard report ") {
 		t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"  --consumed int\n", `--status string`, `(default "ok")`, "(default 0.8)", "(default 3)", "  --dry-run\n"} {
+	for _, want := range []string{"  --consumed TOKENS   (required)\n", `--status TEXT`, `(default "ok")`, "(default 0.8)", "(default 3)", "  --dry-run\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, stdout)
 		}
@@ -207,7 +207,7 @@ func TestJSONErrors(t *testing.T) {
 		kind string
 		msg  string
 	}{
-		{[]string{"check", "--format", "json", "-x", "a.md"}, exitcode.Usage, "usage", "check: flag provided but not defined: -x"},
+		{[]string{"check", "--format", "json", "-x", "a.md"}, exitcode.Usage, "usage", "check: unknown flag -x"},
 		{[]string{"check", "--format=json"}, exitcode.Usage, "usage", "check needs a FILE (or - for standard input)"},
 		{[]string{"check", "--format", "json", "missing.md"}, exitcode.Usage, "usage", "cannot read missing.md"},
 		{[]string{"tokens", "--format", "json", "--encoding", "p50k", "-"}, exitcode.Usage, "usage", "tokens: "},

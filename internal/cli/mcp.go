@@ -113,7 +113,7 @@ func (o *mcpOptions) serverOptions(env Env) (mcpserver.Options, error) {
 		if !ok {
 			return opts, cannotRun(fmt.Errorf("mcp: no verb %s to serve", t.name))
 		}
-		fs := newFlags(v.name, env, v.synopsis)
+		fs := newFlags(v, env)
 		v.flags(fs)
 		opts.Tools = append(opts.Tools, mcpserver.Tool{
 			Name: t.name, Description: t.about, Synopsis: v.synopsis, Flags: fs,

@@ -88,22 +88,25 @@ func (o *pruneOptions) clock(env Env) time.Time {
 // otherwise the body unchanged, and a line on standard error saying which
 // triggers were checked. It reads and writes no issue. The labels are the
 // checkpoint's own unless --labels gives the live ones.
-func runPrune(_ context.Context, o *pruneOptions, env Env) error {
+func runPrune(ctx context.Context, o *pruneOptions, env Env) error {
 	body, counter, err := o.read(env, o.config.Encoding)
 	if err != nil {
 		return err
 	}
 	now := o.clock(env)
-	done, cancel := deadline()
+	done, cancel := deadline(ctx)
 	defer cancel()
 	d := decideOffline(o.input(body, counter, now, done))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	rep := pruneReport{File: o.source(), Body: body, Archives: []string{}, OldBytes: len(body), NewBytes: len(body), Findings: []finding.Finding{}}
 	if !d.parsed.Valid() {
 		return refusePrune(env, o.format, rep, d.parsed)
 	}
 	if res := d.plan.Prune; res != nil {
 		rep.pruned(res)
-		fmt.Fprintf(env.Stderr, "%s: pruned (%s): %d entries archived in %d part(s), %d → %d bytes\n", rep.File, res.Reason, res.Removed, len(res.Archives), res.OldBytes, res.NewBytes)
+		fmt.Fprintf(env.Stderr, "%s: pruned (%s): %s archived in %s, %d → %d bytes\n", rep.File, res.Reason, plural(res.Removed, "entry"), plural(len(res.Archives), "part"), res.OldBytes, res.NewBytes)
 	} else {
 		rep.notPruned(body, d, now, o.config)
 		fmt.Fprintf(env.Stderr, "%s: not pruned, the body is printed unchanged: %s\n", rep.File, oneLine(rep.Reason))

@@ -78,3 +78,25 @@ func TestREADMECommands(t *testing.T) {
 		t.Errorf("the Quickstart shows\n%s\nthe command prints (exit %d)\n%s%s", shown, code, stdout, stderr)
 	}
 }
+
+// The README's labels step does not send a person to create by hand the
+// labels `init` (step 3) has created: it names them as created, every one
+// of them.
+func TestREADMELabelsStep(t *testing.T) {
+	readme := readTestdata(t, "README.md")
+	start := strings.Index(readme, "\n5. ")
+	end := strings.Index(readme, "\n6. ")
+	if start < 0 || end < start {
+		t.Fatal("the README has no steps 5 and 6")
+	}
+	step := readme[start:end]
+	if strings.Contains(step, "Create the labels") || !strings.Contains(step, "`init` ran: it creates every label") {
+		t.Errorf("step 5 asks for labels init creates:\n%s", step)
+	}
+	for _, l := range InitLabels() {
+		if strings.HasSuffix(l.Name, "-n") || strings.Contains(step, "`"+l.Name+"`") || strings.Contains(l.Name, "depth-") {
+			continue
+		}
+		t.Errorf("step 5 does not name %s, which init creates", l.Name)
+	}
+}

@@ -72,7 +72,7 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		if err != nil {
 			return err
 		}
-		res, err := proposeRecovery(s, cfg, env.Now())
+		res, err := proposeRecovery(ctx, s, cfg, env.Now())
 		if err != nil {
 			return err
 		}
@@ -156,16 +156,16 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 
 // proposeRecovery rebuilds the checkpoint of an issue read whole; nil
 // when the checkpoint is valid.
-func proposeRecovery(s *live.Snapshot, cfg issues.Config, now time.Time) (*recovery, error) {
+func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, now time.Time) (*recovery, error) {
 	n, iss := s.Issue.Number, s.Issue
 	if iss.BodyTooLarge {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, issues.MaxBodyBytes)}
 	}
-	done, cancel := deadline()
+	done, cancel := deadline(ctx)
 	defer cancel()
 	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: done})
 	if parsed.Valid() {
-		return nil, nil
+		return restoreAccepted(s, parsed, cfg)
 	}
 	if err := awaitGuard("recover", s, parsed); err != nil {
 		return nil, err
@@ -217,6 +217,30 @@ func proposeRecovery(s *live.Snapshot, cfg issues.Config, now time.Time) (*recov
 	}
 	res.Proposal = prop
 	res.Body = placeBlock(iss.Body, parsed.Blocks, prop.YAML)
+	return res, nil
+}
+
+// restoreAccepted proposes, for a valid checkpoint changed against the
+// state the guard's ledger accepted (what the guard fails as tampering),
+// that state back, field by field; nil when the ledger holds none or the
+// checkpoint keeps to it.
+func restoreAccepted(s *live.Snapshot, parsed checkpoint.Result, cfg issues.Config) (*recovery, error) {
+	n := s.Issue.Number
+	base, why := ledgerBaseline(s.Status, n, cfg)
+	if why != "" {
+		return nil, nil
+	}
+	prop, err := exitprotocol.Restore(parsed.Checkpoint, base)
+	if err != nil {
+		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
+	}
+	if prop == nil {
+		return nil, nil
+	}
+	res := &recovery{contentVersion: s.Issue.ContentVersion}
+	res.Issue, res.Problem, res.Findings = n, "tampered", []finding.Finding{}
+	res.Baseline, res.Proposal = base, prop
+	res.Body = parsed.Block().Replace(prop.YAML)
 	return res, nil
 }
 
@@ -359,7 +383,7 @@ func printRecovery(env Env, repo, format string, res *recoverResult) error {
 	n := res.Issue
 	fmt.Fprintf(&b, "gns-guard: recover: issue #%d: the checkpoint is %s", n, res.Problem)
 	if len(res.Findings) > 0 {
-		fmt.Fprintf(&b, " (%d problem(s)):\n", len(res.Findings))
+		fmt.Fprintf(&b, " (%s):\n", plural(len(res.Findings), "problem"))
 		for _, f := range res.Findings {
 			fmt.Fprintln(&b, f.Format(fmt.Sprintf("issue#%d", n)))
 		}
@@ -367,9 +391,15 @@ func printRecovery(env Env, repo, format string, res *recoverResult) error {
 		b.WriteString(".\n")
 	}
 	p := res.Proposal
-	fmt.Fprintf(&b, "\nProposed checkpoint, rebuilt from %s and %d agent result(s) since:\n\n", res.Baseline.Source, len(p.Since))
-	b.WriteString("```yaml\n" + p.YAML + "```\n\n")
-	b.WriteString("Where every field comes from:\n\n| field | value | from |\n|---|---|---|\n")
+	if res.Problem == "tampered" {
+		fmt.Fprintf(&b, "\nProposed checkpoint: the state the guard accepted last, %s, with %s restored:\n\n", res.Baseline.Source, plural(len(p.Fields), "field"))
+		b.WriteString("```yaml\n" + p.YAML + "```\n\n")
+		b.WriteString("Restored:\n\n| field | value | from |\n|---|---|---|\n")
+	} else {
+		fmt.Fprintf(&b, "\nProposed checkpoint, rebuilt from %s and %s since:\n\n", res.Baseline.Source, plural(len(p.Since), "agent result"))
+		b.WriteString("```yaml\n" + p.YAML + "```\n\n")
+		b.WriteString("Where every field comes from:\n\n| field | value | from |\n|---|---|---|\n")
+	}
 	for _, f := range p.Fields {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", f.Key, markdown.Cell(f.Value, 80), markdown.Cell(f.Source, 0))
 	}

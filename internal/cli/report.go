@@ -105,7 +105,7 @@ func (o *reportOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
 	if o.resultFile == "" {
 		return nil
 	}
-	text, err := readInput(env, o.resultFile)
+	text, err := readText(env, "report", "result file", o.resultFile, maxResultBytes)
 	if err != nil {
 		return err
 	}
@@ -149,13 +149,17 @@ func (o *reportOptions) checkNext(given map[string]bool) error {
 		return usageError("report: --next-agent %q: an agent's name has no spaces or |", r.NextAgent)
 	case r.Phase != "" && !exitprotocol.ValidName(r.Phase):
 		return usageError("report: --phase %q: a phase has no spaces or | (it stands in the comment's header)", r.Phase)
-	case given["depth"] && o.depth < 0:
-		return usageError("report: --depth must be >= 0")
+	case given["depth"] && (o.depth < 0 || o.depth > maxDepthFlag):
+		return usageError("report: --depth must be a whole number from 0 to %d, not %d", maxDepthFlag, o.depth)
 	case o.format != "text" && o.format != "json":
 		return usageError("report: --format must be text or json, not %q", o.format)
 	}
 	return nil
 }
+
+// maxDepthFlag bounds report's --depth: agent_chain holds an agent per
+// level, and a checkpoint (64 KiB by default) could not hold more.
+const maxDepthFlag = 10000
 
 // fillReport puts into the report what the flags given imply: no next
 // estimate, a new depth, an assignee, the label changes.
@@ -328,6 +332,10 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 	var ue *exitprotocol.UnreadableError
 	if errors.As(err, &ue) {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
+	}
+	var oe *exitprotocol.OverflowError
+	if errors.As(err, &oe) {
+		return nil, usageError("report: --consumed %d: issue #%d: %v; nothing was written", o.rep.Consumed, n, err)
 	}
 	if err != nil {
 		return nil, cannotRun(fmt.Errorf("report: issue #%d: %w", n, err))

@@ -114,7 +114,7 @@ func newSweep(env Env, reader *live.Reader, client issues.Forge, lister dashboar
 	if isTerminal(env.Stderr) {
 		sw.Progress = func(done, total int) {
 			if total > progressAfter {
-				fmt.Fprintf(env.Stderr, "\rgns-guard: status: read %d of %d governed issues", done, total)
+				fmt.Fprintf(env.Stderr, "\rgns-guard: status: read %d of %s", done, plural(total, "governed issue"))
 				if done == total {
 					fmt.Fprintln(env.Stderr)
 				}

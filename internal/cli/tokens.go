@@ -43,12 +43,15 @@ func (o *tokensOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 }
 
 // runTokens prints the token count of a file as the guard counts it.
-func runTokens(_ context.Context, o *tokensOptions, env Env) error {
+func runTokens(ctx context.Context, o *tokensOptions, env Env) error {
 	text, counter, err := o.read(env, o.encoding)
 	if err != nil {
 		return err
 	}
-	n := counter.Count(text)
+	n, err := counter.CountContext(ctx, text)
+	if err != nil {
+		return err
+	}
 	if o.format == "json" {
 		return printJSON(env, tokensReport{File: o.source(), Encoding: string(o.encoding), Tokens: n})
 	}

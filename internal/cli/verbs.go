@@ -25,6 +25,14 @@ type verb struct {
 	usage []string
 	// synopsis opens the verb's help: "Usage: gns-guard " + synopsis.
 	synopsis string
+	// about, when set, follows the synopsis in the help: what the verb
+	// does, for a verb whose flags do not say it.
+	about string
+	// required are the flags the verb cannot run without, as its help
+	// lists and marks them.
+	required []string
+	// example is one command line the help shows.
+	example string
 	// flags declares the verb's flags on fs, bound to the new options value
 	// it returns. nil: the verb takes no flags and has no help (action: its
 	// inputs are described in action.yml).
@@ -52,6 +60,7 @@ var verbs = []verb{
 		name:     "check",
 		usage:    []string{"check FILE|- [--format text|json] [--issue N] [--labels L1,L2]"},
 		synopsis: "check FILE|- [flags]",
+		example:  "gns-guard check examples/issues/depth-exceeded.md --labels cascade::depth-2,size::medium",
 		flags:    checkFlags,
 		run:      runs(runCheck),
 	},
@@ -59,6 +68,7 @@ var verbs = []verb{
 		name:     "prune",
 		usage:    []string{"prune FILE|- [--format text|json]"},
 		synopsis: "prune FILE|- [flags]",
+		example:  "gns-guard prune body.md > pruned.md",
 		flags:    pruneFlags,
 		run:      runs(runPrune),
 	},
@@ -66,6 +76,8 @@ var verbs = []verb{
 		name:     "history",
 		usage:    []string{"history --repo OWNER/NAME --issue N [--server URL] [--token T] [--format yaml|json]"},
 		synopsis: "history --repo OWNER/NAME --issue N [flags]",
+		required: []string{"repo", "issue"},
+		example:  "gns-guard history --repo acme/app --issue 2 --format json",
 		flags:    historyFlags,
 		run:      runs(runHistory),
 	},
@@ -73,6 +85,7 @@ var verbs = []verb{
 		name:     "tokens",
 		usage:    []string{"tokens FILE|- [--encoding cl100k_base|o200k_base] [--format text|json]"},
 		synopsis: "tokens FILE|- [--encoding cl100k_base|o200k_base] [--format text|json]",
+		example:  "gns-guard tokens --encoding o200k_base docs/contract.md",
 		flags:    tokensFlags,
 		run:      runs(runTokens),
 	},
@@ -83,6 +96,7 @@ var verbs = []verb{
 			"context --body FILE [--comments FILE] [flags]   (offline)",
 		},
 		synopsis: "context (--repo OWNER/NAME --issue N | --body FILE [--comments FILE]) [--file PATH]... [--skill PATH] [--size tiny|small|medium|large] [--cap TOKENS] [--full-comments] [--format text|json] [flags]",
+		example:  "gns-guard context --repo acme/app --issue 2 --file internal/limits/bucket.go --skill .kilo/skills/review.md",
 		flags:    contextFlags,
 		run:      runs(runContext),
 	},
@@ -90,6 +104,8 @@ var verbs = []verb{
 		name:     "report",
 		usage:    []string{"report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]"},
 		synopsis: "report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [--status ok|failed] [--verdict TEXT] [--files-changed N] [--key-stats TEXT] [--next-agent NAME --next-estimate TOKENS] [--result-file FILE] [--phase P] [--depth D] [--labels-add L,..] [--labels-remove L,..] [--assignee NAME] [--dry-run] [--force] [--format text|json] [flags]",
+		required: []string{"repo", "issue", "agent", "invocation", "consumed", "action"},
+		example:  `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 --action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
 		flags:    reportFlags,
 		run:      runs(runReport),
 	},
@@ -97,6 +113,8 @@ var verbs = []verb{
 		name:     "recover",
 		usage:    []string{"recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]"},
 		synopsis: "recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--budget-admins L,..] [--guard-user LOGIN] [--format text|json] [--server URL] [--token T]",
+		required: []string{"repo", "issue"},
+		example:  "gns-guard recover --repo acme/app --issue 2 --apply",
 		flags:    recoverFlags,
 		run:      runs(runRecover),
 	},
@@ -104,6 +122,8 @@ var verbs = []verb{
 		name:     "status",
 		usage:    []string{"status --repo OWNER/NAME [--format text|json|markdown] [--publish]"},
 		synopsis: "status --repo OWNER/NAME [--format text|json|markdown] [--publish] [--server URL] [--token T] [--config FILE] [--SETTING VALUE]...",
+		required: []string{"repo"},
+		example:  "gns-guard status --repo acme/app --format markdown",
 		flags:    statusFlags,
 		run:      runs(runStatus),
 	},
@@ -118,6 +138,8 @@ var verbs = []verb{
 		name:     "init",
 		usage:    []string{"init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]"},
 		synopsis: "init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]",
+		required: []string{"repo"},
+		example:  "gns-guard init --repo acme/app --server https://gitea.example.com --dry-run",
 		flags:    initFlags,
 		run:      runs(runInit),
 	},
@@ -125,6 +147,7 @@ var verbs = []verb{
 		name:     "keygen",
 		usage:    []string{"keygen [--format text|json]"},
 		synopsis: "keygen [--format text|json]",
+		example:  "gns-guard keygen --format json",
 		flags:    keygenFlags,
 		run:      runs(runKeygen),
 	},
@@ -132,6 +155,7 @@ var verbs = []verb{
 		name:     "pubkey",
 		usage:    []string{"pubkey [--format text|json]    (the public key of $" + LedgerKeyEnv + ")"},
 		synopsis: "pubkey [--format text|json]   (reads $" + LedgerKeyEnv + ")",
+		example:  "GNS_GUARD_LEDGER_KEY=... gns-guard pubkey",
 		flags:    pubkeyFlags,
 		run:      runs(runPubkey),
 	},
@@ -139,6 +163,7 @@ var verbs = []verb{
 		name:     "schema",
 		usage:    []string{"schema"},
 		synopsis: "schema [--history-tail N] [--format json]",
+		example:  "gns-guard schema --history-tail 5 > checkpoint.schema.json",
 		flags:    schemaFlags,
 		run:      runs(runSchema),
 	},
@@ -146,6 +171,7 @@ var verbs = []verb{
 		name:     "rules",
 		usage:    []string{"rules [--format text|json]"},
 		synopsis: "rules [--format text|json]",
+		example:  "gns-guard rules --format json",
 		flags:    rulesFlags,
 		run:      runs(runRules),
 	},
@@ -154,13 +180,16 @@ var verbs = []verb{
 		aliases:  []string{"--version", "-version"},
 		usage:    []string{"version [--format text|json]   (or gns-guard --version)"},
 		synopsis: "version [--format text|json]",
+		example:  "gns-guard version --format json",
 		flags:    versionFlags,
 		run:      runs(runVersion),
 	},
 	{
-		name:  "action",
-		usage: []string{"action        (the default when GITHUB_ACTIONS=true)"},
-		run:   func(ctx context.Context, _ options, env Env) error { return runAction(ctx, env) },
+		name:     "action",
+		usage:    []string{"action        (the default when GITHUB_ACTIONS=true)"},
+		synopsis: "action",
+		about:    actionAbout,
+		run:      func(ctx context.Context, _ options, env Env) error { return runAction(ctx, env) },
 	},
 }
 
@@ -197,7 +226,7 @@ func verbNames() string {
 // positional arguments, then the options' own checks (settle). -h prints
 // the verb's help and returns flag.ErrHelp.
 func (v verb) parse(args []string, env Env) (options, error) {
-	fs := newFlags(v.name, env, v.synopsis)
+	fs := newFlags(v, env)
 	o := v.flags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -209,9 +238,24 @@ func (v verb) parse(args []string, env Env) (options, error) {
 	return o, nil
 }
 
-// exec runs the verb on its arguments: parse, then run.
+// actionAbout is the help of `action`, which takes no flags: its inputs
+// are the step's.
+const actionAbout = `Runs the guard as the Gitea Actions step on the event the runner hands it
+(GITHUB_EVENT_PATH): reads the issue, judges it, writes the plan. Its
+inputs come from INPUT_* variables, as action.yml describes them
+(docs/configuration.md lists every one); it takes no flags or arguments.`
+
+// exec runs the verb on its arguments: parse, then run. A verb without
+// flags (action) takes no arguments but -h.
 func (v verb) exec(ctx context.Context, args []string, env Env) error {
 	if v.flags == nil {
+		switch {
+		case len(args) > 0 && isHelp(args[0]):
+			printHelp(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError), v)
+			return flag.ErrHelp
+		case len(args) > 0:
+			return usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name)
+		}
 		return v.run(ctx, nil, env)
 	}
 	o, err := v.parse(args, env)

@@ -345,3 +345,16 @@ func TestSweepSkipsTheDashboard(t *testing.T) {
 		t.Errorf("rows %+v (dashboard #%d)", res.Rows, n)
 	}
 }
+
+// The summary line counts in good English: one issue is not "issues".
+func TestSummaryPlural(t *testing.T) {
+	r := sample()
+	r.Rows = r.Rows[:1]
+	if got := Text(r); !strings.HasPrefix(got, "acme/agents: 1 open governed issue (of 7 open): 1 pass") {
+		t.Errorf("one issue: %q", strings.SplitN(got, "\n", 2)[0])
+	}
+	r.Rows = nil
+	if got := Text(r); !strings.HasPrefix(got, "acme/agents: 0 open governed issues (of 7 open)") {
+		t.Errorf("none: %q", strings.SplitN(got, "\n", 2)[0])
+	}
+}

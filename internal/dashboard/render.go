@@ -180,8 +180,17 @@ func summary(r *Result) string {
 			waiting++
 		}
 	}
-	return fmt.Sprintf("%d open governed issues (of %d open): %d pass, %d fail, %d stale, %d waiting for a person",
-		len(r.Rows), r.Open, len(r.Rows)-fail, fail, stale, waiting)
+	return fmt.Sprintf("%s (of %d open): %d pass, %d fail, %d stale, %d waiting for a person",
+		OpenGoverned(len(r.Rows)), r.Open, len(r.Rows)-fail, fail, stale, waiting)
+}
+
+// OpenGoverned says how many open governed issues there are: "1 open
+// governed issue", "5 open governed issues".
+func OpenGoverned(n int) string {
+	if n == 1 {
+		return "1 open governed issue"
+	}
+	return fmt.Sprintf("%d open governed issues", n)
 }
 
 // notes are the text form's remarks on a row.

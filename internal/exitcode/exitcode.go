@@ -8,7 +8,25 @@ const (
 	Violation = 1 // findings that fail the run
 	Usage     = 2 // a usage or configuration error
 	CannotRun = 3 // the tool could not do its work (server unreachable, token rejected, ...)
+
+	// Interrupted and Terminated say a signal stopped the run before its
+	// work was done: SIGINT (Ctrl-C) and SIGTERM, 128 plus the signal's
+	// number as shells report it, so a script tells them from a failure it
+	// may retry (3).
+	Interrupted = 130
+	Terminated  = 143
 )
+
+// StoppedError says a signal stopped the run: exit Code (Interrupted or
+// Terminated).
+type StoppedError struct {
+	Signal string // SIGINT or SIGTERM
+	Code   int
+}
+
+func (e *StoppedError) Error() string {
+	return "stopped by " + e.Signal + " before the work was done"
+}
 
 // ErrViolations says findings were found and reported: exit 1, nothing
 // more to print.
@@ -44,14 +62,18 @@ type Reported struct{ Err error }
 func (e *Reported) Error() string { return e.Err.Error() }
 func (e *Reported) Unwrap() error { return e.Err }
 
-// Code is the exit code of err: Clean for nil, Violation for
-// ErrViolations, Usage for a UsageError, and CannotRun for anything else
-// (an error nobody classified is a failure to run, never a pass).
+// Code is the exit code of err: Clean for nil, the signal's code for a
+// StoppedError, Violation for ErrViolations, Usage for a UsageError, and
+// CannotRun for anything else (an error nobody classified is a failure to
+// run, never a pass).
 func Code(err error) int {
 	var ue *UsageError
+	var se *StoppedError
 	switch {
 	case err == nil:
 		return Clean
+	case errors.As(err, &se):
+		return se.Code
 	case errors.Is(err, ErrViolations):
 		return Violation
 	case errors.As(err, &ue):

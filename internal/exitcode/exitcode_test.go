@@ -20,6 +20,8 @@ func TestCode(t *testing.T) {
 		{"cannot run", &CannotRunError{errors.New("connection refused")}, CannotRun},
 		{"reported cannot run", &Reported{&CannotRunError{errors.New("401")}}, CannotRun},
 		{"unclassified is never a pass", errors.New("something"), CannotRun},
+		{"stopped by Ctrl-C", fmt.Errorf("count: %w", &StoppedError{Signal: "SIGINT", Code: Interrupted}), Interrupted},
+		{"stopped by SIGTERM", &StoppedError{Signal: "SIGTERM", Code: Terminated}, Terminated},
 	}
 	for _, c := range cases {
 		if got := Code(c.err); got != c.want {

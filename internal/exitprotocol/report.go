@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -110,7 +111,10 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 		return nil, unreadable(parsed.Findings)
 	}
 	cp := parsed.Checkpoint
-	out := plan(cp, live, r)
+	out, err := plan(cp, live, r)
+	if err != nil {
+		return nil, err
+	}
 	next := edit(cp, out, r)
 	text, err := next.Encode()
 	if err != nil {
@@ -141,14 +145,17 @@ func unreadable(findings []finding.Finding) error {
 // plan is what report r does to checkpoint cp and the live labels, but
 // for the body: the budget, phase, depth, history entry, labels and
 // assignee after it.
-func plan(cp *checkpoint.Checkpoint, live []string, r Report) *Outcome {
+func plan(cp *checkpoint.Checkpoint, live []string, r Report) (*Outcome, error) {
 	out := &Outcome{
 		Before: Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value},
 		Phase:  cp.Phase.Value,
 		Depth:  cp.Depth.Value,
 	}
-	out.After = Budget{Total: out.Before.Total, Consumed: out.Before.Consumed + r.Consumed}
-	out.After.Remaining = out.After.Total - out.After.Consumed
+	after, err := budgetAfter(out.Before, r.Consumed)
+	if err != nil {
+		return nil, err
+	}
+	out.After = after
 	if r.Phase != "" {
 		out.Phase = r.Phase
 	}
@@ -166,7 +173,40 @@ func plan(cp *checkpoint.Checkpoint, live []string, r Report) *Outcome {
 	if r.Assignee != nil {
 		out.Assignee = *r.Assignee
 	}
-	return out
+	return out, nil
+}
+
+// OverflowError says a report's number would take a budget figure past
+// what a whole number holds (math.MaxInt64): nothing is written.
+type OverflowError struct {
+	// Field is the figure (budget.consumed), Base its value before and Add
+	// what the report adds.
+	Field     string
+	Base, Add int64
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("%s %d plus %d is past the largest whole number a checkpoint holds (%d)", e.Field, e.Base, e.Add, int64(math.MaxInt64))
+}
+
+// budgetAfter is the budget once consumed more tokens are spent, or an
+// *OverflowError when a figure would wrap around.
+func budgetAfter(before Budget, consumed int64) (Budget, error) {
+	sum, ok := add(before.Consumed, consumed)
+	if !ok {
+		return Budget{}, &OverflowError{Field: "budget.consumed", Base: before.Consumed, Add: consumed}
+	}
+	rem, ok := add(before.Total, -sum)
+	if !ok || sum == math.MinInt64 {
+		return Budget{}, &OverflowError{Field: "budget.remaining", Base: before.Total, Add: -sum}
+	}
+	return Budget{Total: before.Total, Consumed: sum, Remaining: rem}, nil
+}
+
+// add is a+b, and false when it wraps around.
+func add(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (b >= 0) == (s >= a)
 }
 
 // edit returns checkpoint cp as report r leaves it, out being the plan.

@@ -1,6 +1,8 @@
 package exitprotocol
 
 import (
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,5 +256,23 @@ func decideNoAdmins(in guard.Input) *guard.Plan {
 			return p
 		}
 		in.Admins[p.AskAdmin] = false
+	}
+}
+
+// A report whose tokens would take budget.consumed past the largest whole
+// number is refused with an *OverflowError, never wrapped to a negative
+// figure.
+func TestApplyRefusesOverflow(t *testing.T) {
+	body := "```yaml\ncheckpoint:\n  version: 2\n  issue: 7\n  phase: p\n  depth: 0\n  last_agent: a\n  last_invocation: i0\n  budget: {total: 10000, consumed: 6200, remaining: 3800}\n  state: {labels: [], assignee: a}\n  history_tail: []\n  next_agent: b\n  next_estimated_tokens: 100\n  created_at: 2026-01-01T00:00:00Z\n```\n"
+	r := Report{Agent: "b", Invocation: "i1", Consumed: math.MaxInt64, Action: "did", Status: "ok", Now: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}
+	_, err := Apply(7, body, nil, r, Options{HistoryTail: 3})
+	var oe *OverflowError
+	if !errors.As(err, &oe) || oe.Field != "budget.consumed" || oe.Base != 6200 {
+		t.Fatalf("Apply = %v, want an OverflowError on budget.consumed 6200", err)
+	}
+	r.Consumed = 100
+	out, err := Apply(7, body, nil, r, Options{HistoryTail: 3})
+	if err != nil || out.After.Consumed != 6300 || out.After.Remaining != 3700 {
+		t.Fatalf("Apply = %+v, %v", out, err)
 	}
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -14,15 +15,28 @@ type Where struct {
 	Verb string
 	// Server is the server's URL and Repo its repository, OWNER/NAME.
 	Server, Repo string
-	// TokenHint says where the token comes from, for a rejected one:
-	// "check --token, GITEA_TOKEN or GITHUB_TOKEN".
+	// TokenHint says what to do about a rejected token: "check the token
+	// input".
 	TokenHint string
+	// TokenSource names where the token came from ("--token",
+	// "GITEA_TOKEN"), for the messages of a rejected or refused one; ""
+	// when no token was given.
+	TokenSource string
+	// Scopes are the token scopes the work needs, as a message states
+	// them: "write:issue, read:repository and read:user".
+	Scopes string
+	// RepoExists, when set, asks the server whether the repository
+	// exists (one request): a missing issue is then told from a missing
+	// repository.
+	RepoExists func(ctx context.Context) (bool, error)
 }
 
-// Error says why a request failed, for the person who sees it: an
-// unreachable server, a rejected token, a refused permission or a missing
-// issue cannot be worked around, so it is an exitcode.CannotRunError (exit 3).
-// what completes "could not ...": "read issue #7".
+// Error says why a request failed, for the person who sees it. An
+// unreachable server, a rejected token or a refused permission cannot be
+// worked around: an exitcode.CannotRunError (exit 3). Something that does
+// not exist (HTTP 404) is a mistake in what was asked, which a retry will
+// not fix: an exitcode.UsageError (exit 2). what completes "could not
+// ...": "read issue #7".
 func (w Where) Error(what string, err error) error {
 	prefix := ""
 	if w.Verb != "" {
@@ -33,13 +47,73 @@ func (w Where) Error(what string, err error) error {
 	case errors.Is(err, issues.ErrUnreachable):
 		msg = fmt.Errorf("%scould not reach the server %s to %s: %w", prefix, w.Server, what, err)
 	case errors.Is(err, issues.ErrUnauthorized):
-		msg = fmt.Errorf("%sthe server %s rejected the token (HTTP 401) when trying to %s; %s", prefix, w.Server, what, w.TokenHint)
+		msg = fmt.Errorf("%s%s", prefix, w.rejected(what))
 	case errors.Is(err, issues.ErrForbidden):
-		msg = fmt.Errorf("%sthe token may not %s in %s (HTTP 403): give it the access this needs (%w)", prefix, what, w.Repo, err)
+		msg = fmt.Errorf("%s%s (%w)", prefix, w.refused(what), err)
 	case errors.Is(err, issues.ErrNotFound):
-		msg = fmt.Errorf("%scould not %s in %s: not found, or the token cannot see it (HTTP 404)", prefix, what, w.Repo)
+		return &exitcode.UsageError{Err: fmt.Errorf("%scould not %s in %s: it does not exist, or the token cannot see it (HTTP 404)", prefix, what, w.Repo)}
 	default:
 		msg = fmt.Errorf("%scould not %s at %s: %w", prefix, what, w.Server, err)
 	}
 	return &exitcode.CannotRunError{Err: msg}
+}
+
+// rejected is the message for a token the server did not accept (401).
+func (w Where) rejected(what string) string {
+	if w.TokenSource == "" && w.Verb != "" {
+		return fmt.Sprintf("the server %s needs a token to %s (HTTP 401) and none was given: pass --token or set GITEA_TOKEN%s", w.Server, what, w.scopes(", a token with the scopes "))
+	}
+	from := ""
+	if w.TokenSource != "" {
+		from = " from " + w.TokenSource
+	}
+	hint := w.TokenHint
+	if hint == "" {
+		hint = "pass a valid one"
+	}
+	return fmt.Sprintf("the server %s rejected the token%s (HTTP 401) when trying to %s: it is wrong, expired or revoked; %s%s", w.Server, from, what, hint, w.scopes(", with the scopes "))
+}
+
+// refused is the message for a token that may not do what was asked
+// (403).
+func (w Where) refused(what string) string {
+	from := ""
+	if w.TokenSource != "" {
+		from = " from " + w.TokenSource
+	}
+	need := "give it the access this needs"
+	if w.Scopes != "" {
+		need = fmt.Sprintf("%s needs a token with the scopes %s whose user may do this in the repository", w.Verb, w.Scopes)
+	}
+	return fmt.Sprintf("the token%s may not %s in %s (HTTP 403): %s", from, what, w.Repo, need)
+}
+
+// scopes is lead and the scopes the work needs, or "" when unknown.
+func (w Where) scopes(lead string) string {
+	if w.Scopes == "" {
+		return ""
+	}
+	return lead + w.Scopes
+}
+
+// missing is the error for an issue the server does not have: a usage
+// error (exit 2) that says whether the issue or the whole repository is
+// missing, when the server can tell.
+func (w Where) missing(ctx context.Context, number int64) error {
+	prefix := ""
+	if w.Verb != "" {
+		prefix = w.Verb + ": "
+	}
+	msg := fmt.Sprintf("issue #%d does not exist in %s", number, w.Repo)
+	exists, err := true, error(nil)
+	if w.RepoExists != nil {
+		exists, err = w.RepoExists(ctx)
+	}
+	switch {
+	case err == nil && !exists:
+		msg = fmt.Sprintf("the repository %s does not exist on %s (or the token cannot see it)", w.Repo, w.Server)
+	case err != nil || w.RepoExists == nil:
+		msg += " (or the token cannot see it)"
+	}
+	return &exitcode.UsageError{Err: fmt.Errorf("%s%s", prefix, msg)}
 }

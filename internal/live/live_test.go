@@ -227,20 +227,47 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestErrorsSayWhatAndWhere(t *testing.T) {
-	w := Where{Verb: "history", Server: "http://x", Repo: "o/r", TokenHint: "check --token"}
+	w := Where{Verb: "history", Server: "http://x", Repo: "o/r", TokenSource: "GITEA_TOKEN", TokenHint: "pass a valid one with --token", Scopes: "read:issue and read:repository"}
 	for _, tt := range []struct {
 		err  error
 		want string
+		code int
 	}{
-		{issues.ErrUnauthorized, "history: the server http://x rejected the token (HTTP 401) when trying to read issue #7; check --token"},
-		{issues.ErrForbidden, "history: the token may not read issue #7 in o/r (HTTP 403)"},
-		{issues.ErrNotFound, "history: could not read issue #7 in o/r: not found, or the token cannot see it (HTTP 404)"},
-		{issues.ErrUnreachable, "history: could not reach the server http://x to read issue #7"},
-		{errors.New("boom"), "history: could not read issue #7 at http://x: GET: boom"},
+		{issues.ErrUnauthorized, "history: the server http://x rejected the token from GITEA_TOKEN (HTTP 401) when trying to read issue #7: it is wrong, expired or revoked; pass a valid one with --token, with the scopes read:issue and read:repository", exitcode.CannotRun},
+		{issues.ErrForbidden, "history: the token from GITEA_TOKEN may not read issue #7 in o/r (HTTP 403): history needs a token with the scopes read:issue and read:repository whose user may do this in the repository", exitcode.CannotRun},
+		{issues.ErrNotFound, "history: could not read issue #7 in o/r: it does not exist, or the token cannot see it (HTTP 404)", exitcode.Usage},
+		{issues.ErrUnreachable, "history: could not reach the server http://x to read issue #7", exitcode.CannotRun},
+		{errors.New("boom"), "history: could not read issue #7 at http://x: GET: boom", exitcode.CannotRun},
 	} {
 		err := w.Error("read issue #7", fmt.Errorf("GET: %w", tt.err))
-		if exitcode.Code(err) != exitcode.CannotRun || !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("%v: %q (exit %d), want %q", tt.err, err, exitcode.Code(err), tt.want)
+		if exitcode.Code(err) != tt.code || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%v: %q (exit %d), want %q (exit %d)", tt.err, err, exitcode.Code(err), tt.want, tt.code)
+		}
+	}
+	w.TokenSource = ""
+	if err := w.Error("read issue #7", issues.ErrUnauthorized); !strings.Contains(err.Error(), "needs a token to read issue #7 (HTTP 401) and none was given: pass --token or set GITEA_TOKEN, a token with the scopes read:issue and read:repository") {
+		t.Errorf("no token: %q", err)
+	}
+}
+
+// A missing issue is a usage error (exit 2), which says whether the issue
+// or the repository is missing when the server can tell.
+func TestMissingIssueOrRepository(t *testing.T) {
+	w := Where{Verb: "report", Server: "http://x", Repo: "o/r"}
+	cases := []struct {
+		exists func(context.Context) (bool, error)
+		want   string
+	}{
+		{nil, "report: issue #9999 does not exist in o/r (or the token cannot see it)"},
+		{func(context.Context) (bool, error) { return true, nil }, "report: issue #9999 does not exist in o/r"},
+		{func(context.Context) (bool, error) { return false, nil }, "report: the repository o/r does not exist on http://x (or the token cannot see it)"},
+		{func(context.Context) (bool, error) { return false, errors.New("down") }, "report: issue #9999 does not exist in o/r (or the token cannot see it)"},
+	}
+	for _, c := range cases {
+		w.RepoExists = c.exists
+		err := w.missing(context.Background(), 9999)
+		if exitcode.Code(err) != exitcode.Usage || err.Error() != c.want {
+			t.Errorf("%q (exit %d), want %q", err, exitcode.Code(err), c.want)
 		}
 	}
 }

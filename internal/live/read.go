@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -131,6 +132,9 @@ const maxAllPages = 10000
 // status comment is among its last comments costs two requests.
 func (r *Reader) Read(ctx context.Context, number int64, o ReadOptions) (*Snapshot, error) {
 	issue, err := r.Forge.Issue(ctx, number)
+	if errors.Is(err, issues.ErrNotFound) {
+		return nil, r.Where.missing(ctx, number)
+	}
 	if err != nil {
 		return nil, r.Where.Error(fmt.Sprintf("read issue #%d", number), err)
 	}

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -75,8 +76,45 @@ func (c *Counter) Encoding() Encoding {
 // never panics; invalid UTF-8 is counted as if each maximal invalid
 // sequence were U+FFFD.
 func (c *Counter) Count(text string) int {
+	n, _ := c.count(context.Background(), text)
+	return n
+}
+
+// checkEvery is how many bytes CountContext counts between two looks at
+// its context: a few milliseconds of work on the slowest text.
+const checkEvery = 64 << 10
+
+// CountContext is Count that gives up when ctx is done, within
+// milliseconds, and then returns 0 and ctx's error: a text of tens of MB
+// takes seconds to count. Between pieces the count looks at ctx every
+// checkEvery bytes and stops; one piece is counted whole, so a long one
+// (a run of letters with no space) is counted on its own goroutine, which
+// the caller does not wait for once ctx is done.
+func (c *Counter) CountContext(ctx context.Context, text string) (int, error) {
+	if ctx.Done() == nil || len(text) <= checkEvery {
+		return c.count(ctx, text)
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := c.count(ctx, text)
+		done <- result{n, err}
+	}()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// count counts text, looking at ctx every checkEvery bytes.
+func (c *Counter) count(ctx context.Context, text string) (int, error) {
 	if text == "" {
-		return 0
+		return 0, ctx.Err()
 	}
 	eng := c.engine()
 	text = toValidUTF8(text)
@@ -84,15 +122,21 @@ func (c *Counter) Count(text string) int {
 		// Unreachable with the pinned tokenizer library (New and the
 		// tests report an incompatible one). Every token holds at least
 		// one byte, so this over-estimates rather than under-counts.
-		return len(text)
+		return len(text), ctx.Err()
 	}
-	n := 0
+	n, next := 0, 0
 	for i := 0; i < len(text); {
+		if i >= next {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			next = i + checkEvery
+		}
 		j := eng.split(text, i)
 		n += eng.bpe.count(text[i:j])
 		i = j
 	}
-	return n
+	return n, nil
 }
 
 func (c *Counter) engine() *engine {

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -419,6 +420,27 @@ func TestFormat(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 20000: "20,000", 1234567: "1,234,567", -1234: "-1,234", -999: "-999"} {
 		if got := Format(n); got != want {
 			t.Errorf("Format(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// CountContext counts as Count, and a cancelled context stops it with the
+// context's error instead of a count.
+func TestCountContext(t *testing.T) {
+	c, err := New(CL100kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("hello world, token counts ", 20000)
+	n, err := c.CountContext(context.Background(), text)
+	if err != nil || n != c.Count(text) {
+		t.Fatalf("CountContext = %d, %v; Count = %d", n, err, c.Count(text))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, s := range []string{text, strings.Repeat("a", 1<<20)} {
+		if n, err := c.CountContext(ctx, s); !errors.Is(err, context.Canceled) || n != 0 {
+			t.Errorf("cancelled: CountContext = %d, %v; want 0 and context.Canceled", n, err)
 		}
 	}
 }

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// docs/cli.md, the command line's reference, names every flag of every
+// verb.
+func TestCLIDocNamesEveryFlag(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, v := range verbs {
+		if v.flags == nil {
+			continue
+		}
+		fs := flag.NewFlagSet(v.name, flag.ContinueOnError)
+		v.flags(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !strings.Contains(doc, "`--"+f.Name) {
+				t.Errorf("docs/cli.md does not name %s's flag --%s", v.name, f.Name)
+			}
+		})
+	}
+}
+
+// A verb's help lists its own flags first, the required ones marked, then
+// the guard's settings apart, then an example; action -h prints help and
+// runs nothing.
+func TestHelpGroups(t *testing.T) {
+	stdout, _, code := runCLI(t, nil, "", "report", "-h")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	flags, settingsPart, ok := strings.Cut(stdout, "\nGuard settings")
+	settingsPart, _, _ = strings.Cut(settingsPart, "\nExample:")
+	if !ok || !strings.Contains(stdout, "\nExample:\n  gns-guard report --repo") {
+		t.Fatalf("no settings group or example:\n%s", stdout)
+	}
+	for _, want := range []string{"  --repo OWNER/NAME   (required)\n", "  --consumed TOKENS   (required)\n", "  --result-file FILE\n"} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("the verb's flags lack %q", want)
+		}
+	}
+	if strings.Contains(flags, "--prune-threshold") || !strings.Contains(settingsPart, "--prune-threshold VALUE") || strings.Contains(settingsPart, "--result-file") {
+		t.Errorf("settings and own flags mixed:\n%s", stdout)
+	}
+	if strings.Index(flags, "--action TEXT") > strings.Index(flags, "--assignee") {
+		t.Errorf("a required flag comes after an optional one:\n%s", flags)
+	}
+
+	stdout, stderr, code := runCLI(t, nil, "", "action", "-h")
+	if code != 0 || !strings.HasPrefix(stdout, "Usage: gns-guard action") || !strings.Contains(stdout, "INPUT_") || stderr != "" {
+		t.Errorf("action -h: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// A mistake on the command line is echoed as typed, and a non-positive
+// issue number is refused.
+func TestFlagMistakes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--bogus"}, "report: unknown flag --bogus\n"},
+		{[]string{"report", "-bogus=1"}, "report: unknown flag -bogus\n"},
+		{[]string{"report", "--consumed", "lots"}, `report: invalid value "lots" for flag --consumed: not a whole number`},
+		{[]string{"report", "--consumed=92233720368547758070"}, "for flag --consumed: out of range"},
+		{[]string{"check", "--issue", "-1", "body.md"}, "check: --issue must be a positive issue number, not -1"},
+		{[]string{"prune", "--issue=0", "body.md"}, "prune: --issue must be a positive issue number, not 0"},
+		{[]string{"context", "--body", "body.md", "--issue", "0"}, "context: --issue must be a positive issue number, not 0"},
+		{[]string{"history", "--repo", "o/r", "--issue", "-3"}, "history: --issue N (a positive issue number) is required"},
+		{[]string{"report", "--repo", "o/r", "--issue", "1", "--agent", "a", "--invocation", "i", "--consumed", "1", "--action", "x", "--depth", "99999999999"}, "report: --depth must be a whole number from 0 to 10000"},
+		{[]string{"action", "now"}, "action takes no arguments, got: now"},
+	} {
+		_, stderr, code := runCLI(t, map[string]string{"body.md": "# x\n"}, "", c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// check's plan says that a prune starts a new phase budget, with its
+// figures: the summary's budget is the one before it.
+func TestCheckSaysThePruneResetsTheBudget(t *testing.T) {
+	stdout, _, code := runCLI(t, map[string]string{"b.md": readTestdata(t, "examples/issues/over-budget.md")}, "", "check", "b.md")
+	want := "b.md: the action would start a new phase budget with the prune: total 1300, consumed 0, remaining 1300 (was 2600 of 20000 left"
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d; want %q in:\n%s", code, want, stdout)
+	}
+}
