@@ -1,0 +1,86 @@
+package entryload
+
+import (
+	"math"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Issue is an issue as the next agent's entry load is taken from it.
+type Issue struct {
+	// Number is the issue's number; Agent the agent that loads it.
+	Number int64
+	Agent  string
+	// Checkpoint is the checkpoint block's YAML as it stands in the body.
+	Checkpoint string
+	// Recent are the issue's last comments, oldest first, whoever wrote
+	// them.
+	Recent []issues.Comment
+	// Guard is the guard's login: its own comments are left out.
+	Guard string
+}
+
+// Entry is the entry load's input taken from an issue: the checkpoint
+// (which holds current_task) and the last RecentComments comments that
+// are not the guard's own (SelectComments), the guard's left out named.
+// The caller adds the files, the skill and the budget. The guard's
+// pressure rule, `context` and `report` all start from it
+// (docs/contract.md#6-reading-the-issue-cheaply).
+func Entry(iss Issue, counter *tokens.Counter) Input {
+	all := make([]Comment, len(iss.Recent))
+	for i, c := range iss.Recent {
+		all[i] = Comment{ID: c.ID, Author: c.Author, Body: c.Body, URL: c.HTMLURL}
+		if c.TooLarge {
+			all[i].Unread = int(max(c.BodyBytes, issues.MaxCommentBytes))
+		}
+	}
+	in := Input{Issue: iss.Number, Agent: iss.Agent, Checkpoint: iss.Checkpoint, Counter: counter}
+	in.Comments, in.Skipped = SelectComments(all, iss.Guard, iss.Number, RecentComments)
+	return in
+}
+
+// Measure is the entry load as the guard judges it: the tokens of the load
+// `context` prints for in with no file and no skill and nothing cut, its
+// footer (the guard's own figure included) with it; to that the next
+// agent's estimate is added. next is next_estimated_tokens, and in.Budget
+// the task size's (its cap is named in the footer). A comment too large
+// to read weighs its length in bytes at least (Comment.Unread): the figure
+// errs towards pressure. The figure's numbers stand in the footer it
+// counts, so they are settled until the count says the same twice.
+func Measure(in Input, next int64) GuardFigure {
+	in.Files, in.Skill, in.Reserve = nil, nil, 0
+	g := GuardFigure{NextEstimated: next, TaskSize: in.Budget.Size, MaxContext: int64(in.Budget.MaxContext)}
+	if in.Counter == nil || in.Checkpoint == "" {
+		return g
+	}
+	g.CheckpointTokens = in.Counter.Count(in.Checkpoint)
+	in.Guard = &g
+	a := &assembly{in: &in, target: math.MaxInt32}
+	a.build()
+	a.header = header(a.in)
+	a.headerTokens = a.count(a.header)
+	unread := 0
+	for i := range a.secs {
+		s := &a.secs[i]
+		s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
+		if s.Priority != P0 {
+			g.CommentTokens += s.Whole
+			unread += max(0, s.unread-s.Whole)
+		}
+	}
+	g.CommentTokens += unread
+	for range maxRounds {
+		_, total := a.render()
+		prev := g
+		g.EntryTokens = total + unread
+		g.ContextTokens = int64(g.EntryTokens) + next
+		if g.MaxContext > 0 {
+			g.ContextRatio = math.Round(float64(g.ContextTokens)/float64(g.MaxContext)*10000) / 10000
+		}
+		if g == prev {
+			break
+		}
+	}
+	return g
+}
