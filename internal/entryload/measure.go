@@ -2,6 +2,7 @@ package entryload
 
 import (
 	"math"
+	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -59,28 +60,37 @@ func Measure(in Input, next int64) GuardFigure {
 	a := &assembly{in: &in, target: math.MaxInt32}
 	a.build()
 	a.header = header(a.in)
-	a.headerTokens = a.count(a.header)
 	unread := 0
+	lines := make([]string, len(a.secs))
+	var head strings.Builder
+	head.WriteString(a.header)
 	for i := range a.secs {
 		s := &a.secs[i]
 		s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
+		lines[i] = s.footerLine(Kept, s.Whole, s.Lines)
+		head.WriteString("\n" + s.whole)
 		if s.Priority != P0 {
 			g.CommentTokens += s.Whole
 			unread += max(0, s.unread-s.Whole)
 		}
 	}
+	head.WriteString("\n")
 	g.CommentTokens += unread
+	// The load as render prints it with every section kept; the footer
+	// states its total and the figure, which it is part of: settle both.
+	text := head.String()
+	total := a.count(text) + a.count(footer(a.in, 0, lines))
 	for range maxRounds {
-		_, total := a.render()
-		prev := g
 		g.EntryTokens = total + unread
 		g.ContextTokens = int64(g.EntryTokens) + next
 		if g.MaxContext > 0 {
 			g.ContextRatio = math.Round(float64(g.ContextTokens)/float64(g.MaxContext)*10000) / 10000
 		}
-		if g == prev {
+		n := a.count(text + footer(a.in, total, lines))
+		if n == total {
 			break
 		}
+		total = n
 	}
 	return g
 }
