@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/entryload"
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+	tok "github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // checkpointBody is an issue body around a checkpoint with the given
@@ -85,15 +89,20 @@ func progressNote(t *testing.T, title string, target int) string {
 	return b.String()
 }
 
-// entryLoad is an entry load worked out independently of the guard: the
-// checkpoint block as stored after the run and the last three comments as
-// Gitea returned them before it, each counted by `gns-guard tokens`.
+// entryLoad is an entry load worked out apart from the guard's own
+// measure: the load `context` prints (entryload.Assemble) from the
+// checkpoint block as stored after the run and the last three comments
+// that are not the guard's own, picked here by author and marker, with the
+// guard's figure in its footer settled until the load takes what the
+// figure says; and the next task's tokens on top.
 type entryLoad struct {
-	checkpoint, comments, next, total, max int
-	ratio                                  float64
+	checkpoint, entry, comments, next, total, max int
+	ratio                                         float64
 }
 
-func measure(t *testing.T, body string, last3 []actiontest.Comment, maxContext int) entryLoad {
+// measure works out the entry load of body with the issue's recent
+// comments (oldest first), the guard's login being guard.
+func measure(t *testing.T, body string, recent []actiontest.Comment, guard string, maxContext int) entryLoad {
 	t.Helper()
 	blk := block(t, body)
 	m := nextEstimate.FindStringSubmatch(blk)
@@ -102,12 +111,65 @@ func measure(t *testing.T, body string, last3 []actiontest.Comment, maxContext i
 	}
 	e := entryLoad{checkpoint: tokens(t, blk), max: maxContext}
 	e.next, _ = strconv.Atoi(m[1])
-	for _, c := range last3 {
-		e.comments += tokens(t, c.Body)
+	var size issues.TaskSize
+	for _, name := range []string{"tiny", "small", "medium", "large"} {
+		if s, _ := issues.TaskSizeNamed(name); s.MaxContext == int64(maxContext) {
+			size = s
+		}
 	}
-	e.total = e.checkpoint + e.comments + e.next
+	number, _ := strconv.ParseInt(regexp.MustCompile(`(?m)^  issue: (\d+)$`).FindStringSubmatch(blk)[1], 10, 64)
+	counter, err := tok.New(tok.CL100kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := entryload.Input{Issue: number, Agent: "code-reviewer", Checkpoint: blk, Counter: counter,
+		Budget: entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}}
+	for i := len(recent) - 1; i >= 0 && len(in.Comments) < 3; i-- {
+		c := recent[i]
+		if what := guardsOwn(c, guard, number); what != "" {
+			in.Skipped = append(in.Skipped, entryload.Skipped{ID: c.ID, What: what})
+			continue
+		}
+		in.Comments = append([]entryload.Comment{{ID: c.ID, Author: c.User.Login, Body: c.Body, URL: c.HTMLURL}}, in.Comments...)
+	}
+	g := entryload.GuardFigure{CheckpointTokens: e.checkpoint, NextEstimated: int64(e.next), TaskSize: size.Name, MaxContext: size.MaxContext}
+	in.Guard = &g
+	for range 8 {
+		load, err := entryload.Assemble(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.CommentTokens = 0
+		for _, s := range load.Sections {
+			if s.Priority != entryload.P0 {
+				g.CommentTokens += s.Tokens
+			}
+		}
+		if load.Tokens == g.EntryTokens {
+			break
+		}
+		g.EntryTokens = load.Tokens
+		g.ContextTokens = int64(load.Tokens + e.next)
+	}
+	e.entry, e.comments = g.EntryTokens, g.CommentTokens
+	e.total = e.entry + e.next
 	e.ratio = math.Round(float64(e.total)/float64(maxContext)*10000) / 10000
 	return e
+}
+
+// guardsOwn says which of the guard's comments c is (its author and one of
+// its markers), or "".
+func guardsOwn(c actiontest.Comment, guard string, n int64) string {
+	if c.User.Login != guard {
+		return ""
+	}
+	for what, marker := range map[string]string{"status": actiontest.StatusMarker(n), "recovery": actiontest.RecoveryMarker(n),
+		"digest": fmt.Sprintf("<!-- gns-guard:digest issue=%d -->", n), "archive": fmt.Sprintf("<!-- gns-guard:archive issue=%d ", n)} {
+		if strings.Contains(c.Body, marker) {
+			return what
+		}
+	}
+	return ""
 }
 
 // metrics is the context-budget record (docs/contract.md §7), every field of it.
@@ -149,8 +211,8 @@ func decodeMetrics(t *testing.T, line string) metrics {
 
 // entryLine is how the status comment and the step summary show a load.
 func entryLine(e entryLoad, size string) string {
-	return fmt.Sprintf("**Entry context** %s of %s tokens (%.0f%%; %s task: checkpoint %s, last 3 comments %s, next task %s)",
-		thousands(e.total), thousands(e.max), e.ratio*100, size, thousands(e.checkpoint), thousands(e.comments), thousands(e.next))
+	return fmt.Sprintf("**Entry context** %s of %s tokens (%.0f%%; %s task: entry load %s, of which the last 3 comments that are not the guard's %s, + next task %s)",
+		thousands(e.total), thousands(e.max), e.ratio*100, size, thousands(e.entry), thousands(e.comments), thousands(e.next))
 }
 
 // checkFigures asserts that the run reported the entry load e, the one it
@@ -164,8 +226,8 @@ func checkFigures(t *testing.T, r actiontest.Result, e entryLoad, size string, n
 		"context-ratio":     ratio,
 	} {
 		if got := r.Outputs[name]; got != want {
-			t.Errorf("output %s = %q, but gns-guard tokens gives %q (checkpoint %d + last 3 comments %d + next task %d)",
-				name, got, want, e.checkpoint, e.comments, e.next)
+			t.Errorf("output %s = %q, but the load context prints gives %q (entry load %d, its comments %d, + next task %d)",
+				name, got, want, e.entry, e.comments, e.next)
 		}
 	}
 	m := decodeMetrics(t, r.Outputs["metrics"])
@@ -184,7 +246,7 @@ func checkFigures(t *testing.T, r actiontest.Result, e entryLoad, size string, n
 func checkStatus(t *testing.T, f *actiontest.Repo, n int64, maxContext int, size string) (actiontest.Comment, entryLoad) {
 	t.Helper()
 	status := f.Status(t, n)
-	e := measure(t, f.Issue(t, n).Body, f.LastComments(t, n, 3), maxContext)
+	e := measure(t, f.Issue(t, n).Body, f.LastComments(t, n, 8), f.Bot, maxContext)
 	if line := entryLine(e, size); !strings.Contains(status.Body, line) {
 		t.Errorf("the status comment lacks %q (the load as the run left the issue):\n%s", line, status.Body)
 	}
@@ -214,15 +276,15 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	r := run(d)
 	r.Expect(t, 0, "pass")
 	r.ExpectRules(t)
-	checkFigures(t, r, measure(t, f.Issue(t, n).Body, nil, maxContext), "small", n)
+	checkFigures(t, r, measure(t, f.Issue(t, n).Body, nil, f.Bot, maxContext), "small", n)
 
 	// Three long notes.
 	for i := 1; i <= 3; i++ {
 		_, d = f.Comment(t, n, agent, progressNote(t, fmt.Sprintf("step %d", i), 1300))
 	}
-	last3 := f.LastComments(t, n, 3)
+	recent := f.LastComments(t, n, 8)
 	r = run(d)
-	e := measure(t, f.Issue(t, n).Body, last3, maxContext)
+	e := measure(t, f.Issue(t, n).Body, recent, f.Bot, maxContext)
 	if e.total <= gate {
 		t.Fatalf("the test's notes are too short: entry load %d is not over the gate of %d", e.total, gate)
 	}
@@ -233,8 +295,8 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	if settled.total <= gate {
 		t.Errorf("the status comment shows a load of %d, under the gate, on a run that failed for pressure", settled.total)
 	}
-	want := fmt.Sprintf("the next agent would load %d tokens (checkpoint %d + last 3 comments %d + next task %d), %.0f%% of the 6000 a small task may use, over the pressure threshold of 60%%",
-		e.total, e.checkpoint, e.comments, e.next, e.ratio*100)
+	want := fmt.Sprintf("the next agent would load %d tokens (entry load %d, of which the last 3 comments that are not the guard's %d, + next task %d), %.0f%% of the 6000 a small task may use, over the pressure threshold of 60%%",
+		e.total, e.entry, e.comments, e.next, e.ratio*100)
 	if v := r.Violations(t)[0]; v.Message != want {
 		t.Errorf("violation message\n%q\nwant\n%q", v.Message, want)
 	}
@@ -250,12 +312,12 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 	// the notes.)
 	f.Comment(t, n, agent, "Thanks, continuing with the config wiring.")
 	replyID, d := f.Comment(t, n, agent, "Config wiring next; the notes above stay as they are.")
-	last3 = f.LastComments(t, n, 3)
-	if last3[2].ID != replyID || last3[0].ID == status.ID {
+	recent = f.LastComments(t, n, 8)
+	if last3 := recent[len(recent)-3:]; last3[2].ID != replyID || last3[0].ID == status.ID {
 		t.Fatalf("expected the third note and the two replies to be the last three comments, got %d, %d and %d", last3[0].ID, last3[1].ID, last3[2].ID)
 	}
 	r = run(d)
-	e = measure(t, f.Issue(t, n).Body, last3, maxContext)
+	e = measure(t, f.Issue(t, n).Body, recent, f.Bot, maxContext)
 	if e.total > gate {
 		t.Fatalf("the entry load %d is still over the gate of %d", e.total, gate)
 	}
@@ -324,9 +386,9 @@ func TestPruningClearsPressure(t *testing.T) {
 	for _, note := range notes {
 		_, d = f.Comment(t, n, agent, note)
 	}
-	last3 := f.LastComments(t, n, 3)
+	recent := f.LastComments(t, n, 8)
 	r := f.Run(t, d, "metrics-file", metricsFile)
-	e := measure(t, f.Issue(t, n).Body, last3, maxContext)
+	e := measure(t, f.Issue(t, n).Body, recent, f.Bot, maxContext)
 	if e.total <= gate || e.checkpoint > overhead {
 		t.Fatalf("test setup: entry load %d should be over %d with a checkpoint of %d tokens under %d", e.total, gate, e.checkpoint, overhead)
 	}
@@ -345,10 +407,10 @@ func TestPruningClearsPressure(t *testing.T) {
 		t.Fatalf("test setup: the grown checkpoint takes %d tokens, not over %d", tokens(t, block(t, grown)), overhead)
 	}
 	d = f.EditBody(t, n, f.Admin(), grown)
-	last3 = f.LastComments(t, n, 3)
+	recent = f.LastComments(t, n, 8)
 	r = f.Run(t, d, "metrics-file", metricsFile)
 	after := f.Issue(t, n)
-	e = measure(t, after.Body, last3, maxContext)
+	e = measure(t, after.Body, recent, f.Bot, maxContext)
 	r.Expect(t, 0, "pass")
 	r.ExpectRules(t)
 	if r.Outputs["pruned"] != "true" || r.Outputs["archive-comment-ids"] == "[]" {
@@ -381,10 +443,11 @@ func TestPruningClearsPressure(t *testing.T) {
 }
 
 // TestStatusCommentNeverContradictsTheRun: three notes put the entry load
-// just over the gate; the status comment the failing run posts is shorter
-// than the oldest note it pushes out of the last three. The status comment
-// still reports the failure this run found, with this run's figures, and
-// on every later run says all clear exactly when the run passed.
+// just over the gate; the status comment the failing run posts comes after
+// them, and is shorter than the oldest. It is the guard's own and not part
+// of the entry load, so it pushes no note out: the status comment reports
+// the failure this run found, with this run's figures, and on every later
+// run says all clear exactly when the run passed.
 func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
 	f := newFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
@@ -393,27 +456,29 @@ func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
 		return checkpointBody(n, "cascade::depth-2, size::small", shortTail, 1000)
 	}, "cascade::depth-2", "size::small")
 	var d actiontest.Delivery
-	// The oldest note is the longest: the status comment (with its ledger
-	// line and record) pushes it out of the last three.
+	// The oldest note is the longest: were the status comment counted, it
+	// would push it out of the last three.
 	for i, size := range []int{1500, 700, 700} {
 		_, d = f.Comment(t, n, agent, progressNote(t, fmt.Sprintf("step %d", i+1), size))
 	}
-	last3 := f.LastComments(t, n, 3)
+	recent := f.LastComments(t, n, 8)
 	r := f.Run(t, d)
-	e := measure(t, f.Issue(t, n).Body, last3, maxContext)
-	if e.total <= gate || e.total-tokens(t, last3[0].Body) > gate-250 {
+	e := measure(t, f.Issue(t, n).Body, recent, f.Bot, maxContext)
+	if e.total <= gate || e.total-tokens(t, recent[len(recent)-3].Body) > gate-250 {
 		t.Fatalf("test setup: the load %d should be over %d, and under it by 250 without the oldest note", e.total, gate)
 	}
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "context-pressure")
-	status := f.Status(t, n)
-	if !strings.Contains(status.Body, "❌ gns-guard: 1 violation(s)") || !strings.Contains(status.Body, entryLine(e, "small")) {
+	// The status comment shows the load as the run left the issue (its
+	// footer names the status comment left out).
+	status, settled := checkStatus(t, f, n, maxContext, "small")
+	if !strings.Contains(status.Body, "❌ gns-guard: 1 violation(s)") || settled.total <= gate {
 		t.Errorf("the status comment of a run that failed for pressure at %s does not say so:\n%s", entryLine(e, "small"), status.Body)
 	}
 	if !f.Issue(t, n).Has("context::pressure-high") {
 		t.Errorf("context::pressure-high was not set")
 	}
-	// Re-runs judge the issue with the status comment among the last three.
+	// Re-runs judge the issue with the status comment among the last comments.
 	for range 2 {
 		r = f.Run(t, d)
 		clear := strings.Contains(f.Status(t, n).Body, "all clear")

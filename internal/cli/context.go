@@ -379,31 +379,16 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 	return budget, nil
 }
 
-// entryInput is what the load is assembled from: the checkpoint, the
-// files and skill, the recent comments worth loading, under the budget.
+// entryInput is what the load is assembled from: the entry load the guard
+// measures (entryload.Entry: the task, the checkpoint, the last comments
+// that are not the guard's own), and the files and skill, under the budget.
 func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, nums guard.Numbers) entryload.Input {
-	number := s.Issue.Number
-	in := entryload.Input{
-		Issue:        number,
-		Agent:        nums.Agent,
-		Task:         entryload.TaskSection(s.Issue.Body),
-		Checkpoint:   parsed.Block().Raw(),
-		Files:        files,
-		Skill:        skill,
-		FullComments: o.fullComments,
-		Budget:       budget,
-		Counter:      counter,
-		Guard: &entryload.GuardFigure{
-			ContextTokens: nums.ContextTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,
-			NextEstimated: nums.NextEstimated, TaskSize: nums.TaskSize, MaxContext: nums.MaxContext, ContextRatio: nums.ContextRatio,
-		},
+	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard}, counter)
+	in.Files, in.Skill, in.FullComments, in.Budget = files, skill, o.fullComments, budget
+	in.Guard = &entryload.GuardFigure{
+		ContextTokens: nums.ContextTokens, EntryTokens: nums.EntryTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,
+		NextEstimated: nums.NextEstimated, TaskSize: nums.TaskSize, MaxContext: nums.MaxContext, ContextRatio: nums.ContextRatio,
 	}
-	recent := s.Recent.Comments
-	all := make([]entryload.Comment, len(recent))
-	for i, c := range recent {
-		all[i] = entryload.Comment{ID: c.ID, Author: c.Author, Body: c.Body, URL: c.HTMLURL}
-	}
-	in.Comments, in.Skipped = entryload.SelectComments(all, s.Guard, number, entryload.RecentComments)
 	return in
 }
 

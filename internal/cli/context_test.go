@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
@@ -304,5 +306,51 @@ func TestContextDefaultOverflowLog(t *testing.T) {
 	}
 	if !strings.Contains(appended[".kilo/logs/context-overflow-warnings.jsonl"], `"issue":42`) {
 		t.Errorf("appended %v; stderr %s", appended, errb.String())
+	}
+}
+
+// TestContextIsTheGuardsMeasure: with no file and no skill, the load
+// `context` prints is, token for token, the entry load the guard judges
+// (its context-tokens less next_estimated_tokens), and the guard's own
+// comments count in neither, whatever they hold.
+func TestContextIsTheGuardsMeasure(t *testing.T) {
+	body := sharedFile(t, "body.md")
+	var comments []map[string]any
+	if err := json.Unmarshal([]byte(sharedFile(t, "comments.json")), &comments); err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("the guard's burn chart and findings, ", 400)
+	for i, m := range []string{issues.StatusMarker(42), issues.ArchiveMarkerPrefix(42) + " phase=x part=1/1 -->", issues.DigestMarker(42)} {
+		comments = append(comments, map[string]any{"id": 200 + i, "author": issues.ActionsUser, "body": m + "\n" + huge})
+	}
+	data, err := json.Marshal(comments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := memFiles(map[string]string{"body.md": body, "comments.json": string(data)})
+	r := runContextCLI(t, files, nil, "--body", "body.md", "--comments", "comments.json", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("context: %s", r)
+	}
+	var rep struct {
+		Tokens int `json:"tokens"`
+		Guard  struct {
+			ContextTokens int64 `json:"context_tokens"`
+			EntryTokens   int   `json:"entry_tokens"`
+			NextEstimated int64 `json:"next_estimated_tokens"`
+		} `json:"guard"`
+		Skipped []entryload.Skipped `json:"guard_comments_left_out"`
+		Text    string              `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := tokens.New(tokens.CL100kBase)
+	if n := c.Count(rep.Text); rep.Tokens != n || rep.Guard.EntryTokens != n || rep.Guard.ContextTokens != int64(n)+rep.Guard.NextEstimated {
+		t.Errorf("context printed %d tokens (it says %d); the guard judges an entry load of %d, context-tokens %d (next %d)",
+			n, rep.Tokens, rep.Guard.EntryTokens, rep.Guard.ContextTokens, rep.Guard.NextEstimated)
+	}
+	if len(rep.Skipped) < 3 || rep.Skipped[0].ID != 202 || strings.Contains(rep.Text, "burn chart") {
+		t.Errorf("the guard's own comments were loaded: left out %v", rep.Skipped)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -374,30 +375,31 @@ func (st *reportStep) ownWhere() string {
 	return fmt.Sprintf("comment %d", st.own.ID)
 }
 
-// judge decides the guard's run before and after the report, judges the
-// state the report leaves, and fills res with it.
+// judge decides the guard's run before the report and the runs after it
+// (exitprotocol.Predict: the run on the state the report leaves, and the
+// runs after the guard's own writes), and fills res with the judgement.
 func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Snapshot, step *reportStep, now time.Time, rep exitprotocol.Report, res *reportResult) (exitprotocol.Judgement, error) {
 	var ownID int64
 	if step.own != nil {
 		ownID = step.own.ID
 	}
 	in := s.Input(conn.cfg, issues.Event{}, o.repo, now, conn.counter)
-	before, after := exitprotocol.Inputs(in, step.out, step.comment, ownID, conn.self, now)
-	planBefore, _, err := conn.reader.Decide(ctx, before)
+	judgement, err := exitprotocol.Judge(in, step.out, step.comment, ownID, conn.self, now, func(in guard.Input) (*guard.Plan, error) {
+		p, _, err := conn.reader.Decide(ctx, in)
+		return p, err
+	})
 	if err != nil {
 		return exitprotocol.Judgement{}, err
 	}
-	planAfter, _, err := conn.reader.Decide(ctx, after)
-	if err != nil {
-		return exitprotocol.Judgement{}, err
-	}
-	judgement := exitprotocol.Judged(planBefore, planAfter)
 	res.NextAgent, res.NextEstimate = rep.NextAgent, rep.NextEstimate
 	res.Assignee = rep.Assignee
-	for _, viol := range planAfter.Violations {
+	for _, viol := range judgement.Plan.Violations {
 		res.Findings = append(res.Findings, viol.Finding)
 	}
 	res.AlreadyFailing = judgement.Already
+	if judgement.Refused() && judgement.Run > 1 {
+		res.Notes = append(res.Notes, fmt.Sprintf("the guard's run on this report passes, but its run number %d, after the guard's own writes (its prune, digest or status comment moved to the end), fails", judgement.Run))
+	}
 	if judgement.Refused() && o.force {
 		res.Notes = append(res.Notes, "--force: written although the guard will fail the run it causes")
 	}

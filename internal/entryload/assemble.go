@@ -223,7 +223,7 @@ func (a *assembly) build() {
 // commentSection makes a comment's section: an agent result compressed
 // to its footer's fields unless FullComments, any other comment whole.
 func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
-	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: c.Body}
+	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: c.Body, unread: c.Unread}
 	by := fmt.Sprintf("comment %d by %s", c.ID, oneLine(c.Author, 60))
 	s.Title = "Comment" + strings.TrimPrefix(by, "comment")
 	if r != nil {

@@ -47,6 +47,10 @@ type Comment struct {
 	Author string `json:"author"`
 	Body   string `json:"body"`
 	URL    string `json:"html_url,omitempty"`
+	// Unread, when not 0, is the length in bytes of a body too large to
+	// read (Body is then not the comment's text): Measure weighs the
+	// comment at that many tokens at least.
+	Unread int `json:"-"`
 }
 
 // Doc is a file or skill read from the local checkout.
@@ -69,11 +73,17 @@ type Budget struct {
 	Explicit bool `json:"explicit_cap"`
 }
 
-// GuardFigure is the entry load as the guard measures it for its
-// context-tokens output: the checkpoint block, the last three comments of
-// the issue whoever wrote them (raw), and next_estimated_tokens.
+// GuardFigure is the entry load as the guard judges it (Measure), its
+// context-tokens output: what `context` loads with no file and no skill —
+// the checkpoint (current_task included) and the last three comments that
+// are not the guard's own, with their headings and the footer — plus
+// next_estimated_tokens.
 type GuardFigure struct {
-	ContextTokens    int64   `json:"context_tokens"`
+	ContextTokens int64 `json:"context_tokens"`
+	// EntryTokens is the load; CommentTokens what its comments take in it
+	// (headings included), CheckpointTokens the checkpoint block's own
+	// tokens (the action's checkpoint-tokens).
+	EntryTokens      int     `json:"entry_tokens"`
 	CheckpointTokens int     `json:"checkpoint_tokens"`
 	CommentTokens    int     `json:"comment_tokens"`
 	NextEstimated    int64   `json:"next_estimated_tokens"`
@@ -142,9 +152,10 @@ type Section struct {
 	// Text is the section as printed ("" when dropped).
 	Text string `json:"text,omitempty"`
 
-	body  string // raw content (comment body, file text)
-	whole string // rendered whole
-	lines []string
+	body   string // raw content (comment body, file text)
+	unread int    // Comment.Unread
+	whole  string // rendered whole
+	lines  []string
 }
 
 // Skipped is a comment of the guard's own left out of the load.

@@ -255,8 +255,8 @@ func footer(in *Input, total int, lines []string) string {
 		fmt.Fprintf(&b, "Not loaded: the guard's own comments %s.\n", strings.Join(parts, ", "))
 	}
 	if g := in.Guard; g != nil {
-		fmt.Fprintf(&b, "Guard's context-tokens: %s = checkpoint %s + last 3 comments %s + next_estimated_tokens %s (%s task, max context %s).\n",
-			num64(g.ContextTokens), tokens.Format(g.CheckpointTokens), tokens.Format(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))
+		fmt.Fprintf(&b, "Guard's context-tokens: %s = this load without files or skill %s (its comments %s) + next_estimated_tokens %s (%s task, max context %s).\n",
+			num64(g.ContextTokens), tokens.Format(g.EntryTokens), tokens.Format(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))
 	}
 	return b.String()
 }

@@ -6,29 +6,93 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/status"
 )
 
 // Judgement is the guard's decision on the issue as the report would leave
 // it, and on the issue as it is.
 type Judgement struct {
-	// Plan is the decision on the issue after the report.
+	// Plan is the decision of the first of the guard's runs after the
+	// report that fails, or of the run on the state the report leaves
+	// when none does.
 	Plan *guard.Plan
+	// Run is which run Plan is: 1 for the run on the state the report
+	// leaves, 2 for the run after that run's own writes (its prune, its
+	// digest, its status comment moved to the end), and so on.
+	Run int
 	// Already are the rules that fail the issue as it is, before the report.
 	Already []string
 }
 
-// Refused reports whether the guard would fail the run the report causes.
+// Refused reports whether the guard would fail a run the report causes.
 func (j Judgement) Refused() bool { return len(j.Plan.Violations) > 0 }
 
-// Judged pairs the decisions on the issue before and after the report.
-func Judged(before, after *guard.Plan) Judgement {
-	j := Judgement{Plan: after}
+// Judged pairs the decision on the issue before the report with the
+// decisions of the runs after it (Predict), in order.
+func Judged(before *guard.Plan, runs ...*guard.Plan) Judgement {
+	j := Judgement{Plan: runs[0], Run: 1}
+	for i, p := range runs {
+		if len(p.Violations) > 0 {
+			j.Plan, j.Run = p, i+1
+			break
+		}
+	}
 	for _, v := range before.Violations {
 		if !slices.Contains(j.Already, v.Rule) {
 			j.Already = append(j.Already, v.Rule)
 		}
 	}
 	return j
+}
+
+// Judge is the guard's judgement of a report (o, its comment text, own:
+// the id of the comment an earlier run of the invocation posted, 0 when
+// none) on the issue as read (in, a run's input): the run before it, and
+// the runs it causes (Predict). decide is the shell's decision.
+func Judge(in guard.Input, o *Outcome, comment string, own int64, sender string, now time.Time, decide func(guard.Input) (*guard.Plan, error)) (Judgement, error) {
+	before, after := Inputs(in, o, comment, own, sender, now)
+	planBefore, err := decide(before)
+	if err != nil {
+		return Judgement{}, err
+	}
+	runs, err := Predict(after, now, decide)
+	if err != nil {
+		return Judgement{}, err
+	}
+	return Judged(planBefore, runs...), nil
+}
+
+// PredictedRuns is how many of the guard's runs Predict follows: the run
+// on the state the report leaves, the run after that run's own writes,
+// and one more, by which the status comment has settled.
+const PredictedRuns = 3
+
+// Predict decides the guard's runs a report causes, in order: the run on
+// after (the state the report leaves, Inputs), then each next run on the
+// state the one before leaves once its writes are made (status.Next: its
+// prune and archive, its digest, its status comment in place or moved to
+// the end), until a run fails or PredictedRuns are decided. A report
+// causes several events (its comment, the body's edit, its labels), so
+// the guard runs more than once on what it leaves: the guard must never
+// fail a state `report` accepted. decide is the shell's decision, which
+// answers the decision's questions as the guard's run would; now stamps
+// the guard's comments.
+func Predict(after guard.Input, now time.Time, decide func(guard.Input) (*guard.Plan, error)) ([]*guard.Plan, error) {
+	var runs []*guard.Plan
+	in := after
+	ev := issues.Event{Name: "issues", Action: "edited", Number: after.Issue.Number, Sender: after.Event.Sender}
+	for i := range PredictedRuns {
+		p, err := decide(in)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, p)
+		if len(p.Violations) > 0 || i == PredictedRuns-1 {
+			break
+		}
+		in = status.Next(in, p, ev, now)
+	}
+	return runs, nil
 }
 
 // Inputs are the guard's decision inputs on the issue as it is (before)

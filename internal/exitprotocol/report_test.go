@@ -195,8 +195,13 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 			r.LabelsRemove = []string{"budget::exhausted"}
 		}, rule: guard.RuleTampered},
 		{name: "context pressure", edit: func(r *Report, _ *issues.Config) {
-			r.Result = strings.Repeat("a long log line that nobody asked for, ", 900)
+			// Within half the remaining 12,600, but with the entry load
+			// over 60% of a medium task's 10,000.
+			r.NextEstimate = 5900
 		}, rule: guard.RuleContextPressure},
+		{name: "a long result is loaded compressed", edit: func(r *Report, _ *issues.Config) {
+			r.Result = strings.Repeat("a long log line that nobody asked for, ", 900)
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := review()

@@ -96,3 +96,10 @@ func (e *eval) anchorFloor(l *ledger.Record) {
 		l.Seq = a.Seq
 	}
 }
+
+func lastN(cs []issues.Comment, k int) []issues.Comment {
+	if len(cs) <= k {
+		return cs
+	}
+	return cs[len(cs)-k:]
+}

@@ -2,12 +2,12 @@ package guard
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -250,28 +250,20 @@ func (e *eval) measure() {
 	e.measureContext(e.parsed.Block().Raw())
 }
 
-// measureContext sets the entry-load figures for a checkpoint block text.
+// measureContext sets the entry-load figures for a checkpoint block text:
+// what `context` loads (entryload.Measure, the one measure of the entry
+// load) plus next_estimated_tokens.
 func (e *eval) measureContext(block string) {
 	n := &e.plan.Numbers
 	if e.in.Counter == nil {
 		return
 	}
-	n.CheckpointTokens = e.in.Counter.Count(block)
-	n.CommentTokens = 0
-	for _, c := range lastN(e.in.Recent, 3) {
-		n.CommentTokens += c.EntryTokens(e.in.Counter)
-	}
-	n.ContextTokens = int64(n.CheckpointTokens) + int64(n.CommentTokens) + n.NextEstimated
-	if n.MaxContext > 0 {
-		n.ContextRatio = math.Round(float64(n.ContextTokens)/float64(n.MaxContext)*10000) / 10000
-	}
-}
-
-func lastN(cs []issues.Comment, k int) []issues.Comment {
-	if len(cs) <= k {
-		return cs
-	}
-	return cs[len(cs)-k:]
+	size := e.taskSize()
+	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self}, e.in.Counter)
+	in.Budget = entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
+	g := entryload.Measure(in, n.NextEstimated)
+	n.CheckpointTokens, n.EntryTokens, n.CommentTokens = g.CheckpointTokens, g.EntryTokens, g.CommentTokens
+	n.ContextTokens, n.ContextRatio = g.ContextTokens, g.ContextRatio
 }
 
 // taskSize is the size from labels, else inferred from the estimate.

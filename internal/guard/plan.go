@@ -77,19 +77,23 @@ type Numbers struct {
 	MaxDepthKnown bool  `json:"-"`
 	// Known says the checkpoint was read: without it the checkpoint's
 	// figures are unknown, not 0.
-	Known            bool    `json:"-"`
-	BudgetTotal      int64   `json:"budget_total"`
-	BudgetConsumed   int64   `json:"budget_consumed"`
-	BudgetRemaining  int64   `json:"budget_remaining"`
-	CheckpointTokens int     `json:"checkpoint_tokens"`
-	CommentTokens    int     `json:"comment_tokens"`
-	NextEstimated    int64   `json:"next_estimated_tokens"`
-	ContextTokens    int64   `json:"context_tokens"`
-	MaxContext       int64   `json:"max_context"`
-	ContextRatio     float64 `json:"context_ratio"`
-	TaskSize         string  `json:"task_size"`
-	Entries          int     `json:"checkpoint_entries"`
-	Agent            string  `json:"agent"`
+	Known            bool  `json:"-"`
+	BudgetTotal      int64 `json:"budget_total"`
+	BudgetConsumed   int64 `json:"budget_consumed"`
+	BudgetRemaining  int64 `json:"budget_remaining"`
+	CheckpointTokens int   `json:"checkpoint_tokens"`
+	// EntryTokens is the next agent's entry load as `context` prints it
+	// (entryload.Measure), CommentTokens its comments' part;
+	// ContextTokens adds NextEstimated.
+	EntryTokens   int     `json:"entry_tokens"`
+	CommentTokens int     `json:"comment_tokens"`
+	NextEstimated int64   `json:"next_estimated_tokens"`
+	ContextTokens int64   `json:"context_tokens"`
+	MaxContext    int64   `json:"max_context"`
+	ContextRatio  float64 `json:"context_ratio"`
+	TaskSize      string  `json:"task_size"`
+	Entries       int     `json:"checkpoint_entries"`
+	Agent         string  `json:"agent"`
 }
 
 // Failed reports whether the plan fails the run under the configuration.

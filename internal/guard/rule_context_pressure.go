@@ -2,9 +2,11 @@ package guard
 
 import "fmt"
 
-// checkContextPressure gates the next agent's entry load: checkpoint tokens
-// plus the last 3 comments plus next_estimated_tokens, against the task
-// size's max context. Over pressure-threshold it sets context::pressure-high.
+// checkContextPressure gates the next agent's entry load — what `gns-guard
+// context` loads: the checkpoint and the last 3 comments that are not the
+// guard's own (entryload.Measure) — plus next_estimated_tokens, against the
+// task size's max context. Over pressure-threshold it sets
+// context::pressure-high.
 func checkContextPressure(e *eval) []Violation {
 	if e.cp == nil || e.in.Counter == nil {
 		return nil
@@ -12,8 +14,8 @@ func checkContextPressure(e *eval) []Violation {
 	var out []Violation
 	n := e.plan.Numbers
 	if n.ContextRatio > e.cfg.PressureThreshold {
-		v := at(e.blockPos(), "", "the next agent would load %d tokens (checkpoint %d + last 3 comments %d + next task %d), %s of the %d a %s task may use, over the pressure threshold of %s",
-			n.ContextTokens, n.CheckpointTokens, n.CommentTokens, n.NextEstimated, percent(n.ContextRatio), n.MaxContext, n.TaskSize, percent(e.cfg.PressureThreshold))
+		v := at(e.blockPos(), "", "the next agent would load %d tokens (entry load %d, of which the last 3 comments that are not the guard's %d, + next task %d), %s of the %d a %s task may use, over the pressure threshold of %s",
+			n.ContextTokens, n.EntryTokens, n.CommentTokens, n.NextEstimated, percent(n.ContextRatio), n.MaxContext, n.TaskSize, percent(e.cfg.PressureThreshold))
 		v.Label = e.cfg.Labels.PressureHigh
 		out = append(out, v)
 	}

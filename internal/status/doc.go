@@ -5,9 +5,10 @@
 // the run leaves it, until the comment says the same twice); and the
 // comment's write: whether the run writes it, reuses its record, or posts
 // it anew at the end of the issue, and the placeholder a first run posts
-// (write.go).
+// (write.go); and Next, the issue as a run's writes leave it for the next
+// run, which `report` judges its prediction on (next.go).
 //
 // It sits above the decision core: it imports guard (for Decide, the Plan
-// and its writes), ledger, issues, burn, finding, markdown and tokens, and
+// and its writes), ledger, issues, prune, burn, finding, markdown and tokens, and
 // nothing that does I/O; guard never imports it.
 package status

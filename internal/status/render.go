@@ -125,9 +125,9 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 		parts = append(parts, fmt.Sprintf("**Depth** %d of max %s", n.Depth, depthLimitText(n.MaxDepth)))
 	}
 	if n.MaxContext > 0 && withContext {
-		parts = append(parts, fmt.Sprintf("**Entry context** %s of %s tokens (%s; %s task: checkpoint %s, last 3 comments %s, next task %s)",
+		parts = append(parts, fmt.Sprintf("**Entry context** %s of %s tokens (%s; %s task: entry load %s, of which the last 3 comments that are not the guard's %s, + next task %s)",
 			tokens.Format(n.ContextTokens), tokens.Format(n.MaxContext), percent(n.ContextRatio), n.TaskSize,
-			tokens.Format(int64(n.CheckpointTokens)), tokens.Format(int64(n.CommentTokens)), tokens.Format(n.NextEstimated)))
+			tokens.Format(int64(n.EntryTokens)), tokens.Format(int64(n.CommentTokens)), tokens.Format(n.NextEstimated)))
 	}
 	if len(parts) > 0 {
 		b.WriteString(strings.Join(parts, " · ") + "\n")

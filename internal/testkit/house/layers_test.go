@@ -22,7 +22,8 @@ var layers = [][]string{
 	{"internal/prune", "internal/entryload"},
 	{"internal/ledger"},
 	{"internal/guard"},
-	{"internal/status", "internal/exitprotocol", "internal/settings"},
+	{"internal/status", "internal/settings"},
+	{"internal/exitprotocol"},
 	{"internal/forge"},
 	{"internal/live"},
 	{"internal/dashboard"},
@@ -33,7 +34,7 @@ var layers = [][]string{
 
 // pure are the layers that do no I/O: the decision core and what it
 // builds on. Above them the shell reads from and writes to Gitea.
-const pureLayers = 6
+const pureLayers = 7
 
 // io are the imports a pure package must not have.
 var io = []string{"net/http", "net/url", "os/exec", "os/signal", "code.gitea.io/sdk/gitea", "github.com/sethvargo/go-githubactions"}

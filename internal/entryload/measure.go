@@ -1,0 +1,99 @@
+package entryload
+
+import (
+	"math"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Issue is an issue as the next agent's entry load is taken from it.
+type Issue struct {
+	// Number is the issue's number; Agent the agent that loads it.
+	Number int64
+	Agent  string
+	// Body is the issue's body: its task section (TaskSection) is loaded
+	// first.
+	Body string
+	// Checkpoint is the checkpoint block's YAML as it stands in the body.
+	Checkpoint string
+	// Recent are the issue's last comments, oldest first, whoever wrote
+	// them.
+	Recent []issues.Comment
+	// Guard is the guard's login: its own comments are left out.
+	Guard string
+}
+
+// Entry is the entry load's input taken from an issue: the body's task
+// section, the checkpoint (which holds current_task) and the last RecentComments comments that
+// are not the guard's own (SelectComments), the guard's left out named.
+// The caller adds the files, the skill and the budget. The guard's
+// pressure rule, `context` and `report` all start from it
+// (docs/contract.md#6-reading-the-issue-cheaply).
+func Entry(iss Issue, counter *tokens.Counter) Input {
+	all := make([]Comment, len(iss.Recent))
+	for i, c := range iss.Recent {
+		all[i] = Comment{ID: c.ID, Author: c.Author, Body: c.Body, URL: c.HTMLURL}
+		if c.TooLarge {
+			all[i].Unread = int(max(c.BodyBytes, issues.MaxCommentBytes))
+		}
+	}
+	in := Input{Issue: iss.Number, Agent: iss.Agent, Task: TaskSection(iss.Body), Checkpoint: iss.Checkpoint, Counter: counter}
+	in.Comments, in.Skipped = SelectComments(all, iss.Guard, iss.Number, RecentComments)
+	return in
+}
+
+// Measure is the entry load as the guard judges it: the tokens of the load
+// `context` prints for in with no file and no skill and nothing cut, its
+// footer (the guard's own figure included) with it; to that the next
+// agent's estimate is added. next is next_estimated_tokens, and in.Budget
+// the task size's (its cap is named in the footer). A comment too large
+// to read weighs its length in bytes at least (Comment.Unread): the figure
+// errs towards pressure. The figure's numbers stand in the footer it
+// counts, so they are settled until the count says the same twice.
+func Measure(in Input, next int64) GuardFigure {
+	in.Files, in.Skill, in.Reserve = nil, nil, 0
+	g := GuardFigure{NextEstimated: next, TaskSize: in.Budget.Size, MaxContext: int64(in.Budget.MaxContext)}
+	if in.Counter == nil || in.Checkpoint == "" {
+		return g
+	}
+	g.CheckpointTokens = in.Counter.Count(in.Checkpoint)
+	in.Guard = &g
+	a := &assembly{in: &in, target: math.MaxInt32}
+	a.build()
+	a.header = header(a.in)
+	unread := 0
+	lines := make([]string, len(a.secs))
+	var head strings.Builder
+	head.WriteString(a.header)
+	for i := range a.secs {
+		s := &a.secs[i]
+		s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
+		lines[i] = s.footerLine(Kept, s.Whole, s.Lines)
+		head.WriteString("\n" + s.whole)
+		if s.Priority != P0 {
+			g.CommentTokens += s.Whole
+			unread += max(0, s.unread-s.Whole)
+		}
+	}
+	head.WriteString("\n")
+	g.CommentTokens += unread
+	// The load as render prints it with every section kept; the footer
+	// states its total and the figure, which it is part of: settle both.
+	text := head.String()
+	total := a.count(text) + a.count(footer(a.in, 0, lines))
+	for range maxRounds {
+		g.EntryTokens = total + unread
+		g.ContextTokens = int64(g.EntryTokens) + next
+		if g.MaxContext > 0 {
+			g.ContextRatio = math.Round(float64(g.ContextTokens)/float64(g.MaxContext)*10000) / 10000
+		}
+		n := a.count(text + footer(a.in, total, lines))
+		if n == total {
+			break
+		}
+		total = n
+	}
+	return g
+}

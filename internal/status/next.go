@@ -1,0 +1,87 @@
+package status
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/prune"
+)
+
+// Next is the decision input of the guard's next run once a run that
+// decided p on in has made its writes as the action makes them: a
+// placeholder status comment first on an issue that has none, the archive
+// parts not posted yet, the pruned body, the labels and the lock, the
+// recovery request and the digest unless the guard's last comments hold
+// them, and the status comment last, settled (PlanWrite): in place, or
+// posted anew at the end when it had fallen out of reach. Comments it
+// posts take the ids after the last one known, stamped now. ev is the
+// event of the next run. `report` judges the state an agent leaves with it
+// (exitprotocol.Predict): the runs after the guard's own writes included.
+func Next(in guard.Input, p *guard.Plan, ev issues.Event, now time.Time) guard.Input {
+	if !p.Governed {
+		next := in
+		next.Event = ev
+		return next
+	}
+	id := lastID(in)
+	post := func(body string) issues.Comment {
+		id++
+		return issues.Comment{ID: id, Author: in.Self, Body: body, CreatedAt: now, UpdatedAt: now}
+	}
+	existing := in.Status
+	var posted []issues.Comment
+	if NeedsPlaceholder(p, existing) {
+		c := post(Placeholder(in, now))
+		posted, existing = append(posted, c), &c
+	}
+	if pr := p.Prune; pr != nil {
+		have := guard.MatchArchives(in, pr).Have
+		for part, body := range pr.Archives {
+			if _, ok := have[part+1]; !ok {
+				posted = append(posted, post(body))
+			}
+		}
+	}
+	n := in.Issue.Number
+	if p.Recovery != "" && !guardHas(in, func(c issues.Comment) bool {
+		return strings.Contains(c.Body, issues.RecoveryMarker(n)) && !strings.Contains(c.Body, prune.MarkerPrefix)
+	}) {
+		posted = append(posted, post(p.Recovery))
+	}
+	if p.Digest != "" && !guardHas(in, func(c issues.Comment) bool { return strings.TrimSpace(c.Body) == strings.TrimSpace(p.Digest) }) {
+		posted = append(posted, post(p.Digest))
+	}
+	a := Applied{Posted: posted, Pruned: p.Prune != nil, Locked: p.Lock != ""}
+	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: posted, Event: &ev}
+	if p.Prune != nil {
+		ch.Body = &p.Prune.Body
+	}
+	if st := PlanWrite(in, p, existing, a, now); st.Do {
+		c := statusAfter(in.Self, st.Body, existing, st.Moved, now)
+		if existing == nil || st.Moved {
+			c.ID = post("").ID
+		}
+		ch.Status, ch.Existing, ch.Moved = &c, existing, st.Moved
+	}
+	return in.After(ch)
+}
+
+// lastID is the highest comment id the run knows of.
+func lastID(in guard.Input) int64 {
+	var id int64
+	for _, c := range append(slices.Clone(in.Older), in.Recent...) {
+		id = max(id, c.ID)
+	}
+	if in.Status != nil {
+		id = max(id, in.Status.ID)
+	}
+	return id
+}
+
+// guardHas reports whether one of the guard's own recent comments matches.
+func guardHas(in guard.Input, match func(issues.Comment) bool) bool {
+	return slices.ContainsFunc(in.Recent, func(c issues.Comment) bool { return c.Author == in.Self && match(c) })
+}
