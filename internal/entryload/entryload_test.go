@@ -3,6 +3,7 @@ package entryload
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -300,4 +301,16 @@ func BenchmarkAssemble20K(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(l.Tokens), "tokens/load")
+}
+
+// A next estimate at the largest int64 weighs as much as it says: the
+// figure does not wrap to a negative number that would pass the pressure
+// rule.
+func TestMeasureDoesNotWrap(t *testing.T) {
+	in := Input{Issue: 42, Agent: "code-reviewer", Checkpoint: checkpointYAML, Counter: counter(t),
+		Budget: Budget{Cap: 8800, Size: "medium", MaxContext: 10000, Overhead: 1200}}
+	g := Measure(in, math.MaxInt64)
+	if g.ContextTokens != math.MaxInt64 || g.ContextRatio <= 1 {
+		t.Fatalf("context tokens %d, ratio %v: want the largest int64 and a ratio over 1", g.ContextTokens, g.ContextRatio)
+	}
 }

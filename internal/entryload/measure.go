@@ -85,7 +85,7 @@ func Measure(in Input, next int64) GuardFigure {
 	total := a.count(text) + a.count(footer(a.in, 0, lines))
 	for range maxRounds {
 		g.EntryTokens = total + unread
-		g.ContextTokens = int64(g.EntryTokens) + next
+		g.ContextTokens = saturatingAdd(int64(g.EntryTokens), next)
 		if g.MaxContext > 0 {
 			g.ContextRatio = math.Round(float64(g.ContextTokens)/float64(g.MaxContext)*10000) / 10000
 		}
@@ -96,4 +96,14 @@ func Measure(in Input, next int64) GuardFigure {
 		total = n
 	}
 	return g
+}
+
+// saturatingAdd adds two non-negative counts, stopping at the largest
+// int64: a checkpoint's next_estimated_tokens near that limit must weigh
+// as much as it says, never wrap to a negative figure that passes.
+func saturatingAdd(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }
