@@ -9,7 +9,8 @@ import (
 // Event is what triggered a run. It is only a trigger: the issue's labels
 // and body are read live, never taken from the payload.
 type Event struct {
-	// Name is the workflow event: issues, issue_comment or pull_request.
+	// Name is the workflow event: issues, issue_comment or pull_request
+	// (pull_request_target is read as pull_request).
 	Name string
 	// Action is the payload's action, with Gitea's label_updated and
 	// label_cleared read as labeled and unlabeled.
@@ -99,6 +100,11 @@ func ParseEvent(name string, data []byte) (Event, error) {
 	var p payload
 	if err := json.Unmarshal(data, &p); err != nil {
 		return Event{}, fmt.Errorf("the event payload is not valid JSON: %w", err)
+	}
+	if name == "pull_request_target" {
+		// The same pull request event, run from the base branch's
+		// workflow: judged as a pull request.
+		name = "pull_request"
 	}
 	e := Event{Name: name, Action: p.Action, IsPull: p.IsPull || name == "pull_request"}
 	switch e.Action {
