@@ -120,3 +120,10 @@ func TestWeakPostures(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusContextOfTheTemplate(t *testing.T) {
+	got, ok := StatusContext(".gitea/workflows/gns-guard.yml", template(t))
+	if want := "gns-guard / guard (pull_request_target)"; !ok || got != want {
+		t.Errorf("StatusContext = %q, %v; want %q", got, ok, want)
+	}
+}

@@ -204,3 +204,14 @@ func firstNonEmpty(values ...string) string {
 	}
 	return ""
 }
+
+// StatusContext is the commit status the guard's job in the workflow file
+// at path gets on a pull_request_target run, the context the default
+// branch's protection must require; false when the file runs no guard.
+func StatusContext(path string, content []byte) (string, bool) {
+	g := findGuard([]Workflow{{Path: path, Content: content}})
+	if g == nil {
+		return "", false
+	}
+	return g.statusContext(), true
+}
