@@ -144,7 +144,7 @@ func TestEvolveSystemOnAnAgentsOwnPull(t *testing.T) {
 	f.Run(t, d).Expect(t, 1, "fail")
 	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, "permission::evolve-system")
 	f.API(t, agent.Token, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
-	r := f.Run(t, f.Runs.Next(t, actiontest.From("pull_request", "label_updated", n, agent.Login)))
+	r := f.Run(t, f.Runs.Next(t, actiontest.From("pull_request_target", "label_updated", n, agent.Login)))
 	r.Expect(t, 1, "fail")
 	if v := r.Violations(t); len(v) == 0 || !strings.Contains(v[0].Message, `added by "`+agent.Login+`"`) {
 		t.Errorf("the agent's own evolve-system label: %v", v)

@@ -85,9 +85,13 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 }
 
 // ownEvent skips an event the guard's own user caused with a personal
-// token (its writes with the Actions token start no runs): no loops.
+// token (its writes with the Actions token start no runs): no loops. A
+// pull request's event is judged all the same: its run sets the commit
+// status the default branch's protection requires, and a skipped run
+// would turn the guard's failure green. Judging it again writes nothing
+// new (the labels are already there), so it starts no further run.
 func (r *runner) ownEvent(s *live.Snapshot) bool {
-	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser {
+	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser || r.event.IsPull {
 		return false
 	}
 	r.log.infof("gns-guard: skipped: the event was caused by the guard's own user %s (no loops)", s.Guard)

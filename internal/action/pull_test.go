@@ -30,7 +30,7 @@ func openPull(t *testing.T, f *actiontest.Repo, branch string, files ...string) 
 		Number int64 `json:"number"`
 	}
 	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
-	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request", "opened", pr.Number, f.S.AdminLogin))
+	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request_target", "opened", pr.Number, f.S.AdminLogin))
 }
 
 // protected-path: a pull request changing .kilo/ fails and gets
@@ -57,8 +57,8 @@ func TestProtectedPath(t *testing.T) {
 	f.Status(t, n) // still exactly one
 
 	// A person allows the change.
-	d = f.AddLabels(t, "pull_request", n, "permission::evolve-system")
-	if d.Event != "pull_request" {
+	d = f.AddLabels(t, "pull_request_target", n, "permission::evolve-system")
+	if d.Event != "pull_request_target" {
 		t.Fatalf("a label on a pull request arrived as %s", d.Event)
 	}
 	r = f.Run(t, d)
