@@ -97,7 +97,10 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return &exitcode.UsageError{Err: err}
 	}
-	token := firstNonEmpty(set.Token, r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"))
+	// An empty token input (a workflow that names a secret not set, such
+	// as GNS_GUARD_TOKEN) falls back to the Actions token action.yml hands
+	// the step.
+	token := firstNonEmpty(set.Token, r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"), r.o.Getenv(ActionsTokenEnv))
 	if token == "" {
 		return &exitcode.UsageError{Err: errors.New("input token: expected a token (the default is ${{ github.token }})")}
 	}
