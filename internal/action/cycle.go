@@ -90,9 +90,13 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 // re-run (GITHUB_RUN_ATTEMPT above 1) is never skipped: any write
 // collaborator can re-run the guard's own run after changing the issue,
 // and the sender of its old payload proves nothing now
-// (docs/contract.md#4b-the-trusted-ledger).
+// (docs/contract.md#4b-the-trusted-ledger). The guard's own event on a
+// pull request is judged all the same: its run sets the commit status the
+// default branch's protection requires, and a skipped run would turn the
+// guard's failure green. Judging it again writes nothing
+// new (the labels are already there), so it starts no further run.
 func (r *runner) ownEvent(s *live.Snapshot) bool {
-	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser {
+	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser || r.event.IsPull {
 		return false
 	}
 	if n, err := strconv.Atoi(r.o.Getenv(RunAttemptEnv)); err == nil && n > 1 {

@@ -107,7 +107,10 @@ func (r *runner) run(ctx context.Context) error {
 	if k := set.Config.LedgerKeyPrevious; len(k) > 0 && ledger.CheckKey(k) != nil {
 		r.log.infof("gns-guard: warning: input ledger-key-previous is weaker than %d bits: it still verifies the records it signed, which this run signs anew with ledger-key; remove it once every issue's ledger is signed with the new key", ledger.MinKeyBits)
 	}
-	token := firstNonEmpty(set.Token, r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"))
+	// An empty token input (a workflow that names a secret not set, such
+	// as GNS_GUARD_TOKEN) falls back to the Actions token action.yml hands
+	// the step.
+	token := firstNonEmpty(set.Token, r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN"), r.o.Getenv(ActionsTokenEnv))
 	if token == "" {
 		return &exitcode.UsageError{Err: errors.New("input token: expected a token (the default is ${{ github.token }})")}
 	}

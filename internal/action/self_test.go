@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
@@ -57,4 +58,15 @@ func TestPersonalTokenCleanPassWithLedgerKey(t *testing.T) {
 	if r.Requests != cleanPassRequests || len(r.Writes) != 0 {
 		t.Errorf("without ledger-key a clean pass made %d requests, want %d (GET /user included)", r.Requests, cleanPassRequests)
 	}
+}
+
+// A workflow whose token input names a secret that is not set (the
+// template's GNS_GUARD_TOKEN) hands the step an empty token: the guard
+// works with the Actions token action.yml hands it, as the Actions token.
+func TestEmptyTokenInputFallsBackToTheActionsToken(t *testing.T) {
+	f := newFixture(t)
+	step := f.Step("ledger-key", ledgerKey, "token", "")
+	step.Env[action.ActionsTokenEnv] = f.Token
+	_, d := f.Open(t, "no guard token", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
+	step.Run(t, d).Expect(t, 0, "pass")
 }

@@ -129,6 +129,7 @@ type initReport struct {
 	Labels  []initLabelState  `json:"labels"`
 	Writes  []string          `json:"writes"`
 	Notes   []string          `json:"notes,omitempty"`
+	Posture []initPostureStep `json:"posture,omitempty"`
 	Next    []string          `json:"next_steps"`
 	base    string            // the default branch's page, for next steps
 	files   map[string][]byte // path → content, of the files to commit
@@ -176,6 +177,7 @@ type initOptions struct {
 	commit bool
 	dryRun bool
 	format string
+	agents string
 }
 
 // initFlags declares the flags of `init`.
@@ -187,6 +189,7 @@ func initFlags(fs *flag.FlagSet) options {
 	fs.BoolVar(&o.commit, "commit", false, "write the files straight onto the default branch instead of proposing them in a pull request from "+InitBranch)
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print every write init would make, and make none")
 	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own), comma-separated, to put in the organisation team "+AgentsTeam)
 	return o
 }
 
@@ -210,7 +213,7 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 	if !ok {
 		return cannotRun(errors.New("init: the client cannot set a repository up (it reads no files and opens no pull requests)"))
 	}
-	rep, err := initRepo(ctx, sf, reader.Where, o.commit, o.dryRun)
+	rep, err := initRepo(ctx, sf, reader.Where, o.commit, o.dryRun, splitList(o.agents))
 	if err != nil {
 		return err
 	}
@@ -224,7 +227,7 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 // missing and, unless dry, makes them: the files (a commit on InitBranch
 // and a pull request, or a commit on the default branch), then the labels.
 // A file or label already there is left as it is.
-func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool) (*initReport, error) {
+func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool, agents []string) (*initReport, error) {
 	r, err := startInit(ctx, sf, w, direct, dry)
 	if err != nil {
 		return nil, err
@@ -242,6 +245,9 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool
 		return nil, err
 	}
 	if err := r.planLabels(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.planPosture(ctx, agents); err != nil {
 		return nil, err
 	}
 	r.finishPlan()
@@ -268,6 +274,7 @@ type initRun struct {
 	// go onto it).
 	branchExists bool
 	newLabels    []issues.LabelSpec
+	posture      *postureRun // nil: the client builds no posture
 }
 
 // startInit reads the repository and starts the report; an archived
@@ -464,6 +471,9 @@ func (r *initRun) write(ctx context.Context) error {
 			return r.w.Error("create the label "+s.Name, err)
 		}
 	}
+	if r.posture != nil {
+		return r.posture.write(ctx, r.rep)
+	}
 	return nil
 }
 
@@ -542,7 +552,9 @@ func nextSteps(rep *initReport) []string {
 			steps = append(steps, fmt.Sprintf("Merge the pull request from %s into %s.", p.Head, p.Base))
 		}
 	}
-	steps = append(steps, "Then "+newIssue+", and set its checkpoint's issue: to the issue's number.")
+	steps = append(steps, "Then "+newIssue+", and set its checkpoint's issue: to the issue's number.",
+		"Set the Actions secret GNS_GUARD_TOKEN to a token of the guard's own account (scopes write:issue, read:repository), a member of the team "+AgentsTeam+": on a fork's pull request the Actions token is read-only.",
+		"Publish the output of `gns-guard pubkey` as ledger-public-key in "+settings.FileName+", then run `gns-guard doctor --repo "+rep.Repo+"` to see which guarantees of the threat model hold.")
 	return steps
 }
 
@@ -552,6 +564,7 @@ func printInit(out io.Writer, rep *initReport) error {
 	fmt.Fprintf(&b, "gns-guard init: %s on %s, default branch %s\n\n", rep.Repo, rep.Server, rep.DefaultBranch)
 	writeInitFiles(&b, rep)
 	writeInitLabels(&b, rep)
+	writeInitPosture(&b, rep)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(&b, "Note: %s.\n", n)
 	}

@@ -523,7 +523,7 @@ func TestInitDryRun(t *testing.T) {
 	c := rep.Commit
 	if !rep.DryRun || !rep.Changed || rep.Mode != "pull-request" || rep.DefaultBranch != "main" || len(rep.Writes) != 2+len(InitLabels()) ||
 		c == nil || c.Branch != InitBranch || !c.NewBranch || c.From != "main" || c.SHA != "" || len(c.Files) != 3 ||
-		rep.Pull == nil || rep.Pull.State != stateCreate || rep.Pull.Number != 0 || len(rep.Next) != 4 {
+		rep.Pull == nil || rep.Pull.State != stateCreate || rep.Pull.Number != 0 || len(rep.Next) != 6 {
 		t.Errorf("%+v", rep)
 	}
 	for _, f := range rep.Files {

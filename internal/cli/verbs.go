@@ -144,6 +144,13 @@ var verbs = []verb{
 		run:      runs(runInit),
 	},
 	{
+		name:     "doctor",
+		usage:    []string{"doctor --repo OWNER/NAME [--admin-token T] [--format text|json]"},
+		synopsis: "doctor --repo OWNER/NAME [--server URL] [--token T] [--admin-token T] [--format text|json]",
+		flags:    doctorFlags,
+		run:      runs(runDoctor),
+	},
+	{
 		name:     "keygen",
 		usage:    []string{"keygen [--format text|json]"},
 		synopsis: "keygen [--format text|json]",

@@ -18,7 +18,7 @@ const module = "github.com/gns-guard/gns-guard/"
 // package under internal/ (but the test kit) and cmd/ has its line here.
 var layers = [][]string{
 	{"internal/exitcode", "internal/finding", "internal/markdown", "internal/tokens", "internal/jsoncap", "internal/version"},
-	{"internal/checkpoint", "internal/agentcomment", "internal/burn", "internal/issues"},
+	{"internal/checkpoint", "internal/agentcomment", "internal/burn", "internal/issues", "internal/posture"},
 	{"internal/prune", "internal/entryload"},
 	{"internal/ledger"},
 	{"internal/guard"},

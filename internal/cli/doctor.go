@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/posture"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// AdminTokenEnv holds the repository owner's token for `doctor` when
+// --admin-token is not given.
+const AdminTokenEnv = "GNS_GUARD_ADMIN_TOKEN"
+
+// doctorOptions are the parsed flags of `doctor`.
+type doctorOptions struct {
+	issueFlags
+	adminToken string
+	format     string
+}
+
+// doctorFlags declares the flags of `doctor`.
+func doctorFlags(fs *flag.FlagSet) options {
+	o := &doctorOptions{}
+	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access token that reads the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&o.adminToken, "admin-token", "", "the repository owner's token, which reads the secrets' names, the teams' members, the collaborators' permissions and the branch protection (default: $"+AdminTokenEnv+")")
+	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	o.settings = func() settings.Layer { return settings.Layer{} }
+	return o
+}
+
+func (o *doctorOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if len(pos) > 0 {
+		return usageError("doctor takes no arguments, got %s", strings.Join(pos, " "))
+	}
+	if err := checkFormat("doctor", o.format); err != nil {
+		return err
+	}
+	return o.checkRepo("doctor", false)
+}
+
+// runDoctor says which guarantees of the threat model hold in the
+// repository as configured now: exit 0 when all do, 1 when one does not.
+func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
+	reader, client, err := o.connect("doctor", env)
+	if err != nil {
+		return err
+	}
+	fc, ok := client.(*forge.Client)
+	if !ok {
+		return cannotRun(errors.New("doctor: the client cannot read a repository's posture"))
+	}
+	info, err := fc.Repository(ctx)
+	if errors.Is(err, issues.ErrNotFound) {
+		return usageError("doctor: %s does not exist on %s, or the token cannot see it", o.repo, reader.Where.Server)
+	}
+	if err != nil {
+		return reader.Where.Error("read the repository", err)
+	}
+	var admin *forge.Client
+	if t := firstOf(o.adminToken, env.Getenv(AdminTokenEnv)); t != "" {
+		if admin, err = forge.New(reader.Where.Server, t, o.owner, o.name); err != nil {
+			return usageError("doctor: %v", err)
+		}
+	}
+	facts, err := fc.PostureFacts(ctx, admin, info.DefaultBranch, "--admin-token or $"+AdminTokenEnv)
+	if err != nil {
+		return reader.Where.Error("read the repository's posture", err)
+	}
+	set, err := o.resolve(ctx, "doctor", env, reader)
+	if err != nil {
+		return err
+	}
+	facts.BudgetAdmins, facts.PublicKey = set.Config.BudgetAdmins, set.LedgerPublicKey
+	checks := posture.Judge(facts)
+	if o.format == "json" {
+		err = printJSON(env, checks)
+	} else {
+		err = printDoctor(env.Stdout, facts, reader.Where.Server, checks)
+	}
+	if err != nil {
+		return err
+	}
+	if !posture.Holds(checks) {
+		return errViolations
+	}
+	return nil
+}
+
+// printDoctor prints the checks, one a line, the logins that break one
+// under it, and a summary.
+func printDoctor(out io.Writer, f posture.Facts, server string, checks []posture.Check) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "gns-guard doctor: %s on %s, default branch %s\n\n", f.Repo, server, f.DefaultBranch)
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	broken := 0
+	for _, c := range checks {
+		state := "holds"
+		if !c.Holds {
+			state, broken = "BROKEN", broken+1
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", state, c.ID, c.Why)
+	}
+	tw.Flush()
+	b.WriteByte('\n')
+	if broken == 0 {
+		fmt.Fprintf(&b, "Every guarantee of the threat model holds (%d checks).\n", len(checks))
+	} else {
+		fmt.Fprintf(&b, "%d of %d guarantees do not hold: see the threat model in the README.\n", broken, len(checks))
+	}
+	_, err := out.Write(b.Bytes())
+	return err
+}

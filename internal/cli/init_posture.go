@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/posture"
+)
+
+// AgentsTeam is the organisation team `init` puts the agents in.
+const AgentsTeam = "gns-agents"
+
+// agentUnits are the agents' modes in the recommended posture
+// (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals): they
+// write issues and pull requests, read code (their code comes as pull
+// requests from forks) and only read Actions.
+var agentUnits = map[string]string{posture.Code: "read", posture.Issues: "write", posture.Pulls: "write", posture.Actions: "read"}
+
+// postureForge is what `init` needs to build the recommended posture.
+// *forge.Client has it (internal/forge/posture_setup.go).
+type postureForge interface {
+	OwnerIsOrg(ctx context.Context) (bool, error)
+	OrgTeams(ctx context.Context) ([]forge.Team, error)
+	CreateTeam(ctx context.Context, name, description string, units map[string]string) (forge.Team, error)
+	TeamHasRepo(ctx context.Context, id int64) (bool, error)
+	AddTeamRepo(ctx context.Context, id int64) error
+	TeamMembers(ctx context.Context, id int64) ([]string, error)
+	AddTeamMember(ctx context.Context, id int64, login string) error
+	BranchRuleNamed(ctx context.Context, name string) (forge.BranchRule, bool, error)
+	ProtectBranch(ctx context.Context, r forge.BranchRule) error
+	RequireChecks(ctx context.Context, name string, contexts []string) error
+}
+
+var _ postureForge = (*forge.Client)(nil)
+
+// initPostureStep is one step of the recommended posture: built by this
+// run (create), already there (present), or left to do by hand (by-hand),
+// with what it is and why.
+type initPostureStep struct {
+	What  string `json:"what"`
+	State string `json:"state"`
+	Why   string `json:"why,omitempty"`
+	do    func(context.Context) error
+}
+
+// stateByHand: a posture step init cannot take (its token, or the
+// repository's owner, does not allow it); the step says what to do.
+const stateByHand = "by-hand"
+
+// postureRun plans the recommended posture of one `init`.
+type postureRun struct {
+	pf     postureForge
+	r      *initRun
+	agents []string
+	steps  []*initPostureStep
+}
+
+func (p *postureRun) add(what, state, why string, do func(context.Context) error) {
+	p.steps = append(p.steps, &initPostureStep{What: what, State: state, Why: why, do: do})
+}
+
+// planPosture plans the agents' team and the default branch's protection.
+func (r *initRun) planPosture(ctx context.Context, agents []string) error {
+	pf, ok := r.sf.(postureForge)
+	if !ok {
+		return nil
+	}
+	p := &postureRun{pf: pf, r: r, agents: agents}
+	if err := p.planTeam(ctx); err != nil {
+		return err
+	}
+	if err := p.planProtection(ctx); err != nil {
+		return err
+	}
+	r.posture = p
+	for _, s := range p.steps {
+		r.rep.Posture = append(r.rep.Posture, *s)
+		if s.State == stateCreate {
+			r.rep.Writes = append(r.rep.Writes, s.What)
+		}
+	}
+	return nil
+}
+
+// planTeam plans the agents' team: created with the agents' units, given
+// the repository, and the agents added.
+func (p *postureRun) planTeam(ctx context.Context) error {
+	org, err := p.pf.OwnerIsOrg(ctx)
+	if err != nil {
+		return p.r.w.Error("look up the repository's owner", err)
+	}
+	owner, _, _ := strings.Cut(p.r.w.Repo, "/")
+	if !org {
+		p.add("put the agents in an organisation team with Code read, Issues and Pull requests write, Actions read", stateByHand,
+			owner+" is a user, not an organisation: a collaborator gets one mode on every unit, so an agent that writes issues also pushes code and writes Actions; move the repository to an organisation and run init again", nil)
+		return nil
+	}
+	teams, err := p.pf.OrgTeams(ctx)
+	if err != nil {
+		return p.r.w.Error("list the teams of "+owner, err)
+	}
+	i := slices.IndexFunc(teams, func(t forge.Team) bool { return t.Name == AgentsTeam })
+	if i < 0 {
+		return p.planNewTeam(owner)
+	}
+	return p.planTeamAccess(ctx, teams[i])
+}
+
+func (p *postureRun) planNewTeam(owner string) error {
+	var team forge.Team
+	p.add(fmt.Sprintf("create the team %s in %s (Code read, Issues and Pull requests write, Actions read)", AgentsTeam, owner), stateCreate, "", func(ctx context.Context) (err error) {
+		team, err = p.pf.CreateTeam(ctx, AgentsTeam, "gns-guard: the agents write issues and pull requests, read code, and cannot push or touch Actions", agentUnits)
+		return err
+	})
+	p.add(fmt.Sprintf("give the team %s access to %s", AgentsTeam, p.r.w.Repo), stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
+	for _, a := range p.agents {
+		p.add(fmt.Sprintf("add %s to the team %s", a, AgentsTeam), stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
+	}
+	return nil
+}
+
+func (p *postureRun) planTeamAccess(ctx context.Context, team forge.Team) error {
+	why := ""
+	if !maps.Equal(team.Units, agentUnits) {
+		why = fmt.Sprintf("its units are %v, not %v: left as they are; doctor says what they allow", team.Units, agentUnits)
+	}
+	p.add("the team "+AgentsTeam, statePresent, why, nil)
+	has, err := p.pf.TeamHasRepo(ctx, team.ID)
+	if err != nil {
+		return p.r.w.Error("look up the repositories of the team "+AgentsTeam, err)
+	}
+	what := fmt.Sprintf("give the team %s access to %s", AgentsTeam, p.r.w.Repo)
+	if has {
+		p.add(what, statePresent, "", nil)
+	} else {
+		p.add(what, stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
+	}
+	members, err := p.pf.TeamMembers(ctx, team.ID)
+	if err != nil {
+		return p.r.w.Error("list the members of the team "+AgentsTeam, err)
+	}
+	for _, a := range p.agents {
+		what := fmt.Sprintf("add %s to the team %s", a, AgentsTeam)
+		if slices.ContainsFunc(members, func(m string) bool { return strings.EqualFold(m, a) }) {
+			p.add(what, statePresent, "", nil)
+			continue
+		}
+		p.add(what, stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
+	}
+	return nil
+}
+
+// planProtection plans the default branch's protection: no pushes, and
+// merging waits for the exact status of the guard's pull_request_target
+// job. While the workflow is not on the default branch yet, the check
+// could never be met: init says to run again once it is merged.
+func (p *postureRun) planProtection(ctx context.Context) error {
+	base := p.r.base
+	check, _ := posture.StatusContext(WorkflowPath, workflowTemplate)
+	what := fmt.Sprintf("protect %s: no pushes, and merging waits for `%s`", base, check)
+	if !p.workflowOnBase() {
+		p.add(what, stateByHand, fmt.Sprintf("the guard's workflow is not on %s yet, so its check could not be met: run init again once the pull request is merged", base), nil)
+		return nil
+	}
+	rule, found, err := p.pf.BranchRuleNamed(ctx, base)
+	if errors.Is(err, issues.ErrForbidden) {
+		p.add(what, stateByHand, "the token may not read the branch protection (a repository admin's can)", nil)
+		return nil
+	}
+	if err != nil {
+		return p.r.w.Error("read the protection of "+base, err)
+	}
+	switch {
+	case !found:
+		p.add(what, stateCreate, "", func(ctx context.Context) error {
+			return p.pf.ProtectBranch(ctx, forge.BranchRule{Name: base, StatusCheck: true, Contexts: []string{check}})
+		})
+	case !rule.StatusCheck || !slices.Contains(rule.Contexts, check):
+		contexts := append(slices.Clone(rule.Contexts), check)
+		p.add(fmt.Sprintf("require `%s` before merging into %s", check, base), stateCreate, "", func(ctx context.Context) error {
+			return p.pf.RequireChecks(ctx, rule.Name, contexts)
+		})
+	default:
+		p.add(fmt.Sprintf("require `%s` before merging into %s", check, base), statePresent, "", nil)
+	}
+	if found && rule.Push {
+		p.add("restrict pushes to "+base, stateByHand, "its protection lets accounts push: left as it is; allow no one, or only the owners", nil)
+	}
+	return nil
+}
+
+// workflowOnBase says the guard's workflow is on the default branch once
+// this run's writes are made.
+func (p *postureRun) workflowOnBase() bool {
+	for _, f := range p.r.rep.Files {
+		if f.Path == WorkflowPath && f.Branch == p.r.base {
+			return true
+		}
+	}
+	return false
+}
+
+// write makes the posture's writes; one the server refuses for want of
+// rights becomes a step to take by hand.
+func (p *postureRun) write(ctx context.Context, rep *initReport) error {
+	for i, s := range p.steps {
+		if s.State != stateCreate {
+			continue
+		}
+		err := s.do(ctx)
+		if errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) {
+			s.State, s.Why = stateByHand, "the server refused it to the token: "+err.Error()
+			rep.Posture[i] = *s
+			continue
+		}
+		if err != nil {
+			return p.r.w.Error(s.What, err)
+		}
+	}
+	return nil
+}
+
+// writeInitPosture writes the posture's steps, one a line.
+func writeInitPosture(b *bytes.Buffer, rep *initReport) {
+	if len(rep.Posture) == 0 {
+		return
+	}
+	b.WriteString("Posture (docs/contract.md, the threat model):\n")
+	for _, s := range rep.Posture {
+		state := map[string]string{stateCreate: rep.would("done", "would be done"), statePresent: "already so", stateByHand: "to do by hand"}[s.State]
+		fmt.Fprintf(b, "  %s: %s", s.What, state)
+		if s.Why != "" {
+			fmt.Fprintf(b, " (%s)", s.Why)
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// splitList splits a comma-separated flag into its non-empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
