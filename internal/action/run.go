@@ -93,7 +93,8 @@ type runner struct {
 	reader  *live.Reader
 	repo    string // OWNER/NAME
 	counter *tokens.Counter
-	notes   []string // facts of the run for the status comment, beyond applying the plan
+	notes   []string           // facts of the run for the status comment, beyond applying the plan
+	grants  *ledger.GrantState // the repository's grant list as last read (nil: not yet)
 }
 
 func (r *runner) run(ctx context.Context) error {

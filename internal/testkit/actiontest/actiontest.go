@@ -212,6 +212,11 @@ func (s Step) environ(d Delivery, event, output, summary string) ([]string, erro
 		return nil, err
 	}
 	env["GNS_GUARD_ANCHOR"] = anchor
+	grants, err := s.variable("GNS_GUARD_BUDGET")
+	if err != nil {
+		return nil, err
+	}
+	env["GNS_GUARD_BUDGET"] = "grants:" + grants
 	for k, v := range s.Env {
 		env[k] = v
 	}
@@ -231,15 +236,25 @@ func (s Step) anchor(d Delivery) (string, error) {
 	if d.Number == 0 {
 		return ":", nil
 	}
+	v, err := s.variable(fmt.Sprintf("GNS_GUARD_ANCHOR_%d", d.Number))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d:%s", d.Number, v), nil
+}
+
+// variable is the repository variable name as the runner reads it when it
+// picks the job up ("" when there is none).
+func (s Step) variable(name string) (string, error) {
 	var v struct {
 		Data string `json:"data"`
 	}
-	path := fmt.Sprintf("/repos/%s/%s/actions/variables/GNS_GUARD_ANCHOR_%d", url.PathEscape(s.Owner), url.PathEscape(s.Repo), d.Number)
+	path := fmt.Sprintf("/repos/%s/%s/actions/variables/%s", url.PathEscape(s.Owner), url.PathEscape(s.Repo), name)
 	err := API(context.Background(), s.Server, s.Server.AdminToken, http.MethodGet, path, nil, &v)
 	if err != nil && !strings.Contains(err.Error(), "HTTP 404") {
-		return "", fmt.Errorf("actiontest: reading the anchor variable as the runner would: %w", err)
+		return "", fmt.Errorf("actiontest: reading the variable %s as the runner would: %w", name, err)
 	}
-	return fmt.Sprintf("%d:%s", d.Number, v.Data), nil
+	return v.Data, nil
 }
 
 // ParseOutputs reads a GITHUB_OUTPUT file: name=value lines and
