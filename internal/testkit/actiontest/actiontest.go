@@ -124,11 +124,17 @@ type Result struct {
 	Summary string
 	// Requests is the API request count the guard logged (-1: none logged).
 	Requests int
+	// AdminRequests are the requests the guard logged making with
+	// admin-token (the anchor, the grant list, a lock), beyond Requests.
+	AdminRequests int
 	// Writes are the writes the guard logged ("wrote: ..." lines).
 	Writes []string
 }
 
-var requestsLine = regexp.MustCompile(`(\d+) API request\(s\)`)
+var (
+	requestsLine      = regexp.MustCompile(`(\d+) API request\(s\)`)
+	adminRequestsLine = regexp.MustCompile(`and (\d+) with admin-token`)
+)
 
 // Run runs the guard on one delivery and returns what it left behind.
 func (s Step) Run(t testing.TB, d Delivery) Result {
