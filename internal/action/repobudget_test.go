@@ -124,7 +124,9 @@ func TestRepositoryBudgetRace(t *testing.T) {
 	_, dc := f.Open(t, "c", example(t, "healthy.md"), governed...)
 	plain := f.Run(t, dc, anchoredInputs(f)...)
 	plain.Expect(t, 0, "pass")
-	if !slices.ContainsFunc(ra.Writes, func(w string) bool { return strings.HasPrefix(w, "wrote the grant list GNS_GUARD_BUDGET (20000 tokens granted to issue #") }) {
+	if !slices.ContainsFunc(ra.Writes, func(w string) bool {
+		return strings.HasPrefix(w, "wrote the grant list GNS_GUARD_BUDGET (20000 tokens granted to issue #")
+	}) {
 		t.Errorf("the grant write is not reported: %q", ra.Writes)
 	}
 	t.Logf("a first run that grants: %d requests and %d with admin-token; one that does not: %d and %d", ra.Requests, ra.AdminRequests, plain.Requests, plain.AdminRequests)

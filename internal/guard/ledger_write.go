@@ -49,7 +49,9 @@ func (e *eval) pendingAfter(after []string) []string {
 func (e *eval) mayAccept(after, pending []string) bool {
 	t := &e.trust
 	n := e.cfg.Labels
-	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool { return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap || v.Rule == RuleRepositoryBudget })
+	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool {
+		return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap || v.Rule == RuleRepositoryBudget
+	})
 	_, approvedNow := t.approved[n.PermissionViolation]
 	switch {
 	case e.cp == nil || tampered:
