@@ -139,4 +139,13 @@ func TestRepositoryBudgetRace(t *testing.T) {
 	if clean.Requests != 2 || clean.AdminRequests != 0 || len(clean.Writes) != 0 {
 		t.Errorf("a clean pass under the repository budget made %d requests and %d with admin-token, and wrote %q; want 2, none and nothing\n%s", clean.Requests, clean.AdminRequests, clean.Writes, clean.String())
 	}
+	// Without admin-token the cap cannot be kept: a new issue is judged
+	// against the list the runner hands over, and the status comment says
+	// that no grant is recorded.
+	e, de := f.Open(t, "e", example(t, "healthy.md"), governed...)
+	r := f.Run(t, de, "ledger-key", ledgerKey, "repository-budget", "30000")
+	r.Expect(t, 1, "fail")
+	if !findingSays(t, r, "from 20000 to 40000") || !strings.Contains(f.Status(t, e).Body, "admin-token is not: the grants cannot be recorded") {
+		t.Errorf("without admin-token: %v\n%s", r.Violations(t), f.Status(t, e).Body)
+	}
 }
