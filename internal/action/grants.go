@@ -73,9 +73,13 @@ func (r *runner) regrant(ctx context.Context, in *guard.Input, plan *guard.Plan)
 	}
 	text, _, err := store.Variable(ctx, ledger.GrantsName)
 	if err != nil {
-		return plan, nil, nil // the write reports what is wrong
+		// Nothing is written over a list the run could not read anew: the
+		// issue's record keeps its grant, and its next run writes it.
+		r.log.untrusted("gns-guard: warning: the grant list could not be read anew, so this run's grant is left for the next run to write: " + err.Error())
+		return plan, nil, nil
 	}
 	r.grants = &ledger.GrantState{Known: true, Text: text}
+	r.grantsFresh = true
 	if in.Grants.Known && in.Grants.Text == text {
 		return plan, nil, nil
 	}
@@ -89,7 +93,7 @@ func (r *runner) regrant(ctx context.Context, in *guard.Input, plan *guard.Plan)
 // run writes them again.
 func (r *runner) writeGrants(ctx context.Context, in guard.Input, plan *guard.Plan, res *applied) {
 	store := r.reader.Anchors.Store
-	if len(plan.Grants) == 0 || store == nil || r.grants == nil {
+	if len(plan.Grants) == 0 || store == nil || !r.grantsFresh {
 		return
 	}
 	old := r.grants.Text

@@ -95,6 +95,9 @@ type runner struct {
 	counter *tokens.Counter
 	notes   []string           // facts of the run for the status comment, beyond applying the plan
 	grants  *ledger.GrantState // the repository's grant list as last read (nil: not yet)
+	// grantsFresh says grants was read anew with admin-token by this run,
+	// just before its write: only such a list is merged and written.
+	grantsFresh bool
 }
 
 func (r *runner) run(ctx context.Context) error {
