@@ -113,7 +113,14 @@ func (r *runner) ownEvent(s *live.Snapshot) bool {
 // attempts are left, and keeps the archives it posted for the next attempt
 // to withdraw.
 func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Input, s *live.Snapshot, attempt int) (outcome, error) {
+	in.Grants = r.grantState(ctx)
+	r.notes = appendNew(r.notes, r.budgetNotes()...)
 	plan, notes, err := r.reader.Decide(ctx, in)
+	if err == nil {
+		var more []string
+		plan, more, err = r.regrant(ctx, &in, plan)
+		notes = append(notes, more...)
+	}
 	c.plan = plan
 	if err != nil {
 		return endRun, err
@@ -124,6 +131,9 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 		return reportPlan, nil
 	}
 	c.res, err = r.apply(ctx, in, s, plan)
+	if err == nil {
+		r.writeGrants(ctx, in, plan, &c.res)
+	}
 	if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
 		r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
 		for _, cm := range c.res.posted {

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/dashboard"
@@ -63,6 +64,9 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	sw := &dashboard.Sweep{
 		Reader: rd, Lister: w, Config: set.Config, Repo: r.repo, Now: r.o.Now,
 		Skip: func(is issues.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
+	}
+	if text, ok := strings.CutPrefix(r.o.Getenv(GrantsEnv), grantsPrefix); ok {
+		sw.Grants = ledger.GrantState{Known: true, Text: text}
 	}
 	if st, ok := fg.(interface{ ServerTime() time.Time }); ok {
 		sw.ServerNow = st.ServerTime

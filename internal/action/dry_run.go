@@ -1,6 +1,7 @@
 package action
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -28,6 +29,9 @@ func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied
 		if in.Anchor.Writable {
 			res.writes = append(res.writes, "write the anchor "+ledger.AnchorName(in.Issue.Number))
 		}
+	}
+	if len(p.Grants) > 0 && in.Anchor.Writable {
+		res.writes = append(res.writes, fmt.Sprintf("write the grant list %s (%s granted to issue #%d)", ledger.GrantsName, grantedTokens(p.Grants), in.Issue.Number))
 	}
 	return res
 }

@@ -93,7 +93,11 @@ type runner struct {
 	reader  *live.Reader
 	repo    string // OWNER/NAME
 	counter *tokens.Counter
-	notes   []string // facts of the run for the status comment, beyond applying the plan
+	notes   []string           // facts of the run for the status comment, beyond applying the plan
+	grants  *ledger.GrantState // the repository's grant list as last read (nil: not yet)
+	// grantsFresh says grants was read anew with admin-token by this run,
+	// just before its write: only such a list is merged and written.
+	grantsFresh bool
 }
 
 func (r *runner) run(ctx context.Context) error {

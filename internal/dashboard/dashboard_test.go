@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/burn"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 )
@@ -356,5 +357,42 @@ func TestSummaryPlural(t *testing.T) {
 	r.Rows = nil
 	if got := Text(r); !strings.HasPrefix(got, "acme/agents: 0 open governed issues (of 7 open)") {
 		t.Errorf("none: %q", strings.SplitN(got, "\n", 2)[0])
+	}
+}
+
+// The repository budget's burn: from the grant list when the run holds it
+// (the action's dashboard), else summed from the open issues' records,
+// saying that issues closed in the window are not counted.
+func TestSweepShowsTheRepositoryBudget(t *testing.T) {
+	f := newFake()
+	now := time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC)
+	for i, grants := range [][]ledgerpkg.Grant{
+		{{Issue: 1, Tokens: 20000, Time: now.Add(-time.Hour).Unix()}},
+		{{Issue: 2, Tokens: 900000, Time: now.Add(-30 * 24 * time.Hour).Unix()}, {Issue: 2, Tokens: 5000, Time: now.Add(-time.Minute).Unix()}},
+	} {
+		n := f.add("", "alice", "open", "cascade::depth-2")
+		f.issues[n-1].Body = checkpointBody(n, 10000, 100)
+		l := ledgerpkg.Record{Issue: n, Baseline: true, Version: 2, CheckpointIssue: n, Phase: "implementation", Total: 10000, Consumed: 100, Remaining: 9900, Writer: "guard-bot", Grants: grants}
+		f.comments[n] = []issues.Comment{{ID: int64(10 + i), Author: "guard-bot", Body: issues.StatusMarker(n) + "\n" + ledgerpkg.Encode(l, nil)}}
+	}
+	sw := sweepOf(f, "")
+	sw.Config.RepositoryBudget = 30000
+	res, err := sw.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb := res.Budget; rb == nil || rb.Granted != 25000 || !rb.Summed {
+		t.Fatalf("summed from the records: %+v", rb)
+	}
+	if text := Text(res); !strings.Contains(text, "Repository budget: 25,000 of 30,000 tokens granted in the last 7d (83%), summed from the open issues' records (issues closed in the window are not counted") {
+		t.Errorf("text:\n%s", text)
+	}
+	list := ledgerpkg.Grants{Grants: []ledgerpkg.Grant{{Issue: 7, Tokens: 40000, Time: now.Add(-time.Hour).Unix()}}}
+	sw.Grants = ledgerpkg.GrantState{Known: true, Text: ledgerpkg.EncodeGrants(list, nil)}
+	if res, err = sw.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if md := Markdown(res); res.Budget.Granted != 40000 || !strings.Contains(md, "Repository budget: 40,000 of 30,000 tokens granted in the last 7d (133%): over the cap") {
+		t.Errorf("from the grant list: %+v\n%s", res.Budget, md)
 	}
 }

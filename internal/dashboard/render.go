@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/gns-guard/gns-guard/internal/burn"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -57,7 +59,7 @@ func nonNil[T any](s []T) []T {
 func Text(r *Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", plain(r.Repo, 0), summary(r))
-	for _, l := range workflowLines(r) {
+	for _, l := range append(workflowLines(r), budgetLines(r)...) {
 		b.WriteString(l + "\n")
 	}
 	if len(r.Rows) == 0 {
@@ -96,6 +98,9 @@ func markdownTable(r *Result, most int) (string, int) {
 	fmt.Fprintf(&b, "%s\n\n", summary(r))
 	for _, l := range workflowLines(r) {
 		b.WriteString("**" + l + "**\n\n")
+	}
+	for _, l := range budgetLines(r) {
+		b.WriteString(Cell(l, 0) + "\n\n")
 	}
 	if len(r.Rows) == 0 {
 		return b.String(), 0
@@ -164,6 +169,26 @@ func Body(r *Result, version string) string {
 	fmt.Fprintf(&b, "\n---\nKept by gns-guard %s, edited in place on every run; judged as the guard judges each issue, at %s (UTC). Stale: no progress accepted for %s.\n",
 		Cell(version, 60), r.At.Format("2006-01-02 15:04"), stale)
 	return b.String()
+}
+
+// budgetLines say how much of the repository budget the window's grants
+// hold (none without repository-budget).
+func budgetLines(r *Result) []string {
+	rb := r.Budget
+	if rb == nil {
+		return nil
+	}
+	line := "Repository budget: " + guard.BurnLine(rb.Granted, rb.Limit, rb.Window)
+	switch {
+	case rb.Problem != "":
+		line += "; summed from the open issues' records, since " + rb.Problem
+	case rb.Summed:
+		line += ", summed from the open issues' records (issues closed in the window are not counted; the action's dashboard reads the grant list " + ledger.GrantsName + ")"
+	}
+	if rb.Granted > rb.Limit {
+		line += ": over the cap"
+	}
+	return []string{line}
 }
 
 // summary is the one-line count of the rows.

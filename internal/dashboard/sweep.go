@@ -61,6 +61,10 @@ type Sweep struct {
 	// Workflows, when not nil, lists the repository's workflows: a
 	// disabled guard workflow is reported.
 	Workflows WorkflowLister
+	// Grants is the repository's grant list, when known (the runner hands
+	// it to the action's dashboard run): the repository budget is read
+	// from it, else summed from the open issues' records.
+	Grants ledgerpkg.GrantState
 }
 
 // Result is what a sweep found.
@@ -81,6 +85,20 @@ type Result struct {
 	// the guard; WorkflowNote says why they could not be listed.
 	DisabledWorkflows []string `json:"-"`
 	WorkflowNote      string   `json:"-"`
+	// Budget is the repository budget's burn (nil: no repository-budget).
+	Budget *RepoBudget `json:"-"`
+}
+
+// RepoBudget is what the repository's governed issues were granted within
+// repository-budget-window, against repository-budget.
+type RepoBudget struct {
+	Granted, Limit int64
+	Window         time.Duration
+	// Summed says the grant list was not at hand: the figure adds the
+	// grants the open issues' records hold, and misses those of issues
+	// closed since. Problem says why the list could not be read.
+	Summed  bool
+	Problem string
 }
 
 // Listed is an issue as listed, with the login that opened it.
@@ -131,7 +149,8 @@ type Row struct {
 	// it for longer than unjudged-grace (omitted when judged).
 	Unjudged *ledgerpkg.Unjudged `json:"unjudged,omitempty"`
 
-	burn burn.Series
+	burn   burn.Series
+	grants []ledgerpkg.Grant // the grants its trusted record holds
 }
 
 // Money is a budget.
@@ -178,6 +197,7 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	slices.SortStableFunc(res.Rows, func(a, b Row) int { return cmp.Compare(b.Number, a.Number) })
+	res.Budget = s.repoBudget(res)
 	return res, nil
 }
 
@@ -222,6 +242,7 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 	n := is.Number
 	row := Row{Number: n, Title: is.Title, UpdatedAt: is.UpdatedAt.UTC(), Rules: []string{}, Warnings: []string{}, Findings: []finding.Finding{}}
 	in := snap.Input(s.Config, issues.Event{Name: "issues", Action: "edited", Number: n}, s.Repo, now, counter)
+	in.Grants = s.Grants
 	plan, _, err := s.Reader.Decide(ctx, in)
 	if err != nil {
 		return row, err
@@ -239,6 +260,9 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 	row.Stale = s.Config.StaleAfter > 0 && s.clock(now).Sub(row.Progress) > s.Config.StaleAfter
 	row.Unjudged = ledgerpkg.Behind(ledger, is, s.clock(now), s.Config.UnjudgedGrace)
 	row.burn = series(snap, ledger, is)
+	if ledger != nil {
+		row.grants = ledger.Grants
+	}
 	return row, nil
 }
 
@@ -314,6 +338,29 @@ func (row *Row) progress(ledger *ledgerpkg.Record) {
 	if at > 0 {
 		row.Progress, row.ProgressFrom = time.Unix(at, 0).UTC(), "ledger"
 	}
+}
+
+// repoBudget is the repository budget's burn: from the grant list when it
+// is at hand and verifies, else summed from the open issues' records.
+func (s *Sweep) repoBudget(res *Result) *RepoBudget {
+	cfg := s.Config
+	if cfg.RepositoryBudget <= 0 {
+		return nil
+	}
+	since := res.At.Add(-cfg.RepositoryBudgetWindow)
+	rb := &RepoBudget{Limit: cfg.RepositoryBudget, Window: cfg.RepositoryBudgetWindow}
+	if s.Grants.Known {
+		var list *ledgerpkg.Grants
+		if list, rb.Problem = ledgerpkg.ReadGrants(s.Grants.Text, 0, s.Reader.Keys); list != nil {
+			rb.Granted = ledgerpkg.Sum(ledgerpkg.Since(list.Grants, since))
+			return rb
+		}
+	}
+	rb.Summed = true
+	for _, row := range res.Rows {
+		rb.Granted = ledgerpkg.AddTokens(rb.Granted, ledgerpkg.Sum(ledgerpkg.Since(row.grants, since)))
+	}
+	return rb
 }
 
 // clock is the time stale compares progress with: the server's clock when

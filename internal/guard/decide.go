@@ -41,6 +41,9 @@ type Input struct {
 	Unreached bool
 	// Anchor is what the run knows of the anchor (docs/ledger.md).
 	Anchor ledger.AnchorState
+	// Grants is what the run knows of the repository's grant list
+	// (docs/ledger.md#the-repository-budget).
+	Grants ledger.GrantState
 	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
 	// user is a repository admin.
 	Admins map[string]bool

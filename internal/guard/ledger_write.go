@@ -28,6 +28,7 @@ func (e *eval) recordLedger() {
 		// The approval waits for a person: it binds the state flagged.
 		e.plan.Ledger.Flag = e.flagAfter(after)
 	}
+	e.planGrants()
 }
 
 // pendingAfter are the approval labels among the labels after this run.
@@ -48,7 +49,9 @@ func (e *eval) pendingAfter(after []string) []string {
 func (e *eval) mayAccept(after, pending []string) bool {
 	t := &e.trust
 	n := e.cfg.Labels
-	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool { return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap })
+	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool {
+		return v.Rule == RuleTampered || v.Rule == RuleBudgetOverCap || v.Rule == RuleRepositoryBudget
+	})
 	_, approvedNow := t.approved[n.PermissionViolation]
 	switch {
 	case e.cp == nil || tampered:
@@ -114,6 +117,7 @@ func (e *eval) acceptState(after, pending []string) {
 	e.recordBurn(l, pruned)
 	e.recordLimits(l, after)
 	e.recordAdoption(l)
+	e.recordGrant(l)
 	e.plan.Adopted = t.ledger == nil || !t.ledger.Baseline
 	e.plan.Ledger = l
 }

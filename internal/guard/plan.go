@@ -63,6 +63,11 @@ type Plan struct {
 	// needs (an approval or an attributed edit): the shell asks the server,
 	// records the answer in Input.Admins and decides again.
 	AskAdmin string
+	// Grants are the issue's grants within repository-budget-window that
+	// the repository's grant list lacks (a grant this run makes, or one a
+	// concurrent run's write dropped): the shell merges them into the list
+	// it reads anew, and writes it.
+	Grants []ledger.Grant
 	// Numbers are the figures reported in outputs, summary and metrics.
 	Numbers Numbers
 	// Links maps a finding's key path to the web page of what it is about
@@ -107,7 +112,7 @@ func (p *Plan) Failed(cfg issues.Config) bool {
 func (p *Plan) Waiting() int {
 	n := 0
 	for _, v := range p.Violations {
-		if v.Rule == RuleBudgetExhausted || v.Rule == RuleBudgetOverCap {
+		if v.Rule == RuleBudgetExhausted || v.Rule == RuleBudgetOverCap || v.Rule == RuleRepositoryBudget {
 			n++
 		}
 	}

@@ -24,6 +24,7 @@ const (
 	RuleTampered          = "checkpoint-tampered"
 	RulePermission        = "permission-violation"
 	RuleBudgetOverCap     = "budget-over-cap"
+	RuleRepositoryBudget  = "repository-budget-exceeded"
 	RuleTaskTooLarge      = "task-too-large"
 	RuleContextPressure   = "context-pressure"
 	RuleCommentProtocol   = "comment-protocol"
@@ -72,6 +73,7 @@ var rules = []Rule{
 	{ID: RuleDepthExceeded, When: "depth > N of cascade::depth-N", Effects: "label cascade::depth-exceeded; lock; fail", Inputs: []string{"default-max-depth", "admin-token"}, check: checkDepth},
 	{ID: RuleBudgetExhausted, When: "budget.remaining <= 0, or the budget::exhausted label is set", Effects: "label budget::exhausted; fail until a person removes it", check: checkBudget},
 	{ID: RuleBudgetOverCap, When: "a new issue's budget.total is over max-budget, until an approver removes budget::exhausted", Effects: "label budget::exhausted; fail", Inputs: []string{"max-budget", "budget-admins"}, check: checkBudgetOverCap},
+	{ID: RuleRepositoryBudget, When: "a new issue's budget.total would take the budgets granted to the repository's governed issues within repository-budget-window over repository-budget (or their grant list does not verify), until an approver removes budget::exhausted", Effects: "label budget::exhausted; fail", Inputs: []string{"repository-budget", "repository-budget-window", "admin-token", "budget-admins"}, check: checkRepositoryBudget},
 	{ID: RuleNextOverBudget, When: "next_estimated_tokens > remaining × 0.5", Effects: "fail", check: checkNextOverBudget},
 	{ID: RuleAgentNotAllowed, When: "last_agent, next_agent, state.assignee or an agent_chain entry not in allowed-agents", Effects: "label permission::violation; lock; fail", Inputs: []string{"allowed-agents", "admin-token"}, check: checkAgents},
 	{ID: RuleTampered, When: "against the guard's signed ledger: version or issue changed, consumed down, total or remaining up (but a legal carryover), an accepted history entry dropped or changed, by anyone; an approval label removed, a relaxing label added, an accepted limit removed or a label renamed into or out of a governance name, by a non-approver (judged from the timeline by label id); an approval label removed after the state it flagged changed; the checkpoint block of an anchored or ledgered issue deleted; a ledger record edited, unsigned, copied or deleted", Effects: "label permission::violation; restore removed approval labels, remove unapproved relaxing labels; fail", Inputs: []string{"ledger-key", "budget-admins", "carryover-ratio", "phase-grant"}, check: checkTamper},

@@ -48,6 +48,11 @@ type Config struct {
 	// MaxBudget caps a new issue's budget.total until an approver accepts
 	// it; 0: no cap.
 	MaxBudget int64
+	// RepositoryBudget caps the tokens granted to the repository's
+	// governed issues (baselines and approved raises) within
+	// RepositoryBudgetWindow; 0: no cap.
+	RepositoryBudget       int64
+	RepositoryBudgetWindow time.Duration
 	// ProtectedPaths are path prefixes a pull request may change only with
 	// the evolve-system label (.kilo/).
 	ProtectedPaths []string
@@ -108,20 +113,21 @@ func DefaultLabels() LabelNames {
 // DefaultConfig returns the configuration of an action step with no inputs.
 func DefaultConfig() Config {
 	return Config{
-		FailOn:             "violation",
-		PruneThreshold:     0.8,
-		CarryoverRatio:     0.5,
-		PhaseGrant:         0,
-		HistoryTail:        3,
-		ProtectedPaths:     []string{".kilo/"},
-		PressureThreshold:  0.6,
-		Encoding:           tokens.CL100kBase,
-		MaxCheckpointBytes: 64 << 10,
-		DigestAfter:        5,
-		UnderReport:        "warn",
-		StaleAfter:         7 * 24 * time.Hour,
-		UnjudgedGrace:      2 * time.Minute,
-		Labels:             DefaultLabels(),
+		FailOn:                 "violation",
+		PruneThreshold:         0.8,
+		CarryoverRatio:         0.5,
+		PhaseGrant:             0,
+		HistoryTail:            3,
+		ProtectedPaths:         []string{".kilo/"},
+		PressureThreshold:      0.6,
+		Encoding:               tokens.CL100kBase,
+		MaxCheckpointBytes:     64 << 10,
+		DigestAfter:            5,
+		UnderReport:            "warn",
+		StaleAfter:             7 * 24 * time.Hour,
+		UnjudgedGrace:          2 * time.Minute,
+		RepositoryBudgetWindow: 7 * 24 * time.Hour,
+		Labels:                 DefaultLabels(),
 	}
 }
 

@@ -79,19 +79,8 @@ func ReadAnchor(text string, repo, n int64, keys Keys) (*Anchor, string) {
 	if m == nil {
 		return nil, fmt.Sprintf("the repository variable %s does not hold an anchor the guard wrote: someone with the owner's rights changed it", name)
 	}
-	if keys.Any() {
-		if m[3] == unsigned {
-			return nil, fmt.Sprintf("the anchor in the repository variable %s is not signed although ledger-key is set: someone with the owner's rights replaced it", name)
-		}
-		pub, ok := keys.verify[m[2]]
-		if !ok {
-			return nil, fmt.Sprintf("the anchor in the repository variable %s is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — after changing ledger-key, set ledger-key-previous to the old key",
-				name, m[2], strings.Join(keys.KeyIDs(), ", "))
-		}
-		raw, err := hex.DecodeString(m[3])
-		if err != nil || !ed25519.Verify(pub, anchorMessage([]byte(m[1])), raw) {
-			return nil, fmt.Sprintf("the anchor in the repository variable %s does not verify against key %s: someone with the owner's rights changed it", name, m[2])
-		}
+	if problem := verifyVariable("the anchor", name, m[2], m[3], anchorMessage([]byte(m[1])), keys); problem != "" {
+		return nil, problem
 	}
 	var a Anchor
 	if err := json.Unmarshal([]byte(m[1]), &a); err != nil {
@@ -101,6 +90,29 @@ func ReadAnchor(text string, repo, n int64, keys Keys) (*Anchor, string) {
 		return nil, fmt.Sprintf("the anchor in the repository variable %s belongs to another issue or repository: someone with the owner's rights copied it", name)
 	}
 	return &a, ""
+}
+
+// verifyVariable verifies the signature sig of key kid over msg, read
+// from the repository variable name, which holds what (the anchor, the
+// grant list): a problem in one sentence, "" when it verifies (or no key
+// is set: then nothing is signed).
+func verifyVariable(what, name, kid, sig string, msg []byte, keys Keys) string {
+	if !keys.Any() {
+		return ""
+	}
+	if sig == unsigned {
+		return fmt.Sprintf("%s in the repository variable %s is not signed although ledger-key is set: someone with the owner's rights replaced it", what, name)
+	}
+	pub, ok := keys.verify[kid]
+	if !ok {
+		return fmt.Sprintf("%s in the repository variable %s is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — after changing ledger-key, set ledger-key-previous to the old key",
+			what, name, kid, strings.Join(keys.KeyIDs(), ", "))
+	}
+	raw, err := hex.DecodeString(sig)
+	if err != nil || !ed25519.Verify(pub, msg, raw) {
+		return fmt.Sprintf("%s in the repository variable %s does not verify against key %s: someone with the owner's rights changed it", what, name, kid)
+	}
+	return ""
 }
 
 // AnchorState is what a run knows of the issue's anchor.

@@ -95,6 +95,12 @@ type Record struct {
 	// Burn is the budget of the last accepted states (at most
 	// MaxBurnPoints), for the burn chart: it outlives pruning.
 	Burn []BurnPoint `json:"burn,omitempty"`
+	// Grants are the budgets granted to the issue within
+	// repository-budget-window when it last was granted one (its baseline,
+	// a raise an approver accepted): the repository's grant list must hold
+	// them, and a run that finds one missing (a write lost to a concurrent
+	// run's) writes it again.
+	Grants []Grant `json:"grants,omitempty"`
 }
 
 // SameState reports whether two records hold the same accepted state
@@ -106,7 +112,7 @@ func (l Record) SameState(o Record) bool {
 // sameOrigin compares whose record it is and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
-		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config)
+		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants)
 }
 
 // sameCheckpoint compares the accepted checkpoint and the body's content

@@ -132,6 +132,8 @@ var (
 	issueNumber   = func(c Resolved) any { return c.IssueNumber }
 	underReport   = func(c Resolved) any { return c.Config.UnderReport }
 	staleAfter    = func(c Resolved) any { return c.Config.StaleAfter }
+	repoBudget    = func(c Resolved) any { return c.Config.RepositoryBudget }
+	repoWindow    = func(c Resolved) any { return c.Config.RepositoryBudgetWindow }
 	unjudgedGrace = func(c Resolved) any { return c.Config.UnjudgedGrace }
 	mode          = func(c Resolved) any { return c.Mode }
 	token         = func(c Resolved) any { return c.Token }
@@ -245,6 +247,14 @@ var (
 		{name: "stale-after", text: "0d", want: "a duration such as 7d, 36h or 90m"},
 		{name: "stale-after", text: "-5m", want: "a duration such as 7d, 36h or 90m"},
 		{name: "stale-after", text: "soon", want: "a duration such as 7d, 36h or 90m"},
+		{name: "repository-budget", text: "2000000", check: repoBudget, expect: int64(2000000)},
+		{name: "repository-budget", text: "", check: repoBudget, expect: int64(0), layers: "file flag"},
+		{name: "repository-budget", text: "0", want: wantBudget},
+		{name: "repository-budget", text: "a lot", want: wantBudget},
+		{name: "repository-budget-window", text: "1d", check: repoWindow, expect: 24 * time.Hour},
+		{name: "repository-budget-window", text: " 12h ", check: repoWindow, expect: 12 * time.Hour},
+		{name: "repository-budget-window", text: "0d", want: "a duration such as 7d, 36h or 90m"},
+		{name: "repository-budget-window", text: "weekly", want: "a duration such as 7d, 36h or 90m"},
 		{name: "mode", text: "Dashboard", check: mode, expect: "dashboard"},
 		{name: "mode", text: "issue", check: mode, expect: "issue"},
 		{name: "mode", text: "repo", want: "issue or dashboard"},
@@ -526,7 +536,7 @@ func TestEmptyFile(t *testing.T) {
 // TestFileErrors checks the exact error of each malformed file.
 func TestFileErrors(t *testing.T) {
 	const f = FileName
-	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key"
+	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, repository-budget, repository-budget-window, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key"
 	for _, c := range []struct{ data, want string }{
 		// did you mean
 		{"prune-treshold: 0.5\n", f + `:1:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`},

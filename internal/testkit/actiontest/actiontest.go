@@ -124,11 +124,17 @@ type Result struct {
 	Summary string
 	// Requests is the API request count the guard logged (-1: none logged).
 	Requests int
+	// AdminRequests are the requests the guard logged making with
+	// admin-token (the anchor, the grant list, a lock), beyond Requests.
+	AdminRequests int
 	// Writes are the writes the guard logged ("wrote: ..." lines).
 	Writes []string
 }
 
-var requestsLine = regexp.MustCompile(`(\d+) API request\(s\)`)
+var (
+	requestsLine      = regexp.MustCompile(`(\d+) API request\(s\)`)
+	adminRequestsLine = regexp.MustCompile(`and (\d+) with admin-token`)
+)
 
 // Run runs the guard on one delivery and returns what it left behind.
 func (s Step) Run(t testing.TB, d Delivery) Result {
@@ -212,6 +218,11 @@ func (s Step) environ(d Delivery, event, output, summary string) ([]string, erro
 		return nil, err
 	}
 	env["GNS_GUARD_ANCHOR"] = anchor
+	grants, err := s.variable("GNS_GUARD_BUDGET")
+	if err != nil {
+		return nil, err
+	}
+	env["GNS_GUARD_BUDGET"] = "grants:" + grants
 	for k, v := range s.Env {
 		env[k] = v
 	}
@@ -231,15 +242,25 @@ func (s Step) anchor(d Delivery) (string, error) {
 	if d.Number == 0 {
 		return ":", nil
 	}
+	v, err := s.variable(fmt.Sprintf("GNS_GUARD_ANCHOR_%d", d.Number))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d:%s", d.Number, v), nil
+}
+
+// variable is the repository variable name as the runner reads it when it
+// picks the job up ("" when there is none).
+func (s Step) variable(name string) (string, error) {
 	var v struct {
 		Data string `json:"data"`
 	}
-	path := fmt.Sprintf("/repos/%s/%s/actions/variables/GNS_GUARD_ANCHOR_%d", url.PathEscape(s.Owner), url.PathEscape(s.Repo), d.Number)
+	path := fmt.Sprintf("/repos/%s/%s/actions/variables/%s", url.PathEscape(s.Owner), url.PathEscape(s.Repo), name)
 	err := API(context.Background(), s.Server, s.Server.AdminToken, http.MethodGet, path, nil, &v)
 	if err != nil && !strings.Contains(err.Error(), "HTTP 404") {
-		return "", fmt.Errorf("actiontest: reading the anchor variable as the runner would: %w", err)
+		return "", fmt.Errorf("actiontest: reading the variable %s as the runner would: %w", name, err)
 	}
-	return fmt.Sprintf("%d:%s", d.Number, v.Data), nil
+	return v.Data, nil
 }
 
 // ParseOutputs reads a GITHUB_OUTPUT file: name=value lines and

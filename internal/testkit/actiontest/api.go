@@ -135,6 +135,12 @@ func LabelIDs(t testing.TB, s *giteatest.Server, owner, repo string, names ...st
 // body receives the number the issue will get. It returns the number.
 func CreateIssue(t testing.TB, s *giteatest.Server, owner, repo, title string, body func(number int64) string, labels ...string) int64 {
 	t.Helper()
+	return CreateIssueAs(t, s, s.AdminToken, owner, repo, title, body, labels...)
+}
+
+// CreateIssueAs is CreateIssue as the user of token.
+func CreateIssueAs(t testing.TB, s *giteatest.Server, token, owner, repo, title string, body func(number int64) string, labels ...string) int64 {
+	t.Helper()
 	ctx := context.Background()
 	base := fmt.Sprintf("/repos/%s/%s/issues", url.PathEscape(owner), url.PathEscape(repo))
 	var last []struct {
@@ -154,7 +160,7 @@ func CreateIssue(t testing.TB, s *giteatest.Server, owner, repo, title string, b
 	var got struct {
 		Number int64 `json:"number"`
 	}
-	if err := API(ctx, s, s.AdminToken, http.MethodPost, base, in, &got); err != nil {
+	if err := API(ctx, s, token, http.MethodPost, base, in, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Number != next {

@@ -208,6 +208,9 @@ func collect(dir string, code int, stdout, stderr string) (Result, error) {
 	if m := requestsLine.FindAllStringSubmatch(res.Stdout, -1); m != nil {
 		res.Requests, _ = strconv.Atoi(m[len(m)-1][1])
 	}
+	if m := adminRequestsLine.FindAllStringSubmatch(res.Stdout, -1); m != nil {
+		res.AdminRequests, _ = strconv.Atoi(m[len(m)-1][1])
+	}
 	for _, line := range strings.Split(res.Stdout, "\n") {
 		if w, ok := strings.CutPrefix(line, "gns-guard: wrote: "); ok {
 			res.Writes = append(res.Writes, w)

@@ -89,6 +89,14 @@ func (r *Repo) Open(t testing.TB, title string, body func(n int64) string, label
 	return n, r.Runs.Next(t, From("issues", "opened", n, r.S.AdminLogin))
 }
 
+// OpenAs opens an issue as the user, and returns its number and the
+// "opened" delivery.
+func (r *Repo) OpenAs(t testing.TB, as User, title string, body func(n int64) string, labels ...string) (int64, Delivery) {
+	t.Helper()
+	n := CreateIssueAs(t, r.S, as.Token, r.Owner, r.Name, title, body, labels...)
+	return n, r.Runs.Next(t, From("issues", "opened", n, as.Login))
+}
+
 // Comment is an issue comment as the API returns it.
 type Comment struct {
 	ID      int64  `json:"id"`
