@@ -117,14 +117,14 @@ type reported struct{ Agent, Action, Invocation string }
 
 // stepRow is what the journey prints for one step.
 type stepRow struct {
-	k                  int
-	agent              string
-	loaded, capTokens  int
-	issueTokens        int
-	runs, failed       int
-	wall               time.Duration
-	note               string
-	comments, bodySize int
+	k                 int
+	agent             string
+	loaded, capTokens int
+	issueTokens       int
+	runs, failed      int
+	wall              time.Duration
+	note              string
+	comments          int
 }
 
 func newJourney(t *testing.T) *journey {
@@ -210,7 +210,6 @@ var availableTokens = map[string]int{"tiny": 3500, "small": 5200, "medium": 8800
 
 // entryLoad is what `context` gave an agent.
 type entryLoad struct {
-	text      string
 	tokens    int
 	room      int64 // the pressure room the guard leaves the next call now
 	phaseEnds int64 // the consumption from which the guard's prune ends the phase
@@ -250,7 +249,7 @@ func (j *journey) context(agent string) entryLoad {
 		t.Fatalf("context --format json: %v\n%s", err, js)
 	}
 	j.cur.loaded = got
-	return entryLoad{text: out, tokens: got, room: rep.Next.PressureRoom, remaining: rep.Next.BudgetRemaining,
+	return entryLoad{tokens: got, room: rep.Next.PressureRoom, remaining: rep.Next.BudgetRemaining,
 		phaseEnds: rep.Next.PhaseEndsAt, carryover: rep.Next.CarryoverRatio, grant: rep.Next.PhaseGrant}
 }
 
