@@ -55,18 +55,32 @@ CONSUMED=$(wc -c <"$WORKDIR/entry.md" | tr -cd '0-9')
 # budget left after this call (next-over-budget) and the room the pressure
 # threshold leaves past the next agent's entry load (context-pressure).
 # Take half that room (the other half is for this call's result comment)
-# and stay under half the budget left.
+# and stay under half the budget left. When this call's consumption ends
+# the phase, the guard's prune leaves the next call the new phase's
+# budget: the carried-over share of what is left, plus the phase grant.
 if [ -z "${NEXT_ESTIMATE:-}" ]; then
 	gns-guard context "$@" --format json >"$WORKDIR/entry.json" || exit $?
 	# The JSON is indented by the program: these keys sit at four spaces.
-	ROOM=$(sed -n 's/^    "pressure_room": \(-\{0,1\}[0-9][0-9]*\),\{0,1\}$/\1/p' "$WORKDIR/entry.json")
-	LEFT=$(sed -n 's/^    "budget_remaining": \(-\{0,1\}[0-9][0-9]*\),\{0,1\}$/\1/p' "$WORKDIR/entry.json")
-	if [ -z "$ROOM" ] || [ -z "$LEFT" ]; then
+	key() {
+		sed -n 's/^    "'"$1"'": \(-\{0,1\}[0-9][0-9.eE+-]*\),\{0,1\}$/\1/p' "$WORKDIR/entry.json"
+	}
+	ROOM=$(key pressure_room)
+	LEFT=$(key budget_remaining)
+	PHASE_ENDS_AT=$(key phase_ends_at)
+	CARRYOVER=$(key carryover_ratio)
+	GRANT=$(key phase_grant)
+	if [ -z "$ROOM" ] || [ -z "$LEFT" ] || [ -z "$PHASE_ENDS_AT" ] || [ -z "$CARRYOVER" ] || [ -z "$GRANT" ]; then
 		echo "agent: context --format json gave no next_estimate (an older gns-guard?): set NEXT_ESTIMATE" >&2
 		exit 2
 	fi
 	NEXT_ESTIMATE=$((ROOM / 2))
-	BUDGET=$(((LEFT - CONSUMED) / 2))
+	LEFT=$((LEFT - CONSUMED))
+	if [ "$CONSUMED" -ge "$PHASE_ENDS_AT" ] && [ "$LEFT" -gt 0 ]; then
+		# floor(LEFT × CARRYOVER) + GRANT, as the guard computes it (awk
+		# for the fraction: POSIX sh counts in whole numbers only).
+		LEFT=$(awk -v l="$LEFT" -v r="$CARRYOVER" -v g="$GRANT" 'BEGIN { printf "%d\n", int(l * r) + g }')
+	fi
+	BUDGET=$((LEFT / 2))
 	[ "$BUDGET" -lt "$NEXT_ESTIMATE" ] && NEXT_ESTIMATE=$BUDGET
 	[ "$NEXT_ESTIMATE" -lt 0 ] && NEXT_ESTIMATE=0
 fi

@@ -53,7 +53,7 @@ func TestAgentScriptPortable(t *testing.T) {
 	write("gns-guard", `#!/bin/sh
 printf '%s\n' "$*" >>"$CALLS"
 case "$*" in
-"context "*"--format json"*) printf '{\n  "fits": true,\n  "next_estimate": {\n    "budget_remaining": 1019,\n    "pressure_room": 3000,\n    "most": 509\n  }\n}\n' ;;
+"context "*"--format json"*) printf '{\n  "fits": true,\n  "next_estimate": {\n    "budget_remaining": 1019,\n    "pressure_room": 3000,\n    "most": 509,\n    "phase_ends_at": %s,\n    "carryover_ratio": 0.3,\n    "phase_grant": 40\n  }\n}\n' "${PHASE_ENDS_AT:-100}" ;;
 "context "*) printf 'the entry load....\n' ;;
 "report "*) exit "${REPORT_EXIT:-0}" ;;
 esac
@@ -94,6 +94,20 @@ exit 0
 			// less than half the pressure room (3000 / 2).
 			if !strings.Contains(report, " --next-estimate 500 ") {
 				t.Errorf("the next estimate is not taken from context's room: %s", report)
+			}
+			// This call's 19 tokens end the phase: the next call has the
+			// new phase's budget, floor((1019 - 19) × 0.3) + 40 = 340,
+			// and may take half of it.
+			if err := os.Remove(calls); err != nil {
+				t.Fatal(err)
+			}
+			cmd = exec.Command(sh[0], append(sh[1:], script)...)
+			cmd.Env = append(env, "PHASE_ENDS_AT=19")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if data, _ = os.ReadFile(calls); !strings.Contains(string(data), " --next-estimate 170 ") {
+				t.Errorf("the next estimate does not take the new phase's budget: %s", data)
 			}
 			if strings.Contains(string(data), "--guard-user") {
 				t.Errorf("--guard-user given without GUARD_USER:\n%s", data)

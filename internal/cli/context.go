@@ -107,6 +107,15 @@ type nextRoom struct {
 	// Most is the smaller of floor(BudgetRemaining × 0.5) and
 	// PressureRoom, at least 0: the most the guard accepts now.
 	Most int64 `json:"most"`
+	// PhaseEndsAt is the least the agent's own call may consume for the
+	// guard's prune to end the phase (consumed > prune-threshold × total
+	// once it is reported): the budget the next call then has is the new
+	// phase's, floor((BudgetRemaining − consumption) × CarryoverRatio) +
+	// PhaseGrant (docs/pruning.md#how). 0: the phase ends on the guard's
+	// next run whatever the call consumes.
+	PhaseEndsAt    int64   `json:"phase_ends_at"`
+	CarryoverRatio float64 `json:"carryover_ratio"`
+	PhaseGrant     int64   `json:"phase_grant"`
 }
 
 // newNextRoom is the room the guard's figures leave the next call.
@@ -114,7 +123,27 @@ func newNextRoom(nums guard.Numbers, cfg issues.Config) *nextRoom {
 	load := nums.ContextTokens - nums.NextEstimated
 	room := int64(math.Floor(cfg.PressureThreshold*float64(nums.MaxContext))) - load
 	most := min(nums.BudgetRemaining/2, room)
-	return &nextRoom{BudgetRemaining: nums.BudgetRemaining, PressureRoom: room, Most: max(most, 0)}
+	return &nextRoom{BudgetRemaining: nums.BudgetRemaining, PressureRoom: room, Most: max(most, 0),
+		PhaseEndsAt:    phaseEndsAt(nums.BudgetConsumed, nums.BudgetTotal, cfg.PruneThreshold),
+		CarryoverRatio: cfg.CarryoverRatio, PhaseGrant: cfg.PhaseGrant}
+}
+
+// phaseEndsAt is the least consumption c >= 0 for which the guard's budget
+// prune fires: float64(consumed + c) > threshold × total, compared as the
+// guard compares it (internal/guard's planPrune).
+func phaseEndsAt(consumed, total int64, threshold float64) int64 {
+	limit := threshold * float64(total)
+	if float64(consumed) > limit {
+		return 0
+	}
+	c := max(int64(math.Floor(limit))-consumed, 0)
+	for c > 0 && float64(consumed+c-1) > limit {
+		c--
+	}
+	for float64(consumed+c) <= limit {
+		c++
+	}
+	return c
 }
 
 type overCapNumbers struct {

@@ -35,31 +35,70 @@ func TestInitEndToEnd(t *testing.T) {
 	owner, name := s.NewRepo(t)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin, deadline: time.Now().Add(initBudget)}
 
-	out := r.gns("init", "--repo", owner+"/"+name, "--server", s.URL, "--token", s.AdminToken)
+	r.adopt()
+
+	tmpl, labels := r.template()
+	const n = 2 // init's pull request took #1: issues and pull requests share numbers
+	body := replaceOnce(t, tmpl.Content, "  issue: 0\n", fmt.Sprintf("  issue: %d\n", n))
+	r.openIssue(n, "Rate limits for the public API", body, labels...)
+
+	runs := r.waitRuns(n, 2)
+	wantOpened(t, runs, "success")
+	is := r.issue(n)
+	if !slices.Equal(is.labelNames(), names(labels)) || is.Body != body || is.IsLocked {
+		t.Errorf("the guard changed a healthy issue: labels %v, body changed %v, locked %v", is.labelNames(), is.Body != body, is.IsLocked)
+	}
+	status := statusComment(t, r.comments(n), n)
+	if !strings.Contains(status.Body, "all clear") || !strings.Contains(status.Body, "<!-- gns-guard:ledger ") || strings.Contains(status.Body, "sig=unsigned") {
+		t.Errorf("want the status comment all clear, with a ledger signed by the secret's key:\n%s", status.Body)
+	}
+	if log := r.jobLog(runs[1]); !strings.Contains(log, "outputs: result=pass ") {
+		t.Errorf("the run does not report a pass:\n%s", log)
+	}
+	// The issue's two are the only runs: init's pull request ran nothing,
+	// since pull_request_target runs the base branch's copy of the
+	// workflow, which it was adding; and the guard's own writes started
+	// none.
+	if all := r.runs(); len(all) != 2 {
+		t.Errorf("%d workflow runs, want the issue's two:\n%s", len(all), giteatest.RunList(all))
+	}
+	t.Logf("init, merge and a governed issue in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// adopt does what init asks of a new user: `gns-guard init` with the
+// owner's token proposes the workflow, the settings and the issue template
+// in the repository's first pull request; the key `gns-guard keygen`
+// prints and the owner's token become the Actions secrets; the pull
+// request is merged. The runner here runs jobs on the host and cannot start
+// the action's container, so the workflow init wrote (uses:
+// gns-guard/gns-guard@v1) is then adapted exactly as the other tests of
+// this package adapt the example workflow: guardWorkflow runs the guard's
+// binary with the inputs the runner would give the Docker action, and the
+// workflow's own `with:` carried over. Its triggers must include the ones
+// the generated workflow keeps.
+func (r *repo) adopt() (key string) {
+	t := r.t
+	t.Helper()
+	out := r.gns("init", "--repo", r.owner+"/"+r.name, "--server", r.srv.URL, "--token", r.srv.AdminToken)
 	const pull = 1 // the repository's first pull request
 	for _, want := range []string{
-		fmt.Sprintf("Pull request #%d, opened: %s/%s/%s/pulls/%d\n", pull, s.URL, owner, name, pull),
+		fmt.Sprintf("Pull request #%d, opened: %s/%s/%s/pulls/%d\n", pull, r.srv.URL, r.owner, r.name, pull),
 		"Set the Actions secret GNS_GUARD_LEDGER_KEY",
+		"Set the Actions secret GNS_GUARD_ADMIN_TOKEN",
 		"`gns-guard keygen`",
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("init's output lacks %q:\n%s", want, out)
 		}
 	}
-	key := strings.TrimSuffix(r.gns("keygen"), "\n")
+	key = strings.TrimSuffix(r.gns("keygen"), "\n")
 	if len(key) != 64 || strings.ContainsAny(key, "\n ") {
 		t.Fatalf("keygen printed %q, want one line of 64 hex digits", key)
 	}
 	r.setSecret("GNS_GUARD_LEDGER_KEY", key)
+	r.setSecret("GNS_GUARD_ADMIN_TOKEN", r.srv.AdminToken)
 	r.mergePull(pull)
 
-	// The runner here runs jobs on the host and cannot start the action's
-	// container, so the workflow init wrote (uses: gns-guard/gns-guard@v1)
-	// is adapted exactly as the other tests of this package adapt the
-	// example workflow: guardWorkflow runs the guard's binary with the
-	// inputs the runner would give the Docker action, and the workflow's
-	// own `with:` carried over. Its triggers must include the ones the
-	// generated workflow keeps.
 	const wfPath = ".gitea/workflows/gns-guard.yml"
 	var written workflow
 	if err := yaml.Unmarshal([]byte(r.rawFile("main", wfPath)), &written); err != nil {
@@ -80,16 +119,24 @@ func TestInitEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if with["ledger-key"] != "${{ secrets.GNS_GUARD_LEDGER_KEY }}" {
-		t.Fatalf("the workflow init wrote passes ledger-key %q, want the secret", with["ledger-key"])
+	for input, secret := range map[string]string{"ledger-key": "GNS_GUARD_LEDGER_KEY", "admin-token": "GNS_GUARD_ADMIN_TOKEN"} {
+		if want := "${{ secrets." + secret + " }}"; with[input] != want {
+			t.Fatalf("the workflow init wrote passes %s %q, want %s", input, with[input], want)
+		}
 	}
-	wf, err := guardWorkflow(readActionSpec(t), bin, with)
+	wf, err := guardWorkflow(readActionSpec(t), r.bin, with)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.replaceFile(wfPath, wf)
+	return key
+}
 
-	// An issue from the template, as Gitea offers it: its labels and body.
+// template returns init's issue template as Gitea offers it to a person
+// opening an issue, and the labels it sets (which init must have created).
+func (r *repo) template() (issueTemplate, []label) {
+	t := r.t
+	t.Helper()
 	var templates []issueTemplate
 	r.must(http.MethodGet, r.path("/issue_templates"), nil, &templates)
 	i := slices.IndexFunc(templates, func(x issueTemplate) bool { return x.Name == "GNS task" })
@@ -107,30 +154,7 @@ func TestInitEndToEnd(t *testing.T) {
 		}
 		labels = append(labels, all[k])
 	}
-	const n = pull + 1 // issues and pull requests share numbers
-	body := replaceOnce(t, tmpl.Content, "  issue: 0\n", fmt.Sprintf("  issue: %d\n", n))
-	r.openIssue(n, "Rate limits for the public API", body, labels...)
-
-	runs := r.waitRuns(n, 2)
-	wantOpened(t, runs, "success")
-	is := r.issue(n)
-	if !slices.Equal(is.labelNames(), names(labels)) || is.Body != body || is.IsLocked {
-		t.Errorf("the guard changed a healthy issue: labels %v, body changed %v, locked %v", is.labelNames(), is.Body != body, is.IsLocked)
-	}
-	status := statusComment(t, r.comments(n), n)
-	if !strings.Contains(status.Body, "all clear") || !strings.Contains(status.Body, "<!-- gns-guard:ledger ") || strings.Contains(status.Body, "sig=unsigned") {
-		t.Errorf("want the status comment all clear, with a ledger signed by the secret's key:\n%s", status.Body)
-	}
-	if log := r.jobLog(runs[1]); !strings.Contains(log, "outputs: result=pass ") {
-		t.Errorf("the run does not report a pass:\n%s", log)
-	}
-	// The issue's two are the only runs: init's pull request runs the
-	// guard on pull_request_target, which takes the workflow from main,
-	// where it was not yet. The guard's own writes started none.
-	if all := r.runs(); len(all) != 2 {
-		t.Errorf("%d workflow runs, want the issue's two:\n%s", len(all), giteatest.RunList(all))
-	}
-	t.Logf("init, merge and a governed issue in %s", time.Since(start).Round(time.Millisecond))
+	return tmpl, labels
 }
 
 // issueTemplate is an issue template as Gitea offers it.
