@@ -169,7 +169,7 @@ func TestRenamedLabelOpensNoProtectedPath(t *testing.T) {
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, d := openPull(t, f, "renamed-evolve", ".kilo/agents/reviewer.md")
 	f.Run(t, d).Expect(t, 1, "fail")
-	f.Run(t, f.AddLabels(t, "pull_request", n, "needs-review")).Expect(t, 1, "fail")
+	f.Run(t, f.AddLabels(t, "pull_request_target", n, "needs-review")).Expect(t, 1, "fail")
 	renameLabel(t, f, agent, "needs-review", "permission::evolve-system")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")

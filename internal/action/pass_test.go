@@ -58,16 +58,15 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 			t.Errorf("output %s = %q, expected %q", k, r.Outputs[k], v)
 		}
 	}
-	// The entry load: checkpoint tokens + no comments + the 3500 estimated,
-	// over the 10000 of a medium task.
-	var cpTokens, ctxTokens int
-	var ratio float64
-	for name, dst := range map[string]any{"checkpoint-tokens": &cpTokens, "context-tokens": &ctxTokens, "context-ratio": &ratio} {
-		actiontest.DecodeJSON(t, r, name, dst)
+	// The entry load as `context` prints it (the checkpoint, no comments
+	// yet: the status comment is the guard's own) + the 3500 estimated,
+	// over the 10000 of a medium task; the same figure in the outputs, the
+	// metrics record and the step summary.
+	e := measure(t, before.Body, nil, f.Bot, 10000)
+	if e.checkpoint < 200 || e.checkpoint > 1200 || e.comments != 0 || e.next != 3500 || e.entry <= e.checkpoint {
+		t.Errorf("test setup: checkpoint %d tokens, comments %d, next %d, entry load %d", e.checkpoint, e.comments, e.next, e.entry)
 	}
-	if cpTokens < 200 || cpTokens > 1200 || ctxTokens != cpTokens+3500 || ratio != float64(ctxTokens)/10000 {
-		t.Errorf("checkpoint-tokens %d, context-tokens %d, context-ratio %v do not add up (medium task, next 3500)", cpTokens, ctxTokens, ratio)
-	}
+	checkFigures(t, r, e, "medium", n)
 	after := f.Issue(t, n)
 	if after.Body != before.Body || strings.Join(after.LabelNames(), ",") != strings.Join(before.LabelNames(), ",") || after.Comments != 1 || after.Locked {
 		t.Errorf("the issue changed: before %+v, after %+v", before, after)

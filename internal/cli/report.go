@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -384,6 +385,7 @@ func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Sna
 		ownID = step.own.ID
 	}
 	in := s.Input(conn.cfg, issues.Event{}, o.repo, now, conn.counter)
+	in.Config.LedgerStandIn = standIn()
 	judgement, err := exitprotocol.Judge(in, step.out, step.comment, ownID, conn.self, now, func(in guard.Input) (*guard.Plan, error) {
 		p, _, err := conn.reader.Decide(ctx, in)
 		return p, err
@@ -404,6 +406,18 @@ func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Sna
 		res.Notes = append(res.Notes, "--force: written although the guard will fail the run it causes")
 	}
 	return judgement, nil
+}
+
+// standIn is a key drawn for one prediction of the guard's runs: they
+// sign what they write with ledger-key, which report does not hold; where
+// a published ledger-public-key verifies the guard's records, the
+// predicted runs sign with this one in its place
+// (issues.Config.LedgerStandIn), so that a record a predicted run writes
+// verifies on the next. It never leaves the process.
+func standIn() []byte {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails (crypto/rand)
+	return key
 }
 
 // write posts (or updates) the result comment, patches the checkpoint

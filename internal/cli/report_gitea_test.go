@@ -188,8 +188,6 @@ func TestReportWorkflow(t *testing.T) {
 // and exits 1, rule by rule; --force writes it and the guard fails the run.
 func TestReportRefusesPerRule(t *testing.T) {
 	f := newFlow(t, 10000, "cascade::depth-1", "size::medium")
-	before := f.r.Issue(t, f.n)
-	comments := len(f.r.Comments(t, f.n))
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -199,29 +197,18 @@ func TestReportRefusesPerRule(t *testing.T) {
 		{"next over half the remaining", []string{"--consumed", "4000", "--next-agent", "code-reviewer", "--next-estimate", "3500"}, guard.RuleNextOverBudget},
 		{"depth over the cascade limit", []string{"--depth", "2"}, guard.RuleDepthExceeded},
 		{"agent not allowed", []string{"--allowed-agents", "orchestrator,lead-developer", "--next-agent", "intruder", "--next-estimate", "100"}, guard.RuleAgentNotAllowed},
-		{"task too large", []string{"--next-agent", "code-reviewer", "--next-estimate", "20000", "--labels-remove", "size::medium"}, guard.RuleTaskTooLarge},
+		// The accepted size stays the limit: removing its label is tampering.
+		{"accepted size removed", []string{"--next-agent", "code-reviewer", "--next-estimate", "20000", "--labels-remove", "size::medium"}, guard.RuleTampered},
 		{"relaxing label", []string{"--labels-add", "cascade::depth-n", "--labels-remove", "cascade::depth-1"}, guard.RuleTampered},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"--agent", "lead-developer", "--invocation", "inv-" + strings.ReplaceAll(tt.name, " ", "-"),
-				"--consumed", "100", "--action", "tried", "--format", "json"}, tt.args...)
-			stdout, stderr, code := f.report(t, args...)
-			rep := decodeReport(t, stdout)
-			found := false
-			for _, fd := range rep.Findings {
-				found = found || fd.Rule == tt.rule
-			}
-			if code != 1 || rep.Outcome != "refused" || !found || !strings.Contains(stderr, "["+tt.rule+"]") {
-				t.Fatalf("exit %d, want 1 with %s:\n%s\n%s", code, tt.rule, stdout, stderr)
-			}
-			if is := f.r.Issue(t, f.n); is.Body != before.Body || is.ContentVersion != before.ContentVersion || strings.Join(is.LabelNames(), ",") != strings.Join(before.LabelNames(), ",") {
-				t.Errorf("a refused report wrote the body or labels")
-			}
-			if n := len(f.r.Comments(t, f.n)); n != comments {
-				t.Errorf("a refused report posted a comment (%d → %d)", comments, n)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { f.expectRefused(t, tt.name, tt.rule, tt.args...) })
 	}
+	// task-too-large: on an issue no size label was ever accepted on, an
+	// estimate over the largest size.
+	t.Run("task too large", func(t *testing.T) {
+		unsized := newFlow(t, 100000, "cascade::depth-1")
+		unsized.expectRefused(t, "task too large", guard.RuleTaskTooLarge, "--next-agent", "code-reviewer", "--next-estimate", "20000")
+	})
 	// --force writes, and the guard fails the run the edit causes.
 	stdout, stderr, code := f.report(t, "--agent", "lead-developer", "--invocation", "inv-forced", "--consumed", "10000", "--action", "spent it all", "--force")
 	if code != 0 || !strings.Contains(stdout, "--force: written") {
@@ -233,6 +220,32 @@ func TestReportRefusesPerRule(t *testing.T) {
 	}
 	if !failed {
 		t.Error("the guard did not fail the forced report's run")
+	}
+}
+
+// expectRefused runs a report with args (as the named step) and asserts
+// that it is refused for rule, exit 1, and writes nothing: no body, label
+// or comment.
+func (f *flow) expectRefused(t *testing.T, name, rule string, args ...string) {
+	t.Helper()
+	before := f.r.Issue(t, f.n)
+	comments := len(f.r.Comments(t, f.n))
+	args = append([]string{"--agent", "lead-developer", "--invocation", "inv-" + strings.ReplaceAll(name, " ", "-"),
+		"--consumed", "100", "--action", "tried", "--format", "json"}, args...)
+	stdout, stderr, code := f.report(t, args...)
+	rep := decodeReport(t, stdout)
+	found := false
+	for _, fd := range rep.Findings {
+		found = found || fd.Rule == rule
+	}
+	if code != 1 || rep.Outcome != "refused" || !found || !strings.Contains(stderr, "["+rule+"]") {
+		t.Fatalf("exit %d, want 1 with %s:\n%s\n%s", code, rule, stdout, stderr)
+	}
+	if is := f.r.Issue(t, f.n); is.Body != before.Body || is.ContentVersion != before.ContentVersion || strings.Join(is.LabelNames(), ",") != strings.Join(before.LabelNames(), ",") {
+		t.Errorf("a refused report wrote the body or labels")
+	}
+	if n := len(f.r.Comments(t, f.n)); n != comments {
+		t.Errorf("a refused report posted a comment (%d → %d)", comments, n)
 	}
 }
 

@@ -170,10 +170,11 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 	d3 := int64(3)
 	relax := []string{"cascade::depth-n"}
 	for _, tt := range []struct {
-		name   string
-		edit   func(*Report, *issues.Config)
-		labels []string
-		rule   string
+		name    string
+		edit    func(*Report, *issues.Config)
+		labels  []string
+		without string // a label the issue never had: not on it, not in its ledger
+		rule    string
 	}{
 		{name: "clean"},
 		{name: "budget exhausted", edit: func(r *Report, _ *issues.Config) { r.Consumed = 13800; r.NextAgent, r.NextEstimate = "", 0 }, rule: guard.RuleBudgetExhausted},
@@ -183,11 +184,17 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 			c.AllowedAgents = []string{"orchestrator", "lead-developer", "architect", "code-reviewer"}
 			r.NextAgent = "intruder"
 		}, rule: guard.RuleAgentNotAllowed},
-		{name: "task too large", edit: func(r *Report, _ *issues.Config) {
+		{name: "task too large", without: "size::medium", edit: func(r *Report, _ *issues.Config) {
+			r.Consumed = 0
+			r.NextEstimate = 20000
+		}, rule: guard.RuleTaskTooLarge},
+		// The accepted size holds: removing its label is tampering, and no
+		// size is inferred from the estimate.
+		{name: "accepted size removed", edit: func(r *Report, _ *issues.Config) {
 			r.Consumed = 0
 			r.NextEstimate = 20000
 			r.LabelsRemove = []string{"size::medium"}
-		}, rule: guard.RuleTaskTooLarge},
+		}, rule: guard.RuleTampered},
 		{name: "relaxing label", edit: func(r *Report, _ *issues.Config) {
 			r.LabelsAdd, r.LabelsRemove = relax, []string{"cascade::depth-2"}
 		}, rule: guard.RuleTampered},
@@ -210,9 +217,9 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(&r, &cfg)
 			}
-			labels := append(slices.Clone(live), tt.labels...)
+			labels := slices.DeleteFunc(append(slices.Clone(live), tt.labels...), func(l string) bool { return l == tt.without })
 			body := issueBody(t)
-			if tt.name == "task too large" {
+			if tt.rule == guard.RuleTaskTooLarge || tt.name == "accepted size removed" {
 				body = strings.Replace(body, "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1)
 			}
 			iss := issues.Issue{Number: 42, Body: body, ContentVersion: 3}
@@ -221,9 +228,12 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 			}
 			// The guard accepted the issue as it is: its ledger.
 			l := ledger.Record{Issue: 42, Baseline: true, Version: 2, CheckpointIssue: 42, Phase: "implementation",
-				Total: 20000, Consumed: 6200, Remaining: 13800, ContentVersion: 3, DepthLimit: "2", Size: "medium",
-				Pending: []string{}, Written: now.Add(-time.Minute).Unix()}
+				Total: 20000, Consumed: 6200, Remaining: 13800, ContentVersion: 3, DepthLimit: "2",
+				Labels: iss.Labels, Pending: []string{}, Written: now.Add(-time.Minute).Unix()}
 			l.Pending = append(l.Pending, tt.labels...)
+			if s, ok := issues.SizeFromLabels(labels, cfg.Labels.SizePrefix); ok {
+				l.Size = s.Name
+			}
 			status := &issues.Comment{ID: 5, Author: issues.ActionsUser, Body: "status " + issues.StatusMarker(42) + "\n" + ledger.Encode(l, nil),
 				UpdatedAt: now.Add(-time.Minute)}
 			out, err := Apply(42, body, labels, r, Options{HistoryTail: 3})

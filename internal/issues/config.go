@@ -45,6 +45,12 @@ type Config struct {
 	// LedgerPublicKey is the published public key (ledger-public-key):
 	// it verifies records and archives without the secret.
 	LedgerPublicKey string
+	// LedgerStandIn signs in place of ledger-key where a key verifies
+	// (ledger-public-key) but ledger-key is not held: `report` draws one
+	// afresh for each prediction of the guard's runs, so that the record
+	// and archive parts a predicted run writes verify on the next as the
+	// guard's own do. Never a setting, never written to an issue.
+	LedgerStandIn []byte
 	// MaxBudget caps a new issue's budget.total until an approver accepts
 	// it; 0: no cap.
 	MaxBudget int64

@@ -87,8 +87,17 @@ func NewKeys(current, previous []byte, public string) (Keys, error) {
 
 // ConfigKeys are the configuration's ledger keys; a malformed
 // ledger-public-key (refused when the configuration is read) is left out.
+// A stand-in (issues.Config.LedgerStandIn) signs, and verifies what it
+// signed, only when some key verifies and ledger-key is not held; it
+// verifies no record of the first format (HMAC).
 func ConfigKeys(c issues.Config) Keys {
 	k, _ := NewKeys(c.LedgerKey, c.LedgerKeyPrevious, c.LedgerPublicKey)
+	if k.Any() && !k.Signs() && len(c.LedgerStandIn) > 0 {
+		priv := signingKey(c.LedgerStandIn)
+		pub := priv.Public().(ed25519.PublicKey)
+		k.sign, k.kid = priv, KeyID(pub)
+		k.verify[k.kid] = pub
+	}
 	return k
 }
 

@@ -199,9 +199,16 @@ const unsigned = "unsigned"
 
 // Encode renders the hidden record line, signed with the Ed25519 key
 // of the ledger-key secret when it is set.
-func Encode(l Record, secret []byte) string {
+func Encode(l Record, secret []byte) string { return SecretKeys(secret).Encode(l) }
+
+// Encode is the record line of l signed with the keys' signing key, or
+// unsigned when they hold none.
+func (k Keys) Encode(l Record) string {
 	data, _ := json.Marshal(l) // a struct of plain fields always marshals
-	kid, sig := signWith(secret, ledgerMessage(data))
+	kid, sig := "-", unsigned
+	if k.sign != nil {
+		kid, sig = k.kid, hex.EncodeToString(ed25519.Sign(k.sign, ledgerMessage(data)))
+	}
 	return fmt.Sprintf("<!-- gns-guard:ledger v2 %s kid=%s sig=%s -->", data, kid, sig)
 }
 

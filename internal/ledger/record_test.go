@@ -69,3 +69,44 @@ func TestLedgerRecordsThatCannotBeTrusted(t *testing.T) {
 		t.Errorf("unsigned record without a key: %v %q", l, problem)
 	}
 }
+
+// TestStandInSignsOnlyForAPublicKey: a stand-in (what `report` draws to
+// predict the guard's runs) signs, and verifies what it signed, only where
+// the published public key verifies and ledger-key is not held. The guard's
+// record still verifies; with ledger-key held, or with no key at all, the
+// stand-in changes nothing; it verifies no first-format (HMAC) part.
+func TestStandInSignsOnlyForAPublicKey(t *testing.T) {
+	standIn := []byte("a key drawn for one prediction of the guard's runs")
+	c := func(body string) *issues.Comment {
+		return &issues.Comment{ID: 7, Body: "x\n" + body + "\n", UpdatedAt: written.Add(time.Second)}
+	}
+	published := issues.DefaultConfig()
+	published.LedgerPublicKey = PublicKey(testKey)
+	published.LedgerStandIn = standIn
+	k := ConfigKeys(published)
+	if !k.Signs() || k.SigningKeyID() == SecretKeys(testKey).SigningKeyID() {
+		t.Fatalf("the stand-in does not sign in place of ledger-key: signs %v, key %q", k.Signs(), k.SigningKeyID())
+	}
+	for name, line := range map[string]string{"the guard's record": Encode(accepted(), testKey), "the prediction's record": k.Encode(accepted())} {
+		if l, problem := Read(c(line), 9, k); l == nil || problem != "" {
+			t.Errorf("%s does not verify under the public key and the stand-in: %q", name, problem)
+		}
+	}
+	if _, problem := Read(c(k.Encode(accepted())), 9, ConfigKeys(func() issues.Config { p := published; p.LedgerStandIn = nil; return p }())); !strings.Contains(problem, "signed with key") {
+		t.Errorf("a record the stand-in signed verifies without it: %q", problem)
+	}
+	if mac, held := k.ArchiveVerifier().VerifyMAC([]byte("m"), []byte("x")); mac || held {
+		t.Errorf("the stand-in checks first-format parts: valid %v, held %v", mac, held)
+	}
+
+	held := published
+	held.LedgerKey = testKey
+	if ConfigKeys(held).SigningKeyID() != SecretKeys(testKey).SigningKeyID() {
+		t.Errorf("with ledger-key held the stand-in signs")
+	}
+	none := issues.DefaultConfig()
+	none.LedgerStandIn = standIn
+	if k := ConfigKeys(none); k.Any() || k.Signs() {
+		t.Errorf("without a key the stand-in makes records signed: %v %v", k.Any(), k.Signs())
+	}
+}

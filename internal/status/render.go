@@ -153,8 +153,9 @@ func isDigits(s string) bool {
 // ledgerLine tells people what the ledger holds.
 func ledgerLine(p *guard.Plan, cfg issues.Config) string {
 	l := p.Ledger
-	mode := "signed with ledger-key, key " + ledger.ConfigKeys(cfg).SigningKeyID()
-	if len(cfg.LedgerKey) == 0 {
+	keys := ledger.ConfigKeys(cfg)
+	mode := "signed with ledger-key, key " + keys.SigningKeyID()
+	if !keys.Signs() {
 		mode = "unsigned: set ledger-key, or an issue writer can forge it"
 	}
 	if !l.Baseline {

@@ -49,7 +49,7 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 		l := *p.Ledger
 		l.Written = now.Unix()
 		l.Seq++ // a new record
-		a.Record = ledger.Encode(l, cfg.LedgerKey)
+		a.Record = ledger.ConfigKeys(cfg).Encode(l)
 	}
 	body := Settle(in, p, existing, a)
 	if moved {
@@ -89,7 +89,7 @@ func Placeholder(in guard.Input, now time.Time) string {
 			l.Pending = append(l.Pending, a)
 		}
 	}
-	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + ledger.Encode(l, in.Config.LedgerKey) + "\n"
+	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + ledger.ConfigKeys(in.Config).Encode(l) + "\n"
 }
 
 // NeedsPlaceholder reports whether the run must post Placeholder first:
