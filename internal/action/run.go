@@ -84,16 +84,20 @@ type runner struct {
 	kit *toolkit
 	log *logger
 
-	inputs  settings.Layer
-	set     settings.Resolved
-	cfg     issues.Config
-	stamp   *ledger.ConfigStamp
-	event   issues.Event
-	forge   issues.Forge
-	reader  *live.Reader
-	repo    string // OWNER/NAME
-	counter *tokens.Counter
-	notes   []string // facts of the run for the status comment, beyond applying the plan
+	inputs settings.Layer
+	set    settings.Resolved
+	cfg    issues.Config
+	stamp  *ledger.ConfigStamp
+	// posture is the repository's posture this run reports, once
+	// postureDone (nil: not judged).
+	posture     *ledger.PostureStamp
+	postureDone bool
+	event       issues.Event
+	forge       issues.Forge
+	reader      *live.Reader
+	repo        string // OWNER/NAME
+	counter     *tokens.Counter
+	notes       []string // facts of the run for the status comment, beyond applying the plan
 }
 
 func (r *runner) run(ctx context.Context) error {
