@@ -57,14 +57,14 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 	switch {
 	case err == nil:
 		r.posture = ledger.NewPostureStamp(commit, checks)
-		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (%d API request(s))", short(commit), len(r.posture.Broken), len(checks), spent)
+		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s))", short(commit), len(r.posture.Broken), len(checks), spent)
 	case refusedRead(err):
 		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
-		r.log.infof("gns-guard: posture: a read was refused (%d API request(s)): said once, as could not check", spent)
+		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
 	default:
 		// Not the tokens' rights: the next run tries again (no commit).
 		r.posture = ledger.NewPostureStamp("", []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "reading the repository's posture failed (" + err.Error() + "); the next run tries again"}})
-		r.log.infof("gns-guard: posture: the read failed (%d API request(s)); the next run tries again", spent)
+		r.log.infof("gns-guard: posture: the read failed (after %d request(s)); the next run tries again", spent)
 	}
 }
 

@@ -1,0 +1,185 @@
+package action_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+)
+
+// guardWorkflow is a workflow that runs the guard with the template's
+// secrets, on an event no test causes: what the posture judges, not what
+// records the tests' runs.
+const guardWorkflow = `name: gns-guard
+on: workflow_dispatch
+jobs:
+  guard:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: gnsadmin/gns-guard@v1
+        with:
+          ledger-key: ${{ secrets.GNS_GUARD_LEDGER_KEY }}
+          admin-token: ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}
+`
+
+// postureLine is the log line of a run that judged the posture itself.
+var postureLine = regexp.MustCompile(`posture judged for commit (\S+): (\d+) of (\d+) check\(s\) do not hold \(read with (\d+) request\(s\)\)`)
+
+// postureSpent is what the run's own posture check cost in requests (both
+// tokens), or -1 when the run judged no posture itself.
+func postureSpent(t *testing.T, r actiontest.Result) int {
+	t.Helper()
+	m := postureLine.FindStringSubmatch(r.Stdout)
+	if m == nil {
+		return -1
+	}
+	n, err := strconv.Atoi(m[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// postureWarnings are the posture warnings of a run's warnings output.
+func postureWarnings(t *testing.T, r actiontest.Result) map[string]string {
+	t.Helper()
+	var ws []struct {
+		Rule, KeyPath, Message, Severity string
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(r.Outputs["warnings"]), &raw); err != nil {
+		t.Fatalf("the warnings output %q is not a JSON array: %v", r.Outputs["warnings"], err)
+	}
+	for _, w := range raw {
+		ws = append(ws, struct{ Rule, KeyPath, Message, Severity string }{str(w["rule"]), str(w["key_path"]), str(w["message"]), str(w["severity"])})
+	}
+	out := map[string]string{}
+	for _, w := range ws {
+		if w.Rule == "posture" {
+			if w.Severity != "warning" {
+				t.Errorf("posture finding %s has severity %q", w.KeyPath, w.Severity)
+			}
+			out[w.KeyPath] = w.Message
+		}
+	}
+	return out
+}
+
+// issueWrites are the run's writes but the anchor's (admin-token's).
+func issueWrites(r actiontest.Result) []string {
+	var out []string
+	for _, w := range r.Writes {
+		if !strings.HasPrefix(w, "wrote the anchor") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// The guard states the repository's posture once per default-branch
+// commit. A write collaborator is named in the status comment and the step
+// summary with what it can do (read the guard's secrets), as a warning,
+// not a violation; a later run for the same commit reads no posture, so a
+// clean pass stays at 2 requests; a new commit on the default branch
+// checks again. Without admin-token the checks the token cannot make are
+// said once, and the run passes all the same.
+func TestPostureOncePerCommit(t *testing.T) {
+	f := newFixture(t)
+	mallory := f.User(t, "mallory", giteatest.PermWrite)
+	f.CommitFile(t, ".gitea/workflows/gns-guard.yml", guardWorkflow)
+	inputs := []string{"ledger-key", ledgerKey, "admin-token", f.S.AdminToken}
+
+	n, d := f.Open(t, "posture", example(t, "healthy.md"), governed...)
+	r := f.Run(t, d, inputs...)
+	r.Expect(t, 0, "pass")
+	spent := postureSpent(t, r)
+	if spent <= 0 {
+		t.Fatalf("the first run for the commit judged no posture:\n%s", r.Stdout)
+	}
+	t.Logf("the posture check of the first run for a commit: %d requests (an owner's repository, 2 collaborators, 2 workflows, admin-token given); the run in all: %d with the token", spent, r.Requests)
+	ws := postureWarnings(t, r)
+	code := ws["accounts.code-write"]
+	for _, want := range []string{mallory.Login + " (write collaborator) can push code", "`GNS_GUARD_LEDGER_KEY` (the ledger key)", "`GNS_GUARD_ADMIN_TOKEN` (the owner's token)"} {
+		if !strings.Contains(code, want) {
+			t.Errorf("the accounts.code-write warning does not say %q: %q\n%s", want, code, r.Outputs["warnings"])
+		}
+	}
+	if !strings.Contains(ws["accounts.actions-write"], mallory.Login) || ws["branch.status-check"] == "" {
+		t.Errorf("posture warnings: %v", ws)
+	}
+	if _, ok := ws["posture.unchecked"]; ok {
+		t.Errorf("with the owner's token every check is made, but the run says %q", ws["posture.unchecked"])
+	}
+	if r.Outputs["violations"] != "[]" {
+		t.Errorf("a posture that does not hold is a warning, not a violation: %s", r.Outputs["violations"])
+	}
+	status := f.Status(t, n).Body
+	for _, where := range []struct{ name, text string }{{"status comment", status}, {"step summary", r.Summary}} {
+		if !strings.Contains(where.text, "`posture`") || !strings.Contains(where.text, mallory.Login+" (write collaborator) can push code") {
+			t.Errorf("the %s does not name %s and what it can do:\n%s", where.name, mallory.Login, where.text)
+		}
+	}
+	if !strings.Contains(status, "all clear") {
+		t.Errorf("the posture made the issue look failed:\n%s", status)
+	}
+
+	// The same commit: the ledger's stamp stands in for the posture. (A
+	// new comment moves the anchor admin-token keeps, a write of the
+	// owner's token that the count of the guard's token leaves out.)
+	_, d = f.Comment(t, n, f.Admin(), "a note from a person")
+	r = f.Run(t, d, inputs...)
+	r.Expect(t, 0, "pass")
+	if r.Requests != 2 || len(issueWrites(r)) != 0 || postureSpent(t, r) != -1 || !strings.Contains(r.Stdout, "posture as the ledger recorded it") {
+		t.Errorf("a clean pass for the same commit made %d requests and wrote %q; want 2, nothing, and the posture from the ledger\n%s", r.Requests, r.Writes, r.Stdout)
+	}
+	if got := postureWarnings(t, r); got["accounts.code-write"] != code {
+		t.Errorf("the ledger's posture says %q, the first run said %q", got["accounts.code-write"], code)
+	}
+	if f.Status(t, n).Body != status {
+		t.Error("the status comment changed on a clean pass")
+	}
+
+	// A new commit on the default branch: the posture is judged again,
+	// and the status comment records the new stamp; the run after it
+	// reads nothing again.
+	f.CommitFile(t, "NOTES.md", "a note on the default branch\n")
+	_, d = f.Comment(t, n, f.Admin(), "another note")
+	r = f.Run(t, d, inputs...)
+	r.Expect(t, 0, "pass")
+	if m := postureLine.FindStringSubmatch(r.Stdout); m == nil || !strings.HasPrefix(d.Commit, m[1]) {
+		t.Errorf("a run for the new commit %s did not judge the posture again:\n%s", d.Commit, r.Stdout)
+	}
+	if w := issueWrites(r); len(w) != 1 || !strings.HasPrefix(w[0], "updated the status comment") {
+		t.Errorf("the new commit's stamp: writes %q, want the status comment", r.Writes)
+	}
+	r = f.Run(t, d, inputs...) // a re-run: the same commit, nothing new
+	if r.Expect(t, 0, "pass"); r.Requests != 2 || len(r.Writes) != 0 || postureSpent(t, r) != -1 {
+		t.Errorf("after the new commit's first run a clean pass made %d requests and wrote %q\n%s", r.Requests, r.Writes, r.Stdout)
+	}
+
+	// The guard's token alone (a write collaborator's): what only the
+	// owner may read is said once, as could not check; the run passes.
+	m, d := f.Open(t, "posture without the owner's token", example(t, "healthy.md"), governed...)
+	r = f.Run(t, d, "ledger-key", ledgerKey)
+	r.Expect(t, 0, "pass")
+	ws = postureWarnings(t, r)
+	unchecked := ws["posture.unchecked"]
+	for _, want := range []string{"accounts.code-write, accounts.actions-write, accounts.admin: ", "secrets.present: ", "admin-token"} {
+		if !strings.Contains(unchecked, want) {
+			t.Errorf("the could-not-check warning does not say %q: %q", want, unchecked)
+		}
+	}
+	if _, ok := ws["accounts.code-write"]; ok {
+		t.Errorf("a check the token could not make is reported as made: %v", ws)
+	}
+	if st, _, _ := strings.Cut(f.Status(t, m).Body, "<!-- gns-guard:ledger"); strings.Count(st, "could not check") != 1 {
+		t.Errorf("the status comment says \"could not check\" %d times, want once:\n%s", strings.Count(st, "could not check"), st)
+	}
+	t.Logf("the posture check with the guard's token alone: %d requests", postureSpent(t, r))
+}
