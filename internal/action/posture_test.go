@@ -2,9 +2,14 @@ package action_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
@@ -44,18 +49,18 @@ func postureSpent(t *testing.T, r actiontest.Result) int {
 	return n
 }
 
-// postureWarnings are the posture warnings of a run's warnings output.
+// postureWarnings are the posture warnings of a run's warnings output, by
+// key path (the check's id).
 func postureWarnings(t *testing.T, r actiontest.Result) map[string]string {
 	t.Helper()
 	var ws []struct {
-		Rule, KeyPath, Message, Severity string
+		Rule     string `json:"rule"`
+		KeyPath  string `json:"key_path"`
+		Message  string `json:"message"`
+		Severity string `json:"severity"`
 	}
-	var raw []map[string]any
-	if err := json.Unmarshal([]byte(r.Outputs["warnings"]), &raw); err != nil {
+	if err := json.Unmarshal([]byte(r.Outputs["warnings"]), &ws); err != nil {
 		t.Fatalf("the warnings output %q is not a JSON array: %v", r.Outputs["warnings"], err)
-	}
-	for _, w := range raw {
-		ws = append(ws, struct{ Rule, KeyPath, Message, Severity string }{str(w["rule"]), str(w["key_path"]), str(w["message"]), str(w["severity"])})
 	}
 	out := map[string]string{}
 	for _, w := range ws {
@@ -79,8 +84,6 @@ func issueWrites(r actiontest.Result) []string {
 	}
 	return out
 }
-
-func str(v any) string { s, _ := v.(string); return s }
 
 // The guard states the repository's posture once per default-branch
 // commit. A write collaborator is named in the status comment and the step
@@ -182,4 +185,60 @@ func TestPostureOncePerCommit(t *testing.T) {
 		t.Errorf("the status comment says \"could not check\" %d times, want once:\n%s", strings.Count(st, "could not check"), st)
 	}
 	t.Logf("the posture check with the guard's token alone: %d requests", postureSpent(t, r))
+}
+
+// A posture read the server refuses (403) is said once, as could not
+// check, and recorded with the commit: the next run for the commit reads
+// nothing. A read that fails otherwise (503) is said too, and the next
+// run tries again. Neither fails the run.
+func TestPostureReadRefusedOrFailed(t *testing.T) {
+	f := newFixture(t)
+	target, err := url.Parse(f.S.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := httputil.NewSingleHostReverseProxy(target)
+	var answer atomic.Int32 // the status the default branch's read gets; 0: the server's
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := int(answer.Load()); code != 0 && strings.Contains(r.URL.Path, "/branches/") {
+			http.Error(w, http.StatusText(code), code)
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	step := f.Step("ledger-key", ledgerKey)
+	step.Env["GITHUB_API_URL"] = proxy.URL + "/api/v1"
+
+	answer.Store(http.StatusForbidden)
+	n, d := f.Open(t, "refused", example(t, "healthy.md"), governed...)
+	r := step.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if u := postureWarnings(t, r)["posture.unchecked"]; !strings.Contains(u, "posture.read: the guard's tokens may not read the repository's posture") || !strings.Contains(u, "admin-token") {
+		t.Errorf("a refused read: %q\n%s", u, r.Stdout)
+	}
+	r = step.Run(t, d)
+	if r.Expect(t, 0, "pass"); r.Requests != 2 || len(r.Writes) != 0 || !strings.Contains(r.Stdout, "posture as the ledger recorded it") {
+		t.Errorf("after a refused read, the same commit's run made %d requests and wrote %q\n%s", r.Requests, r.Writes, r.Stdout)
+	}
+	if got := postureWarnings(t, r)["posture.unchecked"]; !strings.Contains(got, "may not read") {
+		t.Errorf("the ledger's posture lost the refusal: %q", got)
+	}
+	if st, _, _ := strings.Cut(f.Status(t, n).Body, "<!-- gns-guard:ledger"); strings.Count(st, "could not check") != 1 {
+		t.Errorf("the status comment does not say could not check once:\n%s", st)
+	}
+
+	answer.Store(http.StatusServiceUnavailable)
+	m, d := f.Open(t, "failed", example(t, "healthy.md"), governed...)
+	r = step.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if u := postureWarnings(t, r)["posture.unchecked"]; !strings.Contains(u, "reading the repository's posture failed") || !strings.Contains(u, "the next run tries again") {
+		t.Errorf("a failed read: %q\n%s", u, r.Stdout)
+	}
+	answer.Store(0)
+	r = step.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if postureSpent(t, r) <= 0 || strings.Contains(f.Status(t, m).Body, "tries again") {
+		t.Errorf("the run after a failed read did not judge the posture again:\n%s", r.Stdout)
+	}
 }
