@@ -51,13 +51,14 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 	if r.set.AdminToken != "" {
 		admin, _ = r.reader.Admin.(*forge.Client)
 	}
-	before := r.requestsMade()
+	token, owner := r.requestsMade()
 	checks, err := r.readPosture(ctx, src, admin)
-	spent := r.requestsMade() - before
+	token2, owner2 := r.requestsMade()
+	spent := token2 - token + owner2 - owner
 	switch {
 	case err == nil:
 		r.posture = ledger.NewPostureStamp(commit, checks)
-		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s))", short(commit), len(r.posture.Broken), len(checks), spent)
+		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
 	case refusedRead(err):
 		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
 		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
@@ -84,18 +85,18 @@ func (r *runner) readPosture(ctx context.Context, src postureSource, admin *forg
 }
 
 // requestsMade counts the requests of the run's clients: the token's and,
-// when given, the admin token's.
-func (r *runner) requestsMade() int64 {
-	var n int64
-	for _, f := range []issues.Forge{r.forge, r.reader.Admin} {
+// when given, admin-token's.
+func (r *runner) requestsMade() (token, admin int64) {
+	count := func(f issues.Forge) int64 {
 		if c, ok := f.(interface{ Requests() int64 }); ok {
-			n += c.Requests()
+			return c.Requests()
 		}
-		if r.reader.Admin == r.forge {
-			break
-		}
+		return 0
 	}
-	return n
+	if r.reader.Admin != r.forge {
+		admin = count(r.reader.Admin)
+	}
+	return count(r.forge), admin
 }
 
 // refusedRead says a read was refused for want of rights.

@@ -32,21 +32,30 @@ jobs:
 `
 
 // postureLine is the log line of a run that judged the posture itself.
-var postureLine = regexp.MustCompile(`posture judged for commit (\S+): (\d+) of (\d+) check\(s\) do not hold \(read with (\d+) request\(s\)\)`)
+var postureLine = regexp.MustCompile(`posture judged for commit (\S+): (\d+) of (\d+) check\(s\) do not hold \(read with (\d+) request\(s\), (\d+) of them with admin-token\)`)
 
-// postureSpent is what the run's own posture check cost in requests (both
-// tokens), or -1 when the run judged no posture itself.
-func postureSpent(t *testing.T, r actiontest.Result) int {
+// postureSpent is what the run's own posture check cost in requests: in
+// all and those of admin-token; -1 when the run judged no posture itself.
+func postureSpent(t *testing.T, r actiontest.Result) (all, admin int) {
 	t.Helper()
 	m := postureLine.FindStringSubmatch(r.Stdout)
 	if m == nil {
-		return -1
+		return -1, -1
 	}
-	n, err := strconv.Atoi(m[4])
+	all, err := strconv.Atoi(m[4])
+	if err == nil {
+		admin, err = strconv.Atoi(m[5])
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return all, admin
+}
+
+// noPosture says the run judged no posture itself.
+func noPosture(t *testing.T, r actiontest.Result) bool {
+	all, _ := postureSpent(t, r)
+	return all == -1
 }
 
 // postureWarnings are the posture warnings of a run's warnings output, by
@@ -101,11 +110,14 @@ func TestPostureOncePerCommit(t *testing.T) {
 	n, d := f.Open(t, "posture", example(t, "healthy.md"), governed...)
 	r := f.Run(t, d, inputs...)
 	r.Expect(t, 0, "pass")
-	spent := postureSpent(t, r)
+	spent, owner := postureSpent(t, r)
 	if spent <= 0 {
 		t.Fatalf("the first run for the commit judged no posture:\n%s", r.Stdout)
 	}
-	t.Logf("the posture check of the first run for a commit: %d requests (an owner's repository, 2 collaborators, 2 workflows, admin-token given); the run in all: %d with the token", spent, r.Requests)
+	if r.Requests != firstRunRequests-postureRequests+spent-owner {
+		t.Errorf("the first run made %d requests with the token, want %d and the posture's %d\n%s", r.Requests, firstRunRequests-postureRequests, spent-owner, r.Stdout)
+	}
+	t.Logf("the posture check of the first run for a commit: %d requests, %d of them with admin-token (a user's repository, 2 collaborators, 2 workflows)", spent, owner)
 	ws := postureWarnings(t, r)
 	code := ws["accounts.code-write"]
 	for _, want := range []string{mallory.Login + " (write collaborator) can push code", "`GNS_GUARD_LEDGER_KEY` (the ledger key)", "`GNS_GUARD_ADMIN_TOKEN` (the owner's token)"} {
@@ -138,7 +150,7 @@ func TestPostureOncePerCommit(t *testing.T) {
 	_, d = f.Comment(t, n, f.Admin(), "a note from a person")
 	r = f.Run(t, d, inputs...)
 	r.Expect(t, 0, "pass")
-	if r.Requests != 2 || len(issueWrites(r)) != 0 || postureSpent(t, r) != -1 || !strings.Contains(r.Stdout, "posture as the ledger recorded it") {
+	if r.Requests != 2 || len(issueWrites(r)) != 0 || !noPosture(t, r) || !strings.Contains(r.Stdout, "posture as the ledger recorded it") {
 		t.Errorf("a clean pass for the same commit made %d requests and wrote %q; want 2, nothing, and the posture from the ledger\n%s", r.Requests, r.Writes, r.Stdout)
 	}
 	if got := postureWarnings(t, r); got["accounts.code-write"] != code {
@@ -162,7 +174,7 @@ func TestPostureOncePerCommit(t *testing.T) {
 		t.Errorf("the new commit's stamp: writes %q, want the status comment", r.Writes)
 	}
 	r = f.Run(t, d, inputs...) // a re-run: the same commit, nothing new
-	if r.Expect(t, 0, "pass"); r.Requests != 2 || len(r.Writes) != 0 || postureSpent(t, r) != -1 {
+	if r.Expect(t, 0, "pass"); r.Requests != 2 || len(r.Writes) != 0 || !noPosture(t, r) {
 		t.Errorf("after the new commit's first run a clean pass made %d requests and wrote %q\n%s", r.Requests, r.Writes, r.Stdout)
 	}
 
@@ -184,7 +196,8 @@ func TestPostureOncePerCommit(t *testing.T) {
 	if st, _, _ := strings.Cut(f.Status(t, m).Body, "<!-- gns-guard:ledger"); strings.Count(st, "could not check") != 1 {
 		t.Errorf("the status comment says \"could not check\" %d times, want once:\n%s", strings.Count(st, "could not check"), st)
 	}
-	t.Logf("the posture check with the guard's token alone: %d requests", postureSpent(t, r))
+	spent, _ = postureSpent(t, r)
+	t.Logf("the posture check with the guard's token alone: %d requests", spent)
 }
 
 // A posture read the server refuses (403) is said once, as could not
@@ -238,7 +251,7 @@ func TestPostureReadRefusedOrFailed(t *testing.T) {
 	answer.Store(0)
 	r = step.Run(t, d)
 	r.Expect(t, 0, "pass")
-	if postureSpent(t, r) <= 0 || strings.Contains(f.Status(t, m).Body, "tries again") {
+	if all, _ := postureSpent(t, r); all <= 0 || strings.Contains(f.Status(t, m).Body, "tries again") {
 		t.Errorf("the run after a failed read did not judge the posture again:\n%s", r.Stdout)
 	}
 }

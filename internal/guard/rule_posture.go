@@ -27,31 +27,57 @@ func (e *eval) judgePosture() {
 	e.plan.Warnings = append(e.plan.Warnings, PostureFindings(e.in.Posture.Broken)...)
 }
 
-// PostureFindings are the warnings of the checks that did not hold: one
-// for each check made, its key path the check's id and its message the
-// judge's own words, and one for all the checks that could not be made,
-// grouped by why.
+// PostureFindings are the warnings of the checks that did not hold, in
+// the judge's own words: one for each distinct why among the checks made
+// (its key path the first check's id; the others named after it, as when
+// there is no guard workflow at all), and one for all the checks that
+// could not be made, grouped by why.
 func PostureFindings(broken []posture.Check) []finding.Finding {
+	made, unchecked := groupByWhy(broken)
 	var out []finding.Finding
-	var reasons []string
-	ids := map[string][]string{}
-	for _, c := range broken {
-		if why, unchecked := c.Unchecked(); unchecked {
-			if _, seen := ids[why]; !seen {
-				reasons = append(reasons, why)
-			}
-			ids[why] = append(ids[why], c.ID)
-			continue
+	for _, g := range made {
+		msg := g.why
+		if len(g.ids) > 1 {
+			msg += " (" + strings.Join(g.ids, ", ") + ")"
 		}
-		out = append(out, finding.Finding{Rule: RulePosture, Severity: finding.Warning, KeyPath: c.ID, Message: c.Why})
+		out = append(out, finding.Finding{Rule: RulePosture, Severity: finding.Warning, KeyPath: g.ids[0], Message: msg})
 	}
-	if len(reasons) > 0 {
-		parts := make([]string, len(reasons))
-		for i, why := range reasons {
-			parts[i] = strings.Join(ids[why], ", ") + ": " + why
+	if len(unchecked) > 0 {
+		parts := make([]string, len(unchecked))
+		for i, g := range unchecked {
+			parts[i] = strings.Join(g.ids, ", ") + ": " + g.why
 		}
 		out = append(out, finding.Finding{Rule: RulePosture, Severity: finding.Warning, KeyPath: UncheckedPosture,
 			Message: "the guard's tokens could not check " + strings.Join(parts, "; ")})
 	}
 	return out
+}
+
+// whyGroup is the checks that did not hold for one same why.
+type whyGroup struct {
+	why string
+	ids []string
+}
+
+// groupByWhy groups the checks by why, in the order of their first check:
+// those made, and those that could not be (their why without the
+// posture.CouldNotCheck prefix).
+func groupByWhy(broken []posture.Check) (made, unchecked []whyGroup) {
+	add := func(gs []whyGroup, why, id string) []whyGroup {
+		for i := range gs {
+			if gs[i].why == why {
+				gs[i].ids = append(gs[i].ids, id)
+				return gs
+			}
+		}
+		return append(gs, whyGroup{why: why, ids: []string{id}})
+	}
+	for _, c := range broken {
+		if why, ok := c.Unchecked(); ok {
+			unchecked = add(unchecked, why, c.ID)
+		} else {
+			made = add(made, c.Why, c.ID)
+		}
+	}
+	return made, unchecked
 }

@@ -16,6 +16,8 @@ func weakPosture() *ledger.PostureStamp {
 	return ledger.NewPostureStamp("c0ffee", []posture.Check{
 		{ID: posture.CheckCodeWrite, Why: "mallory (write collaborator) can push code: a workflow on any branch reads `LEDGER_KEY` (the ledger key)", Logins: []string{"mallory"}},
 		{ID: posture.CheckWorkflow, Holds: true, Why: "held"},
+		{ID: posture.CheckEnabled, Why: "no guard workflow on the default branch"},
+		{ID: posture.CheckPinned, Why: "no guard workflow on the default branch"},
 		{ID: posture.CheckActionsWrite, Why: unread},
 		{ID: posture.CheckAdmin, Why: unread},
 		{ID: posture.CheckSecrets, Why: posture.CouldNotCheck + "reading the names of the repository's secrets needs the repository owner's token"},
@@ -41,6 +43,7 @@ func TestPostureWarnsAndIsRecorded(t *testing.T) {
 	}
 	want := []string{
 		"accounts.code-write: mallory (write collaborator) can push code: a workflow on any branch reads `LEDGER_KEY` (the ledger key)",
+		"workflow.enabled: no guard workflow on the default branch (workflow.enabled, workflow.pinned)",
 		"posture.unchecked: the guard's tokens could not check accounts.actions-write, accounts.admin: reading a collaborator's permission needs the repository owner's token; secrets.present: reading the names of the repository's secrets needs the repository owner's token",
 	}
 	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
@@ -60,7 +63,7 @@ func TestPostureWarnsAndIsRecorded(t *testing.T) {
 	pin := input(t, "a pull request", "size::small")
 	pin.Event = issues.Event{Name: "pull_request_target", Action: "synchronize", Number: 9, IsPull: true}
 	pin.Posture = weakPosture()
-	if p := Decide(pin); len(p.Warnings) != 2 || len(p.Violations) != 0 || !p.Ledger.Posture.Equal(pin.Posture) {
+	if p := Decide(pin); len(p.Warnings) != 3 || len(p.Violations) != 0 || !p.Ledger.Posture.Equal(pin.Posture) {
 		t.Errorf("on a pull request: warnings %v, violations %v", p.Warnings, p.Violations)
 	}
 }
