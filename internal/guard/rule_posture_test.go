@@ -87,3 +87,15 @@ func TestNewPostureIsNotANewState(t *testing.T) {
 		t.Error("a new posture stamp made the adopted baseline a new state")
 	}
 }
+
+// The posture has no place in the issue: its warnings come after the
+// issue's own findings, so a flood of those (cut at guard.MaxTableRows in
+// the status comment) shows the issue's first.
+func TestPostureFindingsComeLast(t *testing.T) {
+	in := input(t, body("  phase: build\n", "  phase: build\n  colour: red\n"), "cascade::depth-2")
+	in.Posture = weakPosture()
+	fs := Decide(in).Findings()
+	if len(fs) < 2 || fs[0].Rule == RulePosture || fs[len(fs)-1].Rule != RulePosture {
+		t.Fatalf("findings %v", fs)
+	}
+}
