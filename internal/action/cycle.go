@@ -82,6 +82,8 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 	if r.ownEvent(s) {
 		return endRun, nil
 	}
+	r.checkPosture(ctx, s)
+	in.Posture = r.posture
 	return r.decideAndApply(ctx, c, in, s, attempt)
 }
 

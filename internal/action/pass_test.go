@@ -22,11 +22,19 @@ import (
 const cleanPassRequests = 3
 
 // firstRunRequests is what the first run on a healthy issue costs: the
-// clean pass's reads, the repository's configuration file (later runs for
-// the same commit take it from the ledger's record), the status comment
-// that holds the guard's ledger, and one re-read that settles a duplicate a
-// concurrent run may have posted.
-const firstRunRequests = cleanPassRequests + 3
+// clean pass's reads, the repository's configuration file and its posture
+// (later runs for the same commit take both from the ledger's record), the
+// status comment that holds the guard's ledger, and one re-read that
+// settles a duplicate a concurrent run may have posted.
+const firstRunRequests = cleanPassRequests + 3 + postureRequests
+
+// postureRequests is what judging the posture costs on the tests'
+// repositories (docs/operations.md#the-posture-check): the repository, its
+// teams (a user's repository has none: one answer), its collaborators and
+// the permission of the first (the guard's own: the next is refused to
+// its token), the workflows and each file (the capture workflow), the
+// default branch, and the secrets' names (refused).
+const postureRequests = 8
 
 // A healthy issue passes and reports its numbers. Its first run posts the
 // status comment that holds the guard's ledger; later runs on the unchanged

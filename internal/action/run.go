@@ -84,17 +84,21 @@ type runner struct {
 	kit *toolkit
 	log *logger
 
-	inputs  settings.Layer
-	set     settings.Resolved
-	cfg     issues.Config
-	stamp   *ledger.ConfigStamp
-	event   issues.Event
-	forge   issues.Forge
-	reader  *live.Reader
-	repo    string // OWNER/NAME
-	counter *tokens.Counter
-	notes   []string           // facts of the run for the status comment, beyond applying the plan
-	grants  *ledger.GrantState // the repository's grant list as last read (nil: not yet)
+	inputs settings.Layer
+	set    settings.Resolved
+	cfg    issues.Config
+	stamp  *ledger.ConfigStamp
+	// posture is the repository's posture this run reports, once
+	// postureDone (nil: not judged).
+	posture     *ledger.PostureStamp
+	postureDone bool
+	event       issues.Event
+	forge       issues.Forge
+	reader      *live.Reader
+	repo        string // OWNER/NAME
+	counter     *tokens.Counter
+	notes       []string           // facts of the run for the status comment, beyond applying the plan
+	grants      *ledger.GrantState // the repository's grant list as last read (nil: not yet)
 	// grantsFresh says grants was read anew with admin-token by this run,
 	// just before its write: only such a list is merged and written.
 	grantsFresh bool

@@ -44,6 +44,9 @@ func ruleList() []ruleJSON {
 		if r.Pull {
 			j.Events = "pull_request_target, and every event on a pull request"
 		}
+		if r.AllEvents {
+			j.Events = "every event the guard judges"
+		}
 		if j.Inputs == nil {
 			j.Inputs = []string{}
 		}

@@ -60,6 +60,9 @@ type Input struct {
 	// ConfigStamp is the configuration file this run judged with, recorded
 	// in the ledger it leaves (nil: none to record).
 	ConfigStamp *ledger.ConfigStamp
+	// Posture is the repository's posture this run reports, recorded in the
+	// ledger it leaves (nil: not judged; no warning, none recorded).
+	Posture *ledger.PostureStamp
 	// LabelsUnknown says the labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
@@ -95,6 +98,7 @@ func Decide(in Input) *Plan {
 		e.plan.Governed = true
 		e.judgePull()
 		e.run(true)
+		e.judgePosture()
 		e.settleLabels()
 		e.recordPull()
 		e.report()
@@ -121,6 +125,7 @@ func Decide(in Input) *Plan {
 	e.judgeCheckpoint()
 	e.planPrune()
 	e.run(false)
+	e.judgePosture()
 	e.maintain()
 	e.settleLabels()
 	e.recordLedger()

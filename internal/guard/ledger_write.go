@@ -74,7 +74,7 @@ func (e *eval) keepRecord(after, pending []string) {
 	}
 	l.Pending = pending
 	l.Writer = e.in.Self
-	l.Config = e.in.ConfigStamp
+	l.Config, l.Posture = e.in.ConfigStamp, e.in.Posture
 	l.Repo = e.in.Issue.RepoID
 	if t.ledger == nil {
 		l.Labels = e.labelsByID(after)
@@ -105,6 +105,7 @@ func (e *eval) acceptState(after, pending []string) {
 		Pending:         pending,
 		Writer:          e.in.Self,
 		Config:          e.in.ConfigStamp,
+		Posture:         e.in.Posture,
 		Repo:            e.in.Issue.RepoID,
 		Labels:          e.labelsByID(after),
 	}
@@ -178,7 +179,7 @@ func (e *eval) recordAdoption(l *ledger.Record) {
 	}
 	l.Adopted = old.Adopted
 	prev := *old
-	prev.Config = l.Config // a new configuration commit is not a new state
+	prev.Config, prev.Posture = l.Config, l.Posture // a new commit is not a new state
 	if !l.SameState(prev) {
 		l.Adopted = false // the baseline moved on from the adopted state
 	}

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
@@ -128,14 +129,27 @@ const MaxTableRows = 50
 // MaxListed bounds the findings the log and the violations output list.
 const MaxListed = 1000
 
-// Findings returns violations and warnings together, sorted.
+// Findings returns violations and warnings together, sorted, the
+// repository's posture last: it has no place in the issue, and a flood of
+// the issue's own findings comes first.
 func (p *Plan) Findings() []finding.Finding {
 	fs := make([]finding.Finding, 0, len(p.Violations)+len(p.Warnings))
 	for _, v := range p.Violations {
 		fs = append(fs, v.Finding)
 	}
 	fs = append(fs, p.Warnings...)
-	return finding.Sort(fs)
+	fs = finding.Sort(fs)
+	slices.SortStableFunc(fs, func(a, b finding.Finding) int {
+		return boolRank(a.Rule == RulePosture) - boolRank(b.Rule == RulePosture)
+	})
+	return fs
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Write is one write to the issue, as the plan makes it. It is the one

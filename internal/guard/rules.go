@@ -55,6 +55,9 @@ type Rule struct {
 	Warning bool
 	// Pull is true for the rule that runs on pull_request events.
 	Pull bool
+	// AllEvents is true for a rule judged on every event, an issue's or a
+	// pull request's.
+	AllEvents bool
 
 	// check computes the rule's findings; nil when another rule's check
 	// emits this id too (the checkpoint's own ids come from one parse).
@@ -85,6 +88,7 @@ var rules = []Rule{
 	{ID: RuleUnderReported, When: "an agent result comment (## 🔄) holds more tokens, counted exactly, than the rise of budget.consumed its report brought (from the guard's ledger, else its footer)", Effects: "warning (under-report: warn); a violation with under-report: fail; not judged with off", Inputs: []string{"under-report", "encoding"}, Warning: true, check: checkUnderReport},
 	{ID: RuleStateDrift, When: "state.labels differs from the live labels", Effects: "warning; refreshed on the guard's next body write", Warning: true, check: checkStateDrift},
 	{ID: RuleProtectedPath, When: "a pull request changes a path under protected-paths without permission::evolve-system accepted by its record or added by an approver (by label id)", Effects: "label permission::violation; fail", Inputs: []string{"protected-paths"}, Pull: true, check: checkProtectedPaths},
+	{ID: RulePosture, When: "a guarantee of the threat model does not hold in the repository (gns-guard doctor's checks: an untrusted account with Code write, Actions write or admin; the guard's workflow, the default branch's protection, the secrets, the published key), judged once per default-branch commit with the guard's tokens", Effects: "warning naming the logins and what they can do; the checks the tokens cannot make are said once", Inputs: []string{"admin-token", "budget-admins"}, Warning: true, AllEvents: true},
 	{ID: RulePrune, When: "pruning is due but cannot be planned, or would not make the body smaller", Effects: "warning; nothing is written", Inputs: []string{"prune-threshold", "history-tail", "carryover-ratio", "phase-grant"}, Warning: true},
 	{ID: RuleCheckpointOverweight, When: "the checkpoint is over the task size's overhead and has no history left to prune", Effects: "warning", Warning: true},
 }

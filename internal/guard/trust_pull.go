@@ -47,7 +47,7 @@ func (e *eval) recordPull() {
 		l = *t.ledger
 	}
 	l.Pending = e.pendingAfter(after)
-	l.Writer, l.Config, l.Repo = e.in.Self, e.in.ConfigStamp, e.in.Issue.RepoID
+	l.Writer, l.Config, l.Posture, l.Repo = e.in.Self, e.in.ConfigStamp, e.in.Posture, e.in.Issue.RepoID
 	l.Labels = slices.DeleteFunc(e.labelsByID(after), func(x issues.Label) bool {
 		return x.Name == e.cfg.Labels.EvolveSystem && !t.evolveOK
 	})

@@ -88,6 +88,10 @@ type Record struct {
 	// for this record, and the commit it was read at: a later run on the
 	// same commit judges with it and reads no file.
 	Config *ConfigStamp `json:"config,omitempty"`
+	// Posture is the repository's posture as the guard judged it for this
+	// record, and the commit it was judged at: a later run on the same
+	// commit reports it and reads nothing.
+	Posture *PostureStamp `json:"posture,omitempty"`
 	// Written is the server's time (Unix seconds) just before the guard
 	// wrote the record: label changes older than it are not attributed to
 	// anyone now.
@@ -112,7 +116,7 @@ func (l Record) SameState(o Record) bool {
 // sameOrigin compares whose record it is and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
-		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants)
+		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) && l.Posture.Equal(o.Posture)
 }
 
 // sameCheckpoint compares the accepted checkpoint and the body's content

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
@@ -86,16 +87,36 @@ func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (
 // stamped returns the configuration stamp of the trusted ledger when it
 // was read at commit, else nil.
 func (r *Reader) stamped(s *Snapshot, commit string) *ledger.ConfigStamp {
-	if s == nil || s.Status == nil || commit == "" {
-		return nil
-	}
-	l, _ := ledger.Read(s.Status, s.Issue.Number, r.Keys)
+	l := r.record(s, commit)
 	if l == nil || l.Config == nil || l.Config.Commit != commit {
 		return nil
 	}
 	st := *l.Config
 	st.Values = maps.Clone(st.Values)
 	return &st
+}
+
+// PostureStamped returns the posture stamp of the trusted ledger in s's
+// status comment when it was judged at commit, else nil: the run reports
+// it and reads no posture (docs/ledger.md#the-posture).
+func (r *Reader) PostureStamped(s *Snapshot, commit string) *ledger.PostureStamp {
+	l := r.record(s, commit)
+	if l == nil || l.Posture == nil || l.Posture.Commit != commit {
+		return nil
+	}
+	st := *l.Posture
+	st.Broken = slices.Clone(st.Broken)
+	return &st
+}
+
+// record is the trusted ledger in s's status comment, when a run for a
+// known commit may take a stamp from it; else nil.
+func (r *Reader) record(s *Snapshot, commit string) *ledger.Record {
+	if s == nil || s.Status == nil || commit == "" {
+		return nil
+	}
+	l, _ := ledger.Read(s.Status, s.Issue.Number, r.Keys)
+	return l
 }
 
 // stampLayer is the file's layer as a ledger recorded it.

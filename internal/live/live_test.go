@@ -11,6 +11,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -205,6 +206,33 @@ func TestConfigStampedByCommit(t *testing.T) {
 	res, _, err := r.Config(context.Background(), s, ConfigOptions{Commit: "c1", Top: []settings.Layer{in}})
 	if err != nil || res.Config.HistoryTail != 5 {
 		t.Errorf("history-tail %d (%v), want the input's 5", res.Config.HistoryTail, err)
+	}
+}
+
+// The posture is judged once per commit: a run for the commit the trusted
+// ledger recorded takes it from the record; another commit, no commit, or
+// a record that does not verify, judges it anew.
+func TestPostureStampedByCommit(t *testing.T) {
+	key := []byte("a ledger key only the guard's workflow can read")
+	l := ledger.Record{Issue: 7, Writer: issues.ActionsUser, Pending: []string{}, Written: written.Unix(),
+		Posture: ledger.NewPostureStamp("c1", []posture.Check{{ID: posture.CheckCodeWrite, Why: "mallory can push code", Logins: []string{"mallory"}}})}
+	c := issues.Comment{ID: 200, Author: issues.ActionsUser, Body: issues.StatusMarker(7) + "\n" + ledger.Encode(l, key) + "\n"}
+	s := &Snapshot{Issue: issues.Issue{Number: 7}, Status: &c}
+	r := &Reader{Keys: ledger.SecretKeys(key)}
+	if st := r.PostureStamped(s, "c1"); !st.Equal(l.Posture) {
+		t.Errorf("the same commit: %+v, want the record's stamp", st)
+	}
+	for _, commit := range []string{"c2", ""} {
+		if st := r.PostureStamped(s, commit); st != nil {
+			t.Errorf("commit %q: %+v, want none (judge anew)", commit, st)
+		}
+	}
+	other := &Reader{Keys: ledger.SecretKeys([]byte("another key, not the one that signed the record"))}
+	if st := other.PostureStamped(s, "c1"); st != nil {
+		t.Errorf("a record that does not verify gave %+v", st)
+	}
+	if st := r.PostureStamped(&Snapshot{Issue: issues.Issue{Number: 7}}, "c1"); st != nil {
+		t.Errorf("no status comment gave %+v", st)
 	}
 }
 

@@ -110,7 +110,7 @@ func logins(as []*account) []string {
 // the guard's secrets), write Actions (switch the guard off), administer.
 func accountChecks(f Facts, g *guardWorkflow) []Check {
 	if why, unread := f.Unread[FactAccounts]; unread {
-		c := "could not check: " + why
+		c := CouldNotCheck + why
 		return []Check{
 			{ID: CheckCodeWrite, Why: c, Logins: []string{}},
 			{ID: CheckActionsWrite, Why: c, Logins: []string{}},

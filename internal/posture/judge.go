@@ -46,6 +46,19 @@ func Judge(f Facts) []Check {
 	return checks
 }
 
+// CouldNotCheck begins the Why of a check whose facts the tokens at hand
+// could not read: it does not hold, for want of knowing.
+const CouldNotCheck = "could not check: "
+
+// Unchecked says the check could not be made, and why (the Why without
+// CouldNotCheck).
+func (c Check) Unchecked() (string, bool) {
+	if c.Holds {
+		return "", false
+	}
+	return strings.CutPrefix(c.Why, CouldNotCheck)
+}
+
 // Holds says every check holds.
 func Holds(checks []Check) bool {
 	for _, c := range checks {
@@ -69,7 +82,7 @@ func workflowChecks(f Facts, g *guardWorkflow) []Check {
 	if why, unread := f.Unread[FactWorkflows]; unread {
 		out := make([]Check, len(ids))
 		for i, id := range ids {
-			out[i] = broken(id, "could not check: "+why)
+			out[i] = broken(id, CouldNotCheck+why)
 		}
 		return out
 	}
@@ -158,7 +171,7 @@ func pushCheck(f Facts) Check {
 	case !b.Protected:
 		return broken(CheckPush, f.DefaultBranch+" is not protected: every account with Code write pushes to it")
 	case !b.PushKnown:
-		return broken(CheckPush, "could not check: "+firstNonEmpty(f.Unread[FactPush], "the protection's push settings were not read"))
+		return broken(CheckPush, CouldNotCheck+firstNonEmpty(f.Unread[FactPush], "the protection's push settings were not read"))
 	case !b.Push:
 		return held(CheckPush, "no one pushes to "+f.DefaultBranch+": changes come through pull requests")
 	case !b.PushWhitelist:
@@ -201,7 +214,7 @@ func secretsCheck(f Facts, g *guardWorkflow) Check {
 		return broken(CheckSecrets, g.wf.Path+" gives the guard no ledger-key secret: anyone who writes an issue can forge its ledger")
 	}
 	if why, unread := f.Unread[FactSecrets]; unread {
-		return broken(CheckSecrets, "could not check: "+why)
+		return broken(CheckSecrets, CouldNotCheck+why)
 	}
 	var missing []string
 	for _, name := range ins {
@@ -225,7 +238,7 @@ func secretsCheck(f Facts, g *guardWorkflow) Check {
 // anyone verifies the history.
 func publicKeyCheck(f Facts) Check {
 	if why, unread := f.Unread[FactConfig]; unread {
-		return broken(CheckPublicKey, "could not check: "+why)
+		return broken(CheckPublicKey, CouldNotCheck+why)
 	}
 	if f.PublicKey == "" {
 		return broken(CheckPublicKey, "the settings file publishes no ledger-public-key: no one can verify the guard's history without the secret (gns-guard pubkey prints it)")

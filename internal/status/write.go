@@ -83,7 +83,7 @@ func buried(in guard.Input, status *issues.Comment, posted []issues.Comment) boo
 // take for a deleted one. The run completes the comment last.
 func Placeholder(in guard.Input, now time.Time) string {
 	n := in.Issue.Number
-	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp}
+	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp, Posture: in.Posture}
 	for _, a := range in.Config.Labels.Approval() {
 		if slices.Contains(in.Issue.LabelNames(), a) {
 			l.Pending = append(l.Pending, a)

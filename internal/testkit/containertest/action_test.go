@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -136,11 +138,25 @@ func TestActionThroughRunner(t *testing.T) {
 		// runs.env reached the container: the Actions token is known as
 		// the Actions user's without asking, so a clean pass costs two
 		// requests, and the run that posts the ledger five (no GET /user;
-		// the configuration file, the status comment and a re-read).
+		// the configuration file, the status comment and a re-read) and
+		// the posture's own (once per commit; its log line counts them,
+		// admin-token's apart). The posture warns: main is not protected.
 		if strings.Contains(log, "posted the status comment") {
-			wantLine(t, log, "pass (0 violation(s), 0 warning(s)), 5 API request(s)", "the clean pass that posts the ledger")
+			m := regexp.MustCompile(`posture judged for commit \S+: \d+ of 12 check\(s\) do not hold \(read with (\d+) request\(s\), (\d+) of them with admin-token\)`).FindStringSubmatch(log)
+			if m == nil {
+				t.Fatalf("the run that posts the ledger judged no posture:\n%s", log)
+			}
+			all, _ := strconv.Atoi(m[1])
+			owner, _ := strconv.Atoi(m[2])
+			want := regexp.MustCompile(fmt.Sprintf(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), %d API request\(s\)`, 5+all-owner))
+			if !want.MatchString(log) {
+				t.Errorf("the clean pass that posts the ledger: the job log has no %s:\n%s", want, log)
+			}
 		} else {
-			wantLine(t, log, "pass (0 violation(s), 0 warning(s)), 2 API request(s)", "the clean pass")
+			wantLine(t, log, "posture as the ledger recorded it", "the clean pass takes the posture from the ledger")
+			if !regexp.MustCompile(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), 2 API request\(s\)`).MatchString(log) {
+				t.Errorf("the clean pass: want 2 API requests:\n%s", log)
+			}
 		}
 		wantLine(t, log, "summary> ", "the guard wrote its step summary to the file the runner mounted")
 		wantNoToken(t, log, w.s.AdminToken)

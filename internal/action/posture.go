@@ -1,0 +1,113 @@
+package action
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/posture"
+)
+
+// postureSource is a client that reads a repository's posture, as
+// `gns-guard doctor` does (forge.Client).
+type postureSource interface {
+	Repository(ctx context.Context) (forge.Repository, error)
+	PostureFacts(ctx context.Context, admin *forge.Client, branch, hint string) (posture.Facts, error)
+}
+
+// postureHint says how to let the guard read what only the repository's
+// owner may.
+const postureHint = "give the guard the admin-token input"
+
+// postureRead is the id of the one check a posture whose read failed
+// stands for.
+const postureRead = "posture.read"
+
+// checkPosture sets the posture this run reports and records
+// (docs/ledger.md#the-posture): the ledger's stamp when it was judged at
+// this run's commit (no request), else doctor's judge on the facts read
+// now with the run's tokens. A read refused is a check that could not be
+// made; a read that failed otherwise is said, and the next run tries
+// again. Neither fails the run: the posture warns.
+func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
+	if r.postureDone {
+		return
+	}
+	r.postureDone = true
+	commit := r.o.Getenv("GITHUB_SHA")
+	if st := r.reader.PostureStamped(s, commit); st != nil {
+		r.posture = st
+		r.log.infof("gns-guard: posture as the ledger recorded it for commit %s: %d check(s) do not hold (no request)", short(commit), len(st.Broken))
+		return
+	}
+	src, ok := r.forge.(postureSource)
+	if !ok {
+		return // a client that cannot read it: the posture is not judged
+	}
+	var admin *forge.Client
+	if r.set.AdminToken != "" {
+		admin, _ = r.reader.Admin.(*forge.Client)
+	}
+	token, owner := r.requestsMade()
+	checks, err := r.readPosture(ctx, src, admin)
+	token2, owner2 := r.requestsMade()
+	spent := token2 - token + owner2 - owner
+	switch {
+	case err == nil:
+		r.posture = ledger.NewPostureStamp(commit, checks)
+		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
+	case refusedRead(err):
+		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
+		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
+	default:
+		// Not the tokens' rights: the next run tries again (no commit).
+		r.posture = ledger.NewPostureStamp("", []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "reading the repository's posture failed (" + err.Error() + "); the next run tries again"}})
+		r.log.infof("gns-guard: posture: the read failed (after %d request(s)); the next run tries again", spent)
+	}
+}
+
+// readPosture reads the repository's default branch and its posture, and
+// judges it with the run's settings (budget-admins, ledger-public-key).
+func (r *runner) readPosture(ctx context.Context, src postureSource, admin *forge.Client) ([]posture.Check, error) {
+	info, err := src.Repository(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, err := src.PostureFacts(ctx, admin, info.DefaultBranch, postureHint)
+	if err != nil {
+		return nil, err
+	}
+	f.BudgetAdmins, f.PublicKey = r.cfg.BudgetAdmins, r.set.LedgerPublicKey
+	return posture.Judge(f), nil
+}
+
+// requestsMade counts the requests of the run's clients: the token's and,
+// when given, admin-token's.
+func (r *runner) requestsMade() (token, admin int64) {
+	count := func(f issues.Forge) int64 {
+		if c, ok := f.(interface{ Requests() int64 }); ok {
+			return c.Requests()
+		}
+		return 0
+	}
+	if r.reader.Admin != r.forge {
+		admin = count(r.reader.Admin)
+	}
+	return count(r.forge), admin
+}
+
+// refusedRead says a read was refused for want of rights.
+func refusedRead(err error) bool {
+	return errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrUnauthorized) || errors.Is(err, issues.ErrNotFound)
+}
+
+// short is a commit's short form, "(unknown)" for none.
+func short(commit string) string {
+	if commit == "" {
+		return "(unknown)"
+	}
+	return commit[:min(len(commit), 12)]
+}

@@ -1,0 +1,62 @@
+package ledger
+
+import (
+	"slices"
+
+	"github.com/gns-guard/gns-guard/internal/posture"
+)
+
+// PostureStamp is the repository's posture as a run judged it (the checks
+// of `gns-guard doctor`, docs/ledger.md#the-posture): the default branch's
+// commit the run was started for, and the checks that did not hold. The
+// guard's workflow, the branch protection and the settings file change
+// with a commit, so a run for the same commit reports the stamp and reads
+// nothing; an account given access without a commit is seen at the next
+// one.
+type PostureStamp struct {
+	// Commit is the default branch's commit the run was started for
+	// (GITHUB_SHA); "" when the runner did not say, or when the read
+	// failed and the next run must try again.
+	Commit string `json:"commit"`
+	// Broken are the checks that did not hold (could not be made
+	// included), in the judge's order, their texts bounded.
+	Broken []posture.Check `json:"broken"`
+}
+
+// The bounds of a stamp's checks: the record lives in a comment.
+const (
+	// MaxPostureWhy is the most runes of a check's Why a stamp keeps.
+	MaxPostureWhy = 600
+	// MaxPostureLogins is the most logins of a check a stamp keeps.
+	MaxPostureLogins = 50
+)
+
+// NewPostureStamp is the stamp of checks judged at commit: those that did
+// not hold, each cut to the bounds (a cut Why ends with "…").
+func NewPostureStamp(commit string, checks []posture.Check) *PostureStamp {
+	st := &PostureStamp{Commit: commit, Broken: []posture.Check{}}
+	for _, c := range checks {
+		if c.Holds {
+			continue
+		}
+		if r := []rune(c.Why); len(r) > MaxPostureWhy {
+			c.Why = string(r[:MaxPostureWhy-1]) + "…"
+		}
+		c.Logins = slices.Clone(c.Logins[:min(len(c.Logins), MaxPostureLogins)])
+		if c.Logins == nil {
+			c.Logins = []string{}
+		}
+		st.Broken = append(st.Broken, c)
+	}
+	return st
+}
+
+// Equal reports whether two stamps say the same (both nil is equal).
+func (s *PostureStamp) Equal(o *PostureStamp) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.Commit == o.Commit && slices.EqualFunc(s.Broken, o.Broken, func(a, b posture.Check) bool {
+		return a.ID == b.ID && a.Holds == b.Holds && a.Why == b.Why && slices.Equal(a.Logins, b.Logins)
+	})
+}
