@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
@@ -40,13 +39,7 @@ func doctorFlags(fs *flag.FlagSet) options {
 }
 
 func (o *doctorOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if len(pos) > 0 {
-		return usageError("doctor takes no arguments, got %s", strings.Join(pos, " "))
-	}
-	if err := checkFormat("doctor", o.format); err != nil {
-		return err
-	}
-	return o.checkRepo("doctor", false)
+	return o.settleRepoVerb("doctor", o.format, pos)
 }
 
 // runDoctor says which guarantees of the threat model hold in the

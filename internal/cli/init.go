@@ -194,13 +194,7 @@ func initFlags(fs *flag.FlagSet) options {
 }
 
 func (o *initOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if len(pos) > 0 {
-		return usageError("init takes no arguments, got %s", strings.Join(pos, " "))
-	}
-	if err := checkFormat("init", o.format); err != nil {
-		return err
-	}
-	return o.checkRepo("init", false)
+	return o.settleRepoVerb("init", o.format, pos)
 }
 
 // runInit sets a repository up for the guard.
