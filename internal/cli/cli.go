@@ -308,7 +308,7 @@ func (o *formatOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 
 // versionFlags declares the flags of `version`.
 func versionFlags(fs *flag.FlagSet) options {
-	return formatOnly(fs, "version", "output format: text or json", nil)
+	return formatOnly(fs, "version", "output format: `text|json`", nil)
 }
 
 // runVersion prints the build: one line, or a JSON object.

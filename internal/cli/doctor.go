@@ -29,11 +29,11 @@ type doctorOptions struct {
 // doctorFlags declares the flags of `doctor`.
 func doctorFlags(fs *flag.FlagSet) options {
 	o := &doctorOptions{}
-	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
-	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&o.token, "token", "", "an access token that reads the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
-	fs.StringVar(&o.adminToken, "admin-token", "", "the repository owner's token, which reads the secrets' names, the teams' members, the collaborators' permissions and the branch protection (default: $"+AdminTokenEnv+")")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access `TOKEN` that reads the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&o.adminToken, "admin-token", "", "the repository owner's `TOKEN`, which reads the secrets' names, the teams' members, the collaborators' permissions and the branch protection (default: $"+AdminTokenEnv+")")
+	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	o.settings = func() settings.Layer { return settings.Layer{} }
 	return o
 }

@@ -183,13 +183,13 @@ type initOptions struct {
 // initFlags declares the flags of `init`.
 func initFlags(fs *flag.FlagSet) options {
 	o := &initOptions{}
-	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
-	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&o.token, "token", "", "an access token with write access to the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access `TOKEN` with write access to the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
 	fs.BoolVar(&o.commit, "commit", false, "write the files straight onto the default branch instead of proposing them in a pull request from "+InitBranch)
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print every write init would make, and make none")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own), comma-separated, to put in the organisation team "+AgentsTeam)
+	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
+	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own), comma-separated `LOGINS`, to put in the organisation team "+AgentsTeam)
 	return o
 }
 

@@ -45,13 +45,13 @@ type issueFlags struct {
 
 // add declares the flags; the settings are the table's (package settings).
 func (f *issueFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&f.repo, "repo", "", "the repository, OWNER/NAME")
+	fs.StringVar(&f.repo, "repo", "", "the repository, `OWNER/NAME`")
 	fs.Int64Var(&f.issue, "issue", 0, "the issue's number")
-	fs.StringVar(&f.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&f.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
-	fs.StringVar(&f.config, "config", "", "a local configuration file to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&f.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
-	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledger (default: trusted by author and marker)")
+	fs.StringVar(&f.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&f.token, "token", "", "an access `TOKEN` (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&f.config, "config", "", "a local configuration `FILE` to judge with instead of the repository's "+live.ConfigFile)
+	fs.StringVar(&f.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
+	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its ledger (default: trusted by author and marker)")
 	f.settings = settings.Flags(fs)
 }
 
