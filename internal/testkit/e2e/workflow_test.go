@@ -380,3 +380,30 @@ func findStep(t testing.TB, wf workflow, id string) step {
 	t.Fatalf("the workflow has no step with id %s", id)
 	return step{}
 }
+
+// TestExamplesNameTheirRuns: every shipped workflow names its runs, the
+// guard's after the issue (or pull request) and the event, so the Actions
+// tab tells the runs of one issue apart.
+func TestExamplesNameTheirRuns(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "workflows", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example workflows: %v", err)
+	}
+	const guardRun = "#${{ github.event.issue.number"
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf workflow
+		if err := yaml.Unmarshal(b, &wf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		switch {
+		case wf.RunName == "":
+			t.Errorf("%s has no run-name", f)
+		case wf.On["issues"].Types != nil && (!strings.Contains(wf.RunName, guardRun) || !strings.Contains(wf.RunName, "${{ github.event_name }}")):
+			t.Errorf("%s names its runs %q, not after the issue and the event", f, wf.RunName)
+		}
+	}
+}
