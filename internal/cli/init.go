@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 
@@ -15,14 +16,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/version"
 )
 
-// The files `init` writes. template/workflow.yml is a copy of
-// examples/workflows/gns-guard.yml (go:embed cannot reach outside the
-// package); a test keeps the two the same.
+// The files `init` writes. template/workflow.yml and workflow-host.yml
+// are copies of examples/workflows/gns-guard.yml and gns-guard-host.yml
+// (go:embed cannot reach outside the package); a test keeps them the same.
 var (
 	//go:embed template/workflow.yml
 	workflowTemplate []byte
+	//go:embed template/workflow-host.yml
+	hostWorkflowTemplate []byte
 	//go:embed template/config.yml
 	configTemplate []byte
 	//go:embed template/gns-task.md
@@ -48,10 +52,33 @@ type initFile struct {
 	what    string
 }
 
-// initFiles are the files `init` writes, in the order it lists them.
-func initFiles() []initFile {
+// The runners `init --runner` writes a workflow for.
+const (
+	// RunnerDocker: the step uses the action, whose image needs a Docker
+	// engine.
+	RunnerDocker = "docker"
+	// RunnerHost: the step runs the gns-guard binary installed on a
+	// host-mode runner.
+	RunnerHost = "host"
+)
+
+// workflowFor is the guard's workflow for a runner.
+func workflowFor(runner string) []byte {
+	if runner == RunnerHost {
+		return hostWorkflowTemplate
+	}
+	return workflowTemplate
+}
+
+// initFiles are the files `init` writes for a runner, in the order it
+// lists them.
+func initFiles(runner string) []initFile {
+	what := "the workflow that runs the guard on issue, comment and pull request events"
+	if runner == RunnerHost {
+		what += ", with the gns-guard binary of a runner without Docker"
+	}
 	return []initFile{
-		{WorkflowPath, workflowTemplate, "the workflow that runs the guard on issue, comment and pull request events"},
+		{WorkflowPath, workflowFor(runner), what},
 		{settings.FileName, configTemplate, "the guard's settings, read from the default branch"},
 		{IssueTemplatePath, issueTemplate, `the "` + issueTemplateName + `" issue template: a governed task with its checkpoint to fill in`},
 	}
@@ -119,7 +146,9 @@ type initReport struct {
 	Server        string `json:"server"`
 	DefaultBranch string `json:"default_branch"`
 	// Mode is pull-request or commit (--commit).
-	Mode   string `json:"mode"`
+	Mode string `json:"mode"`
+	// Runner is the runner the workflow is for: docker or host (--runner).
+	Runner string `json:"runner"`
 	DryRun bool   `json:"dry_run"`
 	// Changed says a write was made (or, in a dry run, is planned).
 	Changed bool              `json:"changed"`
@@ -178,6 +207,7 @@ type initOptions struct {
 	dryRun bool
 	format string
 	agents string
+	runner string
 }
 
 // initFlags declares the flags of `init`.
@@ -190,10 +220,14 @@ func initFlags(fs *flag.FlagSet) options {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print every write init would make, and make none")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own), comma-separated `LOGINS`, to put in the organisation team "+AgentsTeam)
+	fs.StringVar(&o.runner, "runner", RunnerDocker, "the workflow's runner: `docker|host`; docker uses the action's image, host runs the gns-guard binary installed on a runner without Docker (docs/operations.md#the-runner)")
 	return o
 }
 
 func (o *initOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if o.runner != RunnerDocker && o.runner != RunnerHost {
+		return usageError("init: --runner must be docker or host, not %q", o.runner)
+	}
 	return o.settleRepoVerb("init", o.format, pos)
 }
 
@@ -207,7 +241,7 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 	if !ok {
 		return cannotRun(errors.New("init: the client cannot set a repository up (it reads no files and opens no pull requests)"))
 	}
-	rep, err := initRepo(ctx, sf, reader.Where, o.commit, o.dryRun, splitList(o.agents))
+	rep, err := initRepo(ctx, sf, reader.Where, o)
 	if err != nil {
 		return err
 	}
@@ -221,11 +255,12 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 // missing and, unless dry, makes them: the files (a commit on InitBranch
 // and a pull request, or a commit on the default branch), then the labels.
 // A file or label already there is left as it is.
-func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool, agents []string) (*initReport, error) {
-	r, err := startInit(ctx, sf, w, direct, dry)
+func initRepo(ctx context.Context, sf setupForge, w live.Where, o *initOptions) (*initReport, error) {
+	r, err := startInit(ctx, sf, w, o.commit, o.dryRun)
 	if err != nil {
 		return nil, err
 	}
+	r.rep.Runner = o.runner
 	missing, err := r.filesOnBase(ctx)
 	if err != nil {
 		return nil, err
@@ -241,11 +276,11 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool
 	if err := r.planLabels(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.planPosture(ctx, agents); err != nil {
+	if err := r.planPosture(ctx, splitList(o.agents)); err != nil {
 		return nil, err
 	}
 	r.finishPlan()
-	if dry {
+	if o.dryRun {
 		return r.rep, nil
 	}
 	if err := r.write(ctx); err != nil {
@@ -301,7 +336,7 @@ func startInit(ctx context.Context, sf setupForge, w live.Where, direct, dry boo
 // writes, and returns the ones it lacks.
 func (r *initRun) filesOnBase(ctx context.Context) ([]initFile, error) {
 	var missing []initFile
-	for _, f := range initFiles() {
+	for _, f := range initFiles(r.rep.Runner) {
 		state := ""
 		if !r.info.Empty {
 			var err error
@@ -512,7 +547,7 @@ func fileState(ctx context.Context, sf setupForge, ref string, f initFile) (stri
 func pullBody(rep *initReport) string {
 	var b strings.Builder
 	b.WriteString("Adds [gns-guard](https://github.com/gns-guard/gns-guard), which governs AI-agent workflows kept in issues, as `gns-guard init` wrote it:\n\n")
-	for _, f := range initFiles() {
+	for _, f := range initFiles(rep.Runner) {
 		for _, s := range rep.Files {
 			if s.Path == f.path && s.Branch == InitBranch {
 				fmt.Fprintf(&b, "- `%s`: %s;\n", f.path, f.what)
@@ -532,10 +567,14 @@ func nextSteps(rep *initReport) []string {
 		secrets += ": " + rep.base + "/settings/actions/secrets"
 		newIssue += " (" + rep.base + "/issues/new/choose)"
 	}
-	steps := []string{
-		"Set the Actions secret GNS_GUARD_LEDGER_KEY (" + secrets + ") to the output of `gns-guard keygen`: it signs the guard's ledger.",
-		"Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it.",
+	var steps []string
+	if rep.Runner == RunnerHost {
+		steps = append(steps, "Install gns-guard on the runner's host, on the PATH of its host-mode runner (label ubuntu-latest:host): a release binary, or `go install github.com/gns-guard/gns-guard/cmd/gns-guard@"+installVersion()+"`.")
 	}
+	steps = append(steps,
+		"Set the Actions secret GNS_GUARD_LEDGER_KEY ("+secrets+") to the output of `gns-guard keygen`: it signs the guard's ledger.",
+		"Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it.",
+	)
 	if p := rep.Pull; p != nil {
 		switch {
 		case p.Number > 0 && p.URL != "":
@@ -551,6 +590,18 @@ func nextSteps(rep *initReport) []string {
 		"Publish the output of `gns-guard pubkey` as ledger-public-key in "+settings.FileName+", then run `gns-guard doctor --repo "+rep.Repo+"` to see which guarantees of the threat model hold.")
 	return steps
 }
+
+// installVersion is the version `go install` fetches: this build's
+// release, else latest.
+func installVersion() string {
+	if v := version.Info().Version; releaseVersion.MatchString(v) {
+		return v
+	}
+	return "latest"
+}
+
+// releaseVersion is a release's version, vX.Y.Z.
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // printInit prints the text form of an initReport.
 func printInit(out io.Writer, rep *initReport) error {

@@ -171,11 +171,39 @@ func initJSON(t *testing.T, args ...string) (initReport, int) {
 	return rep, code
 }
 
-// The workflow init writes is the example workflow users copy.
+// The workflows init writes are the example workflows users copy.
 func TestInitWorkflowIsTheExample(t *testing.T) {
 	example := readTestdata(t, "examples/workflows/gns-guard.yml")
 	if string(workflowTemplate) != example {
 		t.Fatal("internal/cli/template/workflow.yml differs from examples/workflows/gns-guard.yml: copy the example over it (go:embed cannot reach outside the package)")
+	}
+	host := readTestdata(t, "examples/workflows/gns-guard-host.yml")
+	if string(hostWorkflowTemplate) != host {
+		t.Fatal("internal/cli/template/workflow-host.yml differs from examples/workflows/gns-guard-host.yml: copy the example over it")
+	}
+}
+
+// init --runner host writes the workflow that runs the binary, says to
+// install it on the runner's host, and requires the same check; a runner
+// it does not know is a usage error.
+func TestInitRunnerHost(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	rep, code := initJSON(t, "--runner", "host", "--commit")
+	if code != 0 || rep.Runner != RunnerHost {
+		t.Fatalf("exit %d, runner %q", code, rep.Runner)
+	}
+	if got := s.branches["main"][WorkflowPath]; !bytes.Equal(got, hostWorkflowTemplate) {
+		t.Errorf("init --runner host wrote another workflow:\n%s", got)
+	}
+	if !strings.Contains(rep.Next[0], "Install gns-guard on the runner's host") || !strings.Contains(rep.Next[0], "go install github.com/gns-guard/gns-guard/cmd/gns-guard@") {
+		t.Errorf("the first next step is not the binary's install: %q", rep.Next)
+	}
+	if rep, _ := initJSON(t); rep.Runner != RunnerDocker || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "is not the file init writes") {
+		t.Errorf("init (docker) over the host workflow: runner %q, notes %q; want the file left as it is, said", rep.Runner, rep.Notes)
+	}
+	if _, stderr, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--runner", "kubernetes")...); code != 2 || !strings.Contains(stderr, "init: --runner must be docker or host, not \"kubernetes\"") {
+		t.Errorf("--runner kubernetes: exit %d, %s", code, stderr)
 	}
 }
 
