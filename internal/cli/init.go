@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -160,8 +161,15 @@ type initReport struct {
 	Notes   []string          `json:"notes,omitempty"`
 	Posture []initPostureStep `json:"posture,omitempty"`
 	Next    []string          `json:"next_steps"`
-	base    string            // the default branch's page, for next steps
-	files   map[string][]byte // path → content, of the files to commit
+	// Done are the next steps found done already.
+	Done  []string          `json:"done"`
+	base  string            // the default branch's page, for next steps
+	files map[string][]byte // path → content, of the files to commit
+	// secrets are the names of the repository's secrets (nil: not read);
+	// publicKey says the settings file on the default branch publishes
+	// ledger-public-key.
+	secrets   []string
+	publicKey bool
 }
 
 type initFileState struct {
@@ -279,6 +287,7 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, o *initOptions) 
 	if err := r.planPosture(ctx, splitList(o.agents)); err != nil {
 		return nil, err
 	}
+	r.readDone(ctx)
 	r.finishPlan()
 	if o.dryRun {
 		return r.rep, nil
@@ -286,7 +295,7 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, o *initOptions) 
 	if err := r.write(ctx); err != nil {
 		return nil, err
 	}
-	r.rep.Next = nextSteps(r.rep)
+	r.rep.Next, r.rep.Done = nextSteps(r.rep)
 	return r.rep, nil
 }
 
@@ -318,7 +327,7 @@ func startInit(ctx context.Context, sf setupForge, w live.Where, direct, dry boo
 		base = "main"
 	}
 	rep := &initReport{Repo: w.Repo, Server: w.Server, DefaultBranch: base, Mode: "pull-request", DryRun: dry,
-		Files: []initFileState{}, Labels: []initLabelState{}, Writes: []string{}, base: strings.TrimRight(info.HTMLURL, "/"),
+		Files: []initFileState{}, Labels: []initLabelState{}, Writes: []string{}, Done: []string{}, base: strings.TrimRight(info.HTMLURL, "/"),
 		files: map[string][]byte{}}
 	if direct {
 		rep.Mode = "commit"
@@ -471,6 +480,35 @@ func (r *initRun) planLabels(ctx context.Context) error {
 	return nil
 }
 
+// secretLister reads the names of the repository's secrets (the owner's
+// or an admin's token may).
+type secretLister interface {
+	SecretNames(ctx context.Context) ([]string, error)
+}
+
+// readDone reads what tells a next step done: the secrets' names, and
+// whether the default branch's settings file publishes ledger-public-key.
+// A read that fails leaves the steps to do.
+func (r *initRun) readDone(ctx context.Context) {
+	if sl, ok := r.sf.(secretLister); ok {
+		if names, err := sl.SecretNames(ctx); err == nil {
+			r.rep.secrets = names
+		}
+	}
+	if r.info.Empty {
+		return
+	}
+	f, err := r.sf.FileAt(ctx, r.base, settings.FileName, maxSetupFile)
+	if err != nil {
+		return
+	}
+	if l, err := settings.FileLayer(settings.FileName, f.Content); err == nil {
+		if res, err := settings.Resolve(l); err == nil && res.LedgerPublicKey != "" {
+			r.rep.publicKey = true
+		}
+	}
+}
+
 // finishPlan says whether anything changes, warns when the token cannot
 // push, and lists the next steps.
 func (r *initRun) finishPlan() {
@@ -479,7 +517,7 @@ func (r *initRun) finishPlan() {
 	if !r.info.CanPush && rep.Changed {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the token has no write access to %s: the server will refuse these writes", r.w.Repo))
 	}
-	rep.Next = nextSteps(rep)
+	rep.Next, rep.Done = nextSteps(rep)
 }
 
 // write makes the writes, in the order planned: the commit, the pull
@@ -559,36 +597,60 @@ func pullBody(rep *initReport) string {
 	return b.String()
 }
 
-// nextSteps are what is left to do by hand.
-func nextSteps(rep *initReport) []string {
+// nextStep is a step left to do by hand, and what it says once done.
+type nextStep struct {
+	todo, done string
+	isDone     bool
+}
+
+// nextSteps are what is left to do by hand, and the steps this run found
+// done already (a second init repeats none of them).
+func nextSteps(rep *initReport) (todo, done []string) {
 	secrets := "repository Settings → Actions → Secrets"
 	newIssue := `open an issue from the "` + issueTemplateName + `" template`
 	if rep.base != "" {
 		secrets += ": " + rep.base + "/settings/actions/secrets"
 		newIssue += " (" + rep.base + "/issues/new/choose)"
 	}
-	var steps []string
+	secret := func(name, todo string) nextStep {
+		return nextStep{todo: todo, done: "The Actions secret " + name + " is set.", isDone: slices.Contains(rep.secrets, name)}
+	}
+	var steps []nextStep
 	if rep.Runner == RunnerHost {
-		steps = append(steps, "Install gns-guard on the runner's host, on the PATH of its host-mode runner (label ubuntu-latest:host): a release binary, or `go install github.com/gns-guard/gns-guard/cmd/gns-guard@"+installVersion()+"`.")
+		steps = append(steps, nextStep{todo: "Install gns-guard on the runner's host, on the PATH of its host-mode runner (label ubuntu-latest:host): a release binary, or `go install github.com/gns-guard/gns-guard/cmd/gns-guard@" + installVersion() + "`."})
 	}
 	steps = append(steps,
-		"Set the Actions secret GNS_GUARD_LEDGER_KEY ("+secrets+") to the output of `gns-guard keygen`: it signs the guard's ledger.",
-		"Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it.",
-	)
-	if p := rep.Pull; p != nil {
-		switch {
-		case p.Number > 0 && p.URL != "":
-			steps = append(steps, fmt.Sprintf("Merge pull request #%d: %s", p.Number, p.URL))
-		case p.Number > 0:
-			steps = append(steps, fmt.Sprintf("Merge pull request #%d.", p.Number))
-		default:
-			steps = append(steps, fmt.Sprintf("Merge the pull request from %s into %s.", p.Head, p.Base))
+		secret("GNS_GUARD_LEDGER_KEY", "Set the Actions secret GNS_GUARD_LEDGER_KEY ("+secrets+") to the output of `gns-guard keygen`: it signs the guard's ledger."),
+		secret("GNS_GUARD_ADMIN_TOKEN", "Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it."))
+	if step := mergeStep(rep.Pull); step != "" {
+		steps = append(steps, nextStep{todo: step})
+	}
+	steps = append(steps, nextStep{todo: "Then " + newIssue + ": fill in its ## Task and leave the checkpoint's issue: 0, which the guard's first run sets to the issue's number."},
+		secret("GNS_GUARD_TOKEN", "Set the Actions secret GNS_GUARD_TOKEN to a token of the guard's own account (scopes write:issue, read:repository), a member of the team "+AgentsTeam+": on a fork's pull request the Actions token is read-only."),
+		nextStep{todo: "Publish the output of `gns-guard pubkey` as ledger-public-key in " + settings.FileName + ".",
+			done: settings.FileName + " publishes ledger-public-key.", isDone: rep.publicKey},
+		nextStep{todo: "Run `gns-guard doctor --repo " + rep.Repo + "` to see which guarantees of the threat model hold."})
+	for _, st := range steps {
+		if st.isDone {
+			done = append(done, st.done)
+		} else {
+			todo = append(todo, st.todo)
 		}
 	}
-	steps = append(steps, "Then "+newIssue+", and set its checkpoint's issue: to the issue's number.",
-		"Set the Actions secret GNS_GUARD_TOKEN to a token of the guard's own account (scopes write:issue, read:repository), a member of the team "+AgentsTeam+": on a fork's pull request the Actions token is read-only.",
-		"Publish the output of `gns-guard pubkey` as ledger-public-key in "+settings.FileName+", then run `gns-guard doctor --repo "+rep.Repo+"` to see which guarantees of the threat model hold.")
-	return steps
+	return todo, done
+}
+
+// mergeStep is the step of merging init's pull request, if one is open.
+func mergeStep(p *initPull) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Number > 0 && p.URL != "":
+		return fmt.Sprintf("Merge pull request #%d: %s", p.Number, p.URL)
+	case p.Number > 0:
+		return fmt.Sprintf("Merge pull request #%d.", p.Number)
+	}
+	return fmt.Sprintf("Merge the pull request from %s into %s.", p.Head, p.Base)
 }
 
 // installVersion is the version `go install` fetches: this build's
@@ -615,6 +677,12 @@ func printInit(out io.Writer, rep *initReport) error {
 	}
 	b.WriteByte('\n')
 	writeInitOutcome(&b, rep)
+	if len(rep.Done) > 0 {
+		b.WriteString("\nAlready done:\n")
+		for _, s := range rep.Done {
+			fmt.Fprintf(&b, "  - %s\n", s)
+		}
+	}
 	b.WriteString("\nNext steps:\n")
 	for i, s := range rep.Next {
 		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)

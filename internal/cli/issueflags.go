@@ -93,9 +93,9 @@ func (f *issueFlags) checkRepo(verb string, needIssue bool) error {
 // the token they give: a reader of the repository and the client it reads
 // through. --ledger-key-env, when given, must name a secret.
 func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, error) {
-	server := firstOf(f.server, env.Getenv("GITHUB_SERVER_URL"))
-	if server == "" {
-		return nil, nil, usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
+	server, err := serverURL(verb, f.server, env)
+	if err != nil {
+		return nil, nil, err
 	}
 	token, source := tokenFrom(f.token, env)
 	if f.ledgerKeyEnv != "" {
@@ -114,10 +114,30 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 		Forge: client,
 		Admin: client,
 		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenSource: source,
-			TokenHint: "pass a valid one with --token or GITEA_TOKEN", Scopes: verbScopes[verb], RepoExists: repoExists(client)},
+			TokenHint: "pass a valid one with --token or GITEA_TOKEN", Scopes: scopesOf(verb), RepoExists: repoExists(client)},
 		Guard: f.guardUser,
 		Keys:  ledger.SecretKeys(f.ledgerKey),
 	}, client, nil
+}
+
+// serverURL is the server --server or $GITHUB_SERVER_URL names. One
+// written without its scheme (gitea.example.com) is a usage error that
+// says what to add.
+func serverURL(verb, flagValue string, env Env) (string, error) {
+	server, source := strings.TrimSpace(flagValue), "--server"
+	if server == "" {
+		server, source = strings.TrimSpace(env.Getenv("GITHUB_SERVER_URL")), "GITHUB_SERVER_URL"
+	}
+	scheme, rest, hasScheme := strings.Cut(server, "://")
+	switch {
+	case server == "":
+		return "", usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
+	case !hasScheme || rest == "":
+		return "", usageError("%s: %s %q has no scheme: write https://%s (or http:// for a server without TLS)", verb, source, server, strings.TrimPrefix(server, "//"))
+	case scheme != "http" && scheme != "https":
+		return "", usageError("%s: %s %q: the server's URL starts with https:// or http://, not %s://", verb, source, server, scheme)
+	}
+	return server, nil
 }
 
 // tokenFrom is the token the flag or the environment gives, and where it
@@ -134,14 +154,28 @@ func tokenFrom(flagValue string, env Env) (token, source string) {
 }
 
 // verbScopes are the token scopes each verb that reads the server needs
-// (Gitea's scoped tokens), as its messages state them.
-var verbScopes = map[string]string{
-	"history": "read:issue and read:repository",
-	"context": "read:issue and read:repository",
-	"report":  "write:issue, read:repository and read:user",
-	"recover": "write:issue, read:repository and read:user",
-	"status":  "read:issue, read:repository and read:user (write:issue with --publish)",
-	"init":    "write:repository, write:issue and read:user",
+// (Gitea's scoped tokens), as its messages state them and docs/agents.md
+// lists them; TestAgentTokenScopes measures the agent verbs' on the real
+// server (each one is needed, and they suffice).
+var verbScopes = map[string][]string{
+	"history": {"read:issue"},
+	"context": {"read:issue", "read:repository"},
+	"report":  {"write:issue", "read:repository", "read:user"},
+	"recover": {"read:issue", "read:repository"},
+	"status":  {"read:issue", "read:repository"},
+	"init":    {"write:repository", "write:issue", "read:user"},
+}
+
+// scopesOf are the scopes verb needs, as a message says them.
+func scopesOf(verb string) string {
+	s := verbScopes[verb]
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // repoExists asks the server whether the client's repository exists, when

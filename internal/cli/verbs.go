@@ -242,13 +242,13 @@ func (v verb) exec(ctx context.Context, args []string, env Env) error {
 			printHelp(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError), v)
 			return flag.ErrHelp
 		case len(args) > 0:
-			return usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name)
+			return onTheLine(usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name))
 		}
 		return v.run(ctx, nil, env)
 	}
 	o, err := v.parse(args, env)
 	if err != nil {
-		return err
+		return onTheLine(err)
 	}
 	return v.run(ctx, o, env)
 }
@@ -263,7 +263,8 @@ Usage:
 Every verb takes --format json (errors, too, are then one JSON object on
 standard output).
 
-Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not run.
+Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not run,
+4 (doctor) every check made holds but some could not be made.
 Run 'gns-guard VERB -h' for a verb's flags.
 `
 )
