@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
@@ -49,7 +50,13 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 	if t, _ := tokenFrom(o.token, env); t == "" {
 		return usageError("doctor: no token: pass --token TOKEN or set GITEA_TOKEN (a token that reads the repository; the owner's, as --admin-token or $%s, lets every check be made)", AdminTokenEnv)
 	}
-
+	adminToken, adminSource := o.adminToken, "--admin-token"
+	if adminToken == "" {
+		adminToken, adminSource = env.Getenv(AdminTokenEnv), AdminTokenEnv
+	}
+	if err := notPlaceholder("doctor", "the token from "+adminSource, adminToken); err != nil {
+		return err
+	}
 	reader, client, err := o.connect("doctor", env)
 	if err != nil {
 		return err
@@ -66,7 +73,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 		return reader.Where.Error("read the repository", err)
 	}
 	var admin *forge.Client
-	if t := firstOf(o.adminToken, env.Getenv(AdminTokenEnv)); t != "" {
+	if t := strings.TrimSpace(adminToken); t != "" {
 		if admin, err = forge.New(reader.Where.Server, t, o.owner, o.name); err != nil {
 			return usageError("doctor: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
@@ -98,6 +99,9 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 		return nil, nil, err
 	}
 	token, source := tokenFrom(f.token, env)
+	if err := notPlaceholder(verb, "the token from "+source, token); err != nil {
+		return nil, nil, err
+	}
 	if f.ledgerKeyEnv != "" {
 		if f.ledgerKey = []byte(env.Getenv(f.ledgerKeyEnv)); len(f.ledgerKey) == 0 {
 			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
@@ -128,6 +132,9 @@ func serverURL(verb, flagValue string, env Env) (string, error) {
 	if server == "" {
 		server, source = strings.TrimSpace(env.Getenv("GITHUB_SERVER_URL")), "GITHUB_SERVER_URL"
 	}
+	if err := notPlaceholder(verb, source, server); err != nil {
+		return "", err
+	}
 	scheme, rest, hasScheme := strings.Cut(server, "://")
 	switch {
 	case server == "":
@@ -138,6 +145,23 @@ func serverURL(verb, flagValue string, env Env) (string, error) {
 		return "", usageError("%s: %s %q: the server's URL starts with https:// or http://, not %s://", verb, source, server, scheme)
 	}
 	return server, nil
+}
+
+// placeholderRef is a reference to a variable left as written: ${VAR},
+// {env:VAR}, $VAR, %VAR%.
+var placeholderRef = regexp.MustCompile(`\$\{[^}]*\}|\{env:[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$|^%[A-Za-z_][A-Za-z0-9_]*%$`)
+
+// notPlaceholder refuses a value that is a variable's reference nobody
+// expanded (what a client's configuration passes on when it does not
+// expand it): the server would reject it as a token, and the message would
+// blame the token. A usage error naming the value's source and the
+// reference.
+func notPlaceholder(verb, source, value string) error {
+	ref := placeholderRef.FindString(strings.TrimSpace(value))
+	if ref == "" {
+		return nil
+	}
+	return usageError("%s: %s is %q, a placeholder nobody expanded, not a value: whatever started gns-guard passed the text as written (an MCP client's configuration?); set the variable itself in the environment it starts gns-guard from (docs/mcp.md)", verb, source, ref)
 }
 
 // tokenFrom is the token the flag or the environment gives, and where it

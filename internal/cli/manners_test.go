@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -94,4 +95,38 @@ func runCLIEnv(t *testing.T, vars map[string]string, args ...string) (stdout, st
 	env := testEnv(vars)
 	code = Main(context.Background(), args, env)
 	return env.Stdout.(*bytes.Buffer).String(), env.Stderr.(*bytes.Buffer).String(), code
+}
+
+// A token (or server) that is a variable's reference nobody expanded —
+// ${GITEA_TOKEN}, {env:GITEA_TOKEN}, $GITEA_TOKEN, as an MCP client's
+// configuration may pass it on — is named as such by every verb, exit 2,
+// before any request: never a 401 that blames the token.
+func TestPlaceholderToken(t *testing.T) {
+	server := map[string]string{"GITHUB_SERVER_URL": "http://127.0.0.1:1"}
+	with := func(k, v string) map[string]string {
+		m := maps.Clone(server)
+		m[k] = v
+		return m
+	}
+	for _, c := range []struct {
+		vars map[string]string
+		args []string
+		want string
+	}{
+		{with("GITEA_TOKEN", "${GITEA_TOKEN}"), []string{"context", "--repo", "o/r", "--issue", "1"}, `context: the token from GITEA_TOKEN is "${GITEA_TOKEN}", a placeholder nobody expanded`},
+		{with("GITEA_TOKEN", "{env:GITEA_TOKEN}"), []string{"history", "--repo", "o/r", "--issue", "1"}, `history: the token from GITEA_TOKEN is "{env:GITEA_TOKEN}"`},
+		{server, slices.Concat(reportArgs, []string{"--token", "$GITEA_TOKEN"}), `report: the token from --token is "$GITEA_TOKEN"`},
+		{with("GITHUB_TOKEN", "${GITHUB_TOKEN}"), []string{"status", "--repo", "o/r"}, `status: the token from GITHUB_TOKEN is "${GITHUB_TOKEN}"`},
+		{with("GITEA_TOKEN", "${GITEA_TOKEN}"), []string{"recover", "--repo", "o/r", "--issue", "1"}, "recover: the token from GITEA_TOKEN"},
+		{with("GITEA_TOKEN", "${GITEA_TOKEN}"), []string{"init", "--repo", "o/r"}, "init: the token from GITEA_TOKEN"},
+		{with("GITEA_TOKEN", "${GITEA_TOKEN}"), []string{"doctor", "--repo", "o/r"}, "doctor: the token from GITEA_TOKEN"},
+		{with("GNS_GUARD_ADMIN_TOKEN", "${OWNER_TOKEN}"), []string{"doctor", "--repo", "o/r", "--token", "t"}, `doctor: the token from GNS_GUARD_ADMIN_TOKEN is "${OWNER_TOKEN}"`},
+		{map[string]string{"GITHUB_SERVER_URL": "${GITHUB_SERVER_URL}", "GITEA_TOKEN": "t"}, []string{"context", "--repo", "o/r", "--issue", "1"}, `context: GITHUB_SERVER_URL is "${GITHUB_SERVER_URL}"`},
+		{with("GITEA_TOKEN", "${GITEA_TOKEN}"), []string{"mcp"}, `mcp: the token from GITEA_TOKEN is "${GITEA_TOKEN}"`},
+	} {
+		_, stderr, code := runCLIEnv(t, c.vars, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "set the variable itself") || strings.Contains(stderr, "401") {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
 }

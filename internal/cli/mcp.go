@@ -61,6 +61,20 @@ func (o *mcpOptions) settle(_ *flag.FlagSet, pos []string, env Env) error {
 			return err
 		}
 	}
+	// A placeholder token would fail every call with a 401 that blames
+	// the token: refuse to serve, saying so.
+	if token, source := tokenFrom(o.token, env); token != "" {
+		if err := notPlaceholder("mcp", "the token from "+source, token); err != nil {
+			return err
+		}
+	}
+	if o.server != "" {
+		if err := notPlaceholder("mcp", "--server", o.server); err != nil {
+			return err
+		}
+	} else if err := notPlaceholder("mcp", "GITHUB_SERVER_URL", env.Getenv("GITHUB_SERVER_URL")); err != nil {
+		return err
+	}
 	if o.ledgerKeyEnv != "" && env.Getenv(o.ledgerKeyEnv) == "" {
 		return usageError("mcp: --ledger-key-env %s: the variable is empty or not set", o.ledgerKeyEnv)
 	}
