@@ -16,6 +16,19 @@
 #                      its signed ledger names; set it only to override)
 #   WORKDIR            where entry.md and entry.json are written (default .)
 #
+# What the model did, for the report (the defaults are the example's):
+#   CONSUMED           the tokens this call used, as the model's runtime
+#                      counts them (default: the size of entry.md, a
+#                      stand-in for a model that reports nothing)
+#   ACTION             one line: what the agent did
+#   RESULT_FILE        a file holding the result comment's body (optional)
+#   VERDICT, FILES_CHANGED, KEY_STATS
+#                      the footer's verdict, files changed and key figures
+#                      (a JSON object)
+#   LABELS_ADD, LABELS_REMOVE
+#                      labels to set and to take off, comma-separated
+#                      (empty: none)
+#
 # POSIX sh and POSIX utilities only: it runs the same on Linux, macOS and
 # the BSDs, and in busybox.
 set -u
@@ -47,9 +60,16 @@ case $status in
 *) exit "$status" ;;
 esac
 
-# WORK: the model reads entry.md and does its task; here it only counts.
-# (BSD wc pads the number with blanks: keep the digits only.)
-CONSUMED=$(wc -c <"$WORKDIR/entry.md" | tr -cd '0-9')
+# WORK: the model reads entry.md and does its task. Here it does nothing:
+# what it would report comes from the variables above. (BSD wc pads the
+# number with blanks: keep the digits only.)
+CONSUMED=${CONSUMED:-$(wc -c <"$WORKDIR/entry.md" | tr -cd '0-9')}
+ACTION=${ACTION-implemented the rate limiter middleware, with tests}
+VERDICT=${VERDICT-ready-for-review}
+FILES_CHANGED=${FILES_CHANGED-3}
+KEY_STATS=${KEY_STATS-'{"tests": 14}'}
+LABELS_ADD=${LABELS_ADD-phase::review}
+LABELS_REMOVE=${LABELS_REMOVE-phase::implementation}
 
 # The next call's estimate: what the guard accepts is at most half the
 # budget left after this call (next-over-budget) and the room the pressure
@@ -90,14 +110,18 @@ fi
 #    would fail the state it leaves; safe to repeat (exit 3: the server
 #    could not be reached) with the same invocation. Anything else (2: a
 #    usage or configuration error, a repository or issue that does not
-#    exist) is not retried.
+#    exist) is not retried. An optional flag is left out when its variable
+#    is empty.
+set -- "$@" --agent "$AGENT" --invocation "$INVOCATION" --consumed "$CONSUMED" --action "$ACTION" \
+	--next-agent "$NEXT_AGENT" --next-estimate "$NEXT_ESTIMATE"
+[ -n "${RESULT_FILE:-}" ] && set -- "$@" --result-file "$RESULT_FILE"
+[ -n "$VERDICT" ] && set -- "$@" --verdict "$VERDICT"
+[ -n "$FILES_CHANGED" ] && set -- "$@" --files-changed "$FILES_CHANGED"
+[ -n "$KEY_STATS" ] && set -- "$@" --key-stats "$KEY_STATS"
+[ -n "$LABELS_ADD" ] && set -- "$@" --labels-add "$LABELS_ADD"
+[ -n "$LABELS_REMOVE" ] && set -- "$@" --labels-remove "$LABELS_REMOVE"
 for try in 1 2 3; do
-	gns-guard report "$@" \
-		--agent "$AGENT" --invocation "$INVOCATION" --consumed "$CONSUMED" \
-		--action "implemented the rate limiter middleware, with tests" \
-		--verdict ready-for-review --files-changed 3 --key-stats '{"tests": 14}' \
-		--next-agent "$NEXT_AGENT" --next-estimate "$NEXT_ESTIMATE" \
-		--labels-add phase::review --labels-remove phase::implementation
+	gns-guard report "$@"
 	status=$?
 	[ "$status" -eq 3 ] || exit "$status"
 	sleep "$try"

@@ -130,3 +130,43 @@ exit 0
 		})
 	}
 }
+
+// agent.sh takes what the model did from its environment: the action,
+// the consumption, the verdict, the labels, a result file; an empty
+// variable leaves its flag out.
+func TestAgentScriptTakesTheWorkFromItsEnvironment(t *testing.T) {
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "agent", "agent.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, work := t.TempDir(), t.TempDir()
+	calls := filepath.Join(work, "calls")
+	stub := "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\" >>\"$CALLS\"; done\necho >>\"$CALLS\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "gns-guard"), []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", script)
+	cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"GITHUB_SERVER_URL=http://gitea.invalid", "GITEA_TOKEN=t", "REPO=acme/api", "ISSUE=42", "WORKDIR=" + work, "CALLS=" + calls,
+		"NEXT_ESTIMATE=900", "CONSUMED=4321", "ACTION=reviewed the limiter: two findings", "VERDICT=changes-requested",
+		"FILES_CHANGED=", "KEY_STATS=", "LABELS_ADD=phase::implementation", "LABELS_REMOVE=phase::review", "RESULT_FILE=review.md"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	data, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := strings.Split(strings.TrimSpace(string(data)), "\n")[1]
+	for _, want := range []string{"[--consumed][4321]", "[--action][reviewed the limiter: two findings]", "[--verdict][changes-requested]",
+		"[--labels-add][phase::implementation]", "[--labels-remove][phase::review]", "[--result-file][review.md]", "[--next-estimate][900]"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %s: %s", want, report)
+		}
+	}
+	for _, unwanted := range []string{"--files-changed", "--key-stats", "rate limiter"} {
+		if strings.Contains(report, unwanted) {
+			t.Errorf("report has %s, which the environment left out: %s", unwanted, report)
+		}
+	}
+}

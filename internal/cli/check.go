@@ -35,8 +35,8 @@ type checkOptions struct {
 // checkFlags declares the flags of `check`.
 func checkFlags(fs *flag.FlagSet) options {
 	o := &checkOptions{}
-	o.declare(fs, "output format: text or json",
-		"the issue's labels, comma-separated; --labels= says it has none (default: the checkpoint's state.labels)")
+	o.declare(fs, "output format: `text|json`",
+		"the issue's labels, comma-separated (`L1,L2`); --labels= says it has none (default: the checkpoint's state.labels)")
 	return o
 }
 
@@ -286,7 +286,7 @@ func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
 // .gitea/gns-guard.yml) and a flag per setting of the table, which override
 // the file. The returned function resolves them into the guard's Config.
 func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (issues.Config, error) {
-	file := fs.String("config", "", "a configuration file to judge with, as the repository's "+settings.FileName)
+	file := fs.String("config", "", "a configuration `FILE` to judge with, as the repository's "+settings.FileName)
 	flags := settings.Flags(fs)
 	return func(verb string, env Env) (issues.Config, error) {
 		var layers []settings.Layer

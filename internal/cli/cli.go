@@ -113,6 +113,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitcode.Clean
 	}
+	err = howToFinish(err, args)
 	code := exitcode.Code(err)
 	if code == exitcode.Clean {
 		return code
@@ -122,16 +123,51 @@ func Main(ctx context.Context, args []string, env Env) int {
 		printJSONError(env.Stdout, err)
 		return code
 	}
-	if err == exitcode.ErrViolations || exitcode.IsReported(err) {
+	if err == exitcode.ErrViolations || err == exitcode.ErrUnchecked || exitcode.IsReported(err) {
 		return code
 	}
 	fmt.Fprintf(env.Stderr, "gns-guard: %s\n", oneLine(err.Error()))
-	if code == exitcode.Usage {
+	if _, onTheLine := errors.AsType[commandLineError](err); onTheLine {
 		if hint := usageHint(args, env); hint != "" {
 			fmt.Fprintln(env.Stderr, hint)
 		}
 	}
 	return code
+}
+
+// howToFinish adds to a report a signal stopped how to finish it: run it
+// again with the same invocation, which writes nothing twice.
+func howToFinish(err error, args []string) error {
+	if _, stopped := errors.AsType[*exitcode.StoppedError](err); !stopped || len(args) == 0 || args[0] != "report" {
+		return err
+	}
+	inv := flagValue(args[1:], "invocation")
+	if inv == "" {
+		inv = "ID"
+	}
+	return fmt.Errorf("%w; a write may have been made: run the same report again with --invocation %s to finish it (nothing is written twice)", err, inv)
+}
+
+// flagValue is the last value args give the flag name (--name v,
+// --name=v, one dash or two), or "".
+func flagValue(args []string, name string) string {
+	value := ""
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		n, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || n != name {
+			continue
+		}
+		switch {
+		case hasValue:
+			value = v
+		case i+1 < len(args):
+			value = args[i+1]
+		}
+	}
+	return value
 }
 
 // runSafely runs the arguments. Nothing on any input may crash the
@@ -158,7 +194,8 @@ type jsonError struct {
 type jsonErrorBody struct {
 	ExitCode int `json:"exit_code"`
 	// Kind is usage (exit 2: a usage or configuration error), violations
-	// (exit 1), cannot-run (exit 3) or stopped (130 or 143: a signal).
+	// (exit 1), cannot-run (exit 3), unchecked (exit 4: doctor) or stopped
+	// (130 or 143: a signal).
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
@@ -172,6 +209,8 @@ func printJSONError(w io.Writer, err error) {
 		e.Kind = "violations"
 	case exitcode.Usage:
 		e.Kind = "usage"
+	case exitcode.Unchecked:
+		e.Kind = "unchecked"
 	case exitcode.Interrupted, exitcode.Terminated:
 		e.Kind = "stopped"
 	default:
@@ -183,26 +222,30 @@ func printJSONError(w io.Writer, err error) {
 
 // wantsJSON says the arguments ask for --format json (or --format=json;
 // the last --format counts, as the flag package has it).
-func wantsJSON(args []string) bool {
-	asJSON := false
-	for i, a := range args {
-		if a == "--" {
-			break
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "format" {
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				break
-			}
-			value = args[i+1]
-		}
-		asJSON = value == "json"
+func wantsJSON(args []string) bool { return flagValue(args, "format") == "json" }
+
+// commandLineError is a mistake in the command line itself (a flag, an
+// argument, the verb): the usage hint follows it. A usage error found
+// while working (an issue that does not exist, a broken settings file)
+// gets no hint: the help would not fix it.
+type commandLineError struct{ error }
+
+func (e commandLineError) Unwrap() error { return e.error }
+
+// onTheLine marks err, if any, as a mistake in the command line: a usage
+// error that is not about an input's content (inputError).
+func onTheLine(err error) error {
+	if _, input := errors.AsType[inputError](err); input || exitcode.Code(err) != exitcode.Usage || errors.Is(err, flag.ErrHelp) {
+		return err
 	}
-	return asJSON
+	return commandLineError{err}
 }
+
+// inputError is a usage error about what a file holds or how large it is,
+// found while the arguments are settled: the help would not fix it.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
 
 // usageHint is the line that follows a usage error: where the help is.
 // Action mode has none (its inputs are described in action.yml).
@@ -251,7 +294,7 @@ func run(ctx context.Context, args []string, env Env) error {
 		if env.Getenv("GITHUB_ACTIONS") == "true" {
 			return runAction(ctx, env)
 		}
-		return usageError("no verb given; the verbs are %s", verbNames())
+		return onTheLine(usageError("no verb given; the verbs are %s", verbNames()))
 	}
 	first, rest := args[0], args[1:]
 	if v, ok := verbCalled(first); ok {
@@ -260,7 +303,11 @@ func run(ctx context.Context, args []string, env Env) error {
 	if isHelp(first) {
 		return help(ctx, rest, env)
 	}
-	return usageError("unknown verb %q; the verbs are %s", first, verbNames())
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	return onTheLine(usageError("unknown verb %q%s; the verbs are %s", first, didYouMean(first, names, ""), verbNames()))
 }
 
 // isHelp says an argument asks for help.
@@ -308,7 +355,7 @@ func (o *formatOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 
 // versionFlags declares the flags of `version`.
 func versionFlags(fs *flag.FlagSet) options {
-	return formatOnly(fs, "version", "output format: text or json", nil)
+	return formatOnly(fs, "version", "output format: `text|json`", nil)
 }
 
 // runVersion prints the build: one line, or a JSON object.
@@ -397,7 +444,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				help()
 				return nil, err
 			}
-			return nil, usageError("%s: %s", fs.Name(), flagMistake(err.Error(), args))
+			return nil, usageError("%s: %s", fs.Name(), flagMistake(err.Error(), args, fs))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -409,9 +456,12 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // flagMistake is the flag package's error as a person reads it: the flag
-// as typed, and what a number flag takes.
-func flagMistake(msg string, args []string) string {
-	msg = strings.Replace(msg, "flag provided but not defined: ", "unknown flag ", 1)
+// as typed, the closest flag for one unknown, and what a number flag
+// takes.
+func flagMistake(msg string, args []string, fs *flag.FlagSet) string {
+	if name, unknown := strings.CutPrefix(msg, "flag provided but not defined: "); unknown {
+		return asTyped("unknown flag "+name, args) + didYouMean(strings.TrimLeft(name, "-"), flagNames(fs), "--")
+	}
 	msg = strings.Replace(msg, ": parse error", ": not a whole number", 1)
 	msg = strings.Replace(msg, ": value out of range", ": out of range (a whole number up to 9223372036854775807)", 1)
 	return asTyped(msg, args)
@@ -512,10 +562,10 @@ func readInput(env Env, name string) (string, error) {
 		data, err = env.ReadFile(name)
 	}
 	if errors.Is(err, errTooLarge) || err == nil && len(data) > maxInput {
-		return "", usageError("%s is over %d MiB; an issue body is far smaller", name, maxInput>>20)
+		return "", inputError{usageError("%s is over %d MiB; an issue body is far smaller", name, maxInput>>20)}
 	}
 	if err != nil {
-		return "", usageError("cannot read %s: %v", name, err)
+		return "", inputError{usageError("cannot read %s: %v", name, err)}
 	}
 	return string(data), nil
 }

@@ -188,17 +188,17 @@ type overflowRecord struct {
 func contextFlags(fs *flag.FlagSet) options {
 	o := &contextOptions{}
 	o.issueFlags.add(fs)
-	fs.StringVar(&o.body, "body", "", "read the issue body from FILE (- for standard input) instead of the server")
-	fs.StringVar(&o.comments, "comments", "", "with --body: the issue's comments, a JSON array of {id, author, body, html_url}, oldest first")
-	fs.Var(&o.files, "file", "a file the task names, from the local checkout (repeatable, at most 3, in priority order)")
-	fs.StringVar(&o.skill, "skill", "", "the skill to load, from the local checkout")
-	fs.StringVar(&o.size, "size", "", "task size: tiny, small, medium or large (default: the size:: label, else inferred from next_estimated_tokens)")
-	fs.IntVar(&o.cap, "cap", 0, "the cap in tokens (default: the task size's max context less its checkpoint overhead)")
+	fs.StringVar(&o.body, "body", "", "read the issue body from `FILE` (- for standard input) instead of the server")
+	fs.StringVar(&o.comments, "comments", "", "with --body: a `FILE` of the issue's comments, a JSON array of {id, author, body, html_url}, oldest first")
+	fs.Var(&o.files, "file", "a file the task names, its `PATH` in the local checkout (repeatable, at most 3, in priority order)")
+	fs.StringVar(&o.skill, "skill", "", "the skill to load, its `PATH` in the local checkout")
+	fs.StringVar(&o.size, "size", "", "task size: `tiny|small|medium|large` (default: the size:: label, else inferred from next_estimated_tokens)")
+	fs.IntVar(&o.cap, "cap", 0, "the cap in `TOKENS` (default: the task size's max context less its checkpoint overhead)")
 	fs.BoolVar(&o.fullComments, "full-comments", false, "load agent result comments whole instead of compressed to their footer's fields")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated; --labels= for none (default: the checkpoint's state.labels)")
-	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line here when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
-	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this file")
+	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
+	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated (`L1,L2`); --labels= for none (default: the checkpoint's state.labels)")
+	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line to this `FILE` when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
+	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this `FILE`")
 	return o
 }
 
@@ -366,7 +366,7 @@ func contextCheckpoint(env Env, s contextIssue, o *contextOptions) (checkpoint.R
 	if err := awaitGuard("context", s.Snapshot, parsed); err != nil {
 		return parsed, err
 	}
-	if err := loadableCheckpoint(env, parsed, number, o); err != nil {
+	if err := loadableCheckpoint(env, s, parsed, number, o); err != nil {
 		return parsed, err
 	}
 	if number == 0 {
@@ -545,10 +545,10 @@ func readDoc(env Env, what, path string) (entryload.Doc, error) {
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line := 1 + bytes.Count(data[:i], []byte("\n"))
-		return entryload.Doc{}, usageError("context: the %s %s looks binary (a NUL byte on line %d, byte offset %d): only text files can be loaded", what, path, line, i)
+		return entryload.Doc{}, notText("context: the %s %s looks binary (a NUL byte on line %d, byte offset %d): only text files can be loaded", what, path, line, i)
 	}
 	if err := validUTF8(data); err != nil {
-		return entryload.Doc{}, usageError("context: the %s %s is not UTF-8 text (%v): convert it to UTF-8 or leave it out", what, path, err)
+		return entryload.Doc{}, notText("context: the %s %s is not UTF-8 text (%v): convert it to UTF-8 or leave it out", what, path, err)
 	}
 	return entryload.Doc{Path: path, Text: string(data)}, nil
 }
@@ -585,7 +585,7 @@ func readIssueOffline(env Env, o *contextOptions) (iss issues.Issue, recent []is
 		return iss, nil, false, err
 	}
 	if err := validUTF8([]byte(body)); err != nil {
-		return iss, nil, false, usageError("context: the body %s is not UTF-8 text (%v)", o.body, err)
+		return iss, nil, false, notText("context: the body %s is not UTF-8 text (%v)", o.body, err)
 	}
 	iss = issues.Issue{Number: o.issue, Body: body}
 	if o.comments != "" {
@@ -630,7 +630,7 @@ func readCommentsFile(env Env, name string) ([]issues.Comment, error) {
 	}
 	data := []byte(text)
 	if err := validUTF8(data); err != nil {
-		return nil, usageError("context: the comments file %s is not UTF-8 text (%v)", name, err)
+		return nil, notText("context: the comments file %s is not UTF-8 text (%v)", name, err)
 	}
 	var entries []commentsFileEntry
 	if err := json.Unmarshal(data, &entries); err != nil {
@@ -740,12 +740,26 @@ func readContextIssue(ctx context.Context, env Env, o *contextOptions) (*live.Re
 	return rd, contextIssue{s, true}, set.Config, nil
 }
 
+// ungoverned says an issue read from the server is none the guard
+// governs: no checkpoint, no governance label, no anchor, and no status
+// comment among the comments read (one holds a ledger: the issue was
+// governed, and its checkpoint is gone).
+func ungoverned(s contextIssue, o *contextOptions) bool {
+	return o.repo != "" && !s.Governed && s.Status == nil && !s.Unreached
+}
+
 // loadableCheckpoint refuses an issue no agent should resume from: no
-// checkpoint block, or one that cannot be trusted. Exit 1.
-func loadableCheckpoint(env Env, parsed checkpoint.Result, number int64, o *contextOptions) error {
+// checkpoint block, or one that cannot be trusted (exit 1), or an issue
+// the guard does not govern (exit 2).
+func loadableCheckpoint(env Env, s contextIssue, parsed checkpoint.Result, number int64, o *contextOptions) error {
 	where := fmt.Sprintf("issue #%d", number)
 	if o.body != "" {
 		where = o.body
+	}
+	if len(parsed.Blocks) == 0 && ungoverned(s, o) {
+		// Not an issue the guard governs: a wrong --issue, or one not
+		// opened from the template. Recovery cannot help (docs/choices.md).
+		return usageError("context: %s is not governed by gns-guard: it has no checkpoint block, no cascade:: or budget:: label and no status comment of the guard; check --issue, or open the task from the %q issue template", where, issueTemplateName)
 	}
 	if len(parsed.Blocks) == 0 {
 		return &exitcode.ViolationError{Err: fmt.Errorf("context: %s has no checkpoint block (a ```yaml fenced block whose root key is checkpoint): there is no state for an agent to load; run 'gns-guard schema' for its shape", where)}

@@ -267,3 +267,27 @@ func commas(n int64) string {
 	}
 	return b.String()
 }
+
+// context on an issue the guard does not govern (no checkpoint, no
+// governance label, no status comment) is a usage error, exit 2: a wrong
+// --issue that recovery cannot mend. A governed issue whose checkpoint
+// is gone stays exit 1 (recover), also with its labels removed, since
+// the guard's status comment remains.
+func TestContextOnAnUngovernedIssue(t *testing.T) {
+	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
+	plain, _ := f.r.Open(t, "a question", func(int64) string { return "How do I run the tests?\n" })
+	ctxArgs := func(n int64) []string {
+		return []string{"--repo", f.r.Owner + "/" + f.r.Name, "--issue", strconv.FormatInt(n, 10), "--server", f.r.S.URL, "--token", f.agent.Token}
+	}
+	_, stderr, code := gnsContext(t, ctxArgs(plain)...)
+	if code != 2 || !strings.Contains(stderr, fmt.Sprintf("context: issue #%d is not governed by gns-guard", plain)) || strings.Contains(stderr, "for usage") {
+		t.Errorf("an ungoverned issue: exit %d, %s; want 2, saying it is not governed", code, stderr)
+	}
+
+	f.r.EditBody(t, f.n, f.agent, "# Rate limits\n\nThe checkpoint is gone.\n")
+	f.r.RemoveLabel(t, f.n, "cascade::depth-2")
+	f.r.RemoveLabel(t, f.n, "size::medium")
+	if _, stderr, code := gnsContext(t, ctxArgs(f.n)...); code != 1 || !strings.Contains(stderr, "has no checkpoint block") {
+		t.Errorf("a governed issue stripped of its checkpoint and labels: exit %d, %s; want 1 (recover)", code, stderr)
+	}
+}

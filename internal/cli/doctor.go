@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/posture"
@@ -29,11 +31,11 @@ type doctorOptions struct {
 // doctorFlags declares the flags of `doctor`.
 func doctorFlags(fs *flag.FlagSet) options {
 	o := &doctorOptions{}
-	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
-	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&o.token, "token", "", "an access token that reads the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
-	fs.StringVar(&o.adminToken, "admin-token", "", "the repository owner's token, which reads the secrets' names, the teams' members, the collaborators' permissions and the branch protection (default: $"+AdminTokenEnv+")")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access `TOKEN` that reads the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&o.adminToken, "admin-token", "", "the repository owner's `TOKEN`, which reads the secrets' names, the teams' members, the collaborators' permissions and the branch protection (default: $"+AdminTokenEnv+")")
+	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	o.settings = func() settings.Layer { return settings.Layer{} }
 	return o
 }
@@ -45,6 +47,16 @@ func (o *doctorOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 // runDoctor says which guarantees of the threat model hold in the
 // repository as configured now: exit 0 when all do, 1 when one does not.
 func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
+	if t, _ := tokenFrom(o.token, env); t == "" {
+		return usageError("doctor: no token: pass --token TOKEN or set GITEA_TOKEN (a token that reads the repository; the owner's, as --admin-token or $%s, lets every check be made)", AdminTokenEnv)
+	}
+	adminToken, adminSource := o.adminToken, "--admin-token"
+	if adminToken == "" {
+		adminToken, adminSource = env.Getenv(AdminTokenEnv), AdminTokenEnv
+	}
+	if err := notPlaceholder("doctor", "the token from "+adminSource, adminToken); err != nil {
+		return err
+	}
 	reader, client, err := o.connect("doctor", env)
 	if err != nil {
 		return err
@@ -61,7 +73,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 		return reader.Where.Error("read the repository", err)
 	}
 	var admin *forge.Client
-	if t := firstOf(o.adminToken, env.Getenv(AdminTokenEnv)); t != "" {
+	if t := strings.TrimSpace(adminToken); t != "" {
 		if admin, err = forge.New(reader.Where.Server, t, o.owner, o.name); err != nil {
 			return usageError("doctor: %v", err)
 		}
@@ -75,7 +87,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 		return err
 	}
 	facts.BudgetAdmins, facts.PublicKey = set.Config.BudgetAdmins, set.LedgerPublicKey
-	checks := posture.Judge(facts)
+	checks := doctorChecks(posture.Judge(facts))
 	if o.format == "json" {
 		err = printJSON(env, checks)
 	} else {
@@ -84,33 +96,90 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	if !posture.Holds(checks) {
-		return errViolations
+	return doctorOutcome(checks)
+}
+
+// The states of a doctor check.
+const (
+	stateHolds     = "holds"
+	stateBroken    = "broken"
+	stateUnchecked = "could not check"
+)
+
+// doctorCheck is a check as doctor prints it: the judge's, with its
+// state, so that "could not check" is told apart from "does not hold".
+type doctorCheck struct {
+	ID string `json:"id"`
+	// State is holds, broken or "could not check".
+	State  string   `json:"state"`
+	Holds  bool     `json:"holds"`
+	Why    string   `json:"why"`
+	Logins []string `json:"logins"`
+}
+
+// doctorChecks gives each check its state; the why of one that could not
+// be made loses its prefix, which the state now says.
+func doctorChecks(checks []posture.Check) []doctorCheck {
+	out := make([]doctorCheck, len(checks))
+	for i, c := range checks {
+		d := doctorCheck{ID: c.ID, State: stateHolds, Holds: c.Holds, Why: c.Why, Logins: c.Logins}
+		if why, unchecked := c.Unchecked(); unchecked {
+			d.State, d.Why = stateUnchecked, why
+		} else if !c.Holds {
+			d.State = stateBroken
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// doctorOutcome is the exit: 1 when a check made does not hold, else 4
+// when some could not be made, else 0 (docs/contract.md §9).
+func doctorOutcome(checks []doctorCheck) error {
+	unchecked := false
+	for _, c := range checks {
+		switch c.State {
+		case stateBroken:
+			return errViolations
+		case stateUnchecked:
+			unchecked = true
+		}
+	}
+	if unchecked {
+		return exitcode.ErrUnchecked
 	}
 	return nil
 }
 
-// printDoctor prints the checks, one a line, the logins that break one
-// under it, and a summary.
-func printDoctor(out io.Writer, f posture.Facts, server string, checks []posture.Check) error {
+// printDoctor prints the checks, one a line with its state, and a
+// summary.
+func printDoctor(out io.Writer, f posture.Facts, server string, checks []doctorCheck) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gns-guard doctor: %s on %s, default branch %s\n\n", f.Repo, server, f.DefaultBranch)
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	broken := 0
+	count := map[string]int{}
 	for _, c := range checks {
-		state := "holds"
-		if !c.Holds {
-			state, broken = "BROKEN", broken+1
+		state := c.State
+		if state == stateBroken {
+			state = "BROKEN"
 		}
+		count[c.State]++
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", state, c.ID, c.Why)
 	}
 	tw.Flush()
 	b.WriteByte('\n')
-	if broken == 0 {
-		fmt.Fprintf(&b, "Every guarantee of the threat model holds (%d checks).\n", len(checks))
-	} else {
-		fmt.Fprintf(&b, "%d of %d guarantees do not hold: see the threat model in the README.\n", broken, len(checks))
+	switch {
+	case count[stateBroken] > 0:
+		fmt.Fprintf(&b, "%d of %d guarantees do not hold: see the threat model in the README.", count[stateBroken], len(checks))
+	case count[stateUnchecked] > 0:
+		fmt.Fprintf(&b, "Every check that could be made holds (%d of %d).", count[stateHolds], len(checks))
+	default:
+		fmt.Fprintf(&b, "Every guarantee of the threat model holds (%d checks).", len(checks))
 	}
+	if n := count[stateUnchecked]; n > 0 {
+		fmt.Fprintf(&b, " %d could not be checked with the tokens given: pass the owner's token as --admin-token (or $%s) to check them.", n, AdminTokenEnv)
+	}
+	b.WriteByte('\n')
 	_, err := out.Write(b.Bytes())
 	return err
 }

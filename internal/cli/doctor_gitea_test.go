@@ -120,7 +120,8 @@ func readExample(t *testing.T, path string) []byte {
 // sets the secrets and publishes the public key as init's next steps say,
 // and checks that Gitea refuses the agent what the threat model says it
 // cannot do — push a branch, disable the guard's workflow, re-run its
-// runs, read the secrets — and that doctor exits 0, twice alike.
+// runs, read the secrets — and that doctor exits 0, twice alike, and 4
+// with a token that cannot read everything.
 func TestDoctorPassesThePostureInitBuilds(t *testing.T) {
 	r := newOrgRepo(t)
 	agent, agentToken := newUser(t, r.s, "mallory")
@@ -152,6 +153,12 @@ func TestDoctorPassesThePostureInitBuilds(t *testing.T) {
 	}
 	if again, _, _ := r.doctor(); again != first {
 		t.Errorf("doctor answered twice differently:\n%s\n---\n%s", first, again)
+	}
+	// With an agent's token alone, what only the owner may read could not
+	// be checked: its own state, and exit 4, every check made holding.
+	text, stderr, code := gns(t, nil, "doctor", "--repo", r.full(), "--server", r.s.URL, "--token", agentToken)
+	if code != 4 || !strings.Contains(text, "could not check") || strings.Contains(text, "BROKEN") || !strings.Contains(text, "could not be checked with the tokens given") {
+		t.Errorf("doctor with the agent's token: exit %d, want 4\n%s%s", code, text, stderr)
 	}
 
 	// What the agent's token is refused (HTTP 403), as the threat model says.

@@ -15,3 +15,6 @@ type ExitForge interface {
 	issues.Forge
 	assigner
 }
+
+// VerbScopes are the token scopes each verb needs, as its messages say.
+var VerbScopes = verbScopes

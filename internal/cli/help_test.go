@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -93,5 +94,73 @@ func TestCheckSaysThePruneResetsTheBudget(t *testing.T) {
 	want := "b.md: the action would start a new phase budget with the prune: total 1300, consumed 0, remaining 1300 (was 2600 of 20000 left"
 	if code != 0 || !strings.Contains(stdout, want) {
 		t.Errorf("exit %d; want %q in:\n%s", code, want, stdout)
+	}
+}
+
+// A verb's synopsis, its help's marks and its tool's schema come from its
+// flags and the one declaration of what it requires: every own flag is in
+// the synopsis with the value its usage names, the required ones outside
+// brackets and marked in the help.
+func TestSynopsisFromFlags(t *testing.T) {
+	for _, v := range verbs {
+		if v.flags == nil {
+			continue
+		}
+		stdout, _, code := runCLI(t, nil, "", v.name, "-h")
+		syn, _, _ := strings.Cut(strings.TrimPrefix(stdout, "Usage: gns-guard "), "\n")
+		if code != 0 || !strings.HasPrefix(syn, v.name) {
+			t.Fatalf("%s -h: exit %d\n%s", v.name, code, stdout)
+		}
+		fs := flag.NewFlagSet(v.name, flag.ContinueOnError)
+		v.flags(fs)
+		own, _ := splitFlags(fs)
+		for _, f := range own {
+			word := flagWord(f)
+			required := slices.ContainsFunc(v.required, func(g []string) bool { return slices.Contains(g, f.Name) })
+			switch {
+			case !strings.Contains(syn, word):
+				t.Errorf("%s's synopsis lacks %q: %s", v.name, word, syn)
+			case required && strings.Contains(syn, "["+word):
+				t.Errorf("%s's synopsis has the required %s in brackets: %s", v.name, word, syn)
+			case !required && !strings.Contains(syn, "["+word+"]"):
+				t.Errorf("%s's synopsis has the optional %s out of brackets: %s", v.name, word, syn)
+			case required && !strings.Contains(stdout, "  "+word+"   (required"):
+				t.Errorf("%s's help does not mark %s required:\n%s", v.name, word, stdout)
+			}
+		}
+	}
+	for _, c := range []struct{ verb, want string }{
+		{"doctor", "  --repo OWNER/NAME   (required)\n"},
+		{"init", "[--agents LOGINS]"},
+		{"init", "[--runner docker|host]"},
+		{"context", "Usage: gns-guard context (--repo OWNER/NAME --issue N | --body FILE) [--cap TOKENS]"},
+		{"context", "  --body FILE   (required without --repo and --issue)\n"},
+		{"context", "  --issue N   (required without --body)\n"},
+		{"context", "[--file PATH]... "},
+		{"report", "[--status ok|failed]"},
+	} {
+		if stdout, _, _ := runCLI(t, nil, "", c.verb, "-h"); !strings.Contains(stdout, c.want) {
+			t.Errorf("%s -h lacks %q:\n%s", c.verb, c.want, stdout)
+		}
+	}
+}
+
+// docs/cli.md opens with the verbs' lines exactly as gns-guard -h prints
+// them.
+func TestCLIDocUsage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(data), "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	var want strings.Builder
+	for _, v := range verbs {
+		for _, line := range v.usageLines() {
+			want.WriteString("gns-guard " + line + "\n")
+		}
+	}
+	if block != want.String() {
+		t.Errorf("docs/cli.md's first block:\n%s\nwant (gns-guard -h):\n%s", block, want.String())
 	}
 }

@@ -45,11 +45,11 @@ type historyOptions struct {
 func historyFlags(fs *flag.FlagSet) options {
 	o := &historyOptions{}
 	o.issueFlags.add(fs)
-	fs.StringVar(&o.format, "format", "yaml", "output format: yaml or json")
-	fs.StringVar(&o.trust, "trust", "", "the same as --guard-user: the login whose archive comments are trusted")
+	fs.StringVar(&o.format, "format", "yaml", "output format: `yaml|json`")
+	fs.StringVar(&o.trust, "trust", "", "the same as --guard-user: the `LOGIN` whose archive comments are trusted")
 	fs.BoolVar(&o.noVerify, "no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, ordered by comment id)")
 	fs.BoolVar(&o.verify, "verify", false, "check every signature (the ledger record and every archive part) with the repository's published ledger-public-key, holding no secret, and print a one-line summary instead of the history")
-	fs.Var(&o.publicKeys, "public-key", "a public key (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of ledger-public-key; repeat it for a key rotated out")
+	fs.Var(&o.publicKeys, "public-key", "a public `KEY` (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of ledger-public-key; repeat it for a key rotated out")
 	return o
 }
 

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -15,14 +17,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/version"
 )
 
-// The files `init` writes. template/workflow.yml is a copy of
-// examples/workflows/gns-guard.yml (go:embed cannot reach outside the
-// package); a test keeps the two the same.
+// The files `init` writes. template/workflow.yml and workflow-host.yml
+// are copies of examples/workflows/gns-guard.yml and gns-guard-host.yml
+// (go:embed cannot reach outside the package); a test keeps them the same.
 var (
 	//go:embed template/workflow.yml
 	workflowTemplate []byte
+	//go:embed template/workflow-host.yml
+	hostWorkflowTemplate []byte
 	//go:embed template/config.yml
 	configTemplate []byte
 	//go:embed template/gns-task.md
@@ -48,10 +53,33 @@ type initFile struct {
 	what    string
 }
 
-// initFiles are the files `init` writes, in the order it lists them.
-func initFiles() []initFile {
+// The runners `init --runner` writes a workflow for.
+const (
+	// RunnerDocker: the step uses the action, whose image needs a Docker
+	// engine.
+	RunnerDocker = "docker"
+	// RunnerHost: the step runs the gns-guard binary installed on a
+	// host-mode runner.
+	RunnerHost = "host"
+)
+
+// workflowFor is the guard's workflow for a runner.
+func workflowFor(runner string) []byte {
+	if runner == RunnerHost {
+		return hostWorkflowTemplate
+	}
+	return workflowTemplate
+}
+
+// initFiles are the files `init` writes for a runner, in the order it
+// lists them.
+func initFiles(runner string) []initFile {
+	what := "the workflow that runs the guard on issue, comment and pull request events"
+	if runner == RunnerHost {
+		what += ", with the gns-guard binary of a runner without Docker"
+	}
 	return []initFile{
-		{WorkflowPath, workflowTemplate, "the workflow that runs the guard on issue, comment and pull request events"},
+		{WorkflowPath, workflowFor(runner), what},
 		{settings.FileName, configTemplate, "the guard's settings, read from the default branch"},
 		{IssueTemplatePath, issueTemplate, `the "` + issueTemplateName + `" issue template: a governed task with its checkpoint to fill in`},
 	}
@@ -119,7 +147,9 @@ type initReport struct {
 	Server        string `json:"server"`
 	DefaultBranch string `json:"default_branch"`
 	// Mode is pull-request or commit (--commit).
-	Mode   string `json:"mode"`
+	Mode string `json:"mode"`
+	// Runner is the runner the workflow is for: docker or host (--runner).
+	Runner string `json:"runner"`
 	DryRun bool   `json:"dry_run"`
 	// Changed says a write was made (or, in a dry run, is planned).
 	Changed bool              `json:"changed"`
@@ -131,8 +161,15 @@ type initReport struct {
 	Notes   []string          `json:"notes,omitempty"`
 	Posture []initPostureStep `json:"posture,omitempty"`
 	Next    []string          `json:"next_steps"`
-	base    string            // the default branch's page, for next steps
-	files   map[string][]byte // path → content, of the files to commit
+	// Done are the next steps found done already.
+	Done  []string          `json:"done"`
+	base  string            // the default branch's page, for next steps
+	files map[string][]byte // path → content, of the files to commit
+	// secrets are the names of the repository's secrets (nil: not read);
+	// publicKey says the settings file on the default branch publishes
+	// ledger-public-key.
+	secrets   []string
+	publicKey bool
 }
 
 type initFileState struct {
@@ -178,22 +215,27 @@ type initOptions struct {
 	dryRun bool
 	format string
 	agents string
+	runner string
 }
 
 // initFlags declares the flags of `init`.
 func initFlags(fs *flag.FlagSet) options {
 	o := &initOptions{}
-	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME")
-	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&o.token, "token", "", "an access token with write access to the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access `TOKEN` with write access to the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
 	fs.BoolVar(&o.commit, "commit", false, "write the files straight onto the default branch instead of proposing them in a pull request from "+InitBranch)
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print every write init would make, and make none")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
-	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own), comma-separated, to put in the organisation team "+AgentsTeam)
+	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
+	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own), comma-separated `LOGINS`, to put in the organisation team "+AgentsTeam)
+	fs.StringVar(&o.runner, "runner", RunnerDocker, "the workflow's runner: `docker|host`; docker uses the action's image, host runs the gns-guard binary installed on a runner without Docker (docs/operations.md#the-runner)")
 	return o
 }
 
 func (o *initOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if o.runner != RunnerDocker && o.runner != RunnerHost {
+		return usageError("init: --runner must be docker or host, not %q", o.runner)
+	}
 	return o.settleRepoVerb("init", o.format, pos)
 }
 
@@ -207,7 +249,7 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 	if !ok {
 		return cannotRun(errors.New("init: the client cannot set a repository up (it reads no files and opens no pull requests)"))
 	}
-	rep, err := initRepo(ctx, sf, reader.Where, o.commit, o.dryRun, splitList(o.agents))
+	rep, err := initRepo(ctx, sf, reader.Where, o)
 	if err != nil {
 		return err
 	}
@@ -221,11 +263,12 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 // missing and, unless dry, makes them: the files (a commit on InitBranch
 // and a pull request, or a commit on the default branch), then the labels.
 // A file or label already there is left as it is.
-func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool, agents []string) (*initReport, error) {
-	r, err := startInit(ctx, sf, w, direct, dry)
+func initRepo(ctx context.Context, sf setupForge, w live.Where, o *initOptions) (*initReport, error) {
+	r, err := startInit(ctx, sf, w, o.commit, o.dryRun)
 	if err != nil {
 		return nil, err
 	}
+	r.rep.Runner = o.runner
 	missing, err := r.filesOnBase(ctx)
 	if err != nil {
 		return nil, err
@@ -241,17 +284,18 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, direct, dry bool
 	if err := r.planLabels(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.planPosture(ctx, agents); err != nil {
+	if err := r.planPosture(ctx, splitList(o.agents)); err != nil {
 		return nil, err
 	}
+	r.readDone(ctx)
 	r.finishPlan()
-	if dry {
+	if o.dryRun {
 		return r.rep, nil
 	}
 	if err := r.write(ctx); err != nil {
 		return nil, err
 	}
-	r.rep.Next = nextSteps(r.rep)
+	r.rep.Next, r.rep.Done = nextSteps(r.rep)
 	return r.rep, nil
 }
 
@@ -283,7 +327,7 @@ func startInit(ctx context.Context, sf setupForge, w live.Where, direct, dry boo
 		base = "main"
 	}
 	rep := &initReport{Repo: w.Repo, Server: w.Server, DefaultBranch: base, Mode: "pull-request", DryRun: dry,
-		Files: []initFileState{}, Labels: []initLabelState{}, Writes: []string{}, base: strings.TrimRight(info.HTMLURL, "/"),
+		Files: []initFileState{}, Labels: []initLabelState{}, Writes: []string{}, Done: []string{}, base: strings.TrimRight(info.HTMLURL, "/"),
 		files: map[string][]byte{}}
 	if direct {
 		rep.Mode = "commit"
@@ -301,7 +345,7 @@ func startInit(ctx context.Context, sf setupForge, w live.Where, direct, dry boo
 // writes, and returns the ones it lacks.
 func (r *initRun) filesOnBase(ctx context.Context) ([]initFile, error) {
 	var missing []initFile
-	for _, f := range initFiles() {
+	for _, f := range initFiles(r.rep.Runner) {
 		state := ""
 		if !r.info.Empty {
 			var err error
@@ -436,6 +480,35 @@ func (r *initRun) planLabels(ctx context.Context) error {
 	return nil
 }
 
+// secretLister reads the names of the repository's secrets (the owner's
+// or an admin's token may).
+type secretLister interface {
+	SecretNames(ctx context.Context) ([]string, error)
+}
+
+// readDone reads what tells a next step done: the secrets' names, and
+// whether the default branch's settings file publishes ledger-public-key.
+// A read that fails leaves the steps to do.
+func (r *initRun) readDone(ctx context.Context) {
+	if sl, ok := r.sf.(secretLister); ok {
+		if names, err := sl.SecretNames(ctx); err == nil {
+			r.rep.secrets = names
+		}
+	}
+	if r.info.Empty {
+		return
+	}
+	f, err := r.sf.FileAt(ctx, r.base, settings.FileName, maxSetupFile)
+	if err != nil {
+		return
+	}
+	if l, err := settings.FileLayer(settings.FileName, f.Content); err == nil {
+		if res, err := settings.Resolve(l); err == nil && res.LedgerPublicKey != "" {
+			r.rep.publicKey = true
+		}
+	}
+}
+
 // finishPlan says whether anything changes, warns when the token cannot
 // push, and lists the next steps.
 func (r *initRun) finishPlan() {
@@ -444,7 +517,7 @@ func (r *initRun) finishPlan() {
 	if !r.info.CanPush && rep.Changed {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the token has no write access to %s: the server will refuse these writes", r.w.Repo))
 	}
-	rep.Next = nextSteps(rep)
+	rep.Next, rep.Done = nextSteps(rep)
 }
 
 // write makes the writes, in the order planned: the commit, the pull
@@ -512,7 +585,7 @@ func fileState(ctx context.Context, sf setupForge, ref string, f initFile) (stri
 func pullBody(rep *initReport) string {
 	var b strings.Builder
 	b.WriteString("Adds [gns-guard](https://github.com/gns-guard/gns-guard), which governs AI-agent workflows kept in issues, as `gns-guard init` wrote it:\n\n")
-	for _, f := range initFiles() {
+	for _, f := range initFiles(rep.Runner) {
 		for _, s := range rep.Files {
 			if s.Path == f.path && s.Branch == InitBranch {
 				fmt.Fprintf(&b, "- `%s`: %s;\n", f.path, f.what)
@@ -524,33 +597,73 @@ func pullBody(rep *initReport) string {
 	return b.String()
 }
 
-// nextSteps are what is left to do by hand.
-func nextSteps(rep *initReport) []string {
+// nextStep is a step left to do by hand, and what it says once done.
+type nextStep struct {
+	todo, done string
+	isDone     bool
+}
+
+// nextSteps are what is left to do by hand, and the steps this run found
+// done already (a second init repeats none of them).
+func nextSteps(rep *initReport) (todo, done []string) {
 	secrets := "repository Settings → Actions → Secrets"
 	newIssue := `open an issue from the "` + issueTemplateName + `" template`
 	if rep.base != "" {
 		secrets += ": " + rep.base + "/settings/actions/secrets"
 		newIssue += " (" + rep.base + "/issues/new/choose)"
 	}
-	steps := []string{
-		"Set the Actions secret GNS_GUARD_LEDGER_KEY (" + secrets + ") to the output of `gns-guard keygen`: it signs the guard's ledger.",
-		"Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it.",
+	secret := func(name, todo string) nextStep {
+		return nextStep{todo: todo, done: "The Actions secret " + name + " is set.", isDone: slices.Contains(rep.secrets, name)}
 	}
-	if p := rep.Pull; p != nil {
-		switch {
-		case p.Number > 0 && p.URL != "":
-			steps = append(steps, fmt.Sprintf("Merge pull request #%d: %s", p.Number, p.URL))
-		case p.Number > 0:
-			steps = append(steps, fmt.Sprintf("Merge pull request #%d.", p.Number))
-		default:
-			steps = append(steps, fmt.Sprintf("Merge the pull request from %s into %s.", p.Head, p.Base))
+	var steps []nextStep
+	if rep.Runner == RunnerHost {
+		steps = append(steps, nextStep{todo: "Install gns-guard on the runner's host, on the PATH of its host-mode runner (label ubuntu-latest:host): a release binary, or `go install github.com/gns-guard/gns-guard/cmd/gns-guard@" + installVersion() + "`."})
+	}
+	steps = append(steps,
+		secret("GNS_GUARD_LEDGER_KEY", "Set the Actions secret GNS_GUARD_LEDGER_KEY ("+secrets+") to the output of `gns-guard keygen`: it signs the guard's ledger."),
+		secret("GNS_GUARD_ADMIN_TOKEN", "Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it."))
+	if step := mergeStep(rep.Pull); step != "" {
+		steps = append(steps, nextStep{todo: step})
+	}
+	steps = append(steps, nextStep{todo: "Then " + newIssue + ": fill in its ## Task and leave the checkpoint's issue: 0, which the guard's first run sets to the issue's number."},
+		secret("GNS_GUARD_TOKEN", "Set the Actions secret GNS_GUARD_TOKEN to a token of the guard's own account (scopes write:issue, read:repository), a member of the team "+AgentsTeam+": on a fork's pull request the Actions token is read-only."),
+		nextStep{todo: "Publish the output of `gns-guard pubkey` as ledger-public-key in " + settings.FileName + ".",
+			done: settings.FileName + " publishes ledger-public-key.", isDone: rep.publicKey},
+		nextStep{todo: "Run `gns-guard doctor --repo " + rep.Repo + "` to see which guarantees of the threat model hold."})
+	for _, st := range steps {
+		if st.isDone {
+			done = append(done, st.done)
+		} else {
+			todo = append(todo, st.todo)
 		}
 	}
-	steps = append(steps, "Then "+newIssue+", and set its checkpoint's issue: to the issue's number.",
-		"Set the Actions secret GNS_GUARD_TOKEN to a token of the guard's own account (scopes write:issue, read:repository), a member of the team "+AgentsTeam+": on a fork's pull request the Actions token is read-only.",
-		"Publish the output of `gns-guard pubkey` as ledger-public-key in "+settings.FileName+", then run `gns-guard doctor --repo "+rep.Repo+"` to see which guarantees of the threat model hold.")
-	return steps
+	return todo, done
 }
+
+// mergeStep is the step of merging init's pull request, if one is open.
+func mergeStep(p *initPull) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Number > 0 && p.URL != "":
+		return fmt.Sprintf("Merge pull request #%d: %s", p.Number, p.URL)
+	case p.Number > 0:
+		return fmt.Sprintf("Merge pull request #%d.", p.Number)
+	}
+	return fmt.Sprintf("Merge the pull request from %s into %s.", p.Head, p.Base)
+}
+
+// installVersion is the version `go install` fetches: this build's
+// release, else latest.
+func installVersion() string {
+	if v := version.Info().Version; releaseVersion.MatchString(v) {
+		return v
+	}
+	return "latest"
+}
+
+// releaseVersion is a release's version, vX.Y.Z.
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 
 // printInit prints the text form of an initReport.
 func printInit(out io.Writer, rep *initReport) error {
@@ -564,6 +677,12 @@ func printInit(out io.Writer, rep *initReport) error {
 	}
 	b.WriteByte('\n')
 	writeInitOutcome(&b, rep)
+	if len(rep.Done) > 0 {
+		b.WriteString("\nAlready done:\n")
+		for _, s := range rep.Done {
+			fmt.Fprintf(&b, "  - %s\n", s)
+		}
+	}
 	b.WriteString("\nNext steps:\n")
 	for i, s := range rep.Next {
 		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)

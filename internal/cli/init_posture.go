@@ -163,7 +163,7 @@ func (p *postureRun) planTeamAccess(ctx context.Context, team forge.Team) error 
 // could never be met: init says to run again once it is merged.
 func (p *postureRun) planProtection(ctx context.Context) error {
 	base := p.r.base
-	check, _ := posture.StatusContext(WorkflowPath, workflowTemplate)
+	check, _ := posture.StatusContext(WorkflowPath, workflowFor(p.r.rep.Runner))
 	what := fmt.Sprintf("protect %s: no pushes, and merging waits for `%s`", base, check)
 	if !p.workflowOnBase() {
 		p.add(what, stateByHand, fmt.Sprintf("the guard's workflow is not on %s yet, so its check could not be met: run init again once the pull request is merged", base), nil)

@@ -31,6 +31,14 @@ type setupServer struct {
 	nextNumber   int64
 	writes       []string
 	fail         map[string]error // method → the error it returns
+	secrets      []string         // nil: the token may not list them
+}
+
+func (s *setupServer) SecretNames(context.Context) ([]string, error) {
+	if s.secrets == nil {
+		return nil, fmt.Errorf("GET secrets: HTTP 403: %w", issues.ErrForbidden)
+	}
+	return s.secrets, nil
 }
 
 // newSetupServer serves alice/proj with a README on main.
@@ -171,11 +179,39 @@ func initJSON(t *testing.T, args ...string) (initReport, int) {
 	return rep, code
 }
 
-// The workflow init writes is the example workflow users copy.
+// The workflows init writes are the example workflows users copy.
 func TestInitWorkflowIsTheExample(t *testing.T) {
 	example := readTestdata(t, "examples/workflows/gns-guard.yml")
 	if string(workflowTemplate) != example {
 		t.Fatal("internal/cli/template/workflow.yml differs from examples/workflows/gns-guard.yml: copy the example over it (go:embed cannot reach outside the package)")
+	}
+	host := readTestdata(t, "examples/workflows/gns-guard-host.yml")
+	if string(hostWorkflowTemplate) != host {
+		t.Fatal("internal/cli/template/workflow-host.yml differs from examples/workflows/gns-guard-host.yml: copy the example over it")
+	}
+}
+
+// init --runner host writes the workflow that runs the binary, says to
+// install it on the runner's host, and requires the same check; a runner
+// it does not know is a usage error.
+func TestInitRunnerHost(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	rep, code := initJSON(t, "--runner", "host", "--commit")
+	if code != 0 || rep.Runner != RunnerHost {
+		t.Fatalf("exit %d, runner %q", code, rep.Runner)
+	}
+	if got := s.branches["main"][WorkflowPath]; !bytes.Equal(got, hostWorkflowTemplate) {
+		t.Errorf("init --runner host wrote another workflow:\n%s", got)
+	}
+	if !strings.Contains(rep.Next[0], "Install gns-guard on the runner's host") || !strings.Contains(rep.Next[0], "go install github.com/gns-guard/gns-guard/cmd/gns-guard@") {
+		t.Errorf("the first next step is not the binary's install: %q", rep.Next)
+	}
+	if rep, _ := initJSON(t); rep.Runner != RunnerDocker || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "is not the file init writes") {
+		t.Errorf("init (docker) over the host workflow: runner %q, notes %q; want the file left as it is, said", rep.Runner, rep.Notes)
+	}
+	if _, stderr, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--runner", "kubernetes")...); code != 2 || !strings.Contains(stderr, "init: --runner must be docker or host, not \"kubernetes\"") {
+		t.Errorf("--runner kubernetes: exit %d, %s", code, stderr)
 	}
 }
 
@@ -523,7 +559,7 @@ func TestInitDryRun(t *testing.T) {
 	c := rep.Commit
 	if !rep.DryRun || !rep.Changed || rep.Mode != "pull-request" || rep.DefaultBranch != "main" || len(rep.Writes) != 2+len(InitLabels()) ||
 		c == nil || c.Branch != InitBranch || !c.NewBranch || c.From != "main" || c.SHA != "" || len(c.Files) != 3 ||
-		rep.Pull == nil || rep.Pull.State != stateCreate || rep.Pull.Number != 0 || len(rep.Next) != 6 {
+		rep.Pull == nil || rep.Pull.State != stateCreate || rep.Pull.Number != 0 || len(rep.Next) != 7 {
 		t.Errorf("%+v", rep)
 	}
 	for _, f := range rep.Files {
@@ -718,5 +754,72 @@ func TestPubkey(t *testing.T) {
 	}
 	if _, stderr, code := run(nil); code != exitcode.Usage || !strings.Contains(stderr, LedgerKeyEnv) {
 		t.Errorf("no secret: exit %d, %q", code, stderr)
+	}
+}
+
+// A second init repeats no step already done: the merged pull request,
+// the secrets set and the public key published are said done, and the
+// next steps are what is left. Its next steps leave the template's
+// issue: 0 to the guard, as the template says.
+func TestInitSecondRunSaysWhatIsDone(t *testing.T) {
+	s := newSetupServer()
+	useSetupServer(t, s)
+	first, _ := initJSON(t)
+	if len(first.Done) != 0 || !slices.ContainsFunc(first.Next, func(n string) bool { return strings.Contains(n, "Merge pull request #1") }) {
+		t.Fatalf("the first init: done %q, next %q", first.Done, first.Next)
+	}
+	issueStep := first.Next[slices.IndexFunc(first.Next, func(n string) bool { return strings.Contains(n, "open an issue") })]
+	_, body := splitFrontMatter(t, string(issueTemplate))
+	if !strings.Contains(issueStep, "leave the checkpoint's issue: 0") || strings.Contains(issueStep, "set its checkpoint's issue") ||
+		!strings.Contains(body, "`issue`: leave it at 0") {
+		t.Errorf("the next step and the template disagree on issue: 0:\n%s\n%s", issueStep, body)
+	}
+
+	s.merge(t)
+	s.secrets = []string{"GNS_GUARD_LEDGER_KEY", "GNS_GUARD_ADMIN_TOKEN"}
+	s.branches["main"][settings.FileName] = append(s.branches["main"][settings.FileName], []byte("ledger-public-key: ed25519:"+strings.Repeat("A", 43)+"=\n")...)
+	stdout, _, code := runCLI(t, nil, "", initArgs...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	for _, want := range []string{"Already done:\n", "  - The Actions secret GNS_GUARD_LEDGER_KEY is set.\n", "  - The Actions secret GNS_GUARD_ADMIN_TOKEN is set.\n",
+		"  - .gitea/gns-guard.yml publishes ledger-public-key.\n", "  1. Then open an issue", "GNS_GUARD_TOKEN", "gns-guard doctor"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the second init lacks %q:\n%s", want, stdout)
+		}
+	}
+	next := stdout[strings.Index(stdout, "Next steps:"):]
+	for _, bad := range []string{"GNS_GUARD_LEDGER_KEY", "GNS_GUARD_ADMIN_TOKEN", "Merge", "Publish"} {
+		if strings.Contains(next, bad) {
+			t.Errorf("the second init repeats a step done (%s):\n%s", bad, next)
+		}
+	}
+}
+
+// The template's size limits are the ones check prints and the guard
+// applies: a small task's context, the share pressure-threshold allows,
+// and the medium task's.
+func TestIssueTemplateSizeLimits(t *testing.T) {
+	_, body := splitFrontMatter(t, string(issueTemplate))
+	text := strings.Join(strings.Fields(body), " ")
+	m := regexp.MustCompile("`size::small` task's context is ([0-9]+) tokens .* over `pressure-threshold`, ([0-9.]+) of it: ([0-9]+) tokens. `size::medium`: ([0-9]+), so ([0-9]+).").FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the template no longer states the small task's limits:\n%s", body)
+	}
+	def, err := settings.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, _ := issues.TaskSizeNamed("small")
+	medium, _ := issues.TaskSizeNamed("medium")
+	ratio := def.Config.PressureThreshold
+	want := []string{fmt.Sprint(small.MaxContext), fmt.Sprint(ratio), fmt.Sprint(int64(float64(small.MaxContext) * ratio)),
+		fmt.Sprint(medium.MaxContext), fmt.Sprint(int64(float64(medium.MaxContext) * ratio))}
+	if !slices.Equal(m[1:], want) {
+		t.Errorf("the template says %q, the guard %q", m[1:], want)
+	}
+	stdout, _, _ := runCLI(t, map[string]string{"t.md": body}, "", "check", "t.md", "--labels", "cascade::depth-2,size::small")
+	if !strings.Contains(stdout, fmt.Sprintf(" of %d tokens (small task)", small.MaxContext)) {
+		t.Errorf("check states another limit than the template's %d:\n%s", small.MaxContext, stdout)
 	}
 }

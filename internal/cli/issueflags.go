@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
@@ -45,13 +46,13 @@ type issueFlags struct {
 
 // add declares the flags; the settings are the table's (package settings).
 func (f *issueFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&f.repo, "repo", "", "the repository, OWNER/NAME")
+	fs.StringVar(&f.repo, "repo", "", "the repository, `OWNER/NAME`")
 	fs.Int64Var(&f.issue, "issue", 0, "the issue's number")
-	fs.StringVar(&f.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&f.token, "token", "", "an access token (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
-	fs.StringVar(&f.config, "config", "", "a local configuration file to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&f.guardUser, "guard-user", "", "the login the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
-	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledger (default: trusted by author and marker)")
+	fs.StringVar(&f.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&f.token, "token", "", "an access `TOKEN` (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
+	fs.StringVar(&f.config, "config", "", "a local configuration `FILE` to judge with instead of the repository's "+live.ConfigFile)
+	fs.StringVar(&f.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
+	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its ledger (default: trusted by author and marker)")
 	f.settings = settings.Flags(fs)
 }
 
@@ -93,11 +94,14 @@ func (f *issueFlags) checkRepo(verb string, needIssue bool) error {
 // the token they give: a reader of the repository and the client it reads
 // through. --ledger-key-env, when given, must name a secret.
 func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, error) {
-	server := firstOf(f.server, env.Getenv("GITHUB_SERVER_URL"))
-	if server == "" {
-		return nil, nil, usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
+	server, err := serverURL(verb, f.server, env)
+	if err != nil {
+		return nil, nil, err
 	}
 	token, source := tokenFrom(f.token, env)
+	if err := notPlaceholder(verb, "the token from "+source, token); err != nil {
+		return nil, nil, err
+	}
 	if f.ledgerKeyEnv != "" {
 		if f.ledgerKey = []byte(env.Getenv(f.ledgerKeyEnv)); len(f.ledgerKey) == 0 {
 			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
@@ -114,10 +118,50 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 		Forge: client,
 		Admin: client,
 		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenSource: source,
-			TokenHint: "pass a valid one with --token or GITEA_TOKEN", Scopes: verbScopes[verb], RepoExists: repoExists(client)},
+			TokenHint: "pass a valid one with --token or GITEA_TOKEN", Scopes: scopesOf(verb), RepoExists: repoExists(client)},
 		Guard: f.guardUser,
 		Keys:  ledger.SecretKeys(f.ledgerKey),
 	}, client, nil
+}
+
+// serverURL is the server --server or $GITHUB_SERVER_URL names. One
+// written without its scheme (gitea.example.com) is a usage error that
+// says what to add.
+func serverURL(verb, flagValue string, env Env) (string, error) {
+	server, source := strings.TrimSpace(flagValue), "--server"
+	if server == "" {
+		server, source = strings.TrimSpace(env.Getenv("GITHUB_SERVER_URL")), "GITHUB_SERVER_URL"
+	}
+	if err := notPlaceholder(verb, source, server); err != nil {
+		return "", err
+	}
+	scheme, rest, hasScheme := strings.Cut(server, "://")
+	switch {
+	case server == "":
+		return "", usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
+	case !hasScheme || rest == "":
+		return "", usageError("%s: %s %q has no scheme: write https://%s (or http:// for a server without TLS)", verb, source, server, strings.TrimPrefix(server, "//"))
+	case scheme != "http" && scheme != "https":
+		return "", usageError("%s: %s %q: the server's URL starts with https:// or http://, not %s://", verb, source, server, scheme)
+	}
+	return server, nil
+}
+
+// placeholderRef is a reference to a variable left as written: ${VAR},
+// {env:VAR}, $VAR, %VAR%.
+var placeholderRef = regexp.MustCompile(`\$\{[^}]*\}|\{env:[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$|^%[A-Za-z_][A-Za-z0-9_]*%$`)
+
+// notPlaceholder refuses a value that is a variable's reference nobody
+// expanded (what a client's configuration passes on when it does not
+// expand it): the server would reject it as a token, and the message would
+// blame the token. A usage error naming the value's source and the
+// reference.
+func notPlaceholder(verb, source, value string) error {
+	ref := placeholderRef.FindString(strings.TrimSpace(value))
+	if ref == "" {
+		return nil
+	}
+	return usageError("%s: %s is %q, a placeholder nobody expanded, not a value: whatever started gns-guard passed the text as written (an MCP client's configuration?); set the variable itself in the environment it starts gns-guard from (docs/mcp.md)", verb, source, ref)
 }
 
 // tokenFrom is the token the flag or the environment gives, and where it
@@ -134,14 +178,28 @@ func tokenFrom(flagValue string, env Env) (token, source string) {
 }
 
 // verbScopes are the token scopes each verb that reads the server needs
-// (Gitea's scoped tokens), as its messages state them.
-var verbScopes = map[string]string{
-	"history": "read:issue and read:repository",
-	"context": "read:issue and read:repository",
-	"report":  "write:issue, read:repository and read:user",
-	"recover": "write:issue, read:repository and read:user",
-	"status":  "read:issue, read:repository and read:user (write:issue with --publish)",
-	"init":    "write:repository, write:issue and read:user",
+// (Gitea's scoped tokens), as its messages state them and docs/agents.md
+// lists them; TestAgentTokenScopes measures the agent verbs' on the real
+// server (each one is needed, and they suffice).
+var verbScopes = map[string][]string{
+	"history": {"read:issue"},
+	"context": {"read:issue", "read:repository"},
+	"report":  {"write:issue", "read:repository", "read:user"},
+	"recover": {"read:issue", "read:repository"},
+	"status":  {"read:issue", "read:repository"},
+	"init":    {"write:repository", "write:issue", "read:user"},
+}
+
+// scopesOf are the scopes verb needs, as a message says them.
+func scopesOf(verb string) string {
+	s := verbScopes[verb]
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // repoExists asks the server whether the client's repository exists, when

@@ -35,7 +35,7 @@ func keygenFlags(fs *flag.FlagSet) options {
 }
 
 // keyFormatHelp is the help of --format of the verbs that print a key.
-const keyFormatHelp = "output format: text (the key, one line) or json"
+const keyFormatHelp = "output format: `text|json` (text: the key, one line)"
 
 // runKeygen prints a new ledger key: the value of the Actions secret
 // GNS_GUARD_LEDGER_KEY, which the workflow passes as the ledger-key input.

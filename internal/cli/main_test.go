@@ -178,7 +178,7 @@ func TestHelp(t *testing.T) {
 	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: gns-guard report ") {
 		t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"  --consumed TOKENS   (required)\n", `--status TEXT`, `(default "ok")`, "(default 0.8)", "(default 3)", "  --dry-run\n"} {
+	for _, want := range []string{"  --consumed TOKENS   (required)\n", `--status ok|failed`, `(default "ok")`, "(default 0.8)", "(default 3)", "  --dry-run\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, stdout)
 		}

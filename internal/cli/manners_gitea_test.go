@@ -9,9 +9,9 @@ import (
 )
 
 // A report with a mistake a retry cannot fix exits 2 (agent.sh retries
-// exit 3), names what is wrong and writes nothing: an issue or repository
-// that does not exist, and a --consumed that would overflow the budget. A
-// rejected token is named by where it came from.
+// exit 3), names what is wrong, with no usage hint, and writes nothing: an
+// issue or repository that does not exist, and a --consumed that would
+// overflow the budget. A rejected token is named by where it came from.
 func TestReportMistakesAreUsageErrors(t *testing.T) {
 	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
 	done := []string{"--agent", "lead-developer", "--invocation", "inv-1", "--action", "did it"}
@@ -31,8 +31,9 @@ func TestReportMistakesAreUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, stderr, code := gns(t, nil, c.args...)
-		if code != c.code || !strings.Contains(stderr, c.want) {
-			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", c.name, code, stderr, c.code, c.want)
+		// The help would not fix any of these: no usage hint follows.
+		if code != c.code || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "for usage") {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q, and no usage hint", c.name, code, stderr, c.code, c.want)
 		}
 	}
 

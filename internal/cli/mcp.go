@@ -40,11 +40,11 @@ type mcpOptions struct {
 // mcpFlags declares the flags of `mcp`.
 func mcpFlags(fs *flag.FlagSet) options {
 	o := &mcpOptions{}
-	fs.StringVar(&o.server, "server", "", "the Gitea server's URL (default: $GITHUB_SERVER_URL)")
-	fs.StringVar(&o.token, "token", "", "an access token every tool uses (default: $GITEA_TOKEN, then $GITHUB_TOKEN); never a tool's argument")
-	fs.StringVar(&o.repo, "repo", "", "the repository, OWNER/NAME, of a call that names none")
-	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable holding the guard's ledger-key, to verify its ledger on every call (default: trusted by author and marker)")
-	fs.StringVar(&o.format, "format", "text", "how an error that stops the server before it serves is printed: text or json (the tools always answer in JSON)")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.token, "token", "", "an access `TOKEN` every tool uses (default: $GITEA_TOKEN, then $GITHUB_TOKEN); never a tool's argument")
+	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`, of a call that names none")
+	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its ledger on every call (default: trusted by author and marker)")
+	fs.StringVar(&o.format, "format", "text", "how an error that stops the server before it serves is printed: `text|json` (the tools always answer in JSON)")
 	return o
 }
 
@@ -60,6 +60,20 @@ func (o *mcpOptions) settle(_ *flag.FlagSet, pos []string, env Env) error {
 		if err := f.checkRepo("mcp", false); err != nil {
 			return err
 		}
+	}
+	// A placeholder token would fail every call with a 401 that blames
+	// the token: refuse to serve, saying so.
+	if token, source := tokenFrom(o.token, env); token != "" {
+		if err := notPlaceholder("mcp", "the token from "+source, token); err != nil {
+			return err
+		}
+	}
+	if o.server != "" {
+		if err := notPlaceholder("mcp", "--server", o.server); err != nil {
+			return err
+		}
+	} else if err := notPlaceholder("mcp", "GITHUB_SERVER_URL", env.Getenv("GITHUB_SERVER_URL")); err != nil {
+		return err
 	}
 	if o.ledgerKeyEnv != "" && env.Getenv(o.ledgerKeyEnv) == "" {
 		return usageError("mcp: --ledger-key-env %s: the variable is empty or not set", o.ledgerKeyEnv)
@@ -115,8 +129,12 @@ func (o *mcpOptions) serverOptions(env Env) (mcpserver.Options, error) {
 		}
 		fs := newFlags(v, env)
 		v.flags(fs)
+		var required []string
+		if len(v.required) == 1 {
+			required = v.required[0] // alternatives: none is required alone
+		}
 		opts.Tools = append(opts.Tools, mcpserver.Tool{
-			Name: t.name, Description: t.about, Synopsis: v.synopsis, Flags: fs,
+			Name: t.name, Description: t.about, Required: required, Flags: fs,
 			File: t.file, FileDescription: "the issue body (or a bare checkpoint)", Offline: t.offline, ArrayKey: t.arrayKey,
 		})
 	}

@@ -252,7 +252,10 @@ func (a *agreeTools) on(r *agreeRun, sc agreeScenario) *mcp.ClientSession {
 
 // TestMCPConfigExamples: the MCP client configurations the docs and the
 // examples give start `gns-guard mcp` with flags it takes, and the tools
-// they allow without asking exist.
+// they allow without asking exist. Kilo's (examples/.kilo/kilo.jsonc, and
+// its snippet in docs/mcp.md) is in the format Kilo's loader reads, names
+// no token and holds no {env:...} reference, which Kilo refuses in a
+// project's configuration.
 func TestMCPConfigExamples(t *testing.T) {
 	doc := readTestdata(t, "docs/mcp.md")
 	_, after, ok := strings.Cut(doc, "```json\n")
@@ -260,33 +263,76 @@ func TestMCPConfigExamples(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatal("docs/mcp.md has no JSON snippet")
 	}
-	for name, text := range map[string]string{"docs/mcp.md": snippet, "examples/.kilo/mcp.json": readTestdata(t, "examples/.kilo/mcp.json")} {
-		var cfg struct {
-			MCPServers map[string]struct {
-				Command     string
-				Args        []string
-				Env         map[string]string
-				AlwaysAllow []string
-			}
-		}
-		if err := json.Unmarshal([]byte(text), &cfg); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		srv, ok := cfg.MCPServers["gns-guard"]
-		if !ok || srv.Command != "gns-guard" || len(srv.Args) == 0 || srv.Args[0] != "mcp" {
-			t.Fatalf("%s: %+v", name, cfg)
-		}
-		v, _ := verbNamed("mcp")
-		if _, err := v.parse(srv.Args[1:], parseEnv()); err != nil {
-			t.Errorf("%s: mcp %v: %v", name, srv.Args[1:], err)
-		}
-		for _, tool := range srv.AlwaysAllow {
-			if !slices.ContainsFunc(mcpTools, func(m mcpTool) bool { return m.name == tool }) {
-				t.Errorf("%s allows %s, which is no tool", name, tool)
-			}
-		}
-		if srv.Env["GITEA_TOKEN"] != "${GITEA_TOKEN}" {
-			t.Errorf("%s: the token must come from the environment, not the file: %v", name, srv.Env)
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command     string
+			Args        []string
+			Env         map[string]string
+			AlwaysAllow []string
 		}
 	}
+	if err := json.Unmarshal([]byte(snippet), &cfg); err != nil {
+		t.Fatalf("docs/mcp.md: %v", err)
+	}
+	srv, ok := cfg.MCPServers["gns-guard"]
+	if !ok || srv.Command != "gns-guard" || len(srv.Args) == 0 || srv.Args[0] != "mcp" {
+		t.Fatalf("docs/mcp.md: %+v", cfg)
+	}
+	mcpArgsParse(t, "docs/mcp.md", srv.Args[1:])
+	if srv.Env["GITEA_TOKEN"] != "${GITEA_TOKEN}" {
+		t.Errorf("docs/mcp.md: the token must come from the environment, not the file: %v", srv.Env)
+	}
+
+	_, after, ok = strings.Cut(doc, "```jsonc\n")
+	kiloDoc, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/mcp.md has no kilo.jsonc snippet")
+	}
+	for name, text := range map[string]string{"docs/mcp.md (Kilo)": kiloDoc, "examples/.kilo/kilo.jsonc": readTestdata(t, "examples/.kilo/kilo.jsonc")} {
+		var kilo struct {
+			MCP map[string]struct {
+				Type        string
+				Command     []string
+				Environment map[string]string
+				Enabled     *bool
+			}
+		}
+		code := withoutLineComments(text)
+		if err := json.Unmarshal([]byte(code), &kilo); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		k, ok := kilo.MCP["gns-guard"]
+		if !ok || k.Type != "local" || len(k.Command) < 2 || k.Command[0] != "gns-guard" || k.Command[1] != "mcp" || (k.Enabled != nil && !*k.Enabled) {
+			t.Fatalf("%s: %+v", name, kilo)
+		}
+		mcpArgsParse(t, name, k.Command[2:])
+		for key := range k.Environment {
+			if strings.Contains(key, "TOKEN") {
+				t.Errorf("%s: environment sets %s: the token is inherited, never written", name, key)
+			}
+		}
+		if strings.Contains(code, "{env:") || strings.Contains(code, "${") {
+			t.Errorf("%s holds a variable reference, which Kilo refuses or passes on as written:\n%s", name, code)
+		}
+	}
+}
+
+// mcpArgsParse checks that `gns-guard mcp` takes args.
+func mcpArgsParse(t *testing.T, name string, args []string) {
+	t.Helper()
+	v, _ := verbNamed("mcp")
+	if _, err := v.parse(args, parseEnv()); err != nil {
+		t.Errorf("%s: mcp %v: %v", name, args, err)
+	}
+}
+
+// withoutLineComments drops the lines of a JSONC text that are // comments.
+func withoutLineComments(text string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "//") {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }

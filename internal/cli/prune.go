@@ -52,9 +52,9 @@ type pruneOptions struct {
 // pruneFlags declares the flags of `prune`.
 func pruneFlags(fs *flag.FlagSet) options {
 	o := &pruneOptions{}
-	o.declare(fs, "output format: text (the body, then each archive after a '--- archive part i/n ---' line) or json",
-		"the issue's live labels, comma-separated, for state.labels (default: the checkpoint's own)")
-	fs.StringVar(&o.nowFlag, "now", "", "RFC 3339 time stamped on tail entries that lack one (default: now)")
+	o.declare(fs, "output format: `text|json` (text: the body, then each archive after a '--- archive part i/n ---' line)",
+		"the issue's live labels, comma-separated (`L1,L2`), for state.labels (default: the checkpoint's own)")
+	fs.StringVar(&o.nowFlag, "now", "", "RFC 3339 `TIME` stamped on tail entries that lack one (default: now)")
 	return o
 }
 

@@ -45,7 +45,7 @@ func recoverFlags(fs *flag.FlagSet) options {
 	o := &recoverOptions{}
 	o.issueFlags.add(fs)
 	fs.BoolVar(&o.apply, "apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
-	fs.StringVar(&o.format, "format", "text", "output format: text or json")
+	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	return o
 }
 

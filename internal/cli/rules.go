@@ -21,7 +21,7 @@ type ruleJSON struct {
 
 // rulesFlags declares the flags of `rules`.
 func rulesFlags(fs *flag.FlagSet) options {
-	return formatOnly(fs, "rules", "output format: text or json", nil)
+	return formatOnly(fs, "rules", "output format: `text|json`", nil)
 }
 
 // runRules lists every rule the guard applies, from the rule table itself.

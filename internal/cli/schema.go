@@ -17,7 +17,7 @@ type schemaOptions struct {
 func schemaFlags(fs *flag.FlagSet) options {
 	o := &schemaOptions{}
 	fs.IntVar(&o.tail, "history-tail", checkpoint.DefaultTailLimit, "most entries history_tail may hold")
-	fs.StringVar(&o.format, "format", "json", "output format: json (the schema is JSON; text is the same)")
+	fs.StringVar(&o.format, "format", "json", "output format: `json|text` (the schema is JSON; text is the same)")
 	return o
 }
 

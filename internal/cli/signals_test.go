@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -83,5 +84,42 @@ func TestTerminateStopsAWaitingRead(t *testing.T) {
 	}
 	if !strings.Contains(stdout, `"kind":"stopped"`) || !strings.Contains(stdout, "SIGTERM") {
 		t.Errorf("stdout is not the JSON error naming the signal: %q", stdout)
+	}
+}
+
+// Ctrl-C stops a report waiting on the server, and says how to finish
+// it: the same report again with the same --invocation.
+func TestInterruptedReportSaysHowToFinish(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cmd := exec.Command(actiontest.Binary(t), "report", "--repo", "o/r", "--issue", "2", "--agent", "dev", "--invocation", "inv-7",
+		"--consumed", "100", "--action", "did it", "--server", "http://"+ln.Addr().String(), "--token", "t")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ln.Accept() // the report asks the server: it is at work
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("report did not stop after SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitcode.Interrupted ||
+		!strings.Contains(stderr.String(), "stopped by SIGINT") || !strings.Contains(stderr.String(), "run the same report again with --invocation inv-7") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -25,8 +25,8 @@ type tokensOptions struct {
 // tokensFlags declares the flags of `tokens`.
 func tokensFlags(fs *flag.FlagSet) options {
 	o := &tokensOptions{}
-	fs.StringVar(&o.encodingName, "encoding", string(tokens.CL100kBase), "tokenizer encoding: cl100k_base or o200k_base")
-	fs.StringVar(&o.format, "format", "text", "output format: text (the count alone) or json")
+	fs.StringVar(&o.encodingName, "encoding", string(tokens.CL100kBase), "tokenizer encoding: `cl100k_base|o200k_base`")
+	fs.StringVar(&o.format, "format", "text", "output format: `text|json` (text: the count alone)")
 	return o
 }
 

@@ -20,17 +20,19 @@ type verb struct {
 	name string
 	// aliases are other arguments that call the verb (--version).
 	aliases []string
-	// usage are the verb's lines in the top-level usage, each after
-	// "gns-guard ".
-	usage []string
-	// synopsis opens the verb's help: "Usage: gns-guard " + synopsis.
-	synopsis string
+	// args are the verb's positional arguments as its synopsis shows
+	// them: FILE|-.
+	args string
+	// required declares the flags the verb cannot run without: every flag
+	// of one group (all), or of one of several (either: context takes
+	// --repo and --issue, or --body). The synopsis, the help's marks and
+	// the MCP schema read it; the flags themselves say their values.
+	required [][]string
+	// note follows the verb's line in the top-level usage.
+	note string
 	// about, when set, follows the synopsis in the help: what the verb
 	// does, for a verb whose flags do not say it.
 	about string
-	// required are the flags the verb cannot run without, as its help
-	// lists and marks them.
-	required []string
 	// example is one command line the help shows.
 	example string
 	// flags declares the verb's flags on fs, bound to the new options value
@@ -40,6 +42,12 @@ type verb struct {
 	// run does the verb's work on its parsed options and prints the answer.
 	run func(ctx context.Context, o options, env Env) error
 }
+
+// all declares flags a verb requires together.
+func all(flags ...string) [][]string { return [][]string{flags} }
+
+// either declares alternative groups of required flags.
+func either(groups ...[]string) [][]string { return groups }
 
 // options are a verb's parsed flags and positional arguments.
 type options interface {
@@ -57,146 +65,119 @@ func runs[O options](run func(context.Context, O, Env) error) func(context.Conte
 // verbs is the verb table, in the order usage lists the verbs.
 var verbs = []verb{
 	{
-		name:     "check",
-		usage:    []string{"check FILE|- [--format text|json] [--issue N] [--labels L1,L2]"},
-		synopsis: "check FILE|- [flags]",
-		example:  "gns-guard check examples/issues/depth-exceeded.md --labels cascade::depth-2,size::medium",
-		flags:    checkFlags,
-		run:      runs(runCheck),
+		name:    "check",
+		args:    "FILE|-",
+		example: "gns-guard check examples/issues/depth-exceeded.md --labels cascade::depth-2,size::medium",
+		flags:   checkFlags,
+		run:     runs(runCheck),
 	},
 	{
-		name:     "prune",
-		usage:    []string{"prune FILE|- [--format text|json]"},
-		synopsis: "prune FILE|- [flags]",
-		example:  "gns-guard prune body.md > pruned.md",
-		flags:    pruneFlags,
-		run:      runs(runPrune),
+		name:    "prune",
+		args:    "FILE|-",
+		example: "gns-guard prune body.md > pruned.md",
+		flags:   pruneFlags,
+		run:     runs(runPrune),
 	},
 	{
 		name:     "history",
-		usage:    []string{"history --repo OWNER/NAME --issue N [--server URL] [--token T] [--format yaml|json]"},
-		synopsis: "history --repo OWNER/NAME --issue N [flags]",
-		required: []string{"repo", "issue"},
+		required: all("repo", "issue"),
 		example:  "gns-guard history --repo acme/app --issue 2 --format json",
 		flags:    historyFlags,
 		run:      runs(runHistory),
 	},
 	{
-		name:     "tokens",
-		usage:    []string{"tokens FILE|- [--encoding cl100k_base|o200k_base] [--format text|json]"},
-		synopsis: "tokens FILE|- [--encoding cl100k_base|o200k_base] [--format text|json]",
-		example:  "gns-guard tokens --encoding o200k_base docs/contract.md",
-		flags:    tokensFlags,
-		run:      runs(runTokens),
+		name:    "tokens",
+		args:    "FILE|-",
+		example: "gns-guard tokens --encoding o200k_base docs/contract.md",
+		flags:   tokensFlags,
+		run:     runs(runTokens),
 	},
 	{
-		name: "context",
-		usage: []string{
-			"context --repo OWNER/NAME --issue N [--file PATH]... [--skill PATH] [--size S] [--cap TOKENS] [--format text|json]",
-			"context --body FILE [--comments FILE] [flags]   (offline)",
-		},
-		synopsis: "context (--repo OWNER/NAME --issue N | --body FILE [--comments FILE]) [--file PATH]... [--skill PATH] [--size tiny|small|medium|large] [--cap TOKENS] [--full-comments] [--format text|json] [flags]",
+		name:     "context",
+		required: either([]string{"repo", "issue"}, []string{"body"}),
 		example:  "gns-guard context --repo acme/app --issue 2 --file internal/limits/bucket.go --skill .kilo/skills/review.md",
 		flags:    contextFlags,
 		run:      runs(runContext),
 	},
 	{
 		name:     "report",
-		usage:    []string{"report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]"},
-		synopsis: "report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [--status ok|failed] [--verdict TEXT] [--files-changed N] [--key-stats TEXT] [--next-agent NAME --next-estimate TOKENS] [--result-file FILE] [--phase P] [--depth D] [--labels-add L,..] [--labels-remove L,..] [--assignee NAME] [--dry-run] [--force] [--format text|json] [flags]",
-		required: []string{"repo", "issue", "agent", "invocation", "consumed", "action"},
+		required: all("repo", "issue", "agent", "invocation", "consumed", "action"),
 		example:  `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 --action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
 		flags:    reportFlags,
 		run:      runs(runReport),
 	},
 	{
 		name:     "recover",
-		usage:    []string{"recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--format text|json]"},
-		synopsis: "recover --repo OWNER/NAME --issue N [--apply] [--ledger-key-env NAME] [--budget-admins L,..] [--guard-user LOGIN] [--format text|json] [--server URL] [--token T]",
-		required: []string{"repo", "issue"},
+		required: all("repo", "issue"),
 		example:  "gns-guard recover --repo acme/app --issue 2 --apply",
 		flags:    recoverFlags,
 		run:      runs(runRecover),
 	},
 	{
 		name:     "status",
-		usage:    []string{"status --repo OWNER/NAME [--format text|json|markdown] [--publish]"},
-		synopsis: "status --repo OWNER/NAME [--format text|json|markdown] [--publish] [--server URL] [--token T] [--config FILE] [--SETTING VALUE]...",
-		required: []string{"repo"},
+		required: all("repo"),
 		example:  "gns-guard status --repo acme/app --format markdown",
 		flags:    statusFlags,
 		run:      runs(runStatus),
 	},
 	{
-		name:     "mcp",
-		usage:    []string{"mcp [--server URL] [--token T] [--repo OWNER/NAME]   (a Model Context Protocol server on stdio)"},
-		synopsis: "mcp [--server URL] [--token T] [--repo OWNER/NAME] [--ledger-key-env NAME] [--format text|json]",
-		flags:    mcpFlags,
-		run:      runs(mcpVerb),
+		name:  "mcp",
+		note:  "(a Model Context Protocol server on stdio)",
+		flags: mcpFlags,
+		run:   runs(mcpVerb),
 	},
 	{
 		name:     "init",
-		usage:    []string{"init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]"},
-		synopsis: "init --repo OWNER/NAME [--server URL] [--token T] [--commit] [--dry-run] [--format text|json]",
-		required: []string{"repo"},
+		required: all("repo"),
 		example:  "gns-guard init --repo acme/app --server https://gitea.example.com --dry-run",
 		flags:    initFlags,
 		run:      runs(runInit),
 	},
 	{
 		name:     "doctor",
-		usage:    []string{"doctor --repo OWNER/NAME [--admin-token T] [--format text|json]"},
-		synopsis: "doctor --repo OWNER/NAME [--server URL] [--token T] [--admin-token T] [--format text|json]",
+		required: all("repo"),
+		example:  "gns-guard doctor --repo acme/app --format json",
 		flags:    doctorFlags,
 		run:      runs(runDoctor),
 	},
 	{
-		name:     "keygen",
-		usage:    []string{"keygen [--format text|json]"},
-		synopsis: "keygen [--format text|json]",
-		example:  "gns-guard keygen --format json",
-		flags:    keygenFlags,
-		run:      runs(runKeygen),
+		name:    "keygen",
+		example: "gns-guard keygen --format json",
+		flags:   keygenFlags,
+		run:     runs(runKeygen),
 	},
 	{
-		name:     "pubkey",
-		usage:    []string{"pubkey [--format text|json]    (the public key of $" + LedgerKeyEnv + ")"},
-		synopsis: "pubkey [--format text|json]   (reads $" + LedgerKeyEnv + ")",
-		example:  "GNS_GUARD_LEDGER_KEY=... gns-guard pubkey",
-		flags:    pubkeyFlags,
-		run:      runs(runPubkey),
+		name:    "pubkey",
+		note:    "(the public key of $" + LedgerKeyEnv + ")",
+		example: "GNS_GUARD_LEDGER_KEY=... gns-guard pubkey",
+		flags:   pubkeyFlags,
+		run:     runs(runPubkey),
 	},
 	{
-		name:     "schema",
-		usage:    []string{"schema"},
-		synopsis: "schema [--history-tail N] [--format json]",
-		example:  "gns-guard schema --history-tail 5 > checkpoint.schema.json",
-		flags:    schemaFlags,
-		run:      runs(runSchema),
+		name:    "schema",
+		example: "gns-guard schema --history-tail 5 > checkpoint.schema.json",
+		flags:   schemaFlags,
+		run:     runs(runSchema),
 	},
 	{
-		name:     "rules",
-		usage:    []string{"rules [--format text|json]"},
-		synopsis: "rules [--format text|json]",
-		example:  "gns-guard rules --format json",
-		flags:    rulesFlags,
-		run:      runs(runRules),
+		name:    "rules",
+		example: "gns-guard rules --format json",
+		flags:   rulesFlags,
+		run:     runs(runRules),
 	},
 	{
-		name:     "version",
-		aliases:  []string{"--version", "-version"},
-		usage:    []string{"version [--format text|json]   (or gns-guard --version)"},
-		synopsis: "version [--format text|json]",
-		example:  "gns-guard version --format json",
-		flags:    versionFlags,
-		run:      runs(runVersion),
+		name:    "version",
+		aliases: []string{"--version", "-version"},
+		note:    "(or gns-guard --version)",
+		example: "gns-guard version --format json",
+		flags:   versionFlags,
+		run:     runs(runVersion),
 	},
 	{
-		name:     "action",
-		usage:    []string{"action        (the default when GITHUB_ACTIONS=true)"},
-		synopsis: "action",
-		about:    actionAbout,
-		run:      func(ctx context.Context, _ options, env Env) error { return runAction(ctx, env) },
+		name:  "action",
+		note:  "(the default when GITHUB_ACTIONS=true)",
+		about: actionAbout,
+		run:   func(ctx context.Context, _ options, env Env) error { return runAction(ctx, env) },
 	},
 }
 
@@ -261,13 +242,13 @@ func (v verb) exec(ctx context.Context, args []string, env Env) error {
 			printHelp(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError), v)
 			return flag.ErrHelp
 		case len(args) > 0:
-			return usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name)
+			return onTheLine(usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name))
 		}
 		return v.run(ctx, nil, env)
 	}
 	o, err := v.parse(args, env)
 	if err != nil {
-		return err
+		return onTheLine(err)
 	}
 	return v.run(ctx, o, env)
 }
@@ -282,7 +263,8 @@ Usage:
 Every verb takes --format json (errors, too, are then one JSON object on
 standard output).
 
-Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not run.
+Exit codes: 0 clean, 1 violations, 2 usage or configuration error, 3 could not run,
+4 (doctor) every check made holds but some could not be made.
 Run 'gns-guard VERB -h' for a verb's flags.
 `
 )
@@ -292,7 +274,7 @@ func usageText() string {
 	var b strings.Builder
 	b.WriteString(usageHead)
 	for _, v := range verbs {
-		for _, line := range v.usage {
+		for _, line := range v.usageLines() {
 			b.WriteString("  gns-guard " + line + "\n")
 		}
 	}

@@ -3,9 +3,9 @@ package dashboard
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
 // WorkflowLister lists the repository's workflows and reads a file of its
@@ -36,23 +36,11 @@ func (s *Sweep) disabledGuards(ctx context.Context, res *Result) {
 			continue
 		}
 		data, err := s.Workflows.File(ctx, wf.Path, maxWorkflowBytes)
-		if err != nil || runsGuard(string(data)) {
+		if err != nil || posture.RunsGuard(data) {
 			// A disabled workflow whose file cannot be read is named too.
 			res.DisabledWorkflows = append(res.DisabledWorkflows, wf.Path)
 		}
 	}
-}
-
-// runsGuard reports whether a workflow's text has a step that uses
-// gns-guard.
-func runsGuard(text string) bool {
-	for _, line := range strings.Split(text, "\n") {
-		l := strings.TrimLeft(strings.TrimSpace(line), "- ")
-		if strings.HasPrefix(l, "uses:") && strings.Contains(l, "gns-guard") {
-			return true
-		}
-	}
-	return false
 }
 
 // workflowLines are the text and Markdown lines that warn of a disabled

@@ -8,6 +8,10 @@ const (
 	Violation = 1 // findings that fail the run
 	Usage     = 2 // a usage or configuration error
 	CannotRun = 3 // the tool could not do its work (server unreachable, token rejected, ...)
+	// Unchecked: doctor made every check it could and each held, but some
+	// could not be made (a token that may not read them). A broken check
+	// wins: Violation.
+	Unchecked = 4
 
 	// Interrupted and Terminated say a signal stopped the run before its
 	// work was done: SIGINT (Ctrl-C) and SIGTERM, 128 plus the signal's
@@ -31,6 +35,10 @@ func (e *StoppedError) Error() string {
 // ErrViolations says findings were found and reported: exit 1, nothing
 // more to print.
 var ErrViolations = errors.New("violations found")
+
+// ErrUnchecked says some checks could not be made and every check made
+// held, all reported: exit 4, nothing more to print.
+var ErrUnchecked = errors.New("some checks could not be made")
 
 // ViolationError is a violation with something to say: exit 1, and its
 // message is printed (ErrViolations alone prints nothing).
@@ -63,9 +71,9 @@ func (e *Reported) Error() string { return e.Err.Error() }
 func (e *Reported) Unwrap() error { return e.Err }
 
 // Code is the exit code of err: Clean for nil, the signal's code for a
-// StoppedError, Violation for ErrViolations, Usage for a UsageError, and
-// CannotRun for anything else (an error nobody classified is a failure to
-// run, never a pass).
+// StoppedError, Violation for ErrViolations, Unchecked for ErrUnchecked,
+// Usage for a UsageError, and CannotRun for anything else (an error
+// nobody classified is a failure to run, never a pass).
 func Code(err error) int {
 	var ue *UsageError
 	var se *StoppedError
@@ -76,6 +84,8 @@ func Code(err error) int {
 		return se.Code
 	case errors.Is(err, ErrViolations):
 		return Violation
+	case errors.Is(err, ErrUnchecked):
+		return Unchecked
 	case errors.As(err, &ue):
 		return Usage
 	}

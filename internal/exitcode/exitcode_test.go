@@ -22,6 +22,7 @@ func TestCode(t *testing.T) {
 		{"unclassified is never a pass", errors.New("something"), CannotRun},
 		{"stopped by Ctrl-C", fmt.Errorf("count: %w", &StoppedError{Signal: "SIGINT", Code: Interrupted}), Interrupted},
 		{"stopped by SIGTERM", &StoppedError{Signal: "SIGTERM", Code: Terminated}, Terminated},
+		{"checks not made", ErrUnchecked, Unchecked},
 	}
 	for _, c := range cases {
 		if got := Code(c.err); got != c.want {

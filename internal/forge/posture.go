@@ -232,24 +232,32 @@ func (p *postureRead) branch(ctx context.Context) error {
 
 // secrets reads the names of the repository's Actions secrets.
 func (p *postureRead) secrets(ctx context.Context) error {
+	names, err := p.admin.SecretNames(ctx)
+	if refused(err) {
+		p.unread(posture.FactSecrets, "reading the names of the repository's secrets")
+		return nil
+	}
+	p.f.Secrets = append(p.f.Secrets, names...)
+	return err
+}
+
+// SecretNames are the names of the repository's Actions secrets, as Gitea
+// shows them to its owner or an admin (upper-cased).
+func (c *Client) SecretNames(ctx context.Context) ([]string, error) {
+	var out []string
 	for page := 1; page <= maxPages; page++ {
 		var ss []struct {
 			Name string `json:"name"`
 		}
-		err := p.admin.do(ctx, http.MethodGet, fmt.Sprintf("%s/actions/secrets?limit=%d&page=%d", p.c.repoPath(), PageSize, page), nil, &ss)
-		if refused(err) {
-			p.unread(posture.FactSecrets, "reading the names of the repository's secrets")
-			return nil
-		}
-		if err != nil {
-			return err
+		if err := c.do(ctx, http.MethodGet, fmt.Sprintf("%s/actions/secrets?limit=%d&page=%d", c.repoPath(), PageSize, page), nil, &ss); err != nil {
+			return nil, err
 		}
 		for _, s := range ss {
-			p.f.Secrets = append(p.f.Secrets, s.Name)
+			out = append(out, s.Name)
 		}
 		if len(ss) < PageSize {
-			return nil
+			return out, nil
 		}
 	}
-	return fmt.Errorf("forge: secrets: no end after %d pages", maxPages)
+	return nil, fmt.Errorf("forge: secrets: no end after %d pages", maxPages)
 }

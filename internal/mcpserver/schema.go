@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/flagdoc"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -43,9 +44,9 @@ func ArgName(flagName string) string { return strings.ReplaceAll(flagName, "-", 
 
 // schema is a tool's input schema and its arguments, made from the verb's
 // flags: every flag the tool takes, typed by the settings table or by the
-// flag's own type, described by its usage text; the flags the synopsis
-// lists outside brackets are required, and a flag the synopsis shows with
-// a|b|c takes one of those words.
+// flag's own type, described by its usage text; the tool's Required are
+// required, and a flag whose value is named a|b|c takes one of those
+// words (package flagdoc).
 func schema(t Tool, o Options) (*jsonschema.Schema, []param, error) {
 	s := &jsonschema.Schema{
 		Type:       "object",
@@ -53,7 +54,6 @@ func schema(t Tool, o Options) (*jsonschema.Schema, []param, error) {
 		// An argument the tool does not know is a mistake, not ignored.
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
-	syn := readSynopsis(t.Synopsis)
 	var params []param
 	add := func(p param, ps *jsonschema.Schema, required bool) error {
 		if _, dup := s.Properties[p.name]; dup {
@@ -72,8 +72,8 @@ func schema(t Tool, o Options) (*jsonschema.Schema, []param, error) {
 		if err != nil || o.omitted(f.Name) {
 			return
 		}
-		p, ps := flagParam(f, syn.choices[f.Name])
-		err = add(p, ps, syn.required[f.Name] && o.Defaults[f.Name] == "")
+		p, ps := flagParam(f)
+		err = add(p, ps, slices.Contains(t.Required, f.Name) && o.Defaults[f.Name] == "")
 	})
 	if err == nil && t.File {
 		err = addFileParams(t, add)
@@ -96,16 +96,16 @@ func addFileParams(t Tool, add func(param, *jsonschema.Schema, bool) error) erro
 }
 
 // flagParam is the argument and schema of one flag.
-func flagParam(f *flag.Flag, choices []string) (param, *jsonschema.Schema) {
-	_, usage := flag.UnquoteUsage(f)
+func flagParam(f *flag.Flag) (param, *jsonschema.Schema) {
+	_, usage := flagdoc.Value(f)
 	p := param{name: ArgName(f.Name), flag: f.Name}
 	ps := &jsonschema.Schema{Description: usage}
 	if s, ok := settings.Lookup(f.Name); ok && s.Flag {
 		p.kind = settingKind(s, ps)
 		return p, ps
 	}
-	p.kind = valueKind(f.Value, ps)
-	for _, c := range choices {
+	p.kind = valueKind(f, ps)
+	for _, c := range flagdoc.Choices(f) {
 		ps.Enum = append(ps.Enum, c)
 	}
 	return p, ps
@@ -146,18 +146,17 @@ func settingKind(s settings.Setting, ps *jsonschema.Schema) kind {
 // valueKind types a flag by its value: a bool flag is a boolean, a number
 // flag an integer or a number, a string flag a string, and a flag whose
 // value is none of these (a repeatable flag) an array of strings.
-func valueKind(v flag.Value, ps *jsonschema.Schema) kind {
-	if b, ok := v.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+func valueKind(f *flag.Flag, ps *jsonschema.Schema) kind {
+	switch {
+	case flagdoc.IsBool(f):
 		ps.Type = "boolean"
 		return boolean
-	}
-	g, ok := v.(flag.Getter)
-	if !ok {
+	case flagdoc.Repeats(f):
 		ps.Type = "array"
 		ps.Items = &jsonschema.Schema{Type: "string"}
 		return list
 	}
-	switch g.Get().(type) {
+	switch f.Value.(flag.Getter).Get().(type) {
 	case int, int64, uint, uint64:
 		ps.Type = "integer"
 		return number
@@ -167,45 +166,6 @@ func valueKind(v flag.Value, ps *jsonschema.Schema) kind {
 	}
 	ps.Type = "string"
 	return text
-}
-
-// synopsis is what a verb's synopsis says of its flags.
-type synopsis struct {
-	// required are the flags outside any bracket or parenthesis.
-	required map[string]bool
-	// choices are the words a flag shown as --flag a|b|c takes.
-	choices map[string][]string
-}
-
-// readSynopsis reads a synopsis such as
-//
-//	report --repo OWNER/NAME --issue N [--status ok|failed] [flags]
-//
-// A flag outside brackets and parentheses is required; one inside them
-// (optional, or one of alternatives) is not.
-func readSynopsis(s string) synopsis {
-	syn := synopsis{required: map[string]bool{}, choices: map[string][]string{}}
-	depth := 0
-	last := "" // the flag the previous word named
-	for _, w := range strings.Fields(s) {
-		open := len(w) - len(strings.TrimLeft(w, "[("))
-		core := strings.TrimRight(strings.TrimLeft(w, "[("), "])."+",")
-		depth += open
-		switch {
-		case strings.HasPrefix(core, "--"):
-			last = strings.TrimPrefix(core, "--")
-			if depth == 0 {
-				syn.required[last] = true
-			}
-		case last != "" && strings.Contains(core, "|"):
-			syn.choices[last] = strings.Split(core, "|")
-			last = ""
-		default:
-			last = ""
-		}
-		depth -= strings.Count(w[open:], "]") + strings.Count(w[open:], ")")
-	}
-	return syn
 }
 
 // omitted says the tools leave a flag out: the server's own connection,

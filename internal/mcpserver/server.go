@@ -19,10 +19,9 @@ import (
 type Tool struct {
 	Name        string
 	Description string
-	// Synopsis is the verb's synopsis, as its help prints it: the flags
-	// it lists outside brackets are required, and --flag a|b|c takes one
-	// of those words.
-	Synopsis string
+	// Required are the flags every call gives (unless Options.Defaults
+	// gives one).
+	Required []string
 	// Flags are the verb's flags, declared as the command line declares
 	// them; the tool's arguments are made from them.
 	Flags *flag.FlagSet

@@ -60,7 +60,7 @@ func fakeFlags() *flag.FlagSet {
 	fs.String("token", "", "an access token")
 	fs.String("format", "text", "output format")
 	fs.Bool("force", false, "write anyway")
-	fs.String("status", "ok", "ok or failed")
+	fs.String("status", "ok", "how it ended: `ok|failed`")
 	fs.String("history-tail", "", "a setting of the table")
 	fs.String("allowed-agents", "", "a list setting of the table")
 	return fs
@@ -71,7 +71,7 @@ func serve(t *testing.T, f *fakeVerb, log *bytes.Buffer) *mcp.ClientSession {
 	o := Options{
 		Name: "test", Version: "0",
 		Tools: []Tool{{Name: "fake", Description: "a fake verb", Flags: fakeFlags(), File: true, ArrayKey: "issues",
-			Synopsis: "fake FILE --repo OWNER/NAME --issue N [--status ok|failed] [--mode M]"}},
+			Required: []string{"repo", "issue"}}},
 		Run:      f.run,
 		Fixed:    map[string]string{"format": "json"},
 		Omit:     []string{"token"},
@@ -119,13 +119,13 @@ func structured(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 // TestSchema: the schema is the flags': types from the flag's value and
-// the settings table, choices and required flags from the synopsis, the
-// FILE as file or text; the omitted and fixed flags are not arguments,
-// and a flag with a default is not required.
+// the settings table, choices from the value's name, required flags as
+// the tool declares them, the FILE as file or text; the omitted and fixed
+// flags are not arguments, and a flag with a default is not required.
 func TestSchema(t *testing.T) {
 	o := Options{Fixed: map[string]string{"format": "json"}, Omit: []string{"token"}, Defaults: map[string]string{"repo": "org/proj"}}
 	s, params, err := schema(Tool{Name: "fake", Flags: fakeFlags(), File: true,
-		Synopsis: "fake FILE --repo OWNER/NAME --issue N [--status ok|failed] [--mode M]"}, o)
+		Required: []string{"repo", "issue"}}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestSchema(t *testing.T) {
 		`"issue":{"type":"integer","description":"the issue's number"},` +
 		`"mode":{"type":"string","description":"how the verb answers"},` +
 		`"repo":{"type":"string","description":"the repository, OWNER/NAME"},` +
-		`"status":{"type":"string","description":"ok or failed","enum":["ok","failed"]},` +
+		`"status":{"type":"string","description":"how it ended: ok|failed","enum":["ok","failed"]},` +
 		`"file":{"type":"string","description":"a file holding the input, on the server's machine (give file or text)"},` +
 		`"text":{"type":"string","description":"the input itself, as text (give file or text)"}},` +
 		`"required":["issue"],"additionalProperties":false}`
@@ -223,19 +223,6 @@ func TestCalls(t *testing.T) {
 	if strings.Contains(log.String(), secret) || !strings.Contains(log.String(), "fake: used "+Redacted) ||
 		!strings.Contains(log.String(), "fake: panic: the verb fell over") || !strings.Contains(log.String(), "fake: warning: over budget") {
 		t.Errorf("log:\n%s", log.String())
-	}
-}
-
-// TestReadSynopsis: required flags are those outside brackets and
-// parentheses; a|b after a flag are its choices.
-func TestReadSynopsis(t *testing.T) {
-	s := readSynopsis("context (--repo OWNER/NAME --issue N | --body FILE [--comments FILE]) [--file PATH]... [--size tiny|small] --cap T [--next-agent NAME --next-estimate TOKENS]")
-	var req []string
-	for k := range s.required {
-		req = append(req, k)
-	}
-	if !slices.Equal(req, []string{"cap"}) || !slices.Equal(s.choices["size"], []string{"tiny", "small"}) || len(s.choices) != 1 {
-		t.Errorf("required %v, choices %v", req, s.choices)
 	}
 }
 

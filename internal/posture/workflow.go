@@ -35,6 +35,8 @@ type wfJob struct {
 type wfStep struct {
 	Uses string         `yaml:"uses"`
 	With map[string]any `yaml:"with"`
+	Run  string         `yaml:"run"`
+	Env  map[string]any `yaml:"env"`
 }
 
 // guardWorkflow is the guard's workflow as read: its file, its triggers
@@ -77,16 +79,58 @@ func findGuard(wfs []Workflow) *guardWorkflow {
 	return nil
 }
 
-// isGuardStep says a step runs the gns-guard action (a repository or an
-// image named gns-guard) to guard issues (not its dashboard mode).
+// isGuardStep says a step runs the guard to guard issues (not its
+// dashboard mode): it uses the gns-guard action (a repository or an image
+// named gns-guard), or runs the binary's action verb (guardCommand).
 func isGuardStep(st wfStep) bool {
-	ref, _, _ := strings.Cut(strings.TrimPrefix(st.Uses, "docker://"), "@")
-	ref, _, _ = strings.Cut(ref, ":")
-	if !slices.Contains(strings.Split(ref, "/"), "gns-guard") {
+	if !runsGuardAnyMode(st) {
 		return false
 	}
-	mode := fmt.Sprint(st.With["mode"])
-	return st.With["mode"] == nil || mode == "" || mode == "issue"
+	mode, given := st.inputs()["mode"]
+	return !given || mode == nil || fmt.Sprint(mode) == "" || fmt.Sprint(mode) == "issue"
+}
+
+// runsGuardAnyMode says a step runs the guard, in any mode.
+func runsGuardAnyMode(st wfStep) bool {
+	if st.Uses == "" {
+		_, ok := guardCommand(st.Run)
+		return ok
+	}
+	ref, _, _ := strings.Cut(strings.TrimPrefix(st.Uses, "docker://"), "@")
+	ref, _, _ = strings.Cut(ref, ":")
+	return slices.Contains(strings.Split(ref, "/"), "gns-guard")
+}
+
+// inputs are the guard's inputs as the step gives them: its with: for the
+// action; for a step that runs the binary, the INPUT_ variables of its
+// env:, named back as the runner names a Docker action's inputs
+// (INPUT_LEDGER-KEY is ledger-key; the guard reads no other spelling).
+func (st wfStep) inputs() map[string]any {
+	if st.Uses != "" {
+		return st.With
+	}
+	out := map[string]any{}
+	for k, v := range st.Env {
+		if name, ok := strings.CutPrefix(k, "INPUT_"); ok {
+			out[strings.ToLower(name)] = v
+		}
+	}
+	return out
+}
+
+// RunsGuard says a workflow file has a step that runs the guard, in any
+// mode: uses the action, or runs the binary's action verb.
+func RunsGuard(content []byte) bool {
+	var f wfFile
+	if yaml.Unmarshal(content, &f) != nil {
+		return false
+	}
+	for _, j := range f.Jobs {
+		if slices.ContainsFunc(j.Steps, runsGuardAnyMode) {
+			return true
+		}
+	}
+	return false
 }
 
 // triggers reads a workflow's on: a name, a list of names, or a map of
@@ -168,7 +212,7 @@ var (
 // secret name, upper-cased as Gitea stores it.
 func (g *guardWorkflow) secretInputs() map[string]string {
 	out := map[string]string{}
-	for in, v := range g.step.With {
+	for in, v := range g.step.inputs() {
 		if m := secretRef.FindStringSubmatch(fmt.Sprint(v)); m != nil {
 			out[in] = strings.ToUpper(m[1])
 		}
@@ -177,9 +221,14 @@ func (g *guardWorkflow) secretInputs() map[string]string {
 }
 
 // pinned says whether the step's action names one image for good, and
-// how.
+// how; for a step that runs the binary, whether the binary is one an
+// account with Code write cannot swap (hostCommandPinned).
 func (g *guardWorkflow) pinned() (bool, string) {
 	uses := g.step.Uses
+	if uses == "" {
+		cmd, _ := guardCommand(g.step.Run)
+		return cmd.pinned()
+	}
 	if strings.HasPrefix(uses, "docker://") {
 		if digestRef.MatchString(uses) {
 			return true, fmt.Sprintf("the guard's image is pinned by digest (%s)", uses)

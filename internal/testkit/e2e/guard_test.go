@@ -91,8 +91,8 @@ func TestGuardEndToEnd(t *testing.T) {
 		// with the ledger: the issue, its timeline, the repository's
 		// configuration file and its posture (both once per commit), the
 		// post and a re-read that settles a concurrent duplicate. The
-		// posture warns (this repository's workflow runs the binary, not
-		// the action, and main is not protected) and fails nothing.
+		// posture warns (main is not protected, the ledger key is no
+		// secret) and fails nothing.
 		var logs string
 		for _, run := range runs {
 			if run.Conclusion != "cancelled" {

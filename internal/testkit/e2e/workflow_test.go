@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -81,13 +82,14 @@ type job struct {
 }
 
 type step struct {
-	Name string            `yaml:"name,omitempty"`
-	ID   string            `yaml:"id,omitempty"`
-	If   string            `yaml:"if,omitempty"`
-	Uses string            `yaml:"uses,omitempty"`
-	With map[string]string `yaml:"with,omitempty"`
-	Env  map[string]string `yaml:"env,omitempty"`
-	Run  string            `yaml:"run,omitempty"`
+	Name  string            `yaml:"name,omitempty"`
+	ID    string            `yaml:"id,omitempty"`
+	If    string            `yaml:"if,omitempty"`
+	Uses  string            `yaml:"uses,omitempty"`
+	With  map[string]string `yaml:"with,omitempty"`
+	Shell string            `yaml:"shell,omitempty"`
+	Env   map[string]string `yaml:"env,omitempty"`
+	Run   string            `yaml:"run,omitempty"`
 }
 
 // The events the guard's workflow runs on (docs/contract.md §1), less pull
@@ -332,13 +334,18 @@ func TestExamplesUseDeclaredInputs(t *testing.T) {
 		guards := 0
 		for jobName, j := range wf.Jobs {
 			for i, st := range j.Steps {
-				if !strings.HasPrefix(st.Uses, "gns-guard/gns-guard@") && st.Uses != "./" {
+				if !strings.HasPrefix(st.Uses, "gns-guard/gns-guard@") && st.Uses != "./" && st.ID != guardStepID {
 					continue
 				}
 				guards++
 				for in := range st.With {
 					if _, ok := spec.Inputs[in]; !ok {
 						t.Errorf("%s: job %s step %d passes input %q, which action.yml does not declare", f, jobName, i+1, in)
+					}
+				}
+				for key := range st.Env {
+					if _, ok := runnerNames(spec)[key]; !ok {
+						t.Errorf("%s: job %s step %d sets %s, which is neither an input of action.yml as the runner names it nor a variable of its runs.env", f, jobName, i+1, key)
 					}
 				}
 				if st.ID == "" {
@@ -353,6 +360,96 @@ func TestExamplesUseDeclaredInputs(t *testing.T) {
 			t.Errorf("%s: no step uses gns-guard/gns-guard", f)
 		}
 	}
+}
+
+// runnerNames are the variables a runner hands the action's container:
+// each input's INPUT_ name, and runs.env's.
+func runnerNames(spec actionSpec) map[string]bool {
+	out := map[string]bool{}
+	for name := range spec.Inputs {
+		out[inputEnv(name)] = true
+	}
+	for key := range spec.Runs.Env {
+		out[key] = true
+	}
+	return out
+}
+
+// hostWorkflowPath is the example workflow for a runner without Docker.
+const hostWorkflowPath = "examples/workflows/gns-guard-host.yml"
+
+// TestHostWorkflowMatchesActionYML holds the host workflow to the Docker
+// one and to action.yml: the guard's step runs the binary with the
+// action's arguments, under bash, with exactly the variables the runner
+// hands the action's container for the Docker workflow's step (each
+// input of its with:, else action.yml's default, as INPUT_ and the
+// runner's name; runs.env as action.yml writes it); everything else of
+// the two workflows is the same.
+func TestHostWorkflowMatchesActionYML(t *testing.T) {
+	spec := readActionSpec(t)
+	read := func(rel string) map[string]any {
+		b, err := os.ReadFile(filepath.Join(repoRoot, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		return doc
+	}
+	docker, host := read("examples/workflows/gns-guard.yml"), read(hostWorkflowPath)
+	dockerStep, hostStep := guardStepOf(t, docker), guardStepOf(t, host)
+
+	want := map[string]any{}
+	with, _ := dockerStep["with"].(map[string]any)
+	for name, in := range spec.Inputs {
+		switch v, ok := with[name]; {
+		case ok:
+			want[inputEnv(name)] = v
+		case in.Default != "":
+			want[inputEnv(name)] = in.Default
+		}
+	}
+	for key, v := range spec.Runs.Env {
+		want[key] = v
+	}
+	if got := hostStep["env"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("the host step's env:\n%v\nwant what the runner hands the Docker step:\n%v", got, want)
+	}
+	if run, wantRun := hostStep["run"], "gns-guard "+strings.Join(spec.Runs.Args, " "); run != wantRun || hostStep["shell"] != "bash" {
+		t.Errorf("the host step runs %q with shell %v, want %q with bash (sh drops the INPUT_ names with hyphens)", run, hostStep["shell"], wantRun)
+	}
+	for _, k := range []string{"name", "id", "if"} {
+		if hostStep[k] != dockerStep[k] {
+			t.Errorf("the host step's %s is %v, the Docker step's %v", k, hostStep[k], dockerStep[k])
+		}
+	}
+	// The rest is the Docker workflow's, step for step.
+	for _, st := range []map[string]any{dockerStep, hostStep} {
+		for _, k := range []string{"uses", "with", "run", "shell", "env"} {
+			delete(st, k)
+		}
+	}
+	if !reflect.DeepEqual(docker, host) {
+		t.Errorf("the host workflow differs from the Docker one beyond the guard's step:\n%v\n%v", host, docker)
+	}
+}
+
+// guardStepOf is the step with the guard's id in a parsed workflow.
+func guardStepOf(t *testing.T, doc map[string]any) map[string]any {
+	t.Helper()
+	jobs, _ := doc["jobs"].(map[string]any)
+	for _, j := range jobs {
+		steps, _ := j.(map[string]any)["steps"].([]any)
+		for _, st := range steps {
+			if m, _ := st.(map[string]any); m["id"] == guardStepID {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no step with id %s", guardStepID)
+	return nil
 }
 
 // undeclaredOutputs returns the outputs of step id that the workflow text
@@ -379,4 +476,31 @@ func findStep(t testing.TB, wf workflow, id string) step {
 	}
 	t.Fatalf("the workflow has no step with id %s", id)
 	return step{}
+}
+
+// TestExamplesNameTheirRuns: every shipped workflow names its runs, the
+// guard's after the issue (or pull request) and the event, so the Actions
+// tab tells the runs of one issue apart.
+func TestExamplesNameTheirRuns(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "workflows", "*.yml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example workflows: %v", err)
+	}
+	const guardRun = "#${{ github.event.issue.number"
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf workflow
+		if err := yaml.Unmarshal(b, &wf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		switch {
+		case wf.RunName == "":
+			t.Errorf("%s has no run-name", f)
+		case wf.On["issues"].Types != nil && (!strings.Contains(wf.RunName, guardRun) || !strings.Contains(wf.RunName, "${{ github.event_name }}")):
+			t.Errorf("%s names its runs %q, not after the issue and the event", f, wf.RunName)
+		}
+	}
 }

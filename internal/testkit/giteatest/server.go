@@ -324,13 +324,35 @@ func (s *Server) NewUser(ctx context.Context, login string, admin bool) (token s
 	return s.createToken(ctx, login, password)
 }
 
+// NewUserScoped creates a user who is no administrator and returns one
+// access token of theirs per list of scopes (Gitea's, e.g. read:issue).
+func (s *Server) NewUserScoped(ctx context.Context, login string, scopes ...[]string) ([]string, error) {
+	password := randomHex(16)
+	create := map[string]any{"username": login, "email": login + "@example.invalid", "password": password, "must_change_password": false}
+	if err := s.api(ctx, http.MethodPost, "/admin/users", s.AdminToken, create, nil); err != nil {
+		return nil, fmt.Errorf("giteatest: creating user %s: %w", login, err)
+	}
+	var out []string
+	for _, sc := range scopes {
+		tok, err := s.createToken(ctx, login, password, sc...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tok)
+	}
+	return out, nil
+}
+
 // createToken signs in as login with password and creates an access token
-// with all scopes.
-func (s *Server) createToken(ctx context.Context, login, password string) (string, error) {
+// with the scopes given (none: all scopes).
+func (s *Server) createToken(ctx context.Context, login, password string, scopes ...string) (string, error) {
 	var tok struct {
 		SHA1 string `json:"sha1"`
 	}
-	body := map[string]any{"name": "giteatest-" + randomHex(4), "scopes": []string{"all"}}
+	if len(scopes) == 0 {
+		scopes = []string{"all"}
+	}
+	body := map[string]any{"name": "giteatest-" + randomHex(4), "scopes": scopes}
 	if err := s.apiBasic(ctx, http.MethodPost, "/users/"+url.PathEscape(login)+"/tokens", login, password, body, &tok); err != nil {
 		return "", fmt.Errorf("giteatest: creating a token for %s: %w", login, err)
 	}
