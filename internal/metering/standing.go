@@ -1,0 +1,77 @@
+package metering
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+)
+
+// Standing is an issue as the meter judges it before a call: refused
+// outright, or its budget.
+type Standing struct {
+	// Refusal refuses every call: the state is not one the guard accepted
+	// and judged.
+	Refusal *Refusal
+	// Total, Consumed and Remaining are the checkpoint's budget.
+	Total, Consumed, Remaining int64
+	// reported are the invocations the checkpoint records: their spend is
+	// in Consumed.
+	reported map[string]bool
+}
+
+// Reported says the checkpoint records invocation inv.
+func (s Standing) Reported(inv string) bool { return s.reported[inv] }
+
+// Facts are what the meter read of an issue, for Judge.
+type Facts struct {
+	Issue    issues.Issue
+	Governed bool
+	// Checkpoint is the body's checkpoint, nil when it cannot be read.
+	Checkpoint *checkpoint.Checkpoint
+	// Plan is the guard's decision on the issue as read.
+	Plan *guard.Plan
+	// Unjudged is set when the guard has not judged the body in time.
+	Unjudged *ledger.Unjudged
+	Grace    time.Duration
+}
+
+// Judge says whether an issue's state lets calls through: governed, not
+// locked, judged by the guard, and passing its rules.
+func Judge(f Facts) Standing {
+	n := f.Issue.Number
+	refuse := func(rule, format string, args ...any) Standing {
+		return Standing{Refusal: &Refusal{Status: 403, Kind: KindPermission, Rule: rule, Message: fmt.Sprintf("issue #%d: ", n) + fmt.Sprintf(format, args...)}}
+	}
+	switch {
+	case !f.Governed || f.Checkpoint == nil && (f.Plan == nil || len(f.Plan.Violations) == 0):
+		return refuse("meter-not-governed", "the issue holds no checkpoint the guard governs: the meter lets calls through only on a governed issue (see docs/agents.md)")
+	case f.Issue.Locked:
+		return refuse("meter-issue-locked", "the issue is locked: a person unlocks it once the violation is resolved")
+	case f.Unjudged != nil:
+		return refuse("meter-unjudged", "%s", f.Unjudged.Why(n, f.Grace))
+	}
+	if f.Plan != nil && len(f.Plan.Violations) > 0 {
+		v := f.Plan.Violations[0]
+		more := ""
+		if k := len(f.Plan.Violations) - 1; k > 0 {
+			more = fmt.Sprintf(" (and %d more)", k)
+		}
+		return refuse(v.Rule, "the guard fails this state: %s%s; no call goes through until a person resolves it", strings.TrimSuffix(v.Message, "."), more)
+	}
+	cp := f.Checkpoint
+	s := Standing{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value, reported: map[string]bool{}}
+	if inv := cp.LastInvocation.Value; inv != "" {
+		s.reported[inv] = true
+	}
+	for _, e := range cp.Entries() {
+		if e.Invocation.Value != "" {
+			s.reported[e.Invocation.Value] = true
+		}
+	}
+	return s
+}

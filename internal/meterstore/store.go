@@ -1,0 +1,271 @@
+package meterstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/metering"
+)
+
+// Issue names an issue: repository OWNER/NAME and number.
+type Issue struct {
+	Repo   string
+	Number int64
+}
+
+// Call is one call's row.
+type Call struct {
+	ID                               int64
+	Issue                            Issue
+	Invocation, Login, Agent         string
+	Model, Provider, Endpoint        string
+	Input, Cached, Output, Reasoning int64
+	// Tokens is what the call is charged: its usage, or its worst case
+	// while in flight or when its usage could not be read.
+	Tokens int64
+	Cost   int64
+	// Worst is the call's worst case; UsageKnown says the answer carried
+	// its usage; Settled that the call ended.
+	Worst      int64
+	UsageKnown bool
+	Settled    bool
+	RequestID  string
+	Started    time.Time
+	Finished   time.Time
+}
+
+// Totals sum an invocation's calls.
+type Totals struct {
+	Calls                                    int64
+	Tokens, Input, Cached, Output, Reasoning int64
+	Cost                                     int64
+	Login, Agent                             string
+	// InFlight counts calls not settled.
+	InFlight int64
+}
+
+// IssueTotals sum an issue's calls, for status.
+type IssueTotals struct {
+	Issue  Issue
+	Calls  int64
+	Tokens int64
+	Cost   int64
+}
+
+// Decide is admission, called inside the store's transaction with the
+// issue's pending spend; a refusal reserves nothing.
+type Decide func(metering.Pending) *metering.Refusal
+
+// Store keeps the meter's calls.
+type Store struct {
+	db      *sql.DB
+	dialect dialect
+}
+
+// dialect is what differs between SQLite and PostgreSQL.
+type dialect struct {
+	name   string
+	schema []string
+	// lock takes the issue's lock in a transaction (PostgreSQL); SQLite
+	// serializes writers already.
+	lock string
+	// numbered says placeholders are $1, $2, ...
+	numbered bool
+}
+
+// Open opens the store at dsn: a postgres:// or postgresql:// URL, else
+// a SQLite file path.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return openPostgres(ctx, dsn)
+	}
+	return openSQLite(ctx, dsn)
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Kind is "sqlite" or "postgres".
+func (s *Store) Kind() string { return s.dialect.name }
+
+func (s *Store) q(query string) string {
+	if !s.dialect.numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	for _, stmt := range s.dialect.schema {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create the meter's tables (%s): %w", s.dialect.name, err)
+		}
+	}
+	return nil
+}
+
+// Reserve admits call c of issue iss: in one transaction under the
+// issue's lock it sums the issue's pending spend (the calls of
+// invocations reported does not hold, and every call in flight), asks
+// decide, and on admission writes c as reserved at its worst case. It
+// returns the row's id (0 when refused) and the pending spend before c.
+func (s *Store) Reserve(ctx context.Context, c Call, reported func(string) bool, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, metering.Pending{}, nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	if s.dialect.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.dialect.lock, c.Issue.Repo+"#"+strconv.FormatInt(c.Issue.Number, 10)); err != nil {
+			return 0, metering.Pending{}, nil, err
+		}
+	}
+	p, err := s.pending(ctx, tx, c.Issue, reported)
+	if err != nil {
+		return 0, p, nil, err
+	}
+	if ref := decide(p); ref != nil {
+		return 0, p, ref, nil
+	}
+	var id int64
+	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO meter_calls (repo, issue, invocation, login, agent, model, provider, endpoint, tokens, cost, worst, settled, usage_known, started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, ?) RETURNING id`),
+		c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint, c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()).Scan(&id)
+	if err != nil {
+		return 0, p, nil, err
+	}
+	return id, p, nil, tx.Commit()
+}
+
+// pending sums an issue's spend not in its checkpoint.
+func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue, reported func(string) bool) (metering.Pending, error) {
+	var p metering.Pending
+	rows, err := tx.QueryContext(ctx, s.q(`SELECT c.invocation, c.settled, SUM(c.tokens), SUM(c.cost),
+		EXISTS (SELECT 1 FROM meter_reported r WHERE r.repo = c.repo AND r.issue = c.issue AND r.invocation = c.invocation)
+		FROM meter_calls c WHERE c.repo = ? AND c.issue = ? GROUP BY c.repo, c.issue, c.invocation, c.settled`), iss.Repo, iss.Number)
+	if err != nil {
+		return p, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var inv string
+		var settled, marked bool
+		var tokens, cost int64
+		if err := rows.Scan(&inv, &settled, &tokens, &cost, &marked); err != nil {
+			return p, err
+		}
+		p.Cost += cost
+		if !settled || !(marked || (reported != nil && reported(inv))) {
+			p.Tokens += tokens
+		}
+	}
+	return p, rows.Err()
+}
+
+// Settle ends call id with what it spent.
+func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE WHERE id = ? AND settled = FALSE`),
+		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("call %d is not in flight", id)
+	}
+	return nil
+}
+
+// MarkReported records that the checkpoint holds these invocations'
+// reports: their spend is in budget.consumed.
+func (s *Store) MarkReported(ctx context.Context, iss Issue, invocations []string) error {
+	for _, inv := range invocations {
+		var q string
+		if s.dialect.name == "postgres" {
+			q = `INSERT INTO meter_reported (repo, issue, invocation) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`
+		} else {
+			q = `INSERT OR IGNORE INTO meter_reported (repo, issue, invocation) VALUES (?, ?, ?)`
+		}
+		if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, inv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Invocation sums an invocation's calls.
+func (s *Store) Invocation(ctx context.Context, iss Issue, inv string) (Totals, error) {
+	var t Totals
+	var login, agent sql.NullString
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(tokens),0), COALESCE(SUM(input),0), COALESCE(SUM(cached),0), COALESCE(SUM(output),0),
+		COALESCE(SUM(reasoning),0), COALESCE(SUM(cost),0), MIN(login), MIN(agent), COALESCE(SUM(CASE WHEN settled THEN 0 ELSE 1 END),0)
+		FROM meter_calls WHERE repo = ? AND issue = ? AND invocation = ?`), iss.Repo, iss.Number, inv).
+		Scan(&t.Calls, &t.Tokens, &t.Input, &t.Cached, &t.Output, &t.Reasoning, &t.Cost, &login, &agent, &t.InFlight)
+	t.Login, t.Agent = login.String, agent.String
+	return t, err
+}
+
+// Issues sums the calls of every issue of repo.
+func (s *Store) Issues(ctx context.Context, repo string) ([]IssueTotals, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT issue, COUNT(*), SUM(tokens), SUM(cost) FROM meter_calls WHERE repo = ? GROUP BY issue ORDER BY issue`), repo)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []IssueTotals
+	for rows.Next() {
+		t := IssueTotals{Issue: Issue{Repo: repo}}
+		if err := rows.Scan(&t.Issue.Number, &t.Calls, &t.Tokens, &t.Cost); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Calls lists an issue's calls, oldest first.
+func (s *Store) Calls(ctx context.Context, iss Issue) ([]Call, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, invocation, login, agent, model, provider, endpoint, input, cached, output, reasoning, tokens, cost, worst, usage_known, settled, request_id, started, finished
+		FROM meter_calls WHERE repo = ? AND issue = ? ORDER BY id`), iss.Repo, iss.Number)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Call
+	for rows.Next() {
+		c := Call{Issue: iss}
+		var started, finished sql.NullInt64
+		var reqID sql.NullString
+		if err := rows.Scan(&c.ID, &c.Invocation, &c.Login, &c.Agent, &c.Model, &c.Provider, &c.Endpoint, &c.Input, &c.Cached, &c.Output, &c.Reasoning,
+			&c.Tokens, &c.Cost, &c.Worst, &c.UsageKnown, &c.Settled, &reqID, &started, &finished); err != nil {
+			return nil, err
+		}
+		c.RequestID = reqID.String
+		c.Started = time.UnixMilli(started.Int64).UTC()
+		if finished.Valid {
+			c.Finished = time.UnixMilli(finished.Int64).UTC()
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Ping checks the store answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// ErrUnknownStore is a --store value that is neither.
+var ErrUnknownStore = errors.New("unknown store")
