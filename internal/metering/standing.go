@@ -35,6 +35,9 @@ type Facts struct {
 	Checkpoint *checkpoint.Checkpoint
 	// Plan is the guard's decision on the issue as read.
 	Plan *guard.Plan
+	// Judged says the guard's status comment holds a ledger record that
+	// verifies: the guard has judged the issue at least once.
+	Judged bool
 	// Unjudged is set when the guard has not judged the body in time.
 	Unjudged *ledger.Unjudged
 	Grace    time.Duration
@@ -52,6 +55,8 @@ func Judge(f Facts) Standing {
 		return refuse("meter-not-governed", "the issue holds no checkpoint the guard governs: the meter lets calls through only on a governed issue (see docs/agents.md)")
 	case f.Issue.Locked:
 		return refuse("meter-issue-locked", "the issue is locked: a person unlocks it once the violation is resolved")
+	case !f.Judged:
+		return refuse("meter-unjudged", "the guard has not judged the issue: no status comment of the guard's holds a ledger record that verifies; calls go through once the guard's workflow has run on it")
 	case f.Unjudged != nil:
 		return refuse("meter-unjudged", "%s", f.Unjudged.Why(n, f.Grace))
 	}

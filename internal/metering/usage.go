@@ -161,7 +161,8 @@ func (s *Stream) anthropic(e streamEvent) {
 		}
 		s.id = e.Message.ID
 		if u, ok := e.Message.Usage.read(Anthropic); ok {
-			s.anthIn, s.usage = &u, u
+			// Known only once message_delta says the output.
+			s.anthIn = &u
 		}
 	case "message_delta":
 		if e.Usage == nil || s.anthIn == nil {
