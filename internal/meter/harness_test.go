@@ -165,9 +165,14 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-// base is the base URL an agent is given for issue n.
+// base is the base URL an agent's SDK is given for issue n: OpenAI's
+// clients take it up to /v1, Anthropic's before it.
 func (r *rig) base(n int64, provider string) string {
-	return fmt.Sprintf("%s/acme/app/issues/%d/invocations/inv-1/%s/v1", r.srv.URL, n, provider)
+	u := fmt.Sprintf("%s/acme/app/issues/%d/invocations/inv-1/%s", r.srv.URL, n, provider)
+	if provider == "openai" {
+		u += "/v1"
+	}
+	return u
 }
 
 type syncWriter struct {
