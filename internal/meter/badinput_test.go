@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
-	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
