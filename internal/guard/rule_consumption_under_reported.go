@@ -37,7 +37,12 @@ func checkUnderReport(e *eval) (out []Violation) {
 			continue // comment-protocol reports the missing footer
 		}
 		rise, from := e.reportRise(f)
-		if rc, err := e.receiptOf(r); err == nil && rise < rc.Tokens {
+		rc, err := e.receiptOf(r)
+		if err == nil {
+			n := &e.plan.Numbers
+			n.Metered, n.MeteredReported, n.MeteredResults = n.Metered+rc.Tokens, n.MeteredReported+rise, n.MeteredResults+1
+		}
+		if err == nil && rise < rc.Tokens {
 			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed (%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
 				r.c.ID, issues.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), issues.Quote(f.Invocation), rc.Calls)
 			e.link(r)
