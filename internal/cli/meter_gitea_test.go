@@ -198,6 +198,20 @@ func TestMeterReceiptAndMeteringRequired(t *testing.T) {
 			t.Fatalf("the guard failed an honest metered report: %s", run)
 		}
 	}
+	status := f.r.GuardComments(t, f.n, actiontest.StatusMarker(f.n))
+	if len(status) != 1 || !strings.Contains(status[0].Body, "**Metered** 32 tokens by the meter's receipts of the last 1 results; their reports added 500") {
+		t.Errorf("the status comment does not show metered next to reported: %v", status)
+	}
+	out, errOut, code = gns(t, nil, "status", "--repo", f.r.Owner+"/"+f.r.Name, "--server", f.r.S.URL, "--token", f.agent.Token, "--guard-user", f.r.Bot, "--format", "json")
+	var rows []struct {
+		Number  int64 `json:"number"`
+		Metered *struct {
+			Calls, Tokens int64
+		} `json:"metered"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Metered == nil || rows[0].Metered.Tokens != 32 || rows[0].Metered.Calls != 1 {
+		t.Errorf("status shows no metered figures: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
 	// Without the meter's address, report writes no receipt: refused, and
 	// forced, the guard fails the result.
 	f.r.CommitFile(t, ".gitea/gns-guard.yml", strings.Join([]string{"meter-public-key: " + meterKey.Public(), "metering: required"}, "\n")+"\n")

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
@@ -73,4 +75,45 @@ func getReceipt(ctx context.Context, base, owner, name string, n int64, inv, tok
 		return nil, fmt.Errorf("the meter's answer is not a receipt")
 	}
 	return &rc, nil
+}
+
+// fillMetered puts the meter's totals next to each row of status, when a
+// meter is configured; a meter that cannot answer is a note on standard
+// error, never a failure of status.
+func fillMetered(ctx context.Context, env Env, base, owner, name, token string, res *dashboard.Result) {
+	if base == "" {
+		return
+	}
+	u := fmt.Sprintf("%s/%s/%s/metered", strings.TrimRight(base, "/"), url.PathEscape(owner), url.PathEscape(name))
+	ctx, cancel := context.WithTimeout(ctx, receiptTimeout)
+	defer cancel()
+	var rows []meter.IssueMetered
+	err := func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := meterClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&rows)
+	}()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "gns-guard: status: the meter at %s did not say what it metered: %v\n", base, err)
+		return
+	}
+	by := map[int64]meter.IssueMetered{}
+	for _, r := range rows {
+		by[r.Issue] = r
+	}
+	for i := range res.Rows {
+		m := by[res.Rows[i].Number]
+		res.Rows[i].Metered = &dashboard.Metered{Calls: m.Calls, Tokens: m.Tokens, Cost: m.Cost}
+	}
 }

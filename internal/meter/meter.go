@@ -125,6 +125,7 @@ func (m *Meter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.healthz)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/{inv}/receipt", m.receipt)
+	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
 	mux.HandleFunc("/", m.proxy)
 	return mux
 }
