@@ -78,7 +78,7 @@ func (c *fakeClient) RecentComments(_ context.Context, is issues.Issue, _ int) (
 
 // judge runs the guard on issue n as its run on "opened" would, and posts
 // its status comment with the ledger.
-func (f *fakeGitea) judge(t *testing.T, n int64) {
+func (f *fakeGitea) judge(t testing.TB, n int64) {
 	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -129,7 +129,7 @@ func body(n, total, remaining int64) string {
 
 // rig is a meter in front of the stand-in, with a fake Gitea.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	gitea *fakeGitea
 	prov  *standin.Provider
 	store *meterstore.Store
@@ -141,7 +141,7 @@ type rig struct {
 
 const agentToken1 = "gitea-token-of-coder"
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	r := &rig{t: t, prov: standin.Start(t), log: &strings.Builder{}}
 	r.gitea = &fakeGitea{tokens: map[string]string{agentToken1: "coder", "reader-token": "reader"}, perm: map[string]string{"coder": "write", "reader": "read"},

@@ -18,6 +18,8 @@ var postgresSchema = []string{
 		usage_known BOOLEAN NOT NULL, settled BOOLEAN NOT NULL, request_id TEXT,
 		started BIGINT NOT NULL, finished BIGINT)`,
 	`CREATE INDEX IF NOT EXISTS meter_calls_issue ON meter_calls (repo, issue, invocation)`,
+	`CREATE TABLE IF NOT EXISTS meter_totals (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
+		settled_tokens BIGINT NOT NULL, inflight_tokens BIGINT NOT NULL, cost BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
 	`CREATE TABLE IF NOT EXISTS meter_reported (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
 }
 
@@ -54,6 +56,10 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("create the meter's tables (postgres): %w", err)
 		}
+	}
+	if err := s.prepareAll(ctx); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return s, nil
 }

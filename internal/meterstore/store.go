@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/metering"
@@ -65,6 +66,7 @@ type Decide func(metering.Pending) *metering.Refusal
 type Store struct {
 	db      *sql.DB
 	dialect dialect
+	stmts   sync.Map // query → *sql.Stmt, prepared once
 }
 
 // dialect is what differs between SQLite and PostgreSQL.
@@ -88,10 +90,54 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
+	return s.db.Close()
+}
 
 // Kind is "sqlite" or "postgres".
 func (s *Store) Kind() string { return s.dialect.name }
+
+// prepareAll prepares the statements every call runs. It runs before any
+// transaction: the SQLite store has one connection, which a transaction
+// holds.
+func (s *Store) prepareAll(ctx context.Context) error {
+	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSelectCall, qSettleCall} {
+		p, err := s.db.PrepareContext(ctx, s.q(q))
+		if err != nil {
+			return fmt.Errorf("prepare the meter's statements (%s): %w", s.dialect.name, err)
+		}
+		s.stmts.Store(q, p)
+	}
+	return nil
+}
+
+// The statements of every call, prepared when the store opens.
+const (
+	qInsertCall = `INSERT INTO meter_calls (repo, issue, invocation, login, agent, model, provider, endpoint, tokens, cost, worst, settled, usage_known, started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, ?) RETURNING id`
+	qPending = `SELECT t.invocation, t.settled_tokens, t.inflight_tokens, t.cost,
+		EXISTS (SELECT 1 FROM meter_reported r WHERE r.repo = t.repo AND r.issue = t.issue AND r.invocation = t.invocation)
+		FROM meter_totals t WHERE t.repo = ? AND t.issue = ?`
+	qAddTotals = `INSERT INTO meter_totals (repo, issue, invocation, settled_tokens, inflight_tokens, cost) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (repo, issue, invocation) DO UPDATE SET settled_tokens = meter_totals.settled_tokens + excluded.settled_tokens,
+		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
+	qSelectCall = `SELECT repo, issue, invocation, tokens, cost FROM meter_calls WHERE id = ? AND settled = FALSE`
+	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE WHERE id = ?`
+)
+
+// prepared is query prepared once, for use in tx (nil: outside one):
+// parsing SQL anew for every call would cost more than running it.
+func (s *Store) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, ok := s.stmts.Load(query)
+	if !ok {
+		return nil, fmt.Errorf("meterstore: a statement not prepared: %.40s", query)
+	}
+	if tx == nil {
+		return st.(*sql.Stmt), nil
+	}
+	return tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+}
 
 func (s *Store) q(query string) string {
 	if !s.dialect.numbered {
@@ -116,7 +162,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("create the meter's tables (%s): %w", s.dialect.name, err)
 		}
 	}
-	return nil
+	return s.prepareAll(ctx)
 }
 
 // Reserve admits call c of issue iss: in one transaction under the
@@ -143,51 +189,94 @@ func (s *Store) Reserve(ctx context.Context, c Call, reported func(string) bool,
 		return 0, p, ref, nil
 	}
 	var id int64
-	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO meter_calls (repo, issue, invocation, login, agent, model, provider, endpoint, tokens, cost, worst, settled, usage_known, started)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, ?) RETURNING id`),
+	ins, err := s.prepared(ctx, tx, qInsertCall)
+	if err != nil {
+		return 0, p, nil, err
+	}
+	err = ins.QueryRowContext(ctx,
 		c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint, c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()).Scan(&id)
 	if err != nil {
+		return 0, p, nil, err
+	}
+	if err := s.addTotals(ctx, tx, c.Issue, c.Invocation, 0, c.Worst, c.Cost); err != nil {
 		return 0, p, nil, err
 	}
 	return id, p, nil, tx.Commit()
 }
 
-// pending sums an issue's spend not in its checkpoint.
+// pending sums an issue's spend not in its checkpoint, from the running
+// totals: a few rows an issue, however many calls it had.
 func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue, reported func(string) bool) (metering.Pending, error) {
 	var p metering.Pending
-	rows, err := tx.QueryContext(ctx, s.q(`SELECT c.invocation, c.settled, SUM(c.tokens), SUM(c.cost),
-		EXISTS (SELECT 1 FROM meter_reported r WHERE r.repo = c.repo AND r.issue = c.issue AND r.invocation = c.invocation)
-		FROM meter_calls c WHERE c.repo = ? AND c.issue = ? GROUP BY c.repo, c.issue, c.invocation, c.settled`), iss.Repo, iss.Number)
+	st, err := s.prepared(ctx, tx, qPending)
+	if err != nil {
+		return p, err
+	}
+	rows, err := st.QueryContext(ctx, iss.Repo, iss.Number)
 	if err != nil {
 		return p, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var inv string
-		var settled, marked bool
-		var tokens, cost int64
-		if err := rows.Scan(&inv, &settled, &tokens, &cost, &marked); err != nil {
+		var marked bool
+		var settled, inflight, cost int64
+		if err := rows.Scan(&inv, &settled, &inflight, &cost, &marked); err != nil {
 			return p, err
 		}
 		p.Cost += cost
-		if !settled || !(marked || (reported != nil && reported(inv))) {
-			p.Tokens += tokens
+		p.Tokens += inflight
+		if !marked && (reported == nil || !reported(inv)) {
+			p.Tokens += settled
 		}
 	}
 	return p, rows.Err()
 }
 
-// Settle ends call id with what it spent.
-func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE WHERE id = ? AND settled = FALSE`),
-		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id)
+// addTotals moves an invocation's running totals in a transaction.
+func (s *Store) addTotals(ctx context.Context, tx *sql.Tx, iss Issue, inv string, settled, inflight, cost int64) error {
+	st, err := s.prepared(ctx, tx, qAddTotals)
 	if err != nil {
 		return err
 	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	_, err = st.ExecContext(ctx, iss.Repo, iss.Number, inv, settled, inflight, cost)
+	return err
+}
+
+// Settle ends call id with what it spent: its row and its invocation's
+// running totals, in one transaction.
+func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	var iss Issue
+	var inv string
+	var worst, reserved int64
+	sel, err := s.prepared(ctx, tx, qSelectCall)
+	if err != nil {
+		return err
+	}
+	err = sel.QueryRowContext(ctx, id).Scan(&iss.Repo, &iss.Number, &inv, &worst, &reserved)
+	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("call %d is not in flight", id)
 	}
-	return nil
+	if err != nil {
+		return err
+	}
+	upd, err := s.prepared(ctx, tx, qSettleCall)
+	if err != nil {
+		return err
+	}
+	if _, err := upd.ExecContext(ctx,
+		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id); err != nil {
+		return err
+	}
+	if err := s.addTotals(ctx, tx, iss, inv, c.Tokens, -worst, c.Cost-reserved); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // MarkReported records that the checkpoint holds these invocations'
@@ -266,6 +355,3 @@ func (s *Store) Calls(ctx context.Context, iss Issue) ([]Call, error) {
 
 // Ping checks the store answers.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
-
-// ErrUnknownStore is a --store value that is neither.
-var ErrUnknownStore = errors.New("unknown store")

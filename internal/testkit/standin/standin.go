@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +39,8 @@ type Provider struct {
 	Delay atomic.Int64
 	// NoUsage leaves usage out of answers.
 	NoUsage atomic.Bool
+	// Unrecorded keeps no record of requests (benchmarks).
+	Unrecorded atomic.Bool
 
 	mu       sync.Mutex
 	requests []Request
@@ -74,7 +75,7 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
-	if !strings.HasPrefix(r.URL.Path, "/bench") {
+	if !p.Unrecorded.Load() {
 		p.mu.Lock()
 		p.requests = append(p.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 		p.mu.Unlock()
