@@ -28,12 +28,12 @@ func TestParseRoute(t *testing.T) {
 		t.Fatalf("the header's invocation: %+v %v", r, ref)
 	}
 	for path, rule := range map[string]string{
-		"/acme/app/issues/7/openai/v1/chat/completions":                      "meter-invocation",
-		"/acme/app/issues/7/invocations/a%20b/openai/v1/chat/completions":    "meter-invocation",
-		"/acme/app/issues/7/invocations/i/anthropic/v1/chat/completions":     "meter-route",
-		"/acme/app/issues/0/invocations/i/openai/v1/embeddings":              "meter-route",
-		"/v1/chat/completions":                                               "meter-route",
-		"/acme/app/issues/7/invocations/i/openai/v1/../../../../etc/passwd":  "meter-route",
+		"/acme/app/issues/7/openai/v1/chat/completions":                   "meter-invocation",
+		"/acme/app/issues/7/invocations/a%20b/openai/v1/chat/completions": "meter-invocation",
+		"/acme/app/issues/7/invocations/i/anthropic/v1/chat/completions":  "meter-route",
+		"/acme/app/issues/0/invocations/i/openai/v1/embeddings":           "meter-route",
+		"/v1/chat/completions": "meter-route",
+		"/acme/app/issues/7/invocations/i/openai/v1/../../../../etc/passwd": "meter-route",
 		"/acme/app/issues/7/invocations/i/openai/v1/chat/completions/extra": "meter-route",
 	} {
 		inv := ""
