@@ -244,11 +244,4 @@ func TestMeterRefusesLockedAndUnjudgedIssues(t *testing.T) {
 	}
 }
 
-// meterErr is the message of a refusal.
-func meterErr(body string) string {
-	var e struct{ Error struct{ Message string } }
-	_ = json.Unmarshal([]byte(body), &e)
-	return e.Error.Message
-}
-
 func decodeJSON(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
