@@ -234,3 +234,24 @@ func TestReceipt(t *testing.T) {
 		t.Errorf("a reader got a receipt: %d", status)
 	}
 }
+
+// An agent that spends under an invocation the checkpoint already records
+// (its report is in budget.consumed) cannot pass the budget: what it
+// spends after that report is pending like any other spend.
+func TestSpendUnderAReportedInvocationIsPending(t *testing.T) {
+	r := newRig(t)
+	r.gitea.issues[7] = issues.Issue{Number: 7, Body: strings.Replace(body(7, 20000, 4500), "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1), Labels: r.gitea.issues[7].Labels}
+	r.gitea.judge(t, 7)
+	r.prov.Output.Store(1000)
+	reported := r.srv.URL + "/acme/app/issues/7/invocations/inv-20260516-1320-a7/openai/v1/chat/completions"
+	call := `{"model":"gpt-4o","max_tokens":1000,"messages":[{"role":"user","content":"hello"}]}`
+	for i := range 5 {
+		resp, body := post(t, reported, agentToken1, call)
+		if i < 4 && resp.StatusCode != 200 {
+			t.Fatalf("call %d: %d %s", i, resp.StatusCode, body)
+		}
+		if i == 4 && resp.StatusCode != 403 {
+			t.Fatalf("the fifth call of 1,012 tokens on 4,500 left went through under the reported invocation: %d", resp.StatusCode)
+		}
+	}
+}

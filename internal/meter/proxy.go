@@ -36,6 +36,8 @@ type exchange struct {
 	charged  int64
 	cost     int64
 	hasPrice bool
+	// unsent says the call never reached the provider: it spent nothing.
+	unsent bool
 }
 
 // proxy serves a provider's API: route, key, body, standing, admission,
@@ -107,7 +109,7 @@ func (m *Meter) reserve(ctx context.Context, x *exchange, iss meterstore.Issue) 
 	}
 	c := meterstore.Call{Issue: iss, Invocation: x.route.Invocation, Login: x.login.name, Agent: x.agent, Model: x.call.Model,
 		Provider: string(x.route.Provider), Endpoint: string(x.route.Endpoint), Worst: x.call.Worst(), Cost: worstCost, Started: x.started}
-	id, p, ref, err := m.o.Store.Reserve(ctx, c, x.st.Reported, func(p metering.Pending) *metering.Refusal {
+	id, p, ref, err := m.o.Store.Reserve(ctx, c, func(p metering.Pending) *metering.Refusal {
 		return metering.Admit(x.st.Standing, p, x.call, money)
 	})
 	x.pending = p
@@ -146,12 +148,13 @@ func (m *Meter) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
 	defer m.settle(x)
 	req, err := m.upstreamRequest(r, x)
 	if err != nil {
+		x.unsent = true
 		m.refuse(w, x, unavailable("the upstream request", err))
 		return
 	}
 	resp, err := m.client.Do(req)
 	if err != nil {
-		x.outcome = "upstream-unreachable"
+		x.unsent = true
 		m.refuse(w, x, &metering.Refusal{Status: 502, Kind: metering.KindUnavailable, Rule: "meter-upstream", Message: "the provider could not be reached: " + err.Error()})
 		return
 	}
@@ -272,7 +275,7 @@ func (m *Meter) settle(x *exchange) {
 	switch {
 	case x.usage.Known:
 		c.Tokens = x.usage.Tokens()
-	case x.status >= 400 && x.status < 500, x.outcome == "upstream-unreachable":
+	case x.unsent, x.status >= 400 && x.status < 500:
 		c.Tokens = 0
 	default:
 		c.Tokens = x.call.Worst()

@@ -19,13 +19,7 @@ type Standing struct {
 	Refusal *Refusal
 	// Total, Consumed and Remaining are the checkpoint's budget.
 	Total, Consumed, Remaining int64
-	// reported are the invocations the checkpoint records: their spend is
-	// in Consumed.
-	reported map[string]bool
 }
-
-// Reported says the checkpoint records invocation inv.
-func (s Standing) Reported(inv string) bool { return s.reported[inv] }
 
 // Facts are what the meter read of an issue, for Judge.
 type Facts struct {
@@ -68,15 +62,6 @@ func Judge(f Facts) Standing {
 		}
 		return refuse(v.Rule, "the guard fails this state: %s%s; no call goes through until a person resolves it", strings.TrimSuffix(v.Message, "."), more)
 	}
-	cp := f.Checkpoint
-	s := Standing{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value, reported: map[string]bool{}}
-	if inv := cp.LastInvocation.Value; inv != "" {
-		s.reported[inv] = true
-	}
-	for _, e := range cp.Entries() {
-		if e.Invocation.Value != "" {
-			s.reported[e.Invocation.Value] = true
-		}
-	}
-	return s
+	b := f.Checkpoint.Budget
+	return Standing{Total: b.Total.Value, Consumed: b.Consumed.Value, Remaining: b.Remaining.Value}
 }

@@ -116,9 +116,9 @@ func (s *Store) prepareAll(ctx context.Context) error {
 const (
 	qInsertCall = `INSERT INTO meter_calls (repo, issue, invocation, login, agent, model, provider, endpoint, tokens, cost, worst, settled, usage_known, started)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, ?) RETURNING id`
-	qPending = `SELECT t.invocation, t.settled_tokens, t.inflight_tokens, t.cost,
-		EXISTS (SELECT 1 FROM meter_reported r WHERE r.repo = t.repo AND r.issue = t.issue AND r.invocation = t.invocation)
-		FROM meter_totals t WHERE t.repo = ? AND t.issue = ?`
+	qPending = `SELECT t.settled_tokens, t.inflight_tokens, t.cost, COALESCE(r.tokens, 0)
+		FROM meter_totals t LEFT JOIN meter_reported r ON r.repo = t.repo AND r.issue = t.issue AND r.invocation = t.invocation
+		WHERE t.repo = ? AND t.issue = ?`
 	qAddTotals = `INSERT INTO meter_totals (repo, issue, invocation, settled_tokens, inflight_tokens, cost) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (repo, issue, invocation) DO UPDATE SET settled_tokens = meter_totals.settled_tokens + excluded.settled_tokens,
 		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
@@ -165,12 +165,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	return s.prepareAll(ctx)
 }
 
-// Reserve admits call c of issue iss: in one transaction under the
-// issue's lock it sums the issue's pending spend (the calls of
-// invocations reported does not hold, and every call in flight), asks
+// Reserve admits call c: in one transaction under the issue's lock it
+// sums the issue's pending spend (what the checkpoint does not hold, and
+// every call in flight), asks
 // decide, and on admission writes c as reserved at its worst case. It
 // returns the row's id (0 when refused) and the pending spend before c.
-func (s *Store) Reserve(ctx context.Context, c Call, reported func(string) bool, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
+func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, metering.Pending{}, nil, err
@@ -181,7 +181,7 @@ func (s *Store) Reserve(ctx context.Context, c Call, reported func(string) bool,
 			return 0, metering.Pending{}, nil, err
 		}
 	}
-	p, err := s.pending(ctx, tx, c.Issue, reported)
+	p, err := s.pending(ctx, tx, c.Issue)
 	if err != nil {
 		return 0, p, nil, err
 	}
@@ -205,8 +205,10 @@ func (s *Store) Reserve(ctx context.Context, c Call, reported func(string) bool,
 }
 
 // pending sums an issue's spend not in its checkpoint, from the running
-// totals: a few rows an issue, however many calls it had.
-func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue, reported func(string) bool) (metering.Pending, error) {
+// totals (a few rows an issue, however many calls it had): every call in
+// flight at its worst, and what each invocation spent beyond what it had
+// spent when the checkpoint was first seen to record it.
+func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue) (metering.Pending, error) {
 	var p metering.Pending
 	st, err := s.prepared(ctx, tx, qPending)
 	if err != nil {
@@ -218,17 +220,12 @@ func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue, reported fun
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var inv string
-		var marked bool
-		var settled, inflight, cost int64
-		if err := rows.Scan(&inv, &settled, &inflight, &cost, &marked); err != nil {
+		var settled, inflight, cost, reported int64
+		if err := rows.Scan(&settled, &inflight, &cost, &reported); err != nil {
 			return p, err
 		}
 		p.Cost += cost
-		p.Tokens += inflight
-		if !marked && (reported == nil || !reported(inv)) {
-			p.Tokens += settled
-		}
+		p.Tokens += inflight + max(settled-reported, 0)
 	}
 	return p, rows.Err()
 }
@@ -280,16 +277,15 @@ func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
 }
 
 // MarkReported records that the checkpoint holds these invocations'
-// reports: their spend is in budget.consumed.
+// reports, with what each had spent then: that much is in
+// budget.consumed. What an invocation spends after is pending again (a
+// report is made once per invocation). The first mark stands.
 func (s *Store) MarkReported(ctx context.Context, iss Issue, invocations []string) error {
 	for _, inv := range invocations {
-		var q string
-		if s.dialect.name == "postgres" {
-			q = `INSERT INTO meter_reported (repo, issue, invocation) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`
-		} else {
-			q = `INSERT OR IGNORE INTO meter_reported (repo, issue, invocation) VALUES (?, ?, ?)`
-		}
-		if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, inv); err != nil {
+		q := `INSERT INTO meter_reported (repo, issue, invocation, tokens)
+			VALUES (?, ?, ?, COALESCE((SELECT settled_tokens FROM meter_totals WHERE repo = ? AND issue = ? AND invocation = ?), 0))
+			ON CONFLICT (repo, issue, invocation) DO NOTHING`
+		if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, inv, iss.Repo, iss.Number, inv); err != nil {
 			return err
 		}
 	}

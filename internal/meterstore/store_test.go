@@ -58,9 +58,9 @@ func call(inv string, worst int64) Call {
 }
 
 // admit reserves c when pending plus its worst case stays within budget.
-func admit(t *testing.T, s *Store, c Call, budget int64, reported func(string) bool) (int64, metering.Pending) {
+func admit(t *testing.T, s *Store, c Call, budget int64) (int64, metering.Pending) {
 	t.Helper()
-	id, p, ref, err := s.Reserve(context.Background(), c, reported, func(p metering.Pending) *metering.Refusal {
+	id, p, ref, err := s.Reserve(context.Background(), c, func(p metering.Pending) *metering.Refusal {
 		if p.Tokens+c.Worst > budget {
 			return &metering.Refusal{Rule: "over"}
 		}
@@ -85,38 +85,45 @@ func settle(t *testing.T, s *Store, id, tokens int64) {
 
 func testPending(t *testing.T, s *Store) {
 	ctx := context.Background()
-	a, p := admit(t, s, call("inv-1", 500), 10000, nil)
+	a, p := admit(t, s, call("inv-1", 500), 10000)
 	if a == 0 || p.Tokens != 0 {
 		t.Fatalf("first call: id %d, pending %+v", a, p)
 	}
-	_, p = admit(t, s, call("inv-2", 300), 10000, nil)
+	_, p = admit(t, s, call("inv-2", 300), 10000)
 	if p.Tokens != 500 {
 		t.Errorf("a call in flight is pending at its worst case: pending %d, want 500", p.Tokens)
 	}
 	settle(t, s, a, 120)
-	_, p = admit(t, s, call("inv-2", 100), 10000, nil)
+	_, p = admit(t, s, call("inv-2", 100), 10000)
 	if p.Tokens != 120+300 {
 		t.Errorf("pending %d, want the settled 120 and the 300 in flight", p.Tokens)
 	}
-	_, p = admit(t, s, call("inv-2", 100), 10000, func(inv string) bool { return inv == "inv-1" })
-	if p.Tokens != 300+100 {
-		t.Errorf("a reported invocation is pending still: %d", p.Tokens)
-	}
+	// The checkpoint records inv-1 (twice in one reading): its 120 are in
+	// budget.consumed.
 	if err := s.MarkReported(ctx, iss, []string{"inv-1", "inv-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, p = admit(t, s, call("inv-3", 1), 10000, nil); p.Tokens != 300+100+100 {
-		t.Errorf("a marked invocation is pending: %d", p.Tokens)
+	if _, p = admit(t, s, call("inv-3", 1), 10000); p.Tokens != 300+100 {
+		t.Errorf("a reported invocation is pending: %d", p.Tokens)
 	}
-	if id, _ := admit(t, s, call("inv-3", 10000), 10000, nil); id != 0 {
+	// Spent under inv-1 after its report: pending again, whatever the mark.
+	b, _ := admit(t, s, call("inv-1", 80), 10000)
+	settle(t, s, b, 70)
+	if err := s.MarkReported(ctx, iss, []string{"inv-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, p = admit(t, s, call("inv-3", 1), 10000); p.Tokens != 300+100+1+70 {
+		t.Errorf("spend after the report of its invocation is not pending: %d, want %d", p.Tokens, 300+100+1+70)
+	}
+	if id, _ := admit(t, s, call("inv-3", 10000), 10000); id != 0 {
 		t.Error("a call over budget was reserved")
 	}
 	tot, err := s.Invocation(ctx, iss, "inv-1")
-	if err != nil || tot.Calls != 1 || tot.Tokens != 120 || tot.Input != 110 || tot.Output != 10 || tot.Cost != 360 || tot.Login != "coder" || tot.InFlight != 0 {
+	if err != nil || tot.Calls != 2 || tot.Tokens != 190 || tot.Input != 170 || tot.Output != 20 || tot.Cost != 570 || tot.Login != "coder" || tot.InFlight != 0 {
 		t.Errorf("invocation totals %+v, %v", tot, err)
 	}
 	calls, err := s.Calls(ctx, iss)
-	if err != nil || len(calls) != 5 || calls[0].RequestID != fmt.Sprintf("req-%d", a) || !calls[0].Settled || calls[1].Settled {
+	if err != nil || len(calls) != 6 || calls[0].RequestID != fmt.Sprintf("req-%d", a) || !calls[0].Settled || calls[1].Settled {
 		t.Errorf("calls %+v, %v", calls, err)
 	}
 	if err := s.Settle(ctx, a, Call{}); err == nil {
@@ -137,7 +144,7 @@ func testConcurrent(t *testing.T, s *Store) {
 			defer wg.Done()
 			c := call(fmt.Sprintf("inv-%d", i), 100)
 			c.Issue = other
-			_, _, ref, err := s.Reserve(context.Background(), c, nil, func(p metering.Pending) *metering.Refusal {
+			_, _, ref, err := s.Reserve(context.Background(), c, func(p metering.Pending) *metering.Refusal {
 				if p.Tokens+100 > 1000 {
 					return &metering.Refusal{Rule: "over"}
 				}
@@ -167,12 +174,12 @@ func testRestart(t *testing.T, open opener) {
 	i3 := Issue{Repo: "acme/app", Number: 3}
 	c := call("inv-r", 700)
 	c.Issue = i3
-	a, _, _, err := s.Reserve(context.Background(), c, nil, func(metering.Pending) *metering.Refusal { return nil })
+	a, _, _, err := s.Reserve(context.Background(), c, func(metering.Pending) *metering.Refusal { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	settle(t, s, a, 200)
-	if _, _, _, err := s.Reserve(context.Background(), c, nil, func(metering.Pending) *metering.Refusal { return nil }); err != nil {
+	if _, _, _, err := s.Reserve(context.Background(), c, func(metering.Pending) *metering.Refusal { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -192,7 +199,7 @@ func TestStoresAgree(t *testing.T) {
 		for k := range 12 {
 			c := call(fmt.Sprintf("inv-%d", k%4), int64(100+k))
 			c.Issue = Issue{Repo: "acme/agree", Number: int64(1 + k%3)}
-			id, _ := admit(t, s, c, 1<<40, nil)
+			id, _ := admit(t, s, c, 1<<40)
 			if k%5 != 0 {
 				settle(t, s, id, int64(50+k*7))
 			}
