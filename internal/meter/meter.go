@@ -50,7 +50,6 @@ const (
 	DefaultLoginTTL         = 5 * time.Minute
 	DefaultMaxTokens        = 4096
 	maxAnswerBytes          = 64 << 20
-	defaultUpstreamTimeout  = 10 * time.Minute
 	defaultOpenAIUpstream   = "https://api.openai.com"
 	defaultAnthropicUpstrem = "https://api.anthropic.com"
 )
@@ -99,8 +98,10 @@ func New(o Options) (*Meter, error) {
 	}
 	o.Upstream = up
 	return &Meter{
-		o:      o,
-		client: &http.Client{Transport: o.Transport, Timeout: defaultUpstreamTimeout},
+		o: o,
+		// No overall timeout: a long stream is as long as the model writes;
+		// the agent's hanging up ends the call upstream.
+		client: &http.Client{Transport: o.Transport},
 		logins: newCache[login](o.LoginTTL, o.Now),
 		issues: newCache[*standing](o.IssueTTL, o.Now),
 	}, nil
