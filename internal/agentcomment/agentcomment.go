@@ -43,6 +43,9 @@ type Footer struct {
 	FilesChanged json.RawMessage `json:"files_changed,omitempty"`
 	KeyStats     json.RawMessage `json:"key_stats,omitempty"`
 	NextAgent    *string         `json:"next_agent,omitempty"`
+	// Metered is the meter's signed receipt of the invocation, as report
+	// put it there (package receipt reads it).
+	Metered json.RawMessage `json:"metered,omitempty"`
 }
 
 // Budget is the footer's budget: before, consumed and remaining tokens.

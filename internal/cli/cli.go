@@ -109,7 +109,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	out := &countingWriter{w: env.Stdout}
 	env.Stdout = out
 	asJSON := wantsJSON(args)
-	err := untilStopped(ctx, func() error { return runSafely(ctx, args, env) })
+	err := untilStopped(ctx, drainOf(args), func() error { return runSafely(ctx, args, env) })
 	if errors.Is(err, flag.ErrHelp) {
 		return exitcode.Clean
 	}

@@ -199,6 +199,9 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 		return err
 	}
 	res := &reportResult{Issue: o.issue, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}, LabelsAdded: []string{}, LabelsRemoved: []string{}}
+	if err := o.fetchReceipt(ctx, conn, env, res); err != nil {
+		return err
+	}
 	now := env.Now().UTC().Truncate(time.Second)
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt

@@ -59,12 +59,22 @@ func stoppedBy(ctx context.Context, err error) error {
 // read that cannot look (standard input from a terminal) is abandoned.
 const graceAfterSignal = 500 * time.Millisecond
 
+// drainOf is how long the verb args call may wind down after a signal.
+func drainOf(args []string) time.Duration {
+	if len(args) > 0 {
+		if v, ok := verbCalled(args[0]); ok && v.drain > 0 {
+			return v.drain
+		}
+	}
+	return graceAfterSignal
+}
+
 // untilStopped runs work and returns its error, but once a signal has
-// cancelled ctx it waits at most graceAfterSignal more and then returns
+// cancelled ctx it waits at most grace more and then returns
 // the signal's error, so Ctrl-C ends every verb within a second. Writes to
 // the server are cut by the cancelled context, not by this: each is one
 // request the server applies whole or not at all.
-func untilStopped(ctx context.Context, work func() error) error {
+func untilStopped(ctx context.Context, grace time.Duration, work func() error) error {
 	done := make(chan error, 1)
 	go func() { done <- work() }()
 	select {
@@ -79,7 +89,7 @@ func untilStopped(ctx context.Context, work func() error) error {
 	select {
 	case err := <-done:
 		return stoppedBy(ctx, err)
-	case <-time.After(graceAfterSignal):
+	case <-time.After(grace):
 		return se
 	}
 }

@@ -82,6 +82,8 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	token, _ := tokenFrom(o.token, env)
+	fillMetered(ctx, env, set.Config.MeterURL, o.owner, o.name, token, res)
 	if err := printStatus(env, o.format, res); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"slices"
 	"strings"
+	"time"
 )
 
 // verb is one row of the verb table: the one place a verb is listed. The
@@ -41,6 +42,9 @@ type verb struct {
 	flags func(fs *flag.FlagSet) options
 	// run does the verb's work on its parsed options and prints the answer.
 	run func(ctx context.Context, o options, env Env) error
+	// drain is how long the verb may wind down after SIGTERM or SIGINT
+	// (0: graceAfterSignal): the meter lets calls in flight finish.
+	drain time.Duration
 }
 
 // all declares flags a verb requires together.
@@ -172,6 +176,14 @@ var verbs = []verb{
 		example: "gns-guard version --format json",
 		flags:   versionFlags,
 		run:     runs(runVersion),
+	},
+	{
+		name:    "meter",
+		note:    "(the model-API proxy that meters every call)",
+		example: "GNS_GUARD_METER_KEY=... OPENAI_API_KEY=... gns-guard meter --server https://gitea.example.com --listen :8787",
+		flags:   meterFlags,
+		run:     runs(runMeter),
+		drain:   time.Hour,
 	},
 	{
 		name:  "action",

@@ -262,6 +262,12 @@ func usedText(row Row) string {
 	if row.UsedPercent != nil {
 		s += fmt.Sprintf(" (%d%%)", *row.UsedPercent)
 	}
+	if m := row.Metered; m != nil {
+		s += " · metered " + tokens.Format(m.Tokens)
+		if m.Cost > 0 {
+			s += fmt.Sprintf(" ($%.2f)", float64(m.Cost)/1e6)
+		}
+	}
 	return s
 }
 

@@ -148,9 +148,20 @@ type Row struct {
 	// Unjudged, when set, says the body changed and no guard run judged
 	// it for longer than unjudged-grace (omitted when judged).
 	Unjudged *ledgerpkg.Unjudged `json:"unjudged,omitempty"`
+	// Metered is what gns-guard meter counted for the issue, next to
+	// what was reported (omitted without a meter).
+	Metered *Metered `json:"metered,omitempty"`
 
 	burn   burn.Series
 	grants []ledgerpkg.Grant // the grants its trusted record holds
+}
+
+// Metered is an issue's spend as the meter counted it: every call, in
+// tokens and in millionths of a dollar.
+type Metered struct {
+	Calls  int64 `json:"calls"`
+	Tokens int64 `json:"tokens"`
+	Cost   int64 `json:"cost_micro_usd"`
 }
 
 // Money is a budget.

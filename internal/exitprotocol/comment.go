@@ -8,6 +8,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
 // EventResult is the footer's event_type of a report.
@@ -31,6 +32,9 @@ type Footer struct {
 	NextEstimate int64           `json:"next_estimated_tokens"`
 	Action       string          `json:"action"`
 	Timestamp    string          `json:"timestamp"`
+	// Metered is the meter's signed receipt of the invocation, when a
+	// meter is configured (docs/meter.md#receipts).
+	Metered *receipt.Receipt `json:"metered,omitempty"`
 }
 
 // FooterBudget is the footer's budget: the tokens remaining before the
@@ -59,6 +63,7 @@ func FooterOf(r Report, o *Outcome) Footer {
 		NextEstimate: r.NextEstimate,
 		Action:       o.Entry.Action,
 		Timestamp:    o.Entry.Timestamp,
+		Metered:      r.Receipt,
 	}
 }
 
@@ -77,6 +82,9 @@ func Comment(r Report, o *Outcome) string {
 	fmt.Fprintf(&b, "**Status**: %s · **Verdict**: %s · **Files changed**: %d\n", markdown.Cell(f.Status, 40), markdown.Cell(f.Verdict, 200), f.FilesChanged)
 	if strings.TrimSpace(r.KeyStats) != "" {
 		fmt.Fprintf(&b, "**Key stats**: %s\n", markdown.Cell(r.KeyStats, 500))
+	}
+	if rc := r.Receipt; rc != nil {
+		fmt.Fprintf(&b, "**Metered**: %d tokens in %d calls (the meter's signed receipt)\n", rc.Tokens, rc.Calls)
 	}
 	b.WriteString("\n### Action Taken\n")
 	b.WriteString(safeText(r.Action))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 	"math"
 	"regexp"
 	"slices"
@@ -46,6 +47,9 @@ type Report struct {
 	Assignee                *string
 	// Now stamps the history entry.
 	Now time.Time
+	// Receipt is the meter's signed receipt of the invocation, carried in
+	// the footer; nil without a meter.
+	Receipt *receipt.Receipt
 }
 
 // Budget is a phase budget's three figures.

@@ -663,6 +663,20 @@ func (c *Client) IsRepoAdmin(ctx context.Context, user string) (bool, error) {
 	return p.Permission == "admin" || p.Permission == "owner", nil
 }
 
+// Permission returns user's permission on the repository: none, read,
+// write, admin or owner. Gitea answers it to repository admins and to the
+// user about themselves (the meter asks with the agent's own token).
+func (c *Client) Permission(ctx context.Context, user string) (string, error) {
+	var p struct {
+		Permission string `json:"permission"`
+	}
+	path := fmt.Sprintf("/repos/%s/%s/collaborators/%s/permission", url.PathEscape(c.owner), url.PathEscape(c.repo), url.PathEscape(user))
+	if err := c.do(ctx, http.MethodGet, path, nil, &p); err != nil {
+		return "", err
+	}
+	return p.Permission, nil
+}
+
 // PullFiles lists the paths a pull request changes, 50 files per request.
 // A renamed file contributes its old path as well as its new one.
 func (c *Client) PullFiles(ctx context.Context, number int64) ([]string, error) {

@@ -100,6 +100,12 @@ type Numbers struct {
 	TaskSize      string  `json:"task_size"`
 	Entries       int     `json:"checkpoint_entries"`
 	Agent         string  `json:"agent"`
+	// Metered sums the valid meter receipts of the results the run read,
+	// MeteredReported the rises of consumed their reports brought, and
+	// MeteredResults counts them.
+	Metered         int64 `json:"metered_tokens,omitempty"`
+	MeteredReported int64 `json:"metered_reported_tokens,omitempty"`
+	MeteredResults  int   `json:"metered_results,omitempty"`
 }
 
 // Failed reports whether the plan fails the run under the configuration.

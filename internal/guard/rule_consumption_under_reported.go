@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
@@ -8,11 +10,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // RuleUnderReported is an agent whose result comment alone holds more
-// tokens than the rise of budget.consumed its report brought.
+// tokens than the rise of budget.consumed its report brought, or whose
+// rise is below the meter's receipt.
 const RuleUnderReported = "consumption-under-reported"
 
 // checkUnderReport counts, exactly and in the configured encoding, every
@@ -23,15 +27,67 @@ const RuleUnderReported = "consumption-under-reported"
 // state before it), else the checkpoint's rise over the ledger when the
 // checkpoint names the report's invocation as its last, else — the
 // checkpoint not patched yet — the footer's budget.consumed. Severity comes
-// from under-report: warn (a warning), fail (a violation) or off.
+// from under-report: warn (a warning), fail (a violation) or off. A rise
+// below the total of a valid meter receipt in the footer is a violation
+// whatever under-report says (docs/meter.md#receipts).
 func checkUnderReport(e *eval) (out []Violation) {
+	for _, r := range e.resultComments() {
+		f := r.footer
+		if f.Budget == nil || f.Budget.Consumed == nil {
+			continue // comment-protocol reports the missing footer
+		}
+		rise, from := e.reportRise(f)
+		rc, err := e.receiptOf(r)
+		if err == nil {
+			n := &e.plan.Numbers
+			n.Metered, n.MeteredReported, n.MeteredResults = n.Metered+rc.Tokens, n.MeteredReported+rise, n.MeteredResults+1
+		}
+		if err == nil && rise < rc.Tokens {
+			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed (%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
+				r.c.ID, issues.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), issues.Quote(f.Invocation), rc.Calls)
+			e.link(r)
+			out = append(out, v)
+			continue
+		}
+		if v, ok := e.floorCheck(r, rise, from); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// floorCheck is the floor under-report sets: the comment's own tokens.
+func (e *eval) floorCheck(r resultComment, rise int64, from string) (Violation, bool) {
 	if e.cfg.UnderReport == "off" || e.in.Counter == nil {
-		return nil
+		return Violation{}, false
 	}
-	sev := finding.Warning
+	held := int64(e.in.Counter.Count(r.c.Body))
+	if held <= rise {
+		return Violation{}, false
+	}
+	v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
+		r.c.ID, issues.Quote(r.footer.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
+	v.Severity = finding.Warning
 	if e.cfg.UnderReport == "fail" {
-		sev = finding.Error
+		v.Severity = finding.Error
 	}
+	e.link(r)
+	return v, true
+}
+
+// resultComment is an agent's result comment among those the guard reads,
+// with its footer.
+type resultComment struct {
+	c      issues.Comment
+	footer *agentcomment.Footer
+}
+
+// path is where findings about the comment point.
+func (r resultComment) path() string { return fmt.Sprintf("comment#%d", r.c.ID) }
+
+// agentResults are the agent comments with a footer among the recent
+// comments and the event's own, each once, the guard's own left out.
+func (e *eval) resultComments() (out []resultComment) {
 	seen := map[int64]bool{}
 	cs := e.in.Recent
 	if c := e.eventComment(); c != nil {
@@ -43,29 +99,45 @@ func checkUnderReport(e *eval) (out []Violation) {
 		}
 		seen[c.ID] = true
 		parsed, _ := agentcomment.Parse(c.Body)
-		f := parsed.Footer
-		if f == nil || f.Budget == nil || f.Budget.Consumed == nil {
-			continue // comment-protocol reports the missing footer
+		if parsed.Footer != nil {
+			out = append(out, resultComment{c: c, footer: parsed.Footer})
 		}
-		rise, from := e.reportRise(f)
-		held := int64(e.in.Counter.Count(c.Body))
-		if held <= rise {
-			continue
-		}
-		path := fmt.Sprintf("comment#%d", c.ID)
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
-			c.ID, issues.Quote(f.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
-		v.Severity = sev
-		if c.HTMLURL != "" {
-			if e.plan.Links == nil {
-				e.plan.Links = map[string]string{}
-			}
-			e.plan.Links[path] = c.HTMLURL
-		}
-		out = append(out, v)
 	}
 	return out
 }
+
+// link keeps the comment's address for the status comment's findings.
+func (e *eval) link(r resultComment) {
+	if r.c.HTMLURL == "" {
+		return
+	}
+	if e.plan.Links == nil {
+		e.plan.Links = map[string]string{}
+	}
+	e.plan.Links[r.path()] = r.c.HTMLURL
+}
+
+// receiptOf reads and verifies the meter receipt in a result's footer
+// against meter-public-key, this issue and the footer's invocation.
+func (e *eval) receiptOf(r resultComment) (*receipt.Receipt, error) {
+	if e.cfg.MeterPublicKey == "" {
+		return nil, errors.New("meter-public-key is not set")
+	}
+	if len(r.footer.Metered) == 0 || string(r.footer.Metered) == "null" {
+		return nil, errNoReceipt
+	}
+	var rc receipt.Receipt
+	if err := json.Unmarshal(r.footer.Metered, &rc); err != nil {
+		return nil, fmt.Errorf("GNS_EVENT.metered is not a receipt: %v", err)
+	}
+	if err := receipt.Verify(&rc, e.cfg.MeterPublicKey, receipt.For{Repo: e.in.Repo, Issue: e.in.Issue.Number, Invocation: r.footer.Invocation}); err != nil {
+		return nil, err
+	}
+	return &rc, nil
+}
+
+// errNoReceipt is a footer with no receipt.
+var errNoReceipt = errors.New("its footer carries no meter receipt")
 
 // reportRise is the rise of budget.consumed an agent's report brought, and
 // where the figure comes from (for the message).

@@ -82,8 +82,27 @@ type Config struct {
 	// ledger before context and report refuse to build on it and status
 	// lists the issue (2m).
 	UnjudgedGrace time.Duration
+	// Metering is "off" (default) or "required": an agent result without
+	// a valid meter receipt for its invocation is then a violation.
+	Metering string
+	// MeterPublicKey verifies the meter's receipts (meter-public-key);
+	// empty: receipts are not judged.
+	MeterPublicKey string
+	// MeterURL is where report fetches its invocation's receipt; empty:
+	// no meter.
+	MeterURL string
+	// Prices are the model prices the meter puts on receipts, by model.
+	Prices map[string]Price
+	// MoneyCap caps an issue's metered cost, in millionths of a dollar;
+	// 0: no cap.
+	MoneyCap int64
 	// Labels are the label names the guard reads and sets.
 	Labels LabelNames
+}
+
+// Price is what a model's tokens cost, in dollars per million tokens.
+type Price struct {
+	Input, Output, Cached float64
 }
 
 // LabelNames are the label names the guard reads and sets.
@@ -130,6 +149,7 @@ func DefaultConfig() Config {
 		MaxCheckpointBytes:     64 << 10,
 		DigestAfter:            5,
 		UnderReport:            "warn",
+		Metering:               "off",
 		StaleAfter:             7 * 24 * time.Hour,
 		UnjudgedGrace:          2 * time.Minute,
 		RepositoryBudgetWindow: 7 * 24 * time.Hour,

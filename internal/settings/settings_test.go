@@ -131,6 +131,11 @@ var (
 	publicKey     = func(c Resolved) any { return c.LedgerPublicKey }
 	issueNumber   = func(c Resolved) any { return c.IssueNumber }
 	underReport   = func(c Resolved) any { return c.Config.UnderReport }
+	metering      = func(c Resolved) any { return c.Config.Metering }
+	meterKey      = func(c Resolved) any { return c.Config.MeterPublicKey }
+	meterURL      = func(c Resolved) any { return c.Config.MeterURL }
+	prices        = func(c Resolved) any { return c.Config.Prices }
+	moneyCap      = func(c Resolved) any { return c.Config.MoneyCap }
 	staleAfter    = func(c Resolved) any { return c.Config.StaleAfter }
 	repoBudget    = func(c Resolved) any { return c.Config.RepositoryBudget }
 	repoWindow    = func(c Resolved) any { return c.Config.RepositoryBudgetWindow }
@@ -239,6 +244,17 @@ var (
 		{name: "under-report", text: "FAIL", check: underReport, expect: "fail"},
 		{name: "under-report", text: "off", check: underReport, expect: "off"},
 		{name: "under-report", text: "loud", want: "warn, fail or off"},
+		{name: "metering", text: "Required", check: metering, expect: "required"},
+		{name: "metering", text: "sometimes", want: "off or required"},
+		{name: "meter-public-key", text: testPublicKey, check: meterKey, expect: testPublicKey},
+		{name: "meter-public-key", text: "ed25519:AAAA", want: "ed25519: and 44 characters of base64, as gns-guard meter --public-key prints it"},
+		{name: "meter-url", text: " http://meter:8787/ ", check: meterURL, expect: "http://meter:8787"},
+		{name: "meter-url", text: "meter:8787", want: "an http or https URL, or nothing"},
+		{name: "prices", text: "gpt-4o 2.50 10.00 1.25, claude-sonnet-4-5 3 15", check: prices, expect: map[string]issues.Price{"gpt-4o": {Input: 2.5, Output: 10, Cached: 1.25}, "claude-sonnet-4-5": {Input: 3, Output: 15, Cached: 3}}},
+		{name: "prices", text: "gpt-4o cheap", want: "items MODEL INPUT OUTPUT [CACHED], dollars per million tokens"},
+		{name: "money-cap", text: "$12.50", check: moneyCap, expect: int64(12500000)},
+		{name: "money-cap", text: "", check: moneyCap, expect: int64(0), layers: "file flag"},
+		{name: "money-cap", text: "-1", want: "an amount in dollars such as 5 or 12.50, or nothing"},
 		{name: "unjudged-grace", text: "5s", check: unjudgedGrace, expect: 5 * time.Second},
 		{name: "unjudged-grace", text: " 2m ", check: unjudgedGrace, expect: 2 * time.Minute},
 		{name: "unjudged-grace", text: "0s", want: "a duration such as 2m, 90s or 1h"},
@@ -536,7 +552,7 @@ func TestEmptyFile(t *testing.T) {
 // TestFileErrors checks the exact error of each malformed file.
 func TestFileErrors(t *testing.T) {
 	const f = FileName
-	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, repository-budget, repository-budget-window, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key"
+	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, repository-budget, repository-budget-window, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key, metering, meter-public-key, meter-url, prices, money-cap"
 	for _, c := range []struct{ data, want string }{
 		// did you mean
 		{"prune-treshold: 0.5\n", f + `:1:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`},

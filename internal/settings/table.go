@@ -282,6 +282,43 @@ var rows = []row{
 			r.LedgerPublicKey, r.Config.LedgerPublicKey = k, k
 			return true
 		}),
+	enumRow("metering", "off", inInput|inFile|inFlag, []string{"off", "required"},
+		func(c *issues.Config) *string { return &c.Metering },
+		"required: an agent result without a valid receipt of gns-guard meter for its invocation is a violation (consumption-unmetered). off: a receipt is judged when there is one."),
+	newRow("meter-public-key", String, "", "ed25519: and 44 characters of base64, as gns-guard meter --public-key prints it", inFile,
+		"The public key of the meter's meter-key, exactly as gns-guard meter --public-key prints it: the guard verifies the receipts in result comments with it. Empty: receipts are not judged.",
+		func(r *Resolved, v Value) bool {
+			k := strings.TrimSpace(v.Text)
+			if k != "" {
+				if _, err := ledger.ParsePublicKey(k); err != nil {
+					return false
+				}
+			}
+			r.Config.MeterPublicKey = k
+			return true
+		}),
+	newRow("meter-url", String, "", "an http or https URL, or nothing", inFile|inFlag,
+		"The meter's base URL (gns-guard meter): gns-guard report fetches its invocation's signed receipt there and puts it in the result's footer. Empty: no meter.",
+		func(r *Resolved, v Value) bool {
+			u := strings.TrimRight(strings.TrimSpace(v.Text), "/")
+			if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+				return false
+			}
+			r.Config.MeterURL = u
+			return true
+		}),
+	newRow("prices", List, "", "items MODEL INPUT OUTPUT [CACHED], dollars per million tokens", inFile,
+		"Model prices the meter puts on receipts and in gns-guard status: one item per model, MODEL INPUT OUTPUT [CACHED] in dollars per million tokens (cached input defaults to the input price), e.g. gpt-4o 2.50 10.00 1.25.",
+		func(r *Resolved, v Value) bool {
+			p, ok := parsePrices(listOf(v))
+			if ok {
+				r.Config.Prices = p
+			}
+			return ok
+		}),
+	parsedRow("money-cap", String, "", "an amount in dollars such as 5 or 12.50, or nothing", inInput|inFile|inFlag,
+		parseMoney, func(c *issues.Config) *int64 { return &c.MoneyCap },
+		"Most an issue may spend through the meter, in dollars, priced with prices; a call that could pass it is refused. Empty: no cap."),
 }
 
 // parseDuration reads a positive duration: a whole number of days ("7d"),
@@ -297,6 +334,46 @@ func parseDuration(text string) (time.Duration, bool) {
 	}
 	d, err := time.ParseDuration(t)
 	return d, err == nil && d > 0
+}
+
+// parsePrices reads the items of prices: MODEL INPUT OUTPUT [CACHED].
+func parsePrices(items []string) (map[string]issues.Price, bool) {
+	var out map[string]issues.Price
+	for _, item := range items {
+		f := strings.Fields(item)
+		if len(f) < 3 || len(f) > 4 {
+			return nil, false
+		}
+		var n [3]float64
+		for i, t := range f[1:] {
+			x, err := strconv.ParseFloat(strings.TrimPrefix(t, "$"), 64)
+			if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+				return nil, false
+			}
+			n[i] = x
+		}
+		if len(f) == 3 {
+			n[2] = n[0]
+		}
+		if out == nil {
+			out = map[string]issues.Price{}
+		}
+		out[f[0]] = issues.Price{Input: n[0], Output: n[1], Cached: n[2]}
+	}
+	return out, true
+}
+
+// parseMoney reads an amount in dollars ("" is none) as millionths.
+func parseMoney(text string) (int64, bool) {
+	t := strings.TrimPrefix(strings.TrimSpace(text), "$")
+	if t == "" {
+		return 0, true
+	}
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || x <= 0 || x > 1e9 {
+		return 0, false
+	}
+	return int64(math.Round(x * 1e6)), true
 }
 
 // byName indexes rows by Name.

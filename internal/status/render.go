@@ -119,6 +119,10 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 		}
 		fmt.Fprintf(b, "**Budget** `%s` %s of %s tokens consumed (%s), %s left\n\n",
 			Bar(ratio, 20), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), percent(ratio), tokens.Format(n.BudgetRemaining))
+		if n.MeteredResults > 0 {
+			fmt.Fprintf(b, "**Metered** %s tokens by the meter's receipts of the last %d results; their reports added %s\n\n",
+				tokens.Format(n.Metered), n.MeteredResults, tokens.Format(n.MeteredReported))
+		}
 	}
 	var parts []string
 	if n.MaxDepthKnown {

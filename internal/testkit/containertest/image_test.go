@@ -20,11 +20,12 @@ import (
 // maxImageBytes is the most a runner may download for the action's image
 // (its layers gzip-compressed, as a registry stores them): every runner
 // pulls it before the first verdict. maxUnpackedBytes bounds the image on
-// disk: the base, the binary and the tokenizer vocabularies it embeds
-// compressed (internal/tokens).
+// disk: the base, the binary, the tokenizer vocabularies it embeds
+// compressed (internal/tokens) and the meter's SQLite (pure Go:
+// docs/choices.md#the-meters-store).
 const (
 	maxImageBytes    = 15 << 20
-	maxUnpackedBytes = 15 << 20
+	maxUnpackedBytes = 20 << 20
 )
 
 // TestImage builds the Dockerfile, unmodified, with the legacy builder and

@@ -80,6 +80,7 @@ func TestJourney(t *testing.T) {
 	}
 
 	j.checkHistory()
+	j.logf("the meter: %s", j.meteredNote())
 	j.summary(time.Since(start))
 }
 
@@ -99,6 +100,9 @@ type journey struct {
 	act          *actiontest.Repo
 	actionsToken string
 	release      string // the file whose creation ends the lending job
+
+	// meter is the meter the agents spend through, from step 2 on.
+	meter *journeyMeter
 
 	size      string     // the task size: small, then medium
 	reported  []reported // what the agents reported, in order
@@ -299,12 +303,14 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 	if err := os.WriteFile(file, []byte(result), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	consumed := int64(entry.tokens + j.counter.Count(result) + j.prose.work())
+	work := j.prose.work()
+	j.spend(k, inv, work)
+	consumed := int64(entry.tokens + j.counter.Count(result) + work)
 	action := j.prose.action(agent, k)
 	args := []string{"report", "--repo", j.repoName(), "--issue", strconv.FormatInt(j.n, 10),
 		"--agent", agent, "--invocation", inv, "--consumed", strconv.FormatInt(consumed, 10),
 		"--action", action, "--result-file", file, "--verdict", verdicts[agent], "--files-changed", strconv.Itoa(k % 5),
-		"--key-stats", fmt.Sprintf(`{"step": %d}`, k), "--phase", phaseOf(k), "--format", "json"}
+		"--key-stats", fmt.Sprintf(`{"step": %d}`, k), "--phase", phaseOf(k), "--meter-url", j.meter.URL, "--format", "json"}
 	if next != "" {
 		est := max(min(entry.room/2, entry.budgetAfter(consumed)/2), 0)
 		args = append(args, "--next-agent", next, "--next-estimate", strconv.FormatInt(est, 10))
@@ -325,6 +331,9 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 	}
 	if code != 0 || rep.Outcome != "written" {
 		t.Fatalf("step %d (%s): report exit %d: an honest report was refused\n%s%s", k, agent, code, out, stderr)
+	}
+	if j.meter.spent && !strings.Contains(out, "its signed receipt is in the footer") {
+		t.Errorf("step %d: the report carries no receipt of the meter\n%s", k, out)
 	}
 	j.reported = append(j.reported, reported{agent, action, inv})
 	j.guard("pass")

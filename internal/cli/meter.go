@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/meter"
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/receipt"
+)
+
+// MeterKeyEnv holds the meter-key secret that signs receipts (never a
+// flag: a flag shows in the process list).
+const MeterKeyEnv = "GNS_GUARD_METER_KEY"
+
+// meterOptions are the parsed flags of `meter`.
+type meterOptions struct {
+	listen, server, store      string
+	openaiURL, anthropicURL    string
+	openaiKeyEnv, anthropicEnv string
+	issueTTL, drain            time.Duration
+	maxTokens                  int64
+	publicKey                  bool
+	format                     string
+}
+
+// meterFlags declares the flags of `meter`.
+func meterFlags(fs *flag.FlagSet) options {
+	o := &meterOptions{}
+	fs.StringVar(&o.listen, "listen", ":8787", "the `ADDRESS` to serve on")
+	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.StringVar(&o.store, "store", "gns-guard-meter.db", "the store: a SQLite `FILE`, or postgres://... for meters that share one")
+	fs.StringVar(&o.openaiURL, "openai-url", "https://api.openai.com", "the OpenAI-compatible server's `URL`, before /v1")
+	fs.StringVar(&o.anthropicURL, "anthropic-url", "https://api.anthropic.com", "the Anthropic server's `URL`, before /v1")
+	fs.StringVar(&o.openaiKeyEnv, "openai-key-env", "OPENAI_API_KEY", "the environment `VARIABLE` holding the OpenAI key")
+	fs.StringVar(&o.anthropicEnv, "anthropic-key-env", "ANTHROPIC_API_KEY", "the environment `VARIABLE` holding the Anthropic key")
+	fs.DurationVar(&o.issueTTL, "issue-ttl", meter.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
+	fs.DurationVar(&o.drain, "drain", 5*time.Minute, "how long calls in flight may finish after SIGTERM (a `DURATION`)")
+	fs.Int64Var(&o.maxTokens, "max-tokens", meter.DefaultMaxTokens, "the answer's cap in tokens (`N`) added to a request that sets none")
+	fs.StringVar(&o.format, "format", "text", "output format of --public-key and of errors: `text|json`")
+	fs.BoolVar(&o.publicKey, "public-key", false, "print the public key of $"+MeterKeyEnv+" (publish it as meter-public-key) and exit")
+	return o
+}
+
+func (o *meterOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+	if err := noPositional("meter", pos); err != nil {
+		return err
+	}
+	if err := checkFormat("meter", o.format); err != nil {
+		return err
+	}
+	switch {
+	case o.issueTTL <= 0 || o.drain <= 0:
+		return usageError("meter: --issue-ttl and --drain must be above 0")
+	case o.maxTokens < 1:
+		return usageError("meter: --max-tokens must be 1 or more")
+	}
+	return nil
+}
+
+// runMeter serves the meter until SIGTERM or SIGINT, then lets the calls
+// in flight finish (docs/meter.md).
+func runMeter(ctx context.Context, o *meterOptions, env Env) error {
+	key, err := receipt.NewKey([]byte(strings.TrimSpace(env.Getenv(MeterKeyEnv))))
+	if err != nil {
+		return usageError("meter: $%s: %v", MeterKeyEnv, err)
+	}
+	if o.publicKey {
+		if o.format == "json" {
+			return printJSON(env, map[string]string{"public_key": key.Public()})
+		}
+		_, err := fmt.Fprintln(env.Stdout, key.Public())
+		return err
+	}
+	server := firstOf(o.server, env.Getenv("GITHUB_SERVER_URL"))
+	if server == "" {
+		return usageError("meter: no server: pass --server URL or set GITHUB_SERVER_URL")
+	}
+	store, err := meterstore.Open(ctx, o.store)
+	if err != nil {
+		return cannotRun(fmt.Errorf("meter: %w", err))
+	}
+	defer store.Close()
+	m, err := meter.New(meter.Options{
+		Server:           server,
+		Upstream:         map[metering.Provider]string{metering.OpenAI: o.openaiURL, metering.Anthropic: o.anthropicURL},
+		Keys:             map[metering.Provider]string{metering.OpenAI: env.Getenv(o.openaiKeyEnv), metering.Anthropic: env.Getenv(o.anthropicEnv)},
+		Store:            store,
+		Key:              key,
+		IssueTTL:         o.issueTTL,
+		DefaultMaxTokens: o.maxTokens,
+		Log:              env.Stderr,
+		Now:              env.Now,
+	})
+	if err != nil {
+		return cannotRun(err)
+	}
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return usageError("meter: --listen %s: %v", o.listen, err)
+	}
+	fmt.Fprintf(env.Stderr, "gns-guard meter: serving on %s for %s; store %s; receipts signed by %s\n", l.Addr(), server, store.Kind(), key.Public())
+	if err := m.Serve(ctx, l, o.drain); err != nil {
+		return cannotRun(err)
+	}
+	fmt.Fprintln(env.Stderr, "gns-guard meter: stopped; every call in flight finished")
+	return nil
+}

@@ -1,0 +1,247 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/meter"
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/receipt"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/standin"
+)
+
+// meterKey signs the tests' receipts.
+var meterKey, _ = receipt.NewKey([]byte(strings.Repeat("meter-key-", 4)))
+
+// runningMeter is a meter in this process in front of a stand-in
+// provider, on the test's server.
+type runningMeter struct {
+	URL   string
+	prov  *standin.Provider
+	store *meterstore.Store
+	stop  func()
+	log   *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// startMeter starts a meter on store dsn (a SQLite file or a PostgreSQL
+// URL) for the server of r; the stand-in is prov, or a new one.
+func startMeter(t *testing.T, r *actiontest.Repo, dsn string, prov *standin.Provider) *runningMeter {
+	t.Helper()
+	if prov == nil {
+		prov = standin.Start(t)
+	}
+	store, err := meterstore.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := &runningMeter{prov: prov, store: store, log: &lockedBuffer{}}
+	m, err := meter.New(meter.Options{Server: r.S.URL, Store: store, Key: meterKey, IssueTTL: time.Millisecond, Log: rm.log,
+		Upstream: map[metering.Provider]string{metering.OpenAI: prov.URL, metering.Anthropic: prov.URL},
+		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Serve(ctx, l, time.Minute) }()
+	rm.URL = "http://" + l.Addr().String()
+	var once sync.Once
+	rm.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("the meter stopped: %v", err)
+			}
+			store.Close()
+		})
+	}
+	t.Cleanup(rm.stop)
+	return rm
+}
+
+// chat makes one chat call through the meter as token, for invocation
+// inv on issue n, and returns the status and the body.
+func (rm *runningMeter) chat(t *testing.T, r *actiontest.Repo, token string, n int64, inv string, maxTokens int, stream bool) (int, string) {
+	t.Helper()
+	u := fmt.Sprintf("%s/%s/%s/issues/%d/invocations/%s/openai/v1/chat/completions", rm.URL, r.Owner, r.Name, n, inv)
+	body := fmt.Sprintf(`{"model":"gpt-4o","max_tokens":%d,"stream":%v,"messages":[{"role":"user","content":"wire the limiter"}]}`, maxTokens, stream)
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error() // the callers' status checks say it
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, string(data)
+	}
+	return resp.StatusCode, string(data)
+}
+
+// meterConfig is the repository's configuration with the meter's key and
+// address, and more lines.
+func meterConfig(rm *runningMeter, more ...string) string {
+	return strings.Join(append([]string{"meter-public-key: " + meterKey.Public(), "meter-url: " + rm.URL}, more...), "\n") + "\n"
+}
+
+// On the real server: an agent spends through the meter with its Gitea
+// token; the call that would pass the issue's budget is refused; report
+// carries the receipt, the guard passes a report at or above it and fails
+// one below it.
+func TestMeterOnGitea(t *testing.T) {
+	f := newFlow(t, 6000, "cascade::depth-2", "size::medium")
+	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
+	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm))
+	rm.prov.Output.Store(400)
+
+	status, body := rm.chat(t, f.r, f.agent.Token, f.n, "run-1", 500, false)
+	if status != 200 {
+		t.Fatalf("the first call: %d %s\n%s", status, body, rm.log)
+	}
+	status, body = rm.chat(t, f.r, f.agent.Token, f.n, "run-1", 500, true)
+	if status != 200 || !strings.Contains(body, "data: [DONE]") || strings.Contains(body, `"usage"`) {
+		t.Fatalf("the streamed call: %d %s", status, body)
+	}
+	// 2 × 412 metered of 6,000: a call of up to 5,500 more would pass it.
+	status, body = rm.chat(t, f.r, f.agent.Token, f.n, "run-1", 5500, false)
+	if status != 403 || !strings.Contains(body, "meter-over-budget") {
+		t.Fatalf("the call over budget: %d %s", status, body)
+	}
+	if n := len(rm.prov.Requests()); n != 2 {
+		t.Errorf("%d calls reached the provider, want 2", n)
+	}
+
+	// Below the receipt: report refuses; forced, the guard fails it.
+	out, errOut, code := f.report(t, "--agent", "lead-developer", "--invocation", "run-1", "--consumed", "100", "--action", "wired it", "--next-agent", "code-reviewer", "--next-estimate", "500", "--format", "json")
+	if code != 1 || !strings.Contains(out, guardRuleUnder) {
+		t.Fatalf("a report below its receipt: exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = f.report(t, "--agent", "lead-developer", "--invocation", "run-1", "--consumed", "100", "--action", "wired it", "--next-agent", "code-reviewer", "--next-estimate", "500", "--force")
+	if code != 0 {
+		t.Fatalf("report --force: exit %d %s", code, errOut)
+	}
+	runs := f.guard(t)
+	if len(runs) == 0 || !failedWith(t, runs, guardRuleUnder) {
+		t.Fatalf("the guard's runs on a report below its receipt: %v", runs)
+	}
+	// The meter now refuses calls: the guard fails the state.
+	status, body = rm.chat(t, f.r, f.agent.Token, f.n, "run-2", 10, false)
+	if status != 403 || !strings.Contains(body, guardRuleUnder) {
+		t.Errorf("a call on a failing issue: %d %s", status, body)
+	}
+}
+
+const (
+	guardRuleUnder    = "consumption-under-reported"
+	guardRuleUnmetred = "consumption-unmetered"
+)
+
+// failedWith says some run failed with rule.
+func failedWith(t *testing.T, runs []actiontest.Result, rule string) bool {
+	for _, r := range runs {
+		if r.Code == 1 && strings.Contains(strings.Join(r.Rules(t), ","), rule) {
+			return true
+		}
+	}
+	return false
+}
+
+// An honest report carries the receipt and passes; under metering:
+// required, a result without a receipt fails.
+func TestMeterReceiptAndMeteringRequired(t *testing.T) {
+	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
+	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
+	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm, "metering: required"))
+	if status, body := rm.chat(t, f.r, f.agent.Token, f.n, "run-1", 100, false); status != 200 {
+		t.Fatalf("call: %d %s", status, body)
+	}
+	out, errOut, code := f.report(t, "--agent", "lead-developer", "--invocation", "run-1", "--consumed", "500", "--action", "wired it", "--next-agent", "code-reviewer", "--next-estimate", "500", "--format", "json")
+	if code != 0 {
+		t.Fatalf("an honest report: exit %d\n%s\n%s", code, out, errOut)
+	}
+	res := decodeReport(t, out)
+	c := f.r.Comments(t, f.n)
+	last := c[len(c)-1].Body
+	if !strings.Contains(last, `"metered":{`) || !strings.Contains(last, "**Metered**: 32 tokens in 1 calls") {
+		t.Fatalf("the result comment carries no receipt (comment %d):\n%s", res.CommentID, last)
+	}
+	for _, run := range f.guard(t) {
+		if run.Code != 0 {
+			t.Fatalf("the guard failed an honest metered report: %s", run)
+		}
+	}
+	status := f.r.GuardComments(t, f.n, actiontest.StatusMarker(f.n))
+	if len(status) != 1 || !strings.Contains(status[0].Body, "**Metered** 32 tokens by the meter's receipts of the last 1 results; their reports added 500") {
+		t.Errorf("the status comment does not show metered next to reported: %v", status)
+	}
+	out, errOut, code = gns(t, nil, "status", "--repo", f.r.Owner+"/"+f.r.Name, "--server", f.r.S.URL, "--token", f.agent.Token, "--guard-user", f.r.Bot, "--format", "json")
+	var rows []struct {
+		Number  int64 `json:"number"`
+		Metered *struct {
+			Calls, Tokens int64
+		} `json:"metered"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Metered == nil || rows[0].Metered.Tokens != 32 || rows[0].Metered.Calls != 1 {
+		t.Errorf("status shows no metered figures: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	// Without the meter's address, report writes no receipt: refused, and
+	// forced, the guard fails the result.
+	f.r.CommitFile(t, ".gitea/gns-guard.yml", strings.Join([]string{"meter-public-key: " + meterKey.Public(), "metering: required"}, "\n")+"\n")
+	out, _, code = f.report(t, "--agent", "code-reviewer", "--invocation", "run-2", "--consumed", "500", "--action", "reviewed it", "--next-agent", "lead-developer", "--next-estimate", "500", "--format", "json")
+	if code != 1 || !strings.Contains(out, guardRuleUnmetred) {
+		t.Fatalf("a result without a receipt under metering: required: exit %d\n%s", code, out)
+	}
+	if _, errOut, code = f.report(t, "--agent", "code-reviewer", "--invocation", "run-2", "--consumed", "500", "--action", "reviewed it", "--next-agent", "lead-developer", "--next-estimate", "500", "--force"); code != 0 {
+		t.Fatalf("report --force: %d %s", code, errOut)
+	}
+	if runs := f.guard(t); !failedWith(t, runs, guardRuleUnmetred) {
+		t.Errorf("the guard's runs on an unmetered result: %v", runs)
+	}
+}
+
+// A locked issue, and an issue the guard never judged, get no call.
+func TestMeterRefusesLockedAndUnjudgedIssues(t *testing.T) {
+	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
+	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
+	unjudged := actiontest.CreateIssue(t, f.r.S, f.r.Owner, f.r.Name, "not judged", func(n int64) string { return issueWithBudget(n, 30000, "cascade::depth-2") }, "cascade::depth-2")
+	if status, body := rm.chat(t, f.r, f.agent.Token, unjudged, "run-1", 10, false); status != 403 || !strings.Contains(body, "meter-unjudged") {
+		t.Errorf("an issue the guard never judged: %d %s", status, body)
+	}
+	f.r.API(t, f.r.S.AdminToken, http.MethodPut, f.r.Path("/issues/%d/lock", f.n), map[string]string{"lock_reason": "resolved"}, nil)
+	if status, body := rm.chat(t, f.r, f.agent.Token, f.n, "run-1", 10, false); status != 403 || !strings.Contains(body, "meter-issue-locked") {
+		t.Errorf("a locked issue: %d %s", status, body)
+	}
+	if n := len(rm.prov.Requests()); n != 0 {
+		t.Errorf("%d calls reached the provider", n)
+	}
+}
+
+func decodeJSON(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }

@@ -1,0 +1,160 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/receipt"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/pgtest"
+)
+
+// 20 agents on 5 issues at once, each spending through the meter until it
+// is refused, with the meter stopped (SIGTERM's drain) and started again
+// on the same store half way: no issue's metered spend passes its budget
+// (the reservation holds each call's worst case), every call a client saw
+// answered is in the store, settled, and each invocation's receipt is
+// what its agent's client counted. SQLite and PostgreSQL alike.
+func TestMeterTwentyAgentsFiveIssues(t *testing.T) {
+	r := actiontest.NewRepo(t)
+	const issuesN, perIssue, budget = 5, 4, 8000
+	var ns []int64
+	for range issuesN {
+		n, d := r.Open(t, "load", func(n int64) string { return issueWithBudget(n, budget, "cascade::depth-2, size::medium") }, "cascade::depth-2", "size::medium")
+		if res := r.Step().RunInProcess(t, d, actiontest.InProcess{}); res.Code != 0 {
+			t.Fatalf("the guard's first run: %s", res)
+		}
+		ns = append(ns, n)
+	}
+	var agents []actiontest.User
+	for range issuesN * perIssue {
+		agents = append(agents, r.User(t, "agent", giteatest.PermWrite))
+	}
+	totals := map[string]map[int64]int64{}
+	for _, store := range []struct{ name, dsn string }{
+		{"sqlite", filepath.Join(t.TempDir(), "meter.db")},
+		{"postgres", pgtest.Require(t)},
+	} {
+		t.Run(store.name, func(t *testing.T) {
+			totals[store.name] = loadRun(t, r, store.dsn, ns, agents, budget)
+		})
+	}
+	// Each call is charged the same: both stores admit as many.
+	if fmt.Sprint(totals["sqlite"]) != fmt.Sprint(totals["postgres"]) {
+		t.Errorf("the stores disagree: sqlite %v, postgres %v", totals["sqlite"], totals["postgres"])
+	}
+}
+
+// loadRun is one run of the agents against a fresh meter on dsn; each
+// run spends under its own invocations, on a budget of its own: the
+// store's running figures are per invocation.
+func loadRun(t *testing.T, r *actiontest.Repo, dsn string, ns []int64, agents []actiontest.User, budget int64) map[int64]int64 {
+	rm := startMeter(t, r, dsn, nil)
+	rm.prov.Output.Store(300)
+	rm.prov.Delay.Store(int64(time.Millisecond))
+	var url atomic.Pointer[runningMeter]
+	url.Store(rm)
+	ok := make([]atomic.Int64, len(agents))
+	var answered atomic.Int64
+	restarted := make(chan struct{})
+	var wg sync.WaitGroup
+	run := fmt.Sprintf("%d", time.Now().UnixNano())
+	for i, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := ns[i%len(ns)]
+			inv := fmt.Sprintf("load-%s-%d", run, i)
+			for tries := 0; tries < 400; tries++ {
+				status, _ := url.Load().chat(t, r, a.Token, n, inv, 300, i%2 == 0)
+				switch status {
+				case 200:
+					ok[i].Add(1)
+					answered.Add(1)
+				case 403:
+					return
+				default:
+					// The meter is restarting: try again shortly.
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			t.Errorf("agent %d was never refused", i)
+		}()
+	}
+	// Half way, stop the meter and start another on the same store.
+	go func() {
+		defer close(restarted)
+		for answered.Load() < 40 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		old := url.Load()
+		next := startMeter(t, r, dsn, old.prov)
+		url.Store(next)
+		old.stop() // lets the calls in flight finish
+		if !strings.Contains(old.log.String(), " ok\n") {
+			t.Errorf("the first meter answered no call")
+		}
+	}()
+	wg.Wait()
+	<-restarted
+	if !strings.Contains(url.Load().log.String(), " ok\n") {
+		t.Errorf("the second meter answered no call")
+	}
+	return checkLoad(t, r, url.Load(), ns, agents, ok, run, budget)
+}
+
+// checkLoad checks the store against what the clients saw.
+func checkLoad(t *testing.T, r *actiontest.Repo, rm *runningMeter, ns []int64, agents []actiontest.User, ok []atomic.Int64, run string, budget int64) map[int64]int64 {
+	ctx := context.Background()
+	perIssue := map[int64]int64{}
+	for i := range agents {
+		n := ns[i%len(ns)]
+		inv := fmt.Sprintf("load-%s-%d", run, i)
+		tot, err := rm.store.Invocation(ctx, meterstore.Issue{Repo: r.Owner + "/" + r.Name, Number: n}, inv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ok[i].Load() * (12 + 300)
+		if tot.InFlight != 0 || tot.Tokens != want {
+			t.Errorf("agent %d: the store holds %d tokens in %d calls (%d in flight); its client saw %d calls answered, %d tokens", i, tot.Tokens, tot.Calls, tot.InFlight, ok[i].Load(), want)
+		}
+		perIssue[n] += tot.Tokens
+		rc := getReceiptAs(t, rm, r, agents[i].Token, n, inv)
+		if rc.Tokens != tot.Tokens || receipt.Verify(&rc, meterKey.Public(), receipt.For{Repo: r.Owner + "/" + r.Name, Issue: n, Invocation: inv}) != nil {
+			t.Errorf("agent %d: receipt %+v", i, rc)
+		}
+	}
+	for _, n := range ns {
+		t.Logf("issue #%d: %d of %d tokens metered", n, perIssue[n], budget)
+		if perIssue[n] > budget {
+			t.Errorf("issue #%d: %d tokens metered, over its budget of %d", n, perIssue[n], budget)
+		}
+	}
+	if strings.Count(rm.log.String(), "settle-failed") > 0 {
+		t.Errorf("settlements failed:\n%s", rm.log)
+	}
+	return perIssue
+}
+
+func getReceiptAs(t *testing.T, rm *runningMeter, r *actiontest.Repo, token string, n int64, inv string) receipt.Receipt {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/%s/%s/issues/%d/invocations/%s/receipt", rm.URL, r.Owner, r.Name, n, inv), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rc receipt.Receipt
+	_ = decodeJSON(resp, &rc)
+	return rc
+}

@@ -1,0 +1,41 @@
+package guard
+
+import (
+	"errors"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
+
+// RuleUnmetered is an agent result without a valid meter receipt for its
+// invocation, under metering: required.
+const RuleUnmetered = "consumption-unmetered"
+
+// checkUnmetered fails, with metering: required, every agent result among
+// the comments the guard reads whose footer carries no receipt that
+// verifies against meter-public-key for this issue and invocation. With
+// metering off, a receipt that does not verify is a warning: it is
+// ignored, and the token floor of consumption-under-reported stands.
+func checkUnmetered(e *eval) (out []Violation) {
+	required := e.cfg.Metering == "required"
+	for _, r := range e.resultComments() {
+		if r.footer.EventType != "subagent_result" {
+			continue
+		}
+		_, err := e.receiptOf(r)
+		if err == nil || (!required && errors.Is(err, errNoReceipt)) || (!required && e.cfg.MeterPublicKey == "") {
+			continue
+		}
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s (invocation %s) has no valid meter receipt: %v", r.c.ID, issues.Quote(r.footer.Agent), issues.Quote(r.footer.Invocation), err)
+		if required {
+			v.Message += "; metering: required: the agent spends through gns-guard meter and reports with meter-url set, so report carries the receipt"
+		} else {
+			v.Message += "; the receipt is ignored"
+			v.Severity = finding.Warning
+		}
+		e.link(r)
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package meter
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/testkit/standin"
+)
+
+// benchCall is one chat call of a short prompt, as an agent makes it.
+const benchCall = `{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"system","content":"You are the lead developer."},{"role":"user","content":"Wire the limiter into the gateway config and say what changed."}]}`
+
+// benchRig is a rig whose issue standing and key's login are kept for
+// the whole benchmark: every call through the meter is a cache hit.
+func benchRig(b *testing.B) (*rig, *http.Client) {
+	r := newRig(b)
+	// A budget no benchmark spends: every call is admitted.
+	is := r.gitea.issues[7]
+	is.Body = body(7, 1e12, 1e12-6200)
+	r.gitea.issues[7] = is
+	r.gitea.judge(b, 7)
+	r.m.o.IssueTTL, r.m.issues.ttl = time.Hour, time.Hour
+	r.prov.Unrecorded.Store(true)
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	if err := postTo(c, r.base(7, "openai")+"/chat/completions", agentToken1, benchCall); err != nil {
+		b.Fatal(err)
+	}
+	return r, c
+}
+
+// BenchmarkCall is one chat call, straight to the stand-in and through
+// the meter: the difference is the meter's added latency (p50, p99).
+// With -cpu 1, through-meter's ns/op gives the calls a core serves.
+func BenchmarkCall(b *testing.B) {
+	r, c := benchRig(b)
+	b.Run("direct", func(b *testing.B) {
+		timed(b, func() error { return postTo(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, benchCall) })
+	})
+	b.Run("through-meter", func(b *testing.B) {
+		timed(b, func() error { return postTo(c, r.base(7, "openai")+"/chat/completions", agentToken1, benchCall) })
+	})
+}
+
+// BenchmarkStreamFirstByte is the time to a stream's first event,
+// straight and through the meter.
+func BenchmarkStreamFirstByte(b *testing.B) {
+	r, c := benchRig(b)
+	stream := strings.Replace(benchCall, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1)
+	b.Run("direct", func(b *testing.B) {
+		timed(b, func() error { return firstByte(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, stream) })
+	})
+	b.Run("through-meter", func(b *testing.B) {
+		timed(b, func() error { return firstByte(c, r.base(7, "openai")+"/chat/completions", agentToken1, stream) })
+	})
+}
+
+// timed runs call b.N times and reports the p50 and p99 of one call.
+func timed(b *testing.B, call func() error) {
+	b.Helper()
+	d := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+		d = append(d, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(d)
+	if len(d) > 0 {
+		b.ReportMetric(float64(d[len(d)/2].Nanoseconds()), "p50-ns")
+		b.ReportMetric(float64(d[len(d)*99/100].Nanoseconds()), "p99-ns")
+	}
+}
+
+func postTo(c *http.Client, url, token, body string) error {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != 200 {
+		return &statusError{resp.StatusCode}
+	}
+	return err
+}
+
+type statusError struct{ code int }
+
+func (e *statusError) Error() string { return http.StatusText(e.code) }
+
+// firstByte posts a streamed call and returns when its first event is in.
+func firstByte(c *http.Client, url, token, body string) error {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+package meter
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+)
+
+// standing is an issue as last read: the meter's judgement of it and the
+// configuration it was judged with.
+type standing struct {
+	metering.Standing
+	cfg issues.Config
+}
+
+// standingOf reads issue iss through the live reader, as every verb
+// reads it (the repository's configuration file, the issue, its last
+// comments and the guard's ledger), decides it as the guard would, and
+// judges it; kept for IssueTTL. The invocations its checkpoint records
+// are marked reported in the store.
+func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, owner, name string) (*standing, error) {
+	key := iss.Repo + "#" + strconv.FormatInt(iss.Number, 10)
+	return m.issues.get(key, func() (*standing, error) {
+		rd := &live.Reader{Forge: c, Admin: c, Where: live.Where{Verb: "meter", Server: m.o.Server, Repo: iss.Repo}}
+		res, _, err := rd.Config(ctx, nil, live.ConfigOptions{})
+		if err != nil {
+			return nil, err
+		}
+		cfg := res.Config
+		rd.Keys = ledger.ConfigKeys(cfg)
+		s, err := rd.Read(ctx, iss.Number, live.ReadOptions{Window: cfg.RecentWindow()})
+		if err != nil {
+			return nil, err
+		}
+		f := metering.Facts{Issue: s.Issue, Governed: s.Governed, Grace: cfg.UnjudgedGrace}
+		if s.Governed {
+			if p := checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: iss.Number, MaxBytes: cfg.MaxCheckpointBytes}); p.Valid() {
+				f.Checkpoint = p.Checkpoint
+			}
+			in := s.Input(cfg, issues.Event{}, iss.Repo, m.o.Now(), m.counter(cfg.Encoding))
+			if f.Plan, _, err = rd.Decide(ctx, in); err != nil {
+				return nil, err
+			}
+			f.Unjudged = rd.Unjudged(s, cfg, m.o.Now())
+			if s.Status != nil {
+				l, _ := ledger.Read(s.Status, iss.Number, rd.Keys)
+				f.Judged = l != nil
+			}
+		}
+		st := &standing{Standing: metering.Judge(f), cfg: cfg}
+		if f.Checkpoint != nil {
+			if err := m.o.Store.MarkReported(ctx, iss, recorded(f.Checkpoint)); err != nil {
+				return nil, fmt.Errorf("the store: %w", err)
+			}
+		}
+		return st, nil
+	})
+}
+
+// recorded are the invocations a checkpoint records.
+func recorded(cp *checkpoint.Checkpoint) []string {
+	var out []string
+	if v := cp.LastInvocation.Value; v != "" {
+		out = append(out, v)
+	}
+	for _, e := range cp.Entries() {
+		if v := e.Invocation.Value; v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,219 @@
+package meter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/receipt"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Options configure a meter.
+type Options struct {
+	// Server is the Gitea server's URL.
+	Server string
+	// Upstream are the providers' base URLs, before /v1 (an
+	// OpenAI-compatible server's too); Keys their API keys.
+	Upstream map[metering.Provider]string
+	Keys     map[metering.Provider]string
+	// Store keeps the calls; Key signs receipts.
+	Store *meterstore.Store
+	Key   receipt.Key
+	// IssueTTL is how long an issue's standing is kept (DefaultIssueTTL);
+	// LoginTTL how long a token's login and permission are.
+	IssueTTL, LoginTTL time.Duration
+	// DefaultMaxTokens caps the answer of a request that sets no cap.
+	DefaultMaxTokens int64
+	// Log gets one line per call.
+	Log io.Writer
+	// Now reads the clock (time.Now).
+	Now func() time.Time
+	// Transport reaches the providers (http.DefaultTransport).
+	Transport http.RoundTripper
+	// Connect makes the client that reads the repository with an agent's
+	// token (forge.New).
+	Connect Connect
+}
+
+// Defaults of Options.
+const (
+	DefaultIssueTTL         = 2 * time.Second
+	DefaultLoginTTL         = 5 * time.Minute
+	DefaultMaxTokens        = 4096
+	maxAnswerBytes          = 64 << 20
+	defaultOpenAIUpstream   = "https://api.openai.com"
+	defaultAnthropicUpstrem = "https://api.anthropic.com"
+)
+
+// Meter is the proxy.
+type Meter struct {
+	o        Options
+	client   *http.Client
+	logins   *cache[login]
+	issues   *cache[*standing]
+	counters sync.Map // tokens.Encoding → *tokens.Counter
+	logMu    sync.Mutex
+}
+
+// New makes a meter.
+func New(o Options) (*Meter, error) {
+	if o.Store == nil {
+		return nil, errors.New("meter: no store")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IssueTTL <= 0 {
+		o.IssueTTL = DefaultIssueTTL
+	}
+	if o.LoginTTL <= 0 {
+		o.LoginTTL = DefaultLoginTTL
+	}
+	if o.DefaultMaxTokens <= 0 {
+		o.DefaultMaxTokens = DefaultMaxTokens
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	if o.Connect == nil {
+		o.Connect = connectForge
+	}
+	up := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstrem}
+	for p, u := range o.Upstream {
+		if u != "" {
+			up[p] = strings.TrimRight(u, "/")
+		}
+	}
+	o.Upstream = up
+	return &Meter{
+		o: o,
+		// No overall timeout: a long stream is as long as the model writes;
+		// the agent's hanging up ends the call upstream.
+		client: &http.Client{Transport: o.Transport},
+		logins: newCache[login](o.LoginTTL, o.Now),
+		issues: newCache[*standing](o.IssueTTL, o.Now),
+	}, nil
+}
+
+// counter is the shared counter of an encoding.
+func (m *Meter) counter(enc tokens.Encoding) *tokens.Counter {
+	if c, ok := m.counters.Load(enc); ok {
+		return c.(*tokens.Counter)
+	}
+	c, err := tokens.New(enc)
+	if err != nil {
+		return nil
+	}
+	actual, _ := m.counters.LoadOrStore(enc, c)
+	return actual.(*tokens.Counter)
+}
+
+// Handler serves the meter's routes: /healthz, the receipts, and the
+// providers' APIs under /OWNER/NAME/issues/N/.
+func (m *Meter) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", m.healthz)
+	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/{inv}/receipt", m.receipt)
+	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
+	mux.HandleFunc("/", m.proxy)
+	return mux
+}
+
+func (m *Meter) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if err := m.o.Store.Ping(ctx); err != nil {
+		http.Error(w, "the store does not answer", http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+// Serve serves on l until ctx ends, then stops taking calls and lets
+// those in flight finish (streams too), for at most drain.
+func (m *Meter) Serve(ctx context.Context, l net.Listener, drain time.Duration) error {
+	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("meter: calls still in flight after %s were cut", drain)
+	}
+	return err
+}
+
+// cache keeps values for a while by key; a miss is filled once however
+// many ask at the same time.
+type cache[V any] struct {
+	ttl  time.Duration
+	now  func() time.Time
+	mu   sync.Mutex
+	m    map[string]*entry[V]
+	keys map[string]*sync.Mutex
+}
+
+type entry[V any] struct {
+	v  V
+	at time.Time
+}
+
+func newCache[V any](ttl time.Duration, now func() time.Time) *cache[V] {
+	return &cache[V]{ttl: ttl, now: now, m: map[string]*entry[V]{}, keys: map[string]*sync.Mutex{}}
+}
+
+// get returns key's value, filling it with fill when absent or old.
+func (c *cache[V]) get(key string, fill func() (V, error)) (V, error) {
+	if v, ok := c.fresh(key); ok {
+		return v, nil
+	}
+	c.mu.Lock()
+	km := c.keys[key]
+	if km == nil {
+		km = &sync.Mutex{}
+		c.keys[key] = km
+	}
+	c.mu.Unlock()
+	km.Lock()
+	defer km.Unlock()
+	if v, ok := c.fresh(key); ok {
+		return v, nil
+	}
+	v, err := fill()
+	if err != nil {
+		return v, err
+	}
+	c.mu.Lock()
+	c.m[key] = &entry[V]{v: v, at: c.now()}
+	c.mu.Unlock()
+	return v, nil
+}
+
+func (c *cache[V]) fresh(key string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[key]
+	if e == nil || c.now().Sub(e.at) > c.ttl {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}

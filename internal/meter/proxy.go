@@ -1,0 +1,335 @@
+package meter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+)
+
+// AgentHeader names the agent the calls are made as (optional).
+const AgentHeader = "X-Gns-Agent"
+
+// exchange is one call as it goes through the meter.
+type exchange struct {
+	route    metering.Route
+	login    login
+	agent    string
+	call     metering.Call
+	st       *standing
+	pending  metering.Pending
+	id       int64 // the store's row, once reserved
+	status   int
+	usage    metering.Usage
+	reqID    string
+	outcome  string
+	started  time.Time
+	charged  int64
+	cost     int64
+	hasPrice bool
+	// unsent says the call never reached the provider: it spent nothing.
+	unsent bool
+}
+
+// proxy serves a provider's API: route, key, body, standing, admission,
+// then the call upstream, and its settlement.
+func (m *Meter) proxy(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{started: m.o.Now()}
+	defer m.logCall(x)
+	route, ref := metering.ParseRoute(r.URL.Path, r.Header.Get(metering.InvocationHeader))
+	x.route = route
+	if ref == nil && r.Method != http.MethodPost {
+		ref = &metering.Refusal{Status: 405, Kind: metering.KindInvalid, Rule: "meter-route", Message: "the metered APIs take POST"}
+	}
+	if ref == nil {
+		ref = m.admit(r, x)
+	}
+	if ref != nil {
+		m.refuse(w, x, ref)
+		return
+	}
+	m.forward(w, r, x)
+}
+
+// admit authenticates, reads the body and the issue, and reserves the
+// call's worst case; a refusal says why not.
+func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
+	ctx := r.Context()
+	l, err := m.resolve(ctx, agentToken(r), x.route.Owner, x.route.Name)
+	if err != nil {
+		return unavailable("could not ask Gitea who the key belongs to", err)
+	}
+	x.login = l
+	if l.refusal != nil {
+		return l.refusal
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, metering.MaxBodyBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return &metering.Refusal{Status: 413, Kind: metering.KindTooLarge, Rule: "meter-request", Message: fmt.Sprintf("the request body is over %d MiB", metering.MaxBodyBytes>>20)}
+	case err != nil:
+		return &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "meter-request", Message: "the request body could not be read"}
+	}
+	call, ref := metering.ReadCall(x.route, body, m.counter, m.o.DefaultMaxTokens)
+	if ref != nil {
+		return ref
+	}
+	x.call = call
+	iss := meterstore.Issue{Repo: x.route.Repo(), Number: x.route.Issue}
+	st, err := m.standingOf(ctx, l.client, iss, x.route.Owner, x.route.Name)
+	if err != nil {
+		return readFailed(x.route.Issue, err)
+	}
+	x.st = st
+	x.agent = strings.TrimSpace(r.Header.Get(AgentHeader))
+	if !mayActAs(st.cfg, l.name, x.agent) {
+		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated", Message: fmt.Sprintf("%s may not spend as agent %q (the setting agents)", l.name, x.agent)}
+	}
+	return m.reserve(ctx, x, iss)
+}
+
+// reserve admits the call in the store's transaction.
+func (m *Meter) reserve(ctx context.Context, x *exchange, iss meterstore.Issue) *metering.Refusal {
+	price, ok := x.st.cfg.Prices[x.call.Model]
+	x.hasPrice = ok
+	money := metering.Money{Price: price, HasPrice: ok, Cap: x.st.cfg.MoneyCap}
+	worstCost := int64(0)
+	if ok {
+		worstCost = metering.WorstCost(x.call, price)
+	}
+	c := meterstore.Call{Issue: iss, Invocation: x.route.Invocation, Login: x.login.name, Agent: x.agent, Model: x.call.Model,
+		Provider: string(x.route.Provider), Endpoint: string(x.route.Endpoint), Worst: x.call.Worst(), Cost: worstCost, Started: x.started}
+	id, p, ref, err := m.o.Store.Reserve(ctx, c, func(p metering.Pending) *metering.Refusal {
+		return metering.Admit(x.st.Standing, p, x.call, money)
+	})
+	x.pending = p
+	if err != nil {
+		return unavailable("the store", err)
+	}
+	x.id = id
+	return ref
+}
+
+// refuse answers a refusal in the provider's shape.
+func (m *Meter) refuse(w http.ResponseWriter, x *exchange, ref *metering.Refusal) {
+	x.status, x.outcome = ref.Status, "refused:"+ref.Rule
+	h := w.Header()
+	m.budgetHeaders(h, x)
+	h.Set("Content-Type", "application/json")
+	// The official SDKs retry 408, 409, 429 and 5xx unless told not to.
+	h.Set("X-Should-Retry", "false")
+	w.WriteHeader(ref.Status)
+	_, _ = w.Write(ref.Body(x.route.Provider))
+}
+
+// budgetHeaders puts the issue's budget on an answer.
+func (m *Meter) budgetHeaders(h http.Header, x *exchange) {
+	if x.st == nil {
+		return
+	}
+	for k, v := range metering.Headers(x.st.Standing, x.pending) {
+		h.Set(k, v)
+	}
+}
+
+// forward makes the call upstream and passes the answer back, then
+// settles the call with what it spent.
+func (m *Meter) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
+	defer m.settle(x)
+	req, err := m.upstreamRequest(r, x)
+	if err != nil {
+		x.unsent = true
+		m.refuse(w, x, unavailable("the upstream request", err))
+		return
+	}
+	resp, err := m.client.Do(req)
+	if err != nil {
+		x.unsent = true
+		m.refuse(w, x, &metering.Refusal{Status: 502, Kind: metering.KindUnavailable, Rule: "meter-upstream", Message: "the provider could not be reached: " + err.Error()})
+		return
+	}
+	defer resp.Body.Close()
+	x.status = resp.StatusCode
+	x.reqID = firstHeader(resp.Header, "X-Request-Id", "Request-Id")
+	h := w.Header()
+	for k, vs := range resp.Header {
+		if hopHeader(k) {
+			continue
+		}
+		h[k] = vs
+	}
+	m.budgetHeaders(h, x)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		m.stream(w, resp, x)
+		return
+	}
+	m.whole(w, resp, x)
+}
+
+// upstreamRequest is the client's request for the provider: the same
+// method, path after /v1, query and headers, but for the agent's key
+// (replaced by the provider's) and the hop-by-hop headers.
+func (m *Meter) upstreamRequest(r *http.Request, x *exchange) (*http.Request, error) {
+	u := m.o.Upstream[x.route.Provider] + "/v1/" + string(x.route.Endpoint)
+	if r.URL.RawQuery != "" {
+		u += "?" + r.URL.RawQuery
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, u, bytes.NewReader(x.call.Body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range r.Header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Authorization", "X-Api-Key", "Accept-Encoding", "Content-Length", metering.InvocationHeader, AgentHeader:
+			continue
+		}
+		if !hopHeader(k) {
+			req.Header[k] = vs
+		}
+	}
+	if key := m.o.Keys[x.route.Provider]; key != "" {
+		if x.route.Provider == metering.Anthropic {
+			req.Header.Set("X-Api-Key", key)
+		} else {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	req.ContentLength = int64(len(x.call.Body))
+	return req, nil
+}
+
+// whole passes a JSON answer back as it came and reads its usage.
+func (m *Meter) whole(w http.ResponseWriter, resp *http.Response, x *exchange) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+	if err != nil {
+		x.outcome = "answer-cut"
+		return
+	}
+	var id string
+	x.usage, id = metering.ReadUsage(x.route.Provider, body)
+	if x.reqID == "" {
+		x.reqID = id
+	}
+}
+
+// stream passes a server-sent-event answer back event by event, each
+// flushed as it is whole, and reads its usage from the events.
+func (m *Meter) stream(w http.ResponseWriter, resp *http.Response, x *exchange) {
+	w.Header().Del("Content-Length")
+	w.WriteHeader(resp.StatusCode)
+	fl, _ := w.(http.Flusher)
+	s := metering.NewStream(x.route, x.call)
+	buf := make([]byte, 0, 32<<10)
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		events, rest := metering.SplitEvents(buf)
+		for _, ev := range events {
+			if out := s.Event(ev); out != nil {
+				_, _ = w.Write(out)
+			}
+		}
+		if len(events) > 0 && fl != nil {
+			fl.Flush()
+		}
+		buf = append(buf[:0], rest...)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				x.outcome = "stream-cut"
+			}
+			break
+		}
+	}
+	if len(buf) > 0 {
+		_, _ = w.Write(buf)
+	}
+	var id string
+	x.usage, id = s.Usage()
+	if x.reqID == "" {
+		x.reqID = id
+	}
+}
+
+// settle charges the call: its usage, or its worst case when the answer
+// said none (a provider's refusal, 4xx, spent nothing).
+func (m *Meter) settle(x *exchange) {
+	if x.id == 0 {
+		return
+	}
+	c := meterstore.Call{Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
+		UsageKnown: x.usage.Known, RequestID: x.reqID, Finished: m.o.Now()}
+	switch {
+	case x.usage.Known:
+		c.Tokens = x.usage.Tokens()
+	case x.unsent, x.status >= 400 && x.status < 500:
+		c.Tokens = 0
+	default:
+		c.Tokens = x.call.Worst()
+		if x.outcome == "" {
+			x.outcome = "usage-unread:charged-worst-case"
+		}
+	}
+	if x.hasPrice {
+		price := x.st.cfg.Prices[x.call.Model]
+		if x.usage.Known {
+			c.Cost = metering.Cost(x.usage, price)
+		} else if c.Tokens > 0 {
+			c.Cost = metering.WorstCost(x.call, price)
+		}
+	}
+	x.charged, x.cost = c.Tokens, c.Cost
+	// The client may be gone: the settlement must land all the same.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.o.Store.Settle(ctx, x.id, c); err != nil {
+		x.outcome = "settle-failed:" + err.Error()
+	}
+}
+
+func firstHeader(h http.Header, names ...string) string {
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// hopHeader says a header belongs to one connection, not the message.
+func hopHeader(k string) bool {
+	switch http.CanonicalHeaderKey(k) {
+	case "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length":
+		return true
+	}
+	return false
+}
+
+// unavailable is a meter that cannot judge the call now: 503, which an
+// SDK may retry.
+func unavailable(what string, err error) *metering.Refusal {
+	return &metering.Refusal{Status: 503, Kind: metering.KindUnavailable, Rule: "meter-unavailable", Message: fmt.Sprintf("%s: %v", what, err)}
+}
+
+// readFailed is an issue that could not be read: missing (404), or Gitea
+// unreachable (503).
+func readFailed(n int64, err error) *metering.Refusal {
+	var ue *exitcode.UsageError
+	if errors.As(err, &ue) {
+		return &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-issue", Message: fmt.Sprintf("issue #%d: %v", n, err)}
+	}
+	return unavailable(fmt.Sprintf("could not read issue #%d", n), err)
+}

@@ -1,0 +1,85 @@
+package meter
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/receipt"
+)
+
+// receipt answers GET /OWNER/NAME/issues/N/invocations/ID/receipt with the
+// invocation's total signed: any writer of the repository may ask.
+func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
+	owner, name, inv := r.PathValue("owner"), r.PathValue("name"), r.PathValue("inv")
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	fail := func(ref *metering.Refusal) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(ref.Status)
+		_, _ = w.Write(ref.Body(metering.OpenAI))
+	}
+	if err != nil || n < 1 {
+		fail(&metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+		return
+	}
+	l, err := m.resolve(r.Context(), agentToken(r), owner, name)
+	switch {
+	case err != nil:
+		fail(unavailable("could not ask Gitea who the key belongs to", err))
+		return
+	case l.refusal != nil:
+		fail(l.refusal)
+		return
+	}
+	iss := meterstore.Issue{Repo: owner + "/" + name, Number: n}
+	t, err := m.o.Store.Invocation(r.Context(), iss, inv)
+	if err != nil {
+		fail(unavailable("the store", err))
+		return
+	}
+	rc := m.o.Key.Sign(receipt.Receipt{Repo: iss.Repo, Issue: n, Invocation: inv, Login: t.Login, Agent: t.Agent,
+		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning, Cost: t.Cost, Issued: m.o.Now().Unix()})
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(rc)
+}
+
+// IssueMetered is one issue's line of GET /OWNER/NAME/metered.
+type IssueMetered struct {
+	Issue  int64 `json:"issue"`
+	Calls  int64 `json:"calls"`
+	Tokens int64 `json:"tokens"`
+	Cost   int64 `json:"cost_micro_usd"`
+}
+
+// metered answers GET /OWNER/NAME/metered with every issue's metered
+// totals, for gns-guard status: any writer of the repository may ask.
+func (m *Meter) metered(w http.ResponseWriter, r *http.Request) {
+	owner, name := r.PathValue("owner"), r.PathValue("name")
+	fail := func(ref *metering.Refusal) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(ref.Status)
+		_, _ = w.Write(ref.Body(metering.OpenAI))
+	}
+	l, err := m.resolve(r.Context(), agentToken(r), owner, name)
+	switch {
+	case err != nil:
+		fail(unavailable("could not ask Gitea who the key belongs to", err))
+		return
+	case l.refusal != nil:
+		fail(l.refusal)
+		return
+	}
+	rows, err := m.o.Store.Issues(r.Context(), owner+"/"+name)
+	if err != nil {
+		fail(unavailable("the store", err))
+		return
+	}
+	out := []IssueMetered{}
+	for _, t := range rows {
+		out = append(out, IssueMetered{Issue: t.Issue.Number, Calls: t.Calls, Tokens: t.Tokens, Cost: t.Cost})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}

@@ -1,0 +1,122 @@
+package metering
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+// Pending is an issue's spend the checkpoint does not hold yet: the
+// metered tokens of invocations it does not record, and the worst cases
+// of the calls in flight. Cost is the issue's whole metered cost, calls
+// in flight at their worst included.
+type Pending struct {
+	Tokens int64
+	Cost   int64
+}
+
+// Money is what admission needs of prices: the model's price, and the
+// issue's cap in millionths of a dollar (0: none).
+type Money struct {
+	Price    issues.Price
+	HasPrice bool
+	Cap      int64
+}
+
+// Admit decides whether call c may go through on an issue standing st,
+// with p pending: refused when st refuses, when p and the call's worst
+// case would pass the remaining budget, or the money cap.
+func Admit(st Standing, p Pending, c Call, m Money) *Refusal {
+	if st.Refusal != nil {
+		return st.Refusal
+	}
+	left := st.Remaining - p.Tokens
+	if p.Tokens+c.Worst() > st.Remaining {
+		return &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-over-budget", Message: fmt.Sprintf(
+			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left (remaining %s of %s in the checkpoint, %s metered and not yet reported): lower max_tokens or the input, report what was spent (gns-guard report), or ask a person to approve more budget",
+			tokens.Format(c.Worst()), tokens.Format(c.Input), exactness(c), tokens.Format(c.Output), tokens.Format(max(left, 0)), tokens.Format(st.Remaining), tokens.Format(st.Total), tokens.Format(p.Tokens))}
+	}
+	if m.Cap <= 0 {
+		return nil
+	}
+	if !m.HasPrice {
+		return &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-money-cap", Message: fmt.Sprintf(
+			"money-cap is set but prices has no price for model %q, so the call's cost cannot be bounded: add the model to prices in .gitea/gns-guard.yml", clip(c.Model, 80))}
+	}
+	worst := WorstCost(c, m.Price)
+	if p.Cost+worst > m.Cap {
+		return &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-money-cap", Message: fmt.Sprintf(
+			"this call could cost %s, and the issue has spent %s of its money-cap %s: ask a person to raise money-cap",
+			Dollars(worst), Dollars(p.Cost), Dollars(m.Cap))}
+	}
+	return nil
+}
+
+func exactness(c Call) string {
+	if c.Exact {
+		return ", counted exactly"
+	}
+	return ", bounded by its bytes"
+}
+
+// Cost is a usage's cost in millionths of a dollar: a price per million
+// tokens times tokens is millionths.
+func Cost(u Usage, p issues.Price) int64 {
+	fresh := max(u.Input-u.Cached, 0)
+	return int64(float64(fresh)*p.Input + float64(u.Cached)*p.Cached + float64(u.Output)*p.Output + 0.5)
+}
+
+// WorstCost is a call's cost at its worst: no input cached.
+func WorstCost(c Call, p issues.Price) int64 {
+	return Cost(Usage{Input: c.Input, Output: c.Output}, p)
+}
+
+// Dollars shows millionths of a dollar as dollars.
+func Dollars(micro int64) string {
+	return "$" + strconv.FormatFloat(float64(micro)/1e6, 'f', 4, 64)
+}
+
+// Header names of the budget every answer carries.
+const (
+	HeaderTotal     = "X-Gns-Budget-Total"
+	HeaderRemaining = "X-Gns-Budget-Remaining"
+	HeaderMetered   = "X-Gns-Budget-Metered"
+	HeaderCost      = "X-Gns-Cost-Metered"
+	HeaderWarning   = "X-Gns-Budget-Warning"
+)
+
+// Headers are the budget's headers for an answer: what the checkpoint
+// holds, what is metered and not reported, what is left of both, and at
+// 80, 90 and 95 % used a warning.
+func Headers(st Standing, p Pending) map[string]string {
+	h := map[string]string{}
+	if st.Refusal != nil {
+		return h
+	}
+	left := st.Remaining - p.Tokens
+	h[HeaderTotal] = strconv.FormatInt(st.Total, 10)
+	h[HeaderRemaining] = strconv.FormatInt(left, 10)
+	h[HeaderMetered] = strconv.FormatInt(p.Tokens, 10)
+	if w := Warning(st, p); w != "" {
+		h[HeaderWarning] = w
+	}
+	return h
+}
+
+// Warning says, at 80, 90 and 95 % of the budget used (consumed and
+// metered), how much is used; "" below.
+func Warning(st Standing, p Pending) string {
+	if st.Total <= 0 {
+		return ""
+	}
+	used := st.Consumed + p.Tokens
+	pct := used * 100 / st.Total
+	for _, step := range []int64{95, 90, 80} {
+		if pct >= step {
+			return fmt.Sprintf("%d%% of the budget used (%s of %s tokens): report, or ask a person for more", step, tokens.Format(used), tokens.Format(st.Total))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,171 @@
+package metering
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
+
+func counters(t *testing.T) Counters {
+	return func(enc tokens.Encoding) *tokens.Counter {
+		c, err := tokens.New(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+}
+
+func TestParseRoute(t *testing.T) {
+	r, ref := ParseRoute("/acme/app/issues/7/invocations/run-1/openai/v1/chat/completions", "")
+	if ref != nil || r.Repo() != "acme/app" || r.Issue != 7 || r.Invocation != "run-1" || r.Endpoint != ChatCompletions {
+		t.Fatalf("%+v %v", r, ref)
+	}
+	r, ref = ParseRoute("/acme/app/issues/7/anthropic/v1/messages", "run-2")
+	if ref != nil || r.Invocation != "run-2" || r.Provider != Anthropic {
+		t.Fatalf("the header's invocation: %+v %v", r, ref)
+	}
+	for path, rule := range map[string]string{
+		"/acme/app/issues/7/openai/v1/chat/completions":                   "meter-invocation",
+		"/acme/app/issues/7/invocations/a%20b/openai/v1/chat/completions": "meter-invocation",
+		"/acme/app/issues/7/invocations/i/anthropic/v1/chat/completions":  "meter-route",
+		"/acme/app/issues/0/invocations/i/openai/v1/embeddings":           "meter-route",
+		"/v1/chat/completions": "meter-route",
+		"/acme/app/issues/7/invocations/i/openai/v1/../../../../etc/passwd": "meter-route",
+		"/acme/app/issues/7/invocations/i/openai/v1/chat/completions/extra": "meter-route",
+	} {
+		inv := ""
+		if strings.Contains(path, "a%20b") {
+			path, inv = "/acme/app/issues/7/openai/v1/chat/completions", "a b"
+		}
+		if _, ref := ParseRoute(path, inv); ref == nil || ref.Rule != rule {
+			t.Errorf("%s: %v, want %s", path, ref, rule)
+		}
+	}
+}
+
+// The worst case is the input counted exactly with the model's encoding,
+// plus the answer's cap times n; a request without a cap gets the default
+// added to what goes upstream, every byte before it kept.
+func TestReadCall(t *testing.T) {
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	body := `{"model":"gpt-4o","n":2,"max_tokens":100,"messages":[{"role":"user","content":"hello there"}]}`
+	c, ref := ReadCall(chat, []byte(body), counters(t), 4096)
+	want := int64(3 + 2 + 1 + 2) // framing; "user", "hello there": a token a value and their tokens
+	if ref != nil || !c.Exact || c.Input != want || c.Output != 200 || string(c.Body) != body {
+		t.Fatalf("%+v %v; want input %d, output 200, the body as sent", c, ref, want)
+	}
+	c, _ = ReadCall(chat, []byte(`{"model":"gpt-4o","messages":[]} `), counters(t), 4096)
+	if string(c.Body) != `{"model":"gpt-4o","messages":[],"max_tokens":4096} ` || c.Output != 4096 {
+		t.Errorf("no cap: %s %d", c.Body, c.Output)
+	}
+	c, _ = ReadCall(chat, []byte(`{"model":"o3-mini","messages":[]}`), counters(t), 10)
+	if !strings.Contains(string(c.Body), `"max_completion_tokens":10`) {
+		t.Errorf("a reasoning model: %s", c.Body)
+	}
+	c, _ = ReadCall(chat, []byte(`{"model":"gpt-4o","stream":true,"max_tokens":5,"messages":[]}`), counters(t), 10)
+	if string(c.Body) != `{"model":"gpt-4o","stream":true,"max_tokens":5,"messages":[],"stream_options":{"include_usage":true}}` || c.ClientUsage {
+		t.Errorf("a stream: %s", c.Body)
+	}
+	c, _ = ReadCall(Route{Provider: Anthropic, Endpoint: Messages}, []byte(`{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"héllo"}]}`), counters(t), 10)
+	if c.Exact || c.Input != 3+1+4+1+6 {
+		t.Errorf("an unknown model counts a token a byte: %+v", c)
+	}
+	for _, bad := range []string{`{"model":"claude-x","messages":[]}`, `{"model":`, `[1]`, `{"max_tokens":3}`, `{"model":"gpt-4o","max_tokens":-1}`} {
+		if _, ref := ReadCall(Route{Provider: Anthropic, Endpoint: Messages}, []byte(bad), counters(t), 10); ref == nil || ref.Status != 400 {
+			t.Errorf("%s: %v", bad, ref)
+		}
+	}
+}
+
+// What the meter added to a stream the client did not ask the usage of is
+// taken out; everything else passes as it came.
+func TestStreamStripsTheUsageItAskedFor(t *testing.T) {
+	r := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	s := NewStream(r, Call{})
+	chunk := "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi \\\"usage\\\":null\"}}],\"usage\":null}\n\n"
+	if got := string(s.Event([]byte(chunk))); got != strings.Replace(chunk, `,"usage":null`, "", 1) {
+		t.Errorf("chunk: %q", got)
+	}
+	last := "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4,\"prompt_tokens_details\":{\"cached_tokens\":2},\"completion_tokens_details\":{\"reasoning_tokens\":1}}}\n\n"
+	if s.Event([]byte(last)) != nil {
+		t.Error("the usage chunk the client did not ask for reached it")
+	}
+	if done := "data: [DONE]\n\n"; string(s.Event([]byte(done))) != done {
+		t.Error("[DONE] changed")
+	}
+	u, id := s.Usage()
+	if !u.Known || u.Tokens() != 13 || u.Cached != 2 || u.Reasoning != 1 || id != "c1" {
+		t.Errorf("usage %+v id %q", u, id)
+	}
+	asked := NewStream(r, Call{ClientUsage: true})
+	if string(asked.Event([]byte(last))) != last {
+		t.Error("the usage chunk the client asked for was taken out")
+	}
+}
+
+func TestAnthropicStreamUsage(t *testing.T) {
+	s := NewStream(Route{Provider: Anthropic, Endpoint: Messages}, Call{})
+	s.Event([]byte("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\",\"usage\":{\"input_tokens\":20,\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n"))
+	if u, _ := s.Usage(); u.Known {
+		t.Fatal("usage known before message_delta: a cut stream would be under-charged")
+	}
+	s.Event([]byte("event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":30}}\n\n"))
+	if u, id := s.Usage(); !u.Known || u.Input != 25 || u.Output != 30 || id != "m1" {
+		t.Errorf("usage %+v %s", u, id)
+	}
+}
+
+func TestSplitEvents(t *testing.T) {
+	evs, rest := SplitEvents([]byte("data: a\n\ndata: b\r\n\r\ndata: c"))
+	if len(evs) != 2 || string(evs[1]) != "data: b\r\n\r\n" || string(rest) != "data: c" {
+		t.Errorf("%q %q", evs, rest)
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	st := Standing{Total: 10000, Consumed: 9000, Remaining: 1000}
+	call := Call{Model: "gpt-4o", Input: 100, Output: 400}
+	if ref := Admit(st, Pending{Tokens: 500}, call, Money{}); ref != nil {
+		t.Errorf("500 + 500 of 1,000: %v", ref)
+	}
+	ref := Admit(st, Pending{Tokens: 501}, call, Money{})
+	if ref == nil || ref.Rule != "meter-over-budget" || ref.Status != 403 || !strings.Contains(ref.Message, "more than the 499 the issue's budget has left") {
+		t.Errorf("501 + 500 of 1,000: %v", ref)
+	}
+	price := issues.Price{Input: 2, Output: 8, Cached: 0.5}
+	// The worst cost: 100 × $2 + 400 × $8 per million, 3,400 millionths.
+	if ref := Admit(st, Pending{Cost: 1000}, call, Money{Price: price, HasPrice: true, Cap: 4400}); ref != nil {
+		t.Errorf("1,000 + 3,400 µ$ within 4,400: %v", ref)
+	}
+	if ref := Admit(st, Pending{Cost: 1000}, call, Money{Price: price, HasPrice: true, Cap: 4399}); ref == nil || ref.Rule != "meter-money-cap" {
+		t.Errorf("1,000 + 3,400 µ$ over 4,399: %v", ref)
+	}
+	if ref := Admit(st, Pending{}, call, Money{Cap: 1}); ref == nil || ref.Rule != "meter-money-cap" {
+		t.Errorf("a model with no price under a cap: %v", ref)
+	}
+	if got := Cost(Usage{Input: 1000, Cached: 400, Output: 100}, price); got != 600*2+400/2+800 {
+		t.Errorf("cost %d", got)
+	}
+}
+
+func TestWarning(t *testing.T) {
+	st := Standing{Total: 1000, Consumed: 700}
+	for pending, want := range map[int64]string{99: "", 100: "80%", 200: "90%", 250: "95%", 400: "95%"} {
+		if got := Warning(st, Pending{Tokens: pending}); !strings.HasPrefix(got, want) || (want == "") != (got == "") {
+			t.Errorf("pending %d: %q, want %s", pending, got, want)
+		}
+	}
+}
+
+func TestRefusalShapes(t *testing.T) {
+	ref := &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-over-budget", Message: "x <b>"}
+	if got := string(ref.Body(OpenAI)); got != `{"error":{"code":"meter-over-budget","message":"gns-guard meter: x \u003cb\u003e [meter-over-budget]","param":null,"type":"insufficient_quota"}}` {
+		t.Errorf("OpenAI: %s", got)
+	}
+	if got := string(ref.Body(Anthropic)); got != `{"error":{"message":"gns-guard meter: x \u003cb\u003e [meter-over-budget]","type":"permission_error"},"type":"error"}` {
+		t.Errorf("Anthropic: %s", got)
+	}
+}

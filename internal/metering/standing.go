@@ -1,0 +1,67 @@
+package metering
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+)
+
+// Standing is an issue as the meter judges it before a call: refused
+// outright, or its budget.
+type Standing struct {
+	// Refusal refuses every call: the state is not one the guard accepted
+	// and judged.
+	Refusal *Refusal
+	// Total, Consumed and Remaining are the checkpoint's budget.
+	Total, Consumed, Remaining int64
+}
+
+// Facts are what the meter read of an issue, for Judge.
+type Facts struct {
+	Issue    issues.Issue
+	Governed bool
+	// Checkpoint is the body's checkpoint, nil when it cannot be read.
+	Checkpoint *checkpoint.Checkpoint
+	// Plan is the guard's decision on the issue as read.
+	Plan *guard.Plan
+	// Judged says the guard's status comment holds a ledger record that
+	// verifies: the guard has judged the issue at least once.
+	Judged bool
+	// Unjudged is set when the guard has not judged the body in time.
+	Unjudged *ledger.Unjudged
+	Grace    time.Duration
+}
+
+// Judge says whether an issue's state lets calls through: governed, not
+// locked, judged by the guard, and passing its rules.
+func Judge(f Facts) Standing {
+	n := f.Issue.Number
+	refuse := func(rule, format string, args ...any) Standing {
+		return Standing{Refusal: &Refusal{Status: 403, Kind: KindPermission, Rule: rule, Message: fmt.Sprintf("issue #%d: ", n) + fmt.Sprintf(format, args...)}}
+	}
+	switch {
+	case !f.Governed || f.Checkpoint == nil && (f.Plan == nil || len(f.Plan.Violations) == 0):
+		return refuse("meter-not-governed", "the issue holds no checkpoint the guard governs: the meter lets calls through only on a governed issue (see docs/agents.md)")
+	case f.Issue.Locked:
+		return refuse("meter-issue-locked", "the issue is locked: a person unlocks it once the violation is resolved")
+	case !f.Judged:
+		return refuse("meter-unjudged", "the guard has not judged the issue: no status comment of the guard's holds a ledger record that verifies; calls go through once the guard's workflow has run on it")
+	case f.Unjudged != nil:
+		return refuse("meter-unjudged", "%s", f.Unjudged.Why(n, f.Grace))
+	}
+	if f.Plan != nil && len(f.Plan.Violations) > 0 {
+		v := f.Plan.Violations[0]
+		more := ""
+		if k := len(f.Plan.Violations) - 1; k > 0 {
+			more = fmt.Sprintf(" (and %d more)", k)
+		}
+		return refuse(v.Rule, "the guard fails this state: %s%s; no call goes through until a person resolves it", strings.TrimSuffix(v.Message, "."), more)
+	}
+	b := f.Checkpoint.Budget
+	return Standing{Total: b.Total.Value, Consumed: b.Consumed.Value, Remaining: b.Remaining.Value}
+}

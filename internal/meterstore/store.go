@@ -1,0 +1,353 @@
+package meterstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/metering"
+)
+
+// Issue names an issue: repository OWNER/NAME and number.
+type Issue struct {
+	Repo   string
+	Number int64
+}
+
+// Call is one call's row.
+type Call struct {
+	ID                               int64
+	Issue                            Issue
+	Invocation, Login, Agent         string
+	Model, Provider, Endpoint        string
+	Input, Cached, Output, Reasoning int64
+	// Tokens is what the call is charged: its usage, or its worst case
+	// while in flight or when its usage could not be read.
+	Tokens int64
+	Cost   int64
+	// Worst is the call's worst case; UsageKnown says the answer carried
+	// its usage; Settled that the call ended.
+	Worst      int64
+	UsageKnown bool
+	Settled    bool
+	RequestID  string
+	Started    time.Time
+	Finished   time.Time
+}
+
+// Totals sum an invocation's calls.
+type Totals struct {
+	Calls                                    int64
+	Tokens, Input, Cached, Output, Reasoning int64
+	Cost                                     int64
+	Login, Agent                             string
+	// InFlight counts calls not settled.
+	InFlight int64
+}
+
+// IssueTotals sum an issue's calls, for status.
+type IssueTotals struct {
+	Issue  Issue
+	Calls  int64
+	Tokens int64
+	Cost   int64
+}
+
+// Decide is admission, called inside the store's transaction with the
+// issue's pending spend; a refusal reserves nothing.
+type Decide func(metering.Pending) *metering.Refusal
+
+// Store keeps the meter's calls.
+type Store struct {
+	db      *sql.DB
+	dialect dialect
+	stmts   sync.Map // query → *sql.Stmt, prepared once
+}
+
+// dialect is what differs between SQLite and PostgreSQL.
+type dialect struct {
+	name   string
+	schema []string
+	// lock takes the issue's lock in a transaction (PostgreSQL); SQLite
+	// serializes writers already.
+	lock string
+	// numbered says placeholders are $1, $2, ...
+	numbered bool
+}
+
+// Open opens the store at dsn: a postgres:// or postgresql:// URL, else
+// a SQLite file path.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return openPostgres(ctx, dsn)
+	}
+	return openSQLite(ctx, dsn)
+}
+
+// Close closes the store.
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
+	return s.db.Close()
+}
+
+// Kind is "sqlite" or "postgres".
+func (s *Store) Kind() string { return s.dialect.name }
+
+// prepareAll prepares the statements every call runs. It runs before any
+// transaction: the SQLite store has one connection, which a transaction
+// holds.
+func (s *Store) prepareAll(ctx context.Context) error {
+	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSelectCall, qSettleCall} {
+		p, err := s.db.PrepareContext(ctx, s.q(q))
+		if err != nil {
+			return fmt.Errorf("prepare the meter's statements (%s): %w", s.dialect.name, err)
+		}
+		s.stmts.Store(q, p)
+	}
+	return nil
+}
+
+// The statements of every call, prepared when the store opens.
+const (
+	qInsertCall = `INSERT INTO meter_calls (repo, issue, invocation, login, agent, model, provider, endpoint, tokens, cost, worst, settled, usage_known, started)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, ?) RETURNING id`
+	qPending = `SELECT t.settled_tokens, t.inflight_tokens, t.cost, COALESCE(r.tokens, 0)
+		FROM meter_totals t LEFT JOIN meter_reported r ON r.repo = t.repo AND r.issue = t.issue AND r.invocation = t.invocation
+		WHERE t.repo = ? AND t.issue = ?`
+	qAddTotals = `INSERT INTO meter_totals (repo, issue, invocation, settled_tokens, inflight_tokens, cost) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (repo, issue, invocation) DO UPDATE SET settled_tokens = meter_totals.settled_tokens + excluded.settled_tokens,
+		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
+	qSelectCall = `SELECT repo, issue, invocation, tokens, cost FROM meter_calls WHERE id = ? AND settled = FALSE`
+	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE WHERE id = ?`
+)
+
+// prepared is query prepared once, for use in tx (nil: outside one):
+// parsing SQL anew for every call would cost more than running it.
+func (s *Store) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, ok := s.stmts.Load(query)
+	if !ok {
+		return nil, fmt.Errorf("meterstore: a statement not prepared: %.40s", query)
+	}
+	if tx == nil {
+		return st.(*sql.Stmt), nil
+	}
+	return tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+}
+
+func (s *Store) q(query string) string {
+	if !s.dialect.numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	for _, stmt := range s.dialect.schema {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create the meter's tables (%s): %w", s.dialect.name, err)
+		}
+	}
+	return s.prepareAll(ctx)
+}
+
+// Reserve admits call c: in one transaction under the issue's lock it
+// sums the issue's pending spend (what the checkpoint does not hold, and
+// every call in flight), asks
+// decide, and on admission writes c as reserved at its worst case. It
+// returns the row's id (0 when refused) and the pending spend before c.
+func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, metering.Pending{}, nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	if s.dialect.lock != "" {
+		if _, err := tx.ExecContext(ctx, s.dialect.lock, c.Issue.Repo+"#"+strconv.FormatInt(c.Issue.Number, 10)); err != nil {
+			return 0, metering.Pending{}, nil, err
+		}
+	}
+	p, err := s.pending(ctx, tx, c.Issue)
+	if err != nil {
+		return 0, p, nil, err
+	}
+	if ref := decide(p); ref != nil {
+		return 0, p, ref, nil
+	}
+	var id int64
+	ins, err := s.prepared(ctx, tx, qInsertCall)
+	if err != nil {
+		return 0, p, nil, err
+	}
+	err = ins.QueryRowContext(ctx,
+		c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint, c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()).Scan(&id)
+	if err != nil {
+		return 0, p, nil, err
+	}
+	if err := s.addTotals(ctx, tx, c.Issue, c.Invocation, 0, c.Worst, c.Cost); err != nil {
+		return 0, p, nil, err
+	}
+	return id, p, nil, tx.Commit()
+}
+
+// pending sums an issue's spend not in its checkpoint, from the running
+// totals (a few rows an issue, however many calls it had): every call in
+// flight at its worst, and what each invocation spent beyond what it had
+// spent when the checkpoint was first seen to record it.
+func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue) (metering.Pending, error) {
+	var p metering.Pending
+	st, err := s.prepared(ctx, tx, qPending)
+	if err != nil {
+		return p, err
+	}
+	rows, err := st.QueryContext(ctx, iss.Repo, iss.Number)
+	if err != nil {
+		return p, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var settled, inflight, cost, reported int64
+		if err := rows.Scan(&settled, &inflight, &cost, &reported); err != nil {
+			return p, err
+		}
+		p.Cost += cost
+		p.Tokens += inflight + max(settled-reported, 0)
+	}
+	return p, rows.Err()
+}
+
+// addTotals moves an invocation's running totals in a transaction.
+func (s *Store) addTotals(ctx context.Context, tx *sql.Tx, iss Issue, inv string, settled, inflight, cost int64) error {
+	st, err := s.prepared(ctx, tx, qAddTotals)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, iss.Repo, iss.Number, inv, settled, inflight, cost)
+	return err
+}
+
+// Settle ends call id with what it spent: its row and its invocation's
+// running totals, in one transaction.
+func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	var iss Issue
+	var inv string
+	var worst, reserved int64
+	sel, err := s.prepared(ctx, tx, qSelectCall)
+	if err != nil {
+		return err
+	}
+	err = sel.QueryRowContext(ctx, id).Scan(&iss.Repo, &iss.Number, &inv, &worst, &reserved)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("call %d is not in flight", id)
+	}
+	if err != nil {
+		return err
+	}
+	upd, err := s.prepared(ctx, tx, qSettleCall)
+	if err != nil {
+		return err
+	}
+	if _, err := upd.ExecContext(ctx,
+		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id); err != nil {
+		return err
+	}
+	if err := s.addTotals(ctx, tx, iss, inv, c.Tokens, -worst, c.Cost-reserved); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// MarkReported records that the checkpoint holds these invocations'
+// reports, with what each had spent then: that much is in
+// budget.consumed. What an invocation spends after is pending again (a
+// report is made once per invocation). The first mark stands.
+func (s *Store) MarkReported(ctx context.Context, iss Issue, invocations []string) error {
+	for _, inv := range invocations {
+		q := `INSERT INTO meter_reported (repo, issue, invocation, tokens)
+			VALUES (?, ?, ?, COALESCE((SELECT settled_tokens FROM meter_totals WHERE repo = ? AND issue = ? AND invocation = ?), 0))
+			ON CONFLICT (repo, issue, invocation) DO NOTHING`
+		if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, inv, iss.Repo, iss.Number, inv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Invocation sums an invocation's calls.
+func (s *Store) Invocation(ctx context.Context, iss Issue, inv string) (Totals, error) {
+	var t Totals
+	var login, agent sql.NullString
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(tokens),0), COALESCE(SUM(input),0), COALESCE(SUM(cached),0), COALESCE(SUM(output),0),
+		COALESCE(SUM(reasoning),0), COALESCE(SUM(cost),0), MIN(login), MIN(agent), COALESCE(SUM(CASE WHEN settled THEN 0 ELSE 1 END),0)
+		FROM meter_calls WHERE repo = ? AND issue = ? AND invocation = ?`), iss.Repo, iss.Number, inv).
+		Scan(&t.Calls, &t.Tokens, &t.Input, &t.Cached, &t.Output, &t.Reasoning, &t.Cost, &login, &agent, &t.InFlight)
+	t.Login, t.Agent = login.String, agent.String
+	return t, err
+}
+
+// Issues sums the calls of every issue of repo.
+func (s *Store) Issues(ctx context.Context, repo string) ([]IssueTotals, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT issue, COUNT(*), SUM(tokens), SUM(cost) FROM meter_calls WHERE repo = ? GROUP BY issue ORDER BY issue`), repo)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []IssueTotals
+	for rows.Next() {
+		t := IssueTotals{Issue: Issue{Repo: repo}}
+		if err := rows.Scan(&t.Issue.Number, &t.Calls, &t.Tokens, &t.Cost); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Calls lists an issue's calls, oldest first.
+func (s *Store) Calls(ctx context.Context, iss Issue) ([]Call, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, invocation, login, agent, model, provider, endpoint, input, cached, output, reasoning, tokens, cost, worst, usage_known, settled, request_id, started, finished
+		FROM meter_calls WHERE repo = ? AND issue = ? ORDER BY id`), iss.Repo, iss.Number)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Call
+	for rows.Next() {
+		c := Call{Issue: iss}
+		var started, finished sql.NullInt64
+		var reqID sql.NullString
+		if err := rows.Scan(&c.ID, &c.Invocation, &c.Login, &c.Agent, &c.Model, &c.Provider, &c.Endpoint, &c.Input, &c.Cached, &c.Output, &c.Reasoning,
+			&c.Tokens, &c.Cost, &c.Worst, &c.UsageKnown, &c.Settled, &reqID, &started, &finished); err != nil {
+			return nil, err
+		}
+		c.RequestID = reqID.String
+		c.Started = time.UnixMilli(started.Int64).UTC()
+		if finished.Valid {
+			c.Finished = time.UnixMilli(finished.Int64).UTC()
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Ping checks the store answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }

@@ -1,0 +1,215 @@
+package meterstore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/testkit/pgtest"
+)
+
+// opener opens the same store again (a meter restarted).
+type opener func(t *testing.T) *Store
+
+func sqliteStore(t *testing.T) opener {
+	path := filepath.Join(t.TempDir(), "meter.db")
+	return func(t *testing.T) *Store { return mustOpen(t, path) }
+}
+
+func postgresStore(t *testing.T) opener {
+	url := pgtest.Require(t)
+	return func(t *testing.T) *Store { return mustOpen(t, url) }
+}
+
+func mustOpen(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestStores runs the one suite on both stores.
+func TestStores(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		open func(t *testing.T) opener
+	}{{"sqlite", sqliteStore}, {"postgres", postgresStore}} {
+		t.Run(tt.name, func(t *testing.T) {
+			open := tt.open(t)
+			t.Run("pending", func(t *testing.T) { testPending(t, open(t)) })
+			t.Run("concurrent admission", func(t *testing.T) { testConcurrent(t, open(t)) })
+			t.Run("restart", func(t *testing.T) { testRestart(t, open) })
+		})
+	}
+}
+
+var iss = Issue{Repo: "acme/app", Number: 7}
+
+func call(inv string, worst int64) Call {
+	return Call{Issue: iss, Invocation: inv, Login: "coder", Agent: "dev", Model: "gpt-4o", Provider: "openai", Endpoint: "chat/completions",
+		Worst: worst, Cost: worst * 10, Started: time.Unix(1790000000, 0)}
+}
+
+// admit reserves c when pending plus its worst case stays within budget.
+func admit(t *testing.T, s *Store, c Call, budget int64) (int64, metering.Pending) {
+	t.Helper()
+	id, p, ref, err := s.Reserve(context.Background(), c, func(p metering.Pending) *metering.Refusal {
+		if p.Tokens+c.Worst > budget {
+			return &metering.Refusal{Rule: "over"}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref != nil {
+		return 0, p
+	}
+	return id, p
+}
+
+func settle(t *testing.T, s *Store, id, tokens int64) {
+	t.Helper()
+	c := Call{Input: tokens - 10, Output: 10, Tokens: tokens, Cost: tokens * 3, UsageKnown: true, RequestID: fmt.Sprintf("req-%d", id), Finished: time.Unix(1790000001, 0)}
+	if err := s.Settle(context.Background(), id, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testPending(t *testing.T, s *Store) {
+	ctx := context.Background()
+	a, p := admit(t, s, call("inv-1", 500), 10000)
+	if a == 0 || p.Tokens != 0 {
+		t.Fatalf("first call: id %d, pending %+v", a, p)
+	}
+	_, p = admit(t, s, call("inv-2", 300), 10000)
+	if p.Tokens != 500 {
+		t.Errorf("a call in flight is pending at its worst case: pending %d, want 500", p.Tokens)
+	}
+	settle(t, s, a, 120)
+	_, p = admit(t, s, call("inv-2", 100), 10000)
+	if p.Tokens != 120+300 {
+		t.Errorf("pending %d, want the settled 120 and the 300 in flight", p.Tokens)
+	}
+	// The checkpoint records inv-1 (twice in one reading): its 120 are in
+	// budget.consumed.
+	if err := s.MarkReported(ctx, iss, []string{"inv-1", "inv-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, p = admit(t, s, call("inv-3", 1), 10000); p.Tokens != 300+100 {
+		t.Errorf("a reported invocation is pending: %d", p.Tokens)
+	}
+	// Spent under inv-1 after its report: pending again, whatever the mark.
+	b, _ := admit(t, s, call("inv-1", 80), 10000)
+	settle(t, s, b, 70)
+	if err := s.MarkReported(ctx, iss, []string{"inv-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, p = admit(t, s, call("inv-3", 1), 10000); p.Tokens != 300+100+1+70 {
+		t.Errorf("spend after the report of its invocation is not pending: %d, want %d", p.Tokens, 300+100+1+70)
+	}
+	if id, _ := admit(t, s, call("inv-3", 10000), 10000); id != 0 {
+		t.Error("a call over budget was reserved")
+	}
+	tot, err := s.Invocation(ctx, iss, "inv-1")
+	if err != nil || tot.Calls != 2 || tot.Tokens != 190 || tot.Input != 170 || tot.Output != 20 || tot.Cost != 570 || tot.Login != "coder" || tot.InFlight != 0 {
+		t.Errorf("invocation totals %+v, %v", tot, err)
+	}
+	calls, err := s.Calls(ctx, iss)
+	if err != nil || len(calls) != 6 || calls[0].RequestID != fmt.Sprintf("req-%d", a) || !calls[0].Settled || calls[1].Settled {
+		t.Errorf("calls %+v, %v", calls, err)
+	}
+	if err := s.Settle(ctx, a, Call{}); err == nil {
+		t.Error("a call settled twice")
+	}
+}
+
+// 20 callers at once on a budget of 10 calls' worst case: exactly 10 are
+// admitted, whatever the order.
+func testConcurrent(t *testing.T, s *Store) {
+	other := Issue{Repo: "acme/app", Number: 99}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := 0
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := call(fmt.Sprintf("inv-%d", i), 100)
+			c.Issue = other
+			_, _, ref, err := s.Reserve(context.Background(), c, func(p metering.Pending) *metering.Refusal {
+				if p.Tokens+100 > 1000 {
+					return &metering.Refusal{Rule: "over"}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ref == nil {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted != 10 {
+		t.Errorf("%d of 20 concurrent calls admitted on a budget of 10", admitted)
+	}
+}
+
+// A call in flight when the meter stops stays charged at its worst case;
+// settled ones keep their figures.
+func testRestart(t *testing.T, open opener) {
+	s := open(t)
+	i3 := Issue{Repo: "acme/app", Number: 3}
+	c := call("inv-r", 700)
+	c.Issue = i3
+	a, _, _, err := s.Reserve(context.Background(), c, func(metering.Pending) *metering.Refusal { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, s, a, 200)
+	if _, _, _, err := s.Reserve(context.Background(), c, func(metering.Pending) *metering.Refusal { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t)
+	tot, err := s.Invocation(context.Background(), i3, "inv-r")
+	if err != nil || tot.Calls != 2 || tot.Tokens != 900 || tot.InFlight != 1 {
+		t.Errorf("after a restart: %+v, %v; want 2 calls, 200 settled and 700 in flight", tot, err)
+	}
+}
+
+// The same calls give the same totals in both stores.
+func TestStoresAgree(t *testing.T) {
+	url := pgtest.Require(t)
+	stores := []*Store{mustOpen(t, filepath.Join(t.TempDir(), "a.db")), mustOpen(t, url)}
+	var got [2][]IssueTotals
+	for i, s := range stores {
+		for k := range 12 {
+			c := call(fmt.Sprintf("inv-%d", k%4), int64(100+k))
+			c.Issue = Issue{Repo: "acme/agree", Number: int64(1 + k%3)}
+			id, _ := admit(t, s, c, 1<<40)
+			if k%5 != 0 {
+				settle(t, s, id, int64(50+k*7))
+			}
+		}
+		var err error
+		if got[i], err = s.Issues(context.Background(), "acme/agree"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) || len(got[0]) != 3 {
+		t.Errorf("sqlite %v\npostgres %v", got[0], got[1])
+	}
+}

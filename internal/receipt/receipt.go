@@ -1,0 +1,141 @@
+package receipt
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Receipt is an invocation's metered total, as the meter signs it.
+type Receipt struct {
+	// Repo is the repository, OWNER/NAME; Issue its issue.
+	Repo  string `json:"repo"`
+	Issue int64  `json:"issue"`
+	// Invocation is the invocation the calls were made for; Login the
+	// Gitea account that made them; Agent the agent it speaks as.
+	Invocation string `json:"invocation"`
+	Login      string `json:"login"`
+	Agent      string `json:"agent,omitempty"`
+	// Calls counts the calls; Tokens is what they spent in all (input,
+	// cached input included, and output).
+	Calls  int64 `json:"calls"`
+	Tokens int64 `json:"tokens"`
+	// Classes are the token classes: input (cached included), cached,
+	// output (reasoning included), reasoning.
+	Input     int64 `json:"input"`
+	Cached    int64 `json:"cached"`
+	Output    int64 `json:"output"`
+	Reasoning int64 `json:"reasoning"`
+	// Cost is in millionths of a dollar, by the price table.
+	Cost int64 `json:"cost_micro_usd"`
+	// Issued is when the meter signed it, in Unix seconds.
+	Issued int64 `json:"issued"`
+	// KeyID names the signing key; Sig is the signature in hex.
+	KeyID string `json:"kid,omitempty"`
+	Sig   string `json:"sig,omitempty"`
+}
+
+// domain starts every signed message, so that no other signature of the
+// key passes for a receipt's.
+const domain = "gns-guard meter receipt v1\n"
+
+// message is what the signature covers: the receipt without its
+// signature, as JSON.
+func (r Receipt) message() []byte {
+	r.Sig = ""
+	data, _ := json.Marshal(r) // plain fields: never fails
+	return append([]byte(domain), data...)
+}
+
+// Key is the meter's signing key.
+type Key struct {
+	priv ed25519.PrivateKey
+	id   string
+}
+
+// MinKeyBytes is the least length of a meter-key secret: 32 bytes, 256
+// bits, as for ledger-key.
+const MinKeyBytes = 32
+
+// NewKey derives the signing key of a meter-key secret.
+func NewKey(secret []byte) (Key, error) {
+	if len(strings.TrimSpace(string(secret))) < MinKeyBytes {
+		return Key{}, fmt.Errorf("meter-key must hold at least %d characters (256 bits): make one with gns-guard keygen", MinKeyBytes)
+	}
+	seed := sha256.Sum256(append([]byte("gns-guard meter-key ed25519 v1\n"), secret...))
+	priv := ed25519.NewKeyFromSeed(seed[:])
+	return Key{priv: priv, id: keyID(priv.Public().(ed25519.PublicKey))}, nil
+}
+
+// Public is the key's public half in its text form, the value to publish
+// as meter-public-key: "ed25519:" and standard base64.
+func (k Key) Public() string {
+	return prefix + base64.StdEncoding.EncodeToString(k.priv.Public().(ed25519.PublicKey))
+}
+
+// Sign returns r signed.
+func (k Key) Sign(r Receipt) Receipt {
+	r.KeyID = k.id
+	r.Sig = hex.EncodeToString(ed25519.Sign(k.priv, r.message()))
+	return r
+}
+
+const prefix = "ed25519:"
+
+// keyID is the first 8 bytes of the public key's SHA-256, in hex.
+func keyID(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return hex.EncodeToString(sum[:8])
+}
+
+// ParsePublicKey reads meter-public-key.
+func ParsePublicKey(text string) (ed25519.PublicKey, error) {
+	b64, ok := strings.CutPrefix(strings.TrimSpace(text), prefix)
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if !ok || err != nil || len(raw) != ed25519.PublicKeySize {
+		return nil, errors.New(`expected "ed25519:" and 44 characters of base64, as gns-guard meter --public-key prints it`)
+	}
+	return ed25519.PublicKey(raw), nil
+}
+
+// For is what a receipt must be about: the issue and the invocation of
+// the result comment that carries it.
+type For struct {
+	Repo       string
+	Issue      int64
+	Invocation string
+}
+
+// Verify checks r against the published key and what it must be about;
+// the error says what is wrong, for a finding.
+func Verify(r *Receipt, publicKey string, want For) error {
+	pub, err := ParsePublicKey(publicKey)
+	switch {
+	case err != nil:
+		return fmt.Errorf("meter-public-key: %w", err)
+	case r == nil:
+		return errors.New("there is no receipt")
+	case r.KeyID != keyID(pub):
+		return fmt.Errorf("the receipt is signed with key %s, not meter-public-key's %s", r.KeyID, keyID(pub))
+	}
+	sig, err := hex.DecodeString(r.Sig)
+	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, r.message(), sig) {
+		return errors.New("the receipt's signature does not verify against meter-public-key: it was changed or forged")
+	}
+	switch {
+	case !strings.EqualFold(r.Repo, want.Repo):
+		return fmt.Errorf("the receipt is for repository %s, not %s", r.Repo, want.Repo)
+	case r.Issue != want.Issue:
+		return fmt.Errorf("the receipt is for issue #%d, not #%d", r.Issue, want.Issue)
+	case r.Invocation != want.Invocation:
+		return fmt.Errorf("the receipt is for invocation %q, not %q", r.Invocation, want.Invocation)
+	case r.Tokens < 0 || r.Calls < 0:
+		return errors.New("the receipt's figures are negative")
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/meter"
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/receipt"
+	"github.com/gns-guard/gns-guard/internal/testkit/standin"
+)
+
+// journeyMeter is the meter the journey's agents spend through, in front
+// of a stand-in provider.
+type journeyMeter struct {
+	URL     string
+	prov    *standin.Provider
+	store   *meterstore.Store
+	calls   int
+	refused int
+	spent   bool // the last step's call went through
+}
+
+// startMeter starts the journey's meter on the test's server.
+func (j *journey) startMeter() *journeyMeter {
+	t := j.t
+	store, err := meterstore.Open(context.Background(), filepath.Join(j.dir, "meter.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := receipt.NewKey([]byte(strings.Repeat("journey-meter-", 3)))
+	jm := &journeyMeter{prov: standin.Start(t), store: store}
+	m, err := meter.New(meter.Options{Server: j.r.srv.URL, Store: store, Key: key, IssueTTL: time.Millisecond,
+		Upstream: map[metering.Provider]string{metering.OpenAI: jm.prov.URL},
+		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Serve(ctx, l, time.Minute) }()
+	t.Cleanup(func() { cancel(); <-done; store.Close() })
+	jm.URL = "http://" + l.Addr().String()
+	return jm
+}
+
+// spend is an agent's work on step k: one call through the meter whose
+// answer is work tokens long, under the step's invocation. A call the
+// meter refuses (the budget would not hold it) is noted; the agent
+// reports what it spent all the same.
+func (j *journey) spend(k int, inv string, work int) {
+	if j.meter == nil {
+		j.meter = j.startMeter()
+	}
+	jm := j.meter
+	jm.prov.Output.Store(int64(work))
+	u := fmt.Sprintf("%s/%s/issues/%d/invocations/%s/openai/v1/chat/completions", jm.URL, j.repoName(), j.n, inv)
+	body := fmt.Sprintf(`{"model":"gpt-4.1","max_tokens":%d,"messages":[{"role":"user","content":"step %d"}]}`, work, k)
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+j.agent.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		j.t.Fatalf("step %d: the meter: %v", k, err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	jm.spent = resp.StatusCode == 200
+	switch {
+	case resp.StatusCode == 200:
+		jm.calls++
+	case resp.StatusCode == 403:
+		jm.refused++
+		j.cur.note += "; the meter refused the work call: " + refusalRule(string(data))
+	default:
+		j.t.Fatalf("step %d: the meter answered %d: %s", k, resp.StatusCode, data)
+	}
+}
+
+// refusalRule is the rule a refusal names.
+func refusalRule(body string) string {
+	if i := strings.LastIndex(body, "["); i >= 0 {
+		if e := strings.Index(body[i:], "]"); e > 0 {
+			return body[i+1 : i+e]
+		}
+	}
+	return body
+}
+
+// meteredNote says what the meter counted, for the summary.
+func (j *journey) meteredNote() string {
+	if j.meter == nil {
+		return "no call through the meter"
+	}
+	rows, err := j.meter.store.Issues(context.Background(), j.repoName())
+	if err != nil || len(rows) != 1 {
+		j.t.Fatalf("the meter's totals: %v %v", rows, err)
+	}
+	return fmt.Sprintf("%d calls through the meter (%d refused), %d tokens metered", rows[0].Calls, j.meter.refused, rows[0].Tokens)
+}

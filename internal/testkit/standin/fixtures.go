@@ -1,0 +1,181 @@
+package standin
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// answer builds the answers to one request.
+type answer struct {
+	p    *Provider
+	n    int64
+	body map[string]any
+}
+
+// words are the answer's text, one per output token.
+func (a answer) words() []string {
+	out := a.output()
+	w := make([]string, out)
+	for i := range w {
+		w[i] = fmt.Sprintf(" w%d", i)
+	}
+	return w
+}
+
+// output is the output tokens: the stand-in's figure, at most the cap.
+func (a answer) output() int64 {
+	out := a.p.Output.Load()
+	for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
+		if v, ok := a.body[k].(float64); ok && int64(v) < out {
+			out = int64(v)
+		}
+	}
+	return out
+}
+
+func (a answer) model() string { s, _ := a.body["model"].(string); return s }
+
+func (a answer) usage(openAIChat bool) any {
+	if a.p.NoUsage.Load() {
+		return nil
+	}
+	in, cached, out := a.p.Input.Load(), a.p.Cached.Load(), a.output()
+	if openAIChat {
+		// platform.openai.com/docs/api-reference/chat/object: usage
+		return map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out,
+			"prompt_tokens_details":     map[string]any{"cached_tokens": cached, "audio_tokens": 0},
+			"completion_tokens_details": map[string]any{"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
+	}
+	// platform.openai.com/docs/api-reference/responses/object: usage
+	return map[string]any{"input_tokens": in, "input_tokens_details": map[string]any{"cached_tokens": cached},
+		"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": in + out}
+}
+
+// chat is a chat completion object
+// (platform.openai.com/docs/api-reference/chat/object).
+func (a answer) chat() any {
+	return map[string]any{"id": fmt.Sprintf("chatcmpl-standin%d", a.n), "object": "chat.completion", "created": 1790000000, "model": a.model(),
+		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": strings.Join(a.words(), ""), "refusal": nil, "annotations": []any{}},
+			"logprobs": nil, "finish_reason": "stop"}},
+		"usage": a.usage(true), "service_tier": "default", "system_fingerprint": "fp_standin"}
+}
+
+// chatStream is a chat completion's chunks
+// (platform.openai.com/docs/api-reference/chat-streaming): a role delta,
+// a content delta a word, the finish, with stream_options.include_usage
+// a last chunk whose choices are empty and which holds the usage (every
+// other chunk then has "usage":null), and data: [DONE].
+func (a answer) chatStream() []string {
+	so, _ := a.body["stream_options"].(map[string]any)
+	withUsage, _ := so["include_usage"].(bool)
+	id := fmt.Sprintf("chatcmpl-standin%d", a.n)
+	chunk := func(choices []any, usage any) string {
+		m := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1790000000, "model": a.model(), "system_fingerprint": "fp_standin", "choices": choices}
+		data, _ := json.Marshal(m)
+		s := string(data)
+		if withUsage {
+			u, _ := json.Marshal(usage)
+			s = strings.TrimSuffix(s, "}") + `,"usage":` + string(u) + "}"
+		}
+		return "data: " + s + "\n\n"
+	}
+	delta := func(d map[string]any, finish any) []any {
+		return []any{map[string]any{"index": 0, "delta": d, "logprobs": nil, "finish_reason": finish}}
+	}
+	evs := []string{chunk(delta(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil), nil)}
+	for _, w := range a.words() {
+		evs = append(evs, chunk(delta(map[string]any{"content": w}, nil), nil))
+	}
+	evs = append(evs, chunk(delta(map[string]any{}, "stop"), nil))
+	if withUsage {
+		evs = append(evs, chunk([]any{}, a.usage(true)))
+	}
+	return append(evs, "data: [DONE]\n\n")
+}
+
+// response is a response object
+// (platform.openai.com/docs/api-reference/responses/object).
+func (a answer) response() map[string]any {
+	text := strings.Join(a.words(), "")
+	return map[string]any{"id": fmt.Sprintf("resp_standin%d", a.n), "object": "response", "created_at": 1790000000, "status": "completed",
+		"model": a.model(), "output": []any{map[string]any{"type": "message", "id": "msg_standin", "status": "completed", "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}},
+		"parallel_tool_calls": true, "tools": []any{}, "usage": a.usage(false), "error": nil, "incomplete_details": nil}
+}
+
+// responseStream is a response's events
+// (platform.openai.com/docs/api-reference/responses-streaming):
+// response.created, output_text deltas, response.completed with usage.
+func (a answer) responseStream() []string {
+	ev := func(typ string, m map[string]any) string {
+		m["type"] = typ
+		data, _ := json.Marshal(m)
+		return "event: " + typ + "\ndata: " + string(data) + "\n\n"
+	}
+	created := a.response()
+	created["status"], created["output"], created["usage"] = "in_progress", []any{}, nil
+	evs := []string{ev("response.created", map[string]any{"response": created, "sequence_number": 0})}
+	for i, w := range a.words() {
+		evs = append(evs, ev("response.output_text.delta", map[string]any{"item_id": "msg_standin", "output_index": 0, "content_index": 0, "delta": w, "sequence_number": i + 1}))
+	}
+	return append(evs, ev("response.completed", map[string]any{"response": a.response(), "sequence_number": len(evs)}))
+}
+
+// embeddings is an embeddings list
+// (platform.openai.com/docs/api-reference/embeddings/object).
+func (a answer) embeddings() any {
+	u := map[string]any{"prompt_tokens": a.p.Input.Load(), "total_tokens": a.p.Input.Load()}
+	if a.p.NoUsage.Load() {
+		u = nil
+	}
+	return map[string]any{"object": "list", "model": a.model(), "usage": u,
+		"data": []any{map[string]any{"object": "embedding", "index": 0, "embedding": []float64{0.0023, -0.0093, 0.0159}}}}
+}
+
+func (a answer) anthropicUsage(out int64) any {
+	// docs.anthropic.com/en/api/messages: usage
+	return map[string]any{"input_tokens": a.p.Input.Load() - a.p.Cached.Load(), "cache_creation_input_tokens": 0,
+		"cache_read_input_tokens": a.p.Cached.Load(), "output_tokens": out}
+}
+
+// message is a Message (docs.anthropic.com/en/api/messages).
+func (a answer) message() any {
+	m := map[string]any{"id": fmt.Sprintf("msg_standin%d", a.n), "type": "message", "role": "assistant", "model": a.model(),
+		"content": []any{map[string]any{"type": "text", "text": strings.Join(a.words(), "")}}, "stop_reason": "end_turn", "stop_sequence": nil,
+		"usage": a.anthropicUsage(a.output())}
+	if a.p.NoUsage.Load() {
+		delete(m, "usage")
+	}
+	return m
+}
+
+// messageStream is a message's events
+// (docs.anthropic.com/en/docs/build-with-claude/streaming): message_start
+// (usage with the input), content_block_start, ping, text deltas,
+// content_block_stop, message_delta (the output tokens), message_stop.
+func (a answer) messageStream() []string {
+	ev := func(typ string, m map[string]any) string {
+		m["type"] = typ
+		data, _ := json.Marshal(m)
+		return "event: " + typ + "\ndata: " + string(data) + "\n\n"
+	}
+	start := map[string]any{"id": fmt.Sprintf("msg_standin%d", a.n), "type": "message", "role": "assistant", "model": a.model(), "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": a.anthropicUsage(1)}
+	if a.p.NoUsage.Load() {
+		delete(start, "usage")
+	}
+	evs := []string{ev("message_start", map[string]any{"message": start}),
+		ev("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}}),
+		ev("ping", map[string]any{})}
+	for _, w := range a.words() {
+		evs = append(evs, ev("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": w}}))
+	}
+	usage := map[string]any{"output_tokens": a.output()}
+	if a.p.NoUsage.Load() {
+		usage = map[string]any{}
+	}
+	return append(evs, ev("content_block_stop", map[string]any{"index": 0}),
+		ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": usage}),
+		ev("message_stop", map[string]any{}))
+}
