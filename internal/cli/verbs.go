@@ -103,7 +103,7 @@ var verbs = []verb{
 	{
 		name:     "report",
 		usage:    []string{"report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [flags]"},
-		synopsis: "report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [--status ok|failed] [--verdict TEXT] [--files-changed N] [--key-stats TEXT] [--next-agent NAME --next-estimate TOKENS] [--result-file FILE] [--phase P] [--depth D] [--labels-add L,..] [--labels-remove L,..] [--assignee NAME] [--dry-run] [--force] [--format text|json] [flags]",
+		synopsis: "report --repo OWNER/NAME --issue N --agent NAME --invocation ID --consumed TOKENS --action TEXT [--status ok|failed] [--verdict TEXT] [--files-changed N] [--key-stats TEXT] [--next-agent NAME --next-estimate TOKENS] [--result-file FILE] [--phase P] [--depth D] [--labels-add L,..] [--labels-remove L,..] [--assignee NAME] [--current-task TEXT] [--dry-run] [--force] [--format text|json] [flags]",
 		required: []string{"repo", "issue", "agent", "invocation", "consumed", "action"},
 		example:  `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 --action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
 		flags:    reportFlags,
