@@ -256,6 +256,7 @@ func (e *eval) measure() {
 	n.TaskSize = size.Name
 	n.MaxContext = size.MaxContext
 	e.measureContext(e.parsed.Block().Raw())
+	e.measureSpent()
 }
 
 // measureContext sets the entry-load figures for a checkpoint block text:
