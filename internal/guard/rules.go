@@ -70,7 +70,7 @@ var rules = []Rule{
 	{ID: checkpoint.RuleAmbiguous, When: "the body holds two or more checkpoint blocks", Effects: "fail; context-recovery-needed comment"},
 	{ID: RuleCheckpointMissing, When: "a governed issue (cascade:: or budget:: label) has no checkpoint block", Effects: "fail; context-recovery-needed comment"},
 	{ID: checkpoint.RuleTooLarge, When: "the checkpoint block is over max-checkpoint-bytes (not parsed)", Effects: "fail; context-recovery-needed comment", Inputs: []string{"max-checkpoint-bytes"}},
-	{ID: checkpoint.RuleTailTooLong, When: "history_tail holds more than history-tail entries", Effects: "warning; repaired by pruning in the same run (check: the same warning and the planned prune)", Inputs: []string{"history-tail"}, Warning: true},
+	{ID: checkpoint.RuleTailTooLong, When: "history_tail holds more than twice history-tail entries", Effects: "warning; repaired by pruning in the same run, which keeps the last history-tail (check: the same warning and the planned prune)", Inputs: []string{"history-tail"}, Warning: true},
 	{ID: RuleCascadeConflict, When: "more than one cascade::depth-N label", Effects: "fail", check: checkCascadeLabels},
 	{ID: RuleCascadeMissing, When: "no cascade::depth-N label and no default-max-depth", Effects: "fail", Inputs: []string{"default-max-depth"}},
 	{ID: RuleDepthExceeded, When: "depth > N of cascade::depth-N", Effects: "label cascade::depth-exceeded; lock; fail", Inputs: []string{"default-max-depth", "admin-token"}, check: checkDepth},

@@ -176,7 +176,7 @@ var rows = []row{
 		"Tokens added to the carried-over budget of a new phase."),
 	intRow("history-tail", "3", inInput|inFile|inFlag, 1, "",
 		func(c *issues.Config) *int { return &c.HistoryTail },
-		"Most entries history_tail keeps; older ones go to archive comments."),
+		"Entries history_tail keeps when pruned; older ones go to archive comments. The tail may grow to twice this before the guard archives."),
 	newRow("default-max-depth", MaxDepth, "", "a whole number >= 0, n (unlimited), or nothing", inInput|inFile|inFlag,
 		"Depth limit for a governed issue with no cascade::depth-N label: a whole number, n (unlimited), or empty (the missing label is a violation).",
 		func(r *Resolved, v Value) bool {
