@@ -30,6 +30,7 @@ const (
 	RuleCommentProtocol   = "comment-protocol"
 	RuleStateDrift        = "state-labels-drift"
 	RuleContentTooLarge   = "content-too-large"
+	RuleSettingsInvalid   = "settings-invalid"
 )
 
 // Maintenance ids: the warnings pruning gives. They are not rules (they
@@ -88,6 +89,7 @@ var rules = []Rule{
 	{ID: RuleUnderReported, When: "an agent result comment (## 🔄) holds more tokens, counted exactly, than the rise of budget.consumed its report brought (from the guard's ledger, else its footer)", Effects: "warning (under-report: warn); a violation with under-report: fail; not judged with off", Inputs: []string{"under-report", "encoding"}, Warning: true, check: checkUnderReport},
 	{ID: RuleStateDrift, When: "state.labels differs from the live labels", Effects: "warning; refreshed on the guard's next body write", Warning: true, check: checkStateDrift},
 	{ID: RuleProtectedPath, When: "a pull request changes a path under protected-paths without permission::evolve-system accepted by its record or added by an approver (by label id)", Effects: "label permission::violation; fail", Inputs: []string{"protected-paths"}, Pull: true, check: checkProtectedPaths},
+	{ID: RuleSettingsInvalid, When: "a pull request changes .gitea/gns-guard.yml and its new file does not load (an unknown key, a wrong type, a value out of range): merged, it would stop every run", Effects: "fail (naming the file, the key and its line) until the pull request fixes it", Pull: true, check: checkPullSettings},
 	{ID: RulePosture, When: "a guarantee of the threat model does not hold in the repository (gns-guard doctor's checks: an untrusted account with Code write, Actions write or admin; the guard's workflow, the default branch's protection, the secrets, the published key), judged once per default-branch commit with the guard's tokens", Effects: "warning naming the logins and what they can do; the checks the tokens cannot make are said once", Inputs: []string{"admin-token", "budget-admins"}, Warning: true, AllEvents: true},
 	{ID: RulePrune, When: "pruning is due but cannot be planned, or would not make the body smaller", Effects: "warning; nothing is written", Inputs: []string{"prune-threshold", "history-tail", "carryover-ratio", "phase-grant"}, Warning: true},
 	{ID: RuleCheckpointOverweight, When: "the checkpoint is over the task size's overhead and has no history left to prune", Effects: "warning", Warning: true},
