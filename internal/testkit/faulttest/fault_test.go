@@ -76,8 +76,9 @@ var scenarios = []scenario{
 	},
 	{
 		// The issue failed a rule before (the status comment says so); an
-		// agent fixes it and adds three entries: the run prunes and
-		// resolves the status comment in place.
+		// agent fixes it and adds four entries, taking the tail past twice
+		// history-tail: the run prunes and resolves the status comment in
+		// place.
 		kind: patchComment,
 		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
 			n, d := f.Open(t, "status update", func(n int64) string {
@@ -88,7 +89,7 @@ var scenarios = []scenario{
 			}
 			edit(t, f, n, func(body string, cp *doc) string {
 				cp.NextEstimatedTokens = 1500
-				for i := range 3 {
+				for i := range 4 {
 					cp.HistoryTail = append(cp.HistoryTail, entry{Agent: "tester", Action: fmt.Sprintf("fixed estimate %d", i), Timestamp: fmt.Sprintf("2026-05-16T14:0%d:00Z", i)})
 				}
 				return body
