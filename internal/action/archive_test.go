@@ -156,7 +156,7 @@ func fakeArchiveFor(t *testing.T, f *actiontest.Repo, n int64) (string, string) 
 }
 
 // twoArchives opens an over-budget issue and has the guard prune it twice
-// (the second time one entry too many in history_tail): it returns the
+// (the second time history_tail past twice history-tail): it returns the
 // issue and its two archive comments, oldest first. The status comment
 // comes between them.
 func twoArchives(t *testing.T, f *actiontest.Repo, agent actiontest.User, title string) (int64, []actiontest.Comment) {
@@ -165,7 +165,11 @@ func twoArchives(t *testing.T, f *actiontest.Repo, agent actiontest.User, title 
 	f.Run(t, d, "ledger-key", ledgerKey).Expect(t, 0, "pass")
 	body := f.Issue(t, n).Body
 	i := strings.Index(body, "  current_task:")
-	body = body[:i] + "    - {agent: tester, action: ran the load tests (round 3), timestamp: \"2026-05-16T12:20:00Z\"}\n" + body[i:]
+	var more strings.Builder
+	for k := range 4 {
+		fmt.Fprintf(&more, "    - {agent: tester, action: ran the load tests (round %d), timestamp: \"2026-05-16T12:2%d:00Z\"}\n", 3+k, k)
+	}
+	body = body[:i] + more.String() + body[i:]
 	body = replace(t, body, "next_estimated_tokens: 1200", "next_estimated_tokens: 500")
 	r := f.Run(t, f.EditBody(t, n, agent, body), "ledger-key", ledgerKey)
 	r.Expect(t, 0, "pass")

@@ -41,13 +41,41 @@ func TestRepositoryConfigurationFile(t *testing.T) {
 		t.Errorf("a clean pass for the same commit made %d requests and wrote %q; want %d and nothing", r.Requests, r.Writes, cleanPassRequests)
 	}
 
-	// A new commit breaks the file: every run says where, and writes nothing.
+	// A new commit breaks the file: every run says where; its one write is
+	// the status comment, which says the issue could not be judged (no
+	// longer all clear) and keeps its ledger record.
+	before := f.Status(t, n)
 	f.CommitFile(t, ".gitea/gns-guard.yml", "allowed-agents: [orchestrator]\nprune-treshold: 0.5\n")
 	_, d = f.Comment(t, n, f.Admin(), "another note")
 	r = f.Run(t, d, "allowed-agents", agents)
 	r.Expect(t, 2, "error")
 	want := `.gitea/gns-guard.yml:2:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`
-	if !strings.Contains(r.Stdout, want) || len(r.Writes) != 0 {
-		t.Errorf("a broken configuration file: want %q in the log and no write\n%s", want, r)
+	if !strings.Contains(r.Stdout, want) || len(r.Writes) != 1 || !strings.Contains(r.Writes[0], "could not be judged") {
+		t.Errorf("a broken configuration file: want %q in the log and the status comment's edit\n%s", want, r)
 	}
+	st := f.Status(t, n)
+	if strings.Contains(st.Body, "all clear") || !strings.Contains(st.Body, "could not judge this issue") || !strings.Contains(st.Body, "prune-treshold") || st.ID != before.ID ||
+		ledgerLine(st.Body) != ledgerLine(before.Body) {
+		t.Errorf("the status comment while the file does not load:\n%s", st.Body)
+	}
+	// A run again says it once: no second write.
+	_, d = f.Comment(t, n, f.Admin(), "a third note")
+	if r = f.Run(t, d, "allowed-agents", agents); len(r.Writes) != 0 {
+		t.Errorf("the run after wrote %q", r.Writes)
+	}
+	// A new issue gets no status comment.
+	m, d := f.Open(t, "opened while the file is broken", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	f.Run(t, d, "allowed-agents", agents).Expect(t, 2, "error")
+	if cs := f.Comments(t, m); len(cs) != 0 {
+		t.Errorf("a status comment was created while the file does not load: %d comments", len(cs))
+	}
+}
+
+// ledgerLine is the hidden ledger record of a status comment.
+func ledgerLine(body string) string {
+	i := strings.Index(body, "<!-- gns-guard:ledger ")
+	if i < 0 {
+		return ""
+	}
+	return body[i:]
 }

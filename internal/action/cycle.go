@@ -166,7 +166,7 @@ func (r *runner) read(ctx context.Context, first bool) (*live.Snapshot, error) {
 		return s, err
 	}
 	if first {
-		if err := r.configure(ctx, s); err != nil {
+		if err := r.configureFor(ctx, s); err != nil {
 			return nil, err
 		}
 	}
@@ -176,7 +176,7 @@ func (r *runner) read(ctx context.Context, first bool) (*live.Snapshot, error) {
 // input is the decision input of a read.
 func (r *runner) input(s *live.Snapshot) guard.Input {
 	in := s.Input(r.cfg, r.event, r.repo, r.o.Now(), r.counter)
-	in.ConfigStamp = r.stamp
+	in.ConfigStamp, in.PullSettings = r.stamp, r.pullSettings
 	return in
 }
 

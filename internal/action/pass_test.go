@@ -89,7 +89,7 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 		t.Errorf("the reopened event: %d requests, writes %q", r2.Requests, r2.Writes)
 	}
 	// The step summary: a row per check and the budget bar (6,200 of 20,000 = 31%: 6 of 20 cells).
-	for _, s := range []string{"| check | result |", "| `depth-exceeded` | ✅ pass |", "| `budget-exhausted` | ✅ pass |", "**Budget** `██████░░░░░░░░░░░░░░` 6,200 of 20,000 tokens consumed (31%), 13,800 left"} {
+	for _, s := range []string{"| check | result |", "| `depth-exceeded` | ✅ pass |", "| `budget-exhausted` | ✅ pass |", "**Budget** `██████░░░░░░░░░░░░░░` 6,200 of 20,000 tokens consumed in this phase (31%), 13,800 left · **Lifetime** 6,200 tokens consumed on the issue, all in this phase"} {
 		if !strings.Contains(r.Summary, s) {
 			t.Errorf("the step summary lacks %q:\n%s", s, r.Summary)
 		}

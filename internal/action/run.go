@@ -88,6 +88,9 @@ type runner struct {
 	set    settings.Resolved
 	cfg    issues.Config
 	stamp  *ledger.ConfigStamp
+	// pullSettings is why the settings file the pull request brings does
+	// not load ("" when it does, or it is not changed).
+	pullSettings string
 	// posture is the repository's posture this run reports, once
 	// postureDone (nil: not judged).
 	posture     *ledger.PostureStamp
@@ -171,6 +174,13 @@ func (r *runner) configure(ctx context.Context, s *live.Snapshot) error {
 	if err != nil {
 		return err
 	}
+	return r.use(set, stamp)
+}
+
+// use makes set the run's configuration (stamp: the file as read, nil for
+// none to record), with the keys and the tokenizer it names.
+func (r *runner) use(set settings.Resolved, stamp *ledger.ConfigStamp) error {
+	var err error
 	r.set, r.cfg, r.stamp = set, set.Config, stamp
 	r.reader.Keys = ledger.ConfigKeys(r.cfg) // the file may publish ledger-public-key
 	if r.counter == nil || r.counter.Encoding() != r.cfg.Encoding {

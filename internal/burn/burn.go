@@ -100,7 +100,7 @@ func IssueChart(s Series) string {
 	remaining := make([]int64, len(pts))
 	top := s.Total
 	for i, p := range pts {
-		labels[i] = strconv.Itoa(p.Step) + " " + stepName(p, i)
+		labels[i] = strconv.Itoa(p.Step) + " " + stepName(pts, i)
 		consumed[i] = max(0, p.Consumed)
 		remaining[i] = max(0, p.Remaining)
 		top = max(top, consumed[i], remaining[i])
@@ -321,15 +321,20 @@ func AgentTable(s Series) string {
 }
 
 // stepName names the i-th drawn point on the x axis: its agent, or what a
-// point with no agent is.
-func stepName(p Point, i int) string {
+// point with no agent is. Only a reset of the budget (consumed down or
+// remaining up) is a new budget; a point that moved neither is a prune
+// that only archived (a ledger written before such points were left out).
+func stepName(pts []Point, i int) string {
+	p := pts[i]
 	switch {
 	case p.Agent != "":
 		return Text(p.Agent, 16)
 	case i == 0:
 		return "start"
+	case p.Consumed < pts[i-1].Consumed || p.Remaining > pts[i-1].Remaining:
+		return "new budget"
 	}
-	return "new budget"
+	return "archived"
 }
 
 // share is part of whole as a whole percentage.

@@ -98,6 +98,22 @@ func TestAgentTableStartsAndResets(t *testing.T) {
 	}
 }
 
+// Only a reset of the budget is called a new budget on the x axis: a point
+// with no agent that moved neither figure (a prune that only archived, in
+// a ledger written before such points were left out) is not.
+func TestChartCallsOnlyAResetANewBudget(t *testing.T) {
+	s := Series{Issue: 1, Total: 10000, Points: []Point{
+		{Step: 1, Consumed: 3000, Remaining: 7000},
+		{Step: 2, Agent: "dev", Consumed: 8500, Remaining: 1500},
+		{Step: 3, Consumed: 8500, Remaining: 1500}, // archived only
+		{Step: 4, Consumed: 0, Remaining: 750},     // a new phase
+	}}
+	got := IssueChart(s)
+	if !strings.Contains(got, `x-axis ["1 start", "2 dev", "3 archived", "4 new budget"]`) {
+		t.Errorf("the x axis names the steps wrongly:\n%s", got)
+	}
+}
+
 // TestChartsKeepUntrustedTextInert puts every way out of a fence, a quoted
 // string or the chart into a title and an agent name.
 func TestChartsKeepUntrustedTextInert(t *testing.T) {

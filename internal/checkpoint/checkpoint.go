@@ -13,6 +13,17 @@ const (
 	DefaultTailLimit = 3
 )
 
+// TailMost is the most entries history_tail may hold for a history-tail of
+// limit: twice limit. The guard archives all but the last limit entries
+// once a report takes the tail past it, so that archives come in batches
+// (docs/choices.md#pruning).
+func TailMost(limit int) int {
+	if limit <= 0 {
+		limit = DefaultTailLimit
+	}
+	return 2 * limit
+}
+
 // Pos is a line and column in the issue body, both 1-based.
 type Pos struct{ Line, Col int }
 

@@ -9,7 +9,8 @@ const SchemaID = "https://gns-guard.dev/schema/checkpoint-v2.json"
 // root mapping, generated from the same table the decoder uses. It covers the
 // structure, the types and the ranges; `check` also checks what JSON Schema
 // cannot say: the budget arithmetic, the agent chain's length and the issue
-// number. tailLimit is history-tail (0 means the default, 3).
+// number. tailLimit is history-tail (0 means the default, 3); history_tail
+// may hold twice as many entries (TailMost).
 func JSONSchema(tailLimit int) []byte {
 	if tailLimit <= 0 {
 		tailLimit = DefaultTailLimit
@@ -91,7 +92,7 @@ func kindSchema(s map[string]any, f field, tailLimit int) []string {
 		objectSchema(item, f, tailLimit)
 		s["items"] = item
 		if f.key == "history_tail" {
-			s["maxItems"] = tailLimit
+			s["maxItems"] = TailMost(tailLimit)
 		}
 	}
 	return types

@@ -14,7 +14,8 @@ type Options struct {
 	Issue int64
 	// MaxBytes caps the block before it is parsed (default 64 KiB).
 	MaxBytes int
-	// TailLimit is the most entries history_tail may hold (default 3).
+	// TailLimit is history-tail (default 3): what a prune keeps in
+	// history_tail; it may hold TailMost(TailLimit) entries.
 	TailLimit int
 	// Done, when not nil, is closed when parsing must give up: the
 	// caller's deadline (see ParseTimeout). Nil: no time limit.

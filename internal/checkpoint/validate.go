@@ -36,9 +36,9 @@ func Validate(cp *Checkpoint, opts Options) []finding.Finding {
 		add(RuleInvalid, cp.AgentChain.Pos, "checkpoint.agent_chain", "expected depth + 1 = %d agents (one per level from the root), found %d",
 			cp.Depth.Value+1, len(cp.AgentChain.Items))
 	}
-	if limit := opts.tailLimit(); cp.HistoryTail.Set && len(cp.HistoryTail.Items) > limit {
-		add(RuleTailTooLong, cp.HistoryTail.Pos, "checkpoint.history_tail", "holds %d entries, more than history-tail = %d; prune the older ones into an archive comment (the action does this itself)",
-			len(cp.HistoryTail.Items), limit)
+	if limit := opts.tailLimit(); cp.HistoryTail.Set && len(cp.HistoryTail.Items) > TailMost(limit) {
+		add(RuleTailTooLong, cp.HistoryTail.Pos, "checkpoint.history_tail", "holds %d entries, more than twice history-tail = %d (%d); archive all but the last %d into an archive comment (the action does this itself)",
+			len(cp.HistoryTail.Items), limit, TailMost(limit), limit)
 	}
 	return fs
 }

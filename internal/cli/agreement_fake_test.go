@@ -306,6 +306,11 @@ func (f *agreeForge) PullFiles(_ context.Context, number int64) ([]string, error
 	return nil, fmt.Errorf("pull request %d: %w", number, issues.ErrNotFound)
 }
 
+func (f *agreeForge) PullFile(_ context.Context, number int64, path string, _ int64) ([]byte, error) {
+	f.s.requests++
+	return nil, fmt.Errorf("pull request %d, %s: %w", number, path, issues.ErrNotFound)
+}
+
 // File serves the default branch's configuration file.
 func (f *agreeForge) File(_ context.Context, path string, most int64) ([]byte, error) {
 	f.s.requests++

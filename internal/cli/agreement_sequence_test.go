@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -320,4 +321,46 @@ func (s *seq) write(rep exitprotocol.Report, out *exitprotocol.Outcome, comment 
 		return true, false
 	}
 	return true, true
+}
+
+// TestTenReportsArchiveInBatches: ten honest reports on an issue opened
+// from init's template (size::small, history-tail 3) make one or two
+// archives, not one a report once the tail is full: the guard archives
+// when the tail grows past twice history-tail (docs/choices.md#pruning),
+// and report's prediction agrees with every run.
+func TestTenReportsArchiveInBatches(t *testing.T) {
+	counter, err := tokens.New(tokens.CL100kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tally seqTally
+	s := newSeq(t, 0, counter, &tally)
+	s.in.Issue.Body = regexp.MustCompile(`size::[a-z]+\]`).ReplaceAllString(s.in.Issue.Body, "size::small]")
+	s.in.Issue.Labels = []issues.Label{{ID: 1, Name: "cascade::depth-2"}, {ID: 2, Name: "size::small"}}
+	if !s.open() {
+		t.FailNow()
+	}
+	for i := range 10 {
+		rep := exitprotocol.Report{
+			Agent: seqAgents[i%len(seqAgents)], Invocation: fmt.Sprintf("inv-%d", i), Consumed: 600,
+			Action: fmt.Sprintf("carried out step %d", i+1), Status: "ok", NextAgent: seqAgents[(i+1)%len(seqAgents)], NextEstimate: 800,
+			Result: seqResult(s.rng, 120), Now: s.now,
+		}
+		out, err := exitprotocol.Apply(seqNumber, s.in.Issue.Body, s.in.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: s.in.Config.HistoryTail, MaxBytes: s.in.Config.MaxCheckpointBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comment := exitprotocol.Comment(rep, out)
+		j, err := exitprotocol.Judge(s.in, out, comment, 0, seqAgentUser, s.now, seqDecide)
+		if err != nil || j.Refused() {
+			t.Fatalf("report %d refused: %v %v\n%s", i+1, err, j.Plan.Violations, strings.Join(s.log, "\n"))
+		}
+		if ok, _ := s.write(rep, out, comment); !ok {
+			t.FailNow()
+		}
+	}
+	t.Logf("10 reports: %d archive(s), %d guard runs", tally.prunes, tally.guardRuns)
+	if tally.prunes < 1 || tally.prunes > 2 {
+		t.Errorf("10 reports made %d archives, want 1 or 2", tally.prunes)
+	}
 }

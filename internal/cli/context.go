@@ -194,7 +194,7 @@ func contextFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.skill, "skill", "", "the skill to load, its `PATH` in the local checkout")
 	fs.StringVar(&o.size, "size", "", "task size: `tiny|small|medium|large` (default: the size:: label, else inferred from next_estimated_tokens)")
 	fs.IntVar(&o.cap, "cap", 0, "the cap in `TOKENS` (default: the task size's max context less its checkpoint overhead)")
-	fs.BoolVar(&o.fullComments, "full-comments", false, "load agent result comments whole instead of compressed to their footer's fields")
+	fs.BoolVar(&o.fullComments, "full-comments", false, "load the older agent results whole too (the previous agent's result is whole whenever it fits the cap)")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated (`L1,L2`); --labels= for none (default: the checkpoint's state.labels)")
 	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line to this `FILE` when the cost check warns (by default only if the folder exists; \"\" for nowhere)")

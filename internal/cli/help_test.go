@@ -78,6 +78,7 @@ func TestFlagMistakes(t *testing.T) {
 		{[]string{"context", "--body", "body.md", "--issue", "0"}, "context: --issue must be a positive issue number, not 0"},
 		{[]string{"history", "--repo", "o/r", "--issue", "-3"}, "history: --issue N (a positive issue number) is required"},
 		{[]string{"report", "--repo", "o/r", "--issue", "1", "--agent", "a", "--invocation", "i", "--consumed", "1", "--action", "x", "--depth", "99999999999"}, "report: --depth must be a whole number from 0 to 10000"},
+		{[]string{"report", "--repo", "o/r", "--issue", "1", "--agent", "a", "--invocation", "i", "--consumed", "1", "--action", "x", "--current-task", " "}, "report: --current-task must say the task the next agent takes up"},
 		{[]string{"action", "now"}, "action takes no arguments, got: now"},
 	} {
 		_, stderr, code := runCLI(t, map[string]string{"body.md": "# x\n"}, "", c.args...)

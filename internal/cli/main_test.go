@@ -34,7 +34,7 @@ func TestPruneWithoutTrigger(t *testing.T) {
 	if code != 0 || stdout != body {
 		t.Fatalf("exit %d; the body changed:\n%s", code, stdout)
 	}
-	for _, want := range []string{"no prune trigger fires", "consumed 6200 <= 16000 (80% of total 20000)", "history_tail 3 entries <= history-tail 3", "overhead of a medium task"} {
+	for _, want := range []string{"no prune trigger fires", "consumed 6200 <= 16000 (80% of total 20000)", "history_tail 3 entries <= 6, twice history-tail 3", "overhead of a medium task"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q: %q", want, stderr)
 		}
@@ -107,13 +107,19 @@ func TestPruneInvalidJSON(t *testing.T) {
 	}
 }
 
-// check judges an over-long history_tail (the 4-entry tail `report` writes)
-// as the action does: a warning, and the prune that repairs it.
+// check judges an over-long history_tail (past twice history-tail, as
+// `report` leaves it) as the action does: a warning, and the prune that
+// repairs it. A tail within twice history-tail is neither: archives come
+// in batches.
 func TestCheckTailTooLongIsRepaired(t *testing.T) {
-	files := map[string]string{"b.md": readTestdata(t, "testdata/check/ok/tail-too-long.md")}
+	files := map[string]string{"b.md": readTestdata(t, "testdata/check/ok/tail-too-long.md"), "c.md": readTestdata(t, "testdata/check/ok/tail-batched.md")}
 	stdout, _, code := runCLI(t, files, "", "check", "b.md")
-	if code != 0 || !strings.Contains(stdout, "warning: checkpoint.history_tail: holds 4 entries") || !strings.Contains(stdout, "the action would patch the body") {
+	if code != 0 || !strings.Contains(stdout, "warning: checkpoint.history_tail: holds 7 entries, more than twice history-tail = 3 (6)") || !strings.Contains(stdout, "the action would patch the body: 4 entries archived") {
 		t.Fatalf("exit %d:\n%s", code, stdout)
+	}
+	stdout, _, code = runCLI(t, files, "", "check", "c.md")
+	if code != 0 || strings.Contains(stdout, "history-tail-length") || strings.Contains(stdout, "the action would") {
+		t.Fatalf("a tail of 5 entries: exit %d:\n%s", code, stdout)
 	}
 }
 

@@ -264,10 +264,10 @@ func (t triggers) explain() string {
 	switch {
 	case !t.tailSet:
 		tail = fmt.Sprintf("no history_tail (history holds %d entries; history-tail %d)", t.entries, t.tailLimit)
-	case t.tail > t.tailLimit:
-		tail = fmt.Sprintf("history_tail %d entries > history-tail %d", t.tail, t.tailLimit)
+	case t.tail > checkpoint.TailMost(t.tailLimit):
+		tail = fmt.Sprintf("history_tail %d entries > %d, twice history-tail %d", t.tail, checkpoint.TailMost(t.tailLimit), t.tailLimit)
 	default:
-		tail = fmt.Sprintf("history_tail %d entries <= history-tail %d", t.tail, t.tailLimit)
+		tail = fmt.Sprintf("history_tail %d entries <= %d, twice history-tail %d", t.tail, checkpoint.TailMost(t.tailLimit), t.tailLimit)
 	}
 	var weight string
 	switch {

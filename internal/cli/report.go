@@ -24,10 +24,11 @@ import (
 // reportOptions are the parsed flags of `report`.
 type reportOptions struct {
 	issueFlags
-	rep        exitprotocol.Report
-	depth      int64
-	assignee   string
-	resultFile string
+	rep         exitprotocol.Report
+	depth       int64
+	assignee    string
+	currentTask string
+	resultFile  string
 	// labelsAdd and labelsRemove are the flags' lists, comma-separated.
 	labelsAdd, labelsRemove string
 	dryRun                  bool
@@ -57,6 +58,7 @@ type reportResult struct {
 	LabelsAdded    []string            `json:"labels_added"`
 	LabelsRemoved  []string            `json:"labels_removed"`
 	Assignee       *string             `json:"assignee,omitempty"`
+	CurrentTask    *string             `json:"current_task,omitempty"`
 	Notes          []string            `json:"notes,omitempty"`
 	Comment        string              `json:"comment,omitempty"` // the comment's text (dry run)
 	Body           string              `json:"body,omitempty"`    // the new body (dry run)
@@ -82,7 +84,8 @@ func reportFlags(fs *flag.FlagSet) options {
 	fs.Int64Var(&o.depth, "depth", -1, "move the checkpoint to this depth (default: keep it)")
 	fs.StringVar(&o.labelsAdd, "labels-add", "", "labels to add, comma-separated: `L1,L2`")
 	fs.StringVar(&o.labelsRemove, "labels-remove", "", "labels to remove, comma-separated: `L1,L2`")
-	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user, by `LOGIN`: state.assignee and the issue's assignee")
+	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user, by `LOGIN`: state.assignee and the issue's assignee (default: state.assignee becomes --next-agent)")
+	fs.StringVar(&o.currentTask, "current-task", "", "set current_task to `TEXT`: the task the next agent takes up")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and write nothing")
 	fs.BoolVar(&o.force, "force", false, "write even when the guard would fail the new state (the guard then fails the run)")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
@@ -155,6 +158,8 @@ func (o *reportOptions) checkNext(given map[string]bool) error {
 		return usageError("report: --depth must be a whole number from 0 to %d, not %d", maxDepthFlag, o.depth)
 	case o.format != "text" && o.format != "json":
 		return usageError("report: --format must be text or json, not %q", o.format)
+	case given["current-task"] && strings.TrimSpace(o.currentTask) == "":
+		return usageError("report: --current-task must say the task the next agent takes up")
 	}
 	return nil
 }
@@ -176,6 +181,10 @@ func (o *reportOptions) fillReport(given map[string]bool) {
 	if given["assignee"] {
 		a := o.assignee
 		r.Assignee = &a
+	}
+	if given["current-task"] {
+		task := strings.TrimSpace(o.currentTask)
+		r.CurrentTask = &task
 	}
 	r.LabelsAdd, r.LabelsRemove = issues.ParseList(o.labelsAdd), issues.ParseList(o.labelsRemove)
 }
@@ -397,7 +406,7 @@ func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Sna
 		return exitprotocol.Judgement{}, err
 	}
 	res.NextAgent, res.NextEstimate = rep.NextAgent, rep.NextEstimate
-	res.Assignee = rep.Assignee
+	res.Assignee, res.CurrentTask = rep.Assignee, rep.CurrentTask
 	for _, viol := range judgement.Plan.Violations {
 		res.Findings = append(res.Findings, viol.Finding)
 	}
@@ -592,6 +601,9 @@ func writeReportText(w io.Writer, res *reportResult) {
 		}
 		if res.Assignee != nil {
 			fmt.Fprintf(w, "assignee: %s\n", *res.Assignee)
+		}
+		if res.CurrentTask != nil {
+			fmt.Fprintf(w, "current task: %s\n", *res.CurrentTask)
 		}
 	}
 	for _, note := range res.Notes {

@@ -69,7 +69,7 @@ func TestReportOnTheTemplatesSmallIssue(t *testing.T) {
 	steps := []struct {
 		agent, next string
 		estimate    int
-	}{{"orchestrator", "architect", 1800}, {"architect", "lead-developer", 1800}, {"lead-developer", "code-reviewer", 1800}}
+	}{{"orchestrator", "architect", 1200}, {"architect", "lead-developer", 1200}, {"lead-developer", "code-reviewer", 1200}}
 	runs := 0
 	for i, s := range steps {
 		result := filepath.Join(dir, fmt.Sprintf("result-%d.md", i))

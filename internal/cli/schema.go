@@ -16,7 +16,7 @@ type schemaOptions struct {
 // schemaFlags declares the flags of `schema`.
 func schemaFlags(fs *flag.FlagSet) options {
 	o := &schemaOptions{}
-	fs.IntVar(&o.tail, "history-tail", checkpoint.DefaultTailLimit, "most entries history_tail may hold")
+	fs.IntVar(&o.tail, "history-tail", checkpoint.DefaultTailLimit, "the history-tail setting (`N`): history_tail may hold twice as many entries")
 	fs.StringVar(&o.format, "format", "json", "output format: `json|text` (the schema is JSON; text is the same)")
 	return o
 }

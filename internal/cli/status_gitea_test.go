@@ -12,6 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/cli"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // statusRow is the part of `status --format json` the tests read.
@@ -230,4 +231,56 @@ func gnsB(b *testing.B, out, errb *strings.Builder, args ...string) int {
 	env.Getenv = func(string) string { return "" }
 	env.AppendFile = func(string, []byte) error { return nil }
 	return cli.Main(context.Background(), args, env)
+}
+
+// TestStatusAfterAPrune: an issue spends 16,681 of its 20,000 tokens and
+// the guard's budget prune starts a new phase of 1,659. `status`, the
+// dashboard's table and the status comment show the new phase's figures
+// with the issue's lifetime spend next to them, never 0 spent.
+func TestStatusAfterAPrune(t *testing.T) {
+	r := actiontest.NewRepo(t)
+	n := openGoverned(t, r, "Rate limits", 20000, "cascade::depth-2", "size::medium")
+	agent := r.User(t, "agent", giteatest.PermWrite)
+	body := r.Issue(t, n).Body
+	spent := strings.NewReplacer("consumed: 0\n", "consumed: 16681\n", "remaining: 20000\n", "remaining: 3319\n", "next_estimated_tokens: 2000", "next_estimated_tokens: 500").Replace(body)
+	res := r.Step().RunInProcess(t, r.EditBody(t, n, agent, spent), actiontest.InProcess{})
+	if res.Code != 0 || res.Outputs["pruned"] != "true" {
+		t.Fatalf("the guard did not prune into a new phase:\n%s", res)
+	}
+	stdout, stderr, code := status(t, r, r.S.URL, r.S.AdminToken, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	var rows []struct {
+		Number int64 `json:"number"`
+		Budget struct {
+			Total     int64 `json:"total"`
+			Consumed  int64 `json:"consumed"`
+			Lifetime  int64 `json:"lifetime_consumed"`
+			Earlier   int64 `json:"earlier_phases_consumed"`
+			Remaining int64 `json:"remaining"`
+		} `json:"budget"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if b := rows[0].Budget; b.Total != 1659 || b.Consumed != 0 || b.Lifetime != 16681 || b.Earlier != 16681 {
+		t.Errorf("status after the prune: %+v; want the new phase 0 of 1,659 and 16,681 spent in all", b)
+	}
+	text, _, _ := status(t, r, r.S.URL, r.S.AdminToken)
+	md, _, _ := status(t, r, r.S.URL, r.S.AdminToken, "--format", "markdown")
+	for what, out := range map[string]string{"text": text, "markdown": md} {
+		if !strings.Contains(out, "0 of 1,659 (0%)") || !strings.Contains(out, "16,681 (16,681 before this phase)") {
+			t.Errorf("status (%s) does not show the lifetime spend next to the phase's:\n%s", what, out)
+		}
+	}
+	// A report in the new phase adds to it; the status comment says both.
+	more := strings.Replace(strings.Replace(r.Issue(t, n).Body, "consumed: 0", "consumed: 400", 1), "remaining: 1659", "remaining: 1259", 1)
+	if res := r.Step().RunInProcess(t, r.EditBody(t, n, agent, more), actiontest.InProcess{}); res.Code != 0 {
+		t.Fatalf("a report in the new phase failed:\n%s", res)
+	}
+	want := "400 of 1,659 tokens consumed in this phase (24%), 1,259 left · **Lifetime** 17,081 tokens consumed on the issue, 16,681 of them in earlier phases"
+	if sc := r.Status(t, n).Body; !strings.Contains(sc, want) {
+		t.Errorf("the status comment lacks %q:\n%s", want, sc)
+	}
 }

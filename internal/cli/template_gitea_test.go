@@ -52,6 +52,19 @@ func TestTemplateWorksAsGiven(t *testing.T) {
 		t.Helper()
 		return r.Step("ledger-key", templateLedgerKey).RunInProcess(t, d, actiontest.InProcess{})
 	}
+	// init's pull request changes the guard's own files. Here a guard was
+	// watching already (the capture workflow records its events): they are
+	// protected paths, which only an approver's label opens.
+	for _, d := range r.Runs.Pending(t) {
+		if d.Number != rep.Pull.Number {
+			continue
+		}
+		id := d.Run
+		res := guardRun(r.Runs.Next(t, func(x actiontest.Delivery) bool { return x.Run == id }))
+		if res.Code != 0 && (res.Code != 1 || !slices.Contains(res.Rules(t), "protected-path")) {
+			t.Errorf("a run on init's pull request: %s\n%s", res, res.Stdout)
+		}
+	}
 
 	for _, size := range []string{"tiny", "small", "medium", "large"} {
 		t.Run(size, func(t *testing.T) {

@@ -66,10 +66,10 @@ func Text(r *Result) string {
 		return b.String()
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ISSUE\tVERDICT\tPHASE\tDEPTH\tBUDGET USED\tREMAINING\tLAST AGENT\tNEXT AGENT\tLAST ACTIVITY\tNOTES\tTITLE")
+	fmt.Fprintln(tw, "ISSUE\tVERDICT\tPHASE\tDEPTH\tBUDGET USED\tREMAINING\tLIFETIME\tLAST AGENT\tNEXT AGENT\tLAST ACTIVITY\tNOTES\tTITLE")
 	for _, row := range r.Rows {
-		fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Number, row.Verdict, orDash(plain(row.Phase, 30)),
-			depthText(row), usedText(row), remainingText(row), orDash(plain(row.LastAgent, 30)), orDash(plain(row.NextAgent, 30)),
+		fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Number, row.Verdict, orDash(plain(row.Phase, 30)),
+			depthText(row), usedText(row), remainingText(row), lifetimeText(row), orDash(plain(row.LastAgent, 30)), orDash(plain(row.NextAgent, 30)),
 			row.UpdatedAt.Format("2006-01-02 15:04"), orDash(strings.Join(notes(row), ", ")), plain(row.Title, 60))
 	}
 	tw.Flush()
@@ -105,8 +105,8 @@ func markdownTable(r *Result, most int) (string, int) {
 	if len(r.Rows) == 0 {
 		return b.String(), 0
 	}
-	b.WriteString("| Issue | Title | Phase | Depth | Budget used | Remaining | Verdict | Last agent | Next agent | Last activity | Stale |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|---|---|---|---|---|\n")
+	b.WriteString("| Issue | Title | Phase | Depth | Budget used | Remaining | Lifetime spend | Verdict | Last agent | Next agent | Last activity | Stale |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|---|---|---|---|---|\n")
 	for i, row := range r.Rows {
 		verdict := "✅ pass"
 		if row.Verdict == "fail" {
@@ -134,8 +134,8 @@ func markdownTable(r *Result, most int) (string, int) {
 		if u := row.Unjudged; u != nil {
 			verdict += fmt.Sprintf(" ⚠️ unjudged: body v%d, ledger v%d, since %s", u.Current, u.Judged, u.Since.Format("2006-01-02 15:04"))
 		}
-		line := fmt.Sprintf("| `#%d` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Number, Cell(row.Title, 60), Cell(row.Phase, 30),
-			depthText(row), used, remainingText(row), verdict, Cell(row.LastAgent, 30), Cell(row.NextAgent, 30),
+		line := fmt.Sprintf("| `#%d` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.Number, Cell(row.Title, 60), Cell(row.Phase, 30),
+			depthText(row), used, remainingText(row), lifetimeText(row), verdict, Cell(row.LastAgent, 30), Cell(row.NextAgent, 30),
 			row.UpdatedAt.Format("2006-01-02 15:04"), stale)
 		if most > 0 && b.Len()+len(line) > most {
 			left := len(r.Rows) - i
@@ -267,6 +267,19 @@ func usedText(row Row) string {
 		if m.Cost > 0 {
 			s += fmt.Sprintf(" ($%.2f)", float64(m.Cost)/1e6)
 		}
+	}
+	return s
+}
+
+// lifetimeText is the issue's lifetime spend, and the earlier phases' part
+// when there were any: "16,681 (16,681 before this phase)".
+func lifetimeText(row Row) string {
+	if row.Budget == nil {
+		return "–"
+	}
+	s := tokens.Format(row.Budget.Lifetime)
+	if row.Budget.Earlier > 0 {
+		s += " (" + tokens.Format(row.Budget.Earlier) + " before this phase)"
 	}
 	return s
 }

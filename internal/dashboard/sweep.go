@@ -164,11 +164,15 @@ type Metered struct {
 	Cost   int64 `json:"cost_micro_usd"`
 }
 
-// Money is a budget.
+// Money is a budget: the phase's three figures, and the issue's lifetime
+// spend — what all its phases consumed (docs/pruning.md#lifetime-spend) —
+// with the earlier phases' part.
 type Money struct {
 	Total     int64 `json:"total"`
 	Consumed  int64 `json:"consumed"`
 	Remaining int64 `json:"remaining"`
+	Lifetime  int64 `json:"lifetime_consumed"`
+	Earlier   int64 `json:"earlier_phases_consumed"`
 }
 
 // Run lists the repository's open issues page by page, reads each governed
@@ -301,7 +305,8 @@ func (row *Row) numbers(nums guard.Numbers) {
 	if nums.Known {
 		d := nums.Depth
 		row.Depth = &d
-		row.Budget = &Money{Total: nums.BudgetTotal, Consumed: nums.BudgetConsumed, Remaining: nums.BudgetRemaining}
+		row.Budget = &Money{Total: nums.BudgetTotal, Consumed: nums.BudgetConsumed, Remaining: nums.BudgetRemaining,
+			Lifetime: nums.Lifetime, Earlier: nums.EarlierPhases}
 		if nums.BudgetTotal > 0 {
 			p := int(nums.BudgetConsumed * 100 / nums.BudgetTotal)
 			row.UsedPercent = &p

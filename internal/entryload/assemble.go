@@ -3,6 +3,7 @@ package entryload
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -21,7 +22,7 @@ func Assemble(in Input) (*Load, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	a := &assembly{in: &in, target: in.Budget.Cap - in.Reserve}
+	a := &assembly{in: &in, target: in.Budget.Cap - in.Reserve, pinned: -1}
 	a.build()
 	a.header = header(a.in)
 	a.headerTokens = a.count(a.header)
@@ -31,6 +32,10 @@ func Assemble(in Input) (*Load, error) {
 	minimal, total := a.render()
 	if total > a.target {
 		return nil, &OverCapError{Issue: in.Issue, Checkpoint: a.count(in.Checkpoint), Task: a.count(in.Task), Minimal: total, Budget: in.Budget, Reserve: in.Reserve}
+	}
+	if a.choosePrevious() {
+		a.dropAll()
+		minimal, _ = a.render()
 	}
 	planned := a.planned()
 	text, total, err := a.settle(minimal)
@@ -145,6 +150,7 @@ type assembly struct {
 	header       string
 	headerTokens int
 	p0Tokens     int // the sections never cut, each with its line break
+	pinned       int // the previous result, whole and never cut; -1: none
 }
 
 func (a *assembly) count(s string) int { return a.in.Counter.Count(s) }
@@ -234,25 +240,80 @@ func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
 		} else {
 			s.Title = fmt.Sprintf("Result of %s, %s", who, by)
 		}
-		if !a.in.FullComments {
-			s.Compressed = true
-			s.Original = a.count(c.Body)
-			s.body = r.compressed(c)
+		s.short = r.compressed(c)
+		if prio != P1 && !a.in.FullComments {
+			a.compress(&s)
 		}
 	}
 	return s
 }
+
+// compress shows an agent result by its footer's fields.
+func (a *assembly) compress(s *Section) {
+	s.Compressed, s.Original, s.body = true, a.count(s.body), s.short
+}
+
+// choosePrevious settles the previous agent's result: whole when the load
+// holding it whole, everything of a lower priority dropped, fits the cap
+// (it is then pinned, never dropped), else compressed to fit. The guard's
+// figure in the footer is counted at its widest, so that the guard
+// (Measure) and `context` decide alike. It reports whether it pinned.
+func (a *assembly) choosePrevious() bool {
+	i := slices.IndexFunc(a.secs, func(s Section) bool { return s.Priority == P1 && s.Kind == KindResult })
+	if i < 0 {
+		return false
+	}
+	s := &a.secs[i]
+	limit := a.in.Budget.Cap
+	if a.target < limit {
+		limit = a.target
+	}
+	need := a.wholeNeeds(i)
+	if limit <= 0 || need <= limit {
+		a.pinned = i
+		a.p0Tokens += s.Whole + 1
+		return true
+	}
+	a.compress(s)
+	s.ToFit, s.wholeCap = true, need
+	s.whole = s.render(s.Lines)
+	s.Whole = a.count(s.whole)
+	return false
+}
+
+// wholeNeeds is what the load takes with section i whole and nothing of
+// a lower priority.
+func (a *assembly) wholeNeeds(i int) int {
+	if g := a.in.Guard; g != nil {
+		widest := *g
+		widest.ContextTokens, widest.NextEstimated, widest.MaxContext = widestFigure, widestFigure, widestFigure
+		widest.EntryTokens, widest.CommentTokens = widestFigure, widestFigure
+		a.in.Guard = &widest
+		defer func() { a.in.Guard = g }()
+	}
+	a.dropAll()
+	s := &a.secs[i]
+	s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
+	_, total := a.render()
+	a.dropAll()
+	return total
+}
+
+// widestFigure stands in for the guard's numbers while a load is sized:
+// no entry load's figure is wider.
+const widestFigure = 99_999_999
 
 // snapshot and restore save and bring back every section's planned state.
 func (a *assembly) snapshot() []Section { return append([]Section(nil), a.secs...) }
 
 func (a *assembly) restore(saved []Section) { copy(a.secs, saved) }
 
-// dropAll leaves out everything but the checkpoint.
+// dropAll leaves out everything but the checkpoint, the task and the
+// pinned result.
 func (a *assembly) dropAll() {
 	for i := range a.secs {
 		s := &a.secs[i]
-		if s.Priority == P0 {
+		if s.Priority == P0 || i == a.pinned {
 			s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
 			continue
 		}
@@ -268,7 +329,7 @@ func (a *assembly) footerFor(status string, total int) string {
 	for i := range a.secs {
 		s := &a.secs[i]
 		switch {
-		case s.Priority == P0 || status == Kept:
+		case s.Priority == P0 || i == a.pinned || status == Kept:
 			lines[i] = s.footerLine(Kept, s.Whole, s.Lines)
 		case status != "":
 			lines[i] = s.footerLine(status, s.Whole, s.Lines)
@@ -297,6 +358,9 @@ func (a *assembly) plan(slack int) {
 	left := a.target - slack - a.headerTokens - a.p0Tokens - a.count(a.footerFor("", 0))
 	for _, i := range a.order {
 		s := &a.secs[i]
+		if i == a.pinned {
+			continue
+		}
 		if s.Whole+1 <= left {
 			s.Status, s.Text, s.Tokens = Kept, s.whole, s.Whole
 			left -= s.Whole + 1

@@ -114,7 +114,9 @@ type Input struct {
 	Files []Doc
 	// Skill is the skill to load, if any.
 	Skill *Doc
-	// FullComments loads agent result comments whole instead of compressed.
+	// FullComments loads every agent result comment whole. Without it
+	// only the previous agent's result (P1) is whole, when it fits the
+	// cap; older results are compressed to their footer's fields.
 	FullComments bool
 	// Budget is the cap.
 	Budget Budget
@@ -143,19 +145,25 @@ type Section struct {
 	Tokens int `json:"tokens"`
 	Whole  int `json:"whole_tokens"`
 	// Compressed says an agent result is shown by its footer's fields;
-	// Original is then the tokens of the full comment.
+	// Original is then the tokens of the full comment. ToFit says the
+	// previous agent's result was compressed because it does not fit the
+	// cap whole (docs/agents.md#context-the-entry-load).
 	Compressed bool `json:"compressed,omitempty"`
 	Original   int  `json:"original_tokens,omitempty"`
+	ToFit      bool `json:"compressed_to_fit,omitempty"`
 	// Lines is a file's line count; LinesLeftOut how many a cut left out.
 	Lines        int `json:"lines,omitempty"`
 	LinesLeftOut int `json:"lines_left_out,omitempty"`
 	// Text is the section as printed ("" when dropped).
 	Text string `json:"text,omitempty"`
 
-	body   string // raw content (comment body, file text)
-	unread int    // Comment.Unread
-	whole  string // rendered whole
-	lines  []string
+	body  string // raw content (comment body, file text)
+	short string // an agent result by its footer's fields
+	// wholeCap is the cap that loads a result compressed to fit whole.
+	wholeCap int
+	unread   int    // Comment.Unread
+	whole    string // rendered whole
+	lines    []string
 }
 
 // Skipped is a comment of the guard's own left out of the load.

@@ -81,21 +81,119 @@ func TestAssembleKeepsWhatFits(t *testing.T) {
 	if got := strings.Join(kinds, " "); got != "P0:checkpoint P1:result P2:comment P2:comment P3:file P4:skill" {
 		t.Errorf("sections %s", got)
 	}
+	// The previous agent's result fits the cap: it is loaded whole.
 	for _, want := range []string{
-		"agent: lead-developer · status: done · verdict: approved\n",
-		"files changed: 2 (a.go, b.go)\n",
-		"key stats: tests=14\n",
-		"next agent: code-reviewer\n",
-		"full comment: http://gitea.test/o/r/issues/42#issuecomment-2\n",
+		"## P1 Previous agent's result: lead-developer, comment 2 by bot\n```\n## 🔄 lead-developer",
+		strings.Repeat("A long explanation of what was done and why. ", 200),
 		fmt.Sprintf("Loaded %s of 8,800 tokens (medium task: max context 10,000 − checkpoint overhead 1,200).", tokens.Format(l.Tokens)),
 	} {
 		if !strings.Contains(l.Text, want) {
 			t.Errorf("no %q in\n%s", want, l.Text)
 		}
 	}
-	if strings.Contains(l.Text, "A long explanation") || strings.Contains(l.Text, "an old note") {
-		t.Errorf("loaded what it should not:\n%s", l.Text)
+	if strings.Contains(l.Text, "an old note") || strings.Contains(l.Text, "compressed") {
+		t.Errorf("loaded what it should not, or compressed what fits:\n%s", l.Text)
 	}
+}
+
+// The previous agent's result is compressed only when it does not fit the
+// cap whole; the load says so and names the cap that loads it whole. An
+// older result is compressed, and --full-comments loads it whole.
+func TestPreviousResultCompressedOnlyToFit(t *testing.T) {
+	c := counter(t)
+	in := Input{
+		Issue: 42, Agent: "code-reviewer", Checkpoint: checkpointYAML, Counter: c,
+		Comments: []Comment{
+			{ID: 2, Author: "bot", Body: resultComment("architect", "lead-developer"), URL: "http://gitea.test/o/r/issues/42#issuecomment-2"},
+			{ID: 3, Author: "bot", Body: resultComment("lead-developer", "code-reviewer"), URL: "http://gitea.test/o/r/issues/42#issuecomment-3"},
+		},
+		Budget: Budget{Cap: 1500, Size: "small", MaxContext: 6000, Overhead: 800, Explicit: true},
+	}
+	l, err := Assemble(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := l.Sections[1]
+	if p1.Priority != P1 || !p1.Compressed || !p1.ToFit || p1.Status != Kept {
+		t.Fatalf("the previous result: %+v", p1)
+	}
+	for _, want := range []string{
+		"## P1 Previous agent's result: lead-developer, comment 3 by bot (compressed to fit the cap)\n",
+		"agent: lead-developer · status: done · verdict: approved\n",
+		"full comment: http://gitea.test/o/r/issues/42#issuecomment-3\n",
+		fmt.Sprintf("compressed from %s to fit the cap (--cap ", tokens.Format(p1.Original)),
+	} {
+		if !strings.Contains(l.Text, want) {
+			t.Errorf("no %q in\n%s", want, l.Text)
+		}
+	}
+	// The cap the footer names loads it whole.
+	_, after, _ := strings.Cut(l.Text, "to fit the cap (--cap ")
+	need, _, _ := strings.Cut(after, " ")
+	in.Budget.Cap = atoi(t, need)
+	l, err = Assemble(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1 := l.Sections[1]; p1.Compressed || p1.Status != Kept || !strings.Contains(l.Text, "\n## 🔄 lead-developer") {
+		t.Errorf("under --cap %s the previous result is %+v", need, p1)
+	}
+	// The older result is compressed, and --full-comments loads it whole.
+	in.Budget.Cap = 20000
+	l, err = Assemble(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2 := l.Sections[2]; !p2.Compressed || p2.ToFit || !strings.Contains(l.Text, "(--full-comments loads it whole)") {
+		t.Errorf("the older result: %+v", p2)
+	}
+	in.FullComments = true
+	if l, err = Assemble(in); err != nil || l.Sections[2].Compressed || strings.Contains(l.Text, "compressed") {
+		t.Errorf("--full-comments: %v\n%s", err, l.Text)
+	}
+}
+
+// Measure and Assemble decide the previous result alike: the guard's
+// figure is the load `context` prints, with no file and no skill, whether
+// the result is whole or compressed to fit.
+func TestMeasureIsWhatContextLoads(t *testing.T) {
+	c := counter(t)
+	seen := map[bool]bool{}
+	for _, capTokens := range []int{1200, 1500, 2400, 2600, 3000, 5200} {
+		in := Input{
+			Issue: 42, Agent: "code-reviewer", Checkpoint: checkpointYAML, Counter: c,
+			Comments: []Comment{
+				{ID: 1, Author: "alice", Body: "please look at the retry header"},
+				{ID: 3, Author: "bot", Body: resultComment("lead-developer", "code-reviewer"), URL: "http://gitea.test/o/r/issues/42#issuecomment-3"},
+			},
+			Budget: Budget{Cap: capTokens, Size: "small", MaxContext: 6000, Overhead: 800},
+		}
+		g := Measure(in, 700)
+		in.Guard = &g
+		l, err := Assemble(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Dropped) > 0 {
+			continue // the guard's figure does not drop what does not fit
+		}
+		seen[l.Sections[1].Compressed] = true
+		if l.Tokens != g.EntryTokens {
+			t.Errorf("cap %d: context loads %d tokens, the guard measures %d (previous result compressed: %v)", capTokens, l.Tokens, g.EntryTokens, l.Sections[1].Compressed)
+		}
+	}
+	if !seen[true] || !seen[false] {
+		t.Errorf("the caps tried did not both compress and keep whole the previous result: %v", seen)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return n
 }
 
 func TestAssembleTruncatesByPriority(t *testing.T) {

@@ -47,7 +47,8 @@ func Entry(iss Issue, counter *tokens.Counter) Input {
 // Measure is the entry load as the guard judges it: the tokens of the load
 // `context` prints for in with no file and no skill and nothing cut, its
 // footer (the guard's own figure included) with it; to that the next
-// agent's estimate is added. next is next_estimated_tokens, and in.Budget
+// agent's estimate is added. The previous agent's result is whole or
+// compressed as `context` loads it under in.Budget's cap. next is next_estimated_tokens, and in.Budget
 // the task size's (its cap is named in the footer). A comment too large
 // to read weighs its length in bytes at least (Comment.Unread): the figure
 // errs towards pressure. The figure's numbers stand in the footer it
@@ -60,9 +61,15 @@ func Measure(in Input, next int64) GuardFigure {
 	}
 	g.CheckpointTokens = in.Counter.Count(in.Checkpoint)
 	in.Guard = &g
-	a := &assembly{in: &in, target: math.MaxInt32}
+	a := &assembly{in: &in, target: math.MaxInt32, pinned: -1}
 	a.build()
 	a.header = header(a.in)
+	if in.Budget.Cap > 0 {
+		// The previous result as `context` loads it under the task's cap.
+		a.target = in.Budget.Cap
+		a.choosePrevious()
+		a.target = math.MaxInt32
+	}
 	unread := 0
 	lines := make([]string, len(a.secs))
 	var head strings.Builder

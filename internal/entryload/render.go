@@ -182,6 +182,8 @@ func (s *Section) heading(status string, kept int) string {
 	switch {
 	case status == Cut:
 		h += fmt.Sprintf(" (cut: first %s of %s lines, %s left out)", tokens.Format(kept), tokens.Format(s.Lines), tokens.Format(s.Lines-kept))
+	case s.ToFit:
+		h += " (compressed to fit the cap)"
 	case s.Compressed:
 		h += " (compressed)"
 	}
@@ -223,7 +225,10 @@ func (s *Section) footerLine(status string, count, kept int) string {
 		l += fmt.Sprintf("%s tokens, cut to its first %s of %s lines (%s left out)", tokens.Format(count), tokens.Format(kept), tokens.Format(s.Lines), tokens.Format(s.Lines-kept))
 	default:
 		l += tokens.Format(count) + " tokens"
-		if s.Compressed {
+		switch {
+		case s.ToFit:
+			l += fmt.Sprintf(", compressed from %s to fit the cap (--cap %d loads it whole; its link has it)", tokens.Format(s.Original), s.wholeCap)
+		case s.Compressed:
 			l += fmt.Sprintf(", compressed from %s (--full-comments loads it whole)", tokens.Format(s.Original))
 		}
 	}

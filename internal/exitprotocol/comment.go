@@ -104,10 +104,16 @@ func Comment(r Report, o *Outcome) string {
 	b.WriteString("\n### State Changes\n")
 	fmt.Fprintf(&b, "- Labels add: %s\n", list(r.LabelsAdd))
 	fmt.Fprintf(&b, "- Labels remove: %s\n", list(r.LabelsRemove))
-	if r.Assignee != nil {
+	switch {
+	case r.Assignee != nil:
 		fmt.Fprintf(&b, "- Assignee: %s\n", markdown.Cell(*r.Assignee, 100))
-	} else {
+	case r.NextAgent != "" && o.Assignee == r.NextAgent:
+		fmt.Fprintf(&b, "- Assignee: %s (the next agent)\n", markdown.Cell(o.Assignee, 100))
+	default:
 		fmt.Fprintf(&b, "- Assignee: %s (unchanged)\n", markdown.Cell(o.Assignee, 100))
+	}
+	if r.CurrentTask != nil {
+		fmt.Fprintf(&b, "- Current task: %s\n", markdown.Cell(*r.CurrentTask, 300))
 	}
 	if r.Phase != "" || r.Depth != nil {
 		fmt.Fprintf(&b, "- Checkpoint: phase %s, depth %d\n", markdown.Cell(o.Phase, 100), o.Depth)

@@ -42,9 +42,12 @@ type Report struct {
 	Phase string
 	Depth *int64
 	// LabelsAdd and LabelsRemove change the labels; Assignee, when
-	// set, becomes state.assignee and the assignee.
+	// set, becomes state.assignee and the assignee. Without it
+	// state.assignee follows the handoff: it becomes NextAgent.
 	LabelsAdd, LabelsRemove []string
 	Assignee                *string
+	// CurrentTask, when set, becomes current_task: the next agent's task.
+	CurrentTask *string
 	// Now stamps the history entry.
 	Now time.Time
 	// Receipt is the meter's signed receipt of the invocation, carried in
@@ -174,8 +177,11 @@ func plan(cp *checkpoint.Checkpoint, live []string, r Report) (*Outcome, error) 
 	}
 	out.Labels, out.Add, out.Remove = labelsAfter(live, r.LabelsAdd, r.LabelsRemove)
 	out.Assignee = cp.State.Assignee.Value
-	if r.Assignee != nil {
+	switch {
+	case r.Assignee != nil:
 		out.Assignee = *r.Assignee
+	case r.NextAgent != "" && cp.State.Assignee.Set:
+		out.Assignee = r.NextAgent // the handoff
 	}
 	return out, nil
 }
@@ -225,14 +231,18 @@ func edit(cp *checkpoint.Checkpoint, out *Outcome, r Report) *checkpoint.Checkpo
 	if r.Phase != "" {
 		next = next.WithString("phase", r.Phase)
 	}
+	depth := out.Depth
 	if r.Depth != nil {
-		next = next.WithInt("depth", *r.Depth)
-		if cp.AgentChain.Set {
-			next = next.WithAgentChain(chainFor(cp.AgentChain.Items, *r.Depth, r.Agent))
-		}
+		next = next.WithInt("depth", depth)
 	}
-	if r.Assignee != nil {
-		next = next.WithAssignee(*r.Assignee)
+	if cp.AgentChain.Set && (r.Depth != nil || r.NextAgent != "") {
+		next = next.WithAgentChain(chainFor(cp.AgentChain.Items, depth, r.Agent, r.NextAgent))
+	}
+	if out.Assignee != cp.State.Assignee.Value || r.Assignee != nil {
+		next = next.WithAssignee(out.Assignee)
+	}
+	if r.CurrentTask != nil {
+		next = next.WithString("current_task", *r.CurrentTask)
 	}
 	return next
 }
@@ -281,19 +291,22 @@ func entryAction(s string) string {
 	return s
 }
 
-// chainFor fits agent_chain to depth: cut to depth+1 entries, or grown
-// with agent.
-func chainFor(items []checkpoint.String, depth int64, agent string) []string {
+// chainFor fits agent_chain to depth — cut to depth+1 entries, or grown
+// with agent — and hands the level at depth to next, when there is one.
+func chainFor(items []checkpoint.String, depth int64, agent, next string) []string {
 	var chain []string
 	for _, s := range items {
 		chain = append(chain, s.Value)
 	}
-	n := int(depth) + 1
+	n := max(int(depth), 0) + 1
 	if len(chain) > n {
-		return chain[:n]
+		chain = chain[:n]
 	}
 	for len(chain) < n {
 		chain = append(chain, agent)
+	}
+	if next != "" {
+		chain[n-1] = next
 	}
 	return chain
 }

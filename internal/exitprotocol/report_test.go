@@ -140,7 +140,8 @@ func TestApplyForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp := out.Checkpoint
-	if !cp.History.Set || len(cp.History.Items) != 4 || cp.Depth.Value != 2 || len(cp.AgentChain.Items) != 3 || cp.AgentChain.Items[2].Value != "code-reviewer" {
+	// The new level is handed to the next agent.
+	if !cp.History.Set || len(cp.History.Items) != 4 || cp.Depth.Value != 2 || len(cp.AgentChain.Items) != 3 || cp.AgentChain.Items[2].Value != "lead-developer" {
 		t.Errorf("history %d, depth %d, chain %+v ", len(cp.History.Items), cp.Depth.Value, cp.AgentChain.Items)
 	}
 	broken := strings.Replace(issueBody(t), "remaining: 13800", "remaining: 99999", 1)
@@ -151,6 +152,43 @@ func TestApplyForms(t *testing.T) {
 	}
 	if _, err := Apply(42, "no checkpoint here", nil, r, Options{}); err == nil {
 		t.Error("a body without a checkpoint was accepted")
+	}
+}
+
+// TestApplyHandsOver: without --assignee, state.assignee and the
+// current level of agent_chain follow the handoff to the next agent;
+// --current-task sets current_task; a report that ends the workflow (no
+// next agent) leaves both as they were.
+func TestApplyHandsOver(t *testing.T) {
+	r := review()
+	r.Assignee = nil
+	task := "fix the refill rate and the Retry-After rounding"
+	r.CurrentTask = &task
+	out, err := Apply(42, issueBody(t), live, r, Options{HistoryTail: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := out.Checkpoint
+	chain := cp.AgentChain.Items
+	if cp.State.Assignee.Value != "lead-developer" || chain[len(chain)-1].Value != "lead-developer" || len(chain) != int(cp.Depth.Value)+1 {
+		t.Errorf("assignee %q, chain %+v: want both handed to lead-developer", cp.State.Assignee.Value, chain)
+	}
+	if cp.CurrentTask.Value != task {
+		t.Errorf("current_task %q", cp.CurrentTask.Value)
+	}
+	if c := Comment(r, out); !strings.Contains(c, "- Assignee: lead-developer (the next agent)\n") || !strings.Contains(c, "- Current task: "+task+"\n") {
+		t.Errorf("the comment does not say the handoff:\n%s", c)
+	}
+	done := review()
+	done.Assignee, done.NextAgent, done.NextEstimate = nil, "", 0
+	out, err = Apply(42, issueBody(t), live, done, Options{HistoryTail: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := checkpoint.Parse(issueBody(t), checkpoint.Options{Issue: 42}).Checkpoint
+	if got := out.Checkpoint; got.State.Assignee.Value != before.State.Assignee.Value || len(got.AgentChain.Items) != len(before.AgentChain.Items) ||
+		got.AgentChain.Items[len(got.AgentChain.Items)-1].Value != before.AgentChain.Items[len(before.AgentChain.Items)-1].Value || got.CurrentTask.Value != before.CurrentTask.Value {
+		t.Errorf("a report with no next agent changed the handoff: %+v", got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -716,11 +717,39 @@ func (c *Client) PullFiles(ctx context.Context, number int64) ([]string, error) 
 // request (one GET), at most max bytes: a longer file is an error naming
 // it, and a missing one an error wrapping issues.ErrNotFound.
 func (c *Client) File(ctx context.Context, path string, max int64) ([]byte, error) {
+	return c.fileAt(ctx, "", path, max)
+}
+
+// PullFile reads a file as the head commit of pull request number holds
+// it (two GETs: the pull request's head, then the file at it), at most max
+// bytes; a file the head lacks is an error wrapping issues.ErrNotFound.
+// The head is named by its SHA: Gitea reads a ref it does not know from
+// the default branch instead.
+func (c *Client) PullFile(ctx context.Context, number int64, path string, max int64) ([]byte, error) {
+	var pr struct {
+		Head struct {
+			SHA string `json:"sha"`
+		} `json:"head"`
+	}
+	if err := c.do(ctx, http.MethodGet, c.repoPath()+"/pulls/"+strconv.FormatInt(number, 10), nil, &pr); err != nil {
+		return nil, err
+	}
+	if !commitSHA.MatchString(pr.Head.SHA) {
+		return nil, fmt.Errorf("forge: pull request #%d names no head commit (%q)", number, pr.Head.SHA)
+	}
+	return c.fileAt(ctx, pr.Head.SHA, path, max)
+}
+
+// commitSHA matches a full commit id (SHA-1 or SHA-256).
+var commitSHA = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// fileAt reads a file at ref ("": the default branch).
+func (c *Client) fileAt(ctx context.Context, ref, path string, max int64) ([]byte, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rc, resp, err := sc.GetFileReader(c.owner, c.repo, "", path)
+	rc, resp, err := sc.GetFileReader(c.owner, c.repo, ref, path)
 	if err := c.sdkError(ctx, http.MethodGet, c.repoPath()+"/raw/"+path, resp, err); err != nil {
 		return nil, err
 	}

@@ -597,6 +597,22 @@ func TestPullFiles(t *testing.T) {
 	if _, err := f.fc.PullFiles(ctx, 999999); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("PullFiles of a missing pull request: %v, want ErrNotFound", err)
 	}
+
+	// PullFile reads a file as the pull request's head holds it, never the
+	// default branch's copy; a file it lacks is not found.
+	if d := delta(f.fc, func() {
+		if got, err := f.fc.PullFile(ctx, pr.Index, "docs/README.md", 1<<10); err != nil || string(got) != "# moved\n" {
+			t.Errorf("PullFile of the moved README: %q, %v", got, err)
+		}
+	}); d != 2 {
+		t.Errorf("PullFile made %d requests, want 2 (the head, the file)", d)
+	}
+	if _, err := f.fc.PullFile(ctx, pr.Index, "README.md", 1<<10); !errors.Is(err, issues.ErrNotFound) {
+		t.Errorf("PullFile of the README the pull request moved away: %v, want ErrNotFound (main still has it)", err)
+	}
+	if _, err := f.fc.PullFile(ctx, pr.Index, "src/file07.go", 5); !errors.Is(err, issues.ErrTooLarge) {
+		t.Errorf("PullFile over max: %v, want ErrTooLarge", err)
+	}
 }
 
 func commentIDs(cs []issues.Comment) []int64 {

@@ -4,14 +4,46 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
+// measureSpent sets the lifetime spend: what its earlier phases
+// consumed, as the guard accepted it, and the checkpoint's consumed.
+func (e *eval) measureSpent() {
+	n := &e.plan.Numbers
+	n.EarlierPhases = e.earlierPhases(n.BudgetConsumed)
+	n.Lifetime = ledger.AddTokens(n.EarlierPhases, max(n.BudgetConsumed, 0))
+}
+
+// earlierPhases is what the phases before the current one consumed, for a
+// checkpoint that says consumed: the trusted ledger's figure and, when
+// consumed fell below what the ledger accepted, the phase that ended
+// there (a new phase began since).
+func (e *eval) earlierPhases(consumed int64) int64 {
+	old := e.trust.ledger
+	if old == nil || !old.Baseline {
+		return 0
+	}
+	earlier := old.EarlierPhases()
+	if consumed < old.Consumed {
+		earlier = ledger.AddTokens(earlier, old.Consumed)
+	}
+	return earlier
+}
+
 // maxBurnText bounds the agent name a point carries.
 const maxBurnText = 32
 
 // recordBurn appends the state l accepts to the burn series of the last
-// trusted ledger: the checkpoint as the agents left it and, when this run
-// prunes, the reset budget after it. A state the series already ends with
-// adds nothing, so a re-run or a decision made again writes the same record.
+// trusted ledger: the checkpoint as the agents left it and, when this run's
+// prune starts a new phase budget, the reset budget after it (a prune that
+// only archives is no new budget). A state the series already ends with
+// adds nothing, so a re-run or a decision made again writes the same
+// record. It sets what the earlier phases consumed with it.
 func (e *eval) recordBurn(l *ledger.Record, pruned bool) {
+	consumed := e.cp.Budget.Consumed.Value
+	reset := pruned && l.Consumed < consumed
+	l.Earlier = e.earlierPhases(consumed)
+	if reset {
+		l.Earlier = ledger.AddTokens(l.Earlier, consumed)
+	}
 	old := e.trust.ledger
 	var pts []ledger.BurnPoint
 	if old != nil {
@@ -44,7 +76,7 @@ func (e *eval) recordBurn(l *ledger.Record, pruned bool) {
 		b := cp.Budget
 		add(ledger.BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText), Invocation: ledger.InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
 	}
-	if pruned {
+	if reset {
 		add(ledger.BurnPoint{T: t, Consumed: l.Consumed, Remaining: l.Remaining})
 	}
 	if len(pts) > ledger.MaxBurnPoints {

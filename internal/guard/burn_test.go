@@ -149,3 +149,53 @@ func TestBurnSeriesIsCappedAndStable(t *testing.T) {
 		t.Errorf("deciding the same state again moved the series: %+v", again.Ledger.Burn[len(again.Ledger.Burn)-1])
 	}
 }
+
+// The issue's lifetime spend outlives the budget prune: the phase that
+// ends is counted in the ledger's earlier phases, the next phase starts
+// at 0, and the burn series calls only that reset a new budget.
+func TestLifetimeSpendAcrossPhases(t *testing.T) {
+	in := input(t, body(), "cascade::depth-2")
+	in.Config.LedgerKey = testKey
+	l := firstLedger(t, in)
+	if l.Earlier != 0 {
+		t.Fatalf("a first ledger counts %d tokens of earlier phases", l.Earlier)
+	}
+	// An agent spends past prune-threshold: the run prunes into a new phase.
+	withLedger(&in, l)
+	in.Issue.Body = body("last_invocation: inv-3", "last_invocation: inv-4", "consumed: 3000", "consumed: 8500", "remaining: 7000", "remaining: 1500")
+	p := Decide(in)
+	if p.Prune == nil || p.Ledger == nil || p.Ledger.Consumed != 0 {
+		t.Fatalf("no prune into a new phase: %v %+v", ruleIDs(p), p.Ledger)
+	}
+	if n := p.Numbers; n.BudgetConsumed != 8500 || n.EarlierPhases != 0 || n.Lifetime != 8500 {
+		t.Errorf("the pruning run's figures: %+v", n)
+	}
+	if p.Ledger.Earlier != 8500 {
+		t.Errorf("the new phase's ledger counts %d tokens of earlier phases, want 8,500", p.Ledger.Earlier)
+	}
+	burn := p.Ledger.Burn
+	if last := burn[len(burn)-1]; last.Agent != "" || last.Consumed != 0 || last.Remaining != 750 {
+		t.Errorf("the series does not end with the new budget: %+v", burn)
+	}
+	// The next runs: the new phase's consumed adds to the earlier phases.
+	l = *p.Ledger
+	l.Written = written.Unix()
+	in.Recent = nil
+	withLedger(&in, l)
+	in.Issue.Body = p.Prune.Body
+	if n := Decide(in).Numbers; n.BudgetConsumed != 0 || n.EarlierPhases != 8500 || n.Lifetime != 8500 {
+		t.Errorf("after the prune: %+v", n)
+	}
+	in.Issue.Body = strings.Replace(strings.Replace(p.Prune.Body, "consumed: 0", "consumed: 300", 1), "remaining: 750", "remaining: 450", 1)
+	q := Decide(in)
+	if n := q.Numbers; n.BudgetConsumed != 300 || n.EarlierPhases != 8500 || n.Lifetime != 8800 || q.Ledger.Earlier != 8500 {
+		t.Errorf("a report in the new phase: %+v, ledger's earlier phases %d", n, q.Ledger.Earlier)
+	}
+	// A record written before the ledger kept the figure: its series shows
+	// where a phase ended.
+	old := l
+	old.Earlier = 0
+	if got := old.EarlierPhases(); got != 8500 {
+		t.Errorf("earlier phases read from the series: %d, want 8,500", got)
+	}
+}

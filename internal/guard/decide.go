@@ -49,6 +49,10 @@ type Input struct {
 	Admins map[string]bool
 	// PullFiles are the paths a pull request changes (pull_request events).
 	PullFiles []string
+	// PullSettings is why the settings file a pull request brings does not
+	// load (file:line:col: key: reason), or "" when it loads or the pull
+	// request does not change it.
+	PullSettings string
 	// Now is the time of the run.
 	Now time.Time
 	// Counter counts tokens in the configured encoding.
@@ -256,6 +260,7 @@ func (e *eval) measure() {
 	n.TaskSize = size.Name
 	n.MaxContext = size.MaxContext
 	e.measureContext(e.parsed.Block().Raw())
+	e.measureSpent()
 }
 
 // measureContext sets the entry-load figures for a checkpoint block text:

@@ -302,6 +302,34 @@ func TestProtectedPaths(t *testing.T) {
 	}
 }
 
+// The guard's own files are protected by default; a pull request whose
+// settings file does not load fails whatever its labels, and one whose
+// file loads passes with an approver's permission::evolve-system.
+func TestPullSettingsMustLoad(t *testing.T) {
+	in := input(t, "a pull request", "size::small")
+	in.Event = issues.Event{Name: "pull_request_target", Action: "synchronize", Number: 9, IsPull: true}
+	in.PullFiles = []string{".gitea/gns-guard.yml"}
+	in.Config.ProtectedPaths = []string{".kilo/", ".gitea/workflows/", ".gitea/gns-guard.yml"}
+	in.Issue.Labels = append(in.Issue.Labels, issues.Label{ID: 5, Name: "permission::evolve-system"})
+	in.Config.BudgetAdmins = []string{"carol"}
+	in.LabelEvents = []issues.LabelEvent{{Label: "permission::evolve-system", LabelID: 5, Added: true, Actor: "carol"}}
+	if p := Decide(in); len(p.Violations) != 0 {
+		t.Fatalf("a settings change an approver opened, whose file loads: %v", ruleIDs(p))
+	}
+	in.PullSettings = `.gitea/gns-guard.yml:3:1: histroy-tail: unknown key (did you mean history-tail?)`
+	p := Decide(in)
+	if !slices.Equal(ruleIDs(p), []string{RuleSettingsInvalid}) || !strings.Contains(p.Violations[0].Message, in.PullSettings) || len(p.AddLabels) != 0 {
+		t.Fatalf("a settings file that does not load: %v %v", p.Violations, p.AddLabels)
+	}
+	in.Issue.Labels, in.LabelEvents = nil, nil
+	for _, f := range []string{".gitea/workflows/gns-guard.yml", ".gitea/gns-guard.yml"} {
+		in.PullFiles, in.PullSettings = []string{f}, ""
+		if p := Decide(in); !slices.Equal(ruleIDs(p), []string{RuleProtectedPath}) {
+			t.Errorf("%s changed without permission::evolve-system: %v", f, ruleIDs(p))
+		}
+	}
+}
+
 func TestInvalidCheckpointRequestsRecoveryOnce(t *testing.T) {
 	in := input(t, body("version: 2", "version: 3"), "cascade::depth-2", "cascade::depth-exceeded")
 	p := Decide(in)

@@ -19,6 +19,8 @@ func (e *eval) judgeHistory(l *ledger.Record, body []prune.Entry) string {
 	archivedHash, archived := e.archivedPrefix(l)
 	keep := l.Entries - archived
 	switch {
+	case keep < 0 && e.acceptedBeyondLedger(l, body):
+		return "" // a run archived entries not accepted yet and died before recording
 	case keep < 0:
 		return fmt.Sprintf("the archives hold %d entries, more than the %d the ledger accepted", archived, l.Entries)
 	case len(body) < keep:
@@ -42,4 +44,22 @@ func (e *eval) archivedPrefix(l *ledger.Record) (string, int) {
 		n = p.Archive.Count
 	}
 	return h, n
+}
+
+// acceptedBeyondLedger reports whether the accepted entries the ledger's
+// archives do not hold are, in order and unchanged, the first entries of
+// the guard's parts past the ledger's end and then the body: a run that
+// archived entries of the same edit, not accepted yet, and died before
+// recording it left them so (archives batch, docs/choices.md#pruning).
+func (e *eval) acceptedBeyondLedger(l *ledger.Record, body []prune.Entry) bool {
+	var after []prune.Entry
+	for _, p := range e.archiveChainParts() {
+		after = append(after, p.Archive.Entries...)
+	}
+	after = append(after, body...)
+	need := l.Entries - l.Archived
+	if l.ArchivedHash == "" && l.Archived > 0 || need < 0 || need > len(after) {
+		return false
+	}
+	return ledger.HistoryHash(l.ArchivedHash, after[:need]) == l.EntriesHash
 }

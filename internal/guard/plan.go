@@ -83,10 +83,15 @@ type Numbers struct {
 	MaxDepthKnown bool  `json:"-"`
 	// Known says the checkpoint was read: without it the checkpoint's
 	// figures are unknown, not 0.
-	Known            bool  `json:"-"`
-	BudgetTotal      int64 `json:"budget_total"`
-	BudgetConsumed   int64 `json:"budget_consumed"`
-	BudgetRemaining  int64 `json:"budget_remaining"`
+	Known           bool  `json:"-"`
+	BudgetTotal     int64 `json:"budget_total"`
+	BudgetConsumed  int64 `json:"budget_consumed"`
+	BudgetRemaining int64 `json:"budget_remaining"`
+	// EarlierPhases is what the guard accepted as consumed in the issue's
+	// phases before this one; Lifetime adds BudgetConsumed: the issue's
+	// lifetime spend (docs/pruning.md#lifetime-spend).
+	EarlierPhases    int64 `json:"earlier_phases_consumed"`
+	Lifetime         int64 `json:"lifetime_consumed"`
 	CheckpointTokens int   `json:"checkpoint_tokens"`
 	// EntryTokens is the next agent's entry load as `context` prints it
 	// (entryload.Measure), CommentTokens its comments' part;

@@ -22,7 +22,7 @@ func (e *eval) planPrune() {
 	// An exhausted budget waits for a person; a reset would only erase the
 	// record of what was spent.
 	overBudget := float64(cp.Budget.Consumed.Value) > e.cfg.PruneThreshold*float64(cp.Budget.Total.Value) && cp.Budget.Remaining.Value > 0
-	tailTooLong := cp.HistoryTail.Set && len(cp.HistoryTail.Items) > e.cfg.HistoryTail
+	tailTooLong := cp.HistoryTail.Set && len(cp.HistoryTail.Items) > checkpoint.TailMost(e.cfg.HistoryTail)
 	size := e.taskSize()
 	overweight := int64(n.CheckpointTokens) > size.Overhead
 	removable := len(cp.Entries()) > e.cfg.HistoryTail || cp.History.Set
@@ -31,7 +31,7 @@ func (e *eval) planPrune() {
 	case overBudget:
 		why = append(why, fmt.Sprintf("consumed %d > %s of total %d", cp.Budget.Consumed.Value, percent(e.cfg.PruneThreshold), cp.Budget.Total.Value))
 	case tailTooLong:
-		why = append(why, fmt.Sprintf("history_tail holds %d entries, over history-tail = %d", len(cp.HistoryTail.Items), e.cfg.HistoryTail))
+		why = append(why, fmt.Sprintf("history_tail holds %d entries, over twice history-tail = %d", len(cp.HistoryTail.Items), e.cfg.HistoryTail))
 	case overweight && removable:
 		why = append(why, fmt.Sprintf("the checkpoint takes %d tokens, over the %d a %s task allows", n.CheckpointTokens, size.Overhead, size.Name))
 	case overweight:

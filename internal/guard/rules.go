@@ -30,6 +30,7 @@ const (
 	RuleCommentProtocol   = "comment-protocol"
 	RuleStateDrift        = "state-labels-drift"
 	RuleContentTooLarge   = "content-too-large"
+	RuleSettingsInvalid   = "settings-invalid"
 )
 
 // Maintenance ids: the warnings pruning gives. They are not rules (they
@@ -70,7 +71,7 @@ var rules = []Rule{
 	{ID: checkpoint.RuleAmbiguous, When: "the body holds two or more checkpoint blocks", Effects: "fail; context-recovery-needed comment"},
 	{ID: RuleCheckpointMissing, When: "a governed issue (cascade:: or budget:: label) has no checkpoint block", Effects: "fail; context-recovery-needed comment"},
 	{ID: checkpoint.RuleTooLarge, When: "the checkpoint block is over max-checkpoint-bytes (not parsed)", Effects: "fail; context-recovery-needed comment", Inputs: []string{"max-checkpoint-bytes"}},
-	{ID: checkpoint.RuleTailTooLong, When: "history_tail holds more than history-tail entries", Effects: "warning; repaired by pruning in the same run (check: the same warning and the planned prune)", Inputs: []string{"history-tail"}, Warning: true},
+	{ID: checkpoint.RuleTailTooLong, When: "history_tail holds more than twice history-tail entries", Effects: "warning; repaired by pruning in the same run, which keeps the last history-tail (check: the same warning and the planned prune)", Inputs: []string{"history-tail"}, Warning: true},
 	{ID: RuleCascadeConflict, When: "more than one cascade::depth-N label", Effects: "fail", check: checkCascadeLabels},
 	{ID: RuleCascadeMissing, When: "no cascade::depth-N label and no default-max-depth", Effects: "fail", Inputs: []string{"default-max-depth"}},
 	{ID: RuleDepthExceeded, When: "depth > N of cascade::depth-N", Effects: "label cascade::depth-exceeded; lock; fail", Inputs: []string{"default-max-depth", "admin-token"}, check: checkDepth},
@@ -89,6 +90,7 @@ var rules = []Rule{
 	{ID: RuleUnmetered, When: "metering: required and an agent result without a valid meter receipt for its invocation (signed with meter-public-key, for this issue); with metering off, a receipt that does not verify is a warning", Effects: "fail (a warning with metering off)", Inputs: []string{"metering", "meter-public-key"}, check: checkUnmetered},
 	{ID: RuleStateDrift, When: "state.labels differs from the live labels", Effects: "warning; refreshed on the guard's next body write", Warning: true, check: checkStateDrift},
 	{ID: RuleProtectedPath, When: "a pull request changes a path under protected-paths without permission::evolve-system accepted by its record or added by an approver (by label id)", Effects: "label permission::violation; fail", Inputs: []string{"protected-paths"}, Pull: true, check: checkProtectedPaths},
+	{ID: RuleSettingsInvalid, When: "a pull request changes .gitea/gns-guard.yml and its new file does not load (an unknown key, a wrong type, a value out of range): merged, it would stop every run", Effects: "fail (naming the file, the key and its line) until the pull request fixes it", Pull: true, check: checkPullSettings},
 	{ID: RulePosture, When: "a guarantee of the threat model does not hold in the repository (gns-guard doctor's checks: an untrusted account with Code write, Actions write or admin; the guard's workflow, the default branch's protection, the secrets, the published key), judged once per default-branch commit with the guard's tokens", Effects: "warning naming the logins and what they can do; the checks the tokens cannot make are said once", Inputs: []string{"admin-token", "budget-admins"}, Warning: true, AllEvents: true},
 	{ID: RulePrune, When: "pruning is due but cannot be planned, or would not make the body smaller", Effects: "warning; nothing is written", Inputs: []string{"prune-threshold", "history-tail", "carryover-ratio", "phase-grant"}, Warning: true},
 	{ID: RuleCheckpointOverweight, When: "the checkpoint is over the task size's overhead and has no history left to prune", Effects: "warning", Warning: true},

@@ -143,7 +143,7 @@ func DefaultConfig() Config {
 		CarryoverRatio:         0.5,
 		PhaseGrant:             0,
 		HistoryTail:            3,
-		ProtectedPaths:         []string{".kilo/"},
+		ProtectedPaths:         []string{".kilo/", ".gitea/workflows/", ".gitea/gns-guard.yml"},
 		PressureThreshold:      0.6,
 		Encoding:               tokens.CL100kBase,
 		MaxCheckpointBytes:     64 << 10,

@@ -65,6 +65,10 @@ type Forge interface {
 	// bytes (more is an error): one request. A missing file is an error
 	// wrapping ErrNotFound.
 	File(ctx context.Context, path string, max int64) ([]byte, error)
+	// PullFile reads a file as pull request number's head commit holds
+	// it, at most max bytes; a missing file is an error wrapping
+	// ErrNotFound.
+	PullFile(ctx context.Context, number int64, path string, max int64) ([]byte, error)
 	// IsRepoAdmin reports whether user has admin permission on the
 	// repository: one request, which needs a repository-admin token (the
 	// Actions token gets an error wrapping ErrForbidden).

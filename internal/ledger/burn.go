@@ -65,6 +65,26 @@ func InvocationTag(inv string) string {
 // last comments of the entry load, so the series stays short.
 const MaxBurnPoints = 12
 
+// EarlierPhases is what the issue's phases before the record's consumed,
+// as the guard accepted it: Earlier, or for a record written before the
+// ledger kept it, what its burn series shows ended: the consumed before
+// every fall of consumed (a new phase). 0 for a nil record.
+func (l *Record) EarlierPhases() int64 {
+	switch {
+	case l == nil:
+		return 0
+	case l.Earlier > 0:
+		return l.Earlier
+	}
+	var sum int64
+	for i := 1; i < len(l.Burn); i++ {
+		if prev := l.Burn[i-1].Consumed; l.Burn[i].Consumed < prev && prev > 0 {
+			sum = AddTokens(sum, prev)
+		}
+	}
+	return sum
+}
+
 // BurnSeries is the burn of an issue as its ledger records it, for the
 // charts of package burn. A nil ledger gives an empty series.
 func BurnSeries(issue int64, title string, l *Record) burn.Series {

@@ -41,6 +41,10 @@ type Record struct {
 	Total           int64  `json:"total"`
 	Consumed        int64  `json:"consumed"`
 	Remaining       int64  `json:"remaining"`
+	// Earlier is what the guard accepted as consumed in the issue's
+	// phases before this one: with Consumed, the issue's lifetime spend
+	// (docs/pruning.md#lifetime-spend).
+	Earlier int64 `json:"earlier,omitempty"`
 	// ContentVersion is the body's content_version when it was accepted:
 	// an admin's edit is attributable only when it is the one edit since.
 	ContentVersion int `json:"content_version"`
@@ -124,7 +128,7 @@ func (l Record) sameOrigin(o Record) bool {
 func (l Record) sameCheckpoint(o Record) bool {
 	return l.Version == o.Version && l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase &&
 		l.Total == o.Total && l.Consumed == o.Consumed && l.Remaining == o.Remaining &&
-		l.ContentVersion == o.ContentVersion
+		l.Earlier == o.Earlier && l.ContentVersion == o.ContentVersion
 }
 
 // sameLabels compares the accepted labels, limits and pending approvals

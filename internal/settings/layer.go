@@ -309,3 +309,15 @@ func hint(got string) string {
 	}
 	return "; the keys are " + strings.Join(names(func(s Setting) bool { return s.File }), ", ")
 }
+
+// CheckFile reports whether a configuration file loads as the guard reads
+// it: FileLayer, and every value in its setting's range (Resolve). The
+// error names the file, the key and its line.
+func CheckFile(name string, data []byte) error {
+	l, err := FileLayer(name, data)
+	if err != nil {
+		return err
+	}
+	_, err = Resolve(l)
+	return err
+}

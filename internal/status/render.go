@@ -117,8 +117,8 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 		if n.BudgetTotal > 0 {
 			ratio = float64(n.BudgetConsumed) / float64(n.BudgetTotal)
 		}
-		fmt.Fprintf(b, "**Budget** `%s` %s of %s tokens consumed (%s), %s left\n\n",
-			Bar(ratio, 20), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), percent(ratio), tokens.Format(n.BudgetRemaining))
+		fmt.Fprintf(b, "**Budget** `%s` %s of %s tokens consumed in this phase (%s), %s left · **Lifetime** %s\n\n",
+			Bar(ratio, 20), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), percent(ratio), tokens.Format(n.BudgetRemaining), LifetimeText(n))
 		if n.MeteredResults > 0 {
 			fmt.Fprintf(b, "**Metered** %s tokens by the meter's receipts of the last %d results; their reports added %s\n\n",
 				tokens.Format(n.Metered), n.MeteredResults, tokens.Format(n.MeteredReported))
@@ -136,6 +136,15 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 	if len(parts) > 0 {
 		b.WriteString(strings.Join(parts, " · ") + "\n")
 	}
+}
+
+// LifetimeText says the issue's lifetime spend: the tokens consumed across
+// its phases, and how many of them before this phase.
+func LifetimeText(n guard.Numbers) string {
+	if n.EarlierPhases <= 0 {
+		return tokens.Format(n.Lifetime) + " tokens consumed on the issue, all in this phase"
+	}
+	return fmt.Sprintf("%s tokens consumed on the issue, %s of them in earlier phases", tokens.Format(n.Lifetime), tokens.Format(n.EarlierPhases))
 }
 
 // Bar draws ratio (0..1, clamped) as a bar of width cells.

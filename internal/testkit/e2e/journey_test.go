@@ -60,8 +60,11 @@ var roles = []string{"orchestrator", "architect", "lead-developer", "code-review
 // production.
 //
 // It asserts that no honest step fails a guard run, that every entry load
-// `context` printed is under its cap by the tokenizer, and that `gns-guard
-// history` rebuilds every entry the agents reported, in order. It prints
+// `context` printed is under its cap by the tokenizer, carries the previous
+// agent's result whole (or says it compressed it to fit) and is the load
+// the guard's context figure measured, that every report hands
+// current_task, state.assignee and agent_chain to the next agent, and that
+// `gns-guard history` rebuilds every entry the agents reported, in order. It prints
 // the tokens each agent loaded against the whole issue's tokens, the guard
 // runs, failures and prunes, and the wall time of each step.
 func TestJourney(t *testing.T) {
@@ -114,6 +117,13 @@ type journey struct {
 	cur       *stepRow
 	seenRuns  int   // the runner's runs of the issue already judged
 	lastTotal int64 // budget.total after the last step
+
+	// lastResult is the result text the last agent reported, and
+	// guardContext the context-tokens output of the guard's last run in
+	// process (0: none yet, or it failed).
+	lastResult   string
+	guardContext int64
+	whole, after int // entry loads that carried the previous result whole, of those after a result
 }
 
 // reported is a history entry as an agent reported it.
@@ -236,11 +246,17 @@ func (j *journey) context(agent string) entryLoad {
 	if got > availableTokens[j.size] {
 		t.Errorf("%s: context printed %d tokens, over the %d a %s task allows:\n%s", agent, got, availableTokens[j.size], j.size, out)
 	}
+	j.previousResult(agent, out)
 	js, stderr, code := j.gns(j.agent.Token, nil, "context", "--repo", j.repoName(), "--issue", strconv.FormatInt(j.n, 10), "--format", "json")
 	if code != 0 {
 		t.Fatalf("%s: gns-guard context --format json exit %d\n%s%s", agent, code, js, stderr)
 	}
 	var rep struct {
+		Dropped []string `json:"dropped"`
+		Guard   struct {
+			EntryTokens int   `json:"entry_tokens"`
+			Next        int64 `json:"next_estimated_tokens"`
+		} `json:"guard"`
 		Next struct {
 			BudgetRemaining int64   `json:"budget_remaining"`
 			PressureRoom    int64   `json:"pressure_room"`
@@ -253,8 +269,34 @@ func (j *journey) context(agent string) entryLoad {
 		t.Fatalf("context --format json: %v\n%s", err, js)
 	}
 	j.cur.loaded = got
+	// The guard's context-pressure figure is what context loads: the
+	// load (no file, no skill, nothing dropped) and the next estimate.
+	if len(rep.Dropped) == 0 && (rep.Guard.EntryTokens != got || j.guardContext != 0 && j.guardContext != int64(got)+rep.Guard.Next) {
+		t.Errorf("%s: context loaded %d tokens; the guard's figure in it is %d, the guard's last run measured %d = entry + next_estimated_tokens %d",
+			agent, got, rep.Guard.EntryTokens, j.guardContext, rep.Guard.Next)
+	}
 	return entryLoad{tokens: got, room: rep.Next.PressureRoom, remaining: rep.Next.BudgetRemaining,
 		phaseEnds: rep.Next.PhaseEndsAt, carryover: rep.Next.CarryoverRatio, grant: rep.Next.PhaseGrant}
+}
+
+// previousResult checks that the entry load carries the previous agent's
+// result text whole: the reviewer's findings reach the developer as
+// written, unless the load says it compressed the result to fit the cap.
+func (j *journey) previousResult(agent, out string) {
+	t := j.t
+	if j.lastResult == "" {
+		return
+	}
+	whole := strings.TrimRight(j.lastResult, "\n")
+	j.after++
+	switch {
+	case strings.Contains(out, whole):
+		j.whole++
+	case strings.Contains(out, "(compressed to fit the cap)") && strings.Contains(out, "loads it whole; its link has it)"):
+		j.cur.note += "; the previous result was compressed to fit the cap"
+	default:
+		t.Errorf("%s: the entry load carries neither the previous result whole nor says it compressed it:\n%s", agent, out)
+	}
 }
 
 // budgetAfter is agent.sh's rule for the next call's budget: what is left
@@ -311,9 +353,10 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 		"--agent", agent, "--invocation", inv, "--consumed", strconv.FormatInt(consumed, 10),
 		"--action", action, "--result-file", file, "--verdict", verdicts[agent], "--files-changed", strconv.Itoa(k % 5),
 		"--key-stats", fmt.Sprintf(`{"step": %d}`, k), "--phase", phaseOf(k), "--meter-url", j.meter.URL, "--format", "json"}
+	task := fmt.Sprintf("%s takes up step %d", next, k+1)
 	if next != "" {
 		est := max(min(entry.room/2, entry.budgetAfter(consumed)/2), 0)
-		args = append(args, "--next-agent", next, "--next-estimate", strconv.FormatInt(est, 10))
+		args = append(args, "--next-agent", next, "--next-estimate", strconv.FormatInt(est, 10), "--current-task", task)
 	}
 	out, stderr, code := j.gns(j.agent.Token, nil, args...)
 	rep := decodeReportOut(t, out, stderr)
@@ -325,6 +368,7 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 			t.Fatalf("step %d: report --force exit %d\n%s%s", k, code, out, stderr)
 		}
 		j.reported = append(j.reported, reported{agent, action, inv})
+		j.lastResult = result
 		j.guard("budget-exhausted")
 		j.approveBudget()
 		return
@@ -336,7 +380,22 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 		t.Errorf("step %d: the report carries no receipt of the meter\n%s", k, out)
 	}
 	j.reported = append(j.reported, reported{agent, action, inv})
+	j.lastResult = result
 	j.guard("pass")
+	if next != "" {
+		j.handedTo(next, task)
+	}
+}
+
+// handedTo checks that the checkpoint follows the handoff: current_task
+// is the one reported, state.assignee and agent_chain name the next agent.
+func (j *journey) handedTo(next, task string) {
+	body := j.r.issue(j.n).Body
+	for _, want := range []string{"  current_task: " + task + "\n", "    assignee: " + next + "\n", "  agent_chain: [" + next + "]\n"} {
+		if !strings.Contains(body, want) {
+			j.t.Errorf("after the report the checkpoint lacks %q:\n%s", want, body)
+		}
+	}
 }
 
 var verdicts = map[string]string{"orchestrator": "planned", "architect": "designed", "lead-developer": "ready-for-review",
@@ -489,6 +548,7 @@ func (j *journey) guard(want string) {
 		res := step.RunInProcess(t, d, actiontest.InProcess{})
 		j.runs++
 		j.cur.runs++
+		j.guardContext, _ = strconv.ParseInt(res.Outputs["context-tokens"], 10, 64)
 		if res.Outputs["pruned"] == "true" {
 			j.prunes++
 		}
@@ -756,8 +816,8 @@ func (j *journey) summary(wall time.Duration) {
 	}
 	last := j.rows[len(j.rows)-1]
 	steps := len(j.rows)
-	j.logf("journey: %d steps by %d agents; entry load %d tokens a step on average (at most %d), against %d tokens for the whole issue at the end (body and %d comments); %d guard runs, %d failed (each one expected), %d pruned, %d new phase budgets; %.1f s a step (at most %.1f s); %s in all",
-		steps, len(roles), loaded/steps, most, last.issueTokens, last.comments, j.runs, j.failed, j.prunes, j.phases,
+	j.logf("journey: %d steps by %d agents; entry load %d tokens a step on average (at most %d; the previous result whole in %d of the %d after a result), against %d tokens for the whole issue at the end (body and %d comments); %d guard runs, %d failed (each one expected), %d pruned, %d new phase budgets; %.1f s a step (at most %.1f s); %s in all",
+		steps, len(roles), loaded/steps, most, j.whole, j.after, last.issueTokens, last.comments, j.runs, j.failed, j.prunes, j.phases,
 		float64(agentWall)/float64(steps)/1000, slowest.Seconds(), wall.Round(time.Second))
 }
 

@@ -17,7 +17,7 @@ import (
 func TestKilledBetweenArchiveAndPatch(t *testing.T) {
 	t.Parallel()
 	f := actiontest.NewRepo(t)
-	n, d := f.Open(t, "killed mid-prune", sixEntries(t), "cascade::depth-2", "size::medium")
+	n, d := f.Open(t, "killed mid-prune", overlongTail(t), "cascade::depth-2", "size::medium")
 	before := f.Issue(t, n)
 	want := entries(mustDecode(t, before.Body).HistoryTail)
 
@@ -81,7 +81,7 @@ func TestTenGuardsAtOnceLoseNoEdit(t *testing.T) {
 	f := actiontest.NewRepo(t)
 	for round := 1; round <= 3; round++ {
 		t.Run(fmt.Sprintf("round-%d", round), func(t *testing.T) {
-			n, d := f.Open(t, "ten guards at once", sixEntries(t), "cascade::depth-2", "size::medium")
+			n, d := f.Open(t, "ten guards at once", overlongTail(t), "cascade::depth-2", "size::medium")
 			want := entries(mustDecode(t, f.Issue(t, n).Body).HistoryTail)
 
 			p := newProxy(t, f.S.URL)

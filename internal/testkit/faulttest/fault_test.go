@@ -24,10 +24,10 @@ type scenario struct {
 	check func(t *testing.T, f *actiontest.Repo, n int64)
 }
 
-// sixEntries is the healthy example with six history_tail entries: three
-// are due for the archive.
-func sixEntries(t testing.TB) func(int64) string {
-	return func(n int64) string { return withTail(t, n, 6) }
+// overlongTail is the healthy example with seven history_tail entries,
+// past twice history-tail: four are due for the archive.
+func overlongTail(t testing.TB) func(int64) string {
+	return func(n int64) string { return withTail(t, n, 7) }
 }
 
 // editedBy waits for the administrator's next edit of issue n.
@@ -42,13 +42,13 @@ var scenarios = []scenario{
 	{
 		kind: postComment,
 		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
-			return f.Open(t, "archive post", sixEntries(t), "cascade::depth-2", "size::medium")
+			return f.Open(t, "archive post", overlongTail(t), "cascade::depth-2", "size::medium")
 		},
 	},
 	{
 		kind: patchBody,
 		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
-			return f.Open(t, "body patch", sixEntries(t), "cascade::depth-2", "size::medium")
+			return f.Open(t, "body patch", overlongTail(t), "cascade::depth-2", "size::medium")
 		},
 	},
 	{
@@ -57,7 +57,7 @@ var scenarios = []scenario{
 		// one is deleted before the new one is posted.
 		kind: deleteComment,
 		setup: func(t *testing.T, f *actiontest.Repo, p *proxy) (int64, actiontest.Delivery) {
-			n, d := f.Open(t, "stale archive", sixEntries(t), "cascade::depth-2", "size::medium")
+			n, d := f.Open(t, "stale archive", overlongTail(t), "cascade::depth-2", "size::medium")
 			p.inject(patchBody, fault503)
 			if r := viaProxy(f, p).Run(t, d); r.Code != 3 {
 				t.Fatalf("the run whose body patch failed: exit %d\n%s", r.Code, r.Stdout)
@@ -76,8 +76,9 @@ var scenarios = []scenario{
 	},
 	{
 		// The issue failed a rule before (the status comment says so); an
-		// agent fixes it and adds three entries: the run prunes and
-		// resolves the status comment in place.
+		// agent fixes it and adds four entries, taking the tail past twice
+		// history-tail: the run prunes and resolves the status comment in
+		// place.
 		kind: patchComment,
 		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
 			n, d := f.Open(t, "status update", func(n int64) string {
@@ -88,7 +89,7 @@ var scenarios = []scenario{
 			}
 			edit(t, f, n, func(body string, cp *doc) string {
 				cp.NextEstimatedTokens = 1500
-				for i := range 3 {
+				for i := range 4 {
 					cp.HistoryTail = append(cp.HistoryTail, entry{Agent: "tester", Action: fmt.Sprintf("fixed estimate %d", i), Timestamp: fmt.Sprintf("2026-05-16T14:0%d:00Z", i)})
 				}
 				return body
@@ -113,7 +114,7 @@ var scenarios = []scenario{
 		kind: labels,
 		setup: func(t *testing.T, f *actiontest.Repo, _ *proxy) (int64, actiontest.Delivery) {
 			return f.Open(t, "depth label", func(n int64) string {
-				body := withTail(t, n, 6)
+				body := withTail(t, n, 7)
 				cp, err := decode(body)
 				if err != nil {
 					t.Fatal(err)

@@ -58,8 +58,8 @@ func text(h string) string { return html.UnescapeString(tagRE.ReplaceAllString(h
 func TestArchiveRendersInGitea(t *testing.T) {
 	t.Parallel()
 	f := actiontest.NewRepo(t)
-	n, d := f.Open(t, "rendered archive", sixEntries(t), "cascade::depth-2", "size::medium")
-	archived := entries(mustDecode(t, f.Issue(t, n).Body).HistoryTail)[:3]
+	n, d := f.Open(t, "rendered archive", overlongTail(t), "cascade::depth-2", "size::medium")
+	archived := entries(mustDecode(t, f.Issue(t, n).Body).HistoryTail)[:4]
 	if r := f.Step().Run(t, d); r.Code != 0 || r.Outputs["pruned"] != "true" {
 		t.Fatalf("exit %d, pruned %q\n%s", r.Code, r.Outputs["pruned"], r.Stdout)
 	}
