@@ -81,6 +81,9 @@ func (e *eval) keepRecord(after, pending []string) {
 	} else {
 		l.Labels = e.withPending(l.Labels, pending)
 	}
+	if !l.Baseline {
+		l.ContentVersion = e.keptVersion(&l)
+	}
 	e.recordChain(&l)
 	e.anchorFloor(&l)
 	e.plan.Ledger = &l

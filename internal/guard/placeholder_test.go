@@ -36,7 +36,10 @@ func TestPlaceholderIssueIsSetOnTheFirstRun(t *testing.T) {
 	}
 
 	// The next run, on the body the guard wrote, finds nothing to do.
-	next := Decide(in.After(Change{Body: &p.Fill.Body}))
+	in.Config.LedgerKey = testKey
+	after := in.After(Change{Body: &p.Fill.Body})
+	withLedger(&after, *p.Ledger)
+	next := Decide(after)
 	if next.Fill != nil || len(next.Writes()) != 0 || len(next.Violations) != 0 {
 		t.Errorf("after the fill: fill %+v, writes %v, violations %v", next.Fill, next.Writes(), ruleIDs(next))
 	}

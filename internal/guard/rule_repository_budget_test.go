@@ -16,7 +16,7 @@ import (
 func budgeted(t *testing.T, total, remaining string) Input {
 	t.Helper()
 	in := input(t, raised(total, remaining), "cascade::depth-2")
-	in.Config.LedgerKey, in.Config.RepositoryBudget, in.Issue.ContentVersion = testKey, 70000, 1
+	in.Config.LedgerKey, in.Config.RepositoryBudget, in.Issue.ContentVersion = testKey, 70000, 0
 	in.Issue.RepoID = 3
 	now := in.Now.Unix()
 	list := ledger.Grants{Repo: 3, Grants: []ledger.Grant{
@@ -78,7 +78,7 @@ func TestRepositoryBudgetApprovalBinds(t *testing.T) {
 	if len(p.Violations) != 0 || !p.Ledger.Baseline || ledger.Sum(p.Grants) != 30000 {
 		t.Errorf("the approved state: %v %+v grants %v", ruleIDs(p), p.Ledger, p.Grants)
 	}
-	in.Issue.Body, in.Issue.ContentVersion = raised("900000", "897000"), 2
+	in.Issue.Body, in.Issue.ContentVersion = raised("900000", "897000"), 1
 	if p := Decide(in); repoBudgetFinding(p) == nil || p.Ledger.Baseline || len(p.Grants) != 0 {
 		t.Errorf("900,000 after the approval of 30,000: %v %+v", ruleIDs(p), p.Ledger)
 	}

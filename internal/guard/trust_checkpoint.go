@@ -32,7 +32,11 @@ func (e *eval) judgeCheckpoint() {
 		t.tamper = append(t.tamper, e.goneFinding(l))
 		return
 	}
-	if l == nil || !l.Baseline || cur == nil {
+	if l == nil || !l.Baseline {
+		e.judgeFirstEdit()
+		return
+	}
+	if cur == nil {
 		return
 	}
 	if changes, pos := checkpointChanges(l, cur); len(changes) > 0 && (e.cp == nil || !e.legalTransition(l)) {

@@ -1,0 +1,54 @@
+package action_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+)
+
+// The fourth attack round: backstops an issue writer cannot switch off,
+// each as a hostile write collaborator does it on the real server, fed
+// the Actions payloads the runs recorded.
+
+// Attack: the owner's ordinary issue gains a checkpoint of 900,000 tokens
+// by an agent's edit. The guard adopts a first state without an approver
+// only as the issue was opened; a re-run of the old opened run (its
+// payload says opened) adopts nothing either.
+func TestCheckpointEditedIntoAnOrdinaryIssue(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	n, opened := f.Open(t, "ordinary", func(int64) string { return "Tidy up the changelog." })
+	f.Run(t, opened, "ledger-key", ledgerKey).Expect(t, 0, "skipped")
+	big := replace(t, actiontest.Example(t, "healthy.md", n), "total: 20000", "total: 900000", "remaining: 13800", "remaining: 893800")
+	r := f.Run(t, f.EditBody(t, n, agent, big), "ledger-key", ledgerKey)
+	expectTampered(t, f, n, r, "edited since it was opened")
+	st := f.Step("ledger-key", ledgerKey)
+	st.Env["GITHUB_RUN_ATTEMPT"] = "2"
+	expectTampered(t, f, n, st.Run(t, opened), "edited since it was opened")
+	if body := f.Status(t, n).Body; strings.Contains(body, `"baseline":true`) {
+		t.Errorf("900,000 became the baseline:\n%s", body)
+	}
+}
+
+// Attack: with default-max-depth 2, an agent opens its own issue labelled
+// cascade::depth-n at depth 7. A new issue relaxes no rule: the label set
+// by a non-approver goes, and the issue waits for an approver.
+func TestNewIssueTakesNoDepth(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	deep := func(n int64) string {
+		return replace(t, actiontest.Example(t, "healthy.md", n), "depth: 1", "depth: 7", "  agent_chain: [orchestrator, lead-developer]\n", "")
+	}
+	n, d := f.OpenAs(t, agent, "deep", deep, "cascade::depth-n", "size::medium")
+	r := f.Run(t, d, "ledger-key", ledgerKey, "default-max-depth", "2")
+	expectTampered(t, f, n, r, "cascade::depth-n label relaxes a rule", `added by "`+agent.Login+`"`)
+	if rules := r.Rules(t); !slices.Contains(rules, "depth-exceeded") {
+		t.Errorf("depth 7 was judged against cascade::depth-n: %v", rules)
+	}
+	if f.Issue(t, n).Has("cascade::depth-n") || strings.Contains(f.Status(t, n).Body, `"baseline":true`) {
+		t.Errorf("cascade::depth-n stayed, or the state was adopted:\n%s", f.Status(t, n).Body)
+	}
+}
