@@ -206,6 +206,9 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 		if err != nil {
 			return err
 		}
+		if err := refuseSecrets(o, env, step); err != nil && !step.already {
+			return err
+		}
 		if !step.writes(o) {
 			return o.finishUnwritten(ctx, env, conn, s, step, res)
 		}
