@@ -1,7 +1,10 @@
 package action_test
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,4 +54,53 @@ func TestNewIssueTakesNoDepth(t *testing.T) {
 	if f.Issue(t, n).Has("cascade::depth-n") || strings.Contains(f.Status(t, n).Body, `"baseline":true`) {
 		t.Errorf("cascade::depth-n stayed, or the state was adopted:\n%s", f.Status(t, n).Body)
 	}
+}
+
+// budgetLines matches the checkpoint's budget.
+var budgetLines = regexp.MustCompile(`total: \d+\n(\s+)consumed: \d+\n\s+remaining: \d+`)
+
+// spend sets the checkpoint's budget to total, consumed and the rest.
+func spend(t *testing.T, body string, total, consumed int) string {
+	t.Helper()
+	if !budgetLines.MatchString(body) {
+		t.Fatalf("no budget in the body:\n%s", body)
+	}
+	return budgetLines.ReplaceAllString(body, fmt.Sprintf("total: %d\n${1}consumed: %d\n${1}remaining: %d", total, consumed, total-consumed))
+}
+
+// Attack: with repository-budget 100,000 and phase-grant 20,000, an
+// agent spends its phase to the prune threshold again and again: every
+// new phase the guard's prune makes takes its phase grant. Every phase is
+// counted: the grants stay within the repository budget, and the phase
+// after it carries its remainder over and nothing more.
+func TestEveryPhaseCountsAgainstTheRepositoryBudget(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	in := anchoredInputs(f, "repository-budget", "100000", "phase-grant", "20000")
+	n, d := f.Open(t, "phases", func(n int64) string { return spend(t, actiontest.Example(t, "healthy.md", n), 40000, 0) }, governed...)
+	f.Run(t, d, in...).Expect(t, 0, "pass")
+	spent := 0
+	for range 5 {
+		total := ledgerTotal(t, f, n)
+		consumed := total - total/10
+		spent += consumed
+		f.Run(t, f.EditBody(t, n, agent, spend(t, f.Issue(t, n).Body, total, consumed)), in...)
+	}
+	if got := grantsOf(t, f)[n]; got > 100000 || spent > 100000 {
+		t.Errorf("the issue was granted %d and spent %d, over repository-budget 100,000", got, spent)
+	}
+	if total := ledgerTotal(t, f, n); total > 1000 {
+		t.Errorf("the last phase took %d tokens with the repository budget spent", total)
+	}
+}
+
+// ledgerTotal is budget.total as the ledger accepted it.
+func ledgerTotal(t *testing.T, f *actiontest.Repo, n int64) int {
+	t.Helper()
+	m := regexp.MustCompile(`"total":(\d+),`).FindStringSubmatch(f.Status(t, n).Body)
+	if m == nil {
+		t.Fatalf("no total in the ledger:\n%s", f.Status(t, n).Body)
+	}
+	total, _ := strconv.Atoi(m[1])
+	return total
 }
