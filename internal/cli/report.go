@@ -268,7 +268,7 @@ func (o *reportOptions) readAndDecide(ctx context.Context, env Env, conn *report
 	step, err := o.decide(ctx, conn, s, now, res)
 	if err == nil && !step.already {
 		// An earlier report of this invocation is answered as it was.
-		if err := refuseUnjudged("report", conn.reader, s, conn.cfg, env); err != nil {
+		if err := refuseUnjudged(ctx, "report", conn.reader, s, conn.cfg, env); err != nil {
 			return nil, nil, err
 		}
 	}

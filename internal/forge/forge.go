@@ -41,6 +41,7 @@ type apiIssue struct {
 	Comments       int         `json:"comments"`
 	ContentVersion *int        `json:"content_version"`
 	Updated        time.Time   `json:"updated_at"`
+	Created        time.Time   `json:"created_at"`
 	PullRequest    presentJSON `json:"pull_request"`
 	Repository     *struct {
 		ID    int64  `json:"id"`
@@ -68,6 +69,7 @@ func (a apiIssue) toGuard() issues.Issue {
 		Comments:  a.Comments,
 		NoCAS:     a.ContentVersion == nil,
 		UpdatedAt: a.Updated,
+		CreatedAt: a.Created,
 	}
 	if a.ContentVersion != nil {
 		is.ContentVersion = *a.ContentVersion
