@@ -104,3 +104,30 @@ func ledgerTotal(t *testing.T, f *actiontest.Repo, n int64) int {
 	total, _ := strconv.Atoi(m[1])
 	return total
 }
+
+// Attack: the posture is judged once per commit; a collaborator given
+// Code write afterwards, with no commit, comments on the issue. The
+// account the stamp does not know is checked (one request) and the
+// posture judged again: the guard names her, as doctor does.
+func TestPostureSeesAccessGivenWithoutACommit(t *testing.T) {
+	f := newFixture(t)
+	f.CommitFile(t, ".gitea/workflows/gns-guard.yml", guardWorkflow)
+	inputs := anchoredInputs(f)
+	n, d := f.Open(t, "posture drift", example(t, "healthy.md"), governed...)
+	f.Run(t, d, inputs...).Expect(t, 0, "pass")
+	r := f.Run(t, d, inputs...)
+	if r.Requests != 2 || !noPosture(t, r) {
+		t.Fatalf("a clean pass for the same commit made %d requests, or judged the posture:\n%s", r.Requests, r.Stdout)
+	}
+	late := f.User(t, "late", giteatest.PermWrite)
+	_, c := f.Comment(t, n, late, "I can push code now")
+	r = f.Run(t, c, inputs...)
+	if !strings.Contains(postureWarnings(t, r)["accounts.code-write"], late.Login) {
+		t.Errorf("the collaborator added without a commit is not named:\n%v\n%s", postureWarnings(t, r), r.Stdout)
+	}
+	// Known now: the next run from her asks nothing.
+	_, c = f.Comment(t, n, late, "and again")
+	if r = f.Run(t, c, inputs...); !noPosture(t, r) || strings.Contains(r.Stdout, "did not know the account") {
+		t.Errorf("the account was checked again:\n%s", r.Stdout)
+	}
+}

@@ -253,3 +253,17 @@ func (p *postureRead) secrets(ctx context.Context) error {
 	}
 	return fmt.Errorf("forge: secrets: no end after %d pages", maxPages)
 }
+
+// Permission is user's access to the repository as the server answers a
+// repository admin: "none", "read", "write", "admin" or "owner". One GET;
+// others get an error wrapping issues.ErrForbidden.
+func (c *Client) Permission(ctx context.Context, user string) (string, error) {
+	var p struct {
+		Permission string `json:"permission"`
+	}
+	path := fmt.Sprintf("/repos/%s/%s/collaborators/%s/permission", url.PathEscape(c.owner), url.PathEscape(c.repo), url.PathEscape(user))
+	if err := c.do(ctx, http.MethodGet, path, nil, &p); err != nil {
+		return "", err
+	}
+	return p.Permission, nil
+}
