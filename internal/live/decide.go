@@ -111,21 +111,19 @@ func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg issues.Config, n
 	if s == nil || !s.Governed || s.Issue.IsPull {
 		return nil
 	}
-	if r.Forge != nil {
-		if t := r.Forge.ServerTime(); !t.IsZero() {
-			now = t
-		}
-	}
 	n := s.Issue.Number
 	l, problem := ledger.Read(s.Status, n, r.Keys)
 	switch {
+	case l == nil && s.Issue.CreatedAt.IsZero():
+		return nil // the server did not say when the issue was opened
 	case s.Status == nil:
-		return ledger.Unrecorded(s.Issue, "the guard's status comment, which holds its ledger, is not on the issue", now, cfg.UnjudgedGrace)
+		return ledger.Unrecorded(s.Issue, "the guard's status comment, which holds its ledger, is not on the issue", r.serverNow(now), cfg.UnjudgedGrace)
 	case l == nil:
-		return ledger.Unrecorded(s.Issue, problem, now, cfg.UnjudgedGrace)
+		return ledger.Unrecorded(s.Issue, problem, r.serverNow(now), cfg.UnjudgedGrace)
 	case s.Issue.NoCAS || s.Issue.ContentVersion <= l.ContentVersion:
 		return nil // judged: no clock needed
 	}
+	now = r.serverNow(now)
 	since := time.Unix(l.Written, 0)
 	if h, ok := r.Forge.(editHistory); ok && now.Sub(since) > cfg.UnjudgedGrace {
 		if at, ok := h.FirstEditAfter(ctx, n, since); ok {
@@ -133,4 +131,14 @@ func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg issues.Config, n
 		}
 	}
 	return ledger.BehindSince(l, s.Issue, since, now, cfg.UnjudgedGrace)
+}
+
+// serverNow is the server's clock as of its last answer, else now.
+func (r *Reader) serverNow(now time.Time) time.Time {
+	if r.Forge != nil {
+		if t := r.Forge.ServerTime(); !t.IsZero() {
+			return t
+		}
+	}
+	return now
 }
