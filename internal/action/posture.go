@@ -76,6 +76,7 @@ func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.Po
 		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
 	case refusedRead(err):
 		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
+		r.posture.Judged = r.serverTime().Unix()
 		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
 	default:
 		// Not the tokens' rights: the next run tries again (no commit).
@@ -129,18 +130,22 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 	src, ok := r.reader.Admin.(permissionSource)
 	checked := 0
 	for _, a := range actors {
-		if a == "" || a == s.Guard || a == issues.ActionsUser || st.Knows(a) || checked == maxActorChecks {
+		if a == "" || a == s.Guard || a == issues.ActionsUser || a == s.Issue.RepoOwner || st.Knows(a) || checked == maxActorChecks {
 			continue
 		}
 		checked++
-		perm := "unknown"
-		if ok {
-			if p, err := src.Permission(ctx, a); err == nil {
-				perm = p
-			}
+		st.Learn(a)
+		if !ok {
+			continue
+		}
+		perm, err := src.Permission(ctx, a)
+		if err != nil {
+			// The tokens may not read it: the stamp says what they could
+			// not check already.
+			r.log.infof("gns-guard: %s acts on the issue; the posture did not know the account and its access could not be read", a)
+			continue
 		}
 		r.log.infof("gns-guard: %s acts on the issue and the posture did not know the account (%s access)", a, perm)
-		st.Learn(a)
 		if perm != "read" && perm != "none" {
 			return false
 		}

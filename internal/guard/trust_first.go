@@ -44,8 +44,12 @@ func (e *eval) asOpened() bool {
 
 // judgeFirstEdit holds a first state whose checkpoint was edited in after
 // the issue was opened: an ordinary issue that gains a checkpoint waits for
-// an approver.
+// an approver. A first state the guard flagged for an approver is bound
+// already: an edit after the flag is judged anew when the approver acts.
 func (e *eval) judgeFirstEdit() {
+	if l := e.trust.ledger; l != nil && l.Flag != nil && len(l.Pending) > 0 {
+		return
+	}
 	if !e.firstState() || e.checkpointAsWritten() == nil || e.asOpened() {
 		return
 	}
