@@ -26,6 +26,7 @@ type applied struct {
 	writes     []string         // one line per write made (or, in a dry run, planned)
 	posted     []issues.Comment // comments this run posted
 	statusID   int64            // the status comment the issue has after the run, 0: none
+	added      []issues.Label   // the labels this run added, with the ids the server answered
 }
 
 // lockRefused is the note left when the lock was refused; while it stands
@@ -146,6 +147,11 @@ func (a *applier) addLabels(ctx context.Context, p *guard.Plan) error {
 	after, err := at.AttachLabels(ctx, n, p.AddLabels, specs)
 	if err == nil && p.Ledger != nil {
 		guard.LearnLabelIDs(p.Ledger, after)
+	}
+	for _, l := range after {
+		if slices.Contains(p.AddLabels, l.Name) {
+			a.res.added = append(a.res.added, l)
+		}
 	}
 	return err
 }

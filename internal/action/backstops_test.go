@@ -2,12 +2,14 @@ package action_test
 
 import (
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
@@ -30,7 +32,11 @@ func TestCheckpointEditedIntoAnOrdinaryIssue(t *testing.T) {
 	expectTampered(t, f, n, r, "edited since it was opened")
 	st := f.Step("ledger-key", ledgerKey)
 	st.Env["GITHUB_RUN_ATTEMPT"] = "2"
-	expectTampered(t, f, n, st.Run(t, opened), "edited since it was opened")
+	r = st.Run(t, opened)
+	r.Expect(t, 1, "fail")
+	if !slices.Contains(r.Rules(t), "permission-violation") || !f.Issue(t, n).Has("permission::violation") {
+		t.Errorf("the re-run of the opened run let the state through: %v", r.Rules(t))
+	}
 	if body := f.Status(t, n).Body; strings.Contains(body, `"baseline":true`) {
 		t.Errorf("900,000 became the baseline:\n%s", body)
 	}
@@ -130,4 +136,47 @@ func TestPostureSeesAccessGivenWithoutACommit(t *testing.T) {
 	if r = f.Run(t, c, inputs...); !noPosture(t, r) || strings.Contains(r.Stdout, "did not know the account") {
 		t.Errorf("the account was checked again:\n%s", r.Stdout)
 	}
+}
+
+// Attack: the owner adds an ordinary label; before the guard's run reads
+// the timeline, an agent renames its definition to size::large (on a pull
+// request, needs-review to permission::evolve-system). The timeline
+// credits the owner, but the governance labels are pinned by id: the
+// label is a forgery, counts for nothing, and fails the run.
+func TestRenameBeforeTheRunIsAForgery(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	n, _ := anchoredIssue(t, f, "pinned")
+	if v := variableOf(t, f, ledger.PinsName); !strings.Contains(v, `"size::medium":`) {
+		t.Fatalf("the first run pinned no labels: %q", v)
+	}
+	d := f.AddLabels(t, "issues", n, "phase::review")
+	renameLabel(t, f, agent, "phase::review", "size::large")
+	r := f.Run(t, d, anchoredInputs(f)...)
+	expectTampered(t, f, n, r, `"size::large" (id`, "forgery")
+	if f.Issue(t, n).Has("size::large") || r.Outputs["context-ratio"] == "" || strings.Contains(f.Status(t, n).Body, `"size":"large"`) {
+		t.Errorf("the renamed label took effect: %v\n%s", f.Issue(t, n).LabelNames(), f.Status(t, n).Body)
+	}
+
+	p, pd := openPull(t, f, "renamed-evolve-pinned", ".kilo/agents/reviewer.md")
+	f.Run(t, pd, anchoredInputs(f)...).Expect(t, 1, "fail")
+	d = f.AddLabels(t, "pull_request_target", p, "needs-review")
+	renameLabel(t, f, agent, "needs-review", "permission::evolve-system")
+	r = f.Run(t, d, anchoredInputs(f)...)
+	r.Expect(t, 1, "fail")
+	if rules := r.Rules(t); !slices.Contains(rules, "protected-path") || !findingSays(t, r, `"permission::evolve-system" (id`, "forgery") {
+		t.Errorf("the renamed label opened the protected path: %v %v", rules, r.Violations(t))
+	}
+}
+
+// variableOf reads a repository variable as the owner ("" when none).
+func variableOf(t *testing.T, f *actiontest.Repo, name string) string {
+	t.Helper()
+	var v struct {
+		Data string `json:"data"`
+	}
+	if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables/%s", name), nil, &v); err != nil {
+		return ""
+	}
+	return v.Data
 }

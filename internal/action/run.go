@@ -115,6 +115,7 @@ type runner struct {
 	notes       []string           // facts of the run for the status comment, beyond applying the plan
 	held        []secrets.Secret   // the run's tokens and keys: no write carries one
 	grants      *ledger.GrantState // the repository's grant list as last read (nil: not yet)
+	pins        *ledger.PinState   // the repository's label pins as handed over (nil: not yet)
 	// grantsFresh says grants was read anew with admin-token by this run,
 	// just before its write: only such a list is merged and written.
 	grantsFresh bool

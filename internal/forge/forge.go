@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -721,4 +722,37 @@ func (c *Client) File(ctx context.Context, path string, max int64) ([]byte, erro
 		return nil, fmt.Errorf("%s is over %d bytes: %w", path, max, issues.ErrTooLarge)
 	}
 	return data, nil
+}
+
+// CreateLabels creates the labels of specs the repository lacks and
+// answers every label of the repository after: a list, and a create per
+// missing label.
+func (c *Client) CreateLabels(ctx context.Context, specs []issues.LabelSpec) ([]issues.Label, error) {
+	repo, err := c.Labels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]issues.Label, 0, len(repo))
+	for _, l := range repo {
+		all = append(all, issues.Label{ID: l.ID, Name: l.Name})
+	}
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range specs {
+		if slices.ContainsFunc(all, func(l issues.Label) bool { return l.Name == s.Name }) {
+			continue
+		}
+		color := strings.TrimPrefix(s.Color, "#")
+		if color == "" {
+			color = DefaultLabelColor
+		}
+		l, resp, err := sc.CreateLabel(c.owner, c.repo, gitea.CreateLabelOption{Name: s.Name, Color: "#" + color, Description: s.Description})
+		if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/labels", resp, err); err != nil {
+			return nil, fmt.Errorf("creating label %q: %w", s.Name, err)
+		}
+		all = append(all, issues.Label{ID: l.ID, Name: l.Name})
+	}
+	return all, nil
 }
