@@ -90,7 +90,8 @@ func TestEveryPhaseCountsAgainstTheRepositoryBudget(t *testing.T) {
 		total := ledgerTotal(t, f, n)
 		consumed := total - total/10
 		spent += consumed
-		f.Run(t, f.EditBody(t, n, agent, spend(t, f.Issue(t, n).Body, total, consumed)), in...)
+		r := f.Run(t, f.EditBody(t, n, agent, spend(t, f.Issue(t, n).Body, total, consumed)), in...)
+		t.Logf("phase of %d, %d spent: pruned %s, grants %v", total, consumed, r.Outputs["pruned"], grantsOf(t, f))
 	}
 	if got := grantsOf(t, f)[n]; got > 100000 || spent > 100000 {
 		t.Errorf("the issue was granted %d and spent %d, over repository-budget 100,000", got, spent)

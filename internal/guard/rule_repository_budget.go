@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -93,6 +94,9 @@ func (e *eval) recordGrant(l *ledger.Record) {
 		return
 	}
 	g := ledger.Grant{Issue: e.in.Issue.Number, Tokens: n, Time: e.in.Now.Unix()}
+	for slices.Contains(l.Grants, g) {
+		g.Time++ // two equal grants in one second (two phases) stay two
+	}
 	l.Grants = append(ledger.Since(l.Grants, e.windowStart()), g)
 }
 
