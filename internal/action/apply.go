@@ -52,7 +52,7 @@ func (r *runner) apply(ctx context.Context, in guard.Input, s *live.Snapshot, p 
 	}
 	a := &applier{r: r, in: in, s: s, res: &res, existing: s.Status}
 	if status.NeedsPlaceholder(p, s.Status) {
-		body := status.Placeholder(in, r.serverTime())
+		body := status.Placeholder(in, p, r.serverTime())
 		c, err := a.createOnce(ctx, body, hasMarker(issues.StatusMarker(in.Issue.Number)), guard.Write{Kind: guard.PostStatus})
 		if err != nil {
 			return res, err

@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"time"
+
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
@@ -47,7 +49,7 @@ func (e *eval) asOpened() bool {
 // an approver. A first state the guard flagged for an approver is bound
 // already: an edit after the flag is judged anew when the approver acts.
 func (e *eval) judgeFirstEdit() {
-	if l := e.trust.ledger; l != nil && l.Flag != nil && len(l.Pending) > 0 {
+	if l := e.trust.ledger; l != nil && (l.Flag != nil && len(l.Pending) > 0 || e.inFirstRun(l)) {
 		return
 	}
 	if !e.firstState() || e.checkpointAsWritten() == nil || e.asOpened() {
@@ -94,4 +96,13 @@ func (e *eval) keptVersion(l *ledger.Record) int {
 		return l.ContentVersion
 	}
 	return cv
+}
+
+// inFirstRun reports whether record l is the placeholder of a first run
+// still at work (or cut short) within unjudged-grace: the body ahead of it
+// may be a concurrent first run's own write, not an edit
+// (docs/choices.md#a-first-state).
+func (e *eval) inFirstRun(l *ledger.Record) bool {
+	return !l.Baseline && l.Labels == nil && l.Flag == nil && l.Written > 0 &&
+		e.in.Now.Sub(time.Unix(l.Written, 0)) <= e.cfg.UnjudgedGrace
 }
