@@ -26,6 +26,7 @@ type applied struct {
 	writes     []string         // one line per write made (or, in a dry run, planned)
 	posted     []issues.Comment // comments this run posted
 	statusID   int64            // the status comment the issue has after the run, 0: none
+	added      []issues.Label   // the labels this run added, with the ids the server answered
 }
 
 // lockRefused is the note left when the lock was refused; while it stands
@@ -51,7 +52,7 @@ func (r *runner) apply(ctx context.Context, in guard.Input, s *live.Snapshot, p 
 	}
 	a := &applier{r: r, in: in, s: s, res: &res, existing: s.Status}
 	if status.NeedsPlaceholder(p, s.Status) {
-		body := status.Placeholder(in, r.serverTime())
+		body := status.Placeholder(in, p, r.serverTime())
 		c, err := a.createOnce(ctx, body, hasMarker(issues.StatusMarker(in.Issue.Number)), guard.Write{Kind: guard.PostStatus})
 		if err != nil {
 			return res, err
@@ -146,6 +147,11 @@ func (a *applier) addLabels(ctx context.Context, p *guard.Plan) error {
 	after, err := at.AttachLabels(ctx, n, p.AddLabels, specs)
 	if err == nil && p.Ledger != nil {
 		guard.LearnLabelIDs(p.Ledger, after)
+	}
+	for _, l := range after {
+		if slices.Contains(p.AddLabels, l.Name) {
+			a.res.added = append(a.res.added, l)
+		}
 	}
 	return err
 }

@@ -136,7 +136,10 @@ func TestFakeArchiveBeforePrune(t *testing.T) {
 		fake, _ := fakeArchiveFor(t, f, n)
 		f.EditComment(t, n, rec[0].ID, agent, fake)
 		d = f.EditBody(t, n, f.Admin(), good(n))
-		r := f.Run(t, d, "ledger-key", ledgerKey)
+		// The repaired body is a first state edited since the opening: an
+		// approver's removal of permission::violation accepts it.
+		expectTampered(t, f, n, f.Run(t, d, "ledger-key", ledgerKey), "edited since it was opened")
+		r := f.Run(t, f.RemoveLabelAs(t, n, f.Admin(), "permission::violation"), "ledger-key", ledgerKey)
 		expectWholeArchive(t, f, n, rec[0].ID, r, entries)
 		if got := f.Comments(t, n); !slices.ContainsFunc(got, func(c actiontest.Comment) bool { return c.ID == rec[0].ID && c.Body == fake }) {
 			t.Error("the edited comment was changed or deleted by the guard")

@@ -116,7 +116,15 @@ func (r *runner) ownEvent(s *live.Snapshot) bool {
 // to withdraw.
 func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Input, s *live.Snapshot, attempt int) (outcome, error) {
 	in.Grants = r.grantState(ctx)
+	if r.pins == nil {
+		st := r.pinState(ctx)
+		r.pins = &st
+	}
+	in.Pins = *r.pins
 	r.notes = appendNew(r.notes, r.budgetNotes()...)
+	if r.reader.Anchors.Store == nil {
+		r.notes = appendNew(r.notes, noAdminPins)
+	}
 	plan, notes, err := r.reader.Decide(ctx, in)
 	if err == nil {
 		var more []string
@@ -135,6 +143,7 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 	c.res, err = r.apply(ctx, in, s, plan)
 	if err == nil {
 		r.writeGrants(ctx, in, plan, &c.res)
+		r.writePins(ctx, in, c.res.added, &c.res)
 	}
 	if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
 		r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)

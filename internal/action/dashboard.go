@@ -30,6 +30,7 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	if err != nil {
 		return err
 	}
+	r.hold(fg)
 	w, ok := fg.(dashboard.Writer)
 	if !ok {
 		return cannotRun(errors.New("mode dashboard: the server's client cannot list issues"))
@@ -45,6 +46,7 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 		if rd.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
 			return err
 		}
+		r.hold(rd.Admin)
 	}
 	// The guard's user writes the dashboard and the issues' status
 	// comments: the Actions user for the Actions token (no request), else

@@ -38,11 +38,21 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 	}
 	r.postureDone = true
 	commit := r.o.Getenv("GITHUB_SHA")
-	if st := r.reader.PostureStamped(s, commit); st != nil {
+	st := r.reader.PostureStamped(s, commit)
+	switch {
+	case st != nil && !st.Fresh(commit, r.serverTime()):
+		r.log.infof("gns-guard: the posture the ledger recorded for commit %s is older than %s: judged again", short(commit), ledger.PostureMaxAge)
+	case st != nil && r.knowsActors(ctx, s, st):
 		r.posture = st
-		r.log.infof("gns-guard: posture as the ledger recorded it for commit %s: %d check(s) do not hold (no request)", short(commit), len(st.Broken))
+		r.log.infof("gns-guard: posture as the ledger recorded it for commit %s: %d check(s) do not hold", short(commit), len(st.Broken))
 		return
 	}
+	r.judgePosture(ctx, commit, st)
+}
+
+// judgePosture judges the posture anew with the run's tokens; old is the
+// stamp it replaces (nil: none), whose checked accounts it keeps.
+func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.PostureStamp) {
 	src, ok := r.forge.(postureSource)
 	if !ok {
 		return // a client that cannot read it: the posture is not judged
@@ -52,15 +62,21 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 		admin, _ = r.reader.Admin.(*forge.Client)
 	}
 	token, owner := r.requestsMade()
-	checks, err := r.readPosture(ctx, src, admin)
+	checks, known, err := r.readPosture(ctx, src, admin)
 	token2, owner2 := r.requestsMade()
 	spent := token2 - token + owner2 - owner
 	switch {
 	case err == nil:
 		r.posture = ledger.NewPostureStamp(commit, checks)
+		r.posture.Judged = r.serverTime().Unix()
+		if old != nil {
+			r.posture.Learn(old.Known...)
+		}
+		r.posture.Learn(known...)
 		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
 	case refusedRead(err):
 		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
+		r.posture.Judged = r.serverTime().Unix()
 		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
 	default:
 		// Not the tokens' rights: the next run tries again (no commit).
@@ -70,18 +86,71 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 }
 
 // readPosture reads the repository's default branch and its posture, and
-// judges it with the run's settings (budget-admins, ledger-public-key).
-func (r *runner) readPosture(ctx context.Context, src postureSource, admin *forge.Client) ([]posture.Check, error) {
+// judges it with the run's settings (budget-admins, ledger-public-key):
+// the checks, and the accounts the facts name.
+func (r *runner) readPosture(ctx context.Context, src postureSource, admin *forge.Client) ([]posture.Check, []string, error) {
 	info, err := src.Repository(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f, err := src.PostureFacts(ctx, admin, info.DefaultBranch, postureHint)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.BudgetAdmins, f.PublicKey = r.cfg.BudgetAdmins, r.set.LedgerPublicKey
-	return posture.Judge(f), nil
+	known := append([]string{f.Owner}, f.SiteAdmins...)
+	known = append(known, f.BudgetAdmins...)
+	for _, c := range f.Collaborators {
+		known = append(known, c.Login)
+	}
+	for _, t := range f.Teams {
+		known = append(known, t.Members...)
+	}
+	return posture.Judge(f), known, nil
+}
+
+// maxActorChecks bounds the accounts one run checks.
+const maxActorChecks = 5
+
+// permissionSource reads an account's access (forge.Client).
+type permissionSource interface {
+	Permission(ctx context.Context, user string) (string, error)
+}
+
+// knowsActors checks the accounts acting on the issue — the event's
+// sender, the label changes' actors — that stamp st does not know: one
+// request each, with admin-token (docs/operations.md). An account that
+// can read only is learnt into the stamp; one with more, or one that
+// cannot be checked, has the posture judged again (false).
+func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.PostureStamp) bool {
+	actors := []string{r.event.Sender}
+	for _, le := range s.Labels {
+		actors = append(actors, le.Actor)
+	}
+	src, ok := r.reader.Admin.(permissionSource)
+	checked := 0
+	for _, a := range actors {
+		if a == "" || a == s.Guard || a == issues.ActionsUser || a == s.Issue.RepoOwner || st.Knows(a) || checked == maxActorChecks {
+			continue
+		}
+		checked++
+		st.Learn(a)
+		if !ok {
+			continue
+		}
+		perm, err := src.Permission(ctx, a)
+		if err != nil {
+			// The tokens may not read it: the stamp says what they could
+			// not check already.
+			r.log.infof("gns-guard: %s acts on the issue; the posture did not know the account and its access could not be read", a)
+			continue
+		}
+		r.log.infof("gns-guard: %s acts on the issue and the posture did not know the account (%s access)", a, perm)
+		if perm != "read" && perm != "none" {
+			return false
+		}
+	}
+	return true
 }
 
 // requestsMade counts the requests of the run's clients: the token's and,

@@ -106,6 +106,9 @@ func TestNewIssuesEscapeNoRepositoryBudget(t *testing.T) {
 func TestRepositoryBudgetRace(t *testing.T) {
 	f := newFixture(t)
 	in := anchoredInputs(f, "repository-budget", "30000")
+	// The governance labels pinned first (a first run's own cost).
+	_, d0 := f.Open(t, "pins", example(t, "healthy.md"), governed...)
+	f.Run(t, d0, anchoredInputs(f)...).Expect(t, 0, "pass")
 	a, da := f.Open(t, "a", example(t, "healthy.md"), governed...)
 	_, db := f.Open(t, "b", example(t, "healthy.md"), governed...)
 	stale := f.Step(in...)

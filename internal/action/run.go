@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/secrets"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 	"github.com/gns-guard/gns-guard/internal/version"
@@ -63,15 +64,29 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // mask masks every token and key of the run, a key refused as too weak
-// included (its input's own text).
+// included (its input's own text), and keeps them as the secrets no write
+// of the run may carry.
 func (r *runner) mask(set settings.Resolved, input func(string) string) {
 	masked := map[string]bool{"": true}
-	for _, t := range []string{set.Token, set.AdminToken, r.o.Getenv(ActionsTokenEnv), string(set.Config.LedgerKey), string(set.Config.LedgerKeyPrevious),
-		strings.TrimSpace(input("ledger-key")), strings.TrimSpace(input("ledger-key-previous")), r.o.Getenv("GITEA_TOKEN"), r.o.Getenv("GITHUB_TOKEN")} {
-		if !masked[t] {
-			masked[t] = true
-			r.kit.gh.AddMask(t)
+	r.held = nil
+	for _, s := range []secrets.Secret{{Name: "the token input", Value: set.Token}, {Name: "the admin-token input", Value: set.AdminToken},
+		{Name: "the Actions token", Value: r.o.Getenv(ActionsTokenEnv)}, {Name: "ledger-key", Value: string(set.Config.LedgerKey)},
+		{Name: "ledger-key-previous", Value: string(set.Config.LedgerKeyPrevious)}, {Name: "ledger-key", Value: strings.TrimSpace(input("ledger-key"))},
+		{Name: "ledger-key-previous", Value: strings.TrimSpace(input("ledger-key-previous"))}, {Name: "GITEA_TOKEN", Value: r.o.Getenv("GITEA_TOKEN")},
+		{Name: "GITHUB_TOKEN", Value: r.o.Getenv("GITHUB_TOKEN")}} {
+		if !masked[s.Value] {
+			masked[s.Value] = true
+			r.kit.gh.AddMask(s.Value)
+			r.held = append(r.held, s)
 		}
+	}
+}
+
+// hold makes the client refuse any write that carries a secret of the
+// run (docs/ledger.md#no-secret-in-a-write).
+func (r *runner) hold(f issues.Forge) {
+	if h, ok := f.(interface{ HoldSecrets(...secrets.Secret) }); ok {
+		h.HoldSecrets(r.held...)
 	}
 }
 
@@ -101,7 +116,9 @@ type runner struct {
 	repo        string // OWNER/NAME
 	counter     *tokens.Counter
 	notes       []string           // facts of the run for the status comment, beyond applying the plan
+	held        []secrets.Secret   // the run's tokens and keys: no write carries one
 	grants      *ledger.GrantState // the repository's grant list as last read (nil: not yet)
+	pins        *ledger.PinState   // the repository's label pins as handed over (nil: not yet)
 	// grantsFresh says grants was read anew with admin-token by this run,
 	// just before its write: only such a list is merged and written.
 	grantsFresh bool
@@ -143,6 +160,7 @@ func (r *runner) run(ctx context.Context) error {
 	if r.forge, err = r.o.NewForge(apiURL, token, owner, name); err != nil {
 		return err
 	}
+	r.hold(r.forge)
 	r.reader = &live.Reader{
 		Forge:        r.forge,
 		Admin:        r.forge,
@@ -155,6 +173,7 @@ func (r *runner) run(ctx context.Context) error {
 		if r.reader.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
 			return err
 		}
+		r.hold(r.reader.Admin)
 		if store, ok := r.reader.Admin.(live.AnchorStore); ok {
 			r.reader.Anchors.Store = store
 		}

@@ -62,7 +62,7 @@ func newAgreeServer(clock *agreeClock, number int64, body string, labels []strin
 		Title:          "agreement",
 		Body:           body,
 		State:          "open",
-		ContentVersion: 1,
+		ContentVersion: 0, // as Gitea opens an issue
 		UpdatedAt:      clock.now(),
 	}
 	for _, name := range labels {

@@ -145,7 +145,7 @@ func newSeq(t *testing.T, w int, counter *tokens.Counter, tally *seqTally) *seq 
 	body = strings.Replace(body, "issue: 0", fmt.Sprintf("issue: %d", seqNumber), 1)
 	body = strings.Replace(body, "size::small]", size+"]", 1)
 	now := agreeStart.Add(time.Duration(w) * time.Hour)
-	iss := issues.Issue{Number: seqNumber, Title: "rate limiter", Body: body, State: "open", ContentVersion: 1, UpdatedAt: now}
+	iss := issues.Issue{Number: seqNumber, Title: "rate limiter", Body: body, State: "open", ContentVersion: 0, UpdatedAt: now}
 	for i, l := range []string{"cascade::depth-2", size} {
 		iss.Labels = append(iss.Labels, issues.Label{ID: int64(i + 1), Name: l})
 	}

@@ -307,7 +307,7 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 		return err
 	}
 	if o.repo != "" {
-		if err := refuseUnjudged("context", reader, s.Snapshot, cfg, env); err != nil {
+		if err := refuseUnjudged(ctx, "context", reader, s.Snapshot, cfg, env); err != nil {
 			return err
 		}
 	}

@@ -122,10 +122,12 @@ func TestContextRequestsOnALongIssue(t *testing.T) {
 	owner, name, n := s.SeedIssue(t, "long issue", checkpointFor(1, "", 13800, 3500), comments)
 	proxy := newCountingProxy(t, s.URL)
 
+	// No guard has judged the seeded issue: a long grace keeps liveness
+	// from refusing it (TestLivenessCannotBeSwitchedOff judges that).
 	stdout, stderr, code := gnsContext(t, "--repo", owner+"/"+name, "--issue", strconv.FormatInt(n, 10),
-		"--server", proxy.srv.URL, "--token", s.AdminToken, "--format", "json")
+		"--server", proxy.srv.URL, "--token", s.AdminToken, "--format", "json", "--unjudged-grace", "87600h")
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}
 	reqs := proxy.requests()
 	t.Logf("requests for an issue of 1,000 comments: %d: %v", len(reqs), reqs)

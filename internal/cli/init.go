@@ -85,34 +85,9 @@ func initFiles(runner string) []initFile {
 	}
 }
 
-// sizeColors are the colours of the size labels, lighter for smaller tasks.
-var sizeColors = map[string]string{"tiny": "c2f0c2", "small": "8fdb8f", "medium": "4fbf6a", "large": "238636"}
-
-// InitLabels are the governance labels `init` creates: the ones the guard
-// sets (issues.LabelNames.Specs), the depth limits, the task sizes and the
-// permission to change protected paths, with colors and descriptions that
-// say what they mean (docs/contract.md §3).
-func InitLabels() []issues.LabelSpec {
-	n := issues.DefaultLabels()
-	specs := n.Specs()
-	depth := []string{"c5def5", "a2c4ec", "7aa7e0", "4f86cf"}
-	for d, color := range depth {
-		desc := fmt.Sprintf("gns-guard: checkpoint depth 0..%d allowed (agents nest at most %d deep); raising it needs an approver", d, d)
-		if d == 0 {
-			desc = "gns-guard: checkpoint depth 0 only (no sub-agents); raising it needs an approver"
-		}
-		specs = append(specs, issues.LabelSpec{Name: fmt.Sprintf("%s%d", n.CascadePrefix, d), Color: color, Description: desc})
-	}
-	specs = append(specs, issues.LabelSpec{Name: n.CascadePrefix + "n", Color: "1d4f91",
-		Description: "gns-guard: no depth limit; adding it to a governed issue needs an approver"})
-	for _, s := range issues.TaskSizes() {
-		specs = append(specs, issues.LabelSpec{Name: n.SizePrefix + s.Name, Color: sizeColors[s.Name],
-			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next estimate under %d)", s.Name, s.MaxContext, s.Overhead, s.Below)})
-	}
-	specs = append(specs, issues.LabelSpec{Name: n.EvolveSystem, Color: "e99695",
-		Description: "gns-guard: the pull request may change the protected paths (protected-paths); adding it needs an approver"})
-	return specs
-}
+// InitLabels are the governance labels `init` creates
+// (issues.GovernanceSpecs).
+func InitLabels() []issues.LabelSpec { return issues.GovernanceSpecs(issues.DefaultLabels()) }
 
 // setupForge is what `init` needs of the server beyond issues.Forge: the
 // repository, its labels, files on a branch, a commit of several files and

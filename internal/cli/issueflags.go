@@ -114,6 +114,7 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 	if err != nil {
 		return nil, nil, usageError("%s: %v", verb, err)
 	}
+	holdSecrets(client, f.heldSecrets(env))
 	return &live.Reader{
 		Forge: client,
 		Admin: client,

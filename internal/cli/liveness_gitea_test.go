@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,5 +90,62 @@ func TestUnjudgedChangeIsRefused(t *testing.T) {
 	out, errOut, code = gns(t, nil, stArgs...)
 	if code != 1 || !strings.Contains(out, "the guard's workflow .gitea/workflows/gns-guard.yml is disabled") || !strings.Contains(out, "unjudged: body v") {
 		t.Errorf("status must name the disabled guard workflow and the unjudged issue: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// raiseTo edits the flow's issue as its agent: total and remaining to n.
+func raiseTo(t *testing.T, f *flow, n int) {
+	t.Helper()
+	body := f.body(t)
+	raised := regexpBudget.ReplaceAllString(body, "total: "+strconv.Itoa(n)+"\n${1}consumed: 0\n${1}remaining: "+strconv.Itoa(n))
+	if raised == body {
+		t.Fatalf("no budget to raise in:\n%s", body)
+	}
+	f.r.API(t, f.agent.Token, http.MethodPatch, f.r.Path("/issues/%d", f.n), map[string]string{"body": raised}, nil)
+}
+
+var regexpBudget = regexp.MustCompile(`total: \d+\n(\s+)consumed: \d+\n\s+remaining: \d+`)
+
+// Attacks on liveness, the guard not running: the agent raises the
+// budget and (a) deletes the guard's status comment, (b) keeps talking on
+// the issue so that its last activity stays fresh, (c) raises it on an
+// issue whose approval is pending. context refuses each once the grace
+// has passed since the raise.
+func TestLivenessCannotBeSwitchedOff(t *testing.T) {
+	cases := map[string]func(t *testing.T, f *flow){
+		"status comment deleted": func(t *testing.T, f *flow) {
+			raiseTo(t, f, 900000)
+			f.r.DeleteComment(t, f.r.Status(t, f.n).ID, f.agent)
+			time.Sleep(3 * time.Second)
+		},
+		"kept talking": func(t *testing.T, f *flow) {
+			raiseTo(t, f, 900000)
+			for i := range 8 {
+				time.Sleep(500 * time.Millisecond)
+				f.r.API(t, f.agent.Token, http.MethodPost, f.r.Path("/issues/%d/comments", f.n), map[string]string{"body": "still working " + strconv.Itoa(i)}, nil)
+			}
+		},
+		"approval pending": func(t *testing.T, f *flow) {
+			raiseTo(t, f, 60000)
+			for _, res := range f.guard(t) {
+				if res.Code != 1 {
+					t.Fatalf("the raise passed the guard: %s", res)
+				}
+			}
+			raiseTo(t, f, 900000)
+			time.Sleep(3 * time.Second)
+		},
+	}
+	for name, attack := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
+			attack(t, f)
+			_, errOut, code := gns(t, nil, "context", "--repo", f.r.Owner+"/"+f.r.Name, "--issue", strconv.FormatInt(f.n, 10), "--overflow-log", "",
+				"--server", f.r.S.URL, "--token", f.agent.Token, "--guard-user", f.r.Bot, "--unjudged-grace", "2s")
+			if code != 1 || !strings.Contains(errOut, "do not build on this state") {
+				t.Errorf("context built on the raise: exit %d\n%s", code, errOut)
+			}
+		})
 	}
 }

@@ -35,6 +35,9 @@ var mcpTools = []mcpTool{
 type mcpOptions struct {
 	server, token, repo, ledgerKeyEnv string
 	format                            string
+	// root is the folder the tools' file arguments must lie in, resolved
+	// by settle.
+	root string
 }
 
 // mcpFlags declares the flags of `mcp`.
@@ -45,6 +48,7 @@ func mcpFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`, of a call that names none")
 	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its ledger on every call (default: trusted by author and marker)")
 	fs.StringVar(&o.format, "format", "text", "how an error that stops the server before it serves is printed: `text|json` (the tools always answer in JSON)")
+	fs.StringVar(&o.root, "root", "", "the `FOLDER` the tools' file arguments must lie in (default: the working directory)")
 	return o
 }
 
@@ -78,6 +82,11 @@ func (o *mcpOptions) settle(_ *flag.FlagSet, pos []string, env Env) error {
 	if o.ledgerKeyEnv != "" && env.Getenv(o.ledgerKeyEnv) == "" {
 		return usageError("mcp: --ledger-key-env %s: the variable is empty or not set", o.ledgerKeyEnv)
 	}
+	root, err := mcpRoot(o.root)
+	if err != nil {
+		return usageError("mcp: --root %s: %v", o.root, err)
+	}
+	o.root = root
 	return nil
 }
 
@@ -147,6 +156,7 @@ func (o *mcpOptions) runner(base Env) mcpserver.Runner {
 	return func(ctx context.Context, args []string, stdin string) (int, []byte, []byte) {
 		var out, errOut bytes.Buffer
 		env := base
+		env.ReadFile = confinedRead(o.root, base.ReadFile)
 		env.Stdin = strings.NewReader(stdin)
 		env.Stdout, env.Stderr = &out, &errOut
 		env.Getenv = func(k string) string {

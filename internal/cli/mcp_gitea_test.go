@@ -45,7 +45,7 @@ func TestMCPClient(t *testing.T) {
 	}
 	tr := mcpclient.Run(t, mcpclient.Plan{
 		Command: bin,
-		Args:    []string{"mcp", "--server", f.r.S.URL, "--repo", repo},
+		Args:    []string{"mcp", "--server", f.r.S.URL, "--repo", repo, "--root", filepath.Dir(bodyFile)},
 		Env:     map[string]string{"GITEA_TOKEN": f.agent.Token, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")},
 		Calls: []mcpclient.Call{
 			{Name: "context", Arguments: on(nil)},

@@ -218,6 +218,9 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 		if err != nil {
 			return err
 		}
+		if err := refuseSecrets(o, env, step); err != nil && !step.already {
+			return err
+		}
 		if !step.writes(o) {
 			return o.finishUnwritten(ctx, env, conn, s, step, res)
 		}
@@ -277,7 +280,7 @@ func (o *reportOptions) readAndDecide(ctx context.Context, env Env, conn *report
 	step, err := o.decide(ctx, conn, s, now, res)
 	if err == nil && !step.already {
 		// An earlier report of this invocation is answered as it was.
-		if err := refuseUnjudged("report", conn.reader, s, conn.cfg, env); err != nil {
+		if err := refuseUnjudged(ctx, "report", conn.reader, s, conn.cfg, env); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
 // DefaultTimeout bounds each HTTP request (connection, headers and body).
@@ -53,6 +54,7 @@ type Client struct {
 	requests *atomic.Int64
 	date     *atomic.Int64 // Unix seconds of the last answer's Date header
 	splits   *atomic.Int64 // requests spent reading around entries too large to read
+	held     *heldSecrets  // what no request it sends may carry
 }
 
 var _ issues.Forge = (*Client)(nil)
@@ -102,10 +104,12 @@ func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
 		requests: new(atomic.Int64),
 		date:     new(atomic.Int64),
 		splits:   new(atomic.Int64),
+		held:     &heldSecrets{},
 	}
+	c.held.add(secrets.Secret{Name: "the client's own token", Value: token})
 	c.http = &http.Client{
 		Timeout:   cfg.timeout,
-		Transport: &countingTransport{next: http.DefaultTransport, n: c.requests, date: c.date, max: cfg.maxAnswer},
+		Transport: &countingTransport{next: &secretGuard{next: http.DefaultTransport, held: c.held}, n: c.requests, date: c.date, max: cfg.maxAnswer},
 	}
 	if _, err := c.sdk(context.Background()); err != nil {
 		return nil, err
@@ -325,6 +329,10 @@ func (e *UnreachableError) Is(target error) bool { return target == issues.ErrUn
 // cancellation stays a context error, everything else means the server was
 // not reached.
 func (c *Client) transportError(ctx context.Context, method, path string, err error) error {
+	var se *SecretError
+	if errors.As(err, &se) {
+		return se
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 	}
@@ -353,7 +361,8 @@ func (c *Client) sdkError(ctx context.Context, method, path string, resp *gitea.
 			return fmt.Errorf("%s %s: %w", method, "/api/v1"+path, ctx.Err())
 		}
 		var ue *url.Error
-		if errors.As(err, &ue) {
+		var se *SecretError
+		if errors.As(err, &ue) || errors.As(err, &se) {
 			return c.transportError(ctx, method, "/api/v1"+path, err)
 		}
 		return fmt.Errorf("%s %s: %w", method, "/api/v1"+path, err) // refused by the SDK before sending

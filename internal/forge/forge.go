@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,7 @@ type apiIssue struct {
 	Comments       int         `json:"comments"`
 	ContentVersion *int        `json:"content_version"`
 	Updated        time.Time   `json:"updated_at"`
+	Created        time.Time   `json:"created_at"`
 	PullRequest    presentJSON `json:"pull_request"`
 	Repository     *struct {
 		ID    int64  `json:"id"`
@@ -69,6 +71,7 @@ func (a apiIssue) toGuard() issues.Issue {
 		Comments:  a.Comments,
 		NoCAS:     a.ContentVersion == nil,
 		UpdatedAt: a.Updated,
+		CreatedAt: a.Created,
 	}
 	if a.ContentVersion != nil {
 		is.ContentVersion = *a.ContentVersion
@@ -654,19 +657,14 @@ func (c *Client) Self(ctx context.Context) (string, error) {
 // only to repository admins (and the user about themselves): with the
 // Actions token it is an error wrapping issues.ErrForbidden.
 func (c *Client) IsRepoAdmin(ctx context.Context, user string) (bool, error) {
-	var p struct {
-		Permission string `json:"permission"`
-	}
-	path := fmt.Sprintf("/repos/%s/%s/collaborators/%s/permission", url.PathEscape(c.owner), url.PathEscape(c.repo), url.PathEscape(user))
-	if err := c.do(ctx, http.MethodGet, path, nil, &p); err != nil {
-		return false, err
-	}
-	return p.Permission == "admin" || p.Permission == "owner", nil
+	p, err := c.Permission(ctx, user)
+	return p == "admin" || p == "owner", err
 }
 
 // Permission returns user's permission on the repository: none, read,
-// write, admin or owner. Gitea answers it to repository admins and to the
-// user about themselves (the meter asks with the agent's own token).
+// write, admin or owner. One GET. Gitea answers it to repository admins
+// and to the user about themselves (the meter asks with the agent's own
+// token); others get an error wrapping issues.ErrForbidden.
 func (c *Client) Permission(ctx context.Context, user string) (string, error) {
 	var p struct {
 		Permission string `json:"permission"`
@@ -762,4 +760,37 @@ func (c *Client) fileAt(ctx context.Context, ref, path string, max int64) ([]byt
 		return nil, fmt.Errorf("%s is over %d bytes: %w", path, max, issues.ErrTooLarge)
 	}
 	return data, nil
+}
+
+// CreateLabels creates the labels of specs the repository lacks and
+// answers every label of the repository after: a list, and a create per
+// missing label.
+func (c *Client) CreateLabels(ctx context.Context, specs []issues.LabelSpec) ([]issues.Label, error) {
+	repo, err := c.Labels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]issues.Label, 0, len(repo))
+	for _, l := range repo {
+		all = append(all, issues.Label{ID: l.ID, Name: l.Name})
+	}
+	sc, err := c.sdk(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range specs {
+		if slices.ContainsFunc(all, func(l issues.Label) bool { return l.Name == s.Name }) {
+			continue
+		}
+		color := strings.TrimPrefix(s.Color, "#")
+		if color == "" {
+			color = DefaultLabelColor
+		}
+		l, resp, err := sc.CreateLabel(c.owner, c.repo, gitea.CreateLabelOption{Name: s.Name, Color: "#" + color, Description: s.Description})
+		if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/labels", resp, err); err != nil {
+			return nil, fmt.Errorf("creating label %q: %w", s.Name, err)
+		}
+		all = append(all, issues.Label{ID: l.ID, Name: l.Name})
+	}
+	return all, nil
 }

@@ -67,6 +67,9 @@ type Input struct {
 	// Posture is the repository's posture this run reports, recorded in the
 	// ledger it leaves (nil: not judged; no warning, none recorded).
 	Posture *ledger.PostureStamp
+	// Pins is what the run knows of the repository's pinned governance
+	// labels (docs/ledger.md#pinned-labels).
+	Pins ledger.PinState
 	// LabelsUnknown says the issue's labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
@@ -87,7 +90,8 @@ type eval struct {
 	parsed checkpoint.Result
 	cp     *checkpoint.Checkpoint // nil unless the checkpoint is valid
 	plan   *Plan
-	trust  trust // the ledger and the approvals of this run
+	trust  trust   // the ledger and the approvals of this run
+	pins   pinning // the labels judged against the pins
 	chain  *archiveHead
 	// planned is the hash of the archive this run plans, once known.
 	planned string
@@ -98,10 +102,13 @@ type eval struct {
 func Decide(in Input) *Plan {
 	e := &eval{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
 	e.trust.approved = map[string]string{}
+	governed := hasGovernedLabel(e.labels)
+	e.judgePins()
 	if in.OnPull() {
 		e.plan.Governed = true
 		e.judgePull()
 		e.run(true)
+		e.plan.Violations = append(e.plan.Violations, e.pinFindings()...)
 		e.judgePosture()
 		e.settleLabels()
 		e.recordPull()
@@ -114,7 +121,7 @@ func Decide(in Input) *Plan {
 		TailLimit: e.cfg.HistoryTail,
 		Done:      in.Done,
 	})
-	if len(e.parsed.Blocks) == 0 && !hasGovernedLabel(e.labels) && !in.Issue.BodyTooLarge && !hasAnchor(in) {
+	if len(e.parsed.Blocks) == 0 && !governed && !in.Issue.BodyTooLarge && !hasAnchor(in) {
 		e.plan.Skipped = "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"
 		return e.plan
 	}
@@ -200,6 +207,7 @@ func (e *eval) settleLabels() {
 		}
 	}
 	n := e.cfg.Labels
+	e.plan.RemoveLabels = append(e.plan.RemoveLabels, e.pins.forged...)
 	for _, l := range e.in.Issue.Labels {
 		removable := l.Name == n.DepthExceeded || l.Name == n.PressureHigh
 		relaxed := slices.ContainsFunc(e.trust.relaxed, func(r removal) bool { return r.label == l.Name })

@@ -29,6 +29,10 @@ func (e *eval) recordLedger() {
 		e.plan.Ledger.Flag = e.flagAfter(after)
 	}
 	e.planGrants()
+	if l := e.plan.Ledger; l != nil && e.asOpened() && !e.in.Issue.NoCAS {
+		_, cv, _ := e.acceptedCheckpointVersion()
+		e.plan.Opened = cv
+	}
 }
 
 // pendingAfter are the approval labels among the labels after this run.
@@ -80,6 +84,9 @@ func (e *eval) keepRecord(after, pending []string) {
 		l.Labels = e.labelsByID(after)
 	} else {
 		l.Labels = e.withPending(l.Labels, pending)
+	}
+	if !l.Baseline {
+		l.ContentVersion = e.keptVersion(&l)
 	}
 	e.recordChain(&l)
 	e.anchorFloor(&l)
@@ -133,6 +140,20 @@ func (e *eval) withPending(accepted []issues.Label, pending []string) []issues.L
 	out = append(out, e.labelsByID(pending)...)
 	slices.SortFunc(out, func(a, b issues.Label) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// acceptedCheckpointVersion is acceptedCheckpoint without a valid
+// checkpoint to accept: the body's content version after this run's own
+// writes.
+func (e *eval) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
+	cv := e.in.Issue.ContentVersion
+	if e.plan.Prune != nil && e.cp != nil {
+		return e.acceptedCheckpoint()
+	}
+	if f := e.plan.Fill; f != nil && f.Number > 0 {
+		cv++
+	}
+	return nil, cv, false
 }
 
 // acceptedCheckpoint is the checkpoint this run accepts and the body's

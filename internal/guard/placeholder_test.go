@@ -28,15 +28,18 @@ func TestPlaceholderIssueIsSetOnTheFirstRun(t *testing.T) {
 	if len(ws) != 1 || ws[0].Kind != SetIssue || !strings.Contains(ws[0].Planned(), "from the template's placeholder 0 to 9") {
 		t.Fatalf("writes %+v", ws)
 	}
-	if l := p.Ledger; l == nil || !l.Baseline || l.CheckpointIssue != 9 || l.ContentVersion != 1 {
-		t.Fatalf("ledger %+v: want the state accepted with issue 9 at content version 1", p.Ledger)
+	if l := p.Ledger; l == nil || !l.Baseline || l.CheckpointIssue != 9 || l.ContentVersion != 1 || p.Opened != 1 {
+		t.Fatalf("ledger %+v, opened %d: want the state accepted with issue 9 at content version 1, the guard's own fill no edit", p.Ledger, p.Opened)
 	}
 	if !strings.Contains(p.Fill.Note(), "placeholder `issue: 0`") || !strings.Contains(p.Fill.Note(), "9") {
 		t.Errorf("the status comment's note: %q", p.Fill.Note())
 	}
 
 	// The next run, on the body the guard wrote, finds nothing to do.
-	next := Decide(in.After(Change{Body: &p.Fill.Body}))
+	in.Config.LedgerKey = testKey
+	after := in.After(Change{Body: &p.Fill.Body})
+	withLedger(&after, *p.Ledger)
+	next := Decide(after)
 	if next.Fill != nil || len(next.Writes()) != 0 || len(next.Violations) != 0 {
 		t.Errorf("after the fill: fill %+v, writes %v, violations %v", next.Fill, next.Writes(), ruleIDs(next))
 	}

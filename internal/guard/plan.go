@@ -74,6 +74,12 @@ type Plan struct {
 	// Links maps a finding's key path to the web page of what it is about
 	// (an agent comment's link, for comment#ID), where known.
 	Links map[string]string
+	// Opened is the body's content version a first record counts as the
+	// issue's opening once this run's own writes are made (its fill or
+	// prune of a body as opened): a run cut short after its body write
+	// and before its ledger finds its own write no edit
+	// (docs/ledger.md#no-ledger-yet).
+	Opened int
 }
 
 // Numbers are the measured figures of one run.

@@ -46,7 +46,7 @@ func (e *eval) planPrune() {
 	}
 	cfg := prune.Config{
 		CarryoverRatio:  e.cfg.CarryoverRatio,
-		PhaseGrant:      e.cfg.PhaseGrant,
+		PhaseGrant:      e.phaseGrant(),
 		TailLimit:       e.cfg.HistoryTail,
 		MaxCommentChars: prune.DefaultConfig().MaxCommentChars,
 		ResetBudget:     overBudget,

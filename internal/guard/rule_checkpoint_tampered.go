@@ -12,7 +12,7 @@ import (
 // removed or a relaxing label added by someone not allowed to. Each sets
 // permission::violation.
 func checkTamper(e *eval) []Violation {
-	out := append([]Violation(nil), e.trust.tamper...)
+	out := append(e.pinFindings(), e.trust.tamper...)
 	pv := e.cfg.Labels.PermissionViolation
 	for _, r := range e.trust.restore {
 		if !slices.Contains(e.cfg.Labels.Approval(), r.label) {

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -88,28 +89,54 @@ func (e *eval) recordGrant(l *ledger.Record) {
 	if e.cfg.RepositoryBudget <= 0 || e.cp == nil {
 		return
 	}
-	n := e.grantedNow(old)
+	n := e.grantedNow(old, l)
 	if n <= 0 {
 		return
 	}
 	g := ledger.Grant{Issue: e.in.Issue.Number, Tokens: n, Time: e.in.Now.Unix()}
+	for slices.Contains(l.Grants, g) {
+		g.Time++ // two equal grants in one second (two phases) stay two
+	}
 	l.Grants = append(ledger.Since(l.Grants, e.windowStart()), g)
 }
 
 // grantedNow is what accepting the checkpoint as read grants, over the
-// record old.
-func (e *eval) grantedNow(old *ledger.Record) int64 {
+// record old, the state accepted being l: a first baseline its total; a
+// raise an approver accepted what it adds; a new phase — the guard's own
+// prune or one made by hand — what it holds beyond the remainder carried
+// over (the phase grant).
+func (e *eval) grantedNow(old, l *ledger.Record) int64 {
 	b := e.cp.Budget
 	if old == nil || !old.Baseline {
 		return b.Total.Value
 	}
-	if _, ok := e.trust.approved[e.cfg.Labels.PermissionViolation]; !ok {
-		return 0 // progress and carryover grant nothing new
-	}
-	if e.cp.Phase.Value != old.Phase {
+	_, approved := e.trust.approved[e.cfg.Labels.PermissionViolation]
+	switch {
+	case approved && e.cp.Phase.Value != old.Phase:
 		return b.Total.Value - old.Remaining
+	case approved:
+		return b.Total.Value - old.Total
+	case e.plan.Prune != nil && l.ContentVersion > e.in.Issue.ContentVersion && e.plan.Prune.NewBudget != e.plan.Prune.Budget:
+		return l.Total - carried(b.Remaining.Value, e.cfg.CarryoverRatio)
+	case e.cp.Phase.Value != old.Phase && b.Consumed.Value == 0 && b.Total.Value == b.Remaining.Value:
+		return b.Total.Value - carried(old.Remaining, e.cfg.CarryoverRatio)
 	}
-	return b.Total.Value - old.Total
+	return 0 // progress grants nothing new
+}
+
+// phaseGrant is the phase grant a new phase may take now: phase-grant, or
+// less when repository-budget is kept and the grants of the window leave
+// less (none when the grant list does not verify).
+func (e *eval) phaseGrant() int64 {
+	limit := e.cfg.RepositoryBudget
+	if limit <= 0 || e.cfg.PhaseGrant <= 0 {
+		return e.cfg.PhaseGrant
+	}
+	list, problem := e.grantList()
+	if problem != "" {
+		return 0
+	}
+	return min(e.cfg.PhaseGrant, max(0, limit-e.granted(list)))
 }
 
 // planGrants plans the write of the issue's grants within the window that

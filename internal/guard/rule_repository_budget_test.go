@@ -16,7 +16,7 @@ import (
 func budgeted(t *testing.T, total, remaining string) Input {
 	t.Helper()
 	in := input(t, raised(total, remaining), "cascade::depth-2")
-	in.Config.LedgerKey, in.Config.RepositoryBudget, in.Issue.ContentVersion = testKey, 70000, 1
+	in.Config.LedgerKey, in.Config.RepositoryBudget, in.Issue.ContentVersion = testKey, 70000, 0
 	in.Issue.RepoID = 3
 	now := in.Now.Unix()
 	list := ledger.Grants{Repo: 3, Grants: []ledger.Grant{
@@ -78,7 +78,7 @@ func TestRepositoryBudgetApprovalBinds(t *testing.T) {
 	if len(p.Violations) != 0 || !p.Ledger.Baseline || ledger.Sum(p.Grants) != 30000 {
 		t.Errorf("the approved state: %v %+v grants %v", ruleIDs(p), p.Ledger, p.Grants)
 	}
-	in.Issue.Body, in.Issue.ContentVersion = raised("900000", "897000"), 2
+	in.Issue.Body, in.Issue.ContentVersion = raised("900000", "897000"), 1
 	if p := Decide(in); repoBudgetFinding(p) == nil || p.Ledger.Baseline || len(p.Grants) != 0 {
 		t.Errorf("900,000 after the approval of 30,000: %v %+v", ruleIDs(p), p.Ledger)
 	}
@@ -142,5 +142,42 @@ func TestRepositoryBudgetRestoresALostGrant(t *testing.T) {
 	in.Grants.Text = ledger.EncodeGrants(other, testKey)
 	if p := Decide(in); len(p.Grants) != 0 {
 		t.Errorf("a clean pass with the grant listed plans %v", p.Grants)
+	}
+}
+
+// phased is the accepted issue of trusted() under repository-budget
+// 100,000 and phase-grant 20,000, the grant list holding 90,000 granted in
+// the window: a new phase may take 10,000 beyond its carried remainder.
+func phased(t *testing.T, cv int, edits ...string) Input {
+	t.Helper()
+	in := trusted(t, cv, edits...)
+	in.Config.RepositoryBudget, in.Config.PhaseGrant = 100000, 20000
+	list := ledger.Grants{Grants: []ledger.Grant{{Issue: 2, Tokens: 90000, Time: in.Now.Unix() - 60}}}
+	in.Grants = ledger.GrantState{Known: true, Text: ledger.EncodeGrants(list, testKey)}
+	return in
+}
+
+// Every phase is counted: a new phase made by hand takes a new phase name
+// and at most the carried remainder (7,000 × 0.5) plus what the
+// repository budget leaves of phase-grant (10,000), and what it takes
+// beyond the remainder is a grant; the guard's own prune is held to the
+// same.
+func TestEveryPhaseIsCounted(t *testing.T) {
+	p := Decide(phased(t, 5, "phase: build", "phase: review", "total: 10000", "total: 13500", "consumed: 3000", "consumed: 0", "remaining: 7000", "remaining: 13500"))
+	want := []ledger.Grant{{Issue: 9, Tokens: 10000, Time: p.Ledger.Grants[len(p.Ledger.Grants)-1].Time}}
+	if len(p.Violations) != 0 || p.Ledger.Total != 13500 || !slices.Equal(p.Grants, want) {
+		t.Fatalf("a new phase of 3,500 carried + 10,000: %v record %+v grants %v", ruleIDs(p), p.Ledger, p.Grants)
+	}
+	for name, edits := range map[string][]string{
+		"same name":         {"total: 10000", "total: 3500", "consumed: 3000", "consumed: 0", "remaining: 7000", "remaining: 3500"},
+		"over what is left": {"phase: build", "phase: review", "total: 10000", "total: 13501", "consumed: 3000", "consumed: 0", "remaining: 7000", "remaining: 13501"},
+	} {
+		if msg := tamperMessage(t, Decide(phased(t, 5, edits...))); !strings.Contains(msg, "budget.") {
+			t.Errorf("%s: %s", name, msg)
+		}
+	}
+	pr := Decide(phased(t, 5, "consumed: 3000", "consumed: 9000", "remaining: 7000", "remaining: 1000"))
+	if pr.Prune == nil || pr.Prune.NewBudget.Total != 500+10000 || ledger.Sum(pr.Grants) != 10000 {
+		t.Fatalf("the guard's prune: %+v grants %v", pr.Prune, pr.Grants)
 	}
 }

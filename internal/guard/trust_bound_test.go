@@ -84,7 +84,7 @@ func TestApprovalBindsTheLabels(t *testing.T) {
 // budget-over-cap: the approval of a new issue's budget binds it too.
 func TestOverCapApprovalBinds(t *testing.T) {
 	in := input(t, raised("120000", "117000"), "cascade::depth-2")
-	in.Config.LedgerKey, in.Config.MaxBudget, in.Issue.ContentVersion = testKey, 100000, 1
+	in.Config.LedgerKey, in.Config.MaxBudget, in.Issue.ContentVersion = testKey, 100000, 0
 	p := Decide(in)
 	if !slices.Contains(ruleIDs(p), RuleBudgetOverCap) || p.Ledger.Flag == nil {
 		t.Fatalf("over the cap: %v %+v", ruleIDs(p), p.Ledger)
@@ -98,7 +98,7 @@ func TestOverCapApprovalBinds(t *testing.T) {
 	if p := Decide(in); len(p.Violations) != 0 || !p.Ledger.Baseline || p.Ledger.Total != 120000 {
 		t.Errorf("the approved over-cap state: %v %+v", ruleIDs(p), p.Ledger)
 	}
-	in.Issue.Body, in.Issue.ContentVersion = raised("900000", "897000"), 2
+	in.Issue.Body, in.Issue.ContentVersion = raised("900000", "897000"), 1
 	if p := Decide(in); !slices.Contains(ruleIDs(p), RuleBudgetOverCap) || p.Ledger.Baseline {
 		t.Errorf("900,000 after the approval of 120,000: %v %+v", ruleIDs(p), p.Ledger)
 	}

@@ -32,7 +32,11 @@ func (e *eval) judgeCheckpoint() {
 		t.tamper = append(t.tamper, e.goneFinding(l))
 		return
 	}
-	if l == nil || !l.Baseline || cur == nil {
+	if l == nil || !l.Baseline {
+		e.judgeFirstEdit()
+		return
+	}
+	if cur == nil {
 		return
 	}
 	if changes, pos := checkpointChanges(l, cur); len(changes) > 0 && (e.cp == nil || !e.legalTransition(l)) {
@@ -146,12 +150,18 @@ func editCount(n int) string {
 	return fmt.Sprintf("%d edits", n)
 }
 
-// legalTransition is a new phase started by the carryover rule of docs/contract.md §5:
-// consumed 0, total = remaining <= floor(ledger remaining × carryover-ratio)
-// + phase-grant, version and issue unchanged.
+// legalTransition is a new phase started by hand by the carryover rule of
+// docs/contract.md §5: a new phase name, consumed 0, total = remaining <=
+// floor(ledger remaining × carryover-ratio) + the phase grant the
+// repository budget leaves (phaseGrant), version and issue unchanged.
 func (e *eval) legalTransition(l *ledger.Record) bool {
 	b := e.cp.Budget
-	most := int64(math.Floor(float64(l.Remaining)*e.cfg.CarryoverRatio)) + e.cfg.PhaseGrant
-	return e.cp.Version.Value == l.Version && e.cp.Issue.Value == l.CheckpointIssue &&
+	most := carried(l.Remaining, e.cfg.CarryoverRatio) + e.phaseGrant()
+	return e.cp.Version.Value == l.Version && e.cp.Issue.Value == l.CheckpointIssue && e.cp.Phase.Value != l.Phase &&
 		b.Consumed.Value == 0 && b.Total.Value == b.Remaining.Value && b.Total.Value <= most
+}
+
+// carried is what a new phase carries over of remaining.
+func carried(remaining int64, ratio float64) int64 {
+	return int64(math.Floor(float64(max(0, remaining)) * ratio))
 }

@@ -27,6 +27,8 @@ func (e *eval) judgeLabels() {
 	if l := e.trust.ledger; l != nil && l.Baseline {
 		e.judgeRelaxing(live, l)
 		e.judgeRemoved(live, l)
+	} else {
+		e.judgeNewDepth(live)
 	}
 	e.labels = e.effectiveLabels(issues.NamesOf(live))
 }

@@ -168,6 +168,33 @@ func (n LabelNames) Specs() []LabelSpec {
 	}
 }
 
+// sizeColors are the colours of the size labels, lighter for smaller tasks.
+var sizeColors = map[string]string{"tiny": "c2f0c2", "small": "8fdb8f", "medium": "4fbf6a", "large": "238636"}
+
+// GovernanceSpecs are the governance labels `init` creates and the guard
+// pins: the ones the guard sets (Specs), the depth limits, the task sizes
+// and the permission to change protected paths, with colors and
+// descriptions that say what they mean (docs/contract.md §3).
+func GovernanceSpecs(n LabelNames) []LabelSpec {
+	specs := n.Specs()
+	depth := []string{"c5def5", "a2c4ec", "7aa7e0", "4f86cf"}
+	for d, color := range depth {
+		desc := fmt.Sprintf("gns-guard: checkpoint depth 0..%d allowed (agents nest at most %d deep); raising it needs an approver", d, d)
+		if d == 0 {
+			desc = "gns-guard: checkpoint depth 0 only (no sub-agents); raising it needs an approver"
+		}
+		specs = append(specs, LabelSpec{Name: fmt.Sprintf("%s%d", n.CascadePrefix, d), Color: color, Description: desc})
+	}
+	specs = append(specs, LabelSpec{Name: n.CascadePrefix + "n", Color: "1d4f91",
+		Description: "gns-guard: no depth limit; adding it to a governed issue needs an approver"})
+	for _, s := range TaskSizes() {
+		specs = append(specs, LabelSpec{Name: n.SizePrefix + s.Name, Color: sizeColors[s.Name],
+			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next estimate under %d)", s.Name, s.MaxContext, s.Overhead, s.Below)})
+	}
+	return append(specs, LabelSpec{Name: n.EvolveSystem, Color: "e99695",
+		Description: "gns-guard: the pull request may change the protected paths (protected-paths); adding it needs an approver"})
+}
+
 // Approvers says who may approve, for messages.
 func (c Config) Approvers() string {
 	if len(c.BudgetAdmins) > 0 {

@@ -25,6 +25,9 @@ type Issue struct {
 	Comments       int    // number of comments (not timeline events)
 	ContentVersion int    // for compare-and-swap body edits
 	UpdatedAt      time.Time
+	// CreatedAt is when the issue was opened (zero when the server did
+	// not say).
+	CreatedAt time.Time
 	// NoCAS says the server sent no content_version (Forgejo, say): body
 	// writes are last-write-wins there.
 	NoCAS bool

@@ -7,41 +7,61 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// Unjudged is a body the guard has not judged: its content_version is
-// ahead of the one the guard's ledger accepted, for longer than the
+// Unjudged is a state the guard has not judged, for longer than the
 // unjudged-grace setting (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals,
-// "Liveness"). A guard whose workflow was disabled, or whose runs fail to
-// start, leaves issues so: `context` and `report` refuse to build on them
-// and `status` lists them.
+// "Liveness"): the body's content_version ahead of the one the guard's
+// ledger accepted, or a governed issue whose status comment or record is
+// missing or does not verify. A guard whose workflow was disabled, or whose
+// runs fail to start, leaves issues so: `context` and `report` refuse to
+// build on them and `status` lists them. An issue writer cannot switch
+// this off: the grace runs from when the unjudged change was made, so
+// comments and label changes do not extend it, and a pending approval does
+// not suspend it.
 type Unjudged struct {
-	// Judged is the body's content_version the ledger accepted; Current
-	// the body's now.
+	// Judged is the body's content_version the ledger accepted (-1: no
+	// trusted record); Current the body's now.
 	Judged  int `json:"ledger_content_version"`
 	Current int `json:"content_version"`
-	// Since is the issue's last change (its updated_at): the unjudged edit
-	// is at least as old. Written is when the guard wrote its ledger: the
-	// edit is newer.
+	// Since is when the unjudged change was made, as closely as the
+	// reader knows it and never later: the body's first edit after the
+	// ledger (its edit history), else the ledger's writing; for a missing
+	// record, the issue's opening. Written is when the guard wrote its
+	// ledger.
 	Since   time.Time `json:"since"`
 	Written time.Time `json:"ledger_written"`
-	// For is how long the body has been ahead at least: now - Since.
+	// Problem says why no record is trusted ("" when one is).
+	Problem string `json:"problem,omitempty"`
+	// For is how long the state has been unjudged at least: now - Since.
 	For time.Duration `json:"-"`
 }
 
-// Behind says whether the guard has not judged issue is's body: the
-// body's content_version is ahead of the ledger's l, and the issue has not
-// changed for longer than grace (the guard's run on an edit takes
-// seconds; the grace covers a queued runner). The issue's updated_at is
-// the only time the server gives of the edit, and any later activity
-// moves it: the measure never refuses an edit younger than grace, and
-// activity on the issue postpones it. now is the server's clock. nil when
-// the body is judged, when there is no ledger (nothing to measure from),
-// when the ledger waits for a person (pending approval labels: the guard
-// judged and flagged the state), or on a server with no content versions.
+// Behind says whether the guard has not judged issue is's body, measured
+// from the ledger's writing: the edit is newer, so the measure never
+// refuses later than it should (BehindSince with the edit's own time is
+// closer). nil when the body is judged, within the grace, or on a server
+// with no content versions.
 func Behind(l *Record, is issues.Issue, now time.Time, grace time.Duration) *Unjudged {
-	if l == nil || is.NoCAS || len(l.Pending) > 0 || is.ContentVersion <= l.ContentVersion || is.UpdatedAt.IsZero() {
+	if l == nil {
 		return nil
 	}
-	u := &Unjudged{Judged: l.ContentVersion, Current: is.ContentVersion, Since: is.UpdatedAt.UTC(), For: now.Sub(is.UpdatedAt)}
+	return BehindSince(l, is, time.Unix(l.Written, 0), now, grace)
+}
+
+// BehindSince is Behind with the time the first unjudged edit was made
+// (since; zero: the ledger's writing, else the issue's last change, for a
+// record that does not say when it was written). A pending approval does
+// not suspend it: the guard judges a state it flagged again on every run.
+func BehindSince(l *Record, is issues.Issue, since, now time.Time, grace time.Duration) *Unjudged {
+	if l == nil || is.NoCAS || is.ContentVersion <= l.ContentVersion {
+		return nil
+	}
+	switch {
+	case since.IsZero() && l.Written > 0:
+		since = time.Unix(l.Written, 0)
+	case since.IsZero() || since.Unix() == 0:
+		since = is.UpdatedAt
+	}
+	u := &Unjudged{Judged: l.ContentVersion, Current: is.ContentVersion, Since: since.UTC(), For: now.Sub(since)}
 	if l.Written > 0 {
 		u.Written = time.Unix(l.Written, 0).UTC()
 	}
@@ -51,13 +71,33 @@ func Behind(l *Record, is issues.Issue, now time.Time, grace time.Duration) *Unj
 	return u
 }
 
+// Unrecorded is a governed (or anchored) issue with no trusted record:
+// its status comment or record is missing (deleted, say) or does not
+// verify (problem says which). The guard's first run records one within
+// seconds of the issue's opening, so the grace runs from the opening.
+func Unrecorded(is issues.Issue, problem string, now time.Time, grace time.Duration) *Unjudged {
+	since := is.CreatedAt
+	if since.IsZero() {
+		since = is.UpdatedAt
+	}
+	u := &Unjudged{Judged: -1, Current: is.ContentVersion, Since: since.UTC(), Problem: problem, For: now.Sub(since)}
+	if u.For <= grace {
+		return nil
+	}
+	return u
+}
+
 // Why says, for the person or agent who reads it, what changed, since
 // when, and what to do.
 func (u *Unjudged) Why(n int64, grace time.Duration) string {
-	written := ""
+	what := fmt.Sprintf("the guard has not judged its body: the body is at content version %d, its ledger accepted version %d", u.Current, u.Judged)
 	if !u.Written.IsZero() {
-		written = ", written " + u.Written.Format(time.RFC3339)
+		what += ", written " + u.Written.Format(time.RFC3339)
 	}
-	return fmt.Sprintf("issue #%d: the guard has not judged its body: the body is at content version %d, its ledger accepted version %d%s; the issue has not changed since %s (%s ago, over unjudged-grace %s), yet no guard run recorded the change. The guard's workflow may be disabled or its runs failing: ask an owner of the repository to check its Actions (gns-guard status lists the issues and a disabled guard workflow); do not build on this state until the guard has judged it",
-		n, u.Current, u.Judged, written, u.Since.Format(time.RFC3339), u.For.Round(time.Second), grace)
+	what += fmt.Sprintf("; the first change it has not judged was made at %s", u.Since.Format(time.RFC3339))
+	if u.Problem != "" {
+		what = fmt.Sprintf("the guard holds no trusted record of it: %s; the issue was opened at %s", u.Problem, u.Since.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("issue #%d: %s (%s ago, over unjudged-grace %s), yet no guard run judged it. The guard's workflow may be disabled or its runs failing, or its status comment was deleted: ask an owner of the repository to check its Actions (gns-guard status lists the issues and a disabled guard workflow); do not build on this state until the guard has judged it",
+		n, what, u.For.Round(time.Second), grace)
 }

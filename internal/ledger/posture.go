@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"slices"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
@@ -21,6 +22,43 @@ type PostureStamp struct {
 	// Broken are the checks that did not hold (could not be made
 	// included), in the judge's order, their texts bounded.
 	Broken []posture.Check `json:"broken"`
+	// Judged is when (Unix seconds, the server's clock) the checks were
+	// judged: a stamp older than PostureMaxAge is judged again.
+	Judged int64 `json:"judged,omitempty"`
+	// Known are the accounts the judgement knew (the owner, collaborators,
+	// team members, site admins), and those checked since, sorted: an
+	// account acting on the issue that it does not know is checked.
+	Known []string `json:"known,omitempty"`
+}
+
+// PostureMaxAge bounds the age of a posture stamp: access given without a
+// commit (a collaborator added) is seen within a day at most, and at once
+// when the account acts on the issue (docs/ledger.md#the-posture).
+const PostureMaxAge = 24 * time.Hour
+
+// MaxPostureKnown is the most accounts a stamp keeps as known: past it,
+// the others are checked when they act.
+const MaxPostureKnown = 200
+
+// Fresh says the stamp was judged at commit no longer than PostureMaxAge
+// before now.
+func (s *PostureStamp) Fresh(commit string, now time.Time) bool {
+	return s != nil && s.Commit == commit && s.Judged > 0 && now.Sub(time.Unix(s.Judged, 0)) <= PostureMaxAge
+}
+
+// Knows says the stamp knows login.
+func (s *PostureStamp) Knows(login string) bool {
+	_, ok := slices.BinarySearch(s.Known, login)
+	return ok
+}
+
+// Learn adds logins to the accounts the stamp knows, bounded.
+func (s *PostureStamp) Learn(logins ...string) {
+	for _, l := range logins {
+		if i, ok := slices.BinarySearch(s.Known, l); !ok && l != "" && len(s.Known) < MaxPostureKnown {
+			s.Known = slices.Insert(s.Known, i, l)
+		}
+	}
 }
 
 // The bounds of a stamp's checks: the record lives in a comment.
@@ -56,7 +94,7 @@ func (s *PostureStamp) Equal(o *PostureStamp) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
-	return s.Commit == o.Commit && slices.EqualFunc(s.Broken, o.Broken, func(a, b posture.Check) bool {
+	return s.Commit == o.Commit && s.Judged == o.Judged && slices.Equal(s.Known, o.Known) && slices.EqualFunc(s.Broken, o.Broken, func(a, b posture.Check) bool {
 		return a.ID == b.ID && a.Holds == b.Holds && a.Why == b.Why && slices.Equal(a.Logins, b.Logins)
 	})
 }

@@ -93,23 +93,52 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 	return admin, "", nil
 }
 
-// Unjudged says whether the guard has not judged the body read: the body
-// ahead of the trusted ledger in the status comment found, for longer than
-// cfg.UnjudgedGrace (ledger.Behind). It makes no request: the issue's
-// updated_at is measured against the server's clock as of its last answer
-// (now when it has given none).
-func (r *Reader) Unjudged(s *Snapshot, cfg issues.Config, now time.Time) *ledger.Unjudged {
-	if s == nil || s.Status == nil {
+// editHistory is a forge that reads when an issue body was edited
+// (forge.Client: its edit history, one request).
+type editHistory interface {
+	FirstEditAfter(ctx context.Context, number int64, t time.Time) (time.Time, bool)
+}
+
+// Unjudged says whether the guard has not judged the issue read, for
+// longer than cfg.UnjudgedGrace: a governed or anchored issue with no
+// trusted record (ledger.Unrecorded), or a body ahead of the trusted
+// ledger (ledger.BehindSince), measured from the body's first edit after
+// the ledger as its edit history tells (one request, only when the ledger
+// is older than the grace), else from the ledger's writing. Comments,
+// label changes and a pending approval change nothing. now is the
+// server's clock as of its last answer (now when it has given none).
+func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg issues.Config, now time.Time) *ledger.Unjudged {
+	if s == nil || !s.Governed || s.Issue.IsPull {
 		return nil
 	}
-	l, _ := ledger.Read(s.Status, s.Issue.Number, r.Keys)
-	if l == nil || s.Issue.ContentVersion <= l.ContentVersion {
+	n := s.Issue.Number
+	l, problem := ledger.Read(s.Status, n, r.Keys)
+	switch {
+	case l == nil && s.Issue.CreatedAt.IsZero():
+		return nil // the server did not say when the issue was opened
+	case s.Status == nil:
+		return ledger.Unrecorded(s.Issue, "the guard's status comment, which holds its ledger, is not on the issue", r.serverNow(now), cfg.UnjudgedGrace)
+	case l == nil:
+		return ledger.Unrecorded(s.Issue, problem, r.serverNow(now), cfg.UnjudgedGrace)
+	case s.Issue.NoCAS || s.Issue.ContentVersion <= l.ContentVersion:
 		return nil // judged: no clock needed
 	}
-	if r.Forge != nil {
-		if t := r.Forge.ServerTime(); !t.IsZero() {
-			now = t
+	now = r.serverNow(now)
+	since := time.Unix(l.Written, 0)
+	if h, ok := r.Forge.(editHistory); ok && now.Sub(since) > cfg.UnjudgedGrace {
+		if at, ok := h.FirstEditAfter(ctx, n, since); ok {
+			since = at
 		}
 	}
-	return ledger.Behind(l, s.Issue, now, cfg.UnjudgedGrace)
+	return ledger.BehindSince(l, s.Issue, since, now, cfg.UnjudgedGrace)
+}
+
+// serverNow is the server's clock as of its last answer, else now.
+func (r *Reader) serverNow(now time.Time) time.Time {
+	if r.Forge != nil {
+		if t := r.Forge.ServerTime(); !t.IsZero() {
+			return t
+		}
+	}
+	return now
 }

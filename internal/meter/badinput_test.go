@@ -148,7 +148,7 @@ func TestIssueStatesThatGetNoCall(t *testing.T) {
 			is := f.issues[7]
 			is.Body = strings.Replace(is.Body, "total: 20000", "total: 90000", 1)
 			is.Body = strings.Replace(is.Body, "remaining: 13800", "remaining: 83800", 1)
-			is.ContentVersion = 2
+			is.ContentVersion = 1
 			f.issues[7] = is
 		}, "checkpoint-tampered"},
 	} {

@@ -83,7 +83,7 @@ func (f *fakeGitea) judge(t testing.TB, n int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	is := f.issues[n]
-	is.ContentVersion = 1
+	is.ContentVersion = 0 // as opened: Gitea's first version
 	is.UpdatedAt = time.Now()
 	f.issues[n] = is
 	in := guard.Input{Config: issues.DefaultConfig(), Issue: is, Event: issues.Event{Name: "issues", Action: "opened", Number: n},

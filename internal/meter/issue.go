@@ -48,7 +48,7 @@ func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, 
 			if f.Plan, _, err = rd.Decide(ctx, in); err != nil {
 				return nil, err
 			}
-			f.Unjudged = rd.Unjudged(s, cfg, m.o.Now())
+			f.Unjudged = rd.Unjudged(ctx, s, cfg, m.o.Now())
 			if s.Status != nil {
 				l, _ := ledger.Read(s.Status, iss.Number, rd.Keys)
 				f.Judged = l != nil

@@ -34,7 +34,7 @@ func Next(in guard.Input, p *guard.Plan, ev issues.Event, now time.Time) guard.I
 	existing := in.Status
 	var posted []issues.Comment
 	if NeedsPlaceholder(p, existing) {
-		c := post(Placeholder(in, now))
+		c := post(Placeholder(in, p, now))
 		posted, existing = append(posted, c), &c
 	}
 	if pr := p.Prune; pr != nil {

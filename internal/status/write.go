@@ -81,9 +81,9 @@ func buried(in guard.Input, status *issues.Comment, posted []issues.Comment) boo
 // yet (and the approval labels on the issue), so that a run cut short
 // leaves no trace of the guard without a ledger, which the next run would
 // take for a deleted one. The run completes the comment last.
-func Placeholder(in guard.Input, now time.Time) string {
+func Placeholder(in guard.Input, p *guard.Plan, now time.Time) string {
 	n := in.Issue.Number
-	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp, Posture: in.Posture}
+	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp, Posture: in.Posture, ContentVersion: p.Opened}
 	for _, a := range in.Config.Labels.Approval() {
 		if slices.Contains(in.Issue.LabelNames(), a) {
 			l.Pending = append(l.Pending, a)

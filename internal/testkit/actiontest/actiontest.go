@@ -223,6 +223,11 @@ func (s Step) environ(d Delivery, event, output, summary string) ([]string, erro
 		return nil, err
 	}
 	env["GNS_GUARD_BUDGET"] = "grants:" + grants
+	pins, err := s.variable("GNS_GUARD_LABELS")
+	if err != nil {
+		return nil, err
+	}
+	env["GNS_GUARD_LABELS"] = "labels:" + pins
 	for k, v := range s.Env {
 		env[k] = v
 	}

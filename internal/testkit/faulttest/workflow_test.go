@@ -141,12 +141,16 @@ func TestLongWorkflowKeepsEveryEntry(t *testing.T) {
 	}
 	f := actiontest.NewRepo(t)
 	labels := []string{"cascade::depth-2", "size::medium"}
-	n, _ := f.Open(t, "a long agent workflow", func(n int64) string { return actiontest.Example(t, "healthy.md", n) }, labels...)
+	n, opened := f.Open(t, "a long agent workflow", func(n int64) string { return actiontest.Example(t, "healthy.md", n) }, labels...)
 	const overhead = 1200 // size::medium (docs/contract.md §3)
 	const keep = 3        // history-tail: the entries a prune leaves in the body
 	// Each phase budget ends with a prune that carries half of what is left
 	// over and grants 20000 more.
 	step := f.Step("phase-grant", "20000")
+	// The guard's run on the opening adopts the state as opened.
+	if r := step.RunInProcess(t, opened, actiontest.InProcess{}); r.Code != 0 {
+		t.Fatalf("the run on the opening: %s", r)
+	}
 	counter, err := tokens.New(tokens.CL100kBase)
 	if err != nil {
 		t.Fatal(err)

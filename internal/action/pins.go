@@ -1,0 +1,98 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+)
+
+// Pinned governance labels in the shell (docs/ledger.md#pinned-labels):
+// the runner hands the step the pins (PinsEnv), so judging labels against
+// them costs no request; the guard writes them with admin-token when there
+// are none yet — every governance label of the repository then, and the
+// labels the guard sets, created first so that no one else's label takes
+// their names — and when it creates a governance label.
+
+// PinsEnv is set by action.yml to "labels:" and the value of the
+// repository variable GNS_GUARD_LABELS, read when the runner picked the
+// job up.
+const PinsEnv = "GNS_GUARD_LABELS"
+
+// pinsPrefix starts what action.yml hands over in PinsEnv.
+const pinsPrefix = "labels:"
+
+// noAdminPins is the note of a run with no admin-token: nothing pins the
+// governance labels.
+var noAdminPins = fmt.Sprintf("Governance labels are not pinned by id: admin-token is not set, so the guard cannot record their ids in the repository variable %s. A label an approver added and an agent renamed into a governance name before the guard's run read the issue counts as the approver's. Set admin-token to the owner's token.", ledger.PinsName)
+
+// pinState is what the run knows of the pins: as handed over, or read with
+// admin-token (an action.yml that hands none over).
+func (r *runner) pinState(ctx context.Context) ledger.PinState {
+	if text, ok := strings.CutPrefix(r.o.Getenv(PinsEnv), pinsPrefix); ok {
+		return ledger.PinState{Known: true, Text: text}
+	}
+	if store := r.reader.Anchors.Store; store != nil {
+		if text, _, err := store.Variable(ctx, ledger.PinsName); err == nil {
+			return ledger.PinState{Known: true, Text: text}
+		}
+	}
+	return ledger.PinState{}
+}
+
+// pinSource creates the repository's missing labels and lists them all
+// (forge.Client).
+type pinSource interface {
+	CreateLabels(ctx context.Context, specs []issues.LabelSpec) ([]issues.Label, error)
+}
+
+// writePins records the pins the run's labels call for: every governance
+// label of the repository when there are none yet (the guard's own labels
+// created first), else the governance labels this run created. A refused
+// or failed write is a note, never fatal.
+func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues.Label, res *applied) {
+	store := r.reader.Anchors.Store
+	src, ok := r.reader.Admin.(pinSource)
+	if store == nil || !ok || !in.Pins.Known {
+		return
+	}
+	old, problem := ledger.ReadPins(in.Pins.Text, in.Issue.RepoID, ledger.ConfigKeys(r.cfg))
+	if problem != "" {
+		return // the finding says so; the owner deletes the variable
+	}
+	labels := created
+	if old == nil {
+		all, err := src.CreateLabels(ctx, issues.GovernanceSpecs(r.cfg.Labels))
+		if err != nil {
+			r.pinNote(res, "The governance labels could not be pinned: the repository's labels could not be read. The next run tries again.", err)
+			return
+		}
+		labels = all
+	}
+	pins, changed := guard.PinsFor(old, in.Issue.RepoID, labels, r.cfg)
+	if !changed {
+		return
+	}
+	err := store.SetVariable(ctx, ledger.PinsName, ledger.EncodePins(pins, r.cfg.LedgerKey), old != nil)
+	switch {
+	case err == nil:
+		res.writes = append(res.writes, fmt.Sprintf("wrote the label pins %s (%d governance labels)", ledger.PinsName, len(pins.Labels)))
+	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
+		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: admin-token may not write Actions variables (they need the repository owner's token).", ledger.PinsName), nil)
+	default:
+		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: the server answered an error. The next run tries again.", ledger.PinsName), err)
+	}
+}
+
+// pinNote reports pins that could not be written.
+func (r *runner) pinNote(res *applied, note string, err error) {
+	res.notes = append(res.notes, note)
+	r.log.infof("gns-guard: warning: %s", note)
+	if err != nil {
+		r.log.untrusted("gns-guard: warning: label pins: " + err.Error())
+	}
+}
