@@ -4,19 +4,12 @@ import (
 	"context"
 	"errors"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
-
-// postureSource is a client that reads a repository's posture, as
-// `gns-guard doctor` does (forge.Client).
-type postureSource interface {
-	Repository(ctx context.Context) (forge.Repository, error)
-	PostureFacts(ctx context.Context, admin *forge.Client, branch, hint string) (posture.Facts, error)
-}
 
 // postureHint says how to let the guard read what only the repository's
 // owner may.
@@ -53,13 +46,13 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 // judgePosture judges the posture anew with the run's tokens; old is the
 // stamp it replaces (nil: none), whose checked accounts it keeps.
 func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.PostureStamp) {
-	src, ok := r.forge.(postureSource)
+	src, ok := r.forge.(port.PostureReader)
 	if !ok {
 		return // a client that cannot read it: the posture is not judged
 	}
-	var admin *forge.Client
-	if r.set.AdminToken != "" {
-		admin, _ = r.reader.Admin.(*forge.Client)
+	var admin port.PostureAdmin
+	if a, ok := r.reader.Admin.(port.PostureAdmin); ok && r.set.AdminToken != "" {
+		admin = a
 	}
 	token, owner := r.requestsMade()
 	checks, known, err := r.readPosture(ctx, src, admin)
@@ -88,7 +81,7 @@ func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.Po
 // readPosture reads the repository's default branch and its posture, and
 // judges it with the run's settings (budget-admins, ledger-public-key):
 // the checks, and the accounts the facts name.
-func (r *runner) readPosture(ctx context.Context, src postureSource, admin *forge.Client) ([]posture.Check, []string, error) {
+func (r *runner) readPosture(ctx context.Context, src port.PostureReader, admin port.PostureAdmin) ([]posture.Check, []string, error) {
 	info, err := src.Repository(ctx)
 	if err != nil {
 		return nil, nil, err

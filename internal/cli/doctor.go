@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
@@ -72,7 +73,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 	if err != nil {
 		return reader.Where.Error("read the repository", err)
 	}
-	var admin *forge.Client
+	var admin port.PostureAdmin
 	if t := strings.TrimSpace(adminToken); t != "" {
 		if admin, err = forge.New(reader.Where.Server, t, o.owner, o.name); err != nil {
 			return usageError("doctor: %v", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -93,14 +94,14 @@ func InitLabels() []issues.LabelSpec { return issues.GovernanceSpecs(issues.Defa
 // repository, its labels, files on a branch, a commit of several files and
 // a pull request. *forge.Client has it (internal/forge/setup.go).
 type setupForge interface {
-	Repository(ctx context.Context) (forge.Repository, error)
-	Labels(ctx context.Context) ([]forge.RepoLabel, error)
-	CreateLabel(ctx context.Context, spec issues.LabelSpec) (forge.RepoLabel, error)
-	FileAt(ctx context.Context, ref, path string, max int64) (forge.RepoFile, error)
+	Repository(ctx context.Context) (port.Repository, error)
+	Labels(ctx context.Context) ([]port.RepoLabel, error)
+	CreateLabel(ctx context.Context, spec issues.LabelSpec) (port.RepoLabel, error)
+	FileAt(ctx context.Context, ref, path string, max int64) (port.RepoFile, error)
 	BranchExists(ctx context.Context, name string) (bool, error)
-	CommitFiles(ctx context.Context, c forge.Commit) (string, error)
-	OpenPull(ctx context.Context, head, base string) (forge.Pull, bool, error)
-	CreatePull(ctx context.Context, head, base, title, body string) (forge.Pull, error)
+	CommitFiles(ctx context.Context, c port.Commit) (string, error)
+	OpenPull(ctx context.Context, head, base string) (port.Pull, bool, error)
+	CreatePull(ctx context.Context, head, base, title, body string) (port.Pull, error)
 }
 
 var _ setupForge = (*forge.Client)(nil)
@@ -280,7 +281,7 @@ type initRun struct {
 	sf     setupForge
 	w      live.Where
 	direct bool // --commit: write onto the default branch
-	info   forge.Repository
+	info   port.Repository
 	base   string // the default branch
 	rep    *initReport
 	// branchExists says InitBranch exists (looked for only when files
@@ -436,7 +437,7 @@ func (r *initRun) planLabels(ctx context.Context) error {
 	if err != nil {
 		return r.w.Error("list the labels", err)
 	}
-	byName := map[string]forge.RepoLabel{}
+	byName := map[string]port.RepoLabel{}
 	for _, l := range existing {
 		if _, dup := byName[l.Name]; !dup {
 			byName[l.Name] = l
@@ -525,12 +526,12 @@ func (r *initRun) writeCommit(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
-	cm := forge.Commit{Branch: c.Branch, Message: "Adopt gns-guard: its workflow, settings and issue template"}
+	cm := port.Commit{Branch: c.Branch, Message: "Adopt gns-guard: its workflow, settings and issue template"}
 	if c.NewBranch {
 		cm.Branch, cm.NewBranch = c.From, c.Branch
 	}
 	for _, p := range c.Files {
-		cm.Files = append(cm.Files, forge.FileChange{Path: p, Content: r.rep.files[p]})
+		cm.Files = append(cm.Files, port.FileChange{Path: p, Content: r.rep.files[p]})
 	}
 	var err error
 	if c.SHA, err = r.sf.CommitFiles(ctx, cm); err != nil {

@@ -14,9 +14,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -24,10 +24,10 @@ import (
 // labels, open pull requests. It records every write.
 type setupServer struct {
 	issues.Forge // init calls none of its methods: a call panics
-	repo         forge.Repository
+	repo         port.Repository
 	branches     map[string]map[string][]byte // branch → path → content
-	labels       []forge.RepoLabel
-	pulls        []forge.Pull // the open ones
+	labels       []port.RepoLabel
+	pulls        []port.Pull // the open ones
 	nextNumber   int64
 	writes       []string
 	fail         map[string]error // method → the error it returns
@@ -44,7 +44,7 @@ func (s *setupServer) SecretNames(context.Context) ([]string, error) {
 // newSetupServer serves alice/proj with a README on main.
 func newSetupServer() *setupServer {
 	return &setupServer{
-		repo: forge.Repository{FullName: "alice/proj", HTMLURL: "http://gitea.test/alice/proj", DefaultBranch: "main", CanPush: true},
+		repo: port.Repository{FullName: "alice/proj", HTMLURL: "http://gitea.test/alice/proj", DefaultBranch: "main", CanPush: true},
 		branches: map[string]map[string][]byte{
 			"main": {"README.md": []byte("# proj\n")},
 		},
@@ -54,40 +54,40 @@ func newSetupServer() *setupServer {
 
 func (s *setupServer) err(method string) error { return s.fail[method] }
 
-func (s *setupServer) Repository(context.Context) (forge.Repository, error) {
+func (s *setupServer) Repository(context.Context) (port.Repository, error) {
 	return s.repo, s.err("Repository")
 }
 
-func (s *setupServer) Labels(context.Context) ([]forge.RepoLabel, error) {
+func (s *setupServer) Labels(context.Context) ([]port.RepoLabel, error) {
 	return slices.Clone(s.labels), s.err("Labels")
 }
 
-func (s *setupServer) CreateLabel(_ context.Context, spec issues.LabelSpec) (forge.RepoLabel, error) {
+func (s *setupServer) CreateLabel(_ context.Context, spec issues.LabelSpec) (port.RepoLabel, error) {
 	if err := s.err("CreateLabel"); err != nil {
-		return forge.RepoLabel{}, err
+		return port.RepoLabel{}, err
 	}
-	l := forge.RepoLabel{ID: int64(100 + len(s.labels)), Name: spec.Name, Color: spec.Color, Description: spec.Description}
+	l := port.RepoLabel{ID: int64(100 + len(s.labels)), Name: spec.Name, Color: spec.Color, Description: spec.Description}
 	s.labels = append(s.labels, l)
 	s.writes = append(s.writes, "label "+spec.Name)
 	return l, nil
 }
 
-func (s *setupServer) FileAt(_ context.Context, ref, path string, max int64) (forge.RepoFile, error) {
+func (s *setupServer) FileAt(_ context.Context, ref, path string, max int64) (port.RepoFile, error) {
 	if err := s.err("FileAt"); err != nil {
-		return forge.RepoFile{}, err
+		return port.RepoFile{}, err
 	}
 	files, ok := s.branches[ref]
 	if !ok {
-		return forge.RepoFile{}, fmt.Errorf("no branch %s: %w", ref, issues.ErrNotFound)
+		return port.RepoFile{}, fmt.Errorf("no branch %s: %w", ref, issues.ErrNotFound)
 	}
 	data, ok := files[path]
 	if !ok {
-		return forge.RepoFile{}, fmt.Errorf("no %s on %s: %w", path, ref, issues.ErrNotFound)
+		return port.RepoFile{}, fmt.Errorf("no %s on %s: %w", path, ref, issues.ErrNotFound)
 	}
 	if int64(len(data)) > max {
-		return forge.RepoFile{}, fmt.Errorf("%s: %w", path, issues.ErrTooLarge)
+		return port.RepoFile{}, fmt.Errorf("%s: %w", path, issues.ErrTooLarge)
 	}
-	return forge.RepoFile{Path: path, Content: data, SHA: fmt.Sprintf("blob-%d", len(data))}, nil
+	return port.RepoFile{Path: path, Content: data, SHA: fmt.Sprintf("blob-%d", len(data))}, nil
 }
 
 func (s *setupServer) BranchExists(_ context.Context, name string) (bool, error) {
@@ -95,7 +95,7 @@ func (s *setupServer) BranchExists(_ context.Context, name string) (bool, error)
 	return ok, s.err("BranchExists")
 }
 
-func (s *setupServer) CommitFiles(_ context.Context, c forge.Commit) (string, error) {
+func (s *setupServer) CommitFiles(_ context.Context, c port.Commit) (string, error) {
 	if err := s.err("CommitFiles"); err != nil {
 		return "", err
 	}
@@ -123,20 +123,20 @@ func (s *setupServer) CommitFiles(_ context.Context, c forge.Commit) (string, er
 	return "0123456789abcdef0123456789abcdef01234567", nil
 }
 
-func (s *setupServer) OpenPull(_ context.Context, head, base string) (forge.Pull, bool, error) {
+func (s *setupServer) OpenPull(_ context.Context, head, base string) (port.Pull, bool, error) {
 	for _, p := range s.pulls {
 		if p.Head == head && p.Base == base {
 			return p, true, s.err("OpenPull")
 		}
 	}
-	return forge.Pull{}, false, s.err("OpenPull")
+	return port.Pull{}, false, s.err("OpenPull")
 }
 
-func (s *setupServer) CreatePull(_ context.Context, head, base, title, body string) (forge.Pull, error) {
+func (s *setupServer) CreatePull(_ context.Context, head, base, title, body string) (port.Pull, error) {
 	if err := s.err("CreatePull"); err != nil {
-		return forge.Pull{}, err
+		return port.Pull{}, err
 	}
-	p := forge.Pull{Number: s.nextNumber, Title: title, Head: head, Base: base, HTMLURL: fmt.Sprintf("http://gitea.test/alice/proj/pulls/%d", s.nextNumber)}
+	p := port.Pull{Number: s.nextNumber, Title: title, Head: head, Base: base, HTMLURL: fmt.Sprintf("http://gitea.test/alice/proj/pulls/%d", s.nextNumber)}
 	s.nextNumber++
 	s.pulls = append(s.pulls, p)
 	s.writes = append(s.writes, fmt.Sprintf("pull %s→%s: %s", head, base, body))
@@ -447,7 +447,7 @@ func TestInitLabels(t *testing.T) {
 func TestInitFirstAndSecondRun(t *testing.T) {
 	s := newSetupServer()
 	useSetupServer(t, s)
-	s.labels = []forge.RepoLabel{{ID: 1, Name: "size::small", Color: "000000", Description: "ours"}}
+	s.labels = []port.RepoLabel{{ID: 1, Name: "size::small", Color: "000000", Description: "ours"}}
 
 	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
 	if code != 0 || stderr != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -207,7 +208,7 @@ func scopesOf(verb string) string {
 // the client can tell (nil otherwise).
 func repoExists(client issues.Forge) func(ctx context.Context) (bool, error) {
 	c, ok := client.(interface {
-		Repository(ctx context.Context) (forge.Repository, error)
+		Repository(ctx context.Context) (port.Repository, error)
 	})
 	if !ok {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 )
 
@@ -146,7 +147,7 @@ type fake struct {
 	nextNumber   int64
 }
 
-func (f *fake) ListIssues(_ context.Context, q forge.IssueQuery) (forge.IssuePage, error) {
+func (f *fake) ListIssues(_ context.Context, q port.IssueQuery) (port.IssuePage, error) {
 	f.requests++
 	var sel []issues.Issue
 	for i := len(f.issues) - 1; i >= 0; i-- { // newest first
@@ -161,7 +162,7 @@ func (f *fake) ListIssues(_ context.Context, q forge.IssueQuery) (forge.IssuePag
 	if from > len(sel) {
 		from = len(sel)
 	}
-	return forge.IssuePage{Issues: sel[from:to], Authors: f.authors, Total: len(sel), Last: to >= len(sel)}, nil
+	return port.IssuePage{Issues: sel[from:to], Authors: f.authors, Total: len(sel), Last: to >= len(sel)}, nil
 }
 
 func (f *fake) RecentComments(_ context.Context, is issues.Issue, n int) (issues.CommentPage, error) {
@@ -186,7 +187,7 @@ func (f *fake) CreateIssue(_ context.Context, title, body string) (issues.Issue,
 	return is, nil
 }
 
-func (f *fake) EditIssue(_ context.Context, n int64, e forge.IssueEdit) (issues.Issue, error) {
+func (f *fake) EditIssue(_ context.Context, n int64, e port.IssueEdit) (issues.Issue, error) {
 	f.requests++
 	for i := range f.issues {
 		if f.issues[i].Number == n {

@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
 // Writer is what keeping the dashboard needs of the server (forge.Client).
 type Writer interface {
 	Lister
 	CreateIssue(ctx context.Context, title, body string) (issues.Issue, error)
-	EditIssue(ctx context.Context, number int64, e forge.IssueEdit) (issues.Issue, error)
+	EditIssue(ctx context.Context, number int64, e port.IssueEdit) (issues.Issue, error)
 }
 
 // MaxClosedPages bounds the search for a dashboard a person closed, among
@@ -59,7 +59,7 @@ func Keep(ctx context.Context, w Writer, listed []Listed, login, body string) (K
 		if is.Body == body {
 			return Kept{Number: is.Number, Action: "unchanged"}, nil
 		}
-		if _, err := w.EditIssue(ctx, is.Number, forge.IssueEdit{Body: &body}); err != nil {
+		if _, err := w.EditIssue(ctx, is.Number, port.IssueEdit{Body: &body}); err != nil {
 			return Kept{}, fmt.Errorf("edit the dashboard issue #%d: %w", is.Number, err)
 		}
 		return Kept{Number: is.Number, Action: "edited"}, nil
@@ -70,7 +70,7 @@ func Keep(ctx context.Context, w Writer, listed []Listed, login, body string) (K
 	}
 	if closed > 0 {
 		open := "open"
-		if _, err := w.EditIssue(ctx, closed, forge.IssueEdit{Body: &body, State: &open}); err != nil {
+		if _, err := w.EditIssue(ctx, closed, port.IssueEdit{Body: &body, State: &open}); err != nil {
 			return Kept{}, fmt.Errorf("reopen the dashboard issue #%d: %w", closed, err)
 		}
 		return Kept{Number: closed, Action: "reopened"}, nil
@@ -85,7 +85,7 @@ func Keep(ctx context.Context, w Writer, listed []Listed, login, body string) (K
 // findClosed looks for a dashboard a person closed, within MaxClosedPages
 // pages of closed issues; 0 when none.
 func findClosed(ctx context.Context, w Writer, login string) (int64, error) {
-	q := forge.IssueQuery{State: "closed", CreatedBy: login}
+	q := port.IssueQuery{State: "closed", CreatedBy: login}
 	if login == issues.ActionsUser {
 		q.CreatedBy = "" // not a user Gitea filters by: it answers 404
 	}

@@ -14,17 +14,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // Lister lists a repository's issues a page at a time (forge.Client).
 type Lister interface {
-	ListIssues(ctx context.Context, q forge.IssueQuery) (forge.IssuePage, error)
+	ListIssues(ctx context.Context, q port.IssueQuery) (port.IssuePage, error)
 }
 
 // MaxPages bounds the pages of open issues a sweep reads (50 issues a
@@ -225,7 +225,7 @@ func (s *Sweep) list(ctx context.Context, res *Result) ([]issues.Issue, error) {
 		if p > MaxPages {
 			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
 		}
-		page, err := s.Lister.ListIssues(ctx, forge.IssueQuery{State: "open", Page: p})
+		page, err := s.Lister.ListIssues(ctx, port.IssueQuery{State: "open", Page: p})
 		if err != nil {
 			return nil, s.Reader.Where.Error(fmt.Sprintf("list the open issues (page %d)", p), err)
 		}
