@@ -61,6 +61,7 @@ func (c *Client) begin(method, verb, path string) error {
 		}
 	}
 	s.mu.Lock()
+	s.calls[method]++
 	s.requests++
 	c.requests.Add(1)
 	c.answered.Store(true)

@@ -69,6 +69,7 @@ type Server struct {
 	rules     map[string]port.BranchRule
 	writes    []Write
 	requests  int64
+	calls     map[string]int // port method → calls served or failed
 	faults    []*Fault
 }
 
@@ -115,6 +116,7 @@ func New(repo string) *Server {
 		perms:         map[string]string{owner: "owner", issues.ActionsUser: "write"},
 		tokens:        map[string]string{},
 		rules:         map[string]port.BranchRule{},
+		calls:         map[string]int{},
 	}
 }
 
@@ -161,6 +163,14 @@ func (s *Server) Requests() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.requests
+}
+
+// Calls counts the calls of a port method every client made (AddLabels,
+// EditBody, File, ...), failed ones included.
+func (s *Server) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
 }
 
 // A Write is one write a client made.
@@ -240,6 +250,13 @@ func (s *Server) Inject(f Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, &f)
+}
+
+// Heal removes every fault not yet spent.
+func (s *Server) Heal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
 }
 
 // take removes and returns the faults that apply to one call of method,
@@ -393,6 +410,23 @@ func (s *Server) AddComment(n int64, c issues.Comment) issues.Comment {
 	is := s.issues[n]
 	is.timeline = append(is.timeline, entry{comment: &c})
 	return c
+}
+
+// SetCommentBody replaces comment id's body in place, as no client's
+// write: a fixture (an edit an agent made before the test, say).
+func (s *Server) SetCommentBody(id int64, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, i := s.comment(id)
+	is.timeline[i].comment.Body = body
+}
+
+// RemoveComment takes comment id off its timeline, as no client's write.
+func (s *Server) RemoveComment(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, i := s.comment(id)
+	is.timeline = slices.Delete(is.timeline, i, i+1)
 }
 
 // AddLabelEvent puts a label event at the end of issue n's timeline.
