@@ -262,7 +262,17 @@ func (s *Server) team(id int64, verb, path string) (*team, error) {
 	return nil, notFound(verb, path)
 }
 
-// TeamMembers lists a team's members (an admin's): one request.
+// inTeam refuses (403) a user neither in team t nor an admin, as Gitea
+// answers a team's reads.
+func (c *Client) inTeam(t *team, verb, path string) error {
+	if slices.Contains(t.members, c.user) {
+		return nil
+	}
+	return c.need("admin", verb, path)
+}
+
+// TeamMembers lists a team's members (a member's or an admin's): one
+// request.
 func (c *Client) TeamMembers(_ context.Context, id int64) ([]port.Member, error) {
 	path := fmt.Sprintf("/teams/%d/members", id)
 	if err := c.begin("TeamMembers", http.MethodGet, path); err != nil {
@@ -271,7 +281,7 @@ func (c *Client) TeamMembers(_ context.Context, id int64) ([]port.Member, error)
 	defer c.s.mu.Unlock()
 	t, err := c.s.team(id, http.MethodGet, path)
 	if err == nil {
-		err = c.need("admin", http.MethodGet, path)
+		err = c.inTeam(t, http.MethodGet, path)
 	}
 	if err != nil {
 		return nil, err
@@ -390,7 +400,8 @@ func (c *Client) CommitFiles(_ context.Context, cm port.Commit) (string, error) 
 	}
 	s.Empty = false
 	s.write(c, "CommitFiles", 0, 0, target+": "+strings.Join(paths, " "))
-	return blob([]byte(target + strings.Join(paths, " "))), nil
+	s.heads[target] = blob([]byte(s.heads[target] + target + strings.Join(paths, " ")))
+	return s.heads[target], nil
 }
 
 // OpenPull finds the open pull request from head into base: one request.
@@ -488,7 +499,8 @@ func (c *Client) CreateTeam(_ context.Context, name, _ string, units map[string]
 	return t, nil
 }
 
-// TeamHasRepo says the team has the repository: one request.
+// TeamHasRepo says the team has the repository (a member's or an
+// admin's question): one request.
 func (c *Client) TeamHasRepo(_ context.Context, id int64) (bool, error) {
 	path := fmt.Sprintf("/teams/%d/repos/%s", id, c.s.Repo())
 	if err := c.begin("TeamHasRepo", http.MethodGet, path); err != nil {
@@ -496,6 +508,9 @@ func (c *Client) TeamHasRepo(_ context.Context, id int64) (bool, error) {
 	}
 	defer c.s.mu.Unlock()
 	t, err := c.s.team(id, http.MethodGet, path)
+	if err == nil {
+		err = c.inTeam(t, http.MethodGet, path)
+	}
 	if err != nil {
 		return false, err
 	}

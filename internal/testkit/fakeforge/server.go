@@ -62,6 +62,7 @@ type Server struct {
 	issues    map[int64]*issue
 	labels    []port.RepoLabel
 	branches  map[string]map[string][]byte
+	heads     map[string]string // branch → its last commit's id
 	variables map[string]string
 	perms     map[string]string // login → none, read, write, admin or owner
 	tokens    map[string]string // token → login
@@ -117,6 +118,7 @@ func New(repo string) *Server {
 		tokens:        map[string]string{},
 		rules:         map[string]port.BranchRule{},
 		calls:         map[string]int{},
+		heads:         map[string]string{},
 	}
 }
 
@@ -475,6 +477,14 @@ func (s *Server) Branches() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Head is the id of the last commit CommitFiles made on branch ("" for
+// none).
+func (s *Server) Head(branch string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heads[branch]
 }
 
 // DropBranches leaves the repository without a branch (an empty one).
