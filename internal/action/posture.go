@@ -46,16 +46,12 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 // judgePosture judges the posture anew with the run's tokens; old is the
 // stamp it replaces (nil: none), whose checked accounts it keeps.
 func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.PostureStamp) {
-	src, ok := r.forge.(port.PostureReader)
-	if !ok {
-		return // a client that cannot read it: the posture is not judged
-	}
 	var admin port.PostureAdmin
-	if a, ok := r.reader.Admin.(port.PostureAdmin); ok && r.set.AdminToken != "" {
-		admin = a
+	if r.set.AdminToken != "" {
+		admin = r.admin
 	}
 	token, owner := r.requestsMade()
-	checks, known, err := r.readPosture(ctx, src, admin)
+	checks, known, err := r.readPosture(ctx, r.forge, admin)
 	token2, owner2 := r.requestsMade()
 	spent := token2 - token + owner2 - owner
 	switch {
@@ -105,11 +101,6 @@ func (r *runner) readPosture(ctx context.Context, src port.PostureReader, admin 
 // maxActorChecks bounds the accounts one run checks.
 const maxActorChecks = 5
 
-// permissionSource reads an account's access (forge.Client).
-type permissionSource interface {
-	Permission(ctx context.Context, user string) (string, error)
-}
-
 // knowsActors checks the accounts acting on the issue — the event's
 // sender, the label changes' actors — that stamp st does not know: one
 // request each, with admin-token (docs/operations.md). An account that
@@ -120,7 +111,6 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 	for _, le := range s.Labels {
 		actors = append(actors, le.Actor)
 	}
-	src, ok := r.reader.Admin.(permissionSource)
 	checked := 0
 	for _, a := range actors {
 		if a == "" || a == s.Guard || a == issues.ActionsUser || a == s.Issue.RepoOwner || st.Knows(a) || checked == maxActorChecks {
@@ -128,10 +118,7 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 		}
 		checked++
 		st.Learn(a)
-		if !ok {
-			continue
-		}
-		perm, err := src.Permission(ctx, a)
+		perm, err := r.admin.Permission(ctx, a)
 		if err != nil {
 			// The tokens may not read it: the stamp says what they could
 			// not check already.
@@ -149,16 +136,10 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 // requestsMade counts the requests of the run's clients: the token's and,
 // when given, admin-token's.
 func (r *runner) requestsMade() (token, admin int64) {
-	count := func(f issues.Forge) int64 {
-		if c, ok := f.(interface{ Requests() int64 }); ok {
-			return c.Requests()
-		}
-		return 0
+	if r.admin != r.forge {
+		admin = r.admin.Requests()
 	}
-	if r.reader.Admin != r.forge {
-		admin = count(r.reader.Admin)
-	}
-	return count(r.forge), admin
+	return r.forge.Requests(), admin
 }
 
 // refusedRead says a read was refused for want of rights.

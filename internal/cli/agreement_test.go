@@ -20,6 +20,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -561,7 +562,7 @@ func (r *agreeRun) action(srv *agreeServer, act, sender string, dry bool) agreeV
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		},
 		AppendFile: func(string, []byte) error { return nil },
-		NewForge: func(apiURL, token, owner, repo string) (issues.Forge, error) {
+		NewForge: func(apiURL, token, owner, repo string) (port.Forge, error) {
 			if apiURL != agreeServerURL+"/api/v1" || owner+"/"+repo != agreeRepo || token != agreeActionsTok {
 				return nil, fmt.Errorf("unexpected connection to %s, %s/%s", apiURL, owner, repo)
 			}
