@@ -246,7 +246,7 @@ func TestAgreement(t *testing.T) {
 	var srv *agreeServer // the scenario's server, which the verbs reach
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (port.Forge, error) {
 		if server != agreeServerURL || owner+"/"+repo != agreeRepo || token != agreeAgentTok {
 			return nil, fmt.Errorf("unexpected connection to %s, %s/%s, token %q", server, owner, repo, token)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
@@ -222,7 +223,7 @@ func runContextOnline(t *testing.T, f *fakeforge.Client, vars map[string]string,
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (port.Forge, error) {
 		if server != vars["WANT_SERVER"] || token != vars["WANT_TOKEN"] || owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected %s %s %s/%s", server, token, owner, repo)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/port"
 
 	"gopkg.in/yaml.v3"
 
@@ -91,12 +92,12 @@ func commentBody(t *testing.T, f *fakeforge.Server, id int64) string {
 // historyKey is the ledger key of historyIssue's guard.
 var historyKey = []byte("a9ea060ac451d2b0cdb750a8d574abb969ed4deb4e5724a239af4185a9f5f088")
 
-func runHistoryCLI(t *testing.T, f issues.Forge, vars map[string]string, args ...string) (string, string, int) {
+func runHistoryCLI(t *testing.T, f port.Forge, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
 	var gotServer, gotToken string
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (port.Forge, error) {
 		gotServer, gotToken = server, token
 		if owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected repo %s/%s", owner, repo)

@@ -51,11 +51,7 @@ func (p *postureRun) add(what, state, why string, do func(context.Context) error
 
 // planPosture plans the agents' team and the default branch's protection.
 func (r *initRun) planPosture(ctx context.Context, agents []string) error {
-	pf, ok := r.sf.(port.PostureSetup)
-	if !ok {
-		return nil
-	}
-	p := &postureRun{pf: pf, r: r, agents: agents}
+	p := &postureRun{pf: r.sf, r: r, agents: agents}
 	if err := p.planTeam(ctx); err != nil {
 		return err
 	}

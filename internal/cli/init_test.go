@@ -74,7 +74,7 @@ func useSetupServer(t *testing.T, s *fakeforge.Server) {
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (port.Forge, error) {
 		if owner+"/"+repo != s.Repo() {
 			return nil, fmt.Errorf("no repository %s/%s", owner, repo)
 		}
@@ -597,14 +597,6 @@ func TestInitErrors(t *testing.T) {
 	s.Archived = true
 	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exitcode.CannotRun || !strings.Contains(stderr, "alice/proj is archived") {
 		t.Errorf("archived: exit %d: %s", code, stderr)
-	}
-
-	// A client that cannot set a repository up.
-	old := connectForge
-	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) { return struct{ issues.Forge }{}, nil }
-	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exitcode.CannotRun || !strings.Contains(stderr, "init: the client cannot set a repository up") {
-		t.Errorf("no setup methods: exit %d: %s", code, stderr)
 	}
 }
 
