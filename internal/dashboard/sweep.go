@@ -22,11 +22,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Lister lists a repository's issues a page at a time (forge.Client).
-type Lister interface {
-	ListIssues(ctx context.Context, q port.IssueQuery) (port.IssuePage, error)
-}
-
 // MaxPages bounds the pages of open issues a sweep reads (50 issues a
 // page): 100,000 open issues.
 const MaxPages = 2000
@@ -43,7 +38,7 @@ type Sweep struct {
 	// Reader reads each governed issue (the repository's reader).
 	Reader *live.Reader
 	// Lister lists the open issues.
-	Lister Lister
+	Lister port.IssueLister
 	// Config is the configuration the guard judges with (the
 	// repository's file under the flags or inputs).
 	Config issues.Config
@@ -60,7 +55,7 @@ type Sweep struct {
 	Progress func(done, total int)
 	// Workflows, when not nil, lists the repository's workflows: a
 	// disabled guard workflow is reported.
-	Workflows WorkflowLister
+	Workflows port.WorkflowReader
 	// Grants is the repository's grant list, when known (the runner hands
 	// it to the action's dashboard run): the repository budget is read
 	// from it, else summed from the open issues' records.
