@@ -58,12 +58,8 @@ type Client struct {
 	held     *heldSecrets  // what no request it sends may carry
 }
 
-// Client implements every role of the port, and the issues.Forge the
-// shell takes today.
-var (
-	_ issues.Forge = (*Client)(nil)
-	_ port.Forge   = (*Client)(nil)
-)
+// Client implements every role of the port.
+var _ port.Forge = (*Client)(nil)
 
 // Option configures New.
 type Option func(*config)
