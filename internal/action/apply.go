@@ -128,23 +128,12 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 	return nil
 }
 
-// labelAttacher adds labels and answers the issue's labels after (the
-// real client; fakes need not).
-type labelAttacher interface {
-	AttachLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) ([]issues.Label, error)
-}
-
 // addLabels adds the plan's labels and gives the ledger record the ids of
 // those it added, from the server's answer: an approval label the guard
 // sets is judged by id from then on (a label renamed to its name later is
 // another label).
 func (a *applier) addLabels(ctx context.Context, p *guard.Plan) error {
-	f, n, specs := a.r.forge, a.in.Issue.Number, a.r.cfg.Labels.Specs()
-	at, ok := f.(labelAttacher)
-	if !ok {
-		return f.AddLabels(ctx, n, p.AddLabels, specs)
-	}
-	after, err := at.AttachLabels(ctx, n, p.AddLabels, specs)
+	after, err := a.r.forge.AttachLabels(ctx, a.in.Issue.Number, p.AddLabels, a.r.cfg.Labels.Specs())
 	if err == nil && p.Ledger != nil {
 		guard.LearnLabelIDs(p.Ledger, after)
 	}
@@ -318,7 +307,7 @@ func (a *applier) lock(ctx context.Context, reason string) {
 		res.notes = append(res.notes, lockRefused)
 		return
 	}
-	err := r.reader.Admin.Lock(ctx, a.in.Issue.Number, reason)
+	err := r.admin.Lock(ctx, a.in.Issue.Number, reason)
 	switch {
 	case err == nil:
 		res.writes = append(res.writes, guard.LockWrite(reason).Done(""))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 
 	"github.com/gns-guard/gns-guard/internal/cli"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"

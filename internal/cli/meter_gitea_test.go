@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
@@ -58,7 +59,7 @@ func startMeter(t *testing.T, r *actiontest.Repo, dsn string, prov *standin.Prov
 		t.Fatal(err)
 	}
 	rm := &runningMeter{prov: prov, store: store, log: &lockedBuffer{}}
-	m, err := meter.New(meter.Options{Server: r.S.URL, Store: store, Key: meterKey, IssueTTL: time.Millisecond, Log: rm.log,
+	m, err := meter.New(meter.Options{Server: r.S.URL, Store: store, Key: meterKey, IssueTTL: time.Millisecond, Log: rm.log, Connect: connectGitea,
 		Upstream: map[metering.Provider]string{metering.OpenAI: prov.URL, metering.Anthropic: prov.URL},
 		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}})
 	if err != nil {
@@ -245,3 +246,8 @@ func TestMeterRefusesLockedAndUnjudgedIssues(t *testing.T) {
 }
 
 func decodeJSON(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
+
+// connectGitea connects the meter to the real server, as the binary does.
+func connectGitea(server, token, owner, name string) (meter.Client, error) {
+	return forge.New(server, token, owner, name)
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -105,7 +106,7 @@ func printNothingToRecover(env Env, format string, n int64) error {
 
 // connect checks the flags, connects and resolves the configuration; with
 // --apply, it makes sure first that the token's user may write.
-func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, issues.Forge, issues.Config, error) {
+func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, port.Forge, issues.Config, error) {
 	reader, client, err := o.open("recover", env)
 	if err != nil {
 		return nil, nil, issues.Config{}, err

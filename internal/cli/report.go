@@ -18,6 +18,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -241,7 +242,7 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 // with, and the token's user.
 type reportConn struct {
 	reader  *live.Reader
-	client  issues.Forge
+	client  port.Forge
 	cfg     issues.Config
 	counter *tokens.Counter
 	self    string
@@ -516,7 +517,7 @@ func findOwn(cs []issues.Comment, self, agent, invocation string) *issues.Commen
 
 // applyLabels makes the label and assignee changes the issue still needs.
 // A refused assignee is a note, not a failure: state.assignee holds it.
-func applyLabels(ctx context.Context, f issues.Forge, iss issues.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
+func applyLabels(ctx context.Context, f port.IssueWriter, iss issues.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
 	if len(out.Add) > 0 {
 		if err := f.AddLabels(ctx, iss.Number, out.Add, nil); err != nil {
 			return err
@@ -537,12 +538,7 @@ func applyLabels(ctx context.Context, f issues.Forge, iss issues.Issue, out *exi
 		if *rep.Assignee != "" {
 			logins = []string{*rep.Assignee}
 		}
-		a, ok := f.(assigner)
-		if !ok {
-			res.Notes = append(res.Notes, fmt.Sprintf("the issue's assignee could not be set to %q (the client cannot set assignees); state.assignee holds it", *rep.Assignee))
-			return nil
-		}
-		if err := a.SetAssignees(ctx, iss.Number, logins); err != nil {
+		if err := f.SetAssignees(ctx, iss.Number, logins); err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("the issue's assignee could not be set to %q (%v); state.assignee holds it", *rep.Assignee, err))
 		}
 	}

@@ -12,21 +12,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
-
-// AnchorStore reads and writes the repository variables that hold the
-// issues' anchors: the admin token's client (only the repository's owner
-// may read or write Actions variables).
-type AnchorStore interface {
-	Variable(ctx context.Context, name string) (string, bool, error)
-	SetVariable(ctx context.Context, name, value string, exists bool) error
-}
-
-// sinceReader is a forge that reads the comments updated since a time in
-// one request (the real client; the reader's fakes need not).
-type sinceReader interface {
-	CommentsSince(ctx context.Context, number int64, since time.Time) ([]issues.Comment, error)
-}
 
 // Anchors say where the reader finds the issues' anchors.
 type Anchors struct {
@@ -35,9 +22,10 @@ type Anchors struct {
 	// when there is none), read when the run's job was picked up. It costs
 	// no request.
 	Handed string
-	// Store reads anchors the runner did not hand over, and writes them
-	// (nil: admin-token is not set).
-	Store AnchorStore
+	// Store reads anchors the runner did not hand over, and writes them:
+	// the admin token's client, as only the repository's owner may read
+	// or write Actions variables (nil: admin-token is not set).
+	Store port.Variables
 }
 
 // handed is issue n's anchor as the runner handed it over ("" when it
@@ -126,15 +114,14 @@ type anchorRead struct {
 // have not moved since its ledger record.
 func (r *Reader) anchored(ctx context.Context, s *Snapshot, window int) *anchorRead {
 	n := s.Issue.Number
-	sr, ok := r.Forge.(sinceReader)
-	if !ok || !s.Anchor.Known || s.Anchor.Text == "" {
+	if !s.Anchor.Known || s.Anchor.Text == "" {
 		return nil
 	}
 	a, _ := ledger.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, n, r.Keys)
 	if a == nil || (len(a.Tail) < window && !a.First) {
 		return nil
 	}
-	comments, err := sr.CommentsSince(ctx, n, time.Unix(a.Since, 0))
+	comments, err := r.Forge.CommentsSince(ctx, n, time.Unix(a.Since, 0))
 	if err != nil {
 		return nil // the timeline's read reports what is wrong
 	}

@@ -10,16 +10,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
 // Reader reads live issues of one repository.
 type Reader struct {
 	// Forge is the client every read goes through.
-	Forge issues.Forge
+	Forge port.IssueReader
 	// Admin answers whether a user is a repository admin (the admin
-	// token's client, or Forge); nil answers no without asking.
-	Admin issues.Forge
+	// token's client, or Forge's); nil answers no without asking.
+	Admin port.Permissions
 	// Where names the reader in messages.
 	Where Where
 	// Guard is the guard's own login when it is known before reading (the

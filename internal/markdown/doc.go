@@ -1,3 +1,3 @@
 // Package markdown makes untrusted text safe inside the Markdown comments
-// the guard writes. It imports nothing of the project's.
+// the guard writes.
 package markdown
