@@ -130,6 +130,7 @@ func Decide(in Input) *Plan {
 	e.fillPlaceholder()
 	if e.parsed.Valid() {
 		e.cp = e.parsed.Checkpoint
+		e.judgeFork()
 	}
 	e.judgeLabels()
 	e.measure()

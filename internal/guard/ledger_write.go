@@ -58,7 +58,7 @@ func (e *eval) mayAccept(after, pending []string) bool {
 	})
 	_, approvedNow := t.approved[n.PermissionViolation]
 	switch {
-	case e.cp == nil || tampered:
+	case e.cp == nil || tampered || e.plan.ChainForked:
 		return false
 	case slices.Contains(after, n.PermissionViolation) && !approvedNow:
 		return false

@@ -69,6 +69,12 @@ type Plan struct {
 	// concurrent run's write dropped): the shell merges them into the list
 	// it reads anew, and writes it.
 	Grants []ledger.Grant
+	// ChainForked says two of the guard's archive parts past the ledger's
+	// end continue the chain differently: concurrent runs each archived
+	// and one lost its body write, so its part is about to be withdrawn.
+	// The record this plan writes cannot count what was archived; the
+	// shell reads the issue again while it has attempts left.
+	ChainForked bool
 	// Numbers are the figures reported in outputs, summary and metrics.
 	Numbers Numbers
 	// Links maps a finding's key path to the web page of what it is about

@@ -28,6 +28,8 @@ func (e *eval) planPrune() {
 	removable := len(cp.Entries()) > e.cfg.HistoryTail || cp.History.Set
 	var why []string
 	switch {
+	case e.plan.ChainForked:
+		return // judgeFork
 	case overBudget:
 		why = append(why, fmt.Sprintf("consumed %d > %s of total %d", cp.Budget.Consumed.Value, percent(e.cfg.PruneThreshold), cp.Budget.Total.Value))
 	case tailTooLong:
@@ -115,6 +117,9 @@ type archiveHead struct {
 	count int
 	// followed are the parts past the ledger's end the chain went through.
 	followed []prune.Part
+	// fork are the guard's parts that continue the chain differently
+	// where it stopped, if it stopped at a fork.
+	fork []prune.Part
 }
 
 // archiveChainParts are the archive parts the chain follows past the
@@ -148,7 +153,7 @@ func (e *eval) archiveChain() archiveHead {
 			}
 		}
 		before := prune.FromCheckpoint(e.cp.Entries())
-		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, ledger.ConfigKeys(e.cfg).ArchiveVerifier(), func(a *prune.Archive) bool {
+		h.link, h.count, h.followed, h.fork = prune.Extend(h.link, h.count, parts, ledger.ConfigKeys(e.cfg).ArchiveVerifier(), func(a *prune.Archive) bool {
 			return prune.StillHeld(before, a) || (e.planned != "" && a.SHA256 == e.planned)
 		})
 	}

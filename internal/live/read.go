@@ -71,6 +71,14 @@ type Snapshot struct {
 	followed bool
 }
 
+// Drop takes the comments with the given ids out of the snapshot: the run
+// deleted them after the read.
+func (s *Snapshot) Drop(ids []int64) {
+	gone := func(c issues.Comment) bool { return slices.Contains(ids, c.ID) }
+	s.Recent.Comments = slices.DeleteFunc(s.Recent.Comments, gone)
+	s.Older = slices.DeleteFunc(s.Older, gone)
+}
+
 // Followed says the read followed the issue's anchor (two requests
 // whatever the timeline holds) instead of reading the timeline.
 func (s *Snapshot) Followed() bool { return s.followed }
