@@ -157,6 +157,16 @@ func (a *applier) prepareArchives(ctx context.Context, pr *prune.Result) error {
 		a.res.notes = append(a.res.notes, note)
 		a.r.log.untrusted("gns-guard: warning: " + note)
 	}
+	if len(a.archives.Stale) > 0 {
+		// A stale archive's entries are in the body this run read. Had a
+		// concurrent run's prune landed between this run's read of the body
+		// and of the comments, the archive judged stale would be that
+		// run's, and deleting it would lose its entries: the body is read
+		// again first, and a changed one is a conflict (read again).
+		if err := a.r.sameBody(ctx, a.in.Issue.Number, a.in.Issue.Body); err != nil {
+			return err
+		}
+	}
 	for _, id := range a.archives.Stale {
 		if err := a.r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, issues.ErrNotFound) {
 			return a.fail("delete a stale archive comment", err)

@@ -2,6 +2,7 @@ package action_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,4 +128,44 @@ func TestInProcessForkLeftBehindKeepsTheLastState(t *testing.T) {
 	if e, a := entriesAccepted(t, r, n); a == 0 || e <= a {
 		t.Errorf("after the fork the ledger accepted %d entries, %d archived", e, a)
 	}
+}
+
+// A run reads the body, then the comments. When a concurrent run's prune
+// lands in between, that run's archive holds entries the body read still
+// has, and looks like a stale archive of a run that never wrote its body.
+// The run reads the body again before deleting a stale archive: it finds
+// the change, reads the issue again, and the concurrent run's archive,
+// and the entries it holds, stay.
+func TestInProcessArchiveOfAPruneThatLandedMeanwhileIsNotStale(t *testing.T) {
+	r := newFakeRepo(t)
+	n := prunable(t, r)
+	had := len(guardArchives(t, r, n))
+	r.S.Inject(fakeforge.Fault{Method: "EditBody", Status: 409})
+	r.run(t, edited(n, agent), "ledger-key", ledgerKey).expect(t, exitcode.CannotRun, "error")
+	r.S.Heal()
+	r.tick(time.Minute)
+	var landed []issues.Comment
+	r.S.Inject(fakeforge.Fault{Method: "RecentComments", Times: 1, Before: func() {
+		// Between this run's read of the body and of its comments an
+		// agent reports, and another run prunes and writes the body; its
+		// status comment is not written yet.
+		r.editBody(t, n, agent, func(body string) string {
+			i := strings.Index(body, "  current_task:")
+			return body[:i] + "    - {agent: tester, action: ran the load tests (round 7), timestamp: \"2026-05-16T12:40:00Z\"}\n" + body[i:]
+		})
+		r.S.Inject(fakeforge.Fault{Method: "EditComment", Status: 500})
+		r.run(t, edited(n, agent), "ledger-key", ledgerKey).expect(t, exitcode.CannotRun, "error")
+		r.S.Heal()
+		landed = guardArchives(t, r, n)[had:]
+	}})
+	res := r.run(t, edited(n, agent), "ledger-key", ledgerKey)
+	res.expect(t, exitcode.Clean, "pass")
+	if len(landed) != 1 {
+		t.Fatalf("the concurrent prune left %d archives, want 1", len(landed))
+	}
+	if !slices.ContainsFunc(guardArchives(t, r, n), func(c issues.Comment) bool { return c.ID == landed[0].ID }) {
+		t.Errorf("the archive of the prune that landed meanwhile (comment %d) was deleted as stale:\n%s", landed[0].ID, res)
+	}
+	r.tick(time.Minute)
+	r.run(t, edited(n, agent), "ledger-key", ledgerKey).expect(t, exitcode.Clean, "pass")
 }
