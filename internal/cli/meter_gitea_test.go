@@ -118,6 +118,7 @@ func meterConfig(rm *runningMeter, more ...string) string {
 // carries the receipt, the guard passes a report at or above it and fails
 // one below it.
 func TestMeterOnGitea(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 6000, "cascade::depth-2", "size::medium")
 	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
 	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm))
@@ -178,6 +179,7 @@ func failedWith(t *testing.T, runs []actiontest.Result, rule string) bool {
 // An honest report carries the receipt and passes; under metering:
 // required, a result without a receipt fails.
 func TestMeterReceiptAndMeteringRequired(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
 	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
 	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm, "metering: required"))
@@ -230,6 +232,7 @@ func TestMeterReceiptAndMeteringRequired(t *testing.T) {
 
 // A locked issue, and an issue the guard never judged, get no call.
 func TestMeterRefusesLockedAndUnjudgedIssues(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
 	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
 	unjudged := actiontest.CreateIssue(t, f.r.S, f.r.Owner, f.r.Name, "not judged", func(n int64) string { return issueWithBudget(n, 30000, "cascade::depth-2") }, "cascade::depth-2")

@@ -35,6 +35,7 @@ const templateTask = "Add a token-bucket rate limit per API key to the gateway.\
 // examples/agent/agent.sh, with no GUARD_USER and no estimate given,
 // completes a step the guard passes.
 func TestTemplateWorksAsGiven(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	agent := r.User(t, "agent", giteatest.PermWrite)
 	stdout, stderr, code := gns(t, nil, "init", "--repo", r.Owner+"/"+r.Name, "--server", r.S.URL, "--token", r.S.AdminToken, "--format", "json")

@@ -41,9 +41,10 @@ const (
 // the labels, the one status comment, archive comments and the body after
 // pruning, and that the guard's own writes start no runs.
 func TestGuardEndToEnd(t *testing.T) {
+	t.Parallel()
 	// The repository's owner, who relabels and approves below, is the
 	// approver; the Actions token cannot ask the server who is an admin.
-	s0, _ := giteatest.RequireRunner(t)
+	s0 := giteatest.Require(t)
 	r := newGuardRepo(t, map[string]string{"budget-admins": s0.AdminLogin})
 	s, owner, name := r.srv, r.owner, r.name
 	bin := r.bin
@@ -398,6 +399,7 @@ func TestGuardEndToEnd(t *testing.T) {
 // examples/workflows/gns-guard.yml does, and checks that a too-deep issue
 // gets locked.
 func TestGuardLocksWithAdminToken(t *testing.T) {
+	t.Parallel()
 	r := newGuardRepo(t, map[string]string{"admin-token": "${{ secrets.GNS_GUARD_ADMIN_TOKEN }}"})
 	r.setSecret("GNS_GUARD_ADMIN_TOKEN", r.srv.AdminToken)
 	std := []label{r.createLabel("cascade::depth-2"), r.createLabel("size::medium"), r.createLabel("phase::implementation")}

@@ -29,10 +29,12 @@ const initBudget = 3 * time.Minute
 // number filled in, is judged by the guard through the real runner, which
 // passes it and records a signed ledger.
 func TestInitEndToEnd(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
-	s, runner := giteatest.RequireRunner(t)
+	s := giteatest.Require(t)
 	bin := buildGuard(t, t.TempDir())
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin, deadline: time.Now().Add(initBudget)}
 
 	r.adopt()
