@@ -62,10 +62,13 @@ func WithHint(body string, t time.Time, maxBytes int) string {
 	return body[:b.ContentStart] + line + kept + body[b.ContentEnd:]
 }
 
-// KeepHint returns body, a rewrite of old, with old's read hint: once, as
-// the first line of the block, whatever the rewrite did with it.
-func KeepHint(old, body string, maxBytes int) string {
-	t, _ := Hint(old, maxBytes)
+// RewriteHint returns body, a rewrite of old, with the read hint t (old's
+// when t is zero): once, the block's first line, whatever the rewrite did
+// with the hint old had.
+func RewriteHint(old, body string, t time.Time, maxBytes int) string {
+	if t.IsZero() {
+		t, _ = Hint(old, maxBytes)
+	}
 	return WithHint(body, t, maxBytes)
 }
 

@@ -107,7 +107,7 @@ func TestKeepHintThroughARewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := KeepHint(body, r.Block().Replace(text), 0)
+	out := RewriteHint(body, r.Block().Replace(text), time.Time{}, 0)
 	raw := Find(out, 0)[0].Raw()
 	if strings.Count(raw, "gns-guard: comments since") != 2 || !strings.HasPrefix(raw, HintLine(hintTime)+"\n# a person's note\n") {
 		t.Errorf("the rewrite did not keep one hint (and the task's own line):\n%s", raw)
