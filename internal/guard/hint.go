@@ -66,19 +66,22 @@ func HintAt(recent []issues.Comment, whole bool, opened time.Time, status *issue
 // creation; the timeline orders comments by creation. So the answer holds
 // the issue's last window comments when at least window of them were
 // created at or after since, and every comment when since is at or before
-// the issue's opening (all). It returns those comments, oldest first, as
-// the timeline orders them; ok is false when the answer proves neither, or
-// brings more than MaxHintComments.
-func ProveHint(answer []issues.Comment, since, opened time.Time, window int) (recent []issues.Comment, all, ok bool) {
+// the issue's opening (all). It returns those comments (recent) and the
+// older ones edited since (older), each oldest first as the timeline
+// orders them: the run judges both. ok is false when the answer proves
+// neither, or holds more than MaxHintComments.
+func ProveHint(answer []issues.Comment, since, opened time.Time, window int) (recent, older []issues.Comment, all, ok bool) {
 	since = since.Truncate(time.Second)
 	all = !opened.IsZero() && !since.After(opened)
 	for _, c := range byCreation(answer) {
 		if all || (!c.CreatedAt.IsZero() && !c.CreatedAt.Before(since)) {
 			recent = append(recent, c)
+		} else {
+			older = append(older, c)
 		}
 	}
-	ok = (all || len(recent) >= max(window, 1)) && len(recent) <= MaxHintComments
-	return recent, all, ok
+	ok = (all || len(recent) >= max(window, 1)) && len(answer) <= MaxHintComments
+	return recent, older, all, ok
 }
 
 // byCreation is a copy of cs ordered as the timeline orders comments: by

@@ -110,11 +110,12 @@ func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
 
 // pointer is where a read of the comments updated since a time starts,
 // and how it proves what its answer holds: the last comments (a tail of
-// the issue, oldest first), whether they are all of them, and the status
-// comment among the answer. ok false sends the reader to the timeline.
+// the issue, oldest first), older ones it judges too, the status comment
+// among the answer, and whether the last comments are all of them. ok
+// false sends the reader to the timeline.
 type pointer struct {
 	since time.Time
-	prove func(answer []issues.Comment) (recent []issues.Comment, status *issues.Comment, all, ok bool)
+	prove func(answer []issues.Comment) (recent, older []issues.Comment, status *issues.Comment, all, ok bool)
 }
 
 // sinceOutcome is what a read through a pointer came to.
@@ -135,7 +136,7 @@ func (r *Reader) readSince(ctx context.Context, s *Snapshot, sr sinceReader, p p
 	if err != nil {
 		return sinceUnproven // the timeline's read reports what is wrong
 	}
-	recent, status, all, ok := p.prove(answer)
+	recent, older, status, all, ok := p.prove(answer)
 	if !ok {
 		return sinceUnproven
 	}
@@ -144,9 +145,9 @@ func (r *Reader) readSince(ctx context.Context, s *Snapshot, sr sinceReader, p p
 		return sinceMoved
 	}
 	s.Recent = issues.CommentPage{Comments: recent}
-	s.Older, s.Labels = nil, nil
-	if !slices.ContainsFunc(recent, func(c issues.Comment) bool { return c.ID == status.ID }) {
-		s.Older = []issues.Comment{*status}
+	s.Older, s.Labels = older, nil
+	if in := func(c issues.Comment) bool { return c.ID == status.ID }; !slices.ContainsFunc(recent, in) && !slices.ContainsFunc(older, in) {
+		s.Older = append(s.Older, *status)
 	}
 	s.Status = status
 	if s.Guard == "" {
@@ -170,17 +171,17 @@ func (r *Reader) anchorPointer(s *Snapshot, window int) (pointer, bool) {
 	if a == nil || (len(a.Tail) < window && !a.First) {
 		return pointer{}, false
 	}
-	prove := func(answer []issues.Comment) ([]issues.Comment, *issues.Comment, bool, bool) {
+	prove := func(answer []issues.Comment) ([]issues.Comment, []issues.Comment, *issues.Comment, bool, bool) {
 		at := func(id int64) int {
 			return slices.IndexFunc(answer, func(c issues.Comment) bool { return c.ID == id })
 		}
 		si := at(a.Status)
 		if si < 0 || (s.Guard != "" && answer[si].Author != s.Guard) {
-			return nil, nil, false, false
+			return nil, nil, nil, false, false
 		}
 		for _, id := range a.Tail {
 			if at(id) < 0 {
-				return nil, nil, false, false
+				return nil, nil, nil, false, false
 			}
 		}
 		var first int64
@@ -194,7 +195,7 @@ func (r *Reader) anchorPointer(s *Snapshot, window int) (pointer, bool) {
 			}
 		}
 		status := answer[si]
-		return recent, &status, a.First, true
+		return recent, nil, &status, a.First, true
 	}
 	return pointer{since: time.Unix(a.Since, 0), prove: prove}, true
 }
@@ -213,13 +214,13 @@ func (r *Reader) hintPointer(ctx context.Context, s *Snapshot, window int) (poin
 			return pointer{}, false, err
 		}
 	}
-	prove := func(answer []issues.Comment) ([]issues.Comment, *issues.Comment, bool, bool) {
-		recent, all, ok := guard.ProveHint(answer, at, s.Issue.CreatedAt, window)
+	prove := func(answer []issues.Comment) ([]issues.Comment, []issues.Comment, *issues.Comment, bool, bool) {
+		recent, older, all, ok := guard.ProveHint(answer, at, s.Issue.CreatedAt, window)
 		found := &Snapshot{Issue: s.Issue, Guard: s.Guard}
 		if !ok || !r.pick(found, answer) {
-			return nil, nil, false, false
+			return nil, nil, nil, false, false
 		}
-		return recent, found.Status, all, true
+		return recent, older, found.Status, all, true
 	}
 	return pointer{since: at, prove: prove}, true, nil
 }

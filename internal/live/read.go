@@ -49,7 +49,8 @@ type Snapshot struct {
 	Recent issues.CommentPage
 	Files  []string
 	// Status is the guard's sticky status comment (it holds the ledger);
-	// Older the comments read further back to find it; Labels every label
+	// Older the comments read further back to find it (or, through the
+	// read hint, the older ones edited since its time); Labels every label
 	// event of the timeline entries read, oldest first.
 	Status *issues.Comment
 	Older  []issues.Comment
