@@ -23,6 +23,7 @@ type applied struct {
 	archiveIDs []int64
 	pruned     bool
 	filled     bool             // the placeholder issue number was set
+	hinted     bool             // the body's read hint was written
 	writes     []string         // one line per write made (or, in a dry run, planned)
 	posted     []issues.Comment // comments this run posted
 	statusID   int64            // the status comment the issue has after the run, 0: none
@@ -104,6 +105,11 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 		return nil
 	case guard.SetIssue:
 		return a.fillIssue(ctx, p.Fill, w)
+	case guard.WriteHint:
+		if err := a.writeBody(ctx, p.Hint.Body, "write the read hint"); err != nil {
+			return err
+		}
+		a.res.hinted = true
 	case guard.AddLabels:
 		if err := a.addLabels(ctx, p); err != nil {
 			return a.fail(w.Planned(), err)
@@ -468,6 +474,7 @@ func (a *applier) done(p *guard.Plan) status.Applied {
 		Posted: a.res.posted,
 		Pruned: p.Prune != nil && (a.res.pruned || a.r.cfg.DryRun),
 		Filled: p.Fill != nil && (a.res.filled || a.r.cfg.DryRun),
+		Hinted: p.Hint != nil && (a.res.hinted || a.r.cfg.DryRun),
 		Locked: p.Lock != "" && !slices.Contains(a.res.notes, lockRefused),
 	}
 }

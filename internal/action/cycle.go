@@ -63,7 +63,11 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 		return reportPlan, nil
 	}
 	r.notes = appendNew(r.notes, s.Notes...)
-	if s.Followed() && attempt == 1 {
+	switch {
+	case attempt > 1 || !s.Followed():
+	case s.Hinted():
+		r.log.infof("gns-guard: read issue #%d through the read hint in its checkpoint: the comments updated since it, not the timeline", s.Issue.Number)
+	default:
 		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, ledger.AnchorName(s.Issue.Number))
 	}
 	in := r.input(s)

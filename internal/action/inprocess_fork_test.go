@@ -145,7 +145,12 @@ func TestInProcessArchiveOfAPruneThatLandedMeanwhileIsNotStale(t *testing.T) {
 	r.S.Heal()
 	r.tick(time.Minute)
 	var landed []issues.Comment
-	r.S.Inject(fakeforge.Fault{Method: "RecentComments", Times: 1, Before: func() {
+	started := false
+	meanwhile := func() {
+		if started {
+			return
+		}
+		started = true
 		// Between this run's read of the body and of its comments an
 		// agent reports, and another run prunes and writes the body; its
 		// status comment is not written yet.
@@ -157,7 +162,11 @@ func TestInProcessArchiveOfAPruneThatLandedMeanwhileIsNotStale(t *testing.T) {
 		r.run(t, edited(n, agent), "ledger-key", ledgerKey).expect(t, exitcode.CannotRun, "error")
 		r.S.Heal()
 		landed = guardArchives(t, r, n)[had:]
-	}})
+	}
+	// The comments are read through the body's read hint, or from the
+	// timeline.
+	r.S.Inject(fakeforge.Fault{Method: "CommentsSince", Times: 1, Before: meanwhile})
+	r.S.Inject(fakeforge.Fault{Method: "RecentComments", Times: 1, Before: meanwhile})
 	res := r.run(t, edited(n, agent), "ledger-key", ledgerKey)
 	res.expect(t, exitcode.Clean, "pass")
 	if len(landed) != 1 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -22,15 +23,19 @@ import (
 // run in milliseconds. Each promises one behaviour of the shell.
 
 // A healthy issue exits 0; its first run writes only the status comment
-// that holds the ledger; the next run on the unchanged issue writes
-// nothing and costs the two requests a clean pass may.
-func TestInProcessHealthyIssueExits0AndWritesOnlyItsLedger(t *testing.T) {
+// that holds the ledger and the body's read hint; the next run on the
+// unchanged issue writes nothing and costs the two requests a clean pass
+// may.
+func TestInProcessHealthyIssueExits0AndWritesItsLedgerAndReadHint(t *testing.T) {
 	r := newFakeRepo(t)
 	n := r.open(example(t, "healthy.md"), governed...)
 	first := r.run(t, opened(n))
 	first.expect(t, exitcode.Clean, "pass")
-	if len(first.writes) != 1 || !holds("CreateComment", issues.StatusMarker(n))(first.writes[0]) {
-		t.Errorf("the first run must post the status comment and nothing else: %v", first.writes)
+	hintOnly := func(w fakeforge.Write) bool {
+		return w.Method == "EditBody" && checkpoint.WithHint(w.Text, time.Unix(1, 0), 0) == checkpoint.WithHint(example(t, "healthy.md")(n), time.Unix(1, 0), 0)
+	}
+	if len(first.writes) != 3 || !holds("CreateComment", issues.StatusMarker(n))(first.writes[0]) || !hintOnly(first.writes[1]) || !holds("EditComment", issues.StatusMarker(n))(first.writes[2]) {
+		t.Errorf("the first run must post the status comment, write the body's read hint, and complete the status comment with its ledger: %v", first.writes)
 	}
 	for k, v := range map[string]string{"depth": "1", "max-depth": "2", "budget-remaining": "13800", "pruned": "false", "violations": "[]"} {
 		if first.outputs[k] != v {
@@ -298,7 +303,7 @@ func TestInProcessDashboardNamesWhatNoGuardRunJudges(t *testing.T) {
 	if i := lastIndexOf(r.S.Writes(), func(w fakeforge.Write) bool { return w.Method == "EditIssue" || w.Method == "CreateIssue" }); i >= 0 {
 		dashboard = r.S.Writes()[i]
 	}
-	if !strings.Contains(dashboard.Text, fmt.Sprintf("`#%d`", n)) || !strings.Contains(dashboard.Text, "unjudged: body v1, ledger v0") ||
+	if !strings.Contains(dashboard.Text, fmt.Sprintf("`#%d`", n)) || !strings.Contains(dashboard.Text, "unjudged: body v2, ledger v1") ||
 		!strings.Contains(dashboard.Text, ".gitea/workflows/gns-guard.yml is disabled") {
 		t.Errorf("the dashboard:\n%s", dashboard.Text)
 	}

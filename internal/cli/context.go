@@ -412,7 +412,7 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 // measures (entryload.Entry: the task, the checkpoint, the last comments
 // that are not the guard's own), and the files and skill, under the budget.
 func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, nums guard.Numbers) entryload.Input {
-	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard}, counter)
+	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Text(), Recent: s.Recent.Comments, Guard: s.Guard}, counter)
 	in.Files, in.Skill, in.FullComments, in.Budget = files, skill, o.fullComments, budget
 	in.Guard = &entryload.GuardFigure{
 		ContextTokens: nums.ContextTokens, EntryTokens: nums.EntryTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,

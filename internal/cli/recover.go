@@ -217,7 +217,7 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, n
 		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
 	}
 	res.Proposal = prop
-	res.Body = placeBlock(iss.Body, parsed.Blocks, prop.YAML)
+	res.Body = checkpoint.RewriteHint(iss.Body, placeBlock(iss.Body, parsed.Blocks, prop.YAML), s.Hint(cfg.RecentWindow()).At, cfg.MaxCheckpointBytes)
 	return res, nil
 }
 
@@ -241,7 +241,7 @@ func restoreAccepted(s *live.Snapshot, parsed checkpoint.Result, cfg issues.Conf
 	res := &recovery{contentVersion: s.Issue.ContentVersion}
 	res.Issue, res.Problem, res.Findings = n, "tampered", []finding.Finding{}
 	res.Baseline, res.Proposal = base, prop
-	res.Body = parsed.Block().Replace(prop.YAML)
+	res.Body = checkpoint.RewriteHint(s.Issue.Body, parsed.Block().Replace(prop.YAML), s.Hint(cfg.RecentWindow()).At, cfg.MaxCheckpointBytes)
 	return res, nil
 }
 

@@ -346,7 +346,7 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 	if err := awaitGuard("report", s, checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: conn.cfg.MaxCheckpointBytes})); err != nil {
 		return nil, err
 	}
-	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes})
+	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes, Hint: s.Hint(conn.cfg.RecentWindow()).At})
 	var ue *exitprotocol.UnreadableError
 	if errors.As(err, &ue) {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}

@@ -41,6 +41,9 @@ type Input struct {
 	Unreached bool
 	// Anchor is what the run knows of the anchor (docs/ledger.md).
 	Anchor ledger.AnchorState
+	// Hint is what the run knows of the body's read hint
+	// (docs/ledger.md#the-read-hint).
+	Hint Hint
 	// Grants is what the run knows of the repository's grant list
 	// (docs/ledger.md#the-repository-budget).
 	Grants ledger.GrantState
@@ -268,7 +271,7 @@ func (e *eval) measure() {
 	size := e.taskSize()
 	n.TaskSize = size.Name
 	n.MaxContext = size.MaxContext
-	e.measureContext(e.parsed.Block().Raw())
+	e.measureContext(e.parsed.Block().Text())
 	e.measureSpent()
 }
 

@@ -44,6 +44,9 @@ type Plan struct {
 	// Fill sets the template's placeholder issue number, or nil. With a
 	// prune, the pruned body holds the number already.
 	Fill *Fill
+	// Hint writes the body's read hint alone, or nil: a pruned or filled
+	// body carries it already.
+	Hint *HintWrite
 	// Prune is the pruning to apply (archive first, then the body), or nil.
 	Prune *prune.Result
 	// Digest is a completion digest comment to post, or "".
@@ -198,6 +201,7 @@ const (
 	PostArchive WriteKind = iota
 	PatchBody
 	SetIssue
+	WriteHint
 	AddLabels
 	RemoveLabel
 	Lock
@@ -211,6 +215,7 @@ var writeVerbs = [...]struct{ planned, done string }{
 	PostArchive:  {"post archive", "posted archive"},
 	PatchBody:    {"patch the body", "patched the body"},
 	SetIssue:     {"set checkpoint.issue", "set checkpoint.issue"},
+	WriteHint:    {"write the read hint", "wrote the read hint"},
 	AddLabels:    {"add labels", "added labels"},
 	RemoveLabel:  {"remove label", "removed label"},
 	Lock:         {"lock the issue", "locked the issue"},
@@ -248,6 +253,8 @@ func (p *Plan) Writes() []Write {
 		ws = append(ws, PatchWrite(pr))
 	} else if p.Fill != nil {
 		ws = append(ws, p.Fill.Write())
+	} else if p.Hint != nil {
+		ws = append(ws, p.Hint.Write())
 	}
 	if len(p.AddLabels) > 0 {
 		ws = append(ws, LabelsWrite(p.AddLabels))

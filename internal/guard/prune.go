@@ -83,6 +83,8 @@ func (e *eval) planPrune() {
 		return
 	}
 	res.Reason = strings.Join(why, "; ")
+	res.Body = e.withHint(res.Body)
+	res.NewBytes = len(res.Body)
 	e.plan.Prune = res
 	// The gate measures what the next agent will load: the pruned checkpoint,
 	// and the metrics record counts that checkpoint's entries.
@@ -98,7 +100,7 @@ func prunedBlock(body string, cfg issues.Config) string {
 	if len(blocks) != 1 {
 		return ""
 	}
-	return blocks[0].Raw()
+	return blocks[0].Text()
 }
 
 // prunedCheckpoint decodes the checkpoint of a pruned body, or nil.

@@ -33,6 +33,7 @@ func (s *Snapshot) Input(cfg issues.Config, ev issues.Event, repo string, now ti
 		LabelEvents: s.Labels,
 		Unreached:   s.Unreached,
 		Anchor:      s.Anchor,
+		Hint:        s.Hint(cfg.RecentWindow()),
 	}
 }
 
