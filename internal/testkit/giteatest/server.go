@@ -513,6 +513,17 @@ INSTALL_LOCK = true
 SECRET_KEY = %[7]s
 INTERNAL_TOKEN = %[8]s
 PASSWORD_CHECK_PWN = false
+; Tests log in with passwords only to make tokens: a cheap hash.
+PASSWORD_HASH_ALGO = pbkdf2$1000$50
+
+; No search index to keep (the guard never searches issues by text), and
+; queues in memory: the server's work on each event is what production
+; does, less the disk.
+[indexer]
+ISSUE_INDEXER_TYPE = db
+
+[queue]
+TYPE = channel
 
 [oauth2]
 JWT_SECRET = %[9]s
