@@ -151,6 +151,10 @@ type Section struct {
 	Compressed bool `json:"compressed,omitempty"`
 	Original   int  `json:"original_tokens,omitempty"`
 	ToFit      bool `json:"compressed_to_fit,omitempty"`
+	// Hidden says what was taken out of the section's text because Gitea
+	// does not show it (markdown.Strip): HTML comments, invisible
+	// characters and the like, by kind and line; "" when nothing.
+	Hidden string `json:"hidden_removed,omitempty"`
 	// Lines is a file's line count; LinesLeftOut how many a cut left out.
 	Lines        int `json:"lines,omitempty"`
 	LinesLeftOut int `json:"lines_left_out,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -309,7 +310,7 @@ func TestPropertyNeverOverCap(t *testing.T) {
 		if n > in.Budget.Cap-in.Reserve || n != l.Tokens {
 			t.Fatalf("seed %d: printed %d tokens (reported %d), cap %d, reserve %d", seed, n, l.Tokens, in.Budget.Cap, in.Reserve)
 		}
-		if !strings.Contains(l.Text, fence("yaml", in.Checkpoint)) || l.Sections[0].Status != Kept {
+		if !strings.Contains(l.Text, markdown.Fence("yaml", in.Checkpoint)) || l.Sections[0].Status != Kept {
 			t.Fatalf("seed %d: the checkpoint was cut", seed)
 		}
 		for _, s := range l.Sections {

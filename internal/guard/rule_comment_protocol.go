@@ -7,6 +7,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // checkCommentProtocol validates the agent result comment that triggered an
@@ -41,7 +42,7 @@ func checkCommentProtocol(e *eval) (out []Violation) {
 		add(1, 1, "reports depth %d, over the cascade limit of %d", parsed.Depth, limit)
 	}
 	if e.cp != nil && parsed.Phase != e.cp.Phase.Value {
-		add(1, 1, "reports phase %s but the checkpoint is in phase %s", issues.Quote(parsed.Phase), issues.Quote(e.cp.Phase.Value))
+		add(1, 1, "reports phase %s but the checkpoint is in phase %s", markdown.Quote(parsed.Phase), markdown.Quote(e.cp.Phase.Value))
 	}
 	if len(e.cfg.AllowedAgents) > 0 && !slices.Contains(e.cfg.AllowedAgents, parsed.Agent) {
 		v := e.agentViolation(checkpoint.Pos{Line: 1, Col: 1}, path, parsed.Agent)

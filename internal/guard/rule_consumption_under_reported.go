@@ -10,6 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -44,7 +45,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 		}
 		if err == nil && rise < rc.Tokens {
 			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed (%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
-				r.c.ID, issues.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), issues.Quote(f.Invocation), rc.Calls)
+				r.c.ID, markdown.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), markdown.Quote(f.Invocation), rc.Calls)
 			e.link(r)
 			out = append(out, v)
 			continue
@@ -66,7 +67,7 @@ func (e *eval) floorCheck(r resultComment, rise int64, from string) (Violation, 
 		return Violation{}, false
 	}
 	v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
-		r.c.ID, issues.Quote(r.footer.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
+		r.c.ID, markdown.Quote(r.footer.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
 	v.Severity = finding.Warning
 	if e.cfg.UnderReport == "fail" {
 		v.Severity = finding.Error

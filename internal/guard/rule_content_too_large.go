@@ -5,6 +5,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -40,7 +41,7 @@ func checkContentTooLarge(e *eval) []Violation {
 			}
 			path := fmt.Sprintf("comment#%d", c.ID)
 			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment %d (posted by %s) is at least %s bytes long, %s or more over the %s bytes the guard reads of a comment: it was not read. A person must shorten or delete it, then remove %s",
-				c.ID, issues.Quote(c.Author), tokens.Format(c.BodyBytes), tokens.Format(max(c.BodyBytes-issues.MaxCommentBytes, 1)), tokens.Format(issues.MaxCommentBytes), label)
+				c.ID, markdown.Quote(c.Author), tokens.Format(c.BodyBytes), tokens.Format(max(c.BodyBytes-issues.MaxCommentBytes, 1)), tokens.Format(issues.MaxCommentBytes), label)
 			v.Label = label
 			out = append(out, v)
 			if c.HTMLURL != "" {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // Record is the guard's trusted record of an issue, its ledger: the last
@@ -267,7 +268,7 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
 	}
 	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
-		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, issues.Quote(l.Writer), issues.Quote(status.Author))
+		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, markdown.Quote(l.Writer), markdown.Quote(status.Author))
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)

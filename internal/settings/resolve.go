@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // Resolved is the configuration the layers make, with where each value
@@ -220,10 +221,4 @@ func quoteIf(k string) string {
 }
 
 // quote shows untrusted text in a message: quoted, escaped, and short.
-func quote(s string) string {
-	const most = 48
-	if r := []rune(s); len(r) > most {
-		return strconv.Quote(string(r[:most])) + "…"
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return markdown.QuoteN(s, 48) }
