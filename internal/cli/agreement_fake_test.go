@@ -329,6 +329,12 @@ func (f *agreeForge) IsRepoAdmin(_ context.Context, user string) (bool, error) {
 	return false, fmt.Errorf("GET permission of %s: %w", user, issues.ErrForbidden)
 }
 
+// Writers are the accounts the scenarios act as.
+func (f *agreeForge) Writers(context.Context) ([]string, error) {
+	f.s.requests++
+	return []string{agreeAgent, seqAgentUser, issues.ActionsUser}, nil
+}
+
 func (f *agreeForge) ServerTime() time.Time { return f.s.clock.now() }
 
 func (f *agreeForge) SetAssignees(_ context.Context, number int64, logins []string) error {

@@ -311,16 +311,17 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 			return err
 		}
 	}
-	nums, err := guardFigures(ctx, reader, s, cfg, o.repo, env, counter)
+	plan, err := guardFigures(ctx, reader, s, cfg, o.repo, env, counter)
 	if err != nil {
 		return err
 	}
+	nums := plan.Numbers
 	number, cp := s.Issue.Number, parsed.Checkpoint
 	budget, err := entryBudget(env, o, nums, number)
 	if err != nil {
 		return err
 	}
-	in := entryInput(o, s, parsed, files, skill, budget, counter, nums)
+	in := entryInput(o, s, parsed, files, skill, budget, counter, plan)
 	load, fence, err := assemble(env, o.format, in, counter)
 	var oc *entryload.OverCapError
 	if errors.As(err, &oc) {
@@ -375,17 +376,14 @@ func contextCheckpoint(env Env, s contextIssue, o *contextOptions) (checkpoint.R
 	return parsed, nil
 }
 
-// guardFigures are the guard's own figures of the issue, decided as its
-// run on an edit would.
-func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg issues.Config, repo string, env Env, counter *tokens.Counter) (guard.Numbers, error) {
+// guardFigures is the guard's decision on the issue, decided as its run on
+// an edit would: its figures, and who speaks on the issue.
+func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg issues.Config, repo string, env Env, counter *tokens.Counter) (*guard.Plan, error) {
 	number := s.Issue.Number
 	in := s.Input(cfg, issues.Event{Name: "issues", Action: "edited", Number: number}, repo, env.Now(), counter)
 	in.LabelsUnknown = !s.labelsKnown
 	plan, _, err := reader.Decide(ctx, in)
-	if err != nil {
-		return guard.Numbers{}, err
-	}
-	return plan.Numbers, nil
+	return plan, err
 }
 
 // entryBudget is the cap of the load: the task size's (--size, else the
@@ -410,9 +408,11 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 
 // entryInput is what the load is assembled from: the entry load the guard
 // measures (entryload.Entry: the task, the checkpoint, the last comments
-// that are not the guard's own), and the files and skill, under the budget.
-func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, nums guard.Numbers) entryload.Input {
-	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard}, counter)
+// that are not the guard's own and whose authors may speak), and the
+// files and skill, under the budget.
+func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
+	nums := plan.Numbers
+	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors}, counter)
 	in.Files, in.Skill, in.FullComments, in.Budget = files, skill, o.fullComments, budget
 	in.Guard = &entryload.GuardFigure{
 		ContextTokens: nums.ContextTokens, EntryTokens: nums.EntryTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,

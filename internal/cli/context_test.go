@@ -251,8 +251,8 @@ func TestContextOnlineFake(t *testing.T) {
 	if strings.Contains(r.stdout, "Comment 117 ") {
 		t.Errorf("loaded more than 3 comments:\n%s", r.stdout)
 	}
-	if f.requests != 3 {
-		t.Errorf("%d requests, want 3 (the repository's configuration file, the issue, the timeline's tail)", f.requests)
+	if f.requests != 4 {
+		t.Errorf("%d requests, want 4 (the repository's configuration file, the issue, the timeline's tail, and who can write the issue: the status comment holds no record that says)", f.requests)
 	}
 
 	for _, tt := range []struct {

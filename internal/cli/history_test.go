@@ -34,6 +34,19 @@ type fakeForge struct {
 	requests     int
 }
 
+// ServerTime is unknown: the server sent no Date.
+func (f *fakeForge) ServerTime() time.Time { return time.Time{} }
+
+// Writers are the accounts the tests' comments come from.
+func (f *fakeForge) Writers(context.Context) ([]string, error) {
+	f.requests++
+	var out []string
+	for _, c := range f.comments {
+		out = append(out, c.Author)
+	}
+	return out, f.err
+}
+
 // File serves a repository with no configuration file.
 func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
 	f.requests++

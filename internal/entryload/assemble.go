@@ -125,11 +125,14 @@ func (a *assembly) load(text string, total, planned int) *Load {
 	in := a.in
 	l := &Load{
 		Issue: in.Issue, Agent: in.Agent, Budget: in.Budget, Tokens: total, Planned: planned,
-		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Guard: in.Guard, Text: text,
+		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Left: in.Left, Guard: in.Guard, Text: text,
 		reserve: in.Reserve, counter: in.Counter,
 	}
 	if l.Skipped == nil {
 		l.Skipped = []Skipped{}
+	}
+	if l.Left == nil {
+		l.Left = []Left{}
 	}
 	for _, s := range a.secs {
 		name := fmt.Sprintf("P%d %s", s.Priority, s.Title)

@@ -110,6 +110,10 @@ type Input struct {
 	Comments []Comment
 	// Skipped are the guard's own comments left out, named in the footer.
 	Skipped []Skipped
+	// Left are the other comments left out (an outsider's, an agent
+	// comment by an account that may not speak as its agent), named in the
+	// footer one a line.
+	Left []Left
 	// Files are the task's files (at most MaxFiles), in priority order.
 	Files []Doc
 	// Skill is the skill to load, if any.
@@ -176,6 +180,19 @@ type Skipped struct {
 	What string `json:"what"` // status, archive, digest or recovery
 }
 
+// Left is a comment left out of the load because of who wrote it
+// (SelectComments).
+type Left struct {
+	ID     int64  `json:"id"`
+	Author string `json:"author"`
+	URL    string `json:"html_url,omitempty"`
+	Why    string `json:"why"`
+}
+
+// MaxLeftNamed bounds the comments left out the footer names one a line:
+// a flood of outsiders' comments must not fill the load.
+const MaxLeftNamed = 5
+
 // Load is an assembled entry load.
 type Load struct {
 	Issue int64  `json:"issue"`
@@ -191,6 +208,7 @@ type Load struct {
 	Dropped []string     `json:"dropped"`
 	Cut     []string     `json:"cut"`
 	Skipped []Skipped    `json:"guard_comments_left_out"`
+	Left    []Left       `json:"comments_left_out"`
 	Guard   *GuardFigure `json:"guard,omitempty"`
 	Text    string       `json:"text"`
 	reserve int          // Input.Reserve

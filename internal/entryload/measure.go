@@ -23,6 +23,8 @@ type Issue struct {
 	Recent []issues.Comment
 	// Guard is the guard's login: its own comments are left out.
 	Guard string
+	// Authors says whose comments load (SelectComments).
+	Authors issues.Authors
 }
 
 // Entry is the entry load's input taken from an issue: the body's task
@@ -40,7 +42,7 @@ func Entry(iss Issue, counter *tokens.Counter) Input {
 		}
 	}
 	in := Input{Issue: iss.Number, Agent: iss.Agent, Task: TaskSection(iss.Body), Checkpoint: iss.Checkpoint, Counter: counter}
-	in.Comments, in.Skipped = SelectComments(all, iss.Guard, iss.Number, RecentComments)
+	in.Comments, in.Skipped, in.Left = SelectComments(all, iss.Guard, iss.Number, RecentComments, iss.Authors)
 	return in
 }
 

@@ -189,6 +189,18 @@ func (s *Section) footerLine(status string, count, kept int) string {
 	return l + "\n"
 }
 
+// writeLeft names the comments left out for who wrote them, one a line,
+// at most MaxLeftNamed.
+func writeLeft(b *strings.Builder, left []Left) {
+	for i, l := range left {
+		if i == MaxLeftNamed {
+			fmt.Fprintf(b, "Not loaded: %d more comments left out for who wrote them.\n", len(left)-i)
+			break
+		}
+		fmt.Fprintf(b, "Not loaded: comment %d by %s (%s): %s\n", l.ID, markdown.Quote(l.Author), l.Why, commentLink(Comment{ID: l.ID, URL: l.URL}))
+	}
+}
+
 // header is the load's first line.
 func header(in *Input) string {
 	h := fmt.Sprintf("# Entry load of issue #%d", in.Issue)
@@ -213,6 +225,7 @@ func footer(in *Input, total int, lines []string) string {
 		}
 		fmt.Fprintf(&b, "Not loaded: the guard's own comments %s.\n", strings.Join(parts, ", "))
 	}
+	writeLeft(&b, in.Left)
 	if g := in.Guard; g != nil {
 		fmt.Fprintf(&b, "Guard's context-tokens: %s = this load without files or skill %s (its comments %s) + next_estimated_tokens %s (%s task, max context %s).\n",
 			num64(g.ContextTokens), tokens.Format(g.EntryTokens), tokens.Format(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))

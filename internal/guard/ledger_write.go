@@ -78,7 +78,7 @@ func (e *eval) keepRecord(after, pending []string) {
 	}
 	l.Pending = pending
 	l.Writer = e.in.Self
-	l.Config, l.Posture = e.in.ConfigStamp, e.in.Posture
+	l.Config, l.Posture, l.Access = e.in.ConfigStamp, e.in.Posture, e.access
 	l.Repo = e.in.Issue.RepoID
 	if t.ledger == nil {
 		l.Labels = e.labelsByID(after)
@@ -113,6 +113,7 @@ func (e *eval) acceptState(after, pending []string) {
 		Writer:          e.in.Self,
 		Config:          e.in.ConfigStamp,
 		Posture:         e.in.Posture,
+		Access:          e.access,
 		Repo:            e.in.Issue.RepoID,
 		Labels:          e.labelsByID(after),
 	}
@@ -200,7 +201,7 @@ func (e *eval) recordAdoption(l *ledger.Record) {
 	}
 	l.Adopted = old.Adopted
 	prev := *old
-	prev.Config, prev.Posture = l.Config, l.Posture // a new commit is not a new state
+	prev.Config, prev.Posture, prev.Access = l.Config, l.Posture, l.Access // a new commit is not a new state
 	if !l.SameState(prev) {
 		l.Adopted = false // the baseline moved on from the adopted state
 	}

@@ -64,6 +64,13 @@ type Plan struct {
 	// needs (an approval or an attributed edit): the shell asks the server,
 	// records the answer in Input.Admins and decides again.
 	AskAdmin string
+	// AskWriters says the decision needs the server's list of who can
+	// write the issue (the record's is stale, or does not know an
+	// author): the shell reads it into Input.Writers and decides again.
+	AskWriters bool
+	// Authors is who speaks on the issue as this decision judged it: the
+	// entry load, the digest and recover ask it.
+	Authors issues.Authors
 	// Grants are the issue's grants within repository-budget-window that
 	// the repository's grant list lacks (a grant this run makes, or one a
 	// concurrent run's write dropped): the shell merges them into the list

@@ -86,8 +86,10 @@ type resultComment struct {
 // path is where findings about the comment point.
 func (r resultComment) path() string { return fmt.Sprintf("comment#%d", r.c.ID) }
 
-// agentResults are the agent comments with a footer among the recent
-// comments and the event's own, each once, the guard's own left out.
+// resultComments are the agent comments with a footer among the recent
+// comments and the event's own, each once, the guard's own left out, and
+// those whose author may not speak as the agent they claim
+// (docs/ledger.md#what-the-next-agent-reads): they count as nobody's.
 func (e *eval) resultComments() (out []resultComment) {
 	seen := map[int64]bool{}
 	cs := e.in.Recent
@@ -95,7 +97,7 @@ func (e *eval) resultComments() (out []resultComment) {
 		cs = append(cs[:len(cs):len(cs)], *c)
 	}
 	for _, c := range cs {
-		if seen[c.ID] || c.TooLarge || (e.in.Self != "" && c.Author == e.in.Self) || !agentcomment.IsAgentComment(c.Body) {
+		if seen[c.ID] || c.TooLarge || (e.in.Self != "" && c.Author == e.in.Self) || !agentcomment.IsAgentComment(c.Body) || !e.speaks(c) {
 			continue
 		}
 		seen[c.ID] = true
@@ -108,15 +110,7 @@ func (e *eval) resultComments() (out []resultComment) {
 }
 
 // link keeps the comment's address for the status comment's findings.
-func (e *eval) link(r resultComment) {
-	if r.c.HTMLURL == "" {
-		return
-	}
-	if e.plan.Links == nil {
-		e.plan.Links = map[string]string{}
-	}
-	e.plan.Links[r.path()] = r.c.HTMLURL
-}
+func (e *eval) link(r resultComment) { e.linkComment(r.path(), r.c.HTMLURL) }
 
 // receiptOf reads and verifies the meter receipt in a result's footer
 // against meter-public-key, this issue and the footer's invocation.

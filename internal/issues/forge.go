@@ -73,6 +73,10 @@ type Forge interface {
 	// repository: one request, which needs a repository-admin token (the
 	// Actions token gets an error wrapping ErrForbidden).
 	IsRepoAdmin(ctx context.Context, user string) (bool, error)
+	// Writers lists the logins that can write the repository's issues:
+	// its owner and the collaborators and team members with write access
+	// (Gitea's assignees of the repository), one request.
+	Writers(ctx context.Context) ([]string, error)
 	// ServerTime is the server's clock as of its last answer (its Date
 	// header), or the zero time before any answer.
 	ServerTime() time.Time

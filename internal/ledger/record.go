@@ -97,6 +97,9 @@ type Record struct {
 	// record, and the commit it was judged at: a later run on the same
 	// commit reports it and reads nothing.
 	Posture *PostureStamp `json:"posture,omitempty"`
+	// Access is who can write the issue, as the guard last read it: the
+	// authors of its comments, writers and outsiders (docs/ledger.md#who-can-write).
+	Access *AccessStamp `json:"access,omitempty"`
 	// Written is the server's time (Unix seconds) just before the guard
 	// wrote the record: label changes older than it are not attributed to
 	// anyone now.
@@ -121,7 +124,7 @@ func (l Record) SameState(o Record) bool {
 // sameOrigin compares whose record it is and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
-		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) && l.Posture.Equal(o.Posture)
+		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) && l.Posture.Equal(o.Posture) && l.Access.Equal(o.Access)
 }
 
 // sameCheckpoint compares the accepted checkpoint and the body's content

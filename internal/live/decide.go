@@ -61,6 +61,15 @@ func (r *Reader) Decide(ctx context.Context, in guard.Input) (plan *guard.Plan, 
 		d, cancel := Deadline(in)
 		plan = guard.Decide(d)
 		cancel()
+		if plan.AskWriters && in.Writers == nil {
+			if in.Writers, err = r.writerList(ctx); err != nil {
+				return nil, notes, err
+			}
+			if in.Writers.Problem != "" && r.Forge != nil {
+				notes = append(notes, in.Writers.Problem)
+			}
+			continue
+		}
 		user := plan.AskAdmin
 		if user == "" || asked == maxAdminQuestions {
 			return plan, notes, nil
@@ -91,6 +100,29 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 		return false, "", r.Where.Error("check the permission of "+user, err)
 	}
 	return admin, "", nil
+}
+
+// writerList reads who can write the issue (one request), once per
+// reader. A refusal is an answer: every author then counts as a writer,
+// and its Problem says so.
+func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
+	switch {
+	case r.writers != nil:
+		return r.writers, nil
+	case r.Forge == nil:
+		// An issue read from files: who can write it is unknown.
+		return &guard.WriterList{Problem: "the issue was not read from a server"}, nil
+	}
+	logins, err := r.Forge.Writers(ctx)
+	switch {
+	case errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrUnauthorized):
+		r.writers = &guard.WriterList{Problem: "Who can write the issue could not be read (" + err.Error() + "): every comment's author counts as a writer, and outsiders are not told apart."}
+	case err != nil:
+		return nil, r.Where.Error("list who can write the issues", err)
+	default:
+		r.writers = &guard.WriterList{Logins: logins, Read: r.serverNow(time.Now())}
+	}
+	return r.writers, nil
 }
 
 // editHistory is a forge that reads when an issue body was edited

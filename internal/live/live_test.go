@@ -58,6 +58,10 @@ func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
 
 func (f *fakeForge) Self(context.Context) (string, error) { return f.self, f.note("self") }
 
+func (f *fakeForge) Writers(context.Context) ([]string, error) {
+	return []string{"alice", f.self, issues.ActionsUser}, f.note("writers")
+}
+
 func (f *fakeForge) IsRepoAdmin(_ context.Context, user string) (bool, error) {
 	if err := f.note("admin " + user); err != nil {
 		return false, err

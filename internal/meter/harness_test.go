@@ -111,6 +111,7 @@ func (c *fakeClient) File(context.Context, string, int64) ([]byte, error) {
 
 func (c *fakeClient) IsRepoAdmin(context.Context, string) (bool, error) { return false, nil }
 func (c *fakeClient) ServerTime() time.Time                             { return time.Time{} }
+func (c *fakeClient) Writers(context.Context) ([]string, error)         { return nil, nil }
 
 // body is a governed issue's body whose budget has remaining tokens left
 // of total, with invocation last reported.
