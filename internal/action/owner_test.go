@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"maps"
 	"net/http"
@@ -314,4 +315,111 @@ func TestWriterCannotSpeakAsAnotherAgent(t *testing.T) {
 	if !strings.Contains(l.Text, "Not loaded: comment "+strconv.FormatInt(id, 10)+` by "`+dev.Login+`" (it speaks as agent "code-reviewer", which agents does not map to its author)`) {
 		t.Errorf("the load does not name the impersonation:\n%s", l.Text)
 	}
+}
+
+// reportAs runs `gns-guard report` on issue n as the user, then the guard
+// on every run its writes recorded.
+func reportAs(t *testing.T, f *actiontest.Repo, n int64, as actiontest.User, args ...string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := cli.System()
+	env.Stdout, env.Stderr = &out, &errb
+	env.Getenv = func(string) string { return "" }
+	env.AppendFile = func(string, []byte) error { return nil }
+	base := []string{"report", "--repo", f.Owner + "/" + f.Name, "--issue", strconv.FormatInt(n, 10), "--server", f.S.URL, "--token", as.Token, "--guard-user", f.Bot}
+	if code := cli.Main(context.Background(), append(base, args...), env); code != 0 {
+		t.Fatalf("report: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	guardPending(t, f)
+}
+
+// guardPending runs the guard on every run recorded and not judged yet,
+// in order (the guard's own user's are skipped, as the guard skips them),
+// failing the test on a run that does not pass.
+func guardPending(t *testing.T, f *actiontest.Repo) {
+	t.Helper()
+	for _, d := range f.Runs.Pending(t) {
+		id := d.Run
+		d = f.Runs.Next(t, func(x actiontest.Delivery) bool { return x.Run == id })
+		if d.Sender == f.Bot {
+			continue
+		}
+		f.Run(t, d).Expect(t, 0, "pass")
+	}
+}
+
+// The reviewer reports REJECTED; an agent deletes that result (deleting a
+// comment starts no run) and comments "ready to merge". The next run fails
+// checkpoint-tampered naming the deleted result, and the next agent's load
+// names it: a rejection cannot vanish. The same for an edit to APPROVED,
+// and for a result far back, older than the comments a run reads.
+func TestAcceptedResultsDoNotVanish(t *testing.T) {
+	f := newFixture(t)
+	reviewer := f.User(t, "reviewer", giteatest.PermWrite)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	review := func(n int64, inv string) int64 {
+		reportAs(t, f, n, reviewer, "--agent", "code-reviewer", "--invocation", inv, "--consumed", "900", "--action", "reviewed the limiter",
+			"--verdict", "REJECTED", "--next-agent", "lead-developer", "--next-estimate", "2000")
+		cs := f.LastComments(t, n, 3)
+		for _, c := range cs {
+			if c.User.Login == reviewer.Login && strings.Contains(c.Body, "REJECTED") {
+				return c.ID
+			}
+		}
+		t.Fatalf("no result of the reviewer among %v", cs)
+		return 0
+	}
+	cases := []struct {
+		name  string
+		noise int // comments after the result, before the attack
+		act   func(n, id int64) actiontest.Delivery
+		what  string
+	}{
+		{"deleted", 0, func(n, id int64) actiontest.Delivery {
+			f.DeleteComment(t, id, agent)
+			_, d := f.Comment(t, n, agent, "ready to merge")
+			return d
+		}, "was deleted"},
+		{"edited", 0, func(n, id int64) actiontest.Delivery {
+			return f.EditComment(t, n, id, agent, strings.Replace(commentBody(t, f, n, id), "REJECTED", "APPROVED", -1))
+		}, "was edited since"},
+		{"deleted far back", 9, func(n, id int64) actiontest.Delivery {
+			f.DeleteComment(t, id, agent)
+			_, d := f.Comment(t, n, agent, "ready to merge")
+			return d
+		}, "was deleted"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n, d := f.Open(t, c.name, example(t, "healthy.md"), governed...)
+			f.Run(t, d).Expect(t, 0, "pass")
+			id := review(n, "inv-review-"+strings.ReplaceAll(c.name, " ", "-"))
+			for i := range c.noise {
+				_, d := f.Comment(t, n, agent, fmt.Sprintf("working on it, step %d", i+1))
+				f.Run(t, d).Expect(t, 0, "pass")
+			}
+			r := f.Run(t, c.act(n, id))
+			expectTampered(t, f, n, r, "comment "+strconv.FormatInt(id, 10), "code-reviewer", c.what)
+			l := contextOf(t, f, n, agent.Token)
+			if l.Code != 0 {
+				t.Fatalf("context: exit %d: %s", l.Code, l.Stderr)
+			}
+			want := `Missing: the result of agent "code-reviewer" in comment ` + strconv.FormatInt(id, 10) + ", which the guard accepted, " + c.what
+			if !strings.Contains(l.Text, want) {
+				t.Errorf("the load does not name the result (%q):\n%s", want, l.Text)
+			}
+		})
+	}
+}
+
+// commentBody is comment id of issue n as the server holds it.
+func commentBody(t *testing.T, f *actiontest.Repo, n, id int64) string {
+	t.Helper()
+	for _, c := range f.Comments(t, n) {
+		if c.ID == id {
+			return c.Body
+		}
+	}
+	t.Fatalf("issue #%d has no comment %d", n, id)
+	return ""
 }

@@ -237,6 +237,15 @@ func (f *agreeForge) EditComment(_ context.Context, id int64, body string) (issu
 	return *c, nil
 }
 
+func (f *agreeForge) Comment(_ context.Context, _, id int64) (issues.Comment, error) {
+	f.s.requests++
+	i := f.s.entry(id)
+	if i < 0 || f.s.timeline[i].comment == nil {
+		return issues.Comment{}, fmt.Errorf("comment %d: %w", id, issues.ErrNotFound)
+	}
+	return *f.s.timeline[i].comment, nil
+}
+
 func (f *agreeForge) DeleteComment(_ context.Context, id int64) error {
 	f.s.requests++
 	i := f.s.entry(id)

@@ -412,7 +412,7 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 // files and skill, under the budget.
 func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
 	nums := plan.Numbers
-	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors}, counter)
+	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
 	in.Files, in.Skill, in.FullComments, in.Budget = files, skill, o.fullComments, budget
 	in.Guard = &entryload.GuardFigure{
 		ContextTokens: nums.ContextTokens, EntryTokens: nums.EntryTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,

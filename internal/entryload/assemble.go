@@ -125,7 +125,7 @@ func (a *assembly) load(text string, total, planned int) *Load {
 	in := a.in
 	l := &Load{
 		Issue: in.Issue, Agent: in.Agent, Budget: in.Budget, Tokens: total, Planned: planned,
-		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Left: in.Left, Guard: in.Guard, Text: text,
+		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Left: in.Left, Gone: in.Gone, Guard: in.Guard, Text: text,
 		reserve: in.Reserve, counter: in.Counter,
 	}
 	if l.Skipped == nil {

@@ -114,6 +114,9 @@ type Input struct {
 	// comment by an account that may not speak as its agent), named in the
 	// footer one a line.
 	Left []Left
+	// Gone are the accepted results deleted or edited since the guard
+	// accepted them, named in the footer.
+	Gone []Gone
 	// Files are the task's files (at most MaxFiles), in priority order.
 	Files []Doc
 	// Skill is the skill to load, if any.
@@ -189,6 +192,15 @@ type Left struct {
 	Why    string `json:"why"`
 }
 
+// Gone is an accepted agent result that is not there any more
+// (docs/ledger.md#accepted-results): the load names it.
+type Gone struct {
+	ID    int64  `json:"comment_id"`
+	Agent string `json:"agent"`
+	// What says what became of it: "was deleted", "was edited since".
+	What string `json:"what"`
+}
+
 // MaxLeftNamed bounds the comments left out the footer names one a line:
 // a flood of outsiders' comments must not fill the load.
 const MaxLeftNamed = 5
@@ -209,6 +221,7 @@ type Load struct {
 	Cut     []string     `json:"cut"`
 	Skipped []Skipped    `json:"guard_comments_left_out"`
 	Left    []Left       `json:"comments_left_out"`
+	Gone    []Gone       `json:"results_gone,omitempty"`
 	Guard   *GuardFigure `json:"guard,omitempty"`
 	Text    string       `json:"text"`
 	reserve int          // Input.Reserve

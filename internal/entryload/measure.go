@@ -25,6 +25,8 @@ type Issue struct {
 	Guard string
 	// Authors says whose comments load (SelectComments).
 	Authors issues.Authors
+	// Missing are the accepted results gone, named in the footer.
+	Missing []Gone
 }
 
 // Entry is the entry load's input taken from an issue: the body's task
@@ -43,6 +45,7 @@ func Entry(iss Issue, counter *tokens.Counter) Input {
 	}
 	in := Input{Issue: iss.Number, Agent: iss.Agent, Task: TaskSection(iss.Body), Checkpoint: iss.Checkpoint, Counter: counter}
 	in.Comments, in.Skipped, in.Left = SelectComments(all, iss.Guard, iss.Number, RecentComments, iss.Authors)
+	in.Gone = iss.Missing
 	return in
 }
 

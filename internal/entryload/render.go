@@ -226,6 +226,9 @@ func footer(in *Input, total int, lines []string) string {
 		fmt.Fprintf(&b, "Not loaded: the guard's own comments %s.\n", strings.Join(parts, ", "))
 	}
 	writeLeft(&b, in.Left)
+	for _, g := range in.Gone {
+		fmt.Fprintf(&b, "Missing: the result of agent %s in comment %d, which the guard accepted, %s: the guard fails the issue until it is restored or an approver accepts it.\n", markdown.Quote(g.Agent), g.ID, g.What)
+	}
 	if g := in.Guard; g != nil {
 		fmt.Fprintf(&b, "Guard's context-tokens: %s = this load without files or skill %s (its comments %s) + next_estimated_tokens %s (%s task, max context %s).\n",
 			num64(g.ContextTokens), tokens.Format(g.EntryTokens), tokens.Format(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))

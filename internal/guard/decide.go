@@ -70,6 +70,9 @@ type Input struct {
 	// Pins is what the run knows of the repository's pinned governance
 	// labels (docs/ledger.md#pinned-labels).
 	Pins ledger.PinState
+	// Fetched are the comments the shell read by id for Plan.AskComments
+	// (nil: gone).
+	Fetched map[int64]*issues.Comment
 	// Writers is the server's list of the accounts that can write the
 	// issue, when the shell answered Plan.AskWriters (nil: not asked).
 	Writers *WriterList
@@ -134,6 +137,7 @@ func Decide(in Input) *Plan {
 	e.plan.Governed = true
 	e.readRecord()
 	e.judgeAuthors()
+	e.checkResults()
 	e.fillPlaceholder()
 	if e.parsed.Valid() {
 		e.cp = e.parsed.Checkpoint
@@ -287,7 +291,7 @@ func (e *eval) measureContext(block string) {
 		return
 	}
 	size := e.taskSize()
-	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self, Authors: e.plan.Authors}, e.in.Counter)
+	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self, Authors: e.plan.Authors, Missing: e.plan.MissingResults()}, e.in.Counter)
 	in.Budget = entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	g := entryload.Measure(in, n.NextEstimated)
 	n.CheckpointTokens, n.EntryTokens, n.CommentTokens = g.CheckpointTokens, g.EntryTokens, g.CommentTokens

@@ -88,6 +88,11 @@ func (e *eval) keepRecord(after, pending []string) {
 	if !l.Baseline {
 		l.ContentVersion = e.keptVersion(&l)
 	}
+	if len(e.plan.Missing) == 0 && len(e.plan.AskComments) == 0 {
+		// A result gone stays found: the next run counts from the same
+		// comments.
+		e.recordSeen(&l)
+	}
 	e.recordChain(&l)
 	e.anchorFloor(&l)
 	e.plan.Ledger = &l
@@ -123,6 +128,7 @@ func (e *eval) acceptState(after, pending []string) {
 	e.anchorFloor(l)
 	e.recordChain(l)
 	e.recordEntries(l, cp, pruned)
+	e.recordResults(l, cp.LastInvocation.Value, pruned)
 	e.recordBurn(l, pruned)
 	e.recordLimits(l, after)
 	e.recordAdoption(l)

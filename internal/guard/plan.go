@@ -64,6 +64,14 @@ type Plan struct {
 	// needs (an approval or an attributed edit): the shell asks the server,
 	// records the answer in Input.Admins and decides again.
 	AskAdmin string
+	// AskComments are accepted results the decision must see and did not
+	// read (the comment count says comments were deleted, or the event is
+	// the edit of one): the shell reads each by id into Input.Fetched and
+	// decides again.
+	AskComments []int64
+	// Missing are the accepted results that are gone, deleted or edited
+	// since (docs/ledger.md#accepted-results): the entry load names them.
+	Missing []Missing
 	// AskWriters says the decision needs the server's list of who can
 	// write the issue (the record's is stale, or does not know an
 	// author): the shell reads it into Input.Writers and decides again.

@@ -43,6 +43,7 @@ func (e *eval) judgeCheckpoint() {
 		t.tamper = append(t.tamper, e.tamperedFinding(l, pos, changes))
 	}
 	e.judgeEntries(l, cur)
+	t.tamper = append(t.tamper, e.resultsFindings()...)
 }
 
 // goneFinding is the finding of a checkpoint block deleted since the

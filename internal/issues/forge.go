@@ -43,6 +43,11 @@ type Forge interface {
 	// CommentsBefore returns the comments among the (at most 50) timeline
 	// entries just before offset start, oldest first: one request.
 	CommentsBefore(ctx context.Context, number int64, start int) (CommentPage, error)
+	// Comment reads one comment of issue number by its id (one request),
+	// its body kept up to MaxCommentBytes (Comment.TooLarge past it). A
+	// comment that is gone, or is another issue's, is an error wrapping
+	// ErrNotFound.
+	Comment(ctx context.Context, number, id int64) (Comment, error)
 	// CreateComment posts a comment.
 	CreateComment(ctx context.Context, number int64, body string) (Comment, error)
 	// EditComment replaces a comment's body.

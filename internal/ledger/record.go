@@ -97,6 +97,13 @@ type Record struct {
 	// record, and the commit it was judged at: a later run on the same
 	// commit reports it and reads nothing.
 	Posture *PostureStamp `json:"posture,omitempty"`
+	// Results are the agent results accepted since the last archive (at
+	// most MaxResults, the newest), and Seen what the run that wrote the
+	// record saw of the issue's comments (not part of the state: a clean
+	// pass keeps an older one): an accepted result deleted or edited is
+	// tampering (docs/ledger.md#accepted-results).
+	Results []ResultRef   `json:"results,omitempty"`
+	Seen    *CommentsSeen `json:"seen,omitempty"`
 	// Access is who can write the issue, as the guard last read it: the
 	// authors of its comments, writers and outsiders (docs/ledger.md#who-can-write).
 	Access *AccessStamp `json:"access,omitempty"`
@@ -174,7 +181,7 @@ func Digest(parts []string) string {
 // sameHistory compares the accepted history and the archive chain's end.
 func (l Record) sameHistory(o Record) bool {
 	return l.Entries == o.Entries && l.EntriesHash == o.EntriesHash && l.ArchivedHash == o.ArchivedHash &&
-		l.Archive == o.Archive && l.Archived == o.Archived
+		l.Archive == o.Archive && l.Archived == o.Archived && slices.Equal(l.Results, o.Results)
 }
 
 // ConfigStamp is the repository's configuration file (.gitea/gns-guard.yml)

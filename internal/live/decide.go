@@ -61,6 +61,12 @@ func (r *Reader) Decide(ctx context.Context, in guard.Input) (plan *guard.Plan, 
 		d, cancel := Deadline(in)
 		plan = guard.Decide(d)
 		cancel()
+		if len(plan.AskComments) > 0 && in.Fetched == nil {
+			if in.Fetched, err = r.fetchComments(ctx, in.Issue.Number, plan.AskComments); err != nil {
+				return nil, notes, err
+			}
+			continue
+		}
 		if plan.AskWriters && in.Writers == nil {
 			if in.Writers, err = r.writerList(ctx); err != nil {
 				return nil, notes, err
@@ -100,6 +106,24 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 		return false, "", r.Where.Error("check the permission of "+user, err)
 	}
 	return admin, "", nil
+}
+
+// fetchComments reads comments of issue n by id (one request each): the
+// accepted results a decision must see (nil: gone).
+func (r *Reader) fetchComments(ctx context.Context, n int64, ids []int64) (map[int64]*issues.Comment, error) {
+	out := map[int64]*issues.Comment{}
+	for _, id := range ids {
+		c, err := r.Forge.Comment(ctx, n, id)
+		switch {
+		case errors.Is(err, issues.ErrNotFound):
+			out[id] = nil
+		case err != nil:
+			return nil, r.Where.Error(fmt.Sprintf("read comment %d of issue #%d", id, n), err)
+		default:
+			out[id] = &c
+		}
+	}
+	return out, nil
 }
 
 // writerList reads who can write the issue (one request), once per
