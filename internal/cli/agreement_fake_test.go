@@ -246,6 +246,18 @@ func (f *agreeForge) Comment(_ context.Context, _, id int64) (issues.Comment, er
 	return *f.s.timeline[i].comment, nil
 }
 
+// BodyHistory is not kept, as on a private repository.
+func (f *agreeForge) BodyHistory(context.Context, int64) ([]issues.Revision, error) {
+	f.s.requests++
+	return nil, fmt.Errorf("GET content-history: %w", issues.ErrNotFound)
+}
+
+// TitleChanges: the scenarios never change the title.
+func (f *agreeForge) TitleChanges(context.Context, int64, time.Time) ([]issues.TitleChange, error) {
+	f.s.requests++
+	return nil, nil
+}
+
 func (f *agreeForge) DeleteComment(_ context.Context, id int64) error {
 	f.s.requests++
 	i := f.s.entry(id)

@@ -316,6 +316,9 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 		return err
 	}
 	nums := plan.Numbers
+	if err := acceptedTask(env, plan, s.Issue.Number); err != nil {
+		return err
+	}
 	number, cp := s.Issue.Number, parsed.Checkpoint
 	budget, err := entryBudget(env, o, nums, number)
 	if err != nil {
@@ -386,6 +389,23 @@ func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg 
 	return plan, err
 }
 
+// acceptedTask refuses (exit 1) an issue whose task someone who may not
+// changed since the guard accepted it, when the accepted task cannot be
+// read back from the body's edit history; when it can, the load holds it
+// in place of the body's and standard error says so
+// (docs/ledger.md#the-task).
+func acceptedTask(env Env, plan *guard.Plan, n int64) error {
+	v := plan.Task
+	if v == nil || !v.Changed {
+		return nil
+	}
+	if v.Accepted == "" {
+		return &exitcode.ViolationError{Err: fmt.Errorf("context: issue #%d: the task was changed since the guard accepted it, by %s, and the task as accepted is not in the body's edit history (Gitea shows it only on a public repository): an agent must not work from a task the person did not set; an approver restores it, or removes permission::violation to accept the new one", n, v.Who())}
+	}
+	fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: the task was changed since the guard accepted it, by %s: the load holds the task as accepted, read from the body's edit history\n", n, oneLine(v.Who()))
+	return nil
+}
+
 // entryBudget is the cap of the load: the task size's (--size, else the
 // guard's), unless --cap gives one.
 func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (entryload.Budget, error) {
@@ -413,6 +433,9 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
 	nums := plan.Numbers
 	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
+	if task, note := plan.EntryTask(); task != "" {
+		in.Task, in.TaskNote = task, note
+	}
 	in.Files, in.Skill, in.FullComments, in.Budget = files, skill, o.fullComments, budget
 	in.Guard = &entryload.GuardFigure{
 		ContextTokens: nums.ContextTokens, EntryTokens: nums.EntryTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,

@@ -169,7 +169,11 @@ func (a *assembly) build() {
 	}
 	if strings.TrimSpace(in.Task) != "" {
 		task, rs := markdown.Strip(in.Task)
-		add(Section{Priority: P0, Kind: KindTask, Title: fmt.Sprintf("Task of issue #%d", in.Issue), body: task, Hidden: hiddenNote(rs)})
+		title := fmt.Sprintf("Task of issue #%d", in.Issue)
+		if in.TaskNote != "" {
+			title += " (" + in.TaskNote + ")"
+		}
+		add(Section{Priority: P0, Kind: KindTask, Title: title, body: task, Hidden: hiddenNote(rs)})
 	}
 	cp, rs := markdown.StripCharacters(in.Checkpoint)
 	add(Section{Priority: P0, Kind: KindCheckpoint, Title: fmt.Sprintf("Checkpoint of issue #%d", in.Issue), body: cp, Hidden: hiddenNote(rs)})

@@ -101,6 +101,9 @@ type Input struct {
 	// section (TaskSection). It is P0, loaded first and never cut; ""
 	// when the body has none.
 	Task string
+	// TaskNote, when not "", says in the task's heading where Task comes
+	// from (the accepted task in place of a changed one).
+	TaskNote string
 	// Checkpoint is the checkpoint block's YAML as it stands in the body
 	// (current_task included). It is P0 and is never cut.
 	Checkpoint string

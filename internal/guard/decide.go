@@ -70,6 +70,9 @@ type Input struct {
 	// Pins is what the run knows of the repository's pinned governance
 	// labels (docs/ledger.md#pinned-labels).
 	Pins ledger.PinState
+	// TaskEdits are who changed the task, as the shell read them for
+	// Plan.AskTask (nil: not asked).
+	TaskEdits *TaskEdits
 	// Fetched are the comments the shell read by id for Plan.AskComments
 	// (nil: gone).
 	Fetched map[int64]*issues.Comment
@@ -138,6 +141,7 @@ func Decide(in Input) *Plan {
 	e.readRecord()
 	e.judgeAuthors()
 	e.checkResults()
+	e.checkTask()
 	e.fillPlaceholder()
 	if e.parsed.Valid() {
 		e.cp = e.parsed.Checkpoint
@@ -291,7 +295,9 @@ func (e *eval) measureContext(block string) {
 		return
 	}
 	size := e.taskSize()
-	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self, Authors: e.plan.Authors, Missing: e.plan.MissingResults()}, e.in.Counter)
+	task, note := e.plan.EntryTask()
+	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self,
+		Authors: e.plan.Authors, Missing: e.plan.MissingResults(), AcceptedTask: task, TaskNote: note}, e.in.Counter)
 	in.Budget = entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	g := entryload.Measure(in, n.NextEstimated)
 	n.CheckpointTokens, n.EntryTokens, n.CommentTokens = g.CheckpointTokens, g.EntryTokens, g.CommentTokens

@@ -129,6 +129,7 @@ func (e *eval) acceptState(after, pending []string) {
 	e.recordChain(l)
 	e.recordEntries(l, cp, pruned)
 	e.recordResults(l, cp.LastInvocation.Value, pruned)
+	e.recordTask(l)
 	e.recordBurn(l, pruned)
 	e.recordLimits(l, after)
 	e.recordAdoption(l)
@@ -298,5 +299,17 @@ func LearnLabelIDs(l *ledger.Record, after []issues.Label) {
 				l.Labels[i].ID = y.ID
 			}
 		}
+	}
+}
+
+// recordTask sets the task the record accepts: the body's task section
+// and the title as they are (a change only an approver made, or one an
+// approver accepted by removing permission::violation), since when the
+// last record accepted them, else since now.
+func (e *eval) recordTask(l *ledger.Record) {
+	l.Task, l.Title = TaskDigest(e.in.Issue.Body), TitleDigest(e.in.Issue.Title)
+	l.TaskSince = e.in.Now.Unix()
+	if old := e.trust.ledger; old != nil && old.Task == l.Task && old.Title == l.Title {
+		l.TaskSince = old.TaskSince
 	}
 }

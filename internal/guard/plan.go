@@ -72,6 +72,14 @@ type Plan struct {
 	// Missing are the accepted results that are gone, deleted or edited
 	// since (docs/ledger.md#accepted-results): the entry load names them.
 	Missing []Missing
+	// AskTask says the task differs from the one the guard accepted and
+	// the decision needs to know who changed it: the shell reads what it
+	// asks into Input.TaskEdits and decides again.
+	AskTask *TaskAsk
+	// Task is what the decision found of a task changed since the guard
+	// accepted it (nil: unchanged): context loads the accepted task in
+	// its place, or refuses.
+	Task *TaskVerdict
 	// AskWriters says the decision needs the server's list of who can
 	// write the issue (the record's is stale, or does not know an
 	// author): the shell reads it into Input.Writers and decides again.

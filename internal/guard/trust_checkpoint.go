@@ -44,6 +44,7 @@ func (e *eval) judgeCheckpoint() {
 	}
 	e.judgeEntries(l, cur)
 	t.tamper = append(t.tamper, e.resultsFindings()...)
+	e.taskTampered()
 }
 
 // goneFinding is the finding of a checkpoint block deleted since the

@@ -78,6 +78,16 @@ type Forge interface {
 	// repository: one request, which needs a repository-admin token (the
 	// Actions token gets an error wrapping ErrForbidden).
 	IsRepoAdmin(ctx context.Context, user string) (bool, error)
+	// BodyHistory reads the edit history of issue number's body, oldest
+	// first: the revisions the server keeps (Gitea: the first and up to
+	// 19 more), each with its editor and text. An error wrapping
+	// ErrForbidden or ErrNotFound says the history cannot be read (Gitea
+	// shows it only where the repository is public). One request, and one
+	// a revision.
+	BodyHistory(ctx context.Context, number int64) ([]Revision, error)
+	// TitleChanges reads the changes of issue number's title since a time,
+	// oldest first, from its timeline: one request a page of 50 entries.
+	TitleChanges(ctx context.Context, number int64, since time.Time) ([]TitleChange, error)
 	// Writers lists the logins that can write the repository's issues:
 	// its owner and the collaborators and team members with write access
 	// (Gitea's assignees of the repository), one request.

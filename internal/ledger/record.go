@@ -46,6 +46,14 @@ type Record struct {
 	// phases before this one: with Consumed, the issue's lifetime spend
 	// (docs/pruning.md#lifetime-spend).
 	Earlier int64 `json:"earlier,omitempty"`
+	// Task and Title are the digests (TaskDigest) of the body's task
+	// section and of the issue's title as accepted: the person's task,
+	// which only an approver changes; TaskSince is when they were accepted
+	// (Unix seconds). Empty in a record from before the guard kept them:
+	// the next state accepted sets them (docs/ledger.md#the-task).
+	Task      string `json:"task,omitempty"`
+	Title     string `json:"title,omitempty"`
+	TaskSince int64  `json:"task_since,omitempty"`
 	// ContentVersion is the body's content_version when it was accepted:
 	// an admin's edit is attributable only when it is the one edit since.
 	ContentVersion int `json:"content_version"`
@@ -139,7 +147,8 @@ func (l Record) sameOrigin(o Record) bool {
 func (l Record) sameCheckpoint(o Record) bool {
 	return l.Version == o.Version && l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase &&
 		l.Total == o.Total && l.Consumed == o.Consumed && l.Remaining == o.Remaining &&
-		l.Earlier == o.Earlier && l.ContentVersion == o.ContentVersion
+		l.Earlier == o.Earlier && l.ContentVersion == o.ContentVersion &&
+		l.Task == o.Task && l.Title == o.Title && l.TaskSince == o.TaskSince
 }
 
 // sameLabels compares the accepted labels, limits and pending approvals

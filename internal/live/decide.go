@@ -61,6 +61,12 @@ func (r *Reader) Decide(ctx context.Context, in guard.Input) (plan *guard.Plan, 
 		d, cancel := Deadline(in)
 		plan = guard.Decide(d)
 		cancel()
+		if plan.AskTask != nil && in.TaskEdits == nil {
+			if in.TaskEdits, err = r.taskEdits(ctx, in.Issue.Number, *plan.AskTask); err != nil {
+				return nil, notes, err
+			}
+			continue
+		}
 		if len(plan.AskComments) > 0 && in.Fetched == nil {
 			if in.Fetched, err = r.fetchComments(ctx, in.Issue.Number, plan.AskComments); err != nil {
 				return nil, notes, err
@@ -106,6 +112,41 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 		return false, "", r.Where.Error("check the permission of "+user, err)
 	}
 	return admin, "", nil
+}
+
+// taskEdits reads who changed the task of issue n: the body's edit
+// history and the title's changes, as a asks. A read the server refuses
+// (a private repository keeps its history from anyone not signed in) is
+// an answer that says so.
+func (r *Reader) taskEdits(ctx context.Context, n int64, a guard.TaskAsk) (*guard.TaskEdits, error) {
+	te := &guard.TaskEdits{}
+	if r.Forge == nil {
+		te.BodyProblem, te.TitleProblem = "the issue was not read from a server", "the issue was not read from a server"
+		return te, nil
+	}
+	refused := func(err error) bool {
+		return errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrTooLarge)
+	}
+	var err error
+	if a.Body {
+		te.Revisions, err = r.Forge.BodyHistory(ctx, n)
+		switch {
+		case refused(err):
+			te.BodyProblem = err.Error()
+		case err != nil:
+			return nil, r.Where.Error(fmt.Sprintf("read the edit history of issue #%d", n), err)
+		}
+	}
+	if a.Title {
+		te.Titles, err = r.Forge.TitleChanges(ctx, n, a.Since)
+		switch {
+		case refused(err):
+			te.TitleProblem = err.Error()
+		case err != nil:
+			return nil, r.Where.Error(fmt.Sprintf("read the title changes of issue #%d", n), err)
+		}
+	}
+	return te, nil
 }
 
 // fetchComments reads comments of issue n by id (one request each): the
