@@ -180,29 +180,40 @@ func labelNoise(t testing.TB, f *actiontest.Repo, n int64, events int) {
 }
 
 // TestCleanPassAfterLabelNoise: 600 label events on the issue after the
-// guard's last write, and a clean pass still costs two requests: the
-// issue, and the comments updated since the anchor's time. The status
-// comment is never searched for on the timeline.
+// guard's last write, and a clean pass still costs two requests, with an
+// anchor or without: the issue, and the comments updated since the
+// anchor's time, or since the read hint's in the body (docs/contract.md
+// §6). The status comment is never searched for on the timeline.
 func TestCleanPassAfterLabelNoise(t *testing.T) {
 	f := newFixture(t)
 	n, d := anchoredIssue(t, f, "label noise")
+	// An issue that never had an anchor: no admin-token, and the runner
+	// hands none over. The guard's first run wrote the read hint.
+	bare, bd := f.Open(t, "label noise, no anchor", example(t, "healthy.md"), governed...)
+	f.Run(t, bd, "ledger-key", ledgerKey).Expect(t, 0, "pass")
 	labelNoise(t, f, n, 600)
+	labelNoise(t, f, bare, 600)
 	r := f.Run(t, d, anchoredInputs(f)...)
 	r.Expect(t, 0, "pass")
 	if r.Requests != 2 || len(r.Writes) != 0 {
 		t.Errorf("a clean pass after 600 label events made %d requests and wrote %q; want 2 and nothing\n%s", r.Requests, r.Writes, r.String())
 	}
-	// Without an anchor (a runner that hands none over, no admin-token)
-	// the same pass reads the timeline's tail and searches it for the
-	// status comment.
+	// The anchored issue read by a runner that hands no anchor over, and
+	// without admin-token: the read follows the hint (the status comment
+	// then says what protections are missing, one write).
 	st := f.Step("ledger-key", ledgerKey)
 	st.Env["GNS_GUARD_ANCHOR"] = ""
 	r = st.Run(t, d)
 	r.Expect(t, 0, "pass")
-	if r.Requests <= 2 {
-		t.Errorf("without an anchor the pass made %d requests: the label noise did not bury the status comment", r.Requests)
+	if r.Requests-len(r.Writes) != 2 || !strings.Contains(r.Stdout, "through the read hint") {
+		t.Errorf("without the anchor handed over, a pass after 600 label events made %d requests and wrote %q; want 2 reads, through the read hint\n%s", r.Requests, r.Writes, r.String())
 	}
-	t.Logf("without an anchor the same clean pass makes %d requests", r.Requests)
+	r = f.Run(t, bd, "ledger-key", ledgerKey)
+	r.Expect(t, 0, "pass")
+	if r.Requests != 2 || len(r.Writes) != 0 {
+		t.Errorf("without an anchor, a clean pass after 600 label events made %d requests and wrote %q; want 2 and nothing\n%s", r.Requests, r.Writes, r.String())
+	}
+	t.Logf("without an anchor the clean pass makes %d requests", r.Requests)
 }
 
 // noisy is the issue BenchmarkCleanPassAfter20000LabelEvents made, kept

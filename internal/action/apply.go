@@ -23,6 +23,7 @@ type applied struct {
 	archiveIDs []int64
 	pruned     bool
 	filled     bool             // the placeholder issue number was set
+	hinted     bool             // the body's read hint was written
 	writes     []string         // one line per write made (or, in a dry run, planned)
 	posted     []issues.Comment // comments this run posted
 	statusID   int64            // the status comment the issue has after the run, 0: none
@@ -104,6 +105,11 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 		return nil
 	case guard.SetIssue:
 		return a.fillIssue(ctx, p.Fill, w)
+	case guard.WriteHint:
+		if err := a.writeBody(ctx, p.Hint.Body, "write the read hint"); err != nil {
+			return err
+		}
+		a.res.hinted = true
 	case guard.AddLabels:
 		if err := a.addLabels(ctx, p); err != nil {
 			return a.fail(w.Planned(), err)
@@ -128,23 +134,12 @@ func (a *applier) write(ctx context.Context, p *guard.Plan, w guard.Write) error
 	return nil
 }
 
-// labelAttacher adds labels and answers the issue's labels after (the
-// real client; fakes need not).
-type labelAttacher interface {
-	AttachLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) ([]issues.Label, error)
-}
-
 // addLabels adds the plan's labels and gives the ledger record the ids of
 // those it added, from the server's answer: an approval label the guard
 // sets is judged by id from then on (a label renamed to its name later is
 // another label).
 func (a *applier) addLabels(ctx context.Context, p *guard.Plan) error {
-	f, n, specs := a.r.forge, a.in.Issue.Number, a.r.cfg.Labels.Specs()
-	at, ok := f.(labelAttacher)
-	if !ok {
-		return f.AddLabels(ctx, n, p.AddLabels, specs)
-	}
-	after, err := at.AttachLabels(ctx, n, p.AddLabels, specs)
+	after, err := a.r.forge.AttachLabels(ctx, a.in.Issue.Number, p.AddLabels, a.r.cfg.Labels.Specs())
 	if err == nil && p.Ledger != nil {
 		guard.LearnLabelIDs(p.Ledger, after)
 	}
@@ -167,6 +162,16 @@ func (a *applier) prepareArchives(ctx context.Context, pr *prune.Result) error {
 	if note := a.archives.ImpostorNote(); note != "" {
 		a.res.notes = append(a.res.notes, note)
 		a.r.log.untrusted("gns-guard: warning: " + note)
+	}
+	if len(a.archives.Stale) > 0 {
+		// A stale archive's entries are in the body this run read. Had a
+		// concurrent run's prune landed between this run's read of the body
+		// and of the comments, the archive judged stale would be that
+		// run's, and deleting it would lose its entries: the body is read
+		// again first, and a changed one is a conflict (read again).
+		if err := a.r.sameBody(ctx, a.in.Issue.Number, a.in.Issue.Body); err != nil {
+			return err
+		}
 	}
 	for _, id := range a.archives.Stale {
 		if err := a.r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, issues.ErrNotFound) {
@@ -318,7 +323,7 @@ func (a *applier) lock(ctx context.Context, reason string) {
 		res.notes = append(res.notes, lockRefused)
 		return
 	}
-	err := r.reader.Admin.Lock(ctx, a.in.Issue.Number, reason)
+	err := r.admin.Lock(ctx, a.in.Issue.Number, reason)
 	switch {
 	case err == nil:
 		res.writes = append(res.writes, guard.LockWrite(reason).Done(""))
@@ -469,6 +474,7 @@ func (a *applier) done(p *guard.Plan) status.Applied {
 		Posted: a.res.posted,
 		Pruned: p.Prune != nil && (a.res.pruned || a.r.cfg.DryRun),
 		Filled: p.Fill != nil && (a.res.filled || a.r.cfg.DryRun),
+		Hinted: p.Hint != nil && (a.res.hinted || a.r.cfg.DryRun),
 		Locked: p.Lock != "" && !slices.Contains(a.res.notes, lockRefused),
 	}
 }

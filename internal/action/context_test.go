@@ -57,8 +57,9 @@ func tokens(t *testing.T, text string) int {
 }
 
 // fenced matches the checkpoint block of the tests' bodies: the lines
-// between the ```yaml fence and its closing fence.
-var fenced = regexp.MustCompile("(?s)```yaml\n(checkpoint:\n.*?\n)```")
+// between the ```yaml fence and its closing fence, the read hint left out
+// (as the entry load leaves it out).
+var fenced = regexp.MustCompile("(?s)```yaml\n(?:# gns-guard: comments since \\S+\n)?(checkpoint:\n.*?\n)```")
 
 // block returns the checkpoint block of a body (its YAML lines, each with
 // its newline, without the fence lines).

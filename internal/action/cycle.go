@@ -63,15 +63,24 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 		return reportPlan, nil
 	}
 	r.notes = appendNew(r.notes, s.Notes...)
-	if s.Followed() && attempt == 1 {
+	switch {
+	case attempt > 1 || !s.Followed():
+	case s.Hinted():
+		r.log.infof("gns-guard: read issue #%d through the read hint in its checkpoint: the comments updated since it, not the timeline", s.Issue.Number)
+	default:
 		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, ledger.AnchorName(s.Issue.Number))
 	}
 	in := r.input(s)
 	if len(c.unlanded) > 0 {
-		if err := r.withdraw(ctx, in, c.unlanded); err != nil {
+		gone, err := r.withdraw(ctx, in, c.unlanded)
+		if err != nil {
 			return endRun, err
 		}
 		c.unlanded = nil
+		if len(gone) > 0 {
+			s.Drop(gone)
+			in = r.input(s)
+		}
 	}
 	if stale(s, r.cfg) && attempt < live.WriteAttempts {
 		// The issue was read before a concurrent run's body write, the
@@ -134,6 +143,10 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 	c.plan = plan
 	if err != nil {
 		return endRun, err
+	}
+	if plan.ChainForked && attempt < live.WriteAttempts {
+		r.log.infof("gns-guard: two of the guard's archives continue the history differently (a concurrent run lost its body write and withdraws its own); reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
+		return readAgain, nil
 	}
 	r.notes = appendNew(r.notes, notes...)
 	if r.cfg.DryRun {
@@ -205,17 +218,20 @@ func stale(s *live.Snapshot, cfg issues.Config) bool {
 const RunAttemptEnv = "GITHUB_RUN_ATTEMPT"
 
 // withdraw deletes the archives this run posted in an attempt whose body
-// write lost a race, when the decision core finds them redundant now.
-func (r *runner) withdraw(ctx context.Context, in guard.Input, ids []int64) error {
+// write lost a race, when the decision core finds them redundant now, and
+// returns the ids it deleted.
+func (r *runner) withdraw(ctx context.Context, in guard.Input, ids []int64) ([]int64, error) {
 	in, cancel := live.Deadline(in)
 	defer cancel()
+	var gone []int64
 	for _, id := range guard.Redundant(in, ids) {
 		if err := r.forge.DeleteComment(ctx, id); err != nil && !errors.Is(err, issues.ErrNotFound) {
-			return r.reader.Where.Error("delete an archive whose body write lost a race", err)
+			return gone, r.reader.Where.Error("delete an archive whose body write lost a race", err)
 		}
+		gone = append(gone, id)
 		r.log.infof("gns-guard: deleted archive comment %d: a concurrent run archived its entries and wrote the body first", id)
 	}
-	return nil
+	return gone, nil
 }
 
 // appendNew appends the items of add that list lacks.

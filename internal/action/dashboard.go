@@ -2,9 +2,7 @@ package action
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"time"
 
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -31,10 +29,6 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 		return err
 	}
 	r.hold(fg)
-	w, ok := fg.(dashboard.Writer)
-	if !ok {
-		return cannotRun(errors.New("mode dashboard: the server's client cannot list issues"))
-	}
 	rd := &live.Reader{
 		Forge:        fg,
 		Admin:        fg,
@@ -43,10 +37,12 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 		Keys:         ledger.ConfigKeys(set.Config),
 	}
 	if set.AdminToken != "" {
-		if rd.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
+		admin, err := r.o.NewForge(apiURL, set.AdminToken, owner, name)
+		if err != nil {
 			return err
 		}
-		r.hold(rd.Admin)
+		r.hold(admin)
+		rd.Admin = admin
 	}
 	// The guard's user writes the dashboard and the issues' status
 	// comments: the Actions user for the Actions token (no request), else
@@ -64,17 +60,11 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	}
 	rd.Keys = ledger.ConfigKeys(set.Config) // the file may publish ledger-public-key
 	sw := &dashboard.Sweep{
-		Reader: rd, Lister: w, Config: set.Config, Repo: r.repo, Now: r.o.Now,
+		Reader: rd, Lister: fg, Config: set.Config, Repo: r.repo, Now: r.o.Now, ServerNow: fg.ServerTime, Workflows: fg,
 		Skip: func(is issues.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
 	}
 	if text, ok := strings.CutPrefix(r.o.Getenv(GrantsEnv), grantsPrefix); ok {
 		sw.Grants = ledger.GrantState{Known: true, Text: text}
-	}
-	if st, ok := fg.(interface{ ServerTime() time.Time }); ok {
-		sw.ServerNow = st.ServerTime
-	}
-	if wl, ok := fg.(dashboard.WorkflowLister); ok {
-		sw.Workflows = wl
 	}
 	res, err := sw.Run(ctx)
 	if err != nil {
@@ -87,7 +77,7 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 		r.kit.output("result", "pass")
 		return nil
 	}
-	kept, err := dashboard.Keep(ctx, w, res.Listed, login, body)
+	kept, err := dashboard.Keep(ctx, fg, res.Listed, login, body)
 	if err != nil {
 		return rd.Where.Error("keep the dashboard issue", err)
 	}

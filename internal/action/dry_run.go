@@ -23,7 +23,7 @@ func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied
 	for _, w := range p.Writes() {
 		res.writes = append(res.writes, w.Planned())
 	}
-	done := status.Applied{Notes: res.notes, Pruned: p.Prune != nil, Filled: p.Fill != nil, Locked: p.Lock != ""}
+	done := status.Applied{Notes: res.notes, Pruned: p.Prune != nil, Filled: p.Fill != nil, Hinted: p.Hint != nil, Locked: p.Lock != ""}
 	if st := status.PlanWrite(in, p, s.Status, done, r.serverTime()); st.Do {
 		res.writes = append(res.writes, st.Write.Planned())
 		if in.Anchor.Writable {

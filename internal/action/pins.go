@@ -44,20 +44,13 @@ func (r *runner) pinState(ctx context.Context) ledger.PinState {
 	return ledger.PinState{}
 }
 
-// pinSource creates the repository's missing labels and lists them all
-// (forge.Client).
-type pinSource interface {
-	CreateLabels(ctx context.Context, specs []issues.LabelSpec) ([]issues.Label, error)
-}
-
 // writePins records the pins the run's labels call for: every governance
 // label of the repository when there are none yet (the guard's own labels
 // created first), else the governance labels this run created. A refused
 // or failed write is a note, never fatal.
 func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues.Label, res *applied) {
 	store := r.reader.Anchors.Store
-	src, ok := r.reader.Admin.(pinSource)
-	if store == nil || !ok || !in.Pins.Known {
+	if store == nil || !in.Pins.Known {
 		return
 	}
 	old, problem := ledger.ReadPins(in.Pins.Text, in.Issue.RepoID, ledger.ConfigKeys(r.cfg))
@@ -66,7 +59,7 @@ func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues
 	}
 	labels := created
 	if old == nil {
-		all, err := src.CreateLabels(ctx, issues.GovernanceSpecs(r.cfg.Labels))
+		all, err := r.admin.CreateLabels(ctx, issues.GovernanceSpecs(r.cfg.Labels))
 		if err != nil {
 			r.pinNote(res, "The governance labels could not be pinned: the repository's labels could not be read. The next run tries again.", err)
 			return

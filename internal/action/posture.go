@@ -4,19 +4,12 @@ import (
 	"context"
 	"errors"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
-
-// postureSource is a client that reads a repository's posture, as
-// `gns-guard doctor` does (forge.Client).
-type postureSource interface {
-	Repository(ctx context.Context) (forge.Repository, error)
-	PostureFacts(ctx context.Context, admin *forge.Client, branch, hint string) (posture.Facts, error)
-}
 
 // postureHint says how to let the guard read what only the repository's
 // owner may.
@@ -53,16 +46,12 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 // judgePosture judges the posture anew with the run's tokens; old is the
 // stamp it replaces (nil: none), whose checked accounts it keeps.
 func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.PostureStamp) {
-	src, ok := r.forge.(postureSource)
-	if !ok {
-		return // a client that cannot read it: the posture is not judged
-	}
-	var admin *forge.Client
+	var admin port.PostureAdmin
 	if r.set.AdminToken != "" {
-		admin, _ = r.reader.Admin.(*forge.Client)
+		admin = r.admin
 	}
 	token, owner := r.requestsMade()
-	checks, known, err := r.readPosture(ctx, src, admin)
+	checks, known, err := r.readPosture(ctx, r.forge, admin)
 	token2, owner2 := r.requestsMade()
 	spent := token2 - token + owner2 - owner
 	switch {
@@ -88,7 +77,7 @@ func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.Po
 // readPosture reads the repository's default branch and its posture, and
 // judges it with the run's settings (budget-admins, ledger-public-key):
 // the checks, and the accounts the facts name.
-func (r *runner) readPosture(ctx context.Context, src postureSource, admin *forge.Client) ([]posture.Check, []string, error) {
+func (r *runner) readPosture(ctx context.Context, src port.PostureReader, admin port.PostureAdmin) ([]posture.Check, []string, error) {
 	info, err := src.Repository(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -112,11 +101,6 @@ func (r *runner) readPosture(ctx context.Context, src postureSource, admin *forg
 // maxActorChecks bounds the accounts one run checks.
 const maxActorChecks = 5
 
-// permissionSource reads an account's access (forge.Client).
-type permissionSource interface {
-	Permission(ctx context.Context, user string) (string, error)
-}
-
 // knowsActors checks the accounts acting on the issue — the event's
 // sender, the label changes' actors — that stamp st does not know: one
 // request each, with admin-token (docs/operations.md). An account that
@@ -127,7 +111,6 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 	for _, le := range s.Labels {
 		actors = append(actors, le.Actor)
 	}
-	src, ok := r.reader.Admin.(permissionSource)
 	checked := 0
 	for _, a := range actors {
 		if a == "" || a == s.Guard || a == issues.ActionsUser || a == s.Issue.RepoOwner || st.Knows(a) || checked == maxActorChecks {
@@ -135,10 +118,7 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 		}
 		checked++
 		st.Learn(a)
-		if !ok {
-			continue
-		}
-		perm, err := src.Permission(ctx, a)
+		perm, err := r.admin.Permission(ctx, a)
 		if err != nil {
 			// The tokens may not read it: the stamp says what they could
 			// not check already.
@@ -156,16 +136,10 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 // requestsMade counts the requests of the run's clients: the token's and,
 // when given, admin-token's.
 func (r *runner) requestsMade() (token, admin int64) {
-	count := func(f issues.Forge) int64 {
-		if c, ok := f.(interface{ Requests() int64 }); ok {
-			return c.Requests()
-		}
-		return 0
+	if r.admin != r.forge {
+		admin = r.admin.Requests()
 	}
-	if r.reader.Admin != r.forge {
-		admin = count(r.reader.Admin)
-	}
-	return count(r.forge), admin
+	return r.forge.Requests(), admin
 }
 
 // refusedRead says a read was refused for want of rights.

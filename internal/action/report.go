@@ -8,6 +8,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/status"
 )
 
@@ -37,7 +38,7 @@ func (r *runner) report(p *guard.Plan, res applied) {
 	if len(p.Violations) > 0 {
 		result = "fail"
 	}
-	r.log.infof("gns-guard: issue #%d: %s (%d violation(s), %d warning(s))%s", n, result, len(p.Violations), len(p.Warnings), requests(r.forge, r.admin()))
+	r.log.infof("gns-guard: issue #%d: %s (%d violation(s), %d warning(s))%s", n, result, len(p.Violations), len(p.Warnings), requests(r.forge, r.admin))
 	// A dry run reports what it would do, as its figures do: they measure
 	// the pruned checkpoint.
 	pruned := res.pruned || (r.cfg.DryRun && p.Prune != nil)
@@ -165,24 +166,12 @@ func nonNil(ids []int64) []int64 {
 	return ids
 }
 
-// admin is the admin-token's client (the run's own when none is set).
-func (r *runner) admin() issues.Forge {
-	if r.reader == nil {
-		return nil
-	}
-	return r.reader.Admin
-}
-
-// requests reports how many API requests the run made, when the forge
-// counts them, and those it made with admin-token (its own client).
-func requests(f, admin issues.Forge) string {
-	c, ok := f.(interface{ Requests() int64 })
-	if !ok {
-		return ""
-	}
-	out := fmt.Sprintf(", %d API request(s)", c.Requests())
-	if a, ok := admin.(interface{ Requests() int64 }); ok && admin != f && a.Requests() > 0 {
-		out += fmt.Sprintf(" and %d with admin-token", a.Requests())
+// requests reports how many API requests the run made, and those it
+// made with admin-token (its own client).
+func requests(f, admin port.Connection) string {
+	out := fmt.Sprintf(", %d API request(s)", f.Requests())
+	if admin != f && admin.Requests() > 0 {
+		out += fmt.Sprintf(" and %d with admin-token", admin.Requests())
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -21,7 +22,7 @@ import (
 )
 
 // ForgeFunc connects to a server's API for one repository.
-type ForgeFunc func(apiURL, token, owner, repo string) (issues.Forge, error)
+type ForgeFunc func(apiURL, token, owner, repo string) (port.Forge, error)
 
 // Options is the world action mode runs in. Nothing else is read or written.
 type Options struct {
@@ -84,11 +85,7 @@ func (r *runner) mask(set settings.Resolved, input func(string) string) {
 
 // hold makes the client refuse any write that carries a secret of the
 // run (docs/ledger.md#no-secret-in-a-write).
-func (r *runner) hold(f issues.Forge) {
-	if h, ok := f.(interface{ HoldSecrets(...secrets.Secret) }); ok {
-		h.HoldSecrets(r.held...)
-	}
-}
+func (r *runner) hold(f port.Forge) { f.HoldSecrets(r.held...) }
 
 // cannotRun marks err as a failure to do the work at all (exit 3).
 func cannotRun(err error) error { return &exitcode.CannotRunError{Err: err} }
@@ -111,7 +108,8 @@ type runner struct {
 	posture     *ledger.PostureStamp
 	postureDone bool
 	event       issues.Event
-	forge       issues.Forge
+	forge       port.Forge
+	admin       port.Forge // admin-token's client; the token's when none is set
 	reader      *live.Reader
 	repo        string // OWNER/NAME
 	counter     *tokens.Counter
@@ -161,6 +159,7 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.hold(r.forge)
+	r.admin = r.forge
 	r.reader = &live.Reader{
 		Forge:        r.forge,
 		Admin:        r.forge,
@@ -170,13 +169,11 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	r.reader.Anchors.Handed = r.o.Getenv(AnchorEnv)
 	if set.AdminToken != "" {
-		if r.reader.Admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
+		if r.admin, err = r.o.NewForge(apiURL, set.AdminToken, owner, name); err != nil {
 			return err
 		}
-		r.hold(r.reader.Admin)
-		if store, ok := r.reader.Admin.(live.AnchorStore); ok {
-			r.reader.Anchors.Store = store
-		}
+		r.hold(r.admin)
+		r.reader.Admin, r.reader.Anchors.Store = r.admin, r.admin
 	}
 	if t := r.o.Getenv(ActionsTokenEnv); t != "" && t == token {
 		r.reader.Guard = issues.ActionsUser

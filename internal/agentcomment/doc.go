@@ -3,5 +3,5 @@
 // machine-readable footer `<!-- GNS_EVENT {json} -->` that history is
 // recovered from, and renders the completion digest.
 //
-// It is pure text in, data out; it imports only markdown.
+// It is pure text in, data out.
 package agentcomment

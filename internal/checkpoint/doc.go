@@ -3,6 +3,5 @@
 //
 // Every decoded value keeps its position in the issue body, so a finding
 // points at the exact line and column a person has to fix. It is pure: no
-// request, no clock (a caller's deadline bounds the YAML parse); it imports
-// only finding.
+// request, no clock (a caller's deadline bounds the YAML parse).
 package checkpoint

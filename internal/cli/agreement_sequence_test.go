@@ -81,6 +81,7 @@ type seqTally struct {
 
 // TestAgreementSequences runs the honest workflows.
 func TestAgreementSequences(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	// 30 workflows take some seconds of CPU; GNS_GUARD_SEQUENCES=200
 	// runs more.

@@ -19,7 +19,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -399,7 +399,7 @@ func runAction(ctx context.Context, env Env) error {
 		Stderr:     env.Stderr,
 		ReadFile:   env.ReadFile,
 		AppendFile: env.AppendFile,
-		NewForge: func(apiURL, token, owner, repo string) (issues.Forge, error) {
+		NewForge: func(apiURL, token, owner, repo string) (port.Forge, error) {
 			return forge.New(apiURL, token, owner, repo)
 		},
 		Now: env.Now,

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 )
 
 // run runs the command line with files served from memory.

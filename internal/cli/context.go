@@ -432,7 +432,7 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 // files and skill, under the budget.
 func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
 	nums := plan.Numbers
-	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Raw(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
+	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Text(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
 	if task, note := plan.EntryTask(); task != "" {
 		in.Task, in.TaskNote = task, note
 	}

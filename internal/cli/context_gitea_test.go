@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 
 	"github.com/gns-guard/gns-guard/internal/cli"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
@@ -113,6 +114,7 @@ func agentResult(i int, next string) string {
 // load holds its last three, and the whole read costs at most 3 requests
 // (the issue, the tail of its timeline), counted at the HTTP level.
 func TestContextRequestsOnALongIssue(t *testing.T) {
+	t.Parallel()
 	s := giteatest.Require(t)
 	comments := make([]string, 1000)
 	for i := range comments {
@@ -152,6 +154,7 @@ func TestContextRequestsOnALongIssue(t *testing.T) {
 
 // TestContextUnreachableServer exits 3 with a message naming the server.
 func TestContextUnreachableServer(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -169,6 +172,7 @@ func TestContextUnreachableServer(t *testing.T) {
 // the action's context-tokens output, while the load itself leaves the
 // guard's status comment out and compresses the agent results.
 func TestContextAgreesWithTheAction(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	labels := []string{"cascade::depth-2", "size::medium"}
 	post := func(n int64, body string) {
@@ -277,6 +281,7 @@ func commas(n int64) string {
 // is gone stays exit 1 (recover), also with its labels removed, since
 // the guard's status comment remains.
 func TestContextOnAnUngovernedIssue(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
 	plain, _ := f.r.Open(t, "a question", func(int64) string { return "How do I run the tests?\n" })
 	ctxArgs := func(n int64) []string {

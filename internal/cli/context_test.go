@@ -16,10 +16,12 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -216,12 +218,12 @@ func TestContextInsideActions(t *testing.T) {
 	}
 }
 
-// contextForgeFake serves one issue from a fakeForge and counts requests.
-func runContextOnline(t *testing.T, f *fakeForge, vars map[string]string, args ...string) contextRun {
+// runContextOnline runs context on the issue client f reads.
+func runContextOnline(t *testing.T, f *fakeforge.Client, vars map[string]string, args ...string) contextRun {
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (port.Forge, error) {
 		if server != vars["WANT_SERVER"] || token != vars["WANT_TOKEN"] || owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected %s %s %s/%s", server, token, owner, repo)
 		}
@@ -232,12 +234,14 @@ func runContextOnline(t *testing.T, f *fakeForge, vars map[string]string, args .
 
 func TestContextOnlineFake(t *testing.T) {
 	body := strings.ReplaceAll(sharedFile(t, "body.md"), "issue: 42", "issue: 7")
-	f := &fakeForge{issue: issues.Issue{Number: 7, Body: body, Labels: []issues.Label{{ID: 1, Name: "size::small"}}}}
+	srv := fakeforge.New("org/proj")
+	srv.AddIssue(issues.Issue{Number: 7, Body: body, Labels: []issues.Label{{ID: 1, Name: "size::small"}}}, "alice")
+	srv.Grant("alice", "write")
 	for i := range 120 {
-		f.comments = append(f.comments, issues.Comment{ID: int64(i + 1), Author: "alice", Body: fmt.Sprintf("note %d", i+1)})
+		srv.AddComment(7, issues.Comment{ID: int64(i + 1), Author: "alice", Body: fmt.Sprintf("note %d", i+1)})
 	}
-	f.comments = append(f.comments, issues.Comment{ID: 500, Author: "gitea-actions", Body: "status <!-- gns-guard:status issue=7 -->"})
-	f.issue.Comments = len(f.comments)
+	srv.AddComment(7, issues.Comment{ID: 500, Author: "gitea-actions", Body: "status <!-- gns-guard:status issue=7 -->"})
+	f := srv.As("alice")
 	vars := map[string]string{"GITHUB_SERVER_URL": "http://gitea.test", "GITEA_TOKEN": "t1", "GITHUB_TOKEN": "t2", "WANT_SERVER": "http://gitea.test", "WANT_TOKEN": "t1"}
 	r := runContextOnline(t, f, vars, "--repo", "org/proj", "--issue", "7")
 	if r.code != 0 {
@@ -251,8 +255,8 @@ func TestContextOnlineFake(t *testing.T) {
 	if strings.Contains(r.stdout, "Comment 117 ") {
 		t.Errorf("loaded more than 3 comments:\n%s", r.stdout)
 	}
-	if f.requests != 4 {
-		t.Errorf("%d requests, want 4 (the repository's configuration file, the issue, the timeline's tail, and who can write the issue: the status comment holds no record that says)", f.requests)
+	if f.Requests() != 4 {
+		t.Errorf("%d requests, want 4 (the repository's configuration file, the issue, the timeline's tail, and who can write the issue: the status comment holds no record that says)", f.Requests())
 	}
 
 	for _, tt := range []struct {
@@ -273,7 +277,10 @@ func TestContextOnlineFake(t *testing.T) {
 		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "8"}, vars: vars, code: exitcode.Usage, msg: "context: issue #8 does not exist in org/proj"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f.err = tt.err
+			srv.Heal()
+			if tt.err != nil {
+				srv.Inject(fakeforge.Fault{Err: tt.err})
+			}
 			r := runContextOnline(t, f, tt.vars, tt.args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.msg) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q)", r.code, tt.code, r.stderr, tt.msg)

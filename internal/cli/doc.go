@@ -4,5 +4,6 @@
 //
 // Each verb is its flags plus a call into the packages that do the work;
 // Main is the one place an outcome becomes an exit code (package exit). It
-// reads the world only through Env. Nothing imports cli but cmd/gns-guard.
+// reads the world only through Env. It is where the Gitea adapter (package
+// forge) is wired to the port.
 package cli

@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
@@ -61,24 +61,20 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	fc, ok := client.(*forge.Client)
-	if !ok {
-		return cannotRun(errors.New("doctor: the client cannot read a repository's posture"))
-	}
-	info, err := fc.Repository(ctx)
+	info, err := client.Repository(ctx)
 	if errors.Is(err, issues.ErrNotFound) {
 		return usageError("doctor: %s does not exist on %s, or the token cannot see it", o.repo, reader.Where.Server)
 	}
 	if err != nil {
 		return reader.Where.Error("read the repository", err)
 	}
-	var admin *forge.Client
+	var admin port.PostureAdmin
 	if t := strings.TrimSpace(adminToken); t != "" {
-		if admin, err = forge.New(reader.Where.Server, t, o.owner, o.name); err != nil {
+		if admin, err = connectForge(reader.Where.Server, t, o.owner, o.name); err != nil {
 			return usageError("doctor: %v", err)
 		}
 	}
-	facts, err := fc.PostureFacts(ctx, admin, info.DefaultBranch, "--admin-token or $"+AdminTokenEnv)
+	facts, err := client.PostureFacts(ctx, admin, info.DefaultBranch, "--admin-token or $"+AdminTokenEnv)
 	if err != nil {
 		return reader.Where.Error("read the repository's posture", err)
 	}

@@ -123,6 +123,7 @@ func readExample(t *testing.T, path string) []byte {
 // runs, read the secrets — and that doctor exits 0, twice alike, and 4
 // with a token that cannot read everything.
 func TestDoctorPassesThePostureInitBuilds(t *testing.T) {
+	t.Parallel()
 	r := newOrgRepo(t)
 	agent, agentToken := newUser(t, r.s, "mallory")
 	bot, _ := newUser(t, r.s, "gnsbot")
@@ -199,6 +200,7 @@ func TestDoctorPassesThePostureInitBuilds(t *testing.T) {
 // are write collaborators, doctor exits 1 and names each account and what
 // it can do; a repository that does not exist is a usage error.
 func TestDoctorNamesWhoBreaksAWeakRepository(t *testing.T) {
+	t.Parallel()
 	s := giteatest.Require(t)
 	owner, name := s.NewRepo(t)
 	r := &postureRepo{t: t, s: s, owner: owner, name: name}

@@ -24,6 +24,7 @@ func runAgentExampleIn(t *testing.T, f *flow, invocation string) (stdout, stderr
 // records), the same invocation again (nothing written twice), and the
 // recovery proposal on a body an agent broke.
 func TestAgentExample(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 20000, "cascade::depth-2", "size::medium", "phase::implementation")
 	stdout, stderr, code, entry := runAgentExampleIn(t, f, "inv-example-1")
 	t.Logf("entry.md:\n%s", entry)

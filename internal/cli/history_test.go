@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/port"
 
 	"gopkg.in/yaml.v3"
 
@@ -21,73 +22,12 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 )
-
-// fakeForge serves one issue and a timeline of comments, 50 to a page,
-// the way internal/forge pages it. Only the read methods work.
-type fakeForge struct {
-	issues.Forge // nil: any other method panics
-	self         string
-	issue        issues.Issue
-	comments     []issues.Comment // oldest first, one per timeline entry
-	err          error            // returned by every call when set
-	requests     int
-}
-
-// ServerTime is unknown: the server sent no Date.
-func (f *fakeForge) ServerTime() time.Time { return time.Time{} }
-
-// Writers are the accounts the tests' comments come from.
-func (f *fakeForge) Writers(context.Context) ([]string, error) {
-	f.requests++
-	var out []string
-	for _, c := range f.comments {
-		out = append(out, c.Author)
-	}
-	return out, f.err
-}
-
-// File serves a repository with no configuration file.
-func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
-	f.requests++
-	if f.err != nil {
-		return nil, f.err
-	}
-	return nil, fmt.Errorf("GET file: %w", issues.ErrNotFound)
-}
-
-func (f *fakeForge) Self(context.Context) (string, error) {
-	f.requests++
-	return f.self, f.err
-}
-
-func (f *fakeForge) Issue(_ context.Context, n int64) (issues.Issue, error) {
-	f.requests++
-	if f.err != nil {
-		return issues.Issue{}, f.err
-	}
-	if n != f.issue.Number {
-		return issues.Issue{}, fmt.Errorf("GET issue %d: %w", n, issues.ErrNotFound)
-	}
-	return f.issue, nil
-}
-
-func (f *fakeForge) RecentComments(_ context.Context, _ issues.Issue, n int) (issues.CommentPage, error) {
-	f.requests++
-	start := (max(len(f.comments)-n, 0) / 50) * 50
-	return issues.CommentPage{Comments: f.comments[start:], Start: start}, f.err
-}
-
-func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (issues.CommentPage, error) {
-	f.requests++
-	end := ((start + 49) / 50) * 50
-	from := max(end-50, 0)
-	return issues.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.err
-}
 
 // historyIssue builds an issue pruned twice, with its archives among 130
 // other comments.
-func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
+func historyIssue(t *testing.T) (*fakeforge.Server, []prune.Entry) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(pruneGoldenDir, "history-full.md"))
 	if err != nil {
@@ -111,11 +51,12 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 	p2 := plan(body)
 	want := append(append(append([]prune.Entry(nil), p1.Archived...), p2.Archived...), p2.Kept...)
 
-	f := &fakeForge{self: "gitea-actions", issue: issues.Issue{Number: 42, Body: p2.Body}}
+	f := fakeforge.New("org/proj")
+	f.AddIssue(issues.Issue{Number: 42, Body: p2.Body}, "alice")
 	id := int64(1000)
 	add := func(author, body string) {
 		id++
-		f.comments = append(f.comments, issues.Comment{ID: id, Author: author, Body: body})
+		f.AddComment(42, issues.Comment{ID: id, Author: author, Body: body})
 	}
 	for i := range 60 {
 		add("alice", fmt.Sprintf("comment %d", i))
@@ -136,15 +77,27 @@ func historyIssue(t *testing.T) (*fakeForge, []prune.Entry) {
 	return f, want
 }
 
+// commentBody is comment id's body on f's issue 42.
+func commentBody(t *testing.T, f *fakeforge.Server, id int64) string {
+	t.Helper()
+	for _, c := range f.Comments(42) {
+		if c.ID == id {
+			return c.Body
+		}
+	}
+	t.Fatalf("no comment %d", id)
+	return ""
+}
+
 // historyKey is the ledger key of historyIssue's guard.
 var historyKey = []byte("a9ea060ac451d2b0cdb750a8d574abb969ed4deb4e5724a239af4185a9f5f088")
 
-func runHistoryCLI(t *testing.T, f issues.Forge, vars map[string]string, args ...string) (string, string, int) {
+func runHistoryCLI(t *testing.T, f port.Forge, vars map[string]string, args ...string) (string, string, int) {
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
 	var gotServer, gotToken string
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
+	connectForge = func(server, token, owner, repo string) (port.Forge, error) {
 		gotServer, gotToken = server, token
 		if owner != "org" || repo != "proj" {
 			return nil, fmt.Errorf("unexpected repo %s/%s", owner, repo)
@@ -163,7 +116,8 @@ func runHistoryCLI(t *testing.T, f issues.Forge, vars map[string]string, args ..
 }
 
 func TestHistoryYAML(t *testing.T) {
-	f, want := historyIssue(t)
+	srv, want := historyIssue(t)
+	f := srv.As(issues.ActionsUser)
 	vars := map[string]string{"GITHUB_SERVER_URL": "http://gitea.test", "GITEA_TOKEN": "t1", "GITHUB_TOKEN": "t2",
 		"WANT_SERVER": "http://gitea.test", "WANT_TOKEN": "t1"}
 	out, errOut, code := runHistoryCLI(t, f, vars, "--repo", "org/proj", "--issue", "42")
@@ -190,15 +144,14 @@ func TestHistoryYAML(t *testing.T) {
 		t.Errorf("no note about untrusted archives: %q", errOut)
 	}
 	// Self, the issue, the last page, and the one page before it.
-	if f.requests != 4 {
-		t.Errorf("%d requests", f.requests)
+	if f.Requests() != 4 {
+		t.Errorf("%d requests", f.Requests())
 	}
 }
 
 func TestHistoryJSONTrust(t *testing.T) {
-	f, _ := historyIssue(t)
-	f.self = "someone-else"
-	out, errOut, code := runHistoryCLI(t, f, map[string]string{"WANT_TOKEN": "tok"},
+	srv, _ := historyIssue(t)
+	out, errOut, code := runHistoryCLI(t, srv.As("someone-else"), map[string]string{"WANT_TOKEN": "tok"},
 		"--repo", "org/proj", "--issue", "42", "--server", "http://x", "--token", "tok", "--format", "json", "--trust", "mallory", "--no-verify")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -218,13 +171,14 @@ func TestHistoryJSONTrust(t *testing.T) {
 }
 
 func TestHistoryProblems(t *testing.T) {
-	f, _ := historyIssue(t)
+	srv, _ := historyIssue(t)
 	// Drop the second archive's part and tamper with the first.
-	for i, c := range f.comments {
+	for _, c := range srv.Comments(42) {
 		if c.Author == "gitea-actions" {
-			f.comments[i].Body = strings.Replace(c.Body, `"action":"opened the task"`, `"action":"opened the tusk"`, 1)
+			srv.SetCommentBody(c.ID, strings.Replace(c.Body, `"action":"opened the task"`, `"action":"opened the tusk"`, 1))
 		}
 	}
+	f := srv.As(issues.ActionsUser)
 	_, errOut, code := runHistoryCLI(t, f, map[string]string{"GITHUB_TOKEN": "t"}, "--repo", "org/proj", "--issue", "42", "--server", "http://x")
 	if code != exitcode.Violation {
 		t.Fatalf("exit %d, want 1: %s", code, errOut)
@@ -246,7 +200,8 @@ func TestHistoryChain(t *testing.T) {
 	args := []string{"--repo", "org/proj", "--issue", "42", "--server", "http://x"}
 	vars := map[string]string{"GITHUB_TOKEN": "t", "KEY": string(historyKey), "WRONG": "a5bed7447d48e5a7fd55833807c2ba009fad806e9f023e471168a7c58621e4bb"}
 	withKey := append(slices.Clone(args), "--ledger-key-env", "KEY")
-	f, _ := historyIssue(t)
+	srv, _ := historyIssue(t)
+	f := srv.As(issues.ActionsUser)
 	if _, errOut, code := runHistoryCLI(t, f, vars, withKey...); code != 0 {
 		t.Fatalf("a whole chain, verified: exit %d: %s", code, errOut)
 	}
@@ -261,23 +216,13 @@ func TestHistoryChain(t *testing.T) {
 		!strings.Contains(errOut, "--ledger-key-env WEAK") || !strings.Contains(errOut, "256 bits") || !strings.Contains(errOut, "gns-guard keygen") || strings.Contains(errOut, "s3cret") {
 		t.Errorf("a key under 256 bits: exit %d, want 2 naming the minimum and keygen: %s", code, errOut)
 	}
-	archiveAt := func(f *fakeForge, id int64) int {
-		for i, c := range f.comments {
-			if c.ID == id {
-				return i
-			}
-		}
-		t.Fatalf("no comment %d", id)
-		return -1
-	}
 	for _, tt := range []struct {
 		name   string
-		tamper func(f *fakeForge)
+		tamper func(f *fakeforge.Server)
 		says   []string
 	}{
-		{"edited", func(f *fakeForge) {
-			i := archiveAt(f, 1061)
-			a, err := prune.ParseArchive(f.comments[i].Body)
+		{"edited", func(f *fakeforge.Server) {
+			a, err := prune.ParseArchive(commentBody(t, f, 1061))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,35 +230,33 @@ func TestHistoryChain(t *testing.T) {
 			// still reads, its hash matches its entries.
 			dropped := a.Entries[0]
 			js, _ := json.Marshal(dropped)
-			body := strings.Replace(f.comments[i].Body, string(js)+",", "", 1)
+			body := strings.Replace(commentBody(t, f, 1061), string(js)+",", "", 1)
 			sha := prune.Hash(a.Issue, a.Phase, a.Budget, a.Entries[1:])
-			f.comments[i].Body = strings.ReplaceAll(body, a.SHA256, sha)
-			if b, err := prune.ParseArchive(f.comments[i].Body); err != nil || prune.Verify([]*prune.Archive{b}) != nil {
+			f.SetCommentBody(1061, strings.ReplaceAll(body, a.SHA256, sha))
+			if b, err := prune.ParseArchive(commentBody(t, f, 1061)); err != nil || prune.Verify([]*prune.Archive{b}) != nil {
 				t.Fatalf("the edit does not read back: %v", err)
 			}
 		}, []string{"comment 1061", "not on the chain", "comment 1103", "before this one", "missing"}},
-		{"deleted", func(f *fakeForge) {
-			i := archiveAt(f, 1061)
-			f.comments = slices.Delete(f.comments, i, i+1)
+		{"deleted", func(f *fakeforge.Server) {
+			f.RemoveComment(1061)
 		}, []string{"comment 1103", "before this one", "missing"}},
-		{"deleted last", func(f *fakeForge) {
-			i := archiveAt(f, 1103)
-			f.comments = slices.Delete(f.comments, i, i+1)
+		{"deleted last", func(f *fakeforge.Server) {
+			f.RemoveComment(1103)
 		}, []string{"the last archive part the ledger records", "missing"}},
-		{"reordered", func(f *fakeForge) {
-			i, j := archiveAt(f, 1061), archiveAt(f, 1103)
-			f.comments[i].Body, f.comments[j].Body = f.comments[j].Body, f.comments[i].Body
+		{"reordered", func(f *fakeforge.Server) {
+			first, second := commentBody(t, f, 1061), commentBody(t, f, 1103)
+			f.SetCommentBody(1061, second)
+			f.SetCommentBody(1103, first)
 		}, []string{"comment 1061", "reordered"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f, _ := historyIssue(t)
+			srv, _ := historyIssue(t)
 			// The later duplicate of the first archive would stand in for
 			// the original: drop it.
-			dup := archiveAt(f, 1104)
-			f.comments = slices.Delete(f.comments, dup, dup+1)
-			tt.tamper(f)
+			srv.RemoveComment(1104)
+			tt.tamper(srv)
 			for _, a := range [][]string{args, withKey} {
-				_, errOut, code := runHistoryCLI(t, f, vars, a...)
+				_, errOut, code := runHistoryCLI(t, srv.As(issues.ActionsUser), vars, a...)
 				if code != exitcode.Violation {
 					t.Errorf("%v: exit %d, want 1: %s", a, code, errOut)
 				}
@@ -328,7 +271,7 @@ func TestHistoryChain(t *testing.T) {
 }
 
 func TestHistoryErrors(t *testing.T) {
-	f, _ := historyIssue(t)
+	srv, _ := historyIssue(t)
 	vars := map[string]string{"GITEA_TOKEN": "t", "GITHUB_SERVER_URL": "http://x"}
 	for _, tt := range []struct {
 		name string
@@ -352,8 +295,11 @@ func TestHistoryErrors(t *testing.T) {
 		{name: "not found", args: []string{"--repo", "org/proj", "--issue", "43"}, vars: vars, code: exitcode.Usage, msg: "history: issue #43 does not exist in org/proj"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f.err = tt.err
-			_, errOut, code := runHistoryCLI(t, f, tt.vars, tt.args...)
+			srv.Heal()
+			if tt.err != nil {
+				srv.Inject(fakeforge.Fault{Err: tt.err})
+			}
+			_, errOut, code := runHistoryCLI(t, srv.As(issues.ActionsUser), tt.vars, tt.args...)
 			if code != tt.code || !strings.Contains(errOut, tt.msg) {
 				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, tt.code, errOut, tt.msg)
 			}

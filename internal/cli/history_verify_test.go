@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,27 +18,14 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
+	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 )
-
-// configForge is fakeForge with a repository configuration file.
-type configForge struct {
-	*fakeForge
-	config string // "" : no file
-	reads  int
-}
-
-func (f *configForge) File(_ context.Context, path string, _ int64) ([]byte, error) {
-	f.reads++
-	if f.config == "" || path != ".gitea/gns-guard.yml" {
-		return nil, fmt.Errorf("GET %s: %w", path, issues.ErrNotFound)
-	}
-	return []byte(f.config), nil
-}
 
 // signedIssue is an issue pruned twice, its archive parts signed with
 // partKeys[i] (the key of the i-th prune) and its ledger record with
 // ledgerKey; every comment has a URL.
-func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *configForge {
+func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *fakeforge.Server {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(pruneGoldenDir, "history-full.md"))
 	if err != nil {
@@ -59,11 +45,12 @@ func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *configForg
 	p1 := plan(string(data), partKeys[0])
 	body := strings.Replace(p1.Body, "  current_task:", "    - {agent: code-reviewer, action: asked for changes, timestamp: \"2026-05-17T09:00:00Z\"}\n    - {agent: lead-developer, action: addressed review, timestamp: \"2026-05-17T10:00:00Z\"}\n  current_task:", 1)
 	p2 := plan(body, partKeys[len(partKeys)-1])
-	f := &fakeForge{self: "gitea-actions", issue: issues.Issue{Number: 42, Body: p2.Body, RepoID: 7}}
+	f := fakeforge.New("org/proj")
+	f.AddIssue(issues.Issue{Number: 42, Body: p2.Body, RepoID: 7}, "alice")
 	id := int64(1000)
 	add := func(author, body string) {
 		id++
-		f.comments = append(f.comments, issues.Comment{ID: id, Author: author, Body: body, HTMLURL: fmt.Sprintf("http://gitea.test/org/proj/issues/42#issuecomment-%d", id)})
+		f.AddComment(42, issues.Comment{ID: id, Author: author, Body: body, HTMLURL: fmt.Sprintf("http://gitea.test/org/proj/issues/42#issuecomment-%d", id)})
 	}
 	for i := range 55 {
 		add("alice", fmt.Sprintf("comment %d", i))
@@ -73,7 +60,17 @@ func signedIssue(t *testing.T, ledgerKey []byte, partKeys ...[]byte) *configForg
 	add("gitea-actions", p2.Archives[0]) // 1058
 	l := ledger.Record{Issue: 42, Baseline: true, Archive: p2.Head, Archived: p2.Count, Pending: []string{}, Writer: "gitea-actions"}
 	add("gitea-actions", issues.StatusMarker(42)+"\n## ✅ gns-guard: all clear\n"+ledger.Encode(l, ledgerKey)+"\n") // 1059
-	return &configForge{fakeForge: f}
+	return f
+}
+
+// configure publishes config as f's repository configuration file ("":
+// none).
+func configure(f *fakeforge.Server, config string) {
+	if config == "" {
+		delete(f.Files(""), settings.FileName)
+		return
+	}
+	f.Files("")[settings.FileName] = []byte(config)
 }
 
 func kidOf(secret []byte) string { return ledger.SecretKeys(secret).KeyIDs()[0] }
@@ -86,14 +83,14 @@ var verifyVars = map[string]string{"GITEA_TOKEN": "t"}
 
 // runVerify runs history --verify, first checking that the environment
 // holds no secret.
-func runVerify(t *testing.T, f *configForge, args ...string) (string, string, int) {
+func runVerify(t *testing.T, f *fakeforge.Server, args ...string) (string, string, int) {
 	t.Helper()
 	for k, v := range verifyVars {
 		if strings.Contains(strings.ToUpper(k), "KEY") || v == string(historyKey) {
 			t.Fatalf("the environment holds a secret: %s", k)
 		}
 	}
-	return runHistoryCLI(t, f, verifyVars, append(slices.Clone(verifyArgs), args...)...)
+	return runHistoryCLI(t, f.As(issues.ActionsUser), verifyVars, append(slices.Clone(verifyArgs), args...)...)
 }
 
 // verifyJSON is `history --verify --format json`.
@@ -130,14 +127,14 @@ func decodeVerify(t *testing.T, out string) verifyJSON {
 // verifies: one line on standard output, exit 0; the JSON says the same.
 func TestHistoryVerifyPublished(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
-	f.config = "history-tail: 3\nledger-public-key: " + ledger.PublicKey(historyKey) + "\n"
+	configure(f, "history-tail: 3\nledger-public-key: "+ledger.PublicKey(historyKey)+"\n")
 	out, errOut, code := runVerify(t, f)
 	want := fmt.Sprintf("issue #42: the history is intact: 1 ledger record and 2 archive parts verified, signed by key %s; ", kidOf(historyKey))
 	if code != exitcode.Clean || !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 || errOut != "" {
 		t.Fatalf("exit %d\nstdout %q\nwant   %q…\nstderr %s", code, out, want, errOut)
 	}
-	if f.reads != 1 {
-		t.Errorf("the configuration file was read %d times", f.reads)
+	if reads := f.Calls("File"); reads != 1 {
+		t.Errorf("the configuration file was read %d times", reads)
 	}
 	out, errOut, code = runVerify(t, f, "--format", "json")
 	v := decodeVerify(t, out)
@@ -151,15 +148,15 @@ func TestHistoryVerifyPublished(t *testing.T) {
 // the file's key, which is then not even read.
 func TestHistoryVerifyFlagOverrides(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
-	f.config = "ledger-public-key: " + ledger.PublicKey([]byte("some other key")) + "\n"
+	configure(f, "ledger-public-key: "+ledger.PublicKey([]byte("some other key"))+"\n")
 	if _, errOut, code := runVerify(t, f); code != exitcode.Violation || !strings.Contains(errOut, "which this workflow does not hold") {
 		t.Errorf("with the file's (wrong) key: exit %d: %s", code, errOut)
 	}
-	f.reads = 0
+	reads := f.Calls("File")
 	if out, errOut, code := runVerify(t, f, "--public-key", ledger.PublicKey(historyKey)); code != exitcode.Clean || !strings.Contains(out, "the history is intact") {
 		t.Errorf("with --public-key: exit %d: %s%s", code, out, errOut)
 	}
-	if f.reads != 0 {
+	if f.Calls("File") != reads {
 		t.Errorf("the configuration file was read although --public-key was given")
 	}
 }
@@ -168,7 +165,7 @@ func TestHistoryVerifyFlagOverrides(t *testing.T) {
 // (exit 2) that says how to publish one, in text and in JSON.
 func TestHistoryVerifyNoKey(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
-	f.config = "history-tail: 3\n"
+	configure(f, "history-tail: 3\n")
 	_, errOut, code := runVerify(t, f)
 	if code != exitcode.Usage || !strings.Contains(errOut, "gns-guard pubkey") || !strings.Contains(errOut, "ledger-public-key") || !strings.Contains(errOut, "--public-key") {
 		t.Errorf("exit %d: %s", code, errOut)
@@ -191,7 +188,7 @@ func TestHistoryVerifyNoKey(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
 		}
 	}
-	if _, errOut, code := runHistoryCLI(t, f, verifyVars, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--public-key", ledger.PublicKey(historyKey)); code != exitcode.Usage || !strings.Contains(errOut, "add --verify") {
+	if _, errOut, code := runHistoryCLI(t, f.As(issues.ActionsUser), verifyVars, "--repo", "org/proj", "--issue", "42", "--server", "http://x", "--public-key", ledger.PublicKey(historyKey)); code != exitcode.Usage || !strings.Contains(errOut, "add --verify") {
 		t.Errorf("--public-key without --verify: exit %d: %s", code, errOut)
 	}
 }
@@ -202,15 +199,14 @@ func TestHistoryVerifyNoKey(t *testing.T) {
 func TestHistoryVerifyTampered(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
 	pub := ledger.PublicKey(historyKey)
-	i := slices.IndexFunc(f.comments, func(c issues.Comment) bool { return c.ID == 1056 })
-	a, err := prune.ParseArchive(f.comments[i].Body)
+	a, err := prune.ParseArchive(commentBody(t, f, 1056))
 	if err != nil {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(a.Entries[1])
-	body := strings.Replace(f.comments[i].Body, ","+string(js), "", 1)
-	f.comments[i].Body = strings.ReplaceAll(body, a.SHA256, prune.Hash(a.Issue, a.Phase, a.Budget, slices.Delete(slices.Clone(a.Entries), 1, 2)))
-	if b, err := prune.ParseArchive(f.comments[i].Body); err != nil || prune.Verify([]*prune.Archive{b}) != nil || b.Sig != a.Sig {
+	body := strings.Replace(commentBody(t, f, 1056), ","+string(js), "", 1)
+	f.SetCommentBody(1056, strings.ReplaceAll(body, a.SHA256, prune.Hash(a.Issue, a.Phase, a.Budget, slices.Delete(slices.Clone(a.Entries), 1, 2))))
+	if b, err := prune.ParseArchive(commentBody(t, f, 1056)); err != nil || prune.Verify([]*prune.Archive{b}) != nil || b.Sig != a.Sig {
 		t.Fatalf("the edit does not read back: %v", err)
 	}
 	out, errOut, code := runVerify(t, f, "--public-key", pub)
@@ -231,8 +227,7 @@ func TestHistoryVerifyTampered(t *testing.T) {
 	}
 	// The ledger record edited: named by its comment too.
 	f = signedIssue(t, historyKey, historyKey)
-	last := len(f.comments) - 1
-	f.comments[last].Body = strings.Replace(f.comments[last].Body, `"baseline":true`, `"baseline":false`, 1)
+	f.SetCommentBody(1059, strings.Replace(commentBody(t, f, 1059), `"baseline":true`, `"baseline":false`, 1))
 	if _, errOut, code := runVerify(t, f, "--public-key", pub); code != exitcode.Violation || !strings.Contains(errOut, "comment 1059 (http://gitea.test/org/proj/issues/42#issuecomment-1059): the ledger record in comment 1059 does not verify") {
 		t.Errorf("an edited record: exit %d: %s", code, errOut)
 	}
@@ -302,7 +297,7 @@ func legacyHMAC(t *testing.T, body string, secret []byte) string {
 // wrong secret fails it.
 func TestHistoryVerifyLegacyHMAC(t *testing.T) {
 	f := signedIssue(t, historyKey, historyKey)
-	f.comments[55].Body = legacyHMAC(t, f.comments[55].Body, historyKey)
+	f.SetCommentBody(1056, legacyHMAC(t, commentBody(t, f, 1056), historyKey))
 	out, errOut, code := runVerify(t, f, "--public-key", ledger.PublicKey(historyKey))
 	if code != exitcode.Clean || !strings.Contains(out, "1 ledger record and 1 archive part verified, signed by key "+kidOf(historyKey)+"; 1 older archive part with no Ed25519 signature") ||
 		!strings.Contains(errOut, "note: comment 1056 (http://gitea.test/org/proj/issues/42#issuecomment-1056): archive part 1/1 (entries 1–3) was signed with the secret ledger-key itself") {
@@ -310,11 +305,11 @@ func TestHistoryVerifyLegacyHMAC(t *testing.T) {
 	}
 	vars := map[string]string{"GITEA_TOKEN": "t", "KEY": string(historyKey), "WRONG": "a5bed7447d48e5a7fd55833807c2ba009fad806e9f023e471168a7c58621e4bb"}
 	base := []string{"--repo", "org/proj", "--issue", "42", "--server", "http://x"}
-	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "KEY")...); code != exitcode.Clean {
+	if _, errOut, code := runHistoryCLI(t, f.As(issues.ActionsUser), vars, append(base, "--ledger-key-env", "KEY")...); code != exitcode.Clean {
 		t.Errorf("the secret: exit %d: %s", code, errOut)
 	}
 	// A wrong secret verifies neither the record nor the part.
-	if _, errOut, code := runHistoryCLI(t, f, vars, append(base, "--ledger-key-env", "WRONG")...); code != exitcode.Violation || !strings.Contains(errOut, "comment 1056: archive part 1/1 (entries 1–3): its signature does not verify under the ledger key") {
+	if _, errOut, code := runHistoryCLI(t, f.As(issues.ActionsUser), vars, append(base, "--ledger-key-env", "WRONG")...); code != exitcode.Violation || !strings.Contains(errOut, "comment 1056: archive part 1/1 (entries 1–3): its signature does not verify under the ledger key") {
 		t.Errorf("a wrong secret: exit %d: %s", code, errOut)
 	}
 }

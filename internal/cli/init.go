@@ -15,9 +15,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -113,21 +113,12 @@ var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 // (issues.GovernanceSpecs).
 func InitLabels() []issues.LabelSpec { return issues.GovernanceSpecs(issues.DefaultLabels()) }
 
-// setupForge is what `init` needs of the server beyond issues.Forge: the
-// repository, its labels, files on a branch, a commit of several files and
-// a pull request. *forge.Client has it (internal/forge/setup.go).
+// setupForge is what `init` needs of the server: the repository set up,
+// and the posture it builds.
 type setupForge interface {
-	Repository(ctx context.Context) (forge.Repository, error)
-	Labels(ctx context.Context) ([]forge.RepoLabel, error)
-	CreateLabel(ctx context.Context, spec issues.LabelSpec) (forge.RepoLabel, error)
-	FileAt(ctx context.Context, ref, path string, max int64) (forge.RepoFile, error)
-	BranchExists(ctx context.Context, name string) (bool, error)
-	CommitFiles(ctx context.Context, c forge.Commit) (string, error)
-	OpenPull(ctx context.Context, head, base string) (forge.Pull, bool, error)
-	CreatePull(ctx context.Context, head, base, title, body string) (forge.Pull, error)
+	port.Setup
+	port.PostureSetup
 }
-
-var _ setupForge = (*forge.Client)(nil)
 
 // States of a file, a label and the pull request in an initReport.
 const (
@@ -276,11 +267,7 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	sf, ok := client.(setupForge)
-	if !ok {
-		return cannotRun(errors.New("init: the client cannot set a repository up (it reads no files and opens no pull requests)"))
-	}
-	rep, err := initRepo(ctx, sf, reader.Where, o)
+	rep, err := initRepo(ctx, client, reader.Where, o)
 	if err != nil {
 		return err
 	}
@@ -336,14 +323,14 @@ type initRun struct {
 	sf     setupForge
 	w      live.Where
 	direct bool // --commit: write onto the default branch
-	info   forge.Repository
+	info   port.Repository
 	base   string // the default branch
 	rep    *initReport
 	// branchExists says InitBranch exists (looked for only when files
 	// go onto it).
 	branchExists bool
 	newLabels    []issues.LabelSpec
-	posture      *postureRun // nil: the client builds no posture
+	posture      *postureRun
 }
 
 // startInit reads the repository and starts the report; an archived
@@ -492,7 +479,7 @@ func (r *initRun) planLabels(ctx context.Context) error {
 	if err != nil {
 		return r.w.Error("list the labels", err)
 	}
-	byName := map[string]forge.RepoLabel{}
+	byName := map[string]port.RepoLabel{}
 	for _, l := range existing {
 		if _, dup := byName[l.Name]; !dup {
 			byName[l.Name] = l
@@ -511,20 +498,12 @@ func (r *initRun) planLabels(ctx context.Context) error {
 	return nil
 }
 
-// secretLister reads the names of the repository's secrets (the owner's
-// or an admin's token may).
-type secretLister interface {
-	SecretNames(ctx context.Context) ([]string, error)
-}
-
 // readDone reads what tells a next step done: the secrets' names, and
 // whether the default branch's settings file publishes ledger-public-key.
 // A read that fails leaves the steps to do.
 func (r *initRun) readDone(ctx context.Context) {
-	if sl, ok := r.sf.(secretLister); ok {
-		if names, err := sl.SecretNames(ctx); err == nil {
-			r.rep.secrets = names
-		}
+	if names, err := r.sf.SecretNames(ctx); err == nil {
+		r.rep.secrets = names
 	}
 	if r.info.Empty {
 		return
@@ -581,12 +560,12 @@ func (r *initRun) writeCommit(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
-	cm := forge.Commit{Branch: c.Branch, Message: "Adopt gns-guard: its workflow, settings and issue template"}
+	cm := port.Commit{Branch: c.Branch, Message: "Adopt gns-guard: its workflow, settings and issue template"}
 	if c.NewBranch {
 		cm.Branch, cm.NewBranch = c.From, c.Branch
 	}
 	for _, p := range c.Files {
-		cm.Files = append(cm.Files, forge.FileChange{Path: p, Content: r.rep.files[p]})
+		cm.Files = append(cm.Files, port.FileChange{Path: p, Content: r.rep.files[p]})
 	}
 	var err error
 	if c.SHA, err = r.sf.CommitFiles(ctx, cm); err != nil {

@@ -161,6 +161,7 @@ func (r *initRepo) wantLabels() {
 // with the three files and creates the labels; a second init changes
 // nothing.
 func TestInitGitea(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	r := newInitRepo(t)
 	head := r.branchCommit("main")
@@ -237,6 +238,7 @@ func TestInitGitea(t *testing.T) {
 // init --commit writes the files onto the default branch, where Gitea
 // offers the issue template; a second run changes nothing.
 func TestInitCommitGitea(t *testing.T) {
+	t.Parallel()
 	r := newInitRepo(t)
 	rep := r.initJSON("--commit")
 	if !rep.Changed || rep.Commit == nil || rep.Commit.Branch != "main" || rep.Commit.SHA != r.branchCommit("main") || rep.Pull != nil {
@@ -279,6 +281,7 @@ func TestInitCommitGitea(t *testing.T) {
 // (there is no branch to open it against) and --commit makes its first
 // commit.
 func TestInitEmptyRepoGitea(t *testing.T) {
+	t.Parallel()
 	s := giteatest.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

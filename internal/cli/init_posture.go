@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
@@ -22,23 +22,6 @@ const AgentsTeam = "gns-agents"
 // write issues and pull requests, read code (their code comes as pull
 // requests from forks) and only read Actions.
 var agentUnits = map[string]string{posture.Code: "read", posture.Issues: "write", posture.Pulls: "write", posture.Actions: "read"}
-
-// postureForge is what `init` needs to build the recommended posture.
-// *forge.Client has it (internal/forge/posture_setup.go).
-type postureForge interface {
-	OwnerIsOrg(ctx context.Context) (bool, error)
-	OrgTeams(ctx context.Context) ([]forge.Team, error)
-	CreateTeam(ctx context.Context, name, description string, units map[string]string) (forge.Team, error)
-	TeamHasRepo(ctx context.Context, id int64) (bool, error)
-	AddTeamRepo(ctx context.Context, id int64) error
-	TeamMembers(ctx context.Context, id int64) ([]string, error)
-	AddTeamMember(ctx context.Context, id int64, login string) error
-	BranchRuleNamed(ctx context.Context, name string) (forge.BranchRule, bool, error)
-	ProtectBranch(ctx context.Context, r forge.BranchRule) error
-	RequireChecks(ctx context.Context, name string, contexts []string) error
-}
-
-var _ postureForge = (*forge.Client)(nil)
 
 // initPostureStep is one step of the recommended posture: built by this
 // run (create), already there (present), or left to do by hand (by-hand),
@@ -56,7 +39,7 @@ const stateByHand = "by-hand"
 
 // postureRun plans the recommended posture of one `init`.
 type postureRun struct {
-	pf     postureForge
+	pf     port.PostureSetup
 	r      *initRun
 	agents []string
 	steps  []*initPostureStep
@@ -68,11 +51,7 @@ func (p *postureRun) add(what, state, why string, do func(context.Context) error
 
 // planPosture plans the agents' team and the default branch's protection.
 func (r *initRun) planPosture(ctx context.Context, agents []string) error {
-	pf, ok := r.sf.(postureForge)
-	if !ok {
-		return nil
-	}
-	p := &postureRun{pf: pf, r: r, agents: agents}
+	p := &postureRun{pf: r.sf, r: r, agents: agents}
 	if err := p.planTeam(ctx); err != nil {
 		return err
 	}
@@ -106,7 +85,7 @@ func (p *postureRun) planTeam(ctx context.Context) error {
 	if err != nil {
 		return p.r.w.Error("list the teams of "+owner, err)
 	}
-	i := slices.IndexFunc(teams, func(t forge.Team) bool { return t.Name == AgentsTeam })
+	i := slices.IndexFunc(teams, func(t port.Team) bool { return t.Name == AgentsTeam })
 	if i < 0 {
 		return p.planNewTeam(owner)
 	}
@@ -114,7 +93,7 @@ func (p *postureRun) planTeam(ctx context.Context) error {
 }
 
 func (p *postureRun) planNewTeam(owner string) error {
-	var team forge.Team
+	var team port.Team
 	p.add(fmt.Sprintf("create the team %s in %s (Code read, Issues and Pull requests write, Actions read)", AgentsTeam, owner), stateCreate, "", func(ctx context.Context) (err error) {
 		team, err = p.pf.CreateTeam(ctx, AgentsTeam, "gns-guard: the agents write issues and pull requests, read code, and cannot push or touch Actions", agentUnits)
 		return err
@@ -126,7 +105,7 @@ func (p *postureRun) planNewTeam(owner string) error {
 	return nil
 }
 
-func (p *postureRun) planTeamAccess(ctx context.Context, team forge.Team) error {
+func (p *postureRun) planTeamAccess(ctx context.Context, team port.Team) error {
 	why := ""
 	if !maps.Equal(team.Units, agentUnits) {
 		why = fmt.Sprintf("its units are %v, not %v: left as they are; doctor says what they allow", team.Units, agentUnits)
@@ -148,7 +127,7 @@ func (p *postureRun) planTeamAccess(ctx context.Context, team forge.Team) error 
 	}
 	for _, a := range p.agents {
 		what := fmt.Sprintf("add %s to the team %s", a, AgentsTeam)
-		if slices.ContainsFunc(members, func(m string) bool { return strings.EqualFold(m, a) }) {
+		if slices.ContainsFunc(members, func(m port.Member) bool { return strings.EqualFold(m.Login, a) }) {
 			p.add(what, statePresent, "", nil)
 			continue
 		}
@@ -180,7 +159,7 @@ func (p *postureRun) planProtection(ctx context.Context) error {
 	switch {
 	case !found:
 		p.add(what, stateCreate, "", func(ctx context.Context) error {
-			return p.pf.ProtectBranch(ctx, forge.BranchRule{Name: base, StatusCheck: true, Contexts: []string{check}})
+			return p.pf.ProtectBranch(ctx, port.BranchRule{Name: base, StatusCheck: true, Contexts: []string{check}})
 		})
 	case !rule.StatusCheck || !slices.Contains(rule.Contexts, check):
 		contexts := append(slices.Clone(rule.Contexts), check)

@@ -14,156 +14,71 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 )
 
-// setupServer is one repository as `init` sees it: branches of files,
-// labels, open pull requests. It records every write.
-type setupServer struct {
-	issues.Forge // init calls none of its methods: a call panics
-	repo         forge.Repository
-	branches     map[string]map[string][]byte // branch → path → content
-	labels       []forge.RepoLabel
-	pulls        []forge.Pull // the open ones
-	nextNumber   int64
-	writes       []string
-	fail         map[string]error // method → the error it returns
-	secrets      []string         // nil: the token may not list them
+// newSetupServer is alice/proj, an organisation's repository with a
+// README on main, where the posture init builds is in place already: the
+// agents' team (alice among them) with the repository, and main protected
+// with the guard's check (of either workflow).
+func newSetupServer() *fakeforge.Server {
+	s := fakeforge.New("alice/proj")
+	s.Org = true
+	s.AddTeam(port.Team{Name: AgentsTeam, Units: agentUnits}, true, "alice")
+	var checks []string
+	for _, r := range []string{RunnerDocker, RunnerHost} {
+		c, _ := posture.StatusContext(WorkflowPath, workflowFor(r))
+		checks = append(checks, c)
+	}
+	s.Protect(port.BranchRule{Name: "main", StatusCheck: true, Contexts: checks})
+	return s
 }
 
-func (s *setupServer) SecretNames(context.Context) ([]string, error) {
-	if s.secrets == nil {
-		return nil, fmt.Errorf("GET secrets: HTTP 403: %w", issues.ErrForbidden)
-	}
-	return s.secrets, nil
-}
-
-// newSetupServer serves alice/proj with a README on main.
-func newSetupServer() *setupServer {
-	return &setupServer{
-		repo: forge.Repository{FullName: "alice/proj", HTMLURL: "http://gitea.test/alice/proj", DefaultBranch: "main", CanPush: true},
-		branches: map[string]map[string][]byte{
-			"main": {"README.md": []byte("# proj\n")},
-		},
-		nextNumber: 1,
-	}
-}
-
-func (s *setupServer) err(method string) error { return s.fail[method] }
-
-func (s *setupServer) Repository(context.Context) (forge.Repository, error) {
-	return s.repo, s.err("Repository")
-}
-
-func (s *setupServer) Labels(context.Context) ([]forge.RepoLabel, error) {
-	return slices.Clone(s.labels), s.err("Labels")
-}
-
-func (s *setupServer) CreateLabel(_ context.Context, spec issues.LabelSpec) (forge.RepoLabel, error) {
-	if err := s.err("CreateLabel"); err != nil {
-		return forge.RepoLabel{}, err
-	}
-	l := forge.RepoLabel{ID: int64(100 + len(s.labels)), Name: spec.Name, Color: spec.Color, Description: spec.Description}
-	s.labels = append(s.labels, l)
-	s.writes = append(s.writes, "label "+spec.Name)
-	return l, nil
-}
-
-func (s *setupServer) FileAt(_ context.Context, ref, path string, max int64) (forge.RepoFile, error) {
-	if err := s.err("FileAt"); err != nil {
-		return forge.RepoFile{}, err
-	}
-	files, ok := s.branches[ref]
-	if !ok {
-		return forge.RepoFile{}, fmt.Errorf("no branch %s: %w", ref, issues.ErrNotFound)
-	}
-	data, ok := files[path]
-	if !ok {
-		return forge.RepoFile{}, fmt.Errorf("no %s on %s: %w", path, ref, issues.ErrNotFound)
-	}
-	if int64(len(data)) > max {
-		return forge.RepoFile{}, fmt.Errorf("%s: %w", path, issues.ErrTooLarge)
-	}
-	return forge.RepoFile{Path: path, Content: data, SHA: fmt.Sprintf("blob-%d", len(data))}, nil
-}
-
-func (s *setupServer) BranchExists(_ context.Context, name string) (bool, error) {
-	_, ok := s.branches[name]
-	return ok, s.err("BranchExists")
-}
-
-func (s *setupServer) CommitFiles(_ context.Context, c forge.Commit) (string, error) {
-	if err := s.err("CommitFiles"); err != nil {
-		return "", err
-	}
-	from, ok := s.branches[c.Branch]
-	if !ok {
-		return "", fmt.Errorf("no branch %s: %w", c.Branch, issues.ErrNotFound)
-	}
-	target := c.Branch
-	if c.NewBranch != "" {
-		if _, dup := s.branches[c.NewBranch]; dup {
-			return "", fmt.Errorf("branch %s exists", c.NewBranch)
-		}
-		s.branches[c.NewBranch] = maps.Clone(from)
-		target = c.NewBranch
-	}
-	var paths []string
-	for _, f := range c.Files {
-		if _, exists := s.branches[target][f.Path]; exists && f.SHA == "" {
-			return "", fmt.Errorf("%s exists on %s", f.Path, target)
-		}
-		s.branches[target][f.Path] = f.Content
-		paths = append(paths, f.Path)
-	}
-	s.writes = append(s.writes, fmt.Sprintf("commit %s: %s", target, strings.Join(paths, " ")))
-	return "0123456789abcdef0123456789abcdef01234567", nil
-}
-
-func (s *setupServer) OpenPull(_ context.Context, head, base string) (forge.Pull, bool, error) {
-	for _, p := range s.pulls {
-		if p.Head == head && p.Base == base {
-			return p, true, s.err("OpenPull")
+// setupWrites are the writes init made on s, one a line: a commit (its
+// branch and paths), a pull request (its branches and body), a label.
+func setupWrites(s *fakeforge.Server) []string {
+	var out []string
+	for _, w := range s.Writes() {
+		switch w.Method {
+		case "CommitFiles":
+			out = append(out, "commit "+w.Text)
+		case "CreatePull":
+			out = append(out, "pull "+w.Text)
+		case "CreateLabel":
+			out = append(out, "label "+w.Text)
+		default:
+			out = append(out, w.String())
 		}
 	}
-	return forge.Pull{}, false, s.err("OpenPull")
+	return out
 }
 
-func (s *setupServer) CreatePull(_ context.Context, head, base, title, body string) (forge.Pull, error) {
-	if err := s.err("CreatePull"); err != nil {
-		return forge.Pull{}, err
-	}
-	p := forge.Pull{Number: s.nextNumber, Title: title, Head: head, Base: base, HTMLURL: fmt.Sprintf("http://gitea.test/alice/proj/pulls/%d", s.nextNumber)}
-	s.nextNumber++
-	s.pulls = append(s.pulls, p)
-	s.writes = append(s.writes, fmt.Sprintf("pull %s→%s: %s", head, base, body))
-	return p, nil
-}
-
-// merge merges the open pull request: its branch's files land on its base.
-func (s *setupServer) merge(t *testing.T) {
+// merge merges the one open pull request: its branch's files land on its
+// base.
+func merge(t *testing.T, s *fakeforge.Server) {
 	t.Helper()
-	if len(s.pulls) != 1 {
-		t.Fatalf("%d open pull requests, want 1", len(s.pulls))
+	pulls := s.OpenPulls()
+	if len(pulls) != 1 {
+		t.Fatalf("%d open pull requests, want 1", len(pulls))
 	}
-	p := s.pulls[0]
-	maps.Copy(s.branches[p.Base], s.branches[p.Head])
-	s.pulls = nil
+	s.Merge(pulls[0].Number)
 }
 
-// useSetupServer makes the verbs talk to s.
-func useSetupServer(t *testing.T, s *setupServer) {
+// useSetupServer makes the verbs talk to s, as alice.
+func useSetupServer(t *testing.T, s *fakeforge.Server) {
 	t.Helper()
 	old := connectForge
 	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
-		if owner+"/"+repo != s.repo.FullName {
+	connectForge = func(server, token, owner, repo string) (port.Forge, error) {
+		if owner+"/"+repo != s.Repo() {
 			return nil, fmt.Errorf("no repository %s/%s", owner, repo)
 		}
-		return s, nil
+		return s.As("alice"), nil
 	}
 }
 
@@ -201,7 +116,7 @@ func TestInitRunnerHost(t *testing.T) {
 	if code != 0 || rep.Runner != RunnerHost {
 		t.Fatalf("exit %d, runner %q", code, rep.Runner)
 	}
-	if got := s.branches["main"][WorkflowPath]; !bytes.Equal(got, hostWorkflowTemplate) {
+	if got := s.Files("main")[WorkflowPath]; !bytes.Equal(got, hostWorkflowTemplate) {
 		t.Errorf("init --runner host wrote another workflow:\n%s", got)
 	}
 	if !strings.Contains(rep.Next[0], "Install gns-guard on the runner's host") || !strings.Contains(rep.Next[0], "go install github.com/gns-guard/gns-guard/cmd/gns-guard@") {
@@ -447,31 +362,31 @@ func TestInitLabels(t *testing.T) {
 func TestInitFirstAndSecondRun(t *testing.T) {
 	s := newSetupServer()
 	useSetupServer(t, s)
-	s.labels = []forge.RepoLabel{{ID: 1, Name: "size::small", Color: "000000", Description: "ours"}}
+	s.AddLabel(port.RepoLabel{ID: 1, Name: "size::small", Color: "000000", Description: "ours"})
 
 	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
 	}
 	t.Logf("first run:\n%s", stdout)
-	if len(s.writes) != 2+len(InitLabels())-1 {
-		t.Errorf("%d writes, want a commit, a pull request and %d labels: %q", len(s.writes), len(InitLabels())-1, s.writes)
+	if len(setupWrites(s)) != 2+len(InitLabels())-1 {
+		t.Errorf("%d writes, want a commit, a pull request and %d labels: %q", len(setupWrites(s)), len(InitLabels())-1, setupWrites(s))
 	}
-	if want := "commit gns-guard-init: " + WorkflowPath + " " + settings.FileName + " " + IssueTemplatePath; s.writes[0] != want {
-		t.Errorf("first write %q, want %q", s.writes[0], want)
+	if want := "commit gns-guard-init: " + WorkflowPath + " " + settings.FileName + " " + IssueTemplatePath; setupWrites(s)[0] != want {
+		t.Errorf("first write %q, want %q", setupWrites(s)[0], want)
 	}
 	for path, want := range map[string][]byte{WorkflowPath: workflowTemplate, settings.FileName: configTemplate, IssueTemplatePath: issueTemplate} {
-		if !bytes.Equal(s.branches[InitBranch][path], want) {
+		if !bytes.Equal(s.Files(InitBranch)[path], want) {
 			t.Errorf("%s on %s is not the template", path, InitBranch)
 		}
-		if _, ok := s.branches["main"][path]; ok {
+		if _, ok := s.Files("main")[path]; ok {
 			t.Errorf("%s was written to main", path)
 		}
 	}
-	if !strings.HasPrefix(s.writes[1], "pull gns-guard-init→main: ") || !strings.Contains(s.writes[1], "GNS_GUARD_LEDGER_KEY") {
-		t.Errorf("second write %q, want the pull request", s.writes[1])
+	if !strings.HasPrefix(setupWrites(s)[1], "pull gns-guard-init→main: ") || !strings.Contains(setupWrites(s)[1], "GNS_GUARD_LEDGER_KEY") {
+		t.Errorf("second write %q, want the pull request", setupWrites(s)[1])
 	}
-	for _, l := range s.labels {
+	for _, l := range s.Labels() {
 		if l.Name == "size::small" && (l.Color != "000000" || l.Description != "ours") {
 			t.Errorf("an existing label was changed: %+v", l)
 		}
@@ -480,11 +395,11 @@ func TestInitFirstAndSecondRun(t *testing.T) {
 		"gns-guard init: alice/proj on http://gitea.test, default branch main\n",
 		"Files, proposed in a pull request from gns-guard-init into main:\n",
 		"  .gitea/workflows/gns-guard.yml     written on gns-guard-init\n",
-		"  commit 0123456789 on gns-guard-init\n",
+		"  commit " + s.Head(InitBranch)[:10] + " on gns-guard-init\n",
 		"Pull request #1, opened: http://gitea.test/alice/proj/pulls/1\n",
 		"  cascade::depth-exceeded    #b60205  created\n",
 		"  size::small                #000000  already there, left as it is\n",
-		fmt.Sprintf("\n%d write(s) made.\n", len(s.writes)),
+		fmt.Sprintf("\n%d write(s) made.\n", len(setupWrites(s))),
 		"  1. Set the Actions secret GNS_GUARD_LEDGER_KEY (repository Settings → Actions → Secrets: http://gitea.test/alice/proj/settings/actions/secrets) to the output of `gns-guard keygen`",
 		"  2. Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository)",
 		"  3. Merge pull request #1: http://gitea.test/alice/proj/pulls/1\n",
@@ -495,10 +410,10 @@ func TestInitFirstAndSecondRun(t *testing.T) {
 		}
 	}
 
-	writes := len(s.writes)
+	writes := len(setupWrites(s))
 	stdout, stderr, code = runCLI(t, nil, "", initArgs...)
-	if code != 0 || stderr != "" || len(s.writes) != writes {
-		t.Fatalf("second run: exit %d, writes %q:\n%s%s", code, s.writes[writes:], stdout, stderr)
+	if code != 0 || stderr != "" || len(setupWrites(s)) != writes {
+		t.Fatalf("second run: exit %d, writes %q:\n%s%s", code, setupWrites(s)[writes:], stdout, stderr)
 	}
 	t.Logf("second run:\n%s", stdout)
 	for _, want := range []string{
@@ -517,10 +432,10 @@ func TestInitFirstAndSecondRun(t *testing.T) {
 		t.Errorf("second run, JSON: exit %d, %+v", code, rep)
 	}
 
-	s.merge(t)
+	merge(t, s)
 	stdout, _, code = runCLI(t, nil, "", initArgs...)
-	if code != 0 || len(s.writes) != writes || strings.Contains(stdout, "Merge") || strings.Contains(stdout, "Pull request") {
-		t.Fatalf("after the merge: exit %d, writes %q:\n%s", code, s.writes[writes:], stdout)
+	if code != 0 || len(setupWrites(s)) != writes || strings.Contains(stdout, "Merge") || strings.Contains(stdout, "Pull request") {
+		t.Fatalf("after the merge: exit %d, writes %q:\n%s", code, setupWrites(s)[writes:], stdout)
 	}
 	if !strings.Contains(stdout, "  .gitea/ISSUE_TEMPLATE/gns-task.md  already there on main\n") ||
 		!strings.Contains(stdout, "Nothing to change: the files are there, and every label is present.\n") {
@@ -534,8 +449,8 @@ func TestInitDryRun(t *testing.T) {
 	s := newSetupServer()
 	useSetupServer(t, s)
 	stdout, stderr, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--dry-run")...)
-	if code != 0 || stderr != "" || len(s.writes) != 0 || len(s.branches) != 1 {
-		t.Fatalf("exit %d, writes %q:\n%s%s", code, s.writes, stdout, stderr)
+	if code != 0 || stderr != "" || len(setupWrites(s)) != 0 || len(s.Branches()) != 1 {
+		t.Fatalf("exit %d, writes %q:\n%s%s", code, setupWrites(s), stdout, stderr)
 	}
 	for _, want := range []string{
 		"  .gitea/workflows/gns-guard.yml     would be written on gns-guard-init\n",
@@ -553,8 +468,8 @@ func TestInitDryRun(t *testing.T) {
 	}
 
 	rep, code := initJSON(t, "--dry-run")
-	if code != 0 || len(s.writes) != 0 {
-		t.Fatalf("exit %d, writes %q", code, s.writes)
+	if code != 0 || len(setupWrites(s)) != 0 {
+		t.Fatalf("exit %d, writes %q", code, setupWrites(s))
 	}
 	c := rep.Commit
 	if !rep.DryRun || !rep.Changed || rep.Mode != "pull-request" || rep.DefaultBranch != "main" || len(rep.Writes) != 2+len(InitLabels()) ||
@@ -583,20 +498,21 @@ func TestInitCommit(t *testing.T) {
 	if code != 0 || rep.Mode != "commit" || rep.Pull != nil || rep.Commit == nil || rep.Commit.Branch != "main" || rep.Commit.NewBranch || rep.Commit.SHA == "" {
 		t.Fatalf("exit %d, %+v", code, rep)
 	}
-	if _, ok := s.branches[InitBranch]; ok || len(s.pulls) != 0 || !bytes.Equal(s.branches["main"][IssueTemplatePath], issueTemplate) {
-		t.Errorf("branches %v, pulls %v", slices.Collect(maps.Keys(s.branches)), s.pulls)
+	if slices.Contains(s.Branches(), InitBranch) || len(s.OpenPulls()) != 0 || !bytes.Equal(s.Files("main")[IssueTemplatePath], issueTemplate) {
+		t.Errorf("branches %v, pulls %v", s.Branches(), s.OpenPulls())
 	}
-	writes := len(s.writes)
+	writes := len(setupWrites(s))
 	stdout, _, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--commit")...)
-	if code != 0 || len(s.writes) != writes || !strings.Contains(stdout, "Files, on main:\n") || !strings.Contains(stdout, "Nothing to change") {
-		t.Errorf("second run: exit %d, writes %q:\n%s", code, s.writes[writes:], stdout)
+	if code != 0 || len(setupWrites(s)) != writes || !strings.Contains(stdout, "Files, on main:\n") || !strings.Contains(stdout, "Nothing to change") {
+		t.Errorf("second run: exit %d, writes %q:\n%s", code, setupWrites(s)[writes:], stdout)
 	}
 	// A repository with no commit yet takes --commit only.
 	empty := newSetupServer()
-	empty.repo.Empty, empty.branches = true, map[string]map[string][]byte{}
+	empty.Empty = true
+	empty.DropBranches()
 	useSetupServer(t, empty)
 	_, stderr, code := runCLI(t, nil, "", initArgs...)
-	if code != exitcode.Usage || !strings.Contains(stderr, "alice/proj has no commit yet") || !strings.Contains(stderr, "--commit") || len(empty.writes) != 0 {
+	if code != exitcode.Usage || !strings.Contains(stderr, "alice/proj has no commit yet") || !strings.Contains(stderr, "--commit") || len(empty.Writes()) != 0 {
 		t.Errorf("empty repository: exit %d: %s", code, stderr)
 	}
 }
@@ -608,9 +524,9 @@ func TestInitLeavesWhatIsThere(t *testing.T) {
 	s := newSetupServer()
 	useSetupServer(t, s)
 	own := []byte("default-max-depth: 3\n")
-	s.branches["main"][settings.FileName] = own
-	s.branches[InitBranch] = maps.Clone(s.branches["main"])
-	s.branches[InitBranch][WorkflowPath] = []byte("# edited in review\n")
+	s.Files("main")[settings.FileName] = own
+	maps.Copy(s.Files(InitBranch), s.Files("main"))
+	s.Files(InitBranch)[WorkflowPath] = []byte("# edited in review\n")
 	rep, code := initJSON(t)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -626,15 +542,15 @@ func TestInitLeavesWhatIsThere(t *testing.T) {
 	if len(rep.Notes) != 2 || !strings.Contains(rep.Notes[0], ".gitea/gns-guard.yml on main is not the file init writes") {
 		t.Errorf("notes %q", rep.Notes)
 	}
-	if !bytes.Equal(s.branches["main"][settings.FileName], own) || string(s.branches[InitBranch][WorkflowPath]) != "# edited in review\n" {
+	if !bytes.Equal(s.Files("main")[settings.FileName], own) || string(s.Files(InitBranch)[WorkflowPath]) != "# edited in review\n" {
 		t.Error("a file that was there was overwritten")
 	}
-	if s.writes[0] != "commit gns-guard-init: "+IssueTemplatePath || !strings.HasPrefix(s.writes[1], "pull ") {
-		t.Errorf("writes %q", s.writes[:2])
+	if setupWrites(s)[0] != "commit gns-guard-init: "+IssueTemplatePath || !strings.HasPrefix(setupWrites(s)[1], "pull ") {
+		t.Errorf("writes %q", setupWrites(s)[:2])
 	}
 	// The pull request lists the files it proposes, not the one on main.
-	if strings.Contains(s.writes[1], settings.FileName) || !strings.Contains(s.writes[1], WorkflowPath) {
-		t.Errorf("pull request body: %s", s.writes[1])
+	if strings.Contains(setupWrites(s)[1], settings.FileName) || !strings.Contains(setupWrites(s)[1], WorkflowPath) {
+		t.Errorf("pull request body: %s", setupWrites(s)[1])
 	}
 }
 
@@ -664,30 +580,23 @@ func TestInitErrors(t *testing.T) {
 		t.Errorf("usage hint: %q", stderr)
 	}
 
-	s.fail = map[string]error{"CreatePull": fmt.Errorf("POST /api/v1/repos/alice/proj/pulls: %w", issues.ErrForbidden)}
+	s.Inject(fakeforge.Fault{Method: "CreatePull", Err: fmt.Errorf("POST /api/v1/repos/alice/proj/pulls: %w", issues.ErrForbidden)})
 	stdout, stderr, code := runCLI(t, nil, "", initArgs...)
 	if code != exitcode.CannotRun || stdout != "" || !strings.Contains(stderr, "init: the token from --token may not open a pull request from gns-guard-init into main in alice/proj (HTTP 403): init needs a token with the scopes write:repository") {
 		t.Errorf("refused: exit %d\n%s%s", code, stdout, stderr)
 	}
-	s.fail = map[string]error{"Repository": fmt.Errorf("GET /api/v1/repos/alice/proj: %w", issues.ErrUnauthorized)}
+	s.Heal()
+	s.Inject(fakeforge.Fault{Method: "Repository", Err: fmt.Errorf("GET /api/v1/repos/alice/proj: %w", issues.ErrUnauthorized)})
 	stdout, _, code = runCLI(t, nil, "", append(slices.Clone(initArgs), "--format", "json")...)
 	var je jsonError
 	if err := json.Unmarshal([]byte(stdout), &je); err != nil || code != exitcode.CannotRun || je.Error.Kind != "cannot-run" ||
 		!strings.Contains(je.Error.Message, "rejected the token from --token (HTTP 401) when trying to read the repository: it is wrong, expired or revoked") {
 		t.Errorf("rejected token: exit %d, %v: %s", code, err, stdout)
 	}
-	s.fail = nil
-	s.repo.Archived = true
+	s.Heal()
+	s.Archived = true
 	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exitcode.CannotRun || !strings.Contains(stderr, "alice/proj is archived") {
 		t.Errorf("archived: exit %d: %s", code, stderr)
-	}
-
-	// A client that cannot set a repository up.
-	old := connectForge
-	t.Cleanup(func() { connectForge = old })
-	connectForge = func(server, token, owner, repo string) (issues.Forge, error) { return struct{ issues.Forge }{}, nil }
-	if _, stderr, code := runCLI(t, nil, "", initArgs...); code != exitcode.CannotRun || !strings.Contains(stderr, "init: the client cannot set a repository up") {
-		t.Errorf("no setup methods: exit %d: %s", code, stderr)
 	}
 }
 
@@ -695,7 +604,7 @@ func TestInitErrors(t *testing.T) {
 // refused.
 func TestInitDryRunWithoutWriteAccess(t *testing.T) {
 	s := newSetupServer()
-	s.repo.CanPush = false
+	s.Grant("alice", "read")
 	useSetupServer(t, s)
 	stdout, _, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--dry-run")...)
 	if code != 0 || !strings.Contains(stdout, "Note: the token has no write access to alice/proj: the server will refuse these writes.\n") {
@@ -775,9 +684,9 @@ func TestInitSecondRunSaysWhatIsDone(t *testing.T) {
 		t.Errorf("the next step and the template disagree on issue: 0:\n%s\n%s", issueStep, body)
 	}
 
-	s.merge(t)
-	s.secrets = []string{"GNS_GUARD_LEDGER_KEY", "GNS_GUARD_ADMIN_TOKEN"}
-	s.branches["main"][settings.FileName] = append(s.branches["main"][settings.FileName], []byte("ledger-public-key: ed25519:"+strings.Repeat("A", 43)+"=\n")...)
+	merge(t, s)
+	s.Secrets = []string{"GNS_GUARD_LEDGER_KEY", "GNS_GUARD_ADMIN_TOKEN"}
+	s.Files("main")[settings.FileName] = append(s.Files("main")[settings.FileName], []byte("ledger-public-key: ed25519:"+strings.Repeat("A", 43)+"=\n")...)
 	stdout, _, code := runCLI(t, nil, "", initArgs...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stdout)

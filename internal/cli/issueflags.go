@@ -13,18 +13,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
-// assigner is what `report` needs of the server beyond issues.Forge:
-// setting the assignee.
-type assigner interface {
-	SetAssignees(ctx context.Context, number int64, logins []string) error
-}
-
 // connectForge builds the client the verbs that work on a live issue talk
 // through; tests replace it.
-var connectForge = func(server, token, owner, repo string) (issues.Forge, error) {
+var connectForge = func(server, token, owner, repo string) (port.Forge, error) {
 	return forge.New(server, token, owner, repo)
 }
 
@@ -58,7 +53,7 @@ func (f *issueFlags) add(fs *flag.FlagSet) {
 
 // open checks the flags and connects: a reader of the issue's repository
 // and the client it reads through.
-func (f *issueFlags) open(verb string, env Env) (*live.Reader, issues.Forge, error) {
+func (f *issueFlags) open(verb string, env Env) (*live.Reader, port.Forge, error) {
 	if err := f.checkRepo(verb, true); err != nil {
 		return nil, nil, err
 	}
@@ -67,7 +62,7 @@ func (f *issueFlags) open(verb string, env Env) (*live.Reader, issues.Forge, err
 
 // openRepo is open for a verb on the whole repository: it takes no
 // --issue.
-func (f *issueFlags) openRepo(verb string, env Env) (*live.Reader, issues.Forge, error) {
+func (f *issueFlags) openRepo(verb string, env Env) (*live.Reader, port.Forge, error) {
 	if err := f.checkRepo(verb, false); err != nil {
 		return nil, nil, err
 	}
@@ -93,7 +88,7 @@ func (f *issueFlags) checkRepo(verb string, needIssue bool) error {
 // connect connects to the server the flags or the environment name, with
 // the token they give: a reader of the repository and the client it reads
 // through. --ledger-key-env, when given, must name a secret.
-func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, error) {
+func (f *issueFlags) connect(verb string, env Env) (*live.Reader, port.Forge, error) {
 	server, err := serverURL(verb, f.server, env)
 	if err != nil {
 		return nil, nil, err
@@ -114,7 +109,7 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, issues.Forge, 
 	if err != nil {
 		return nil, nil, usageError("%s: %v", verb, err)
 	}
-	holdSecrets(client, f.heldSecrets(env))
+	client.HoldSecrets(f.heldSecrets(env)...)
 	return &live.Reader{
 		Forge: client,
 		Admin: client,
@@ -203,17 +198,10 @@ func scopesOf(verb string) string {
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
-// repoExists asks the server whether the client's repository exists, when
-// the client can tell (nil otherwise).
-func repoExists(client issues.Forge) func(ctx context.Context) (bool, error) {
-	c, ok := client.(interface {
-		Repository(ctx context.Context) (forge.Repository, error)
-	})
-	if !ok {
-		return nil
-	}
+// repoExists asks the server whether the client's repository exists.
+func repoExists(client port.PostureReader) func(ctx context.Context) (bool, error) {
 	return func(ctx context.Context) (bool, error) {
-		_, err := c.Repository(ctx)
+		_, err := client.Repository(ctx)
 		if errors.Is(err, issues.ErrNotFound) {
 			return false, nil
 		}

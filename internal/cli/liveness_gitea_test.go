@@ -24,6 +24,7 @@ import (
 // changed and to ask an owner, and status lists the issue and the
 // disabled workflow (exit 1).
 func TestUnjudgedChangeIsRefused(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
 	r := f.r
 	root, err := testkit.Root()

@@ -13,6 +13,7 @@ import (
 // issue or repository that does not exist, and a --consumed that would
 // overflow the budget. A rejected token is named by where it came from.
 func TestReportMistakesAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
 	done := []string{"--agent", "lead-developer", "--invocation", "inv-1", "--action", "did it"}
 	repo := f.r.Owner + "/" + f.r.Name
@@ -56,6 +57,7 @@ func TestReportMistakesAreUsageErrors(t *testing.T) {
 // proposes the accepted state, naming each field it restores, and keeps
 // what honest reports added; applied, it satisfies the guard's ledger.
 func TestRecoverRestoresATamperedCheckpoint(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
 	repo := f.r.Owner + "/" + f.r.Name
 	if _, stderr, code := f.report(t, "--agent", "lead-developer", "--invocation", "inv-a", "--consumed", "1000", "--action", "step",

@@ -24,6 +24,7 @@ import (
 // document the verb prints on the same state. The token, given to the
 // server in its environment, appears in no schema, result or log line.
 func TestMCPClient(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 40000, "cascade::depth-2", "size::medium")
 	bin := actiontest.Binary(t)
 	repo := f.r.Owner + "/" + f.r.Name

@@ -96,6 +96,9 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 		DefaultMaxTokens: o.maxTokens,
 		Log:              env.Stderr,
 		Now:              env.Now,
+		Connect: func(server, token, owner, name string) (meter.Client, error) {
+			return connectForge(server, token, owner, name)
+		},
 	})
 	if err != nil {
 		return cannotRun(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
@@ -58,7 +59,7 @@ func startMeter(t *testing.T, r *actiontest.Repo, dsn string, prov *standin.Prov
 		t.Fatal(err)
 	}
 	rm := &runningMeter{prov: prov, store: store, log: &lockedBuffer{}}
-	m, err := meter.New(meter.Options{Server: r.S.URL, Store: store, Key: meterKey, IssueTTL: time.Millisecond, Log: rm.log,
+	m, err := meter.New(meter.Options{Server: r.S.URL, Store: store, Key: meterKey, IssueTTL: time.Millisecond, Log: rm.log, Connect: connectGitea,
 		Upstream: map[metering.Provider]string{metering.OpenAI: prov.URL, metering.Anthropic: prov.URL},
 		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}})
 	if err != nil {
@@ -117,6 +118,7 @@ func meterConfig(rm *runningMeter, more ...string) string {
 // carries the receipt, the guard passes a report at or above it and fails
 // one below it.
 func TestMeterOnGitea(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 6000, "cascade::depth-2", "size::medium")
 	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
 	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm))
@@ -177,6 +179,7 @@ func failedWith(t *testing.T, runs []actiontest.Result, rule string) bool {
 // An honest report carries the receipt and passes; under metering:
 // required, a result without a receipt fails.
 func TestMeterReceiptAndMeteringRequired(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
 	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
 	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm, "metering: required"))
@@ -229,6 +232,7 @@ func TestMeterReceiptAndMeteringRequired(t *testing.T) {
 
 // A locked issue, and an issue the guard never judged, get no call.
 func TestMeterRefusesLockedAndUnjudgedIssues(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
 	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
 	unjudged := actiontest.CreateIssue(t, f.r.S, f.r.Owner, f.r.Name, "not judged", func(n int64) string { return issueWithBudget(n, 30000, "cascade::depth-2") }, "cascade::depth-2")
@@ -245,3 +249,8 @@ func TestMeterRefusesLockedAndUnjudgedIssues(t *testing.T) {
 }
 
 func decodeJSON(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }
+
+// connectGitea connects the meter to the real server, as the binary does.
+func connectGitea(server, token, owner, name string) (meter.Client, error) {
+	return forge.New(server, token, owner, name)
+}

@@ -25,6 +25,7 @@ import (
 // answered is in the store, settled, and each invocation's receipt is
 // what its agent's client counted. SQLite and PostgreSQL alike.
 func TestMeterTwentyAgentsFiveIssues(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	const issuesN, perIssue, budget = 5, 4, 8000
 	var ns []int64

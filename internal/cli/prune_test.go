@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
 	"github.com/gns-guard/gns-guard/internal/prune"
 )

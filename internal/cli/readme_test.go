@@ -100,3 +100,22 @@ func TestREADMELabelsStep(t *testing.T) {
 		t.Errorf("step 5 does not name %s, which init creates", l.Name)
 	}
 }
+
+// The README's command that runs every test is the one CONTRIBUTING shows
+// and .ci/run runs, word for word.
+func TestREADMETestCommand(t *testing.T) {
+	readme := readTestdata(t, "README.md")
+	_, after, ok := strings.Cut(readme, "Run every test, the real-Gitea ones included:\n\n```sh\n")
+	if !ok {
+		t.Fatal("the README does not show the command that runs every test")
+	}
+	cmd, _, _ := strings.Cut(after, "\n")
+	if !strings.Contains(cmd, "GNS_GUARD_INTEGRATION=1 go test ") {
+		t.Fatalf("the README's test command is %q", cmd)
+	}
+	for _, file := range []string{"CONTRIBUTING.md", ".ci/run"} {
+		if !strings.Contains(readTestdata(t, file), cmd+"\n") && !strings.Contains(readTestdata(t, file), cmd+" ") {
+			t.Errorf("%s does not run the README's test command %q", file, cmd)
+		}
+	}
+}

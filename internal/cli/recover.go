@@ -17,6 +17,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/markdown"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -109,7 +110,7 @@ func printNothingToRecover(env Env, format string, n int64) error {
 
 // connect checks the flags, connects and resolves the configuration; with
 // --apply, it makes sure first that the token's user may write.
-func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, issues.Forge, issues.Config, error) {
+func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, port.Forge, issues.Config, error) {
 	reader, client, err := o.open("recover", env)
 	if err != nil {
 		return nil, nil, issues.Config{}, err
@@ -221,7 +222,7 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, a
 		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
 	}
 	res.Proposal = prop
-	res.Body = placeBlock(iss.Body, parsed.Blocks, prop.YAML)
+	res.Body = checkpoint.RewriteHint(iss.Body, placeBlock(iss.Body, parsed.Blocks, prop.YAML), s.Hint(cfg.RecentWindow()).At, cfg.MaxCheckpointBytes)
 	return res, nil
 }
 
@@ -245,7 +246,7 @@ func restoreAccepted(s *live.Snapshot, parsed checkpoint.Result, cfg issues.Conf
 	res := &recovery{contentVersion: s.Issue.ContentVersion}
 	res.Issue, res.Problem, res.Findings = n, "tampered", []finding.Finding{}
 	res.Baseline, res.Proposal = base, prop
-	res.Body = parsed.Block().Replace(prop.YAML)
+	res.Body = checkpoint.RewriteHint(s.Issue.Body, parsed.Block().Replace(prop.YAML), s.Hint(cfg.RecentWindow()).At, cfg.MaxCheckpointBytes)
 	return res, nil
 }
 

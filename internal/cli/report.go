@@ -18,6 +18,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -241,7 +242,7 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 // with, and the token's user.
 type reportConn struct {
 	reader  *live.Reader
-	client  issues.Forge
+	client  port.Forge
 	cfg     issues.Config
 	counter *tokens.Counter
 	self    string
@@ -345,7 +346,7 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 	if err := awaitGuard("report", s, checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: conn.cfg.MaxCheckpointBytes})); err != nil {
 		return nil, err
 	}
-	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes})
+	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes, Hint: s.Hint(conn.cfg.RecentWindow()).At})
 	var ue *exitprotocol.UnreadableError
 	if errors.As(err, &ue) {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
@@ -516,7 +517,7 @@ func findOwn(cs []issues.Comment, self, agent, invocation string) *issues.Commen
 
 // applyLabels makes the label and assignee changes the issue still needs.
 // A refused assignee is a note, not a failure: state.assignee holds it.
-func applyLabels(ctx context.Context, f issues.Forge, iss issues.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
+func applyLabels(ctx context.Context, f port.IssueWriter, iss issues.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
 	if len(out.Add) > 0 {
 		if err := f.AddLabels(ctx, iss.Number, out.Add, nil); err != nil {
 			return err
@@ -537,12 +538,7 @@ func applyLabels(ctx context.Context, f issues.Forge, iss issues.Issue, out *exi
 		if *rep.Assignee != "" {
 			logins = []string{*rep.Assignee}
 		}
-		a, ok := f.(assigner)
-		if !ok {
-			res.Notes = append(res.Notes, fmt.Sprintf("the issue's assignee could not be set to %q (the client cannot set assignees); state.assignee holds it", *rep.Assignee))
-			return nil
-		}
-		if err := a.SetAssignees(ctx, iss.Number, logins); err != nil {
+		if err := f.SetAssignees(ctx, iss.Number, logins); err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("the issue's assignee could not be set to %q (%v); state.assignee holds it", *rep.Assignee, err))
 		}
 	}

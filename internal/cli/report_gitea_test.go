@@ -115,6 +115,7 @@ func decodeReport(t *testing.T, stdout string) reportJSON {
 // labels), pruning the overflowing tail into its own archives, and
 // passes. The history stays whole: archives plus the tail.
 func TestReportWorkflow(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	f := newFlow(t, 40000, "cascade::depth-2", "size::medium")
 	agents := []string{"lead-developer", "code-reviewer"}
@@ -187,6 +188,7 @@ func TestReportWorkflow(t *testing.T) {
 // TestReportRefusesPerRule: a report the guard would fail writes nothing
 // and exits 1, rule by rule; --force writes it and the guard fails the run.
 func TestReportRefusesPerRule(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 10000, "cascade::depth-1", "size::medium")
 	for _, tt := range []struct {
 		name string
@@ -453,6 +455,7 @@ func checkBody(t *testing.T, body string, n int64) {
 // names the guard's user: its signed ledger does), refuses what the guard
 // would fail, and what it accepts the guard passes.
 func TestReportJudgesWithTheRepositoryConfiguration(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	r.CommitFile(t, ".gitea/gns-guard.yml", "allowed-agents:\n  - orchestrator\n  - lead-developer\n")
 	f := &flow{r: r, agent: r.User(t, "agent", giteatest.PermWrite)}

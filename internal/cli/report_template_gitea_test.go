@@ -46,6 +46,7 @@ func templateResult(step int) string {
 // the runs after the guard's own writes (its prune, its status comment
 // moved to the end) before it wrote.
 func TestReportOnTheTemplatesSmallIssue(t *testing.T) {
+	t.Parallel()
 	tmpl, err := os.ReadFile(filepath.Join("template", "gns-task.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ func init() {
 // of them left out (it fails, naming the scopes it needs): the scopes
 // docs/agents.md tells people to give an agent's token.
 func TestAgentTokenScopes(t *testing.T) {
+	t.Parallel()
 	f := newFlow(t, 20000, "cascade::depth-2", "size::medium")
 	repo, issue := f.r.Owner+"/"+f.r.Name, strconv.FormatInt(f.n, 10)
 	verbs := slices.Sorted(func(yield func(string) bool) {

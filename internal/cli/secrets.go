@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
@@ -28,13 +27,6 @@ func (f *issueFlags) heldSecrets(env Env) []secrets.Secret {
 		}
 	}
 	return out
-}
-
-// holdSecrets makes client refuse any write that carries one of them.
-func holdSecrets(client issues.Forge, ss []secrets.Secret) {
-	if h, ok := client.(interface{ HoldSecrets(...secrets.Secret) }); ok {
-		h.HoldSecrets(ss...)
-	}
 }
 
 // refuseSecrets refuses (exit 1) a report whose writes carry a secret:

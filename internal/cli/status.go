@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -66,10 +66,6 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	lister, ok := client.(dashboard.Writer)
-	if !ok {
-		return cannotRun(fmt.Errorf("status: the server's client cannot list issues"))
-	}
 	// The dashboard's author is the token's user: it is known before the
 	// sweep, so the dashboard is never judged as an issue.
 	var login string
@@ -78,7 +74,7 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 			return reader.Where.Error("look up the token's user", err)
 		}
 	}
-	res, err := newSweep(env, reader, client, lister, set.Config, o.repo, login).Run(ctx)
+	res, err := newSweep(env, reader, client, set.Config, o.repo, login).Run(ctx)
 	if err != nil {
 		return err
 	}
@@ -88,7 +84,7 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 		return err
 	}
 	if o.publish {
-		kept, err := dashboard.Keep(ctx, lister, res.Listed, login, dashboard.Body(res, version.String()))
+		kept, err := dashboard.Keep(ctx, client, res.Listed, login, dashboard.Body(res, version.String()))
 		if err != nil {
 			return reader.Where.Error("keep the dashboard issue", err)
 		}
@@ -102,16 +98,10 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 
 // newSweep is the sweep of the repository's governed issues, which skips
 // the dashboard (written by login), and on a terminal shows its progress.
-func newSweep(env Env, reader *live.Reader, client issues.Forge, lister dashboard.Writer, cfg issues.Config, repo, login string) *dashboard.Sweep {
+func newSweep(env Env, reader *live.Reader, client port.Forge, cfg issues.Config, repo, login string) *dashboard.Sweep {
 	sw := &dashboard.Sweep{
-		Reader: reader, Lister: lister, Config: cfg, Repo: repo, Now: env.Now,
+		Reader: reader, Lister: client, Config: cfg, Repo: repo, Now: env.Now, ServerNow: client.ServerTime, Workflows: client,
 		Skip: func(is issues.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
-	}
-	if st, ok := client.(interface{ ServerTime() time.Time }); ok {
-		sw.ServerNow = st.ServerTime
-	}
-	if wl, ok := client.(dashboard.WorkflowLister); ok {
-		sw.Workflows = wl
 	}
 	if isTerminal(env.Stderr) {
 		sw.Progress = func(done, total int) {

@@ -122,6 +122,7 @@ func TestStatusOnGitea(t *testing.T) {
 // TestStatusRequestsGrowByOneAnIssue: 3 and 30 governed issues cost the
 // same constant plus one request an issue.
 func TestStatusRequestsGrowByOneAnIssue(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	count := func() int {
 		p := newCountingProxy(t, r.S.URL)
@@ -150,6 +151,7 @@ func TestStatusRequestsGrowByOneAnIssue(t *testing.T) {
 // issue by the token's user, edited in place; an impostor's issue with the
 // marker is left alone.
 func TestStatusPublishKeepsOneDashboard(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	n := openGoverned(t, r, "Rate limits", 20000, "cascade::depth-2", "size::medium")
 	impostor := actiontest.CreateIssue(t, r.S, r.Owner, r.Name, "gns-guard dashboard", func(int64) string { return dashboard.Marker + "\nnot the guard's" })
@@ -238,6 +240,7 @@ func gnsB(b *testing.B, out, errb *strings.Builder, args ...string) int {
 // dashboard's table and the status comment show the new phase's figures
 // with the issue's lifetime spend next to them, never 0 spent.
 func TestStatusAfterAPrune(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	n := openGoverned(t, r, "Rate limits", 20000, "cascade::depth-2", "size::medium")
 	agent := r.User(t, "agent", giteatest.PermWrite)

@@ -35,6 +35,7 @@ const templateTask = "Add a token-bucket rate limit per API key to the gateway.\
 // examples/agent/agent.sh, with no GUARD_USER and no estimate given,
 // completes a step the guard passes.
 func TestTemplateWorksAsGiven(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	agent := r.User(t, "agent", giteatest.PermWrite)
 	stdout, stderr, code := gns(t, nil, "init", "--repo", r.Owner+"/"+r.Name, "--server", r.S.URL, "--token", r.S.AdminToken, "--format", "json")
@@ -99,8 +100,10 @@ func TestTemplateWorksAsGiven(t *testing.T) {
 			if res.Code != 0 || res.Outputs["result"] != "pass" {
 				t.Fatalf("the guard's first run on the template as given: %s\n%s", res, res.Stdout)
 			}
-			if got := f.body(t); got != strings.Replace(body, "  issue: 0\n", fmt.Sprintf("  issue: %d\n", n), 1) {
-				t.Fatalf("the body after the first run is not the template with the number set:\n%s", got)
+			// The number set, and the read hint the same write carries
+			// (docs/ledger.md#the-read-hint): nothing else changes.
+			if got := f.body(t); hintLine.ReplaceAllString(got, "") != strings.Replace(body, "  issue: 0\n", fmt.Sprintf("  issue: %d\n", n), 1) || !strings.Contains(got, "```yaml\n# gns-guard: comments since ") {
+				t.Fatalf("the body after the first run is not the template with the number set and the read hint:\n%s", got)
 			}
 			if st := r.Status(t, n); !strings.Contains(st.Body, fmt.Sprintf("placeholder `issue: 0`: the guard set it to this issue's number, %d.", n)) {
 				t.Errorf("the status comment does not say the number was set:\n%s", st.Body)

@@ -50,6 +50,7 @@ func verifyBinary(t *testing.T, secret string, args ...string) (stdout, stderr s
 // as it can (an entry dropped, the hash recomputed): history --verify
 // exits 1 and names that comment by its id and URL.
 func TestHistoryVerifyOnGitea(t *testing.T) {
+	t.Parallel()
 	r := actiontest.NewRepo(t)
 	const secret = "a12dd3a7fd3203a452eb34d91a9be20569d5e337a3384347068895c07f3e0c5a" // the ledger key of the verify test
 	kid := ledger.SecretKeys([]byte(secret)).KeyIDs()[0]

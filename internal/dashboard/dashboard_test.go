@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/burn"
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 )
 
@@ -132,86 +132,42 @@ func TestJSONShape(t *testing.T) {
 	}
 }
 
-// fake is a server with a repository's issues, their comments and a
-// request count.
-type fake struct {
-	issues.Forge // anything else is not expected: a nil call fails the test
-	issues       []issues.Issue
-	authors      map[int64]string
-	comments     map[int64][]issues.Comment
-	self         string
-	requests     int
-	created      []string
-	edits        []string
-	nextNumber   int64
+// sweepTime is when the tests' sweeps decide.
+var sweepTime = time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC)
+
+// newFake is acme/agents on the fake Gitea, on the sweeps' clock, and
+// the client of the guard's user, guard-bot.
+func newFake() (*fakeforge.Server, *fakeforge.Client) {
+	srv := fakeforge.New("acme/agents")
+	srv.Now = func() time.Time { return sweepTime }
+	return srv, srv.As("guard-bot")
 }
 
-func (f *fake) ListIssues(_ context.Context, q forge.IssueQuery) (forge.IssuePage, error) {
-	f.requests++
-	var sel []issues.Issue
-	for i := len(f.issues) - 1; i >= 0; i-- { // newest first
-		is := f.issues[i]
-		if (q.State == "open") != (is.State == "open") || (q.CreatedBy != "" && f.authors[is.Number] != q.CreatedBy) {
-			continue
-		}
-		sel = append(sel, is)
+// add opens an issue "issue N" with body and labels as author, in state.
+func add(srv *fakeforge.Server, body, author, state string, labels ...string) int64 {
+	is := issues.Issue{Body: body, State: state}
+	for _, l := range labels {
+		is.Labels = append(is.Labels, issues.Label{Name: l})
 	}
-	from := (q.Page - 1) * forge.PageSize
-	to := min(from+forge.PageSize, len(sel))
-	if from > len(sel) {
-		from = len(sel)
-	}
-	return forge.IssuePage{Issues: sel[from:to], Authors: f.authors, Total: len(sel), Last: to >= len(sel)}, nil
+	n := srv.AddIssue(is, author)
+	srv.Change(n, func(is *issues.Issue) { is.Title = fmt.Sprintf("issue %d", n) })
+	return n
 }
 
-func (f *fake) RecentComments(_ context.Context, is issues.Issue, n int) (issues.CommentPage, error) {
-	f.requests++
-	return issues.CommentPage{Comments: f.comments[is.Number]}, nil
+// setBody sets issue n's body, as it was opened.
+func setBody(srv *fakeforge.Server, n int64, body string) {
+	srv.Change(n, func(is *issues.Issue) { is.Body = body })
 }
 
-func (f *fake) Self(context.Context) (string, error) { f.requests++; return f.self, nil }
-
-func (f *fake) File(context.Context, string, int64) ([]byte, error) {
-	f.requests++
-	return nil, issues.ErrNotFound
-}
-
-func (f *fake) CreateIssue(_ context.Context, title, body string) (issues.Issue, error) {
-	f.requests++
-	f.nextNumber++
-	is := issues.Issue{Number: f.nextNumber, Title: title, Body: body, State: "open"}
-	f.issues = append(f.issues, is)
-	f.authors[is.Number] = f.self
-	f.created = append(f.created, title)
-	return is, nil
-}
-
-func (f *fake) EditIssue(_ context.Context, n int64, e forge.IssueEdit) (issues.Issue, error) {
-	f.requests++
-	for i := range f.issues {
-		if f.issues[i].Number == n {
-			if e.Body != nil {
-				f.issues[i].Body = *e.Body
-			}
-			if e.State != nil {
-				f.issues[i].State = *e.State
-			}
-			f.edits = append(f.edits, fmt.Sprintf("#%d", n))
-			return f.issues[i], nil
+// written counts the writes of method the sweep's client made.
+func written(srv *fakeforge.Server, method string) int {
+	n := 0
+	for _, w := range srv.Writes() {
+		if w.Method == method {
+			n++
 		}
 	}
-	return issues.Issue{}, issues.ErrNotFound
-}
-
-func (f *fake) add(body, author, state string, labels ...string) int64 {
-	f.nextNumber++
-	is := issues.Issue{Number: f.nextNumber, Title: fmt.Sprintf("issue %d", f.nextNumber), Body: body, State: state, Comments: 0}
-	for i, l := range labels {
-		is.Labels = append(is.Labels, issues.Label{ID: int64(i + 1), Name: l})
-	}
-	f.issues = append(f.issues, is)
-	f.authors[is.Number] = author
-	return is.Number
+	return n
 }
 
 func checkpointBody(n int64, total, consumed int) string {
@@ -219,16 +175,12 @@ func checkpointBody(n int64, total, consumed int) string {
 		n, total, consumed, total-consumed)
 }
 
-func newFake() *fake {
-	return &fake{authors: map[int64]string{}, comments: map[int64][]issues.Comment{}, self: "guard-bot"}
-}
-
-func sweepOf(f *fake, skip string) *Sweep {
+func sweepOf(f *fakeforge.Client, skip string) *Sweep {
 	cfg := issues.DefaultConfig()
 	return &Sweep{
 		Reader: &live.Reader{Forge: f, Where: live.Where{Verb: "status", Server: "http://gitea", Repo: "acme/agents"}, Guard: "guard-bot"},
 		Lister: f, Config: cfg, Repo: "acme/agents",
-		Now:  func() time.Time { return time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC) },
+		Now:  func() time.Time { return sweepTime },
 		Skip: func(is issues.Issue, author string) bool { return IsDashboard(is, author, skip) },
 	}
 }
@@ -237,12 +189,12 @@ func sweepOf(f *fake, skip string) *Sweep {
 // broken checkpoint is listed with its finding, and the requests are one
 // page of the list plus one an issue.
 func TestSweepListsGovernedIssuesOnly(t *testing.T) {
-	f := newFake()
-	ok := f.add("", "alice", "open", "cascade::depth-2")
-	f.issues[ok-1].Body = checkpointBody(ok, 10000, 7000)
-	broken := f.add("```yaml\ncheckpoint:\n  version: 2\n  phase: [\n```\n", "alice", "open", "cascade::depth-2")
-	f.add("Just a question, no checkpoint.", "alice", "open")
-	f.add(checkpointBody(4, 100, 0), "alice", "closed", "cascade::depth-2")
+	srv, f := newFake()
+	ok := add(srv, "", "alice", "open", "cascade::depth-2")
+	setBody(srv, ok, checkpointBody(ok, 10000, 7000))
+	broken := add(srv, "```yaml\ncheckpoint:\n  version: 2\n  phase: [\n```\n", "alice", "open", "cascade::depth-2")
+	add(srv, "Just a question, no checkpoint.", "alice", "open")
+	add(srv, checkpointBody(4, 100, 0), "alice", "closed", "cascade::depth-2")
 	res, err := sweepOf(f, "").Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -261,20 +213,22 @@ func TestSweepListsGovernedIssuesOnly(t *testing.T) {
 	if g.ProgressFrom != "activity" {
 		t.Errorf("no ledger: progress from %q", g.ProgressFrom)
 	}
-	if f.requests != 1+2 {
-		t.Errorf("%d requests, want 1 list page + 2 governed issues", f.requests)
+	if f.Requests() != 1+2 {
+		t.Errorf("%d requests, want 1 list page + 2 governed issues", f.Requests())
 	}
 }
 
 func TestSweepPagesAndStale(t *testing.T) {
-	f := newFake()
+	srv, f := newFake()
 	for i := 0; i < 120; i++ {
-		n := f.add("", "alice", "open", "cascade::depth-2")
-		f.issues[n-1].Body = checkpointBody(n, 10000, 100)
-		f.issues[n-1].UpdatedAt = time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-		if i%2 == 0 {
-			f.issues[n-1].UpdatedAt = time.Date(2026, 5, 16, 0, 0, 0, 0, time.UTC)
-		}
+		n := add(srv, "", "alice", "open", "cascade::depth-2")
+		srv.Change(n, func(is *issues.Issue) {
+			is.Body = checkpointBody(n, 10000, 100)
+			is.UpdatedAt = time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+			if i%2 == 0 {
+				is.UpdatedAt = time.Date(2026, 5, 16, 0, 0, 0, 0, time.UTC)
+			}
+		})
 	}
 	res, err := sweepOf(f, "").Run(context.Background())
 	if err != nil {
@@ -289,8 +243,8 @@ func TestSweepPagesAndStale(t *testing.T) {
 	if len(res.Rows) != 120 || stale != 60 {
 		t.Errorf("%d rows, %d stale; want 120 and 60", len(res.Rows), stale)
 	}
-	if f.requests != 3+120 {
-		t.Errorf("%d requests, want 3 pages + 120 issues", f.requests)
+	if f.Requests() != 3+120 {
+		t.Errorf("%d requests, want 3 pages + 120 issues", f.Requests())
 	}
 }
 
@@ -298,25 +252,25 @@ func TestSweepPagesAndStale(t *testing.T) {
 // edited in place; an impostor's issue with the marker is left alone; a
 // second keep with the same body writes nothing.
 func TestKeepFindsByMarkerAndAuthor(t *testing.T) {
-	f := newFake()
-	impostor := f.add(Marker+"\nfake dashboard", "mallory", "open")
-	res, err := sweepOf(f, f.self).Run(context.Background())
+	srv, f := newFake()
+	impostor := add(srv, Marker+"\nfake dashboard", "mallory", "open")
+	res, err := sweepOf(f, f.User()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := Keep(context.Background(), f, res.Listed, f.self, "one "+Marker)
-	if err != nil || k.Action != "created" || k.Number == impostor || len(f.created) != 1 {
-		t.Fatalf("first keep: %+v %v, created %v", k, err, f.created)
+	k, err := Keep(context.Background(), f, res.Listed, f.User(), "one "+Marker)
+	if err != nil || k.Action != "created" || k.Number == impostor || written(srv, "CreateIssue") != 1 {
+		t.Fatalf("first keep: %+v %v, writes %v", k, err, srv.Writes())
 	}
-	res, _ = sweepOf(f, f.self).Run(context.Background())
-	k2, err := Keep(context.Background(), f, res.Listed, f.self, "two "+Marker)
-	if err != nil || k2.Action != "edited" || k2.Number != k.Number || len(f.created) != 1 || f.issues[impostor-1].Body != Marker+"\nfake dashboard" {
-		t.Fatalf("second keep: %+v %v, created %v, edits %v", k2, err, f.created, f.edits)
+	res, _ = sweepOf(f, f.User()).Run(context.Background())
+	k2, err := Keep(context.Background(), f, res.Listed, f.User(), "two "+Marker)
+	if err != nil || k2.Action != "edited" || k2.Number != k.Number || written(srv, "CreateIssue") != 1 || srv.Issue(impostor).Body != Marker+"\nfake dashboard" {
+		t.Fatalf("second keep: %+v %v, writes %v", k2, err, srv.Writes())
 	}
-	res, _ = sweepOf(f, f.self).Run(context.Background())
-	before := len(f.edits)
-	k3, err := Keep(context.Background(), f, res.Listed, f.self, "two "+Marker)
-	if err != nil || k3.Action != "unchanged" || len(f.edits) != before {
+	res, _ = sweepOf(f, f.User()).Run(context.Background())
+	before := written(srv, "EditIssue")
+	k3, err := Keep(context.Background(), f, res.Listed, f.User(), "two "+Marker)
+	if err != nil || k3.Action != "unchanged" || written(srv, "EditIssue") != before {
 		t.Fatalf("third keep: %+v %v", k3, err)
 	}
 }
@@ -324,20 +278,20 @@ func TestKeepFindsByMarkerAndAuthor(t *testing.T) {
 // TestKeepReopensAClosedDashboard: a dashboard a person closed is found
 // among the closed issues, reopened and edited, not opened again.
 func TestKeepReopensAClosedDashboard(t *testing.T) {
-	f := newFake()
-	n := f.add(Marker+"\nold", "guard-bot", "closed")
-	k, err := Keep(context.Background(), f, nil, f.self, "new "+Marker)
-	if err != nil || k.Action != "reopened" || k.Number != n || f.issues[n-1].State != "open" || len(f.created) != 0 {
-		t.Fatalf("%+v %v, issue %+v", k, err, f.issues[n-1])
+	srv, f := newFake()
+	n := add(srv, Marker+"\nold", "guard-bot", "closed")
+	k, err := Keep(context.Background(), f, nil, f.User(), "new "+Marker)
+	if err != nil || k.Action != "reopened" || k.Number != n || srv.Issue(n).State != "open" || written(srv, "CreateIssue") != 0 {
+		t.Fatalf("%+v %v, issue %+v", k, err, srv.Issue(n))
 	}
 }
 
 // TestSweepSkipsTheDashboard: the dashboard issue is never judged as an
 // issue, whatever its body holds.
 func TestSweepSkipsTheDashboard(t *testing.T) {
-	f := newFake()
-	n := f.add(Marker+"\n"+checkpointBody(1, 100, 0), "guard-bot", "open", "cascade::depth-2")
-	imp := f.add(Marker+"\n"+checkpointBody(2, 100, 0), "mallory", "open", "cascade::depth-2")
+	srv, f := newFake()
+	n := add(srv, Marker+"\n"+checkpointBody(1, 100, 0), "guard-bot", "open", "cascade::depth-2")
+	imp := add(srv, Marker+"\n"+checkpointBody(2, 100, 0), "mallory", "open", "cascade::depth-2")
 	res, err := sweepOf(f, "guard-bot").Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -364,16 +318,16 @@ func TestSummaryPlural(t *testing.T) {
 // (the action's dashboard), else summed from the open issues' records,
 // saying that issues closed in the window are not counted.
 func TestSweepShowsTheRepositoryBudget(t *testing.T) {
-	f := newFake()
-	now := time.Date(2026, 5, 16, 13, 0, 0, 0, time.UTC)
+	srv, f := newFake()
+	now := sweepTime
 	for i, grants := range [][]ledgerpkg.Grant{
 		{{Issue: 1, Tokens: 20000, Time: now.Add(-time.Hour).Unix()}},
 		{{Issue: 2, Tokens: 900000, Time: now.Add(-30 * 24 * time.Hour).Unix()}, {Issue: 2, Tokens: 5000, Time: now.Add(-time.Minute).Unix()}},
 	} {
-		n := f.add("", "alice", "open", "cascade::depth-2")
-		f.issues[n-1].Body = checkpointBody(n, 10000, 100)
+		n := add(srv, "", "alice", "open", "cascade::depth-2")
+		setBody(srv, n, checkpointBody(n, 10000, 100))
 		l := ledgerpkg.Record{Issue: n, Baseline: true, Version: 2, CheckpointIssue: n, Phase: "implementation", Total: 10000, Consumed: 100, Remaining: 9900, Writer: "guard-bot", Grants: grants}
-		f.comments[n] = []issues.Comment{{ID: int64(10 + i), Author: "guard-bot", Body: issues.StatusMarker(n) + "\n" + ledgerpkg.Encode(l, nil)}}
+		srv.AddComment(n, issues.Comment{ID: int64(10 + i), Author: "guard-bot", Body: issues.StatusMarker(n) + "\n" + ledgerpkg.Encode(l, nil)})
 	}
 	sw := sweepOf(f, "")
 	sw.Config.RepositoryBudget = 30000

@@ -5,16 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
-
-// Writer is what keeping the dashboard needs of the server (forge.Client).
-type Writer interface {
-	Lister
-	CreateIssue(ctx context.Context, title, body string) (issues.Issue, error)
-	EditIssue(ctx context.Context, number int64, e forge.IssueEdit) (issues.Issue, error)
-}
 
 // MaxClosedPages bounds the search for a dashboard a person closed, among
 // the closed issues (50 a page, newest first; only those its user opened
@@ -54,12 +47,12 @@ func Find(listed []Listed, login string) (issues.Issue, bool) {
 // one login opened with the marker among listed (the sweep's open issues),
 // else a closed one (reopened), else a new issue. It edits in place and
 // never opens a second one while the first can be found.
-func Keep(ctx context.Context, w Writer, listed []Listed, login, body string) (Kept, error) {
+func Keep(ctx context.Context, w port.IssueLister, listed []Listed, login, body string) (Kept, error) {
 	if is, ok := Find(listed, login); ok {
 		if is.Body == body {
 			return Kept{Number: is.Number, Action: "unchanged"}, nil
 		}
-		if _, err := w.EditIssue(ctx, is.Number, forge.IssueEdit{Body: &body}); err != nil {
+		if _, err := w.EditIssue(ctx, is.Number, port.IssueEdit{Body: &body}); err != nil {
 			return Kept{}, fmt.Errorf("edit the dashboard issue #%d: %w", is.Number, err)
 		}
 		return Kept{Number: is.Number, Action: "edited"}, nil
@@ -70,7 +63,7 @@ func Keep(ctx context.Context, w Writer, listed []Listed, login, body string) (K
 	}
 	if closed > 0 {
 		open := "open"
-		if _, err := w.EditIssue(ctx, closed, forge.IssueEdit{Body: &body, State: &open}); err != nil {
+		if _, err := w.EditIssue(ctx, closed, port.IssueEdit{Body: &body, State: &open}); err != nil {
 			return Kept{}, fmt.Errorf("reopen the dashboard issue #%d: %w", closed, err)
 		}
 		return Kept{Number: closed, Action: "reopened"}, nil
@@ -84,8 +77,8 @@ func Keep(ctx context.Context, w Writer, listed []Listed, login, body string) (K
 
 // findClosed looks for a dashboard a person closed, within MaxClosedPages
 // pages of closed issues; 0 when none.
-func findClosed(ctx context.Context, w Writer, login string) (int64, error) {
-	q := forge.IssueQuery{State: "closed", CreatedBy: login}
+func findClosed(ctx context.Context, w port.IssueLister, login string) (int64, error) {
+	q := port.IssueQuery{State: "closed", CreatedBy: login}
 	if login == issues.ActionsUser {
 		q.CreatedBy = "" // not a user Gitea filters by: it answers 404
 	}

@@ -14,18 +14,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
-
-// Lister lists a repository's issues a page at a time (forge.Client).
-type Lister interface {
-	ListIssues(ctx context.Context, q forge.IssueQuery) (forge.IssuePage, error)
-}
 
 // MaxPages bounds the pages of open issues a sweep reads (50 issues a
 // page): 100,000 open issues.
@@ -43,7 +38,7 @@ type Sweep struct {
 	// Reader reads each governed issue (the repository's reader).
 	Reader *live.Reader
 	// Lister lists the open issues.
-	Lister Lister
+	Lister port.IssueLister
 	// Config is the configuration the guard judges with (the
 	// repository's file under the flags or inputs).
 	Config issues.Config
@@ -60,7 +55,7 @@ type Sweep struct {
 	Progress func(done, total int)
 	// Workflows, when not nil, lists the repository's workflows: a
 	// disabled guard workflow is reported.
-	Workflows WorkflowLister
+	Workflows port.WorkflowReader
 	// Grants is the repository's grant list, when known (the runner hands
 	// it to the action's dashboard run): the repository budget is read
 	// from it, else summed from the open issues' records.
@@ -225,7 +220,7 @@ func (s *Sweep) list(ctx context.Context, res *Result) ([]issues.Issue, error) {
 		if p > MaxPages {
 			return nil, s.Reader.Where.Error("list the open issues", fmt.Errorf("more than %d pages of open issues", MaxPages))
 		}
-		page, err := s.Lister.ListIssues(ctx, forge.IssueQuery{State: "open", Page: p})
+		page, err := s.Lister.ListIssues(ctx, port.IssueQuery{State: "open", Page: p})
 		if err != nil {
 			return nil, s.Reader.Where.Error(fmt.Sprintf("list the open issues (page %d)", p), err)
 		}

@@ -4,16 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
-
-// WorkflowLister lists the repository's workflows and reads a file of its
-// default branch (forge.Client).
-type WorkflowLister interface {
-	Workflows(ctx context.Context) ([]forge.Workflow, error)
-	File(ctx context.Context, path string, max int64) ([]byte, error)
-}
 
 // maxWorkflowBytes bounds the read of a disabled workflow's file.
 const maxWorkflowBytes = 256 << 10

@@ -19,6 +19,4 @@
 //
 // It makes no request and reads no clock or environment: the shell
 // (package cli) reads the issue, passes the time, and writes the results.
-// It imports issues, checkpoint, prune, agentcomment, ledger, guard,
-// finding and markdown, and never forge, action, cli or anything that does I/O.
 package exitprotocol

@@ -102,6 +102,9 @@ type Options struct {
 	HistoryTail int
 	// MaxBytes caps the checkpoint block (64 KiB).
 	MaxBytes int
+	// Hint is the read hint the body gets (guard.HintAt of what the
+	// report read, docs/ledger.md#the-read-hint); zero keeps the body's.
+	Hint time.Time
 }
 
 // maxEntryAction bounds the history entry's action, in characters: the
@@ -127,7 +130,7 @@ func Apply(issue int64, body string, live []string, r Report, o Options) (*Outco
 	if err != nil {
 		return nil, err
 	}
-	out.Body = parsed.Block().Replace(text)
+	out.Body = checkpoint.RewriteHint(body, parsed.Block().Replace(text), o.Hint, o.MaxBytes)
 	got, err := readBack(issue, out, r, tailLimit(limit, next))
 	if err != nil {
 		return nil, err

@@ -2,6 +2,4 @@
 // which rule found it. Text and JSON output come from the same struct.
 // Nearest finds the known name closest to a mistyped one, for the "did you
 // mean" hints of messages.
-//
-// It imports nothing of the project's; everything else may import it.
 package finding

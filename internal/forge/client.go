@@ -17,6 +17,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
@@ -57,7 +58,8 @@ type Client struct {
 	held     *heldSecrets  // what no request it sends may carry
 }
 
-var _ issues.Forge = (*Client)(nil)
+// Client implements every role of the port.
+var _ port.Forge = (*Client)(nil)
 
 // Option configures New.
 type Option func(*config)

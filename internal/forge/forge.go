@@ -189,10 +189,10 @@ const (
 	// then halving, find it among 2^20 pages (52 million entries) in at
 	// most 40 requests; a timeline longer than that is an error.
 	maxEndProbes = 40
-	// maxTailPages is the page budget of the read backwards from the last
+	// MaxTailPages is the page budget of the read backwards from the last
 	// page: up to 4 pages (200 entries) are read, fewer when the last n
 	// comments turn up earlier.
-	maxTailPages = 4
+	MaxTailPages = 4
 )
 
 // timeline reads pages of one issue's timeline, each at most once.
@@ -269,7 +269,7 @@ func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 // (see lastPage): the requests grow with the logarithm of their number.
 //
 // From the last page it reads backwards, page by page, until it holds n
-// comments or reached the first entry, within a budget of maxTailPages
+// comments or reached the first entry, within a budget of MaxTailPages
 // pages. When the budget runs out first, it returns what it found with
 // Truncated set: fewer than n comments, the newest ones. Start is the
 // offset of the first entry read (a multiple of 50); the entries from
@@ -325,7 +325,7 @@ func (t *timeline) endPage(ctx context.Context, issue issues.Issue, n int) (int,
 }
 
 // readBack reads the timeline backwards from page last until it holds n
-// comments or reached the first entry, within maxTailPages pages not read
+// comments or reached the first entry, within MaxTailPages pages not read
 // before (see RecentComments).
 func (t *timeline) readBack(ctx context.Context, last, n int) (issues.CommentPage, error) {
 	var tail tailEntries
@@ -336,7 +336,7 @@ func (t *timeline) readBack(ctx context.Context, last, n int) (issues.CommentPag
 			break
 		}
 		if _, cached := t.pages[page]; !cached {
-			if read == maxTailPages {
+			if read == MaxTailPages {
 				break
 			}
 			read++

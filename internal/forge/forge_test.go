@@ -36,8 +36,10 @@ type fixture struct {
 	sdk         *gitea.Client
 }
 
+// newFixture starts a parallel test on a repository of its own.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	t.Parallel()
 	srv := giteatest.Require(t)
 	owner, repo := srv.NewRepo(t)
 	fc, err := forge.New(srv.URL, srv.AdminToken, owner, repo)

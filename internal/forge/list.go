@@ -10,35 +10,8 @@ import (
 
 	issuespkg "github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/jsoncap"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
-
-// IssueQuery selects a page of a repository's issues (pull requests are
-// never listed).
-type IssueQuery struct {
-	// State is "open" (the default), "closed" or "all".
-	State string
-	// CreatedBy, when set, lists only the issues this login opened. Gitea
-	// answers 404 for a login that is not a user's (the Actions user).
-	CreatedBy string
-	// Page is the page to read, from 1, of PageSize issues each, newest
-	// first (Gitea sorts the list by creation, newest first).
-	Page int
-}
-
-// IssuePage is one page of a repository's issues.
-type IssuePage struct {
-	// Issues are the page's issues, newest first, each as Issue reads it:
-	// a body over issues.MaxBodyBytes is not kept (Issue.BodyTooLarge).
-	Issues []issuespkg.Issue
-	// Authors are the logins that opened them, by number ("" when the
-	// answer was cut before it said).
-	Authors map[int64]string
-	// Total is the number of issues the query selects, as the server
-	// counts them (X-Total-Count), or -1 when it did not say.
-	Total int
-	// Last says this is the last page.
-	Last bool
-}
 
 // ListIssues reads one page of the repository's issues: one request (GET
 // /repos/{owner}/{repo}/issues?state=...&type=issues&page=N&limit=50).
@@ -48,7 +21,7 @@ type IssuePage struct {
 // the cut and reads the rest again in smaller pages, and an issue too large
 // for a page of its own on its own (Issue): a bounded number of requests a
 // page, within MaxSplitRequests for the client.
-func (c *Client) ListIssues(ctx context.Context, q IssueQuery) (IssuePage, error) {
+func (c *Client) ListIssues(ctx context.Context, q port.IssueQuery) (port.IssuePage, error) {
 	if q.Page < 1 {
 		q.Page = 1
 	}
@@ -59,10 +32,10 @@ func (c *Client) ListIssues(ctx context.Context, q IssueQuery) (IssuePage, error
 	authors := map[int64]string{}
 	issues, total, n, err := c.issueRows(ctx, q, offset, PageSize, authors)
 	if err != nil {
-		return IssuePage{}, err
+		return port.IssuePage{}, err
 	}
 	last := n < PageSize || (total >= 0 && offset+PageSize >= total)
-	return IssuePage{Issues: issues, Authors: authors, Total: total, Last: last}, nil
+	return port.IssuePage{Issues: issues, Authors: authors, Total: total, Last: last}, nil
 }
 
 // listedIssue is an issue as a list holds it, with its author.
@@ -77,7 +50,7 @@ type listedIssue struct {
 // a multiple of limit), and says how many rows the server answered. An
 // answer cut at the cap keeps the issues read whole, reads the one it was
 // cut in alone, and the rest in the largest aligned pages after it.
-func (c *Client) issueRows(ctx context.Context, q IssueQuery, offset, limit int, authors map[int64]string) (issues []issuespkg.Issue, total, rows int, err error) {
+func (c *Client) issueRows(ctx context.Context, q port.IssueQuery, offset, limit int, authors map[int64]string) (issues []issuespkg.Issue, total, rows int, err error) {
 	v := url.Values{"state": {q.State}, "type": {"issues"}, "page": {strconv.Itoa(offset/limit + 1)}, "limit": {strconv.Itoa(limit)}}
 	if q.CreatedBy != "" {
 		v.Set("created_by", q.CreatedBy)
@@ -154,7 +127,7 @@ func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (
 // restOfWindow reads the rows of the window [offset, offset+limit) after the
 // first rows, which an answer cut at the cap held, in smaller aligned pages,
 // and says how many rows the server answered for them.
-func (c *Client) restOfWindow(ctx context.Context, q IssueQuery, offset, limit, rows int, shown string, authors map[int64]string) (issues []issuespkg.Issue, n int, err error) {
+func (c *Client) restOfWindow(ctx context.Context, q port.IssueQuery, offset, limit, rows int, shown string, authors map[int64]string) (issues []issuespkg.Issue, n int, err error) {
 	if rows == 0 && limit == 1 {
 		return nil, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
 	}
@@ -181,15 +154,6 @@ func (c *Client) restOfWindow(ctx context.Context, q IssueQuery, offset, limit, 
 	return issues, n, nil
 }
 
-// IssueEdit is a change to an issue's title, body or state; nil leaves a
-// field as it is.
-type IssueEdit struct {
-	Title *string `json:"title,omitempty"`
-	Body  *string `json:"body,omitempty"`
-	// State is "open" or "closed".
-	State *string `json:"state,omitempty"`
-}
-
 // CreateIssue opens an issue with title and body: one request.
 func (c *Client) CreateIssue(ctx context.Context, title, body string) (issuespkg.Issue, error) {
 	in := struct {
@@ -206,7 +170,7 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string) (issuespkg
 // EditIssue changes an issue's title, body or state: one request. It is
 // last-write-wins (no content_version): the guard uses it only on the
 // issues it alone writes (the dashboard).
-func (c *Client) EditIssue(ctx context.Context, number int64, e IssueEdit) (issuespkg.Issue, error) {
+func (c *Client) EditIssue(ctx context.Context, number int64, e port.IssueEdit) (issuespkg.Issue, error) {
 	var a apiIssue
 	if err := c.do(ctx, http.MethodPatch, c.issuePath(number), e, &a); err != nil {
 		return issuespkg.Issue{}, err

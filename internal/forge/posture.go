@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
-	"strconv"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
@@ -46,7 +45,7 @@ type apiUser struct {
 // not, the fact is left unread with hint (how to give an owner's token).
 // The settings file's facts (budget-admins, ledger-public-key) are the
 // caller's.
-func (c *Client) PostureFacts(ctx context.Context, admin *Client, branch, hint string) (posture.Facts, error) {
+func (c *Client) PostureFacts(ctx context.Context, admin port.PostureAdmin, branch, hint string) (posture.Facts, error) {
 	if admin == nil {
 		admin = c
 	}
@@ -66,10 +65,11 @@ func (c *Client) PostureFacts(ctx context.Context, admin *Client, branch, hint s
 
 // postureRead is one read of a posture.
 type postureRead struct {
-	c, admin *Client
-	f        *posture.Facts
-	hint     string
-	admins   map[string]bool // site admins seen in the lists
+	c      *Client
+	admin  port.PostureAdmin
+	f      *posture.Facts
+	hint   string
+	admins map[string]bool // site admins seen in the lists
 }
 
 // refused says a read was refused for want of rights: the fact is then
@@ -83,19 +83,28 @@ func (p *postureRead) unread(fact, what string) {
 	p.f.Unread[fact] = what + " needs the repository owner's token (" + p.hint + ")"
 }
 
+// learn notes the site admins among members, and returns their logins.
+func (p *postureRead) learn(members []port.Member) []string {
+	out := make([]string, 0, len(members))
+	for _, m := range members {
+		out = append(out, m.Login)
+		if m.SiteAdmin {
+			p.admins[m.Login] = true
+		}
+	}
+	return out
+}
+
 // users reads a paged list of users at path (path has no query).
-func (p *postureRead) users(ctx context.Context, c *Client, path string) ([]string, error) {
-	var out []string
+func (c *Client) users(ctx context.Context, path string) ([]port.Member, error) {
+	var out []port.Member
 	for page := 1; page <= maxPages; page++ {
 		var us []apiUser
 		if err := c.do(ctx, http.MethodGet, fmt.Sprintf("%s?limit=%d&page=%d", path, PageSize, page), nil, &us); err != nil {
 			return nil, err
 		}
 		for _, u := range us {
-			out = append(out, u.Login)
-			if u.IsAdmin {
-				p.admins[u.Login] = true
-			}
+			out = append(out, port.Member{Login: u.Login, SiteAdmin: u.IsAdmin})
 		}
 		if len(us) < PageSize {
 			return out, nil
@@ -122,7 +131,7 @@ func (p *postureRead) teams(ctx context.Context) error {
 		for u, m := range t.UnitsMap {
 			team.Units[u] = posture.ParseMode(m)
 		}
-		members, err := p.users(ctx, p.admin, "/teams/"+strconv.FormatInt(t.ID, 10)+"/members")
+		members, err := p.admin.TeamMembers(ctx, t.ID)
 		if refused(err) {
 			p.unread(posture.FactAccounts, "reading the members of team "+t.Name)
 			continue
@@ -130,7 +139,7 @@ func (p *postureRead) teams(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		team.Members = members
+		team.Members = p.learn(members)
 		p.f.Teams = append(p.f.Teams, team)
 	}
 	return nil
@@ -139,15 +148,12 @@ func (p *postureRead) teams(ctx context.Context) error {
 // collaborators reads the collaborators and the mode of each (Gitea gives
 // a collaborator its one mode on every unit).
 func (p *postureRead) collaborators(ctx context.Context) error {
-	logins, err := p.users(ctx, p.c, p.c.repoPath()+"/collaborators")
+	members, err := p.c.users(ctx, p.c.repoPath()+"/collaborators")
 	if err != nil {
 		return err
 	}
-	for _, login := range logins {
-		var perm struct {
-			Permission string `json:"permission"`
-		}
-		err := p.admin.do(ctx, http.MethodGet, p.c.repoPath()+"/collaborators/"+url.PathEscape(login)+"/permission", nil, &perm)
+	for _, login := range p.learn(members) {
+		perm, err := p.admin.Permission(ctx, login)
 		if refused(err) {
 			p.unread(posture.FactAccounts, "reading a collaborator's permission")
 			return nil
@@ -155,7 +161,7 @@ func (p *postureRead) collaborators(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		p.f.Collaborators = append(p.f.Collaborators, posture.Collaborator{Login: login, Permission: posture.ParseMode(perm.Permission)})
+		p.f.Collaborators = append(p.f.Collaborators, posture.Collaborator{Login: login, Permission: posture.ParseMode(perm)})
 	}
 	return nil
 }
@@ -194,17 +200,12 @@ func (p *postureRead) workflows(ctx context.Context) error {
 // (anyone who reads the code sees them), then the push settings of its
 // rule (the owner only).
 func (p *postureRead) branch(ctx context.Context) error {
-	var b struct {
-		Protected         bool     `json:"protected"`
-		EnableStatusCheck bool     `json:"enable_status_check"`
-		Contexts          []string `json:"status_check_contexts"`
-		Rule              string   `json:"effective_branch_protection_name"`
-	}
-	if err := p.admin.do(ctx, http.MethodGet, p.c.repoPath()+"/branches/"+url.PathEscape(p.f.DefaultBranch), nil, &b); err != nil {
+	b, err := p.admin.Branch(ctx, p.f.DefaultBranch)
+	if err != nil {
 		return err
 	}
 	pr := &p.f.Branch
-	pr.Protected, pr.StatusCheck, pr.Contexts = b.Protected, b.EnableStatusCheck, b.Contexts
+	pr.Protected, pr.StatusCheck, pr.Contexts = b.Protected, b.StatusCheck, b.Contexts
 	if !b.Protected {
 		return nil
 	}
@@ -212,21 +213,15 @@ func (p *postureRead) branch(ctx context.Context) error {
 		p.unread(posture.FactPush, "reading the branch protection's push settings")
 		return nil
 	}
-	var rule struct {
-		EnablePush          bool     `json:"enable_push"`
-		EnablePushWhitelist bool     `json:"enable_push_whitelist"`
-		PushUsers           []string `json:"push_whitelist_usernames"`
-		PushTeams           []string `json:"push_whitelist_teams"`
-	}
-	err := p.admin.do(ctx, http.MethodGet, p.c.repoPath()+"/branch_protections/"+url.PathEscape(b.Rule), nil, &rule)
-	if refused(err) {
+	rule, found, err := p.admin.BranchRuleNamed(ctx, b.Rule)
+	if refused(err) || err == nil && !found {
 		p.unread(posture.FactPush, "reading the branch protection's push settings")
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	pr.PushKnown, pr.Push, pr.PushWhitelist, pr.PushUsers, pr.PushTeams = true, rule.EnablePush, rule.EnablePushWhitelist, rule.PushUsers, rule.PushTeams
+	pr.PushKnown, pr.Push, pr.PushWhitelist, pr.PushUsers, pr.PushTeams = true, rule.Push, rule.PushWhitelist, rule.PushUsers, rule.PushTeams
 	return nil
 }
 

@@ -9,18 +9,12 @@ import (
 	"strconv"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
 // This file holds the writes `gns-guard init` makes to build the
 // recommended posture: the agents' team of an organisation, and the
 // default branch's protection with the guard's check required.
-
-// Team is an organisation's team.
-type Team struct {
-	ID    int64
-	Name  string
-	Units map[string]string // unit key → mode (units_map)
-}
 
 // OwnerIsOrg says the repository's owner is an organisation: one GET.
 func (c *Client) OwnerIsOrg(ctx context.Context) (bool, error) {
@@ -32,15 +26,15 @@ func (c *Client) OwnerIsOrg(ctx context.Context) (bool, error) {
 }
 
 // OrgTeams lists the teams of the repository's organisation.
-func (c *Client) OrgTeams(ctx context.Context) ([]Team, error) {
-	var out []Team
+func (c *Client) OrgTeams(ctx context.Context) ([]port.Team, error) {
+	var out []port.Team
 	for page := 1; page <= maxPages; page++ {
 		var ts []apiTeam
 		if err := c.do(ctx, http.MethodGet, fmt.Sprintf("/orgs/%s/teams?limit=%d&page=%d", url.PathEscape(c.owner), PageSize, page), nil, &ts); err != nil {
 			return nil, err
 		}
 		for _, t := range ts {
-			out = append(out, Team{ID: t.ID, Name: t.Name, Units: t.UnitsMap})
+			out = append(out, port.Team{ID: t.ID, Name: t.Name, Units: t.UnitsMap})
 		}
 		if len(ts) < PageSize {
 			return out, nil
@@ -51,13 +45,13 @@ func (c *Client) OrgTeams(ctx context.Context) ([]Team, error) {
 
 // CreateTeam creates a team of the organisation with a mode on each unit,
 // for the repositories it is given (not all): one POST.
-func (c *Client) CreateTeam(ctx context.Context, name, description string, units map[string]string) (Team, error) {
+func (c *Client) CreateTeam(ctx context.Context, name, description string, units map[string]string) (port.Team, error) {
 	var t apiTeam
 	in := map[string]any{"name": name, "description": description, "includes_all_repositories": false, "units_map": units}
 	if err := c.do(ctx, http.MethodPost, "/orgs/"+url.PathEscape(c.owner)+"/teams", in, &t); err != nil {
-		return Team{}, err
+		return port.Team{}, err
 	}
-	return Team{ID: t.ID, Name: t.Name, Units: t.UnitsMap}, nil
+	return port.Team{ID: t.ID, Name: t.Name, Units: t.UnitsMap}, nil
 }
 
 func teamPath(id int64) string { return "/teams/" + strconv.FormatInt(id, 10) }
@@ -76,10 +70,10 @@ func (c *Client) AddTeamRepo(ctx context.Context, id int64) error {
 	return c.do(ctx, http.MethodPut, teamPath(id)+"/repos/"+url.PathEscape(c.owner)+"/"+url.PathEscape(c.repo), nil, nil)
 }
 
-// TeamMembers lists the team's members.
-func (c *Client) TeamMembers(ctx context.Context, id int64) ([]string, error) {
-	p := &postureRead{admins: map[string]bool{}}
-	return p.users(ctx, c, teamPath(id)+"/members")
+// TeamMembers lists the team's members, 50 a request (a repository
+// admin's token).
+func (c *Client) TeamMembers(ctx context.Context, id int64) ([]port.Member, error) {
+	return c.users(ctx, teamPath(id)+"/members")
 }
 
 // AddTeamMember adds login to the team: one PUT.
@@ -87,37 +81,49 @@ func (c *Client) AddTeamMember(ctx context.Context, id int64, login string) erro
 	return c.do(ctx, http.MethodPut, teamPath(id)+"/members/"+url.PathEscape(login), nil, nil)
 }
 
-// BranchRule is a branch protection rule, as far as the guard sets it.
-type BranchRule struct {
-	Name        string
-	Push        bool // pushing is allowed (to everyone with Code write, or a list)
-	StatusCheck bool
-	Contexts    []string
-}
-
 type apiRule struct {
-	RuleName    string   `json:"rule_name"`
-	EnablePush  bool     `json:"enable_push"`
-	StatusCheck bool     `json:"enable_status_check"`
-	Contexts    []string `json:"status_check_contexts"`
+	RuleName      string   `json:"rule_name"`
+	EnablePush    bool     `json:"enable_push"`
+	StatusCheck   bool     `json:"enable_status_check"`
+	Contexts      []string `json:"status_check_contexts"`
+	PushWhitelist bool     `json:"enable_push_whitelist"`
+	PushUsers     []string `json:"push_whitelist_usernames"`
+	PushTeams     []string `json:"push_whitelist_teams"`
 }
 
 // BranchRuleNamed reads the protection rule name, and false when there is
 // none: one GET (a repository admin's token).
-func (c *Client) BranchRuleNamed(ctx context.Context, name string) (BranchRule, bool, error) {
+func (c *Client) BranchRuleNamed(ctx context.Context, name string) (port.BranchRule, bool, error) {
 	var r apiRule
 	err := c.do(ctx, http.MethodGet, c.repoPath()+"/branch_protections/"+url.PathEscape(name), nil, &r)
 	if errors.Is(err, issues.ErrNotFound) {
-		return BranchRule{}, false, nil
+		return port.BranchRule{}, false, nil
 	}
 	if err != nil {
-		return BranchRule{}, false, err
+		return port.BranchRule{}, false, err
 	}
-	return BranchRule{Name: r.RuleName, Push: r.EnablePush, StatusCheck: r.StatusCheck, Contexts: r.Contexts}, true, nil
+	return port.BranchRule{Name: r.RuleName, Push: r.EnablePush, StatusCheck: r.StatusCheck, Contexts: r.Contexts,
+		PushWhitelist: r.PushWhitelist, PushUsers: r.PushUsers, PushTeams: r.PushTeams}, true, nil
 }
 
-// ProtectBranch creates the rule: one POST.
-func (c *Client) ProtectBranch(ctx context.Context, r BranchRule) error {
+// Branch reads the branch's protection as the branch shows it: one GET
+// (anyone who reads the code may).
+func (c *Client) Branch(ctx context.Context, name string) (port.Branch, error) {
+	var b struct {
+		Protected         bool     `json:"protected"`
+		EnableStatusCheck bool     `json:"enable_status_check"`
+		Contexts          []string `json:"status_check_contexts"`
+		Rule              string   `json:"effective_branch_protection_name"`
+	}
+	if err := c.do(ctx, http.MethodGet, c.repoPath()+"/branches/"+url.PathEscape(name), nil, &b); err != nil {
+		return port.Branch{}, err
+	}
+	return port.Branch{Protected: b.Protected, StatusCheck: b.EnableStatusCheck, Contexts: b.Contexts, Rule: b.Rule}, nil
+}
+
+// ProtectBranch creates the rule (its Name, Push, StatusCheck and
+// Contexts): one POST.
+func (c *Client) ProtectBranch(ctx context.Context, r port.BranchRule) error {
 	in := map[string]any{"rule_name": r.Name, "enable_push": r.Push, "enable_status_check": r.StatusCheck, "status_check_contexts": r.Contexts}
 	return c.do(ctx, http.MethodPost, c.repoPath()+"/branch_protections", in, nil)
 }

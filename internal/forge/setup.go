@@ -12,6 +12,7 @@ import (
 	"code.gitea.io/sdk/gitea"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
 // This file holds the requests that set a repository up for the guard
@@ -19,31 +20,17 @@ import (
 // on a branch, one commit of several files, and the pull request that
 // proposes them.
 
-// Repository is what setting a repository up needs to know of it.
-type Repository struct {
-	// FullName is OWNER/NAME; HTMLURL the repository's page.
-	FullName, HTMLURL string
-	// DefaultBranch is the branch the guard reads its configuration from
-	// and pull requests go into.
-	DefaultBranch string
-	// Empty is a repository with no commit yet; Archived one that takes no
-	// writes.
-	Empty, Archived bool
-	// CanPush says the token may push to it (write access).
-	CanPush bool
-}
-
 // Repository reads the repository: one GET.
-func (c *Client) Repository(ctx context.Context) (Repository, error) {
+func (c *Client) Repository(ctx context.Context) (port.Repository, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return Repository{}, err
+		return port.Repository{}, err
 	}
 	r, resp, err := sc.GetRepo(c.owner, c.repo)
 	if err := c.sdkError(ctx, http.MethodGet, c.repoPath(), resp, err); err != nil {
-		return Repository{}, err
+		return port.Repository{}, err
 	}
-	out := Repository{
+	out := port.Repository{
 		FullName:      r.FullName,
 		HTMLURL:       r.HTMLURL,
 		DefaultBranch: r.DefaultBranch,
@@ -56,24 +43,16 @@ func (c *Client) Repository(ctx context.Context) (Repository, error) {
 	return out, nil
 }
 
-// RepoLabel is a label of the repository.
-type RepoLabel struct {
-	ID          int64
-	Name        string
-	Color       string // six hex digits, no '#'
-	Description string
-}
-
 // Labels lists the repository's labels, 50 a request.
-func (c *Client) Labels(ctx context.Context) ([]RepoLabel, error) {
+func (c *Client) Labels(ctx context.Context) ([]port.RepoLabel, error) {
 	labels, err := c.repoLabels(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RepoLabel, 0, len(labels))
+	out := make([]port.RepoLabel, 0, len(labels))
 	for _, l := range labels {
 		if l != nil {
-			out = append(out, RepoLabel{ID: l.ID, Name: l.Name, Color: strings.TrimPrefix(l.Color, "#"), Description: l.Description})
+			out = append(out, port.RepoLabel{ID: l.ID, Name: l.Name, Color: strings.TrimPrefix(l.Color, "#"), Description: l.Description})
 		}
 	}
 	return out, nil
@@ -82,10 +61,10 @@ func (c *Client) Labels(ctx context.Context) ([]RepoLabel, error) {
 // CreateLabel creates a repository label from spec (a spec without a
 // color gets DefaultLabelColor): one POST. Gitea does not keep label names
 // unique; the caller looks for the name first.
-func (c *Client) CreateLabel(ctx context.Context, spec issues.LabelSpec) (RepoLabel, error) {
+func (c *Client) CreateLabel(ctx context.Context, spec issues.LabelSpec) (port.RepoLabel, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return RepoLabel{}, err
+		return port.RepoLabel{}, err
 	}
 	color := strings.TrimPrefix(spec.Color, "#")
 	if color == "" {
@@ -97,52 +76,44 @@ func (c *Client) CreateLabel(ctx context.Context, spec issues.LabelSpec) (RepoLa
 		Description: spec.Description,
 	})
 	if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/labels", resp, err); err != nil {
-		return RepoLabel{}, fmt.Errorf("creating label %q: %w", spec.Name, err)
+		return port.RepoLabel{}, fmt.Errorf("creating label %q: %w", spec.Name, err)
 	}
-	return RepoLabel{ID: l.ID, Name: l.Name, Color: strings.TrimPrefix(l.Color, "#"), Description: l.Description}, nil
-}
-
-// RepoFile is a file of a branch, as the contents API gives it.
-type RepoFile struct {
-	Path    string
-	Content []byte
-	// SHA is the blob's id, which updating the file names.
-	SHA string
+	return port.RepoLabel{ID: l.ID, Name: l.Name, Color: strings.TrimPrefix(l.Color, "#"), Description: l.Description}, nil
 }
 
 // FileAt reads the file at path on ref (a branch, tag or commit; "" is the
 // default branch) through the contents API: one GET. A missing file (or
 // branch) is an error wrapping issues.ErrNotFound; a file over max bytes,
 // one wrapping issues.ErrTooLarge; a directory is an error naming it.
-func (c *Client) FileAt(ctx context.Context, ref, path string, max int64) (RepoFile, error) {
+func (c *Client) FileAt(ctx context.Context, ref, path string, max int64) (port.RepoFile, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return RepoFile{}, err
+		return port.RepoFile{}, err
 	}
 	shown := c.repoPath() + "/contents/" + path
 	cr, resp, err := sc.GetContents(c.owner, c.repo, ref, path)
 	if err := c.sdkError(ctx, http.MethodGet, shown, resp, err); err != nil {
-		return RepoFile{}, err
+		return port.RepoFile{}, err
 	}
 	if cr.Type != "file" {
-		return RepoFile{}, fmt.Errorf("%s on %s is a %s, not a file", path, refName(ref), cr.Type)
+		return port.RepoFile{}, fmt.Errorf("%s on %s is a %s, not a file", path, refName(ref), cr.Type)
 	}
 	if cr.Size > max {
-		return RepoFile{}, fmt.Errorf("%s on %s is over %d bytes: %w", path, refName(ref), max, issues.ErrTooLarge)
+		return port.RepoFile{}, fmt.Errorf("%s on %s is over %d bytes: %w", path, refName(ref), max, issues.ErrTooLarge)
 	}
 	var data []byte
 	if cr.Content != nil {
 		if cr.Encoding != nil && *cr.Encoding != "base64" {
-			return RepoFile{}, fmt.Errorf("GET /api/v1%s: content encoded as %q, want base64", shown, *cr.Encoding)
+			return port.RepoFile{}, fmt.Errorf("GET /api/v1%s: content encoded as %q, want base64", shown, *cr.Encoding)
 		}
 		if data, err = base64.StdEncoding.DecodeString(*cr.Content); err != nil {
-			return RepoFile{}, fmt.Errorf("GET /api/v1%s: decoding the content: %w", shown, err)
+			return port.RepoFile{}, fmt.Errorf("GET /api/v1%s: decoding the content: %w", shown, err)
 		}
 	}
 	if int64(len(data)) != cr.Size {
-		return RepoFile{}, fmt.Errorf("GET /api/v1%s: the answer holds %d of the file's %d bytes", shown, len(data), cr.Size)
+		return port.RepoFile{}, fmt.Errorf("GET /api/v1%s: the answer holds %d of the file's %d bytes", shown, len(data), cr.Size)
 	}
-	return RepoFile{Path: cr.Path, Content: data, SHA: cr.SHA}, nil
+	return port.RepoFile{Path: cr.Path, Content: data, SHA: cr.SHA}, nil
 }
 
 func refName(ref string) string {
@@ -166,30 +137,10 @@ func (c *Client) BranchExists(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
-// FileChange is one file a Commit writes: created when SHA is empty,
-// otherwise updated from the blob SHA names (the server refuses the update
-// when the file changed since).
-type FileChange struct {
-	Path    string
-	Content []byte
-	SHA     string
-}
-
-// Commit is one commit of several files.
-type Commit struct {
-	// Branch is the branch the commit goes onto ("": the default branch).
-	Branch string
-	// NewBranch, when set, is a branch created from Branch for the
-	// commit; Branch is left as it is.
-	NewBranch string
-	Message   string
-	Files     []FileChange
-}
-
 // CommitFiles writes the files as one commit (Gitea's change-files
 // request, one POST) and returns the commit's id. Author and committer
 // are the token's user.
-func (c *Client) CommitFiles(ctx context.Context, cm Commit) (string, error) {
+func (c *Client) CommitFiles(ctx context.Context, cm port.Commit) (string, error) {
 	if len(cm.Files) == 0 {
 		return "", errors.New("forge: a commit needs at least one file")
 	}
@@ -220,20 +171,12 @@ func (c *Client) CommitFiles(ctx context.Context, cm Commit) (string, error) {
 	return fr.Commit.SHA, nil
 }
 
-// Pull is a pull request.
-type Pull struct {
-	Number     int64
-	Title      string
-	HTMLURL    string
-	Head, Base string // branch names
-}
-
 // OpenPull finds the open pull request from branch head of this repository
 // into base, 50 open pull requests a request; false when there is none.
-func (c *Client) OpenPull(ctx context.Context, head, base string) (Pull, bool, error) {
+func (c *Client) OpenPull(ctx context.Context, head, base string) (port.Pull, bool, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return Pull{}, false, err
+		return port.Pull{}, false, err
 	}
 	for page := 1; page <= maxPages; page++ {
 		prs, resp, err := sc.ListRepoPullRequests(c.owner, c.repo, gitea.ListPullRequestsOptions{
@@ -241,7 +184,7 @@ func (c *Client) OpenPull(ctx context.Context, head, base string) (Pull, bool, e
 			State:       gitea.StateOpen,
 		})
 		if err := c.sdkError(ctx, http.MethodGet, c.repoPath()+"/pulls", resp, err); err != nil {
-			return Pull{}, false, err
+			return port.Pull{}, false, err
 		}
 		for _, pr := range prs {
 			if pr == nil || pr.Head == nil || pr.Base == nil || pr.Head.Ref != head || pr.Base.Ref != base {
@@ -253,28 +196,28 @@ func (c *Client) OpenPull(ctx context.Context, head, base string) (Pull, bool, e
 			return fromSDKPull(pr), true, nil
 		}
 		if len(prs) < PageSize {
-			return Pull{}, false, nil
+			return port.Pull{}, false, nil
 		}
 	}
-	return Pull{}, false, fmt.Errorf("forge: open pull requests of %s/%s: no end after %d pages", c.owner, c.repo, maxPages)
+	return port.Pull{}, false, fmt.Errorf("forge: open pull requests of %s/%s: no end after %d pages", c.owner, c.repo, maxPages)
 }
 
 // CreatePull opens a pull request from branch head of this repository
 // into base: one POST.
-func (c *Client) CreatePull(ctx context.Context, head, base, title, body string) (Pull, error) {
+func (c *Client) CreatePull(ctx context.Context, head, base, title, body string) (port.Pull, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
-		return Pull{}, err
+		return port.Pull{}, err
 	}
 	pr, resp, err := sc.CreatePullRequest(c.owner, c.repo, gitea.CreatePullRequestOption{Head: head, Base: base, Title: title, Body: body})
 	if err := c.sdkError(ctx, http.MethodPost, c.repoPath()+"/pulls", resp, err); err != nil {
-		return Pull{}, err
+		return port.Pull{}, err
 	}
 	return fromSDKPull(pr), nil
 }
 
-func fromSDKPull(pr *gitea.PullRequest) Pull {
-	p := Pull{Number: pr.Index, Title: pr.Title, HTMLURL: pr.HTMLURL}
+func fromSDKPull(pr *gitea.PullRequest) port.Pull {
+	p := port.Pull{Number: pr.Index, Title: pr.Title, HTMLURL: pr.HTMLURL}
 	if pr.Head != nil {
 		p.Head = pr.Head.Ref
 	}

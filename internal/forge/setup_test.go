@@ -8,6 +8,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
@@ -53,7 +54,7 @@ func TestSetup(t *testing.T) {
 	if _, err := fc.FileAt(ctx, "setup", path, 1<<10); !errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("a file of a missing branch: %v", err)
 	}
-	sha, err := fc.CommitFiles(ctx, forge.Commit{Branch: "main", NewBranch: "setup", Message: "Add two files", Files: []forge.FileChange{
+	sha, err := fc.CommitFiles(ctx, port.Commit{Branch: "main", NewBranch: "setup", Message: "Add two files", Files: []port.FileChange{
 		{Path: path, Content: []byte("history-tail: 3\n")},
 		{Path: ".gitea/ISSUE_TEMPLATE/task.md", Content: []byte("---\nname: t\nabout: a\n---\nbody\n")},
 	}})
@@ -76,20 +77,20 @@ func TestSetup(t *testing.T) {
 	if _, err := fc.FileAt(ctx, "setup", ".gitea", 1<<10); err == nil || errors.Is(err, issues.ErrNotFound) {
 		t.Errorf("a directory: %v", err)
 	}
-	if _, err := fc.CommitFiles(ctx, forge.Commit{Branch: "setup", Message: "Edit", Files: []forge.FileChange{{Path: path, Content: []byte("history-tail: 4\n"), SHA: got.SHA}}}); err != nil {
+	if _, err := fc.CommitFiles(ctx, port.Commit{Branch: "setup", Message: "Edit", Files: []port.FileChange{{Path: path, Content: []byte("history-tail: 4\n"), SHA: got.SHA}}}); err != nil {
 		t.Fatal(err)
 	}
 	if now, err := fc.FileAt(ctx, "setup", path, 1<<10); err != nil || string(now.Content) != "history-tail: 4\n" {
 		t.Errorf("after the update: %q, %v", now.Content, err)
 	}
 	// An update from a stale blob, or a create over a file, is refused.
-	if _, err := fc.CommitFiles(ctx, forge.Commit{Branch: "setup", Files: []forge.FileChange{{Path: path, Content: []byte("x"), SHA: got.SHA}}}); err == nil {
+	if _, err := fc.CommitFiles(ctx, port.Commit{Branch: "setup", Files: []port.FileChange{{Path: path, Content: []byte("x"), SHA: got.SHA}}}); err == nil {
 		t.Error("an update from a stale blob was accepted")
 	}
-	if _, err := fc.CommitFiles(ctx, forge.Commit{Branch: "setup", Files: []forge.FileChange{{Path: path, Content: []byte("x")}}}); err == nil {
+	if _, err := fc.CommitFiles(ctx, port.Commit{Branch: "setup", Files: []port.FileChange{{Path: path, Content: []byte("x")}}}); err == nil {
 		t.Error("a create over an existing file was accepted")
 	}
-	if _, err := fc.CommitFiles(ctx, forge.Commit{Branch: "setup"}); err == nil {
+	if _, err := fc.CommitFiles(ctx, port.Commit{Branch: "setup"}); err == nil {
 		t.Error("an empty commit was accepted")
 	}
 
@@ -139,7 +140,7 @@ func TestSetupReadOnly(t *testing.T) {
 	if err != nil || info.CanPush {
 		t.Errorf("a reader: %+v, %v", info, err)
 	}
-	_, err = rc.CommitFiles(ctx, forge.Commit{Branch: "main", Files: []forge.FileChange{{Path: "a.txt", Content: []byte("a")}}})
+	_, err = rc.CommitFiles(ctx, port.Commit{Branch: "main", Files: []port.FileChange{{Path: "a.txt", Content: []byte("a")}}})
 	if !errors.Is(err, issues.ErrForbidden) {
 		t.Errorf("a reader's commit: %v", err)
 	}

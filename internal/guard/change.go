@@ -3,6 +3,7 @@ package guard
 import (
 	"slices"
 
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
@@ -33,12 +34,16 @@ type Change struct {
 
 // After is the decision input of the next run once ch is made: the same
 // configuration, ledger and timeline, with the body, labels and comments
-// as ch leaves them.
+// as ch leaves them. A body written with a read hint is read through it.
 func (in Input) After(ch Change) Input {
 	issue := in.Issue
+	hint := in.Hint
 	if ch.Body != nil {
 		issue.Body = *ch.Body
 		issue.ContentVersion++
+		if _, ok := checkpoint.Hint(issue.Body, in.Config.MaxCheckpointBytes); ok {
+			hint.Missed = false
+		}
 	}
 	issue.Labels = slices.DeleteFunc(slices.Clone(issue.Labels), func(l issues.Label) bool { return slices.Contains(ch.Remove, l.Name) })
 	for _, name := range ch.Add {
@@ -71,6 +76,7 @@ func (in Input) After(ch Change) Input {
 	issue.Comments = len(recent) + max(0, in.Issue.Comments-len(in.Recent))
 	next.Issue = issue
 	next.Recent = recent
+	next.Hint = hint
 	if ch.Event != nil {
 		next.Event = *ch.Event
 	}

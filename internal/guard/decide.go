@@ -41,6 +41,9 @@ type Input struct {
 	Unreached bool
 	// Anchor is what the run knows of the anchor (docs/ledger.md).
 	Anchor ledger.AnchorState
+	// Hint is what the run knows of the body's read hint
+	// (docs/ledger.md#the-read-hint).
+	Hint Hint
 	// Grants is what the run knows of the repository's grant list
 	// (docs/ledger.md#the-repository-budget).
 	Grants ledger.GrantState
@@ -145,6 +148,7 @@ func Decide(in Input) *Plan {
 	e.fillPlaceholder()
 	if e.parsed.Valid() {
 		e.cp = e.parsed.Checkpoint
+		e.judgeFork()
 	}
 	e.judgeLabels()
 	e.measure()
@@ -282,7 +286,7 @@ func (e *eval) measure() {
 	size := e.taskSize()
 	n.TaskSize = size.Name
 	n.MaxContext = size.MaxContext
-	e.measureContext(e.parsed.Block().Raw())
+	e.measureContext(e.parsed.Block().Text())
 	e.measureSpent()
 }
 

@@ -23,8 +23,4 @@
 //     the rewriting); archives.go: the planned archive against the
 //     comments posted; recovery.go, digest.go: the recovery request and
 //     the completion digest.
-//
-// It imports issues, ledger, checkpoint, prune, agentcomment, tokens,
-// finding and markdown; it must never import status, action, forge, cli or
-// anything that does I/O.
 package guard

@@ -2,6 +2,9 @@ package guard
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/finding"
 
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/prune"
@@ -13,8 +16,8 @@ import (
 // died before recording it is followed: its entries left the body). An
 // accepted entry may move to an archive, never vanish or change.
 func (e *eval) judgeHistory(l *ledger.Record, body []prune.Entry) string {
-	if l.EntriesHash == "" {
-		return "" // a record from before the ledger kept the history
+	if l.EntriesHash == "" || e.plan.ChainForked {
+		return "" // a record from before the ledger kept the history, or a fork (judgeFork)
 	}
 	archivedHash, archived := e.archivedPrefix(l)
 	keep := l.Entries - archived
@@ -62,4 +65,29 @@ func (e *eval) acceptedBeyondLedger(l *ledger.Record, body []prune.Entry) bool {
 		return false
 	}
 	return ledger.HistoryHash(l.ArchivedHash, after[:need]) == l.EntriesHash
+}
+
+// judgeFork notes a fork of the archive chain past the ledger's end: two
+// of the guard's parts continue the history from the same place. Runs
+// that prune at once make one for a moment (each archives, one body write
+// wins, and the loser withdraws its part when it reads again); a run cut
+// short before withdrawing leaves it. Which part holds the entries that
+// left the body cannot be told, so this run neither judges the history
+// against the ledger, nor prunes, nor accepts a new baseline: the shell
+// reads again while it has attempts left (docs/choices.md#pruning).
+func (e *eval) judgeFork() {
+	fork := e.archiveChain().fork
+	if len(fork) == 0 {
+		return
+	}
+	ids := make([]string, len(fork))
+	for i, p := range fork {
+		ids[i] = fmt.Sprintf("comment %d", p.ID)
+	}
+	e.plan.ChainForked = true
+	e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
+		Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint.history_tail",
+		Line: e.blockPos().Line, Col: e.blockPos().Col,
+		Message: fmt.Sprintf("the guard's archives %s continue the history from the same place: a run that lost its body write to another did not withdraw its archive; the guard keeps the state it accepted last and does not prune until one is deleted (gns-guard history shows both; the one whose entries the body lacks stays)", strings.Join(ids, " and ")),
+	})
 }

@@ -22,6 +22,7 @@ func (e *eval) recordLedger() {
 	if !e.mayAccept(after, pending) {
 		e.keepRecord(after, pending)
 	} else {
+		e.planHint(pending)
 		e.acceptState(after, pending)
 	}
 	if len(pending) > 0 {
@@ -58,7 +59,7 @@ func (e *eval) mayAccept(after, pending []string) bool {
 	})
 	_, approvedNow := t.approved[n.PermissionViolation]
 	switch {
-	case e.cp == nil || tampered:
+	case e.cp == nil || tampered || e.plan.ChainForked:
 		return false
 	case slices.Contains(after, n.PermissionViolation) && !approvedNow:
 		return false
@@ -158,7 +159,7 @@ func (e *eval) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
 	if e.plan.Prune != nil && e.cp != nil {
 		return e.acceptedCheckpoint()
 	}
-	if f := e.plan.Fill; f != nil && f.Number > 0 {
+	if e.writesBody() {
 		cv++
 	}
 	return nil, cv, false
@@ -167,7 +168,8 @@ func (e *eval) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
 // acceptedCheckpoint is the checkpoint this run accepts and the body's
 // content version with it: the pruned body's when this run prunes (its
 // write moves the version on by one, and pruned is true), else the body's
-// (one version on when this run sets the placeholder issue number).
+// (one version on when this run sets the placeholder issue number, or
+// writes the read hint).
 func (e *eval) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, pruned bool) {
 	cp, cv = e.cp, e.in.Issue.ContentVersion
 	if pr := e.plan.Prune; pr != nil {
@@ -175,7 +177,7 @@ func (e *eval) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, pruned b
 			return pc, cv + 1, true
 		}
 	}
-	if f := e.plan.Fill; f != nil && f.Number > 0 {
+	if e.writesBody() {
 		cv++
 	}
 	return cp, cv, false

@@ -51,6 +51,7 @@ func (e *eval) fillPlaceholder() {
 	if !ok {
 		return
 	}
+	body = e.withHint(body)
 	e.in.Issue.Body = body
 	e.parsed = checkpoint.Parse(body, checkpoint.Options{
 		Issue:     n,

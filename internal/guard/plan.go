@@ -44,6 +44,9 @@ type Plan struct {
 	// Fill sets the template's placeholder issue number, or nil. With a
 	// prune, the pruned body holds the number already.
 	Fill *Fill
+	// Hint writes the body's read hint alone, or nil: a pruned or filled
+	// body carries it already.
+	Hint *HintWrite
 	// Prune is the pruning to apply (archive first, then the body), or nil.
 	Prune *prune.Result
 	// Digest is a completion digest comment to post, or "".
@@ -92,6 +95,12 @@ type Plan struct {
 	// concurrent run's write dropped): the shell merges them into the list
 	// it reads anew, and writes it.
 	Grants []ledger.Grant
+	// ChainForked says two of the guard's archive parts past the ledger's
+	// end continue the chain differently: concurrent runs each archived
+	// and one lost its body write, so its part is about to be withdrawn.
+	// The record this plan writes cannot count what was archived; the
+	// shell reads the issue again while it has attempts left.
+	ChainForked bool
 	// Numbers are the figures reported in outputs, summary and metrics.
 	Numbers Numbers
 	// Links maps a finding's key path to the web page of what it is about
@@ -215,6 +224,7 @@ const (
 	PostArchive WriteKind = iota
 	PatchBody
 	SetIssue
+	WriteHint
 	AddLabels
 	RemoveLabel
 	Lock
@@ -228,6 +238,7 @@ var writeVerbs = [...]struct{ planned, done string }{
 	PostArchive:  {"post archive", "posted archive"},
 	PatchBody:    {"patch the body", "patched the body"},
 	SetIssue:     {"set checkpoint.issue", "set checkpoint.issue"},
+	WriteHint:    {"write the read hint", "wrote the read hint"},
 	AddLabels:    {"add labels", "added labels"},
 	RemoveLabel:  {"remove label", "removed label"},
 	Lock:         {"lock the issue", "locked the issue"},
@@ -265,6 +276,8 @@ func (p *Plan) Writes() []Write {
 		ws = append(ws, PatchWrite(pr))
 	} else if p.Fill != nil {
 		ws = append(ws, p.Fill.Write())
+	} else if p.Hint != nil {
+		ws = append(ws, p.Hint.Write())
 	}
 	if len(p.AddLabels) > 0 {
 		ws = append(ws, LabelsWrite(p.AddLabels))

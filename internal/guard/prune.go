@@ -28,6 +28,8 @@ func (e *eval) planPrune() {
 	removable := len(cp.Entries()) > e.cfg.HistoryTail || cp.History.Set
 	var why []string
 	switch {
+	case e.plan.ChainForked:
+		return // judgeFork
 	case overBudget:
 		why = append(why, fmt.Sprintf("consumed %d > %s of total %d", cp.Budget.Consumed.Value, percent(e.cfg.PruneThreshold), cp.Budget.Total.Value))
 	case tailTooLong:
@@ -81,6 +83,8 @@ func (e *eval) planPrune() {
 		return
 	}
 	res.Reason = strings.Join(why, "; ")
+	res.Body = e.withHint(res.Body)
+	res.NewBytes = len(res.Body)
 	e.plan.Prune = res
 	// The gate measures what the next agent will load: the pruned checkpoint,
 	// and the metrics record counts that checkpoint's entries.
@@ -96,7 +100,7 @@ func prunedBlock(body string, cfg issues.Config) string {
 	if len(blocks) != 1 {
 		return ""
 	}
-	return blocks[0].Raw()
+	return blocks[0].Text()
 }
 
 // prunedCheckpoint decodes the checkpoint of a pruned body, or nil.
@@ -115,6 +119,9 @@ type archiveHead struct {
 	count int
 	// followed are the parts past the ledger's end the chain went through.
 	followed []prune.Part
+	// fork are the guard's parts that continue the chain differently
+	// where it stopped, if it stopped at a fork.
+	fork []prune.Part
 }
 
 // archiveChainParts are the archive parts the chain follows past the
@@ -148,7 +155,7 @@ func (e *eval) archiveChain() archiveHead {
 			}
 		}
 		before := prune.FromCheckpoint(e.cp.Entries())
-		h.link, h.count, h.followed, _ = prune.Extend(h.link, h.count, parts, ledger.ConfigKeys(e.cfg).ArchiveVerifier(), func(a *prune.Archive) bool {
+		h.link, h.count, h.followed, h.fork = prune.Extend(h.link, h.count, parts, ledger.ConfigKeys(e.cfg).ArchiveVerifier(), func(a *prune.Archive) bool {
 			return prune.StillHeld(before, a) || (e.planned != "" && a.SHA256 == e.planned)
 		})
 	}

@@ -59,7 +59,7 @@ func (e *eval) laterChange(flagged *ledger.Flag) string {
 func (e *eval) stateDigest(cp *checkpoint.Checkpoint) string {
 	if cp == nil {
 		if b := e.parsed.Block(); b != nil {
-			return ledger.Digest([]string{"unreadable", b.Raw()})
+			return ledger.Digest([]string{"unreadable", b.Text()})
 		}
 		return ledger.Digest([]string{"no checkpoint"})
 	}

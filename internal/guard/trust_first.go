@@ -89,7 +89,7 @@ func (e *eval) keptVersion(l *ledger.Record) int {
 		return e.openedVersion()
 	}
 	cv := e.in.Issue.ContentVersion
-	if f := e.plan.Fill; f != nil && f.Number > 0 {
+	if e.writesBody() {
 		cv++
 	}
 	if l.ContentVersion > cv {

@@ -3,11 +3,9 @@
 // that triggered a run (event.go), the guard's configuration and the label
 // names it reads and sets (config.go), the task sizes (tasksize.go), the
 // hidden markers of the guard's own comments (markers.go), how much of a
-// text the guard reads (limits.go), and the Forge interface the Gitea
-// adapter (package forge) implements, with the errors its methods wrap
-// (forge.go).
+// text the guard reads (limits.go), and the errors a client of the server
+// wraps (forge.go; the client's roles are package port's).
 //
 // It holds data and the few pure functions that read it; it decides
-// nothing (package guard does). It imports only tokens, and must never
-// import guard, action, forge, cli or anything that does I/O.
+// nothing (package guard does).
 package issues

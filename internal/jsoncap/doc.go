@@ -8,6 +8,4 @@
 // access chose (an issue body, a comment); the guard needs their metadata
 // and, of each text, at most the limit. Gitea writes <, > and & as
 // \u003c, \u003e and \u0026 in its JSON: a text of n bytes can take 6n.
-//
-// It imports nothing of the project's.
 package jsoncap

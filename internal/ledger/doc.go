@@ -8,7 +8,5 @@
 //
 // It encodes, decodes and verifies; it judges nothing: whether a record
 // is trusted against the live issue, and what the next record holds, is
-// package guard's decision. It is pure and imports only issues, prune and
-// burn; it must never import guard, action, forge, cli or anything that
-// does I/O.
+// package guard's decision. It is pure.
 package ledger

@@ -9,24 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
-
-// AnchorStore reads and writes the repository variables that hold the
-// issues' anchors: the admin token's client (only the repository's owner
-// may read or write Actions variables).
-type AnchorStore interface {
-	Variable(ctx context.Context, name string) (string, bool, error)
-	SetVariable(ctx context.Context, name, value string, exists bool) error
-}
-
-// sinceReader is a forge that reads the comments updated since a time in
-// one request (the real client; the reader's fakes need not).
-type sinceReader interface {
-	CommentsSince(ctx context.Context, number int64, since time.Time) ([]issues.Comment, error)
-}
 
 // Anchors say where the reader finds the issues' anchors.
 type Anchors struct {
@@ -35,9 +23,10 @@ type Anchors struct {
 	// when there is none), read when the run's job was picked up. It costs
 	// no request.
 	Handed string
-	// Store reads anchors the runner did not hand over, and writes them
-	// (nil: admin-token is not set).
-	Store AnchorStore
+	// Store reads anchors the runner did not hand over, and writes them:
+	// the admin token's client, as only the repository's owner may read
+	// or write Actions variables (nil: admin-token is not set).
+	Store port.Variables
 }
 
 // handed is issue n's anchor as the runner handed it over ("" when it
@@ -73,87 +62,149 @@ func (r *Reader) anchorState(ctx context.Context, n int64) (ledger.AnchorState, 
 	return st, "", nil
 }
 
-// follow reads the issue's comments the constant-cost way its anchor
-// points to: the comments updated since the anchor's time, in one
-// request, which must hold the status comment and the last comments the
-// anchor names (a comment deleted since, or a pointer that does not hold,
-// sends the caller to the timeline). It also gives up when the governance
-// labels moved since the record: who moved them is on the timeline.
+// follow reads the issue's comments the constant-cost way, in one
+// request for the comments updated since a time, instead of the timeline:
+// the time the issue's anchor points to when it has one, else the time
+// the body's read hint names (docs/ledger.md#the-read-hint). Either read
+// must prove from its answer that it holds the status comment and the last
+// window comments; else, or when the governance labels moved since the
+// record (who moved them is on the timeline), the caller reads the
+// timeline.
 func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
-	ar := r.anchored(ctx, s, window)
-	if ar == nil {
+	if p, ok := r.anchorPointer(s, window); ok {
+		return r.readSince(ctx, s, p) == sinceFollowed
+	}
+	if s.Issue.IsPull {
 		return false
 	}
-	a, status := ar.anchor, ar.status
-	var first int64
-	if len(a.Tail) > 0 {
-		first = a.Tail[0]
+	p, ok, err := r.hintPointer(ctx, s, window)
+	if err != nil || !ok {
+		s.hintMissed = err == nil
+		return false
 	}
-	// Older comments edited since are left out, as a timeline read leaves
-	// them: they are not among what an agent loads, nor what the guard
-	// judges (its status comment aside).
-	var recent []issues.Comment
-	for _, c := range ar.comments {
-		if c.ID >= first {
-			recent = append(recent, c)
-		}
+	switch r.readSince(ctx, s, p) {
+	case sinceFollowed:
+		s.hinted = true
+		return true
+	case sinceUnproven:
+		s.hintMissed = true
+	}
+	return false
+}
+
+// pointer is where a read of the comments updated since a time starts,
+// and how it proves what its answer holds: the last comments (a tail of
+// the issue, oldest first), older ones it judges too, the status comment
+// among the answer, and whether the last comments are all of them. ok
+// false sends the reader to the timeline.
+type pointer struct {
+	since time.Time
+	prove func(answer []issues.Comment) (recent, older []issues.Comment, status *issues.Comment, all, ok bool)
+}
+
+// sinceOutcome is what a read through a pointer came to.
+type sinceOutcome int
+
+const (
+	sinceFollowed sinceOutcome = iota // the read holds what the timeline's tail would
+	sinceUnproven                     // the answer did not prove it (or there was none)
+	sinceMoved                        // proven, but the record does not verify or the labels moved
+)
+
+// readSince reads the comments updated since p's time, in one request, and
+// takes them for the snapshot when p proves them and the record they hold
+// says the governance labels have not moved.
+func (r *Reader) readSince(ctx context.Context, s *Snapshot, p pointer) sinceOutcome {
+	n := s.Issue.Number
+	answer, err := r.Forge.CommentsSince(ctx, n, p.since)
+	if err != nil {
+		return sinceUnproven // the timeline's read reports what is wrong
+	}
+	recent, older, status, all, ok := p.prove(answer)
+	if !ok {
+		return sinceUnproven
+	}
+	l, _ := ledger.Read(status, n, r.Keys)
+	if l == nil || guard.LabelsMoved(l, s.Issue, issues.DefaultConfig()) {
+		return sinceMoved
 	}
 	s.Recent = issues.CommentPage{Comments: recent}
-	s.Older, s.Labels = nil, nil
-	if status.ID < first {
-		s.Older = []issues.Comment{status}
+	s.Older, s.Labels = older, nil
+	if in := func(c issues.Comment) bool { return c.ID == status.ID }; !slices.ContainsFunc(recent, in) && !slices.ContainsFunc(older, in) {
+		s.Older = append(s.Older, *status)
 	}
-	s.Status = &status
+	s.Status = status
 	if s.Guard == "" {
 		s.Guard = status.Author
 	}
-	s.All, s.followed = a.First, true
-	return true
+	s.All, s.followed = all, true
+	return sinceFollowed
 }
 
-// anchorRead is what following an anchor read: the anchor, the comments
-// updated since its time, and the status comment among them.
-type anchorRead struct {
-	anchor   *ledger.Anchor
-	comments []issues.Comment
-	status   issues.Comment
-}
-
-// anchored reads the comments updated since the issue's anchor. It returns
-// nil, for the caller to read the timeline, unless the anchor verifies and
-// names at least window comments (or the first), everything it names is
-// among them, the status comment is the guard's, and the governance labels
-// have not moved since its ledger record.
-func (r *Reader) anchored(ctx context.Context, s *Snapshot, window int) *anchorRead {
-	n := s.Issue.Number
-	sr, ok := r.Forge.(sinceReader)
-	if !ok || !s.Anchor.Known || s.Anchor.Text == "" {
-		return nil
+// anchorPointer is the pointer of the issue's anchor, when it has one that
+// verifies and names at least window comments (or the first): its answer
+// must hold the status comment the anchor names, the guard's, and every
+// comment it names. Older comments edited since are left out, as a
+// timeline read leaves them: they are not among what an agent loads, nor
+// what the guard judges (its status comment aside).
+func (r *Reader) anchorPointer(s *Snapshot, window int) (pointer, bool) {
+	if !s.Anchor.Known || s.Anchor.Text == "" {
+		return pointer{}, false
 	}
-	a, _ := ledger.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, n, r.Keys)
+	a, _ := ledger.ReadAnchor(s.Anchor.Text, s.Issue.RepoID, s.Issue.Number, r.Keys)
 	if a == nil || (len(a.Tail) < window && !a.First) {
-		return nil
+		return pointer{}, false
 	}
-	comments, err := sr.CommentsSince(ctx, n, time.Unix(a.Since, 0))
-	if err != nil {
-		return nil // the timeline's read reports what is wrong
+	prove := func(answer []issues.Comment) ([]issues.Comment, []issues.Comment, *issues.Comment, bool, bool) {
+		at := func(id int64) int {
+			return slices.IndexFunc(answer, func(c issues.Comment) bool { return c.ID == id })
+		}
+		si := at(a.Status)
+		if si < 0 || (s.Guard != "" && answer[si].Author != s.Guard) {
+			return nil, nil, nil, false, false
+		}
+		for _, id := range a.Tail {
+			if at(id) < 0 {
+				return nil, nil, nil, false, false
+			}
+		}
+		var first int64
+		if len(a.Tail) > 0 {
+			first = a.Tail[0]
+		}
+		var recent []issues.Comment
+		for _, c := range answer {
+			if c.ID >= first {
+				recent = append(recent, c)
+			}
+		}
+		status := answer[si]
+		return recent, nil, &status, a.First, true
 	}
-	at := func(id int64) int {
-		return slices.IndexFunc(comments, func(c issues.Comment) bool { return c.ID == id })
+	return pointer{since: time.Unix(a.Since, 0), prove: prove}, true
+}
+
+// hintPointer is the pointer of the body's read hint, when it has one: its
+// answer must prove itself (guard.ProveHint) and hold the guard's status
+// comment, found as the timeline's read finds it. The guard's login is
+// settled first, as that read settles it.
+func (r *Reader) hintPointer(ctx context.Context, s *Snapshot, window int) (pointer, bool, error) {
+	at, ok := checkpoint.Hint(s.Issue.Body, issues.DefaultConfig().MaxCheckpointBytes)
+	if !ok {
+		return pointer{}, false, nil
 	}
-	si := at(a.Status)
-	if si < 0 || (s.Guard != "" && comments[si].Author != s.Guard) {
-		return nil
-	}
-	for _, id := range a.Tail {
-		if at(id) < 0 {
-			return nil
+	if s.Guard == "" && r.TokenIsGuard && !r.Keys.Any() {
+		if err := r.learnGuard(ctx, s); err != nil {
+			return pointer{}, false, err
 		}
 	}
-	status := comments[si]
-	l, _ := ledger.Read(&status, n, r.Keys)
-	if l == nil || guard.LabelsMoved(l, s.Issue, issues.DefaultConfig()) {
-		return nil
+	prove := func(answer []issues.Comment) ([]issues.Comment, []issues.Comment, *issues.Comment, bool, bool) {
+		recent, older, all, ok := guard.ProveHint(answer, at, s.Issue.CreatedAt, window)
+		found := &Snapshot{Issue: s.Issue, Guard: s.Guard}
+		if !ok || !r.pick(found, answer) {
+			return nil, nil, nil, false, false
+		}
+		return recent, older, found.Status, all, true
 	}
-	return &anchorRead{anchor: a, comments: comments, status: status}
+	return pointer{since: at, prove: prove}, true, nil
 }

@@ -33,6 +33,7 @@ func (s *Snapshot) Input(cfg issues.Config, ev issues.Event, repo string, now ti
 		LabelEvents: s.Labels,
 		Unreached:   s.Unreached,
 		Anchor:      s.Anchor,
+		Hint:        s.Hint(cfg.RecentWindow()),
 	}
 }
 
@@ -190,12 +191,6 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	return r.writers, nil
 }
 
-// editHistory is a forge that reads when an issue body was edited
-// (forge.Client: its edit history, one request).
-type editHistory interface {
-	FirstEditAfter(ctx context.Context, number int64, t time.Time) (time.Time, bool)
-}
-
 // Unjudged says whether the guard has not judged the issue read, for
 // longer than cfg.UnjudgedGrace: a governed or anchored issue with no
 // trusted record (ledger.Unrecorded), or a body ahead of the trusted
@@ -222,8 +217,8 @@ func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg issues.Config, n
 	}
 	now = r.serverNow(now)
 	since := time.Unix(l.Written, 0)
-	if h, ok := r.Forge.(editHistory); ok && now.Sub(since) > cfg.UnjudgedGrace {
-		if at, ok := h.FirstEditAfter(ctx, n, since); ok {
+	if now.Sub(since) > cfg.UnjudgedGrace {
+		if at, ok := r.Forge.FirstEditAfter(ctx, n, since); ok {
 			since = at
 		}
 	}

@@ -8,7 +8,7 @@
 // `recover` and `history` judge exactly as the guard's run would on the
 // same issue with the same configuration.
 //
-// It reads through an issues.Forge (the adapter is injected, as in action
-// mode) and decides nothing a pure function could: decisions are package
-// guard's. It must not import action, cli or forge.
+// It reads through the port's roles (package port; the adapter is
+// injected, as in action mode) and decides nothing a pure function could:
+// decisions are package guard's.
 package live

@@ -13,64 +13,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 )
-
-// fakeForge serves one issue, its comments (50 timeline entries a page,
-// as internal/forge pages them) and a configuration file, and counts the
-// requests. Only the read methods work.
-type fakeForge struct {
-	issues.Forge
-	issue    issues.Issue
-	comments []issues.Comment
-	file     []byte // nil: no configuration file
-	self     string
-	admins   map[string]bool
-	err      error
-	requests []string
-}
-
-func (f *fakeForge) note(what string) error { f.requests = append(f.requests, what); return f.err }
-
-func (f *fakeForge) Issue(context.Context, int64) (issues.Issue, error) {
-	return f.issue, f.note("issue")
-}
-
-func (f *fakeForge) RecentComments(_ context.Context, _ issues.Issue, n int) (issues.CommentPage, error) {
-	start := (max(len(f.comments)-n, 0) / 50) * 50
-	return issues.CommentPage{Comments: f.comments[start:], Start: start}, f.note("timeline")
-}
-
-func (f *fakeForge) CommentsBefore(_ context.Context, _ int64, start int) (issues.CommentPage, error) {
-	end := ((start + 49) / 50) * 50
-	from := max(end-50, 0)
-	return issues.CommentPage{Comments: f.comments[from:min(end, len(f.comments))], Start: from}, f.note("timeline before")
-}
-
-func (f *fakeForge) File(context.Context, string, int64) ([]byte, error) {
-	if err := f.note("file"); err != nil {
-		return nil, err
-	}
-	if f.file == nil {
-		return nil, fmt.Errorf("GET raw: %w", issues.ErrNotFound)
-	}
-	return f.file, nil
-}
-
-func (f *fakeForge) Self(context.Context) (string, error) { return f.self, f.note("self") }
-
-func (f *fakeForge) Writers(context.Context) ([]string, error) {
-	return []string{"alice", f.self, issues.ActionsUser}, f.note("writers")
-}
-
-func (f *fakeForge) IsRepoAdmin(_ context.Context, user string) (bool, error) {
-	if err := f.note("admin " + user); err != nil {
-		return false, err
-	}
-	if f.admins == nil {
-		return false, fmt.Errorf("GET permission: %w", issues.ErrForbidden)
-	}
-	return f.admins[user], nil
-}
 
 const body = "```yaml\ncheckpoint:\n  version: 2\n  issue: 7\n```\n"
 
@@ -84,24 +28,29 @@ func status(id int64, author, writer string, key []byte, stamp *ledger.ConfigSta
 		Body: issues.StatusMarker(7) + "\n## ✅ gns-guard: all clear\n" + ledger.Encode(l, key) + "\n"}
 }
 
-func issueWith(comments ...issues.Comment) *fakeForge {
-	f := &fakeForge{issue: issues.Issue{Number: 7, Body: body}}
+// issueWith is issue 7 with three notes, then comments, and a client of
+// a reader who may not read permissions.
+func issueWith(comments ...issues.Comment) (*fakeforge.Server, *fakeforge.Client) {
+	s := fakeforge.New("o/r")
+	s.AddIssue(issues.Issue{Number: 7, Body: body}, "alice")
 	for i := range 3 {
-		f.comments = append(f.comments, issues.Comment{ID: int64(100 + i), Author: "alice", Body: "a note"})
+		s.AddComment(7, issues.Comment{ID: int64(100 + i), Author: "alice", Body: "a note"})
 	}
-	f.comments = append(f.comments, comments...)
-	return f
+	for _, c := range comments {
+		s.AddComment(7, c)
+	}
+	return s, s.As("reader")
 }
 
 func TestReadCleanPassCostsTwoRequests(t *testing.T) {
-	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
+	_, f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
 	r := &Reader{Forge: f, Guard: issues.ActionsUser}
 	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Status == nil || s.Status.ID != 200 || len(f.requests) != 2 {
-		t.Errorf("status %v after requests %v; want comment 200 after the issue and the timeline", s.Status, f.requests)
+	if s.Status == nil || s.Status.ID != 200 || f.Requests() != 2 {
+		t.Errorf("status %v after %d requests; want comment 200 after the issue and the timeline", s.Status, f.Requests())
 	}
 }
 
@@ -125,7 +74,7 @@ func TestReadFindsTheGuard(t *testing.T) {
 		{"none", nil, nil, "gitea-actions", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := issueWith(tt.comments...)
+			_, f := issueWith(tt.comments...)
 			r := &Reader{Forge: f, Keys: ledger.SecretKeys(tt.key)}
 			s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 			if err != nil {
@@ -145,9 +94,8 @@ func TestReadFindsTheGuard(t *testing.T) {
 // The guard's own personal token never takes its login from a record it
 // cannot verify: it asks the server.
 func TestReadGuardTokenAsksWhoItIs(t *testing.T) {
-	f := issueWith(status(201, "mallory", "mallory", nil, nil))
-	f.self = "guard-bot"
-	r := &Reader{Forge: f, TokenIsGuard: true}
+	srv, _ := issueWith(status(201, "mallory", "mallory", nil, nil))
+	r := &Reader{Forge: srv.As("guard-bot"), TokenIsGuard: true}
 	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -159,9 +107,9 @@ func TestReadGuardTokenAsksWhoItIs(t *testing.T) {
 
 // A status comment buried under a flood of comments is found further back.
 func TestReadSearchesBack(t *testing.T) {
-	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
+	srv, f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, nil))
 	for i := range 120 {
-		f.comments = append(f.comments, issues.Comment{ID: int64(300 + i), Author: "alice", Body: "noise"})
+		srv.AddComment(7, issues.Comment{ID: int64(300 + i), Author: "alice", Body: "noise"})
 	}
 	r := &Reader{Forge: f, Guard: issues.ActionsUser}
 	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
@@ -185,8 +133,8 @@ func TestReadSearchesBack(t *testing.T) {
 func TestConfigStampedByCommit(t *testing.T) {
 	file := []byte("history-tail: 4\nallowed-agents: [lead, reviewer]\n")
 	stamp := &ledger.ConfigStamp{Commit: "c1", Found: true, Values: map[string]string{"history-tail": "4", "allowed-agents": "lead\nreviewer"}}
-	f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, stamp))
-	f.file = file
+	srv, f := issueWith(status(200, "gitea-actions", "gitea-actions", nil, stamp))
+	srv.Files("")[settings.FileName] = file
 	r := &Reader{Forge: f, Guard: issues.ActionsUser}
 	s, err := r.Read(context.Background(), 7, ReadOptions{Window: 7})
 	if err != nil {
@@ -196,13 +144,13 @@ func TestConfigStampedByCommit(t *testing.T) {
 		commit   string
 		requests int
 	}{{"c1", 0}, {"c2", 1}, {"", 1}} {
-		f.requests = nil
+		before := f.Requests()
 		res, st, err := r.Config(context.Background(), s, ConfigOptions{Commit: tt.commit})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(f.requests) != tt.requests || res.Config.HistoryTail != 4 || strings.Join(res.Config.AllowedAgents, ",") != "lead,reviewer" || !st.Equal(&ledger.ConfigStamp{Commit: tt.commit, Found: true, Values: stamp.Values}) {
-			t.Errorf("commit %q: requests %v, history-tail %d, agents %v, stamp %+v", tt.commit, f.requests, res.Config.HistoryTail, res.Config.AllowedAgents, st)
+		if requests := f.Requests() - before; requests != int64(tt.requests) || res.Config.HistoryTail != 4 || strings.Join(res.Config.AllowedAgents, ",") != "lead,reviewer" || !st.Equal(&ledger.ConfigStamp{Commit: tt.commit, Found: true, Values: stamp.Values}) {
+			t.Errorf("commit %q: %d requests, history-tail %d, agents %v, stamp %+v", tt.commit, requests, res.Config.HistoryTail, res.Config.AllowedAgents, st)
 		}
 	}
 	// An input overrides the file.
@@ -243,15 +191,15 @@ func TestPostureStampedByCommit(t *testing.T) {
 // A bad configuration file is a configuration error naming the file, the
 // key and its line; an unreadable server is a failure to run.
 func TestConfigErrors(t *testing.T) {
-	f := issueWith()
-	f.file = []byte("history-tail: 4\nprune-treshold: 0.5\n")
+	srv, f := issueWith()
+	srv.Files("")[settings.FileName] = []byte("history-tail: 4\nprune-treshold: 0.5\n")
 	r := &Reader{Forge: f, Where: Where{Verb: "report", Server: "http://x", Repo: "o/r"}}
 	_, _, err := r.Config(context.Background(), nil, ConfigOptions{})
 	var ue *exitcode.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), ".gitea/gns-guard.yml:2:1: prune-treshold") || !strings.Contains(err.Error(), `"prune-threshold"`) {
 		t.Errorf("error %v", err)
 	}
-	f.err = fmt.Errorf("GET: %w", issues.ErrUnreachable)
+	srv.Inject(fakeforge.Fault{Unreachable: true})
 	_, _, err = r.Config(context.Background(), nil, ConfigOptions{})
 	if exitcode.Code(err) != exitcode.CannotRun || !strings.HasPrefix(err.Error(), "report: could not reach the server http://x to read .gitea/gns-guard.yml") {
 		t.Errorf("error %v (exit %d)", err, exitcode.Code(err))
@@ -307,7 +255,7 @@ func TestMissingIssueOrRepository(t *testing.T) {
 // A question the token may not ask is a no with a note; with no admin
 // client it is a no without asking.
 func TestIsAdmin(t *testing.T) {
-	f := issueWith()
+	_, f := issueWith()
 	r := &Reader{Forge: f, Admin: f}
 	for range 2 {
 		ok, note, err := r.isAdmin(context.Background(), "carol")

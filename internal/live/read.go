@@ -10,16 +10,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
 // Reader reads live issues of one repository.
 type Reader struct {
 	// Forge is the client every read goes through.
-	Forge issues.Forge
+	Forge port.IssueReader
 	// Admin answers whether a user is a repository admin (the admin
-	// token's client, or Forge); nil answers no without asking.
-	Admin issues.Forge
+	// token's client, or Forge's); nil answers no without asking.
+	Admin port.Permissions
 	// Where names the reader in messages.
 	Where Where
 	// Guard is the guard's own login when it is known before reading (the
@@ -50,7 +51,8 @@ type Snapshot struct {
 	Recent issues.CommentPage
 	Files  []string
 	// Status is the guard's sticky status comment (it holds the ledger);
-	// Older the comments read further back to find it; Labels every label
+	// Older the comments read further back to find it (or, through the
+	// read hint, the older ones edited since its time); Labels every label
 	// event of the timeline entries read, oldest first.
 	Status *issues.Comment
 	Older  []issues.Comment
@@ -66,14 +68,39 @@ type Snapshot struct {
 	// about it for the status comment.
 	Anchor ledger.AnchorState
 	Notes  []string
-	// followed says the comments were read the way the anchor points to,
-	// not from the timeline.
-	followed bool
+	// followed says the comments were read the way the anchor or the
+	// body's read hint points to, not from the timeline; hinted that the
+	// hint did. hintMissed says the timeline was read because the body's
+	// hint did not prove the last comments (guard.Hint.Missed).
+	followed, hinted, hintMissed bool
 }
 
-// Followed says the read followed the issue's anchor (two requests
-// whatever the timeline holds) instead of reading the timeline.
+// Drop takes the comments with the given ids out of the snapshot: the run
+// deleted them after the read.
+func (s *Snapshot) Drop(ids []int64) {
+	gone := func(c issues.Comment) bool { return slices.Contains(ids, c.ID) }
+	s.Recent.Comments = slices.DeleteFunc(s.Recent.Comments, gone)
+	s.Older = slices.DeleteFunc(s.Older, gone)
+}
+
+// Followed says the read followed the issue's anchor or the body's read
+// hint (two requests whatever the timeline holds) instead of reading the
+// timeline.
 func (s *Snapshot) Followed() bool { return s.followed }
+
+// Hinted says the read followed the body's read hint.
+func (s *Snapshot) Hinted() bool { return s.followed && s.hinted }
+
+// Hint is what the read knows of the body's read hint: the time a hint
+// written now carries (the window-th newest comment's creation, no later
+// than the status comment's last update), and whether the read missed it.
+func (s *Snapshot) Hint(window int) guard.Hint {
+	tail := s.Recent.Comments
+	if !s.followed {
+		tail = s.Comments() // the timeline's tail, read back in one piece
+	}
+	return guard.Hint{At: guard.HintAt(tail, s.Whole(), s.Issue.CreatedAt, s.Status, window), Missed: s.hintMissed}
+}
 
 // Whole says the read holds every comment of the issue.
 func (s *Snapshot) Whole() bool {
@@ -185,7 +212,7 @@ func (r *Reader) readTimeline(ctx context.Context, s *Snapshot, o ReadOptions) e
 		return r.Where.Error(fmt.Sprintf("read the last comments of issue #%d", number), err)
 	}
 	s.Labels = s.Recent.Labels
-	s.Older, s.Status, s.followed = nil, nil, false
+	s.Older, s.Status, s.followed, s.hinted = nil, nil, false, false
 	pages := MaxStatusPages
 	switch {
 	case o.All:
@@ -201,8 +228,9 @@ func (r *Reader) readTimeline(ctx context.Context, s *Snapshot, o ReadOptions) e
 // window than the first read).
 func (r *Reader) More(ctx context.Context, s *Snapshot, n int) error {
 	if s.followed && len(s.Recent.Comments) < n && !s.All {
-		// The anchor's last comments are fewer than the configuration
-		// asks for: read them from the timeline.
+		// The anchor's or the hint's last comments are fewer than the
+		// configuration asks for: read them from the timeline.
+		s.hintMissed = s.hintMissed || s.hinted
 		return r.readTimeline(ctx, s, ReadOptions{Window: n})
 	}
 	for len(s.Recent.Comments) < n && s.Recent.Start > 0 && len(s.Older) == 0 {

@@ -9,23 +9,20 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// Client is what the meter asks Gitea with an agent's token.
+// Client is what the meter asks Gitea with an agent's token: who it is,
+// what it may do, and the issue it spends on.
 type Client interface {
-	issues.Forge
-	Permission(ctx context.Context, user string) (string, error)
+	port.IssueReader
+	port.Permissions
 }
 
 // Connect makes a client of repository owner/name with token.
 type Connect func(server, token, owner, name string) (Client, error)
-
-func connectForge(server, token, owner, name string) (Client, error) {
-	return forge.New(server, token, owner, name)
-}
 
 // login is a token resolved: its user, whether it may write the
 // repository, and the client that reads with it.

@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 )
 
 const chatBody = `{"model":"gpt-4o","max_tokens":50,"messages":[{"role":"user","content":"hello"}]}`
@@ -133,23 +134,24 @@ func TestUsageUnreadChargesTheWorstCase(t *testing.T) {
 func TestIssueStatesThatGetNoCall(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		edit func(f *fakeGitea)
+		edit func(f *fakeforge.Server)
 		rule string
 	}{
-		{"locked", func(f *fakeGitea) { is := f.issues[7]; is.Locked = true; f.issues[7] = is }, "meter-issue-locked"},
-		{"never judged", func(f *fakeGitea) { f.comments = nil }, "meter-unjudged"},
-		{"budget::exhausted", func(f *fakeGitea) {
-			is := f.issues[7]
-			is.Labels = append(is.Labels, issues.Label{ID: 9, Name: "budget::exhausted"})
-			f.issues[7] = is
+		{"locked", func(f *fakeforge.Server) { f.Change(7, func(is *issues.Issue) { is.Locked = true }) }, "meter-issue-locked"},
+		{"never judged", func(f *fakeforge.Server) { unjudge(f, 7) }, "meter-unjudged"},
+		{"budget::exhausted", func(f *fakeforge.Server) {
+			f.Change(7, func(is *issues.Issue) { is.Labels = append(is.Labels, issues.Label{ID: 9, Name: "budget::exhausted"}) })
 		}, "budget-exhausted"},
-		{"not governed", func(f *fakeGitea) { f.issues[7] = issues.Issue{Number: 7, Body: "no checkpoint"}; f.comments = nil }, "meter-not-governed"},
-		{"tampered", func(f *fakeGitea) {
-			is := f.issues[7]
-			is.Body = strings.Replace(is.Body, "total: 20000", "total: 90000", 1)
-			is.Body = strings.Replace(is.Body, "remaining: 13800", "remaining: 83800", 1)
-			is.ContentVersion = 1
-			f.issues[7] = is
+		{"not governed", func(f *fakeforge.Server) {
+			f.Change(7, func(is *issues.Issue) { is.Body, is.Labels = "no checkpoint", nil })
+			unjudge(f, 7)
+		}, "meter-not-governed"},
+		{"tampered", func(f *fakeforge.Server) {
+			f.Change(7, func(is *issues.Issue) {
+				is.Body = strings.Replace(is.Body, "total: 20000", "total: 90000", 1)
+				is.Body = strings.Replace(is.Body, "remaining: 13800", "remaining: 83800", 1)
+				is.ContentVersion = 1
+			})
 		}, "checkpoint-tampered"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,8 +174,10 @@ func TestIssueStatesThatGetNoCall(t *testing.T) {
 // what is left and warn at 80, 90 and 95 %.
 func TestBudgetRefusalAndWarnings(t *testing.T) {
 	r := newRig(t)
-	r.gitea.issues[7] = issues.Issue{Number: 7, Body: strings.Replace(body(7, 20000, 4500), "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1), Labels: r.gitea.issues[7].Labels}
-	r.gitea.judge(t, 7)
+	r.gitea.Change(7, func(is *issues.Issue) {
+		is.Body = strings.Replace(body(7, 20000, 4500), "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1)
+	})
+	judge(t, r.gitea, 7)
 	r.prov.Output.Store(1000)
 	chat := r.base(7, "openai") + "/chat/completions"
 	call := `{"model":"gpt-4o","max_tokens":1000,"messages":[{"role":"user","content":"hello"}]}`
@@ -240,8 +244,10 @@ func TestReceipt(t *testing.T) {
 // spends after that report is pending like any other spend.
 func TestSpendUnderAReportedInvocationIsPending(t *testing.T) {
 	r := newRig(t)
-	r.gitea.issues[7] = issues.Issue{Number: 7, Body: strings.Replace(body(7, 20000, 4500), "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1), Labels: r.gitea.issues[7].Labels}
-	r.gitea.judge(t, 7)
+	r.gitea.Change(7, func(is *issues.Issue) {
+		is.Body = strings.Replace(body(7, 20000, 4500), "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1)
+	})
+	judge(t, r.gitea, 7)
 	r.prov.Output.Store(1000)
 	reported := r.srv.URL + "/acme/app/issues/7/invocations/inv-20260516-1320-a7/openai/v1/chat/completions"
 	call := `{"model":"gpt-4o","max_tokens":1000,"messages":[{"role":"user","content":"hello"}]}`

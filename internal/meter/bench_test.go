@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/testkit/standin"
 )
 
@@ -20,10 +21,8 @@ const benchCall = `{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"system
 func benchRig(b *testing.B) (*rig, *http.Client) {
 	r := newRig(b)
 	// A budget no benchmark spends: every call is admitted.
-	is := r.gitea.issues[7]
-	is.Body = body(7, 1e12, 1e12-6200)
-	r.gitea.issues[7] = is
-	r.gitea.judge(b, 7)
+	r.gitea.Change(7, func(is *issues.Issue) { is.Body = body(7, 1e12, 1e12-6200) })
+	judge(b, r.gitea, 7)
 	r.m.o.IssueTTL, r.m.issues.ttl = time.Hour, time.Hour
 	r.prov.Unrecorded.Store(true)
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

@@ -40,7 +40,7 @@ type Options struct {
 	// Transport reaches the providers (http.DefaultTransport).
 	Transport http.RoundTripper
 	// Connect makes the client that reads the repository with an agent's
-	// token (forge.New).
+	// token (the shell wires the Gitea adapter).
 	Connect Connect
 }
 
@@ -69,6 +69,9 @@ func New(o Options) (*Meter, error) {
 	if o.Store == nil {
 		return nil, errors.New("meter: no store")
 	}
+	if o.Connect == nil {
+		return nil, errors.New("meter: no Connect: nothing reaches Gitea")
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -86,9 +89,6 @@ func New(o Options) (*Meter, error) {
 	}
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
-	}
-	if o.Connect == nil {
-		o.Connect = connectForge
 	}
 	up := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstrem}
 	for p, u := range o.Upstream {

@@ -5,5 +5,5 @@
 // its protection, the secrets' names, the published public key), a list of
 // checks comes out (judge.go), each saying whether it holds, why, and the
 // logins that break it. It reads nothing itself: `gns-guard doctor` and the
-// action read the facts (package forge) and print the checks.
+// action read the facts (through package port) and print the checks.
 package posture

@@ -8,6 +8,6 @@
 // reordered shows.
 //
 // The package is pure: it makes no request and reads no clock. The caller
-// posts the archive comments first, then writes the body. It imports only
-// checkpoint and markdown; whether to prune is guard's decision.
+// posts the archive comments first, then writes the body; whether to prune
+// is guard's decision.
 package prune

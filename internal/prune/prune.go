@@ -183,6 +183,7 @@ type Result struct {
 // Entries removed are all history entries but the last TailLimit, or the
 // oldest of an over-long history_tail. A checkpoint with nothing to remove
 // is still rewritten (budget and labels): the caller decides when to prune.
+// The body's read hint is kept, once (checkpoint.RewriteHint).
 func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, now time.Time, cfg Config) (*Result, error) {
 	if !r.Valid() {
 		return nil, errors.New("prune: the checkpoint is not valid; a body that cannot be trusted is never rewritten")
@@ -224,7 +225,7 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 	if err != nil {
 		return nil, fmt.Errorf("prune: %w", err)
 	}
-	res.Body = block.Replace(text)
+	res.Body = checkpoint.RewriteHint(body, block.Replace(text), time.Time{}, len(body)+1)
 	res.NewBytes = len(res.Body)
 	res.Grew = res.NewBytes >= res.OldBytes
 	if err := readBack(res, limit, labels); err != nil {

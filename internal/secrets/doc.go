@@ -2,5 +2,4 @@
 // is about to write: as they are, and encoded as a log or a model would
 // encode them (base64, hex, URL escapes). Nothing the guard or a verb
 // writes may carry one (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals).
-// It imports nothing of the project's.
 package secrets

@@ -8,7 +8,5 @@
 // (write.go); and Next, the issue as a run's writes leave it for the next
 // run, which `report` judges its prediction on (next.go).
 //
-// It sits above the decision core: it imports guard (for Decide, the Plan
-// and its writes), ledger, issues, prune, burn, finding, markdown and tokens, and
-// nothing that does I/O; guard never imports it.
+// It sits above the decision core and does no I/O.
 package status

@@ -13,10 +13,11 @@ import (
 // Next is the decision input of the guard's next run once a run that
 // decided p on in has made its writes as the action makes them: a
 // placeholder status comment first on an issue that has none, the archive
-// parts not posted yet, the pruned body, the labels and the lock, the
-// recovery request and the digest unless the guard's last comments hold
-// them, and the status comment last, settled (PlanWrite): in place, or
-// posted anew at the end when it had fallen out of reach. Comments it
+// parts not posted yet, the pruned body (or the body with its read hint),
+// the labels and the lock, the recovery request and the digest unless the
+// guard's last comments hold them, and the status comment last, settled
+// (PlanWrite): in place, or posted anew at the end when it had fallen out
+// of reach. Comments it
 // posts take the ids after the last one known, stamped now. ev is the
 // event of the next run. `report` judges the state an agent leaves with it
 // (exitprotocol.Predict): the runs after the guard's own writes included.
@@ -54,10 +55,13 @@ func Next(in guard.Input, p *guard.Plan, ev issues.Event, now time.Time) guard.I
 	if p.Digest != "" && !guardHas(in, func(c issues.Comment) bool { return strings.TrimSpace(c.Body) == strings.TrimSpace(p.Digest) }) {
 		posted = append(posted, post(p.Digest))
 	}
-	a := Applied{Posted: posted, Pruned: p.Prune != nil, Locked: p.Lock != ""}
+	a := Applied{Posted: posted, Pruned: p.Prune != nil, Hinted: p.Hint != nil, Locked: p.Lock != ""}
 	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: posted, Event: &ev}
-	if p.Prune != nil {
+	switch {
+	case p.Prune != nil:
 		ch.Body = &p.Prune.Body
+	case p.Hint != nil:
+		ch.Body = &p.Hint.Body
 	}
 	if st := PlanWrite(in, p, existing, a, now); st.Do {
 		c := statusAfter(in.Self, st.Body, existing, st.Moved, now)

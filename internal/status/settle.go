@@ -16,8 +16,9 @@ type Applied struct {
 	// Posted are the comments the run posted.
 	Posted []issues.Comment
 	// Pruned says the pruned body was written (in a dry run: would be);
-	// Filled the same of the body with the placeholder issue number set.
-	Pruned, Filled bool
+	// Filled the same of the body with the placeholder issue number set,
+	// Hinted of the body with its read hint.
+	Pruned, Filled, Hinted bool
 	// Locked says the issue is locked once the run is over.
 	Locked bool
 	// Record is the hidden ledger line the status comment carries, and
@@ -76,6 +77,8 @@ func after(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, s
 		ch.Body = &p.Prune.Body
 	case p.Fill != nil && p.Fill.Number > 0 && a.Filled:
 		ch.Body = &p.Fill.Body
+	case p.Hint != nil && a.Hinted:
+		ch.Body = &p.Hint.Body
 	}
 	return in.After(ch)
 }

@@ -13,5 +13,5 @@
 // Invalid UTF-8 is first replaced with U+FFFD using the WHATWG / Python
 // errors="replace" rules, as tiktoken does for bytes decoded that way.
 //
-// It is pure and imports nothing of the project's.
+// It is pure.
 package tokens

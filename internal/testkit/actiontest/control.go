@@ -17,7 +17,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/cli"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
 // InProcess is the world RunInProcess gives action mode besides the step's
@@ -34,7 +34,7 @@ type InProcess struct {
 // ForgeWithTimeout connects as the binary does, with a request timeout of
 // d instead of forge.DefaultTimeout.
 func ForgeWithTimeout(d time.Duration) action.ForgeFunc {
-	return func(apiURL, token, owner, repo string) (issues.Forge, error) {
+	return func(apiURL, token, owner, repo string) (port.Forge, error) {
 		return forge.New(apiURL, token, owner, repo, forge.WithTimeout(d))
 	}
 }
@@ -62,7 +62,7 @@ func (s Step) runInProcess(ctx context.Context, d Delivery, o InProcess) (Result
 		vars[k] = v
 	}
 	if o.NewForge == nil {
-		o.NewForge = func(apiURL, token, owner, repo string) (issues.Forge, error) {
+		o.NewForge = func(apiURL, token, owner, repo string) (port.Forge, error) {
 			return forge.New(apiURL, token, owner, repo)
 		}
 	}

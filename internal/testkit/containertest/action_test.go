@@ -137,9 +137,10 @@ func TestActionThroughRunner(t *testing.T) {
 		wantLine(t, log, "outputs: result=pass pruned=false budget-remaining=13800 depth=1", "a later step reads the guard's outputs")
 		// runs.env reached the container: the Actions token is known as
 		// the Actions user's without asking, so a clean pass costs two
-		// requests, and the run that posts the ledger five (no GET /user;
-		// the configuration file, the status comment and a re-read) and
-		// the posture's own (once per commit; its log line counts them,
+		// requests, and the run that posts the ledger seven (no GET /user;
+		// the configuration file, the status comment posted first and a
+		// re-read, the read hint, the status comment completed) and the
+		// posture's own (once per commit; its log line counts them,
 		// admin-token's apart). The posture warns: main is not protected.
 		if strings.Contains(log, "posted the status comment") {
 			m := regexp.MustCompile(`posture judged for commit \S+: \d+ of 12 check\(s\) do not hold \(read with (\d+) request\(s\), (\d+) of them with admin-token\)`).FindStringSubmatch(log)
@@ -148,7 +149,7 @@ func TestActionThroughRunner(t *testing.T) {
 			}
 			all, _ := strconv.Atoi(m[1])
 			owner, _ := strconv.Atoi(m[2])
-			want := regexp.MustCompile(fmt.Sprintf(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), %d API request\(s\)`, 5+all-owner))
+			want := regexp.MustCompile(fmt.Sprintf(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), %d API request\(s\)`, 7+all-owner))
 			if !want.MatchString(log) {
 				t.Errorf("the clean pass that posts the ledger: the job log has no %s:\n%s", want, log)
 			}

@@ -44,7 +44,7 @@ import (
 
 // recipeVersion changes when the stand-in images change, so that a cached
 // data root made by an older recipe is not reused.
-const recipeVersion = "6"
+const recipeVersion = "7"
 
 const (
 	engineStartTimeout = time.Minute

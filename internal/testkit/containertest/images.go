@@ -549,7 +549,7 @@ func writeBuilder(ctx context.Context, r *rootfs, root, goroot string) error {
 			return fmt.Errorf("the go.mod of %s: %w", mv, err)
 		}
 	}
-	return nil
+	return buildCache(ctx, r, root)
 }
 
 // moduleGraph lists every module@version of the project's module graph.

@@ -12,8 +12,9 @@ import (
 )
 
 // startBudget bounds provisioning the engine: waiting for another process's
-// engine, starting dockerd and importing the stand-ins (seconds each).
-const startBudget = 10 * time.Minute
+// engine, starting dockerd and importing the stand-ins (seconds each, and
+// minutes when the golang stand-in's build cache is made: see buildCache).
+const startBudget = 30 * time.Minute
 
 var shared struct {
 	mu     sync.Mutex

@@ -20,9 +20,11 @@ const dashboardMarker = "<!-- gns-guard:dashboard -->"
 // token, keeps one dashboard issue by the Actions user that lists the
 // open governed issues; a second dispatch edits it.
 func TestDashboardModeOnWorkflowDispatch(t *testing.T) {
-	s, runner := giteatest.RequireRunner(t)
+	t.Parallel()
+	s := giteatest.Require(t)
 	bin := buildGuard(t, t.TempDir())
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin, deadline: time.Now().Add(waitBudget)}
 	gen, err := guardWorkflow(readActionSpec(t), bin, map[string]string{"mode": "dashboard"})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -244,13 +245,14 @@ func (r *repo) jobLog(run giteatest.WorkflowRun) string {
 }
 
 // newGuardRepo creates a repository on the shared server whose workflow
-// runs the guard (see guardWorkflow) with the inputs in with, on the
-// shared runner.
+// runs the guard (see guardWorkflow) with the inputs in with, on a runner
+// of its own.
 func newGuardRepo(t *testing.T, with map[string]string) *repo {
 	t.Helper()
-	s, runner := giteatest.RequireRunner(t)
+	s := giteatest.Require(t)
 	bin := buildGuard(t, t.TempDir())
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin,
 		deadline: time.Now().Add(waitBudget)}
 	wf, err := guardWorkflow(readActionSpec(t), bin, with)
@@ -267,21 +269,50 @@ func (r *repo) setSecret(name, value string) {
 	r.must(http.MethodPut, r.path("/actions/secrets/%s", name), map[string]any{"data": value}, nil)
 }
 
+// built is the binary buildGuard builds once per test process.
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 // buildGuard builds cmd/gns-guard as the action's Dockerfile does (see
-// TestDockerfileBuild) into dir and returns the binary's absolute path.
+// TestDockerfileBuild), once per test process, copies it into dir and
+// returns the copy's absolute path.
 func buildGuard(t *testing.T, dir string) string {
 	t.Helper()
+	built.once.Do(func() {
+		tmp, err := os.MkdirTemp("", "gns-guard-e2e-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		giteatest.AtExit(func() { os.RemoveAll(tmp) })
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		out := filepath.Join(tmp, "gns-guard")
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/gns-guard")
+		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("building gns-guard: %v\n%s", err, b)
+			return
+		}
+		built.path = out
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
 	bin, err := filepath.Abs(filepath.Join(dir, "gns-guard"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/gns-guard")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building gns-guard: %v\n%s", err, out)
+	b, err := os.ReadFile(built.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

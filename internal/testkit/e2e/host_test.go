@@ -24,9 +24,11 @@ import (
 // workflow: no warning about the workflow or its secrets, and `doctor`
 // says the same.
 func TestHostWorkflowEndToEnd(t *testing.T) {
-	s, runner := giteatest.RequireRunner(t)
+	t.Parallel()
+	s := giteatest.Require(t)
 	bin := buildGuard(t, t.TempDir())
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin, deadline: time.Now().Add(initBudget)}
 
 	out := r.gns("init", "--repo", owner+"/"+name, "--server", s.URL, "--token", s.AdminToken, "--runner", "host")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
@@ -37,7 +38,7 @@ func (j *journey) startMeter() *journeyMeter {
 	}
 	key, _ := receipt.NewKey([]byte(strings.Repeat("journey-meter-", 3)))
 	jm := &journeyMeter{prov: standin.Start(t), store: store}
-	m, err := meter.New(meter.Options{Server: j.r.srv.URL, Store: store, Key: key, IssueTTL: time.Millisecond,
+	m, err := meter.New(meter.Options{Server: j.r.srv.URL, Store: store, Key: key, IssueTTL: time.Millisecond, Connect: connectGitea,
 		Upstream: map[metering.Provider]string{metering.OpenAI: jm.prov.URL},
 		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey}})
 	if err != nil {
@@ -107,4 +108,9 @@ func (j *journey) meteredNote() string {
 		j.t.Fatalf("the meter's totals: %v %v", rows, err)
 	}
 	return fmt.Sprintf("%d calls through the meter (%d refused), %d tokens metered", rows[0].Calls, j.meter.refused, rows[0].Tokens)
+}
+
+// connectGitea connects the meter to the real server, as the binary does.
+func connectGitea(server, token, owner, name string) (meter.Client, error) {
+	return forge.New(server, token, owner, name)
 }

@@ -68,6 +68,7 @@ var roles = []string{"orchestrator", "architect", "lead-developer", "code-review
 // the tokens each agent loaded against the whole issue's tokens, the guard
 // runs, failures and prunes, and the wall time of each step.
 func TestJourney(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	j := newJourney(t)
 	j.key = j.r.adopt("--agents", j.agentsFlag())
@@ -155,10 +156,11 @@ type stepRow struct {
 }
 
 func newJourney(t *testing.T) *journey {
-	s, runner := giteatest.RequireRunner(t)
+	s := giteatest.Require(t)
 	dir := t.TempDir()
 	bin := buildGuard(t, dir)
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin, deadline: time.Now().Add(journeyBudget)}
 	counter, err := tokens.New(tokens.CL100kBase)
 	if err != nil {

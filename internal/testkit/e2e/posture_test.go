@@ -69,8 +69,10 @@ func (r *repo) waitRunsOf(what string, match func(giteatest.WorkflowRun) bool, w
 // secret, and the job log, which the collaborator reads over the API,
 // shows them base64-encoded: the runner masks only their raw values.
 func TestBranchWorkflowReadsTheGuardsSecrets(t *testing.T) {
-	s, runner := giteatest.RequireRunner(t)
+	t.Parallel()
+	s := giteatest.Require(t)
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, deadline: time.Now().Add(waitBudget)}
 	const ledgerKey, adminToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "the-owners-token-1f2e3d"
 	r.setSecret("GNS_GUARD_LEDGER_KEY", ledgerKey)
@@ -130,8 +132,10 @@ const guardContext = "gns-guard / guard (pull_request_target)"
 // the guard passes merges; one whose guard run fails does not; one titled
 // [skip ci], which starts no run, does not either.
 func TestForkPullMergeWaitsForTheGuardsCheck(t *testing.T) {
-	s, runner := giteatest.RequireRunner(t)
+	t.Parallel()
+	s := giteatest.Require(t)
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: buildGuard(t, t.TempDir()), deadline: time.Now().Add(3 * time.Minute)}
 	bot := newAccount(t, s, "gnsbot")
 	if err := s.AddCollaborator(context.Background(), owner, name, bot.login, giteatest.PermWrite); err != nil {

@@ -13,7 +13,8 @@ import (
 // comes from the timeline, newer than the guard's ledger, never
 // from the payload. Through the real runner.
 func TestRerunOfAnApprovalRunIsHarmless(t *testing.T) {
-	s0, _ := giteatest.RequireRunner(t)
+	t.Parallel()
+	s0 := giteatest.Require(t)
 	r := newGuardRepo(t, map[string]string{"budget-admins": s0.AdminLogin})
 	std := []label{r.createLabel("cascade::depth-2"), r.createLabel("size::medium"), r.createLabel("phase::implementation")}
 	const n = 1

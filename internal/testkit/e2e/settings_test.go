@@ -66,8 +66,9 @@ type botRepo struct {
 
 func newBotRepo(t *testing.T, settings string) *botRepo {
 	t.Helper()
-	s, runner := giteatest.RequireRunner(t)
+	s := giteatest.Require(t)
 	owner, name := s.NewRepo(t)
+	runner := s.RepoRunner(t, owner, name)
 	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: buildGuard(t, t.TempDir()), deadline: time.Now().Add(6 * time.Minute)}
 	bot := newAccount(t, s, "gnsbot")
 	if err := s.AddCollaborator(context.Background(), owner, name, bot.login, giteatest.PermWrite); err != nil {
@@ -279,6 +280,7 @@ func (b *botRepo) addLabel(n int64, name string) {
 // pull_request_target run ends, a pending status under that run's check,
 // and nothing replaces it: both checks stay pending.)
 func TestGuardsOwnCommentLeavesNoPendingCheck(t *testing.T) {
+	t.Parallel()
 	b := newBotRepo(t, "")
 	b.protect()
 	good := b.pull("docs", "docs/notes.md", "a note\n", "Notes on the API")
@@ -312,6 +314,7 @@ func TestGuardsOwnCommentLeavesNoPendingCheck(t *testing.T) {
 // typo fails its check, naming the file, the key and its line, even with
 // the approver's label, and merges once it is fixed.
 func TestSettingsTypoRefusedAndItsFixMerged(t *testing.T) {
+	t.Parallel()
 	b := newBotRepo(t, "prune-threshold: 0.8\n")
 	const issue = 1
 	b.openIssue(issue, "Rate limits", numbered(t, example(t, "healthy.md"), issue), b.createLabel("cascade::depth-2"), b.createLabel("size::medium"))

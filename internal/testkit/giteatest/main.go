@@ -2,8 +2,10 @@ package giteatest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -40,10 +42,16 @@ func Main(m *testing.M) {
 	os.Exit(Run(m))
 }
 
+// Parallel is how many parallel tests of a package under Main run at once
+// unless -parallel says: its tests mostly wait on the server, so more of
+// them than the CPUs (go test's default) keep the server and the CPUs busy.
+const Parallel = 8
+
 // Run is Main without the exit: it runs the package's tests, stops the
 // shared runner and server, and returns the exit code, for a TestMain that
 // has more to stop afterwards (see internal/testkit/containertest).
 func Run(m *testing.M) int {
+	parallelByDefault(Parallel)
 	shared.mu.Lock()
 	shared.inMain = true
 	shared.mu.Unlock()
@@ -54,6 +62,19 @@ func Run(m *testing.M) int {
 		}
 	}()
 	return m.Run()
+}
+
+// parallelByDefault sets -test.parallel to n unless the command line set
+// it.
+func parallelByDefault(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // atExit are the clean-ups Run makes after the package's tests.

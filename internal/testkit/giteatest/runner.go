@@ -115,6 +115,10 @@ type RunnerOptions struct {
 	// the jobs (GITHUB_SERVER_URL, GITHUB_API_URL), e.g. a proxy in front
 	// of the server. Empty: the server's URL.
 	Instance string
+	// Repo, "owner/name", registers the runner with that repository: it
+	// runs that repository's jobs and no other's (see RepoRunner). Empty:
+	// every repository's.
+	Repo string
 }
 
 // StartRunnerWith is StartRunner with the labels and the Docker engine of
@@ -151,7 +155,12 @@ func (s *Server) StartRunnerWith(ctx context.Context, opts RunnerOptions) (_ *Ru
 	var registration struct {
 		Token string `json:"token"`
 	}
-	if err := s.api(ctx, http.MethodPost, "/admin/actions/runners/registration-token", s.AdminToken, nil, &registration); err != nil {
+	where := "/admin/actions/runners/registration-token"
+	if opts.Repo != "" {
+		owner, name, _ := strings.Cut(opts.Repo, "/")
+		where = repoPath(owner, name) + "/actions/runners/registration-token"
+	}
+	if err := s.api(ctx, http.MethodPost, where, s.AdminToken, nil, &registration); err != nil {
 		return r, fmt.Errorf("giteatest: getting a runner registration token: %w", err)
 	}
 	if registration.Token == "" {
@@ -187,8 +196,9 @@ func (s *Server) StartRunnerWith(ctx context.Context, opts RunnerOptions) (_ *Ru
 
 // runnerConfig adjusts the configuration `generate-config` printed: the
 // registration file, the jobs' work directories and the cache server's
-// files under dir; the labels and Docker engine of opts; one job at a time;
-// quick polling; no cache server (no job here needs actions/cache).
+// files under dir; the labels and Docker engine of opts; one job at a time
+// (the runner's default); quick polling (a new job waits for the next
+// poll); no cache server (no job here needs actions/cache).
 func runnerConfig(generated []byte, dir string, opts RunnerOptions) ([]byte, error) {
 	var cfg map[string]any
 	if err := yaml.Unmarshal(generated, &cfg); err != nil {
@@ -209,8 +219,8 @@ func runnerConfig(generated []byte, dir string, opts RunnerOptions) ([]byte, err
 	run["envs"] = map[string]any{}
 	run["env_file"] = ""
 	run["labels"] = opts.Labels
-	run["fetch_interval"] = "1s"
-	run["fetch_interval_max"] = "2s"
+	run["fetch_interval"] = "250ms"
+	run["fetch_interval_max"] = "500ms"
 	run["log_report_interval"] = "1s"
 	run["log_report_max_latency"] = "500ms"
 	run["state_report_interval"] = "1s"
@@ -401,6 +411,28 @@ func RequireRunnerWith(t testing.TB, opts RunnerOptions) (*Server, *Runner) {
 		t.Fatal("giteatest: the shared runner was already stopped")
 	}
 	return s, r
+}
+
+// RepoRunner starts a runner (host mode, RunnerLabel) registered with
+// owner/name only and stops it when the test ends. Like the shared runner
+// it runs one job at a time, so the repository's jobs run one after the
+// other; other tests' jobs run on their own runners meanwhile. A package
+// that uses repository runners must not start the shared one
+// (RequireRunner), which would run the same jobs besides.
+func (s *Server) RepoRunner(t testing.TB, owner, name string) *Runner {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runnerBuildBudget)
+	defer cancel()
+	r, err := s.StartRunnerWith(ctx, RunnerOptions{Repo: owner + "/" + name})
+	if err != nil {
+		t.Fatalf("the Gitea runner %s for %s/%s is not available: %v", RunnerVersion, owner, name, err)
+	}
+	t.Cleanup(func() {
+		if err := r.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return r
 }
 
 // stopSharedRunner stops the shared runner, if one was started.

@@ -117,7 +117,7 @@ func Start(ctx context.Context) (*Server, error) {
 }
 
 func start(ctx context.Context, bin, modDir string) (_ *Server, err error) {
-	work, err := os.MkdirTemp("", workPrefix+"*")
+	work, err := os.MkdirTemp(workParent(), workPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("giteatest: %w", err)
 	}
@@ -587,10 +587,34 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// ramDisk holds the servers' work directories when it has room (see
+// workParent).
+const ramDisk = "/dev/shm"
+
+// minRAMDisk is the free space ramDisk needs to be used: a container's
+// /dev/shm is often 64 MiB, too small for a server's repositories.
+const minRAMDisk = 2 << 30
+
+// workParent is where servers keep their work directories: the RAM disk
+// when it has room, so that SQLite's commits wait on no disk (with
+// parallel tests, every writer waits on the one who commits), else the
+// temporary directory.
+func workParent() string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(ramDisk, &st); err == nil && st.Bavail*uint64(st.Bsize) >= minRAMDisk && syscall.Access(ramDisk, 2) == nil {
+		return ramDisk
+	}
+	return os.TempDir()
+}
+
 // removeStaleWorkDirs deletes work directories left by test processes that
 // died without stopping their server (their Gitea died with them).
 func removeStaleWorkDirs() {
-	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), workPrefix+"*"))
+	var matches []string
+	for _, parent := range []string{os.TempDir(), ramDisk} {
+		m, _ := filepath.Glob(filepath.Join(parent, workPrefix+"*"))
+		matches = append(matches, m...)
+	}
 	for _, dir := range matches {
 		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
 		if err != nil {

@@ -19,7 +19,7 @@ const module = "github.com/gns-guard/gns-guard/"
 var layers = [][]string{
 	{"internal/exitcode", "internal/finding", "internal/markdown", "internal/tokens", "internal/jsoncap", "internal/version", "internal/flagdoc", "internal/secrets"},
 	{"internal/checkpoint", "internal/agentcomment", "internal/burn", "internal/issues", "internal/posture"},
-	{"internal/prune", "internal/entryload", "internal/receipt"},
+	{"internal/prune", "internal/entryload", "internal/receipt", "internal/port"},
 	{"internal/ledger"},
 	{"internal/guard"},
 	{"internal/status", "internal/settings", "internal/metering"},
@@ -36,6 +36,11 @@ var layers = [][]string{
 // builds on. Above them the shell reads from and writes to Gitea.
 const pureLayers = 7
 
+// wiredIn are the packages only their wirers import: the Gitea adapter is
+// wired in the command line, and every other package reaches the server
+// through the roles of internal/port, so a test hands it the fake.
+var wiredIn = map[string][]string{"internal/forge": {"internal/cli"}}
+
 // io are the imports a pure package must not have.
 var io = []string{"net/http", "net/url", "os/exec", "os/signal", "code.gitea.io/sdk/gitea", "github.com/sethvargo/go-githubactions"}
 
@@ -49,8 +54,9 @@ func layerOf(pkg string) int {
 }
 
 // TestLayers holds every package to its layer: no import runs sideways or
-// up, and the pure layers import nothing that reaches the network, the
-// process or the runner.
+// up, the Gitea adapter is imported where it is wired only, and the pure
+// layers import nothing that reaches the network, the process or the
+// runner.
 func TestLayers(t *testing.T) {
 	root, err := testkit.Root()
 	if err != nil {
@@ -73,6 +79,9 @@ func TestLayers(t *testing.T) {
 			if dep, ok := strings.CutPrefix(imp, module); ok {
 				if l := layerOf(dep); l < 0 || l >= layer {
 					t.Errorf("%s (layer %d) imports %s (layer %d): a package imports only lower layers", pkg, layer, dep, l)
+				}
+				if w, ok := wiredIn[dep]; ok && !slices.Contains(w, pkg) {
+					t.Errorf("%s imports %s, which only %s wires: take the roles of internal/port instead", pkg, dep, strings.Join(w, " and "))
 				}
 			}
 			if layer < pureLayers && slices.Contains(io, imp) {

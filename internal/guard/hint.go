@@ -1,0 +1,140 @@
+package guard
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
+
+// The read hint (docs/ledger.md#the-read-hint) is a time in the body's
+// checkpoint block from which a run reads the issue's comments in one
+// request, without the timeline. Anyone who edits the body can change it:
+// it is trusted for nothing. ProveHint proves from the answer alone that
+// the read holds what the timeline's tail would, or the reader reads the
+// timeline; HintAt is the time an honest writer puts there.
+
+// MaxHintComments bounds the comments a read through the hint may bring:
+// an earlier time only makes the answer larger, and past this the reader
+// reads the timeline instead (and the guard writes a fresh hint).
+const MaxHintComments = 100
+
+// Hint is what a run knows of the body's read hint.
+type Hint struct {
+	// At is the time a hint written by this run carries (HintAt of its
+	// read); zero when not known: the run then writes none, and a body it
+	// rewrites keeps the hint it had.
+	At time.Time
+	// Missed says the read took the timeline because the body's hint did
+	// not prove the last comments: there was none, or its answer was not
+	// complete (not for governance labels that moved, which only the
+	// timeline says who moved). A run that accepts the state then writes
+	// At (HintWrite).
+	Missed bool
+}
+
+// HintAt is the time a read hint carries: the creation of the window-th
+// newest comment of recent (the last comments of the issue, oldest
+// first), or the issue's opening when whole says recent holds every
+// comment and there are fewer; never after the status comment's last
+// update, so that the read finds it. Zero when recent holds too few
+// comments to say.
+func HintAt(recent []issues.Comment, whole bool, opened time.Time, status *issues.Comment, window int) time.Time {
+	cs := byCreation(recent)
+	var at time.Time
+	switch {
+	case len(cs) >= max(window, 1):
+		at = cs[len(cs)-max(window, 1)].CreatedAt
+	case whole:
+		at = opened
+	}
+	if at.IsZero() {
+		return time.Time{}
+	}
+	if status != nil && !status.UpdatedAt.IsZero() && status.UpdatedAt.Before(at) {
+		at = status.UpdatedAt
+	}
+	return at.UTC().Truncate(time.Second)
+}
+
+// ProveHint judges the forge's answer for the comments updated at or after
+// since (whole seconds, as Gitea compares them). Every comment created at
+// or after since is in it, since a comment's update is never before its
+// creation; the timeline orders comments by creation. So the answer holds
+// the issue's last window comments when at least window of them were
+// created at or after since, and every comment when since is at or before
+// the issue's opening (all). It returns those comments (recent) and the
+// older ones edited since (older), each oldest first as the timeline
+// orders them: the run judges both. ok is false when the answer proves
+// neither, or holds more than MaxHintComments.
+func ProveHint(answer []issues.Comment, since, opened time.Time, window int) (recent, older []issues.Comment, all, ok bool) {
+	since = since.Truncate(time.Second)
+	all = !opened.IsZero() && !since.After(opened)
+	for _, c := range byCreation(answer) {
+		if all || (!c.CreatedAt.IsZero() && !c.CreatedAt.Before(since)) {
+			recent = append(recent, c)
+		} else {
+			older = append(older, c)
+		}
+	}
+	ok = (all || len(recent) >= max(window, 1)) && len(answer) <= MaxHintComments
+	return recent, older, all, ok
+}
+
+// byCreation is a copy of cs ordered as the timeline orders comments: by
+// creation, then id.
+func byCreation(cs []issues.Comment) []issues.Comment {
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b issues.Comment) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// HintWrite is the maintenance write of the body's read hint alone:
+// compare-and-swap, like a fill, and never a violation.
+type HintWrite struct {
+	// At is the time written; Body the body with it.
+	At   time.Time
+	Body string
+}
+
+// Write is the plan's write of the hint.
+func (h *HintWrite) Write() Write {
+	return Write{Kind: WriteHint, Detail: fmt.Sprintf(": comments since %s (compare-and-swap)", h.At.UTC().Format(time.RFC3339))}
+}
+
+// withHint gives a body this run writes the read hint it carries: the
+// time this run's read gives, else the hint the body had.
+func (e *eval) withHint(body string) string {
+	return checkpoint.RewriteHint(e.in.Issue.Body, body, e.in.Hint.At, e.cfg.MaxCheckpointBytes)
+}
+
+// planHint plans the write of the read hint alone: when the read had to
+// take the timeline for want of a hint that holds, and this run accepts
+// the state with nothing to fix and no other body write. One request in
+// that run, so that the next clean pass costs two whatever the timeline
+// holds.
+func (e *eval) planHint(pending []string) {
+	h, p := e.in.Hint, e.plan
+	if !h.Missed || h.At.IsZero() || p.Prune != nil || p.Fill != nil || len(p.Violations) > 0 || len(pending) > 0 || e.in.Issue.BodyTooLarge {
+		return
+	}
+	body := checkpoint.WithHint(e.in.Issue.Body, h.At, e.cfg.MaxCheckpointBytes)
+	if body != e.in.Issue.Body {
+		p.Hint = &HintWrite{At: h.At, Body: body}
+	}
+}
+
+// writesBody reports whether this run writes the body but for a prune:
+// its fill, or its read hint. The write moves the content version on.
+func (e *eval) writesBody() bool {
+	f := e.plan.Fill
+	return (f != nil && f.Number > 0) || e.plan.Hint != nil
+}
