@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // Marker starts every agent comment.
@@ -109,13 +111,13 @@ func (p *parser) header(c *Comment) bool {
 	header = strings.TrimRight(header, "\r")
 	m := headerRe.FindStringSubmatch(header)
 	if m == nil {
-		p.add(firstLine, 1, "the header %s does not match `## 🔄 {agent} | phase:{phase} | depth:{depth}` (one space around each |, no spaces inside values, depth a whole number)", quote(header))
+		p.add(firstLine, 1, "the header %s does not match `## 🔄 {agent} | phase:{phase} | depth:{depth}` (one space around each |, no spaces inside values, depth a whole number)", markdown.Quote(header))
 		return false
 	}
 	c.Agent, c.Phase = m[1], m[2]
 	d, err := strconv.ParseInt(m[3], 10, 64)
 	if err != nil {
-		p.add(firstLine, strings.Index(header, "depth:")+7, "depth %s is not a whole number", quote(m[3]))
+		p.add(firstLine, strings.Index(header, "depth:")+7, "depth %s is not a whole number", markdown.Quote(m[3]))
 	}
 	c.Depth = d
 	return true
@@ -160,7 +162,7 @@ func (p *parser) fields(f *Footer, line, col int) {
 	}
 	need(f.Agent != "", "agent", "required, the agent's name")
 	need(f.Invocation != "", "invocation", "required, the invocation id")
-	need(slices.Contains(EventTypes, f.EventType), "event_type", "must be one of "+strings.Join(EventTypes, ", ")+", found "+quote(f.EventType))
+	need(slices.Contains(EventTypes, f.EventType), "event_type", "must be one of "+strings.Join(EventTypes, ", ")+", found "+markdown.Quote(f.EventType))
 	need(f.Phase != "", "phase", "required, the workflow phase")
 	need(f.Depth != nil, "depth", "required, a whole number")
 	need(f.Budget != nil && f.Budget.Before != nil && f.Budget.Consumed != nil && f.Budget.Remaining != nil, "budget", "required: {before, consumed, remaining}, whole numbers")
@@ -177,10 +179,10 @@ func (p *parser) fields(f *Footer, line, col int) {
 // depth.
 func (p *parser) matchHeader(c *Comment, f *Footer, line, col int) {
 	if f.Agent != "" && f.Agent != c.Agent {
-		p.add(line, col, "GNS_EVENT.agent %s differs from the header's agent %s", quote(f.Agent), quote(c.Agent))
+		p.add(line, col, "GNS_EVENT.agent %s differs from the header's agent %s", markdown.Quote(f.Agent), markdown.Quote(c.Agent))
 	}
 	if f.Phase != "" && f.Phase != c.Phase {
-		p.add(line, col, "GNS_EVENT.phase %s differs from the header's phase %s", quote(f.Phase), quote(c.Phase))
+		p.add(line, col, "GNS_EVENT.phase %s differs from the header's phase %s", markdown.Quote(f.Phase), markdown.Quote(c.Phase))
 	}
 	if f.Depth != nil && *f.Depth != c.Depth {
 		p.add(line, col, "GNS_EVENT.depth %d differs from the header's depth %d", *f.Depth, c.Depth)
@@ -193,15 +195,6 @@ func lineCol(s string, off int) (int, int) {
 	line := 1 + strings.Count(s[:off], "\n")
 	start := strings.LastIndex(s[:off], "\n") + 1
 	return line, 1 + utf8.RuneCountInString(s[start:off])
-}
-
-// quote shows untrusted text in a message: quoted, escaped and short.
-func quote(s string) string {
-	r := []rune(s)
-	if len(r) > 60 {
-		return strconv.Quote(string(r[:60])) + "…"
-	}
-	return strconv.Quote(s)
 }
 
 // FilesChangedText renders files_changed for a table: a count, or the number of paths.

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/finding"
 	"gopkg.in/yaml.v3"
+
+	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // ParseTimeout is the time limit a shell gives the parse of a (size-capped)
@@ -395,19 +397,14 @@ func Describe(n *yaml.Node) string {
 	return short(n.Tag) + " " + quote(n.Value)
 }
 
-// quote shows untrusted text in a message: quoted, escaped, and short.
-func quote(s string) string {
-	const most = 48
-	r := []rune(s)
-	if len(r) > most {
-		return strconv.Quote(string(r[:most])) + "…"
-	}
-	return strconv.Quote(s)
-}
-
+// short is quote without its quotes (an ellipsis kept).
 func short(s string) string {
-	q := quote(s)
-	return q[1 : len(q)-1]
+	q, cut := strings.CutSuffix(quote(s), "…")
+	q = q[1 : len(q)-1]
+	if cut {
+		q += "…"
+	}
+	return q
 }
 
 // hint suggests the closest known key, if one is close enough to be a typo.
@@ -417,3 +414,9 @@ func hint(got string, known []string) string {
 	}
 	return fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
 }
+
+// quote shows untrusted text in a message: quoted, escaped, and short.
+func quote(s string) string { return markdown.QuoteN(s, quoteRunes) }
+
+// quoteRunes is how much of a value a message shows.
+const quoteRunes = 48

@@ -311,8 +311,12 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 			return err
 		}
 	}
-	nums, err := guardFigures(ctx, reader, s, cfg, o.repo, env, counter)
+	plan, err := guardFigures(ctx, reader, s, cfg, o.repo, env, counter)
 	if err != nil {
+		return err
+	}
+	nums := plan.Numbers
+	if err := acceptedTask(env, plan, s.Issue.Number); err != nil {
 		return err
 	}
 	number, cp := s.Issue.Number, parsed.Checkpoint
@@ -320,7 +324,7 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	in := entryInput(o, s, parsed, files, skill, budget, counter, nums)
+	in := entryInput(o, s, parsed, files, skill, budget, counter, plan)
 	load, fence, err := assemble(env, o.format, in, counter)
 	var oc *entryload.OverCapError
 	if errors.As(err, &oc) {
@@ -375,17 +379,31 @@ func contextCheckpoint(env Env, s contextIssue, o *contextOptions) (checkpoint.R
 	return parsed, nil
 }
 
-// guardFigures are the guard's own figures of the issue, decided as its
-// run on an edit would.
-func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg issues.Config, repo string, env Env, counter *tokens.Counter) (guard.Numbers, error) {
+// guardFigures is the guard's decision on the issue, decided as its run on
+// an edit would: its figures, and who speaks on the issue.
+func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg issues.Config, repo string, env Env, counter *tokens.Counter) (*guard.Plan, error) {
 	number := s.Issue.Number
 	in := s.Input(cfg, issues.Event{Name: "issues", Action: "edited", Number: number}, repo, env.Now(), counter)
 	in.LabelsUnknown = !s.labelsKnown
 	plan, _, err := reader.Decide(ctx, in)
-	if err != nil {
-		return guard.Numbers{}, err
+	return plan, err
+}
+
+// acceptedTask refuses (exit 1) an issue whose task someone who may not
+// changed since the guard accepted it, when the accepted task cannot be
+// read back from the body's edit history; when it can, the load holds it
+// in place of the body's and standard error says so
+// (docs/ledger.md#the-task).
+func acceptedTask(env Env, plan *guard.Plan, n int64) error {
+	v := plan.Task
+	if v == nil || !v.Changed {
+		return nil
 	}
-	return plan.Numbers, nil
+	if v.Accepted == "" {
+		return &exitcode.ViolationError{Err: fmt.Errorf("context: issue #%d: the task was changed since the guard accepted it, by %s, and the task as accepted is not in the body's edit history (Gitea shows it only on a public repository): an agent must not work from a task the person did not set; an approver restores it, or removes permission::violation to accept the new one", n, v.Who())}
+	}
+	fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: the task was changed since the guard accepted it, by %s: the load holds the task as accepted, read from the body's edit history\n", n, oneLine(v.Who()))
+	return nil
 }
 
 // entryBudget is the cap of the load: the task size's (--size, else the
@@ -410,9 +428,14 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 
 // entryInput is what the load is assembled from: the entry load the guard
 // measures (entryload.Entry: the task, the checkpoint, the last comments
-// that are not the guard's own), and the files and skill, under the budget.
-func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, nums guard.Numbers) entryload.Input {
-	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Text(), Recent: s.Recent.Comments, Guard: s.Guard}, counter)
+// that are not the guard's own and whose authors may speak), and the
+// files and skill, under the budget.
+func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
+	nums := plan.Numbers
+	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Text(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
+	if task, note := plan.EntryTask(); task != "" {
+		in.Task, in.TaskNote = task, note
+	}
 	in.Files, in.Skill, in.FullComments, in.Budget = files, skill, o.fullComments, budget
 	in.Guard = &entryload.GuardFigure{
 		ContextTokens: nums.ContextTokens, EntryTokens: nums.EntryTokens, CheckpointTokens: nums.CheckpointTokens, CommentTokens: nums.CommentTokens,

@@ -236,6 +236,7 @@ func TestContextOnlineFake(t *testing.T) {
 	body := strings.ReplaceAll(sharedFile(t, "body.md"), "issue: 42", "issue: 7")
 	srv := fakeforge.New("org/proj")
 	srv.AddIssue(issues.Issue{Number: 7, Body: body, Labels: []issues.Label{{ID: 1, Name: "size::small"}}}, "alice")
+	srv.Grant("alice", "write")
 	for i := range 120 {
 		srv.AddComment(7, issues.Comment{ID: int64(i + 1), Author: "alice", Body: fmt.Sprintf("note %d", i+1)})
 	}
@@ -254,8 +255,8 @@ func TestContextOnlineFake(t *testing.T) {
 	if strings.Contains(r.stdout, "Comment 117 ") {
 		t.Errorf("loaded more than 3 comments:\n%s", r.stdout)
 	}
-	if f.Requests() != 3 {
-		t.Errorf("%d requests, want 3 (the repository's configuration file, the issue, the timeline's tail)", f.Requests())
+	if f.Requests() != 4 {
+		t.Errorf("%d requests, want 4 (the repository's configuration file, the issue, the timeline's tail, and who can write the issue: the status comment holds no record that says)", f.Requests())
 	}
 
 	for _, tt := range []struct {

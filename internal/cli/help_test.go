@@ -132,7 +132,7 @@ func TestSynopsisFromFlags(t *testing.T) {
 	}
 	for _, c := range []struct{ verb, want string }{
 		{"doctor", "  --repo OWNER/NAME   (required)\n"},
-		{"init", "[--agents LOGINS]"},
+		{"init", "[--agents LOGIN|NAME=LOGIN,...]"},
 		{"init", "[--runner docker|host]"},
 		{"context", "Usage: gns-guard context (--repo OWNER/NAME --issue N | --body FILE) [--cap TOKENS]"},
 		{"context", "  --body FILE   (required without --repo and --issue)\n"},

@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -71,19 +73,41 @@ func workflowFor(runner string) []byte {
 	return workflowTemplate
 }
 
-// initFiles are the files `init` writes for a runner, in the order it
-// lists them.
-func initFiles(runner string) []initFile {
+// initFiles are the files `init` writes for a runner and an agents map
+// (--agents NAME=LOGIN), in the order it lists them.
+func initFiles(runner string, agents map[string][]string) []initFile {
 	what := "the workflow that runs the guard on issue, comment and pull request events"
 	if runner == RunnerHost {
 		what += ", with the gns-guard binary of a runner without Docker"
 	}
 	return []initFile{
 		{WorkflowPath, workflowFor(runner), what},
-		{settings.FileName, configTemplate, "the guard's settings, read from the default branch"},
+		{settings.FileName, configFor(agents), "the guard's settings, read from the default branch"},
 		{IssueTemplatePath, issueTemplate, `the "` + issueTemplateName + `" issue template: a governed task with its checkpoint to fill in`},
 	}
 }
+
+// configFor is the settings file init writes: the template, and the
+// agents map when --agents gives one.
+func configFor(agents map[string][]string) []byte {
+	if len(agents) == 0 {
+		return configTemplate
+	}
+	var b bytes.Buffer
+	b.Write(configTemplate)
+	b.WriteString("\n# The agents and the Gitea accounts that may speak as them: a result\n# comment counts as an agent's only when one of its accounts posted it\n# (gns-guard init --agents NAME=LOGIN wrote this).\nagents:\n")
+	for _, name := range slices.Sorted(maps.Keys(agents)) {
+		key := name
+		if !plainYAML.MatchString(name) {
+			key = strconv.Quote(name)
+		}
+		fmt.Fprintf(&b, "  %s: [%s]\n", key, strings.Join(agents[name], ", "))
+	}
+	return b.Bytes()
+}
+
+// plainYAML is a name YAML reads as the same text unquoted.
+var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
 // InitLabels are the governance labels `init` creates
 // (issues.GovernanceSpecs).
@@ -136,6 +160,8 @@ type initReport struct {
 	// ledger-public-key.
 	secrets   []string
 	publicKey bool
+	// agents is the agents map the settings file gets (--agents).
+	agents map[string][]string
 }
 
 type initFileState struct {
@@ -182,6 +208,10 @@ type initOptions struct {
 	format string
 	agents string
 	runner string
+	// logins are the accounts --agents names, for the team; mapped are
+	// its NAME=LOGIN items, for the agents setting.
+	logins []string
+	mapped map[string][]string
 }
 
 // initFlags declares the flags of `init`.
@@ -193,7 +223,7 @@ func initFlags(fs *flag.FlagSet) options {
 	fs.BoolVar(&o.commit, "commit", false, "write the files straight onto the default branch instead of proposing them in a pull request from "+InitBranch)
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print every write init would make, and make none")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
-	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own), comma-separated `LOGINS`, to put in the organisation team "+AgentsTeam)
+	fs.StringVar(&o.agents, "agents", "", "the agents' accounts (and the guard's own) to put in the organisation team "+AgentsTeam+", comma-separated: `LOGIN|NAME=LOGIN,...`, where NAME=LOGIN also lets LOGIN speak as agent NAME (the agents setting of the file init writes)")
 	fs.StringVar(&o.runner, "runner", RunnerDocker, "the workflow's runner: `docker|host`; docker uses the action's image, host runs the gns-guard binary installed on a runner without Docker (docs/operations.md#the-runner)")
 	return o
 }
@@ -202,7 +232,33 @@ func (o *initOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
 	if o.runner != RunnerDocker && o.runner != RunnerHost {
 		return usageError("init: --runner must be docker or host, not %q", o.runner)
 	}
+	if err := o.settleAgents(); err != nil {
+		return err
+	}
 	return o.settleRepoVerb("init", o.format, pos)
+}
+
+// settleAgents reads --agents: LOGIN items for the team, NAME=LOGIN items
+// for the team and the agents map.
+func (o *initOptions) settleAgents() error {
+	var pairs []string
+	for _, item := range splitList(o.agents) {
+		_, login, ok := strings.Cut(item, "=")
+		if ok {
+			pairs = append(pairs, item)
+		} else {
+			login = item
+		}
+		if login = strings.TrimSpace(login); !slices.Contains(o.logins, login) {
+			o.logins = append(o.logins, login)
+		}
+	}
+	m, err := settings.ParseAgents(pairs)
+	if err != nil {
+		return usageError("init: --agents: %v", err)
+	}
+	o.mapped = m
+	return nil
 }
 
 // runInit sets a repository up for the guard.
@@ -230,7 +286,7 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, o *initOptions) 
 	if err != nil {
 		return nil, err
 	}
-	r.rep.Runner = o.runner
+	r.rep.Runner, r.rep.agents = o.runner, o.mapped
 	missing, err := r.filesOnBase(ctx)
 	if err != nil {
 		return nil, err
@@ -246,7 +302,7 @@ func initRepo(ctx context.Context, sf setupForge, w live.Where, o *initOptions) 
 	if err := r.planLabels(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.planPosture(ctx, splitList(o.agents)); err != nil {
+	if err := r.planPosture(ctx, o.logins); err != nil {
 		return nil, err
 	}
 	r.readDone(ctx)
@@ -307,7 +363,7 @@ func startInit(ctx context.Context, sf setupForge, w live.Where, direct, dry boo
 // writes, and returns the ones it lacks.
 func (r *initRun) filesOnBase(ctx context.Context) ([]initFile, error) {
 	var missing []initFile
-	for _, f := range initFiles(r.rep.Runner) {
+	for _, f := range initFiles(r.rep.Runner, r.rep.agents) {
 		state := ""
 		if !r.info.Empty {
 			var err error
@@ -539,7 +595,7 @@ func fileState(ctx context.Context, sf setupForge, ref string, f initFile) (stri
 func pullBody(rep *initReport) string {
 	var b strings.Builder
 	b.WriteString("Adds [gns-guard](https://github.com/gns-guard/gns-guard), which governs AI-agent workflows kept in issues, as `gns-guard init` wrote it:\n\n")
-	for _, f := range initFiles(rep.Runner) {
+	for _, f := range initFiles(rep.Runner, rep.agents) {
 		for _, s := range rep.Files {
 			if s.Path == f.path && s.Branch == InitBranch {
 				fmt.Fprintf(&b, "- `%s`: %s;\n", f.path, f.what)

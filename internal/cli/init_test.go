@@ -732,3 +732,38 @@ func TestIssueTemplateSizeLimits(t *testing.T) {
 		t.Errorf("check states another limit than the template's %d:\n%s", small.MaxContext, stdout)
 	}
 }
+
+// TestInitAgentsMap: --agents takes LOGIN items (the team) and NAME=LOGIN
+// items (the team, and the agents setting of the file init writes, which
+// loads as the guard reads it); a bad item is a usage error.
+func TestInitAgentsMap(t *testing.T) {
+	o := &initOptions{runner: RunnerDocker, agents: "orchestrator=agent, code-reviewer=rev-bot,guard-bot, tester=agent"}
+	if err := o.settleAgents(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.logins, []string{"agent", "rev-bot", "guard-bot"}) {
+		t.Errorf("team logins %q", o.logins)
+	}
+	want := map[string][]string{"orchestrator": {"agent"}, "code-reviewer": {"rev-bot"}, "tester": {"agent"}}
+	if !maps.EqualFunc(o.mapped, want, slices.Equal) {
+		t.Errorf("agents %v, want %v", o.mapped, want)
+	}
+	l, err := settings.FileLayer(settings.FileName, configFor(o.mapped))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := settings.Resolve(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.EqualFunc(r.Config.Agents, want, slices.Equal) {
+		t.Errorf("the file init writes loads agents %v, want %v:\n%s", r.Config.Agents, want, configFor(o.mapped))
+	}
+	if !bytes.Equal(configFor(nil), configTemplate) {
+		t.Error("without NAME=LOGIN items the file is the template")
+	}
+	bad := &initOptions{agents: "code reviewer=bob"}
+	if err := bad.settleAgents(); exitcode.Code(err) != exitcode.Usage {
+		t.Errorf("a bad item: %v", err)
+	}
+}

@@ -73,7 +73,11 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		if err != nil {
 			return err
 		}
-		res, err := proposeRecovery(ctx, s, cfg, env.Now())
+		plan, _, err := reader.Decide(ctx, s.Input(cfg, issues.Event{Name: "issues", Action: "edited", Number: n}, o.repo, env.Now(), nil))
+		if err != nil {
+			return err
+		}
+		res, err := proposeRecovery(ctx, s, cfg, plan.Authors, env.Now())
 		if err != nil {
 			return err
 		}
@@ -156,8 +160,9 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 }
 
 // proposeRecovery rebuilds the checkpoint of an issue read whole; nil
-// when the checkpoint is valid.
-func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, now time.Time) (*recovery, error) {
+// when the checkpoint is valid. A footer counts only when its author may
+// speak as its agent (authors, as the guard judges the issue).
+func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, authors issues.Authors, now time.Time) (*recovery, error) {
 	n, iss := s.Issue.Number, s.Issue
 	if iss.BodyTooLarge {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, issues.MaxBodyBytes)}
@@ -200,7 +205,7 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, n
 		if c.Author == s.Guard {
 			continue
 		}
-		if ft, ok := exitprotocol.ParseFooter(c.Body); ok {
+		if ft, ok := exitprotocol.ParseFooter(c.Body); ok && authors.SpeaksAs(c.Author, ft.Agent) {
 			events = append(events, exitprotocol.Event{CommentID: c.ID, Author: c.Author, Created: c.CreatedAt, Footer: ft})
 		}
 	}

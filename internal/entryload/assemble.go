@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // maxRounds bounds the re-plans after the exact count of a rendered load
@@ -123,11 +125,14 @@ func (a *assembly) load(text string, total, planned int) *Load {
 	in := a.in
 	l := &Load{
 		Issue: in.Issue, Agent: in.Agent, Budget: in.Budget, Tokens: total, Planned: planned,
-		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Guard: in.Guard, Text: text,
+		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Left: in.Left, Gone: in.Gone, Guard: in.Guard, Text: text,
 		reserve: in.Reserve, counter: in.Counter,
 	}
 	if l.Skipped == nil {
 		l.Skipped = []Skipped{}
+	}
+	if l.Left == nil {
+		l.Left = []Left{}
 	}
 	for _, s := range a.secs {
 		name := fmt.Sprintf("P%d %s", s.Priority, s.Title)
@@ -163,9 +168,15 @@ func (a *assembly) build() {
 		return len(a.secs) - 1
 	}
 	if strings.TrimSpace(in.Task) != "" {
-		add(Section{Priority: P0, Kind: KindTask, Title: fmt.Sprintf("Task of issue #%d", in.Issue), body: in.Task})
+		task, rs := markdown.Strip(in.Task)
+		title := fmt.Sprintf("Task of issue #%d", in.Issue)
+		if in.TaskNote != "" {
+			title += " (" + in.TaskNote + ")"
+		}
+		add(Section{Priority: P0, Kind: KindTask, Title: title, body: task, Hidden: hiddenNote(rs)})
 	}
-	add(Section{Priority: P0, Kind: KindCheckpoint, Title: fmt.Sprintf("Checkpoint of issue #%d", in.Issue), body: in.Checkpoint})
+	cp, rs := markdown.StripCharacters(in.Checkpoint)
+	add(Section{Priority: P0, Kind: KindCheckpoint, Title: fmt.Sprintf("Checkpoint of issue #%d", in.Issue), body: cp, Hidden: hiddenNote(rs)})
 
 	comments := in.Comments
 	if len(comments) > RecentComments {
@@ -191,7 +202,7 @@ func (a *assembly) build() {
 	}
 	var files []int
 	for _, f := range in.Files {
-		s := Section{Priority: P3, Kind: KindFile, Source: f.Path, Title: "File " + oneLine(f.Path, 200), body: f.Text}
+		s := Section{Priority: P3, Kind: KindFile, Source: f.Path, Title: "File " + markdown.OneLine(f.Path, 200), body: f.Text}
 		s.lines = strings.SplitAfter(f.Text, "\n")
 		if s.lines[len(s.lines)-1] == "" {
 			s.lines = s.lines[:len(s.lines)-1]
@@ -201,7 +212,7 @@ func (a *assembly) build() {
 	}
 	skill := -1
 	if in.Skill != nil {
-		skill = add(Section{Priority: P4, Kind: KindSkill, Source: in.Skill.Path, Title: "Skill " + oneLine(in.Skill.Path, 200), body: in.Skill.Text})
+		skill = add(Section{Priority: P4, Kind: KindSkill, Source: in.Skill.Path, Title: "Skill " + markdown.OneLine(in.Skill.Path, 200), body: in.Skill.Text})
 	}
 	for i := range a.secs {
 		s := &a.secs[i]
@@ -229,12 +240,13 @@ func (a *assembly) build() {
 // commentSection makes a comment's section: an agent result compressed
 // to its footer's fields unless FullComments, any other comment whole.
 func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
-	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: c.Body, unread: c.Unread}
-	by := fmt.Sprintf("comment %d by %s", c.ID, oneLine(c.Author, 60))
+	body, rs := markdown.Strip(c.Body)
+	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: body, unread: c.Unread, Hidden: hiddenNote(rs)}
+	by := fmt.Sprintf("comment %d by %s", c.ID, markdown.OneLine(c.Author, 60))
 	s.Title = "Comment" + strings.TrimPrefix(by, "comment")
 	if r != nil {
 		s.Kind = KindResult
-		who := oneLine(r.agent, 60)
+		who := markdown.OneLine(r.agent, 60)
 		if prio == P1 {
 			s.Title = fmt.Sprintf("Previous agent's result: %s, %s", who, by)
 		} else {
@@ -247,6 +259,11 @@ func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
 	}
 	return s
 }
+
+// hiddenNote says what Strip took out of a section that a reader should
+// hear of ("" when nothing: the guard's markers and footers are parsed,
+// not loaded, and say nothing).
+func hiddenNote(rs []markdown.Removal) string { return markdown.Describe(markdown.Suspicious(rs)) }
 
 // compress shows an agent result by its footer's fields.
 func (a *assembly) compress(s *Section) {

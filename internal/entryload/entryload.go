@@ -101,6 +101,9 @@ type Input struct {
 	// section (TaskSection). It is P0, loaded first and never cut; ""
 	// when the body has none.
 	Task string
+	// TaskNote, when not "", says in the task's heading where Task comes
+	// from (the accepted task in place of a changed one).
+	TaskNote string
 	// Checkpoint is the checkpoint block's YAML as it stands in the body
 	// (current_task included). It is P0 and is never cut.
 	Checkpoint string
@@ -110,6 +113,13 @@ type Input struct {
 	Comments []Comment
 	// Skipped are the guard's own comments left out, named in the footer.
 	Skipped []Skipped
+	// Left are the other comments left out (an outsider's, an agent
+	// comment by an account that may not speak as its agent), named in the
+	// footer one a line.
+	Left []Left
+	// Gone are the accepted results deleted or edited since the guard
+	// accepted them, named in the footer.
+	Gone []Gone
 	// Files are the task's files (at most MaxFiles), in priority order.
 	Files []Doc
 	// Skill is the skill to load, if any.
@@ -151,6 +161,10 @@ type Section struct {
 	Compressed bool `json:"compressed,omitempty"`
 	Original   int  `json:"original_tokens,omitempty"`
 	ToFit      bool `json:"compressed_to_fit,omitempty"`
+	// Hidden says what was taken out of the section's text because Gitea
+	// does not show it (markdown.Strip): HTML comments, invisible
+	// characters and the like, by kind and line; "" when nothing.
+	Hidden string `json:"hidden_removed,omitempty"`
 	// Lines is a file's line count; LinesLeftOut how many a cut left out.
 	Lines        int `json:"lines,omitempty"`
 	LinesLeftOut int `json:"lines_left_out,omitempty"`
@@ -172,6 +186,28 @@ type Skipped struct {
 	What string `json:"what"` // status, archive, digest or recovery
 }
 
+// Left is a comment left out of the load because of who wrote it
+// (SelectComments).
+type Left struct {
+	ID     int64  `json:"id"`
+	Author string `json:"author"`
+	URL    string `json:"html_url,omitempty"`
+	Why    string `json:"why"`
+}
+
+// Gone is an accepted agent result that is not there any more
+// (docs/ledger.md#accepted-results): the load names it.
+type Gone struct {
+	ID    int64  `json:"comment_id"`
+	Agent string `json:"agent"`
+	// What says what became of it: "was deleted", "was edited since".
+	What string `json:"what"`
+}
+
+// MaxLeftNamed bounds the comments left out the footer names one a line:
+// a flood of outsiders' comments must not fill the load.
+const MaxLeftNamed = 5
+
 // Load is an assembled entry load.
 type Load struct {
 	Issue int64  `json:"issue"`
@@ -187,6 +223,8 @@ type Load struct {
 	Dropped []string     `json:"dropped"`
 	Cut     []string     `json:"cut"`
 	Skipped []Skipped    `json:"guard_comments_left_out"`
+	Left    []Left       `json:"comments_left_out"`
+	Gone    []Gone       `json:"results_gone,omitempty"`
 	Guard   *GuardFigure `json:"guard,omitempty"`
 	Text    string       `json:"text"`
 	reserve int          // Input.Reserve

@@ -23,6 +23,14 @@ type Issue struct {
 	Recent []issues.Comment
 	// Guard is the guard's login: its own comments are left out.
 	Guard string
+	// Authors says whose comments load (SelectComments).
+	Authors issues.Authors
+	// Missing are the accepted results gone, named in the footer.
+	Missing []Gone
+	// AcceptedTask, when not "", is the task as the guard accepted it,
+	// loaded in place of the body's, which someone who may not changed
+	// (docs/ledger.md#the-task); TaskNote says so in its heading.
+	AcceptedTask, TaskNote string
 }
 
 // Entry is the entry load's input taken from an issue: the body's task
@@ -40,7 +48,11 @@ func Entry(iss Issue, counter *tokens.Counter) Input {
 		}
 	}
 	in := Input{Issue: iss.Number, Agent: iss.Agent, Task: TaskSection(iss.Body), Checkpoint: iss.Checkpoint, Counter: counter}
-	in.Comments, in.Skipped = SelectComments(all, iss.Guard, iss.Number, RecentComments)
+	if iss.AcceptedTask != "" {
+		in.Task, in.TaskNote = iss.AcceptedTask, iss.TaskNote
+	}
+	in.Comments, in.Skipped, in.Left = SelectComments(all, iss.Guard, iss.Number, RecentComments, iss.Authors)
+	in.Gone = iss.Missing
 	return in
 }
 

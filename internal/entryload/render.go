@@ -6,60 +6,11 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unicode"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
-
-// oneLine makes untrusted text safe for a heading or a one-line field:
-// control characters (newlines included) become spaces, runs of spaces
-// shrink to one, and the result is cut to most characters.
-func oneLine(s string, most int) string {
-	var b strings.Builder
-	space := false
-	n := 0
-	for _, r := range strings.TrimSpace(s) {
-		if unicode.IsControl(r) || unicode.IsSpace(r) || r == '\u2028' || r == '\u2029' {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		space = false
-		if n >= most {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
-		n++
-	}
-	if b.Len() == 0 {
-		return "–"
-	}
-	return b.String()
-}
-
-// fence wraps text in a backtick code fence longer than any run of
-// backticks in it, so nothing inside can close it early.
-func fence(info, text string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return f + info + "\n" + text + f + "\n"
-}
 
 // infoString is the fence's language for a file path: its extension when
 // that is a short plain word.
@@ -132,7 +83,7 @@ func filesChanged(f *agentcomment.Footer) string {
 		}
 		parts := make([]string, len(shown))
 		for i, p := range shown {
-			parts[i] = oneLine(p, 120)
+			parts[i] = markdown.OneLine(p, 120)
 		}
 		s := strings.Join(parts, ", ")
 		if len(list) > len(shown) {
@@ -152,7 +103,7 @@ func (r result) compressed(c Comment) string {
 		if strings.TrimSpace(v) == "" {
 			return "–"
 		}
-		return oneLine(v, most)
+		return markdown.OneLine(v, most)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "agent: %s · status: %s · verdict: %s\n", field(r.agent, 60), field(r.status, 60), field(r.verdict, 60))
@@ -196,20 +147,20 @@ func (s *Section) render(kept int) string {
 	switch s.Kind {
 	case KindFile:
 		if kept < s.Lines {
-			return s.heading(Cut, kept) + fence(infoString(s.Source), strings.Join(s.lines[:kept], ""))
+			return s.heading(Cut, kept) + markdown.Fence(infoString(s.Source), strings.Join(s.lines[:kept], ""))
 		}
-		return s.heading(Kept, kept) + fence(infoString(s.Source), s.body)
+		return s.heading(Kept, kept) + markdown.Fence(infoString(s.Source), s.body)
 	case KindSkill:
-		return s.heading(Kept, kept) + fence(infoString(s.Source), s.body)
+		return s.heading(Kept, kept) + markdown.Fence(infoString(s.Source), s.body)
 	case KindCheckpoint:
-		return s.heading(Kept, kept) + fence("yaml", s.body)
+		return s.heading(Kept, kept) + markdown.Fence("yaml", s.body)
 	case KindTask:
-		return s.heading(Kept, kept) + fence("markdown", s.body)
+		return s.heading(Kept, kept) + markdown.Fence("markdown", s.body)
 	}
 	if s.Compressed {
 		return s.heading(Kept, kept) + s.body
 	}
-	return s.heading(Kept, kept) + fence("", s.body)
+	return s.heading(Kept, kept) + markdown.Fence("", s.body)
 }
 
 // footerLine is the section's line in the footer for a status.
@@ -232,14 +183,29 @@ func (s *Section) footerLine(status string, count, kept int) string {
 			l += fmt.Sprintf(", compressed from %s (--full-comments loads it whole)", tokens.Format(s.Original))
 		}
 	}
+	if s.Hidden != "" {
+		l += "; hidden text Gitea does not show was removed: " + s.Hidden
+	}
 	return l + "\n"
+}
+
+// writeLeft names the comments left out for who wrote them, one a line,
+// at most MaxLeftNamed.
+func writeLeft(b *strings.Builder, left []Left) {
+	for i, l := range left {
+		if i == MaxLeftNamed {
+			fmt.Fprintf(b, "Not loaded: %d more comments left out for who wrote them.\n", len(left)-i)
+			break
+		}
+		fmt.Fprintf(b, "Not loaded: comment %d by %s (%s): %s\n", l.ID, markdown.Quote(l.Author), l.Why, commentLink(Comment{ID: l.ID, URL: l.URL}))
+	}
 }
 
 // header is the load's first line.
 func header(in *Input) string {
 	h := fmt.Sprintf("# Entry load of issue #%d", in.Issue)
 	if in.Agent != "" {
-		h += " for " + oneLine(in.Agent, 60)
+		h += " for " + markdown.OneLine(in.Agent, 60)
 	}
 	return h + "\n"
 }
@@ -258,6 +224,10 @@ func footer(in *Input, total int, lines []string) string {
 			parts[i] = fmt.Sprintf("%d (%s)", s.ID, s.What)
 		}
 		fmt.Fprintf(&b, "Not loaded: the guard's own comments %s.\n", strings.Join(parts, ", "))
+	}
+	writeLeft(&b, in.Left)
+	for _, g := range in.Gone {
+		fmt.Fprintf(&b, "Missing: the result of agent %s in comment %d, which the guard accepted, %s: the guard fails the issue until it is restored or an approver accepts it.\n", markdown.Quote(g.Agent), g.ID, g.What)
 	}
 	if g := in.Guard; g != nil {
 		fmt.Fprintf(&b, "Guard's context-tokens: %s = this load without files or skill %s (its comments %s) + next_estimated_tokens %s (%s task, max context %s).\n",

@@ -1,23 +1,34 @@
 package entryload
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // SelectComments picks the comments a load holds from an issue's recent
-// comments (oldest first): the newest n that are not the guard's own. A
-// comment is the guard's when guardUser wrote it and it carries one of the
-// guard's hidden markers for the issue (status, archive, digest,
-// recovery); a marker in anyone else's comment proves nothing, and that
-// comment is loaded like any other. It returns the chosen comments, oldest
-// first, and the guard's comments passed over while looking, newest first.
-func SelectComments(recent []Comment, guardUser string, issue int64, n int) (chosen []Comment, skipped []Skipped) {
+// comments (oldest first): the newest n that are not the guard's own and
+// that authors lets load. A comment is the guard's when guardUser wrote it
+// and it carries one of the guard's hidden markers for the issue (status,
+// archive, digest, recovery); a marker in anyone else's comment proves
+// nothing, and that comment is loaded like any other. A comment by an
+// account that cannot write the issue (unless load-comments-from is
+// everyone), and an agent comment whose author may not speak as the agent
+// it claims, are left out (docs/ledger.md#what-the-next-agent-reads). It
+// returns the chosen comments, oldest first, and the guard's comments and
+// the others passed over while looking, newest first.
+func SelectComments(recent []Comment, guardUser string, issue int64, n int, authors issues.Authors) (chosen []Comment, skipped []Skipped, left []Left) {
 	for i := len(recent) - 1; i >= 0 && len(chosen) < n; i-- {
 		c := recent[i]
 		if what := guardComment(c, guardUser, issue); what != "" {
 			skipped = append(skipped, Skipped{ID: c.ID, What: what})
+			continue
+		}
+		if why := leftOut(c, authors); why != "" {
+			left = append(left, Left{ID: c.ID, Author: c.Author, URL: c.URL, Why: why})
 			continue
 		}
 		chosen = append(chosen, c)
@@ -25,7 +36,34 @@ func SelectComments(recent []Comment, guardUser string, issue int64, n int) (cho
 	for i, j := 0, len(chosen)-1; i < j; i, j = i+1, j-1 {
 		chosen[i], chosen[j] = chosen[j], chosen[i]
 	}
-	return chosen, skipped
+	return chosen, skipped, left
+}
+
+// leftOut says why c does not load, or "".
+func leftOut(c Comment, authors issues.Authors) string {
+	if !authors.Loads(c.Author) {
+		return "its author cannot write the issue"
+	}
+	if !agentcomment.IsAgentComment(c.Body) {
+		return ""
+	}
+	parsed, _ := agentcomment.Parse(c.Body)
+	for _, agent := range []string{parsed.Agent, footerAgent(parsed)} {
+		if agent != "" && !authors.SpeaksAs(c.Author, agent) {
+			if authors.Mapped() {
+				return fmt.Sprintf("it speaks as agent %s, which agents does not map to its author", markdown.Quote(agent))
+			}
+			return fmt.Sprintf("it speaks as agent %s, and its author cannot write the issue", markdown.Quote(agent))
+		}
+	}
+	return ""
+}
+
+func footerAgent(c *agentcomment.Comment) string {
+	if c.Footer == nil {
+		return ""
+	}
+	return c.Footer.Agent
 }
 
 // guardComment says which of the guard's comments c is, or "".

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // TaskHeading is the heading of the issue body's task section, as the
@@ -27,11 +28,11 @@ func TaskSection(body string) string {
 		line, next := lineAt(body, at)
 		switch {
 		case fence != "":
-			if closesFence(line, fence) {
+			if markdown.ClosesFence(line, fence) {
 				fence = ""
 			}
-		case opensFence(line) != "":
-			fence = opensFence(line)
+		case markdown.OpensFence(line) != "":
+			fence = markdown.OpensFence(line)
 		case start < 0:
 			if n, title := atxHeading(line); n > 0 && n <= 2 && strings.EqualFold(title, TaskHeading) {
 				start, level = next, n
@@ -75,31 +76,4 @@ func atxHeading(line string) (level int, title string) {
 	title = strings.TrimSpace(t[level:])
 	title = strings.TrimSpace(strings.TrimRight(title, "#"))
 	return level, title
-}
-
-// opensFence returns the fence a line opens (``` or ~~~, three or more),
-// or "".
-func opensFence(line string) string {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
-		return ""
-	}
-	n := 0
-	for n < len(t) && t[n] == t[0] {
-		n++
-	}
-	if n < 3 || (t[0] == '`' && strings.Contains(t[n:], "`")) {
-		return ""
-	}
-	return t[:n]
-}
-
-// closesFence reports whether line closes a block opened by fence.
-func closesFence(line, fence string) bool {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 || !strings.HasPrefix(t, fence) {
-		return false
-	}
-	rest := strings.TrimLeft(t, fence[:1])
-	return strings.TrimSpace(rest) == ""
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 func TestTaskSection(t *testing.T) {
@@ -39,7 +41,7 @@ func TestAssembleLoadsTheTaskFirst(t *testing.T) {
 	if l.Sections[0].Kind != KindTask || l.Sections[0].Status != Kept || l.Sections[1].Kind != KindCheckpoint {
 		t.Fatalf("sections %+v", l.Sections[:2])
 	}
-	if !strings.Contains(l.Text, "## P0 Task of issue #42\n"+fence("markdown", task)) {
+	if !strings.Contains(l.Text, "## P0 Task of issue #42\n"+markdown.Fence("markdown", task)) {
 		t.Errorf("the task is not loaded whole:\n%s", l.Text)
 	}
 	if strings.Index(l.Text, "Task of issue") > strings.Index(l.Text, "Checkpoint of issue") {

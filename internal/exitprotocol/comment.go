@@ -149,8 +149,6 @@ func safeText(s string) string {
 	return strings.NewReplacer("<!--", "&lt;!--", "-->", "--&gt;").Replace(s)
 }
 
-var backticks = regexp.MustCompile("`{3,}")
-
 // fenced puts text in a code block whose fence is longer than any backtick
 // run inside: json when the text is JSON, else text.
 func fenced(s string) string {
@@ -159,12 +157,7 @@ func fenced(s string) string {
 	if json.Valid([]byte(s)) {
 		lang = "json"
 	}
-	n := 3
-	for _, m := range backticks.FindAllString(s, -1) {
-		n = max(n, len(m)+1)
-	}
-	fence := strings.Repeat("`", n)
-	return fence + lang + "\n" + s + "\n" + fence + "\n"
+	return markdown.Fence(lang, s)
 }
 
 // ParseFooter reads a report's footer from a comment: what agentcomment

@@ -245,7 +245,7 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 			r.NextEstimate = 5900
 		}, rule: guard.RuleContextPressure},
 		{name: "a long result is loaded compressed", edit: func(r *Report, _ *issues.Config) {
-			r.Result = strings.Repeat("a long log line that nobody asked for, ", 900)
+			r.Result = strings.Repeat("a long log line that nobody asked for, ", 1000)
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,3 +18,20 @@ func (c *Client) SetAssignees(ctx context.Context, number int64, logins []string
 	}{logins}
 	return c.do(ctx, http.MethodPatch, c.issuePath(number), in, nil)
 }
+
+// Writers lists the logins that can write the repository's issues: Gitea's
+// assignees of the repository (models/repo/user_repo.go, GetRepoAssignees:
+// the accounts with write access, by collaboration or team, and a user
+// owner), which any reader of the repository may list. One request; the
+// list is not paged.
+func (c *Client) Writers(ctx context.Context) ([]string, error) {
+	var us []apiUser
+	if err := c.do(ctx, http.MethodGet, c.repoPath()+"/assignees", nil, &us); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(us))
+	for _, u := range us {
+		out = append(out, u.Login)
+	}
+	return out, nil
+}

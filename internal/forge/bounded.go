@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/jsoncap"
@@ -127,6 +128,32 @@ func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, err
 		is.NoCAS, is.ContentVersion = true, 0
 	}
 	return is, nil
+}
+
+// Comment reads one comment by id, its body kept when it is at most
+// issues.MaxCommentBytes long: one request. A comment of another issue is
+// not found.
+func (c *Client) Comment(ctx context.Context, number, id int64) (issues.Comment, error) {
+	path := c.commentPath(id)
+	res, shown, err := c.getCapped(ctx, path, issues.MaxCommentBytes)
+	if err != nil {
+		return issues.Comment{}, err
+	}
+	var e struct {
+		timelineEntry
+		IssueURL string `json:"issue_url"`
+	}
+	if err := json.Unmarshal(res.JSON, &e); err != nil {
+		return issues.Comment{}, fmt.Errorf("GET %s: decoding the answer: %w", shown, err)
+	}
+	if !strings.HasSuffix(e.IssueURL, "/issues/"+strconv.FormatInt(number, 10)) {
+		return issues.Comment{}, fmt.Errorf("GET %s: comment %d is not issue #%d's: %w", shown, id, number, issues.ErrNotFound)
+	}
+	cm := e.comment()
+	if n, long := res.Long["body"]; long || (res.Cut != nil && !res.Whole["body"]) {
+		cm.Body, cm.TooLarge, cm.BodyBytes = "", true, max(n, issues.MaxCommentBytes+1)
+	}
+	return cm, nil
 }
 
 // rowEntry is a timeline entry as read, or a stretch of entries given up.

@@ -3,11 +3,11 @@ package guard
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -66,7 +66,7 @@ func (m ArchiveMatch) ImpostorNote() string {
 	}
 	ids := make([]string, len(m.Impostors))
 	for i, c := range m.Impostors {
-		ids[i] = fmt.Sprintf("%d (by %s)", c.ID, strconv.Quote(c.Author))
+		ids[i] = fmt.Sprintf("%d (by %s)", c.ID, markdown.Quote(c.Author))
 	}
 	return fmt.Sprintf("Comment(s) %s carry the marker and hash of the archive this run posts but not its content (entries, chain or signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(ids, ", "))
 }

@@ -73,6 +73,15 @@ type Input struct {
 	// Pins is what the run knows of the repository's pinned governance
 	// labels (docs/ledger.md#pinned-labels).
 	Pins ledger.PinState
+	// TaskEdits are who changed the task, as the shell read them for
+	// Plan.AskTask (nil: not asked).
+	TaskEdits *TaskEdits
+	// Fetched are the comments the shell read by id for Plan.AskComments
+	// (nil: gone).
+	Fetched map[int64]*issues.Comment
+	// Writers is the server's list of the accounts that can write the
+	// issue, when the shell answered Plan.AskWriters (nil: not asked).
+	Writers *WriterList
 	// LabelsUnknown says the issue's labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
@@ -98,6 +107,9 @@ type eval struct {
 	chain  *archiveHead
 	// planned is the hash of the archive this run plans, once known.
 	planned string
+	// access is who can write the issue as this run knows it (nil: no
+	// stamp), for the record it leaves.
+	access *ledger.AccessStamp
 }
 
 // Decide judges the issue and plans every write. It is pure: it makes no
@@ -130,6 +142,9 @@ func Decide(in Input) *Plan {
 	}
 	e.plan.Governed = true
 	e.readRecord()
+	e.judgeAuthors()
+	e.checkResults()
+	e.checkTask()
 	e.fillPlaceholder()
 	if e.parsed.Valid() {
 		e.cp = e.parsed.Checkpoint
@@ -284,7 +299,9 @@ func (e *eval) measureContext(block string) {
 		return
 	}
 	size := e.taskSize()
-	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self}, e.in.Counter)
+	task, note := e.plan.EntryTask()
+	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self,
+		Authors: e.plan.Authors, Missing: e.plan.MissingResults(), AcceptedTask: task, TaskNote: note}, e.in.Counter)
 	in.Budget = entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	g := entryload.Measure(in, n.NextEstimated)
 	n.CheckpointTokens, n.EntryTokens, n.CommentTokens = g.CheckpointTokens, g.EntryTokens, g.CommentTokens

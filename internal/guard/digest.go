@@ -6,7 +6,8 @@ import (
 )
 
 // planDigest posts a completion digest once digest-after agent results have
-// accumulated since the last digest or archive.
+// accumulated since the last digest or archive. A result counts only when
+// its author may speak as its agent.
 func (e *eval) planDigest() {
 	if e.cfg.DigestAfter <= 0 {
 		return
@@ -18,7 +19,7 @@ func (e *eval) planDigest() {
 			results = results[:0]
 			continue
 		}
-		if r, ok := agentcomment.ResultOf(c.ID, c.HTMLURL, c.Body); ok {
+		if r, ok := agentcomment.ResultOf(c.ID, c.HTMLURL, c.Body); ok && e.speaks(c) {
 			results = append(results, r)
 		}
 	}

@@ -79,7 +79,7 @@ func (e *eval) keepRecord(after, pending []string) {
 	}
 	l.Pending = pending
 	l.Writer = e.in.Self
-	l.Config, l.Posture = e.in.ConfigStamp, e.in.Posture
+	l.Config, l.Posture, l.Access = e.in.ConfigStamp, e.in.Posture, e.access
 	l.Repo = e.in.Issue.RepoID
 	if t.ledger == nil {
 		l.Labels = e.labelsByID(after)
@@ -88,6 +88,11 @@ func (e *eval) keepRecord(after, pending []string) {
 	}
 	if !l.Baseline {
 		l.ContentVersion = e.keptVersion(&l)
+	}
+	if len(e.plan.Missing) == 0 && len(e.plan.AskComments) == 0 {
+		// A result gone stays found: the next run counts from the same
+		// comments.
+		e.recordSeen(&l)
 	}
 	e.recordChain(&l)
 	e.anchorFloor(&l)
@@ -114,6 +119,7 @@ func (e *eval) acceptState(after, pending []string) {
 		Writer:          e.in.Self,
 		Config:          e.in.ConfigStamp,
 		Posture:         e.in.Posture,
+		Access:          e.access,
 		Repo:            e.in.Issue.RepoID,
 		Labels:          e.labelsByID(after),
 	}
@@ -123,6 +129,8 @@ func (e *eval) acceptState(after, pending []string) {
 	e.anchorFloor(l)
 	e.recordChain(l)
 	e.recordEntries(l, cp, pruned)
+	e.recordResults(l, cp.LastInvocation.Value, pruned)
+	e.recordTask(l)
 	e.recordBurn(l, pruned)
 	e.recordLimits(l, after)
 	e.recordAdoption(l)
@@ -202,7 +210,7 @@ func (e *eval) recordAdoption(l *ledger.Record) {
 	}
 	l.Adopted = old.Adopted
 	prev := *old
-	prev.Config, prev.Posture = l.Config, l.Posture // a new commit is not a new state
+	prev.Config, prev.Posture, prev.Access = l.Config, l.Posture, l.Access // a new commit is not a new state
 	if !l.SameState(prev) {
 		l.Adopted = false // the baseline moved on from the adopted state
 	}
@@ -293,5 +301,17 @@ func LearnLabelIDs(l *ledger.Record, after []issues.Label) {
 				l.Labels[i].ID = y.ID
 			}
 		}
+	}
+}
+
+// recordTask sets the task the record accepts: the body's task section
+// and the title as they are (a change only an approver made, or one an
+// approver accepted by removing permission::violation), since when the
+// last record accepted them, else since now.
+func (e *eval) recordTask(l *ledger.Record) {
+	l.Task, l.Title = TaskDigest(e.in.Issue.Body), TitleDigest(e.in.Issue.Title)
+	l.TaskSince = e.in.Now.Unix()
+	if old := e.trust.ledger; old != nil && old.Task == l.Task && old.Title == l.Title {
+		l.TaskSince = old.TaskSince
 	}
 }

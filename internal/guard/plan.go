@@ -67,6 +67,29 @@ type Plan struct {
 	// needs (an approval or an attributed edit): the shell asks the server,
 	// records the answer in Input.Admins and decides again.
 	AskAdmin string
+	// AskComments are accepted results the decision must see and did not
+	// read (the comment count says comments were deleted, or the event is
+	// the edit of one): the shell reads each by id into Input.Fetched and
+	// decides again.
+	AskComments []int64
+	// Missing are the accepted results that are gone, deleted or edited
+	// since (docs/ledger.md#accepted-results): the entry load names them.
+	Missing []Missing
+	// AskTask says the task differs from the one the guard accepted and
+	// the decision needs to know who changed it: the shell reads what it
+	// asks into Input.TaskEdits and decides again.
+	AskTask *TaskAsk
+	// Task is what the decision found of a task changed since the guard
+	// accepted it (nil: unchanged): context loads the accepted task in
+	// its place, or refuses.
+	Task *TaskVerdict
+	// AskWriters says the decision needs the server's list of who can
+	// write the issue (the record's is stale, or does not know an
+	// author): the shell reads it into Input.Writers and decides again.
+	AskWriters bool
+	// Authors is who speaks on the issue as this decision judged it: the
+	// entry load, the digest and recover ask it.
+	Authors issues.Authors
 	// Grants are the issue's grants within repository-budget-window that
 	// the repository's grant list lacks (a grant this run makes, or one a
 	// concurrent run's write dropped): the shell merges them into the list

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // checkAgents allows only the agents of allowed-agents (when set) to act:
@@ -35,7 +35,7 @@ func checkAgents(e *eval) []Violation {
 
 func (e *eval) agentViolation(pos checkpoint.Pos, path, agent string) Violation {
 	v := at(pos, path, "agent %s is not in allowed-agents (%s); the issue is locked until a person resolves it",
-		issues.Quote(agent), strings.Join(e.cfg.AllowedAgents, ", "))
+		markdown.Quote(agent), strings.Join(e.cfg.AllowedAgents, ", "))
 	v.Rule = RuleAgentNotAllowed
 	v.Label = e.cfg.Labels.PermissionViolation
 	v.Lock = true

@@ -3,7 +3,7 @@ package guard
 import (
 	"slices"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // checkTamper reports what judging the issue against the ledger found
@@ -53,7 +53,7 @@ func (e *eval) renameFindings() []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	for _, r := range e.trust.renamed {
 		v := at(e.blockPos(), "", "the label %s (id %d) was renamed to %s since the guard recorded it: renaming a label into or out of a governance name is a change only an approver makes, and the issue does not show who renamed it; the guard judges it as %s until it is renamed back or an approver removes %s to accept the new name",
-			issues.Quote(r.from), r.id, issues.Quote(r.to), issues.Quote(r.from), pv)
+			markdown.Quote(r.from), r.id, markdown.Quote(r.to), markdown.Quote(r.from), pv)
 		v.Label = pv
 		out = append(out, v)
 	}

@@ -6,17 +6,24 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // checkCommentProtocol validates the agent result comment that triggered an
 // issue_comment event: its header and GNS_EVENT footer, its depth against
 // the cascade limit, its phase against the checkpoint, and its agent
 // against allowed-agents. Positions are lines and columns of the comment.
+// An outsider's comment is outside the judged conversation: its problems
+// are warnings, with no label (docs/ledger.md#what-the-next-agent-reads).
 func checkCommentProtocol(e *eval) (out []Violation) {
 	c := e.eventComment()
 	if c == nil || !agentcomment.IsAgentComment(c.Body) {
 		return nil
+	}
+	if e.outsider(*c) {
+		defer func() { out = asOutsiders(out, c.Author) }()
 	}
 	parsed, probs := agentcomment.Parse(c.Body)
 	path := fmt.Sprintf("comment#%d", c.ID)
@@ -41,7 +48,7 @@ func checkCommentProtocol(e *eval) (out []Violation) {
 		add(1, 1, "reports depth %d, over the cascade limit of %d", parsed.Depth, limit)
 	}
 	if e.cp != nil && parsed.Phase != e.cp.Phase.Value {
-		add(1, 1, "reports phase %s but the checkpoint is in phase %s", issues.Quote(parsed.Phase), issues.Quote(e.cp.Phase.Value))
+		add(1, 1, "reports phase %s but the checkpoint is in phase %s", markdown.Quote(parsed.Phase), markdown.Quote(e.cp.Phase.Value))
 	}
 	if len(e.cfg.AllowedAgents) > 0 && !slices.Contains(e.cfg.AllowedAgents, parsed.Agent) {
 		v := e.agentViolation(checkpoint.Pos{Line: 1, Col: 1}, path, parsed.Agent)
@@ -64,4 +71,16 @@ func (e *eval) eventComment() *issues.Comment {
 		}
 	}
 	return ev.Comment
+}
+
+// asOutsiders turns findings about an outsider's comment into warnings
+// with no label and no lock: its author cannot write the issue, so the
+// comment is left out of the entry load and counts for nothing.
+func asOutsiders(vs []Violation, author string) []Violation {
+	for i := range vs {
+		vs[i].Severity = finding.Warning
+		vs[i].Label, vs[i].Lock = "", false
+		vs[i].Message += fmt.Sprintf(" (posted by %s, who cannot write the issue: the comment is left out of the next agent's load and counts for nothing)", markdown.Quote(author))
+	}
+	return vs
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -44,7 +45,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 		}
 		if err == nil && rise < rc.Tokens {
 			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed (%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
-				r.c.ID, issues.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), issues.Quote(f.Invocation), rc.Calls)
+				r.c.ID, markdown.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), markdown.Quote(f.Invocation), rc.Calls)
 			e.link(r)
 			out = append(out, v)
 			continue
@@ -66,7 +67,7 @@ func (e *eval) floorCheck(r resultComment, rise int64, from string) (Violation, 
 		return Violation{}, false
 	}
 	v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
-		r.c.ID, issues.Quote(r.footer.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
+		r.c.ID, markdown.Quote(r.footer.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
 	v.Severity = finding.Warning
 	if e.cfg.UnderReport == "fail" {
 		v.Severity = finding.Error
@@ -85,8 +86,10 @@ type resultComment struct {
 // path is where findings about the comment point.
 func (r resultComment) path() string { return fmt.Sprintf("comment#%d", r.c.ID) }
 
-// agentResults are the agent comments with a footer among the recent
-// comments and the event's own, each once, the guard's own left out.
+// resultComments are the agent comments with a footer among the recent
+// comments and the event's own, each once, the guard's own left out, and
+// those whose author may not speak as the agent they claim
+// (docs/ledger.md#what-the-next-agent-reads): they count as nobody's.
 func (e *eval) resultComments() (out []resultComment) {
 	seen := map[int64]bool{}
 	cs := e.in.Recent
@@ -94,7 +97,7 @@ func (e *eval) resultComments() (out []resultComment) {
 		cs = append(cs[:len(cs):len(cs)], *c)
 	}
 	for _, c := range cs {
-		if seen[c.ID] || c.TooLarge || (e.in.Self != "" && c.Author == e.in.Self) || !agentcomment.IsAgentComment(c.Body) {
+		if seen[c.ID] || c.TooLarge || (e.in.Self != "" && c.Author == e.in.Self) || !agentcomment.IsAgentComment(c.Body) || !e.speaks(c) {
 			continue
 		}
 		seen[c.ID] = true
@@ -107,15 +110,7 @@ func (e *eval) resultComments() (out []resultComment) {
 }
 
 // link keeps the comment's address for the status comment's findings.
-func (e *eval) link(r resultComment) {
-	if r.c.HTMLURL == "" {
-		return
-	}
-	if e.plan.Links == nil {
-		e.plan.Links = map[string]string{}
-	}
-	e.plan.Links[r.path()] = r.c.HTMLURL
-}
+func (e *eval) link(r resultComment) { e.linkComment(r.path(), r.c.HTMLURL) }
 
 // receiptOf reads and verifies the meter receipt in a result's footer
 // against meter-public-key, this issue and the footer's invocation.

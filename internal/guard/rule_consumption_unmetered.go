@@ -5,7 +5,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // RuleUnmetered is an agent result without a valid meter receipt for its
@@ -27,7 +27,7 @@ func checkUnmetered(e *eval) (out []Violation) {
 		if err == nil || (!required && errors.Is(err, errNoReceipt)) || (!required && e.cfg.MeterPublicKey == "") {
 			continue
 		}
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s (invocation %s) has no valid meter receipt: %v", r.c.ID, issues.Quote(r.footer.Agent), issues.Quote(r.footer.Invocation), err)
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s (invocation %s) has no valid meter receipt: %v", r.c.ID, markdown.Quote(r.footer.Agent), markdown.Quote(r.footer.Invocation), err)
 		if required {
 			v.Message += "; metering: required: the agent spends through gns-guard meter and reports with meter-url set, so report carries the receipt"
 		} else {

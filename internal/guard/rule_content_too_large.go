@@ -5,6 +5,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -14,7 +15,8 @@ import (
 // text is shortened or deleted. Every other rule runs on what was read: a
 // body not read holds no checkpoint the guard can see (the checkpoint
 // rules say so, and nothing writes the body); a comment not read counts in
-// the entry load as its length (see EntryTokens).
+// the entry load as its length (see EntryTokens). An outsider's comment is
+// a warning: it is left out of the load and counts for nothing.
 func checkContentTooLarge(e *eval) []Violation {
 	var out []Violation
 	label := e.cfg.Labels.PermissionViolation
@@ -40,8 +42,11 @@ func checkContentTooLarge(e *eval) []Violation {
 			}
 			path := fmt.Sprintf("comment#%d", c.ID)
 			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment %d (posted by %s) is at least %s bytes long, %s or more over the %s bytes the guard reads of a comment: it was not read. A person must shorten or delete it, then remove %s",
-				c.ID, issues.Quote(c.Author), tokens.Format(c.BodyBytes), tokens.Format(max(c.BodyBytes-issues.MaxCommentBytes, 1)), tokens.Format(issues.MaxCommentBytes), label)
+				c.ID, markdown.Quote(c.Author), tokens.Format(c.BodyBytes), tokens.Format(max(c.BodyBytes-issues.MaxCommentBytes, 1)), tokens.Format(issues.MaxCommentBytes), label)
 			v.Label = label
+			if e.outsider(c) {
+				v = asOutsiders([]Violation{v}, c.Author)[0]
+			}
 			out = append(out, v)
 			if c.HTMLURL != "" {
 				if e.plan.Links == nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // checkProtectedPaths fails a pull request that changes a protected path
@@ -41,7 +41,7 @@ func checkProtectedPaths(e *eval) []Violation {
 		shown = append(shown[:10:10], fmt.Sprintf("and %d more", len(hits)-10))
 	}
 	for i := range shown {
-		shown[i] = issues.Quote(shown[i])
+		shown[i] = markdown.Quote(shown[i])
 	}
 	without := fmt.Sprintf("without the %s label", evolve)
 	if e.hasLabel(evolve) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // checkStateDrift warns when state.labels differs from the live labels. The
@@ -49,7 +49,7 @@ func subtract(a, b []string) []string {
 func quoteList(xs []string) string {
 	q := make([]string, len(xs))
 	for i, x := range xs {
-		q[i] = issues.Quote(x)
+		q[i] = markdown.Quote(x)
 	}
 	return strings.Join(q, ", ")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // trust is what a decision knows about the ledger and the approvals of
@@ -85,7 +86,7 @@ func who(actor string) string {
 	if actor == "" {
 		return "someone the guard could not identify (the run for that change was replaced or missed, and the timeline it read does not show it)"
 	}
-	return issues.Quote(actor)
+	return markdown.Quote(actor)
 }
 
 // actorOf finds who made a label change: the newest matching entry of the

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
@@ -43,6 +43,8 @@ func (e *eval) judgeCheckpoint() {
 		t.tamper = append(t.tamper, e.tamperedFinding(l, pos, changes))
 	}
 	e.judgeEntries(l, cur)
+	t.tamper = append(t.tamper, e.resultsFindings()...)
+	e.taskTampered()
 }
 
 // goneFinding is the finding of a checkpoint block deleted since the
@@ -112,7 +114,7 @@ func (e *eval) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes []s
 	last := ""
 	if ev := e.in.Event; ev.Name == "issues" && ev.Action == "edited" && ev.Sender != "" {
 		// Information, not proof: a re-run hands the step an old payload.
-		last = fmt.Sprintf(" (the event of this run names %s as the editor)", issues.Quote(ev.Sender))
+		last = fmt.Sprintf(" (the event of this run names %s as the editor)", markdown.Quote(ev.Sender))
 	}
 	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, in %s (content version %d → %d)%s; whoever made them, only an approver accepts such changes: a budget admin restores the body, or an approver checks it and removes %s to accept it",
 		since, strings.Join(changes, "; "), editCount(cv-l.ContentVersion), l.ContentVersion, cv, last, pv)

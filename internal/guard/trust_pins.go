@@ -5,6 +5,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // Governance labels are pinned by id (docs/ledger.md#pinned-labels): a
@@ -70,13 +71,13 @@ func (e *eval) pinFindings() []Violation {
 	}
 	for _, l := range e.pins.forged {
 		v := at(e.blockPos(), "", "the label %s (id %d) carries a governance name, but it is not the label the guard pinned under that name (%s): a forgery — it counts for nothing, and the guard took it off",
-			issues.Quote(l.Name), l.ID, ledger.PinsName)
+			markdown.Quote(l.Name), l.ID, ledger.PinsName)
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)
 	}
 	for _, r := range e.pins.renamed {
 		v := at(e.blockPos(), "", "the pinned governance label %s (id %d) was renamed to %s: renaming a pinned label is tampering; the guard judges it as %s until it is renamed back",
-			issues.Quote(r.from), r.id, issues.Quote(r.to), issues.Quote(r.from))
+			markdown.Quote(r.from), r.id, markdown.Quote(r.to), markdown.Quote(r.from))
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)
 	}

@@ -96,6 +96,14 @@ type Config struct {
 	// MoneyCap caps an issue's metered cost, in millionths of a dollar;
 	// 0: no cap.
 	MoneyCap int64
+	// Agents maps an agent's name to the Gitea logins that may speak as
+	// it (setting agents, file only): a result comment counts as agent
+	// X's only when one of X's logins posted it. Empty: any account that
+	// can write the issue may speak as any agent.
+	Agents map[string][]string
+	// LoadCommentsFrom is whose comments the entry load holds: "writers"
+	// (default: accounts that can write the issue) or "everyone".
+	LoadCommentsFrom string
 	// Labels are the label names the guard reads and sets.
 	Labels LabelNames
 }
@@ -150,6 +158,7 @@ func DefaultConfig() Config {
 		DigestAfter:            5,
 		UnderReport:            "warn",
 		Metering:               "off",
+		LoadCommentsFrom:       "writers",
 		StaleAfter:             7 * 24 * time.Hour,
 		UnjudgedGrace:          2 * time.Minute,
 		RepositoryBudgetWindow: 7 * 24 * time.Hour,

@@ -109,3 +109,23 @@ type LabelSpec struct {
 	Color       string // six hex digits, no '#'
 	Description string
 }
+
+// Revision is one revision of an issue body, as the server's edit history
+// keeps it: who made it and when, and its text.
+type Revision struct {
+	Editor string
+	At     time.Time
+	// Text is the body as the revision left it; Deleted says someone
+	// deleted the revision from the history (its text is gone: Text is
+	// "").
+	Text    string
+	Deleted bool
+}
+
+// TitleChange is a change of an issue's title, as its timeline records it
+// (an agent cannot erase these entries).
+type TitleChange struct {
+	Old, New string
+	Actor    string
+	At       time.Time
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // Record is the guard's trusted record of an issue, its ledger: the last
@@ -45,6 +46,14 @@ type Record struct {
 	// phases before this one: with Consumed, the issue's lifetime spend
 	// (docs/pruning.md#lifetime-spend).
 	Earlier int64 `json:"earlier,omitempty"`
+	// Task and Title are the digests (TaskDigest) of the body's task
+	// section and of the issue's title as accepted: the person's task,
+	// which only an approver changes; TaskSince is when they were accepted
+	// (Unix seconds). Empty in a record from before the guard kept them:
+	// the next state accepted sets them (docs/ledger.md#the-task).
+	Task      string `json:"task,omitempty"`
+	Title     string `json:"title,omitempty"`
+	TaskSince int64  `json:"task_since,omitempty"`
 	// ContentVersion is the body's content_version when it was accepted:
 	// an admin's edit is attributable only when it is the one edit since.
 	ContentVersion int `json:"content_version"`
@@ -96,6 +105,16 @@ type Record struct {
 	// record, and the commit it was judged at: a later run on the same
 	// commit reports it and reads nothing.
 	Posture *PostureStamp `json:"posture,omitempty"`
+	// Results are the agent results accepted since the last archive (at
+	// most MaxResults, the newest), and Seen what the run that wrote the
+	// record saw of the issue's comments (not part of the state: a clean
+	// pass keeps an older one): an accepted result deleted or edited is
+	// tampering (docs/ledger.md#accepted-results).
+	Results []ResultRef   `json:"results,omitempty"`
+	Seen    *CommentsSeen `json:"seen,omitempty"`
+	// Access is who can write the issue, as the guard last read it: the
+	// authors of its comments, writers and outsiders (docs/ledger.md#who-can-write).
+	Access *AccessStamp `json:"access,omitempty"`
 	// Written is the server's time (Unix seconds) just before the guard
 	// wrote the record: label changes older than it are not attributed to
 	// anyone now.
@@ -120,7 +139,7 @@ func (l Record) SameState(o Record) bool {
 // sameOrigin compares whose record it is and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
-		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) && l.Posture.Equal(o.Posture)
+		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) && l.Posture.Equal(o.Posture) && l.Access.Equal(o.Access)
 }
 
 // sameCheckpoint compares the accepted checkpoint and the body's content
@@ -128,7 +147,8 @@ func (l Record) sameOrigin(o Record) bool {
 func (l Record) sameCheckpoint(o Record) bool {
 	return l.Version == o.Version && l.CheckpointIssue == o.CheckpointIssue && l.Phase == o.Phase &&
 		l.Total == o.Total && l.Consumed == o.Consumed && l.Remaining == o.Remaining &&
-		l.Earlier == o.Earlier && l.ContentVersion == o.ContentVersion
+		l.Earlier == o.Earlier && l.ContentVersion == o.ContentVersion &&
+		l.Task == o.Task && l.Title == o.Title && l.TaskSince == o.TaskSince
 }
 
 // sameLabels compares the accepted labels, limits and pending approvals
@@ -170,7 +190,7 @@ func Digest(parts []string) string {
 // sameHistory compares the accepted history and the archive chain's end.
 func (l Record) sameHistory(o Record) bool {
 	return l.Entries == o.Entries && l.EntriesHash == o.EntriesHash && l.ArchivedHash == o.ArchivedHash &&
-		l.Archive == o.Archive && l.Archived == o.Archived
+		l.Archive == o.Archive && l.Archived == o.Archived && slices.Equal(l.Results, o.Results)
 }
 
 // ConfigStamp is the repository's configuration file (.gitea/gns-guard.yml)
@@ -267,7 +287,7 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
 	}
 	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
-		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, issues.Quote(l.Writer), issues.Quote(status.Author))
+		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, markdown.Quote(l.Writer), markdown.Quote(status.Author))
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)

@@ -62,6 +62,27 @@ func (r *Reader) Decide(ctx context.Context, in guard.Input) (plan *guard.Plan, 
 		d, cancel := Deadline(in)
 		plan = guard.Decide(d)
 		cancel()
+		if plan.AskTask != nil && in.TaskEdits == nil {
+			if in.TaskEdits, err = r.taskEdits(ctx, in.Issue.Number, *plan.AskTask); err != nil {
+				return nil, notes, err
+			}
+			continue
+		}
+		if len(plan.AskComments) > 0 && in.Fetched == nil {
+			if in.Fetched, err = r.fetchComments(ctx, in.Issue.Number, plan.AskComments); err != nil {
+				return nil, notes, err
+			}
+			continue
+		}
+		if plan.AskWriters && in.Writers == nil {
+			if in.Writers, err = r.writerList(ctx); err != nil {
+				return nil, notes, err
+			}
+			if in.Writers.Problem != "" && r.Forge != nil {
+				notes = append(notes, in.Writers.Problem)
+			}
+			continue
+		}
 		user := plan.AskAdmin
 		if user == "" || asked == maxAdminQuestions {
 			return plan, notes, nil
@@ -92,6 +113,82 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 		return false, "", r.Where.Error("check the permission of "+user, err)
 	}
 	return admin, "", nil
+}
+
+// taskEdits reads who changed the task of issue n: the body's edit
+// history and the title's changes, as a asks. A read the server refuses
+// (a private repository keeps its history from anyone not signed in) is
+// an answer that says so.
+func (r *Reader) taskEdits(ctx context.Context, n int64, a guard.TaskAsk) (*guard.TaskEdits, error) {
+	te := &guard.TaskEdits{}
+	if r.Forge == nil {
+		te.BodyProblem, te.TitleProblem = "the issue was not read from a server", "the issue was not read from a server"
+		return te, nil
+	}
+	refused := func(err error) bool {
+		return errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrTooLarge)
+	}
+	var err error
+	if a.Body {
+		te.Revisions, err = r.Forge.BodyHistory(ctx, n)
+		switch {
+		case refused(err):
+			te.BodyProblem = err.Error()
+		case err != nil:
+			return nil, r.Where.Error(fmt.Sprintf("read the edit history of issue #%d", n), err)
+		}
+	}
+	if a.Title {
+		te.Titles, err = r.Forge.TitleChanges(ctx, n, a.Since)
+		switch {
+		case refused(err):
+			te.TitleProblem = err.Error()
+		case err != nil:
+			return nil, r.Where.Error(fmt.Sprintf("read the title changes of issue #%d", n), err)
+		}
+	}
+	return te, nil
+}
+
+// fetchComments reads comments of issue n by id (one request each): the
+// accepted results a decision must see (nil: gone).
+func (r *Reader) fetchComments(ctx context.Context, n int64, ids []int64) (map[int64]*issues.Comment, error) {
+	out := map[int64]*issues.Comment{}
+	for _, id := range ids {
+		c, err := r.Forge.Comment(ctx, n, id)
+		switch {
+		case errors.Is(err, issues.ErrNotFound):
+			out[id] = nil
+		case err != nil:
+			return nil, r.Where.Error(fmt.Sprintf("read comment %d of issue #%d", id, n), err)
+		default:
+			out[id] = &c
+		}
+	}
+	return out, nil
+}
+
+// writerList reads who can write the issue (one request), once per
+// reader. A refusal is an answer: every author then counts as a writer,
+// and its Problem says so.
+func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
+	switch {
+	case r.writers != nil:
+		return r.writers, nil
+	case r.Forge == nil:
+		// An issue read from files: who can write it is unknown.
+		return &guard.WriterList{Problem: "the issue was not read from a server"}, nil
+	}
+	logins, err := r.Forge.Writers(ctx)
+	switch {
+	case errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrUnauthorized):
+		r.writers = &guard.WriterList{Problem: "Who can write the issue could not be read (" + err.Error() + "): every comment's author counts as a writer, and outsiders are not told apart."}
+	case err != nil:
+		return nil, r.Where.Error("list who can write the issues", err)
+	default:
+		r.writers = &guard.WriterList{Logins: logins, Read: r.serverNow(time.Now())}
+	}
+	return r.writers, nil
 }
 
 // Unjudged says whether the guard has not judged the issue read, for

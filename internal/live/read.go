@@ -36,7 +36,8 @@ type Reader struct {
 	// Anchors say where the issues' anchors are found.
 	Anchors Anchors
 
-	admins map[string]bool // Decide's answers, kept across decisions
+	admins  map[string]bool   // Decide's answers, kept across decisions
+	writers *guard.WriterList // who can write the issues, once read
 }
 
 // Snapshot is what one read of an issue returned.

@@ -82,11 +82,21 @@ func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, 
 	})
 }
 
-// mayActAs says whether login may spend as agent. The setting agents maps
+// mayActAs says whether login may spend as agent: the setting agents maps
 // agent names to the Gitea logins that may speak as them
-// (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals); until
-// that map is configured, every account with write access to the
-// repository may spend as any agent.
+// (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals); with
+// no map, every account with write access to the repository (resolve
+// checked it) may spend as any agent. A call that names no agent (the
+// header is optional) is one of login's own agents'.
 func mayActAs(cfg issues.Config, login, agent string) bool {
-	return true
+	a := issues.Authors{Known: true, Writers: []string{login}, Agents: cfg.Agents}
+	if agent != "" || !a.Mapped() {
+		return a.SpeaksAs(login, agent)
+	}
+	for name := range cfg.Agents {
+		if a.SpeaksAs(login, name) {
+			return true
+		}
+	}
+	return false
 }

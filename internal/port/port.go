@@ -54,6 +54,25 @@ type IssueReader interface {
 	// its edit history; false when the history cannot be read or holds
 	// none after t. One request.
 	FirstEditAfter(ctx context.Context, number int64, t time.Time) (time.Time, bool)
+	// Comment reads one comment of issue number by its id (one request),
+	// its body kept up to issues.MaxCommentBytes (Comment.TooLarge past
+	// it). A comment that is gone, or is another issue's, is an error
+	// wrapping issues.ErrNotFound.
+	Comment(ctx context.Context, number, id int64) (issues.Comment, error)
+	// BodyHistory reads the edit history of issue number's body, oldest
+	// first: the revisions the server keeps (Gitea: the first and up to
+	// 19 more), each with its editor and text. An error wrapping
+	// issues.ErrForbidden or issues.ErrNotFound says the history cannot be
+	// read (Gitea shows it only where the repository is public). One
+	// request, and one a revision.
+	BodyHistory(ctx context.Context, number int64) ([]issues.Revision, error)
+	// TitleChanges reads the changes of issue number's title since a time,
+	// oldest first, from its timeline: one request a page of 50 entries.
+	TitleChanges(ctx context.Context, number int64, since time.Time) ([]issues.TitleChange, error)
+	// Writers lists the logins that can write the repository's issues:
+	// its owner and the collaborators and team members with write access
+	// (Gitea's assignees of the repository), one request.
+	Writers(ctx context.Context) ([]string, error)
 	// PullFiles lists the paths a pull request changes.
 	PullFiles(ctx context.Context, number int64) ([]string, error)
 	// File reads a file of the default branch, at most max bytes (more is

@@ -169,8 +169,13 @@ func fileValue(name string, s Setting, n *yaml.Node) (Value, error) {
 			v.Text = n.Value
 		}
 		return v, nil
+	case yaml.MappingNode:
+		if s.Kind != Map {
+			return v, wrong(n, s.Range)
+		}
+		return mapValue(v, n, wrong)
 	case yaml.SequenceNode:
-		if s.Kind != List {
+		if s.Kind != List && s.Kind != Map {
 			return v, wrong(n, s.Range)
 		}
 		v.IsList, v.List = true, []string{}
@@ -185,6 +190,29 @@ func fileValue(name string, s Setting, n *yaml.Node) (Value, error) {
 		return v, nil
 	}
 	return v, wrong(n, s.Range)
+}
+
+// mapValue reads a mapping of names to a login or a list of logins into
+// v's items, NAME=LOGIN each.
+func mapValue(v Value, n *yaml.Node, wrong func(*yaml.Node, string) error) (Value, error) {
+	v.IsList, v.List = true, []string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return v, wrong(k, "an agent's name")
+		}
+		logins := []*yaml.Node{val}
+		if val.Kind == yaml.SequenceNode {
+			logins = val.Content
+		}
+		for _, l := range logins {
+			if l.Kind != yaml.ScalarNode || isNull(l) {
+				return v, wrong(l, "a login, or a list of logins")
+			}
+			v.List = append(v.List, k.Value+"="+l.Value)
+		}
+	}
+	return v, nil
 }
 
 // InputLayer is the layer of the action's inputs: every input of

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // Resolved is the configuration the layers make, with where each value
@@ -63,6 +64,9 @@ func Resolve(layers ...Layer) (Resolved, error) {
 // apply checks one value and, when it is good, applies it.
 func apply(r *Resolved, l Layer, name string, v Value) error {
 	e := &Error{Source: l.Source, Key: name, Value: v.Text, Line: v.Line, Col: v.Col}
+	if v.IsList {
+		e.Value = strings.Join(v.List, ", ")
+	}
 	row, ok := byName[name]
 	if !ok {
 		e.Reason = "unknown setting" + hint(name)
@@ -97,7 +101,7 @@ func refusal(k where, s *row, name string, v Value) string {
 		return "not an input of the action; set it in " + FileName
 	case k == inFlag && !s.Flag:
 		return "not a flag of this verb"
-	case v.IsList && s.Kind != List:
+	case v.IsList && s.Kind != List && s.Kind != Map:
 		return "expected " + s.Range + ", got a list"
 	}
 	return ""
@@ -220,10 +224,4 @@ func quoteIf(k string) string {
 }
 
 // quote shows untrusted text in a message: quoted, escaped, and short.
-func quote(s string) string {
-	const most = 48
-	if r := []rune(s); len(r) > most {
-		return strconv.Quote(string(r[:most])) + "…"
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return markdown.QuoteN(s, 48) }

@@ -95,6 +95,7 @@ type valueCase struct {
 }
 
 const (
+	wantAgents    = "a mapping of agent names to Gitea logins (NAME: LOGIN, or NAME: [LOGIN, ...]), or items NAME=LOGIN"
 	wantFloat01   = "a number above 0 up to 1"
 	wantRatio     = "a number from 0 up to 1"
 	wantGrant     = "a whole number >= 0"
@@ -132,6 +133,8 @@ var (
 	issueNumber   = func(c Resolved) any { return c.IssueNumber }
 	underReport   = func(c Resolved) any { return c.Config.UnderReport }
 	metering      = func(c Resolved) any { return c.Config.Metering }
+	agentsMap     = func(c Resolved) any { return c.Config.Agents }
+	loadFrom      = func(c Resolved) any { return c.Config.LoadCommentsFrom }
 	meterKey      = func(c Resolved) any { return c.Config.MeterPublicKey }
 	meterURL      = func(c Resolved) any { return c.Config.MeterURL }
 	prices        = func(c Resolved) any { return c.Config.Prices }
@@ -244,6 +247,14 @@ var (
 		{name: "under-report", text: "FAIL", check: underReport, expect: "fail"},
 		{name: "under-report", text: "off", check: underReport, expect: "off"},
 		{name: "under-report", text: "loud", want: "warn, fail or off"},
+		{name: "agents", text: "code-reviewer=rev-bot, tester=test-bot,tester=qa", check: agentsMap, expect: map[string][]string{"code-reviewer": {"rev-bot"}, "tester": {"test-bot", "qa"}}},
+		{name: "agents", text: "", check: agentsMap, expect: map[string][]string(nil)},
+		{name: "agents", text: "code-reviewer", want: wantAgents},
+		{name: "agents", text: "code reviewer=bob", want: wantAgents},
+		{name: "agents", text: "tester=a b", want: wantAgents},
+		{name: "load-comments-from", text: "Everyone", check: loadFrom, expect: "everyone"},
+		{name: "load-comments-from", text: "writers", check: loadFrom, expect: "writers"},
+		{name: "load-comments-from", text: "friends", want: "writers or everyone"},
 		{name: "metering", text: "Required", check: metering, expect: "required"},
 		{name: "metering", text: "sometimes", want: "off or required"},
 		{name: "meter-public-key", text: testPublicKey, check: meterKey, expect: testPublicKey},
@@ -539,6 +550,42 @@ func TestFileLists(t *testing.T) {
 	}
 }
 
+// TestFileAgents: the agents map as a YAML mapping, a list of items or a
+// text, all alike; a wrong shape is refused at its line.
+func TestFileAgents(t *testing.T) {
+	want := map[string][]string{"code-reviewer": {"rev-bot"}, "tester": {"test-bot", "qa"}}
+	for _, data := range []string{
+		"agents:\n  code-reviewer: rev-bot\n  tester: [test-bot, qa]\n",
+		"agents: [code-reviewer=rev-bot, tester=test-bot, tester=qa]\n",
+		"agents: code-reviewer=rev-bot, tester=test-bot, tester=qa\n",
+	} {
+		l, err := FileLayer(FileName, []byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Resolve(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r.Config.Agents, want) {
+			t.Errorf("%q: %v, want %v", data, r.Config.Agents, want)
+		}
+	}
+	for data, want := range map[string]string{
+		"agents:\n  tester: {a: b}\n":      FileName + ":2:11: agents: expected a login, or a list of logins, got a mapping",
+		"agents:\n  tester: [a b]\n":       FileName + ":2:3: agents: expected " + wantAgents + `, got "tester=a b"`,
+		"allowed-agents:\n  tester: bob\n": FileName + ":2:3: allowed-agents: expected names, comma- or newline-separated (in the file also a YAML list), got a mapping",
+	} {
+		l, err := FileLayer(FileName, []byte(data))
+		if err == nil {
+			_, err = Resolve(l)
+		}
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: error %v\nwant  %s", data, err, want)
+		}
+	}
+}
+
 // TestEmptyFile: nothing, comments, a lone --- or ~ is an empty layer.
 func TestEmptyFile(t *testing.T) {
 	for _, data := range []string{"", "\n\n", "# nothing yet\n# at all\n", "---\n", "~\n", "--- # x\n...\n"} {
@@ -552,7 +599,7 @@ func TestEmptyFile(t *testing.T) {
 // TestFileErrors checks the exact error of each malformed file.
 func TestFileErrors(t *testing.T) {
 	const f = FileName
-	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, repository-budget, repository-budget-window, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key, metering, meter-public-key, meter-url, prices, money-cap"
+	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, repository-budget, repository-budget-window, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key, agents, load-comments-from, metering, meter-public-key, meter-url, prices, money-cap"
 	for _, c := range []struct{ data, want string }{
 		// did you mean
 		{"prune-treshold: 0.5\n", f + `:1:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`},

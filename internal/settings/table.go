@@ -1,7 +1,9 @@
 package settings
 
 import (
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -32,6 +35,10 @@ const (
 	// newline-separated text anywhere; blanks are trimmed and empty items
 	// dropped.
 	List
+	// Map maps names to logins: a YAML mapping in the file (NAME: LOGIN or
+	// NAME: [LOGIN, ...]), or items NAME=LOGIN, comma- or
+	// newline-separated.
+	Map
 	// String is a text taken as it is, trimmed.
 	String
 	// Enum is one of a few words.
@@ -55,6 +62,8 @@ func (k Kind) String() string {
 		return "number"
 	case List:
 		return "list"
+	case Map:
+		return "mapping"
 	case String:
 		return "text"
 	case Enum:
@@ -282,6 +291,18 @@ var rows = []row{
 			r.LedgerPublicKey, r.Config.LedgerPublicKey = k, k
 			return true
 		}),
+	newRow("agents", Map, "", "a mapping of agent names to Gitea logins (NAME: LOGIN, or NAME: [LOGIN, ...]), or items NAME=LOGIN", inFile,
+		"Which Gitea logins may speak as each agent: a result comment counts as an agent's result (for the entry load, the digest, recover and the rules) only when one of the agent's logins posted it, and a writer posting as an agent not mapped to it fails agent-impersonated. gns-guard init --agents NAME=LOGIN writes it. Empty: any account that can write the issue may speak as any agent.",
+		func(r *Resolved, v Value) bool {
+			m, err := ParseAgents(listOf(v))
+			if err == nil {
+				r.Config.Agents = m
+			}
+			return err == nil
+		}),
+	enumRow("load-comments-from", "writers", inInput|inFile|inFlag, []string{"writers", "everyone"},
+		func(c *issues.Config) *string { return &c.LoadCommentsFrom },
+		"Whose comments the next agent's entry load holds: writers (the accounts that can write the issue; an outsider's comment is left out and named) or everyone. Either way an outsider's comment is outside the judged conversation: oversized or malformed, it is a warning."),
 	enumRow("metering", "off", inInput|inFile|inFlag, []string{"off", "required"},
 		func(c *issues.Config) *string { return &c.Metering },
 		"required: an agent result without a valid receipt of gns-guard meter for its invocation is a violation (consumption-unmetered). off: a receipt is judged when there is one."),
@@ -334,6 +355,33 @@ func parseDuration(text string) (time.Duration, bool) {
 	}
 	d, err := time.ParseDuration(t)
 	return d, err == nil && d > 0
+}
+
+// agentName and login are what an agents item may hold: an agent's name
+// as a result comment's header carries it, and a Gitea login.
+var (
+	agentName = regexp.MustCompile(`^[^\s|=,]+$`)
+	loginName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+)
+
+// ParseAgents reads the items of agents, NAME=LOGIN each, into the map
+// of agent names to logins; an item that is not one says so.
+func ParseAgents(items []string) (map[string][]string, error) {
+	var out map[string][]string
+	for _, item := range items {
+		name, login, ok := strings.Cut(item, "=")
+		name, login = strings.TrimSpace(name), strings.TrimSpace(login)
+		if !ok || !agentName.MatchString(name) || !loginName.MatchString(login) {
+			return nil, fmt.Errorf("%s is not NAME=LOGIN (an agent's name without spaces, |, = or commas, and a Gitea login)", markdown.Quote(item))
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		if !slices.Contains(out[name], login) {
+			out[name] = append(out[name], login)
+		}
+	}
+	return out, nil
 }
 
 // parsePrices reads the items of prices: MODEL INPUT OUTPUT [CACHED].

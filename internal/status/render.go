@@ -179,7 +179,7 @@ func ledgerLine(p *guard.Plan, cfg issues.Config) string {
 		how = "adopted as the baseline (no earlier ledger was found)"
 	}
 	return fmt.Sprintf("**Ledger** %s: phase %s, budget %s of %s consumed, %s remaining, body content version %d (%s).",
-		how, markdown.Cell(issues.Quote(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
+		how, markdown.Cell(markdown.Quote(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
 }
 
 // depthLimitText renders a depth limit for messages.

@@ -1,6 +1,7 @@
 package actiontest
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,6 +22,18 @@ func (r *Repo) Admin() User { return User{r.S.AdminLogin, r.S.AdminToken} }
 func (r *Repo) User(t testing.TB, prefix string, perm giteatest.Permission) User {
 	t.Helper()
 	login, token := Collaborator(t, r.S, r.Owner, r.Name, prefix, perm)
+	return User{login, token}
+}
+
+// Outsider creates a user with no role in the repository: on a public
+// repository it may still open issues and comment on them.
+func (r *Repo) Outsider(t testing.TB, prefix string) User {
+	t.Helper()
+	login := fmt.Sprintf("%s-%d", prefix, userSeq.Add(1))
+	token, err := r.S.NewUser(context.Background(), login, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return User{login, token}
 }
 

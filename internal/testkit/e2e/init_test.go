@@ -78,10 +78,10 @@ func TestInitEndToEnd(t *testing.T) {
 // binary with the inputs the runner would give the Docker action, and the
 // workflow's own `with:` carried over. Its triggers must include the ones
 // the generated workflow keeps.
-func (r *repo) adopt() (key string) {
+func (r *repo) adopt(initArgs ...string) (key string) {
 	t := r.t
 	t.Helper()
-	out := r.gns("init", "--repo", r.owner+"/"+r.name, "--server", r.srv.URL, "--token", r.srv.AdminToken)
+	out := r.gns(append([]string{"init", "--repo", r.owner + "/" + r.name, "--server", r.srv.URL, "--token", r.srv.AdminToken}, initArgs...)...)
 	const pull = 1 // the repository's first pull request
 	for _, want := range []string{
 		fmt.Sprintf("Pull request #%d, opened: %s/%s/%s/pulls/%d\n", pull, r.srv.URL, r.owner, r.name, pull),

@@ -71,7 +71,10 @@ func TestJourney(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
 	j := newJourney(t)
-	j.key = j.r.adopt()
+	j.key = j.r.adopt("--agents", j.agentsFlag())
+	if cfg := j.r.rawFile("main", ".gitea/gns-guard.yml"); !strings.Contains(cfg, "\nagents:\n  architect: ["+j.agent.Login+"]\n") {
+		t.Fatalf("init --agents did not map the agents in the settings file:\n%s", cfg)
+	}
 	j.logf("adopted: init, keygen, secrets, pull request #1 merged in %s", time.Since(start).Round(time.Millisecond))
 	j.openFromTemplate()
 
@@ -86,6 +89,16 @@ func TestJourney(t *testing.T) {
 	j.checkHistory()
 	j.logf("the meter: %s", j.meteredNote())
 	j.summary(time.Since(start))
+}
+
+// agentsFlag is init's --agents: every role spoken as by the agents'
+// account.
+func (j *journey) agentsFlag() string {
+	items := make([]string, len(roles))
+	for i, role := range roles {
+		items[i] = role + "=" + j.agent.Login
+	}
+	return strings.Join(items, ",")
 }
 
 // journey is the state of TestJourney.

@@ -227,19 +227,96 @@ func (c *Client) EditBody(_ context.Context, n int64, body string, version int) 
 	if version != is.is.ContentVersion {
 		return 0, status(http.MethodPatch, path, http.StatusConflict)
 	}
-	c.s.editBody(is, body)
+	c.s.editBody(is, body, c.user)
 	c.s.write(c, "EditBody", n, 0, body)
 	return is.is.ContentVersion, nil
 }
 
 // editBody writes a body as Gitea does: a new content version, the edit
-// in the history (the lock held).
-func (s *Server) editBody(is *issue, body string) {
+// in the history, by editor (the lock held).
+func (s *Server) editBody(is *issue, body, editor string) {
 	now := s.now()
+	if len(is.revisions) == 0 {
+		// Gitea keeps the opening's text as the history's first entry.
+		is.revisions = append(is.revisions, issues.Revision{Editor: is.author, At: is.is.CreatedAt, Text: is.is.Body})
+	}
 	is.is.Body = body
 	is.is.ContentVersion++
 	is.is.UpdatedAt = now
 	is.edits = append(is.edits, now)
+	is.revisions = append(is.revisions, issues.Revision{Editor: editor, At: now, Text: body})
+}
+
+// Comment reads one comment of issue n by id: one request.
+func (c *Client) Comment(_ context.Context, n, id int64) (issues.Comment, error) {
+	path := fmt.Sprintf("%s/comments/%d", c.s.repoPath(), id)
+	if err := c.begin("Comment", http.MethodGet, path); err != nil {
+		return issues.Comment{}, err
+	}
+	defer c.s.mu.Unlock()
+	if is := c.s.issues[n]; is != nil {
+		for _, e := range is.timeline {
+			if e.comment != nil && e.comment.ID == id {
+				return *e.comment, nil
+			}
+		}
+	}
+	return issues.Comment{}, notFound(http.MethodGet, path)
+}
+
+// BodyHistory is issue n's body edit history, oldest first, when the
+// server shows it (EditHistory; a private repository answers 404): one
+// request, sent without the token.
+func (c *Client) BodyHistory(_ context.Context, n int64) ([]issues.Revision, error) {
+	path := fmt.Sprintf("/%s/issues/%d/content-history/list", c.s.Repo(), n)
+	if err := c.begin("BodyHistory", http.MethodGet, path); err != nil {
+		return nil, err
+	}
+	defer c.s.mu.Unlock()
+	is := c.s.issues[n]
+	if !c.s.EditHistory || is == nil {
+		return nil, notFound(http.MethodGet, path)
+	}
+	return slices.Clone(is.revisions), nil
+}
+
+// TitleChanges are issue n's title changes at or after since, oldest
+// first: one request.
+func (c *Client) TitleChanges(_ context.Context, n int64, since time.Time) ([]issues.TitleChange, error) {
+	path := c.s.issuePath(n) + "/timeline"
+	if err := c.begin("TitleChanges", http.MethodGet, path); err != nil {
+		return nil, err
+	}
+	defer c.s.mu.Unlock()
+	is, err := c.find(n, http.MethodGet)
+	if err != nil {
+		return nil, err
+	}
+	var out []issues.TitleChange
+	for _, t := range is.titles {
+		if !t.At.Truncate(time.Second).Before(since.Truncate(time.Second)) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Writers are the logins that can write the repository's issues (Gitea's
+// assignees of the repository): its owner, and every account granted
+// write or more. One request.
+func (c *Client) Writers(context.Context) ([]string, error) {
+	if err := c.begin("Writers", http.MethodGet, c.s.repoPath()+"/assignees"); err != nil {
+		return nil, err
+	}
+	defer c.s.mu.Unlock()
+	out := []string{c.s.owner}
+	for login := range c.s.perms {
+		if login != c.s.owner && c.s.may(login, "write") {
+			out = append(out, login)
+		}
+	}
+	slices.Sort(out[1:])
+	return out, nil
 }
 
 // CreateComment posts a comment as the client's user: one request.

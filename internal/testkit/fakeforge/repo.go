@@ -198,11 +198,12 @@ func (c *Client) EditIssue(_ context.Context, n int64, e port.IssueEdit) (issues
 	if err != nil {
 		return issues.Issue{}, err
 	}
-	if e.Title != nil {
+	if e.Title != nil && *e.Title != is.is.Title {
+		is.titles = append(is.titles, issues.TitleChange{Old: is.is.Title, New: *e.Title, Actor: c.user, At: c.s.now()})
 		is.is.Title = *e.Title
 	}
 	if e.Body != nil {
-		c.s.editBody(is, *e.Body)
+		c.s.editBody(is, *e.Body, c.user)
 	}
 	if e.State != nil {
 		is.is.State = *e.State

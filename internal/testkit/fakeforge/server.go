@@ -81,7 +81,11 @@ type issue struct {
 	timeline  []entry
 	assignees []string
 	edits     []time.Time // when the body was edited
-	head      string      // a pull request's branch
+	// revisions are the body's edit history, the opening's first; titles
+	// the title's changes, as the timeline records them.
+	revisions []issues.Revision
+	titles    []issues.TitleChange
+	head      string // a pull request's branch
 	base      string
 	files     []string // the paths a pull request changes
 }

@@ -1,0 +1,148 @@
+package guard
+
+import (
+	"slices"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+)
+
+// Who speaks on an issue (docs/ledger.md#what-the-next-agent-reads): an
+// account that cannot write the issue is an outsider, whose comments are
+// left out of the entry load and outside the judged conversation; a
+// result counts as agent X's only when its author may speak as X (the
+// agents setting, else any writer).
+
+// WriterList is the server's answer to Plan.AskWriters: the logins that
+// can write the repository's issues, when they were read, or why they
+// could not be (Problem).
+type WriterList struct {
+	Logins  []string
+	Read    time.Time
+	Problem string
+}
+
+// judgeAuthors settles who speaks on the issue: the access stamp of the
+// record, or a new one from the server's list when the shell gave it; it
+// asks the shell for the list (Plan.AskWriters) when the stamp is stale
+// or does not know an author. Until it has the list, an author it does
+// not know counts as a writer.
+func (e *eval) judgeAuthors() {
+	var old *ledger.AccessStamp
+	if l := e.trust.ledger; l != nil {
+		old = l.Access
+	}
+	authors := e.commentAuthors()
+	st := old
+	switch wl := e.in.Writers; {
+	case wl != nil && wl.Problem == "":
+		st = ledger.NewAccessStamp(wl.Read, wl.Logins, append(authors, old.Logins()...)...)
+	case wl == nil && e.needsWriters(old, authors):
+		e.plan.AskWriters = true
+	}
+	e.access = st
+	a := issues.Authors{Known: e.in.Writers == nil || e.in.Writers.Problem == "", Agents: e.cfg.Agents, Everyone: e.cfg.LoadCommentsFrom == "everyone"}
+	a.Writers = []string{e.in.Self, e.in.Issue.RepoOwner}
+	for _, login := range authors {
+		if writer, known := st.Classify(login); writer || !known {
+			a.Writers = append(a.Writers, login)
+		}
+	}
+	slices.Sort(a.Writers)
+	e.plan.Authors = a
+}
+
+// needsWriters reports whether the stamp old cannot say who of authors
+// writes the issue: there is none, it is stale, it does not know one of
+// them, or an outsider it knows commented since it was read.
+func (e *eval) needsWriters(old *ledger.AccessStamp, authors []string) bool {
+	if len(authors) == 0 {
+		return false
+	}
+	if !old.Fresh(e.in.Now) {
+		return true
+	}
+	for _, login := range authors {
+		writer, known := old.Classify(login)
+		if !known || !writer && e.lastCommented(login).After(time.Unix(old.Read, 0)) {
+			return true
+		}
+	}
+	return false
+}
+
+// commentAuthors are the authors of the comments the run read, the
+// guard and the repository's owner left out, each once, newest first.
+func (e *eval) commentAuthors() []string {
+	var out []string
+	for _, c := range slices.Backward(e.comments()) {
+		a := c.Author
+		if a == "" || a == e.in.Self || a == e.in.Issue.RepoOwner || slices.Contains(out, a) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// lastCommented is when login last commented among the comments read.
+func (e *eval) lastCommented(login string) time.Time {
+	var at time.Time
+	for _, c := range e.comments() {
+		if c.Author == login && c.CreatedAt.After(at) {
+			at = c.CreatedAt
+		}
+	}
+	return at
+}
+
+// comments are every comment the run read, oldest first, the event's own
+// last when it is not among them.
+func (e *eval) comments() []issues.Comment {
+	cs := append(slices.Clone(e.in.Older), e.in.Recent...)
+	if c := e.eventComment(); c != nil && !slices.ContainsFunc(cs, func(x issues.Comment) bool { return x.ID == c.ID }) {
+		cs = append(cs, *c)
+	}
+	return cs
+}
+
+// outsider reports whether c's author cannot write the issue: its comment
+// is outside the judged conversation.
+func (e *eval) outsider(c issues.Comment) bool {
+	return c.Author != "" && !e.plan.Authors.CanWrite(c.Author)
+}
+
+// claimedAgents are the agents an agent comment speaks as: its header's
+// and its footer's (nil for any other comment).
+func claimedAgents(body string) []string {
+	if !agentcomment.IsAgentComment(body) {
+		return nil
+	}
+	parsed, _ := agentcomment.Parse(body)
+	var out []string
+	for _, a := range []string{parsed.Agent, footerAgent(parsed)} {
+		if a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func footerAgent(c *agentcomment.Comment) string {
+	if c.Footer == nil {
+		return ""
+	}
+	return c.Footer.Agent
+}
+
+// speaks reports whether c's author may speak as every agent c claims.
+func (e *eval) speaks(c issues.Comment) bool {
+	for _, a := range claimedAgents(c.Body) {
+		if !e.plan.Authors.SpeaksAs(c.Author, a) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,185 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
+	"github.com/gns-guard/gns-guard/internal/entryload"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// Accepted results do not vanish (docs/ledger.md#accepted-results): the
+// record keeps the id and digest of every agent result accepted since the
+// last archive. One the run reads changed is an edit; one missing among
+// the comments it reads is a deletion. One older than them is asked of the
+// server (Plan.AskComments) when the issue's comment count says comments
+// were deleted, or when the run's event is its edit.
+
+// Missing is an accepted result that is gone: deleted, or edited since.
+type Missing struct {
+	ID     int64  `json:"comment_id"`
+	Agent  string `json:"agent"`
+	Edited bool   `json:"edited"`
+}
+
+// What says what became of it.
+func (m Missing) What() string {
+	if m.Edited {
+		return "was edited since"
+	}
+	return "was deleted"
+}
+
+// MissingResults says the accepted results gone, for the entry load.
+func (p *Plan) MissingResults() []entryload.Gone {
+	var out []entryload.Gone
+	for _, m := range p.Missing {
+		out = append(out, entryload.Gone{ID: m.ID, Agent: m.Agent, What: m.What()})
+	}
+	return out
+}
+
+// checkResults finds the accepted results of the trusted record that are
+// gone (Plan.Missing), and asks for those it cannot see when it must.
+func (e *eval) checkResults() {
+	l := e.trust.ledger
+	if l == nil || len(l.Results) == 0 {
+		return
+	}
+	read := e.liveComments()
+	// The last comments are a run with none missing (the older ones read
+	// while looking for the status comment may not be).
+	oldest := int64(0)
+	for _, c := range e.in.Recent {
+		if c.ID != 0 && (oldest == 0 || c.ID < oldest) {
+			oldest = c.ID
+		}
+	}
+	deleted := e.deletedSince(l.Seen, read) > 0
+	for _, r := range l.Results {
+		c, known := e.resultComment(read, r.ID)
+		switch {
+		case known && c == nil:
+			e.plan.Missing = append(e.plan.Missing, Missing{ID: r.ID, Agent: r.Agent})
+		case known && !c.TooLarge && ledger.ResultDigest(c.Body) != r.Digest:
+			e.plan.Missing = append(e.plan.Missing, Missing{ID: r.ID, Agent: r.Agent, Edited: true})
+		case !known && oldest != 0 && r.ID > oldest:
+			e.plan.Missing = append(e.plan.Missing, Missing{ID: r.ID, Agent: r.Agent})
+		case !known && (deleted || e.editedNow(r.ID)):
+			e.plan.AskComments = append(e.plan.AskComments, r.ID)
+		}
+	}
+}
+
+// resultComment is comment id as the run knows it: among the comments it
+// read, or as the shell fetched it (nil when gone); known is false when
+// neither says.
+func (e *eval) resultComment(read []issues.Comment, id int64) (c *issues.Comment, known bool) {
+	if i := slices.IndexFunc(read, func(c issues.Comment) bool { return c.ID == id }); i >= 0 {
+		return &read[i], true
+	}
+	f, asked := e.in.Fetched[id]
+	return f, asked
+}
+
+// liveComments are the comments the run read from the server, oldest
+// first (never the payload's own copy of the event's comment).
+func (e *eval) liveComments() []issues.Comment {
+	return append(slices.Clone(e.in.Older), e.in.Recent...)
+}
+
+// deletedSince counts the comments deleted since seen, at least: the
+// issue's comment count is below what seen's count and the newer comments
+// read make, less the status comment the run that wrote the record moved
+// (deleting the old one). 0 when the comments read do not reach back to
+// seen: the newer ones cannot all be counted.
+func (e *eval) deletedSince(seen *ledger.CommentsSeen, read []issues.Comment) int {
+	if seen == nil || !slices.ContainsFunc(read, func(c issues.Comment) bool { return c.ID != 0 && c.ID <= seen.Last }) {
+		return 0
+	}
+	newer := 0
+	for _, c := range read {
+		if c.ID > seen.Last {
+			newer++
+		}
+	}
+	if st := e.in.Status; st != nil && st.ID > seen.Last {
+		newer--
+	}
+	return seen.Count + newer - e.in.Issue.Comments
+}
+
+// editedNow says the run's event is the edit of comment id.
+func (e *eval) editedNow(id int64) bool {
+	ev := e.in.Event
+	return ev.Name == "issue_comment" && ev.Action == "edited" && ev.Comment != nil && ev.Comment.ID == id
+}
+
+// resultsFindings are the tampering findings of the accepted results gone.
+func (e *eval) resultsFindings() []Violation {
+	pv := e.cfg.Labels.PermissionViolation
+	var out []Violation
+	for _, m := range e.plan.Missing {
+		path := fmt.Sprintf("comment#%d", m.ID)
+		v := at(e.blockPos(), path, "the result of agent %s in comment %d, which the guard accepted, %s: an accepted result may not vanish or change. Post it again as it was (its link in an archive or digest, or the agent's own copy), or an approver checks the issue and removes %s to accept it as it is",
+			markdown.Quote(m.Agent), m.ID, m.What(), pv)
+		v.Label = pv
+		out = append(out, v)
+	}
+	return out
+}
+
+// recordResults sets the accepted results of record l: the earlier ones
+// that are not gone, and the result of the accepted checkpoint's last
+// invocation, when a comment of an agent that may speak for it holds it
+// (report patched the checkpoint: the comment is final). A prune starts
+// the list anew. It also sets what the run saw of the comments.
+func (e *eval) recordResults(l *ledger.Record, lastInvocation string, pruned bool) {
+	var refs []ledger.ResultRef
+	if old := e.trust.ledger; old != nil && !pruned {
+		refs = slices.DeleteFunc(slices.Clone(old.Results), func(r ledger.ResultRef) bool {
+			return slices.ContainsFunc(e.plan.Missing, func(m Missing) bool { return m.ID == r.ID })
+		})
+	}
+	for _, c := range e.liveComments() {
+		if c.TooLarge || c.Author == e.in.Self || !e.speaks(c) || slices.ContainsFunc(refs, func(r ledger.ResultRef) bool { return r.ID == c.ID }) {
+			continue
+		}
+		r, ok := agentcomment.ResultOf(c.ID, c.HTMLURL, c.Body)
+		if !ok || lastInvocation == "" || invocationOf(c.Body) != lastInvocation {
+			continue
+		}
+		refs = append(refs, ledger.ResultRef{ID: c.ID, Agent: r.Agent, Digest: ledger.ResultDigest(c.Body)})
+	}
+	if len(refs) > ledger.MaxResults {
+		refs = refs[len(refs)-ledger.MaxResults:]
+	}
+	l.Results = refs
+	e.recordSeen(l)
+}
+
+// recordSeen sets what the run saw of the issue's comments, when the
+// record holds results to keep.
+func (e *eval) recordSeen(l *ledger.Record) {
+	if len(l.Results) == 0 {
+		l.Seen = nil
+		return
+	}
+	seen := &ledger.CommentsSeen{Count: e.in.Issue.Comments}
+	for _, c := range e.liveComments() {
+		seen.Last = max(seen.Last, c.ID)
+	}
+	l.Seen = seen
+}
+
+// invocationOf is the invocation an agent comment's footer names.
+func invocationOf(body string) string {
+	c, _ := agentcomment.Parse(body)
+	if c.Footer == nil {
+		return ""
+	}
+	return c.Footer.Invocation
+}

@@ -1,0 +1,206 @@
+package guard
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/entryload"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// The task is the person's (docs/ledger.md#the-task): the record holds
+// the digests of the body's task section and of the title as accepted. A
+// change by anyone who is not an approver is tampering; who made it is
+// read from the body's edit history and the title's timeline entries,
+// which the shell reads when asked (Plan.AskTask).
+
+// TaskAsk is what the decision needs to know who changed the task: the
+// body's edit history, the title's changes since a time.
+type TaskAsk struct {
+	Body, Title bool
+	Since       time.Time
+}
+
+// TaskEdits is the shell's answer to Plan.AskTask.
+type TaskEdits struct {
+	// Revisions are the body's revisions, oldest first; BodyProblem says
+	// why they could not be read.
+	Revisions   []issues.Revision
+	BodyProblem string
+	// Titles are the title's changes since the task was accepted, oldest
+	// first; TitleProblem says why they could not be read.
+	Titles       []issues.TitleChange
+	TitleProblem string
+}
+
+// TaskVerdict is what the decision found of a task changed since the
+// guard accepted it.
+type TaskVerdict struct {
+	// Changed says the body's task section or the title is not what the
+	// guard accepted, and no approver alone changed it.
+	Changed bool
+	// By are who changed it, as the history says ("" unknown).
+	By []string
+	// Accepted is the task section as the guard accepted it, from the
+	// body's edit history ("" when the history does not hold it).
+	Accepted string
+	// Body and Title say which changed: the task section, the title.
+	Body, Title bool
+}
+
+// TaskDigest is the digest a record keeps of a body's task section.
+func TaskDigest(body string) string {
+	return ledger.Digest([]string{"task", entryload.TaskSection(body)})
+}
+
+// TitleDigest is the digest a record keeps of an issue's title.
+func TitleDigest(title string) string { return ledger.Digest([]string{"title", title}) }
+
+// checkTask judges the task against the trusted record: unchanged, or
+// changed by approvers only (then accepted), or changed by someone who
+// may not (Plan.Task; judgeCheckpoint makes it a finding).
+func (e *eval) checkTask() {
+	l := e.trust.ledger
+	if l == nil || !l.Baseline || e.trust.problem != "" || l.Task == "" {
+		return // a record from before the task was kept: adopted as it is
+	}
+	v := &TaskVerdict{Body: TaskDigest(e.in.Issue.Body) != l.Task, Title: l.Title != "" && TitleDigest(e.in.Issue.Title) != l.Title}
+	if !v.Body && !v.Title {
+		return
+	}
+	te := e.in.TaskEdits
+	if te == nil {
+		e.plan.AskTask = &TaskAsk{Body: v.Body, Title: v.Title, Since: time.Unix(l.TaskSince, 0)}
+		te = &TaskEdits{BodyProblem: "not read yet", TitleProblem: "not read yet"}
+	}
+	unknown := false
+	if v.Body {
+		v.By, v.Accepted, unknown = bodyChangers(l.Task, te)
+	}
+	if v.Title {
+		by, u := titleChangers(l.Title, te)
+		v.By, unknown = append(v.By, by...), unknown || u
+	}
+	// An approver's edit is accepted.
+	v.Changed = unknown || len(v.By) == 0 || slices.ContainsFunc(v.By, func(a string) bool { return !e.isApprover(a) })
+	e.plan.Task = v
+}
+
+// taskTampered adds the finding of a task changed by someone who may not.
+func (e *eval) taskTampered() {
+	if v := e.plan.Task; v != nil && v.Changed {
+		e.trust.tamper = append(e.trust.tamper, e.taskFinding(v))
+	}
+}
+
+// EntryTask is the task the entry load holds in place of the body's, and
+// why: the accepted one, when the body's was changed by someone who may
+// not and its edit history holds the accepted text; "" otherwise.
+func (p *Plan) EntryTask() (task, note string) {
+	v := p.Task
+	if v == nil || !v.Changed || v.Accepted == "" {
+		return "", ""
+	}
+	return v.Accepted, "as the guard accepted it; the body's was changed since by " + v.Who()
+}
+
+// bodyChangers reads the body's edit history after its last revision
+// whose task section is the accepted one (digest accepted): who made each
+// revision that changed the task (a revision deleted from the history
+// counts as one), and the accepted task's text. unknown says the history
+// cannot tell.
+func bodyChangers(accepted string, te *TaskEdits) (by []string, text string, unknown bool) {
+	if te.BodyProblem != "" {
+		return nil, "", true
+	}
+	rs := te.Revisions
+	i := len(rs) - 1
+	for ; i >= 0 && (rs[i].Deleted || TaskDigest(rs[i].Text) != accepted); i-- {
+	}
+	if i < 0 {
+		return nil, "", true
+	}
+	text, prev := entryload.TaskSection(rs[i].Text), accepted
+	for _, r := range rs[i+1:] {
+		d := ""
+		if !r.Deleted {
+			d = TaskDigest(r.Text)
+		}
+		if d != prev || d == "" {
+			by = append(by, r.Editor)
+			unknown = unknown || r.Editor == ""
+		}
+		prev = d
+	}
+	return by, text, unknown || len(by) == 0
+}
+
+// Who names who changed the task.
+func (v *TaskVerdict) Who() string {
+	if len(v.By) == 0 {
+		return "someone the guard could not identify (the body's edit history, which Gitea shows only on a public repository, or the title's timeline entries do not say)"
+	}
+	var names []string
+	for _, b := range v.By {
+		q := "someone unknown"
+		if b != "" {
+			q = markdown.Quote(b)
+		}
+		if !slices.Contains(names, q) {
+			names = append(names, q)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// taskFinding is the finding of a task changed by someone who may not.
+func (e *eval) taskFinding(v *TaskVerdict) Violation {
+	var what []string
+	if v.Body {
+		what = append(what, "the body's ## Task section")
+	}
+	if v.Title {
+		what = append(what, "the title")
+	}
+	pv := e.cfg.Labels.PermissionViolation
+	restore := "restores the task as accepted"
+	if v.Accepted != "" {
+		restore = "restores the task as accepted (the body's edit history holds it; gns-guard context loads it meanwhile)"
+	}
+	t := at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, by %s: the task is the person's, and only an approver (%s) changes it. An approver %s, or checks the new task and removes %s to accept it",
+		strings.Join(what, " and "), v.Who(), e.cfg.Approvers(), restore, pv)
+	t.Label = pv
+	return t
+}
+
+// checkpointTaskPos is where the task section's heading is in the body.
+func checkpointTaskPos(body string) checkpoint.Pos {
+	for i, line := range strings.Split(body, "\n") {
+		if strings.EqualFold(strings.TrimSpace(strings.TrimLeft(line, "#")), entryload.TaskHeading) && strings.HasPrefix(strings.TrimSpace(line), "#") {
+			return checkpoint.Pos{Line: i + 1, Col: 1}
+		}
+	}
+	return checkpoint.Pos{Line: 1, Col: 1}
+}
+
+// titleChangers are who changed the title since it was accepted (digest
+// accepted): every change from the first that started from the accepted
+// title. unknown says the timeline does not show that change.
+func titleChangers(accepted string, te *TaskEdits) (by []string, unknown bool) {
+	if te.TitleProblem != "" {
+		return nil, true
+	}
+	i := slices.IndexFunc(te.Titles, func(c issues.TitleChange) bool { return TitleDigest(c.Old) == accepted })
+	if i < 0 {
+		return nil, true
+	}
+	for _, c := range te.Titles[i:] {
+		by = append(by, c.Actor)
+		unknown = unknown || c.Actor == ""
+	}
+	return by, unknown
+}

@@ -1,0 +1,68 @@
+package issues
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/markdown"
+)
+
+// Authors says who speaks on an issue (docs/ledger.md#what-the-next-agent-reads):
+// the accounts that can write it, and which of them may speak as which
+// agent. The guard decides it (guard.Plan.Authors); the entry load, the
+// digest, the results the rules count and recover all ask it.
+type Authors struct {
+	// Known says who can write the issue is known. Without it (an issue
+	// read from a file, a list the server would not give) every author
+	// counts as one.
+	Known bool
+	// Writers are the logins known to write the issue, sorted: the
+	// repository's owner, the guard, and the accounts the server lists
+	// as able to (its collaborators, teams and owner with write access).
+	Writers []string
+	// Agents is the agents setting: agent name → the logins that may
+	// speak as it. Empty: any writer may speak as any agent.
+	Agents map[string][]string
+	// Everyone says outsiders' comments load too (load-comments-from:
+	// everyone); they stay outside the judged conversation.
+	Everyone bool
+}
+
+// CanWrite reports whether login can write the issue.
+func (a Authors) CanWrite(login string) bool {
+	if !a.Known {
+		return true
+	}
+	_, ok := slices.BinarySearch(a.Writers, login)
+	return ok
+}
+
+// Loads reports whether a comment by login belongs in the entry load.
+func (a Authors) Loads(login string) bool { return a.Everyone || a.CanWrite(login) }
+
+// SpeaksAs reports whether login may speak as agent: it is one of the
+// agent's logins in the agents map, or, without a map, it can write the
+// issue.
+func (a Authors) SpeaksAs(login, agent string) bool {
+	if len(a.Agents) == 0 {
+		return a.CanWrite(login)
+	}
+	return slices.Contains(a.Agents[agent], login)
+}
+
+// Mapped says the agents setting maps agent names to logins.
+func (a Authors) Mapped() bool { return len(a.Agents) > 0 }
+
+// LoginsOf names the logins that may speak as agent, for a message:
+// quoted and joined by commas, or "no login" when the map names none.
+func (a Authors) LoginsOf(agent string) string {
+	ls := a.Agents[agent]
+	if len(ls) == 0 {
+		return "no login"
+	}
+	q := make([]string, len(ls))
+	for i, l := range ls {
+		q[i] = markdown.Quote(l)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,83 @@
+package ledger
+
+import (
+	"slices"
+	"time"
+)
+
+// AccessStamp is who can write the issue as a run read it
+// (docs/ledger.md#who-can-write): the accounts that commented on it, sorted
+// into those the server lists as able to write the repository's issues and
+// the others (outsiders). Reading the list costs a request; the stamp
+// spares it while it is fresh and knows every author.
+type AccessStamp struct {
+	// Read is when (Unix seconds, the server's clock) the list was read.
+	Read int64 `json:"read"`
+	// Writers and Outsiders are the authors known to write the issue and
+	// known not to, sorted, each at most MaxAccessLogins.
+	Writers   []string `json:"writers"`
+	Outsiders []string `json:"outsiders,omitempty"`
+}
+
+// AccessMaxAge bounds a stamp's age: access given or taken away without a
+// comment is seen within a day.
+const AccessMaxAge = 24 * time.Hour
+
+// MaxAccessLogins is the most logins a stamp keeps of each kind.
+const MaxAccessLogins = 100
+
+// Fresh says the stamp was read no longer than AccessMaxAge before now.
+func (s *AccessStamp) Fresh(now time.Time) bool {
+	return s != nil && now.Sub(time.Unix(s.Read, 0)) <= AccessMaxAge
+}
+
+// Classify says whether the stamp knows login, and whether it writes.
+func (s *AccessStamp) Classify(login string) (writer, known bool) {
+	if s == nil {
+		return false, false
+	}
+	if _, ok := slices.BinarySearch(s.Writers, login); ok {
+		return true, true
+	}
+	_, ok := slices.BinarySearch(s.Outsiders, login)
+	return false, ok
+}
+
+// NewAccessStamp sorts logins (the authors of now first, then those an
+// earlier stamp knew) by the server's list of writers, read at read.
+func NewAccessStamp(read time.Time, writers []string, logins ...string) *AccessStamp {
+	st := &AccessStamp{Read: read.Unix(), Writers: []string{}}
+	seen := map[string]bool{}
+	for _, l := range logins {
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		if slices.Contains(writers, l) {
+			if len(st.Writers) < MaxAccessLogins {
+				st.Writers = append(st.Writers, l)
+			}
+		} else if len(st.Outsiders) < MaxAccessLogins {
+			st.Outsiders = append(st.Outsiders, l)
+		}
+	}
+	slices.Sort(st.Writers)
+	slices.Sort(st.Outsiders)
+	return st
+}
+
+// Logins are every login the stamp knows.
+func (s *AccessStamp) Logins() []string {
+	if s == nil {
+		return nil
+	}
+	return append(slices.Clone(s.Writers), s.Outsiders...)
+}
+
+// Equal reports whether two stamps say the same (both nil is equal).
+func (s *AccessStamp) Equal(o *AccessStamp) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.Read == o.Read && slices.Equal(s.Writers, o.Writers) && slices.Equal(s.Outsiders, o.Outsiders)
+}
