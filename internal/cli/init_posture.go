@@ -18,7 +18,7 @@ import (
 const AgentsTeam = "gns-agents"
 
 // agentUnits are the agents' modes in the recommended posture
-// (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals): they
+// (docs/contract.md#4b-the-trusted-ledger): they
 // write issues and pull requests, read code (their code comes as pull
 // requests from forks) and only read Actions.
 var agentUnits = map[string]string{posture.Code: "read", posture.Issues: "write", posture.Pulls: "write", posture.Actions: "read"}

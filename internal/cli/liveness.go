@@ -13,7 +13,7 @@ import (
 // refuseUnjudged refuses (exit 1) to build on a body the guard has not
 // judged for longer than unjudged-grace: a guard switched off must not go
 // unnoticed by the agents that work on its issues
-// (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals).
+// (docs/contract.md#4b-the-trusted-ledger).
 func refuseUnjudged(ctx context.Context, verb string, rd *live.Reader, s *live.Snapshot, cfg issues.Config, env Env) error {
 	if s != nil && s.Status == nil && s.Unreached && ledger.Unrecorded(s.Issue, "", env.Now(), cfg.UnjudgedGrace) != nil {
 		// The status comment is not among the comments read: look for

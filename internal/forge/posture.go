@@ -13,7 +13,7 @@ import (
 )
 
 // This file holds the reads of a repository's posture (`gns-guard doctor`
-// and the action's posture check, docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals):
+// and the action's posture check, docs/contract.md#4b-the-trusted-ledger):
 // who has which unit, the workflows of the default branch, its protection
 // and the secrets' names. Some of them Gitea answers only to the
 // repository's owner (the secrets, a team's members, a collaborator's

@@ -8,7 +8,7 @@ import (
 )
 
 // Unjudged is a state the guard has not judged, for longer than the
-// unjudged-grace setting (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals,
+// unjudged-grace setting (docs/contract.md#4b-the-trusted-ledger,
 // "Liveness"): the body's content_version ahead of the one the guard's
 // ledger accepted, or a governed issue whose status comment or record is
 // missing or does not verify. A guard whose workflow was disabled, or whose

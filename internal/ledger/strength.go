@@ -7,7 +7,7 @@ import (
 
 // MinKeyBits is the least strength of a ledger-key: its public key is
 // published, so anyone may guess the secret offline and a weak one lets
-// them forge every record (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals).
+// them forge every record (docs/contract.md#4b-the-trusted-ledger).
 const MinKeyBits = 256
 
 // KeyRule says, for messages, what a ledger-key must be.

@@ -84,7 +84,7 @@ func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, 
 
 // mayActAs says whether login may spend as agent: the setting agents maps
 // agent names to the Gitea logins that may speak as them
-// (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals); with
+// (docs/contract.md#4b-the-trusted-ledger); with
 // no map, every account with write access to the repository (resolve
 // checked it) may spend as any agent. A call that names no agent (the
 // header is optional) is one of login's own agents'.

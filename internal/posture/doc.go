@@ -1,5 +1,5 @@
 // Package posture judges whether a repository's permissions and settings
-// let the guard's guarantees hold (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals,
+// let the guard's guarantees hold (docs/contract.md#4b-the-trusted-ledger,
 // the threat model): the facts read from Gitea go in (facts.go: teams and
 // their per-unit modes, collaborators, the workflows of the default branch,
 // its protection, the secrets' names, the published public key), a list of

@@ -15,7 +15,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
-// The attacks and controls of the threat model (docs/contract.md#4b-the-trusted-ledger-its-anchor-and-approvals)
+// The attacks and controls of the threat model (docs/contract.md#4b-the-trusted-ledger)
 // that need a run: a branch workflow reads the guard's secrets, and the
 // guard's pull_request_target check gates the merge of a fork's pull
 // request.
