@@ -423,7 +423,7 @@ func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *issues.Comme
 	if final == nil || !st.Writable || r.reader.Anchors.Store == nil || (!wrote && !p.RecordTrusted) {
 		return nil
 	}
-	l, _ := ledger.Read(final, n, ledger.ConfigKeys(r.cfg))
+	l, _ := a.s.RecordOf(final, ledger.ConfigKeys(r.cfg))
 	if l == nil {
 		return nil
 	}

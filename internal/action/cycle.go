@@ -209,7 +209,7 @@ func stale(s *live.Snapshot, cfg issues.Config) bool {
 	if s.Status == nil || s.Issue.NoCAS {
 		return false
 	}
-	l, _ := ledger.Read(s.Status, s.Issue.Number, ledger.ConfigKeys(cfg))
+	l, _ := s.RecordOf(s.Status, ledger.ConfigKeys(cfg))
 	return l != nil && l.Baseline && l.ContentVersion > s.Issue.ContentVersion
 }
 

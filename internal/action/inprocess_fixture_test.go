@@ -53,6 +53,13 @@ type fakeRepo struct {
 func newFakeRepo(t *testing.T) *fakeRepo {
 	t.Helper()
 	t.Parallel()
+	return serialFakeRepo(t)
+}
+
+// serialFakeRepo is newFakeRepo for a test that must not run beside
+// others (it counts what the process does).
+func serialFakeRepo(t *testing.T) *fakeRepo {
+	t.Helper()
 	r := &fakeRepo{S: fakeforge.New(owner + "/proj"), clock: time.Date(2026, 5, 16, 14, 0, 0, 0, time.UTC), dir: t.TempDir()}
 	r.S.Now = r.now
 	r.S.Token(actionsToken, issues.ActionsUser)

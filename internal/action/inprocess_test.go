@@ -381,3 +381,41 @@ func TestInProcessAnchoredIssueIsReadThroughItsAnchor(t *testing.T) {
 		t.Errorf("not read through the anchor:\n%s", res)
 	}
 }
+
+// One run verifies the ledger record it finds once, however often it
+// decides (the permission questions, the grants, the status comment's
+// fixed point) and whoever else reads the record (the read through the
+// hint, the stale check, liveness, the configuration stamp); a run that
+// writes a new record verifies that one once too. Not parallel: it counts
+// the process's verifications.
+func TestInProcessRunVerifiesItsLedgerOnce(t *testing.T) {
+	r := serialFakeRepo(t)
+	n := r.open(example(t, "healthy.md"), governed...)
+	r.run(t, opened(n), "ledger-key", ledgerKey).expect(t, exitcode.Clean, "pass")
+	r.tick(time.Minute)
+	r.run(t, edited(n, agent), "ledger-key", ledgerKey).expect(t, exitcode.Clean, "pass") // learns the agent
+	for _, step := range []struct {
+		name   string
+		ev     event
+		before func()
+		want   int64
+		writes bool
+	}{
+		{"a clean pass", event{"issues", "reopened", n, owner}, func() {}, 1, false},
+		{"the agent's progress", edited(n, agent), func() {
+			r.editBody(t, n, agent, func(body string) string {
+				body = strings.Replace(body, "consumed: 6200", "consumed: 6900", 1)
+				return strings.Replace(body, "remaining: 13800", "remaining: 13100", 1)
+			})
+		}, 2, true},
+	} {
+		r.tick(time.Minute)
+		step.before()
+		verified := ledger.Verifications()
+		res := r.run(t, step.ev, "ledger-key", ledgerKey)
+		res.expect(t, exitcode.Clean, "pass")
+		if got := ledger.Verifications() - verified; got != step.want || (len(res.writes) > 0) != step.writes {
+			t.Errorf("%s: %d ledger records verified, want %d; writes %v\n%s", step.name, got, step.want, res.writes, res)
+		}
+	}
+}

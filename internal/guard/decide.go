@@ -29,6 +29,10 @@ type Input struct {
 	// Status is the guard's sticky status comment (its marker and author),
 	// or nil when the run found none: it holds the ledger.
 	Status *issues.Comment
+	// Record is the ledger record of Status as the shell read and verified
+	// it (nil: not read yet). A decision takes it instead of verifying the
+	// record again, as long as it is of Status as it is now.
+	Record *ledger.Verified
 	// Older are comments the run read further back than Recent while it
 	// looked for the status comment (not part of the entry load).
 	Older []issues.Comment

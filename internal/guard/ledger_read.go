@@ -14,7 +14,7 @@ import (
 // the lack of one) cannot be trusted.
 func (e *eval) readRecord() {
 	t := &e.trust
-	t.ledger, t.problem = ledger.Read(e.in.Status, e.in.Issue.Number, ledger.ConfigKeys(e.cfg))
+	t.ledger, t.problem = ledger.ReadOnce(e.in.Record, e.in.Status, e.in.Issue.Number, ledger.ConfigKeys(e.cfg))
 	anchor, problem, lags := e.judgeAnchor(t.ledger)
 	t.anchor, t.lags = anchor, lags
 	switch {

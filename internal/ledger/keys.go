@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
@@ -91,6 +92,20 @@ func NewKeys(current, previous []byte, public string) (Keys, error) {
 // signed, only when some key verifies and ledger-key is not held; it
 // verifies no record of the first format (HMAC).
 func ConfigKeys(c issues.Config) Keys {
+	id := string(c.LedgerKey) + "\x00" + string(c.LedgerKeyPrevious) + "\x00" + c.LedgerPublicKey + "\x00" + string(c.LedgerStandIn)
+	if k, ok := configKeys.Load(id); ok {
+		return k.(Keys)
+	}
+	k := configKeysOf(c)
+	configKeys.Store(id, k)
+	return k
+}
+
+// configKeys holds the keys ConfigKeys built, by their material: a
+// process derives each key pair once. Keys are read-only once built.
+var configKeys sync.Map
+
+func configKeysOf(c issues.Config) Keys {
 	k, _ := NewKeys(c.LedgerKey, c.LedgerKeyPrevious, c.LedgerPublicKey)
 	if k.Any() && !k.Signs() && len(c.LedgerStandIn) > 0 {
 		priv := signingKey(c.LedgerStandIn)
@@ -99,6 +114,13 @@ func ConfigKeys(c issues.Config) Keys {
 		k.verify[k.kid] = pub
 	}
 	return k
+}
+
+// Fingerprint names the keys: their ids, the signing key's first, and
+// how many first-format secrets they hold.
+func (k Keys) Fingerprint() string {
+	ids := k.KeyIDs()
+	return fmt.Sprintf("%s|%s|%d", k.kid, strings.Join(ids, ","), len(k.hmac))
 }
 
 // Any says some key is set: an unsigned record is then not trusted.

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
@@ -272,6 +273,7 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 	if status == nil {
 		return nil, ""
 	}
+	verifications.Add(1)
 	m := ledgerRecord.FindAllStringSubmatch(status.Body, -1)
 	switch {
 	case len(m) == 0:
@@ -293,6 +295,58 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)
 	}
 	return &l, ""
+}
+
+// verifications counts the records Read verified in this process.
+var verifications atomic.Int64
+
+// Verifications is how many ledger records Read has verified in this
+// process: a run verifies the record it found once and passes the
+// Verified down (a test of internal/action holds it).
+func Verifications() int64 { return verifications.Load() }
+
+// Verified is a record Read verified, with what Read judged of the
+// comment it was read from (its id, author and record line) and the keys:
+// a run verifies its ledger once and passes this down. The rest of the
+// comment's text does not enter the verdict.
+type Verified struct {
+	ID      int64
+	Author  string
+	Line    string // Line of the comment's body
+	Lines   int    // how many record lines the body holds
+	Keys    string // Keys.Fingerprint of the keys it was verified with
+	Record  *Record
+	Problem string
+}
+
+// Verify is Read, kept with what it judged (nil for no comment).
+func Verify(status *issues.Comment, issue int64, keys Keys) *Verified {
+	if status == nil {
+		return nil
+	}
+	l, problem := Read(status, issue, keys)
+	return &Verified{ID: status.ID, Author: status.Author, Line: Line(status.Body), Lines: len(ledgerRecord.FindAllStringIndex(status.Body, -1)), Keys: keys.Fingerprint(), Record: l, Problem: problem}
+}
+
+// Of says Read would judge c with keys as it judged v's comment: the same
+// comment, author and record line (or the same lack of one).
+func (v *Verified) Of(c *issues.Comment, keys Keys) bool {
+	if v == nil || c == nil || v.ID != c.ID || v.Author != c.Author || v.Keys != keys.Fingerprint() {
+		return false
+	}
+	if v.Line != "" {
+		return v.Line == Line(c.Body)
+	}
+	return v.Lines == len(ledgerRecord.FindAllStringIndex(c.Body, -1))
+}
+
+// ReadOnce is v's record when v was read from status as it is now with
+// keys, else Read.
+func ReadOnce(v *Verified, status *issues.Comment, issue int64, keys Keys) (*Record, string) {
+	if v.Of(status, keys) {
+		return v.Record, v.Problem
+	}
+	return Read(status, issue, keys)
 }
 
 // verifyRecord checks a record's signature under keys; "" when it holds.

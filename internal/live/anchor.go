@@ -124,7 +124,7 @@ func (r *Reader) readSince(ctx context.Context, s *Snapshot, p pointer) sinceOut
 	if !ok {
 		return sinceUnproven
 	}
-	l, _ := ledger.Read(status, n, r.Keys)
+	l, _ := s.RecordOf(status, r.Keys)
 	if l == nil || guard.LabelsMoved(l, s.Issue, issues.DefaultConfig()) {
 		return sinceMoved
 	}
@@ -200,7 +200,10 @@ func (r *Reader) hintPointer(ctx context.Context, s *Snapshot, window int) (poin
 	}
 	prove := func(answer []issues.Comment) ([]issues.Comment, []issues.Comment, *issues.Comment, bool, bool) {
 		recent, older, all, ok := guard.ProveHint(answer, at, s.Issue.CreatedAt, window)
-		found := &Snapshot{Issue: s.Issue, Guard: s.Guard}
+		if s.verified == nil {
+			s.verified = map[int64]*ledger.Verified{}
+		}
+		found := &Snapshot{Issue: s.Issue, Guard: s.Guard, verified: s.verified}
 		if !ok || !r.pick(found, answer) {
 			return nil, nil, nil, false, false
 		}

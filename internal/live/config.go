@@ -115,7 +115,7 @@ func (r *Reader) record(s *Snapshot, commit string) *ledger.Record {
 	if s == nil || s.Status == nil || commit == "" {
 		return nil
 	}
-	l, _ := ledger.Read(s.Status, s.Issue.Number, r.Keys)
+	l, _ := s.RecordOf(s.Status, r.Keys)
 	return l
 }
 

@@ -34,6 +34,7 @@ func (s *Snapshot) Input(cfg issues.Config, ev issues.Event, repo string, now ti
 		Unreached:   s.Unreached,
 		Anchor:      s.Anchor,
 		Hint:        s.Hint(cfg.RecentWindow()),
+		Record:      s.Verified(ledger.ConfigKeys(cfg)),
 	}
 }
 
@@ -49,10 +50,28 @@ func Deadline(in guard.Input) (guard.Input, context.CancelFunc) {
 const maxAdminQuestions = 3
 
 // Decide runs the guard's decision on in, answering the questions it asks
-// of the server (whether a user is a repository admin) and deciding again,
-// a bounded number of times. Answers are kept for the reader's later
-// decisions. notes are facts for the status comment (a question the token
-// may not ask).
+// of the server and deciding again; answers are kept for the reader's
+// later decisions. notes are facts for the status comment (a question the
+// token may not ask). It is the one loop around guard.Decide that reads:
+//
+//	read (Reader.Read: the issue, the ledger record verified once)
+//	  │
+//	  ▼
+//	guard.Decide ◄──────────────┐ (pure: state in, plan out)
+//	  │ the plan asks:          │
+//	  ├─ AskTask     → who changed the task (edit history, title changes)
+//	  ├─ AskComments → accepted results by id
+//	  ├─ AskWriters  → who can write the issue
+//	  └─ AskAdmin    → a user's permission (at most maxAdminQuestions)
+//	  │ each answer goes into in ┘
+//	  ▼
+//	plan ──► the action's regrant: the grant list read anew; changed, Decide again
+//	  │
+//	  ▼
+//	apply ──► status.Settle decides on the issue as the run leaves it,
+//	          until the status comment says the same twice (at most 3)
+//
+// Every round decides on the same verified record (guard.Input.Record).
 func (r *Reader) Decide(ctx context.Context, in guard.Input) (plan *guard.Plan, notes []string, err error) {
 	if r.admins == nil {
 		r.admins = map[string]bool{}
@@ -204,7 +223,7 @@ func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg issues.Config, n
 		return nil
 	}
 	n := s.Issue.Number
-	l, problem := ledger.Read(s.Status, n, r.Keys)
+	l, problem := s.RecordOf(s.Status, r.Keys)
 	switch {
 	case l == nil && s.Issue.CreatedAt.IsZero():
 		return nil // the server did not say when the issue was opened

@@ -68,11 +68,41 @@ type Snapshot struct {
 	// about it for the status comment.
 	Anchor ledger.AnchorState
 	Notes  []string
+	// verified are the ledger records the read verified, by comment id
+	// (RecordOf).
+	verified map[int64]*ledger.Verified
 	// followed says the comments were read the way the anchor or the
 	// body's read hint points to, not from the timeline; hinted that the
 	// hint did. hintMissed says the timeline was read because the body's
 	// hint did not prove the last comments (guard.Hint.Missed).
 	followed, hinted, hintMissed bool
+}
+
+// RecordOf is the ledger record comment c holds, verified with keys once
+// per snapshot: a comment edited since, or other keys, verify anew.
+func (s *Snapshot) RecordOf(c *issues.Comment, keys ledger.Keys) (*ledger.Record, string) {
+	if c == nil {
+		return nil, ""
+	}
+	if v := s.verified[c.ID]; v.Of(c, keys) {
+		return v.Record, v.Problem
+	}
+	v := ledger.Verify(c, s.Issue.Number, keys)
+	if s.verified == nil {
+		s.verified = map[int64]*ledger.Verified{}
+	}
+	s.verified[c.ID] = v
+	return v.Record, v.Problem
+}
+
+// Verified is the status comment's ledger record as the read verified it
+// with keys (nil: no status comment): what the decision takes.
+func (s *Snapshot) Verified(keys ledger.Keys) *ledger.Verified {
+	if s.Status == nil {
+		return nil
+	}
+	s.RecordOf(s.Status, keys)
+	return s.verified[s.Status.ID]
 }
 
 // Drop takes the comments with the given ids out of the snapshot: the run
@@ -317,7 +347,7 @@ func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 	if s.Guard == "" {
 		for i := len(comments) - 1; i >= 0; i-- {
 			c := &comments[i]
-			if !isStatus(*c, n) || !r.signedBy(c, n) {
+			if !isStatus(*c, n) || !r.signedBy(s, c) {
 				continue
 			}
 			if s.Guard == "" || c.Author == issues.ActionsUser {
@@ -339,7 +369,7 @@ func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 		if newest == nil {
 			newest = c
 		}
-		if l, _ := ledger.Read(c, n, r.Keys); l != nil {
+		if l, _ := s.RecordOf(c, r.Keys); l != nil {
 			s.Status = c
 			return true
 		}
@@ -352,13 +382,13 @@ func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 
 // signedBy reports whether c's ledger record names c's author as its
 // writer and, with a ledger key, verifies.
-func (r *Reader) signedBy(c *issues.Comment, n int64) bool {
+func (r *Reader) signedBy(s *Snapshot, c *issues.Comment) bool {
 	if r.TokenIsGuard && !r.Keys.Any() {
 		// The guard's own token must never take a login from a record
 		// anyone could have written: it asks the server.
 		return false
 	}
-	l, _ := ledger.Read(c, n, r.Keys)
+	l, _ := s.RecordOf(c, r.Keys)
 	return l != nil && l.Writer != "" && l.Writer == c.Author
 }
 

@@ -50,7 +50,7 @@ func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, 
 			}
 			f.Unjudged = rd.Unjudged(ctx, s, cfg, m.o.Now())
 			if s.Status != nil {
-				l, _ := ledger.Read(s.Status, iss.Number, rd.Keys)
+				l, _ := s.RecordOf(s.Status, rd.Keys)
 				f.Judged = l != nil
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
 // Applied is what applying a plan changed on the issue, as far as the next
@@ -46,8 +47,15 @@ func Settle(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) 
 		return body
 	}
 	asRead := body
+	// The record line is the same in every round: it is verified once.
+	rec := in.Record
+	if c := statusAfter(in.Self, body, existing, a.Moved, a.Written); !rec.Of(&c, ledger.ConfigKeys(in.Config)) {
+		rec = ledger.Verify(&c, n, ledger.ConfigKeys(in.Config))
+	}
 	for range 3 {
-		np := guard.Decide(after(in, p, existing, a, body))
+		nextIn := after(in, p, existing, a, body)
+		nextIn.Record = rec
+		np := guard.Decide(nextIn)
 		if np.Resolved != p.Resolved {
 			// The guard's own comment tipped the verdict (it pushed a long
 			// comment out of the last three, say): report this run's own

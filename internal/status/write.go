@@ -36,7 +36,7 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
 	if p.Ledger != nil && existing != nil && !moved {
-		if old, _ := ledger.Read(existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
+		if old, _ := ledger.ReadOnce(in.Record, existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
 			kept := a
 			kept.Record, kept.Written = ledger.Line(existing.Body), time.Unix(old.Written, 0)
 			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
