@@ -12,12 +12,12 @@ import (
 
 // Next is the decision input of the guard's next run once a run that
 // decided p on in has made its writes as the action makes them: a
-// placeholder status comment first on an issue that has none, the archive
-// parts not posted yet, the pruned body (or the body with its read hint),
-// the labels and the lock, the recovery request and the digest unless the
-// guard's last comments hold them, and the status comment last, settled
-// (PlanWrite): in place, or posted anew at the end when it had fallen out
-// of reach. Comments it
+// placeholder status comment first on an issue that has none, then
+// Plan.Writes in its order (the archive parts not posted yet, the pruned
+// body or the body with its fill or read hint, the labels and the lock,
+// the recovery request and the digest unless the guard's last comments
+// hold them), and the status comment last, settled (PlanWrite): in place,
+// or posted anew at the end when it had fallen out of reach. Comments it
 // posts take the ids after the last one known, stamped now. ev is the
 // event of the next run. `report` judges the state an agent leaves with it
 // (exitprotocol.Predict): the runs after the guard's own writes included.
@@ -38,22 +38,31 @@ func Next(in guard.Input, p *guard.Plan, ev issues.Event, now time.Time) guard.I
 		c := post(Placeholder(in, p, now))
 		posted, existing = append(posted, c), &c
 	}
-	if pr := p.Prune; pr != nil {
-		have := guard.MatchArchives(in, pr).Have
-		for part, body := range pr.Archives {
-			if _, ok := have[part+1]; !ok {
-				posted = append(posted, post(body))
+	n := in.Issue.Number
+	var have map[int]int64
+	if p.Prune != nil {
+		have = guard.MatchArchives(in, p.Prune).Have
+	}
+	// The writes in the order the action makes them (Plan.Writes): the
+	// comments take their ids in that order; the body, labels and lock
+	// are the Change below.
+	for _, w := range p.Writes() {
+		switch w.Kind {
+		case guard.PostArchive:
+			if _, ok := have[w.Part]; !ok {
+				posted = append(posted, post(p.Prune.Archives[w.Part-1]))
+			}
+		case guard.PostRecovery:
+			if !guardHas(in, func(c issues.Comment) bool {
+				return strings.Contains(c.Body, issues.RecoveryMarker(n)) && !strings.Contains(c.Body, prune.MarkerPrefix)
+			}) {
+				posted = append(posted, post(p.Recovery))
+			}
+		case guard.PostDigest:
+			if !guardHas(in, func(c issues.Comment) bool { return strings.TrimSpace(c.Body) == strings.TrimSpace(p.Digest) }) {
+				posted = append(posted, post(p.Digest))
 			}
 		}
-	}
-	n := in.Issue.Number
-	if p.Recovery != "" && !guardHas(in, func(c issues.Comment) bool {
-		return strings.Contains(c.Body, issues.RecoveryMarker(n)) && !strings.Contains(c.Body, prune.MarkerPrefix)
-	}) {
-		posted = append(posted, post(p.Recovery))
-	}
-	if p.Digest != "" && !guardHas(in, func(c issues.Comment) bool { return strings.TrimSpace(c.Body) == strings.TrimSpace(p.Digest) }) {
-		posted = append(posted, post(p.Digest))
 	}
 	a := Applied{Posted: posted, Pruned: p.Prune != nil, Hinted: p.Hint != nil, Locked: p.Lock != ""}
 	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: posted, Event: &ev}
