@@ -78,7 +78,7 @@ type contextReport struct {
 	*entryload.Load
 	CurrentTask string          `json:"current_task"`
 	CostCheck   *costCheck      `json:"cost_check,omitempty"`
-	Next        *nextRoom       `json:"next_estimate,omitempty"`
+	Next        *guard.Room     `json:"next_estimate,omitempty"`
 	Error       string          `json:"error,omitempty"`
 	OverCap     *overCapNumbers `json:"over_cap,omitempty"`
 }
@@ -93,65 +93,18 @@ type costCheck struct {
 	Over      bool    `json:"over"`
 }
 
-// nextRoom is the room the guard leaves the next agent call, as it judges
-// the issue now: what next_estimated_tokens may be before next-over-budget
-// or context-pressure fails. An agent that reports takes its estimate from
-// it, keeping a share for its own result comment and the budget it spends.
-type nextRoom struct {
-	// BudgetRemaining is budget.remaining; next-over-budget allows
-	// BudgetRemaining × 0.5 once the agent's consumption is taken off.
-	BudgetRemaining int64 `json:"budget_remaining"`
-	// PressureRoom is pressure-threshold × max context less the entry
-	// load the guard measures now (next_estimated_tokens left out).
-	PressureRoom int64 `json:"pressure_room"`
-	// Most is the smaller of floor(BudgetRemaining × 0.5) and
-	// PressureRoom, at least 0: the most the guard accepts now.
-	Most int64 `json:"most"`
-	// PhaseEndsAt is the least the agent's own call may consume for the
-	// guard's prune to end the phase (consumed > prune-threshold × total
-	// once it is reported): the budget the next call then has is the new
-	// phase's, floor((BudgetRemaining − consumption) × CarryoverRatio) +
-	// PhaseGrant (docs/pruning.md#how). 0: the phase ends on the guard's
-	// next run whatever the call consumes.
-	PhaseEndsAt    int64   `json:"phase_ends_at"`
-	CarryoverRatio float64 `json:"carryover_ratio"`
-	PhaseGrant     int64   `json:"phase_grant"`
-}
-
-// newNextRoom is the room the guard's figures leave the next call.
-func newNextRoom(nums guard.Numbers, cfg issues.Config) *nextRoom {
-	load := nums.ContextTokens - nums.NextEstimated
-	room := int64(math.Floor(cfg.PressureThreshold*float64(nums.MaxContext))) - load
-	most := min(nums.BudgetRemaining/2, room)
-	return &nextRoom{BudgetRemaining: nums.BudgetRemaining, PressureRoom: room, Most: max(most, 0),
-		PhaseEndsAt:    phaseEndsAt(nums.BudgetConsumed, nums.BudgetTotal, cfg.PruneThreshold),
-		CarryoverRatio: cfg.CarryoverRatio, PhaseGrant: cfg.PhaseGrant}
-}
-
-// phaseEndsAt is the least consumption c >= 0 for which the guard's budget
-// prune fires: float64(consumed + c) > threshold × total, compared as the
-// guard compares it (internal/guard's planPrune).
-func phaseEndsAt(consumed, total int64, threshold float64) int64 {
-	limit := threshold * float64(total)
-	if float64(consumed) > limit {
-		return 0
-	}
-	c := max(int64(math.Floor(limit))-consumed, 0)
-	for c > 0 && float64(consumed+c-1) > limit {
-		c--
-	}
-	for float64(consumed+c) <= limit {
-		c++
-	}
-	return c
-}
-
 type overCapNumbers struct {
 	Issue      int64 `json:"issue"`
 	Checkpoint int   `json:"checkpoint_tokens"`
 	Task       int   `json:"task_tokens"`
 	Minimal    int   `json:"minimal_tokens"`
 	entryload.Budget
+}
+
+// nextRoom is the room the guard's figures leave the next call.
+func nextRoom(nums guard.Numbers, cfg issues.Config) *guard.Room {
+	r := guard.RoomOf(nums, cfg)
+	return &r
 }
 
 // contextMetrics is the action's context-budget record (docs/contract.md §7) with
@@ -338,7 +291,7 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 		ts: env.Now().UTC().Format("2006-01-02T15:04:05Z"), number: number, load: load, budget: budget, check: check,
 		filesRequested: len(files), entries: len(cp.Entries()),
 	})
-	return printContext(env, o.format, contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check, Next: newNextRoom(nums, cfg)}, fence)
+	return printContext(env, o.format, contextReport{Fits: true, Load: load, CurrentTask: cp.CurrentTask.Value, CostCheck: &check, Next: nextRoom(nums, cfg)}, fence)
 }
 
 // readDocs reads the --file files and the --skill, in that order.

@@ -21,7 +21,7 @@ func (e *eval) planPrune() {
 	cp, n := e.cp, e.plan.Numbers
 	// An exhausted budget waits for a person; a reset would only erase the
 	// record of what was spent.
-	overBudget := float64(cp.Budget.Consumed.Value) > e.cfg.PruneThreshold*float64(cp.Budget.Total.Value) && cp.Budget.Remaining.Value > 0
+	overBudget := overThreshold(cp.Budget.Consumed.Value, cp.Budget.Total.Value, e.cfg.PruneThreshold) && cp.Budget.Remaining.Value > 0
 	tailTooLong := cp.HistoryTail.Set && len(cp.HistoryTail.Items) > checkpoint.TailMost(e.cfg.HistoryTail)
 	size := e.taskSize()
 	overweight := int64(n.CheckpointTokens) > size.Overhead

@@ -8,9 +8,9 @@ func checkNextOverBudget(e *eval) []Violation {
 		return nil
 	}
 	rem, next := e.cp.Budget.Remaining.Value, e.cp.NextEstimatedTokens
-	if rem <= 0 || float64(next.Value) <= float64(rem)*0.5 {
+	if rem <= 0 || next.Value <= NextAllowance(rem) {
 		return nil
 	}
 	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next call is estimated at %d tokens, more than half of the %d remaining (limit %d): split the task or get more budget approved",
-		next.Value, rem, rem/2)}
+		next.Value, rem, NextAllowance(rem))}
 }

@@ -1,0 +1,73 @@
+package guard
+
+import (
+	"math"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
+
+// Room is the room the guard leaves the next agent call, as it judges the
+// issue now: what next_estimated_tokens may be before next-over-budget or
+// context-pressure fails, and what the call may consume before the
+// budget's prune ends the phase. `context` prints it; an agent that
+// reports takes its estimate from it (docs/agents.md).
+type Room struct {
+	// BudgetRemaining is budget.remaining; next-over-budget allows half of
+	// it (NextAllowance).
+	BudgetRemaining int64 `json:"budget_remaining"`
+	// PressureRoom is pressure-threshold × max context less the entry
+	// load the guard measures now (next_estimated_tokens left out).
+	PressureRoom int64 `json:"pressure_room"`
+	// Most is the smaller of NextAllowance and PressureRoom, at least 0:
+	// the most the guard accepts now.
+	Most int64 `json:"most"`
+	// PhaseEndsAt is the least the agent's own call may consume for the
+	// guard's prune to end the phase (consumed > prune-threshold × total
+	// once it is reported): the budget the next call then has is the new
+	// phase's, floor((BudgetRemaining − consumption) × CarryoverRatio) +
+	// PhaseGrant (docs/pruning.md#how). 0: the phase ends on the guard's
+	// next run whatever the call consumes.
+	PhaseEndsAt    int64   `json:"phase_ends_at"`
+	CarryoverRatio float64 `json:"carryover_ratio"`
+	PhaseGrant     int64   `json:"phase_grant"`
+}
+
+// RoomOf is the room numbers n, judged under cfg, leave the next call.
+func RoomOf(n Numbers, cfg issues.Config) Room {
+	room := pressureLimit(n.MaxContext, cfg.PressureThreshold) - (n.ContextTokens - n.NextEstimated)
+	return Room{BudgetRemaining: n.BudgetRemaining, PressureRoom: room, Most: max(min(NextAllowance(n.BudgetRemaining), room), 0),
+		PhaseEndsAt:    phaseEndsAt(n.BudgetConsumed, n.BudgetTotal, cfg.PruneThreshold),
+		CarryoverRatio: cfg.CarryoverRatio, PhaseGrant: cfg.PhaseGrant}
+}
+
+// NextAllowance is the most next_estimated_tokens may be with remaining
+// budget left: half of it (next-over-budget).
+func NextAllowance(remaining int64) int64 { return remaining / 2 }
+
+// pressureLimit is the most context a task of maxContext may load before
+// context-pressure fails.
+func pressureLimit(maxContext int64, threshold float64) int64 {
+	return int64(math.Floor(threshold * float64(maxContext)))
+}
+
+// overThreshold says consumed is over threshold × total: the budget's
+// prune is due.
+func overThreshold(consumed, total int64, threshold float64) bool {
+	return float64(consumed) > threshold*float64(total)
+}
+
+// phaseEndsAt is the least consumption c >= 0 for which the budget's
+// prune fires: overThreshold(consumed + c).
+func phaseEndsAt(consumed, total int64, threshold float64) int64 {
+	if overThreshold(consumed, total, threshold) {
+		return 0
+	}
+	c := max(int64(math.Floor(threshold*float64(total)))-consumed, 0)
+	for c > 0 && overThreshold(consumed+c-1, total, threshold) {
+		c--
+	}
+	for !overThreshold(consumed+c, total, threshold) {
+		c++
+	}
+	return c
+}
