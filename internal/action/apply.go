@@ -204,7 +204,7 @@ func (a *applier) postArchive(ctx context.Context, w guard.Write) error {
 		return a.fail("re-read the recent comments", err)
 	}
 	for part := 1; part <= len(pr.Archives); part++ {
-		id, err := a.settle(ctx, page.Comments, func(c issues.Comment) bool { return guard.SamePart(c.Body, pr.Archives[part-1]) })
+		id, err := a.keepLowest(ctx, page.Comments, func(c issues.Comment) bool { return guard.SamePart(c.Body, pr.Archives[part-1]) })
 		if err != nil {
 			return err
 		}
@@ -270,9 +270,9 @@ func (a *applier) writeBody(ctx context.Context, body, what string) error {
 	return nil
 }
 
-// settle deletes the guard's own duplicates among comments that match:
+// keepLowest deletes the guard's own duplicates among comments that match:
 // the lowest id stays, and is returned (0 when none matches).
-func (a *applier) settle(ctx context.Context, comments []issues.Comment, match func(issues.Comment) bool) (int64, error) {
+func (a *applier) keepLowest(ctx context.Context, comments []issues.Comment, match func(issues.Comment) bool) (int64, error) {
 	var ids []int64
 	for _, c := range comments {
 		if c.Author == a.in.Self && match(c) {
@@ -311,7 +311,7 @@ func (a *applier) createOnce(ctx context.Context, body string, same func(issues.
 	if err != nil {
 		return nil, a.fail("re-read the recent comments", err)
 	}
-	_, err = a.settle(ctx, page.Comments, same)
+	_, err = a.keepLowest(ctx, page.Comments, same)
 	return &c, err
 }
 
@@ -371,7 +371,7 @@ func (a *applier) status(ctx context.Context, p *guard.Plan) error {
 }
 
 // updateStatus edits the status comment found in place.
-func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st status.Plan) error {
+func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st status.CommentWrite) error {
 	c, err := a.r.forge.EditComment(ctx, a.existing.ID, st.Body)
 	if err != nil {
 		if errors.Is(err, issues.ErrUnreachable) {
@@ -389,7 +389,7 @@ func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st status.Pla
 
 // moveStatus posts the status comment anew at the end, and deletes the
 // guard's older status comments.
-func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st status.Plan) error {
+func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st status.CommentWrite) error {
 	r, n := a.r, a.in.Issue.Number
 	c, err := r.forge.CreateComment(ctx, n, st.Body)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -205,7 +206,7 @@ func (r *runner) input(s *live.Snapshot) guard.Input {
 // stale reports whether the ledger the run found records a body newer than
 // the body it read: the issue is read first and the timeline second, and a
 // concurrent run may have written both in between.
-func stale(s *live.Snapshot, cfg issues.Config) bool {
+func stale(s *live.Snapshot, cfg config.Config) bool {
 	if s.Status == nil || s.Issue.NoCAS {
 		return false
 	}

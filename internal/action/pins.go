@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -59,7 +60,7 @@ func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues
 	}
 	labels := created
 	if old == nil {
-		all, err := r.admin.CreateLabels(ctx, issues.GovernanceSpecs(r.cfg.Labels))
+		all, err := r.admin.CreateLabels(ctx, config.GovernanceSpecs(r.cfg.Labels))
 		if err != nil {
 			r.pinNote(res, "The governance labels could not be pinned: the repository's labels could not be read. The next run tries again.", err)
 			return

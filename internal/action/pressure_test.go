@@ -123,7 +123,7 @@ func measure(t *testing.T, body string, recent []actiontest.Comment, guard strin
 		t.Fatal(err)
 	}
 	in := entryload.Input{Issue: number, Agent: "code-reviewer", Checkpoint: blk, Counter: counter,
-		Budget: entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}}
+		Budget: entryload.LoadCap{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}}
 	for i := len(recent) - 1; i >= 0 && len(in.Comments) < 3; i-- {
 		c := recent[i]
 		if what := guardsOwn(c, guard, number); what != "" {

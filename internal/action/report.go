@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
-	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/status"
 )
@@ -153,7 +153,7 @@ func maxDepthText(n guard.Numbers) string {
 	switch {
 	case !n.MaxDepthKnown:
 		return ""
-	case n.MaxDepth == issues.Unlimited:
+	case n.MaxDepth == config.Unlimited:
 		return "n"
 	}
 	return strconv.Itoa(n.MaxDepth)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -98,7 +99,7 @@ type runner struct {
 
 	inputs settings.Layer
 	set    settings.Resolved
-	cfg    issues.Config
+	cfg    config.Config
 	stamp  *ledger.ConfigStamp
 	// pullSettings is why the settings file the pull request brings does
 	// not load ("" when it does, or it is not changed).

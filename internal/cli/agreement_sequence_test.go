@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/exitprotocol"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/status"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -20,12 +21,12 @@ import (
 
 // The agreement test over sequences: random honest workflows on the pure
 // core. An issue is opened from init's template; then, step after step,
-// an agent reports as `report` does (exitprotocol: a result of a few
+// an agent reports as `report` does (handoff: a result of a few
 // hundred words, tokens consumed, a next estimate taken from what the
 // entry load leaves available, a smaller one when refused) and, when
 // `report` accepts, the guard runs on what it left, twice (the report's
 // edit and its comment are two events), each run's writes made as the
-// action makes them (status.Next: prune and archive, digest, the status
+// action makes them (status.NextInput: prune and archive, digest, the status
 // comment updated or moved to the end). Every guard run after an accepted
 // report must pass: `report` never accepts what the guard then fails.
 
@@ -150,7 +151,7 @@ func newSeq(t *testing.T, w int, counter *tokens.Counter, tally *seqTally) *seq 
 	for i, l := range []string{"cascade::depth-2", size} {
 		iss.Labels = append(iss.Labels, issues.Label{ID: int64(i + 1), Name: l})
 	}
-	in := guard.Input{Config: issues.DefaultConfig(), Issue: iss, Self: issues.ActionsUser, Repo: agreeRepo, Now: now, Counter: counter,
+	in := guard.Input{Config: config.Default(), Issue: iss, Self: issues.ActionsUser, Repo: agreeRepo, Now: now, Counter: counter,
 		Event: issues.Event{Name: "issues", Action: "opened", Number: seqNumber, Sender: seqOpener}}
 	return &seq{t: t, w: w, rng: rng, in: in, now: now, tally: tally}
 }
@@ -228,7 +229,7 @@ func (s *seq) run(ev issues.Event, why string) bool {
 		s.tally.digests++
 	}
 	before := s.in.Status
-	s.absorb(status.Next(s.in, p, ev, s.now))
+	s.absorb(status.NextInput(s.in, p, ev, s.now))
 	if before != nil && s.in.Status != nil && s.in.Status.ID != before.ID {
 		s.tally.moves++
 	}
@@ -255,7 +256,7 @@ func (s *seq) step(i int) (ok, more bool) {
 	if agent == "" {
 		agent = seqAgents[s.rng.IntN(len(seqAgents))]
 	}
-	rep := exitprotocol.Report{
+	rep := handoff.Report{
 		Agent: agent, Invocation: fmt.Sprintf("inv-%d-%d", s.w, i), Consumed: int64(300 + s.rng.IntN(2200)),
 		Action: "carried out step " + fmt.Sprint(i+1) + " of the rate limiter", Status: "ok", Verdict: "done",
 		FilesChanged: int64(s.rng.IntN(6)), KeyStats: fmt.Sprintf(`{"tests": %d}`, s.rng.IntN(300)),
@@ -272,12 +273,12 @@ func (s *seq) step(i int) (ok, more bool) {
 			rep.NextAgent, rep.NextEstimate = "", 0 // the workflow is done
 		}
 		s.tally.steps++
-		out, err := exitprotocol.Apply(seqNumber, s.in.Issue.Body, s.in.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: s.in.Config.HistoryTail, MaxBytes: s.in.Config.MaxCheckpointBytes})
+		out, err := handoff.Apply(seqNumber, s.in.Issue.Body, s.in.Issue.LabelNames(), rep, handoff.Options{HistoryTail: s.in.Config.HistoryTail, MaxBytes: s.in.Config.MaxCheckpointBytes})
 		if err != nil {
 			s.t.Fatalf("workflow %d step %d: %v", s.w, i, err)
 		}
-		comment := exitprotocol.Comment(rep, out)
-		j, err := exitprotocol.Judge(s.in, out, comment, 0, seqAgentUser, s.now, seqDecide)
+		comment := handoff.Comment(rep, out)
+		j, err := handoff.Judge(s.in, out, comment, 0, seqAgentUser, s.now, seqDecide)
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -297,7 +298,7 @@ func (s *seq) step(i int) (ok, more bool) {
 // write makes the report's writes as `report` does (its comment, the body
 // compare-and-swap, the labels) and runs the guard on the events they
 // cause.
-func (s *seq) write(rep exitprotocol.Report, out *exitprotocol.Outcome, comment string) (ok, more bool) {
+func (s *seq) write(rep handoff.Report, out *handoff.Outcome, comment string) (ok, more bool) {
 	var id int64
 	for _, c := range append(slices.Clone(s.in.Older), s.in.Recent...) {
 		id = max(id, c.ID)
@@ -342,17 +343,17 @@ func TestTenReportsArchiveInBatches(t *testing.T) {
 		t.FailNow()
 	}
 	for i := range 10 {
-		rep := exitprotocol.Report{
+		rep := handoff.Report{
 			Agent: seqAgents[i%len(seqAgents)], Invocation: fmt.Sprintf("inv-%d", i), Consumed: 600,
 			Action: fmt.Sprintf("carried out step %d", i+1), Status: "ok", NextAgent: seqAgents[(i+1)%len(seqAgents)], NextEstimate: 800,
 			Result: seqResult(s.rng, 120), Now: s.now,
 		}
-		out, err := exitprotocol.Apply(seqNumber, s.in.Issue.Body, s.in.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: s.in.Config.HistoryTail, MaxBytes: s.in.Config.MaxCheckpointBytes})
+		out, err := handoff.Apply(seqNumber, s.in.Issue.Body, s.in.Issue.LabelNames(), rep, handoff.Options{HistoryTail: s.in.Config.HistoryTail, MaxBytes: s.in.Config.MaxCheckpointBytes})
 		if err != nil {
 			t.Fatal(err)
 		}
-		comment := exitprotocol.Comment(rep, out)
-		j, err := exitprotocol.Judge(s.in, out, comment, 0, seqAgentUser, s.now, seqDecide)
+		comment := handoff.Comment(rep, out)
+		j, err := handoff.Judge(s.in, out, comment, 0, seqAgentUser, s.now, seqDecide)
 		if err != nil || j.Refused() {
 			t.Fatalf("report %d refused: %v %v\n%s", i+1, err, j.Plan.Violations, strings.Join(s.log, "\n"))
 		}

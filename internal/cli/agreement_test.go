@@ -17,6 +17,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -153,7 +154,7 @@ func readAgreeBodies(t *testing.T) []agreeBody {
 		if m := labelsLine.FindStringSubmatch(b.text); m != nil && len(b.labels) == 0 {
 			// state.labels that do not read as a list: the labels the
 			// agents meant.
-			b.labels = issues.ParseList(m[1])
+			b.labels = config.ParseList(m[1])
 		}
 		out = append(out, b)
 	}

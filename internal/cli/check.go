@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -40,8 +41,8 @@ func checkFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *checkOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
-	return o.settleOffline("check", fs, pos, env)
+func (o *checkOptions) validate(fs *flag.FlagSet, pos []string, env Env) error {
+	return o.validateOffline("check", fs, pos, env)
 }
 
 // runCheck validates a body (or a bare checkpoint) and runs the guard's
@@ -97,8 +98,8 @@ type offlineOptions struct {
 	// labels are the live labels --labels gives: nil when it is not given.
 	labels []string
 	// resolve reads --config and the settings' flags into config.
-	resolve func(verb string, env Env) (issues.Config, error)
-	config  issues.Config
+	resolve func(verb string, env Env) (config.Config, error)
+	config  config.Config
 }
 
 // declare declares the flags of an offline verb, with its own help for
@@ -110,10 +111,10 @@ func (o *offlineOptions) declare(fs *flag.FlagSet, formatHelp, labelsHelp string
 	o.resolve = offlineConfigFlags(fs)
 }
 
-// settleOffline takes the FILE, checks --format, resolves the
+// validateOffline takes the FILE, checks --format, resolves the
 // configuration and reads --labels.
-func (o *offlineOptions) settleOffline(verb string, fs *flag.FlagSet, pos []string, env Env) error {
-	if err := o.settleFile(verb, pos); err != nil {
+func (o *offlineOptions) validateOffline(verb string, fs *flag.FlagSet, pos []string, env Env) error {
+	if err := o.validateFile(verb, pos); err != nil {
 		return err
 	}
 	if givenFlags(fs)["issue"] && o.issue < 1 {
@@ -149,7 +150,7 @@ type offlineInput struct {
 	Body    string   // the issue body (or a bare checkpoint)
 	Issue   int64    // the issue's number; 0: the checkpoint's own
 	Labels  []string // the live labels (empty: none); nil: the checkpoint's state.labels
-	Config  issues.Config
+	Config  config.Config
 	Counter *tokens.Counter
 	Now     time.Time
 	Done    <-chan struct{} // the parse deadline
@@ -232,7 +233,7 @@ func check(o offlineInput) (checkReport, string) {
 // describePlan lists the writes the action would make for a plan, in the
 // words a dry run logs them with. Offline, whether the status comment
 // exists is unknown.
-func describePlan(p *guard.Plan, cfg issues.Config) []string {
+func describePlan(p *guard.Plan, cfg config.Config) []string {
 	out := []string{}
 	for _, w := range p.Writes() {
 		out = append(out, w.Planned())
@@ -257,7 +258,7 @@ func liveLabels(fs *flag.FlagSet, value string) []string {
 	if !givenFlags(fs)["labels"] {
 		return nil
 	}
-	return append([]string{}, issues.ParseList(value)...)
+	return append([]string{}, config.ParseList(value)...)
 }
 
 // summary is the one line a clean check prints.
@@ -285,15 +286,15 @@ func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
 // offline: --config FILE (a configuration file, as the repository's
 // .gitea/gns-guard.yml) and a flag per setting of the table, which override
 // the file. The returned function resolves them into the guard's Config.
-func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (issues.Config, error) {
+func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (config.Config, error) {
 	file := fs.String("config", "", "a configuration `FILE` to judge with, as the repository's "+settings.FileName)
 	flags := settings.Flags(fs)
-	return func(verb string, env Env) (issues.Config, error) {
+	return func(verb string, env Env) (config.Config, error) {
 		var layers []settings.Layer
 		if *file != "" {
 			l, err := localConfig(env, *file)
 			if err != nil {
-				return issues.Config{}, err
+				return config.Config{}, err
 			}
 			layers = append(layers, l)
 		}

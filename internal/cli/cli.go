@@ -242,7 +242,7 @@ func onTheLine(err error) error {
 }
 
 // inputError is a usage error about what a file holds or how large it is,
-// found while the arguments are settled: the help would not fix it.
+// found while the arguments are validated: the help would not fix it.
 type inputError struct{ error }
 
 func (e inputError) Unwrap() error { return e.error }
@@ -343,7 +343,7 @@ func formatOnly(fs *flag.FlagSet, verb, formatHelp string, refuse func(pos []str
 	return o
 }
 
-func (o *formatOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+func (o *formatOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if len(pos) > 0 && o.refuse != nil {
 		return o.refuse(pos)
 	}
@@ -503,8 +503,8 @@ type fileOptions struct {
 	format string
 }
 
-// settleFile takes the one FILE argument and checks --format.
-func (o *fileOptions) settleFile(verb string, pos []string) error {
+// validateFile takes the one FILE argument and checks --format.
+func (o *fileOptions) validateFile(verb string, pos []string) error {
 	name, err := oneArg(verb, pos)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -98,11 +99,11 @@ type overCapNumbers struct {
 	Checkpoint int   `json:"checkpoint_tokens"`
 	Task       int   `json:"task_tokens"`
 	Minimal    int   `json:"minimal_tokens"`
-	entryload.Budget
+	entryload.LoadCap
 }
 
 // nextRoom is the room the guard's figures leave the next call.
-func nextRoom(nums guard.Numbers, cfg issues.Config) *guard.Room {
+func nextRoom(nums guard.Numbers, cfg config.Config) *guard.Room {
 	r := guard.RoomOf(nums, cfg)
 	return &r
 }
@@ -155,7 +156,7 @@ func contextFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *contextOptions) settle(fs *flag.FlagSet, pos []string, _ Env) error {
+func (o *contextOptions) validate(fs *flag.FlagSet, pos []string, _ Env) error {
 	given := givenFlags(fs)
 	o.labelsSet, o.overflowSet = given["labels"], given["overflow-log"]
 	if given["issue"] && o.issue < 1 {
@@ -334,7 +335,7 @@ func contextCheckpoint(env Env, s contextIssue, o *contextOptions) (checkpoint.R
 
 // guardFigures is the guard's decision on the issue, decided as its run on
 // an edit would: its figures, and who speaks on the issue.
-func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg issues.Config, repo string, env Env, counter *tokens.Counter) (*guard.Plan, error) {
+func guardFigures(ctx context.Context, reader *live.Reader, s contextIssue, cfg config.Config, repo string, env Env, counter *tokens.Counter) (*guard.Plan, error) {
 	number := s.Issue.Number
 	in := s.Input(cfg, issues.Event{Name: "issues", Action: "edited", Number: number}, repo, env.Now(), counter)
 	in.LabelsUnknown = !s.labelsKnown
@@ -361,18 +362,18 @@ func acceptedTask(env Env, plan *guard.Plan, n int64) error {
 
 // entryBudget is the cap of the load: the task size's (--size, else the
 // guard's), unless --cap gives one.
-func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (entryload.Budget, error) {
+func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (entryload.LoadCap, error) {
 	size, ok := issues.TaskSizeNamed(nums.TaskSize)
 	if o.size != "" {
 		size, ok = issues.TaskSizeNamed(o.size)
 	}
 	if !ok {
-		return entryload.Budget{}, cannotRun(fmt.Errorf("context: issue #%d: the guard reported no task size", number))
+		return entryload.LoadCap{}, cannotRun(fmt.Errorf("context: issue #%d: the guard reported no task size", number))
 	}
 	if o.size == "" && size.Inferred && nums.NextEstimated >= issues.TooLargeEstimate {
 		fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: next_estimated_tokens %d is over the largest task size (< %s): the guard fails it as task-too-large; split the task\n", number, nums.NextEstimated, tokens.Format(issues.TooLargeEstimate))
 	}
-	budget := entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
+	budget := entryload.LoadCap{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	if o.cap > 0 {
 		budget.Cap, budget.Explicit = o.cap, true
 	}
@@ -383,7 +384,7 @@ func entryBudget(env Env, o *contextOptions, nums guard.Numbers, number int64) (
 // measures (entryload.Entry: the task, the checkpoint, the last comments
 // that are not the guard's own and whose authors may speak), and the
 // files and skill, under the budget.
-func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.Budget, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
+func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, files []entryload.Doc, skill *entryload.Doc, budget entryload.LoadCap, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
 	nums := plan.Numbers
 	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Text(), Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
 	if task, note := plan.EntryTask(); task != "" {
@@ -437,7 +438,7 @@ type loadLog struct {
 	ts             string // the time of the load, RFC 3339 in UTC
 	number         int64
 	load           *entryload.Load
-	budget         entryload.Budget
+	budget         entryload.LoadCap
 	check          costCheck
 	filesRequested int
 	entries        int // the checkpoint's history entries
@@ -572,7 +573,7 @@ func readIssueOffline(env Env, o *contextOptions) (iss issues.Issue, recent []is
 	var labels []string
 	labelsKnown = o.labelsSet // --labels= says the issue has none
 	if o.labelsSet {
-		labels = issues.ParseList(o.labels)
+		labels = config.ParseList(o.labels)
 	} else if cp := checkpoint.Parse(body, checkpoint.Options{}).Checkpoint; cp != nil {
 		// Offline, the labels are the checkpoint's own record of them.
 		for _, l := range cp.State.Labels.Items {
@@ -679,23 +680,23 @@ type contextIssue struct {
 // the server through the one reader (the issue, the tail of its timeline,
 // the repository's configuration file), or offline from --body and
 // --comments with --config and the flags.
-func readContextIssue(ctx context.Context, env Env, o *contextOptions) (*live.Reader, contextIssue, issues.Config, error) {
+func readContextIssue(ctx context.Context, env Env, o *contextOptions) (*live.Reader, contextIssue, config.Config, error) {
 	if o.repo == "" {
 		iss, recent, known, err := readIssueOffline(env, o)
 		if err != nil {
-			return nil, contextIssue{}, issues.Config{}, err
+			return nil, contextIssue{}, config.Config{}, err
 		}
 		var layers []settings.Layer
 		if o.config != "" {
 			l, err := localConfig(env, o.config)
 			if err != nil {
-				return nil, contextIssue{}, issues.Config{}, err
+				return nil, contextIssue{}, config.Config{}, err
 			}
 			layers = append(layers, l)
 		}
 		set, err := settings.Resolve(append(layers, o.settings())...)
 		if err != nil {
-			return nil, contextIssue{}, issues.Config{}, usageError("context: %v", err)
+			return nil, contextIssue{}, config.Config{}, usageError("context: %v", err)
 		}
 		guardUser := firstOf(o.guardUser, issues.ActionsUser)
 		s := &live.Snapshot{Issue: iss, Governed: true, Recent: issues.CommentPage{Comments: recent}, Guard: guardUser}
@@ -703,15 +704,15 @@ func readContextIssue(ctx context.Context, env Env, o *contextOptions) (*live.Re
 	}
 	rd, _, err := o.open("context", env)
 	if err != nil {
-		return nil, contextIssue{}, issues.Config{}, err
+		return nil, contextIssue{}, config.Config{}, err
 	}
 	set, err := o.resolve(ctx, "context", env, rd)
 	if err != nil {
-		return nil, contextIssue{}, issues.Config{}, err
+		return nil, contextIssue{}, config.Config{}, err
 	}
 	s, err := rd.Read(ctx, o.issue, live.ReadOptions{Window: max(contextWindow, set.Config.RecentWindow()), Ungoverned: true, Shallow: true})
 	if err != nil {
-		return nil, contextIssue{}, issues.Config{}, err
+		return nil, contextIssue{}, config.Config{}, err
 	}
 	return rd, contextIssue{s, true}, set.Config, nil
 }
@@ -775,7 +776,7 @@ func overCap(env Env, o *contextOptions, oc *entryload.OverCapError, cp *checkpo
 	msg := fmt.Sprintf("%v. Prune the issue before an agent loads it: %s", oc, strings.Join(how, "; "))
 	if o.format == "json" {
 		rep := contextReport{Fits: false, CurrentTask: cp.CurrentTask.Value, Error: msg,
-			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Task: oc.Task, Minimal: oc.Minimal + oc.Reserve, Budget: oc.Budget}}
+			OverCap: &overCapNumbers{Issue: oc.Issue, Checkpoint: oc.Checkpoint, Task: oc.Task, Minimal: oc.Minimal + oc.Reserve, LoadCap: oc.Budget}}
 		_ = printIndented(env, rep) // the error below is the answer either way
 	}
 	return &exitcode.ViolationError{Err: errors.New("context: " + msg)}

@@ -40,8 +40,8 @@ func doctorFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *doctorOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	return o.settleRepoVerb("doctor", o.format, pos)
+func (o *doctorOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
+	return o.validateRepoVerb("doctor", o.format, pos)
 }
 
 // runDoctor says which guarantees of the threat model hold in the

@@ -53,7 +53,7 @@ func historyFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *historyOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+func (o *historyOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if err := noPositional("history", pos); err != nil {
 		return err
 	}

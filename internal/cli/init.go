@@ -15,6 +15,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
@@ -110,8 +111,8 @@ func configFor(agents map[string][]string) []byte {
 var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
 // InitLabels are the governance labels `init` creates
-// (issues.GovernanceSpecs).
-func InitLabels() []issues.LabelSpec { return issues.GovernanceSpecs(issues.DefaultLabels()) }
+// (config.GovernanceSpecs).
+func InitLabels() []issues.LabelSpec { return config.GovernanceSpecs(config.DefaultLabels()) }
 
 // setupForge is what `init` needs of the server: the repository set up,
 // and the posture it builds.
@@ -228,19 +229,19 @@ func initFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *initOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+func (o *initOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if o.runner != RunnerDocker && o.runner != RunnerHost {
 		return usageError("init: --runner must be docker or host, not %q", o.runner)
 	}
-	if err := o.settleAgents(); err != nil {
+	if err := o.parseAgents(); err != nil {
 		return err
 	}
-	return o.settleRepoVerb("init", o.format, pos)
+	return o.validateRepoVerb("init", o.format, pos)
 }
 
-// settleAgents reads --agents: LOGIN items for the team, NAME=LOGIN items
+// parseAgents reads --agents: LOGIN items for the team, NAME=LOGIN items
 // for the team and the agents map.
-func (o *initOptions) settleAgents() error {
+func (o *initOptions) parseAgents() error {
 	var pairs []string
 	for _, item := range splitList(o.agents) {
 		_, login, ok := strings.Cut(item, "=")

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -346,7 +347,7 @@ func TestInitLabels(t *testing.T) {
 		}
 	}
 	want := []string{}
-	for _, s := range issues.DefaultLabels().Specs() {
+	for _, s := range config.DefaultLabels().Specs() {
 		want = append(want, s.Name)
 	}
 	want = append(want, "cascade::depth-0", "cascade::depth-1", "cascade::depth-2", "cascade::depth-3", "cascade::depth-n",
@@ -738,7 +739,7 @@ func TestIssueTemplateSizeLimits(t *testing.T) {
 // loads as the guard reads it); a bad item is a usage error.
 func TestInitAgentsMap(t *testing.T) {
 	o := &initOptions{runner: RunnerDocker, agents: "orchestrator=agent, code-reviewer=rev-bot,guard-bot, tester=agent"}
-	if err := o.settleAgents(); err != nil {
+	if err := o.parseAgents(); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(o.logins, []string{"agent", "rev-bot", "guard-bot"}) {
@@ -763,7 +764,7 @@ func TestInitAgentsMap(t *testing.T) {
 		t.Error("without NAME=LOGIN items the file is the template")
 	}
 	bad := &initOptions{agents: "code reviewer=bob"}
-	if err := bad.settleAgents(); exitcode.Code(err) != exitcode.Usage {
+	if err := bad.parseAgents(); exitcode.Code(err) != exitcode.Usage {
 		t.Errorf("a bad item: %v", err)
 	}
 }

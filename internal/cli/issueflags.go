@@ -264,10 +264,10 @@ func firstOf(values ...string) string {
 	return ""
 }
 
-// settleRepoVerb checks the arguments of a verb that works on a whole
+// validateRepoVerb checks the arguments of a verb that works on a whole
 // repository (init, doctor): no positional argument, --format text or
 // json, and --repo OWNER/NAME.
-func (f *issueFlags) settleRepoVerb(verb, format string, pos []string) error {
+func (f *issueFlags) validateRepoVerb(verb, format string, pos []string) error {
 	if len(pos) > 0 {
 		return usageError("%s takes no arguments, got %s", verb, strings.Join(pos, " "))
 	}

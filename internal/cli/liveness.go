@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 )
@@ -14,7 +14,7 @@ import (
 // judged for longer than unjudged-grace: a guard switched off must not go
 // unnoticed by the agents that work on its issues
 // (docs/contract.md#4b-the-trusted-ledger).
-func refuseUnjudged(ctx context.Context, verb string, rd *live.Reader, s *live.Snapshot, cfg issues.Config, env Env) error {
+func refuseUnjudged(ctx context.Context, verb string, rd *live.Reader, s *live.Snapshot, cfg config.Config, env Env) error {
 	if s != nil && s.Status == nil && s.Unreached && ledger.Unrecorded(s.Issue, "", env.Now(), cfg.UnjudgedGrace) != nil {
 		// The status comment is not among the comments read: look for
 		// it as the guard does before taking it for missing.

@@ -36,7 +36,7 @@ type mcpOptions struct {
 	server, token, repo, ledgerKeyEnv string
 	format                            string
 	// root is the folder the tools' file arguments must lie in, resolved
-	// by settle.
+	// by validate.
 	root string
 }
 
@@ -52,7 +52,7 @@ func mcpFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *mcpOptions) settle(_ *flag.FlagSet, pos []string, env Env) error {
+func (o *mcpOptions) validate(_ *flag.FlagSet, pos []string, env Env) error {
 	if err := noArgs("mcp", pos); err != nil {
 		return err
 	}

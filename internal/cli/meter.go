@@ -47,7 +47,7 @@ func meterFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *meterOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+func (o *meterOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if err := noPositional("meter", pos); err != nil {
 		return err
 	}

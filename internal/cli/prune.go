@@ -12,6 +12,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -58,8 +59,8 @@ func pruneFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *pruneOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
-	if err := o.settleOffline("prune", fs, pos, env); err != nil {
+func (o *pruneOptions) validate(fs *flag.FlagSet, pos []string, env Env) error {
+	if err := o.validateOffline("prune", fs, pos, env); err != nil {
 		return err
 	}
 	if o.nowFlag == "" {
@@ -152,7 +153,7 @@ func (rep *pruneReport) pruned(res *prune.Result) {
 // notPruned fills the report of a body the guard does not prune: its
 // budget as it stands, and why no trigger fired, or why one that fired
 // writes nothing.
-func (rep *pruneReport) notPruned(body string, d offline, now time.Time, cfg issues.Config) {
+func (rep *pruneReport) notPruned(body string, d offline, now time.Time, cfg config.Config) {
 	cp := d.parsed.Checkpoint
 	rep.Budget = prune.Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value}
 	rep.NewBudget = rep.Budget
@@ -228,7 +229,7 @@ type triggers struct {
 // pruneTriggers reads the triggers as the guard judges them: the budget
 // (consumed > threshold * total, while some remains), the tail's length,
 // and the checkpoint's tokens against the task size's overhead.
-func pruneTriggers(cp *checkpoint.Checkpoint, n guard.Numbers, cfg issues.Config) triggers {
+func pruneTriggers(cp *checkpoint.Checkpoint, n guard.Numbers, cfg config.Config) triggers {
 	t := triggers{
 		consumed: cp.Budget.Consumed.Value, total: cp.Budget.Total.Value, remaining: cp.Budget.Remaining.Value,
 		threshold: cfg.PruneThreshold,
@@ -287,7 +288,7 @@ func (t triggers) explain() string {
 
 // wouldGrow says the prune a trigger asked for was dropped because the
 // new body would not be smaller: the guard's own prune, planned again.
-func wouldGrow(body string, d offline, now time.Time, cfg issues.Config, t triggers) bool {
+func wouldGrow(body string, d offline, now time.Time, cfg config.Config, t triggers) bool {
 	res, err := prune.Plan(body, d.parsed, d.number, d.labels, now, prune.Config{
 		CarryoverRatio: cfg.CarryoverRatio, PhaseGrant: cfg.PhaseGrant, TailLimit: cfg.HistoryTail,
 		ResetBudget: t.overBudget(),

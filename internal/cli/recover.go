@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
@@ -23,11 +24,11 @@ import (
 
 // recoverResult is what `recover` found and did.
 type recoverResult struct {
-	Issue    int64                  `json:"issue"`
-	Problem  string                 `json:"problem"`
-	Findings []finding.Finding      `json:"findings"`
-	Baseline exitprotocol.Baseline  `json:"baseline"`
-	Proposal *exitprotocol.Proposal `json:"proposal"`
+	Issue    int64             `json:"issue"`
+	Problem  string            `json:"problem"`
+	Findings []finding.Finding `json:"findings"`
+	Baseline handoff.Baseline  `json:"baseline"`
+	Proposal *handoff.Proposal `json:"proposal"`
 	// Body is the issue body with the proposed block in place.
 	Body           string `json:"body"`
 	Applied        bool   `json:"applied"`
@@ -50,7 +51,7 @@ func recoverFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *recoverOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+func (o *recoverOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if err := noPositional("recover", pos); err != nil {
 		return err
 	}
@@ -110,14 +111,14 @@ func printNothingToRecover(env Env, format string, n int64) error {
 
 // connect checks the flags, connects and resolves the configuration; with
 // --apply, it makes sure first that the token's user may write.
-func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, port.Forge, issues.Config, error) {
+func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, port.Forge, config.Config, error) {
 	reader, client, err := o.open("recover", env)
 	if err != nil {
-		return nil, nil, issues.Config{}, err
+		return nil, nil, config.Config{}, err
 	}
 	set, err := o.resolve(ctx, "recover", env, reader)
 	if err != nil {
-		return nil, nil, issues.Config{}, err
+		return nil, nil, config.Config{}, err
 	}
 	if !o.apply {
 		return reader, client, set.Config, nil
@@ -125,10 +126,10 @@ func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, po
 	// Who may write is known before anything is read.
 	self, err := client.Self(ctx)
 	if err != nil {
-		return nil, nil, issues.Config{}, reader.Where.Error("look up the token's user", err)
+		return nil, nil, config.Config{}, reader.Where.Error("look up the token's user", err)
 	}
 	if err := mayRecover(ctx, reader, self, set.Config.BudgetAdmins); err != nil {
-		return nil, nil, issues.Config{}, err
+		return nil, nil, config.Config{}, err
 	}
 	return reader, client, set.Config, nil
 }
@@ -162,7 +163,7 @@ func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []stri
 // proposeRecovery rebuilds the checkpoint of an issue read whole; nil
 // when the checkpoint is valid. A footer counts only when its author may
 // speak as its agent (authors, as the guard judges the issue).
-func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, authors issues.Authors, now time.Time) (*recovery, error) {
+func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg config.Config, authors issues.Authors, now time.Time) (*recovery, error) {
 	n, iss := s.Issue.Number, s.Issue
 	if iss.BodyTooLarge {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, issues.MaxBodyBytes)}
@@ -198,15 +199,15 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, a
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: %w; rebuild the checkpoint by hand from 'gns-guard history' and the agents' comments", n, err)}
 	}
 	res.Baseline = base
-	var events []exitprotocol.Event
+	var events []handoff.Event
 	archives := make([]prune.Comment, 0, len(comments))
 	for _, c := range comments {
 		archives = append(archives, prune.Comment{ID: c.ID, Author: c.Author, Body: c.Body})
 		if c.Author == s.Guard {
 			continue
 		}
-		if ft, ok := exitprotocol.ParseFooter(c.Body); ok && authors.SpeaksAs(c.Author, ft.Agent) {
-			events = append(events, exitprotocol.Event{CommentID: c.ID, Author: c.Author, Created: c.CreatedAt, Footer: ft})
+		if ft, ok := handoff.ParseFooter(c.Body); ok && authors.SpeaksAs(c.Author, ft.Agent) {
+			events = append(events, handoff.Event{CommentID: c.ID, Author: c.Author, Created: c.CreatedAt, Footer: ft})
 		}
 	}
 	archived, _ := prune.Rebuild(archives, s.Guard, n, nil, nil)
@@ -214,7 +215,7 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, a
 	if len(parsed.Blocks) == 1 {
 		broken = parsed.Checkpoint
 	}
-	prop, err := exitprotocol.Reconstruct(exitprotocol.RecoverInput{
+	prop, err := handoff.Reconstruct(handoff.RecoverInput{
 		Issue: n, Baseline: base, Events: events, Broken: broken, Labels: iss.LabelNames(),
 		TailLimit: cfg.HistoryTail, Created: created, Archived: prune.Entries(archived),
 	})
@@ -230,13 +231,13 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg issues.Config, a
 // state the guard's ledger accepted (what the guard fails as tampering),
 // that state back, field by field; nil when the ledger holds none or the
 // checkpoint keeps to it.
-func restoreAccepted(s *live.Snapshot, parsed checkpoint.Result, cfg issues.Config) (*recovery, error) {
+func restoreAccepted(s *live.Snapshot, parsed checkpoint.Result, cfg config.Config) (*recovery, error) {
 	n := s.Issue.Number
 	base, why := ledgerBaseline(s.Status, n, cfg)
 	if why != "" {
 		return nil, nil
 	}
-	prop, err := exitprotocol.Restore(parsed.Checkpoint, base)
+	prop, err := handoff.Restore(parsed.Checkpoint, base)
 	if err != nil {
 		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
 	}
@@ -253,7 +254,7 @@ func restoreAccepted(s *live.Snapshot, parsed checkpoint.Result, cfg issues.Conf
 // baseline finds the last state the guard trusted: its ledger (verified),
 // else its newest archive that verifies. created is the time of the
 // guard's first record, for created_at when nothing better is known.
-func baseline(comments []issues.Comment, status *issues.Comment, n int64, cfg issues.Config, guardUser string, now time.Time) (exitprotocol.Baseline, time.Time, error) {
+func baseline(comments []issues.Comment, status *issues.Comment, n int64, cfg config.Config, guardUser string, now time.Time) (handoff.Baseline, time.Time, error) {
 	created := firstGuardRecord(comments, guardUser, now)
 	base, why := ledgerBaseline(status, n, cfg)
 	if why == "" {
@@ -262,7 +263,7 @@ func baseline(comments []issues.Comment, status *issues.Comment, n int64, cfg is
 	if base, ok := archiveBaseline(comments, n, guardUser, why); ok {
 		return base, created, nil
 	}
-	return exitprotocol.Baseline{}, created, fmt.Errorf("%w (%s)", exitprotocol.ErrNoBaseline, why)
+	return handoff.Baseline{}, created, fmt.Errorf("%w (%s)", handoff.ErrNoBaseline, why)
 }
 
 // firstGuardRecord is the time of the guard's first comment, else now.
@@ -277,7 +278,7 @@ func firstGuardRecord(comments []issues.Comment, guardUser string, now time.Time
 
 // ledgerBaseline is the state the guard's ledger accepted last, or why
 // there is none.
-func ledgerBaseline(status *issues.Comment, n int64, cfg issues.Config) (exitprotocol.Baseline, string) {
+func ledgerBaseline(status *issues.Comment, n int64, cfg config.Config) (handoff.Baseline, string) {
 	l, problem := ledger.Read(status, n, ledger.ConfigKeys(cfg))
 	switch {
 	case l != nil && l.Baseline:
@@ -285,23 +286,23 @@ func ledgerBaseline(status *issues.Comment, n int64, cfg issues.Config) (exitpro
 		if ledger.ConfigKeys(cfg).Any() {
 			how = "its signature verified with the ledger key"
 		}
-		return exitprotocol.Baseline{
+		return handoff.Baseline{
 			Source:  fmt.Sprintf("the guard's ledger in its status comment %d (%s)", status.ID, how),
 			Version: l.Version, Issue: l.CheckpointIssue, Phase: l.Phase,
 			Total: l.Total, Consumed: l.Consumed, Remaining: l.Remaining,
 			Written: time.Unix(l.Written, 0),
 		}, ""
 	case problem != "":
-		return exitprotocol.Baseline{}, problem
+		return handoff.Baseline{}, problem
 	case status == nil:
-		return exitprotocol.Baseline{}, "the guard's status comment was not found"
+		return handoff.Baseline{}, "the guard's status comment was not found"
 	}
-	return exitprotocol.Baseline{}, "the guard's ledger holds no accepted state yet"
+	return handoff.Baseline{}, "the guard's ledger holds no accepted state yet"
 }
 
 // archiveBaseline is the budget the guard's newest archive that verifies
 // recorded; why says why the ledger gave none.
-func archiveBaseline(comments []issues.Comment, n int64, guardUser, why string) (exitprotocol.Baseline, bool) {
+func archiveBaseline(comments []issues.Comment, n int64, guardUser, why string) (handoff.Baseline, bool) {
 	groups := guardArchives(comments, n, guardUser)
 	for i := len(groups) - 1; i >= 0; i-- {
 		g := groups[i]
@@ -315,12 +316,12 @@ func archiveBaseline(comments []issues.Comment, n int64, guardUser, why string) 
 			b = *np
 			src = fmt.Sprintf("the guard's archive comment %d (the new phase budget it recorded)", c.ID)
 		}
-		return exitprotocol.Baseline{
+		return handoff.Baseline{
 			Source: src + "; " + why, Version: 2, Issue: n, Phase: a.Phase,
 			Total: b.Total, Consumed: b.Consumed, Remaining: b.Remaining, Written: c.CreatedAt,
 		}, true
 	}
-	return exitprotocol.Baseline{}, false
+	return handoff.Baseline{}, false
 }
 
 // archiveGroup is the parts of one archive, and the comment of its last

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
@@ -25,7 +26,7 @@ import (
 // reportOptions are the parsed flags of `report`.
 type reportOptions struct {
 	issueFlags
-	rep         exitprotocol.Report
+	rep         handoff.Report
 	depth       int64
 	assignee    string
 	currentTask string
@@ -43,26 +44,26 @@ type reportResult struct {
 	Agent      string `json:"agent"`
 	Invocation string `json:"invocation"`
 	// Outcome is written, already-reported, refused or dry-run.
-	Outcome        string              `json:"outcome"`
-	Findings       []finding.Finding   `json:"findings"`
-	AlreadyFailing []string            `json:"already_failing,omitempty"`
-	CommentID      int64               `json:"comment_id,omitempty"`
-	CommentURL     string              `json:"comment_url,omitempty"`
-	CommentPosted  bool                `json:"comment_posted"`
-	Patched        bool                `json:"body_patched"`
-	ContentVersion int                 `json:"content_version,omitempty"`
-	Attempts       int                 `json:"attempts"`
-	Before         exitprotocol.Budget `json:"budget_before"`
-	After          exitprotocol.Budget `json:"budget_after"`
-	NextAgent      string              `json:"next_agent"`
-	NextEstimate   int64               `json:"next_estimated_tokens"`
-	LabelsAdded    []string            `json:"labels_added"`
-	LabelsRemoved  []string            `json:"labels_removed"`
-	Assignee       *string             `json:"assignee,omitempty"`
-	CurrentTask    *string             `json:"current_task,omitempty"`
-	Notes          []string            `json:"notes,omitempty"`
-	Comment        string              `json:"comment,omitempty"` // the comment's text (dry run)
-	Body           string              `json:"body,omitempty"`    // the new body (dry run)
+	Outcome        string            `json:"outcome"`
+	Findings       []finding.Finding `json:"findings"`
+	AlreadyFailing []string          `json:"already_failing,omitempty"`
+	CommentID      int64             `json:"comment_id,omitempty"`
+	CommentURL     string            `json:"comment_url,omitempty"`
+	CommentPosted  bool              `json:"comment_posted"`
+	Patched        bool              `json:"body_patched"`
+	ContentVersion int               `json:"content_version,omitempty"`
+	Attempts       int               `json:"attempts"`
+	Before         handoff.Budget    `json:"budget_before"`
+	After          handoff.Budget    `json:"budget_after"`
+	NextAgent      string            `json:"next_agent"`
+	NextEstimate   int64             `json:"next_estimated_tokens"`
+	LabelsAdded    []string          `json:"labels_added"`
+	LabelsRemoved  []string          `json:"labels_removed"`
+	Assignee       *string           `json:"assignee,omitempty"`
+	CurrentTask    *string           `json:"current_task,omitempty"`
+	Notes          []string          `json:"notes,omitempty"`
+	Comment        string            `json:"comment,omitempty"` // the comment's text (dry run)
+	Body           string            `json:"body,omitempty"`    // the new body (dry run)
 }
 
 // reportFlags declares the flags of `report`.
@@ -93,7 +94,7 @@ func reportFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *reportOptions) settle(fs *flag.FlagSet, pos []string, env Env) error {
+func (o *reportOptions) validate(fs *flag.FlagSet, pos []string, env Env) error {
 	if err := noPositional("report", pos); err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func (o *reportOptions) checkDone() error {
 	switch {
 	case r.Agent == "":
 		return usageError("report: --agent NAME is required")
-	case !exitprotocol.ValidName(r.Agent):
+	case !handoff.ValidName(r.Agent):
 		return usageError("report: --agent %q: an agent's name has no spaces or | (it stands in the comment's header)", r.Agent)
 	case strings.TrimSpace(r.Invocation) == "":
 		return usageError("report: --invocation ID is required: it makes a re-run safe")
@@ -151,9 +152,9 @@ func (o *reportOptions) checkNext(given map[string]bool) error {
 		return usageError("report: --next-agent and --next-estimate go together (neither: the workflow is done)")
 	case given["next-estimate"] && r.NextEstimate < 0:
 		return usageError("report: --next-estimate must be >= 0")
-	case r.NextAgent != "" && !exitprotocol.ValidName(r.NextAgent):
+	case r.NextAgent != "" && !handoff.ValidName(r.NextAgent):
 		return usageError("report: --next-agent %q: an agent's name has no spaces or |", r.NextAgent)
-	case r.Phase != "" && !exitprotocol.ValidName(r.Phase):
+	case r.Phase != "" && !handoff.ValidName(r.Phase):
 		return usageError("report: --phase %q: a phase has no spaces or | (it stands in the comment's header)", r.Phase)
 	case given["depth"] && (o.depth < 0 || o.depth > maxDepthFlag):
 		return usageError("report: --depth must be a whole number from 0 to %d, not %d", maxDepthFlag, o.depth)
@@ -187,7 +188,7 @@ func (o *reportOptions) fillReport(given map[string]bool) {
 		task := strings.TrimSpace(o.currentTask)
 		r.CurrentTask = &task
 	}
-	r.LabelsAdd, r.LabelsRemove = issues.ParseList(o.labelsAdd), issues.ParseList(o.labelsRemove)
+	r.LabelsAdd, r.LabelsRemove = config.ParseList(o.labelsAdd), config.ParseList(o.labelsRemove)
 }
 
 // checkLabels refuses a label both added and removed.
@@ -243,7 +244,7 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 type reportConn struct {
 	reader  *live.Reader
 	client  port.Forge
-	cfg     issues.Config
+	cfg     config.Config
 	counter *tokens.Counter
 	self    string
 }
@@ -285,7 +286,7 @@ func (o *reportOptions) readAndDecide(ctx context.Context, env Env, conn *report
 			return nil, nil, err
 		}
 	}
-	var ue *exitprotocol.UnreadableError
+	var ue *handoff.UnreadableError
 	if errors.As(err, &ue) {
 		for _, fd := range ue.Findings {
 			fmt.Fprintln(env.Stderr, fd.Format(fmt.Sprintf("issue#%d", o.issue)))
@@ -323,14 +324,14 @@ func (o *reportOptions) finishUnwritten(ctx context.Context, env Env, conn *repo
 
 // reportStep is what `report` decides on the issue as read.
 type reportStep struct {
-	out       *exitprotocol.Outcome
+	out       *handoff.Outcome
 	own       *issues.Comment // this invocation's comment, posted by an earlier run
 	comment   string
 	already   bool // the checkpoint records the invocation: nothing is written twice
-	judgement exitprotocol.Judgement
+	judgement handoff.Judgement
 }
 
-// decide computes the report on the issue as read (exitprotocol.Apply) and
+// decide computes the report on the issue as read (handoff.Apply) and
 // the guard's judgement of the state it leaves, decided as the guard's run
 // decides (the one reader's loop), and fills res with what it found.
 func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Snapshot, now time.Time, res *reportResult) (*reportStep, error) {
@@ -346,12 +347,12 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 	if err := awaitGuard("report", s, checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: conn.cfg.MaxCheckpointBytes})); err != nil {
 		return nil, err
 	}
-	out, err := exitprotocol.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, exitprotocol.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes, Hint: s.Hint(conn.cfg.RecentWindow()).At})
-	var ue *exitprotocol.UnreadableError
+	out, err := handoff.Apply(n, s.Issue.Body, s.Issue.LabelNames(), rep, handoff.Options{HistoryTail: conn.cfg.HistoryTail, MaxBytes: conn.cfg.MaxCheckpointBytes, Hint: s.Hint(conn.cfg.RecentWindow()).At})
+	var ue *handoff.UnreadableError
 	if errors.As(err, &ue) {
 		return nil, &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: %w; nothing was written. Run 'gns-guard recover --repo %s --issue %d' to rebuild the checkpoint", n, err, o.repo, n)}
 	}
-	var oe *exitprotocol.OverflowError
+	var oe *handoff.OverflowError
 	if errors.As(err, &oe) {
 		return nil, usageError("report: --consumed %d: issue #%d: %v; nothing was written", o.rep.Consumed, n, err)
 	}
@@ -360,14 +361,14 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 	}
 	step.out = out
 	res.Before, res.After = out.Before, out.After
-	if exitprotocol.HasInvocation(checkpointOf(s.Issue.Body, n), rep.Invocation) {
+	if handoff.HasInvocation(checkpointOf(s.Issue.Body, n), rep.Invocation) {
 		step.already = true
 		res.Outcome = "already-reported"
 		res.After = out.Before
 		res.Notes = append(res.Notes, fmt.Sprintf("invocation %s was reported before (the checkpoint records it; %s): nothing is written twice", rep.Invocation, step.ownWhere()))
 		return step, nil
 	}
-	step.comment = exitprotocol.Comment(rep, out)
+	step.comment = handoff.Comment(rep, out)
 	if step.judgement, err = o.judge(ctx, conn, s, step, now, rep, res); err != nil {
 		return nil, err
 	}
@@ -376,7 +377,7 @@ func (o *reportOptions) decide(ctx context.Context, conn *reportConn, s *live.Sn
 
 // ownTime is the time this invocation's earlier comment states, else at.
 func ownTime(own *issues.Comment, at time.Time) time.Time {
-	if ft, ok := exitprotocol.ParseFooter(own.Body); ok {
+	if ft, ok := handoff.ParseFooter(own.Body); ok {
 		if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
 			return t
 		}
@@ -393,21 +394,21 @@ func (st *reportStep) ownWhere() string {
 }
 
 // judge decides the guard's run before the report and the runs after it
-// (exitprotocol.Predict: the run on the state the report leaves, and the
+// (handoff.Predict: the run on the state the report leaves, and the
 // runs after the guard's own writes), and fills res with the judgement.
-func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Snapshot, step *reportStep, now time.Time, rep exitprotocol.Report, res *reportResult) (exitprotocol.Judgement, error) {
+func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Snapshot, step *reportStep, now time.Time, rep handoff.Report, res *reportResult) (handoff.Judgement, error) {
 	var ownID int64
 	if step.own != nil {
 		ownID = step.own.ID
 	}
 	in := s.Input(conn.cfg, issues.Event{}, o.repo, now, conn.counter)
 	in.Config.LedgerStandIn = standIn()
-	judgement, err := exitprotocol.Judge(in, step.out, step.comment, ownID, conn.self, now, func(in guard.Input) (*guard.Plan, error) {
+	judgement, err := handoff.Judge(in, step.out, step.comment, ownID, conn.self, now, func(in guard.Input) (*guard.Plan, error) {
 		p, _, err := conn.reader.Decide(ctx, in)
 		return p, err
 	})
 	if err != nil {
-		return exitprotocol.Judgement{}, err
+		return handoff.Judgement{}, err
 	}
 	res.NextAgent, res.NextEstimate = rep.NextAgent, rep.NextEstimate
 	res.Assignee, res.CurrentTask = rep.Assignee, rep.CurrentTask
@@ -428,7 +429,7 @@ func (o *reportOptions) judge(ctx context.Context, conn *reportConn, s *live.Sna
 // sign what they write with ledger-key, which report does not hold; where
 // a published ledger-public-key verifies the guard's records, the
 // predicted runs sign with this one in its place
-// (issues.Config.LedgerStandIn), so that a record a predicted run writes
+// (config.Config.LedgerStandIn), so that a record a predicted run writes
 // verifies on the next. It never leaves the process.
 func standIn() []byte {
 	key := make([]byte, 32)
@@ -508,7 +509,7 @@ func findOwn(cs []issues.Comment, self, agent, invocation string) *issues.Commen
 		if c.Author != self {
 			continue
 		}
-		if ft, ok := exitprotocol.ParseFooter(c.Body); ok && ft.Agent == agent && ft.Invocation == invocation {
+		if ft, ok := handoff.ParseFooter(c.Body); ok && ft.Agent == agent && ft.Invocation == invocation {
 			return &cs[i]
 		}
 	}
@@ -517,7 +518,7 @@ func findOwn(cs []issues.Comment, self, agent, invocation string) *issues.Commen
 
 // applyLabels makes the label and assignee changes the issue still needs.
 // A refused assignee is a note, not a failure: state.assignee holds it.
-func applyLabels(ctx context.Context, f port.IssueWriter, iss issues.Issue, out *exitprotocol.Outcome, rep exitprotocol.Report, res *reportResult) error {
+func applyLabels(ctx context.Context, f port.IssueWriter, iss issues.Issue, out *handoff.Outcome, rep handoff.Report, res *reportResult) error {
 	if len(out.Add) > 0 {
 		if err := f.AddLabels(ctx, iss.Number, out.Add, nil); err != nil {
 			return err

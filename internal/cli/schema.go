@@ -21,7 +21,7 @@ func schemaFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *schemaOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+func (o *schemaOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if err := noArgs("schema", pos); err != nil {
 		return err
 	}

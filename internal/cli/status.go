@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/action"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -43,7 +44,7 @@ func statusFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *statusOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
+func (o *statusOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if len(pos) > 0 {
 		return usageError("status takes no arguments, got %s", strings.Join(pos, " "))
 	}
@@ -98,7 +99,7 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 
 // newSweep is the sweep of the repository's governed issues, which skips
 // the dashboard (written by login), and on a terminal shows its progress.
-func newSweep(env Env, reader *live.Reader, client port.Forge, cfg issues.Config, repo, login string) *dashboard.Sweep {
+func newSweep(env Env, reader *live.Reader, client port.Forge, cfg config.Config, repo, login string) *dashboard.Sweep {
 	sw := &dashboard.Sweep{
 		Reader: reader, Lister: client, Config: cfg, Repo: repo, Now: env.Now, ServerNow: client.ServerTime, Workflows: client,
 		Skip: func(is issues.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },

@@ -30,8 +30,8 @@ func tokensFlags(fs *flag.FlagSet) options {
 	return o
 }
 
-func (o *tokensOptions) settle(_ *flag.FlagSet, pos []string, _ Env) error {
-	if err := o.settleFile("tokens", pos); err != nil {
+func (o *tokensOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
+	if err := o.validateFile("tokens", pos); err != nil {
 		return err
 	}
 	enc, err := tokens.ParseEncoding(o.encodingName)

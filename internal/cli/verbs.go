@@ -14,7 +14,7 @@ import (
 //
 // Every verb runs in the same steps: options → parse → run → print. flags
 // declares the verb's flags, bound to a new options value; parse fills it
-// in from the arguments and settles it (options.settle); run does the work
+// in from the arguments and validates it (options.validate); run does the work
 // on the options and prints the answer. Parsing is apart from running, so
 // each is tested alone.
 type verb struct {
@@ -55,9 +55,9 @@ func either(groups ...[]string) [][]string { return groups }
 
 // options are a verb's parsed flags and positional arguments.
 type options interface {
-	// settle checks the options once the flags are parsed, with the
+	// validate checks the options once the flags are parsed, with the
 	// positional arguments, and works out what they imply.
-	settle(fs *flag.FlagSet, pos []string, env Env) error
+	validate(fs *flag.FlagSet, pos []string, env Env) error
 }
 
 // runs adapts a verb's run step, which takes its own options type, to the
@@ -223,7 +223,7 @@ func verbNames() string {
 }
 
 // parse is a verb's parse step: the flags, wherever they stand among the
-// positional arguments, then the options' own checks (settle). -h prints
+// positional arguments, then the options' own checks (validate). -h prints
 // the verb's help and returns flag.ErrHelp.
 func (v verb) parse(args []string, env Env) (options, error) {
 	fs := newFlags(v, env)
@@ -232,7 +232,7 @@ func (v verb) parse(args []string, env Env) (options, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.settle(fs, pos, env); err != nil {
+	if err := o.validate(fs, pos, env); err != nil {
 		return nil, err
 	}
 	return o, nil

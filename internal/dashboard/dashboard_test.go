@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/burn"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
@@ -30,19 +31,19 @@ func sample() *Result {
 		Repo: "acme/agents", At: at, Open: 7, StaleAfter: 7 * 24 * time.Hour,
 		Rows: []Row{
 			{Number: 14, Title: "Rate limits", Phase: "implementation", Depth: ptr[int64](1), MaxDepth: ptr(2),
-				Budget: &Money{Total: 40000, Consumed: 25000, Remaining: 15000, Lifetime: 41681, Earlier: 16681}, UsedPercent: ptr(62), BudgetWarning: "60%",
+				Budget: &IssueBudget{Total: 40000, Consumed: 25000, Remaining: 15000, Lifetime: 41681, Earlier: 16681}, UsedPercent: ptr(62), BudgetWarning: "60%",
 				Verdict: "pass", Rules: []string{}, Warnings: []string{}, LastAgent: "lead-developer", NextAgent: "code-reviewer",
 				UpdatedAt: at.Add(-time.Hour), Progress: at.Add(-time.Hour), ProgressFrom: "ledger"},
 			{Number: 12, Title: "@alice | ```\n#12 <b>fix</b> !3 see https://example.com/x", Phase: "review", Depth: ptr[int64](3), MaxDepth: ptr(2),
-				Budget: &Money{Total: 10000, Consumed: 8500, Remaining: 1500, Lifetime: 8500}, UsedPercent: ptr(85), BudgetWarning: "80%",
+				Budget: &IssueBudget{Total: 10000, Consumed: 8500, Remaining: 1500, Lifetime: 8500}, UsedPercent: ptr(85), BudgetWarning: "80%",
 				Verdict: "fail", Rules: []string{"depth-exceeded"}, Warnings: []string{}, LastAgent: "@bob`", NextAgent: "tester|x",
 				UpdatedAt: at.Add(-2 * time.Hour), Progress: at.Add(-2 * time.Hour), ProgressFrom: "ledger"},
 			{Number: 9, Title: "Old migration", Phase: "design", Depth: ptr[int64](0), MaxDepth: ptr(-1),
-				Budget: &Money{Total: 5000, Consumed: 1000, Remaining: 4000, Lifetime: 1000}, UsedPercent: ptr(20),
+				Budget: &IssueBudget{Total: 5000, Consumed: 1000, Remaining: 4000, Lifetime: 1000}, UsedPercent: ptr(20),
 				Verdict: "pass", Rules: []string{}, Warnings: []string{}, LastAgent: "architect", NextAgent: "orchestrator",
 				UpdatedAt: at.Add(-24 * time.Hour), Progress: at.Add(-10 * 24 * time.Hour), ProgressFrom: "ledger", Stale: true},
 			{Number: 7, Title: "Out of tokens", Phase: "testing", Depth: ptr[int64](1), MaxDepth: ptr(2),
-				Budget: &Money{Total: 8000, Consumed: 8000, Remaining: 0, Lifetime: 8000}, UsedPercent: ptr(100), BudgetWarning: "exhausted", Waiting: true,
+				Budget: &IssueBudget{Total: 8000, Consumed: 8000, Remaining: 0, Lifetime: 8000}, UsedPercent: ptr(100), BudgetWarning: "exhausted", Waiting: true,
 				Verdict: "fail", Rules: []string{"budget-exhausted"}, Warnings: []string{}, LastAgent: "tester", NextAgent: "",
 				UpdatedAt: at.Add(-3 * time.Hour), Progress: at.Add(-3 * time.Hour), ProgressFrom: "ledger"},
 			{Number: 3, Title: "Broken", Verdict: "fail", Rules: []string{"checkpoint-invalid"}, Warnings: []string{},
@@ -176,7 +177,7 @@ func checkpointBody(n int64, total, consumed int) string {
 }
 
 func sweepOf(f *fakeforge.Client, skip string) *Sweep {
-	cfg := issues.DefaultConfig()
+	cfg := config.Default()
 	return &Sweep{
 		Reader: &live.Reader{Forge: f, Where: live.Where{Verb: "status", Server: "http://gitea", Repo: "acme/agents"}, Guard: "guard-bot"},
 		Lister: f, Config: cfg, Repo: "acme/agents",

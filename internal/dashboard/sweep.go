@@ -11,10 +11,11 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/burn"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/exitprotocol"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
@@ -41,7 +42,7 @@ type Sweep struct {
 	Lister port.IssueLister
 	// Config is the configuration the guard judges with (the
 	// repository's file under the flags or inputs).
-	Config issues.Config
+	Config config.Config
 	// Repo is OWNER/NAME.
 	Repo string
 	// Now is the time the decision is made at; ServerNow, when not zero,
@@ -111,8 +112,8 @@ type Row struct {
 	Phase string `json:"phase"`
 	Depth *int64 `json:"depth"`
 	// MaxDepth is the cascade limit: -1 unlimited, null unknown.
-	MaxDepth *int   `json:"max_depth"`
-	Budget   *Money `json:"budget"`
+	MaxDepth *int         `json:"max_depth"`
+	Budget   *IssueBudget `json:"budget"`
 	// UsedPercent is consumed ÷ total in whole percent (null when the
 	// budget is unknown or its total is 0).
 	UsedPercent *int `json:"used_percent"`
@@ -159,10 +160,10 @@ type Metered struct {
 	Cost   int64 `json:"cost_micro_usd"`
 }
 
-// Money is a budget: the phase's three figures, and the issue's lifetime
+// IssueBudget is an issue's token budget: the phase's three figures, and the issue's lifetime
 // spend — what all its phases consumed (docs/pruning.md#lifetime-spend) —
 // with the earlier phases' part.
-type Money struct {
+type IssueBudget struct {
 	Total     int64 `json:"total"`
 	Consumed  int64 `json:"consumed"`
 	Remaining int64 `json:"remaining"`
@@ -235,7 +236,7 @@ func (s *Sweep) list(ctx context.Context, res *Result) ([]issues.Issue, error) {
 				continue
 			}
 			// As the one reader (and so the action) tells a governed issue.
-			if guard.IsGoverned(is, issues.DefaultConfig()) {
+			if guard.IsGoverned(is, config.Default()) {
 				governed = append(governed, is)
 			}
 		}
@@ -300,7 +301,7 @@ func (row *Row) numbers(nums guard.Numbers) {
 	if nums.Known {
 		d := nums.Depth
 		row.Depth = &d
-		row.Budget = &Money{Total: nums.BudgetTotal, Consumed: nums.BudgetConsumed, Remaining: nums.BudgetRemaining,
+		row.Budget = &IssueBudget{Total: nums.BudgetTotal, Consumed: nums.BudgetConsumed, Remaining: nums.BudgetRemaining,
 			Lifetime: nums.Lifetime, Earlier: nums.EarlierPhases}
 		if nums.BudgetTotal > 0 {
 			p := int(nums.BudgetConsumed * 100 / nums.BudgetTotal)
@@ -325,7 +326,7 @@ func (row *Row) numbers(nums guard.Numbers) {
 // waiting marks a row whose issue waits for a person: it carries the
 // budget-exhausted label (the budget is then exhausted) or the
 // permission-violation label.
-func (row *Row) waiting(labels []string, names issues.LabelNames) {
+func (row *Row) waiting(labels []string, names config.LabelNames) {
 	if slices.Contains(labels, names.BudgetExhausted) {
 		row.BudgetWarning, row.Waiting = "exhausted", true
 	}
@@ -401,7 +402,7 @@ func series(snap *live.Snapshot, l *ledgerpkg.Record, is issues.Issue) burn.Seri
 		if !strings.HasPrefix(c.Body, "## 🔄 ") {
 			continue
 		}
-		f, ok := exitprotocol.ParseFooter(c.Body)
+		f, ok := handoff.ParseFooter(c.Body)
 		if !ok || f.Phase != l.Phase || f.Budget.Remaining < l.Remaining || f.Budget.Remaining > l.Total {
 			continue
 		}

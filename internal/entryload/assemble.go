@@ -40,7 +40,7 @@ func Assemble(in Input) (*Load, error) {
 		minimal, _ = a.render()
 	}
 	planned := a.planned()
-	text, total, err := a.settle(minimal)
+	text, total, err := a.fit(minimal)
 	if err != nil {
 		return nil, err
 	}
@@ -73,10 +73,10 @@ func (a *assembly) planned() int {
 	return planned
 }
 
-// settle plans the load under the cap, narrowing the plan by what each
+// fit plans the load under the cap, narrowing the plan by what each
 // render came out over it, and then widens it again (widen). When no plan
 // fits within maxRounds, the load is the minimal one.
-func (a *assembly) settle(minimal string) (string, int, error) {
+func (a *assembly) fit(minimal string) (string, int, error) {
 	slack := 0
 	for range maxRounds {
 		a.plan(slack)
@@ -124,7 +124,7 @@ func (a *assembly) widen(slack int, text string, total int) (string, int) {
 func (a *assembly) load(text string, total, planned int) *Load {
 	in := a.in
 	l := &Load{
-		Issue: in.Issue, Agent: in.Agent, Budget: in.Budget, Tokens: total, Planned: planned,
+		Issue: in.Issue, Agent: in.Agent, LoadCap: in.Budget, Tokens: total, Planned: planned,
 		Sections: a.secs, Dropped: []string{}, Cut: []string{}, Skipped: in.Skipped, Left: in.Left, Gone: in.Gone, Guard: in.Guard, Text: text,
 		reserve: in.Reserve, counter: in.Counter,
 	}

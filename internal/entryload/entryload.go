@@ -59,8 +59,8 @@ type Doc struct {
 	Text string
 }
 
-// Budget is the cap and where it came from.
-type Budget struct {
+// LoadCap is the cap of a load and where it came from.
+type LoadCap struct {
 	// Cap is the most tokens the printed load may take.
 	Cap int `json:"cap"`
 	// Size is the task size (tiny, small, medium, large); MaxContext and
@@ -129,7 +129,7 @@ type Input struct {
 	// cap; older results are compressed to their footer's fields.
 	FullComments bool
 	// Budget is the cap.
-	Budget Budget
+	Budget LoadCap
 	// Reserve is the tokens the caller prints around the load (log
 	// markers); they count against the cap.
 	Reserve int
@@ -212,7 +212,7 @@ const MaxLeftNamed = 5
 type Load struct {
 	Issue int64  `json:"issue"`
 	Agent string `json:"agent,omitempty"`
-	Budget
+	LoadCap
 	// Tokens is the exact token count of Text; never over Cap - Reserve.
 	Tokens int `json:"tokens"`
 	// Planned is what the load would take with every section whole: the
@@ -242,7 +242,7 @@ type OverCapError struct {
 	Checkpoint int
 	Task       int
 	Minimal    int
-	Budget     Budget
+	Budget     LoadCap
 	Reserve    int
 }
 

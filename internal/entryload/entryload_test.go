@@ -63,7 +63,7 @@ func TestAssembleKeepsWhatFits(t *testing.T) {
 		},
 		Files:  []Doc{{Path: "a.go", Text: lines(20, "package a")}},
 		Skill:  &Doc{Path: "skills/review.md", Text: "# Review\n\nRead the diff.\n"},
-		Budget: Budget{Cap: 8800, Size: "medium", MaxContext: 10000, Overhead: 1200},
+		Budget: LoadCap{Cap: 8800, Size: "medium", MaxContext: 10000, Overhead: 1200},
 	}
 	l, err := Assemble(in)
 	if err != nil {
@@ -109,7 +109,7 @@ func TestPreviousResultCompressedOnlyToFit(t *testing.T) {
 			{ID: 2, Author: "bot", Body: resultComment("architect", "lead-developer"), URL: "http://gitea.test/o/r/issues/42#issuecomment-2"},
 			{ID: 3, Author: "bot", Body: resultComment("lead-developer", "code-reviewer"), URL: "http://gitea.test/o/r/issues/42#issuecomment-3"},
 		},
-		Budget: Budget{Cap: 1500, Size: "small", MaxContext: 6000, Overhead: 800, Explicit: true},
+		Budget: LoadCap{Cap: 1500, Size: "small", MaxContext: 6000, Overhead: 800, Explicit: true},
 	}
 	l, err := Assemble(in)
 	if err != nil {
@@ -168,7 +168,7 @@ func TestMeasureIsWhatContextLoads(t *testing.T) {
 				{ID: 1, Author: "alice", Body: "please look at the retry header"},
 				{ID: 3, Author: "bot", Body: resultComment("lead-developer", "code-reviewer"), URL: "http://gitea.test/o/r/issues/42#issuecomment-3"},
 			},
-			Budget: Budget{Cap: capTokens, Size: "small", MaxContext: 6000, Overhead: 800},
+			Budget: LoadCap{Cap: capTokens, Size: "small", MaxContext: 6000, Overhead: 800},
 		}
 		g := Measure(in, 700)
 		in.Guard = &g
@@ -248,7 +248,7 @@ func TestAssembleTruncatesByPriority(t *testing.T) {
 }
 
 func TestAssembleCheckpointOverCap(t *testing.T) {
-	in := Input{Issue: 7, Checkpoint: checkpointYAML, Counter: counter(t), Budget: Budget{Cap: 100, Size: "tiny", MaxContext: 4000, Overhead: 500, Explicit: true}}
+	in := Input{Issue: 7, Checkpoint: checkpointYAML, Counter: counter(t), Budget: LoadCap{Cap: 100, Size: "tiny", MaxContext: 4000, Overhead: 500, Explicit: true}}
 	_, err := Assemble(in)
 	var oc *OverCapError
 	if !errors.As(err, &oc) {
@@ -393,7 +393,7 @@ func randomInput(rng *rand.Rand, c *tokens.Counter) Input {
 	if rng.IntN(2) == 0 {
 		in.Skill = &Doc{Path: "skill.md", Text: text(1500)}
 	}
-	in.Budget = Budget{Cap: 50 + rng.IntN(6000), Explicit: rng.IntN(2) == 0}
+	in.Budget = LoadCap{Cap: 50 + rng.IntN(6000), Explicit: rng.IntN(2) == 0}
 	if rng.IntN(2) == 0 {
 		in.Budget.Size, in.Budget.MaxContext, in.Budget.Overhead = "small", 6000, 800
 	}
@@ -427,7 +427,7 @@ func BenchmarkAssemble20K(b *testing.B) {
 			{Path: "docs/limits.md", Text: lines(700, "Clients back off as the Retry-After header says.")},
 		},
 		Skill:  &Doc{Path: ".kilo/skills/go-review.md", Text: lines(300, "- check the error paths and the tests")},
-		Budget: Budget{Cap: 20000, Explicit: true},
+		Budget: LoadCap{Cap: 20000, Explicit: true},
 	}
 	l, err := Assemble(in)
 	if err != nil {
@@ -447,7 +447,7 @@ func BenchmarkAssemble20K(b *testing.B) {
 // rule.
 func TestMeasureDoesNotWrap(t *testing.T) {
 	in := Input{Issue: 42, Agent: "code-reviewer", Checkpoint: checkpointYAML, Counter: counter(t),
-		Budget: Budget{Cap: 8800, Size: "medium", MaxContext: 10000, Overhead: 1200}}
+		Budget: LoadCap{Cap: 8800, Size: "medium", MaxContext: 10000, Overhead: 1200}}
 	g := Measure(in, math.MaxInt64)
 	if g.ContextTokens != math.MaxInt64 || g.ContextRatio <= 1 {
 		t.Fatalf("context tokens %d, ratio %v: want the largest int64 and a ratio over 1", g.ContextTokens, g.ContextRatio)

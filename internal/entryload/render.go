@@ -30,7 +30,7 @@ func infoString(p string) string {
 func num64(n int64) string { return tokens.Format(int(n)) }
 
 // capNote says where the cap came from.
-func capNote(b Budget) string {
+func capNote(b LoadCap) string {
 	size := ""
 	if b.Size != "" {
 		size = fmt.Sprintf("%s task: max context %s − checkpoint overhead %s", b.Size, tokens.Format(b.MaxContext), tokens.Format(b.Overhead))

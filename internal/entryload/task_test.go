@@ -33,7 +33,7 @@ func TestAssembleLoadsTheTaskFirst(t *testing.T) {
 	task := "Add rate limits to the gateway: " + strings.Repeat("a detail of the task. ", 60)
 	in := Input{Issue: 42, Checkpoint: checkpointYAML, Task: task, Counter: counter(t),
 		Comments: []Comment{{ID: 1, Author: "alice", Body: strings.Repeat("a long note ", 300)}},
-		Budget:   Budget{Cap: 1000, Explicit: true}}
+		Budget:   LoadCap{Cap: 1000, Explicit: true}}
 	l, err := Assemble(in)
 	if err != nil {
 		t.Fatal(err)

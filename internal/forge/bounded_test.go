@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -215,7 +216,7 @@ func TestTimelineBudgetRunsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := guard.Input{Config: issues.DefaultConfig(), Issue: issues.Issue{Number: 1, Labels: []issues.Label{{ID: 1, Name: "cascade::depth-2"}}}, Event: issues.Event{Name: "issues", Action: "edited", Number: 1}, Recent: p.Comments}
+	in := guard.Input{Config: config.Default(), Issue: issues.Issue{Number: 1, Labels: []issues.Label{{ID: 1, Name: "cascade::depth-2"}}}, Event: issues.Event{Name: "issues", Action: "edited", Number: 1}, Recent: p.Comments}
 	plan := guard.Decide(in)
 	found := false
 	for _, v := range plan.Violations {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
@@ -14,7 +15,7 @@ import (
 // (nil when there is none or it is not the guard's), a problem that makes
 // the record untrusted, and whether the record is newer than the anchor
 // (its last write failed).
-func (e *eval) judgeAnchor(l *ledger.Record) (a *ledger.Anchor, problem string, lags bool) {
+func (e *decision) judgeAnchor(l *ledger.Record) (a *ledger.Anchor, problem string, lags bool) {
 	st := e.in.Anchor
 	if !st.Known || st.Text == "" {
 		return nil, "", false
@@ -72,8 +73,8 @@ func NextAnchor(in Input, seq int64, line string, status issues.Comment, recent 
 // those the record accepted (by id and name; an ordinary label renamed
 // into a governance name among them), or an approval label it holds
 // pending is off: the run must read who changed them.
-func LabelsMoved(l *ledger.Record, is issues.Issue, cfg issues.Config) bool {
-	e := &eval{cfg: cfg, in: Input{Issue: is}}
+func LabelsMoved(l *ledger.Record, is issues.Issue, cfg config.Config) bool {
+	e := &decision{cfg: cfg, in: Input{Issue: is}}
 	names := is.LabelNames()
 	accepted := slices.DeleteFunc(slices.Clone(l.Labels), func(x issues.Label) bool { return !e.governs(x.Name) })
 	if !slices.Equal(e.governanceLabels(names), accepted) {
@@ -91,7 +92,7 @@ func LabelsMoved(l *ledger.Record, is issues.Issue, cfg issues.Config) bool {
 // a record written after one the anchor sealed was lost (deleted, or put
 // back to an older copy) is newer than the anchor, never taken for a
 // replay.
-func (e *eval) anchorFloor(l *ledger.Record) {
+func (e *decision) anchorFloor(l *ledger.Record) {
 	if a := e.trust.anchor; a != nil && l.Seq < a.Seq {
 		l.Seq = a.Seq
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
@@ -69,7 +70,7 @@ func TestRenamedLabelIsNoApproval(t *testing.T) {
 func TestRemovedCascadeLabel(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
 	in.Config.LedgerKey = testKey
-	unlimited := issues.Unlimited
+	unlimited := config.Unlimited
 	in.Config.DefaultMaxDepth = &unlimited
 	l := firstLedger(t, in)
 	withLedger(&in, l)

@@ -29,7 +29,7 @@ type WriterList struct {
 // asks the shell for the list (Plan.AskWriters) when the stamp is stale
 // or does not know an author. Until it has the list, an author it does
 // not know counts as a writer.
-func (e *eval) judgeAuthors() {
+func (e *decision) judgeAuthors() {
 	var old *ledger.AccessStamp
 	if l := e.trust.ledger; l != nil {
 		old = l.Access
@@ -57,7 +57,7 @@ func (e *eval) judgeAuthors() {
 // needsWriters reports whether the stamp old cannot say who of authors
 // writes the issue: there is none, it is stale, it does not know one of
 // them, or an outsider it knows commented since it was read.
-func (e *eval) needsWriters(old *ledger.AccessStamp, authors []string) bool {
+func (e *decision) needsWriters(old *ledger.AccessStamp, authors []string) bool {
 	if len(authors) == 0 {
 		return false
 	}
@@ -75,7 +75,7 @@ func (e *eval) needsWriters(old *ledger.AccessStamp, authors []string) bool {
 
 // commentAuthors are the authors of the comments the run read, the
 // guard and the repository's owner left out, each once, newest first.
-func (e *eval) commentAuthors() []string {
+func (e *decision) commentAuthors() []string {
 	var out []string
 	for _, c := range slices.Backward(e.comments()) {
 		a := c.Author
@@ -88,7 +88,7 @@ func (e *eval) commentAuthors() []string {
 }
 
 // lastCommented is when login last commented among the comments read.
-func (e *eval) lastCommented(login string) time.Time {
+func (e *decision) lastCommented(login string) time.Time {
 	var at time.Time
 	for _, c := range e.comments() {
 		if c.Author == login && c.CreatedAt.After(at) {
@@ -100,7 +100,7 @@ func (e *eval) lastCommented(login string) time.Time {
 
 // comments are every comment the run read, oldest first, the event's own
 // last when it is not among them.
-func (e *eval) comments() []issues.Comment {
+func (e *decision) comments() []issues.Comment {
 	cs := append(slices.Clone(e.in.Older), e.in.Recent...)
 	if c := e.eventComment(); c != nil && !slices.ContainsFunc(cs, func(x issues.Comment) bool { return x.ID == c.ID }) {
 		cs = append(cs, *c)
@@ -110,7 +110,7 @@ func (e *eval) comments() []issues.Comment {
 
 // outsider reports whether c's author cannot write the issue: its comment
 // is outside the judged conversation.
-func (e *eval) outsider(c issues.Comment) bool {
+func (e *decision) outsider(c issues.Comment) bool {
 	return c.Author != "" && !e.plan.Authors.CanWrite(c.Author)
 }
 
@@ -138,7 +138,7 @@ func footerAgent(c *agentcomment.Comment) string {
 }
 
 // speaks reports whether c's author may speak as every agent c claims.
-func (e *eval) speaks(c issues.Comment) bool {
+func (e *decision) speaks(c issues.Comment) bool {
 	for _, a := range claimedAgents(c.Body) {
 		if !e.plan.Authors.SpeaksAs(c.Author, a) {
 			return false

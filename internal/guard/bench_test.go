@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -76,7 +77,7 @@ func benchInput(b *testing.B, body string) Input {
 		b.Fatal(err)
 	}
 	in := Input{
-		Config: issues.DefaultConfig(),
+		Config: config.Default(),
 		Issue: issues.Issue{Number: 9, Body: body, Labels: []issues.Label{
 			{ID: 1, Name: "cascade::depth-2"}, {ID: 2, Name: "size::large"},
 		}},

@@ -6,7 +6,7 @@ import (
 
 // measureSpent sets the lifetime spend: what its earlier phases
 // consumed, as the guard accepted it, and the checkpoint's consumed.
-func (e *eval) measureSpent() {
+func (e *decision) measureSpent() {
 	n := &e.plan.Numbers
 	n.EarlierPhases = e.earlierPhases(n.BudgetConsumed)
 	n.Lifetime = ledger.AddTokens(n.EarlierPhases, max(n.BudgetConsumed, 0))
@@ -16,7 +16,7 @@ func (e *eval) measureSpent() {
 // checkpoint that says consumed: the trusted ledger's figure and, when
 // consumed fell below what the ledger accepted, the phase that ended
 // there (a new phase began since).
-func (e *eval) earlierPhases(consumed int64) int64 {
+func (e *decision) earlierPhases(consumed int64) int64 {
 	old := e.trust.ledger
 	if old == nil || !old.Baseline {
 		return 0
@@ -37,7 +37,7 @@ const maxBurnText = 32
 // only archives is no new budget). A state the series already ends with
 // adds nothing, so a re-run or a decision made again writes the same
 // record. It sets what the earlier phases consumed with it.
-func (e *eval) recordBurn(l *ledger.Record, pruned bool) {
+func (e *decision) recordBurn(l *ledger.Record, pruned bool) {
 	consumed := e.cp.Budget.Consumed.Value
 	reset := pruned && l.Consumed < consumed
 	l.Earlier = e.earlierPhases(consumed)

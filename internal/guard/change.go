@@ -8,7 +8,7 @@ import (
 )
 
 // Change is what a set of writes does to an issue, as the next run reads
-// it: the guard's own writes (Settle) or an agent's report (exitprotocol).
+// it: the guard's own writes (Stable) or an agent's report (handoff).
 type Change struct {
 	// Body, when not nil, is the new body; the content version moves on
 	// by one, as the edit makes it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -15,7 +16,7 @@ import (
 
 // Input is everything a decision is made from. Decide reads nothing else.
 type Input struct {
-	Config issues.Config
+	Config config.Config
 	Issue  issues.Issue
 	Event  issues.Event
 	// Recent are the issue's most recent comments, oldest first (at least
@@ -98,10 +99,10 @@ type Input struct {
 // protected paths, and nothing else (docs/contract.md#4-rules).
 func (in Input) OnPull() bool { return in.Issue.IsPull || in.Event.IsPull }
 
-// eval is one decision in progress: the input and what was derived from it.
-type eval struct {
+// decision is one decision in progress: the input and what was derived from it.
+type decision struct {
 	in     Input
-	cfg    issues.Config
+	cfg    config.Config
 	labels []string
 	parsed checkpoint.Result
 	cp     *checkpoint.Checkpoint // nil unless the checkpoint is valid
@@ -119,7 +120,7 @@ type eval struct {
 // Decide judges the issue and plans every write. It is pure: it makes no
 // request and reads no clock or environment.
 func Decide(in Input) *Plan {
-	e := &eval{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
+	e := &decision{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
 	e.trust.approved = map[string]string{}
 	governed := hasGovernedLabel(e.labels)
 	e.judgePins()
@@ -129,7 +130,7 @@ func Decide(in Input) *Plan {
 		e.run(true)
 		e.plan.Violations = append(e.plan.Violations, e.pinFindings()...)
 		e.judgePosture()
-		e.settleLabels()
+		e.labelWrites()
 		e.recordPull()
 		e.report()
 		return e.plan
@@ -161,7 +162,7 @@ func Decide(in Input) *Plan {
 	e.run(false)
 	e.judgePosture()
 	e.maintain()
-	e.settleLabels()
+	e.labelWrites()
 	e.recordLedger()
 	e.report()
 	return e.plan
@@ -169,7 +170,7 @@ func Decide(in Input) *Plan {
 
 // maintain plans the comments that keep an issue readable: the recovery
 // request for a checkpoint that cannot be read, and the completion digest.
-func (e *eval) maintain() {
+func (e *decision) maintain() {
 	if e.cp == nil {
 		e.planRecovery()
 	}
@@ -177,7 +178,7 @@ func (e *eval) maintain() {
 }
 
 // report finishes the plan: whether it reports all clear.
-func (e *eval) report() {
+func (e *decision) report() {
 	e.plan.Resolved = len(e.plan.Violations) == 0
 }
 
@@ -185,7 +186,7 @@ func (e *eval) report() {
 // checkpoint block, a cascade:: or budget:: label, or a body too large to
 // read (which may hold a checkpoint). It is cheap, so the shell reads
 // nothing more of an issue that is not governed.
-func IsGoverned(issue issues.Issue, cfg issues.Config) bool {
+func IsGoverned(issue issues.Issue, cfg config.Config) bool {
 	return hasGovernedLabel(issue.LabelNames()) || issue.BodyTooLarge || len(checkpoint.Find(issue.Body, cfg.MaxCheckpointBytes)) > 0
 }
 
@@ -198,19 +199,19 @@ func hasGovernedLabel(labels []string) bool {
 	return false
 }
 
-func (e *eval) hasLabel(name string) bool { return slices.Contains(e.labels, name) }
+func (e *decision) hasLabel(name string) bool { return slices.Contains(e.labels, name) }
 
 // own reports whether c is the guard's and carries marker.
-func (e *eval) own(c issues.Comment, marker string) bool {
+func (e *decision) own(c issues.Comment, marker string) bool {
 	return c.Author == e.in.Self && e.in.Self != "" && strings.Contains(c.Body, marker)
 }
 
-// settleLabels turns the violations' labels into label writes: add what a
+// labelWrites turns the violations' labels into label writes: add what a
 // violation sets and is missing, and the approval labels someone removed
 // without the right to; remove what the guard set and no violation holds
 // any more (except the labels only a person may remove), and the relaxing
 // labels added without the right to.
-func (e *eval) settleLabels() {
+func (e *decision) labelWrites() {
 	want := map[string]bool{}
 	for _, v := range e.plan.Violations {
 		if v.Label != "" {
@@ -242,7 +243,7 @@ func (e *eval) settleLabels() {
 
 // partial reports whether the rule behind a label could not be judged this
 // run (the checkpoint is unreadable), so its label must stay as it is.
-func (e *eval) partial(label string) bool {
+func (e *decision) partial(label string) bool {
 	if e.in.OnPull() {
 		return true
 	}
@@ -269,7 +270,7 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // measure computes the numbers every rule and report uses.
-func (e *eval) measure() {
+func (e *decision) measure() {
 	n := &e.plan.Numbers
 	n.MaxDepth, n.MaxDepthKnown = e.maxDepth()
 	cp := e.cp
@@ -297,7 +298,7 @@ func (e *eval) measure() {
 // measureContext sets the entry-load figures for a checkpoint block text:
 // what `context` loads (entryload.Measure, the one measure of the entry
 // load) plus next_estimated_tokens.
-func (e *eval) measureContext(block string) {
+func (e *decision) measureContext(block string) {
 	n := &e.plan.Numbers
 	if e.in.Counter == nil {
 		return
@@ -306,14 +307,14 @@ func (e *eval) measureContext(block string) {
 	task, note := e.plan.EntryTask()
 	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self,
 		Authors: e.plan.Authors, Missing: e.plan.MissingResults(), AcceptedTask: task, TaskNote: note}, e.in.Counter)
-	in.Budget = entryload.Budget{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
+	in.Budget = entryload.LoadCap{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	g := entryload.Measure(in, n.NextEstimated)
 	n.CheckpointTokens, n.EntryTokens, n.CommentTokens = g.CheckpointTokens, g.EntryTokens, g.CommentTokens
 	n.ContextTokens, n.ContextRatio = g.ContextTokens, g.ContextRatio
 }
 
 // taskSize is the size from labels, else inferred from the estimate.
-func (e *eval) taskSize() issues.TaskSize {
+func (e *decision) taskSize() issues.TaskSize {
 	if s, ok := issues.SizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); ok {
 		return s
 	}
@@ -327,7 +328,7 @@ func (e *eval) taskSize() issues.TaskSize {
 
 // maxDepth reads the cascade limit from the labels, or the default input.
 // ok is false when no limit is known.
-func (e *eval) maxDepth() (limit int, ok bool) {
+func (e *decision) maxDepth() (limit int, ok bool) {
 	limits := e.cascadeLimits()
 	if len(limits) > 0 {
 		return limits[0].limit, true
@@ -345,10 +346,10 @@ type cascadeLabel struct {
 }
 
 // cascadeLimits returns the effective cascade::depth-N and -n labels.
-func (e *eval) cascadeLimits() []cascadeLabel { return cascadeLabels(e.labels, e.cfg.Labels) }
+func (e *decision) cascadeLimits() []cascadeLabel { return cascadeLabels(e.labels, e.cfg.Labels) }
 
 // cascadeLabels returns the cascade::depth-N and -n labels among labels.
-func cascadeLabels(labels []string, n issues.LabelNames) []cascadeLabel {
+func cascadeLabels(labels []string, n config.LabelNames) []cascadeLabel {
 	var out []cascadeLabel
 	for _, l := range labels {
 		rest, ok := strings.CutPrefix(l, n.CascadePrefix)
@@ -356,7 +357,7 @@ func cascadeLabels(labels []string, n issues.LabelNames) []cascadeLabel {
 			continue
 		}
 		if rest == "n" || rest == "N" {
-			out = append(out, cascadeLabel{l, rest, issues.Unlimited})
+			out = append(out, cascadeLabel{l, rest, config.Unlimited})
 			continue
 		}
 		var k int

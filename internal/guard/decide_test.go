@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -50,7 +51,7 @@ func body(edits ...string) string {
 
 func input(t *testing.T, b string, labels ...string) Input {
 	in := Input{
-		Config:  issues.DefaultConfig(),
+		Config:  config.Default(),
 		Issue:   issues.Issue{Number: 9, Body: b},
 		Event:   issues.Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"},
 		Self:    issues.ActionsUser,

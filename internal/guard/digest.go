@@ -8,7 +8,7 @@ import (
 // planDigest posts a completion digest once digest-after agent results have
 // accumulated since the last digest or archive. A result counts only when
 // its author may speak as its agent.
-func (e *eval) planDigest() {
+func (e *decision) planDigest() {
 	if e.cfg.DigestAfter <= 0 {
 		return
 	}

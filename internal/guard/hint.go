@@ -112,7 +112,7 @@ func (h *HintWrite) Write() Write {
 
 // withHint gives a body this run writes the read hint it carries: the
 // time this run's read gives, else the hint the body had.
-func (e *eval) withHint(body string) string {
+func (e *decision) withHint(body string) string {
 	return checkpoint.RewriteHint(e.in.Issue.Body, body, e.in.Hint.At, e.cfg.MaxCheckpointBytes)
 }
 
@@ -121,7 +121,7 @@ func (e *eval) withHint(body string) string {
 // the state with nothing to fix and no other body write. One request in
 // that run, so that the next clean pass costs two whatever the timeline
 // holds.
-func (e *eval) planHint(pending []string) {
+func (e *decision) planHint(pending []string) {
 	h, p := e.in.Hint, e.plan
 	if !h.Missed || h.At.IsZero() || p.Prune != nil || p.Fill != nil || len(p.Violations) > 0 || len(pending) > 0 || e.in.Issue.BodyTooLarge {
 		return
@@ -134,7 +134,7 @@ func (e *eval) planHint(pending []string) {
 
 // writesBody reports whether this run writes the body but for a prune:
 // its fill, or its read hint. The write moves the content version on.
-func (e *eval) writesBody() bool {
+func (e *decision) writesBody() bool {
 	f := e.plan.Fill
 	return (f != nil && f.Number > 0) || e.plan.Hint != nil
 }

@@ -15,7 +15,7 @@ import (
 // those archived up to the chain's end (an archive posted by a run that
 // died before recording it is followed: its entries left the body). An
 // accepted entry may move to an archive, never vanish or change.
-func (e *eval) judgeHistory(l *ledger.Record, body []prune.Entry) string {
+func (e *decision) judgeHistory(l *ledger.Record, body []prune.Entry) string {
 	if l.EntriesHash == "" || e.plan.ChainForked {
 		return "" // a record from before the ledger kept the history, or a fork (judgeFork)
 	}
@@ -37,7 +37,7 @@ func (e *eval) judgeHistory(l *ledger.Record, body []prune.Entry) string {
 // archivedPrefix is the hash and count of the archived entries: the
 // ledger's, extended over the archive parts a run posted and did not
 // record (the chain followed past the ledger's end).
-func (e *eval) archivedPrefix(l *ledger.Record) (string, int) {
+func (e *decision) archivedPrefix(l *ledger.Record) (string, int) {
 	h, n := l.ArchivedHash, l.Archived
 	if l.EntriesHash == "" && n > 0 {
 		h = legacyArchived(n)
@@ -54,7 +54,7 @@ func (e *eval) archivedPrefix(l *ledger.Record) (string, int) {
 // the guard's parts past the ledger's end and then the body: a run that
 // archived entries of the same edit, not accepted yet, and died before
 // recording it left them so (archives batch, docs/choices.md#pruning).
-func (e *eval) acceptedBeyondLedger(l *ledger.Record, body []prune.Entry) bool {
+func (e *decision) acceptedBeyondLedger(l *ledger.Record, body []prune.Entry) bool {
 	var after []prune.Entry
 	for _, p := range e.archiveChainParts() {
 		after = append(after, p.Archive.Entries...)
@@ -75,7 +75,7 @@ func (e *eval) acceptedBeyondLedger(l *ledger.Record, body []prune.Entry) bool {
 // left the body cannot be told, so this run neither judges the history
 // against the ledger, nor prunes, nor accepts a new baseline: the shell
 // reads again while it has attempts left (docs/choices.md#pruning).
-func (e *eval) judgeFork() {
+func (e *decision) judgeFork() {
 	fork := e.archiveChain().fork
 	if len(fork) == 0 {
 		return

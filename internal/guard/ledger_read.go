@@ -12,7 +12,7 @@ import (
 // judges it against the anchor and the issue: the trust's ledger is the
 // record when it is trusted, its problem says why the record found (or
 // the lack of one) cannot be trusted.
-func (e *eval) readRecord() {
+func (e *decision) readRecord() {
 	t := &e.trust
 	t.ledger, t.problem = ledger.ReadOnce(e.in.Record, e.in.Status, e.in.Issue.Number, ledger.ConfigKeys(e.cfg))
 	anchor, problem, lags := e.judgeAnchor(t.ledger)
@@ -35,7 +35,7 @@ func (e *eval) readRecord() {
 // hasTraces reports whether the issue shows the guard's earlier work on
 // it: a comment of its own with one of its markers for this issue, or a
 // label change it made.
-func (e *eval) hasTraces() bool {
+func (e *decision) hasTraces() bool {
 	if e.in.Self == "" {
 		return false
 	}

@@ -16,7 +16,7 @@ import (
 // state never becomes the baseline; with permission::violation pending the
 // baseline does not move; a first state is adopted only with no violation
 // label on.
-func (e *eval) recordLedger() {
+func (e *decision) recordLedger() {
 	after := e.labelsAfter()
 	pending := e.pendingAfter(after)
 	if !e.mayAccept(after, pending) {
@@ -37,7 +37,7 @@ func (e *eval) recordLedger() {
 }
 
 // pendingAfter are the approval labels among the labels after this run.
-func (e *eval) pendingAfter(after []string) []string {
+func (e *decision) pendingAfter(after []string) []string {
 	pending := []string{}
 	for _, l := range e.cfg.Labels.Approval() {
 		if slices.Contains(after, l) {
@@ -51,7 +51,7 @@ func (e *eval) pendingAfter(after []string) []string {
 // baseline: it is valid and not tampered with (nor over the budget cap),
 // permission::violation stays on only when an approver removed it now (a
 // rule put it back), and a first state waits while a violation label is on.
-func (e *eval) mayAccept(after, pending []string) bool {
+func (e *decision) mayAccept(after, pending []string) bool {
 	t := &e.trust
 	n := e.cfg.Labels
 	tampered := slices.ContainsFunc(e.plan.Violations, func(v Violation) bool {
@@ -71,7 +71,7 @@ func (e *eval) mayAccept(after, pending []string) bool {
 
 // keepRecord carries the last trusted state on (or no state yet), with
 // this run's pending labels, writer, configuration and repository.
-func (e *eval) keepRecord(after, pending []string) {
+func (e *decision) keepRecord(after, pending []string) {
 	t := &e.trust
 	l := ledger.Record{Issue: e.in.Issue.Number}
 	if t.ledger != nil {
@@ -102,7 +102,7 @@ func (e *eval) keepRecord(after, pending []string) {
 // acceptState records the checkpoint as the new baseline: as this run
 // leaves it (pruned, when it prunes), with its history, burn, limits and
 // labels.
-func (e *eval) acceptState(after, pending []string) {
+func (e *decision) acceptState(after, pending []string) {
 	t := &e.trust
 	cp, cv, pruned := e.acceptedCheckpoint()
 	l := &ledger.Record{
@@ -143,7 +143,7 @@ func (e *eval) acceptState(after, pending []string) {
 // labels now pending by id (the ids of the issue's labels, 0 for one this
 // run adds): whose removal approves, and who removed it, is judged by
 // label id, whatever label is renamed to that name since.
-func (e *eval) withPending(accepted []issues.Label, pending []string) []issues.Label {
+func (e *decision) withPending(accepted []issues.Label, pending []string) []issues.Label {
 	approval := e.cfg.Labels.Approval()
 	out := slices.DeleteFunc(slices.Clone(accepted), func(l issues.Label) bool { return slices.Contains(approval, l.Name) })
 	out = append(out, e.labelsByID(pending)...)
@@ -154,7 +154,7 @@ func (e *eval) withPending(accepted []issues.Label, pending []string) []issues.L
 // acceptedCheckpointVersion is acceptedCheckpoint without a valid
 // checkpoint to accept: the body's content version after this run's own
 // writes.
-func (e *eval) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
+func (e *decision) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
 	cv := e.in.Issue.ContentVersion
 	if e.plan.Prune != nil && e.cp != nil {
 		return e.acceptedCheckpoint()
@@ -170,7 +170,7 @@ func (e *eval) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
 // write moves the version on by one, and pruned is true), else the body's
 // (one version on when this run sets the placeholder issue number, or
 // writes the read hint).
-func (e *eval) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, pruned bool) {
+func (e *decision) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, pruned bool) {
 	cp, cv = e.cp, e.in.Issue.ContentVersion
 	if pr := e.plan.Prune; pr != nil {
 		if pc := prunedCheckpoint(pr.Body, e.cfg); pc != nil {
@@ -185,7 +185,7 @@ func (e *eval) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, pruned b
 
 // recordLimits sets the cascade limit and the task size the record
 // accepts, from the labels after this run.
-func (e *eval) recordLimits(l *ledger.Record, after []string) {
+func (e *decision) recordLimits(l *ledger.Record, after []string) {
 	n := e.cfg.Labels
 	for _, c := range cascadeLabels(after, n) {
 		// With several (a conflict, failed by its own rule) the most
@@ -202,7 +202,7 @@ func (e *eval) recordLimits(l *ledger.Record, after []string) {
 // recordAdoption says whether the state was adopted: a first baseline is
 // (no earlier ledger was found), and an adopted state stays so until the
 // baseline moves on from it.
-func (e *eval) recordAdoption(l *ledger.Record) {
+func (e *decision) recordAdoption(l *ledger.Record) {
 	old := e.trust.ledger
 	if old == nil || !old.Baseline {
 		l.Adopted = true
@@ -220,7 +220,7 @@ func (e *eval) recordAdoption(l *ledger.Record) {
 // size::, the approval labels, permission::evolve-system), with the ids
 // of the issue's labels (0 for a label this run adds: the shell learns
 // its id when it adds it).
-func (e *eval) governanceLabels(names []string) []issues.Label {
+func (e *decision) governanceLabels(names []string) []issues.Label {
 	return slices.DeleteFunc(e.labelsByID(names), func(l issues.Label) bool { return !e.governs(l.Name) })
 }
 
@@ -228,7 +228,7 @@ func (e *eval) governanceLabels(names []string) []issues.Label {
 // labels (0 for a label this run adds), sorted by name: the record keeps
 // them all, so that an ordinary label renamed into a governance name
 // shows as a rename.
-func (e *eval) labelsByID(names []string) []issues.Label {
+func (e *decision) labelsByID(names []string) []issues.Label {
 	out := make([]issues.Label, 0, len(names))
 	for _, name := range names {
 		l := issues.Label{Name: name}
@@ -245,7 +245,7 @@ func (e *eval) labelsByID(names []string) []issues.Label {
 
 // governs reports whether a label name is a governance one: a cascade or
 // size label, an approval label, or permission::evolve-system.
-func (e *eval) governs(name string) bool {
+func (e *decision) governs(name string) bool {
 	n := e.cfg.Labels
 	return strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded ||
 		strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
@@ -253,7 +253,7 @@ func (e *eval) governs(name string) bool {
 
 // recordEntries sets the history the record commits to: every entry
 // accepted, archived or in the body (cp, pruned by this run when pruned).
-func (e *eval) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pruned bool) {
+func (e *decision) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pruned bool) {
 	var h string
 	var n int
 	if old := e.trust.ledger; old != nil && old.Baseline {
@@ -277,7 +277,7 @@ func legacyArchived(n int) string {
 }
 
 // labelsAfter are the issue's labels once this run's label writes are made.
-func (e *eval) labelsAfter() []string {
+func (e *decision) labelsAfter() []string {
 	out := slices.DeleteFunc(e.in.Issue.LabelNames(), func(x string) bool {
 		return slices.ContainsFunc(e.plan.RemoveLabels, func(l issues.Label) bool { return l.Name == x })
 	})
@@ -308,7 +308,7 @@ func LearnLabelIDs(l *ledger.Record, after []issues.Label) {
 // and the title as they are (a change only an approver made, or one an
 // approver accepted by removing permission::violation), since when the
 // last record accepted them, else since now.
-func (e *eval) recordTask(l *ledger.Record) {
+func (e *decision) recordTask(l *ledger.Record) {
 	l.Task, l.Title = TaskDigest(e.in.Issue.Body), TitleDigest(e.in.Issue.Title)
 	l.TaskSince = e.in.Now.Unix()
 	if old := e.trust.ledger; old != nil && old.Task == l.Task && old.Title == l.Title {

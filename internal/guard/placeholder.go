@@ -35,7 +35,7 @@ func (f *Fill) Note() string {
 // with the number set (the fill is planned as a write). Once the
 // ledger has accepted a number, 0 is a changed number like any other, and
 // a record that cannot be trusted leaves the body as it is.
-func (e *eval) fillPlaceholder() {
+func (e *decision) fillPlaceholder() {
 	t := &e.trust
 	if !e.parsed.HoldsPlaceholder() || t.problem != "" || (t.ledger != nil && t.ledger.Baseline) {
 		return

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -152,7 +153,7 @@ type Numbers struct {
 }
 
 // Failed reports whether the plan fails the run under the configuration.
-func (p *Plan) Failed(cfg issues.Config) bool {
+func (p *Plan) Failed(cfg config.Config) bool {
 	return len(p.Violations) > 0 && cfg.FailOn != "never"
 }
 

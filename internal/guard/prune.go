@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -14,7 +15,7 @@ import (
 
 // planPrune decides whether this run prunes, and plans it. Pruning needs a
 // valid checkpoint: a body that cannot be trusted is never rewritten.
-func (e *eval) planPrune() {
+func (e *decision) planPrune() {
 	if e.cp == nil || e.in.Counter == nil || len(e.trust.tamper) > 0 {
 		return
 	}
@@ -95,7 +96,7 @@ func (e *eval) planPrune() {
 }
 
 // prunedBlock returns the checkpoint block text of a pruned body.
-func prunedBlock(body string, cfg issues.Config) string {
+func prunedBlock(body string, cfg config.Config) string {
 	blocks := checkpoint.Find(body, cfg.MaxCheckpointBytes)
 	if len(blocks) != 1 {
 		return ""
@@ -104,7 +105,7 @@ func prunedBlock(body string, cfg issues.Config) string {
 }
 
 // prunedCheckpoint decodes the checkpoint of a pruned body, or nil.
-func prunedCheckpoint(body string, cfg issues.Config) *checkpoint.Checkpoint {
+func prunedCheckpoint(body string, cfg config.Config) *checkpoint.Checkpoint {
 	r := checkpoint.Parse(body, checkpoint.Options{MaxBytes: len(body) + 1, TailLimit: cfg.HistoryTail})
 	if !r.Valid() {
 		return nil
@@ -126,7 +127,7 @@ type archiveHead struct {
 
 // archiveChainParts are the archive parts the chain follows past the
 // ledger's end: a run posted them and died before recording them.
-func (e *eval) archiveChainParts() []prune.Part { return e.archiveChain().followed }
+func (e *decision) archiveChainParts() []prune.Part { return e.archiveChain().followed }
 
 // archiveChain is the end of the issue's archive chain: the ledger's,
 // followed past it over the guard's own archive parts that chain on from
@@ -135,7 +136,7 @@ func (e *eval) archiveChainParts() []prune.Part { return e.archiveChain().follow
 // comment, or a concurrent run wrote that last). An archive whose entries
 // are still in the body was never followed by its patch: the prune is
 // planned again from the same place, and finds or replaces it.
-func (e *eval) archiveChain() archiveHead {
+func (e *decision) archiveChain() archiveHead {
 	if e.chain != nil {
 		return *e.chain
 	}
@@ -168,7 +169,7 @@ func (e *eval) archiveChain() archiveHead {
 
 // recordChain sets the end of the archive chain in the ledger this run
 // leaves: the last part of the archive it posts, or the chain as found.
-func (e *eval) recordChain(l *ledger.Record) {
+func (e *decision) recordChain(l *ledger.Record) {
 	h := e.archiveChain()
 	if pr := e.plan.Prune; pr != nil {
 		h = archiveHead{link: pr.Head, count: pr.Count}

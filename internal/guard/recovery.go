@@ -13,7 +13,7 @@ import (
 // planRecovery plans the context-recovery-needed comment for a checkpoint
 // that cannot be read, unless the guard posted it already: the problems,
 // and the commands that rebuild the checkpoint.
-func (e *eval) planRecovery() {
+func (e *decision) planRecovery() {
 	marker := issues.RecoveryMarker(e.in.Issue.Number)
 	for _, c := range e.in.Recent {
 		if e.own(c, marker) {
@@ -45,7 +45,7 @@ func (e *eval) planRecovery() {
 
 // repo is the repository the issue belongs to: the shell's, else read off
 // a recent comment's link.
-func (e *eval) repo() string {
+func (e *decision) repo() string {
 	if repoName.MatchString(e.in.Repo) {
 		return e.in.Repo
 	}

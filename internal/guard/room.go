@@ -3,7 +3,7 @@ package guard
 import (
 	"math"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 )
 
 // Room is the room the guard leaves the next agent call, as it judges the
@@ -33,7 +33,7 @@ type Room struct {
 }
 
 // RoomOf is the room numbers n, judged under cfg, leave the next call.
-func RoomOf(n Numbers, cfg issues.Config) Room {
+func RoomOf(n Numbers, cfg config.Config) Room {
 	room := pressureLimit(n.MaxContext, cfg.PressureThreshold) - (n.ContextTokens - n.NextEstimated)
 	return Room{BudgetRemaining: n.BudgetRemaining, PressureRoom: room, Most: max(min(NextAllowance(n.BudgetRemaining), room), 0),
 		PhaseEndsAt:    phaseEndsAt(n.BudgetConsumed, n.BudgetTotal, cfg.PruneThreshold),

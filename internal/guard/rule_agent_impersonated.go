@@ -17,7 +17,7 @@ const RuleImpersonated = "agent-impersonated"
 // footer (docs/ledger.md#what-the-next-agent-reads). Without the map a
 // writer may speak as any agent; an outsider's comment is left out of the
 // load and judged by no rule. The comment counts as nobody's result.
-func checkImpersonated(e *eval) (out []Violation) {
+func checkImpersonated(e *decision) (out []Violation) {
 	a := e.plan.Authors
 	if !a.Mapped() {
 		return nil
@@ -46,7 +46,7 @@ func checkImpersonated(e *eval) (out []Violation) {
 }
 
 // linkComment keeps a comment's address for the status comment's findings.
-func (e *eval) linkComment(path, url string) {
+func (e *decision) linkComment(path, url string) {
 	if url == "" {
 		return
 	}

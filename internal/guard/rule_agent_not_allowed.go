@@ -12,7 +12,7 @@ import (
 // checkAgents allows only the agents of allowed-agents (when set) to act:
 // last_agent, next_agent, state.assignee and every agent_chain entry. A
 // stranger sets permission::violation and locks the issue.
-func checkAgents(e *eval) []Violation {
+func checkAgents(e *decision) []Violation {
 	if len(e.cfg.AllowedAgents) == 0 || e.cp == nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func checkAgents(e *eval) []Violation {
 	return out
 }
 
-func (e *eval) agentViolation(pos checkpoint.Pos, path, agent string) Violation {
+func (e *decision) agentViolation(pos checkpoint.Pos, path, agent string) Violation {
 	v := at(pos, path, "agent %s is not in allowed-agents (%s); the issue is locked until a person resolves it",
 		markdown.Quote(agent), strings.Join(e.cfg.AllowedAgents, ", "))
 	v.Rule = RuleAgentNotAllowed

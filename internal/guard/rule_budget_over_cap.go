@@ -2,7 +2,7 @@ package guard
 
 // checkBudgetOverCap holds a new issue whose budget.total is over
 // max-budget until an approver accepts it by removing budget::exhausted.
-func checkBudgetOverCap(e *eval) []Violation {
+func checkBudgetOverCap(e *decision) []Violation {
 	t := &e.trust
 	if e.cp == nil || e.cfg.MaxBudget <= 0 || (t.ledger != nil && t.ledger.Baseline) || t.problem != "" {
 		return nil

@@ -6,7 +6,7 @@ import (
 
 // checkCascadeLabels requires exactly one cascade::depth-N label on a
 // governed issue, or a default-max-depth input when there is none.
-func checkCascadeLabels(e *eval) []Violation {
+func checkCascadeLabels(e *decision) []Violation {
 	if e.in.LabelsUnknown {
 		return nil
 	}

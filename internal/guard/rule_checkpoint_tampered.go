@@ -11,7 +11,7 @@ import (
 // allowed to, a ledger record that cannot be trusted, an approval label
 // removed or a relaxing label added by someone not allowed to. Each sets
 // permission::violation.
-func checkTamper(e *eval) []Violation {
+func checkTamper(e *decision) []Violation {
 	out := append(e.pinFindings(), e.trust.tamper...)
 	pv := e.cfg.Labels.PermissionViolation
 	for _, r := range e.trust.restore {
@@ -48,7 +48,7 @@ func checkTamper(e *eval) []Violation {
 
 // renameFindings are the findings of labels renamed into or out of a
 // governance name since the guard recorded them.
-func (e *eval) renameFindings() []Violation {
+func (e *decision) renameFindings() []Violation {
 	var out []Violation
 	pv := e.cfg.Labels.PermissionViolation
 	for _, r := range e.trust.renamed {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
@@ -17,7 +18,7 @@ import (
 // against allowed-agents. Positions are lines and columns of the comment.
 // An outsider's comment is outside the judged conversation: its problems
 // are warnings, with no label (docs/ledger.md#what-the-next-agent-reads).
-func checkCommentProtocol(e *eval) (out []Violation) {
+func checkCommentProtocol(e *decision) (out []Violation) {
 	c := e.eventComment()
 	if c == nil || !agentcomment.IsAgentComment(c.Body) {
 		return nil
@@ -44,7 +45,7 @@ func checkCommentProtocol(e *eval) (out []Violation) {
 	if parsed.Agent == "" {
 		return out
 	}
-	if limit, ok := e.maxDepth(); ok && limit != issues.Unlimited && parsed.Depth > int64(limit) {
+	if limit, ok := e.maxDepth(); ok && limit != config.Unlimited && parsed.Depth > int64(limit) {
 		add(1, 1, "reports depth %d, over the cascade limit of %d", parsed.Depth, limit)
 	}
 	if e.cp != nil && parsed.Phase != e.cp.Phase.Value {
@@ -60,7 +61,7 @@ func checkCommentProtocol(e *eval) (out []Violation) {
 
 // eventComment is the comment of an issue_comment event, as read live when
 // it is among the recent comments, else as the payload carried it.
-func (e *eval) eventComment() *issues.Comment {
+func (e *decision) eventComment() *issues.Comment {
 	ev := e.in.Event
 	if ev.Name != "issue_comment" || ev.Comment == nil {
 		return nil

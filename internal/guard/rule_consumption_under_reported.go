@@ -31,7 +31,7 @@ const RuleUnderReported = "consumption-under-reported"
 // from under-report: warn (a warning), fail (a violation) or off. A rise
 // below the total of a valid meter receipt in the footer is a violation
 // whatever under-report says (docs/meter.md#receipts).
-func checkUnderReport(e *eval) (out []Violation) {
+func checkUnderReport(e *decision) (out []Violation) {
 	for _, r := range e.resultComments() {
 		f := r.footer
 		if f.Budget == nil || f.Budget.Consumed == nil {
@@ -58,7 +58,7 @@ func checkUnderReport(e *eval) (out []Violation) {
 }
 
 // floorCheck is the floor under-report sets: the comment's own tokens.
-func (e *eval) floorCheck(r resultComment, rise int64, from string) (Violation, bool) {
+func (e *decision) floorCheck(r resultComment, rise int64, from string) (Violation, bool) {
 	if e.cfg.UnderReport == "off" || e.in.Counter == nil {
 		return Violation{}, false
 	}
@@ -90,7 +90,7 @@ func (r resultComment) path() string { return fmt.Sprintf("comment#%d", r.c.ID) 
 // comments and the event's own, each once, the guard's own left out, and
 // those whose author may not speak as the agent they claim
 // (docs/ledger.md#what-the-next-agent-reads): they count as nobody's.
-func (e *eval) resultComments() (out []resultComment) {
+func (e *decision) resultComments() (out []resultComment) {
 	seen := map[int64]bool{}
 	cs := e.in.Recent
 	if c := e.eventComment(); c != nil {
@@ -110,11 +110,11 @@ func (e *eval) resultComments() (out []resultComment) {
 }
 
 // link keeps the comment's address for the status comment's findings.
-func (e *eval) link(r resultComment) { e.linkComment(r.path(), r.c.HTMLURL) }
+func (e *decision) link(r resultComment) { e.linkComment(r.path(), r.c.HTMLURL) }
 
 // receiptOf reads and verifies the meter receipt in a result's footer
 // against meter-public-key, this issue and the footer's invocation.
-func (e *eval) receiptOf(r resultComment) (*receipt.Receipt, error) {
+func (e *decision) receiptOf(r resultComment) (*receipt.Receipt, error) {
 	if e.cfg.MeterPublicKey == "" {
 		return nil, errors.New("meter-public-key is not set")
 	}
@@ -136,7 +136,7 @@ var errNoReceipt = errors.New("its footer carries no meter receipt")
 
 // reportRise is the rise of budget.consumed an agent's report brought, and
 // where the figure comes from (for the message).
-func (e *eval) reportRise(f *agentcomment.Footer) (int64, string) {
+func (e *decision) reportRise(f *agentcomment.Footer) (int64, string) {
 	inv := ledger.InvocationTag(f.Invocation)
 	if l := e.trust.ledger; l != nil && inv != "" {
 		for i := len(l.Burn) - 1; i > 0; i-- {
@@ -157,7 +157,7 @@ func (e *eval) reportRise(f *agentcomment.Footer) (int64, string) {
 
 // ledgerHolds reports whether the ledger's burn series already ends with
 // the report of invocation inv (then the ledger's consumed includes it).
-func (e *eval) ledgerHolds(inv string) bool {
+func (e *decision) ledgerHolds(inv string) bool {
 	l := e.trust.ledger
 	return l != nil && len(l.Burn) > 0 && l.Burn[len(l.Burn)-1].Invocation == inv
 }

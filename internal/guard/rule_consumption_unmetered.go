@@ -17,7 +17,7 @@ const RuleUnmetered = "consumption-unmetered"
 // verifies against meter-public-key for this issue and invocation. With
 // metering off, a receipt that does not verify is a warning: it is
 // ignored, and the token floor of consumption-under-reported stands.
-func checkUnmetered(e *eval) (out []Violation) {
+func checkUnmetered(e *decision) (out []Violation) {
 	required := e.cfg.Metering == "required"
 	for _, r := range e.resultComments() {
 		if r.footer.EventType != "subagent_result" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/receipt"
@@ -93,7 +94,7 @@ func TestReceiptsThatDoNotCount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := Decide(meteredInput(t, metered(t, 77, "inv-4", 5000, tt.rc), "required"))
 			got := rulesOf(p, finding.Error, RuleUnmetered)
-			if len(got) != 1 || !strings.Contains(got[0].Message, tt.says) || !p.Failed(issues.DefaultConfig()) {
+			if len(got) != 1 || !strings.Contains(got[0].Message, tt.says) || !p.Failed(config.Default()) {
 				t.Fatalf("metering: required: findings %v; want a %s violation saying %q", p.Findings(), RuleUnmetered, tt.says)
 			}
 			p = Decide(meteredInput(t, metered(t, 77, "inv-4", 5000, tt.rc), "off"))

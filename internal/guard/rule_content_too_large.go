@@ -17,7 +17,7 @@ import (
 // rules say so, and nothing writes the body); a comment not read counts in
 // the entry load as its length (see EntryTokens). An outsider's comment is
 // a warning: it is left out of the load and counts for nothing.
-func checkContentTooLarge(e *eval) []Violation {
+func checkContentTooLarge(e *decision) []Violation {
 	var out []Violation
 	label := e.cfg.Labels.PermissionViolation
 	if is := e.in.Issue; is.BodyTooLarge {

@@ -7,7 +7,7 @@ import "fmt"
 // guard's own (entryload.Measure) — plus next_estimated_tokens, against the
 // task size's max context. Over pressure-threshold it sets
 // context::pressure-high.
-func checkContextPressure(e *eval) []Violation {
+func checkContextPressure(e *decision) []Violation {
 	if e.cp == nil || e.in.Counter == nil {
 		return nil
 	}

@@ -1,15 +1,15 @@
 package guard
 
-import "github.com/gns-guard/gns-guard/internal/issues"
+import "github.com/gns-guard/gns-guard/internal/config"
 
 // checkDepth enforces the cascade limit: cascade::depth-N allows depths
 // 0..N. Over it, the issue gets cascade::depth-exceeded and is locked.
-func checkDepth(e *eval) []Violation {
+func checkDepth(e *decision) []Violation {
 	if e.cp == nil || len(e.cascadeLimits()) > 1 {
 		return nil
 	}
 	limit, ok := e.maxDepth()
-	if !ok || limit == issues.Unlimited {
+	if !ok || limit == config.Unlimited {
 		return nil
 	}
 	d := e.cp.Depth

@@ -3,7 +3,7 @@ package guard
 // checkNextOverBudget rejects the next sub-agent call when its estimate is
 // more than half of what remains. With nothing remaining, budget-exhausted
 // already says so.
-func checkNextOverBudget(e *eval) []Violation {
+func checkNextOverBudget(e *decision) []Violation {
 	if e.cp == nil {
 		return nil
 	}

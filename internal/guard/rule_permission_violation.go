@@ -3,7 +3,7 @@ package guard
 // checkPermissionViolation keeps failing an issue while
 // permission::violation is on: only an approver removes it, and that
 // removal is the approval to go on.
-func checkPermissionViolation(e *eval) []Violation {
+func checkPermissionViolation(e *decision) []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	if !e.hasLabel(pv) {
 		return nil

@@ -20,7 +20,7 @@ const UncheckedPosture = "posture.unchecked"
 // judgePosture warns of every check of the posture that did not hold,
 // naming who breaks it, and says once which checks the guard's tokens
 // could not make.
-func (e *eval) judgePosture() {
+func (e *decision) judgePosture() {
 	if e.in.Posture == nil {
 		return
 	}

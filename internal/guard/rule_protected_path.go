@@ -10,7 +10,7 @@ import (
 
 // checkProtectedPaths fails a pull request that changes a protected path
 // (.kilo/ by default) without the permission::evolve-system label.
-func checkProtectedPaths(e *eval) []Violation {
+func checkProtectedPaths(e *decision) []Violation {
 	evolve := e.cfg.Labels.EvolveSystem
 	out := e.pullRecordFindings()
 	if len(e.cfg.ProtectedPaths) == 0 {
@@ -57,7 +57,7 @@ func checkProtectedPaths(e *eval) []Violation {
 // request's record: it cannot be trusted (edited, deleted while its
 // anchor stands), or a label was renamed into or out of a governance name
 // since it recorded it.
-func (e *eval) pullRecordFindings() []Violation {
+func (e *decision) pullRecordFindings() []Violation {
 	var out []Violation
 	if e.trust.problem != "" {
 		out = append(out, e.untrustedFinding())

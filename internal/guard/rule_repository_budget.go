@@ -20,7 +20,7 @@ import (
 // be counted: the list does not verify) until an approver accepts it by
 // removing budget::exhausted. The approval binds the state flagged, as
 // every approval does.
-func checkRepositoryBudget(e *eval) []Violation {
+func checkRepositoryBudget(e *decision) []Violation {
 	t := &e.trust
 	limit := e.cfg.RepositoryBudget
 	if e.cp == nil || limit <= 0 || (t.ledger != nil && t.ledger.Baseline) || t.problem != "" {
@@ -48,7 +48,7 @@ func checkRepositoryBudget(e *eval) []Violation {
 
 // grantList is the repository's grant list as the run knows it (empty
 // when it knows none), or why it cannot be trusted.
-func (e *eval) grantList() (*ledger.Grants, string) {
+func (e *decision) grantList() (*ledger.Grants, string) {
 	st := e.in.Grants
 	if !st.Known {
 		return &ledger.Grants{}, ""
@@ -57,7 +57,7 @@ func (e *eval) grantList() (*ledger.Grants, string) {
 }
 
 // granted is what list grants within the window (nil: nothing known).
-func (e *eval) granted(list *ledger.Grants) int64 {
+func (e *decision) granted(list *ledger.Grants) int64 {
 	if list == nil {
 		return 0
 	}
@@ -65,7 +65,7 @@ func (e *eval) granted(list *ledger.Grants) int64 {
 }
 
 // windowStart is when repository-budget-window began.
-func (e *eval) windowStart() time.Time { return e.in.Now.Add(-e.cfg.RepositoryBudgetWindow) }
+func (e *decision) windowStart() time.Time { return e.in.Now.Add(-e.cfg.RepositoryBudgetWindow) }
 
 // Window writes a window as its setting reads: whole days as "7d".
 func Window(d time.Duration) string {
@@ -81,7 +81,7 @@ func Window(d time.Duration) string {
 // the budget by — over the accepted total in the same phase, over the
 // accepted remaining on a new phase. The grants outside the window are
 // dropped with it.
-func (e *eval) recordGrant(l *ledger.Record) {
+func (e *decision) recordGrant(l *ledger.Record) {
 	old := e.trust.ledger
 	if old != nil {
 		l.Grants = old.Grants
@@ -105,7 +105,7 @@ func (e *eval) recordGrant(l *ledger.Record) {
 // raise an approver accepted what it adds; a new phase — the guard's own
 // prune or one made by hand — what it holds beyond the remainder carried
 // over (the phase grant).
-func (e *eval) grantedNow(old, l *ledger.Record) int64 {
+func (e *decision) grantedNow(old, l *ledger.Record) int64 {
 	b := e.cp.Budget
 	if old == nil || !old.Baseline {
 		return b.Total.Value
@@ -127,7 +127,7 @@ func (e *eval) grantedNow(old, l *ledger.Record) int64 {
 // phaseGrant is the phase grant a new phase may take now: phase-grant, or
 // less when repository-budget is kept and the grants of the window leave
 // less (none when the grant list does not verify).
-func (e *eval) phaseGrant() int64 {
+func (e *decision) phaseGrant() int64 {
 	limit := e.cfg.RepositoryBudget
 	if limit <= 0 || e.cfg.PhaseGrant <= 0 {
 		return e.cfg.PhaseGrant
@@ -143,7 +143,7 @@ func (e *eval) phaseGrant() int64 {
 // the grant list lacks: a grant this run makes, or one a concurrent run's
 // write of the list dropped. A list that does not verify is left for the
 // owner to delete (the finding, or the shell's note, says so).
-func (e *eval) planGrants() {
+func (e *decision) planGrants() {
 	l := e.plan.Ledger
 	if e.cfg.RepositoryBudget <= 0 || l == nil {
 		return

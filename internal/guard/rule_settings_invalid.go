@@ -7,7 +7,7 @@ import "github.com/gns-guard/gns-guard/internal/checkpoint"
 // error). The shell reads the file at the pull request's head
 // (Input.PullSettings); the run judges the pull request with the default
 // branch's settings, never with the file it brings.
-func checkPullSettings(e *eval) []Violation {
+func checkPullSettings(e *decision) []Violation {
 	why := e.in.PullSettings
 	if why == "" {
 		return nil

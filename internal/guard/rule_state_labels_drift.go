@@ -10,7 +10,7 @@ import (
 
 // checkStateDrift warns when state.labels differs from the live labels. The
 // guard refreshes state.labels whenever it writes the body.
-func checkStateDrift(e *eval) []Violation {
+func checkStateDrift(e *decision) []Violation {
 	if e.cp == nil || !e.cp.State.Labels.Set {
 		return nil
 	}

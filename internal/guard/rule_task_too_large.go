@@ -5,7 +5,7 @@ import "github.com/gns-guard/gns-guard/internal/issues"
 // checkTaskTooLarge rejects an estimate of issues.TooLargeEstimate tokens
 // or more (over the largest task size) unless a size label says the issue
 // accepts it.
-func checkTaskTooLarge(e *eval) []Violation {
+func checkTaskTooLarge(e *decision) []Violation {
 	if e.cp == nil || e.in.Counter == nil {
 		return nil
 	}

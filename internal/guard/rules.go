@@ -62,7 +62,7 @@ type Rule struct {
 
 	// check computes the rule's findings; nil when another rule's check
 	// emits this id too (the checkpoint's own ids come from one parse).
-	check func(e *eval) []Violation
+	check func(e *decision) []Violation
 }
 
 // rules is the table, in the order rules run on an issue.
@@ -102,7 +102,7 @@ func Rules() []Rule { return slices.Clone(rules) }
 
 // run applies the rules that run on this kind of event and records their
 // violations.
-func (e *eval) run(pull bool) {
+func (e *decision) run(pull bool) {
 	for _, r := range rules {
 		if r.check == nil || r.Pull != pull {
 			continue
@@ -135,7 +135,7 @@ func at(pos checkpoint.Pos, path, format string, args ...any) Violation {
 
 // blockPos is where findings about the whole checkpoint point: the
 // opening fence, or the top of the body when there is no block.
-func (e *eval) blockPos() checkpoint.Pos {
+func (e *decision) blockPos() checkpoint.Pos {
 	if b := e.parsed.Block(); b != nil {
 		return checkpoint.Pos{Line: max(1, b.Line-1), Col: b.Indent + 1}
 	}

@@ -53,7 +53,7 @@ type rename struct {
 }
 
 // approverRule says who may approve, for messages.
-func (e *eval) approverRule() string {
+func (e *decision) approverRule() string {
 	if len(e.cfg.BudgetAdmins) > 0 {
 		return "not in budget-admins"
 	}
@@ -64,7 +64,7 @@ func (e *eval) approverRule() string {
 // budget-admins is empty, the repository's owner or a repository admin.
 // When the answer needs the server, it asks the shell for it
 // (Plan.AskAdmin) and says no for now.
-func (e *eval) isApprover(user string) bool {
+func (e *decision) isApprover(user string) bool {
 	if user == "" {
 		return false
 	}
@@ -94,7 +94,7 @@ func who(actor string) string {
 // new name on old entries), made after the ledger was written. The event's
 // sender proves nothing: any writer can re-run an old run, which hands the
 // step that run's payload again.
-func (e *eval) actorOf(label issues.Label, added bool) string {
+func (e *decision) actorOf(label issues.Label, added bool) string {
 	var since time.Time
 	if l := e.trust.ledger; l != nil {
 		since = time.Unix(l.Written, 0)

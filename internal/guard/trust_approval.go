@@ -21,7 +21,7 @@ import (
 // writes while an approval label is pending: the checkpoint as pruned by
 // this run when it prunes (its body write moves the content version on by
 // one), the labels after its label writes.
-func (e *eval) flagAfter(after []string) *ledger.Flag {
+func (e *decision) flagAfter(after []string) *ledger.Flag {
 	cp, cv := e.checkpointAsWritten(), e.in.Issue.ContentVersion
 	if pr := e.plan.Prune; pr != nil && e.cp != nil {
 		if pc := prunedCheckpoint(pr.Body, e.cfg); pc != nil {
@@ -32,13 +32,13 @@ func (e *eval) flagAfter(after []string) *ledger.Flag {
 }
 
 // flagNow is the flag of the state as this run read it.
-func (e *eval) flagNow() *ledger.Flag {
+func (e *decision) flagNow() *ledger.Flag {
 	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()), Labels: e.labelsDigest(e.in.Issue.LabelNames())}
 }
 
 // laterChange says what changed since the state flagged (nil: an
 // older record that bound none), "" when nothing did.
-func (e *eval) laterChange(flagged *ledger.Flag) string {
+func (e *decision) laterChange(flagged *ledger.Flag) string {
 	if flagged == nil {
 		return ""
 	}
@@ -56,7 +56,7 @@ func (e *eval) laterChange(flagged *ledger.Flag) string {
 
 // stateDigest is the digest of a checkpoint's judged fields: what a rule
 // or the ledger reads of it (nil: the body holds no checkpoint to read).
-func (e *eval) stateDigest(cp *checkpoint.Checkpoint) string {
+func (e *decision) stateDigest(cp *checkpoint.Checkpoint) string {
 	if cp == nil {
 		if b := e.parsed.Block(); b != nil {
 			return ledger.Digest([]string{"unreadable", b.Text()})
@@ -79,7 +79,7 @@ func (e *eval) stateDigest(cp *checkpoint.Checkpoint) string {
 // labelsDigest is the digest of the judged labels among names: the
 // cascade and size labels and permission::evolve-system (the approval
 // labels are what the approver removes; the guard sets the others).
-func (e *eval) labelsDigest(names []string) string {
+func (e *decision) labelsDigest(names []string) string {
 	n := e.cfg.Labels
 	var judged []string
 	for _, name := range names {

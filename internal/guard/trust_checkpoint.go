@@ -18,7 +18,7 @@ import (
 // approver made — and a record that cannot be trusted is tampering too.
 // A person's approval (an approver removed permission::violation in this
 // run) accepts the state as it is.
-func (e *eval) judgeCheckpoint() {
+func (e *decision) judgeCheckpoint() {
 	t := &e.trust
 	if _, ok := t.approved[e.cfg.Labels.PermissionViolation]; ok {
 		return
@@ -49,7 +49,7 @@ func (e *eval) judgeCheckpoint() {
 
 // goneFinding is the finding of a checkpoint block deleted since the
 // guard accepted one (record l): the issue stays governed.
-func (e *eval) goneFinding(l *ledger.Record) Violation {
+func (e *decision) goneFinding(l *ledger.Record) Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	v := at(e.blockPos(), "", "the checkpoint block the guard accepted at content version %d is gone from the body (content version now %d): someone deleted it; the issue stays governed — restore the block (gns-guard recover rebuilds it), or an approver removes %s to accept the body as it is",
 		l.ContentVersion, e.in.Issue.ContentVersion, pv)
@@ -58,7 +58,7 @@ func (e *eval) goneFinding(l *ledger.Record) Violation {
 }
 
 // untrustedFinding is the finding of a record that cannot be trusted.
-func (e *eval) untrustedFinding() Violation {
+func (e *decision) untrustedFinding() Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	v := at(e.blockPos(), "", "%s; the guard keeps its last trusted state and fails every run until an approver removes %s", e.trust.problem, pv)
 	v.Label = pv
@@ -67,7 +67,7 @@ func (e *eval) untrustedFinding() Violation {
 
 // checkpointAsWritten is the checkpoint the body holds: the valid one, or
 // an invalid one, since what it says still counts; nil without a block.
-func (e *eval) checkpointAsWritten() *checkpoint.Checkpoint {
+func (e *decision) checkpointAsWritten() *checkpoint.Checkpoint {
 	if e.cp == nil && e.parsed.Block() != nil {
 		return e.parsed.Checkpoint
 	}
@@ -107,7 +107,7 @@ func checkpointChanges(l *ledger.Record, cur *checkpoint.Checkpoint) (changes []
 // tamperedFinding is the finding of a checkpoint changed since record l
 // (changes, the first at pos): since when, in how many edits, and who the
 // event names as the editor.
-func (e *eval) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes []string) Violation {
+func (e *decision) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes []string) Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	cv := e.in.Issue.ContentVersion
 	since := fmt.Sprintf("since the guard accepted content version %d at %s", l.ContentVersion, time.Unix(l.Written, 0).UTC().Format(time.RFC3339))
@@ -124,7 +124,7 @@ func (e *eval) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes []s
 
 // judgeEntries fails a checkpoint that lost or changed an accepted history
 // entry (judgeHistory).
-func (e *eval) judgeEntries(l *ledger.Record, cur *checkpoint.Checkpoint) {
+func (e *decision) judgeEntries(l *ledger.Record, cur *checkpoint.Checkpoint) {
 	problem := e.judgeHistory(l, prune.FromCheckpoint(cur.Entries()))
 	if problem == "" {
 		return
@@ -156,7 +156,7 @@ func editCount(n int) string {
 // docs/contract.md §5: a new phase name, consumed 0, total = remaining <=
 // floor(ledger remaining × carryover-ratio) + the phase grant the
 // repository budget leaves (phaseGrant), version and issue unchanged.
-func (e *eval) legalTransition(l *ledger.Record) bool {
+func (e *decision) legalTransition(l *ledger.Record) bool {
 	b := e.cp.Budget
 	most := carried(l.Remaining, e.cfg.CarryoverRatio) + e.phaseGrant()
 	return e.cp.Version.Value == l.Version && e.cp.Issue.Value == l.CheckpointIssue && e.cp.Phase.Value != l.Phase &&

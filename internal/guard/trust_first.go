@@ -14,7 +14,7 @@ import (
 
 // firstState reports whether this run judges a first state: no trusted
 // baseline yet, and no approver accepted the issue as it is now.
-func (e *eval) firstState() bool {
+func (e *decision) firstState() bool {
 	t := &e.trust
 	if t.problem != "" || (t.ledger != nil && t.ledger.Baseline) {
 		return false
@@ -26,7 +26,7 @@ func (e *eval) firstState() bool {
 // openedVersion is the body's content version as the issue was opened: 0,
 // or what the guard's first record saw (its own fill of the issue number
 // moves it on).
-func (e *eval) openedVersion() int {
+func (e *decision) openedVersion() int {
 	if l := e.trust.ledger; l != nil {
 		return l.ContentVersion
 	}
@@ -36,7 +36,7 @@ func (e *eval) openedVersion() int {
 // asOpened reports whether the body is as its opener wrote it: its content
 // version has not moved since. A server without content versions has only
 // the event to go by.
-func (e *eval) asOpened() bool {
+func (e *decision) asOpened() bool {
 	is := e.in.Issue
 	if is.NoCAS {
 		return e.in.Event.Name == "issues" && e.in.Event.Action == "opened"
@@ -48,7 +48,7 @@ func (e *eval) asOpened() bool {
 // the issue was opened: an ordinary issue that gains a checkpoint waits for
 // an approver. A first state the guard flagged for an approver is bound
 // already: an edit after the flag is judged anew when the approver acts.
-func (e *eval) judgeFirstEdit() {
+func (e *decision) judgeFirstEdit() {
 	if l := e.trust.ledger; l != nil && (l.Flag != nil && len(l.Pending) > 0 || e.inFirstRun(l)) {
 		return
 	}
@@ -66,7 +66,7 @@ func (e *eval) judgeFirstEdit() {
 // depth than default-max-depth, set by someone who is not an approver:
 // they take no effect and go, as a relaxing label on an accepted state
 // does.
-func (e *eval) judgeNewDepth(live []issues.Label) {
+func (e *decision) judgeNewDepth(live []issues.Label) {
 	if e.cfg.DefaultMaxDepth == nil || !e.firstState() {
 		return
 	}
@@ -84,7 +84,7 @@ func (e *eval) judgeNewDepth(live []issues.Label) {
 // keptVersion is the content version a record kept without a baseline
 // holds: the body as opened, once this run's own fill is made; the
 // opened version otherwise.
-func (e *eval) keptVersion(l *ledger.Record) int {
+func (e *decision) keptVersion(l *ledger.Record) int {
 	if !e.asOpened() || e.in.Issue.NoCAS {
 		return e.openedVersion()
 	}
@@ -102,7 +102,7 @@ func (e *eval) keptVersion(l *ledger.Record) int {
 // still at work (or cut short) within unjudged-grace: the body ahead of it
 // may be a concurrent first run's own write, not an edit
 // (docs/choices.md#a-first-state).
-func (e *eval) inFirstRun(l *ledger.Record) bool {
+func (e *decision) inFirstRun(l *ledger.Record) bool {
 	return !l.Baseline && l.Labels == nil && l.Flag == nil && l.Written > 0 &&
 		e.in.Now.Sub(time.Unix(l.Written, 0)) <= e.cfg.UnjudgedGrace
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
@@ -15,7 +16,7 @@ import (
 // label removed, a relaxing label added, an accepted limit removed. It
 // sets the effective labels every rule judges: renamed labels keep their
 // accepted names, restored labels are on, unapproved relaxing labels off.
-func (e *eval) judgeLabels() {
+func (e *decision) judgeLabels() {
 	live := e.acceptedNames()
 	e.judgeApprovals(live)
 	if _, ok := e.trust.approved[e.cfg.Labels.PermissionViolation]; ok {
@@ -48,7 +49,7 @@ func (t *trust) accepted() (labels []issues.Label, pending []string) {
 // governance label renamed, or an ordinary label renamed into a governance
 // name. The renames are noted; an ordinary label renamed to another
 // ordinary name governs nothing and keeps its new name.
-func (e *eval) acceptedNames() []issues.Label {
+func (e *decision) acceptedNames() []issues.Label {
 	accepted, _ := e.trust.accepted()
 	live := slices.Clone(e.in.Issue.Labels)
 	for i, l := range live {
@@ -65,7 +66,7 @@ func (e *eval) acceptedNames() []issues.Label {
 // judgeApprovals judges the approval labels the record holds pending and
 // the issue no longer has: removed by an approver, that is the approval;
 // removed by anyone else, they go back on.
-func (e *eval) judgeApprovals(live []issues.Label) {
+func (e *decision) judgeApprovals(live []issues.Label) {
 	t := &e.trust
 	accepted, pending := t.accepted()
 	names := issues.NamesOf(live)
@@ -90,7 +91,7 @@ func (e *eval) judgeApprovals(live []issues.Label) {
 
 // effectiveLabels are the labels every rule judges, from the issue's
 // (names): unapproved relaxing labels off, restored labels on.
-func (e *eval) effectiveLabels(names []string) []string {
+func (e *decision) effectiveLabels(names []string) []string {
 	t := &e.trust
 	eff := slices.Clone(names)
 	for _, r := range t.relaxed {
@@ -110,7 +111,7 @@ func (e *eval) effectiveLabels(names []string) []string {
 // restoreLimits keeps the accepted limits of record l in effect: their
 // labels go back on when the relaxing ones (taken off, eff is what is
 // left) replaced them.
-func (e *eval) restoreLimits(eff []string, l *ledger.Record) {
+func (e *decision) restoreLimits(eff []string, l *ledger.Record) {
 	t := &e.trust
 	n := e.cfg.Labels
 	if l.DepthLimit != "" && len(cascadeLabels(eff, n)) == 0 && !restoring(t.restore, n.CascadePrefix+l.DepthLimit) {
@@ -139,7 +140,7 @@ func restoring(rs []removal, label string) bool {
 // judgeRelaxing finds labels added since the ledger that relax a rule: a
 // higher cascade limit, a larger task size. They count only when an
 // approver added them (the timeline says who, by label id).
-func (e *eval) judgeRelaxing(live []issues.Label, l *ledger.Record) {
+func (e *decision) judgeRelaxing(live []issues.Label, l *ledger.Record) {
 	accepted := depthRank(l.DepthLimit, e.cfg)
 	names := issues.NamesOf(live)
 	for _, c := range cascadeLabels(names, e.cfg.Labels) {
@@ -176,7 +177,7 @@ func (e *eval) judgeRelaxing(live []issues.Label, l *ledger.Record) {
 // none of its kind (an anchored issue stays governed, and an accepted
 // limit holds until an approver changes it): it counts only when an
 // approver removed it; otherwise the accepted label goes back on.
-func (e *eval) judgeRemoved(live []issues.Label, l *ledger.Record) {
+func (e *decision) judgeRemoved(live []issues.Label, l *ledger.Record) {
 	for _, a := range l.Labels {
 		if slices.ContainsFunc(live, func(x issues.Label) bool { return x.ID == a.ID && a.ID != 0 || x.Name == a.Name }) {
 			continue
@@ -194,7 +195,7 @@ func (e *eval) judgeRemoved(live []issues.Label, l *ledger.Record) {
 // removalRelaxes reports whether taking the accepted label off, the issue
 // keeping names, loosens its limit: a cascade or size label whose kind is
 // then gone, or replaced by (or inferred as) a more permissive one.
-func (e *eval) removalRelaxes(label string, names []string) bool {
+func (e *decision) removalRelaxes(label string, names []string) bool {
 	n := e.cfg.Labels
 	if rest, ok := strings.CutPrefix(label, n.CascadePrefix); ok && label != n.DepthExceeded {
 		cs := cascadeLabels(names, n)
@@ -219,7 +220,7 @@ func labelIn(live []issues.Label, name string) issues.Label {
 
 // depthRank orders cascade limits by how much they allow: none (and no
 // default) allows nothing, n allows everything.
-func depthRank(limit string, cfg issues.Config) int {
+func depthRank(limit string, cfg config.Config) int {
 	switch {
 	case limit == "n" || limit == "N":
 		return math.MaxInt
@@ -227,7 +228,7 @@ func depthRank(limit string, cfg issues.Config) int {
 		if cfg.DefaultMaxDepth == nil {
 			return -1
 		}
-		if *cfg.DefaultMaxDepth == issues.Unlimited {
+		if *cfg.DefaultMaxDepth == config.Unlimited {
 			return math.MaxInt
 		}
 		return *cfg.DefaultMaxDepth

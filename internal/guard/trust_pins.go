@@ -3,6 +3,7 @@ package guard
 import (
 	"slices"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
@@ -26,15 +27,15 @@ type pinning struct {
 // Governs reports whether a label name is a governance one (cascade::,
 // size::, the approval labels, permission::evolve-system, the labels the
 // guard sets): the names the pins hold.
-func Governs(name string, cfg issues.Config) bool {
+func Governs(name string, cfg config.Config) bool {
 	n := cfg.Labels
-	return (&eval{cfg: cfg}).governs(name) || name == n.DepthExceeded || name == n.PressureHigh
+	return (&decision{cfg: cfg}).governs(name) || name == n.DepthExceeded || name == n.PressureHigh
 }
 
 // judgePins judges the issue's labels against the pins, when the run
 // knows them, and leaves the labels every rule judges: forgeries off,
 // renamed pinned labels under their pinned names.
-func (e *eval) judgePins() {
+func (e *decision) judgePins() {
 	st := e.in.Pins
 	if !st.Known || st.Text == "" {
 		return
@@ -61,7 +62,7 @@ func (e *eval) judgePins() {
 
 // pinFindings are the violations of the pins: each forgery by name and
 // id, each pinned label renamed, or pins that cannot be trusted.
-func (e *eval) pinFindings() []Violation {
+func (e *decision) pinFindings() []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	var out []Violation
 	if p := e.pins.problem; p != "" {
@@ -87,7 +88,7 @@ func (e *eval) pinFindings() []Violation {
 // PinsFor are pins that hold the governance labels among labels (the
 // repository's, or those a run created) that old lacks, the lowest id for
 // a name given twice; changed says any was added. old nil starts anew.
-func PinsFor(old *ledger.Pins, repo int64, labels []issues.Label, cfg issues.Config) (ledger.Pins, bool) {
+func PinsFor(old *ledger.Pins, repo int64, labels []issues.Label, cfg config.Config) (ledger.Pins, bool) {
 	p := ledger.Pins{Repo: repo, Labels: map[string]int64{}}
 	if old != nil {
 		for k, v := range old.Labels {

@@ -18,7 +18,7 @@ import (
 // renamed labels keep the names they were recorded with, and
 // permission::evolve-system counts when the record accepted that very
 // label, or an approver added it since.
-func (e *eval) judgePull() {
+func (e *decision) judgePull() {
 	e.readRecord()
 	live := e.acceptedNames()
 	e.labels = issues.NamesOf(live)
@@ -39,7 +39,7 @@ func (e *eval) judgePull() {
 // recordPull sets the record the pull request's status comment carries:
 // its labels after this run by id, a renamed one under the name it was
 // recorded with, permission::evolve-system only when it counts.
-func (e *eval) recordPull() {
+func (e *decision) recordPull() {
 	t := &e.trust
 	after := e.labelsAfter()
 	l := ledger.Record{Issue: e.in.Issue.Number}

@@ -44,7 +44,7 @@ func (p *Plan) MissingResults() []entryload.Gone {
 
 // checkResults finds the accepted results of the trusted record that are
 // gone (Plan.Missing), and asks for those it cannot see when it must.
-func (e *eval) checkResults() {
+func (e *decision) checkResults() {
 	l := e.trust.ledger
 	if l == nil || len(l.Results) == 0 {
 		return
@@ -77,7 +77,7 @@ func (e *eval) checkResults() {
 // resultComment is comment id as the run knows it: among the comments it
 // read, or as the shell fetched it (nil when gone); known is false when
 // neither says.
-func (e *eval) resultComment(read []issues.Comment, id int64) (c *issues.Comment, known bool) {
+func (e *decision) resultComment(read []issues.Comment, id int64) (c *issues.Comment, known bool) {
 	if i := slices.IndexFunc(read, func(c issues.Comment) bool { return c.ID == id }); i >= 0 {
 		return &read[i], true
 	}
@@ -87,7 +87,7 @@ func (e *eval) resultComment(read []issues.Comment, id int64) (c *issues.Comment
 
 // liveComments are the comments the run read from the server, oldest
 // first (never the payload's own copy of the event's comment).
-func (e *eval) liveComments() []issues.Comment {
+func (e *decision) liveComments() []issues.Comment {
 	return append(slices.Clone(e.in.Older), e.in.Recent...)
 }
 
@@ -96,7 +96,7 @@ func (e *eval) liveComments() []issues.Comment {
 // read make, less the status comment the run that wrote the record moved
 // (deleting the old one). 0 when the comments read do not reach back to
 // seen: the newer ones cannot all be counted.
-func (e *eval) deletedSince(seen *ledger.CommentsSeen, read []issues.Comment) int {
+func (e *decision) deletedSince(seen *ledger.CommentsSeen, read []issues.Comment) int {
 	if seen == nil || !slices.ContainsFunc(read, func(c issues.Comment) bool { return c.ID != 0 && c.ID <= seen.Last }) {
 		return 0
 	}
@@ -113,13 +113,13 @@ func (e *eval) deletedSince(seen *ledger.CommentsSeen, read []issues.Comment) in
 }
 
 // editedNow says the run's event is the edit of comment id.
-func (e *eval) editedNow(id int64) bool {
+func (e *decision) editedNow(id int64) bool {
 	ev := e.in.Event
 	return ev.Name == "issue_comment" && ev.Action == "edited" && ev.Comment != nil && ev.Comment.ID == id
 }
 
 // resultsFindings are the tampering findings of the accepted results gone.
-func (e *eval) resultsFindings() []Violation {
+func (e *decision) resultsFindings() []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	var out []Violation
 	for _, m := range e.plan.Missing {
@@ -137,7 +137,7 @@ func (e *eval) resultsFindings() []Violation {
 // invocation, when a comment of an agent that may speak for it holds it
 // (report patched the checkpoint: the comment is final). A prune starts
 // the list anew. It also sets what the run saw of the comments.
-func (e *eval) recordResults(l *ledger.Record, lastInvocation string, pruned bool) {
+func (e *decision) recordResults(l *ledger.Record, lastInvocation string, pruned bool) {
 	var refs []ledger.ResultRef
 	if old := e.trust.ledger; old != nil && !pruned {
 		refs = slices.DeleteFunc(slices.Clone(old.Results), func(r ledger.ResultRef) bool {
@@ -163,7 +163,7 @@ func (e *eval) recordResults(l *ledger.Record, lastInvocation string, pruned boo
 
 // recordSeen sets what the run saw of the issue's comments, when the
 // record holds results to keep.
-func (e *eval) recordSeen(l *ledger.Record) {
+func (e *decision) recordSeen(l *ledger.Record) {
 	if len(l.Results) == 0 {
 		l.Seen = nil
 		return

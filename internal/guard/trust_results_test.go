@@ -30,7 +30,7 @@ func TestDeletedSinceCountsFromTheRecord(t *testing.T) {
 		if c.status != 0 {
 			in.Status = &issues.Comment{ID: c.status}
 		}
-		e := &eval{in: in}
+		e := &decision{in: in}
 		if got := max(e.deletedSince(seen, c.read), 0); got != c.want {
 			t.Errorf("%s: %d deleted, want %d", c.name, got, c.want)
 		}

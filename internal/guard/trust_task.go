@@ -63,7 +63,7 @@ func TitleDigest(title string) string { return ledger.Digest([]string{"title", t
 // checkTask judges the task against the trusted record: unchanged, or
 // changed by approvers only (then accepted), or changed by someone who
 // may not (Plan.Task; judgeCheckpoint makes it a finding).
-func (e *eval) checkTask() {
+func (e *decision) checkTask() {
 	l := e.trust.ledger
 	if l == nil || !l.Baseline || e.trust.problem != "" || l.Task == "" {
 		return // a record from before the task was kept: adopted as it is
@@ -91,7 +91,7 @@ func (e *eval) checkTask() {
 }
 
 // taskTampered adds the finding of a task changed by someone who may not.
-func (e *eval) taskTampered() {
+func (e *decision) taskTampered() {
 	if v := e.plan.Task; v != nil && v.Changed {
 		e.trust.tamper = append(e.trust.tamper, e.taskFinding(v))
 	}
@@ -158,7 +158,7 @@ func (v *TaskVerdict) Who() string {
 }
 
 // taskFinding is the finding of a task changed by someone who may not.
-func (e *eval) taskFinding(v *TaskVerdict) Violation {
+func (e *decision) taskFinding(v *TaskVerdict) Violation {
 	var what []string
 	if v.Body {
 		what = append(what, "the body's ## Task section")

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 )
 
 // Keys sign and verify the guard's ledger records. The signing key
@@ -88,10 +88,10 @@ func NewKeys(current, previous []byte, public string) (Keys, error) {
 
 // ConfigKeys are the configuration's ledger keys; a malformed
 // ledger-public-key (refused when the configuration is read) is left out.
-// A stand-in (issues.Config.LedgerStandIn) signs, and verifies what it
+// A stand-in (config.Config.LedgerStandIn) signs, and verifies what it
 // signed, only when some key verifies and ledger-key is not held; it
 // verifies no record of the first format (HMAC).
-func ConfigKeys(c issues.Config) Keys {
+func ConfigKeys(c config.Config) Keys {
 	id := string(c.LedgerKey) + "\x00" + string(c.LedgerKeyPrevious) + "\x00" + c.LedgerPublicKey + "\x00" + string(c.LedgerStandIn)
 	if k, ok := configKeys.Load(id); ok {
 		return k.(Keys)
@@ -105,7 +105,7 @@ func ConfigKeys(c issues.Config) Keys {
 // process derives each key pair once. Keys are read-only once built.
 var configKeys sync.Map
 
-func configKeysOf(c issues.Config) Keys {
+func configKeysOf(c config.Config) Keys {
 	k, _ := NewKeys(c.LedgerKey, c.LedgerKeyPrevious, c.LedgerPublicKey)
 	if k.Any() && !k.Signs() && len(c.LedgerStandIn) > 0 {
 		priv := signingKey(c.LedgerStandIn)

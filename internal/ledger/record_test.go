@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
@@ -80,7 +81,7 @@ func TestStandInSignsOnlyForAPublicKey(t *testing.T) {
 	c := func(body string) *issues.Comment {
 		return &issues.Comment{ID: 7, Body: "x\n" + body + "\n", UpdatedAt: written.Add(time.Second)}
 	}
-	published := issues.DefaultConfig()
+	published := config.Default()
 	published.LedgerPublicKey = PublicKey(testKey)
 	published.LedgerStandIn = standIn
 	k := ConfigKeys(published)
@@ -92,7 +93,7 @@ func TestStandInSignsOnlyForAPublicKey(t *testing.T) {
 			t.Errorf("%s does not verify under the public key and the stand-in: %q", name, problem)
 		}
 	}
-	if _, problem := Read(c(k.Encode(accepted())), 9, ConfigKeys(func() issues.Config { p := published; p.LedgerStandIn = nil; return p }())); !strings.Contains(problem, "signed with key") {
+	if _, problem := Read(c(k.Encode(accepted())), 9, ConfigKeys(func() config.Config { p := published; p.LedgerStandIn = nil; return p }())); !strings.Contains(problem, "signed with key") {
 		t.Errorf("a record the stand-in signed verifies without it: %q", problem)
 	}
 	if mac, held := k.ArchiveVerifier().VerifyMAC([]byte("m"), []byte("x")); mac || held {
@@ -104,7 +105,7 @@ func TestStandInSignsOnlyForAPublicKey(t *testing.T) {
 	if ConfigKeys(held).SigningKeyID() != SecretKeys(testKey).SigningKeyID() {
 		t.Errorf("with ledger-key held the stand-in signs")
 	}
-	none := issues.DefaultConfig()
+	none := config.Default()
 	none.LedgerStandIn = standIn
 	if k := ConfigKeys(none); k.Any() || k.Signs() {
 		t.Errorf("without a key the stand-in makes records signed: %v %v", k.Any(), k.Signs())

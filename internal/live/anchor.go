@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -125,7 +126,7 @@ func (r *Reader) readSince(ctx context.Context, s *Snapshot, p pointer) sinceOut
 		return sinceUnproven
 	}
 	l, _ := s.RecordOf(status, r.Keys)
-	if l == nil || guard.LabelsMoved(l, s.Issue, issues.DefaultConfig()) {
+	if l == nil || guard.LabelsMoved(l, s.Issue, config.Default()) {
 		return sinceMoved
 	}
 	s.Recent = issues.CommentPage{Comments: recent}
@@ -189,7 +190,7 @@ func (r *Reader) anchorPointer(s *Snapshot, window int) (pointer, bool) {
 // comment, found as the timeline's read finds it. The guard's login is
 // settled first, as that read settles it.
 func (r *Reader) hintPointer(ctx context.Context, s *Snapshot, window int) (pointer, bool, error) {
-	at, ok := checkpoint.Hint(s.Issue.Body, issues.DefaultConfig().MaxCheckpointBytes)
+	at, ok := checkpoint.Hint(s.Issue.Body, config.Default().MaxCheckpointBytes)
 	if !ok {
 		return pointer{}, false, nil
 	}

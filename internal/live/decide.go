@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -17,7 +18,7 @@ import (
 // Input is the decision input of a read, for event, with configuration
 // cfg. repo is OWNER/NAME; the input has no parse deadline yet (see
 // Deadline).
-func (s *Snapshot) Input(cfg issues.Config, ev issues.Event, repo string, now time.Time, counter *tokens.Counter) guard.Input {
+func (s *Snapshot) Input(cfg config.Config, ev issues.Event, repo string, now time.Time, counter *tokens.Counter) guard.Input {
 	return guard.Input{
 		Config:      cfg,
 		Issue:       s.Issue,
@@ -68,7 +69,7 @@ const maxAdminQuestions = 3
 //	plan ──► the action's regrant: the grant list read anew; changed, Decide again
 //	  │
 //	  ▼
-//	apply ──► status.Settle decides on the issue as the run leaves it,
+//	apply ──► status.Stable decides on the issue as the run leaves it,
 //	          until the status comment says the same twice (at most 3)
 //
 // Every round decides on the same verified record (guard.Input.Record).
@@ -218,7 +219,7 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 // is older than the grace), else from the ledger's writing. Comments,
 // label changes and a pending approval change nothing. now is the
 // server's clock as of its last answer (now when it has given none).
-func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg issues.Config, now time.Time) *ledger.Unjudged {
+func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg config.Config, now time.Time) *ledger.Unjudged {
 	if s == nil || !s.Governed || s.Issue.IsPull {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -209,7 +210,7 @@ func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOption
 	o.Pull = o.Pull || issue.IsPull
 	// An issue with an anchor stays governed whatever its body and labels
 	// say now; the runner hands the anchor over at no cost.
-	s.Governed = o.Pull || guard.IsGoverned(issue, issues.DefaultConfig()) || r.Anchors.handed(number) != ""
+	s.Governed = o.Pull || guard.IsGoverned(issue, config.Default()) || r.Anchors.handed(number) != ""
 	if !s.Governed && !o.Ungoverned && !o.All {
 		return s, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/port"
@@ -88,7 +89,7 @@ func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, 
 // no map, every account with write access to the repository (resolve
 // checked it) may spend as any agent. A call that names no agent (the
 // header is optional) is one of login's own agents'.
-func mayActAs(cfg issues.Config, login, agent string) bool {
+func mayActAs(cfg config.Config, login, agent string) bool {
 	a := issues.Authors{Known: true, Writers: []string{login}, Agents: cfg.Agents}
 	if agent != "" || !a.Mapped() {
 		return a.SpeaksAs(login, agent)

@@ -3,16 +3,16 @@ package meter
 import (
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 )
 
 // TestMayActAsFollowsTheAgentsMap: with agents set, a login spends only
 // as an agent mapped to it (no agent named: one of its own); without it,
 // any writer spends as any agent.
 func TestMayActAsFollowsTheAgentsMap(t *testing.T) {
-	mapped := issues.Config{Agents: map[string][]string{"code-reviewer": {"rev-bot"}, "tester": {"qa", "rev-bot"}}}
+	mapped := config.Config{Agents: map[string][]string{"code-reviewer": {"rev-bot"}, "tester": {"qa", "rev-bot"}}}
 	for _, c := range []struct {
-		cfg          issues.Config
+		cfg          config.Config
 		login, agent string
 		want         bool
 	}{
@@ -22,8 +22,8 @@ func TestMayActAsFollowsTheAgentsMap(t *testing.T) {
 		{mapped, "dev-bot", "code-reviewer", false},
 		{mapped, "qa", "", true},
 		{mapped, "dev-bot", "", false},
-		{issues.Config{}, "dev-bot", "code-reviewer", true},
-		{issues.Config{}, "dev-bot", "", true},
+		{config.Config{}, "dev-bot", "code-reviewer", true},
+		{config.Config{}, "dev-bot", "", true},
 	} {
 		if got := mayActAs(c.cfg, c.login, c.agent); got != c.want {
 			t.Errorf("mayActAs(%v, %q, %q) = %v, want %v", c.cfg.Agents, c.login, c.agent, got, c.want)

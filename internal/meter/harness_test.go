@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -30,7 +31,7 @@ func judge(t testing.TB, srv *fakeforge.Server, n int64) {
 		is.UpdatedAt = time.Now()
 	})
 	is := srv.Issue(n)
-	in := guard.Input{Config: issues.DefaultConfig(), Issue: is, Event: issues.Event{Name: "issues", Action: "opened", Number: n},
+	in := guard.Input{Config: config.Default(), Issue: is, Event: issues.Event{Name: "issues", Action: "opened", Number: n},
 		Self: issues.ActionsUser, Repo: "acme/app", Now: time.Now().UTC()}
 	p := guard.Decide(in)
 	if len(p.Violations) > 0 || p.Ledger == nil {

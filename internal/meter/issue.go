@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
@@ -17,7 +18,7 @@ import (
 // configuration it was judged with.
 type standing struct {
 	metering.Standing
-	cfg issues.Config
+	cfg config.Config
 }
 
 // standingOf reads issue iss through the live reader, as every verb

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -20,7 +20,7 @@ type Pending struct {
 // Money is what admission needs of prices: the model's price, and the
 // issue's cap in millionths of a dollar (0: none).
 type Money struct {
-	Price    issues.Price
+	Price    config.Price
 	HasPrice bool
 	Cap      int64
 }
@@ -63,13 +63,13 @@ func exactness(c Call) string {
 
 // Cost is a usage's cost in millionths of a dollar: a price per million
 // tokens times tokens is millionths.
-func Cost(u Usage, p issues.Price) int64 {
+func Cost(u Usage, p config.Price) int64 {
 	fresh := max(u.Input-u.Cached, 0)
 	return int64(float64(fresh)*p.Input + float64(u.Cached)*p.Cached + float64(u.Output)*p.Output + 0.5)
 }
 
 // WorstCost is a call's cost at its worst: no input cached.
-func WorstCost(c Call, p issues.Price) int64 {
+func WorstCost(c Call, p config.Price) int64 {
 	return Cost(Usage{Input: c.Input, Output: c.Output}, p)
 }
 

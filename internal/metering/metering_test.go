@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -135,7 +135,7 @@ func TestAdmit(t *testing.T) {
 	if ref == nil || ref.Rule != "meter-over-budget" || ref.Status != 403 || !strings.Contains(ref.Message, "more than the 499 the issue's budget has left") {
 		t.Errorf("501 + 500 of 1,000: %v", ref)
 	}
-	price := issues.Price{Input: 2, Output: 8, Cached: 0.5}
+	price := config.Price{Input: 2, Output: 8, Cached: 0.5}
 	// The worst cost: 100 × $2 + 400 × $8 per million, 3,400 millionths.
 	if ref := Admit(st, Pending{Cost: 1000}, call, Money{Price: price, HasPrice: true, Cap: 4400}); ref != nil {
 		t.Errorf("1,000 + 3,400 µ$ within 4,400: %v", ref)

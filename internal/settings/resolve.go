@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
@@ -16,7 +16,7 @@ import (
 // came from.
 type Resolved struct {
 	// Config is the guard's configuration.
-	Config issues.Config
+	Config config.Config
 	// Token and AdminToken are the inputs token and admin-token.
 	Token, AdminToken string
 	// LedgerPublicKey is the file's ledger-public-key.
@@ -42,7 +42,7 @@ type Resolved struct {
 // and, within a file, of its lines. Every good value is applied even then,
 // so a caller can still mask the secrets it was given.
 func Resolve(layers ...Layer) (Resolved, error) {
-	r := Resolved{Config: issues.Config{Labels: issues.DefaultLabels()}, From: make(map[string]string, len(rows))}
+	r := Resolved{Config: config.Config{Labels: config.DefaultLabels()}, From: make(map[string]string, len(rows))}
 	for i := range rows {
 		if !rows[i].set(&r, Value{Text: rows[i].Default}) {
 			panic("settings: the table's default of " + rows[i].Name + " is not accepted by its own row")

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -27,7 +27,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := issues.DefaultConfig(); !reflect.DeepEqual(r.Config, want) {
+	if want := config.Default(); !reflect.DeepEqual(r.Config, want) {
 		t.Errorf("Resolve().Config =\n  %+v\nguard.DefaultConfig() =\n  %+v", r.Config, want)
 	}
 	if r.Token != "" || r.AdminToken != "" || r.LedgerPublicKey != "" {
@@ -149,7 +149,7 @@ var (
 	ledgerKey     = func(c Resolved) any { return string(c.Config.LedgerKey) }
 	ledgerKeyPrev = func(c Resolved) any { return string(c.Config.LedgerKeyPrevious) }
 	testPublicKey = ledger.PublicKey([]byte("a ledger key"))
-	unlimited     = issues.Unlimited
+	unlimited     = config.Unlimited
 	valueCases    = []valueCase{
 		{name: "fail-on", text: "violation", check: failOn, expect: "violation"},
 		{name: "fail-on", text: "never", check: failOn, expect: "never"},
@@ -261,7 +261,7 @@ var (
 		{name: "meter-public-key", text: "ed25519:AAAA", want: "ed25519: and 44 characters of base64, as gns-guard meter --public-key prints it"},
 		{name: "meter-url", text: " http://meter:8787/ ", check: meterURL, expect: "http://meter:8787"},
 		{name: "meter-url", text: "meter:8787", want: "an http or https URL, or nothing"},
-		{name: "prices", text: "gpt-4o 2.50 10.00 1.25, claude-sonnet-4-5 3 15", check: prices, expect: map[string]issues.Price{"gpt-4o": {Input: 2.5, Output: 10, Cached: 1.25}, "claude-sonnet-4-5": {Input: 3, Output: 15, Cached: 3}}},
+		{name: "prices", text: "gpt-4o 2.50 10.00 1.25, claude-sonnet-4-5 3 15", check: prices, expect: map[string]config.Price{"gpt-4o": {Input: 2.5, Output: 10, Cached: 1.25}, "claude-sonnet-4-5": {Input: 3, Output: 15, Cached: 3}}},
 		{name: "prices", text: "gpt-4o cheap", want: "items MODEL INPUT OUTPUT [CACHED], dollars per million tokens"},
 		{name: "money-cap", text: "$12.50", check: moneyCap, expect: int64(12500000)},
 		{name: "money-cap", text: "", check: moneyCap, expect: int64(0), layers: "file flag"},

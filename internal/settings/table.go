@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -169,27 +169,27 @@ var rows = []row{
 		"Token of the repository's owner (or a repository admin), e.g. ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}. The guard uses it to write each issue's anchor (the Actions variable GNS_GUARD_ANCHOR_<number>, which only the owner can write: it catches a rolled-back or deleted ledger), to lock issues (the Actions token cannot lock) and to ask the server whether a user is a repository admin, which recognizes approvals when budget-admins is empty. Without it a refused lock, anchor write or admin check is reported in the status comment, never a crash. A secret: never put it in .gitea/gns-guard.yml.",
 		func(r *Resolved, v Value) bool { r.AdminToken = strings.TrimSpace(v.Text); return true }),
 	enumRow("fail-on", "violation", inInput|inFile|inFlag, []string{"violation", "never"},
-		func(c *issues.Config) *string { return &c.FailOn },
+		func(c *config.Config) *string { return &c.FailOn },
 		"When the job fails: violation (on any violation) or never."),
 	parsedRow("dry-run", Bool, "false", "true or false (also yes/no, on/off, 1/0)", inInput|inFile,
-		parseBool, func(c *issues.Config) *bool { return &c.DryRun },
+		parseBool, func(c *config.Config) *bool { return &c.DryRun },
 		"true: compute and print every write the guard would make, and make none."),
 	floatRow("prune-threshold", "0.8", inInput|inFile|inFlag, 0, false, 1,
-		func(c *issues.Config) *float64 { return &c.PruneThreshold },
+		func(c *config.Config) *float64 { return &c.PruneThreshold },
 		"Prune when budget.consumed > prune-threshold * budget.total."),
 	floatRow("carryover-ratio", "0.5", inInput|inFile|inFlag, 0, true, 1,
-		func(c *issues.Config) *float64 { return &c.CarryoverRatio },
+		func(c *config.Config) *float64 { return &c.CarryoverRatio },
 		"A pruned phase starts with floor(remaining * carryover-ratio) + phase-grant tokens."),
 	intRow("phase-grant", "0", inInput|inFile|inFlag, 0, "",
-		func(c *issues.Config) *int64 { return &c.PhaseGrant },
+		func(c *config.Config) *int64 { return &c.PhaseGrant },
 		"Tokens added to the carried-over budget of a new phase."),
 	intRow("history-tail", "3", inInput|inFile|inFlag, 1, "",
-		func(c *issues.Config) *int { return &c.HistoryTail },
+		func(c *config.Config) *int { return &c.HistoryTail },
 		"Entries history_tail keeps when pruned; older ones go to archive comments. The tail may grow to twice this before the guard archives."),
 	newRow("default-max-depth", MaxDepth, "", "a whole number >= 0, n (unlimited), or nothing", inInput|inFile|inFlag,
 		"Depth limit for a governed issue with no cascade::depth-N label: a whole number, n (unlimited), or empty (the missing label is a violation).",
 		func(r *Resolved, v Value) bool {
-			d, err := issues.ParseMaxDepth(strings.TrimSpace(v.Text))
+			d, err := config.ParseMaxDepth(strings.TrimSpace(v.Text))
 			if err != nil {
 				return false
 			}
@@ -197,29 +197,29 @@ var rows = []row{
 			return true
 		}),
 	listRow("allowed-agents", "", inInput|inFile|inFlag,
-		func(c *issues.Config) *[]string { return &c.AllowedAgents },
+		func(c *config.Config) *[]string { return &c.AllowedAgents },
 		"Agents allowed to act, comma- or newline-separated. Empty: any agent."),
 	listRow("budget-admins", "", inInput|inFile|inFlag,
-		func(c *issues.Config) *[]string { return &c.BudgetAdmins },
+		func(c *config.Config) *[]string { return &c.BudgetAdmins },
 		"Users who may approve, comma- or newline-separated: raise a budget or change the version in the issue body, remove budget::exhausted or permission::violation, add a relaxing label. Empty: repository admins (recognizing them may need admin-token)."),
-	keyRow("ledger-key", true, func(c *issues.Config) *[]byte { return &c.LedgerKey },
+	keyRow("ledger-key", true, func(c *config.Config) *[]byte { return &c.LedgerKey },
 		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}: "+ledger.KeyRule+" (a weaker one is refused). Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml."),
-	keyRow("ledger-key-previous", false, func(c *issues.Config) *[]byte { return &c.LedgerKeyPrevious },
+	keyRow("ledger-key-previous", false, func(c *config.Config) *[]byte { return &c.LedgerKeyPrevious },
 		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. A key weaker than 256 bits is still accepted here, with a warning, so that a rotation away from it can finish. Never printed; never put it in .gitea/gns-guard.yml."),
 	intRow("max-budget", "", inInput|inFile|inFlag, 1, "no cap",
-		func(c *issues.Config) *int64 { return &c.MaxBudget },
+		func(c *config.Config) *int64 { return &c.MaxBudget },
 		"Largest budget.total a new issue may start with before an approver accepts it. Empty: no cap."),
 	intRow("repository-budget", "", inInput|inFile|inFlag, 1, "no cap",
-		func(c *issues.Config) *int64 { return &c.RepositoryBudget },
+		func(c *config.Config) *int64 { return &c.RepositoryBudget },
 		"Tokens the governed issues of the repository may be granted within repository-budget-window (the budgets new issues start with and the raises approvers accept): a new issue whose budget would take the window over it waits for an approver (budget::exhausted). The grants are kept in the repository variable GNS_GUARD_BUDGET, written with admin-token (the owner's): without it the cap cannot be kept. Empty: no cap."),
 	parsedRow("repository-budget-window", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
-		parseDuration, func(c *issues.Config) *time.Duration { return &c.RepositoryBudgetWindow },
+		parseDuration, func(c *config.Config) *time.Duration { return &c.RepositoryBudgetWindow },
 		"How far back repository-budget counts the grants."),
 	listRow("protected-paths", ".kilo/, .gitea/workflows/, .gitea/gns-guard.yml", inInput|inFile|inFlag,
-		func(c *issues.Config) *[]string { return &c.ProtectedPaths },
+		func(c *config.Config) *[]string { return &c.ProtectedPaths },
 		"Path prefixes a pull request may change only with the permission::evolve-system label, comma- or newline-separated: by default the agents' configuration and the guard's own workflows and settings. An empty list in .gitea/gns-guard.yml (protected-paths: []) protects none."),
 	floatRow("pressure-threshold", "0.6", inInput|inFile|inFlag, 0, false, math.Inf(1),
-		func(c *issues.Config) *float64 { return &c.PressureThreshold },
+		func(c *config.Config) *float64 { return &c.PressureThreshold },
 		"Fail when the next agent's entry context / the task size's max context exceeds this."),
 	newRow("encoding", Enum, string(tokens.CL100kBase), "", inInput|inFile|inFlag,
 		"Tokenizer encoding for token counts: cl100k_base or o200k_base.",
@@ -233,22 +233,22 @@ var rows = []row{
 		}).
 		choices(string(tokens.CL100kBase), string(tokens.O200kBase)),
 	intRow("max-checkpoint-bytes", "65536", inInput|inFile|inFlag, 1, "",
-		func(c *issues.Config) *int { return &c.MaxCheckpointBytes },
+		func(c *config.Config) *int { return &c.MaxCheckpointBytes },
 		"A checkpoint block larger than this is a finding and is not parsed."),
 	intRow("digest-after", "5", inInput|inFile|inFlag, 0, "",
-		func(c *issues.Config) *int { return &c.DigestAfter },
+		func(c *config.Config) *int { return &c.DigestAfter },
 		"Post a completion digest after this many agent results (0: never)."),
 	newRow("metrics-file", String, "", "a file path, or nothing", inInput|inFile,
 		"Append one context-budget JSON line per run to this file. Empty: the metrics output only.",
 		func(r *Resolved, v Value) bool { r.Config.MetricsFile = strings.TrimSpace(v.Text); return true }),
 	enumRow("under-report", "warn", inInput|inFile|inFlag, []string{"warn", "fail", "off"},
-		func(c *issues.Config) *string { return &c.UnderReport },
+		func(c *config.Config) *string { return &c.UnderReport },
 		"What an agent's result comment holding more tokens than the rise of consumed its report brought is: warn (a warning), fail (a violation) or off."),
 	parsedRow("stale-after", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
-		parseDuration, func(c *issues.Config) *time.Duration { return &c.StaleAfter },
+		parseDuration, func(c *config.Config) *time.Duration { return &c.StaleAfter },
 		"gns-guard status marks an issue stale after this long without accepted progress."),
 	parsedRow("unjudged-grace", String, "2m", "a duration such as 2m, 90s or 1h", inInput|inFile|inFlag,
-		parseDuration, func(c *issues.Config) *time.Duration { return &c.UnjudgedGrace },
+		parseDuration, func(c *config.Config) *time.Duration { return &c.UnjudgedGrace },
 		"How long an issue's body may be ahead of the guard's ledger (a change no guard run has judged yet) before gns-guard context and report refuse to build on it and gns-guard status lists it: a guard switched off cannot go unnoticed."),
 	newRow("mode", Enum, "issue", "", inInput,
 		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
@@ -301,10 +301,10 @@ var rows = []row{
 			return err == nil
 		}),
 	enumRow("load-comments-from", "writers", inInput|inFile|inFlag, []string{"writers", "everyone"},
-		func(c *issues.Config) *string { return &c.LoadCommentsFrom },
+		func(c *config.Config) *string { return &c.LoadCommentsFrom },
 		"Whose comments the next agent's entry load holds: writers (the accounts that can write the issue; an outsider's comment is left out and named) or everyone. Either way an outsider's comment is outside the judged conversation: oversized or malformed, it is a warning."),
 	enumRow("metering", "off", inInput|inFile|inFlag, []string{"off", "required"},
-		func(c *issues.Config) *string { return &c.Metering },
+		func(c *config.Config) *string { return &c.Metering },
 		"required: an agent result without a valid receipt of gns-guard meter for its invocation is a violation (consumption-unmetered). off: a receipt is judged when there is one."),
 	newRow("meter-public-key", String, "", "ed25519: and 44 characters of base64, as gns-guard meter --public-key prints it", inFile,
 		"The public key of the meter's meter-key, exactly as gns-guard meter --public-key prints it: the guard verifies the receipts in result comments with it. Empty: receipts are not judged.",
@@ -338,7 +338,7 @@ var rows = []row{
 			return ok
 		}),
 	parsedRow("money-cap", String, "", "an amount in dollars such as 5 or 12.50, or nothing", inInput|inFile|inFlag,
-		parseMoney, func(c *issues.Config) *int64 { return &c.MoneyCap },
+		parseMoney, func(c *config.Config) *int64 { return &c.MoneyCap },
 		"Most an issue may spend through the meter, in dollars, priced with prices; a call that could pass it is refused. Empty: no cap."),
 }
 
@@ -385,8 +385,8 @@ func ParseAgents(items []string) (map[string][]string, error) {
 }
 
 // parsePrices reads the items of prices: MODEL INPUT OUTPUT [CACHED].
-func parsePrices(items []string) (map[string]issues.Price, bool) {
-	var out map[string]issues.Price
+func parsePrices(items []string) (map[string]config.Price, bool) {
+	var out map[string]config.Price
 	for _, item := range items {
 		f := strings.Fields(item)
 		if len(f) < 3 || len(f) > 4 {
@@ -404,9 +404,9 @@ func parsePrices(items []string) (map[string]issues.Price, bool) {
 			n[2] = n[0]
 		}
 		if out == nil {
-			out = map[string]issues.Price{}
+			out = map[string]config.Price{}
 		}
-		out[f[0]] = issues.Price{Input: n[0], Output: n[1], Cached: n[2]}
+		out[f[0]] = config.Price{Input: n[0], Output: n[1], Cached: n[2]}
 	}
 	return out, true
 }
@@ -476,7 +476,7 @@ func parseBool(s string) (b, ok bool) {
 	return false, false
 }
 
-func enumRow(name, def string, w where, values []string, field func(*issues.Config) *string, desc string) row {
+func enumRow(name, def string, w where, values []string, field func(*config.Config) *string, desc string) row {
 	return newRow(name, Enum, def, "", w, desc, func(r *Resolved, v Value) bool {
 		s := strings.TrimSpace(v.Text)
 		for _, ok := range values {
@@ -490,7 +490,7 @@ func enumRow(name, def string, w where, values []string, field func(*issues.Conf
 }
 
 // floatRow is a number from lo (or above it, unless loIncl) up to hi.
-func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, field func(*issues.Config) *float64, desc string) row {
+func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, field func(*config.Config) *float64, desc string) row {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 	rng := "a number above " + g(lo)
 	if loIncl {
@@ -511,7 +511,7 @@ func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, fi
 
 // intRow is a whole number >= least; when emptyMeans is not "", nothing
 // is accepted too and sets the zero value, which means emptyMeans.
-func intRow[T int | int64](name, def string, w where, least int64, emptyMeans string, field func(*issues.Config) *T, desc string) row {
+func intRow[T int | int64](name, def string, w where, least int64, emptyMeans string, field func(*config.Config) *T, desc string) row {
 	rng := "a whole number >= " + strconv.FormatInt(least, 10)
 	if emptyMeans != "" {
 		rng += ", or nothing for " + emptyMeans
@@ -533,7 +533,7 @@ func intRow[T int | int64](name, def string, w where, least int64, emptyMeans st
 
 // parsedRow is a setting whose text parse reads into field; a text parse
 // does not accept is refused.
-func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(string) (T, bool), field func(*issues.Config) *T, desc string) row {
+func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(string) (T, bool), field func(*config.Config) *T, desc string) row {
 	return newRow(name, k, def, rng, w, desc, func(r *Resolved, v Value) bool {
 		x, ok := parse(v.Text)
 		if ok {
@@ -545,7 +545,7 @@ func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(
 
 // keyRow is a secret key, an input only: its text, trimmed ("" leaves
 // the key unset). A strong key must hold ledger.MinKeyBits.
-func keyRow(name string, strong bool, field func(*issues.Config) *[]byte, desc string) row {
+func keyRow(name string, strong bool, field func(*config.Config) *[]byte, desc string) row {
 	rng := "a key"
 	if strong {
 		rng = "a key of " + ledger.KeyRule
@@ -565,7 +565,7 @@ func keyRow(name string, strong bool, field func(*issues.Config) *[]byte, desc s
 	return r
 }
 
-func listRow(name, def string, w where, field func(*issues.Config) *[]string, desc string) row {
+func listRow(name, def string, w where, field func(*config.Config) *[]string, desc string) row {
 	return newRow(name, List, def, "names, comma- or newline-separated (in the file also a YAML list)", w, desc,
 		func(r *Resolved, v Value) bool {
 			*field(&r.Config) = listOf(v)
@@ -577,7 +577,7 @@ func listRow(name, def string, w where, field func(*issues.Config) *[]string, de
 // at commas and newlines; trimmed, with empty items dropped.
 func listOf(v Value) []string {
 	if !v.IsList {
-		return issues.ParseList(v.Text)
+		return config.ParseList(v.Text)
 	}
 	var out []string
 	for _, s := range v.List {

@@ -5,15 +5,15 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/burn"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
-	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // waitingText says what the issue waits for and who ends the wait.
-func waitingText(cfg issues.Config) string {
+func waitingText(cfg config.Config) string {
 	return fmt.Sprintf("⏸️ **Waiting for a person**: the budget is used up and `%s` is on, so no agent may go on. Nothing is broken: an approver (%s) raises `budget.total` or accepts the state, and removes `%s` to let the workflow continue.",
 		markdown.Cell(cfg.Labels.BudgetExhausted, 80), cfg.Approvers(), markdown.Cell(cfg.Labels.BudgetExhausted, 80))
 }
@@ -28,7 +28,7 @@ const (
 // writeBudgetWarning warns when 60% and when 80% of the budget is used and
 // the budget is not exhausted yet (then the comment waits for a person)
 // and this run does not prune (which starts a new phase budget).
-func writeBudgetWarning(b *strings.Builder, p *guard.Plan, cfg issues.Config) {
+func writeBudgetWarning(b *strings.Builder, p *guard.Plan, cfg config.Config) {
 	n := p.Numbers
 	if !n.Known || n.BudgetTotal <= 0 || n.BudgetRemaining <= 0 || p.Waiting() > 0 || p.Prune != nil {
 		return

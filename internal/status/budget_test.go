@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -14,7 +15,7 @@ import (
 func TestStatusLinksAnUnderReportedComment(t *testing.T) {
 	c := agentResult(77, "inv-4", 50, 400)
 	p := guard.Decide(onComment(t, c))
-	status := Render(9, p, issues.DefaultConfig(), nil, "")
+	status := Render(9, p, config.Default(), nil, "")
 	if !strings.Contains(status, "[comment 77](https://gitea.example/o/r/issues/9#issuecomment-77)") || !strings.Contains(status, "consumption-under-reported") {
 		t.Errorf("the status comment does not link the comment:\n%s", status)
 	}
@@ -62,7 +63,7 @@ func TestStatusReportsContentTooLarge(t *testing.T) {
 		{ID: 13, Author: "bob", Body: "also fine"},
 	}
 	p := guard.Decide(in)
-	if st := Settle(in, p, nil, Applied{Written: written}); !strings.Contains(st, "content-too-large") || !strings.Contains(st, "comment 12") {
+	if st := Stable(in, p, nil, Applied{Written: written}); !strings.Contains(st, "content-too-large") || !strings.Contains(st, "comment 12") {
 		t.Errorf("the status comment does not report it:\n%s", st)
 	}
 }

@@ -26,7 +26,7 @@ func TestFindingsFloodStaysBounded(t *testing.T) {
 	if len(p.Violations) < 5000 {
 		t.Fatalf("%d violations, want one per unknown key", len(p.Violations))
 	}
-	status := Settle(in, p, nil, Applied{Record: ledger.Encode(ledger.Record{Issue: 9}, nil)})
+	status := Stable(in, p, nil, Applied{Record: ledger.Encode(ledger.Record{Issue: 9}, nil)})
 	if n := utf8.RuneCountInString(status); n > MaxCommentChars {
 		t.Errorf("status comment of %d characters, over %d", n, MaxCommentChars)
 	}

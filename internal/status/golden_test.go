@@ -52,7 +52,7 @@ func TestStatusGolden(t *testing.T) {
 				a.Record = ledger.Encode(l, testKey)
 			}
 			const rerun = "go test ./internal/status -run TestStatusGolden -update"
-			golden.Check(t, stem+".status.md", Settle(in, p, nil, a), rerun)
+			golden.Check(t, stem+".status.md", Stable(in, p, nil, a), rerun)
 			golden.Check(t, stem+".summary.md", Summary(in.Issue.Number, p, in.Config, nil), rerun)
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -60,7 +61,7 @@ func body(edits ...string) string {
 
 func input(t *testing.T, b string, labels ...string) guard.Input {
 	in := guard.Input{
-		Config:  issues.DefaultConfig(),
+		Config:  config.Default(),
 		Issue:   issues.Issue{Number: 9, Body: b},
 		Event:   issues.Event{Name: "issues", Action: "edited", Number: 9, Sender: "alice"},
 		Self:    issues.ActionsUser,

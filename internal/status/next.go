@@ -10,7 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// Next is the decision input of the guard's next run once a run that
+// NextInput is the decision input of the guard's next run once a run that
 // decided p on in has made its writes as the action makes them: a
 // placeholder status comment first on an issue that has none, then
 // Plan.Writes in its order (the archive parts not posted yet, the pruned
@@ -20,8 +20,8 @@ import (
 // or posted anew at the end when it had fallen out of reach. Comments it
 // posts take the ids after the last one known, stamped now. ev is the
 // event of the next run. `report` judges the state an agent leaves with it
-// (exitprotocol.Predict): the runs after the guard's own writes included.
-func Next(in guard.Input, p *guard.Plan, ev issues.Event, now time.Time) guard.Input {
+// (handoff.Predict): the runs after the guard's own writes included.
+func NextInput(in guard.Input, p *guard.Plan, ev issues.Event, now time.Time) guard.Input {
 	if !p.Governed {
 		next := in
 		next.Event = ev

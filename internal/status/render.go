@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -17,7 +18,7 @@ import (
 // facts, not events, so a re-run with nothing new renders the same text and
 // makes no write. record is the hidden ledger line (ledger.Encode) the
 // comment carries, or "".
-func Render(issue int64, p *guard.Plan, cfg issues.Config, notes []string, record string) string {
+func Render(issue int64, p *guard.Plan, cfg config.Config, notes []string, record string) string {
 	var b strings.Builder
 	b.WriteString(issues.StatusMarker(issue) + "\n")
 	waiting := p.Waiting()
@@ -164,7 +165,7 @@ func isDigits(s string) bool {
 }
 
 // ledgerLine tells people what the ledger holds.
-func ledgerLine(p *guard.Plan, cfg issues.Config) string {
+func ledgerLine(p *guard.Plan, cfg config.Config) string {
 	l := p.Ledger
 	keys := ledger.ConfigKeys(cfg)
 	mode := "signed with ledger-key, key " + keys.SigningKeyID()
@@ -184,7 +185,7 @@ func ledgerLine(p *guard.Plan, cfg issues.Config) string {
 
 // depthLimitText renders a depth limit for messages.
 func depthLimitText(limit int) string {
-	if limit == issues.Unlimited {
+	if limit == config.Unlimited {
 		return "unlimited"
 	}
 	return fmt.Sprint(limit)

@@ -32,7 +32,7 @@ type Applied struct {
 	Moved bool
 }
 
-// Settle renders the status comment as the next run will judge the issue.
+// Stable renders the status comment as the next run will judge the issue.
 // The status comment is one of the issue's last comments, so it counts in
 // the entry load it reports, and the labels this run sets show in the
 // state.labels check: rendered from the state as read, the next run on an
@@ -40,7 +40,7 @@ type Applied struct {
 // So the issue is decided again as this run leaves it (its labels, body and
 // comments, this comment included), until the comment says the same twice.
 // existing is the status comment found, if any.
-func Settle(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) string {
+func Stable(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) string {
 	n := in.Issue.Number
 	body := Render(n, p, in.Config, a.Notes, a.Record)
 	if !p.Governed || in.OnPull() {

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
-	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
 // Summary renders the step summary: a table of the checks and the numbers.
-func Summary(issue int64, p *guard.Plan, cfg issues.Config, notes []string) string {
+func Summary(issue int64, p *guard.Plan, cfg config.Config, notes []string) string {
 	var b strings.Builder
 	switch {
 	case !p.Governed:

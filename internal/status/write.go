@@ -11,9 +11,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// Plan is the status comment a run leaves, and the write that brings it
+// CommentWrite is the status comment a run leaves, and the write that brings it
 // about.
-type Plan struct {
+type CommentWrite struct {
 	// Body is the comment's text; Do says a write is needed.
 	Body  string
 	Write guard.Write
@@ -32,15 +32,15 @@ type Plan struct {
 // stamped with the server's clock, so an edit by anyone else shows as an
 // updated_at the record does not explain. existing is the status comment
 // found, if any.
-func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, now time.Time) Plan {
+func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, now time.Time) CommentWrite {
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
 	if p.Ledger != nil && existing != nil && !moved {
 		if old, _ := ledger.ReadOnce(in.Record, existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
 			kept := a
 			kept.Record, kept.Written = ledger.Line(existing.Body), time.Unix(old.Written, 0)
-			if body := Settle(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
-				return Plan{}
+			if body := Stable(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
+				return CommentWrite{}
 			}
 		}
 	}
@@ -51,14 +51,14 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 		l.Seq++ // a new record
 		a.Record = ledger.ConfigKeys(cfg).Encode(l)
 	}
-	body := Settle(in, p, existing, a)
+	body := Stable(in, p, existing, a)
 	if moved {
-		return Plan{Body: body, Moved: true, Do: true,
+		return CommentWrite{Body: body, Moved: true, Do: true,
 			Write: guard.Write{Kind: guard.PostStatus, Detail: fmt.Sprintf(" anew at the end (comment %d had fallen out of reach)", existing.ID)}}
 	}
 	resolved := p.Resolved && p.Ledger == nil // the ledger needs a comment, clean or not
 	w, ok := guard.StatusWrite(existing, body, resolved)
-	return Plan{Body: body, Write: w, Do: ok}
+	return CommentWrite{Body: body, Write: w, Do: ok}
 }
 
 // buried reports whether the status comment is so far back that the next

@@ -1,4 +1,4 @@
-package exitprotocol
+package handoff
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/testkit/golden"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
@@ -45,7 +46,7 @@ func review() Report {
 
 func check(t *testing.T, name, got string) {
 	t.Helper()
-	golden.Check(t, filepath.Join("testdata", name), got, "go test ./internal/exitprotocol -update")
+	golden.Check(t, filepath.Join("testdata", name), got, "go test ./internal/handoff -update")
 }
 
 // TestApplyGolden: the new checkpoint and the comment of one report,
@@ -209,49 +210,49 @@ func TestJudgeRefusesPerRule(t *testing.T) {
 	relax := []string{"cascade::depth-n"}
 	for _, tt := range []struct {
 		name    string
-		edit    func(*Report, *issues.Config)
+		edit    func(*Report, *config.Config)
 		labels  []string
 		without string // a label the issue never had: not on it, not in its ledger
 		rule    string
 	}{
 		{name: "clean"},
-		{name: "budget exhausted", edit: func(r *Report, _ *issues.Config) { r.Consumed = 13800; r.NextAgent, r.NextEstimate = "", 0 }, rule: guard.RuleBudgetExhausted},
-		{name: "next over half the remaining", edit: func(r *Report, _ *issues.Config) { r.NextEstimate = 7000 }, rule: guard.RuleNextOverBudget},
-		{name: "depth over the cascade limit", edit: func(r *Report, _ *issues.Config) { r.Depth = &d3 }, rule: guard.RuleDepthExceeded},
-		{name: "agent not allowed", edit: func(r *Report, c *issues.Config) {
+		{name: "budget exhausted", edit: func(r *Report, _ *config.Config) { r.Consumed = 13800; r.NextAgent, r.NextEstimate = "", 0 }, rule: guard.RuleBudgetExhausted},
+		{name: "next over half the remaining", edit: func(r *Report, _ *config.Config) { r.NextEstimate = 7000 }, rule: guard.RuleNextOverBudget},
+		{name: "depth over the cascade limit", edit: func(r *Report, _ *config.Config) { r.Depth = &d3 }, rule: guard.RuleDepthExceeded},
+		{name: "agent not allowed", edit: func(r *Report, c *config.Config) {
 			c.AllowedAgents = []string{"orchestrator", "lead-developer", "architect", "code-reviewer"}
 			r.NextAgent = "intruder"
 		}, rule: guard.RuleAgentNotAllowed},
-		{name: "task too large", without: "size::medium", edit: func(r *Report, _ *issues.Config) {
+		{name: "task too large", without: "size::medium", edit: func(r *Report, _ *config.Config) {
 			r.Consumed = 0
 			r.NextEstimate = 20000
 		}, rule: guard.RuleTaskTooLarge},
 		// The accepted size holds: removing its label is tampering, and no
 		// size is inferred from the estimate.
-		{name: "accepted size removed", edit: func(r *Report, _ *issues.Config) {
+		{name: "accepted size removed", edit: func(r *Report, _ *config.Config) {
 			r.Consumed = 0
 			r.NextEstimate = 20000
 			r.LabelsRemove = []string{"size::medium"}
 		}, rule: guard.RuleTampered},
-		{name: "relaxing label", edit: func(r *Report, _ *issues.Config) {
+		{name: "relaxing label", edit: func(r *Report, _ *config.Config) {
 			r.LabelsAdd, r.LabelsRemove = relax, []string{"cascade::depth-2"}
 		}, rule: guard.RuleTampered},
-		{name: "approval label removed", labels: []string{"budget::exhausted"}, edit: func(r *Report, _ *issues.Config) {
+		{name: "approval label removed", labels: []string{"budget::exhausted"}, edit: func(r *Report, _ *config.Config) {
 			r.LabelsRemove = []string{"budget::exhausted"}
 		}, rule: guard.RuleTampered},
-		{name: "context pressure", edit: func(r *Report, _ *issues.Config) {
+		{name: "context pressure", edit: func(r *Report, _ *config.Config) {
 			// Within half the remaining 12,600, but with the entry load
 			// over 60% of a medium task's 10,000.
 			r.NextEstimate = 5900
 		}, rule: guard.RuleContextPressure},
-		{name: "a long result is loaded compressed", edit: func(r *Report, _ *issues.Config) {
+		{name: "a long result is loaded compressed", edit: func(r *Report, _ *config.Config) {
 			r.Result = strings.Repeat("a long log line that nobody asked for, ", 1000)
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := review()
 			r.LabelsAdd = nil
-			cfg := issues.DefaultConfig()
+			cfg := config.Default()
 			if tt.edit != nil {
 				tt.edit(&r, &cfg)
 			}

@@ -1,4 +1,4 @@
-package exitprotocol
+package handoff
 
 import (
 	"slices"
@@ -69,7 +69,7 @@ const PredictedRuns = 3
 
 // Predict decides the guard's runs a report causes, in order: the run on
 // after (the state the report leaves, Inputs), then each next run on the
-// state the one before leaves once its writes are made (status.Next: its
+// state the one before leaves once its writes are made (status.NextInput: its
 // prune and archive, its digest, its status comment in place or moved to
 // the end), until a run fails or PredictedRuns are decided. A report
 // causes several events (its comment, the body's edit, its labels), so
@@ -90,7 +90,7 @@ func Predict(after guard.Input, now time.Time, decide func(guard.Input) (*guard.
 		if len(p.Violations) > 0 || i == PredictedRuns-1 {
 			break
 		}
-		in = status.Next(in, p, ev, now)
+		in = status.NextInput(in, p, ev, now)
 	}
 	return runs, nil
 }

@@ -1,4 +1,4 @@
-package house
+package archtest
 
 import (
 	"go/build"
@@ -19,11 +19,11 @@ const module = "github.com/gns-guard/gns-guard/"
 var layers = [][]string{
 	{"internal/exitcode", "internal/finding", "internal/markdown", "internal/tokens", "internal/jsoncap", "internal/version", "internal/flagdoc", "internal/secrets"},
 	{"internal/checkpoint", "internal/agentcomment", "internal/burn", "internal/issues", "internal/posture"},
-	{"internal/prune", "internal/entryload", "internal/receipt", "internal/port"},
+	{"internal/prune", "internal/entryload", "internal/receipt", "internal/port", "internal/config"},
 	{"internal/ledger"},
 	{"internal/guard"},
 	{"internal/status", "internal/settings", "internal/metering"},
-	{"internal/exitprotocol"},
+	{"internal/handoff"},
 	{"internal/forge", "internal/meterstore"},
 	{"internal/live"},
 	{"internal/dashboard", "internal/meter"},
@@ -65,7 +65,7 @@ func TestLayers(t *testing.T) {
 	for _, pkg := range productPackages(t, root) {
 		layer := layerOf(pkg)
 		if layer < 0 {
-			t.Errorf("%s has no layer: add it to layers in %s and to CONTRIBUTING.md's layout", pkg, "internal/testkit/house/layers_test.go")
+			t.Errorf("%s has no layer: add it to layers in %s and to CONTRIBUTING.md's layout", pkg, "internal/testkit/archtest/layers_test.go")
 			continue
 		}
 		bp, err := build.ImportDir(filepath.Join(root, pkg), 0)

@@ -1,4 +1,4 @@
-package issues
+package config
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -144,7 +145,7 @@ func DefaultLabels() LabelNames {
 }
 
 // DefaultConfig returns the configuration of an action step with no inputs.
-func DefaultConfig() Config {
+func Default() Config {
 	return Config{
 		FailOn:                 "violation",
 		PruneThreshold:         0.8,
@@ -168,8 +169,8 @@ func DefaultConfig() Config {
 
 // Specs are the labels the guard sets, with the color and description
 // it gives them when it has to create them.
-func (n LabelNames) Specs() []LabelSpec {
-	return []LabelSpec{
+func (n LabelNames) Specs() []issues.LabelSpec {
+	return []issues.LabelSpec{
 		{Name: n.DepthExceeded, Color: "b60205", Description: "gns-guard: checkpoint depth is over the cascade limit; the issue is locked"},
 		{Name: n.BudgetExhausted, Color: "d93f0b", Description: "gns-guard: token budget exhausted; a person removes this label to approve more"},
 		{Name: n.PermissionViolation, Color: "5319e7", Description: "gns-guard: an agent or edit broke a permission rule; a person removes this label"},
@@ -184,7 +185,7 @@ var sizeColors = map[string]string{"tiny": "c2f0c2", "small": "8fdb8f", "medium"
 // pins: the ones the guard sets (Specs), the depth limits, the task sizes
 // and the permission to change protected paths, with colors and
 // descriptions that say what they mean (docs/contract.md §3).
-func GovernanceSpecs(n LabelNames) []LabelSpec {
+func GovernanceSpecs(n LabelNames) []issues.LabelSpec {
 	specs := n.Specs()
 	depth := []string{"c5def5", "a2c4ec", "7aa7e0", "4f86cf"}
 	for d, color := range depth {
@@ -192,15 +193,15 @@ func GovernanceSpecs(n LabelNames) []LabelSpec {
 		if d == 0 {
 			desc = "gns-guard: checkpoint depth 0 only (no sub-agents); raising it needs an approver"
 		}
-		specs = append(specs, LabelSpec{Name: fmt.Sprintf("%s%d", n.CascadePrefix, d), Color: color, Description: desc})
+		specs = append(specs, issues.LabelSpec{Name: fmt.Sprintf("%s%d", n.CascadePrefix, d), Color: color, Description: desc})
 	}
-	specs = append(specs, LabelSpec{Name: n.CascadePrefix + "n", Color: "1d4f91",
+	specs = append(specs, issues.LabelSpec{Name: n.CascadePrefix + "n", Color: "1d4f91",
 		Description: "gns-guard: no depth limit; adding it to a governed issue needs an approver"})
-	for _, s := range TaskSizes() {
-		specs = append(specs, LabelSpec{Name: n.SizePrefix + s.Name, Color: sizeColors[s.Name],
+	for _, s := range issues.TaskSizes() {
+		specs = append(specs, issues.LabelSpec{Name: n.SizePrefix + s.Name, Color: sizeColors[s.Name],
 			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next estimate under %d)", s.Name, s.MaxContext, s.Overhead, s.Below)})
 	}
-	return append(specs, LabelSpec{Name: n.EvolveSystem, Color: "e99695",
+	return append(specs, issues.LabelSpec{Name: n.EvolveSystem, Color: "e99695",
 		Description: "gns-guard: the pull request may change the protected paths (protected-paths); adding it needs an approver"})
 }
 

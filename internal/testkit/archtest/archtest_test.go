@@ -1,7 +1,7 @@
-// Package house holds the product's code to the shape CONTRIBUTING.md
+// Package archtest holds the product's code to the shape CONTRIBUTING.md
 // promises: short functions, simple branching, and layers that import only
 // downwards.
-package house
+package archtest
 
 import (
 	"cmp"

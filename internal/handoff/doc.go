@@ -1,4 +1,4 @@
-// Package exitprotocol is the pure core of the agents' exit and recovery
+// Package handoff is the pure core of the agents' exit and recovery
 // protocols (`gns-guard report` and `gns-guard recover`).
 //
 //   - Apply computes what an agent's report does to an issue: the new
@@ -19,4 +19,4 @@
 //
 // It makes no request and reads no clock or environment: the shell
 // (package cli) reads the issue, passes the time, and writes the results.
-package exitprotocol
+package handoff

@@ -1,4 +1,4 @@
-package exitprotocol
+package handoff
 
 import (
 	"fmt"

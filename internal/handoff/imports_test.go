@@ -1,4 +1,4 @@
-package exitprotocol
+package handoff
 
 import (
 	"go/build"
@@ -16,7 +16,7 @@ func TestStaysPure(t *testing.T) {
 	}
 	for _, imp := range pkg.Imports {
 		if slices.ContainsFunc(forbidden, func(f string) bool { return strings.HasSuffix(imp, f) }) {
-			t.Errorf("package exitprotocol imports %s: it must not do I/O", imp)
+			t.Errorf("package handoff imports %s: it must not do I/O", imp)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package exitprotocol
+package handoff
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -25,7 +26,7 @@ func TestPredictSignsAsTheGuardDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := []byte("a12dd3a7fd3203a452eb34d91a9be20569d5e337a3384347068895c07f3e0c5a")
-	cfg := issues.DefaultConfig()
+	cfg := config.Default()
 	cfg.LedgerPublicKey = ledger.PublicKey(secret)
 	cfg.LedgerStandIn = []byte("a key drawn for this prediction, 32 bytes or more of it")
 	body := issueBody(t)
