@@ -440,8 +440,11 @@ func TestGuardLocksWithAdminToken(t *testing.T) {
 	if !strings.HasPrefix(anchor.Data, "gns-guard:anchor v1 {") {
 		t.Fatalf("no anchor after the guard's first run: %q", anchor.Data)
 	}
-	r.must(http.MethodPatch, r.path("/issues/3"), map[string]any{"title": "Rate limiting (anchored, renamed)"}, nil)
-	clean := wantLast(t, r.waitRuns(3, 3), "issues.edited", "success")
+	// Closing and reopening changes nothing the guard keeps (a title is
+	// part of the task: its change moves the record).
+	r.must(http.MethodPatch, r.path("/issues/3"), map[string]any{"state": "closed"}, nil)
+	r.must(http.MethodPatch, r.path("/issues/3"), map[string]any{"state": "open"}, nil)
+	clean := wantLast(t, r.waitRuns(3, 3), "issues.reopened", "success")
 	if log := r.jobLog(clean); !strings.Contains(log, "through its anchor GNS_GUARD_ANCHOR_3") || !strings.Contains(log, "2 API request(s)") || !strings.Contains(log, "no writes needed") {
 		t.Errorf("a clean pass did not follow the anchor the runner handed over in 2 requests:\n%s", log)
 	}
