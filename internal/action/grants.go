@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -37,14 +36,8 @@ func (r *runner) grantState(ctx context.Context) ledger.GrantState {
 	if r.grants != nil {
 		return *r.grants
 	}
-	st := ledger.GrantState{}
-	if text, ok := strings.CutPrefix(r.o.Getenv(GrantsEnv), grantsPrefix); ok {
-		st = ledger.GrantState{Known: true, Text: text}
-	} else if store := r.reader.Anchors.Store; store != nil && r.cfg.RepositoryBudget > 0 {
-		if text, _, err := store.Variable(ctx, ledger.GrantsName); err == nil {
-			st = ledger.GrantState{Known: true, Text: text}
-		}
-	}
+	text, known := r.handedVariable(ctx, GrantsEnv, grantsPrefix, ledger.GrantsName, r.cfg.RepositoryBudget > 0)
+	st := ledger.GrantState{Known: known, Text: text}
 	r.grants = &st
 	return st
 }

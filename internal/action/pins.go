@@ -34,15 +34,24 @@ var noAdminPins = fmt.Sprintf("Governance labels are not pinned by id: admin-tok
 // pinState is what the run knows of the pins: as handed over, or read with
 // admin-token (an action.yml that hands none over).
 func (r *runner) pinState(ctx context.Context) ledger.PinState {
-	if text, ok := strings.CutPrefix(r.o.Getenv(PinsEnv), pinsPrefix); ok {
-		return ledger.PinState{Known: true, Text: text}
+	text, known := r.handedVariable(ctx, PinsEnv, pinsPrefix, ledger.PinsName, true)
+	return ledger.PinState{Known: known, Text: text}
+}
+
+// handedVariable is a repository variable as action.yml handed it over in
+// env (after prefix, which says it was handed over at all), else, when
+// read and admin-token is set, as read now (one request). known is false
+// when neither gives it.
+func (r *runner) handedVariable(ctx context.Context, env, prefix, name string, read bool) (text string, known bool) {
+	if text, ok := strings.CutPrefix(r.o.Getenv(env), prefix); ok {
+		return text, true
 	}
-	if store := r.reader.Anchors.Store; store != nil {
-		if text, _, err := store.Variable(ctx, ledger.PinsName); err == nil {
-			return ledger.PinState{Known: true, Text: text}
+	if store := r.reader.Anchors.Store; store != nil && read {
+		if text, _, err := store.Variable(ctx, name); err == nil {
+			return text, true
 		}
 	}
-	return ledger.PinState{}
+	return "", false
 }
 
 // writePins records the pins the run's labels call for: every governance
