@@ -272,6 +272,16 @@ func (c *Client) inTeam(t *team, verb, path string) error {
 	return c.need("admin", verb, path)
 }
 
+// visibleTeam is team id as a member or an admin reads it at path (the
+// lock held).
+func (c *Client) visibleTeam(id int64, path string) (*team, error) {
+	t, err := c.s.team(id, http.MethodGet, path)
+	if err == nil {
+		err = c.inTeam(t, http.MethodGet, path)
+	}
+	return t, err
+}
+
 // TeamMembers lists a team's members (a member's or an admin's): one
 // request.
 func (c *Client) TeamMembers(_ context.Context, id int64) ([]port.Member, error) {
@@ -280,10 +290,7 @@ func (c *Client) TeamMembers(_ context.Context, id int64) ([]port.Member, error)
 		return nil, err
 	}
 	defer c.s.mu.Unlock()
-	t, err := c.s.team(id, http.MethodGet, path)
-	if err == nil {
-		err = c.inTeam(t, http.MethodGet, path)
-	}
+	t, err := c.visibleTeam(id, path)
 	if err != nil {
 		return nil, err
 	}
@@ -508,10 +515,7 @@ func (c *Client) TeamHasRepo(_ context.Context, id int64) (bool, error) {
 		return false, err
 	}
 	defer c.s.mu.Unlock()
-	t, err := c.s.team(id, http.MethodGet, path)
-	if err == nil {
-		err = c.inTeam(t, http.MethodGet, path)
-	}
+	t, err := c.visibleTeam(id, path)
 	if err != nil {
 		return false, err
 	}
