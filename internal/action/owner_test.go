@@ -352,7 +352,9 @@ func guardPending(t *testing.T, f *actiontest.Repo) {
 // comment starts no run) and comments "ready to merge". The next run fails
 // checkpoint-tampered naming the deleted result, and the next agent's load
 // names it: a rejection cannot vanish. The same for an edit to APPROVED,
-// and for a result far back, older than the comments a run reads.
+// for a result far back, older than the comments a run reads, and for a
+// result the reviewer posted by hand through the API (the protocol's exit
+// step), not through report: the run its comment starts records it.
 func TestAcceptedResultsDoNotVanish(t *testing.T) {
 	f := newFixture(t)
 	reviewer := f.User(t, "reviewer", giteatest.PermWrite)
@@ -369,31 +371,46 @@ func TestAcceptedResultsDoNotVanish(t *testing.T) {
 		t.Fatalf("no result of the reviewer among %v", cs)
 		return 0
 	}
+	byHand := func(t *testing.T, n int64) int64 {
+		id, d := f.Comment(t, n, reviewer, resultComment("code-reviewer", "REJECTED", "lead-developer"))
+		r := f.Run(t, d)
+		r.Expect(t, 0, "pass")
+		if len(r.Writes) != 1 || !strings.HasPrefix(r.Writes[0], "updated the status comment") {
+			t.Errorf("the run of a result posted by hand wrote %q; expected the status comment's ledger, which records it", r.Writes)
+		}
+		return id
+	}
+	deleted := func(n, id int64) actiontest.Delivery {
+		f.DeleteComment(t, id, agent)
+		_, d := f.Comment(t, n, agent, "ready to merge")
+		return d
+	}
+	edited := func(n, id int64) actiontest.Delivery {
+		return f.EditComment(t, n, id, agent, strings.Replace(commentBody(t, f, n, id), "REJECTED", "APPROVED", -1))
+	}
 	cases := []struct {
-		name  string
-		noise int // comments after the result, before the attack
-		act   func(n, id int64) actiontest.Delivery
-		what  string
+		name   string
+		noise  int  // comments after the result, before the attack
+		byHand bool // the result is posted through the API, not by report
+		act    func(n, id int64) actiontest.Delivery
+		what   string
 	}{
-		{"deleted", 0, func(n, id int64) actiontest.Delivery {
-			f.DeleteComment(t, id, agent)
-			_, d := f.Comment(t, n, agent, "ready to merge")
-			return d
-		}, "was deleted"},
-		{"edited", 0, func(n, id int64) actiontest.Delivery {
-			return f.EditComment(t, n, id, agent, strings.Replace(commentBody(t, f, n, id), "REJECTED", "APPROVED", -1))
-		}, "was edited since"},
-		{"deleted far back", 9, func(n, id int64) actiontest.Delivery {
-			f.DeleteComment(t, id, agent)
-			_, d := f.Comment(t, n, agent, "ready to merge")
-			return d
-		}, "was deleted"},
+		{"deleted", 0, false, deleted, "was deleted"},
+		{"edited", 0, false, edited, "was edited since"},
+		{"deleted far back", 9, false, deleted, "was deleted"},
+		{"deleted, posted by hand", 0, true, deleted, "was deleted"},
+		{"edited, posted by hand", 0, true, edited, "was edited since"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			n, d := f.Open(t, c.name, example(t, "healthy.md"), governed...)
 			f.Run(t, d).Expect(t, 0, "pass")
-			id := review(n, "inv-review-"+strings.ReplaceAll(c.name, " ", "-"))
+			var id int64
+			if c.byHand {
+				id = byHand(t, n)
+			} else {
+				id = review(n, "inv-review-"+strings.ReplaceAll(c.name, " ", "-"))
+			}
 			for i := range c.noise {
 				_, d := f.Comment(t, n, agent, fmt.Sprintf("working on it, step %d", i+1))
 				f.Run(t, d).Expect(t, 0, "pass")

@@ -129,7 +129,7 @@ func (e *decision) acceptState(after, pending []string) {
 	e.anchorFloor(l)
 	e.recordChain(l)
 	e.recordEntries(l, cp, pruned)
-	e.recordResults(l, cp.LastInvocation.Value, pruned)
+	e.recordResults(l, pruned)
 	e.recordTask(l)
 	e.recordBurn(l, pruned)
 	e.recordLimits(l, after)

@@ -133,11 +133,11 @@ func (e *decision) resultsFindings() []Violation {
 }
 
 // recordResults sets the accepted results of record l: the earlier ones
-// that are not gone, and the result of the accepted checkpoint's last
-// invocation, when a comment of an agent that may speak for it holds it
-// (report patched the checkpoint: the comment is final). A prune starts
-// the list anew. It also sets what the run saw of the comments.
-func (e *decision) recordResults(l *ledger.Record, lastInvocation string, pruned bool) {
+// that are not gone, and every well-formed result comment the run read
+// whose author may speak as its agent, however it was posted (`report`, or
+// an agent's own API call as the protocol's exit step makes it). A prune
+// starts the list anew. It also sets what the run saw of the comments.
+func (e *decision) recordResults(l *ledger.Record, pruned bool) {
 	var refs []ledger.ResultRef
 	if old := e.trust.ledger; old != nil && !pruned {
 		refs = slices.DeleteFunc(slices.Clone(old.Results), func(r ledger.ResultRef) bool {
@@ -149,7 +149,7 @@ func (e *decision) recordResults(l *ledger.Record, lastInvocation string, pruned
 			continue
 		}
 		r, ok := agentcomment.ResultOf(c.ID, c.HTMLURL, c.Body)
-		if !ok || lastInvocation == "" || invocationOf(c.Body) != lastInvocation {
+		if !ok || !wellFormed(c.Body) {
 			continue
 		}
 		refs = append(refs, ledger.ResultRef{ID: c.ID, Agent: r.Agent, Digest: ledger.ResultDigest(c.Body)})
@@ -175,11 +175,9 @@ func (e *decision) recordSeen(l *ledger.Record) {
 	l.Seen = seen
 }
 
-// invocationOf is the invocation an agent comment's footer names.
-func invocationOf(body string) string {
-	c, _ := agentcomment.Parse(body)
-	if c.Footer == nil {
-		return ""
-	}
-	return c.Footer.Invocation
+// wellFormed says an agent comment's header and footer parse without a
+// problem: the comment-protocol rule would find nothing in them.
+func wellFormed(body string) bool {
+	_, probs := agentcomment.Parse(body)
+	return len(probs) == 0
 }
