@@ -28,6 +28,12 @@ type Hint struct {
 	// read); zero when not known: the run then writes none, and a body it
 	// rewrites keeps the hint it had.
 	At time.Time
+	// Moved is HintAt of the read with no bound from the status comment:
+	// the time a run carries that posts the status comment anew at the
+	// end (it had fallen out of reach, StatusBuried). Bounded by the old
+	// comment, which the run deletes, the hint would make every later
+	// read answer with all the comments since it.
+	Moved time.Time
 	// Missed says the read took the timeline because the body's hint did
 	// not prove the last comments: there was none, or its answer was not
 	// complete (not for governance labels that moved, which only the
@@ -40,8 +46,8 @@ type Hint struct {
 // newest comment of recent (the last comments of the issue, oldest
 // first), or the issue's opening when whole says recent holds every
 // comment and there are fewer; never after the status comment's last
-// update, so that the read finds it. Zero when recent holds too few
-// comments to say.
+// update (status nil: no such bound), so that the read finds it. Zero
+// when recent holds too few comments to say.
 func HintAt(recent []issues.Comment, whole bool, opened time.Time, status *issues.Comment, window int) time.Time {
 	cs := byCreation(recent)
 	var at time.Time
@@ -58,6 +64,23 @@ func HintAt(recent []issues.Comment, whole bool, opened time.Time, status *issue
 		at = status.UpdatedAt
 	}
 	return at.UTC().Truncate(time.Second)
+}
+
+// StatusBuried reports whether the status comment is so far back among
+// recent (the last comments read) and posted (those the run adds) that
+// the next run, which reads the last window comments and comes after at
+// least one more, may not see it: a run that writes its ledger then posts
+// it anew at the end.
+func StatusBuried(recent []issues.Comment, status *issues.Comment, posted []issues.Comment, window int) bool {
+	after := 0
+	all := append(slices.Clone(recent), posted...)
+	for _, c := range all {
+		if c.ID > status.ID {
+			after++
+		}
+	}
+	inReach := slices.ContainsFunc(all, func(c issues.Comment) bool { return c.ID == status.ID })
+	return !inReach || after >= window-1
 }
 
 // ProveHint judges the forge's answer for the comments updated at or after
@@ -113,7 +136,17 @@ func (h *HintWrite) Write() Write {
 // withHint gives a body this run writes the read hint it carries: the
 // time this run's read gives, else the hint the body had.
 func (e *decision) withHint(body string) string {
-	return checkpoint.RewriteHint(e.in.Issue.Body, body, e.in.Hint.At, e.cfg.MaxCheckpointBytes)
+	return checkpoint.RewriteHint(e.in.Issue.Body, body, e.hintAt(), e.cfg.MaxCheckpointBytes)
+}
+
+// hintAt is the time a hint this run writes carries: the status comment
+// bounds it unless the run posts that comment anew at the end.
+func (e *decision) hintAt() time.Time {
+	h, st := e.in.Hint, e.in.Status
+	if st != nil && !h.Moved.IsZero() && StatusBuried(e.in.Recent, st, nil, e.cfg.RecentWindow()) {
+		return h.Moved
+	}
+	return h.At
 }
 
 // planHint plans the write of the read hint alone: when the read had to
@@ -122,13 +155,13 @@ func (e *decision) withHint(body string) string {
 // that run, so that the next clean pass costs two whatever the timeline
 // holds.
 func (e *decision) planHint(pending []string) {
-	h, p := e.in.Hint, e.plan
-	if !h.Missed || h.At.IsZero() || p.Prune != nil || p.Fill != nil || len(p.Violations) > 0 || len(pending) > 0 || e.in.Issue.BodyTooLarge {
+	h, p, at := e.in.Hint, e.plan, e.hintAt()
+	if !h.Missed || at.IsZero() || p.Prune != nil || p.Fill != nil || len(p.Violations) > 0 || len(pending) > 0 || e.in.Issue.BodyTooLarge {
 		return
 	}
-	body := checkpoint.WithHint(e.in.Issue.Body, h.At, e.cfg.MaxCheckpointBytes)
+	body := checkpoint.WithHint(e.in.Issue.Body, at, e.cfg.MaxCheckpointBytes)
 	if body != e.in.Issue.Body {
-		p.Hint = &HintWrite{At: h.At, Body: body}
+		p.Hint = &HintWrite{At: at, Body: body}
 	}
 }
 

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"github.com/gns-guard/gns-guard/internal/config"
 	"slices"
 	"strings"
 	"testing"
@@ -183,5 +184,28 @@ func TestBodyWritesCarryTheHint(t *testing.T) {
 	p = Decide(in)
 	if got, _ := checkpoint.Hint(p.Fill.Body, 0); !got.Equal(old) || strings.Count(p.Fill.Body, "comments since") != 1 {
 		t.Errorf("the hint kept once: %q", p.Fill.Body)
+	}
+}
+
+// A run that posts the status comment anew at the end (the old one had
+// fallen out of reach) writes a hint the old comment does not hold back:
+// bounded by a comment the run deletes, the next read would answer with
+// every comment since. A status comment in reach still bounds it.
+func TestHintAfterTheStatusCommentMoves(t *testing.T) {
+	cs := thread(10)
+	h := Hint{At: opened.Add(time.Minute), Moved: cs[7].CreatedAt, Missed: true}
+	e := &decision{in: Input{Recent: cs, Hint: h}, cfg: config.Default()}
+	for _, c := range []struct {
+		status int
+		want   time.Time
+	}{{1, h.Moved}, {4, h.Moved}, {5, h.At}, {10, h.At}} { // the default window is 7
+		e.in.Status = &cs[c.status-1]
+		if got := e.hintAt(); !got.Equal(c.want) {
+			t.Errorf("status comment %d of 10, window %d: hint %v, want %v", c.status, e.cfg.RecentWindow(), got, c.want)
+		}
+	}
+	e.in.Status = &issues.Comment{ID: 99} // not among the comments read
+	if got := e.hintAt(); !got.Equal(h.Moved) {
+		t.Errorf("a status comment out of reach: hint %v, want %v", got, h.Moved)
 	}
 }

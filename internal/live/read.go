@@ -124,13 +124,18 @@ func (s *Snapshot) Hinted() bool { return s.followed && s.hinted }
 
 // Hint is what the read knows of the body's read hint: the time a hint
 // written now carries (the window-th newest comment's creation, no later
-// than the status comment's last update), and whether the read missed it.
+// than the status comment's last update unless the run moves that
+// comment), and whether the read missed it.
 func (s *Snapshot) Hint(window int) guard.Hint {
 	tail := s.Recent.Comments
 	if !s.followed {
 		tail = s.Comments() // the timeline's tail, read back in one piece
 	}
-	return guard.Hint{At: guard.HintAt(tail, s.Whole(), s.Issue.CreatedAt, s.Status, window), Missed: s.hintMissed}
+	return guard.Hint{
+		At:     guard.HintAt(tail, s.Whole(), s.Issue.CreatedAt, s.Status, window),
+		Moved:  guard.HintAt(tail, s.Whole(), s.Issue.CreatedAt, nil, window),
+		Missed: s.hintMissed,
+	}
 }
 
 // Whole says the read holds every comment of the issue.

@@ -34,7 +34,7 @@ type CommentWrite struct {
 // found, if any.
 func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, now time.Time) CommentWrite {
 	cfg := in.Config
-	moved := existing != nil && p.Ledger != nil && buried(in, existing, a.Posted)
+	moved := existing != nil && p.Ledger != nil && guard.StatusBuried(in.Recent, existing, a.Posted, in.Config.RecentWindow())
 	if p.Ledger != nil && existing != nil && !moved {
 		if old, _ := ledger.ReadOnce(in.Record, existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
 			kept := a
@@ -59,21 +59,6 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 	resolved := p.Resolved && p.Ledger == nil // the ledger needs a comment, clean or not
 	w, ok := guard.StatusWrite(existing, body, resolved)
 	return CommentWrite{Body: body, Write: w, Do: ok}
-}
-
-// buried reports whether the status comment is so far back that the next
-// run, which reads the last RecentWindow comments and comes after at least
-// one more, may not see it.
-func buried(in guard.Input, status *issues.Comment, posted []issues.Comment) bool {
-	after := 0
-	all := append(slices.Clone(in.Recent), posted...)
-	for _, c := range all {
-		if c.ID > status.ID {
-			after++
-		}
-	}
-	inReach := slices.ContainsFunc(all, func(c issues.Comment) bool { return c.ID == status.ID })
-	return !inReach || after >= in.Config.RecentWindow()-1
 }
 
 // Placeholder is the status comment the first run on an issue posts before
