@@ -126,25 +126,57 @@ func TestAnchorAgentsCannotWrite(t *testing.T) {
 	expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "does not verify against key", ledger.AnchorName(n))
 }
 
-// TestAnchorRotation: a new ledger-key with the old one as
-// ledger-key-previous verifies the record and the anchor the old key
-// signed, and signs both anew; without the previous key the run fails
-// with a key problem, not an edit.
-func TestAnchorRotation(t *testing.T) {
+// TestKeyRotation follows docs/ledger.md's rotation procedure: the run
+// holding the new ledger-key and the old one as ledger-key-previous
+// verifies what the old key signed and signs everything anew — the
+// record, the anchor, the label pins and the grant list; the next runs,
+// holding the new key alone, pass. A third key nobody told the workflow
+// about fails as a key problem, naming the key, not as an edit.
+func TestKeyRotation(t *testing.T) {
 	f := newFixture(t)
-	n, d := anchoredIssue(t, f, "rotation")
+	budget := []string{"repository-budget", "100000"}
+	n, d := f.Open(t, "rotation", example(t, "healthy.md"), governed...)
+	f.Run(t, d, anchoredInputs(f, budget...)...).Expect(t, 0, "pass")
 	newKey := "6cef831177da3c70b1c4a54e5810b42c7a390b699378f5a4bf621b924da9d569" // the rotated ledger key
 	oldID := ledger.SecretKeys([]byte(ledgerKey)).KeyIDs()[0]
 	newID := ledger.SecretKeys([]byte(newKey)).KeyIDs()[0]
-	r := f.Run(t, d, "ledger-key", newKey, "ledger-key-previous", ledgerKey, "admin-token", f.S.AdminToken)
-	r.Expect(t, 0, "pass")
-	if st, a := f.Status(t, n).Body, anchorOf(t, f, n); !strings.Contains(st, "kid="+newID) || !strings.Contains(a, "kid="+newID) {
-		t.Fatalf("the record and the anchor were not signed anew with key %s (old %s):\n%s\nanchor %s", newID, oldID, st, a)
+	signed := func() map[string]string {
+		return map[string]string{"the record": f.Status(t, n).Body, "the anchor": anchorOf(t, f, n),
+			"the label pins": variableOf(t, f, ledger.PinsName), "the grant list": variableOf(t, f, ledger.GrantsName)}
 	}
-	r = f.Run(t, d, "ledger-key", "05ccba948a84242983ab2bc6b313642d0cae8a2858de66aab7b516b635e07b3f" /* a third key nobody told the workflow about */, "admin-token", f.S.AdminToken)
+	for what, text := range signed() {
+		if !strings.Contains(text, "kid="+oldID) {
+			t.Fatalf("test setup: %s is not signed with the old key %s: %q", what, oldID, text)
+		}
+	}
+	both := []string{"ledger-key", newKey, "ledger-key-previous", ledgerKey, "admin-token", f.S.AdminToken}
+	r := f.Run(t, d, append(both, budget...)...)
+	r.Expect(t, 0, "pass")
+	for what, text := range signed() {
+		if !strings.Contains(text, "kid="+newID) {
+			t.Errorf("%s was not signed anew with key %s (old %s): %q\n%s", what, newID, oldID, text, r.String())
+		}
+	}
+	newAlone := []string{"ledger-key", newKey, "admin-token", f.S.AdminToken, "repository-budget", "100000"}
+	r = f.Run(t, d, newAlone...)
+	r.Expect(t, 0, "pass")
+	if len(r.Writes) != 0 {
+		t.Errorf("the same event with the new key alone wrote %q", r.Writes)
+	}
+	_, dc := f.Comment(t, n, f.Admin(), "a note after the rotation")
+	f.Run(t, dc, newAlone...).Expect(t, 0, "pass")
+	// A second issue opened after the rotation is adopted under the grant
+	// list the new key signed.
+	_, d2 := f.Open(t, "after the rotation", example(t, "healthy.md"), governed...)
+	f.Run(t, d2, newAlone...).Expect(t, 0, "pass")
+
+	third := "05ccba948a84242983ab2bc6b313642d0cae8a2858de66aab7b516b635e07b3f" // a key nobody told the workflow about
+	thirdID := ledger.SecretKeys([]byte(third)).KeyIDs()[0]
+	_, d = f.Comment(t, n, f.Admin(), "a note under a key the workflow was never told about")
+	r = f.Run(t, d, "ledger-key", third, "admin-token", f.S.AdminToken)
 	r.Expect(t, 1, "fail")
-	if out := r.String(); !strings.Contains(out, "which this workflow does not hold") || !strings.Contains(out, "ledger-key-previous") {
-		t.Errorf("a key the workflow does not hold is reported as a key problem:\n%s", r.String())
+	if out := r.String(); !strings.Contains(out, newID) || !strings.Contains(out, "which this workflow does not hold") || !strings.Contains(out, thirdID) || !strings.Contains(out, "ledger-key-previous") {
+		t.Errorf("a key the workflow does not hold is not reported as a key problem naming the key:\n%s", r.String())
 	}
 }
 

@@ -157,6 +157,7 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 	c.res, err = r.apply(ctx, in, s, plan)
 	if err == nil {
 		r.writeGrants(ctx, in, plan, &c.res)
+		r.signGrantsAnew(ctx, in, &c.res)
 		r.writePins(ctx, in, c.res.added, &c.res)
 	}
 	if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {

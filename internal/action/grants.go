@@ -117,6 +117,33 @@ func (r *runner) writeGrants(ctx context.Context, in guard.Input, plan *guard.Pl
 	}
 }
 
+// signGrantsAnew writes the grant list anew, signed with ledger-key, when
+// a rotated-out key signed it (docs/ledger.md#rotating-the-key): read anew
+// with admin-token first, so that no grant written since the job started
+// is lost. A run that wrote the list already signed it with the current
+// key. Refused or failed, it is a note: the next run tries again.
+func (r *runner) signGrantsAnew(ctx context.Context, in guard.Input, res *applied) {
+	store, keys := r.reader.Anchors.Store, ledger.ConfigKeys(r.cfg)
+	if store == nil || r.cfg.DryRun || !ledger.SignAnew(r.grantState(ctx).Text, keys) {
+		return
+	}
+	text, _, err := store.Variable(ctx, ledger.GrantsName)
+	if err != nil || !ledger.SignAnew(text, keys) {
+		return
+	}
+	list, problem := ledger.ReadGrants(text, in.Issue.RepoID, keys)
+	if problem != "" {
+		return // the run's finding says so
+	}
+	signed := ledger.EncodeGrants(*list, r.cfg.LedgerKey)
+	if err := store.SetVariable(ctx, ledger.GrantsName, signed, true); err != nil {
+		r.grantNote(res, fmt.Sprintf("The grant list in the repository variable %s, signed with ledger-key-previous, could not be signed anew with ledger-key; the next run tries again. Keep ledger-key-previous until it is.", ledger.GrantsName), err)
+		return
+	}
+	r.grants = &ledger.GrantState{Known: true, Text: signed}
+	res.writes = append(res.writes, fmt.Sprintf("wrote the grant list %s (%d grants, signed anew with ledger-key)", ledger.GrantsName, len(list.Grants)))
+}
+
 // grantNote reports a grant list that could not be written.
 func (r *runner) grantNote(res *applied, note string, err error) {
 	res.notes = append(res.notes, note)

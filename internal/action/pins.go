@@ -56,8 +56,9 @@ func (r *runner) handedVariable(ctx context.Context, env, prefix, name string, r
 
 // writePins records the pins the run's labels call for: every governance
 // label of the repository when there are none yet (the guard's own labels
-// created first), else the governance labels this run created. A refused
-// or failed write is a note, never fatal.
+// created first), else the governance labels this run created; pins a
+// rotated-out key signed are signed anew. A refused or failed write is a
+// note, never fatal.
 func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues.Label, res *applied) {
 	store := r.reader.Anchors.Store
 	if store == nil || !in.Pins.Known {
@@ -77,13 +78,20 @@ func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues
 		labels = all
 	}
 	pins, changed := guard.PinsFor(old, in.Issue.RepoID, labels, r.cfg)
-	if !changed {
+	resign := ledger.SignAnew(in.Pins.Text, ledger.ConfigKeys(r.cfg))
+	if !changed && !resign {
 		return
 	}
-	err := store.SetVariable(ctx, ledger.PinsName, ledger.EncodePins(pins, r.cfg.LedgerKey), old != nil)
+	text := ledger.EncodePins(pins, r.cfg.LedgerKey)
+	err := store.SetVariable(ctx, ledger.PinsName, text, old != nil)
 	switch {
 	case err == nil:
-		res.writes = append(res.writes, fmt.Sprintf("wrote the label pins %s (%d governance labels)", ledger.PinsName, len(pins.Labels)))
+		r.pins = &ledger.PinState{Known: true, Text: text}
+		what := fmt.Sprintf("%d governance labels", len(pins.Labels))
+		if !changed {
+			what += ", signed anew with ledger-key"
+		}
+		res.writes = append(res.writes, fmt.Sprintf("wrote the label pins %s (%s)", ledger.PinsName, what))
 	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
 		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: admin-token may not write Actions variables (they need the repository owner's token).", ledger.PinsName), nil)
 	default:

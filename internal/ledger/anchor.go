@@ -115,6 +115,21 @@ func verifyVariable(what, name, kid, sig string, msg []byte, keys Keys) string {
 	return ""
 }
 
+// variableKey is the key id and signature that end a signed variable's
+// text (an anchor, the grant list, the label pins).
+var variableKey = regexp.MustCompile(` kid=([0-9a-f]{16}|-) sig=(?:[0-9a-f]{128}|unsigned)$`)
+
+// SignAnew reports whether a signed variable's text was signed by a key
+// other than the one keys sign with now (a rotated-out key, still held as
+// ledger-key-previous): the guard writes it anew, signed with the current
+// key, so that the next run, holding the new key alone, verifies it
+// (docs/ledger.md#rotating-the-key). Without a signing key, or for no
+// text, there is nothing to sign anew.
+func SignAnew(text string, keys Keys) bool {
+	m := variableKey.FindStringSubmatch(text)
+	return keys.Signs() && m != nil && m[1] != keys.kid
+}
+
 // AnchorState is what a run knows of the issue's anchor.
 type AnchorState struct {
 	// Known says the run knows whether the issue has an anchor: the runner

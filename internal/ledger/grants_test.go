@@ -54,3 +54,37 @@ func TestMergeGrants(t *testing.T) {
 		t.Error("Sum does not add, or wraps")
 	}
 }
+
+// What a rotated-out key signed is signed anew, whatever the variable;
+// what the current key signed, an unsigned text without a key, and no
+// text are left alone.
+func TestSignAnew(t *testing.T) {
+	old := []byte("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
+	cur := []byte("6cef831177da3c70b1c4a54e5810b42c7a390b699378f5a4bf621b924da9d569")
+	both, err := NewKeys(cur, old, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := Pins{Repo: 3, Labels: map[string]int64{"cascade::depth-2": 7}}
+	grants := Grants{Repo: 3, Grants: []Grant{{Issue: 4, Tokens: 50000, Time: 1700000000}}}
+	for _, c := range []struct {
+		name string
+		text string
+		keys Keys
+		want bool
+	}{
+		{"pins the old key signed", EncodePins(pins, old), both, true},
+		{"grants the old key signed", EncodeGrants(grants, old), both, true},
+		{"an anchor the old key signed", EncodeAnchor(Anchor{Repo: 3, Issue: 4, Seq: 1}, old), both, true},
+		{"pins the current key signed", EncodePins(pins, cur), both, false},
+		{"no text", "", both, false},
+		{"no signing key", EncodePins(pins, nil), Keys{}, false},
+	} {
+		if got := SignAnew(c.text, c.keys); got != c.want {
+			t.Errorf("%s: SignAnew = %v, want %v (%q)", c.name, got, c.want, c.text)
+		}
+	}
+	if _, problem := ReadPins(EncodePins(pins, old), 3, both); problem != "" {
+		t.Errorf("pins the previous key signed do not verify while it is held: %s", problem)
+	}
+}
