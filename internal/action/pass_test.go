@@ -24,12 +24,13 @@ const cleanPassRequests = 3
 
 // firstRunRequests is what the first run on a healthy issue costs: the
 // clean pass's reads, the repository's configuration file and its posture
-// (later runs for the same commit take both from the ledger's record), the
-// status comment that holds the guard's ledger (posted first, then
-// completed: the run writes the body), one re-read that settles a
-// duplicate a concurrent run may have posted, and the read hint written
-// (docs/ledger.md#the-read-hint).
-const firstRunRequests = cleanPassRequests + 5 + postureRequests
+// (later runs for the same commit take both from the ledger's record), who
+// can write the issue (kept in the record, so that a writer's first
+// comment costs nothing), the status comment that holds the guard's ledger
+// (posted first, then completed: the run writes the body), one re-read
+// that settles a duplicate a concurrent run may have posted, and the read
+// hint written (docs/ledger.md#the-read-hint).
+const firstRunRequests = cleanPassRequests + 6 + postureRequests
 
 // ledgerAndHint reports whether writes are a first run's on a healthy
 // issue: the status comment that holds the ledger, posted and completed,

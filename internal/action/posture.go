@@ -41,6 +41,30 @@ func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 		return
 	}
 	r.judgePosture(ctx, commit, st)
+	if r.posture != nil {
+		// The accounts acting now were judged with everything else: an
+		// account the lists did not name has no role there, and one whose
+		// access the tokens may not read is said already. Learnt now, the
+		// next event they cause costs no request (docs/contract.md#6-reading-the-issue-cheaply).
+		r.posture.Learn(r.actors(s)...)
+	}
+}
+
+// actors are the accounts acting on the issue in this run: the event's
+// sender and the label changes' actors, the guard and the repository's
+// owner left out.
+func (r *runner) actors(s *live.Snapshot) []string {
+	var out []string
+	add := func(a string) {
+		if a != "" && a != s.Guard && a != issues.ActionsUser && a != s.Issue.RepoOwner {
+			out = append(out, a)
+		}
+	}
+	add(r.event.Sender)
+	for _, le := range s.Labels {
+		add(le.Actor)
+	}
+	return out
 }
 
 // judgePosture judges the posture anew with the run's tokens; old is the
@@ -92,6 +116,7 @@ func (r *runner) readPosture(ctx context.Context, src port.PostureReader, admin 
 	for _, c := range f.Collaborators {
 		known = append(known, c.Login)
 	}
+	known = append(known, f.Listed...)
 	for _, t := range f.Teams {
 		known = append(known, t.Members...)
 	}
@@ -107,13 +132,9 @@ const maxActorChecks = 5
 // can read only is learnt into the stamp; one with more, or one that
 // cannot be checked, has the posture judged again (false).
 func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.PostureStamp) bool {
-	actors := []string{r.event.Sender}
-	for _, le := range s.Labels {
-		actors = append(actors, le.Actor)
-	}
 	checked := 0
-	for _, a := range actors {
-		if a == "" || a == s.Guard || a == issues.ActionsUser || a == s.Issue.RepoOwner || st.Knows(a) || checked == maxActorChecks {
+	for _, a := range r.actors(s) {
+		if st.Knows(a) || checked == maxActorChecks {
 			continue
 		}
 		checked++

@@ -152,10 +152,12 @@ func (p *postureRead) collaborators(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, login := range p.learn(members) {
+	logins := p.learn(members)
+	for i, login := range logins {
 		perm, err := p.admin.Permission(ctx, login)
 		if refused(err) {
 			p.unread(posture.FactAccounts, "reading a collaborator's permission")
+			p.f.Listed = logins[i:]
 			return nil
 		}
 		if err != nil {

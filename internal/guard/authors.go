@@ -26,9 +26,12 @@ type WriterList struct {
 
 // judgeAuthors settles who speaks on the issue: the access stamp of the
 // record, or a new one from the server's list when the shell gave it; it
-// asks the shell for the list (Plan.AskWriters) when the stamp is stale
-// or does not know an author. Until it has the list, an author it does
-// not know counts as a writer.
+// asks the shell for the list (Plan.AskWriters) when the record has no
+// stamp, or the stamp is stale or does not know an author. A new stamp
+// keeps every writer the list names (up to ledger.MaxAccessLogins), not
+// only the authors so far: an account's first comment then costs no read
+// (docs/contract.md#6-reading-the-issue-cheaply). Until it has the list,
+// an author it does not know counts as a writer.
 func (e *decision) judgeAuthors() {
 	var old *ledger.AccessStamp
 	if l := e.trust.ledger; l != nil {
@@ -38,7 +41,8 @@ func (e *decision) judgeAuthors() {
 	st := old
 	switch wl := e.in.Writers; {
 	case wl != nil && wl.Problem == "":
-		st = ledger.NewAccessStamp(wl.Read, wl.Logins, append(authors, old.Logins()...)...)
+		known := append(append(authors, old.Logins()...), wl.Logins...)
+		st = ledger.NewAccessStamp(wl.Read, wl.Logins, known...)
 	case wl == nil && e.needsWriters(old, authors):
 		e.plan.AskWriters = true
 	}
@@ -55,9 +59,15 @@ func (e *decision) judgeAuthors() {
 }
 
 // needsWriters reports whether the stamp old cannot say who of authors
-// writes the issue: there is none, it is stale, it does not know one of
-// them, or an outsider it knows commented since it was read.
+// writes the issue: the issue has no record yet, or the stamp is missing,
+// stale, or does not know one of them. An outsider the stamp knows costs
+// nothing when it comments again: outsiders cannot make the guard read or
+// write, and access given to one shows when the stamp is read again,
+// within a day (ledger.AccessMaxAge).
 func (e *decision) needsWriters(old *ledger.AccessStamp, authors []string) bool {
+	if old == nil && e.trust.ledger == nil && e.in.Issue.Number > 0 {
+		return true // the first record: the list, read once, is kept in it
+	}
 	if len(authors) == 0 {
 		return false
 	}
@@ -65,8 +75,7 @@ func (e *decision) needsWriters(old *ledger.AccessStamp, authors []string) bool 
 		return true
 	}
 	for _, login := range authors {
-		writer, known := old.Classify(login)
-		if !known || !writer && e.lastCommented(login).After(time.Unix(old.Read, 0)) {
+		if _, known := old.Classify(login); !known {
 			return true
 		}
 	}
@@ -85,17 +94,6 @@ func (e *decision) commentAuthors() []string {
 		out = append(out, a)
 	}
 	return out
-}
-
-// lastCommented is when login last commented among the comments read.
-func (e *decision) lastCommented(login string) time.Time {
-	var at time.Time
-	for _, c := range e.comments() {
-		if c.Author == login && c.CreatedAt.After(at) {
-			at = c.CreatedAt
-		}
-	}
-	return at
 }
 
 // comments are every comment the run read, oldest first, the event's own

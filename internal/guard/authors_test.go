@@ -17,8 +17,9 @@ func reviewerResult(id int64, author string, at time.Time) issues.Comment {
 
 // TestAuthorsAskOnceAndCache: an author the record does not know makes the
 // decision ask who can write; with the answer, an outsider's result counts
-// for nothing and the record keeps what was learnt, so the next decision
-// asks nothing until the stamp is a day old.
+// for nothing and the record keeps what was learnt (every writer the list
+// names, and the outsider), so the next decision asks nothing until the
+// stamp is a day old, whoever of them comments.
 func TestAuthorsAskOnceAndCache(t *testing.T) {
 	in := input(t, body(), "cascade::depth-2")
 	in.Config.DigestAfter = 1
@@ -43,8 +44,17 @@ func TestAuthorsAskOnceAndCache(t *testing.T) {
 		t.Errorf("a fresh stamp that knows the author asks again (%v) or counts it (%v)", p.AskWriters, p.Authors.CanWrite("stranger"))
 	}
 	later.Recent = append(later.Recent, reviewerResult(51, "stranger", later.Now))
-	if p := decideOn(later, st); !p.AskWriters {
-		t.Error("an outsider who commented since the stamp was read may write now: not asked")
+	if p := decideOn(later, st); p.AskWriters || p.Authors.CanWrite("stranger") {
+		t.Errorf("a known outsider commenting again makes the run ask (%v) or counts it (%v)", p.AskWriters, p.Authors.CanWrite("stranger"))
+	}
+	// Every writer the list named is kept, not only the authors so far:
+	// a writer's first comment asks nothing.
+	if !slices.Equal(st.Writers, []string{"dev"}) {
+		t.Errorf("the stamp keeps the writers %v, want the list's [dev]", st.Writers)
+	}
+	later.Recent = append(later.Recent, reviewerResult(52, "dev", later.Now))
+	if p := decideOn(later, st); p.AskWriters || !p.Authors.CanWrite("dev") {
+		t.Errorf("a listed writer's first comment makes the run ask (%v) or does not count it (%v)", p.AskWriters, p.Authors.CanWrite("dev"))
 	}
 	later.Recent, later.Now = in.Recent, in.Now.Add(ledger.AccessMaxAge+time.Minute)
 	if p := decideOn(later, st); !p.AskWriters {

@@ -111,6 +111,9 @@ type Facts struct {
 	// the owner.
 	Teams         []Team
 	Collaborators []Collaborator
+	// Listed are the collaborators the list named whose permission the
+	// tokens may not read (FactAccounts says so): known by name only.
+	Listed []string
 	// Workflows are the default branch's workflow files.
 	Workflows []Workflow
 	// Branch is the default branch's protection.
