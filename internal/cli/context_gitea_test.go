@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 
@@ -30,6 +31,9 @@ type countingProxy struct {
 	mu    sync.Mutex
 	paths []string
 	srv   *httptest.Server
+	// clock, when set, is the server's clock as the client reads it (the
+	// answers' Date header): a test's injected time, not the wall clock.
+	clock func() time.Time
 }
 
 func newCountingProxy(t testing.TB, target string) *countingProxy {
@@ -40,6 +44,12 @@ func newCountingProxy(t testing.TB, target string) *countingProxy {
 	}
 	p := &countingProxy{}
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(res *http.Response) error {
+		if p.clock != nil {
+			res.Header.Set("Date", p.clock().UTC().Format(http.TimeFormat))
+		}
+		return nil
+	}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.paths = append(p.paths, r.Method+" "+r.URL.RequestURI())

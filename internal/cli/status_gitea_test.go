@@ -70,14 +70,45 @@ func openGoverned(t *testing.T, r *actiontest.Repo, title string, total int, lab
 // guard's numbers, at three requests plus one an issue.
 func TestStatusOnGitea(t *testing.T) {
 	r := actiontest.NewRepo(t)
-	const staleAfter = 8 * time.Second
 	old := openGoverned(t, r, "Old work", 20000, "cascade::depth-2", "size::medium")
-	time.Sleep(staleAfter + time.Second)
+	// Only an order: the fresh issue's ledger is written at least four
+	// seconds after the old one's. The verdicts below read the server's
+	// clock through the proxy, set from the ledgers' own times, so a slow
+	// machine cannot change them.
+	time.Sleep(4 * time.Second)
 	fresh := openGoverned(t, r, "Fresh work", 30000, "cascade::depth-2", "size::medium")
 	failing := openGoverned(t, r, "Too deep", 10000, "cascade::depth-0", "size::medium")
 	plain := actiontest.CreateIssue(t, r.S, r.Owner, r.Name, "A question", func(int64) string { return "No checkpoint here." })
 
+	first, stderr, _ := status(t, r, r.S.URL, r.S.AdminToken, "--format", "json", "--stale-after", "24h")
+	progress := func(n int64) time.Time {
+		var rows []struct {
+			Number   int64     `json:"number"`
+			Progress time.Time `json:"last_progress"`
+		}
+		if err := json.Unmarshal([]byte(first), &rows); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, first, stderr)
+		}
+		for _, row := range rows {
+			if row.Number == n {
+				return row.Progress
+			}
+		}
+		t.Fatalf("#%d is not listed:\n%s", n, first)
+		return time.Time{}
+	}
+	gap := progress(fresh).Sub(progress(old))
+	if gap < 4*time.Second {
+		t.Fatalf("test setup: the ledgers were written %s apart, want 4s or more", gap)
+	}
+	// Half the gap, whole seconds: the old issue's progress is older than
+	// that when the server's clock reads a second after the fresh one's,
+	// the fresh issue's is not.
+	staleAfter := (gap / 2).Truncate(time.Second)
+	now := progress(fresh).Add(time.Second)
+
 	p := newCountingProxy(t, r.S.URL)
+	p.clock = func() time.Time { return now }
 	stdout, stderr, code := status(t, r, p.srv.URL, r.S.AdminToken, "--format", "json", "--stale-after", staleAfter.String())
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (an issue fails)\n%s\n%s", code, stdout, stderr)
@@ -107,8 +138,8 @@ func TestStatusOnGitea(t *testing.T) {
 		t.Errorf("%d requests, want 3 + 1 per governed issue (3):\n%s", len(reqs), strings.Join(reqs, "\n"))
 	}
 	// The text and Markdown forms list the same issues.
-	text, _, _ := status(t, r, r.S.URL, r.S.AdminToken, "--stale-after", staleAfter.String())
-	md, _, _ := status(t, r, r.S.URL, r.S.AdminToken, "--format", "markdown", "--stale-after", staleAfter.String())
+	text, _, _ := status(t, r, p.srv.URL, r.S.AdminToken, "--stale-after", staleAfter.String())
+	md, _, _ := status(t, r, p.srv.URL, r.S.AdminToken, "--format", "markdown", "--stale-after", staleAfter.String())
 	for _, n := range []int64{old, fresh, failing} {
 		if !strings.Contains(text, fmt.Sprintf("#%d ", n)) || !strings.Contains(md, fmt.Sprintf("| `#%d` |", n)) {
 			t.Errorf("#%d missing:\n%s\n%s", n, text, md)
