@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -100,6 +101,10 @@ func (c *Client) BodyHistory(ctx context.Context, number int64) ([]issues.Revisi
 	if err := c.getWeb(ctx, base+"list", &list); err != nil {
 		return nil, err
 	}
+	// Gitea orders the list by the edit's second alone: revisions saved in
+	// the same second (an agent's edit right after the guard's write) come
+	// in the order the rows were stored. Their ids say which is newer.
+	slices.SortStableFunc(list.Results, func(a, b historyEntry) int { return cmp.Compare(b.Value, a.Value) })
 	var out []issues.Revision
 	for i, e := range list.Results {
 		if i == maxRevisions {
