@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -240,6 +241,9 @@ func (r *runner) readEnvironment() (apiURL, owner, name string, err error) {
 	ev, err := issues.ParseEvent(evName, data)
 	if err != nil {
 		return "", "", "", err
+	}
+	if n, err := strconv.Atoi(getenv(RunAttemptEnv)); err == nil {
+		ev.Attempt = n
 	}
 	r.event = ev
 	return api, owner, name, nil

@@ -55,6 +55,11 @@ func (e *decision) judgeFirstEdit() {
 	if !e.firstState() || e.checkpointAsWritten() == nil || e.asOpened() {
 		return
 	}
+	// The edit's own run names an approver who saved the body as it is:
+	// the approver wrote the checkpoint in.
+	if ed := e.bodyEditor(func(saved string) bool { return saved == e.in.Issue.Body }); e.isApprover(ed) {
+		return
+	}
 	pv := e.cfg.Labels.PermissionViolation
 	v := at(e.blockPos(), "", "the guard has no accepted state for this issue, and its body was edited since it was opened (content version %d → %d): the guard adopts a first state without an approver only as the issue was opened; an approver (%s) checks the checkpoint and removes %s to accept it",
 		e.openedVersion(), e.in.Issue.ContentVersion, e.cfg.Approvers(), pv)

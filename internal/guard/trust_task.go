@@ -80,6 +80,10 @@ func (e *decision) checkTask() {
 	unknown := false
 	if v.Body {
 		v.By, v.Accepted, unknown = bodyChangers(l.Task, te)
+		live := TaskDigest(e.in.Issue.Body)
+		if ed := e.bodyEditor(func(saved string) bool { return TaskDigest(saved) == live }); unknown && ed != "" {
+			v.By, unknown = []string{ed}, false
+		}
 	}
 	if v.Title {
 		by, u := titleChangers(l.Title, te)
@@ -88,6 +92,22 @@ func (e *decision) checkTask() {
 	// An approver's edit is accepted.
 	v.Changed = unknown || len(v.By) == 0 || slices.ContainsFunc(v.By, func(a string) bool { return !e.isApprover(a) })
 	e.plan.Task = v
+}
+
+// bodyEditor is who saved the body the run read, as the run's own event
+// testifies, when the edit history cannot say (Gitea shows it only to a
+// signed-in person on a public repository): an issues.edited event of a
+// first attempt whose payload, which Gitea built from the issue as that
+// edit saved it, holds what same accepts of the live body. No one but
+// the editor starts such a run; a re-run's payload is as old as the run,
+// and a later edit makes the live body differ. "" when the event does not
+// say (docs/ledger.md#the-task).
+func (e *decision) bodyEditor(same func(saved string) bool) string {
+	ev := e.in.Event
+	if ev.Name != "issues" || ev.Action != "edited" || ev.Attempt != 1 || ev.Saved == nil || ev.Sender == "" || !same(ev.Saved.Body) {
+		return ""
+	}
+	return ev.Sender
 }
 
 // taskTampered adds the finding of a task changed by someone who may not.

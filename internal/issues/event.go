@@ -29,6 +29,19 @@ type Event struct {
 	// AddedLabels and RemovedLabels are the label names a label event
 	// changed (changes.added_labels / removed_labels), when sent.
 	AddedLabels, RemovedLabels []string
+	// Saved is the issue's title and body as the payload carried them:
+	// for Gitea's issues.edited, the issue as that edit saved it (nil when
+	// the payload has no issue).
+	Saved *Saved
+	// Attempt is the run's attempt (GITHUB_RUN_ATTEMPT): 1 for the run the
+	// event started, more for a re-run, whose payload is as old as the
+	// run; 0 when not known.
+	Attempt int
+}
+
+// Saved is an issue's title and body as an event's payload carried them.
+type Saved struct {
+	Title, Body string
 }
 
 // pullEvents are the workflow events of a pull request itself; a comment
@@ -70,6 +83,8 @@ type payload struct {
 	Number int64  `json:"number"`
 	Issue  *struct {
 		Number      int64     `json:"number"`
+		Title       string    `json:"title"`
+		Body        string    `json:"body"`
 		PullRequest *struct{} `json:"pull_request"`
 	} `json:"issue"`
 	PullRequest *struct {
@@ -127,6 +142,7 @@ func ParseEvent(name string, data []byte) (Event, error) {
 	switch {
 	case p.Issue != nil && p.Issue.Number > 0:
 		e.Number = p.Issue.Number
+		e.Saved = &Saved{Title: p.Issue.Title, Body: p.Issue.Body}
 		if p.Issue.PullRequest != nil {
 			e.IsPull = true
 		}
