@@ -44,3 +44,32 @@ func TestTaskChangers(t *testing.T) {
 		t.Error("a title change the timeline does not show tells nobody")
 	}
 }
+
+// TestBodyEditorFromTheEditsOwnRun: the first attempt of an issues.edited
+// run names who saved the body when its payload holds what the run reads
+// live; a re-run, another event, a payload that no longer matches and an
+// unknown attempt name no one.
+func TestBodyEditorFromTheEditsOwnRun(t *testing.T) {
+	live := "## Task\n\nrate limits, per route later\n"
+	same := func(saved string) bool { return TaskDigest(saved) == TaskDigest(live) }
+	edited := issues.Event{Name: "issues", Action: "edited", Sender: "owner", Attempt: 1, Saved: &issues.Saved{Body: live}}
+	for _, c := range []struct {
+		name string
+		edit func(*issues.Event)
+		want string
+	}{
+		{"the edit's first attempt", func(*issues.Event) {}, "owner"},
+		{"a re-run", func(e *issues.Event) { e.Attempt = 2 }, ""},
+		{"attempt not known", func(e *issues.Event) { e.Attempt = 0 }, ""},
+		{"a comment's run", func(e *issues.Event) { e.Name, e.Action = "issue_comment", "created" }, ""},
+		{"a later edit changed the task", func(e *issues.Event) { e.Saved = &issues.Saved{Body: "## Task\n\nrate limits\n"} }, ""},
+		{"no issue in the payload", func(e *issues.Event) { e.Saved = nil }, ""},
+	} {
+		ev := edited
+		c.edit(&ev)
+		e := &decision{in: Input{Event: ev}}
+		if got := e.bodyEditor(same); got != c.want {
+			t.Errorf("%s: editor %q, want %q", c.name, got, c.want)
+		}
+	}
+}
