@@ -48,8 +48,9 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // startMeter starts a meter on store dsn (a SQLite file or a PostgreSQL
-// URL) for the server of r; the stand-in is prov, or a new one.
-func startMeter(t *testing.T, r *actiontest.Repo, dsn string, prov *standin.Provider) *runningMeter {
+// URL) for the server of r; the stand-in is prov, or a new one; opts
+// change the meter's options before it starts.
+func startMeter(t *testing.T, r *actiontest.Repo, dsn string, prov *standin.Provider, opts ...func(*meter.Options)) *runningMeter {
 	t.Helper()
 	if prov == nil {
 		prov = standin.Start(t)
@@ -59,9 +60,13 @@ func startMeter(t *testing.T, r *actiontest.Repo, dsn string, prov *standin.Prov
 		t.Fatal(err)
 	}
 	rm := &runningMeter{prov: prov, store: store, log: &lockedBuffer{}}
-	m, err := meter.New(meter.Options{Server: r.S.URL, Store: store, Key: meterKey, IssueTTL: time.Millisecond, Log: rm.log, Connect: connectGitea,
+	o := meter.Options{Server: r.S.URL, Store: store, Key: meterKey, IssueTTL: time.Millisecond, Log: rm.log, Connect: connectGitea,
 		Upstream: map[metering.Provider]string{metering.OpenAI: prov.URL, metering.Anthropic: prov.URL},
-		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}})
+		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}}
+	for _, f := range opts {
+		f(&o)
+	}
+	m, err := meter.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

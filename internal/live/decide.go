@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/access"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -189,8 +191,9 @@ func (r *Reader) fetchComments(ctx context.Context, n int64, ids []int64) (map[i
 }
 
 // writerList reads who can write the issue (one request), once per
-// reader. A refusal is an answer: every author then counts as a writer,
-// and its Problem says so.
+// reader: the repository's writers as package access has them, the meter's
+// rule. A refusal is an answer: every author then counts as a writer, and
+// its Problem says so.
 func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	switch {
 	case r.writers != nil:
@@ -206,7 +209,8 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	case err != nil:
 		return nil, r.Where.Error("list who can write the issues", err)
 	default:
-		r.writers = &guard.WriterList{Logins: logins, Read: r.serverNow(time.Now())}
+		owner, _, _ := strings.Cut(r.Where.Repo, "/")
+		r.writers = &guard.WriterList{Logins: access.Writers{Owner: owner, Listed: logins}.Logins(), Read: r.serverNow(time.Now())}
 	}
 	return r.writers, nil
 }

@@ -9,14 +9,16 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/config"
+	"github.com/gns-guard/gns-guard/internal/access"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
 // Client is what the meter asks Gitea with an agent's token: who it is,
-// what it may do, and the issue it spends on.
+// whether it writes the repository (the writers list), and the issue it
+// spends on, decided as the guard would (Permissions answers its
+// approvals).
 type Client interface {
 	port.IssueReader
 	port.Permissions
@@ -47,9 +49,11 @@ func agentToken(r *http.Request) string {
 	return ""
 }
 
-// resolve finds who token belongs to and whether it may write
-// owner/name: two requests to Gitea, kept for LoginTTL by the token's
-// hash (a refused token too, briefly, so a flood does not reach Gitea).
+// resolve finds who token belongs to and whether it may write the issues
+// of owner/name (package access: the repository's writers list, or its
+// owner): two requests to Gitea with the token itself, kept for LoginTTL
+// (at most a minute) by the token's hash. A refused token is kept too, so
+// a flood does not reach Gitea.
 func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, error) {
 	if token == "" {
 		return login{refusal: &metering.Refusal{Status: 401, Kind: metering.KindAuth, Rule: "meter-auth",
@@ -70,34 +74,26 @@ func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, 
 		case err != nil:
 			return login{}, err
 		}
-		perm, err := c.Permission(ctx, who)
-		if err != nil && !errors.Is(err, issues.ErrNotFound) && !errors.Is(err, issues.ErrForbidden) {
+		listed, err := c.Writers(ctx)
+		unread := errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrForbidden)
+		if err != nil && !unread {
 			return login{}, err
 		}
-		l := login{name: who, client: c, resolved: true, writer: perm == "write" || perm == "admin" || perm == "owner"}
+		l := login{name: who, client: c, resolved: true, writer: access.Writers{Owner: owner, Listed: listed}.Can(who)}
 		if !l.writer {
-			l.refusal = &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "meter-auth",
-				Message: fmt.Sprintf("%s may not write %s/%s (permission %q): only the repository's writers spend through the meter", who, owner, name, perm)}
+			l.refusal = notWriter(who, owner+"/"+name, unread)
 		}
 		return l, nil
 	})
 }
 
-// mayActAs says whether login may spend as agent: the setting agents maps
-// agent names to the Gitea logins that may speak as them
-// (docs/contract.md#4b-the-trusted-ledger); with
-// no map, every account with write access to the repository (resolve
-// checked it) may spend as any agent. A call that names no agent (the
-// header is optional) is one of login's own agents'.
-func mayActAs(cfg config.Config, login, agent string) bool {
-	a := issues.Authors{Known: true, Writers: []string{login}, Agents: cfg.Agents}
-	if agent != "" || !a.Mapped() {
-		return a.SpeaksAs(login, agent)
+// notWriter is the refusal of login, who cannot write repo's issues;
+// unread says Gitea would not show the token the repository's writers.
+func notWriter(login, repo string, unread bool) *metering.Refusal {
+	why := "Gitea does not list it among the repository's assignees"
+	if unread {
+		why = "Gitea does not show this token the repository's assignees (the token needs read:repository, and the account access to the repository)"
 	}
-	for name := range cfg.Agents {
-		if a.SpeaksAs(login, name) {
-			return true
-		}
-	}
-	return false
+	return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "meter-auth",
+		Message: fmt.Sprintf("%s cannot write the issues of %s: %s. Only the repository's writers spend through the meter; %s makes an account one", login, repo, why, access.Grants)}
 }

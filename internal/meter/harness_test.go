@@ -80,7 +80,9 @@ type rig struct {
 
 const agentToken1 = "gitea-token-of-coder"
 
-func newRig(t testing.TB) *rig {
+// newRig is a meter on a fake Gitea where coder writes and reader reads;
+// opts change the meter's options before it starts.
+func newRig(t testing.TB, opts ...func(*Options)) *rig {
 	t.Helper()
 	r := &rig{t: t, prov: standin.Start(t), log: &strings.Builder{}}
 	r.gitea = fakeforge.New("acme/app")
@@ -97,9 +99,13 @@ func newRig(t testing.TB) *rig {
 	r.store = store
 	judge(t, r.gitea, 7)
 	r.key, _ = receipt.NewKey([]byte(strings.Repeat("s", 40)))
-	r.m, err = New(Options{Server: "http://gitea.invalid", Store: store, Key: r.key, Connect: func(_, token, _, _ string) (Client, error) { return r.gitea.Dial(token), nil }, Log: &syncWriter{b: r.log},
+	o := Options{Server: "http://gitea.invalid", Store: store, Key: r.key, Connect: func(_, token, _, _ string) (Client, error) { return r.gitea.Dial(token), nil }, Log: &syncWriter{b: r.log},
 		Upstream: map[metering.Provider]string{metering.OpenAI: r.prov.URL, metering.Anthropic: r.prov.URL},
-		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}})
+		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}}
+	for _, f := range opts {
+		f(&o)
+	}
+	r.m, err = New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,9 @@ type Options struct {
 	Store *meterstore.Store
 	Key   receipt.Key
 	// IssueTTL is how long an issue's standing is kept (DefaultIssueTTL);
-	// LoginTTL how long a token's login and permission are.
+	// LoginTTL how long a token's login and whether it writes the
+	// repository are (DefaultLoginTTL, at most MaxLoginTTL: an account
+	// that loses write access stops spending within it).
 	IssueTTL, LoginTTL time.Duration
 	// DefaultMaxTokens caps the answer of a request that sets no cap.
 	DefaultMaxTokens int64
@@ -44,10 +46,11 @@ type Options struct {
 	Connect Connect
 }
 
-// Defaults of Options.
+// Defaults and bounds of Options.
 const (
 	DefaultIssueTTL         = 2 * time.Second
-	DefaultLoginTTL         = 5 * time.Minute
+	DefaultLoginTTL         = MaxLoginTTL
+	MaxLoginTTL             = time.Minute
 	DefaultMaxTokens        = 4096
 	maxAnswerBytes          = 64 << 20
 	defaultOpenAIUpstream   = "https://api.openai.com"
@@ -81,6 +84,7 @@ func New(o Options) (*Meter, error) {
 	if o.LoginTTL <= 0 {
 		o.LoginTTL = DefaultLoginTTL
 	}
+	o.LoginTTL = min(o.LoginTTL, MaxLoginTTL)
 	if o.DefaultMaxTokens <= 0 {
 		o.DefaultMaxTokens = DefaultMaxTokens
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/access"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
@@ -92,7 +93,7 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 	}
 	x.st = st
 	x.agent = strings.TrimSpace(r.Header.Get(AgentHeader))
-	if !mayActAs(st.cfg, l.name, x.agent) {
+	if !access.ActsAs(st.cfg.Agents, l.name, x.agent) {
 		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated", Message: fmt.Sprintf("%s may not spend as agent %q (the setting agents)", l.name, x.agent)}
 	}
 	return m.reserve(ctx, x, iss)

@@ -69,9 +69,11 @@ type IssueReader interface {
 	// TitleChanges reads the changes of issue number's title since a time,
 	// oldest first, from its timeline: one request a page of 50 entries.
 	TitleChanges(ctx context.Context, number int64, since time.Time) ([]issues.TitleChange, error)
-	// Writers lists the logins that can write the repository's issues:
-	// its owner and the collaborators and team members with write access
-	// (Gitea's assignees of the repository), one request.
+	// Writers lists the logins that can write the repository's issues
+	// (Gitea's assignees of the repository): the collaborators with write,
+	// the members of a team with a unit at write (or Pull requests at
+	// read), and a user who owns it; package access decides with it. Any
+	// reader may ask; one request.
 	Writers(ctx context.Context) ([]string, error)
 	// PullFiles lists the paths a pull request changes.
 	PullFiles(ctx context.Context, number int64) ([]string, error)

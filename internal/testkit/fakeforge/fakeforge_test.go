@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
@@ -107,4 +109,34 @@ func TestRefusals(t *testing.T) {
 		}
 	}()
 	s.Inject(Fault{Method: "EditBdy"})
+}
+
+// Writers answers as Gitea's assignees: write collaborators; in an
+// organisation, the members of a team of the repository with a unit at
+// write (Issues write and Code read, say) or Pull requests at read, not
+// those of a read-only team, nor a team without the repository, nor the
+// organisation; a user owner last. A removed member is no longer listed.
+func TestWritersAreGiteasAssignees(t *testing.T) {
+	s := New("acme/api")
+	s.Org = true
+	s.Grant("collab", "write")
+	s.Grant("viewer", "read")
+	agents := s.AddTeam(port.Team{Name: "agents", Units: map[string]string{"repo.issues": "write", "repo.code": "read"}}, true, "agent1", "agent2")
+	s.AddTeam(port.Team{Name: "readers", Units: map[string]string{"repo.issues": "read", "repo.code": "read"}}, true, "reader1")
+	s.AddTeam(port.Team{Name: "reviewers", Units: map[string]string{"repo.pulls": "read"}}, true, "reviewer")
+	s.AddTeam(port.Team{Name: "elsewhere", Units: map[string]string{"repo.issues": "write"}}, false, "stranger")
+	got, err := s.As("reader1").Writers(ctx)
+	want := []string{"agent1", "agent2", "collab", issues.ActionsUser, "reviewer"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("an organisation's writers: %v, %v; want %v", got, err, want)
+	}
+	s.RemoveTeamMember(agents.ID, "agent1")
+	if got, _ := s.As("agent2").Writers(ctx); slices.Contains(got, "agent1") {
+		t.Errorf("a removed member is still listed: %v", got)
+	}
+	user := New("alice/app")
+	user.Grant("bob", "write")
+	if got, _ := user.As("bob").Writers(ctx); !slices.Equal(got, []string{"bob", issues.ActionsUser, "alice"}) {
+		t.Errorf("a user's repository's writers: %v", got)
+	}
 }

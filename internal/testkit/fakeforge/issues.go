@@ -12,6 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
 // find is issue n, or a 404 (the lock held).
@@ -301,22 +302,46 @@ func (c *Client) TitleChanges(_ context.Context, n int64, since time.Time) ([]is
 	return out, nil
 }
 
-// Writers are the logins that can write the repository's issues (Gitea's
-// assignees of the repository): its owner, and every account granted
-// write or more. One request.
+// Writers are the logins that can write the repository's issues, as
+// Gitea 1.26 lists the repository's assignees (models/repo/user_repo.go,
+// GetRepoAssignees): the accounts granted write or more; in an
+// organisation, the members of a team of the repository with a unit at
+// write or more, or with Pull requests at read; and a user who owns it,
+// last (an organisation is listed by none of its teams). One request.
 func (c *Client) Writers(context.Context) ([]string, error) {
 	if err := c.begin("Writers", http.MethodGet, c.s.repoPath()+"/assignees"); err != nil {
 		return nil, err
 	}
 	defer c.s.mu.Unlock()
-	out := []string{c.s.owner}
-	for login := range c.s.perms {
-		if login != c.s.owner && c.s.may(login, "write") {
+	s := c.s
+	var out []string
+	for login := range s.perms {
+		if login != s.owner && s.may(login, "write") {
 			out = append(out, login)
 		}
 	}
-	slices.Sort(out[1:])
+	for _, t := range s.teams {
+		if s.Org && t.hasRepo && assigns(t.Units) {
+			out = append(out, t.members...)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if !s.Org {
+		out = append(out, s.owner)
+	}
 	return out, nil
+}
+
+// assigns says a team with units makes its members assignees: a unit at
+// write or more, or Pull requests at read.
+func assigns(units map[string]string) bool {
+	for unit, mode := range units {
+		if level[mode] >= level["write"] || unit == posture.Pulls && mode == "read" {
+			return true
+		}
+	}
+	return false
 }
 
 // CreateComment posts a comment as the client's user: one request.

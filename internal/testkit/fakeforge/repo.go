@@ -25,7 +25,9 @@ func (c *Client) IsRepoAdmin(ctx context.Context, user string) (bool, error) {
 }
 
 // Permission is user's permission: answered to an admin, and to a user
-// about themselves (403 to others); one request.
+// about themselves (403 to others); one request. As Gitea's
+// collaborators/{user}/permission, it is the permission granted: a
+// team's units do not raise it.
 func (c *Client) Permission(_ context.Context, user string) (string, error) {
 	path := fmt.Sprintf("%s/collaborators/%s/permission", c.s.repoPath(), user)
 	if err := c.begin("Permission", http.MethodGet, path); err != nil {

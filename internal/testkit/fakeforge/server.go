@@ -557,6 +557,18 @@ func (s *Server) AddTeam(t port.Team, hasRepo bool, members ...string) port.Team
 	return t
 }
 
+// RemoveTeamMember takes login out of team id, as an owner does on the
+// server: its access through the team ends.
+func (s *Server) RemoveTeamMember(id int64, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.teams {
+		if t.ID == id {
+			t.members = slices.DeleteFunc(t.members, func(m string) bool { return m == login })
+		}
+	}
+}
+
 // Protect sets the branch protection rule r.
 func (s *Server) Protect(r port.BranchRule) {
 	s.mu.Lock()
