@@ -201,6 +201,7 @@ func (r *runner) read(ctx context.Context, first bool) (*live.Snapshot, error) {
 func (r *runner) input(s *live.Snapshot) guard.Input {
 	in := s.Input(r.cfg, r.event, r.repo, r.o.Now(), r.counter)
 	in.ConfigStamp, in.PullSettings = r.stamp, r.pullSettings
+	in.Records = true
 	return in
 }
 

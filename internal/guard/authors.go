@@ -65,7 +65,7 @@ func (e *decision) judgeAuthors() {
 // write, and access given to one shows when the stamp is read again,
 // within a day (ledger.AccessMaxAge).
 func (e *decision) needsWriters(old *ledger.AccessStamp, authors []string) bool {
-	if old == nil && e.trust.ledger == nil && e.in.Issue.Number > 0 {
+	if old == nil && e.trust.ledger == nil && e.in.Records {
 		return true // the first record: the list, read once, is kept in it
 	}
 	if len(authors) == 0 {

@@ -87,6 +87,10 @@ type Input struct {
 	// Writers is the server's list of the accounts that can write the
 	// issue, when the shell answered Plan.AskWriters (nil: not asked).
 	Writers *WriterList
+	// Records says the shell writes the record this decision plans (the
+	// action's run, not a read-only sweep): a first record then asks for
+	// the writers list, so that a writer's first comment costs nothing.
+	Records bool
 	// LabelsUnknown says the issue's labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.
