@@ -105,7 +105,11 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 		},
 		{
 			name: "phase not the checkpoint's", rule: "comment-protocol",
-			body:    func(t *testing.T) string { return result(t, "code-reviewer", "review", 1, nil) },
+			// The checkpoint records this result (its last invocation):
+			// its phase must be the checkpoint's.
+			body: func(t *testing.T) string {
+				return result(t, "code-reviewer", "review", 1, map[string]any{"invocation": "inv-20260516-1320-a7"})
+			},
 			line:    func(string) int { return 1 },
 			col:     func(string) int { return 1 },
 			message: `reports phase "review" but the checkpoint is in phase "implementation"`,

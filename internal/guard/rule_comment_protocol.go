@@ -14,8 +14,8 @@ import (
 
 // checkCommentProtocol validates the agent result comment that triggered an
 // issue_comment event: its header and GNS_EVENT footer, its depth against
-// the cascade limit, its phase against the checkpoint, and its agent
-// against allowed-agents. Positions are lines and columns of the comment.
+// the cascade limit, its phase against the checkpoint that records it, and
+// its agent against allowed-agents. Positions are lines and columns of the comment.
 // An outsider's comment is outside the judged conversation: its problems
 // are warnings, with no label (docs/ledger.md#what-the-next-agent-reads).
 func checkCommentProtocol(e *decision) (out []Violation) {
@@ -48,7 +48,7 @@ func checkCommentProtocol(e *decision) (out []Violation) {
 	if limit, ok := e.maxDepth(); ok && limit != config.Unlimited && parsed.Depth > int64(limit) {
 		add(1, 1, "reports depth %d, over the cascade limit of %d", parsed.Depth, limit)
 	}
-	if e.cp != nil && parsed.Phase != e.cp.Phase.Value {
+	if e.cp != nil && parsed.Phase != e.cp.Phase.Value && recorded(parsed, e.cp) {
 		add(1, 1, "reports phase %s but the checkpoint is in phase %s", markdown.Quote(parsed.Phase), markdown.Quote(e.cp.Phase.Value))
 	}
 	if len(e.cfg.AllowedAgents) > 0 && !slices.Contains(e.cfg.AllowedAgents, parsed.Agent) {
@@ -57,6 +57,15 @@ func checkCommentProtocol(e *decision) (out []Violation) {
 		out = append(out, v)
 	}
 	return out
+}
+
+// recorded says the checkpoint records the result c: its footer names the
+// checkpoint's last invocation. A report moving the checkpoint to a new
+// phase posts its result first and patches the body after, so the run of
+// its comment may read the body before the patch: the result's phase is
+// the checkpoint's to come, and it is judged once the checkpoint names it.
+func recorded(c *agentcomment.Comment, cp *checkpoint.Checkpoint) bool {
+	return c.Footer != nil && c.Footer.Invocation != "" && c.Footer.Invocation == cp.LastInvocation.Value
 }
 
 // eventComment is the comment of an issue_comment event, as read live when
