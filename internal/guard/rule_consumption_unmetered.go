@@ -2,9 +2,11 @@ package guard
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/finding"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
@@ -14,13 +16,16 @@ const RuleUnmetered = "consumption-unmetered"
 
 // checkUnmetered fails, with metering: required, every agent result among
 // the comments the guard reads whose footer carries no receipt that
-// verifies against meter-public-key for this issue and invocation. With
+// verifies against meter-public-key for this issue and invocation, but
+// those the trusted record accepted already: a repository that turns
+// metering on holds the results reported from then on, not the ones its
+// issues accepted before. With
 // metering off, a receipt that does not verify is a warning: it is
 // ignored, and the token floor of consumption-under-reported stands.
 func checkUnmetered(e *decision) (out []Violation) {
 	required := e.cfg.Metering == "required"
 	for _, r := range e.resultComments() {
-		if r.footer.EventType != "subagent_result" {
+		if r.footer.EventType != "subagent_result" || e.accepted(r.c.ID, r.c.Body) {
 			continue
 		}
 		_, err := e.receiptOf(r)
@@ -38,4 +43,15 @@ func checkUnmetered(e *decision) (out []Violation) {
 		out = append(out, v)
 	}
 	return out
+}
+
+// accepted says the trusted record accepted the result comment id with
+// this text (docs/ledger.md#accepted-results).
+func (e *decision) accepted(id int64, body string) bool {
+	l := e.trust.ledger
+	if l == nil {
+		return false
+	}
+	d := ledger.ResultDigest(body)
+	return slices.ContainsFunc(l.Results, func(r ledger.ResultRef) bool { return r.ID == id && r.Digest == d })
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
@@ -107,5 +108,27 @@ func TestReceiptsThatDoNotCount(t *testing.T) {
 	p := Decide(meteredInput(t, metered(t, 77, "inv-4", 5000, receiptFor(9, "inv-4", 5000)), "required"))
 	if len(p.Violations) != 0 {
 		t.Errorf("a valid receipt at the reported total: violations %v", ruleIDs(p))
+	}
+}
+
+// metering: required holds the results reported from the change on: one
+// the trusted record accepted before passes, the same one edited since
+// and one the record does not hold fail.
+func TestMeteringRequiredFromTheChangeOn(t *testing.T) {
+	old := metered(t, 50, "inv-old", 900, nil)
+	in := meteredInput(t, old, "required")
+	if len(rulesOf(Decide(in), finding.Error, RuleUnmetered)) != 1 {
+		t.Fatal("a result no record accepted passes without a receipt")
+	}
+	l := ledger.Record{Issue: 9, Writer: in.Self, Pending: []string{}, Results: []ledger.ResultRef{{ID: 50, Agent: "dev", Digest: ledger.ResultDigest(old.Body)}}}
+	in.Status = &issues.Comment{ID: 40, Author: in.Self, Body: issues.StatusMarker(9) + "\n" + ledger.Encode(l, nil) + "\n"}
+	if fs := rulesOf(Decide(in), finding.Error, RuleUnmetered); len(fs) != 0 {
+		t.Errorf("a result the record accepted before metering was required fails: %v", fs)
+	}
+	edited := old
+	edited.Body = strings.Replace(old.Body, "inv-old", "inv-edited", 1)
+	in.Recent, in.Event.Comment = []issues.Comment{edited}, &edited
+	if len(rulesOf(Decide(in), finding.Error, RuleUnmetered)) != 1 {
+		t.Error("an accepted result edited since passes without a receipt")
 	}
 }
