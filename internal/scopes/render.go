@@ -88,3 +88,15 @@ func Block(id string) (text string, ok bool) {
 	}
 	return "", false
 }
+
+// Lacks says that the token, given as given ("admin-token"), lacks the
+// scopes missing (none: it reaches public repositories and organisations
+// only), and what it needs: "admin-token lacks the scope read:organization
+// (GNS_GUARD_ADMIN_TOKEN, the token of the repository's owner, needs the
+// scopes ...)".
+func (t Token) Lacks(given string, missing []string) string {
+	if len(missing) == 0 {
+		return fmt.Sprintf("%s reaches public repositories and organisations only (%s, on private ones too)", given, t.Needs())
+	}
+	return fmt.Sprintf("%s lacks %s (%s)", given, Lacking(missing), t.Needs())
+}
