@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/cli"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
@@ -18,8 +18,8 @@ import (
 var agentScopes = map[string][]string{}
 
 func init() {
-	for _, v := range []string{"context", "report", "recover", "history", "status"} {
-		agentScopes[v] = cli.VerbScopes[v]
+	for _, v := range scopes.AgentVerbs {
+		agentScopes[v.Name] = v.Scopes
 	}
 }
 
