@@ -215,6 +215,12 @@ func (p *postureRead) workflows(ctx context.Context) error {
 // rule (the owner only).
 func (p *postureRead) branch(ctx context.Context) error {
 	b, err := p.admin.Branch(ctx, p.f.DefaultBranch)
+	var adminErr error
+	if refused(err) && p.given {
+		// The owner's token given may not: the token reads the rest.
+		adminErr = err
+		b, err = p.c.Branch(ctx, p.f.DefaultBranch)
+	}
 	if err != nil {
 		return err
 	}
@@ -224,7 +230,7 @@ func (p *postureRead) branch(ctx context.Context) error {
 		return nil
 	}
 	if b.Rule == "" {
-		p.unread(posture.FactPush, "reading the branch protection's push settings", nil)
+		p.unread(posture.FactPush, "reading the branch protection's push settings", adminErr)
 		return nil
 	}
 	rule, found, err := p.admin.BranchRuleNamed(ctx, b.Rule)
