@@ -39,14 +39,18 @@ func (t Token) Markdown() string { return Join(code(t.Names())) }
 // ask for it.
 func Table() string {
 	var b strings.Builder
-	b.WriteString("| token | whose, given as | scope | for | Gitea 1.26's routes that ask for it (under `/api/v1`) |\n|---|---|---|---|---|\n")
+	b.WriteString("| token | whose, given as | scope | for | Gitea 1.26's routes that ask for it (under `/api/v1`; `…` is `" + repo + "`) |\n|---|---|---|---|---|\n")
 	for _, t := range Tokens {
 		for i, s := range t.Scopes {
 			name, whose := "", ""
 			if i == 0 {
 				name, whose = "`"+t.Name+"`", t.Whose+"; "+t.Given
 			}
-			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", name, whose, s.Name, s.For, strings.Join(code(s.Routes), ", "))
+			routes := make([]string, len(s.Routes))
+			for i, r := range s.Routes {
+				routes[i] = strings.Replace(r, repo, "…", 1)
+			}
+			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", name, whose, s.Name, s.For, strings.Join(code(routes), ", "))
 		}
 	}
 	return b.String()
