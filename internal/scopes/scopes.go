@@ -86,8 +86,8 @@ var Agent = Token{
 	Given: "the verbs' --token (else GITEA_TOKEN), the meter's API key, the MCP server's environment",
 	Scopes: []Scope{
 		{Name: "write:issue", For: "reads the issue; report posts its result, edits the checkpoint and sets labels and the assignee; recover --apply, status --publish",
-			Routes: []string{"GET, PATCH " + issue, "GET " + issue + "/timeline", "GET, POST " + issue + "/comments", "GET, POST " + issue + "/labels",
-				"DELETE " + issue + "/labels/{id}", "GET " + repo + "/labels", "GET, POST " + repo + "/issues"}},
+			Routes: []string{"GET, PATCH " + issue, "GET " + issue + "/timeline", "GET, POST " + issue + "/comments", "PATCH " + repo + "/issues/comments/{id}",
+				"GET, POST " + issue + "/labels", "DELETE " + issue + "/labels/{id}", "GET " + repo + "/labels", "GET, POST " + repo + "/issues"}},
 		{Name: "read:repository", For: "reads the settings file, the repository and its assignees; the meter reads whether the agent may write the repository",
 			Routes: []string{"GET " + repo, "GET " + repo + "/raw/{path}", "GET " + repo + "/assignees", "GET " + repo + "/collaborators/{user}/permission"}},
 		{Name: "read:user", For: "learns whose token it is: report, recover and the meter name the agent's account",
