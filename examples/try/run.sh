@@ -62,8 +62,8 @@ echo "the runner finds gns-guard on its PATH, as the host workflow expects."
 repo=acme/api
 trygitea org acme
 trygitea repo acme api
-agent_token=$(trygitea user agent1 write:issue read:repository read:user)
-guard_token=$(trygitea user gns-bot write:issue read:repository read:user)
+agent_token=$(trygitea user agent1 agent)    # an agent's token: the scopes docs/operations.md#tokens lists
+guard_token=$(trygitea user gns-bot guard)   # GNS_GUARD_TOKEN's
 owner() { GITEA_TOKEN=$TRY_TOKEN "$@"; }
 
 step "gns-guard init --runner host: the workflow, settings and template, proposed in a pull request"

@@ -14,6 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/prune"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/status"
 )
 
@@ -28,6 +29,7 @@ type applied struct {
 	posted     []issues.Comment // comments this run posted
 	statusID   int64            // the status comment the issue has after the run, 0: none
 	added      []issues.Label   // the labels this run added, with the ids the server answered
+	unlocked   bool             // the lock was refused
 }
 
 // lockRefused is the note left when the lock was refused; while it stands
@@ -36,6 +38,15 @@ const lockRefused = "The issue could not be locked: the token may not lock issue
 
 // noLock is the note left when the server has no issue lock endpoint.
 const noLock = "The issue could not be locked: the server has no lock endpoint for issues (HTTP 404; Forgejo has none)."
+
+// adminLacks says what admin-token lacks, for a note on a write or read
+// err refused: "" when err is no refusal for want of a scope.
+func adminLacks(err error) string {
+	if se := issues.MissingScope(err); se != nil {
+		return scopes.Admin.Lacks("admin-token", se.Missing)
+	}
+	return ""
+}
 
 // noCAS is the note left on a server whose issues carry no
 // content_version: its body writes are last-write-wins.
@@ -320,7 +331,7 @@ func (a *applier) createOnce(ctx context.Context, body string, same func(issues.
 func (a *applier) lock(ctx context.Context, reason string) {
 	r, res := a.r, a.res
 	if r.set.AdminToken == "" && a.existing != nil && strings.Contains(a.existing.Body, lockRefused) {
-		res.notes = append(res.notes, lockRefused)
+		res.notes, res.unlocked = append(res.notes, lockRefused), true
 		return
 	}
 	err := r.admin.Lock(ctx, a.in.Issue.Number, reason)
@@ -328,8 +339,12 @@ func (a *applier) lock(ctx context.Context, reason string) {
 	case err == nil:
 		res.writes = append(res.writes, guard.LockWrite(reason).Done(""))
 	case errors.Is(err, issues.ErrForbidden):
-		res.notes = append(res.notes, lockRefused)
-		r.log.infof("gns-guard: warning: %s", lockRefused)
+		note := lockRefused
+		if lacks := adminLacks(err); lacks != "" && r.set.AdminToken != "" {
+			note = "The issue could not be locked: " + lacks + "."
+		}
+		res.notes, res.unlocked = append(res.notes, note), true
+		r.log.infof("gns-guard: warning: %s", note)
 	case errors.Is(err, issues.ErrNotFound):
 		// Forgejo has no issue lock endpoint: reported, never fatal.
 		res.notes = append(res.notes, noLock)
@@ -441,7 +456,11 @@ func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *issues.Comme
 			r.log.infof("gns-guard: the anchor %s sealed an older record than the status comment holds (its last write failed): written anew", name)
 		}
 	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
-		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: admin-token may not write Actions variables (they need the repository owner's token, or a site admin's). Until it can, a copy of an older status comment put back is not caught.", name)
+		why := "admin-token may not write Actions variables (they need the repository owner's token, or a site admin's)"
+		if lacks := adminLacks(err); lacks != "" {
+			why = lacks
+		}
+		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: %s. Until it can, a copy of an older status comment put back is not caught.", name, why)
 		a.res.notes = append(a.res.notes, note)
 		r.log.infof("gns-guard: warning: %s", note)
 	default:
@@ -475,7 +494,7 @@ func (a *applier) done(p *guard.Plan) status.Applied {
 		Pruned: p.Prune != nil && (a.res.pruned || a.r.cfg.DryRun),
 		Filled: p.Fill != nil && (a.res.filled || a.r.cfg.DryRun),
 		Hinted: p.Hint != nil && (a.res.hinted || a.r.cfg.DryRun),
-		Locked: p.Lock != "" && !slices.Contains(a.res.notes, lockRefused),
+		Locked: p.Lock != "" && !a.res.unlocked,
 	}
 }
 

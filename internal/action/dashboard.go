@@ -32,7 +32,7 @@ func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name strin
 	rd := &live.Reader{
 		Forge:        fg,
 		Admin:        fg,
-		Where:        live.Where{Server: apiURL, Repo: r.repo, TokenHint: "check the token input"},
+		Where:        guardWhere(apiURL, r.repo),
 		TokenIsGuard: true,
 		Keys:         ledger.ConfigKeys(set.Config),
 	}

@@ -111,7 +111,11 @@ func (r *runner) writeGrants(ctx context.Context, in guard.Input, plan *guard.Pl
 		r.grants.Text = text
 		res.writes = append(res.writes, fmt.Sprintf("wrote the grant list %s (%s granted to issue #%d; %d grants in the window)", ledger.GrantsName, grantedTokens(plan.Grants), in.Issue.Number, len(merged.Grants)))
 	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
-		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded in the repository variable %s: admin-token may not write Actions variables (they need the repository owner's token, or a site admin's). Until it can, the repository budget is not kept.", ledger.GrantsName), nil)
+		why := "admin-token may not write Actions variables (they need the repository owner's token, or a site admin's)"
+		if lacks := adminLacks(err); lacks != "" {
+			why = lacks
+		}
+		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded in the repository variable %s: %s. Until it can, the repository budget is not kept.", ledger.GrantsName, why), nil)
 	default:
 		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded in the repository variable %s: the server answered an error. The next run writes it.", ledger.GrantsName), err)
 	}

@@ -93,7 +93,11 @@ func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues
 		}
 		res.writes = append(res.writes, fmt.Sprintf("wrote the label pins %s (%s)", ledger.PinsName, what))
 	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
-		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: admin-token may not write Actions variables (they need the repository owner's token).", ledger.PinsName), nil)
+		why := "admin-token may not write Actions variables (they need the repository owner's token)"
+		if lacks := adminLacks(err); lacks != "" {
+			why = lacks
+		}
+		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: %s.", ledger.PinsName, why), nil)
 	default:
 		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: the server answered an error. The next run tries again.", ledger.PinsName), err)
 	}

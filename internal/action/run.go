@@ -16,6 +16,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -165,7 +166,7 @@ func (r *runner) run(ctx context.Context) error {
 	r.reader = &live.Reader{
 		Forge:        r.forge,
 		Admin:        r.forge,
-		Where:        live.Where{Server: apiURL, Repo: r.repo, TokenHint: "check the token input"},
+		Where:        guardWhere(apiURL, r.repo),
 		TokenIsGuard: true,
 		Keys:         ledger.ConfigKeys(set.Config),
 	}
@@ -182,6 +183,13 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	r.set, r.cfg = set, set.Config
 	return r.cycle(ctx)
+}
+
+// guardWhere says, in the messages of a failed request, that the token
+// input is the guard's own account's token (GNS_GUARD_TOKEN) and what it
+// needs.
+func guardWhere(apiURL, repo string) live.Where {
+	return live.Where{Server: apiURL, Repo: repo, TokenHint: "check the token input", Token: "the token input", Needs: scopes.Guard.Needs()}
 }
 
 // configure resolves the run's configuration once the issue is read: the

@@ -14,6 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -87,7 +88,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 	if o.format == "json" {
 		err = printJSON(env, checks)
 	} else {
-		err = printDoctor(env.Stdout, facts, reader.Where.Server, checks)
+		err = printDoctor(env.Stdout, facts, reader.Where.Server, checks, admin != nil)
 	}
 	if err != nil {
 		return err
@@ -148,8 +149,8 @@ func doctorOutcome(checks []doctorCheck) error {
 }
 
 // printDoctor prints the checks, one a line with its state, and a
-// summary.
-func printDoctor(out io.Writer, f posture.Facts, server string, checks []doctorCheck) error {
+// summary; withAdmin says the owner's token was given.
+func printDoctor(out io.Writer, f posture.Facts, server string, checks []doctorCheck, withAdmin bool) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gns-guard doctor: %s on %s, default branch %s\n\n", f.Repo, server, f.DefaultBranch)
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
@@ -172,7 +173,10 @@ func printDoctor(out io.Writer, f posture.Facts, server string, checks []doctorC
 	default:
 		fmt.Fprintf(&b, "Every guarantee of the threat model holds (%d checks).", len(checks))
 	}
-	if n := count[stateUnchecked]; n > 0 {
+	switch n := count[stateUnchecked]; {
+	case n > 0 && withAdmin:
+		fmt.Fprintf(&b, " %d could not be checked with the tokens given: each says what it needs (%s).", n, scopes.Admin.Needs())
+	case n > 0:
 		fmt.Fprintf(&b, " %d could not be checked with the tokens given: pass the owner's token as --admin-token (or $%s) to check them.", n, AdminTokenEnv)
 	}
 	b.WriteByte('\n')

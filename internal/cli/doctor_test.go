@@ -31,7 +31,7 @@ func TestDoctorCouldNotCheck(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", c.checks, got, c.code)
 		}
 		var b bytes.Buffer
-		if err := printDoctor(&b, posture.Facts{Repo: "o/r", DefaultBranch: "main"}, "http://gitea.test", checks); err != nil {
+		if err := printDoctor(&b, posture.Facts{Repo: "o/r", DefaultBranch: "main"}, "http://gitea.test", checks, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range c.text {

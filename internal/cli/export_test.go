@@ -12,6 +12,3 @@ func SetExitForge(f func(server, token, owner, repo string) (ExitForge, error)) 
 
 // ExitForge is what `report` and `recover` need of the server.
 type ExitForge = port.Forge
-
-// VerbScopes are the token scopes each verb needs, as its messages say.
-var VerbScopes = verbScopes

@@ -19,6 +19,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -604,9 +605,18 @@ func pullBody(rep *initReport) string {
 		}
 	}
 	b.WriteString("\nBefore merging, set the Actions secret `GNS_GUARD_LEDGER_KEY` (repository Settings → Actions → Secrets) to the output of `gns-guard keygen`: it signs the guard's ledger. ")
-	b.WriteString("Set `GNS_GUARD_ADMIN_TOKEN` to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it.\n")
+	b.WriteString("Set `GNS_GUARD_ADMIN_TOKEN` to the repository owner's token " + adminTokenUse + "\n")
+	b.WriteString("Set `GNS_GUARD_TOKEN` to " + guardTokenUse + "\n")
 	return b.String()
 }
+
+// adminTokenUse and guardTokenUse say, after "the repository owner's
+// token", which scopes the two tokens need (the table of package scopes)
+// and what the guard does with them.
+var (
+	adminTokenUse = "(scopes " + scopes.Admin.List() + "): the guard anchors each issue's ledger where agents cannot write, locks issues, and reads who may do what (collaborators' permissions, teams' members) with it."
+	guardTokenUse = "a token of the guard's own account (scopes " + scopes.Guard.List() + "), a member of the team " + AgentsTeam + ": on a fork's pull request the Actions token is read-only."
+)
 
 // nextStep is a step left to do by hand, and what it says once done.
 type nextStep struct {
@@ -632,12 +642,12 @@ func nextSteps(rep *initReport) (todo, done []string) {
 	}
 	steps = append(steps,
 		secret("GNS_GUARD_LEDGER_KEY", "Set the Actions secret GNS_GUARD_LEDGER_KEY ("+secrets+") to the output of `gns-guard keygen`: it signs the guard's ledger."),
-		secret("GNS_GUARD_ADMIN_TOKEN", "Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository): the guard anchors each issue's ledger where agents cannot write, locks issues and reads collaborator permissions with it."))
+		secret("GNS_GUARD_ADMIN_TOKEN", "Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token "+adminTokenUse))
 	if step := mergeStep(rep.Pull); step != "" {
 		steps = append(steps, nextStep{todo: step})
 	}
 	steps = append(steps, nextStep{todo: "Then " + newIssue + ": fill in its ## Task and leave the checkpoint's issue: 0, which the guard's first run sets to the issue's number."},
-		secret("GNS_GUARD_TOKEN", "Set the Actions secret GNS_GUARD_TOKEN to a token of the guard's own account (scopes write:issue, read:repository), a member of the team "+AgentsTeam+": on a fork's pull request the Actions token is read-only."),
+		secret("GNS_GUARD_TOKEN", "Set the Actions secret GNS_GUARD_TOKEN to "+guardTokenUse),
 		nextStep{todo: "Publish the output of `gns-guard pubkey` as ledger-public-key in " + settings.FileName + ".",
 			done: settings.FileName + " publishes ledger-public-key.", isDone: rep.publicKey},
 		nextStep{todo: "Run `gns-guard doctor --repo " + rep.Repo + "` to see which guarantees of the threat model hold."})

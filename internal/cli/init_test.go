@@ -19,6 +19,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 )
@@ -402,7 +403,7 @@ func TestInitFirstAndSecondRun(t *testing.T) {
 		"  size::small                #000000  already there, left as it is\n",
 		fmt.Sprintf("\n%d write(s) made.\n", len(setupWrites(s))),
 		"  1. Set the Actions secret GNS_GUARD_LEDGER_KEY (repository Settings → Actions → Secrets: http://gitea.test/alice/proj/settings/actions/secrets) to the output of `gns-guard keygen`",
-		"  2. Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes write:repository, write:issue, read:repository)",
+		"  2. Set the Actions secret GNS_GUARD_ADMIN_TOKEN to the repository owner's token (scopes " + scopes.Admin.List() + ")",
 		"  3. Merge pull request #1: http://gitea.test/alice/proj/pulls/1\n",
 		`  4. Then open an issue from the "GNS task" template (http://gitea.test/alice/proj/issues/new/choose)`,
 	} {

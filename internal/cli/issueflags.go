@@ -14,6 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -173,30 +174,9 @@ func tokenFrom(flagValue string, env Env) (token, source string) {
 	return "", ""
 }
 
-// verbScopes are the token scopes each verb that reads the server needs
-// (Gitea's scoped tokens), as its messages state them and docs/agents.md
-// lists them; TestAgentTokenScopes measures the agent verbs' on the real
-// server (each one is needed, and they suffice).
-var verbScopes = map[string][]string{
-	"history": {"read:issue"},
-	"context": {"read:issue", "read:repository"},
-	"report":  {"write:issue", "read:repository", "read:user"},
-	"recover": {"read:issue", "read:repository"},
-	"status":  {"read:issue", "read:repository"},
-	"init":    {"write:repository", "write:issue", "read:user"},
-}
-
-// scopesOf are the scopes verb needs, as a message says them.
-func scopesOf(verb string) string {
-	s := verbScopes[verb]
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
-}
+// scopesOf are the scopes verb needs (the table of package scopes), as a
+// message says them.
+func scopesOf(verb string) string { return scopes.Join(scopes.Of(verb)) }
 
 // repoExists asks the server whether the client's repository exists.
 func repoExists(client port.PostureReader) func(ctx context.Context) (bool, error) {

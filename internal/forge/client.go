@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
@@ -270,6 +272,8 @@ type HTTPError struct {
 	Path   string // URL path of the request, e.g. /api/v1/repos/o/r/issues/1 (never the token)
 	Status int
 	Body   string // the start of the answer's body (at most 2 KiB)
+	// scope is what a 403 says the token lacks (nil: no scope refusal).
+	scope *issues.ScopeError
 }
 
 // maxShownBody bounds how much of an error answer's body Error shows.
@@ -295,6 +299,9 @@ func (e *HTTPError) Error() string {
 func (e *HTTPError) Unwrap() error {
 	switch e.Status {
 	case http.StatusForbidden:
+		if e.scope != nil {
+			return e.scope
+		}
 		return issues.ErrForbidden
 	case http.StatusNotFound:
 		return issues.ErrNotFound
@@ -349,7 +356,47 @@ func statusError(method, path string, status int, body []byte) error {
 	if len(body) > maxErrorBody {
 		body = body[:maxErrorBody]
 	}
-	return &HTTPError{Method: method, Path: path, Status: status, Body: string(body)}
+	e := &HTTPError{Method: method, Path: path, Status: status, Body: string(body)}
+	if status == http.StatusForbidden {
+		e.scope = scopeRefusal(e.Body)
+	}
+	return e
+}
+
+// Gitea 1.26 refuses a route a token's scopes do not reach before it
+// looks at the user's rights (routers/api/v1/api.go, tokenRequiresScopes
+// and checkTokenPublicOnly), with these messages.
+var (
+	// refusedScope: "token does not have at least one of required
+	// scope(s), required=[read:organization], token scope=write:issue".
+	refusedScope = regexp.MustCompile(`token does not have at least one of required scope\(s\), required=\[([^\]]*)\](?:, token scope=([a-z:,-]*))?`)
+	// refusedPublicOnly: "token scope is limited to public repos".
+	refusedPublicOnly = regexp.MustCompile(`token scope is limited to public [a-z]+`)
+)
+
+// scopeRefusal reads what a 403's body says the token lacks: nil when it
+// is no refusal for want of a scope. Gitea lists every scope the route
+// asks for; those the token holds are left out.
+func scopeRefusal(body string) *issues.ScopeError {
+	if refusedPublicOnly.MatchString(body) {
+		return &issues.ScopeError{PublicOnly: true}
+	}
+	m := refusedScope.FindStringSubmatch(body)
+	if m == nil {
+		return nil
+	}
+	required := strings.Fields(m[1])
+	held := strings.Split(m[2], ",")
+	var missing []string
+	for _, r := range required {
+		if !scopes.Holds(held, r) {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
+		missing = required
+	}
+	return &issues.ScopeError{Missing: missing}
 }
 
 // sdkError maps an SDK call's outcome to this package's errors. The SDK

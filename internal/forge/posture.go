@@ -10,6 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // This file holds the reads of a repository's posture (`gns-guard doctor`
@@ -46,11 +47,12 @@ type apiUser struct {
 // The settings file's facts (budget-admins, ledger-public-key) are the
 // caller's.
 func (c *Client) PostureFacts(ctx context.Context, admin port.PostureAdmin, branch, hint string) (posture.Facts, error) {
-	if admin == nil {
+	given := admin != nil
+	if !given {
 		admin = c
 	}
 	f := posture.Facts{Repo: c.owner + "/" + c.repo, Owner: c.owner, DefaultBranch: branch, Unread: map[string]string{}}
-	p := &postureRead{c: c, admin: admin, f: &f, hint: hint, admins: map[string]bool{}}
+	p := &postureRead{c: c, admin: admin, given: given, f: &f, hint: hint, admins: map[string]bool{}}
 	for _, step := range []func(context.Context) error{p.teams, p.collaborators, p.workflows, p.branch, p.secrets} {
 		if err := step(ctx); err != nil {
 			return f, err
@@ -67,6 +69,7 @@ func (c *Client) PostureFacts(ctx context.Context, admin port.PostureAdmin, bran
 type postureRead struct {
 	c      *Client
 	admin  port.PostureAdmin
+	given  bool // admin is the owner's token given, not c
 	f      *posture.Facts
 	hint   string
 	admins map[string]bool // site admins seen in the lists
@@ -78,9 +81,20 @@ func refused(err error) bool {
 	return errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrUnauthorized)
 }
 
-// unread leaves fact unread, saying what needs an owner's token.
-func (p *postureRead) unread(fact, what string) {
-	p.f.Unread[fact] = what + " needs the repository owner's token (" + p.hint + ")"
+// unread leaves fact unread, saying why: what needs an owner's token
+// when none was given, else what the one given lacks (err: its refusal).
+func (p *postureRead) unread(fact, what string, err error) {
+	se := issues.MissingScope(err)
+	switch {
+	case !p.given:
+		p.f.Unread[fact] = what + " needs the repository owner's token (" + p.hint + ")"
+	case se != nil:
+		p.f.Unread[fact] = what + ": " + scopes.Admin.Lacks("the owner's token given", se.Missing)
+	case errors.Is(err, issues.ErrUnauthorized):
+		p.f.Unread[fact] = what + " needs the repository owner's token: the server rejected the one given (HTTP 401)"
+	default:
+		p.f.Unread[fact] = what + " needs the repository owner's token: the token given as the owner's is not theirs"
+	}
 }
 
 // learn notes the site admins among members, and returns their logins.
@@ -133,7 +147,7 @@ func (p *postureRead) teams(ctx context.Context) error {
 		}
 		members, err := p.admin.TeamMembers(ctx, t.ID)
 		if refused(err) {
-			p.unread(posture.FactAccounts, "reading the members of team "+t.Name)
+			p.unread(posture.FactAccounts, "reading the members of team "+t.Name, err)
 			continue
 		}
 		if err != nil {
@@ -156,7 +170,7 @@ func (p *postureRead) collaborators(ctx context.Context) error {
 	for i, login := range logins {
 		perm, err := p.admin.Permission(ctx, login)
 		if refused(err) {
-			p.unread(posture.FactAccounts, "reading a collaborator's permission")
+			p.unread(posture.FactAccounts, "reading a collaborator's permission", err)
 			p.f.Listed = logins[i:]
 			return nil
 		}
@@ -203,6 +217,12 @@ func (p *postureRead) workflows(ctx context.Context) error {
 // rule (the owner only).
 func (p *postureRead) branch(ctx context.Context) error {
 	b, err := p.admin.Branch(ctx, p.f.DefaultBranch)
+	var adminErr error
+	if refused(err) && p.given {
+		// The owner's token given may not: the token reads the rest.
+		adminErr = err
+		b, err = p.c.Branch(ctx, p.f.DefaultBranch)
+	}
 	if err != nil {
 		return err
 	}
@@ -212,12 +232,12 @@ func (p *postureRead) branch(ctx context.Context) error {
 		return nil
 	}
 	if b.Rule == "" {
-		p.unread(posture.FactPush, "reading the branch protection's push settings")
+		p.unread(posture.FactPush, "reading the branch protection's push settings", adminErr)
 		return nil
 	}
 	rule, found, err := p.admin.BranchRuleNamed(ctx, b.Rule)
 	if refused(err) || err == nil && !found {
-		p.unread(posture.FactPush, "reading the branch protection's push settings")
+		p.unread(posture.FactPush, "reading the branch protection's push settings", err)
 		return nil
 	}
 	if err != nil {
@@ -231,7 +251,7 @@ func (p *postureRead) branch(ctx context.Context) error {
 func (p *postureRead) secrets(ctx context.Context) error {
 	names, err := p.admin.SecretNames(ctx)
 	if refused(err) {
-		p.unread(posture.FactSecrets, "reading the names of the repository's secrets")
+		p.unread(posture.FactSecrets, "reading the names of the repository's secrets", err)
 		return nil
 	}
 	p.f.Secrets = append(p.f.Secrets, names...)

@@ -1,6 +1,9 @@
 package issues
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // The errors a client of the server (package port) wraps, whatever the
 // server: the shell tells them apart with errors.Is.
@@ -25,3 +28,40 @@ var ErrTooLarge = errors.New("larger than the guard reads")
 // ErrUnauthorized is wrapped when the server rejected the token itself
 // (HTTP 401): wrong, expired or revoked.
 var ErrUnauthorized = errors.New("the server rejected the token (HTTP 401)")
+
+// ScopeError is a refusal (HTTP 403) of a request a scoped token may not
+// make: Gitea checks a token's scopes before the user's rights, and says
+// which scopes the route asks for. It matches ErrForbidden.
+type ScopeError struct {
+	// Missing are the scopes the route asks for that the token lacks
+	// ("read:organization"); empty when PublicOnly.
+	Missing []string
+	// PublicOnly says the token reaches only public repositories and
+	// organisations, and this one is not public.
+	PublicOnly bool
+}
+
+// Error says what the token lacks.
+func (e *ScopeError) Error() string {
+	if e.PublicOnly {
+		return "the token reaches public repositories and organisations only (HTTP 403)"
+	}
+	what := "the scope "
+	if len(e.Missing) > 1 {
+		what = "the scopes "
+	}
+	return "the token lacks " + what + strings.Join(e.Missing, ", ") + " (HTTP 403)"
+}
+
+// Is makes a ScopeError match ErrForbidden.
+func (e *ScopeError) Is(target error) bool { return target == ErrForbidden }
+
+// MissingScope is err's ScopeError, or nil when err is no refusal for
+// want of a scope.
+func MissingScope(err error) *ScopeError {
+	var se *ScopeError
+	if errors.As(err, &se) {
+		return se
+	}
+	return nil
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // Anchors say where the reader finds the issues' anchors.
@@ -55,7 +56,11 @@ func (r *Reader) anchorState(ctx context.Context, n int64) (ledger.AnchorState, 
 	switch {
 	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
 		st.Writable = false
-		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: Actions variables need the repository owner's token (or a site admin's); without the anchor, a copy of an older status comment put back is not caught", ledger.AnchorName(n)), nil
+		why := "Actions variables need the repository owner's token (or a site admin's)"
+		if se := issues.MissingScope(err); se != nil {
+			why = scopes.Admin.Lacks("admin-token", se.Missing)
+		}
+		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: %s; without the anchor, a copy of an older status comment put back is not caught", ledger.AnchorName(n), why), nil
 	case err != nil:
 		return st, "", r.Where.Error("read the anchor variable "+ledger.AnchorName(n), err)
 	}

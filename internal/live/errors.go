@@ -7,6 +7,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // Where says who reads what, for the messages of failed requests.
@@ -25,6 +26,11 @@ type Where struct {
 	// Scopes are the token scopes the work needs, as a message states
 	// them: "write:issue, read:repository and read:user".
 	Scopes string
+	// Token names the token when no TokenSource does ("the token
+	// input"), and Needs says what it needs, for a refusal for want of
+	// a scope ("GNS_GUARD_TOKEN, the token of ..., needs the scopes
+	// ..."); without Needs, Scopes says it.
+	Token, Needs string
 	// RepoExists, when set, asks the server whether the repository
 	// exists (one request): a missing issue is then told from a missing
 	// repository.
@@ -49,7 +55,7 @@ func (w Where) Error(what string, err error) error {
 	case errors.Is(err, issues.ErrUnauthorized):
 		msg = fmt.Errorf("%s%s", prefix, w.rejected(what))
 	case errors.Is(err, issues.ErrForbidden):
-		msg = fmt.Errorf("%s%s (%w)", prefix, w.refused(what), err)
+		msg = fmt.Errorf("%s%s (%w)", prefix, w.refused(what, issues.MissingScope(err)), err)
 	case errors.Is(err, issues.ErrNotFound):
 		return &exitcode.UsageError{Err: fmt.Errorf("%scould not %s in %s: it does not exist, or the token cannot see it (HTTP 404)", prefix, what, w.Repo)}
 	default:
@@ -75,17 +81,35 @@ func (w Where) rejected(what string) string {
 }
 
 // refused is the message for a token that may not do what was asked
-// (403).
-func (w Where) refused(what string) string {
-	from := ""
-	if w.TokenSource != "" {
-		from = " from " + w.TokenSource
+// (403); se, when not nil, says the token lacks a scope.
+func (w Where) refused(what string, se *issues.ScopeError) string {
+	token := "the token"
+	switch {
+	case w.TokenSource != "":
+		token += " from " + w.TokenSource
+	case w.Token != "":
+		token = w.Token
 	}
-	need := "give it the access this needs"
-	if w.Scopes != "" {
-		need = fmt.Sprintf("%s needs a token with the scopes %s whose user may do this in the repository", w.Verb, w.Scopes)
+	switch {
+	case se != nil && se.PublicOnly:
+		return fmt.Sprintf("%s may not %s in %s (HTTP 403): it reaches public repositories and organisations only; %s", token, what, w.Repo, w.needs())
+	case se != nil:
+		return fmt.Sprintf("%s lacks %s, which it needs to %s in %s (HTTP 403): %s", token, scopes.Lacking(se.Missing), what, w.Repo, w.needs())
+	case w.Scopes != "":
+		return fmt.Sprintf("%s may not %s in %s (HTTP 403): %s needs a token with the scopes %s whose user may do this in the repository", token, what, w.Repo, w.Verb, w.Scopes)
 	}
-	return fmt.Sprintf("the token%s may not %s in %s (HTTP 403): %s", from, what, w.Repo, need)
+	return fmt.Sprintf("%s may not %s in %s (HTTP 403): give it the access this needs", token, what, w.Repo)
+}
+
+// needs says what the token needs, for a refusal for want of a scope.
+func (w Where) needs() string {
+	switch {
+	case w.Needs != "":
+		return w.Needs
+	case w.Scopes != "":
+		return fmt.Sprintf("%s needs a token with the scopes %s", w.Verb, w.Scopes)
+	}
+	return "give it the scope"
 }
 
 // scopes is lead and the scopes the work needs, or "" when unknown.

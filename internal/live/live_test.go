@@ -230,6 +230,29 @@ func TestErrorsSayWhatAndWhere(t *testing.T) {
 	}
 }
 
+// A refusal for want of a scope names the scope the token lacks, the
+// token, and what it needs: the verb's scopes, or its row of the table.
+func TestRefusalNamesTheMissingScope(t *testing.T) {
+	lacks := &issues.ScopeError{Missing: []string{"read:user"}}
+	verb := Where{Verb: "report", Server: "http://x", Repo: "o/r", TokenSource: "GITEA_TOKEN", Scopes: "write:issue, read:repository and read:user"}
+	action := Where{Server: "http://x", Repo: "o/r", TokenHint: "check the token input", Token: "the token input", Needs: "GNS_GUARD_TOKEN needs the scopes a and b"}
+	for _, c := range []struct {
+		w    Where
+		err  error
+		want string
+	}{
+		{verb, lacks, "report: the token from GITEA_TOKEN lacks the scope read:user, which it needs to look up the token's user in o/r (HTTP 403): report needs a token with the scopes write:issue, read:repository and read:user ("},
+		{action, lacks, "the token input lacks the scope read:user, which it needs to look up the token's user in o/r (HTTP 403): GNS_GUARD_TOKEN needs the scopes a and b ("},
+		{action, &issues.ScopeError{PublicOnly: true}, "the token input may not look up the token's user in o/r (HTTP 403): it reaches public repositories and organisations only; GNS_GUARD_TOKEN needs"},
+		{action, issues.ErrForbidden, "the token input may not look up the token's user in o/r (HTTP 403): give it the access this needs"},
+	} {
+		err := c.w.Error("look up the token's user", fmt.Errorf("GET /api/v1/user: %w", c.err))
+		if exitcode.Code(err) != exitcode.CannotRun || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%v: %q (exit %d), want %q (exit 3)", c.err, err, exitcode.Code(err), c.want)
+		}
+	}
+}
+
 // A missing issue is a usage error (exit 2), which says whether the issue
 // or the repository is missing when the server can tell.
 func TestMissingIssueOrRepository(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // standing is an issue as last read: the meter's judgement of it and the
@@ -29,7 +30,8 @@ type standing struct {
 func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, owner, name string) (*standing, error) {
 	key := iss.Repo + "#" + strconv.FormatInt(iss.Number, 10)
 	return m.issues.get(key, func() (*standing, error) {
-		rd := &live.Reader{Forge: c, Admin: c, Where: live.Where{Verb: "meter", Server: m.o.Server, Repo: iss.Repo}}
+		rd := &live.Reader{Forge: c, Admin: c, Where: live.Where{Verb: "meter", Server: m.o.Server, Repo: iss.Repo,
+			Token: "the agent's token (the API key)", Needs: scopes.Agent.Needs()}}
 		res, _, err := rd.Config(ctx, nil, live.ConfigOptions{})
 		if err != nil {
 			return nil, err

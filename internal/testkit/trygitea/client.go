@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // client talks to the server's API as its administrator.
@@ -81,7 +83,11 @@ func (c client) run(ctx context.Context, cmd string, args []string) error {
 		return c.call(ctx, http.MethodPost, "/orgs/"+args[0]+"/repos", map[string]any{
 			"name": args[1], "auto_init": true, "default_branch": "main", "readme": "Default"}, nil)
 	case "user":
-		return c.user1(ctx, args[0], args[1:])
+		names := args[1:]
+		if len(names) == 1 {
+			names = tokenScopes(names[0])
+		}
+		return c.user1(ctx, args[0], names)
 	case "secret":
 		value, err := io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
 		if err != nil {
@@ -98,6 +104,17 @@ func (c client) run(ctx context.Context, cmd string, args []string) error {
 		return c.wait(ctx, args[0])
 	}
 	return c.status(ctx, args[0], args[1])
+}
+
+// tokenScopes are the scopes of the table's token id, or id itself, a
+// scope, when no token has that id.
+func tokenScopes(id string) []string {
+	for _, t := range scopes.Tokens {
+		if t.ID == id {
+			return t.Names()
+		}
+	}
+	return []string{id}
 }
 
 // user1 creates an account and prints a token of it with the scopes.

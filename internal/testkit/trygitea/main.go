@@ -9,7 +9,8 @@
 //	trygitea serve DIR            start Gitea and the runner; write DIR/env; stop both on SIGINT or SIGTERM
 //	trygitea org NAME             create an organisation
 //	trygitea repo ORG NAME        create ORG/NAME with a README on main
-//	trygitea user LOGIN SCOPE...  create an account; print a token of it with the scopes
+//	trygitea user LOGIN TOKEN     create an account; print a token of it with the scopes of a token of the table (internal/scopes: agent, guard, admin, init)
+//	trygitea user LOGIN SCOPE...  the same with the scopes given
 //	trygitea secret REPO NAME     set an Actions secret of REPO to standard input
 //	trygitea merge REPO N         merge pull request N
 //	trygitea append REPO PATH LINE  add LINE to PATH on main

@@ -1,0 +1,42 @@
+package scopes
+
+import "slices"
+
+// Verb is what one verb that reads the server needs of its token.
+type Verb struct {
+	Name   string
+	Scopes []string
+	// Flag needs Adds as well, and Also, said after them ("an
+	// approver's account").
+	Flag string
+	Adds []string
+	Also string
+}
+
+// AgentVerbs are the verbs an agent runs, measured on Gitea 1.26 by
+// TestAgentTokenScopes: each of Scopes is needed, and they suffice.
+// Agent's scopes are their union.
+var AgentVerbs = []Verb{
+	{Name: "context", Scopes: []string{"read:issue", "read:repository"}},
+	{Name: "report", Scopes: []string{"write:issue", "read:repository", "read:user"}},
+	{Name: "recover", Scopes: []string{"read:issue", "read:repository"}, Flag: "--apply", Adds: []string{"write:issue"}, Also: "an approver's account"},
+	{Name: "history", Scopes: []string{"read:issue"}},
+	{Name: "status", Scopes: []string{"read:issue", "read:repository"}, Flag: "--publish", Adds: []string{"write:issue"}},
+}
+
+// otherVerbs are the verbs a person runs with a token of the table.
+var otherVerbs = []Verb{
+	{Name: "doctor", Scopes: []string{"read:repository"}},
+	{Name: "init", Scopes: Init.Names()},
+}
+
+// Of is the scopes verb needs (without its flags'), nil for a verb that
+// reads no server.
+func Of(verb string) []string {
+	for _, v := range slices.Concat(AgentVerbs, otherVerbs) {
+		if v.Name == verb {
+			return v.Scopes
+		}
+	}
+	return nil
+}
