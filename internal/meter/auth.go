@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // Client is what the meter asks Gitea with an agent's token: who it is,
@@ -70,7 +71,7 @@ func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, 
 		switch {
 		case errors.Is(err, issues.ErrUnauthorized):
 			return login{resolved: true, refusal: &metering.Refusal{Status: 401, Kind: metering.KindAuth, Rule: "meter-auth",
-				Message: "Gitea rejected the key: the API key is your Gitea token (read:user, read:issue, read:repository), not a provider's key"}}, nil
+				Message: "Gitea rejected the key: the API key is your Gitea token (scopes " + scopes.Agent.List() + "), not a provider's key"}}, nil
 		case err != nil:
 			return login{}, err
 		}
