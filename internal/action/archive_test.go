@@ -136,11 +136,14 @@ func TestFakeArchiveBeforePrune(t *testing.T) {
 		fake, _ := fakeArchiveFor(t, f, n)
 		f.EditComment(t, n, rec[0].ID, agent, fake)
 		d = f.EditBody(t, n, f.Admin(), good(n))
-		// The repaired body is a first state edited since the opening: an
-		// approver's removal of permission::violation accepts it.
-		expectTampered(t, f, n, f.Run(t, d, "ledger-key", ledgerKey), "edited since it was opened")
-		r := f.Run(t, f.RemoveLabelAs(t, n, f.Admin(), "permission::violation"), "ledger-key", ledgerKey)
+		// The repaired body is a first state edited since the opening, by
+		// an approver: the edit's own run names the owner and adopts it.
+		r := f.Run(t, d, "ledger-key", ledgerKey)
 		expectWholeArchive(t, f, n, rec[0].ID, r, entries)
+		// An agent's repair waits for an approver instead.
+		n2, d2 := f.Open(t, "fake archive edited, an agent's repair", func(n int64) string { return strings.Replace(good(n), "  budget:\n", "  budget: [\n", 1) }, governed...)
+		f.Run(t, d2, "ledger-key", ledgerKey).Expect(t, 1, "fail")
+		expectTampered(t, f, n2, f.Run(t, f.EditBody(t, n2, agent, good(n2)), "ledger-key", ledgerKey), "edited since it was opened")
 		if got := f.Comments(t, n); !slices.ContainsFunc(got, func(c actiontest.Comment) bool { return c.ID == rec[0].ID && c.Body == fake }) {
 			t.Error("the edited comment was changed or deleted by the guard")
 		}

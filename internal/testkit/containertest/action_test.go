@@ -137,9 +137,10 @@ func TestActionThroughRunner(t *testing.T) {
 		wantLine(t, log, "outputs: result=pass pruned=false budget-remaining=13800 depth=1", "a later step reads the guard's outputs")
 		// runs.env reached the container: the Actions token is known as
 		// the Actions user's without asking, so a clean pass costs two
-		// requests, and the run that posts the ledger seven (no GET /user;
-		// the configuration file, the status comment posted first and a
-		// re-read, the read hint, the status comment completed) and the
+		// requests, and the run that posts the ledger eight (no GET /user;
+		// the configuration file, who can write the issue, the status
+		// comment posted first and a re-read, the read hint, the status
+		// comment completed) and the
 		// posture's own (once per commit; its log line counts them,
 		// admin-token's apart). The posture warns: main is not protected.
 		if strings.Contains(log, "posted the status comment") {
@@ -149,7 +150,7 @@ func TestActionThroughRunner(t *testing.T) {
 			}
 			all, _ := strconv.Atoi(m[1])
 			owner, _ := strconv.Atoi(m[2])
-			want := regexp.MustCompile(fmt.Sprintf(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), %d API request\(s\)`, 7+all-owner))
+			want := regexp.MustCompile(fmt.Sprintf(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), %d API request\(s\)`, 8+all-owner))
 			if !want.MatchString(log) {
 				t.Errorf("the clean pass that posts the ledger: the job log has no %s:\n%s", want, log)
 			}

@@ -90,8 +90,9 @@ func TestGuardEndToEnd(t *testing.T) {
 		// The opening run that ran first (the other may have been
 		// replaced in the concurrency group) posted the status comment
 		// with the ledger: the issue, its timeline, the repository's
-		// configuration file and its posture (both once per commit), the
-		// post and a re-read that settles a concurrent duplicate. The
+		// configuration file and its posture (both once per commit), who
+		// can write the issue (kept in the record), the post and a re-read
+		// that settles a concurrent duplicate. The
 		// posture warns (main is not protected, the ledger key is no
 		// secret) and fails nothing.
 		var logs string
@@ -103,7 +104,7 @@ func TestGuardEndToEnd(t *testing.T) {
 		posture := regexp.MustCompile(`posture judged for commit \S+: (\d+) of 12 check\(s\) do not hold \(read with (\d+) request\(s\), (\d+) of them with admin-token\)`).FindStringSubmatch(logs)
 		if !strings.Contains(logs, "wrote: posted the status comment") || posture == nil {
 			t.Errorf("the opening runs' logs lack the status comment's post or the posture:\n%s", logs)
-		} else if want := fmt.Sprintf(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), %d API request\(s\)`, 7+atoi(t, posture[2])); !regexp.MustCompile(want).MatchString(logs) {
+		} else if want := fmt.Sprintf(`pass \(0 violation\(s\), [1-9]\d* warning\(s\)\), %d API request\(s\)`, 8+atoi(t, posture[2])); !regexp.MustCompile(want).MatchString(logs) {
 			t.Errorf("the opening runs' logs lack %s:\n%s", want, logs)
 		} else {
 			t.Logf("the posture check of the first run for the commit, with the Actions token: %s requests", posture[2])
@@ -116,10 +117,21 @@ func TestGuardEndToEnd(t *testing.T) {
 			t.Errorf("a healthy issue: want the one status comment, all clear, holding the ledger: %v", bodies(cs))
 		}
 
-		// An agent posts a well-formed result. docs/contract.md §6: a clean pass
-		// costs at most two requests, the Actions token's user known
-		// without asking, the ledger found in the timeline's tail.
+		// An agent posts a well-formed result: its run records it among
+		// the accepted results (docs/ledger.md#accepted-results), one
+		// write of the status comment.
 		r.comment(n, agentHeader+"\n"+agentFooter)
+		runsOf[n]++
+		runs = r.waitRuns(n, runsOf[n])
+		recorded := wantLast(t, runs, "issue_comment.created", "success")
+		if log := r.jobLog(recorded); !regexp.MustCompile(`pass \(0 violation\(s\), \d+ warning\(s\)\), 3 API request\(s\)`).MatchString(log) ||
+			!strings.Contains(log, "wrote: updated the status comment") {
+			t.Errorf("the run of a result did not record it in two reads and one write:\n%s", log)
+		}
+		// A note after it. docs/contract.md §6: a clean pass costs at most
+		// two requests, the Actions token's user known without asking,
+		// the ledger found through the read hint.
+		r.comment(n, "Thanks, picking up the review next.")
 		runsOf[n]++
 		runs = r.waitRuns(n, runsOf[n])
 		clean := wantLast(t, runs, "issue_comment.created", "success")

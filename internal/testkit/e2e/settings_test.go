@@ -386,7 +386,7 @@ func TestSettingsTypoRefusedAndItsFixMerged(t *testing.T) {
 	b.push("typo", ".gitea/gns-guard.yml", "prune-threshold: 0.8\nhistory-tail: 4\nprotected-paths: [.kilo/, .gitea/workflows/, .gitea/gns-guard.yml]\n")
 	b.settle()
 	if state, desc := b.check(typo); state != "success" {
-		t.Fatalf("the fixed pull request's check: %s (%q)\n%s", state, desc, giteatest.RunList(b.runs()))
+		t.Fatalf("the fixed pull request's check: %s (%q)\n%s\nthe push's run:\n%s", state, desc, giteatest.RunList(b.runs()), b.jobLog(b.newest(typo, "pull_request_target.synchronized")))
 	}
 	if why := b.mergeRefused(typo); why != "" {
 		t.Errorf("the fixed pull request does not merge: %s", why)
