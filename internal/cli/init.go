@@ -70,7 +70,7 @@ const (
 // workflowFor is the guard's workflow for a runner.
 func workflowFor(runner string) []byte {
 	if runner == RunnerHost {
-		return hostWorkflowTemplate
+		return pinned(hostWorkflowTemplate, selfDigest())
 	}
 	return workflowTemplate
 }
@@ -638,7 +638,7 @@ func nextSteps(rep *initReport) (todo, done []string) {
 	}
 	var steps []nextStep
 	if rep.Runner == RunnerHost {
-		steps = append(steps, nextStep{todo: "Install gns-guard on the runner's host, on the PATH of its host-mode runner (label ubuntu-latest:host): a release binary, or `go install github.com/gns-guard/gns-guard/cmd/gns-guard@" + installVersion() + "`."})
+		steps = append(steps, nextStep{todo: "Install gns-guard on the runner's host, on the PATH of its host-mode runner (label ubuntu-latest:host), in a directory its jobs cannot write (owned by root): a release binary, or `go install github.com/gns-guard/gns-guard/cmd/gns-guard@" + installVersion() + "` with GOBIN set there. " + pinNote()})
 	}
 	steps = append(steps,
 		secret("GNS_GUARD_LEDGER_KEY", "Set the Actions secret GNS_GUARD_LEDGER_KEY ("+secrets+") to the output of `gns-guard keygen`: it signs the guard's ledger."),

@@ -118,8 +118,8 @@ func TestInitRunnerHost(t *testing.T) {
 	if code != 0 || rep.Runner != RunnerHost {
 		t.Fatalf("exit %d, runner %q", code, rep.Runner)
 	}
-	if got := s.Files("main")[WorkflowPath]; !bytes.Equal(got, hostWorkflowTemplate) {
-		t.Errorf("init --runner host wrote another workflow:\n%s", got)
+	if got := s.Files("main")[WorkflowPath]; !bytes.Equal(got, pinned(hostWorkflowTemplate, selfDigest())) || selfDigest() == "" || !bytes.Contains(got, []byte(`GNS_GUARD_SHA256: "`+selfDigest()+`"`)) {
+		t.Errorf("init --runner host wrote another workflow than the example with this binary's digest %s pinned:\n%s", selfDigest(), got)
 	}
 	if !strings.Contains(rep.Next[0], "Install gns-guard on the runner's host") || !strings.Contains(rep.Next[0], "go install github.com/gns-guard/gns-guard/cmd/gns-guard@") {
 		t.Errorf("the first next step is not the binary's install: %q", rep.Next)

@@ -6,14 +6,48 @@ import (
 	"testing"
 )
 
-// hostTemplate is the workflow `gns-guard init --runner host` writes.
-func hostTemplate(t *testing.T) []byte {
+// shippedHost is the host workflow as shipped: no binary's digest pinned.
+func shippedHost(t *testing.T) []byte {
 	t.Helper()
 	b, err := os.ReadFile("../../examples/workflows/gns-guard-host.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// hostDigest is the binary digest the tests pin.
+const hostDigest = "3f0e2a9d1c4b5a6978877665544332211009f8e7d6c5b4a39281706f5e4d3c2b"
+
+// hostTemplate is the workflow `gns-guard init --runner host` writes: the
+// shipped one with the binary's digest pinned.
+func hostTemplate(t *testing.T) []byte {
+	t.Helper()
+	placeholder := `GNS_GUARD_SHA256: "` + strings.Repeat("0", 64) + `"`
+	s := string(shippedHost(t))
+	if !strings.Contains(s, placeholder) {
+		t.Fatalf("the host workflow lacks %s", placeholder)
+	}
+	return []byte(strings.Replace(s, placeholder, `GNS_GUARD_SHA256: "`+hostDigest+`"`, 1))
+}
+
+// The host workflow runs the binary only when its digest is pinned: as
+// shipped (the placeholder), or with a step that does not check the copy,
+// workflow.pinned does not hold.
+func TestHostWorkflowPinsTheBinary(t *testing.T) {
+	f := recommended(t)
+	for _, c := range []struct {
+		name, content, why string
+	}{
+		{"shipped", string(shippedHost(t)), "pins no binary's digest"},
+		{"no check", strings.Replace(string(hostTemplate(t)), "sha256sum", "md5sum", -1), "without checking its SHA-256"},
+		{"pinned", string(hostTemplate(t)), "runs only the binary whose SHA-256 the workflow pins (" + hostDigest[:12]},
+	} {
+		f.Workflows = []Workflow{{Path: ".gitea/workflows/gns-guard.yml", Content: []byte(c.content)}}
+		if got := byID(Judge(f))["workflow.pinned"]; !strings.Contains(got.Why, c.why) || got.Holds != (c.name == "pinned") {
+			t.Errorf("%s: %+v, want %q", c.name, got, c.why)
+		}
+	}
 }
 
 // The host workflow, which runs the binary with the action's inputs as

@@ -227,6 +227,9 @@ func (g *guardWorkflow) pinned() (bool, string) {
 	uses := g.step.Uses
 	if uses == "" {
 		cmd, _ := guardCommand(g.step.Run)
+		if runnerTemp(cmd.binary) {
+			return g.digestPinned(cmd.binary)
+		}
 		return cmd.pinned()
 	}
 	if strings.HasPrefix(uses, "docker://") {
@@ -263,4 +266,28 @@ func StatusContext(path string, content []byte) (string, bool) {
 		return "", false
 	}
 	return g.statusContext(), true
+}
+
+// runnerTemp says a binary path lies in the job's temporary directory,
+// where the host workflow puts the copy of the binary it checked.
+func runnerTemp(binary string) bool {
+	return strings.HasPrefix(binary, "$RUNNER_TEMP/") || strings.HasPrefix(binary, "${RUNNER_TEMP}/")
+}
+
+// sha256Hex is a SHA-256 in hexadecimal.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// digestPinned judges a step that runs a copy of the host's binary in the
+// job's temporary directory (the host workflow): the binary is fixed when
+// the step's GNS_GUARD_SHA256 pins a digest and its script checks the copy
+// against it with sha256sum before it runs it.
+func (g *guardWorkflow) digestPinned(binary string) (bool, string) {
+	digest := strings.TrimSpace(fmt.Sprint(g.step.Env["GNS_GUARD_SHA256"]))
+	switch {
+	case !strings.Contains(g.step.Run, "sha256sum") || !strings.Contains(g.step.Run, "GNS_GUARD_SHA256"):
+		return false, fmt.Sprintf("the guard's step runs %s, a copy in the job's temporary directory, without checking its SHA-256: pin the binary's digest as the host workflow does", binary)
+	case !sha256Hex.MatchString(digest) || strings.Trim(digest, "0") == "":
+		return false, "the guard's step checks the binary against GNS_GUARD_SHA256, which pins no binary's digest: set it to the SHA-256 of the gns-guard installed on the runner's host (sha256sum prints it)"
+	}
+	return true, fmt.Sprintf("the guard's step runs only the binary whose SHA-256 the workflow pins (%s…)", digest[:12])
 }

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +18,13 @@ import (
 // TestHostWorkflowEndToEnd adopts the guard on a runner without Docker, as
 // docs/operations.md says: `init --runner host` proposes the host workflow
 // (examples/workflows/gns-guard-host.yml), the secrets are set, the pull
-// request merged; the runner's host has the binary (here the workflow
-// names its path instead of finding it on the PATH: that word is the
-// only change). An issue opened from the template, its issue: 0 left as
+// request merged; the runner's host has the binary init pinned (here the
+// workflow's GNS_GUARD_BIN names its path instead of finding it on the
+// PATH: that line is the only change). An issue opened from the template, its issue: 0 left as
 // the template says, is judged through the real runner in host mode: the
 // guard fills in the number, passes it, and its posture finds its own
 // workflow: no warning about the workflow or its secrets, and `doctor`
-// says the same.
+// says the same. A binary swapped on the host is refused, and not run.
 func TestHostWorkflowEndToEnd(t *testing.T) {
 	t.Parallel()
 	s := giteatest.Require(t)
@@ -43,10 +45,16 @@ func TestHostWorkflowEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.rawFile("main", wfPath); got != string(shipped) {
-		t.Fatalf("init --runner host wrote another workflow:\n%s", got)
+	digest := fileSHA256(t, bin)
+	written := replaceOnce(t, string(shipped), `GNS_GUARD_SHA256: "`+strings.Repeat("0", 64)+`"`, `GNS_GUARD_SHA256: "`+digest+`"`)
+	if got := r.rawFile("main", wfPath); got != written {
+		t.Fatalf("init --runner host wrote another workflow than the shipped one with its binary's digest %s pinned:\n%s", digest, got)
 	}
-	r.replaceFile(wfPath, []byte(replaceOnce(t, string(shipped), "run: gns-guard action\n", "run: exec "+shellQuote(bin)+" action\n")))
+	// The binary installed on the runner's host: a copy of the one that
+	// ran init, at a path of its own.
+	installed := filepath.Join(t.TempDir(), "host", "gns-guard")
+	copyFile(t, bin, installed)
+	r.replaceFile(wfPath, []byte(replaceOnce(t, written, "GNS_GUARD_BIN: gns-guard\n", "GNS_GUARD_BIN: "+installed+"\n")))
 
 	tmpl, labels := r.template()
 	const n = 2 // init's pull request took #1
@@ -79,6 +87,21 @@ func TestHostWorkflowEndToEnd(t *testing.T) {
 	if !strings.Contains(logs, "posture judged for commit") {
 		t.Errorf("no run judged the posture:\n%s", logs)
 	}
+
+	// A job on the runner replaces the installed binary with its own: the
+	// next guard run refuses it, naming both digests, and runs nothing.
+	fake := "#!/bin/sh\necho FAKE-GUARD-RAN\nexit 0\n"
+	if err := os.WriteFile(installed, []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.comment(n, "A note after the binary was swapped.")
+	runs = r.waitRuns(n, 3)
+	swapped := wantLast(t, runs, "issue_comment.created", "failure")
+	fakeDigest := fmt.Sprintf("%x", sha256.Sum256([]byte(fake)))
+	if log := r.jobLog(swapped); !strings.Contains(log, installed+" has SHA-256 "+fakeDigest+", but this workflow pins "+digest) || strings.Contains(log, "FAKE-GUARD-RAN") {
+		t.Errorf("the run with the swapped binary does not refuse it naming both digests, or ran it:\n%s", log)
+	}
+	copyFile(t, bin, installed)
 
 	r.setSecret("GNS_GUARD_TOKEN", "the guard's own token")
 	checks := r.doctor()
@@ -115,4 +138,29 @@ func (r *repo) doctor() map[string]doctorCheck {
 		byID[c.ID] = c
 	}
 	return byID
+}
+
+// fileSHA256 is the SHA-256 of a file, in hexadecimal.
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(data))
+}
+
+// copyFile copies an executable file to dst, making its directory.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }

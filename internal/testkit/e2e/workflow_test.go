@@ -414,11 +414,20 @@ func TestHostWorkflowMatchesActionYML(t *testing.T) {
 	for key, v := range spec.Runs.Env {
 		want[key] = v
 	}
-	if got := hostStep["env"]; !reflect.DeepEqual(got, want) {
-		t.Errorf("the host step's env:\n%v\nwant what the runner hands the Docker step:\n%v", got, want)
+	// Two variables more: the binary the step runs and the digest it
+	// pins (docs/operations.md#the-runner).
+	env, _ := hostStep["env"].(map[string]any)
+	if env["GNS_GUARD_BIN"] != "gns-guard" || env["GNS_GUARD_SHA256"] != strings.Repeat("0", 64) {
+		t.Errorf("the host step's GNS_GUARD_BIN and GNS_GUARD_SHA256: %v, %v; want gns-guard and the unpinned digest", env["GNS_GUARD_BIN"], env["GNS_GUARD_SHA256"])
 	}
-	if run, wantRun := hostStep["run"], "gns-guard "+strings.Join(spec.Runs.Args, " "); run != wantRun || hostStep["shell"] != "bash" {
-		t.Errorf("the host step runs %q with shell %v, want %q with bash (sh drops the INPUT_ names with hyphens)", run, hostStep["shell"], wantRun)
+	delete(env, "GNS_GUARD_BIN")
+	delete(env, "GNS_GUARD_SHA256")
+	if !reflect.DeepEqual(env, want) {
+		t.Errorf("the host step's env:\n%v\nwant what the runner hands the Docker step:\n%v", env, want)
+	}
+	run, _ := hostStep["run"].(string)
+	if wantRun := "exec \"$RUNNER_TEMP/gns-guard\" " + strings.Join(spec.Runs.Args, " ") + "\n"; !strings.HasSuffix(run, wantRun) || hostStep["shell"] != "bash" {
+		t.Errorf("the host step runs %q with shell %v, want it to end with %q, with bash (sh drops the INPUT_ names with hyphens)", run, hostStep["shell"], wantRun)
 	}
 	for _, k := range []string{"name", "id", "if"} {
 		if hostStep[k] != dockerStep[k] {
