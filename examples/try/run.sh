@@ -4,7 +4,8 @@
 # module proxy, as the tests build them), a repository adopted with
 # `gns-guard init --runner host`, an issue opened from its template, and
 # three agent steps with the shipped tools: examples/agent/agent.sh, then
-# `gns-guard context` and `report` by hand, then agent.sh again. Every step
+# `gns-guard context` and `report` by hand, then agent.sh again, and a
+# fourth that the guard refuses (over half the budget left). Every step
 # runs the guard through the runner on the real event. It prints the
 # issue's address and the guard's status comment, and stops everything it
 # started when it ends, however it ends.
@@ -123,6 +124,17 @@ AGENT=code-reviewer NEXT_AGENT=lead-developer INVOCATION=try-3 CONSUMED=1500 \
 	FILES_CHANGED=0 KEY_STATS='{"findings": 2}' LABELS_ADD= LABELS_REMOVE= \
 	sh "$root/examples/agent/agent.sh"
 trygitea wait "$repo"
+
+step "The guard refuses: the lead developer asks for more than half the budget left"
+echo "report decides as the guard's runs would, and writes nothing the guard would fail:"
+if gns-guard report --repo "$repo" --issue "$n" --agent lead-developer --invocation try-4 \
+	--consumed 300 --action "fix the two findings, and rewrite the gateway while at it" \
+	--verdict ready-for-review --next-agent code-reviewer --next-estimate 12000; then
+	echo "BROKEN: report wrote a step the guard would fail" >&2
+	exit 1
+else
+	echo "(report exited $?: nothing was written; the step stays with the lead developer)"
+fi
 
 step "The issue: $TRY_SERVER/$repo/issues/$n"
 echo "The guard's status comment:"

@@ -59,6 +59,7 @@ func TestTryScript(t *testing.T) {
 		"/acme/api/issues/2\n",
 		"## ✅ gns-guard: all clear\n\nNo violations.\n",
 		"| code-reviewer | 1 | 1,500 |",
+		"The guard refuses", "next-over-budget", "(report exited 1: nothing was written",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the script's output lacks %q:\n%s", want, text)
