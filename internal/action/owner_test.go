@@ -60,6 +60,8 @@ func contextOf(t *testing.T, f *actiontest.Repo, n int64, token string) load {
 		if err := json.Unmarshal(out.Bytes(), &l); err != nil {
 			t.Fatalf("context --format json: %v\n%s", err, out.String())
 		}
+	} else {
+		l.Text = out.String() // a refusal, as JSON
 	}
 	return l
 }
@@ -526,9 +528,35 @@ func TestTaskOnAPrivateRepository(t *testing.T) {
 	rerun := f.Step()
 	rerun.Env["GITHUB_RUN_ATTEMPT"] = "2"
 	r = rerun.Run(t, owners) // the owner's old run, re-run after the agent's edit
-	expectTampered(t, f, n, r, "the task (the body's ## Task section)", "someone the guard could not identify")
+	r.Expect(t, 1, "fail")
+	if v := r.Violations(t); len(v) != 1 || v[0].Rule != "checkpoint-tampered" || !strings.Contains(v[0].Message, "cannot tell by whom") || f.Issue(t, n).Has("permission::violation") {
+		t.Errorf("a re-run of the owner's old run accepted the agent's task, or named someone: %+v\n%s", v, r)
+	}
 	r = f.Run(t, agents)
 	expectTampered(t, f, n, r, "the task (the body's ## Task section)", `by "`+agent.Login+`"`)
+
+	// The owner's honest edit whose run a later event replaced: no one to
+	// name, so the chain waits for an approver's save, named in the
+	// status comment, context's refusal and report's; no
+	// permission::violation. The owner saves the body again: accepted.
+	n3, d3 := f.Open(t, "Rate limits, clarified twice", taskBody(t, task), governed...)
+	f.Run(t, d3).Expect(t, 0, "pass")
+	f.EditBody(t, n3, f.Admin(), strings.Replace(f.Issue(t, n3).Body, task, task+" Per route limits come later.", 1)) // its run replaced
+	_, later := f.Comment(t, n3, agent, "starting on it")
+	r = f.Run(t, later)
+	r.Expect(t, 1, "fail")
+	const step = "the issue's body again"
+	if f.Issue(t, n3).Has("permission::violation") || !strings.Contains(f.Status(t, n3).Body, step) {
+		t.Errorf("an unattributed task edit set permission::violation, or the status comment does not name the approver's step:\n%s", f.Status(t, n3).Body)
+	}
+	if l := contextOf(t, f, n3, agent.Token); l.Code != 1 || !strings.Contains(l.Stderr+l.Text, step) {
+		t.Errorf("context on a held task: exit %d, want 1 naming the approver's step:\n%s%s", l.Code, l.Stderr, l.Text)
+	}
+	r = f.Run(t, f.EditBody(t, n3, f.Admin(), f.Issue(t, n3).Body+"\n"))
+	r.Expect(t, 0, "pass")
+	if l := contextOf(t, f, n3, agent.Token); l.Code != 0 || !strings.Contains(l.Text, "Per route limits come later.") {
+		t.Errorf("the owner's save did not accept the task (exit %d): %s\n%s", l.Code, l.Stderr, l.Text)
+	}
 
 	// A first state an approver edits in.
 	n2, d2 := f.Open(t, "Rate limits, planned later", func(int64) string { return "We will plan this one later.\n" }, governed...)

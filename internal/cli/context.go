@@ -354,7 +354,7 @@ func acceptedTask(env Env, plan *guard.Plan, n int64) error {
 		return nil
 	}
 	if v.Accepted == "" {
-		return &exitcode.ViolationError{Err: fmt.Errorf("context: issue #%d: the task was changed since the guard accepted it, by %s, and the task as accepted is not in the body's edit history (Gitea shows it only on a public repository): an agent must not work from a task the person did not set; an approver restores it, or removes permission::violation to accept the new one", n, v.Who())}
+		return &exitcode.ViolationError{Err: fmt.Errorf("context: issue #%d: the task was changed since the guard accepted it, by %s, and the task as accepted is not in the body's edit history (Gitea shows it only on a public repository): an agent must not work from a task the person did not set; %s", n, v.Who(), v.Step())}
 	}
 	fmt.Fprintf(env.Stderr, "gns-guard: context: warning: issue #%d: the task was changed since the guard accepted it, by %s: the load holds the task as accepted, read from the body's edit history\n", n, oneLine(v.Who()))
 	return nil

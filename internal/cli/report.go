@@ -567,6 +567,17 @@ func printReport(env Env, o *reportOptions, res *reportResult, err error) error 
 	return err
 }
 
+// waiting says a refused report found only what failed the issue before
+// it: the issue waits for a person, whatever the report says.
+func waiting(res *reportResult) bool {
+	for _, f := range res.Findings {
+		if !slices.Contains(res.AlreadyFailing, f.Rule) {
+			return false
+		}
+	}
+	return len(res.Findings) > 0
+}
+
 func writeReportText(w io.Writer, res *reportResult) {
 	n := res.Issue
 	switch res.Outcome {
@@ -578,7 +589,11 @@ func writeReportText(w io.Writer, res *reportResult) {
 		if len(res.AlreadyFailing) > 0 {
 			fmt.Fprintf(w, "(already failing before this report: %s)\n", strings.Join(res.AlreadyFailing, ", "))
 		}
-		fmt.Fprintf(w, "Fix the report (a smaller --next-estimate, another --next-agent, ...) or ask a person; --force writes it anyway and the guard fails the run.\n")
+		if waiting(res) {
+			fmt.Fprintf(w, "The issue waits for a person before any report: the findings above name the step, and no report fixes it. --force writes it anyway and the guard fails the run.\n")
+		} else {
+			fmt.Fprintf(w, "Fix the report (a smaller --next-estimate, another --next-agent, ...) or ask a person; --force writes it anyway and the guard fails the run.\n")
+		}
 	case "dry-run":
 		fmt.Fprintf(w, "gns-guard: report: issue #%d: dry run, nothing was written. The comment would be:\n\n%s\n", n, res.Comment)
 	case "already-reported":

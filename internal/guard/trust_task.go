@@ -177,6 +177,16 @@ func (v *TaskVerdict) Who() string {
 	return strings.Join(names, ", ")
 }
 
+// Step is what an approver does about a changed task: with no one to
+// name, save the body again (its run names the approver); else restore
+// the task, or remove permission::violation to accept the new one.
+func (v *TaskVerdict) Step() string {
+	if len(v.By) == 0 {
+		return "an approver checks the task and saves the issue's body again (any edit: its run names the approver, who accepts the task as saved), or restores the task as accepted"
+	}
+	return "an approver restores it, or removes permission::violation to accept the new one"
+}
+
 // taskFinding is the finding of a task changed by someone who may not.
 func (e *decision) taskFinding(v *TaskVerdict) Violation {
 	var what []string
@@ -190,6 +200,14 @@ func (e *decision) taskFinding(v *TaskVerdict) Violation {
 	restore := "restores the task as accepted"
 	if v.Accepted != "" {
 		restore = "restores the task as accepted (the body's edit history holds it; gns-guard context loads it meanwhile)"
+	}
+	if len(v.By) == 0 {
+		// No one to name: the edit's own run never reached the guard, and
+		// the server shows no history. The chain waits for an approver's
+		// save, without permission::violation on a team that did nothing
+		// wrong.
+		return at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, and the guard cannot tell by whom: the edit's own run did not reach it (a later event replaced it in the workflow's concurrency group) and Gitea shows the body's edit history only on a public repository. The workflow waits for an approver (%s): check the task and save the issue's body again (any edit; its run names the approver, who accepts the task as saved), or restore the task as accepted",
+			strings.Join(what, " and "), e.cfg.Approvers())
 	}
 	t := at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, by %s: the task is the person's, and only an approver (%s) changes it. An approver %s, or checks the new task and removes %s to accept it",
 		strings.Join(what, " and "), v.Who(), e.cfg.Approvers(), restore, pv)
