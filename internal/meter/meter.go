@@ -48,13 +48,13 @@ type Options struct {
 
 // Defaults and bounds of Options.
 const (
-	DefaultIssueTTL         = 2 * time.Second
-	DefaultLoginTTL         = MaxLoginTTL
-	MaxLoginTTL             = time.Minute
-	DefaultMaxTokens        = 4096
-	maxAnswerBytes          = 64 << 20
-	defaultOpenAIUpstream   = "https://api.openai.com"
-	defaultAnthropicUpstrem = "https://api.anthropic.com"
+	DefaultIssueTTL          = 2 * time.Second
+	DefaultLoginTTL          = MaxLoginTTL
+	MaxLoginTTL              = time.Minute
+	DefaultMaxTokens         = 4096
+	maxAnswerBytes           = 64 << 20
+	defaultOpenAIUpstream    = "https://api.openai.com"
+	defaultAnthropicUpstream = "https://api.anthropic.com"
 )
 
 // Meter is the proxy.
@@ -94,7 +94,7 @@ func New(o Options) (*Meter, error) {
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
-	up := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstrem}
+	up := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstream}
 	for p, u := range o.Upstream {
 		if u != "" {
 			up[p] = strings.TrimRight(u, "/")
