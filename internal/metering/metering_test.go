@@ -1,6 +1,7 @@
 package metering
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestReadCall(t *testing.T) {
 	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
 	body := `{"model":"gpt-4o","n":2,"max_tokens":100,"messages":[{"role":"user","content":"hello there"}]}`
 	c, ref := ReadCall(chat, []byte(body), counters(t), 4096)
-	want := int64(3 + 2 + 1 + 2) // framing; "user", "hello there": a token a value and their tokens
+	want := int64(3 + 2 + 2 + 2 + 1 + 2) // framing; the keys role and content, "user", "hello there": a token each and their tokens
 	if ref != nil || !c.Exact || c.Input != want || c.Output != 200 || string(c.Body) != body {
 		t.Fatalf("%+v %v; want input %d, output 200, the body as sent", c, ref, want)
 	}
@@ -70,7 +71,7 @@ func TestReadCall(t *testing.T) {
 		t.Errorf("a stream: %s", c.Body)
 	}
 	c, _ = ReadCall(Route{Provider: Anthropic, Endpoint: Messages}, []byte(`{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"héllo"}]}`), counters(t), 10)
-	if c.Exact || c.Input != 3+1+4+1+6 {
+	if c.Exact || c.Input != 3+1+4+1+4+1+7+1+6 {
 		t.Errorf("an unknown model counts a token a byte: %+v", c)
 	}
 	for _, bad := range []string{`{"model":"claude-x","messages":[]}`, `{"model":`, `[1]`, `{"max_tokens":3}`, `{"model":"gpt-4o","max_tokens":-1}`} {
@@ -167,5 +168,114 @@ func TestRefusalShapes(t *testing.T) {
 	}
 	if got := string(ref.Body(Anthropic)); got != `{"error":{"message":"gns-guard meter: x \u003cb\u003e [meter-over-budget]","type":"permission_error"},"type":"error"}` {
 		t.Errorf("Anthropic: %s", got)
+	}
+}
+
+// A body a provider could read otherwise than the meter is refused: a key
+// given twice in any letter case at any depth (an upstream that matches
+// keys exactly takes the first, encoding/json the last in any case), a
+// field the meter reads spelt in another case, more than one JSON value.
+func TestReadCallRefusesAmbiguousBodies(t *testing.T) {
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	for _, body := range []string{
+		`{"model":"gpt-4o","max_tokens":20000,"MAX_TOKENS":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":20000,"max_tokens":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":20000,"max\u005ftokens":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":20000,"max_to` + "\u212a" + `ens":1,"messages":[]}`, // the Kelvin sign folds to k
+		`{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"a","Content":"b"}]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{"a":{},"A":{}}}}}]}`,
+		`{"model":"gpt-4o","MAX_TOKENS":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"N":128,"messages":[]}`,
+		`{"Model":"gpt-4o","max_tokens":5,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"Include_Usage":false},"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":[]}{"max_tokens":9000}`,
+		`{"model":"gpt-4o","max_tokens":1.5,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+	} {
+		if c, ref := ReadCall(chat, []byte(body), counters(t), 10); ref == nil || ref.Status != 400 || ref.Rule != "meter-request" {
+			t.Errorf("%.120s: %v, %+v; want a 400", body, ref, c)
+		}
+	}
+	ref := readRefusal(t, chat, `{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"a","CONTENT":"b"}]}`)
+	if !strings.Contains(ref.Message, `messages[0] gives the key "CONTENT" twice`) {
+		t.Errorf("the refusal does not say where: %s", ref.Message)
+	}
+	for _, body := range []string{
+		`{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{"Max_Tokens":{},"Model":{}}}}}]}`,
+		"\n {\"model\":\"gpt-4o\",\"max_tokens\":5,\"messages\":[]} \n",
+	} {
+		if _, ref := ReadCall(chat, []byte(body), counters(t), 10); ref != nil {
+			t.Errorf("%s: %v", body, ref)
+		}
+	}
+}
+
+func readRefusal(t *testing.T, r Route, body string) *Refusal {
+	t.Helper()
+	_, ref := ReadCall(r, []byte(body), counters(t), 10)
+	if ref == nil {
+		t.Fatalf("%s: admitted", body)
+	}
+	return ref
+}
+
+// Token ids are tokens: an embeddings input of ids counts one a id.
+func TestReadCallCountsTokenIDs(t *testing.T) {
+	emb := Route{Provider: OpenAI, Endpoint: Embeddings}
+	ids := strings.TrimSuffix(strings.Repeat("100257,", 24000), ",")
+	for _, body := range []string{`{"model":"text-embedding-3-small","input":[` + ids + `]}`, `{"model":"text-embedding-3-small","input":[[` + ids + `]]}`} {
+		c, ref := ReadCall(emb, []byte(body), counters(t), 10)
+		if ref != nil || c.Input != 3+24000 || c.Output != 0 {
+			t.Errorf("%.60s...: %v input %d; want 24,003", body, ref, c.Input)
+		}
+	}
+}
+
+// Tools are counted as their whole JSON, names included, with the
+// allowances: 600 properties with empty schemas are not a handful of
+// tokens.
+func TestReadCallCountsTools(t *testing.T) {
+	var props []string
+	for i := range 600 {
+		props = append(props, fmt.Sprintf(`"%s%03d":{}`, strings.Repeat("n", 60), i))
+	}
+	tools := `[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{` + strings.Join(props, ",") + `}}}}]`
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	c, ref := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":`+tools+`}`), counters(t), 10)
+	if ref != nil || c.Input < 600*(renderAllowance+5)+toolPrompt {
+		t.Errorf("OpenAI: %v input %d", ref, c.Input)
+	}
+	anth := Route{Provider: Anthropic, Endpoint: Messages}
+	c, ref = ReadCall(anth, []byte(`{"model":"claude-x","max_tokens":5,"messages":[],"tools":[{"name":"f","input_schema":{"type":"object","properties":{`+strings.Join(props, ",")+`}}}]}`), counters(t), 10)
+	if ref != nil || c.Input < int64(len(tools))+toolPrompt {
+		t.Errorf("Anthropic: %v input %d; want at least the tools' bytes", ref, c.Input)
+	}
+	plain, _ := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":5,"messages":[]}`), counters(t), 10)
+	empty, _ := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[]}`), counters(t), 10)
+	if empty.Input >= plain.Input+toolPrompt {
+		t.Errorf("no tools pays the tools' prompt: %d against %d", empty.Input, plain.Input)
+	}
+}
+
+// A cap given as null is replaced, not added twice; a stream's
+// stream_options get include_usage in place; n counts whole.
+func TestReadCallEditsInPlace(t *testing.T) {
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	for body, want := range map[string]string{
+		`{"model":"gpt-4o","max_tokens":null,"messages":[]}`:                                                     `{"model":"gpt-4o","max_tokens":10,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":null,"messages":[]}`:                    `{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":true},"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":false},"messages":[]}`: `{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":true},"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{ },"messages":[]}`:                     `{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":true },"messages":[]}`,
+		`{"model":"gpt-4o","seed":12345678901234567890,"stream":true,"stream_options":{"x":1},"messages":[]}`:    `{"model":"gpt-4o","seed":12345678901234567890,"stream":true,"stream_options":{"x":1,"include_usage":true},"messages":[],"max_tokens":10}`,
+	} {
+		c, ref := ReadCall(chat, []byte(body), counters(t), 10)
+		if ref != nil || string(c.Body) != want {
+			t.Errorf("%s:\n got %s %v\nwant %s", body, c.Body, ref, want)
+		}
+	}
+	c, _ := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":1000,"max_completion_tokens":3000,"n":500,"messages":[]}`), counters(t), 10)
+	if c.Output != 3000*500 {
+		t.Errorf("output %d; want the larger cap times n", c.Output)
 	}
 }

@@ -1,0 +1,167 @@
+package meter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/issues"
+)
+
+// The attacks a red team made on the meter, as an attacker sends them:
+// each asserts what the stand-in provider charged against the issue's
+// budget.
+
+// bounded checks what the stand-in charged against the budget left when
+// the attack began: in all, at most remaining; each call at most the worst
+// case the meter reserved for it, and charged by the meter as the
+// provider charged it.
+func bounded(t *testing.T, r *rig, remaining int64) {
+	t.Helper()
+	calls, err := r.store.Calls(context.Background(), issue7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]int{}
+	for i, c := range calls {
+		byID[c.RequestID] = i
+	}
+	for _, q := range r.prov.Requests() {
+		i, ok := byID[q.ID]
+		switch {
+		case q.Charged == 0:
+		case !ok:
+			t.Errorf("%s: the provider charged %d for a call the meter does not hold", q.ID, q.Charged)
+		case calls[i].Worst < q.Charged:
+			t.Errorf("%s: the provider charged %d, past the worst case %d the meter reserved", q.ID, q.Charged, calls[i].Worst)
+		case calls[i].Tokens != q.Charged:
+			t.Errorf("%s: the provider charged %d, the meter %d", q.ID, q.Charged, calls[i].Tokens)
+		}
+	}
+	if got := r.prov.Charged(); got > remaining {
+		t.Errorf("the provider charged %d in all, past the %d the budget had left", got, remaining)
+	}
+}
+
+// attack sends body to url until the meter refuses it (at most max
+// times), and returns the refusal's status and body.
+func attack(t *testing.T, url, body string, max int) (int, string) {
+	t.Helper()
+	for range max {
+		resp, answer := post(t, url, agentToken1, body)
+		if resp.StatusCode != 200 {
+			return resp.StatusCode, answer
+		}
+	}
+	return 200, ""
+}
+
+// Token ids are tokens: an embeddings input of 24,000 ids is 24,000
+// tokens, refused on 13,800 left; inputs of 5,000 ids go through while
+// their ids fit.
+func TestTokenIDsAreCounted(t *testing.T) {
+	r := newRig(t)
+	r.prov.Count.Store(true)
+	emb := r.base(7, "openai") + "/embeddings"
+	ids := func(n int) string { return strings.TrimSuffix(strings.Repeat("1734,", n), ",") }
+	status, answer := attack(t, emb, `{"model":"text-embedding-3-small","input":[[`+ids(24000)+`]]}`, 5)
+	if code, _, _ := openAIError(t, answer); status != 403 || code != "meter-over-budget" {
+		t.Errorf("24,000 ids on 13,800 left: %d %s", status, answer)
+	}
+	status, answer = attack(t, emb, `{"model":"text-embedding-3-small","input":[`+ids(5000)+`]}`, 5)
+	if status != 403 {
+		t.Errorf("5,000 ids a call, 5 calls on 13,800 left: %d %s", status, answer)
+	}
+	if n := len(r.prov.Requests()); n != 2 {
+		t.Errorf("%d calls reached the provider, want 2", n)
+	}
+	bounded(t, r, 13800)
+}
+
+// emptyProperties are 600 properties with empty schemas, 37,980 bytes of
+// names.
+func emptyProperties() string {
+	var props []string
+	for i := range 600 {
+		name := fmt.Sprintf("argument_%03d_%s", i, strings.Repeat("option", 9))[:63]
+		if i < 180 {
+			name += "s"
+		}
+		props = append(props, `"`+name+`":{}`)
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
+}
+
+// Tools are counted as the provider renders them: 600 properties with
+// empty schemas cost thousands of tokens a call, not a handful, and the
+// calls stop before they pass the budget (60,000 left).
+func TestToolSchemasAreCounted(t *testing.T) {
+	for _, tt := range []struct{ provider, path, body string }{
+		{"openai", "/chat/completions", `{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":` + emptyProperties() + `}}]}`},
+		{"openai", "/responses", `{"model":"gpt-4.1","max_output_tokens":10,"input":"hi","tools":[{"type":"function","name":"f","parameters":` + emptyProperties() + `}]}`},
+		{"anthropic", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"system":"be brief","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":` + emptyProperties() + `}]}`},
+		{"openai", "/chat/completions", `{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"x":{"type":"string","enum":["a"` + strings.Repeat(`,"a"`, 2999) + `]}}}}}]}`},
+	} {
+		t.Run(tt.provider+tt.path, func(t *testing.T) {
+			r := newRig(t)
+			r.gitea.Change(7, func(is *issues.Issue) { is.Body = body(7, 66200, 60000) })
+			judge(t, r.gitea, 7)
+			r.prov.Count.Store(true)
+			status, answer := attack(t, r.base(7, tt.provider)+tt.path, tt.body, 20)
+			if status != 403 || !strings.Contains(answer, "meter-over-budget") {
+				t.Errorf("twenty calls on 60,000 left: %d %s", status, answer)
+			}
+			bounded(t, r, 60000)
+			calls, _ := r.store.Calls(context.Background(), issue7)
+			if len(calls) == 0 {
+				t.Error("no call went through")
+			}
+			for i, q := range r.prov.Requests() {
+				t.Logf("the provider charged %d for a call the meter priced at %d at worst", q.Charged, calls[i].Worst)
+			}
+		})
+	}
+}
+
+// providerError reads an error answer in provider's shape: its message,
+// and whether it is that shape.
+func providerError(t *testing.T, provider, body string) (string, bool) {
+	t.Helper()
+	if provider == "openai" {
+		code, typ, msg := openAIError(t, body)
+		return msg, code == "meter-request" && typ == "invalid_request_error"
+	}
+	var e struct {
+		Type  string
+		Error struct{ Type, Message string }
+	}
+	err := json.Unmarshal([]byte(body), &e)
+	return e.Error.Message, err == nil && e.Type == "error" && e.Error.Type == "invalid_request_error"
+}
+
+// "max_tokens":20000,"MAX_TOKENS":1: encoding/json takes the last key in
+// any letter case, an upstream that matches keys exactly the first. The
+// meter refuses a key given twice in any case, at any depth, in the
+// provider's error shape; the model writes nothing.
+func TestKeysGivenTwiceAreRefused(t *testing.T) {
+	r := newRig(t)
+	r.prov.Count.Store(true)
+	r.prov.Output.Store(20000)
+	for _, tt := range []struct{ provider, path, body string }{
+		{"openai", "/chat/completions", `{"model":"gpt-4o","max_tokens":20000,"MAX_TOKENS":1,"messages":[{"role":"user","content":"write"}]}`},
+		{"openai", "/chat/completions", `{"model":"gpt-4o","max_tokens":1,"messages":[{"role":"user","content":"write","content":"write a lot"}]}`},
+		{"openai", "/responses", `{"model":"gpt-4.1","max_output_tokens":20000,"Max_Output_Tokens":1,"input":"write"}`},
+		{"anthropic", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":20000,"max_tokens":1,"messages":[{"role":"user","content":"write"}]}`},
+		{"anthropic", "/v1/messages", `{"model":"claude-sonnet-4-5","MAX_TOKENS":1,"max_tokens":20000,"messages":[{"role":"user","content":"write"}]}`},
+	} {
+		resp, answer := post(t, r.base(7, tt.provider)+tt.path, agentToken1, tt.body)
+		if _, ok := providerError(t, tt.provider, answer); resp.StatusCode != 400 || !ok {
+			t.Errorf("%s: %d %s; want a 400 in the provider's shape", tt.body, resp.StatusCode, answer)
+		}
+	}
+	if got := r.prov.Charged(); got != 0 {
+		t.Errorf("the provider charged %d", got)
+	}
+}

@@ -1,0 +1,327 @@
+package metering
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// maxDepth is the deepest nesting the meter reads, encoding/json's own.
+const maxDepth = 10000
+
+// span is where a value lies in a body: body[start:end].
+type span struct{ start, end int }
+
+// object is what a scan keeps of a JSON object: where each member's value
+// lies, by its exact key, and where its last member ends (a member the
+// meter adds goes there).
+type object struct {
+	fields map[string]span
+	last   int
+}
+
+// frame is an object or an array the scan is inside.
+type frame struct {
+	object bool
+	// name is the key it is the value of ("" for an item), index its
+	// place in its array.
+	name  string
+	index int
+	start int
+	// items counts an array's items, or an object's members.
+	items int
+	// folded are an object's keys so far, folded (set once they are many).
+	folded []string
+	set    map[string]struct{}
+	key    string // the key whose value comes next
+	hasKey bool
+}
+
+// scanner reads a request body in one pass (docs/meter.md#what-a-call-is-priced):
+// it refuses what a provider would read otherwise than the meter (a key
+// given twice in any letter case, a field the meter reads spelt in
+// another case), counts the input a provider charges, and keeps where the
+// top-level fields lie.
+type scanner struct {
+	body  []byte
+	dec   *json.Decoder
+	route Route
+	count func(string) int64
+	stack []frame
+	root  object
+	// field is the top-level field being read.
+	field string
+	// input is the tokens counted; names the keys and items inside
+	// fields rendered as JSON; tools whether tools or functions list any.
+	input, names int64
+	tools        bool
+	done         bool
+}
+
+// value is a value just read, for the frame that holds it.
+type value struct {
+	at     span
+	isNull bool
+	closed *frame // the object or array just closed
+}
+
+// scan reads body for route r, counting text with count.
+func scan(r Route, body []byte, count func(string) int64) (*scanner, *Refusal) {
+	s := &scanner{body: body, dec: json.NewDecoder(bytes.NewReader(body)), route: r, count: count, input: 3}
+	s.dec.UseNumber()
+	for {
+		off := int(s.dec.InputOffset())
+		tok, err := s.dec.Token()
+		switch {
+		case errors.Is(err, io.EOF) && s.done:
+			return s, nil
+		case errors.Is(err, io.EOF):
+			return nil, invalid("the request body ends before its JSON object does")
+		case err != nil:
+			return nil, invalid("the request body is not JSON: " + err.Error())
+		case s.done:
+			return nil, invalid("the request body holds more than one JSON value")
+		}
+		if ref := s.token(tok, skipSeparators(body, off)); ref != nil {
+			return nil, ref
+		}
+	}
+}
+
+// skipSeparators is the offset of the next token from off: past blanks,
+// commas and colons.
+func skipSeparators(b []byte, off int) int {
+	for off < len(b) && strings.IndexByte(" \t\r\n,:", b[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+func (s *scanner) token(tok json.Token, start int) *Refusal {
+	end := int(s.dec.InputOffset())
+	switch v := tok.(type) {
+	case json.Delim:
+		if v == '{' || v == '[' {
+			return s.open(v == '{', start)
+		}
+		return s.close(end)
+	case string:
+		if top := s.top(); top != nil && top.object && !top.hasKey {
+			return s.key(v)
+		}
+		s.countText(v)
+		return s.done1(value{at: span{start, end}})
+	case json.Number:
+		s.countNumber(string(v))
+		return s.done1(value{at: span{start, end}})
+	case nil:
+		s.countOther()
+		return s.done1(value{at: span{start, end}, isNull: true})
+	default: // a bool
+		s.countOther()
+		return s.done1(value{at: span{start, end}})
+	}
+}
+
+func (s *scanner) top() *frame {
+	if len(s.stack) == 0 {
+		return nil
+	}
+	return &s.stack[len(s.stack)-1]
+}
+
+// open enters an object or an array.
+func (s *scanner) open(isObject bool, start int) *Refusal {
+	depth := len(s.stack)
+	switch {
+	case depth == 0 && !isObject:
+		return invalid("the request body is not a JSON object")
+	case depth >= maxDepth:
+		return invalid(fmt.Sprintf("the request body nests deeper than %d", maxDepth))
+	}
+	f := frame{object: isObject, start: start}
+	if parent := s.top(); parent != nil {
+		if parent.object {
+			f.name = parent.key
+		} else {
+			f.index = parent.items
+		}
+	}
+	if depth < cap(s.stack) {
+		// Keep the folded keys' room of the frame that was here.
+		f.folded = s.stack[:depth+1][depth].folded[:0]
+	}
+	s.stack = append(s.stack, f)
+	if depth == 0 {
+		s.root = object{fields: map[string]span{}, last: start + 1}
+	}
+	return nil
+}
+
+// close leaves the innermost object or array, which ends at end.
+func (s *scanner) close(end int) *Refusal {
+	f := s.stack[len(s.stack)-1]
+	s.stack = s.stack[:len(s.stack)-1]
+	if len(s.stack) == 0 {
+		s.done = true
+		return nil
+	}
+	return s.done1(value{at: span{f.start, end}, closed: &f})
+}
+
+// key reads an object's key: given twice in any letter case, or a field
+// the meter reads spelt in another case, it is refused.
+func (s *scanner) key(k string) *Refusal {
+	top := s.top()
+	folded := foldKey(k)
+	if top.has(folded) {
+		return invalid(fmt.Sprintf("%s gives the key %q twice, in one letter case or another: a provider may read the one the meter does not; send each key once", s.where(), clip(k, 80)))
+	}
+	top.add(folded)
+	depth := len(s.stack)
+	if want := spelling(depth, top.name, folded); want != "" && want != k {
+		return invalid(fmt.Sprintf("the field %q is spelt %q in the API: a provider that reads keys exactly would not see it", clip(k, 80), want))
+	}
+	if depth == 1 {
+		s.field = k
+	}
+	if depth > 1 {
+		s.countKey(k)
+	}
+	top.key, top.hasKey = k, true
+	return nil
+}
+
+// done1 hands a value just read to the frame that holds it.
+func (s *scanner) done1(v value) *Refusal {
+	top := s.top()
+	top.items++
+	if !top.object {
+		if rendered(s.field) {
+			s.names++
+		}
+		return nil
+	}
+	k := top.key
+	top.hasKey = false
+	if len(s.stack) == 1 {
+		return s.field1(k, v)
+	}
+	return nil
+}
+
+// field1 ends a top-level field: kept, and priced when rendered.
+func (s *scanner) field1(k string, v value) *Refusal {
+	s.root.fields[k] = v.at
+	s.root.last = v.at.end
+	s.field = ""
+	if !v.isNull && rendered(k) {
+		var b bytes.Buffer
+		if err := json.Compact(&b, s.body[v.at.start:v.at.end]); err != nil {
+			return invalid("the request body is not JSON: " + err.Error())
+		}
+		s.input += s.count(b.String()) + renderAllowance*s.names
+		s.names = 0
+		if (k == "tools" || k == "functions") && v.closed != nil && v.closed.items > 0 {
+			s.tools = true
+		}
+	}
+	return nil
+}
+
+// where names the innermost object for a message: its path from the
+// request's top, as messages[1].content[0].
+func (s *scanner) where() string {
+	if len(s.stack) <= 1 {
+		return "the request"
+	}
+	var b strings.Builder
+	for _, f := range s.stack[1:] {
+		if f.name != "" || b.Len() == 0 {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(clip(f.name, 60))
+			continue
+		}
+		b.WriteString("[" + strconv.Itoa(f.index) + "]")
+	}
+	return b.String()
+}
+
+// countText counts a string value of the input.
+func (s *scanner) countText(v string) {
+	switch {
+	case s.field == "model":
+	case rendered(s.field):
+	default:
+		s.input += 1 + s.count(v)
+	}
+}
+
+// countKey counts a key below the top level: a name the model reads
+// (a tool's argument, a schema's property).
+func (s *scanner) countKey(k string) {
+	if rendered(s.field) {
+		s.names++
+		return
+	}
+	s.input += 1 + s.count(k)
+}
+
+// countNumber counts a number inside a field (the top level's are the
+// API's parameters): an embeddings input's number is a token id, one
+// token; any other is its text.
+func (s *scanner) countNumber(n string) {
+	switch {
+	case len(s.stack) == 1 || rendered(s.field):
+	case s.route.Endpoint == Embeddings && s.field == "input":
+		s.input++
+	default:
+		s.input += max(1, s.count(n))
+	}
+}
+
+// countOther counts true, false and null inside a field: a token each.
+func (s *scanner) countOther() {
+	if len(s.stack) > 1 && !rendered(s.field) {
+		s.input++
+	}
+}
+
+// has says the object holds a key folded so; add records one.
+func (f *frame) has(folded string) bool {
+	if f.set != nil {
+		_, ok := f.set[folded]
+		return ok
+	}
+	for _, k := range f.folded {
+		if k == folded {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *frame) add(folded string) {
+	if f.set == nil && len(f.folded) < 16 {
+		f.folded = append(f.folded, folded)
+		return
+	}
+	if f.set == nil {
+		f.set = make(map[string]struct{}, 32)
+		for _, k := range f.folded {
+			f.set[k] = struct{}{}
+		}
+	}
+	f.set[folded] = struct{}{}
+}
+
+// invalid is a request the meter will not send: 400.
+func invalid(msg string) *Refusal {
+	return &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-request", Message: msg}
+}
