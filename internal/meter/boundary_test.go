@@ -125,6 +125,31 @@ func TestToolSchemasAreCounted(t *testing.T) {
 	}
 }
 
+// What the provider keeps or fetches, out of the meter's sight, is
+// refused in the provider's error shape, naming the field; nothing
+// reaches the provider.
+func TestServerStateIsRefused(t *testing.T) {
+	r := newRig(t)
+	r.prov.Count.Store(true)
+	for _, tt := range []struct{ provider, path, body, field string }{
+		{"openai", "/responses", `{"model":"gpt-4.1","max_output_tokens":10,"previous_response_id":"resp_1","input":"go on"}`, "previous_response_id"},
+		{"openai", "/responses", `{"model":"gpt-4.1","max_output_tokens":10,"conversation":{"id":"conv_1"},"input":"go on"}`, "conversation"},
+		{"openai", "/responses", `{"model":"gpt-4.1","max_output_tokens":10,"prompt":{"id":"pmpt_1","version":"2"}}`, "prompt"},
+		{"openai", "/responses", `{"model":"gpt-4.1","max_output_tokens":10,"input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}]}`, "input[0].content[0].file_id"},
+		{"openai", "/chat/completions", `{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"file-1"}}]}]}`, "messages[0].content[0].file.file_id"},
+		{"anthropic", "/v1/messages", `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, "messages[0].content[0].source.file_id"},
+	} {
+		resp, answer := post(t, r.base(7, tt.provider)+tt.path, agentToken1, tt.body)
+		msg, ok := providerError(t, tt.provider, answer)
+		if resp.StatusCode != 400 || !ok || !strings.Contains(msg, tt.field) || resp.Header.Get("X-Should-Retry") != "false" {
+			t.Errorf("%s: %d %s; want a 400 in the provider's shape naming %s", tt.body, resp.StatusCode, answer, tt.field)
+		}
+	}
+	if n := len(r.prov.Requests()); n != 0 {
+		t.Errorf("%d calls reached the provider", n)
+	}
+}
+
 // providerError reads an error answer in provider's shape: its message,
 // and whether it is that shape.
 func providerError(t *testing.T, provider, body string) (string, bool) {

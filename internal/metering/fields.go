@@ -28,6 +28,32 @@ const (
 	toolPrompt      = 1000
 )
 
+// stateFields are the fields that name what the provider keeps or does
+// out of the meter's sight, by endpoint: refused, with why.
+var stateFields = map[Endpoint]map[string]string{
+	Responses: {
+		"previous_response_id": "continues a conversation the provider keeps",
+		"conversation":         "continues a conversation the provider keeps",
+		"prompt":               "names a prompt the provider keeps",
+	},
+	ChatCompletions: {
+		"web_search_options": "has the provider search the web and read what it finds",
+	},
+	Messages: {
+		"container":   "names a container the provider keeps",
+		"mcp_servers": "has the provider call MCP servers and read their answers",
+	},
+}
+
+// fileKeys name a file the provider keeps or fetches, wherever the input
+// holds one (a content part, a document's source).
+var fileKeys = []string{"file_id", "file_ids", "file_url"}
+
+// serverSide says why field k of a request on route r is refused, or "".
+func serverSide(r Route, k string) string {
+	return stateFields[r.Endpoint][k]
+}
+
 // rendered says field k is counted as its JSON.
 func rendered(k string) bool {
 	for _, f := range renderedFields {
@@ -38,14 +64,42 @@ func rendered(k string) bool {
 	return false
 }
 
+func isFileKey(folded string) bool {
+	for _, k := range fileKeys {
+		if k == folded {
+			return true
+		}
+	}
+	return false
+}
+
+// toolRefused says why a tool of type typ is refused, or "": the meter
+// prices tools whose definition the request holds (a function, or a
+// custom tool); a tool the provider runs, or whose definition it writes,
+// is not in the request.
+func toolRefused(p Provider, typ string) string {
+	switch {
+	case typ == "" || typ == "custom":
+		return ""
+	case typ == "function" && p == OpenAI:
+		return ""
+	}
+	return "which the provider runs or defines itself"
+}
+
 // spelling is the API's spelling of a key folded so, at depth (1: the
-// top level) in an object named parent, when the meter reads that field;
-// "" for any other key.
+// top level) in an object named parent, when the meter reads or refuses
+// that field; "" for any other key.
 func spelling(depth int, parent, folded string) string {
 	var names []string
 	switch {
 	case depth == 1:
 		names = read
+		for _, m := range stateFields {
+			if _, ok := m[folded]; ok {
+				return folded
+			}
+		}
 		if rendered(folded) {
 			return folded
 		}

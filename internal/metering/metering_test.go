@@ -258,6 +258,50 @@ func TestReadCallCountsTools(t *testing.T) {
 	}
 }
 
+// What the provider keeps or fetches is refused, naming the field; the
+// same names inside a tool's schema or a tool call's arguments are text.
+func TestReadCallRefusesServerState(t *testing.T) {
+	responses := Route{Provider: OpenAI, Endpoint: Responses}
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	anth := Route{Provider: Anthropic, Endpoint: Messages}
+	for _, tt := range []struct {
+		r          Route
+		body, name string
+	}{
+		{responses, `{"model":"gpt-4.1","previous_response_id":"resp_1","input":"go on"}`, "previous_response_id"},
+		{responses, `{"model":"gpt-4.1","conversation":"conv_1","input":"go on"}`, "conversation"},
+		{responses, `{"model":"gpt-4.1","prompt":{"id":"pmpt_1"},"input":"go on"}`, "prompt"},
+		{responses, `{"model":"gpt-4.1","input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}]}`, "input[0].content[0].file_id"},
+		{responses, `{"model":"gpt-4.1","input":[{"role":"user","content":[{"type":"input_file","file_url":"https://x/a.pdf"}]}]}`, "input[0].content[0].file_url"},
+		{responses, `{"model":"gpt-4.1","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0] refers to an item"},
+		{responses, `{"model":"gpt-4.1","input":"hi","tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`, `tools[0] is a tool of type "file_search"`},
+		{responses, `{"model":"gpt-4.1","input":"hi","tools":[{"type":"web_search"}]}`, `tools[0] is a tool of type "web_search"`},
+		{chat, `{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"file-1"}}]}]}`, "messages[0].content[0].file.file_id"},
+		{chat, `{"model":"gpt-4o","max_tokens":5,"web_search_options":{},"messages":[]}`, "web_search_options"},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, "messages[0].content[0].source.file_id"},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"https://x/a.pdf"}}]}]}`, "messages[0].content[0].source"},
+		{anth, `{"model":"claude-x","max_tokens":5,"container":"container_1","messages":[]}`, "container"},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, `tools[0] is a tool of type "web_search_20250305"`},
+	} {
+		ref := readRefusal(t, tt.r, tt.body)
+		if ref.Status != 400 || !strings.Contains(ref.Message, tt.name) {
+			t.Errorf("%s: %d %s; want a 400 naming %s", tt.body, ref.Status, ref.Message, tt.name)
+		}
+	}
+	for _, tt := range []struct {
+		r    Route
+		body string
+	}{
+		{responses, `{"model":"gpt-4.1","previous_response_id":null,"input":"hi","tools":[{"type":"function","name":"read","parameters":{"type":"object","properties":{"file_id":{"type":"string"}}}}]}`},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{"file_id":"a"}}]}]}`},
+		{chat, `{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[{"type":"custom","custom":{"name":"patch"}}]}`},
+	} {
+		if _, ref := ReadCall(tt.r, []byte(tt.body), counters(t), 10); ref != nil {
+			t.Errorf("%s: %v", tt.body, ref)
+		}
+	}
+}
+
 // A cap given as null is replaced, not added twice; a stream's
 // stream_options get include_usage in place; n counts whole.
 func TestReadCallEditsInPlace(t *testing.T) {

@@ -39,13 +39,19 @@ type frame struct {
 	set    map[string]struct{}
 	key    string // the key whose value comes next
 	hasKey bool
+	// typ is the object's "type" member; source the type of its "source"
+	// member; fileKey a member naming a file or an address the provider
+	// fetches.
+	typ, source, fileKey string
+	// data says it is a tool's arguments: counted, never refused.
+	data bool
 }
 
 // scanner reads a request body in one pass (docs/meter.md#what-a-call-is-priced):
 // it refuses what a provider would read otherwise than the meter (a key
 // given twice in any letter case, a field the meter reads spelt in
-// another case), counts the input a provider charges, and keeps where the
-// top-level fields lie.
+// another case) and what the meter cannot price, counts the input a
+// provider charges, and keeps where the top-level fields lie.
 type scanner struct {
 	body  []byte
 	dec   *json.Decoder
@@ -65,6 +71,8 @@ type scanner struct {
 // value is a value just read, for the frame that holds it.
 type value struct {
 	at     span
+	str    string
+	isStr  bool
 	isNull bool
 	closed *frame // the object or array just closed
 }
@@ -114,7 +122,7 @@ func (s *scanner) token(tok json.Token, start int) *Refusal {
 			return s.key(v)
 		}
 		s.countText(v)
-		return s.done1(value{at: span{start, end}})
+		return s.done1(value{at: span{start, end}, str: v, isStr: true})
 	case json.Number:
 		s.countNumber(string(v))
 		return s.done1(value{at: span{start, end}})
@@ -145,8 +153,12 @@ func (s *scanner) open(isObject bool, start int) *Refusal {
 	}
 	f := frame{object: isObject, start: start}
 	if parent := s.top(); parent != nil {
+		f.data = parent.data
 		if parent.object {
 			f.name = parent.key
+			// A tool call's arguments (Anthropic's tool_use input) are the
+			// model's own text: counted, never refused.
+			f.data = f.data || (f.name == "input" && depth >= 2)
 		} else {
 			f.index = parent.items
 		}
@@ -165,6 +177,11 @@ func (s *scanner) open(isObject bool, start int) *Refusal {
 // close leaves the innermost object or array, which ends at end.
 func (s *scanner) close(end int) *Refusal {
 	f := s.stack[len(s.stack)-1]
+	if f.object {
+		if ref := s.judge(&f); ref != nil {
+			return ref
+		}
+	}
 	s.stack = s.stack[:len(s.stack)-1]
 	if len(s.stack) == 0 {
 		s.done = true
@@ -188,6 +205,8 @@ func (s *scanner) key(k string) *Refusal {
 	}
 	if depth == 1 {
 		s.field = k
+	} else if s.content() && !top.data && isFileKey(folded) {
+		top.fileKey = k
 	}
 	if depth > 1 {
 		s.countKey(k)
@@ -208,18 +227,30 @@ func (s *scanner) done1(v value) *Refusal {
 	}
 	k := top.key
 	top.hasKey = false
-	if len(s.stack) == 1 {
+	switch {
+	case len(s.stack) == 1:
 		return s.field1(k, v)
+	case k == "type" && v.isStr:
+		top.typ = v.str
+	case k == "source" && v.closed != nil:
+		top.source = v.closed.typ
 	}
 	return nil
 }
 
-// field1 ends a top-level field: kept, and priced when rendered.
+// field1 ends a top-level field: kept, priced when rendered, refused
+// when it names what the provider keeps.
 func (s *scanner) field1(k string, v value) *Refusal {
 	s.root.fields[k] = v.at
 	s.root.last = v.at.end
 	s.field = ""
-	if !v.isNull && rendered(k) {
+	if v.isNull {
+		return nil
+	}
+	if why := serverSide(s.route, k); why != "" {
+		return invalid(fmt.Sprintf("the field %s %s, which the meter cannot see or price: send the whole input in the request instead", k, why))
+	}
+	if rendered(k) {
 		var b bytes.Buffer
 		if err := json.Compact(&b, s.body[v.at.start:v.at.end]); err != nil {
 			return invalid("the request body is not JSON: " + err.Error())
@@ -231,6 +262,40 @@ func (s *scanner) field1(k string, v value) *Refusal {
 		}
 	}
 	return nil
+}
+
+// judge refuses an object the meter cannot price: in the input, one that
+// names a file or an address the provider reads; in tools, one the
+// provider runs or writes itself.
+func (s *scanner) judge(f *frame) *Refusal {
+	depth := len(s.stack) - 1
+	if depth == 2 && s.field == "tools" && !s.stack[1].object {
+		if why := toolRefused(s.route.Provider, f.typ); why != "" {
+			return invalid(fmt.Sprintf("%s is a tool of type %q, %s: the meter cannot price it", s.where(), clip(f.typ, 60), why))
+		}
+	}
+	if !s.content() || f.data {
+		return nil
+	}
+	switch {
+	case f.fileKey != "":
+		return invalid(fmt.Sprintf("%s.%s names a file the provider keeps or fetches, which the meter cannot see or price: send its text in the request", s.where(), f.fileKey))
+	case f.typ == "item_reference":
+		return invalid(fmt.Sprintf("%s refers to an item the provider keeps, which the meter cannot see or price: send the item itself", s.where()))
+	case f.typ == "document" && f.source == "url":
+		return invalid(fmt.Sprintf("%s.source is a document the provider fetches, which the meter cannot see or price: send its text", s.where()))
+	}
+	return nil
+}
+
+// content says the scan is in the model's input: the messages, the
+// input, the system prompt.
+func (s *scanner) content() bool {
+	switch s.field {
+	case "messages", "input", "system", "instructions":
+		return true
+	}
+	return false
 }
 
 // where names the innermost object for a message: its path from the
