@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
 // The attacks a red team made on the meter, as an attacker sends them:
@@ -56,6 +58,46 @@ func attack(t *testing.T, url, body string, max int) (int, string) {
 		}
 	}
 	return 200, ""
+}
+
+// One repository, five spellings: Gitea's names ignore letter case, and
+// the meter keys the budget by the repository's id, so the calls of every
+// spelling spend one budget, and a receipt asked under any spelling
+// counts them all, named as Gitea names the repository.
+func TestOneRepositoryOneBudget(t *testing.T) {
+	r := newRig(t)
+	r.gitea.Change(7, func(is *issues.Issue) {
+		is.Body = strings.Replace(body(7, 20000, 4500), "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1)
+	})
+	judge(t, r.gitea, 7)
+	r.prov.Count.Store(true)
+	r.prov.Output.Store(1000)
+	call := `{"model":"gpt-4o","max_tokens":1000,"messages":[{"role":"user","content":"hello"}]}`
+	spellings := []string{"acme/app", "ACME/app", "acme/APP", "Acme/App", "aCmE/aPp"}
+	var statuses []int
+	for _, s := range spellings {
+		url := fmt.Sprintf("%s/%s/issues/7/invocations/inv-1/openai/v1/chat/completions", r.srv.URL, s)
+		resp, _ := post(t, url, agentToken1, call)
+		statuses = append(statuses, resp.StatusCode)
+	}
+	if fmt.Sprint(statuses) != "[200 200 200 200 403]" {
+		t.Errorf("five spellings of one repository: %v; want four calls of 1,000 tokens on 4,500 left, the fifth refused", statuses)
+	}
+	bounded(t, r, 4500)
+	for _, s := range spellings[:2] {
+		req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/"+s+"/issues/7/invocations/inv-1/receipt", nil)
+		req.Header.Set("Authorization", "Bearer "+agentToken1)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rc receipt.Receipt
+		_ = json.NewDecoder(resp.Body).Decode(&rc)
+		resp.Body.Close()
+		if rc.Calls != 4 || rc.Repo != "acme/app" || receipt.Verify(&rc, r.key.Public(), receipt.For{Repo: "acme/app", Issue: 7, Invocation: "inv-1"}) != nil {
+			t.Errorf("the receipt asked as %s: %+v", s, rc)
+		}
+	}
 }
 
 // Token ids are tokens: an embeddings input of 24,000 ids is 24,000

@@ -62,6 +62,7 @@ type Meter struct {
 	o        Options
 	client   *http.Client
 	logins   *cache[login]
+	repos    *cache[repository]
 	issues   *cache[*standing]
 	counters sync.Map // tokens.Encoding → *tokens.Counter
 	logMu    sync.Mutex
@@ -107,6 +108,7 @@ func New(o Options) (*Meter, error) {
 		// the agent's hanging up ends the call upstream.
 		client: &http.Client{Transport: o.Transport},
 		logins: newCache[login](o.LoginTTL, o.Now),
+		repos:  newCache[repository](o.IssueTTL, o.Now),
 		issues: newCache[*standing](o.IssueTTL, o.Now),
 	}, nil
 }

@@ -23,6 +23,7 @@ const AgentHeader = "X-Gns-Agent"
 // exchange is one call as it goes through the meter.
 type exchange struct {
 	route    metering.Route
+	repo     repository
 	login    login
 	agent    string
 	call     metering.Call
@@ -86,8 +87,11 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 		return ref
 	}
 	x.call = call
-	iss := meterstore.Issue{Repo: x.route.Repo(), Number: x.route.Issue}
-	st, err := m.standingOf(ctx, l.client, iss, x.route.Owner, x.route.Name)
+	if x.repo, err = m.repositoryOf(ctx, l.client, x.route.Owner, x.route.Name); err != nil {
+		return readFailed(x.route.Issue, err)
+	}
+	iss := meterstore.Issue{Repo: x.repo.key(), Number: x.route.Issue}
+	st, err := m.standingOf(ctx, l.client, iss, x.repo.name)
 	if err != nil {
 		return readFailed(x.route.Issue, err)
 	}

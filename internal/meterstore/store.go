@@ -13,7 +13,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 )
 
-// Issue names an issue: repository OWNER/NAME and number.
+// Issue names an issue: its repository's key and its number. The meter
+// keys a repository by its id on the Gitea server (meter.RepoKey), so
+// that every spelling of its name is one budget.
 type Issue struct {
 	Repo   string
 	Number int64
