@@ -1,9 +1,12 @@
 package meter
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -231,4 +234,55 @@ func TestKeysGivenTwiceAreRefused(t *testing.T) {
 	if got := r.prov.Charged(); got != 0 {
 		t.Errorf("the provider charged %d", got)
 	}
+}
+
+// Hop-by-hop headers, those Connection names included, cross the meter
+// in neither direction; end-to-end headers do. The request is sent as
+// an attacker sends it, on a raw connection.
+func TestHopByHopHeadersDoNotCross(t *testing.T) {
+	r := newRig(t)
+	r.prov.Count.Store(true)
+	r.prov.Header = http.Header{"Connection": {"X-Hop-Back"}, "X-Hop-Back": {"1"}, "Keep-Alive": {"timeout=9"},
+		"Proxy-Authenticate": {"Basic"}, "X-End-Back": {"1"}}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"user","content":"hello"}]}`
+	fmt.Fprintf(conn, "POST /acme/app/issues/7/invocations/inv-1/openai/v1/chat/completions HTTP/1.1\r\nHost: meter\r\n"+
+		"Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"+
+		"Connection: keep-alive, Upgrade, X-Hop-Test\r\nX-Hop-Test: secret\r\nKeep-Alive: timeout=5\r\nUpgrade: websocket\r\n"+
+		"Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nTE: gzip\r\nX-End-To-End: yes\r\n\r\n%s", agentToken1, len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	reqs := r.prov.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests reached the provider", len(reqs))
+	}
+	got := reqs[0].Header
+	for _, h := range []string{"X-Hop-Test", "Keep-Alive", "Upgrade", "Proxy-Authorization", "Proxy-Connection", "Te", "Connection"} {
+		if v := got.Values(h); len(v) > 0 {
+			t.Errorf("the provider received %s: %v", h, v)
+		}
+	}
+	if got.Get("X-End-To-End") != "yes" {
+		t.Errorf("an end-to-end header did not reach the provider: %v", got)
+	}
+	for _, h := range []string{"X-Hop-Back", "Keep-Alive", "Proxy-Authenticate"} {
+		if v := resp.Header.Values(h); len(v) > 0 {
+			t.Errorf("the client received %s: %v", h, v)
+		}
+	}
+	if strings.Contains(strings.ToLower(resp.Header.Get("Connection")), "x-hop-back") || resp.Header.Get("X-End-Back") != "1" {
+		t.Errorf("the client received %v", resp.Header)
+	}
+	bounded(t, r, 13800)
 }

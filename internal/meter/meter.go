@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -60,7 +61,7 @@ const (
 // Meter is the proxy.
 type Meter struct {
 	o        Options
-	client   *http.Client
+	upstream map[metering.Provider]*url.URL
 	logins   *cache[login]
 	repos    *cache[repository]
 	issues   *cache[*standing]
@@ -95,22 +96,38 @@ func New(o Options) (*Meter, error) {
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
-	up := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstream}
-	for p, u := range o.Upstream {
-		if u != "" {
-			up[p] = strings.TrimRight(u, "/")
-		}
+	up, err := upstreams(o.Upstream)
+	if err != nil {
+		return nil, err
 	}
-	o.Upstream = up
 	return &Meter{
 		o: o,
 		// No overall timeout: a long stream is as long as the model writes;
 		// the agent's hanging up ends the call upstream.
-		client: &http.Client{Transport: o.Transport},
-		logins: newCache[login](o.LoginTTL, o.Now),
-		repos:  newCache[repository](o.IssueTTL, o.Now),
-		issues: newCache[*standing](o.IssueTTL, o.Now),
+		upstream: up,
+		logins:   newCache[login](o.LoginTTL, o.Now),
+		repos:    newCache[repository](o.IssueTTL, o.Now),
+		issues:   newCache[*standing](o.IssueTTL, o.Now),
 	}, nil
+}
+
+// upstreams are the providers' base URLs: the defaults, and those given.
+func upstreams(given map[metering.Provider]string) (map[metering.Provider]*url.URL, error) {
+	raw := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstream}
+	for p, u := range given {
+		if u != "" {
+			raw[p] = strings.TrimRight(u, "/")
+		}
+	}
+	out := map[metering.Provider]*url.URL{}
+	for p, u := range raw {
+		parsed, err := url.Parse(u)
+		if err != nil || parsed.Host == "" || (parsed.Scheme != "http" && parsed.Scheme != "https") {
+			return nil, fmt.Errorf("meter: the %s upstream %q is not an http(s) URL", p, u)
+		}
+		out[p] = parsed
+	}
+	return out, nil
 }
 
 // counter is the shared counter of an encoding.
