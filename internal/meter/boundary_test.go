@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
@@ -234,6 +236,122 @@ func TestKeysGivenTwiceAreRefused(t *testing.T) {
 	if got := r.prov.Charged(); got != 0 {
 		t.Errorf("the provider charged %d", got)
 	}
+}
+
+// settled waits until the store holds n calls, all settled.
+func settled(t *testing.T, r *rig, n int) []meterstore.Call {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		calls, err := r.store.Calls(context.Background(), issue7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := len(calls) == n
+		for _, c := range calls {
+			done = done && c.Settled
+		}
+		if done {
+			return calls
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the store holds %+v; want %d calls settled", calls, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// hangUp posts body and hangs up after d, or after the answer's first
+// line when d is 0.
+func hangUp(t *testing.T, url, body string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if d > 0 {
+		time.AfterFunc(d, cancel)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+agentToken1)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if d == 0 {
+		_, _ = bufio.NewReader(resp.Body).ReadString('\n')
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+}
+
+// The client hangs up: before a provider that answers after 1.5 s
+// answers, and in the middle of a stream. The provider charged both
+// calls; the meter reads each answer to its end after the client left
+// and charges what the provider charged, and the receipt counts it.
+func TestAClientThatHangsUpIsCharged(t *testing.T) {
+	r := newRig(t)
+	r.prov.Count.Store(true)
+	r.prov.Output.Store(300)
+	chat := r.base(7, "openai") + "/chat/completions"
+	r.prov.AnswerDelay.Store(int64(1500 * time.Millisecond))
+	hangUp(t, chat, `{"model":"gpt-4o","max_tokens":300,"messages":[{"role":"user","content":"think long"}]}`, 300*time.Millisecond)
+	r.prov.AnswerDelay.Store(0)
+	r.prov.Delay.Store(int64(5 * time.Millisecond))
+	hangUp(t, chat, `{"model":"gpt-4o","max_tokens":300,"stream":true,"messages":[{"role":"user","content":"write long"}]}`, 0)
+	calls := settled(t, r, 2)
+	bounded(t, r, 13800)
+	charged := r.prov.Charged()
+	for _, c := range calls {
+		if !c.UsageKnown || c.Tokens < 300 {
+			t.Errorf("a call whose client hung up was charged %+v; want the provider's usage", c)
+		}
+	}
+	if n := strings.Count(r.log.String(), "client-gone:usage-read"); n != 2 {
+		t.Errorf("%d log lines say the client left and the usage was read, want 2:\n%s", n, r.log)
+	}
+	if rc := getReceipt(t, r); rc.Tokens != charged || rc.WorstCase != 0 {
+		t.Errorf("the receipt says %d tokens (%d at the worst case); the provider charged %d", rc.Tokens, rc.WorstCase, charged)
+	}
+}
+
+// The meter reads after the client left for HangupRead at most: an answer
+// that comes later is charged the call's worst case, and the log line and
+// the receipt say so.
+func TestAnAnswerPastTheReadLimitIsChargedTheWorstCase(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.HangupRead = 200 * time.Millisecond })
+	r.prov.Count.Store(true)
+	r.prov.AnswerDelay.Store(int64(1500 * time.Millisecond))
+	hangUp(t, r.base(7, "openai")+"/chat/completions", `{"model":"gpt-4o","max_tokens":300,"messages":[{"role":"user","content":"think long"}]}`, 200*time.Millisecond)
+	calls := settled(t, r, 1)
+	c := calls[0]
+	if c.UsageKnown || c.Tokens != c.Worst || c.Worst < r.prov.Charged() {
+		t.Errorf("charged %+v; want its worst case, at least the %d the provider charged", c, r.prov.Charged())
+	}
+	if !strings.Contains(r.log.String(), "client-gone:read-limit") || !strings.Contains(r.log.String(), "charged-worst-case") {
+		t.Errorf("the log line does not say why:\n%s", r.log)
+	}
+	if rc := getReceipt(t, r); rc.Tokens != c.Worst || rc.WorstCase != c.Worst {
+		t.Errorf("the receipt %+v does not say the call was charged its worst case %d", rc, c.Worst)
+	}
+}
+
+func getReceipt(t *testing.T, r *rig) receipt.Receipt {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/acme/app/issues/7/invocations/inv-1/receipt", nil)
+	req.Header.Set("Authorization", "Bearer "+agentToken1)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rc receipt.Receipt
+	if err := json.NewDecoder(resp.Body).Decode(&rc); err != nil {
+		t.Fatal(err)
+	}
+	if err := receipt.Verify(&rc, r.key.Public(), receipt.For{Repo: "acme/app", Issue: 7, Invocation: "inv-1"}); err != nil {
+		t.Fatal(err)
+	}
+	return rc
 }
 
 // Hop-by-hop headers, those Connection names included, cross the meter

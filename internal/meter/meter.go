@@ -42,6 +42,10 @@ type Options struct {
 	Now func() time.Time
 	// Transport reaches the providers (http.DefaultTransport).
 	Transport http.RoundTripper
+	// HangupRead is how long the meter still reads an answer after the
+	// client hung up, to charge what the provider charged
+	// (DefaultHangupRead: the official SDKs' own timeout for a call).
+	HangupRead time.Duration
 	// Connect makes the client that reads the repository with an agent's
 	// token (the shell wires the Gitea adapter).
 	Connect Connect
@@ -53,6 +57,7 @@ const (
 	DefaultLoginTTL          = MaxLoginTTL
 	MaxLoginTTL              = time.Minute
 	DefaultMaxTokens         = 4096
+	DefaultHangupRead        = 10 * time.Minute
 	maxAnswerBytes           = 64 << 20
 	defaultOpenAIUpstream    = "https://api.openai.com"
 	defaultAnthropicUpstream = "https://api.anthropic.com"
@@ -96,14 +101,16 @@ func New(o Options) (*Meter, error) {
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
+	if o.HangupRead <= 0 {
+		o.HangupRead = DefaultHangupRead
+	}
 	up, err := upstreams(o.Upstream)
 	if err != nil {
 		return nil, err
 	}
 	return &Meter{
 		o: o,
-		// No overall timeout: a long stream is as long as the model writes;
-		// the agent's hanging up ends the call upstream.
+		// No overall timeout: a long stream is as long as the model writes.
 		upstream: up,
 		logins:   newCache[login](o.LoginTTL, o.Now),
 		repos:    newCache[repository](o.IssueTTL, o.Now),

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/access"
@@ -37,7 +38,10 @@ type exchange struct {
 	cost     int64
 	hasPrice bool
 	// unsent says the call never reached the provider: it spent nothing.
-	unsent bool
+	// sent says its request was written whole; timedOut that the answer
+	// was still coming HangupRead after the client left.
+	unsent         bool
+	sent, timedOut atomic.Bool
 }
 
 // proxy serves a provider's API: route, key, body, standing, admission,
@@ -146,11 +150,14 @@ func (m *Meter) budgetHeaders(h http.Header, x *exchange) {
 }
 
 // settle charges the call: its usage, or its worst case when the answer
-// said none (a provider's refusal, 4xx, spent nothing).
-func (m *Meter) settle(x *exchange) {
+// said none (a provider's refusal, 4xx, spent nothing). gone says the
+// client hung up before the end; the log line says so, and whether the
+// usage was read all the same.
+func (m *Meter) settle(x *exchange, gone bool) {
 	if x.id == 0 {
 		return
 	}
+	defer func() { x.outcome = outcomeOf(x, gone) }()
 	c := meterstore.Call{Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
 		UsageKnown: x.usage.Known, RequestID: x.reqID, Finished: m.o.Now()}
 	switch {
@@ -179,6 +186,28 @@ func (m *Meter) settle(x *exchange) {
 	if err := m.o.Store.Settle(ctx, x.id, c); err != nil {
 		x.outcome = "settle-failed:" + err.Error()
 	}
+}
+
+// outcomeOf is the end of a settled call's log line: how the client and
+// the answer ended, and whether the call was charged its worst case.
+func outcomeOf(x *exchange, gone bool) string {
+	var parts []string
+	if gone {
+		parts = append(parts, "client-gone")
+	}
+	if x.timedOut.Load() {
+		parts = append(parts, "read-limit")
+	}
+	if x.outcome != "" {
+		parts = append(parts, x.outcome)
+	}
+	if !x.usage.Known && x.charged > 0 && !strings.HasSuffix(x.outcome, "charged-worst-case") {
+		parts = append(parts, "charged-worst-case")
+	}
+	if gone && x.usage.Known {
+		parts = append(parts, "usage-read")
+	}
+	return strings.Join(parts, ":")
 }
 
 func firstHeader(h http.Header, names ...string) string {

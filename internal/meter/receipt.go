@@ -29,7 +29,7 @@ func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc := m.o.Key.Sign(receipt.Receipt{Repo: repo.name, Issue: n, Invocation: inv, Login: t.Login, Agent: t.Agent,
-		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning, Cost: t.Cost, Issued: m.o.Now().Unix()})
+		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning, WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(rc)
 }

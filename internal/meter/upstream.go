@@ -2,14 +2,17 @@ package meter
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/metering"
 )
@@ -18,26 +21,66 @@ import (
 // comes, then settles the call with what it spent. net/http/httputil's
 // ReverseProxy carries it: it drops the hop-by-hop headers both ways
 // (RFC 9110 §7.6.1, those Connection names included) and streams an
-// event-stream answer event by event.
+// event-stream answer event by event. The call upstream outlives the
+// client by at most HangupRead: a client that hangs up does not stop
+// what the provider bills, so the meter reads the answer to its end and
+// charges it (docs/meter.md#after-a-call).
 func (m *Meter) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
-	defer m.settle(x)
+	ctx, release := m.detach(r.Context(), x)
+	defer release()
+	defer func() { m.settle(x, r.Context().Err() != nil) }()
 	rp := &httputil.ReverseProxy{
 		Transport:      m.o.Transport,
 		BufferPool:     buffers,
 		ErrorLog:       quiet,
-		Rewrite:        func(pr *httputil.ProxyRequest) { m.rewrite(pr, x) },
+		Rewrite:        func(pr *httputil.ProxyRequest) { m.rewrite(ctx, pr, x) },
 		ModifyResponse: func(resp *http.Response) error { return m.answer(resp, x) },
 		ErrorHandler:   func(w http.ResponseWriter, _ *http.Request, err error) { m.upstreamFailed(w, x, err) },
 	}
 	rp.ServeHTTP(w, r)
 }
 
+// detach is the context of x's call upstream: the client's leaving does
+// not end it; HangupRead after the client left, it ends.
+func (m *Meter) detach(client context.Context, x *exchange) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(client))
+	var mu sync.Mutex
+	var timer *time.Timer
+	released := false
+	stop := context.AfterFunc(client, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !released {
+			timer = time.AfterFunc(m.o.HangupRead, func() {
+				x.timedOut.Store(true)
+				cancel()
+			})
+		}
+	})
+	return ctx, func() {
+		stop()
+		mu.Lock()
+		released = true
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
+
 // rewrite makes the client's request the provider's: the provider's
 // address, the same query and headers but for the agent's key (the
 // provider's goes in its place), the meter's own headers and what would
 // switch protocols, and the body as the meter read it.
-func (m *Meter) rewrite(pr *httputil.ProxyRequest, x *exchange) {
-	out := pr.Out
+func (m *Meter) rewrite(ctx context.Context, pr *httputil.ProxyRequest, x *exchange) {
+	out := pr.Out.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				x.sent.Store(true)
+			}
+		},
+	}))
 	base := m.upstream[x.route.Provider]
 	out.URL = &url.URL{Scheme: base.Scheme, User: base.User, Host: base.Host, Path: base.Path + "/v1/" + string(x.route.Endpoint), RawQuery: pr.Out.URL.RawQuery}
 	out.Host = ""
@@ -86,15 +129,18 @@ func (m *Meter) answer(resp *http.Response, x *exchange) error {
 }
 
 // upstreamFailed answers a call the provider did not answer: 502 in the
-// provider's shape; it spent nothing.
+// provider's shape. A request never written reached no provider and
+// spent nothing.
 func (m *Meter) upstreamFailed(w http.ResponseWriter, x *exchange, err error) {
-	x.unsent = true
+	x.unsent = !x.sent.Load()
 	m.refuse(w, x, &metering.Refusal{Status: 502, Kind: metering.KindUnavailable, Rule: "meter-upstream", Message: "the provider could not be reached: " + err.Error()})
 }
 
 // answerBody is an answer's body on its way to the client. It passes the
 // bytes on (a stream event by event, less what the meter's own request
-// for the usage added) and reads the usage at the end.
+// for the usage added) and reads the usage at the end; on Close it reads
+// what the client did not, so that a client that hangs up is charged what
+// the provider charged.
 type answerBody struct {
 	src    io.ReadCloser
 	x      *exchange
@@ -175,7 +221,15 @@ func (b *answerBody) end(err error) {
 	}
 }
 
-func (b *answerBody) Close() error { return b.src.Close() }
+// Close reads the rest of the answer when the client did not (it hung
+// up), for the usage, then closes it.
+func (b *answerBody) Close() error {
+	for b.err == nil {
+		b.fill()
+		b.out = b.out[:0]
+	}
+	return b.src.Close()
+}
 
 // buffers lend ReverseProxy its copy buffers.
 var buffers = &bufferPool{}
