@@ -147,6 +147,7 @@ type answerBody struct {
 	stream *metering.Stream // nil: a JSON answer
 	in     []byte           // a stream's bytes not yet a whole event
 	out    []byte           // bytes for the client
+	spare  []byte           // room for a stream's out
 	kept   []byte           // a JSON answer, up to maxAnswerBytes
 	over   bool             // the JSON answer was longer
 	err    error            // how the provider's answer ended: io.EOF, or a cut
@@ -166,8 +167,11 @@ func (b *answerBody) Read(p []byte) (int, error) {
 
 // fill reads once from the provider.
 func (b *answerBody) fill() {
+	if b.in == nil {
+		b.in = buffers.Get()[:0]
+	}
 	if cap(b.in)-len(b.in) < 4<<10 {
-		b.in = append(make([]byte, 0, 2*cap(b.in)+32<<10), b.in...)
+		b.in = append(make([]byte, 0, 2*cap(b.in)), b.in...)
 	}
 	n, err := b.src.Read(b.in[len(b.in):cap(b.in)])
 	chunk := b.in[len(b.in) : len(b.in)+n]
@@ -180,12 +184,13 @@ func (b *answerBody) fill() {
 		b.out = chunk
 	} else {
 		events, rest := metering.SplitEvents(b.in[:len(b.in)+n])
-		b.out = b.out[:0]
+		out := b.spare[:0]
 		for _, ev := range events {
 			if o := b.stream.Event(ev); o != nil {
-				b.out = append(b.out, o...)
+				out = append(out, o...)
 			}
 		}
+		b.spare, b.out = out, out
 		b.in = append(b.in[:0], rest...)
 	}
 	if err != nil {
@@ -228,6 +233,10 @@ func (b *answerBody) Close() error {
 		b.fill()
 		b.out = b.out[:0]
 	}
+	if cap(b.in) == 32<<10 {
+		buffers.Put(b.in[:cap(b.in)])
+	}
+	b.in, b.out, b.spare = nil, nil, nil
 	return b.src.Close()
 }
 
