@@ -9,7 +9,7 @@ import (
 // What the meter reads of a request, field by field: docs/meter.md's
 // table (docs/meter.md#what-a-call-is-priced) says the same.
 
-// Read are the top-level fields the meter reads to bound the call, as the
+// read are the top-level fields the meter reads to bound the call, as the
 // API spells them; a request that spells one otherwise is refused.
 var read = []string{"model", "stream", "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens", "n"}
 
