@@ -323,3 +323,32 @@ func TestReadCallEditsInPlace(t *testing.T) {
 		t.Errorf("output %d; want the larger cap times n", c.Output)
 	}
 }
+
+// Events that carry no usage pass without being decoded; a name in a
+// string's text does not pass for the event's own.
+func TestStreamEventsWithoutUsage(t *testing.T) {
+	chat := NewStream(Route{Provider: OpenAI, Endpoint: ChatCompletions}, Call{})
+	for _, ev := range []string{
+		"data: {\"id\":\"c1\",\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":null}\n\n",
+		"data: {\"id\":\"c1\",\"choices\":[{\"delta\":{\"content\":\"say \\\"usage\\\":{\\\"prompt_tokens\\\":1}\"}}],\"usage\":null}\n\n",
+		"data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\n",
+	} {
+		if out := chat.Event([]byte(ev)); out != nil && strings.Contains(string(out), `,"usage":null`) {
+			t.Errorf("the usage the client did not ask for passed: %s", out)
+		}
+	}
+	if u, _ := chat.Usage(); !u.Known || u.Tokens() != 13 {
+		t.Errorf("chat usage %+v", u)
+	}
+	anth := NewStream(Route{Provider: Anthropic, Endpoint: Messages}, Call{})
+	for _, ev := range []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\",\"usage\":{\"input_tokens\":20,\"output_tokens\":1}}}\n\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"{\\\"type\\\":\\\"message_delta\\\",\\\"usage\\\":{\\\"output_tokens\\\":1}}\"}}\n\n",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":30}}\n\n",
+	} {
+		anth.Event([]byte(ev))
+	}
+	if u, _ := anth.Usage(); !u.Known || u.Input != 20 || u.Output != 30 {
+		t.Errorf("Anthropic usage %+v", u)
+	}
+}
