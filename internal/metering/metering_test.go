@@ -1,6 +1,7 @@
 package metering
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -350,5 +351,41 @@ func TestStreamEventsWithoutUsage(t *testing.T) {
 	}
 	if u, _ := anth.Usage(); !u.Known || u.Input != 20 || u.Output != 30 {
 		t.Errorf("Anthropic usage %+v", u)
+	}
+}
+
+// The lexer reads valid JSON as encoding/json's tokens do.
+func TestLexerReadsAsEncodingJSON(t *testing.T) {
+	for _, body := range []string{
+		`{"a":"x\"y\\","b\\":[1,-2.5e+3,true,false,null,{}],"c":{"d":[[],[{"e":"\u00e9\ud83d\ude00\n"}]]}}`,
+		" { \"model\" : \"gpt-4o\" ,\n\t\"n\" : 0 , \"s\":\"\" } ",
+	} {
+		dec := json.NewDecoder(strings.NewReader(body))
+		dec.UseNumber()
+		l := lexer{b: []byte(body)}
+		for {
+			want, err := dec.Token()
+			kind, start, end := l.next()
+			if err != nil {
+				if kind != 0 {
+					t.Errorf("%s: the lexer reads %q past the end", body, body[start:end])
+				}
+				break
+			}
+			var got any
+			switch kind {
+			case '{', '}', '[', ']':
+				got = json.Delim(kind)
+			case '"':
+				got = unquote([]byte(body[start:end]))
+			case '0':
+				got = json.Number(body[start:end])
+			default:
+				_ = json.Unmarshal([]byte(body[start:end]), &got)
+			}
+			if got != want {
+				t.Errorf("%s: the lexer reads %#v, encoding/json %#v", body, got, want)
+			}
+		}
 	}
 }

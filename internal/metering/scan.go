@@ -3,9 +3,7 @@ package metering
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -54,7 +52,7 @@ type frame struct {
 // provider charges, and keeps where the top-level fields lie.
 type scanner struct {
 	body  []byte
-	dec   *json.Decoder
+	lex   lexer
 	route Route
 	count func(string) int64
 	stack []frame
@@ -77,61 +75,48 @@ type value struct {
 	closed *frame // the object or array just closed
 }
 
-// scan reads body for route r, counting text with count.
+// scan reads body, which is valid JSON (json.Valid or json.Unmarshal
+// said so), for route r, counting text with count.
 func scan(r Route, body []byte, count func(string) int64) (*scanner, *Refusal) {
-	s := &scanner{body: body, dec: json.NewDecoder(bytes.NewReader(body)), route: r, count: count, input: 3}
-	s.dec.UseNumber()
+	s := &scanner{body: body, lex: lexer{b: body}, route: r, count: count, input: 3}
 	for {
-		off := int(s.dec.InputOffset())
-		tok, err := s.dec.Token()
+		kind, start, end := s.lex.next()
 		switch {
-		case errors.Is(err, io.EOF) && s.done:
+		case kind == 0 && s.done:
 			return s, nil
-		case errors.Is(err, io.EOF):
+		case kind == 0:
 			return nil, invalid("the request body ends before its JSON object does")
-		case err != nil:
-			return nil, invalid("the request body is not JSON: " + err.Error())
 		case s.done:
 			return nil, invalid("the request body holds more than one JSON value")
+		case len(s.stack) == 0 && kind != '{':
+			return nil, invalid("the request body is not a JSON object")
 		}
-		if ref := s.token(tok, skipSeparators(body, off)); ref != nil {
+		if ref := s.token(kind, start, end); ref != nil {
 			return nil, ref
 		}
 	}
 }
 
-// skipSeparators is the offset of the next token from off: past blanks,
-// commas and colons.
-func skipSeparators(b []byte, off int) int {
-	for off < len(b) && strings.IndexByte(" \t\r\n,:", b[off]) >= 0 {
-		off++
-	}
-	return off
-}
-
-func (s *scanner) token(tok json.Token, start int) *Refusal {
-	end := int(s.dec.InputOffset())
-	switch v := tok.(type) {
-	case json.Delim:
-		if v == '{' || v == '[' {
-			return s.open(v == '{', start)
-		}
+func (s *scanner) token(kind byte, start, end int) *Refusal {
+	raw := s.body[start:end]
+	switch kind {
+	case '{', '[':
+		return s.open(kind == '{', start)
+	case '}', ']':
 		return s.close(end)
-	case string:
-		if top := s.top(); top != nil && top.object && !top.hasKey {
+	case '"':
+		v := unquote(raw)
+		if top := s.top(); top.object && !top.hasKey {
 			return s.key(v)
 		}
 		s.countText(v)
 		return s.done1(value{at: span{start, end}, str: v, isStr: true})
-	case json.Number:
-		s.countNumber(string(v))
+	case '0':
+		s.countNumber(raw)
 		return s.done1(value{at: span{start, end}})
-	case nil:
+	default: // true, false, null
 		s.countOther()
-		return s.done1(value{at: span{start, end}, isNull: true})
-	default: // a bool
-		s.countOther()
-		return s.done1(value{at: span{start, end}})
+		return s.done1(value{at: span{start, end}, isNull: raw[0] == 'n'})
 	}
 }
 
@@ -341,13 +326,13 @@ func (s *scanner) countKey(k string) {
 // countNumber counts a number inside a field (the top level's are the
 // API's parameters): an embeddings input's number is a token id, one
 // token; any other is its text.
-func (s *scanner) countNumber(n string) {
+func (s *scanner) countNumber(n []byte) {
 	switch {
 	case len(s.stack) == 1 || rendered(s.field):
 	case s.route.Endpoint == Embeddings && s.field == "input":
 		s.input++
 	default:
-		s.input += max(1, s.count(n))
+		s.input += max(1, s.count(string(n)))
 	}
 }
 
