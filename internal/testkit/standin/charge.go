@@ -4,9 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -17,57 +16,87 @@ import (
 // match exactly, and a validating layer in front of a model server may
 // keep the first. Numbers are float64, as encoding/json gives them.
 func decodeFirst(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	v, err := firstValue(dec)
-	if err != nil {
-		return nil, err
+	if !json.Valid(raw) {
+		return nil, errors.New("not JSON")
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("more than one JSON value")
-	}
-	return v, nil
+	p := &parser{b: raw}
+	return p.value(), nil
 }
 
-func firstValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+// parser reads valid JSON, which puts blanks, commas and colons only
+// where they belong: it skips them.
+type parser struct {
+	b []byte
+	i int
+}
+
+func (p *parser) skip() {
+	for p.i < len(p.b) && strings.IndexByte(" \t\r\n,:", p.b[p.i]) >= 0 {
+		p.i++
 	}
-	switch d := tok.(type) {
-	case json.Delim:
-		if d == '[' {
-			var out []any
-			for dec.More() {
-				v, err := firstValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, v)
-			}
-			_, err := dec.Token()
-			return out, err
-		}
-		out := map[string]any{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			v, err := firstValue(dec)
-			if err != nil {
-				return nil, err
-			}
-			if k := kt.(string); !has(out, k) {
-				out[k] = v
+}
+
+func (p *parser) value() any {
+	p.skip()
+	switch p.b[p.i] {
+	case '{':
+		p.i++
+		m := map[string]any{}
+		for p.skip(); p.b[p.i] != '}'; p.skip() {
+			k := p.str()
+			if v := p.value(); !has(m, k) {
+				m[k] = v
 			}
 		}
-		_, err := dec.Token()
-		return out, err
+		p.i++
+		return m
+	case '[':
+		p.i++
+		out := []any{}
+		for p.skip(); p.b[p.i] != ']'; p.skip() {
+			out = append(out, p.value())
+		}
+		p.i++
+		return out
+	case '"':
+		return p.str()
+	case 't', 'f', 'n':
+		lit := p.b[p.i]
+		for p.i < len(p.b) && 'a' <= p.b[p.i] && p.b[p.i] <= 'z' {
+			p.i++
+		}
+		if lit == 'n' {
+			return nil
+		}
+		return lit == 't'
 	}
-	return tok, nil
+	start := p.i
+	for p.i < len(p.b) && strings.IndexByte("+-.0123456789eE", p.b[p.i]) >= 0 {
+		p.i++
+	}
+	f, _ := strconv.ParseFloat(string(p.b[start:p.i]), 64)
+	return f
 }
 
 func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+
+func (p *parser) str() string {
+	p.skip()
+	start := p.i
+	for p.i++; p.b[p.i] != '"'; p.i++ {
+		if p.b[p.i] == '\\' {
+			p.i++
+		}
+	}
+	p.i++
+	raw := p.b[start:p.i]
+	if !bytes.ContainsRune(raw, '\\') {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
 
 // toolPrompt is what Anthropic adds to a request with tools: its tool use
 // system prompt, 346 tokens for the Claude 4 models with tool_choice auto
