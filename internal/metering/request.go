@@ -110,35 +110,25 @@ func (s *scanner) read(name string, v any) *Refusal {
 // capOutput sets the call's output bound from the request, adding the
 // default cap upstream when it has none (or has null).
 func (c *Call) capOutput(r Route, s *scanner, e *edits, defaultCap int64) *Refusal {
-	field := "max_tokens"
+	field, caps := "max_tokens", []string{"max_tokens"}
 	switch {
 	case r.Endpoint == Responses:
-		field = "max_output_tokens"
-	case r.Endpoint == ChatCompletions && reasoningModel(c.Model):
-		field = "max_completion_tokens"
-	}
-	caps := []string{field}
-	if r.Endpoint == ChatCompletions {
+		field, caps = "max_output_tokens", []string{"max_output_tokens"}
+	case r.Endpoint == ChatCompletions:
 		// A provider may read either: the call may write the larger.
 		caps = []string{"max_tokens", "max_completion_tokens"}
+		if reasoningModel(c.Model) {
+			field = "max_completion_tokens"
+		}
 	}
-	var limit *int64
-	for _, name := range caps {
-		var v *int64
-		if ref := s.read(name, &v); ref != nil {
-			return ref
-		}
-		if v != nil && *v < 0 {
-			return invalid(name + " must be 0 or more")
-		}
-		if v != nil && (limit == nil || *v > *limit) {
-			limit, field = v, name
-		}
+	limit, ref := s.largest(caps)
+	if ref != nil {
+		return ref
 	}
 	choices := int64(1)
 	if r.Endpoint == ChatCompletions {
-		var n *int64
-		if ref := s.read("n", &n); ref != nil {
+		n, ref := s.largest([]string{"n"})
+		if ref != nil {
 			return ref
 		}
 		if n != nil && *n > 1 {
@@ -154,6 +144,26 @@ func (c *Call) capOutput(r Route, s *scanner, e *edits, defaultCap int64) *Refus
 	}
 	c.Output = saturatingMul(*limit, choices)
 	return nil
+}
+
+// largest is the largest of the whole numbers the top-level fields names
+// hold, nil when none holds one (absent, or null); a number below 0 or
+// not whole is refused.
+func (s *scanner) largest(names []string) (*int64, *Refusal) {
+	var out *int64
+	for _, name := range names {
+		var v *int64
+		if ref := s.read(name, &v); ref != nil {
+			return nil, ref
+		}
+		if v != nil && *v < 0 {
+			return nil, invalid(name + " must be 0 or more")
+		}
+		if v != nil && (out == nil || *v > *out) {
+			out = v
+		}
+	}
+	return out, nil
 }
 
 // saturatingMul is a × b, or the largest int64 when that overflows.
