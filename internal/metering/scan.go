@@ -110,13 +110,13 @@ func (s *scanner) token(kind byte, start, end int) *Refusal {
 			return s.key(v)
 		}
 		s.countText(v)
-		return s.done1(value{at: span{start, end}, str: v, isStr: true})
+		return s.valueRead(value{at: span{start, end}, str: v, isStr: true})
 	case '0':
 		s.countNumber(raw)
-		return s.done1(value{at: span{start, end}})
+		return s.valueRead(value{at: span{start, end}})
 	default: // true, false, null
 		s.countOther()
-		return s.done1(value{at: span{start, end}, isNull: raw[0] == 'n'})
+		return s.valueRead(value{at: span{start, end}, isNull: raw[0] == 'n'})
 	}
 }
 
@@ -172,7 +172,7 @@ func (s *scanner) close(end int) *Refusal {
 		s.done = true
 		return nil
 	}
-	return s.done1(value{at: span{f.start, end}, closed: &f})
+	return s.valueRead(value{at: span{f.start, end}, closed: &f})
 }
 
 // key reads an object's key: given twice in any letter case, or a field
@@ -200,8 +200,8 @@ func (s *scanner) key(k string) *Refusal {
 	return nil
 }
 
-// done1 hands a value just read to the frame that holds it.
-func (s *scanner) done1(v value) *Refusal {
+// valueRead hands a value just read to the frame that holds it.
+func (s *scanner) valueRead(v value) *Refusal {
 	top := s.top()
 	top.items++
 	if !top.object {
@@ -214,7 +214,7 @@ func (s *scanner) done1(v value) *Refusal {
 	top.hasKey = false
 	switch {
 	case len(s.stack) == 1:
-		return s.field1(k, v)
+		return s.fieldRead(k, v)
 	case k == "type" && v.isStr:
 		top.typ = v.str
 	case k == "source" && v.closed != nil:
@@ -223,9 +223,9 @@ func (s *scanner) done1(v value) *Refusal {
 	return nil
 }
 
-// field1 ends a top-level field: kept, priced when rendered, refused
+// fieldRead ends a top-level field: kept, priced when rendered, refused
 // when it names what the provider keeps.
-func (s *scanner) field1(k string, v value) *Refusal {
+func (s *scanner) fieldRead(k string, v value) *Refusal {
 	s.root.fields[k] = v.at
 	s.root.last = v.at.end
 	s.field = ""
