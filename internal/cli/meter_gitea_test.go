@@ -166,6 +166,46 @@ func TestMeterOnGitea(t *testing.T) {
 	}
 }
 
+// One repository, one budget, on the real server: Gitea's names ignore
+// letter case, and a renamed repository still answers its old name. Calls
+// under five spellings of the name, then under the new name and the old
+// one after a rename, spend the repository's one budget (the meter keys
+// it by the repository's id), and the call that would pass it is refused.
+func TestMeterOneBudgetUnderEveryName(t *testing.T) {
+	t.Parallel()
+	f := newFlow(t, 6000, "cascade::depth-2", "size::medium")
+	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
+	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm))
+	rm.prov.Count.Store(true)
+	rm.prov.Output.Store(900)
+	call := func(owner, name string) int {
+		u := fmt.Sprintf("%s/%s/%s/issues/%d/invocations/run-1/openai/v1/chat/completions", rm.URL, owner, name, f.n)
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"model":"gpt-4o","max_tokens":900,"messages":[{"role":"user","content":"wire the limiter"}]}`))
+		req.Header.Set("Authorization", "Bearer "+f.agent.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	o, n := f.r.Owner, f.r.Name
+	var statuses []int
+	for _, s := range [][2]string{{o, n}, {strings.ToUpper(o), n}, {o, strings.ToUpper(n)}, {strings.ToUpper(o[:1]) + o[1:], strings.ToUpper(n[:1]) + n[1:]}, {strings.ToUpper(o), strings.ToUpper(n)}} {
+		statuses = append(statuses, call(s[0], s[1]))
+	}
+	f.r.API(t, f.r.S.AdminToken, http.MethodPatch, f.r.Path(""), map[string]any{"name": n + "-renamed"}, nil)
+	statuses = append(statuses, call(o, n+"-renamed"), call(o, n))
+	// Each call is about 910 tokens of 6,000: five, then the new name's,
+	// go through; the old name's would pass the budget.
+	if fmt.Sprint(statuses) != "[200 200 200 200 200 200 403]" {
+		t.Errorf("calls under every name of one repository: %v\n%s", statuses, rm.log)
+	}
+	if got := rm.prov.Charged(); got > 6000 {
+		t.Errorf("the provider charged %d, past the budget of 6,000", got)
+	}
+}
+
 const (
 	guardRuleUnder    = "consumption-under-reported"
 	guardRuleUnmetred = "consumption-unmetered"
@@ -251,6 +291,15 @@ func TestMeterRefusesLockedAndUnjudgedIssues(t *testing.T) {
 	if n := len(rm.prov.Requests()); n != 0 {
 		t.Errorf("%d calls reached the provider", n)
 	}
+}
+
+// storeKey is the key the meter's store holds the repository of r by.
+func storeKey(t *testing.T, r *actiontest.Repo) string {
+	var repo struct {
+		ID int64 `json:"id"`
+	}
+	r.API(t, r.S.AdminToken, http.MethodGet, r.Path(""), nil, &repo)
+	return meter.RepoKey(repo.ID)
 }
 
 func decodeJSON(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }

@@ -117,10 +117,11 @@ func loadRun(t *testing.T, r *actiontest.Repo, dsn string, ns []int64, agents []
 func checkLoad(t *testing.T, r *actiontest.Repo, rm *runningMeter, ns []int64, agents []actiontest.User, ok []atomic.Int64, run string, budget int64) map[int64]int64 {
 	ctx := context.Background()
 	perIssue := map[int64]int64{}
+	key := storeKey(t, r)
 	for i := range agents {
 		n := ns[i%len(ns)]
 		inv := fmt.Sprintf("load-%s-%d", run, i)
-		tot, err := rm.store.Invocation(ctx, meterstore.Issue{Repo: r.Owner + "/" + r.Name, Number: n}, inv)
+		tot, err := rm.store.Invocation(ctx, meterstore.Issue{Repo: key, Number: n}, inv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,7 @@ func (c *Client) Repository(ctx context.Context) (port.Repository, error) {
 		return port.Repository{}, err
 	}
 	out := port.Repository{
+		ID:            r.ID,
 		FullName:      r.FullName,
 		HTMLURL:       r.HTMLURL,
 		DefaultBranch: r.DefaultBranch,

@@ -24,7 +24,7 @@ func TestSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.DefaultBranch != "main" || info.FullName != f.owner+"/"+f.repo || !info.CanPush || info.Empty || info.Archived ||
+	if info.ID <= 0 || info.DefaultBranch != "main" || info.FullName != f.owner+"/"+f.repo || !info.CanPush || info.Empty || info.Archived ||
 		info.HTMLURL != f.srv.URL+"/"+f.owner+"/"+f.repo {
 		t.Errorf("repository %+v", info)
 	}

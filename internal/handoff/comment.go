@@ -84,7 +84,11 @@ func Comment(r Report, o *Outcome) string {
 		fmt.Fprintf(&b, "**Key stats**: %s\n", markdown.Cell(r.KeyStats, 500))
 	}
 	if rc := r.Receipt; rc != nil {
-		fmt.Fprintf(&b, "**Metered**: %d tokens in %d calls (the meter's signed receipt)\n", rc.Tokens, rc.Calls)
+		worst := ""
+		if rc.WorstCase > 0 {
+			worst = fmt.Sprintf("; %d of them the worst case of calls whose usage it could not read", rc.WorstCase)
+		}
+		fmt.Fprintf(&b, "**Metered**: %d tokens in %d calls (the meter's signed receipt%s)\n", rc.Tokens, rc.Calls, worst)
 	}
 	b.WriteString("\n### Action Taken\n")
 	b.WriteString(safeText(r.Action))

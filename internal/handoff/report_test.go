@@ -18,6 +18,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -328,5 +329,17 @@ func TestApplyRefusesOverflow(t *testing.T) {
 	out, err := Apply(7, body, nil, r, Options{HistoryTail: 3})
 	if err != nil || out.After.Consumed != 6300 || out.After.Remaining != 3700 {
 		t.Fatalf("Apply = %+v, %v", out, err)
+	}
+}
+
+// The result comment says how much of a receipt is worst cases.
+func TestCommentShowsTheReceiptsWorstCase(t *testing.T) {
+	rc := &receipt.Receipt{Calls: 3, Tokens: 900, WorstCase: 600}
+	if got := Comment(Report{Agent: "lead-developer", Invocation: "run-1", Receipt: rc}, &Outcome{}); !strings.Contains(got, "**Metered**: 900 tokens in 3 calls (the meter's signed receipt; 600 of them the worst case of calls whose usage it could not read)") {
+		t.Errorf("comment:\n%s", got)
+	}
+	rc.WorstCase = 0
+	if got := Comment(Report{Agent: "lead-developer", Invocation: "run-1", Receipt: rc}, &Outcome{}); !strings.Contains(got, "**Metered**: 900 tokens in 3 calls (the meter's signed receipt)\n") {
+		t.Errorf("comment:\n%s", got)
 	}
 }

@@ -17,12 +17,13 @@ import (
 )
 
 // Client is what the meter asks Gitea with an agent's token: who it is,
-// whether it writes the repository (the writers list), and the issue it
-// spends on, decided as the guard would (Permissions answers its
-// approvals).
+// whether it writes the repository (the writers list), which repository
+// it is (its id), and the issue it spends on, decided as the guard would
+// (Permissions answers its approvals).
 type Client interface {
 	port.IssueReader
 	port.Permissions
+	Repository(ctx context.Context) (port.Repository, error)
 }
 
 // Connect makes a client of repository owner/name with token.

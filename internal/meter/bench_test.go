@@ -23,7 +23,7 @@ func benchRig(b *testing.B) (*rig, *http.Client) {
 	// A budget no benchmark spends: every call is admitted.
 	r.gitea.Change(7, func(is *issues.Issue) { is.Body = body(7, 1e12, 1e12-6200) })
 	judge(b, r.gitea, 7)
-	r.m.o.IssueTTL, r.m.issues.ttl = time.Hour, time.Hour
+	r.m.o.IssueTTL, r.m.issues.ttl, r.m.repos.ttl = time.Hour, time.Hour, time.Hour
 	r.prov.Unrecorded.Store(true)
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	if err := postTo(c, r.base(7, "openai")+"/chat/completions", agentToken1, benchCall); err != nil {

@@ -136,3 +136,7 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 }
 
 func (w *syncWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.b.String() }
+
+// issue7 is the rig's issue as the store keys it: by the repository's id
+// on the fake Gitea.
+var issue7 = meterstore.Issue{Repo: repository{id: 1}.key(), Number: 7}

@@ -22,15 +22,16 @@ type standing struct {
 	cfg config.Config
 }
 
-// standingOf reads issue iss through the live reader, as every verb
-// reads it (the repository's configuration file, the issue, its last
-// comments and the guard's ledger), decides it as the guard would, and
-// judges it; kept for IssueTTL. The invocations its checkpoint records
-// are marked reported in the store.
-func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, owner, name string) (*standing, error) {
+// standingOf reads issue iss of repository repo (OWNER/NAME as Gitea
+// spells it) through the live reader, as every verb reads it (the
+// repository's configuration file, the issue, its last comments and the
+// guard's ledger), decides it as the guard would, and judges it; kept for
+// IssueTTL. The invocations its checkpoint records are marked reported in
+// the store.
+func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, repo string) (*standing, error) {
 	key := iss.Repo + "#" + strconv.FormatInt(iss.Number, 10)
 	return m.issues.get(key, func() (*standing, error) {
-		rd := &live.Reader{Forge: c, Admin: c, Where: live.Where{Verb: "meter", Server: m.o.Server, Repo: iss.Repo,
+		rd := &live.Reader{Forge: c, Admin: c, Where: live.Where{Verb: "meter", Server: m.o.Server, Repo: repo,
 			Token: "the agent's token (the API key)", Needs: scopes.Agent.Needs()}}
 		res, _, err := rd.Config(ctx, nil, live.ConfigOptions{})
 		if err != nil {
@@ -47,7 +48,7 @@ func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, 
 			if p := checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: iss.Number, MaxBytes: cfg.MaxCheckpointBytes}); p.Valid() {
 				f.Checkpoint = p.Checkpoint
 			}
-			in := s.Input(cfg, issues.Event{}, iss.Repo, m.o.Now(), m.counter(cfg.Encoding))
+			in := s.Input(cfg, issues.Event{}, repo, m.o.Now(), m.counter(cfg.Encoding))
 			if f.Plan, _, err = rd.Decide(ctx, in); err != nil {
 				return nil, err
 			}

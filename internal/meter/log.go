@@ -19,7 +19,7 @@ func (m *Meter) logCall(x *exchange) {
 		outcome = "ok"
 	}
 	line := fmt.Sprintf("%s meter: %s#%d inv=%s login=%s agent=%s %s/%s model=%s status=%d in=%d cached=%d out=%d charged=%d cost=%s took=%s req=%s %s\n",
-		x.started.UTC().Format(time.RFC3339), x.route.Repo(), x.route.Issue, q(x.route.Invocation), q(x.login.name), q(x.agent),
+		x.started.UTC().Format(time.RFC3339), x.repoName(), x.route.Issue, q(x.route.Invocation), q(x.login.name), q(x.agent),
 		x.route.Provider, x.route.Endpoint, q(x.call.Model), x.status, x.usage.Input, x.usage.Cached, x.usage.Output, x.charged,
 		metering.Dollars(x.cost), took, q(x.reqID), outcome)
 	m.logMu.Lock()

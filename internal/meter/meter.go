@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,10 @@ type Options struct {
 	Now func() time.Time
 	// Transport reaches the providers (http.DefaultTransport).
 	Transport http.RoundTripper
+	// HangupRead is how long the meter still reads an answer after the
+	// client hung up, to charge what the provider charged
+	// (DefaultHangupRead: the official SDKs' own timeout for a call).
+	HangupRead time.Duration
 	// Connect makes the client that reads the repository with an agent's
 	// token (the shell wires the Gitea adapter).
 	Connect Connect
@@ -48,20 +53,22 @@ type Options struct {
 
 // Defaults and bounds of Options.
 const (
-	DefaultIssueTTL         = 2 * time.Second
-	DefaultLoginTTL         = MaxLoginTTL
-	MaxLoginTTL             = time.Minute
-	DefaultMaxTokens        = 4096
-	maxAnswerBytes          = 64 << 20
-	defaultOpenAIUpstream   = "https://api.openai.com"
-	defaultAnthropicUpstrem = "https://api.anthropic.com"
+	DefaultIssueTTL          = 2 * time.Second
+	DefaultLoginTTL          = MaxLoginTTL
+	MaxLoginTTL              = time.Minute
+	DefaultMaxTokens         = 4096
+	DefaultHangupRead        = 10 * time.Minute
+	maxAnswerBytes           = 64 << 20
+	defaultOpenAIUpstream    = "https://api.openai.com"
+	defaultAnthropicUpstream = "https://api.anthropic.com"
 )
 
 // Meter is the proxy.
 type Meter struct {
 	o        Options
-	client   *http.Client
+	upstream map[metering.Provider]*url.URL
 	logins   *cache[login]
+	repos    *cache[repository]
 	issues   *cache[*standing]
 	counters sync.Map // tokens.Encoding → *tokens.Counter
 	logMu    sync.Mutex
@@ -94,21 +101,40 @@ func New(o Options) (*Meter, error) {
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
-	up := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstrem}
-	for p, u := range o.Upstream {
-		if u != "" {
-			up[p] = strings.TrimRight(u, "/")
-		}
+	if o.HangupRead <= 0 {
+		o.HangupRead = DefaultHangupRead
 	}
-	o.Upstream = up
+	up, err := upstreams(o.Upstream)
+	if err != nil {
+		return nil, err
+	}
 	return &Meter{
 		o: o,
-		// No overall timeout: a long stream is as long as the model writes;
-		// the agent's hanging up ends the call upstream.
-		client: &http.Client{Transport: o.Transport},
-		logins: newCache[login](o.LoginTTL, o.Now),
-		issues: newCache[*standing](o.IssueTTL, o.Now),
+		// No overall timeout: a long stream is as long as the model writes.
+		upstream: up,
+		logins:   newCache[login](o.LoginTTL, o.Now),
+		repos:    newCache[repository](o.IssueTTL, o.Now),
+		issues:   newCache[*standing](o.IssueTTL, o.Now),
 	}, nil
+}
+
+// upstreams are the providers' base URLs: the defaults, and those given.
+func upstreams(given map[metering.Provider]string) (map[metering.Provider]*url.URL, error) {
+	raw := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstream}
+	for p, u := range given {
+		if u != "" {
+			raw[p] = strings.TrimRight(u, "/")
+		}
+	}
+	out := map[metering.Provider]*url.URL{}
+	for p, u := range raw {
+		parsed, err := url.Parse(u)
+		if err != nil || parsed.Host == "" || (parsed.Scheme != "http" && parsed.Scheme != "https") {
+			return nil, fmt.Errorf("meter: the %s upstream %q is not an http(s) URL", p, u)
+		}
+		out[p] = parsed
+	}
+	return out, nil
 }
 
 // counter is the shared counter of an encoding.

@@ -1,14 +1,13 @@
 package meter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/access"
@@ -23,6 +22,7 @@ const AgentHeader = "X-Gns-Agent"
 // exchange is one call as it goes through the meter.
 type exchange struct {
 	route    metering.Route
+	repo     repository
 	login    login
 	agent    string
 	call     metering.Call
@@ -38,7 +38,10 @@ type exchange struct {
 	cost     int64
 	hasPrice bool
 	// unsent says the call never reached the provider: it spent nothing.
-	unsent bool
+	// sent says its request was written whole; timedOut that the answer
+	// was still coming HangupRead after the client left.
+	unsent         bool
+	sent, timedOut atomic.Bool
 }
 
 // proxy serves a provider's API: route, key, body, standing, admission,
@@ -86,8 +89,11 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 		return ref
 	}
 	x.call = call
-	iss := meterstore.Issue{Repo: x.route.Repo(), Number: x.route.Issue}
-	st, err := m.standingOf(ctx, l.client, iss, x.route.Owner, x.route.Name)
+	if x.repo, err = m.repositoryOf(ctx, l.client, x.route.Owner, x.route.Name); err != nil {
+		return readFailed(x.route.Issue, err)
+	}
+	iss := meterstore.Issue{Repo: x.repo.key(), Number: x.route.Issue}
+	st, err := m.standingOf(ctx, l.client, iss, x.repo.name)
 	if err != nil {
 		return readFailed(x.route.Issue, err)
 	}
@@ -143,134 +149,15 @@ func (m *Meter) budgetHeaders(h http.Header, x *exchange) {
 	}
 }
 
-// forward makes the call upstream and passes the answer back, then
-// settles the call with what it spent.
-func (m *Meter) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
-	defer m.settle(x)
-	req, err := m.upstreamRequest(r, x)
-	if err != nil {
-		x.unsent = true
-		m.refuse(w, x, unavailable("the upstream request", err))
-		return
-	}
-	resp, err := m.client.Do(req)
-	if err != nil {
-		x.unsent = true
-		m.refuse(w, x, &metering.Refusal{Status: 502, Kind: metering.KindUnavailable, Rule: "meter-upstream", Message: "the provider could not be reached: " + err.Error()})
-		return
-	}
-	defer resp.Body.Close()
-	x.status = resp.StatusCode
-	x.reqID = firstHeader(resp.Header, "X-Request-Id", "Request-Id")
-	h := w.Header()
-	for k, vs := range resp.Header {
-		if hopHeader(k) {
-			continue
-		}
-		h[k] = vs
-	}
-	m.budgetHeaders(h, x)
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		m.stream(w, resp, x)
-		return
-	}
-	m.whole(w, resp, x)
-}
-
-// upstreamRequest is the client's request for the provider: the same
-// method, path after /v1, query and headers, but for the agent's key
-// (replaced by the provider's) and the hop-by-hop headers.
-func (m *Meter) upstreamRequest(r *http.Request, x *exchange) (*http.Request, error) {
-	u := m.o.Upstream[x.route.Provider] + "/v1/" + string(x.route.Endpoint)
-	if r.URL.RawQuery != "" {
-		u += "?" + r.URL.RawQuery
-	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, u, bytes.NewReader(x.call.Body))
-	if err != nil {
-		return nil, err
-	}
-	for k, vs := range r.Header {
-		switch http.CanonicalHeaderKey(k) {
-		case "Authorization", "X-Api-Key", "Accept-Encoding", "Content-Length", metering.InvocationHeader, AgentHeader:
-			continue
-		}
-		if !hopHeader(k) {
-			req.Header[k] = vs
-		}
-	}
-	if key := m.o.Keys[x.route.Provider]; key != "" {
-		if x.route.Provider == metering.Anthropic {
-			req.Header.Set("X-Api-Key", key)
-		} else {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-	}
-	req.ContentLength = int64(len(x.call.Body))
-	return req, nil
-}
-
-// whole passes a JSON answer back as it came and reads its usage.
-func (m *Meter) whole(w http.ResponseWriter, resp *http.Response, x *exchange) {
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(body)
-	if err != nil {
-		x.outcome = "answer-cut"
-		return
-	}
-	var id string
-	x.usage, id = metering.ReadUsage(x.route.Provider, body)
-	if x.reqID == "" {
-		x.reqID = id
-	}
-}
-
-// stream passes a server-sent-event answer back event by event, each
-// flushed as it is whole, and reads its usage from the events.
-func (m *Meter) stream(w http.ResponseWriter, resp *http.Response, x *exchange) {
-	w.Header().Del("Content-Length")
-	w.WriteHeader(resp.StatusCode)
-	fl, _ := w.(http.Flusher)
-	s := metering.NewStream(x.route, x.call)
-	buf := make([]byte, 0, 32<<10)
-	chunk := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		events, rest := metering.SplitEvents(buf)
-		for _, ev := range events {
-			if out := s.Event(ev); out != nil {
-				_, _ = w.Write(out)
-			}
-		}
-		if len(events) > 0 && fl != nil {
-			fl.Flush()
-		}
-		buf = append(buf[:0], rest...)
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				x.outcome = "stream-cut"
-			}
-			break
-		}
-	}
-	if len(buf) > 0 {
-		_, _ = w.Write(buf)
-	}
-	var id string
-	x.usage, id = s.Usage()
-	if x.reqID == "" {
-		x.reqID = id
-	}
-}
-
 // settle charges the call: its usage, or its worst case when the answer
-// said none (a provider's refusal, 4xx, spent nothing).
-func (m *Meter) settle(x *exchange) {
+// said none (a provider's refusal, 4xx, spent nothing). gone says the
+// client hung up before the end; the log line says so, and whether the
+// usage was read all the same.
+func (m *Meter) settle(x *exchange, gone bool) {
 	if x.id == 0 {
 		return
 	}
+	defer func() { x.outcome = outcomeOf(x, gone) }()
 	c := meterstore.Call{Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
 		UsageKnown: x.usage.Known, RequestID: x.reqID, Finished: m.o.Now()}
 	switch {
@@ -301,6 +188,28 @@ func (m *Meter) settle(x *exchange) {
 	}
 }
 
+// outcomeOf is the end of a settled call's log line: how the client and
+// the answer ended, and whether the call was charged its worst case.
+func outcomeOf(x *exchange, gone bool) string {
+	var parts []string
+	if gone {
+		parts = append(parts, "client-gone")
+	}
+	if x.timedOut.Load() {
+		parts = append(parts, "read-limit")
+	}
+	if x.outcome != "" {
+		parts = append(parts, x.outcome)
+	}
+	if !x.usage.Known && x.charged > 0 && !strings.HasSuffix(x.outcome, "charged-worst-case") {
+		parts = append(parts, "charged-worst-case")
+	}
+	if gone && x.usage.Known {
+		parts = append(parts, "usage-read")
+	}
+	return strings.Join(parts, ":")
+}
+
 func firstHeader(h http.Header, names ...string) string {
 	for _, n := range names {
 		if v := h.Get(n); v != "" {
@@ -308,15 +217,6 @@ func firstHeader(h http.Header, names ...string) string {
 		}
 	}
 	return ""
-}
-
-// hopHeader says a header belongs to one connection, not the message.
-func hopHeader(k string) bool {
-	switch http.CanonicalHeaderKey(k) {
-	case "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length":
-		return true
-	}
-	return false
 }
 
 // unavailable is a meter that cannot judge the call now: 503, which an

@@ -13,36 +13,52 @@ import (
 // receipt answers GET /OWNER/NAME/issues/N/invocations/ID/receipt with the
 // invocation's total signed: any writer of the repository may ask.
 func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
-	owner, name, inv := r.PathValue("owner"), r.PathValue("name"), r.PathValue("inv")
+	inv := r.PathValue("inv")
 	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	fail := func(ref *metering.Refusal) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(ref.Status)
-		_, _ = w.Write(ref.Body(metering.OpenAI))
-	}
 	if err != nil || n < 1 {
-		fail(&metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
 		return
 	}
+	repo, ok := m.writersRepository(w, r)
+	if !ok {
+		return
+	}
+	t, err := m.o.Store.Invocation(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n}, inv)
+	if err != nil {
+		fail(w, unavailable("the store", err))
+		return
+	}
+	rc := m.o.Key.Sign(receipt.Receipt{Repo: repo.name, Issue: n, Invocation: inv, Login: t.Login, Agent: t.Agent,
+		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning, WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(rc)
+}
+
+// writersRepository is the repository of a GET's path, asked by a writer
+// of it: when it is not, the answer says why and ok is false.
+func (m *Meter) writersRepository(w http.ResponseWriter, r *http.Request) (repo repository, ok bool) {
+	owner, name := r.PathValue("owner"), r.PathValue("name")
 	l, err := m.resolve(r.Context(), agentToken(r), owner, name)
 	switch {
 	case err != nil:
-		fail(unavailable("could not ask Gitea who the key belongs to", err))
-		return
+		fail(w, unavailable("could not ask Gitea who the key belongs to", err))
+		return repo, false
 	case l.refusal != nil:
-		fail(l.refusal)
-		return
+		fail(w, l.refusal)
+		return repo, false
 	}
-	iss := meterstore.Issue{Repo: owner + "/" + name, Number: n}
-	t, err := m.o.Store.Invocation(r.Context(), iss, inv)
-	if err != nil {
-		fail(unavailable("the store", err))
-		return
+	if repo, err = m.repositoryOf(r.Context(), l.client, owner, name); err != nil {
+		fail(w, unavailable("could not ask Gitea which repository "+owner+"/"+name+" is", err))
+		return repo, false
 	}
-	rc := m.o.Key.Sign(receipt.Receipt{Repo: iss.Repo, Issue: n, Invocation: inv, Login: t.Login, Agent: t.Agent,
-		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning, Cost: t.Cost, Issued: m.o.Now().Unix()})
+	return repo, true
+}
+
+// fail answers a GET's refusal in OpenAI's shape.
+func fail(w http.ResponseWriter, ref *metering.Refusal) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(rc)
+	w.WriteHeader(ref.Status)
+	_, _ = w.Write(ref.Body(metering.OpenAI))
 }
 
 // IssueMetered is one issue's line of GET /OWNER/NAME/metered.
@@ -56,24 +72,13 @@ type IssueMetered struct {
 // metered answers GET /OWNER/NAME/metered with every issue's metered
 // totals, for gns-guard status: any writer of the repository may ask.
 func (m *Meter) metered(w http.ResponseWriter, r *http.Request) {
-	owner, name := r.PathValue("owner"), r.PathValue("name")
-	fail := func(ref *metering.Refusal) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(ref.Status)
-		_, _ = w.Write(ref.Body(metering.OpenAI))
-	}
-	l, err := m.resolve(r.Context(), agentToken(r), owner, name)
-	switch {
-	case err != nil:
-		fail(unavailable("could not ask Gitea who the key belongs to", err))
-		return
-	case l.refusal != nil:
-		fail(l.refusal)
+	repo, ok := m.writersRepository(w, r)
+	if !ok {
 		return
 	}
-	rows, err := m.o.Store.Issues(r.Context(), owner+"/"+name)
+	rows, err := m.o.Store.Issues(r.Context(), repo.key())
 	if err != nil {
-		fail(unavailable("the store", err))
+		fail(w, unavailable("the store", err))
 		return
 	}
 	out := []IssueMetered{}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 	"github.com/gns-guard/gns-guard/internal/testkit/sdkclient"
 )
@@ -72,7 +71,7 @@ func TestOfficialClients(t *testing.T) {
 			t.Errorf("the agent's Gitea token reached the provider on %s", q.Path)
 		}
 	}
-	calls2, err := r.store.Calls(context.Background(), meterstore.Issue{Repo: "acme/app", Number: 7})
+	calls2, err := r.store.Calls(context.Background(), issue7)
 	if err != nil {
 		t.Fatal(err)
 	}

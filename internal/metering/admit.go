@@ -83,7 +83,6 @@ const (
 	HeaderTotal     = "X-Gns-Budget-Total"
 	HeaderRemaining = "X-Gns-Budget-Remaining"
 	HeaderMetered   = "X-Gns-Budget-Metered"
-	HeaderCost      = "X-Gns-Cost-Metered"
 	HeaderWarning   = "X-Gns-Budget-Warning"
 )
 

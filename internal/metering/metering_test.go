@@ -1,6 +1,8 @@
 package metering
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,7 +55,7 @@ func TestReadCall(t *testing.T) {
 	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
 	body := `{"model":"gpt-4o","n":2,"max_tokens":100,"messages":[{"role":"user","content":"hello there"}]}`
 	c, ref := ReadCall(chat, []byte(body), counters(t), 4096)
-	want := int64(3 + 2 + 1 + 2) // framing; "user", "hello there": a token a value and their tokens
+	want := int64(3 + 2 + 2 + 2 + 1 + 2) // framing; the keys role and content, "user", "hello there": a token each and their tokens
 	if ref != nil || !c.Exact || c.Input != want || c.Output != 200 || string(c.Body) != body {
 		t.Fatalf("%+v %v; want input %d, output 200, the body as sent", c, ref, want)
 	}
@@ -70,7 +72,7 @@ func TestReadCall(t *testing.T) {
 		t.Errorf("a stream: %s", c.Body)
 	}
 	c, _ = ReadCall(Route{Provider: Anthropic, Endpoint: Messages}, []byte(`{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":"héllo"}]}`), counters(t), 10)
-	if c.Exact || c.Input != 3+1+4+1+6 {
+	if c.Exact || c.Input != 3+1+4+1+4+1+7+1+6 {
 		t.Errorf("an unknown model counts a token a byte: %+v", c)
 	}
 	for _, bad := range []string{`{"model":"claude-x","messages":[]}`, `{"model":`, `[1]`, `{"max_tokens":3}`, `{"model":"gpt-4o","max_tokens":-1}`} {
@@ -167,5 +169,223 @@ func TestRefusalShapes(t *testing.T) {
 	}
 	if got := string(ref.Body(Anthropic)); got != `{"error":{"message":"gns-guard meter: x \u003cb\u003e [meter-over-budget]","type":"permission_error"},"type":"error"}` {
 		t.Errorf("Anthropic: %s", got)
+	}
+}
+
+// A body a provider could read otherwise than the meter is refused: a key
+// given twice in any letter case at any depth (an upstream that matches
+// keys exactly takes the first, encoding/json the last in any case), a
+// field the meter reads spelt in another case, more than one JSON value.
+func TestReadCallRefusesAmbiguousBodies(t *testing.T) {
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	for _, body := range []string{
+		`{"model":"gpt-4o","max_tokens":20000,"MAX_TOKENS":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":20000,"max_tokens":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":20000,"max\u005ftokens":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":20000,"max_to` + "\u212a" + `ens":1,"messages":[]}`, // the Kelvin sign folds to k
+		`{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"a","Content":"b"}]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{"a":{},"A":{}}}}}]}`,
+		`{"model":"gpt-4o","MAX_TOKENS":1,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"N":128,"messages":[]}`,
+		`{"Model":"gpt-4o","max_tokens":5,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"Include_Usage":false},"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":[]}{"max_tokens":9000}`,
+		`{"model":"gpt-4o","max_tokens":1.5,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+	} {
+		if c, ref := ReadCall(chat, []byte(body), counters(t), 10); ref == nil || ref.Status != 400 || ref.Rule != "meter-request" {
+			t.Errorf("%.120s: %v, %+v; want a 400", body, ref, c)
+		}
+	}
+	ref := readRefusal(t, chat, `{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"a","CONTENT":"b"}]}`)
+	if !strings.Contains(ref.Message, `messages[0] gives the key "CONTENT" twice`) {
+		t.Errorf("the refusal does not say where: %s", ref.Message)
+	}
+	for _, body := range []string{
+		`{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`,
+		`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"properties":{"Max_Tokens":{},"Model":{}}}}}]}`,
+		"\n {\"model\":\"gpt-4o\",\"max_tokens\":5,\"messages\":[]} \n",
+	} {
+		if _, ref := ReadCall(chat, []byte(body), counters(t), 10); ref != nil {
+			t.Errorf("%s: %v", body, ref)
+		}
+	}
+}
+
+func readRefusal(t *testing.T, r Route, body string) *Refusal {
+	t.Helper()
+	_, ref := ReadCall(r, []byte(body), counters(t), 10)
+	if ref == nil {
+		t.Fatalf("%s: admitted", body)
+	}
+	return ref
+}
+
+// Token ids are tokens: an embeddings input of ids counts one a id.
+func TestReadCallCountsTokenIDs(t *testing.T) {
+	emb := Route{Provider: OpenAI, Endpoint: Embeddings}
+	ids := strings.TrimSuffix(strings.Repeat("100257,", 24000), ",")
+	for _, body := range []string{`{"model":"text-embedding-3-small","input":[` + ids + `]}`, `{"model":"text-embedding-3-small","input":[[` + ids + `]]}`} {
+		c, ref := ReadCall(emb, []byte(body), counters(t), 10)
+		if ref != nil || c.Input != 3+24000 || c.Output != 0 {
+			t.Errorf("%.60s...: %v input %d; want 24,003", body, ref, c.Input)
+		}
+	}
+}
+
+// Tools are counted as their whole JSON, names included, with the
+// allowances: 600 properties with empty schemas are not a handful of
+// tokens.
+func TestReadCallCountsTools(t *testing.T) {
+	var props []string
+	for i := range 600 {
+		props = append(props, fmt.Sprintf(`"%s%03d":{}`, strings.Repeat("n", 60), i))
+	}
+	tools := `[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{` + strings.Join(props, ",") + `}}}}]`
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	c, ref := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":`+tools+`}`), counters(t), 10)
+	if ref != nil || c.Input < 600*(renderAllowance+5)+toolPrompt {
+		t.Errorf("OpenAI: %v input %d", ref, c.Input)
+	}
+	anth := Route{Provider: Anthropic, Endpoint: Messages}
+	c, ref = ReadCall(anth, []byte(`{"model":"claude-x","max_tokens":5,"messages":[],"tools":[{"name":"f","input_schema":{"type":"object","properties":{`+strings.Join(props, ",")+`}}}]}`), counters(t), 10)
+	if ref != nil || c.Input < int64(len(tools))+toolPrompt {
+		t.Errorf("Anthropic: %v input %d; want at least the tools' bytes", ref, c.Input)
+	}
+	plain, _ := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":5,"messages":[]}`), counters(t), 10)
+	empty, _ := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[]}`), counters(t), 10)
+	if empty.Input >= plain.Input+toolPrompt {
+		t.Errorf("no tools pays the tools' prompt: %d against %d", empty.Input, plain.Input)
+	}
+}
+
+// What the provider keeps or fetches is refused, naming the field; the
+// same names inside a tool's schema or a tool call's arguments are text.
+func TestReadCallRefusesServerState(t *testing.T) {
+	responses := Route{Provider: OpenAI, Endpoint: Responses}
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	anth := Route{Provider: Anthropic, Endpoint: Messages}
+	for _, tt := range []struct {
+		r          Route
+		body, name string
+	}{
+		{responses, `{"model":"gpt-4.1","previous_response_id":"resp_1","input":"go on"}`, "previous_response_id"},
+		{responses, `{"model":"gpt-4.1","conversation":"conv_1","input":"go on"}`, "conversation"},
+		{responses, `{"model":"gpt-4.1","prompt":{"id":"pmpt_1"},"input":"go on"}`, "prompt"},
+		{responses, `{"model":"gpt-4.1","input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}]}`, "input[0].content[0].file_id"},
+		{responses, `{"model":"gpt-4.1","input":[{"role":"user","content":[{"type":"input_file","file_url":"https://x/a.pdf"}]}]}`, "input[0].content[0].file_url"},
+		{responses, `{"model":"gpt-4.1","input":[{"type":"item_reference","id":"msg_1"}]}`, "input[0] refers to an item"},
+		{responses, `{"model":"gpt-4.1","input":"hi","tools":[{"type":"file_search","vector_store_ids":["vs_1"]}]}`, `tools[0] is a tool of type "file_search"`},
+		{responses, `{"model":"gpt-4.1","input":"hi","tools":[{"type":"web_search"}]}`, `tools[0] is a tool of type "web_search"`},
+		{chat, `{"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"file-1"}}]}]}`, "messages[0].content[0].file.file_id"},
+		{chat, `{"model":"gpt-4o","max_tokens":5,"web_search_options":{},"messages":[]}`, "web_search_options"},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"file","file_id":"file_1"}}]}]}`, "messages[0].content[0].source.file_id"},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[{"role":"user","content":[{"type":"document","source":{"type":"url","url":"https://x/a.pdf"}}]}]}`, "messages[0].content[0].source"},
+		{anth, `{"model":"claude-x","max_tokens":5,"container":"container_1","messages":[]}`, "container"},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[],"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, `tools[0] is a tool of type "web_search_20250305"`},
+	} {
+		ref := readRefusal(t, tt.r, tt.body)
+		if ref.Status != 400 || !strings.Contains(ref.Message, tt.name) {
+			t.Errorf("%s: %d %s; want a 400 naming %s", tt.body, ref.Status, ref.Message, tt.name)
+		}
+	}
+	for _, tt := range []struct {
+		r    Route
+		body string
+	}{
+		{responses, `{"model":"gpt-4.1","previous_response_id":null,"input":"hi","tools":[{"type":"function","name":"read","parameters":{"type":"object","properties":{"file_id":{"type":"string"}}}}]}`},
+		{anth, `{"model":"claude-x","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{"file_id":"a"}}]}]}`},
+		{chat, `{"model":"gpt-4o","max_tokens":5,"messages":[],"tools":[{"type":"custom","custom":{"name":"patch"}}]}`},
+	} {
+		if _, ref := ReadCall(tt.r, []byte(tt.body), counters(t), 10); ref != nil {
+			t.Errorf("%s: %v", tt.body, ref)
+		}
+	}
+}
+
+// A cap given as null is replaced, not added twice; a stream's
+// stream_options get include_usage in place; n counts whole.
+func TestReadCallEditsInPlace(t *testing.T) {
+	chat := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	for body, want := range map[string]string{
+		`{"model":"gpt-4o","max_tokens":null,"messages":[]}`:                                                     `{"model":"gpt-4o","max_tokens":10,"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":null,"messages":[]}`:                    `{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":true},"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":false},"messages":[]}`: `{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":true},"messages":[]}`,
+		`{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{ },"messages":[]}`:                     `{"model":"gpt-4o","max_tokens":5,"stream":true,"stream_options":{"include_usage":true },"messages":[]}`,
+		`{"model":"gpt-4o","seed":12345678901234567890,"stream":true,"stream_options":{"x":1},"messages":[]}`:    `{"model":"gpt-4o","seed":12345678901234567890,"stream":true,"stream_options":{"x":1,"include_usage":true},"messages":[],"max_tokens":10}`,
+	} {
+		c, ref := ReadCall(chat, []byte(body), counters(t), 10)
+		if ref != nil || string(c.Body) != want {
+			t.Errorf("%s:\n got %s %v\nwant %s", body, c.Body, ref, want)
+		}
+	}
+	c, _ := ReadCall(chat, []byte(`{"model":"gpt-4o","max_tokens":1000,"max_completion_tokens":3000,"n":500,"messages":[]}`), counters(t), 10)
+	if c.Output != 3000*500 {
+		t.Errorf("output %d; want the larger cap times n", c.Output)
+	}
+}
+
+// Events that carry no usage pass without being decoded; a name in a
+// string's text does not pass for the event's own.
+func TestStreamEventsWithoutUsage(t *testing.T) {
+	chat := NewStream(Route{Provider: OpenAI, Endpoint: ChatCompletions}, Call{})
+	for _, ev := range []string{
+		"data: {\"id\":\"c1\",\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":null}\n\n",
+		"data: {\"id\":\"c1\",\"choices\":[{\"delta\":{\"content\":\"say \\\"usage\\\":{\\\"prompt_tokens\\\":1}\"}}],\"usage\":null}\n\n",
+		"data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\n",
+	} {
+		if out := chat.Event([]byte(ev)); out != nil && strings.Contains(string(out), `,"usage":null`) {
+			t.Errorf("the usage the client did not ask for passed: %s", out)
+		}
+	}
+	if u, _ := chat.Usage(); !u.Known || u.Tokens() != 13 {
+		t.Errorf("chat usage %+v", u)
+	}
+	anth := NewStream(Route{Provider: Anthropic, Endpoint: Messages}, Call{})
+	for _, ev := range []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\",\"usage\":{\"input_tokens\":20,\"output_tokens\":1}}}\n\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"{\\\"type\\\":\\\"message_delta\\\",\\\"usage\\\":{\\\"output_tokens\\\":1}}\"}}\n\n",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":30}}\n\n",
+	} {
+		anth.Event([]byte(ev))
+	}
+	if u, _ := anth.Usage(); !u.Known || u.Input != 20 || u.Output != 30 {
+		t.Errorf("Anthropic usage %+v", u)
+	}
+}
+
+// The lexer reads valid JSON as encoding/json's tokens do.
+func TestLexerReadsAsEncodingJSON(t *testing.T) {
+	for _, body := range []string{
+		`{"a":"x\"y\\","b\\":[1,-2.5e+3,true,false,null,{}],"c":{"d":[[],[{"e":"\u00e9\ud83d\ude00\n"}]]}}`,
+		" { \"model\" : \"gpt-4o\" ,\n\t\"n\" : 0 , \"s\":\"\" } ",
+	} {
+		dec := json.NewDecoder(strings.NewReader(body))
+		dec.UseNumber()
+		l := lexer{b: []byte(body)}
+		for {
+			want, err := dec.Token()
+			kind, start, end := l.next()
+			if err != nil {
+				if kind != 0 {
+					t.Errorf("%s: the lexer reads %q past the end", body, body[start:end])
+				}
+				break
+			}
+			var got any
+			switch kind {
+			case '{', '}', '[', ']':
+				got = json.Delim(kind)
+			case '"':
+				got = unquote([]byte(body[start:end]))
+			case '0':
+				got = json.Number(body[start:end])
+			default:
+				_ = json.Unmarshal([]byte(body[start:end]), &got)
+			}
+			if got != want {
+				t.Errorf("%s: the lexer reads %#v, encoding/json %#v", body, got, want)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -36,119 +37,214 @@ func (c Call) Worst() int64 { return c.Input + c.Output }
 // Counters count tokens in an encoding (one per encoding, shared).
 type Counters func(tokens.Encoding) *tokens.Counter
 
-// request is the part of a request body the meter reads.
-type request struct {
-	Model         string          `json:"model"`
-	Stream        bool            `json:"stream"`
-	MaxTokens     *int64          `json:"max_tokens"`
-	MaxCompletion *int64          `json:"max_completion_tokens"`
-	MaxOutput     *int64          `json:"max_output_tokens"`
-	N             *int64          `json:"n"`
-	StreamOptions json.RawMessage `json:"stream_options"`
-}
-
 // ReadCall reads a request body for route r. defaultCap bounds the answer
 // of a request that sets no cap: it is added to what goes upstream, so
-// the worst case holds.
+// the worst case holds. A body a provider could read otherwise than the
+// meter, or whose cost the meter cannot see, is refused
+// (docs/meter.md#what-a-call-is-priced).
 func ReadCall(r Route, body []byte, count Counters, defaultCap int64) (Call, *Refusal) {
-	var req request
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-		return Call{}, &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-request", Message: fmt.Sprintf("the request body is not a JSON object: %v", errText(err))}
+	var head struct {
+		Model string `json:"model"`
 	}
-	if strings.TrimSpace(req.Model) == "" {
-		return Call{}, &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-request", Message: "the request names no model"}
+	if err := json.Unmarshal(body, &head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		return Call{}, invalid(fmt.Sprintf("the request body is not a JSON object: %v", errText(err)))
 	}
-	c := Call{Model: req.Model, Stream: req.Stream, Body: body}
-	var err error
-	if c.Input, c.Exact, err = inputTokens(body, req.Model, count); err != nil {
-		return Call{}, &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-request", Message: "the request body is not JSON: " + err.Error()}
+	counter := counterOf(head.Model, count)
+	s, ref := scan(r, body, func(text string) int64 {
+		if counter != nil {
+			return int64(counter.Count(text))
+		}
+		return int64(len(text))
+	})
+	if ref != nil {
+		return Call{}, ref
 	}
+	if strings.TrimSpace(head.Model) == "" || s.root.fields["model"] == (span{}) {
+		return Call{}, invalid("the request names no model")
+	}
+	c := Call{Model: head.Model, Input: s.input, Exact: counter != nil}
+	if s.tools {
+		c.Input += toolPrompt
+	}
+	var stream *bool
+	if ref := s.read("stream", &stream); ref != nil {
+		return Call{}, ref
+	}
+	c.Stream = stream != nil && *stream
+	var e edits
 	if r.Endpoint != Embeddings {
-		if ref := c.capOutput(r, req, defaultCap); ref != nil {
+		if ref := c.capOutput(r, s, &e, defaultCap); ref != nil {
 			return Call{}, ref
 		}
 	}
 	if c.Stream && r.Endpoint == ChatCompletions {
-		c.askUsage(req)
+		if ref := c.askUsage(s, &e); ref != nil {
+			return Call{}, ref
+		}
 	}
+	c.Body = e.apply(body)
 	return c, nil
 }
 
-// capOutput sets the call's output bound from the request, adding the
-// default cap upstream when it has none.
-func (c *Call) capOutput(r Route, req request, defaultCap int64) *Refusal {
-	field, limit := "max_tokens", req.MaxTokens
-	switch {
-	case r.Endpoint == Responses:
-		field, limit = "max_output_tokens", req.MaxOutput
-	case r.Endpoint == ChatCompletions && req.MaxCompletion != nil:
-		field, limit = "max_completion_tokens", req.MaxCompletion
-	case r.Endpoint == ChatCompletions && req.MaxTokens == nil && reasoningModel(req.Model):
-		field = "max_completion_tokens"
+// counterOf is the counter of model's encoding, nil when it is not known.
+func counterOf(model string, count Counters) *tokens.Counter {
+	if enc, ok := EncodingOf(model); ok && count != nil {
+		return count(enc)
 	}
-	if limit != nil && *limit < 0 {
-		return &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-request", Message: field + " must be 0 or more"}
-	}
-	choices := int64(1)
-	if req.N != nil && *req.N > 1 && r.Endpoint == ChatCompletions {
-		choices = min(*req.N, 128)
-	}
-	if limit == nil {
-		if r.Provider == Anthropic {
-			return &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-request", Message: "max_tokens is required"}
-		}
-		c.Body = addField(c.Body, field, defaultCap)
-		c.Output = defaultCap * choices
-		return nil
-	}
-	c.Output = *limit * choices
 	return nil
 }
 
+// read decodes top-level field name into v (left as it is when absent);
+// a value of the wrong type is refused.
+func (s *scanner) read(name string, v any) *Refusal {
+	at, ok := s.root.fields[name]
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(s.body[at.start:at.end], v); err != nil {
+		return invalid(fmt.Sprintf("the field %s: %v", name, err))
+	}
+	return nil
+}
+
+// capOutput sets the call's output bound from the request, adding the
+// default cap upstream when it has none (or has null).
+func (c *Call) capOutput(r Route, s *scanner, e *edits, defaultCap int64) *Refusal {
+	field, caps := "max_tokens", []string{"max_tokens"}
+	switch {
+	case r.Endpoint == Responses:
+		field, caps = "max_output_tokens", []string{"max_output_tokens"}
+	case r.Endpoint == ChatCompletions:
+		// A provider may read either: the call may write the larger.
+		caps = []string{"max_tokens", "max_completion_tokens"}
+		if reasoningModel(c.Model) {
+			field = "max_completion_tokens"
+		}
+	}
+	limit, ref := s.largest(caps)
+	if ref != nil {
+		return ref
+	}
+	choices := int64(1)
+	if r.Endpoint == ChatCompletions {
+		n, ref := s.largest([]string{"n"})
+		if ref != nil {
+			return ref
+		}
+		if n != nil && *n > 1 {
+			choices = *n
+		}
+	}
+	if limit == nil {
+		if r.Provider == Anthropic {
+			return invalid("max_tokens is required")
+		}
+		limit = &defaultCap
+		e.set(s, field, fmt.Appendf(nil, "%d", defaultCap))
+	}
+	c.Output = saturatingMul(*limit, choices)
+	return nil
+}
+
+// largest is the largest of the whole numbers the top-level fields names
+// hold, nil when none holds one (absent, or null); a number below 0 or
+// not whole is refused.
+func (s *scanner) largest(names []string) (*int64, *Refusal) {
+	var out *int64
+	for _, name := range names {
+		var v *int64
+		if ref := s.read(name, &v); ref != nil {
+			return nil, ref
+		}
+		if v != nil && *v < 0 {
+			return nil, invalid(name + " must be 0 or more")
+		}
+		if v != nil && (out == nil || *v > *out) {
+			out = v
+		}
+	}
+	return out, nil
+}
+
+// saturatingMul is a × b, or the largest int64 when that overflows.
+func saturatingMul(a, b int64) int64 {
+	if a != 0 && b > (1<<63-1)/a {
+		return 1<<63 - 1
+	}
+	return a * b
+}
+
 // askUsage asks the upstream for a stream's usage when the client did not.
-func (c *Call) askUsage(req request) {
-	var so map[string]any
-	if len(req.StreamOptions) > 0 && json.Unmarshal(req.StreamOptions, &so) == nil {
-		if v, _ := so["include_usage"].(bool); v {
-			c.ClientUsage = true
-			return
-		}
-		var all map[string]any
-		if json.Unmarshal(c.Body, &all) != nil {
-			return
-		}
-		so["include_usage"] = true
-		all["stream_options"] = so
-		c.Body, _ = json.Marshal(all)
+func (c *Call) askUsage(s *scanner, e *edits) *Refusal {
+	at, ok := s.root.fields["stream_options"]
+	if !ok || string(s.body[at.start:at.end]) == "null" {
+		e.set(s, "stream_options", []byte(`{"include_usage":true}`))
+		return nil
+	}
+	raw := s.body[at.start:at.end]
+	sub, ref := scan(Route{}, raw, func(string) int64 { return 0 })
+	if ref != nil {
+		return invalid("the field stream_options: " + ref.Message)
+	}
+	var include bool
+	if ref := sub.read("include_usage", &include); ref != nil {
+		return invalid("the field stream_options: " + ref.Message)
+	}
+	if include {
+		c.ClientUsage = true
+		return nil
+	}
+	e.member(at.start, sub, "include_usage", []byte("true"))
+	return nil
+}
+
+// edits are changes to a body, each replacing a span.
+type edits []edit
+
+type edit struct {
+	at   span
+	text []byte
+}
+
+// set gives top-level field name the value raw: in place of its value
+// when it has one (null), else as a new last member.
+func (e *edits) set(s *scanner, name string, raw []byte) {
+	e.member(0, s, name, raw)
+}
+
+// member sets member name of the object scanned by s, which lies at
+// offset base of the body.
+func (e *edits) member(base int, s *scanner, name string, raw []byte) {
+	if at, ok := s.root.fields[name]; ok {
+		*e = append(*e, edit{at: span{base + at.start, base + at.end}, text: raw})
 		return
 	}
-	c.Body = addRaw(c.Body, "stream_options", []byte(`{"include_usage":true}`))
+	text := make([]byte, 0, len(name)+len(raw)+4)
+	if len(s.root.fields) > 0 {
+		text = append(text, ',')
+	}
+	text = append(text, '"')
+	text = append(text, name...)
+	text = append(text, '"', ':')
+	text = append(text, raw...)
+	at := base + s.root.last
+	*e = append(*e, edit{at: span{at, at}, text: text})
 }
 
-// addField adds "name":n at the end of a JSON object's bytes.
-func addField(body []byte, name string, n int64) []byte {
-	return addRaw(body, name, fmt.Appendf(nil, "%d", n))
-}
-
-// addRaw adds "name":raw at the end of a JSON object's bytes, keeping
-// every byte before it.
-func addRaw(body []byte, name string, raw []byte) []byte {
-	end := bytes.LastIndexByte(body, '}')
-	if end < 0 {
+// apply makes the edits on body, which it leaves as it is.
+func (e edits) apply(body []byte) []byte {
+	if len(e) == 0 {
 		return body
 	}
-	head := bytes.TrimRight(body[:end], " \t\r\n")
-	out := make([]byte, 0, len(body)+len(name)+len(raw)+4)
-	out = append(out, head...)
-	if !bytes.HasSuffix(head, []byte("{")) {
-		out = append(out, ',')
+	slices.SortStableFunc(e, func(a, b edit) int { return a.at.start - b.at.start })
+	out := make([]byte, 0, len(body)+64)
+	pos := 0
+	for _, ed := range e {
+		out = append(out, body[pos:ed.at.start]...)
+		out = append(out, ed.text...)
+		pos = ed.at.end
 	}
-	out = append(out, '"')
-	out = append(out, name...)
-	out = append(out, '"', ':')
-	out = append(out, raw...)
-	return append(out, body[end:]...)
+	return append(out, body[pos:]...)
 }
 
 // reasoningModel says the model takes max_completion_tokens only.
@@ -171,48 +267,6 @@ func EncodingOf(model string) (tokens.Encoding, bool) {
 		}
 	}
 	return "", false
-}
-
-// inputTokens counts the text of every string value of the request but
-// the model's name, plus one token a value and three a request: OpenAI's
-// framing of messages is within that. An unknown model's text counts a
-// token a byte, which no byte-level tokenizer exceeds.
-func inputTokens(body []byte, model string, count Counters) (int64, bool, error) {
-	var root map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
-		return 0, false, err
-	}
-	delete(root, "model")
-	enc, exact := EncodingOf(model)
-	var counter *tokens.Counter
-	if exact && count != nil {
-		counter = count(enc)
-	}
-	n := int64(3)
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			n++
-			if counter != nil {
-				n += int64(counter.Count(v))
-			} else {
-				n += int64(len(v))
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		case map[string]any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	walk(root)
-	return n, counter != nil, nil
 }
 
 // errText is err's text, or "empty" for none.

@@ -119,6 +119,12 @@ func (s *Stream) Event(ev []byte) []byte {
 	if len(data) == 0 || data[0] != '{' {
 		return ev
 	}
+	if s.id != "" && s.plain(data) {
+		if s.strip {
+			return stripNullUsage(ev)
+		}
+		return ev
+	}
 	var e streamEvent
 	if json.Unmarshal(data, &e) != nil {
 		return ev
@@ -150,6 +156,21 @@ func (s *Stream) Event(ev []byte) []byte {
 		return stripNullUsage(ev)
 	}
 	return ev
+}
+
+// plain says an event's data carries no usage, which the meter can tell
+// without decoding it: an OpenAI chat chunk whose usage is null, an
+// Anthropic event other than message_start and message_delta, a Responses
+// event that holds no response. A name quoted in the bytes is a key or a
+// value of the event's own: a string's quotes inside it are escaped.
+func (s *Stream) plain(data []byte) bool {
+	switch {
+	case s.route.Provider == Anthropic:
+		return !bytes.Contains(data, []byte(`"message_start"`)) && !bytes.Contains(data, []byte(`"message_delta"`))
+	case s.route.Endpoint == Responses:
+		return !bytes.Contains(data, []byte(`"response"`))
+	}
+	return bytes.Contains(data, []byte(`"usage":null`))
 }
 
 // anthropic reads message_start's and message_delta's usage.

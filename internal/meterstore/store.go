@@ -13,7 +13,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 )
 
-// Issue names an issue: repository OWNER/NAME and number.
+// Issue names an issue: its repository's key and its number. The meter
+// keys a repository by its id on the Gitea server (meter.RepoKey), so
+// that every spelling of its name is one budget.
 type Issue struct {
 	Repo   string
 	Number int64
@@ -46,8 +48,10 @@ type Totals struct {
 	Tokens, Input, Cached, Output, Reasoning int64
 	Cost                                     int64
 	Login, Agent                             string
-	// InFlight counts calls not settled.
-	InFlight int64
+	// InFlight counts calls not settled. WorstCase is what of Tokens the
+	// calls whose usage was not read are charged: their worst case (a
+	// call in flight's too).
+	InFlight, WorstCase int64
 }
 
 // IssueTotals sum an issue's calls, for status.
@@ -297,9 +301,10 @@ func (s *Store) Invocation(ctx context.Context, iss Issue, inv string) (Totals, 
 	var t Totals
 	var login, agent sql.NullString
 	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(tokens),0), COALESCE(SUM(input),0), COALESCE(SUM(cached),0), COALESCE(SUM(output),0),
-		COALESCE(SUM(reasoning),0), COALESCE(SUM(cost),0), MIN(login), MIN(agent), COALESCE(SUM(CASE WHEN settled THEN 0 ELSE 1 END),0)
+		COALESCE(SUM(reasoning),0), COALESCE(SUM(cost),0), MIN(login), MIN(agent), COALESCE(SUM(CASE WHEN settled THEN 0 ELSE 1 END),0),
+		COALESCE(SUM(CASE WHEN usage_known THEN 0 ELSE tokens END),0)
 		FROM meter_calls WHERE repo = ? AND issue = ? AND invocation = ?`), iss.Repo, iss.Number, inv).
-		Scan(&t.Calls, &t.Tokens, &t.Input, &t.Cached, &t.Output, &t.Reasoning, &t.Cost, &login, &agent, &t.InFlight)
+		Scan(&t.Calls, &t.Tokens, &t.Input, &t.Cached, &t.Output, &t.Reasoning, &t.Cost, &login, &agent, &t.InFlight, &t.WorstCase)
 	t.Login, t.Agent = login.String, agent.String
 	return t, err
 }

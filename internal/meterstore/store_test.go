@@ -185,8 +185,8 @@ func testRestart(t *testing.T, open opener) {
 	s.Close()
 	s = open(t)
 	tot, err := s.Invocation(context.Background(), i3, "inv-r")
-	if err != nil || tot.Calls != 2 || tot.Tokens != 900 || tot.InFlight != 1 {
-		t.Errorf("after a restart: %+v, %v; want 2 calls, 200 settled and 700 in flight", tot, err)
+	if err != nil || tot.Calls != 2 || tot.Tokens != 900 || tot.InFlight != 1 || tot.WorstCase != 700 {
+		t.Errorf("after a restart: %+v, %v; want 2 calls, 200 settled and 700 in flight, at its worst case", tot, err)
 	}
 }
 

@@ -55,7 +55,11 @@ type Workflow struct {
 
 // Repository is what the guard needs to know of a repository.
 type Repository struct {
-	// FullName is OWNER/NAME; HTMLURL the repository's page.
+	// ID is the server's number for the repository: it stays through a
+	// rename and a transfer, whatever letter case names it.
+	ID int64
+	// FullName is OWNER/NAME, as the server spells it; HTMLURL the
+	// repository's page.
 	FullName, HTMLURL string
 	// DefaultBranch is the branch the guard reads its configuration from
 	// and pull requests go into.

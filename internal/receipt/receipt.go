@@ -31,6 +31,10 @@ type Receipt struct {
 	Cached    int64 `json:"cached"`
 	Output    int64 `json:"output"`
 	Reasoning int64 `json:"reasoning"`
+	// WorstCase is what of Tokens the meter charged calls whose usage it
+	// could not read (a stream cut, a provider that never finished after
+	// the client hung up): their worst case.
+	WorstCase int64 `json:"worst_case,omitempty"`
 	// Cost is in millionths of a dollar, by the price table.
 	Cost int64 `json:"cost_micro_usd"`
 	// Issued is when the meter signed it, in Unix seconds.

@@ -238,7 +238,7 @@ func (c *Client) Repository(context.Context) (port.Repository, error) {
 	}
 	defer c.s.mu.Unlock()
 	s := c.s
-	return port.Repository{FullName: s.Repo(), HTMLURL: URL + "/" + s.Repo(), DefaultBranch: s.DefaultBranch,
+	return port.Repository{ID: s.repoID, FullName: s.Repo(), HTMLURL: URL + "/" + s.Repo(), DefaultBranch: s.DefaultBranch,
 		Empty: s.Empty, Archived: s.Archived, CanPush: s.may(c.user, "write")}, nil
 }
 

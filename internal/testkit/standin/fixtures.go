@@ -6,11 +6,13 @@ import (
 	"strings"
 )
 
-// answer builds the answers to one request.
+// answer builds the answers to one request: in is the input it charges.
 type answer struct {
 	p    *Provider
 	n    int64
+	path string
 	body map[string]any
+	in   int64
 }
 
 // words are the answer's text, one per output token.
@@ -23,8 +25,12 @@ func (a answer) words() []string {
 	return w
 }
 
-// output is the output tokens: the stand-in's figure, at most the cap.
+// output is the output tokens of a choice: the stand-in's figure, at most
+// the cap (none for embeddings).
 func (a answer) output() int64 {
+	if a.path == "/v1/embeddings" {
+		return 0
+	}
 	out := a.p.Output.Load()
 	for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 		if v, ok := a.body[k].(float64); ok && int64(v) < out {
@@ -34,14 +40,23 @@ func (a answer) output() int64 {
 	return out
 }
 
+// choices is a chat completion's n.
+func (a answer) choices() int64 {
+	if n, ok := a.body["n"].(float64); ok && n > 1 && a.path == "/v1/chat/completions" {
+		return int64(n)
+	}
+	return 1
+}
+
 func (a answer) model() string { s, _ := a.body["model"].(string); return s }
 
 func (a answer) usage(openAIChat bool) any {
 	if a.p.NoUsage.Load() {
 		return nil
 	}
-	in, cached, out := a.p.Input.Load(), a.p.Cached.Load(), a.output()
+	in, cached, out := a.in, a.p.Cached.Load(), a.output()
 	if openAIChat {
+		out *= a.choices()
 		// platform.openai.com/docs/api-reference/chat/object: usage
 		return map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out,
 			"prompt_tokens_details":     map[string]any{"cached_tokens": cached, "audio_tokens": 0},
@@ -125,7 +140,7 @@ func (a answer) responseStream() []string {
 // embeddings is an embeddings list
 // (platform.openai.com/docs/api-reference/embeddings/object).
 func (a answer) embeddings() any {
-	u := map[string]any{"prompt_tokens": a.p.Input.Load(), "total_tokens": a.p.Input.Load()}
+	u := map[string]any{"prompt_tokens": a.in, "total_tokens": a.in}
 	if a.p.NoUsage.Load() {
 		u = nil
 	}
@@ -135,7 +150,7 @@ func (a answer) embeddings() any {
 
 func (a answer) anthropicUsage(out int64) any {
 	// docs.anthropic.com/en/api/messages: usage
-	return map[string]any{"input_tokens": a.p.Input.Load() - a.p.Cached.Load(), "cache_creation_input_tokens": 0,
+	return map[string]any{"input_tokens": a.in - a.p.Cached.Load(), "cache_creation_input_tokens": 0,
 		"cache_read_input_tokens": a.p.Cached.Load(), "output_tokens": out}
 }
 

@@ -2,8 +2,11 @@
 // benchmarks: it answers OpenAI's chat/completions, responses and
 // embeddings and Anthropic's messages, JSON and server-sent-event streams,
 // in the shapes the providers' API references document (each fixture below
-// names its page), with usage figures the test chooses. It checks the
-// provider key the meter must send and records what it received.
+// names its page), with usage figures the test chooses, or (Count) the
+// input counted as a provider counts it. It reads a body as an upstream
+// that matches keys exactly and keeps the first of a key given twice. It
+// checks the provider key the meter must send and records what it
+// received and what it charged.
 package standin
 
 import (
@@ -41,17 +44,29 @@ type Provider struct {
 	NoUsage atomic.Bool
 	// Unrecorded keeps no record of requests (benchmarks).
 	Unrecorded atomic.Bool
+	// Count charges the input a provider would count (counted) in place
+	// of Input: the text, token ids, tool definitions.
+	Count atomic.Bool
+	// AnswerDelay waits before answering at all (a model still thinking).
+	AnswerDelay atomic.Int64
+	// Header is added to every answer's headers.
+	Header http.Header
 
 	mu       sync.Mutex
 	requests []Request
 	n        atomic.Int64
 }
 
-// Request is what the stand-in received.
+// Request is what the stand-in received, and what it charged for it: the
+// input and output tokens its answer's usage reports, billed as soon as
+// the answer starts (a provider bills what it generates, whether or not
+// the client reads it), 0 for a request it refused.
 type Request struct {
-	Path   string
-	Header http.Header
-	Body   map[string]any
+	Path    string
+	Header  http.Header
+	Body    map[string]any
+	ID      string
+	Charged int64
 }
 
 // Start starts a stand-in provider, closed when the test ends.
@@ -71,31 +86,51 @@ func (p *Provider) Requests() []Request {
 	return append([]Request(nil), p.requests...)
 }
 
+// Charged is what the stand-in charged in all.
+func (p *Provider) Charged() int64 {
+	var n int64
+	for _, r := range p.Requests() {
+		n += r.Charged
+	}
+	return n
+}
+
 func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	_ = json.Unmarshal(raw, &body)
-	if !p.Unrecorded.Load() {
-		p.mu.Lock()
-		p.requests = append(p.requests, Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-		p.mu.Unlock()
-	}
+	decoded, err := decodeFirst(raw)
+	body, _ := decoded.(map[string]any)
 	anthropic := r.URL.Path == "/v1/messages"
 	n := p.n.Add(1)
+	rec := Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, ID: fmt.Sprintf("req_standin_%d", n)}
+	for k, vs := range p.Header {
+		w.Header()[k] = vs
+	}
 	if anthropic {
-		w.Header().Set("Request-Id", fmt.Sprintf("req_standin_%d", n))
+		w.Header().Set("Request-Id", rec.ID)
 	} else {
-		w.Header().Set("X-Request-Id", fmt.Sprintf("req_standin_%d", n))
+		w.Header().Set("X-Request-Id", rec.ID)
 	}
-	if !p.keyOK(r, anthropic) {
-		p.fail(w, anthropic, 401, "invalid x-api-key")
+	a := answer{p: p, n: n, path: r.URL.Path, body: body, in: p.Input.Load()}
+	status, why := 0, ""
+	switch {
+	case !p.keyOK(r, anthropic):
+		status, why = 401, "invalid x-api-key"
+	case p.FailStatus.Load() != 0:
+		status, why = int(p.FailStatus.Load()), "the stand-in was told to fail"
+	case err != nil || body == nil:
+		status, why = 400, "could not parse the JSON body"
+	default:
+		if p.Count.Load() {
+			a.in = counted(r.URL.Path, body)
+		}
+		rec.Charged = a.in + a.output()*a.choices()
+	}
+	p.record(rec)
+	if status != 0 {
+		p.fail(w, anthropic, status, why)
 		return
 	}
-	if s := p.FailStatus.Load(); s != 0 {
-		p.fail(w, anthropic, int(s), "the stand-in was told to fail")
-		return
-	}
-	a := answer{p: p, n: n, body: body}
+	time.Sleep(time.Duration(p.AnswerDelay.Load()))
 	stream, _ := body["stream"].(bool)
 	switch r.URL.Path {
 	case "/v1/chat/completions":
@@ -121,6 +156,15 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		p.fail(w, anthropic, 404, "no such route "+r.URL.Path)
 	}
+}
+
+func (p *Provider) record(r Request) {
+	if p.Unrecorded.Load() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests = append(p.requests, r)
 }
 
 // keyOK checks the provider's key arrived, and nothing else did.
