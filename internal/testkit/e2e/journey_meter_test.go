@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +28,9 @@ type journeyMeter struct {
 	calls   int
 	refused int
 	spent   bool // the last step's call went through
+	// charged is what the stand-in's answers charged: the sum of their
+	// usage.total_tokens.
+	charged int64
 }
 
 // startMeter starts the journey's meter on the test's server.
@@ -80,6 +84,15 @@ func (j *journey) spend(k int, inv string, work int) {
 	switch {
 	case resp.StatusCode == 200:
 		jm.calls++
+		var ans struct {
+			Usage struct {
+				Total int64 `json:"total_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(data, &ans); err != nil || ans.Usage.Total <= 0 {
+			j.t.Fatalf("step %d: the meter's answer carries no usage (%v): %s", k, err, data)
+		}
+		jm.charged += ans.Usage.Total
 	case resp.StatusCode == 403:
 		jm.refused++
 		j.cur.note += "; the meter refused the work call: " + refusalRule(string(data))
@@ -107,7 +120,10 @@ func (j *journey) meteredNote() string {
 	if err != nil || len(rows) != 1 {
 		j.t.Fatalf("the meter's totals: %v %v", rows, err)
 	}
-	return fmt.Sprintf("%d calls through the meter (%d refused), %d tokens metered", rows[0].Calls, j.meter.refused, rows[0].Tokens)
+	if rows[0].Tokens != j.meter.charged || rows[0].Calls != int64(j.meter.calls) {
+		j.t.Errorf("the meter counts %d calls and %d tokens on the issue; the stand-in answered %d and charged %d", rows[0].Calls, rows[0].Tokens, j.meter.calls, j.meter.charged)
+	}
+	return fmt.Sprintf("%d calls through the meter (%d refused), %d tokens metered, what the stand-in charged", rows[0].Calls, j.meter.refused, rows[0].Tokens)
 }
 
 // connectGitea connects the meter to the real server, as the binary does.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -75,6 +76,7 @@ func TestJourney(t *testing.T) {
 	if cfg := j.r.rawFile("main", ".gitea/gns-guard.yml"); !strings.Contains(cfg, "\nagents:\n  architect: ["+j.agent.Login+"]\n") {
 		t.Fatalf("init --agents did not map the agents in the settings file:\n%s", cfg)
 	}
+	j.agentsTeam()
 	j.logf("adopted: init, keygen, secrets, pull request #1 merged in %s", time.Since(start).Round(time.Millisecond))
 	j.openFromTemplate()
 
@@ -88,6 +90,7 @@ func TestJourney(t *testing.T) {
 
 	j.checkHistory()
 	j.logf("the meter: %s", j.meteredNote())
+	j.status()
 	j.summary(time.Since(start))
 }
 
@@ -103,14 +106,17 @@ func (j *journey) agentsFlag() string {
 
 // journey is the state of TestJourney.
 type journey struct {
-	t       *testing.T
-	r       *repo
-	n       int64
-	key     string // the ledger key
-	agent   actiontest.User
-	counter *tokens.Counter
-	prose   *prose
-	dir     string
+	t     *testing.T
+	r     *repo
+	n     int64
+	key   string // the ledger key
+	agent actiontest.User
+	// ownerLogin is the organisation's owner, the approver.
+	ownerLogin   string
+	recoverToken string // the owner's token for recover --apply
+	counter      *tokens.Counter
+	prose        *prose
+	dir          string
 
 	// act is the capture fixture once the runner handed over (nil
 	// before), and actionsToken the Actions token lent to the guard.
@@ -122,6 +128,7 @@ type journey struct {
 	meter *journeyMeter
 
 	size      string     // the task size: small, then medium
+	task      string     // what the owner added to the task, once added
 	reported  []reported // what the agents reported, in order
 	rows      []stepRow
 	runs      int // guard runs, the runner's and the in-process ones
@@ -159,22 +166,108 @@ func newJourney(t *testing.T) *journey {
 	s := giteatest.Require(t)
 	dir := t.TempDir()
 	bin := buildGuard(t, dir)
-	owner, name := s.NewRepo(t)
-	runner := s.RepoRunner(t, owner, name)
-	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin, deadline: time.Now().Add(journeyBudget)}
+	o := newOrgRepo(t, s)
+	runner := s.RepoRunner(t, o.org, o.name)
+	r := &repo{t: t, srv: s, runner: runner, owner: o.org, name: o.name, bin: bin, deadline: time.Now().Add(journeyBudget),
+		token: o.adminToken, initToken: o.initToken}
 	counter, err := tokens.New(tokens.CL100kBase)
 	if err != nil {
 		t.Fatal(err)
 	}
-	login, token := actiontest.Collaborator(t, s, owner, name, "agent", giteatest.PermWrite)
-	return &journey{t: t, r: r, agent: actiontest.User{Login: login, Token: token}, counter: counter,
+	return &journey{t: t, r: r, agent: o.agent, ownerLogin: o.owner, recoverToken: o.recoverToken, counter: counter,
 		prose: newProse(2026), dir: dir, size: "small"}
+}
+
+// orgRepo is a private repository of an organisation whose owner is no
+// site administrator, with the tokens a person creates as
+// internal/scopes says: the owner's for init (scopes.Init), the guard's
+// admin-token (scopes.Admin, also the owner's token for what the owner
+// does) and recover --apply (the verbs' table), the agents' account's
+// (scopes.Agent). The agents' account has no role in the repository
+// until init puts it in the agents' team.
+type orgRepo struct {
+	org, name, owner      string
+	initToken, adminToken string
+	recoverToken          string // the verbs' table's scopes of recover --apply
+	agent                 actiontest.User
+}
+
+func newOrgRepo(t *testing.T, s *giteatest.Server) orgRepo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	seq := time.Now().UnixNano() % 1e9
+	o := orgRepo{org: fmt.Sprintf("journeyorg%d", seq), owner: fmt.Sprintf("journeyowner%d", seq)}
+	toks, err := s.NewUserScoped(ctx, o.owner, scopes.Init.Names(), scopes.Admin.Names(), scopes.WithFlag("recover"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.initToken, o.adminToken, o.recoverToken = toks[0], toks[1], toks[2]
+	agent := fmt.Sprintf("journeyagent%d", seq)
+	toks, err = s.NewUserScoped(ctx, agent, scopes.Agent.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.agent = actiontest.User{Login: agent, Token: toks[0]}
+	_, o.name = s.NewRepo(t) // a unique name; the organisation holds its namesake
+	// The site administrator makes the organisation for its owner, and
+	// its private repository, as a person does in the web interface.
+	for _, c := range []struct {
+		path string
+		in   map[string]any
+	}{
+		{"/admin/users/" + o.owner + "/orgs", map[string]any{"username": o.org, "visibility": "private"}},
+		{"/orgs/" + o.org + "/repos", map[string]any{"name": o.name, "private": true, "auto_init": true, "default_branch": "main", "readme": "Default"}},
+	} {
+		if err := s.API(ctx, s.AdminToken, http.MethodPost, c.path, c.in, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return o
+}
+
+// agentsTeam checks that init put the agents' account in its team, with
+// Issues write and Code read on the repository, and that it has no other
+// role there.
+func (j *journey) agentsTeam() {
+	t, r := j.t, j.r
+	type team struct {
+		ID    int64             `json:"id"`
+		Name  string            `json:"name"`
+		Units map[string]string `json:"units_map"`
+	}
+	var teams []team
+	r.must(http.MethodGet, "/orgs/"+r.owner+"/teams", nil, &teams)
+	i := slices.IndexFunc(teams, func(x team) bool { return x.Name == "gns-agents" })
+	if i < 0 {
+		t.Fatalf("init made no team gns-agents in %s: %+v", r.owner, teams)
+	}
+	if u := teams[i].Units; u["repo.issues"] != "write" || u["repo.code"] != "read" {
+		t.Errorf("the team gns-agents has units %v, want Issues write and Code read", u)
+	}
+	r.must(http.MethodGet, fmt.Sprintf("/teams/%d/members/%s", teams[i].ID, j.agent.Login), nil, nil)
+	var collabs []struct {
+		Login string `json:"login"`
+	}
+	r.must(http.MethodGet, r.path("/collaborators"), nil, &collabs)
+	if len(collabs) != 0 {
+		t.Errorf("the repository has collaborators %+v, want none: the agents are in the team", collabs)
+	}
 }
 
 func (j *journey) logf(format string, args ...any) {
 	j.t.Helper()
 	j.t.Logf(format, args...)
 }
+
+// journeyTask is the issue's task as the person who opens it writes it.
+const journeyTask = "Rate-limit the public API per API key: a token bucket per key, " +
+	"`429 Too Many Requests` with `Retry-After` when it is empty, limits set per route in the gateway's " +
+	"configuration. Done when the gateway's integration tests show a client held to its limit and the " +
+	"limits are documented in docs/limits.md.\n"
+
+// taskAddition is the sentence the approver appends to the task mid-way.
+const taskAddition = " The admin routes stay unlimited: say so in docs/limits.md."
 
 // openFromTemplate opens the issue as a person does: init's template with
 // the task filled in and nothing else. The guard's first run sets the
@@ -183,10 +276,7 @@ func (j *journey) openFromTemplate() {
 	t, r := j.t, j.r
 	tmpl, labels := r.template()
 	const task = "What to build or change, and how anyone can tell it is done.\n"
-	body := replaceOnce(t, tmpl.Content, task, "Rate-limit the public API per API key: a token bucket per key, "+
-		"`429 Too Many Requests` with `Retry-After` when it is empty, limits set per route in the gateway's "+
-		"configuration. Done when the gateway's integration tests show a client held to its limit and the "+
-		"limits are documented in docs/limits.md.\n")
+	body := replaceOnce(t, tmpl.Content, task, journeyTask)
 	j.n = 2 // init's pull request took #1
 	r.openIssue(j.n, "Rate limits for the public API", body, labels...)
 	runs := r.waitRuns(j.n, 2)
@@ -204,6 +294,8 @@ func (j *journey) beforeStep(k int) {
 		j.resize("small", "medium")
 	case 16: // an agent hides consumption; the owner restores and approves
 		j.misbehave()
+	case 21: // the owner, an approver, adds a sentence to the task
+		j.editTask()
 	}
 }
 
@@ -262,6 +354,9 @@ func (j *journey) context(agent string) entryLoad {
 		t.Errorf("%s: context printed %d tokens, over the %d a %s task allows:\n%s", agent, got, availableTokens[j.size], j.size, out)
 	}
 	j.previousResult(agent, out)
+	if j.task != "" && !strings.Contains(out, j.task) {
+		t.Errorf("%s: context does not load the task as the owner edited it (%q):\n%s", agent, j.task, out)
+	}
 	js, stderr, code := j.gns(j.agent.Token, nil, "context", "--repo", j.repoName(), "--issue", strconv.FormatInt(j.n, 10), "--format", "json")
 	if code != 0 {
 		t.Fatalf("%s: gns-guard context --format json exit %d\n%s%s", agent, code, js, stderr)
@@ -519,7 +614,7 @@ func (j *journey) misbehave() {
 	if !slices.Contains(j.r.issue(j.n).labelNames(), "permission::violation") {
 		t.Fatal("the guard caught the tampering but did not set permission::violation")
 	}
-	out, stderr, code := j.gns(j.r.srv.AdminToken, []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "recover", "--repo", j.repoName(),
+	out, stderr, code := j.gns(j.recoverToken, []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "recover", "--repo", j.repoName(),
 		"--issue", strconv.FormatInt(j.n, 10), "--ledger-key-env", "GNS_GUARD_LEDGER_KEY", "--apply")
 	if code != 0 {
 		t.Fatalf("gns-guard recover --apply exit %d\n%s%s", code, out, stderr)
@@ -532,6 +627,32 @@ func (j *journey) misbehave() {
 	j.guard("pass")
 	row.note = "an agent lowered consumed by hand: caught; the owner ran recover --apply and removed permission::violation"
 	j.logf("before step %d: %s; %d guard run(s), %d failed as they must", len(j.rows)+1, row.note, row.runs, row.failed)
+}
+
+// editTask is the organisation owner's edit of the issue's ## Task: a
+// sentence appended. On a private repository Gitea shows no token the
+// body's edit history, so the guard attributes the change from its own
+// run's payload: the owner's, an approver's. The run passes, and from
+// the next step on the agents load the task as the owner left it.
+func (j *journey) editTask() {
+	t := j.t
+	row := &stepRow{}
+	j.cur = row
+	body := j.r.issue(j.n).Body
+	added := strings.TrimSuffix(journeyTask, "\n") + taskAddition + "\n"
+	j.r.editBody(j.n, replaceOnce(t, body, journeyTask, added))
+	if j.act == nil {
+		t.Fatal("the task is edited after the hand-over")
+	}
+	for _, d := range j.act.Runs.Pending(t) {
+		if d.Sender != j.ownerLogin {
+			t.Errorf("the run of the owner's task edit names %q as its sender, want %q", d.Sender, j.ownerLogin)
+		}
+	}
+	j.guard("pass")
+	j.task = taskAddition
+	row.note = "the owner appended a sentence to the task"
+	j.logf("before step %d: %s; %d guard run(s), %d failed", len(j.rows)+1, row.note, row.runs, row.failed)
 }
 
 // asAgent sends a request as the agents' account.
@@ -558,7 +679,7 @@ func (j *journey) guard(want string) {
 	for _, d := range j.act.Runs.Pending(t) {
 		id := d.Run
 		d = j.act.Runs.Next(t, func(x actiontest.Delivery) bool { return x.Run == id })
-		step := j.act.Step("admin-token", j.r.srv.AdminToken, "ledger-key", j.key)
+		step := j.act.Step("admin-token", j.r.ownerToken(), "ledger-key", j.key)
 		step.Env[actionsTokenEnv] = j.actionsToken // as action.yml's runs.env sets it
 		res := step.RunInProcess(t, d, actiontest.InProcess{})
 		j.runs++
@@ -658,7 +779,15 @@ func (j *journey) handOver() {
 		t.Fatal(err)
 	}
 	j.release = filepath.Join(lend, "release")
-	r.putFile(".gitea/workflows/lend-token.yml", []byte(lendWorkflow(lend)))
+	shipped, err := os.ReadFile(repoRoot + "/examples/workflows/gns-guard.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms := regexp.MustCompile(`(?m)^permissions:\n(?:  .*\n)+`).Find(shipped)
+	if perms == nil {
+		t.Fatal("the shipped workflow has no permissions block")
+	}
+	r.putFile(".gitea/workflows/lend-token.yml", []byte(lendWorkflow(lend, string(perms))))
 	r.must(http.MethodPost, r.path("/actions/workflows/lend-token.yml/dispatches"), map[string]any{"ref": "main"}, nil)
 	t.Cleanup(func() { j.endLending() })
 	for {
@@ -680,15 +809,14 @@ func (j *journey) handOver() {
 
 // lendWorkflow is a workflow_dispatch job that writes its Actions token
 // to dir/token and runs until dir/release exists (or dir is gone, or nine
-// minutes have passed: a test killed midway leaves no job behind).
-func lendWorkflow(dir string) string {
+// minutes have passed: a test killed midway leaves no job behind). Its
+// permissions are the shipped workflow's (perms), so that the token is
+// the one the guard's runs get.
+func lendWorkflow(dir, perms string) string {
 	q := shellQuote(dir)
 	return `name: lend-token
 on: workflow_dispatch
-permissions:
-  issues: write
-  pull-requests: write
-jobs:
+` + perms + `jobs:
   lend:
     runs-on: ubuntu-latest
     steps:
@@ -793,7 +921,7 @@ func (r *repo) allComments(n int64) []comment {
 // it with what the agents reported, entry by entry, in order.
 func (j *journey) checkHistory() {
 	t := j.t
-	out, stderr, code := j.gns(j.r.srv.AdminToken, []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "history", "--repo", j.repoName(),
+	out, stderr, code := j.gns(j.r.ownerToken(), []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "history", "--repo", j.repoName(),
 		"--issue", strconv.FormatInt(j.n, 10), "--format", "json", "--ledger-key-env", "GNS_GUARD_LEDGER_KEY")
 	if code != 0 {
 		t.Fatalf("gns-guard history exit %d\n%s%s", code, out, stderr)
@@ -817,6 +945,27 @@ func (j *journey) checkHistory() {
 		}
 	}
 	t.Logf("gns-guard history (every signature checked) rebuilt all %d entries the agents reported, in order", len(got))
+}
+
+// status runs `gns-guard status` as the agents' account at the end of
+// the day: the issue is listed, and passes.
+func (j *journey) status() {
+	t := j.t
+	out, stderr, code := j.gns(j.agent.Token, nil, "status", "--repo", j.repoName(), "--format", "json")
+	if code != 0 {
+		t.Fatalf("gns-guard status exit %d\n%s%s", code, out, stderr)
+	}
+	var rows []struct {
+		Number  int64  `json:"number"`
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("gns-guard status --format json: %v\n%s", err, out)
+	}
+	if len(rows) != 1 || rows[0].Number != j.n || rows[0].Verdict != "pass" {
+		t.Fatalf("gns-guard status lists %+v, want issue #%d passing\n%s", rows, j.n, out)
+	}
+	t.Logf("gns-guard status: issue #%d passes", j.n)
 }
 
 // summary prints the journey's numbers.
