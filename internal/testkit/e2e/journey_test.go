@@ -72,7 +72,7 @@ func TestJourney(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
 	j := newJourney(t)
-	j.key = j.r.adopt("--agents", j.agentsFlag())
+	j.key = j.adoptHost("--agents", j.agentsFlag())
 	if cfg := j.r.rawFile("main", ".gitea/gns-guard.yml"); !strings.Contains(cfg, "\nagents:\n  architect: ["+j.agent.Login+"]\n") {
 		t.Fatalf("init --agents did not map the agents in the settings file:\n%s", cfg)
 	}
@@ -92,6 +92,46 @@ func TestJourney(t *testing.T) {
 	j.logf("the meter: %s", j.meteredNote())
 	j.status()
 	j.summary(time.Since(start))
+}
+
+// adoptHost adopts the guard on the host-mode runner as
+// docs/operations.md says: `init --runner host` with the owner's init
+// token proposes the host workflow with the binary that ran it pinned by
+// its SHA-256; keygen, the secrets (the owner's admin token), the pull
+// request merged. The runner's host has a copy of that binary installed;
+// the workflow's GNS_GUARD_BIN names its path instead of finding it on
+// the PATH, the only change. It returns the ledger key.
+func (j *journey) adoptHost(initArgs ...string) (key string) {
+	t, r := j.t, j.r
+	t.Helper()
+	out := r.gns(append([]string{"init", "--repo", j.repoName(), "--server", r.srv.URL, "--token", r.initTokenOr(), "--runner", "host"}, initArgs...)...)
+	for _, want := range []string{
+		fmt.Sprintf("Pull request #1, opened: %s/%s/%s/pulls/1\n", r.srv.URL, r.owner, r.name),
+		"Set the Actions secret GNS_GUARD_LEDGER_KEY", "Set the Actions secret GNS_GUARD_ADMIN_TOKEN",
+		"Install gns-guard on the runner's host", "add " + j.agent.Login + " to the team gns-agents: done",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("init's output lacks %q:\n%s", want, out)
+		}
+	}
+	key = strings.TrimSuffix(r.gns("keygen"), "\n")
+	r.setSecret("GNS_GUARD_LEDGER_KEY", key)
+	r.setSecret("GNS_GUARD_ADMIN_TOKEN", r.ownerToken())
+	r.mergePull(1)
+	const wfPath = ".gitea/workflows/gns-guard.yml"
+	shipped, err := os.ReadFile(repoRoot + "/" + hostWorkflowPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := fileSHA256(t, r.bin)
+	written := replaceOnce(t, string(shipped), `GNS_GUARD_SHA256: "`+strings.Repeat("0", 64)+`"`, `GNS_GUARD_SHA256: "`+digest+`"`)
+	if got := r.rawFile("main", wfPath); got != written {
+		t.Fatalf("init --runner host wrote another workflow than the shipped one with its binary's digest %s pinned:\n%s", digest, got)
+	}
+	installed := filepath.Join(j.dir, "host", "gns-guard")
+	copyFile(t, r.bin, installed)
+	r.replaceFile(wfPath, []byte(replaceOnce(t, written, "GNS_GUARD_BIN: gns-guard\n", "GNS_GUARD_BIN: "+installed+"\n")))
+	return key
 }
 
 // agentsFlag is init's --agents: every role spoken as by the agents'
