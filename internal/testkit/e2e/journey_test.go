@@ -20,6 +20,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/mcpclient"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -508,11 +509,11 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 		est := max(min(entry.room/2, entry.budgetAfter(consumed)/2), 0)
 		args = append(args, "--next-agent", next, "--next-estimate", strconv.FormatInt(est, 10), "--current-task", task)
 	}
-	out, stderr, code := j.gns(j.agent.Token, nil, args...)
+	out, stderr, code := j.reportAs(agent, args)
 	rep := decodeReportOut(t, out, stderr)
 	if code == 1 && slices.Contains(rep.rules(), "budget-exhausted") {
 		j.cur.note += fmt.Sprintf("; report refused: %d tokens exhaust the %d left", consumed, entry.remaining)
-		out, stderr, code = j.gns(j.agent.Token, nil, append(args, "--force")...)
+		out, stderr, code = j.reportAs(agent, append(args, "--force"))
 		rep = decodeReportOut(t, out, stderr)
 		if code != 0 || rep.Outcome != "written" {
 			t.Fatalf("step %d: report --force exit %d\n%s%s", k, code, out, stderr)
@@ -535,6 +536,64 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 	if next != "" {
 		j.handedTo(next, task)
 	}
+}
+
+// mcpAgent is the agent that reports through `gns-guard mcp`, driven by
+// the official MCP client (mcpclient); the others run `gns-guard report`.
+const mcpAgent = "tester"
+
+// mcpInts are report's flags whose tool arguments are integers.
+var mcpInts = map[string]bool{"issue": true, "consumed": true, "next-estimate": true, "files-changed": true}
+
+// reportAs runs report's command line args as agent does: mcpAgent calls
+// the MCP server's report tool with the same flags as arguments, the
+// others run the verb. It returns the document, the log and the exit
+// code (1 for the tool's error result).
+func (j *journey) reportAs(agent string, args []string) (string, string, int) {
+	if agent != mcpAgent {
+		return j.gns(j.agent.Token, nil, args...)
+	}
+	t := j.t
+	call := map[string]any{}
+	for i := 1; i < len(args); i++ {
+		name := strings.TrimPrefix(args[i], "--")
+		switch {
+		case name == "force":
+			call["force"] = true
+			continue
+		case name == "repo" || name == "format": // the server's, and always json
+			i++
+			continue
+		}
+		i++
+		var v any = args[i]
+		if mcpInts[name] {
+			n, err := strconv.ParseInt(args[i], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = n
+		}
+		call[strings.ReplaceAll(name, "-", "_")] = v
+	}
+	tr := mcpclient.Run(t, mcpclient.Plan{
+		Command: j.r.bin,
+		Args:    []string{"mcp", "--server", j.r.srv.URL, "--repo", j.repoName(), "--root", j.dir},
+		Env:     map[string]string{"GITEA_TOKEN": j.agent.Token, "PATH": "/usr/bin:/bin", "HOME": j.dir},
+		Calls:   []mcpclient.Call{{Name: "report", Arguments: call}},
+	})
+	if len(tr.Calls) != 1 || tr.Calls[0].Result == nil || len(tr.TransportErrors) > 0 {
+		t.Fatalf("%s: the MCP client's report: %+v\n%s", agent, tr.Calls, tr.Raw)
+	}
+	if strings.Contains(tr.Raw, j.agent.Token) {
+		t.Errorf("%s: the agents' token appears in what the MCP client saw", agent)
+	}
+	res := tr.Calls[0].Result
+	j.cur.note += "; reported through MCP"
+	if res.IsError {
+		return res.Text(), strings.Join(tr.Stderr, "\n"), 1
+	}
+	return res.Text(), strings.Join(tr.Stderr, "\n"), 0
 }
 
 // handedTo checks that the checkpoint follows the handoff: current_task
