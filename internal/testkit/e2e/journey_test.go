@@ -39,10 +39,14 @@ const runnerSteps = 4
 var roles = []string{"orchestrator", "architect", "lead-developer", "code-reviewer", "tester"}
 
 // TestJourney is a team's whole first workflow under the guard, with the
-// shipped tools only. The owner adopts the guard with `gns-guard init`
-// (ledger key from `gns-guard keygen`, the owner's token as admin-token)
-// and merges its pull request; a person opens an issue from the template,
-// filling in the task and nothing else; then five agents take 40 steps,
+// shipped tools only, in the recommended posture: a private repository of
+// an organisation (newOrgRepo), every token made with exactly the scopes
+// of internal/scopes, the agents' account in init's agents team. The
+// owner adopts the guard with `gns-guard init --runner host` (ledger key
+// from `gns-guard keygen`, the owner's token as admin-token, the binary
+// pinned by its SHA-256) and merges its pull request; a person opens an
+// issue from the template, filling in the task and nothing else; then
+// five agents take 40 steps,
 // each with `gns-guard context` and `gns-guard report` (the first with
 // examples/agent/agent.sh), writing result texts of a few hundred words.
 // On the way: the task grows from size::small to size::medium (the owner's
@@ -51,7 +55,11 @@ var roles = []string{"orchestrator", "architect", "lead-developer", "code-review
 // approves), the budget runs low and is pruned into a new phase, and an
 // agent's step exhausts the budget (reported with --force, as the
 // protocol says; the owner raises the budget and removes
-// budget::exhausted).
+// budget::exhausted); the owner appends a sentence to the task, which
+// the guard accepts from the edit's own run. Each step's work is a call
+// of the official openai SDK through the meter in front of a stand-in
+// provider; the tester reports through `gns-guard mcp` with the official
+// MCP client. The day ends with `gns-guard status`.
 //
 // The adoption and the first steps run through the real runner. Then, so
 // that the journey costs no runner job per event, the guard's workflow is
@@ -64,7 +72,8 @@ var roles = []string{"orchestrator", "architect", "lead-developer", "code-review
 // It asserts that no honest step fails a guard run, that every entry load
 // `context` printed is under its cap by the tokenizer, carries the previous
 // agent's result whole (or says it compressed it to fit) and is the load
-// the guard's context figure measured, that every report hands
+// the guard's context figure measured, that the meter counted on the
+// issue what the stand-in charged, that every report hands
 // current_task, state.assignee and agent_chain to the next agent, and that
 // `gns-guard history` rebuilds every entry the agents reported, in order. It prints
 // the tokens each agent loaded against the whole issue's tokens, the guard
