@@ -20,6 +20,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/prune"
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // recoverResult is what `recover` found and did.
@@ -123,7 +124,9 @@ func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, po
 	if !o.apply {
 		return reader, client, set.Config, nil
 	}
-	// Who may write is known before anything is read.
+	// Who may write is known before anything is read: --apply needs
+	// the token's user (read:user) as well as write:issue.
+	reader.Where.Scopes = scopes.Join(scopes.WithFlag("recover"))
 	self, err := client.Self(ctx)
 	if err != nil {
 		return nil, nil, config.Config{}, reader.Where.Error("look up the token's user", err)

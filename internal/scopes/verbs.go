@@ -19,7 +19,7 @@ type Verb struct {
 var AgentVerbs = []Verb{
 	{Name: "context", Scopes: []string{"read:issue", "read:repository"}},
 	{Name: "report", Scopes: []string{"write:issue", "read:repository", "read:user"}},
-	{Name: "recover", Scopes: []string{"read:issue", "read:repository"}, Flag: "--apply", Adds: []string{"write:issue"}, Also: "an approver's account"},
+	{Name: "recover", Scopes: []string{"read:issue", "read:repository"}, Flag: "--apply", Adds: []string{"write:issue", "read:user"}, Also: "an approver's account"},
 	{Name: "history", Scopes: []string{"read:issue"}},
 	{Name: "status", Scopes: []string{"read:issue", "read:repository"}, Flag: "--publish", Adds: []string{"write:issue"}},
 }
@@ -28,6 +28,17 @@ var AgentVerbs = []Verb{
 var otherVerbs = []Verb{
 	{Name: "doctor", Scopes: []string{"read:repository"}},
 	{Name: "init", Scopes: Init.Names()},
+}
+
+// WithFlag is the scopes verb needs with its flag: its own and the
+// flag's.
+func WithFlag(verb string) []string {
+	for _, v := range slices.Concat(AgentVerbs, otherVerbs) {
+		if v.Name == verb {
+			return slices.Concat(v.Scopes, v.Adds)
+		}
+	}
+	return nil
 }
 
 // Of is the scopes verb needs (without its flags'), nil for a verb that

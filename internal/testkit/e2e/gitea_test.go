@@ -27,6 +27,9 @@ type repo struct {
 	owner  string
 	name   string
 	bin    string // the guard's binary the workflow runs
+	// token is the owner's token, for what the owner does; initToken the
+	// one init is given. Empty: the site administrator's.
+	token, initToken string
 	// deadline bounds every wait for workflow runs in the test.
 	deadline time.Time
 }
@@ -68,7 +71,16 @@ type comment struct {
 func (r *repo) call(method, path string, in, out any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return r.srv.API(ctx, r.srv.AdminToken, method, path, in, out)
+	return r.srv.API(ctx, r.ownerToken(), method, path, in, out)
+}
+
+// ownerToken is the owner's token: r.token, else the site
+// administrator's.
+func (r *repo) ownerToken() string {
+	if r.token != "" {
+		return r.token
+	}
+	return r.srv.AdminToken
 }
 
 // must is call that fails the test on error.

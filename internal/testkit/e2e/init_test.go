@@ -81,7 +81,7 @@ func TestInitEndToEnd(t *testing.T) {
 func (r *repo) adopt(initArgs ...string) (key string) {
 	t := r.t
 	t.Helper()
-	out := r.gns(append([]string{"init", "--repo", r.owner + "/" + r.name, "--server", r.srv.URL, "--token", r.srv.AdminToken}, initArgs...)...)
+	out := r.gns(append([]string{"init", "--repo", r.owner + "/" + r.name, "--server", r.srv.URL, "--token", r.initTokenOr()}, initArgs...)...)
 	const pull = 1 // the repository's first pull request
 	for _, want := range []string{
 		fmt.Sprintf("Pull request #%d, opened: %s/%s/%s/pulls/%d\n", pull, r.srv.URL, r.owner, r.name, pull),
@@ -98,7 +98,7 @@ func (r *repo) adopt(initArgs ...string) (key string) {
 		t.Fatalf("keygen printed %q, want one line of 64 hex digits", key)
 	}
 	r.setSecret("GNS_GUARD_LEDGER_KEY", key)
-	r.setSecret("GNS_GUARD_ADMIN_TOKEN", r.srv.AdminToken)
+	r.setSecret("GNS_GUARD_ADMIN_TOKEN", r.ownerToken())
 	r.mergePull(pull)
 
 	const wfPath = ".gitea/workflows/gns-guard.yml"
@@ -132,6 +132,15 @@ func (r *repo) adopt(initArgs ...string) (key string) {
 	}
 	r.replaceFile(wfPath, wf)
 	return key
+}
+
+// initTokenOr is the token init is given: r.initToken, else the site
+// administrator's.
+func (r *repo) initTokenOr() string {
+	if r.initToken != "" {
+		return r.initToken
+	}
+	return r.srv.AdminToken
 }
 
 // template returns init's issue template as Gitea offers it to a person

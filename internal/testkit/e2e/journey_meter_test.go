@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
+	"github.com/gns-guard/gns-guard/internal/testkit/sdkclient"
 	"github.com/gns-guard/gns-guard/internal/testkit/standin"
 )
 
@@ -27,6 +26,9 @@ type journeyMeter struct {
 	calls   int
 	refused int
 	spent   bool // the last step's call went through
+	// charged is what the stand-in's answers charged: the sum of their
+	// usage.total_tokens.
+	charged int64
 }
 
 // startMeter starts the journey's meter on the test's server.
@@ -56,35 +58,38 @@ func (j *journey) startMeter() *journeyMeter {
 	return jm
 }
 
-// spend is an agent's work on step k: one call through the meter whose
-// answer is work tokens long, under the step's invocation. A call the
-// meter refuses (the budget would not hold it) is noted; the agent
-// reports what it spent all the same.
+// spend is an agent's work on step k: one call through the meter with
+// the official openai SDK (sdkclient), its base URL the meter's for the
+// step's invocation and its key the agents' token, whose answer is work
+// tokens long. A call the meter refuses (the budget would not hold it)
+// is noted; the agent reports what it spent all the same.
 func (j *journey) spend(k int, inv string, work int) {
 	if j.meter == nil {
 		j.meter = j.startMeter()
 	}
 	jm := j.meter
 	jm.prov.Output.Store(int64(work))
-	u := fmt.Sprintf("%s/%s/issues/%d/invocations/%s/openai/v1/chat/completions", jm.URL, j.repoName(), j.n, inv)
-	body := fmt.Sprintf(`{"model":"gpt-4.1","max_tokens":%d,"messages":[{"role":"user","content":"step %d"}]}`, work, k)
-	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+j.agent.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		j.t.Fatalf("step %d: the meter: %v", k, err)
+	base := fmt.Sprintf("%s/%s/issues/%d/invocations/%s/openai/v1", jm.URL, j.repoName(), j.n, inv)
+	res := sdkclient.Run(j.t, []sdkclient.Call{{SDK: "openai", Kind: "chat", BaseURL: base, APIKey: j.agent.Token,
+		Body: map[string]any{"model": "gpt-4.1", "max_tokens": work, "messages": []map[string]any{{"role": "user", "content": fmt.Sprintf("step %d", k)}}}}})
+	if len(res) != 1 {
+		j.t.Fatalf("step %d: the SDK made %d calls, want 1", k, len(res))
 	}
-	data, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	jm.spent = resp.StatusCode == 200
+	r := res[0]
+	jm.spent = r.Error == nil
 	switch {
-	case resp.StatusCode == 200:
+	case r.Error == nil:
 		jm.calls++
-	case resp.StatusCode == 403:
+		total, _ := r.Usage["total_tokens"].(float64)
+		if total <= 0 {
+			j.t.Fatalf("step %d: the SDK saw no usage: %+v", k, r)
+		}
+		jm.charged += int64(total)
+	case r.Error.Status == 403:
 		jm.refused++
-		j.cur.note += "; the meter refused the work call: " + refusalRule(string(data))
+		j.cur.note += "; the meter refused the work call: " + refusalRule(r.Error.Message)
 	default:
-		j.t.Fatalf("step %d: the meter answered %d: %s", k, resp.StatusCode, data)
+		j.t.Fatalf("step %d: the SDK's call through the meter failed: %+v", k, *r.Error)
 	}
 }
 
@@ -107,7 +112,10 @@ func (j *journey) meteredNote() string {
 	if err != nil || len(rows) != 1 {
 		j.t.Fatalf("the meter's totals: %v %v", rows, err)
 	}
-	return fmt.Sprintf("%d calls through the meter (%d refused), %d tokens metered", rows[0].Calls, j.meter.refused, rows[0].Tokens)
+	if rows[0].Tokens != j.meter.charged || rows[0].Calls != int64(j.meter.calls) {
+		j.t.Errorf("the meter counts %d calls and %d tokens on the issue; the stand-in answered %d and charged %d", rows[0].Calls, rows[0].Tokens, j.meter.calls, j.meter.charged)
+	}
+	return fmt.Sprintf("%d calls through the meter (%d refused), %d tokens metered, what the stand-in charged", rows[0].Calls, j.meter.refused, rows[0].Tokens)
 }
 
 // connectGitea connects the meter to the real server, as the binary does.

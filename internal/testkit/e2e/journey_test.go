@@ -17,8 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/mcpclient"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -37,10 +39,14 @@ const runnerSteps = 4
 var roles = []string{"orchestrator", "architect", "lead-developer", "code-reviewer", "tester"}
 
 // TestJourney is a team's whole first workflow under the guard, with the
-// shipped tools only. The owner adopts the guard with `gns-guard init`
-// (ledger key from `gns-guard keygen`, the owner's token as admin-token)
-// and merges its pull request; a person opens an issue from the template,
-// filling in the task and nothing else; then five agents take 40 steps,
+// shipped tools only, in the recommended posture: a private repository of
+// an organisation (newOrgRepo), every token made with exactly the scopes
+// of internal/scopes, the agents' account in init's agents team. The
+// owner adopts the guard with `gns-guard init --runner host` (ledger key
+// from `gns-guard keygen`, the owner's token as admin-token, the binary
+// pinned by its SHA-256) and merges its pull request; a person opens an
+// issue from the template, filling in the task and nothing else; then
+// five agents take 40 steps,
 // each with `gns-guard context` and `gns-guard report` (the first with
 // examples/agent/agent.sh), writing result texts of a few hundred words.
 // On the way: the task grows from size::small to size::medium (the owner's
@@ -49,7 +55,11 @@ var roles = []string{"orchestrator", "architect", "lead-developer", "code-review
 // approves), the budget runs low and is pruned into a new phase, and an
 // agent's step exhausts the budget (reported with --force, as the
 // protocol says; the owner raises the budget and removes
-// budget::exhausted).
+// budget::exhausted); the owner appends a sentence to the task, which
+// the guard accepts from the edit's own run. Each step's work is a call
+// of the official openai SDK through the meter in front of a stand-in
+// provider; the tester reports through `gns-guard mcp` with the official
+// MCP client. The day ends with `gns-guard status`.
 //
 // The adoption and the first steps run through the real runner. Then, so
 // that the journey costs no runner job per event, the guard's workflow is
@@ -62,7 +72,8 @@ var roles = []string{"orchestrator", "architect", "lead-developer", "code-review
 // It asserts that no honest step fails a guard run, that every entry load
 // `context` printed is under its cap by the tokenizer, carries the previous
 // agent's result whole (or says it compressed it to fit) and is the load
-// the guard's context figure measured, that every report hands
+// the guard's context figure measured, that the meter counted on the
+// issue what the stand-in charged, that every report hands
 // current_task, state.assignee and agent_chain to the next agent, and that
 // `gns-guard history` rebuilds every entry the agents reported, in order. It prints
 // the tokens each agent loaded against the whole issue's tokens, the guard
@@ -71,10 +82,11 @@ func TestJourney(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
 	j := newJourney(t)
-	j.key = j.r.adopt("--agents", j.agentsFlag())
+	j.key = j.adoptHost("--agents", j.agentsFlag())
 	if cfg := j.r.rawFile("main", ".gitea/gns-guard.yml"); !strings.Contains(cfg, "\nagents:\n  architect: ["+j.agent.Login+"]\n") {
 		t.Fatalf("init --agents did not map the agents in the settings file:\n%s", cfg)
 	}
+	j.agentsTeam()
 	j.logf("adopted: init, keygen, secrets, pull request #1 merged in %s", time.Since(start).Round(time.Millisecond))
 	j.openFromTemplate()
 
@@ -88,7 +100,48 @@ func TestJourney(t *testing.T) {
 
 	j.checkHistory()
 	j.logf("the meter: %s", j.meteredNote())
+	j.status()
 	j.summary(time.Since(start))
+}
+
+// adoptHost adopts the guard on the host-mode runner as
+// docs/operations.md says: `init --runner host` with the owner's init
+// token proposes the host workflow with the binary that ran it pinned by
+// its SHA-256; keygen, the secrets (the owner's admin token), the pull
+// request merged. The runner's host has a copy of that binary installed;
+// the workflow's GNS_GUARD_BIN names its path instead of finding it on
+// the PATH, the only change. It returns the ledger key.
+func (j *journey) adoptHost(initArgs ...string) (key string) {
+	t, r := j.t, j.r
+	t.Helper()
+	out := r.gns(append([]string{"init", "--repo", j.repoName(), "--server", r.srv.URL, "--token", r.initTokenOr(), "--runner", "host"}, initArgs...)...)
+	for _, want := range []string{
+		fmt.Sprintf("Pull request #1, opened: %s/%s/%s/pulls/1\n", r.srv.URL, r.owner, r.name),
+		"Set the Actions secret GNS_GUARD_LEDGER_KEY", "Set the Actions secret GNS_GUARD_ADMIN_TOKEN",
+		"Install gns-guard on the runner's host", "add " + j.agent.Login + " to the team gns-agents: done",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("init's output lacks %q:\n%s", want, out)
+		}
+	}
+	key = strings.TrimSuffix(r.gns("keygen"), "\n")
+	r.setSecret("GNS_GUARD_LEDGER_KEY", key)
+	r.setSecret("GNS_GUARD_ADMIN_TOKEN", r.ownerToken())
+	r.mergePull(1)
+	const wfPath = ".gitea/workflows/gns-guard.yml"
+	shipped, err := os.ReadFile(repoRoot + "/" + hostWorkflowPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := fileSHA256(t, r.bin)
+	written := replaceOnce(t, string(shipped), `GNS_GUARD_SHA256: "`+strings.Repeat("0", 64)+`"`, `GNS_GUARD_SHA256: "`+digest+`"`)
+	if got := r.rawFile("main", wfPath); got != written {
+		t.Fatalf("init --runner host wrote another workflow than the shipped one with its binary's digest %s pinned:\n%s", digest, got)
+	}
+	installed := filepath.Join(j.dir, "host", "gns-guard")
+	copyFile(t, r.bin, installed)
+	r.replaceFile(wfPath, []byte(replaceOnce(t, written, "GNS_GUARD_BIN: gns-guard\n", "GNS_GUARD_BIN: "+installed+"\n")))
+	return key
 }
 
 // agentsFlag is init's --agents: every role spoken as by the agents'
@@ -103,14 +156,17 @@ func (j *journey) agentsFlag() string {
 
 // journey is the state of TestJourney.
 type journey struct {
-	t       *testing.T
-	r       *repo
-	n       int64
-	key     string // the ledger key
-	agent   actiontest.User
-	counter *tokens.Counter
-	prose   *prose
-	dir     string
+	t     *testing.T
+	r     *repo
+	n     int64
+	key   string // the ledger key
+	agent actiontest.User
+	// ownerLogin is the organisation's owner, the approver.
+	ownerLogin   string
+	recoverToken string // the owner's token for recover --apply
+	counter      *tokens.Counter
+	prose        *prose
+	dir          string
 
 	// act is the capture fixture once the runner handed over (nil
 	// before), and actionsToken the Actions token lent to the guard.
@@ -122,6 +178,7 @@ type journey struct {
 	meter *journeyMeter
 
 	size      string     // the task size: small, then medium
+	task      string     // what the owner added to the task, once added
 	reported  []reported // what the agents reported, in order
 	rows      []stepRow
 	runs      int // guard runs, the runner's and the in-process ones
@@ -159,22 +216,108 @@ func newJourney(t *testing.T) *journey {
 	s := giteatest.Require(t)
 	dir := t.TempDir()
 	bin := buildGuard(t, dir)
-	owner, name := s.NewRepo(t)
-	runner := s.RepoRunner(t, owner, name)
-	r := &repo{t: t, srv: s, runner: runner, owner: owner, name: name, bin: bin, deadline: time.Now().Add(journeyBudget)}
+	o := newOrgRepo(t, s)
+	runner := s.RepoRunner(t, o.org, o.name)
+	r := &repo{t: t, srv: s, runner: runner, owner: o.org, name: o.name, bin: bin, deadline: time.Now().Add(journeyBudget),
+		token: o.adminToken, initToken: o.initToken}
 	counter, err := tokens.New(tokens.CL100kBase)
 	if err != nil {
 		t.Fatal(err)
 	}
-	login, token := actiontest.Collaborator(t, s, owner, name, "agent", giteatest.PermWrite)
-	return &journey{t: t, r: r, agent: actiontest.User{Login: login, Token: token}, counter: counter,
+	return &journey{t: t, r: r, agent: o.agent, ownerLogin: o.owner, recoverToken: o.recoverToken, counter: counter,
 		prose: newProse(2026), dir: dir, size: "small"}
+}
+
+// orgRepo is a private repository of an organisation whose owner is no
+// site administrator, with the tokens a person creates as
+// internal/scopes says: the owner's for init (scopes.Init), the guard's
+// admin-token (scopes.Admin, also the owner's token for what the owner
+// does) and recover --apply (the verbs' table), the agents' account's
+// (scopes.Agent). The agents' account has no role in the repository
+// until init puts it in the agents' team.
+type orgRepo struct {
+	org, name, owner      string
+	initToken, adminToken string
+	recoverToken          string // the verbs' table's scopes of recover --apply
+	agent                 actiontest.User
+}
+
+func newOrgRepo(t *testing.T, s *giteatest.Server) orgRepo {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	seq := time.Now().UnixNano() % 1e9
+	o := orgRepo{org: fmt.Sprintf("journeyorg%d", seq), owner: fmt.Sprintf("journeyowner%d", seq)}
+	toks, err := s.NewUserScoped(ctx, o.owner, scopes.Init.Names(), scopes.Admin.Names(), scopes.WithFlag("recover"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.initToken, o.adminToken, o.recoverToken = toks[0], toks[1], toks[2]
+	agent := fmt.Sprintf("journeyagent%d", seq)
+	toks, err = s.NewUserScoped(ctx, agent, scopes.Agent.Names())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.agent = actiontest.User{Login: agent, Token: toks[0]}
+	_, o.name = s.NewRepo(t) // a unique name; the organisation holds its namesake
+	// The site administrator makes the organisation for its owner, and
+	// its private repository, as a person does in the web interface.
+	for _, c := range []struct {
+		path string
+		in   map[string]any
+	}{
+		{"/admin/users/" + o.owner + "/orgs", map[string]any{"username": o.org, "visibility": "private"}},
+		{"/orgs/" + o.org + "/repos", map[string]any{"name": o.name, "private": true, "auto_init": true, "default_branch": "main", "readme": "Default"}},
+	} {
+		if err := s.API(ctx, s.AdminToken, http.MethodPost, c.path, c.in, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return o
+}
+
+// agentsTeam checks that init put the agents' account in its team, with
+// Issues write and Code read on the repository, and that it has no other
+// role there.
+func (j *journey) agentsTeam() {
+	t, r := j.t, j.r
+	type team struct {
+		ID    int64             `json:"id"`
+		Name  string            `json:"name"`
+		Units map[string]string `json:"units_map"`
+	}
+	var teams []team
+	r.must(http.MethodGet, "/orgs/"+r.owner+"/teams", nil, &teams)
+	i := slices.IndexFunc(teams, func(x team) bool { return x.Name == "gns-agents" })
+	if i < 0 {
+		t.Fatalf("init made no team gns-agents in %s: %+v", r.owner, teams)
+	}
+	if u := teams[i].Units; u["repo.issues"] != "write" || u["repo.code"] != "read" {
+		t.Errorf("the team gns-agents has units %v, want Issues write and Code read", u)
+	}
+	r.must(http.MethodGet, fmt.Sprintf("/teams/%d/members/%s", teams[i].ID, j.agent.Login), nil, nil)
+	var collabs []struct {
+		Login string `json:"login"`
+	}
+	r.must(http.MethodGet, r.path("/collaborators"), nil, &collabs)
+	if len(collabs) != 0 {
+		t.Errorf("the repository has collaborators %+v, want none: the agents are in the team", collabs)
+	}
 }
 
 func (j *journey) logf(format string, args ...any) {
 	j.t.Helper()
 	j.t.Logf(format, args...)
 }
+
+// journeyTask is the issue's task as the person who opens it writes it.
+const journeyTask = "Rate-limit the public API per API key: a token bucket per key, " +
+	"`429 Too Many Requests` with `Retry-After` when it is empty, limits set per route in the gateway's " +
+	"configuration. Done when the gateway's integration tests show a client held to its limit and the " +
+	"limits are documented in docs/limits.md.\n"
+
+// taskAddition is the sentence the approver appends to the task mid-way.
+const taskAddition = " The admin routes stay unlimited: say so in docs/limits.md."
 
 // openFromTemplate opens the issue as a person does: init's template with
 // the task filled in and nothing else. The guard's first run sets the
@@ -183,10 +326,7 @@ func (j *journey) openFromTemplate() {
 	t, r := j.t, j.r
 	tmpl, labels := r.template()
 	const task = "What to build or change, and how anyone can tell it is done.\n"
-	body := replaceOnce(t, tmpl.Content, task, "Rate-limit the public API per API key: a token bucket per key, "+
-		"`429 Too Many Requests` with `Retry-After` when it is empty, limits set per route in the gateway's "+
-		"configuration. Done when the gateway's integration tests show a client held to its limit and the "+
-		"limits are documented in docs/limits.md.\n")
+	body := replaceOnce(t, tmpl.Content, task, journeyTask)
 	j.n = 2 // init's pull request took #1
 	r.openIssue(j.n, "Rate limits for the public API", body, labels...)
 	runs := r.waitRuns(j.n, 2)
@@ -204,6 +344,8 @@ func (j *journey) beforeStep(k int) {
 		j.resize("small", "medium")
 	case 16: // an agent hides consumption; the owner restores and approves
 		j.misbehave()
+	case 21: // the owner, an approver, adds a sentence to the task
+		j.editTask()
 	}
 }
 
@@ -262,6 +404,9 @@ func (j *journey) context(agent string) entryLoad {
 		t.Errorf("%s: context printed %d tokens, over the %d a %s task allows:\n%s", agent, got, availableTokens[j.size], j.size, out)
 	}
 	j.previousResult(agent, out)
+	if j.task != "" && !strings.Contains(out, j.task) {
+		t.Errorf("%s: context does not load the task as the owner edited it (%q):\n%s", agent, j.task, out)
+	}
 	js, stderr, code := j.gns(j.agent.Token, nil, "context", "--repo", j.repoName(), "--issue", strconv.FormatInt(j.n, 10), "--format", "json")
 	if code != 0 {
 		t.Fatalf("%s: gns-guard context --format json exit %d\n%s%s", agent, code, js, stderr)
@@ -373,11 +518,11 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 		est := max(min(entry.room/2, entry.budgetAfter(consumed)/2), 0)
 		args = append(args, "--next-agent", next, "--next-estimate", strconv.FormatInt(est, 10), "--current-task", task)
 	}
-	out, stderr, code := j.gns(j.agent.Token, nil, args...)
+	out, stderr, code := j.reportAs(agent, args)
 	rep := decodeReportOut(t, out, stderr)
 	if code == 1 && slices.Contains(rep.rules(), "budget-exhausted") {
 		j.cur.note += fmt.Sprintf("; report refused: %d tokens exhaust the %d left", consumed, entry.remaining)
-		out, stderr, code = j.gns(j.agent.Token, nil, append(args, "--force")...)
+		out, stderr, code = j.reportAs(agent, append(args, "--force"))
 		rep = decodeReportOut(t, out, stderr)
 		if code != 0 || rep.Outcome != "written" {
 			t.Fatalf("step %d: report --force exit %d\n%s%s", k, code, out, stderr)
@@ -400,6 +545,64 @@ func (j *journey) report(k int, agent, next, inv string, entry entryLoad) {
 	if next != "" {
 		j.handedTo(next, task)
 	}
+}
+
+// mcpAgent is the agent that reports through `gns-guard mcp`, driven by
+// the official MCP client (mcpclient); the others run `gns-guard report`.
+const mcpAgent = "tester"
+
+// mcpInts are report's flags whose tool arguments are integers.
+var mcpInts = map[string]bool{"issue": true, "consumed": true, "next-estimate": true, "files-changed": true}
+
+// reportAs runs report's command line args as agent does: mcpAgent calls
+// the MCP server's report tool with the same flags as arguments, the
+// others run the verb. It returns the document, the log and the exit
+// code (1 for the tool's error result).
+func (j *journey) reportAs(agent string, args []string) (string, string, int) {
+	if agent != mcpAgent {
+		return j.gns(j.agent.Token, nil, args...)
+	}
+	t := j.t
+	call := map[string]any{}
+	for i := 1; i < len(args); i++ {
+		name := strings.TrimPrefix(args[i], "--")
+		switch {
+		case name == "force":
+			call["force"] = true
+			continue
+		case name == "repo" || name == "format": // the server's, and always json
+			i++
+			continue
+		}
+		i++
+		var v any = args[i]
+		if mcpInts[name] {
+			n, err := strconv.ParseInt(args[i], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v = n
+		}
+		call[strings.ReplaceAll(name, "-", "_")] = v
+	}
+	tr := mcpclient.Run(t, mcpclient.Plan{
+		Command: j.r.bin,
+		Args:    []string{"mcp", "--server", j.r.srv.URL, "--repo", j.repoName(), "--root", j.dir},
+		Env:     map[string]string{"GITEA_TOKEN": j.agent.Token, "PATH": "/usr/bin:/bin", "HOME": j.dir},
+		Calls:   []mcpclient.Call{{Name: "report", Arguments: call}},
+	})
+	if len(tr.Calls) != 1 || tr.Calls[0].Result == nil || len(tr.TransportErrors) > 0 {
+		t.Fatalf("%s: the MCP client's report: %+v\n%s", agent, tr.Calls, tr.Raw)
+	}
+	if strings.Contains(tr.Raw, j.agent.Token) {
+		t.Errorf("%s: the agents' token appears in what the MCP client saw", agent)
+	}
+	res := tr.Calls[0].Result
+	j.cur.note += "; reported through MCP"
+	if res.IsError {
+		return res.Text(), strings.Join(tr.Stderr, "\n"), 1
+	}
+	return res.Text(), strings.Join(tr.Stderr, "\n"), 0
 }
 
 // handedTo checks that the checkpoint follows the handoff: current_task
@@ -519,7 +722,7 @@ func (j *journey) misbehave() {
 	if !slices.Contains(j.r.issue(j.n).labelNames(), "permission::violation") {
 		t.Fatal("the guard caught the tampering but did not set permission::violation")
 	}
-	out, stderr, code := j.gns(j.r.srv.AdminToken, []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "recover", "--repo", j.repoName(),
+	out, stderr, code := j.gns(j.recoverToken, []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "recover", "--repo", j.repoName(),
 		"--issue", strconv.FormatInt(j.n, 10), "--ledger-key-env", "GNS_GUARD_LEDGER_KEY", "--apply")
 	if code != 0 {
 		t.Fatalf("gns-guard recover --apply exit %d\n%s%s", code, out, stderr)
@@ -532,6 +735,32 @@ func (j *journey) misbehave() {
 	j.guard("pass")
 	row.note = "an agent lowered consumed by hand: caught; the owner ran recover --apply and removed permission::violation"
 	j.logf("before step %d: %s; %d guard run(s), %d failed as they must", len(j.rows)+1, row.note, row.runs, row.failed)
+}
+
+// editTask is the organisation owner's edit of the issue's ## Task: a
+// sentence appended. On a private repository Gitea shows no token the
+// body's edit history, so the guard attributes the change from its own
+// run's payload: the owner's, an approver's. The run passes, and from
+// the next step on the agents load the task as the owner left it.
+func (j *journey) editTask() {
+	t := j.t
+	row := &stepRow{}
+	j.cur = row
+	body := j.r.issue(j.n).Body
+	added := strings.TrimSuffix(journeyTask, "\n") + taskAddition + "\n"
+	j.r.editBody(j.n, replaceOnce(t, body, journeyTask, added))
+	if j.act == nil {
+		t.Fatal("the task is edited after the hand-over")
+	}
+	for _, d := range j.act.Runs.Pending(t) {
+		if d.Sender != j.ownerLogin {
+			t.Errorf("the run of the owner's task edit names %q as its sender, want %q", d.Sender, j.ownerLogin)
+		}
+	}
+	j.guard("pass")
+	j.task = taskAddition
+	row.note = "the owner appended a sentence to the task"
+	j.logf("before step %d: %s; %d guard run(s), %d failed", len(j.rows)+1, row.note, row.runs, row.failed)
 }
 
 // asAgent sends a request as the agents' account.
@@ -558,7 +787,7 @@ func (j *journey) guard(want string) {
 	for _, d := range j.act.Runs.Pending(t) {
 		id := d.Run
 		d = j.act.Runs.Next(t, func(x actiontest.Delivery) bool { return x.Run == id })
-		step := j.act.Step("admin-token", j.r.srv.AdminToken, "ledger-key", j.key)
+		step := j.act.Step("admin-token", j.r.ownerToken(), "ledger-key", j.key)
 		step.Env[actionsTokenEnv] = j.actionsToken // as action.yml's runs.env sets it
 		res := step.RunInProcess(t, d, actiontest.InProcess{})
 		j.runs++
@@ -658,7 +887,15 @@ func (j *journey) handOver() {
 		t.Fatal(err)
 	}
 	j.release = filepath.Join(lend, "release")
-	r.putFile(".gitea/workflows/lend-token.yml", []byte(lendWorkflow(lend)))
+	shipped, err := os.ReadFile(repoRoot + "/examples/workflows/gns-guard.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms := regexp.MustCompile(`(?m)^permissions:\n(?:  .*\n)+`).Find(shipped)
+	if perms == nil {
+		t.Fatal("the shipped workflow has no permissions block")
+	}
+	r.putFile(".gitea/workflows/lend-token.yml", []byte(lendWorkflow(lend, string(perms))))
 	r.must(http.MethodPost, r.path("/actions/workflows/lend-token.yml/dispatches"), map[string]any{"ref": "main"}, nil)
 	t.Cleanup(func() { j.endLending() })
 	for {
@@ -680,15 +917,14 @@ func (j *journey) handOver() {
 
 // lendWorkflow is a workflow_dispatch job that writes its Actions token
 // to dir/token and runs until dir/release exists (or dir is gone, or nine
-// minutes have passed: a test killed midway leaves no job behind).
-func lendWorkflow(dir string) string {
+// minutes have passed: a test killed midway leaves no job behind). Its
+// permissions are the shipped workflow's (perms), so that the token is
+// the one the guard's runs get.
+func lendWorkflow(dir, perms string) string {
 	q := shellQuote(dir)
 	return `name: lend-token
 on: workflow_dispatch
-permissions:
-  issues: write
-  pull-requests: write
-jobs:
+` + perms + `jobs:
   lend:
     runs-on: ubuntu-latest
     steps:
@@ -793,7 +1029,7 @@ func (r *repo) allComments(n int64) []comment {
 // it with what the agents reported, entry by entry, in order.
 func (j *journey) checkHistory() {
 	t := j.t
-	out, stderr, code := j.gns(j.r.srv.AdminToken, []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "history", "--repo", j.repoName(),
+	out, stderr, code := j.gns(j.r.ownerToken(), []string{"GNS_GUARD_LEDGER_KEY=" + j.key}, "history", "--repo", j.repoName(),
 		"--issue", strconv.FormatInt(j.n, 10), "--format", "json", "--ledger-key-env", "GNS_GUARD_LEDGER_KEY")
 	if code != 0 {
 		t.Fatalf("gns-guard history exit %d\n%s%s", code, out, stderr)
@@ -817,6 +1053,27 @@ func (j *journey) checkHistory() {
 		}
 	}
 	t.Logf("gns-guard history (every signature checked) rebuilt all %d entries the agents reported, in order", len(got))
+}
+
+// status runs `gns-guard status` as the agents' account at the end of
+// the day: the issue is listed, and passes.
+func (j *journey) status() {
+	t := j.t
+	out, stderr, code := j.gns(j.agent.Token, nil, "status", "--repo", j.repoName(), "--format", "json")
+	if code != 0 {
+		t.Fatalf("gns-guard status exit %d\n%s%s", code, out, stderr)
+	}
+	var rows []struct {
+		Number  int64  `json:"number"`
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("gns-guard status --format json: %v\n%s", err, out)
+	}
+	if len(rows) != 1 || rows[0].Number != j.n || rows[0].Verdict != "pass" {
+		t.Fatalf("gns-guard status lists %+v, want issue #%d passing\n%s", rows, j.n, out)
+	}
+	t.Logf("gns-guard status: issue #%d passes", j.n)
 }
 
 // summary prints the journey's numbers.
