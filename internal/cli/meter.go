@@ -27,6 +27,21 @@ type meterOptions struct {
 	maxTokens                  int64
 	publicKey                  bool
 	format                     string
+	scope                      scopeList
+}
+
+// scopeList is --scope: owners and repositories, each checked as it is
+// given.
+type scopeList []string
+
+func (s *scopeList) String() string { return strings.Join(*s, ",") }
+func (s *scopeList) Set(v string) error {
+	o, n, whole := strings.Cut(strings.TrimSpace(v), "/")
+	if o == "" || whole && (n == "" || strings.Contains(n, "/")) {
+		return fmt.Errorf("want OWNER or OWNER/NAME, got %q", v)
+	}
+	*s = append(*s, strings.TrimSpace(v))
+	return nil
 }
 
 // meterFlags declares the flags of `meter`.
@@ -34,6 +49,7 @@ func meterFlags(fs *flag.FlagSet) options {
 	o := &meterOptions{}
 	fs.StringVar(&o.listen, "listen", ":8787", "the `ADDRESS` to serve on")
 	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
+	fs.Var(&o.scope, "scope", "an owner (`OWNER`) or a repository (OWNER/NAME) the meter serves: its provider keys pay for their calls alone (repeatable; at least one)")
 	fs.StringVar(&o.store, "store", "gns-guard-meter.db", "the store: a SQLite `FILE`, or postgres://... for meters that share one")
 	fs.StringVar(&o.openaiURL, "openai-url", "https://api.openai.com", "the OpenAI-compatible server's `URL`, before /v1")
 	fs.StringVar(&o.anthropicURL, "anthropic-url", "https://api.anthropic.com", "the Anthropic server's `URL`, before /v1")
@@ -81,6 +97,9 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 	if server == "" {
 		return usageError("meter: no server: pass --server URL or set GITHUB_SERVER_URL")
 	}
+	if len(o.scope) == 0 {
+		return usageError("meter: no --scope: name the owners (--scope acme) or repositories (--scope acme/api) whose agents may spend on this meter's provider keys; any account on the server could otherwise make a repository and spend on them")
+	}
 	store, err := meterstore.Open(ctx, o.store)
 	if err != nil {
 		return cannotRun(fmt.Errorf("meter: %w", err))
@@ -96,6 +115,7 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 		DefaultMaxTokens: o.maxTokens,
 		Log:              env.Stderr,
 		Now:              env.Now,
+		Scope:            o.scope,
 		Connect: func(server, token, owner, name string) (meter.Client, error) {
 			return connectForge(server, token, owner, name)
 		},
@@ -107,7 +127,7 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 	if err != nil {
 		return usageError("meter: --listen %s: %v", o.listen, err)
 	}
-	fmt.Fprintf(env.Stderr, "gns-guard meter: serving on %s for %s; store %s; receipts signed by %s\n", l.Addr(), server, store.Kind(), key.Public())
+	fmt.Fprintf(env.Stderr, "gns-guard meter: serving on %s for %s (%s); store %s; receipts signed by %s\n", l.Addr(), server, strings.Join(o.scope, ", "), store.Kind(), key.Public())
 	if err := m.Serve(ctx, l, o.drain); err != nil {
 		return cannotRun(err)
 	}

@@ -180,7 +180,7 @@ var verbs = []verb{
 	{
 		name:    "meter",
 		note:    "(the model-API proxy that meters every call)",
-		example: "GNS_GUARD_METER_KEY=... OPENAI_API_KEY=... gns-guard meter --server https://gitea.example.com --listen :8787",
+		example: "GNS_GUARD_METER_KEY=... OPENAI_API_KEY=... gns-guard meter --server https://gitea.example.com --scope acme --listen :8787",
 		flags:   meterFlags,
 		run:     runs(runMeter),
 		drain:   time.Hour,

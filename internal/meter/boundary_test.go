@@ -404,3 +404,43 @@ func TestHopByHopHeadersDoNotCross(t *testing.T) {
 	}
 	bounded(t, r, 13800)
 }
+
+// A meter serves the owners and repositories of its scope alone: a call,
+// a receipt and a listing for a stranger's repository are refused
+// meter-scope before Gitea is asked who the key is and before any
+// provider is called; the repository's name in another letter case is in
+// scope.
+func TestAStrangersRepositoryIsOutOfScope(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.Scope = []string{"acme"} })
+	r.prov.Count.Store(true)
+	const chat = `{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+	before := r.gitea.Requests()
+	for _, u := range []string{
+		r.srv.URL + "/mallory/free-tokens/issues/1/invocations/inv-1/openai/v1/chat/completions",
+		r.srv.URL + "/acmex/app/issues/7/invocations/inv-1/openai/v1/chat/completions",
+	} {
+		resp, answer := post(t, u, agentToken1, chat)
+		if resp.StatusCode != 403 || !strings.Contains(answer, "meter-scope") {
+			t.Errorf("%s: %d %s; want 403 meter-scope", u, resp.StatusCode, answer)
+		}
+	}
+	for _, u := range []string{r.srv.URL + "/mallory/free-tokens/issues/1/invocations/inv-1/receipt", r.srv.URL + "/mallory/free-tokens/metered"} {
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		req.Header.Set("Authorization", "Bearer "+agentToken1)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 403 || !strings.Contains(string(b), "meter-scope") {
+			t.Errorf("GET %s: %d %s; want 403 meter-scope", u, resp.StatusCode, b)
+		}
+	}
+	if n := len(r.prov.Requests()); n != 0 || r.gitea.Requests() != before {
+		t.Errorf("out of scope, %d calls reached the provider and %d requests Gitea", n, r.gitea.Requests()-before)
+	}
+	if resp, answer := post(t, r.srv.URL+"/ACME/app/issues/7/invocations/inv-1/openai/v1/chat/completions", agentToken1, chat); resp.StatusCode != 200 {
+		t.Errorf("the scope's own repository, its owner in capitals: %d %s", resp.StatusCode, answer)
+	}
+}

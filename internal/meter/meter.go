@@ -49,6 +49,11 @@ type Options struct {
 	// Connect makes the client that reads the repository with an agent's
 	// token (the shell wires the Gitea adapter).
 	Connect Connect
+	// Scope are the owners (OWNER) and repositories (OWNER/NAME) the meter
+	// serves; a call for any other is refused before Gitea or a provider is
+	// asked (docs/meter.md#whom-it-serves). Empty serves every repository
+	// of the server: the command line requires one at least.
+	Scope []string
 }
 
 // Defaults and bounds of Options.
@@ -246,4 +251,26 @@ func (c *cache[V]) fresh(key string) (V, bool) {
 		return zero, false
 	}
 	return e.v, true
+}
+
+// inScope says the meter serves repository owner/name (letter case as
+// Gitea ignores it): its owner or the repository itself is in the scope.
+func (m *Meter) inScope(owner, name string) bool {
+	if len(m.o.Scope) == 0 {
+		return true
+	}
+	for _, sc := range m.o.Scope {
+		o, n, whole := strings.Cut(sc, "/")
+		if strings.EqualFold(o, owner) && (!whole || strings.EqualFold(n, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// outOfScope is the refusal of a call for a repository the meter does not
+// serve.
+func (m *Meter) outOfScope(owner, name string) *metering.Refusal {
+	return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "meter-scope",
+		Message: fmt.Sprintf("this meter serves %s, not %s/%s: its provider keys are those teams' (start a meter with --scope for yours)", strings.Join(m.o.Scope, ", "), owner, name)}
 }

@@ -68,6 +68,9 @@ func (m *Meter) proxy(w http.ResponseWriter, r *http.Request) {
 // call's worst case; a refusal says why not.
 func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 	ctx := r.Context()
+	if !m.inScope(x.route.Owner, x.route.Name) {
+		return m.outOfScope(x.route.Owner, x.route.Name)
+	}
 	l, err := m.resolve(ctx, agentToken(r), x.route.Owner, x.route.Name)
 	if err != nil {
 		return unavailable("could not ask Gitea who the key belongs to", err)

@@ -38,6 +38,10 @@ func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 // of it: when it is not, the answer says why and ok is false.
 func (m *Meter) writersRepository(w http.ResponseWriter, r *http.Request) (repo repository, ok bool) {
 	owner, name := r.PathValue("owner"), r.PathValue("name")
+	if !m.inScope(owner, name) {
+		fail(w, m.outOfScope(owner, name))
+		return repo, false
+	}
 	l, err := m.resolve(r.Context(), agentToken(r), owner, name)
 	switch {
 	case err != nil:
