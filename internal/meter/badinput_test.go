@@ -129,36 +129,40 @@ func TestUsageUnreadChargesTheWorstCase(t *testing.T) {
 	}
 }
 
-// A locked, unjudged, failing or ungoverned issue gets no call.
+// A locked, unjudged, failing or ungoverned issue gets no call. The
+// error's type is its cause's: a quota for the budget, a permission for
+// the rest.
 func TestIssueStatesThatGetNoCall(t *testing.T) {
+	const permission, quota = "permission_error", "insufficient_quota"
 	for _, tt := range []struct {
 		name string
 		edit func(f *fakeforge.Server)
 		rule string
+		typ  string
 	}{
-		{"locked", func(f *fakeforge.Server) { f.Change(7, func(is *issues.Issue) { is.Locked = true }) }, "meter-issue-locked"},
-		{"never judged", func(f *fakeforge.Server) { unjudge(f, 7) }, "meter-unjudged"},
+		{"locked", func(f *fakeforge.Server) { f.Change(7, func(is *issues.Issue) { is.Locked = true }) }, "meter-issue-locked", permission},
+		{"never judged", func(f *fakeforge.Server) { unjudge(f, 7) }, "meter-unjudged", permission},
 		{"budget::exhausted", func(f *fakeforge.Server) {
 			f.Change(7, func(is *issues.Issue) { is.Labels = append(is.Labels, issues.Label{ID: 9, Name: "budget::exhausted"}) })
-		}, "budget-exhausted"},
+		}, "budget-exhausted", quota},
 		{"not governed", func(f *fakeforge.Server) {
 			f.Change(7, func(is *issues.Issue) { is.Body, is.Labels = "no checkpoint", nil })
 			unjudge(f, 7)
-		}, "meter-not-governed"},
+		}, "meter-not-governed", permission},
 		{"tampered", func(f *fakeforge.Server) {
 			f.Change(7, func(is *issues.Issue) {
 				is.Body = strings.Replace(is.Body, "total: 20000", "total: 90000", 1)
 				is.Body = strings.Replace(is.Body, "remaining: 13800", "remaining: 83800", 1)
 				is.ContentVersion = 1
 			})
-		}, "checkpoint-tampered"},
+		}, "checkpoint-tampered", permission},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			tt.edit(r.gitea)
 			resp, body := post(t, r.base(7, "openai")+"/chat/completions", agentToken1, chatBody)
 			code, typ, msg := openAIError(t, body)
-			if resp.StatusCode != 403 || code != tt.rule || typ != "insufficient_quota" || resp.Header.Get("X-Should-Retry") != "false" {
+			if resp.StatusCode != 403 || code != tt.rule || typ != tt.typ || resp.Header.Get("X-Should-Retry") != "false" {
 				t.Errorf("status %d code %q type %q: %s", resp.StatusCode, code, typ, msg)
 			}
 			if n := len(r.prov.Requests()); n != 0 {

@@ -34,7 +34,7 @@ func Admit(st Standing, p Pending, c Call, m Money) *Refusal {
 	}
 	left := st.Remaining - p.Tokens
 	if p.Tokens+c.Worst() > st.Remaining {
-		return &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-over-budget", Message: fmt.Sprintf(
+		return &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-over-budget", Message: fmt.Sprintf(
 			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left (remaining %s of %s in the checkpoint, %s metered and not yet reported): lower max_tokens or the input, report what was spent (gns-guard report), or ask a person to approve more budget",
 			tokens.Format(c.Worst()), tokens.Format(c.Input), exactness(c), tokens.Format(c.Output), tokens.Format(max(left, 0)), tokens.Format(st.Remaining), tokens.Format(st.Total), tokens.Format(p.Tokens))}
 	}
@@ -42,12 +42,12 @@ func Admit(st Standing, p Pending, c Call, m Money) *Refusal {
 		return nil
 	}
 	if !m.HasPrice {
-		return &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-money-cap", Message: fmt.Sprintf(
+		return &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-money-cap", Message: fmt.Sprintf(
 			"money-cap is set but prices has no price for model %q, so the call's cost cannot be bounded: add the model to prices in .gitea/gns-guard.yml", clip(c.Model, 80))}
 	}
 	worst := WorstCost(c, m.Price)
 	if p.Cost+worst > m.Cap {
-		return &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-money-cap", Message: fmt.Sprintf(
+		return &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-money-cap", Message: fmt.Sprintf(
 			"this call could cost %s, and the issue has spent %s of its money-cap %s: ask a person to raise money-cap",
 			Dollars(worst), Dollars(p.Cost), Dollars(m.Cap))}
 	}

@@ -163,12 +163,17 @@ func TestWarning(t *testing.T) {
 }
 
 func TestRefusalShapes(t *testing.T) {
-	ref := &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-over-budget", Message: "x <b>"}
+	ref := &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-over-budget", Message: "x <b>"}
 	if got := string(ref.Body(OpenAI)); got != `{"error":{"code":"meter-over-budget","message":"gns-guard meter: x \u003cb\u003e [meter-over-budget]","param":null,"type":"insufficient_quota"}}` {
 		t.Errorf("OpenAI: %s", got)
 	}
 	if got := string(ref.Body(Anthropic)); got != `{"error":{"message":"gns-guard meter: x \u003cb\u003e [meter-over-budget]","type":"permission_error"},"type":"error"}` {
 		t.Errorf("Anthropic: %s", got)
+	}
+	// A refusal for who the key is says so, not that a quota ran out.
+	auth := &Refusal{Status: 403, Kind: KindPermission, Rule: "meter-auth", Message: "x"}
+	if got := string(auth.Body(OpenAI)); !strings.Contains(got, `"type":"permission_error"`) {
+		t.Errorf("OpenAI, meter-auth: %s", got)
 	}
 }
 

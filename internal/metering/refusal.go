@@ -12,8 +12,9 @@ const (
 	KindInvalid Kind = iota + 1
 	// KindAuth is a missing or rejected key (401).
 	KindAuth
-	// KindPermission is a call the state or budget does not allow
-	// (403): the official SDKs do not retry it.
+	// KindPermission is a call the key's account, the meter's scope or the
+	// issue's state does not allow (403): the official SDKs do not retry
+	// it.
 	KindPermission
 	// KindNotFound is a route the meter does not serve (404).
 	KindNotFound
@@ -22,6 +23,9 @@ const (
 	// KindUnavailable is a meter that cannot judge now: the server or the
 	// store cannot be reached (503).
 	KindUnavailable
+	// KindBudget is a call the budget or money cap does not leave
+	// room for (403): OpenAI names it a quota.
+	KindBudget
 )
 
 // Refusal is a call the meter answers itself, in the provider's shape.
@@ -51,8 +55,8 @@ func (r *Refusal) Body(p Provider) []byte {
 
 // openAIType and anthropicType are each provider's error type names.
 var (
-	openAIType = map[Kind]string{KindInvalid: "invalid_request_error", KindAuth: "invalid_request_error", KindPermission: "insufficient_quota",
-		KindNotFound: "invalid_request_error", KindTooLarge: "invalid_request_error", KindUnavailable: "server_error"}
+	openAIType = map[Kind]string{KindInvalid: "invalid_request_error", KindAuth: "authentication_error", KindPermission: "permission_error",
+		KindNotFound: "invalid_request_error", KindTooLarge: "invalid_request_error", KindUnavailable: "server_error", KindBudget: "insufficient_quota"}
 	anthropicType = map[Kind]string{KindInvalid: "invalid_request_error", KindAuth: "authentication_error", KindPermission: "permission_error",
-		KindNotFound: "not_found_error", KindTooLarge: "request_too_large", KindUnavailable: "api_error"}
+		KindNotFound: "not_found_error", KindTooLarge: "request_too_large", KindUnavailable: "api_error", KindBudget: "permission_error"}
 )

@@ -42,7 +42,11 @@ type Facts struct {
 func Judge(f Facts) Standing {
 	n := f.Issue.Number
 	refuse := func(rule, format string, args ...any) Standing {
-		return Standing{Refusal: &Refusal{Status: 403, Kind: KindPermission, Rule: rule, Message: fmt.Sprintf("issue #%d: ", n) + fmt.Sprintf(format, args...)}}
+		kind := KindPermission
+		if strings.HasPrefix(rule, "budget-") || rule == "next-over-budget" || rule == "repository-budget-exceeded" {
+			kind = KindBudget // the guard fails the state for its budget
+		}
+		return Standing{Refusal: &Refusal{Status: 403, Kind: kind, Rule: rule, Message: fmt.Sprintf("issue #%d: ", n) + fmt.Sprintf(format, args...)}}
 	}
 	switch {
 	case !f.Governed || f.Checkpoint == nil && (f.Plan == nil || len(f.Plan.Violations) == 0):
