@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -108,7 +109,11 @@ func (j *journey) meteredNote() string {
 	if j.meter == nil {
 		return "no call through the meter"
 	}
-	rows, err := j.meter.store.Issues(context.Background(), j.repoName())
+	var repo struct {
+		ID int64 `json:"id"`
+	}
+	j.r.must(http.MethodGet, j.r.path(""), nil, &repo)
+	rows, err := j.meter.store.Issues(context.Background(), meter.RepoKey(repo.ID)) // one budget a repository, keyed by its id
 	if err != nil || len(rows) != 1 {
 		j.t.Fatalf("the meter's totals: %v %v", rows, err)
 	}
