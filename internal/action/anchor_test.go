@@ -186,18 +186,27 @@ func labelNoise(t testing.TB, f *actiontest.Repo, n int64, events int) {
 	t.Helper()
 	const workers = 8
 	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, "noise-0", "noise-1", "noise-2", "noise-3", "noise-4", "noise-5", "noise-6", "noise-7")
+	inParallel(t, workers, events/2, func(w, _ int) error {
+		if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": []int64{ids[w]}}, nil); err != nil {
+			return err
+		}
+		return actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodDelete, f.Path("/issues/%d/labels/%d", n, ids[w]), nil, nil)
+	})
+}
+
+// inParallel runs do(worker, i) for every i below count, spread over
+// workers goroutines (worker w takes i = w, w+workers, ...), and fails
+// the test with the first error; a worker stops at its first.
+func inParallel(t testing.TB, workers, count int, do func(worker, i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < events/2; i += workers {
-				if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": []int64{ids[w]}}, nil); err != nil {
-					errs <- err
-					return
-				}
-				if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodDelete, f.Path("/issues/%d/labels/%d", n, ids[w]), nil, nil); err != nil {
+			for i := w; i < count; i += workers {
+				if err := do(w, i); err != nil {
 					errs <- err
 					return
 				}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
@@ -130,25 +129,8 @@ func TestRequestBudgetPerTimeline(t *testing.T) {
 // workflow's concurrency group).
 func burst(t *testing.T, f *actiontest.Repo, n int64, as actiontest.User, count int) {
 	t.Helper()
-	const workers = 4
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < count; i += workers {
-				body := map[string]string{"body": fmt.Sprintf("burst note %d", i+1)}
-				if err := actiontest.API(t.Context(), f.S, as.Token, http.MethodPost, f.Path("/issues/%d/comments", n), body, nil); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	inParallel(t, 4, count, func(_, i int) error {
+		body := map[string]string{"body": fmt.Sprintf("burst note %d", i+1)}
+		return actiontest.API(t.Context(), f.S, as.Token, http.MethodPost, f.Path("/issues/%d/comments", n), body, nil)
+	})
 }
