@@ -194,7 +194,7 @@ func TestBudgetRefusalAndWarnings(t *testing.T) {
 	}
 	resp, body := post(t, chat, agentToken1, call)
 	code, _, msg := openAIError(t, body)
-	if resp.StatusCode != 403 || code != "meter-over-budget" || !strings.Contains(msg, "more than the 452 the issue's budget has left (remaining 4,500 of 20,000 in the checkpoint, 4,048 metered and not yet reported)") {
+	if resp.StatusCode != 403 || code != "meter-over-budget" || !strings.Contains(msg, "more than the 452 the issue's budget has left (remaining 4,500 of 20,000 in the checkpoint, 4,048 metered and not in budget.consumed)") {
 		t.Errorf("the fifth call: %d %s", resp.StatusCode, msg)
 	}
 	if resp.Header.Get(metering.HeaderRemaining) != "452" {

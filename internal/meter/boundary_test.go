@@ -444,3 +444,30 @@ func TestAStrangersRepositoryIsOutOfScope(t *testing.T) {
 		t.Errorf("the scope's own repository, its owner in capitals: %d %s", resp.StatusCode, answer)
 	}
 }
+
+// A checkpoint that names a spent invocation without raising
+// budget.consumed by its spend does not give the spend back: three rounds
+// of spending under a new invocation and recording only its name (the
+// guard passes each state) stay within the 3,000 tokens left.
+func TestARecordedInvocationKeepsItsSpend(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.IssueTTL = time.Nanosecond })
+	start := strings.Replace(body(7, 20000, 3000), "next_estimated_tokens: 3500", "next_estimated_tokens: 1000", 1)
+	r.gitea.Change(7, func(is *issues.Issue) { is.Body = start })
+	judge(t, r.gitea, 7)
+	r.prov.Count.Store(true)
+	r.prov.Output.Store(1000)
+	call := `{"model":"gpt-4o","max_tokens":1000,"messages":[{"role":"user","content":"hello"}]}`
+	for k := 1; k <= 3; k++ {
+		inv := fmt.Sprintf("ghost-%d", k)
+		url := fmt.Sprintf("%s/acme/app/issues/7/invocations/%s/openai/v1/chat/completions", r.srv.URL, inv)
+		attack(t, url, call, 4)
+		r.gitea.Change(7, func(is *issues.Issue) {
+			is.Body = strings.Replace(start, "last_invocation: inv-20260516-1320-a7", "last_invocation: "+inv, 1)
+		})
+		judge(t, r.gitea, 7)
+	}
+	bounded(t, r, 3000)
+	if got := r.prov.Charged(); got < 2000 {
+		t.Errorf("the provider charged %d: the honest first calls should have gone through", got)
+	}
+}

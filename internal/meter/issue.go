@@ -27,7 +27,7 @@ type standing struct {
 // repository's configuration file, the issue, its last comments and the
 // guard's ledger), decides it as the guard would, and judges it; kept for
 // IssueTTL. The invocations its checkpoint records are marked reported in
-// the store.
+// the store, which keeps the issue's base.
 func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, repo string) (*standing, error) {
 	key := iss.Repo + "#" + strconv.FormatInt(iss.Number, 10)
 	return m.issues.get(key, func() (*standing, error) {
@@ -60,7 +60,7 @@ func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, 
 		}
 		st := &standing{Standing: metering.Judge(f), cfg: cfg}
 		if f.Checkpoint != nil {
-			if err := m.o.Store.MarkReported(ctx, iss, recorded(f.Checkpoint)); err != nil {
+			if st.Base, err = m.o.Store.MarkReported(ctx, iss, f.Checkpoint.Budget.Consumed.Value, recorded(f.Checkpoint)); err != nil {
 				return nil, fmt.Errorf("the store: %w", err)
 			}
 		}

@@ -11,10 +11,22 @@ import (
 // Pending is an issue's spend the checkpoint does not hold yet: the
 // metered tokens of invocations it does not record, and the worst cases
 // of the calls in flight. Cost is the issue's whole metered cost, calls
-// in flight at their worst included.
+// in flight at their worst included. Recorded is what the invocations
+// the checkpoint records had spent when it was first seen to record them.
 type Pending struct {
-	Tokens int64
-	Cost   int64
+	Tokens   int64
+	Cost     int64
+	Recorded int64
+}
+
+// Unheld is the spend budget.consumed does not hold on an issue standing
+// st: what is pending, and what the recorded invocations spent beyond the
+// rise of consumed since the meter first saw the issue. A checkpoint that
+// names a spent invocation without raising consumed by its spend (an
+// agent that records it, or a ghost, and reports nothing) does not give
+// the spend back: the meter's count is the floor of that rise.
+func (p Pending) Unheld(st Standing) int64 {
+	return p.Tokens + max(p.Recorded-(st.Consumed-st.Base), 0)
 }
 
 // Money is what admission needs of prices: the model's price, and the
@@ -32,11 +44,12 @@ func Admit(st Standing, p Pending, c Call, m Money) *Refusal {
 	if st.Refusal != nil {
 		return st.Refusal
 	}
-	left := st.Remaining - p.Tokens
-	if p.Tokens+c.Worst() > st.Remaining {
+	unheld := p.Unheld(st)
+	left := st.Remaining - unheld
+	if unheld+c.Worst() > st.Remaining {
 		return &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-over-budget", Message: fmt.Sprintf(
-			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left (remaining %s of %s in the checkpoint, %s metered and not yet reported): lower max_tokens or the input, report what was spent (gns-guard report), or ask a person to approve more budget",
-			tokens.Format(c.Worst()), tokens.Format(c.Input), exactness(c), tokens.Format(c.Output), tokens.Format(max(left, 0)), tokens.Format(st.Remaining), tokens.Format(st.Total), tokens.Format(p.Tokens))}
+			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left (remaining %s of %s in the checkpoint, %s metered and not in budget.consumed): lower max_tokens or the input, report what was spent (gns-guard report), or ask a person to approve more budget",
+			tokens.Format(c.Worst()), tokens.Format(c.Input), exactness(c), tokens.Format(c.Output), tokens.Format(max(left, 0)), tokens.Format(st.Remaining), tokens.Format(st.Total), tokens.Format(unheld))}
 	}
 	if m.Cap <= 0 {
 		return nil
@@ -94,10 +107,10 @@ func Headers(st Standing, p Pending) map[string]string {
 	if st.Refusal != nil {
 		return h
 	}
-	left := st.Remaining - p.Tokens
+	unheld := p.Unheld(st)
 	h[HeaderTotal] = strconv.FormatInt(st.Total, 10)
-	h[HeaderRemaining] = strconv.FormatInt(left, 10)
-	h[HeaderMetered] = strconv.FormatInt(p.Tokens, 10)
+	h[HeaderRemaining] = strconv.FormatInt(st.Remaining-unheld, 10)
+	h[HeaderMetered] = strconv.FormatInt(unheld, 10)
 	if w := Warning(st, p); w != "" {
 		h[HeaderWarning] = w
 	}
@@ -110,7 +123,7 @@ func Warning(st Standing, p Pending) string {
 	if st.Total <= 0 {
 		return ""
 	}
-	used := st.Consumed + p.Tokens
+	used := st.Consumed + p.Unheld(st)
 	pct := used * 100 / st.Total
 	for _, step := range []int64{95, 90, 80} {
 		if pct >= step {

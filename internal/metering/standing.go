@@ -19,6 +19,11 @@ type Standing struct {
 	Refusal *Refusal
 	// Total, Consumed and Remaining are the checkpoint's budget.
 	Total, Consumed, Remaining int64
+	// Base is budget.consumed when the meter first saw the issue, less
+	// what the invocations its checkpoint recorded then had spent through
+	// the meter: consumed's rise since is at least what the recorded
+	// invocations spent (Pending.Unheld).
+	Base int64
 }
 
 // Facts are what the meter read of an issue, for Judge.

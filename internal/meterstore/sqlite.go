@@ -23,6 +23,7 @@ var sqliteSchema = []string{
 		settled_tokens BIGINT NOT NULL, inflight_tokens BIGINT NOT NULL, cost BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
 	`CREATE TABLE IF NOT EXISTS meter_reported (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
 		tokens BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
+	`CREATE TABLE IF NOT EXISTS meter_issues (repo TEXT NOT NULL, issue BIGINT NOT NULL, base BIGINT NOT NULL, PRIMARY KEY (repo, issue))`,
 }
 
 // openSQLite opens (or creates) the SQLite file at path: write-ahead log,

@@ -211,7 +211,8 @@ func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, mete
 // pending sums an issue's spend not in its checkpoint, from the running
 // totals (a few rows an issue, however many calls it had): every call in
 // flight at its worst, and what each invocation spent beyond what it had
-// spent when the checkpoint was first seen to record it.
+// spent when the checkpoint was first seen to record it; and what the
+// recorded invocations had spent then.
 func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue) (metering.Pending, error) {
 	var p metering.Pending
 	st, err := s.prepared(ctx, tx, qPending)
@@ -230,6 +231,7 @@ func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue) (metering.Pe
 		}
 		p.Cost += cost
 		p.Tokens += inflight + max(settled-reported, 0)
+		p.Recorded += reported
 	}
 	return p, rows.Err()
 }
@@ -283,17 +285,27 @@ func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
 // MarkReported records that the checkpoint holds these invocations'
 // reports, with what each had spent then: that much is in
 // budget.consumed. What an invocation spends after is pending again (a
-// report is made once per invocation). The first mark stands.
-func (s *Store) MarkReported(ctx context.Context, iss Issue, invocations []string) error {
+// report is made once per invocation). The first mark stands. It returns
+// the issue's base (metering.Standing.Base), kept the first time an issue
+// is marked: consumed then, less what its marked invocations had spent.
+func (s *Store) MarkReported(ctx context.Context, iss Issue, consumed int64, invocations []string) (int64, error) {
+	q := `INSERT INTO meter_issues (repo, issue, base)
+		VALUES (?, ?, ? - COALESCE((SELECT SUM(tokens) FROM meter_reported WHERE repo = ? AND issue = ?), 0))
+		ON CONFLICT (repo, issue) DO NOTHING`
+	if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, consumed, iss.Repo, iss.Number); err != nil {
+		return 0, err
+	}
 	for _, inv := range invocations {
 		q := `INSERT INTO meter_reported (repo, issue, invocation, tokens)
 			VALUES (?, ?, ?, COALESCE((SELECT settled_tokens FROM meter_totals WHERE repo = ? AND issue = ? AND invocation = ?), 0))
 			ON CONFLICT (repo, issue, invocation) DO NOTHING`
 		if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, inv, iss.Repo, iss.Number, inv); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	var base int64
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT base FROM meter_issues WHERE repo = ? AND issue = ?`), iss.Repo, iss.Number).Scan(&base)
+	return base, err
 }
 
 // Invocation sums an invocation's calls.

@@ -100,17 +100,17 @@ func testPending(t *testing.T, s *Store) {
 	}
 	// The checkpoint records inv-1 (twice in one reading): its 120 are in
 	// budget.consumed.
-	if err := s.MarkReported(ctx, iss, []string{"inv-1", "inv-1"}); err != nil {
-		t.Fatal(err)
+	if base, err := s.MarkReported(ctx, iss, 1000, []string{"inv-1", "inv-1"}); err != nil || base != 1000 {
+		t.Fatalf("the issue's base %d, %v; want consumed as first seen, 1000", base, err)
 	}
-	if _, p = admit(t, s, call("inv-3", 1), 10000); p.Tokens != 300+100 {
-		t.Errorf("a reported invocation is pending: %d", p.Tokens)
+	if _, p = admit(t, s, call("inv-3", 1), 10000); p.Tokens != 300+100 || p.Recorded != 120 {
+		t.Errorf("a reported invocation is pending: %d (recorded %d, want 120)", p.Tokens, p.Recorded)
 	}
 	// Spent under inv-1 after its report: pending again, whatever the mark.
 	b, _ := admit(t, s, call("inv-1", 80), 10000)
 	settle(t, s, b, 70)
-	if err := s.MarkReported(ctx, iss, []string{"inv-1"}); err != nil {
-		t.Fatal(err)
+	if base, err := s.MarkReported(ctx, iss, 1500, []string{"inv-1"}); err != nil || base != 1000 {
+		t.Fatalf("the issue's base %d, %v; the first stands, 1000", base, err)
 	}
 	if _, p = admit(t, s, call("inv-3", 1), 10000); p.Tokens != 300+100+1+70 {
 		t.Errorf("spend after the report of its invocation is not pending: %d, want %d", p.Tokens, 300+100+1+70)
