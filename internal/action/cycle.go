@@ -131,6 +131,7 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 		r.pins = &st
 	}
 	in.Pins = *r.pins
+	in.Meter = r.meterStatement(ctx, s)
 	r.notes = appendNew(r.notes, r.budgetNotes()...)
 	if r.reader.Anchors.Store == nil {
 		r.notes = appendNew(r.notes, noAdminPins)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
@@ -123,6 +124,10 @@ type runner struct {
 	// grantsFresh says grants was read anew with admin-token by this run,
 	// just before its write: only such a list is merged and written.
 	grantsFresh bool
+	// token is the token input (or the Actions token): the guard's account.
+	token string
+	// metered is what the run read at meter-url, once (nil: not yet).
+	metered *guard.MeterRead
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -161,6 +166,7 @@ func (r *runner) run(ctx context.Context) error {
 	if r.forge, err = r.o.NewForge(apiURL, token, owner, name); err != nil {
 		return err
 	}
+	r.token = token
 	r.hold(r.forge)
 	r.admin = r.forge
 	r.reader = &live.Reader{

@@ -15,11 +15,14 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/meter"
+	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/standin"
+	"net/http/httptest"
+	"strconv"
 )
 
 // meterKey signs the tests' receipts.
@@ -307,4 +310,46 @@ func decodeJSON(resp *http.Response, v any) error { return json.NewDecoder(resp.
 // connectGitea connects the meter to the real server, as the binary does.
 func connectGitea(server, token, owner, name string) (meter.Client, error) {
 	return forge.New(server, token, owner, name)
+}
+
+// The agent chooses no figure the guard checks: it keeps a genuine
+// receipt of its first call, spends more under the same invocation, and
+// reports the first call's total with the saved receipt, handed to report
+// by a server of its own (--meter-url). The guard reads the issue's
+// statement at the meter the settings file names and fails the report.
+func TestTheGuardAsksTheMeterItself(t *testing.T) {
+	t.Parallel()
+	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
+	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
+	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm, "metering: required"))
+	rm.prov.Output.Store(600)
+	if status, body := rm.chat(t, f.r, f.agent.Token, f.n, "run-1", 600, false); status != 200 {
+		t.Fatalf("the first call: %d %s", status, body)
+	}
+	saved, err := meterclient.Client{Base: rm.URL, Token: f.agent.Token}.Receipt(context.Background(), f.r.Owner, f.r.Name, f.n, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if status, body := rm.chat(t, f.r, f.agent.Token, f.n, "run-1", 600, false); status != 200 {
+			t.Fatalf("a further call: %d %s", status, body)
+		}
+	}
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(saved)
+	}))
+	defer own.Close()
+	consumed := strconv.FormatInt(saved.Tokens, 10)
+	if _, errOut, code := f.report(t, "--agent", "lead-developer", "--invocation", "run-1", "--consumed", consumed, "--action", "wired it",
+		"--next-agent", "code-reviewer", "--next-estimate", "500", "--meter-url", own.URL, "--force"); code != 0 {
+		t.Fatalf("report with the saved receipt: exit %d %s", code, errOut)
+	}
+	runs := f.guard(t)
+	if !failedWith(t, runs, guardRuleUnder) {
+		t.Fatalf("the guard passed a report of %s tokens on an invocation that spent 4 calls: %v", consumed, runs)
+	}
+	status := f.r.GuardComments(t, f.n, actiontest.StatusMarker(f.n))
+	if len(status) != 1 || !strings.Contains(status[0].Body, "since the meter first read the issue") {
+		t.Errorf("the status comment does not say the metered total: %v", status)
+	}
 }

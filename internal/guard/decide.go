@@ -91,6 +91,9 @@ type Input struct {
 	// action's run, not a read-only sweep): a first record then asks for
 	// the writers list, so that a writer's first comment costs nothing.
 	Records bool
+	// Meter is what the run read of the metered spend at meter-url
+	// (nil: not asked; only the action's run asks, once).
+	Meter *MeterRead
 	// LabelsUnknown says the labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
 	// need them are not judged.

@@ -54,7 +54,7 @@ func checkUnderReport(e *decision) (out []Violation) {
 			out = append(out, v)
 		}
 	}
-	return out
+	return append(out, checkMeteredTotal(e)...)
 }
 
 // floorCheck is the floor under-report sets: the comment's own tokens.

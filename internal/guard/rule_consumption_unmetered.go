@@ -42,7 +42,7 @@ func checkUnmetered(e *decision) (out []Violation) {
 		e.link(r)
 		out = append(out, v)
 	}
-	return out
+	return append(out, checkMeteredUnreported(e)...)
 }
 
 // accepted says the trusted record accepted the result comment id with

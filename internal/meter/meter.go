@@ -162,6 +162,7 @@ func (m *Meter) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", m.healthz)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/{inv}/receipt", m.receipt)
 	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
+	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/metered", m.statement)
 	mux.HandleFunc("/", m.proxy)
 	return mux
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
@@ -32,6 +33,34 @@ func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning, WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(rc)
+}
+
+// statement answers GET /OWNER/NAME/issues/N/metered with the issue's
+// metered spend by invocation and its base, signed: the guard reads it
+// to hold the checkpoint to what was spent (docs/meter.md#the-issues-metered-total).
+// Any writer of the repository may ask.
+func (m *Meter) statement(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	if err != nil || n < 1 {
+		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+		return
+	}
+	repo, ok := m.writersRepository(w, r)
+	if !ok {
+		return
+	}
+	base, seen, lines, err := m.o.Store.Statement(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n})
+	if err != nil {
+		fail(w, unavailable("the store", err))
+		return
+	}
+	st := receipt.Statement{Repo: repo.name, Issue: n, Seen: seen, Base: base, Invocations: []receipt.Spent{}, Issued: m.o.Now().Unix()}
+	for _, l := range lines {
+		st.Invocations = append(st.Invocations, receipt.Spent{Invocation: l.Invocation, Login: l.Login, Agent: l.Agent,
+			Calls: l.Calls, Tokens: l.Tokens, InFlight: l.InFlight, First: l.First.Unix(), Last: l.Last.Unix()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(m.o.Key.SignStatement(st))
 }
 
 // writersRepository is the repository of a GET's path, asked by a writer
@@ -65,14 +94,6 @@ func fail(w http.ResponseWriter, ref *metering.Refusal) {
 	_, _ = w.Write(ref.Body(metering.OpenAI))
 }
 
-// IssueMetered is one issue's line of GET /OWNER/NAME/metered.
-type IssueMetered struct {
-	Issue  int64 `json:"issue"`
-	Calls  int64 `json:"calls"`
-	Tokens int64 `json:"tokens"`
-	Cost   int64 `json:"cost_micro_usd"`
-}
-
 // metered answers GET /OWNER/NAME/metered with every issue's metered
 // totals, for gns-guard status: any writer of the repository may ask.
 func (m *Meter) metered(w http.ResponseWriter, r *http.Request) {
@@ -85,9 +106,9 @@ func (m *Meter) metered(w http.ResponseWriter, r *http.Request) {
 		fail(w, unavailable("the store", err))
 		return
 	}
-	out := []IssueMetered{}
+	out := []meterclient.IssueMetered{}
 	for _, t := range rows {
-		out = append(out, IssueMetered{Issue: t.Issue.Number, Calls: t.Calls, Tokens: t.Tokens, Cost: t.Cost})
+		out = append(out, meterclient.IssueMetered{Issue: t.Issue.Number, Calls: t.Calls, Tokens: t.Tokens, Cost: t.Cost})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)

@@ -321,6 +321,46 @@ func (s *Store) Invocation(ctx context.Context, iss Issue, inv string) (Totals, 
 	return t, err
 }
 
+// Spent is one invocation's calls on an issue, for the meter's statement.
+type Spent struct {
+	Invocation, Login, Agent string
+	Calls, Tokens, InFlight  int64
+	// First and Last are when its first and last calls started.
+	First, Last time.Time
+}
+
+// Statement sums an issue's calls by invocation, in the order of their
+// first call, and says the issue's base (seen false: the meter never read
+// the issue).
+func (s *Store) Statement(ctx context.Context, iss Issue) (base int64, seen bool, out []Spent, err error) {
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT base FROM meter_issues WHERE repo = ? AND issue = ?`), iss.Repo, iss.Number).Scan(&base)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		err = nil
+	case err != nil:
+		return 0, false, nil, err
+	default:
+		seen = true
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT invocation, MIN(login), MIN(agent), COUNT(*), SUM(tokens),
+		SUM(CASE WHEN settled THEN 0 ELSE 1 END), MIN(started), MAX(started)
+		FROM meter_calls WHERE repo = ? AND issue = ? GROUP BY invocation ORDER BY MIN(started), invocation`), iss.Repo, iss.Number)
+	if err != nil {
+		return 0, false, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l Spent
+		var first, last int64
+		if err := rows.Scan(&l.Invocation, &l.Login, &l.Agent, &l.Calls, &l.Tokens, &l.InFlight, &first, &last); err != nil {
+			return 0, false, nil, err
+		}
+		l.First, l.Last = time.UnixMilli(first).UTC(), time.UnixMilli(last).UTC()
+		out = append(out, l)
+	}
+	return base, seen, out, rows.Err()
+}
+
 // Issues sums the calls of every issue of repo.
 func (s *Store) Issues(ctx context.Context, repo string) ([]IssueTotals, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT issue, COUNT(*), SUM(tokens), SUM(cost) FROM meter_calls WHERE repo = ? GROUP BY issue ORDER BY issue`), repo)

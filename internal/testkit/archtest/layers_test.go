@@ -24,7 +24,7 @@ var layers = [][]string{
 	{"internal/guard"},
 	{"internal/status", "internal/settings", "internal/metering"},
 	{"internal/handoff"},
-	{"internal/forge", "internal/meterstore"},
+	{"internal/forge", "internal/meterstore", "internal/meterclient"},
 	{"internal/live"},
 	{"internal/dashboard", "internal/meter"},
 	{"internal/action", "internal/mcpserver"},

@@ -1,0 +1,107 @@
+// Package meterclient asks gns-guard meter what it counted: an
+// invocation's signed receipt (for report), an issue's signed statement
+// (for the guard's run) and every issue's totals (for status), each one
+// GET with the asker's Gitea token (docs/meter.md).
+package meterclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gns-guard/gns-guard/internal/receipt"
+)
+
+// Timeout bounds every request.
+const Timeout = 30 * time.Second
+
+// Client reaches the meter at Base with Token.
+type Client struct {
+	Base, Token string
+	// HTTP is the client to use (nil: one with Timeout).
+	HTTP *http.Client
+}
+
+// Receipt is the signed receipt of invocation inv of issue n.
+func (c Client) Receipt(ctx context.Context, owner, name string, n int64, inv string) (*receipt.Receipt, error) {
+	var rc receipt.Receipt
+	if err := c.get(ctx, fmt.Sprintf("%s/%s/issues/%d/invocations/%s/receipt", url.PathEscape(owner), url.PathEscape(name), n, url.PathEscape(inv)), 64<<10, &rc); err != nil {
+		return nil, err
+	}
+	if rc.Sig == "" {
+		return nil, fmt.Errorf("the meter's answer is not a receipt")
+	}
+	return &rc, nil
+}
+
+// Statement is the signed statement of issue n's metered spend.
+func (c Client) Statement(ctx context.Context, owner, name string, n int64) (*receipt.Statement, error) {
+	var st receipt.Statement
+	if err := c.get(ctx, fmt.Sprintf("%s/%s/issues/%d/metered", url.PathEscape(owner), url.PathEscape(name), n), 4<<20, &st); err != nil {
+		return nil, err
+	}
+	if st.Sig == "" {
+		return nil, fmt.Errorf("the meter's answer is not a signed statement")
+	}
+	return &st, nil
+}
+
+// IssueMetered is one issue's line of GET /OWNER/NAME/metered.
+type IssueMetered struct {
+	Issue  int64 `json:"issue"`
+	Calls  int64 `json:"calls"`
+	Tokens int64 `json:"tokens"`
+	Cost   int64 `json:"cost_micro_usd"`
+}
+
+// Issues are the totals of every issue of the repository.
+func (c Client) Issues(ctx context.Context, owner, name string) ([]IssueMetered, error) {
+	var rows []IssueMetered
+	err := c.get(ctx, fmt.Sprintf("%s/%s/metered", url.PathEscape(owner), url.PathEscape(name)), 16<<20, &rows)
+	return rows, err
+}
+
+// get is one GET of path below Base, its JSON answer read into out.
+func (c Client) get(ctx context.Context, path string, limit int64, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.Base, "/")+"/"+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: Timeout}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("could not reach the meter: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return fmt.Errorf("could not read the meter's answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the meter answered HTTP %d: %s", resp.StatusCode, oneLine(string(data)))
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("the meter's answer is not what it sends: %v", err)
+	}
+	return nil
+}
+
+// oneLine is the meter's answer on one line, clipped, for a message.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
