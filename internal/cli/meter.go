@@ -23,7 +23,7 @@ type meterOptions struct {
 	listen, server, store      string
 	openaiURL, anthropicURL    string
 	openaiKeyEnv, anthropicEnv string
-	issueTTL, drain            time.Duration
+	issueTTL, drain, hangup    time.Duration
 	maxTokens                  int64
 	publicKey                  bool
 	format                     string
@@ -56,6 +56,7 @@ func meterFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.openaiKeyEnv, "openai-key-env", "OPENAI_API_KEY", "the environment `VARIABLE` holding the OpenAI key")
 	fs.StringVar(&o.anthropicEnv, "anthropic-key-env", "ANTHROPIC_API_KEY", "the environment `VARIABLE` holding the Anthropic key")
 	fs.DurationVar(&o.issueTTL, "issue-ttl", meter.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
+	fs.DurationVar(&o.hangup, "hangup-read", meter.DefaultHangupRead, "how long the answer of a call whose client hung up is still read, to charge what the provider charged (a `DURATION`; past it, the call is charged its worst case)")
 	fs.DurationVar(&o.drain, "drain", 5*time.Minute, "how long calls in flight may finish after SIGTERM (a `DURATION`)")
 	fs.Int64Var(&o.maxTokens, "max-tokens", meter.DefaultMaxTokens, "the answer's cap in tokens (`N`) added to a request that sets none")
 	fs.StringVar(&o.format, "format", "text", "output format of --public-key and of errors: `text|json`")
@@ -71,8 +72,8 @@ func (o *meterOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 		return err
 	}
 	switch {
-	case o.issueTTL <= 0 || o.drain <= 0:
-		return usageError("meter: --issue-ttl and --drain must be above 0")
+	case o.issueTTL <= 0 || o.drain <= 0 || o.hangup <= 0:
+		return usageError("meter: --issue-ttl, --hangup-read and --drain must be above 0")
 	case o.maxTokens < 1:
 		return usageError("meter: --max-tokens must be 1 or more")
 	}
@@ -112,6 +113,7 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 		Store:            store,
 		Key:              key,
 		IssueTTL:         o.issueTTL,
+		HangupRead:       o.hangup,
 		DefaultMaxTokens: o.maxTokens,
 		Log:              env.Stderr,
 		Now:              env.Now,

@@ -28,6 +28,7 @@ func TestMeterVerb(t *testing.T) {
 		{map[string]string{"GNS_GUARD_METER_KEY": "short"}, []string{"meter"}, "at least 32"},
 		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter"}, "no server"},
 		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter", "--drain", "0s"}, "--drain must be above 0"},
+		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter", "--hangup-read", "-1m"}, "--hangup-read and --drain must be above 0"},
 		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter", "extra"}, "meter takes no"},
 	} {
 		_, errOut, code := gns(t, tt.env, tt.args...)
