@@ -12,6 +12,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/scopes"
@@ -84,7 +85,7 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 		return err
 	}
 	facts.BudgetAdmins, facts.PublicKey = set.Config.BudgetAdmins, set.LedgerPublicKey
-	checks := doctorChecks(posture.Judge(facts))
+	checks := append(doctorChecks(posture.Judge(facts)), meterChecks(ctx, set.Config.MeterURL, set.Config.MeterPublicKey, o.owner, o.name)...)
 	if o.format == "json" {
 		err = printJSON(env, checks)
 	} else {
@@ -94,6 +95,43 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 		return err
 	}
 	return doctorOutcome(checks)
+}
+
+// The meter's checks, made when the settings name a meter.
+const (
+	checkMeterScope = "meter.scope"
+	checkMeterKey   = "meter.key"
+)
+
+// meterChecks asks the meter at base what it serves and with which key
+// it signs (docs/meter.md#whom-it-serves): this repository must be in its
+// scope, and its key the published meter-public-key.
+func meterChecks(ctx context.Context, base, published, owner, name string) []doctorCheck {
+	if base == "" {
+		return nil
+	}
+	a, err := meterclient.Client{Base: base}.About(ctx)
+	if err != nil {
+		why := fmt.Sprintf("the meter at %s could not say what it serves: %v", base, err)
+		return []doctorCheck{{ID: checkMeterScope, State: stateUnchecked, Why: why, Logins: []string{}}, {ID: checkMeterKey, State: stateUnchecked, Why: why, Logins: []string{}}}
+	}
+	scope := doctorCheck{ID: checkMeterScope, State: stateHolds, Holds: true, Logins: []string{},
+		Why: fmt.Sprintf("the meter at %s serves %s, this repository among them", base, strings.Join(a.Scope, ", "))}
+	if !a.Serves(owner, name) {
+		scope.State, scope.Holds = stateBroken, false
+		scope.Why = fmt.Sprintf("the meter at %s serves %s, not %s/%s: it refuses every call of this repository's agents (meter-scope); start it with --scope %s", base, strings.Join(a.Scope, ", "), owner, name, owner)
+	}
+	key := doctorCheck{ID: checkMeterKey, State: stateHolds, Holds: true, Logins: []string{}, Why: "the meter signs with meter-public-key " + a.PublicKey}
+	switch published {
+	case a.PublicKey:
+	case "":
+		key.State, key.Holds = stateBroken, false
+		key.Why = fmt.Sprintf("meter-url is set but meter-public-key is not: no receipt and no metered total is judged; publish %s (gns-guard meter --public-key prints it)", a.PublicKey)
+	default:
+		key.State, key.Holds = stateBroken, false
+		key.Why = fmt.Sprintf("the meter signs with %s, but meter-public-key is %s: every receipt and the metered total fail to verify", a.PublicKey, published)
+	}
+	return []doctorCheck{scope, key}
 }
 
 // The states of a doctor check.

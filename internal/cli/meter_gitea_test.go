@@ -353,3 +353,46 @@ func TestTheGuardAsksTheMeterItself(t *testing.T) {
 		t.Errorf("the status comment does not say the metered total: %v", status)
 	}
 }
+
+// doctor asks the meter the settings name what it serves and with which
+// key it signs: a meter started for another owner, or a published key
+// that is not the meter's, is a guarantee that does not hold.
+func TestDoctorShowsTheMetersScope(t *testing.T) {
+	t.Parallel()
+	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
+	doctor := func(rm *runningMeter, published string) map[string]doctorLine {
+		t.Helper()
+		f.r.CommitFile(t, ".gitea/gns-guard.yml", "meter-public-key: "+published+"\nmeter-url: "+rm.URL+"\n")
+		out, errOut, _ := gns(t, nil, "doctor", "--repo", f.r.Owner+"/"+f.r.Name, "--server", f.r.S.URL, "--token", f.agent.Token, "--format", "json")
+		var checks []doctorLine
+		if err := json.Unmarshal([]byte(out), &checks); err != nil {
+			t.Fatalf("doctor: %v\n%s\n%s", err, out, errOut)
+		}
+		by := map[string]doctorLine{}
+		for _, c := range checks {
+			by[c.ID] = c
+		}
+		return by
+	}
+	other := startMeter(t, f.r, filepath.Join(t.TempDir(), "other.db"), nil, func(o *meter.Options) { o.Scope = []string{"someone-else"} })
+	got := doctor(other, meterKey.Public())
+	if c := got["meter.scope"]; c.State != "broken" || !strings.Contains(c.Why, "serves someone-else, not "+f.r.Owner+"/"+f.r.Name) {
+		t.Errorf("a meter for another owner: %+v", c)
+	}
+	ours := startMeter(t, f.r, filepath.Join(t.TempDir(), "ours.db"), nil, func(o *meter.Options) { o.Scope = []string{f.r.Owner} })
+	got = doctor(ours, meterKey.Public())
+	if c, k := got["meter.scope"], got["meter.key"]; c.State != "holds" || k.State != "holds" {
+		t.Errorf("the team's meter: %+v %+v", c, k)
+	}
+	otherKey, _ := receipt.NewKey([]byte(strings.Repeat("x", 40)))
+	if k := doctor(ours, otherKey.Public())["meter.key"]; k.State != "broken" || !strings.Contains(k.Why, "every receipt and the metered total fail to verify") {
+		t.Errorf("a published key not the meter's: %+v", k)
+	}
+}
+
+// doctorLine is a check as doctor --format json prints it.
+type doctorLine struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Why   string `json:"why"`
+}

@@ -2,6 +2,7 @@ package meter
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
@@ -160,6 +162,7 @@ func (m *Meter) counter(enc tokens.Encoding) *tokens.Counter {
 func (m *Meter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.healthz)
+	mux.HandleFunc("GET /about", m.aboutHandler)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/{inv}/receipt", m.receipt)
 	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/metered", m.statement)
@@ -254,19 +257,19 @@ func (c *cache[V]) fresh(key string) (V, bool) {
 	return e.v, true
 }
 
-// inScope says the meter serves repository owner/name (letter case as
-// Gitea ignores it): its owner or the repository itself is in the scope.
-func (m *Meter) inScope(owner, name string) bool {
-	if len(m.o.Scope) == 0 {
-		return true
-	}
-	for _, sc := range m.o.Scope {
-		o, n, whole := strings.Cut(sc, "/")
-		if strings.EqualFold(o, owner) && (!whole || strings.EqualFold(n, name)) {
-			return true
-		}
-	}
-	return false
+// inScope says the meter serves repository owner/name.
+func (m *Meter) inScope(owner, name string) bool { return m.about().Serves(owner, name) }
+
+// about is what GET /about answers.
+func (m *Meter) about() meterclient.About {
+	return meterclient.About{Server: m.o.Server, Scope: m.o.Scope, PublicKey: m.o.Key.Public()}
+}
+
+// aboutHandler answers GET /about: the server, the scope and the public
+// key, for doctor (no token: none of it is secret).
+func (m *Meter) aboutHandler(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(m.about())
 }
 
 // outOfScope is the refusal of a call for a repository the meter does not

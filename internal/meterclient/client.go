@@ -105,3 +105,35 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// About is what a meter says of itself at GET /about: the server it
+// serves, the owners and repositories its provider keys pay for, and the
+// public key of its receipts.
+type About struct {
+	Server    string   `json:"server"`
+	Scope     []string `json:"scope"`
+	PublicKey string   `json:"public_key"`
+}
+
+// Serves says the scope holds repository owner/name (letter case as
+// Gitea ignores it): its owner, or the repository itself. An empty scope
+// serves every repository.
+func (a About) Serves(owner, name string) bool {
+	if len(a.Scope) == 0 {
+		return true
+	}
+	for _, sc := range a.Scope {
+		o, n, whole := strings.Cut(sc, "/")
+		if strings.EqualFold(o, owner) && (!whole || strings.EqualFold(n, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// About asks the meter what it serves; no token is needed.
+func (c Client) About(ctx context.Context) (About, error) {
+	var a About
+	err := c.get(ctx, "about", 64<<10, &a)
+	return a, err
+}
