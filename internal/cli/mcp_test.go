@@ -118,7 +118,7 @@ func TestMCPTools(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	if got, want := required("report"), []string{"action", "agent", "consumed", "invocation", "issue", "repo"}; !slices.Equal(got, want) {
+	if got, want := required("report"), []string{"action", "agent", "consumed", "issue", "repo"}; !slices.Equal(got, want) {
 		t.Errorf("report requires %v, want %v", got, want)
 	}
 	if _, ok := schemas["context"]["required"]; ok {

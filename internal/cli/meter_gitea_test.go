@@ -396,3 +396,61 @@ type doctorLine struct {
 	State string `json:"state"`
 	Why   string `json:"why"`
 }
+
+// One base URL for every run: the agent's calls name the issue and no
+// invocation; the meter opens one for its login, report without
+// --invocation takes it with its receipt, a re-run of that report writes
+// nothing twice, and the next run's calls open the next invocation.
+func TestOneBaseURLForEveryRun(t *testing.T) {
+	t.Parallel()
+	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
+	rm := startMeter(t, f.r, filepath.Join(t.TempDir(), "meter.db"), nil)
+	f.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(rm, "metering: required"))
+	rm.prov.Output.Store(300)
+	call := func() {
+		t.Helper()
+		u := fmt.Sprintf("%s/%s/%s/issues/%d/openai/v1/chat/completions", rm.URL, f.r.Owner, f.r.Name, f.n)
+		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"model":"gpt-4o","max_tokens":300,"messages":[{"role":"user","content":"wire the limiter"}]}`))
+		req.Header.Set("Authorization", "Bearer "+f.agent.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("a call naming no invocation: %d %s", resp.StatusCode, data)
+		}
+	}
+	call()
+	call()
+	first := "open-" + f.agent.Login + "-1"
+	report := func() reportJSON {
+		t.Helper()
+		out, errOut, code := f.report(t, "--agent", "lead-developer", "--consumed", "1000", "--action", "wired it", "--next-agent", "code-reviewer", "--next-estimate", "500", "--format", "json")
+		if code != 0 {
+			t.Fatalf("report without --invocation: exit %d\n%s\n%s", code, out, errOut)
+		}
+		return decodeReport(t, out)
+	}
+	if res := report(); !res.Posted {
+		t.Fatalf("the report posted nothing: %+v", res)
+	}
+	c := f.r.Comments(t, f.n)
+	if last := c[len(c)-1].Body; !strings.Contains(last, `"invocation":"`+first+`"`) || !strings.Contains(last, `"metered":{`) || !strings.Contains(last, "in 2 calls") {
+		t.Fatalf("the result does not report %s with its receipt:\n%s", first, last)
+	}
+	for _, run := range f.guard(t) {
+		if run.Code != 0 {
+			t.Fatalf("the guard failed a report of the meter's invocation: %s", run)
+		}
+	}
+	if res := report(); res.Posted || res.Patched {
+		t.Errorf("a re-run of the report wrote again: %+v", res)
+	}
+	call()
+	cur, err := meterclient.Client{Base: rm.URL, Token: f.agent.Token}.Current(context.Background(), f.r.Owner, f.r.Name, f.n)
+	if want := "open-" + f.agent.Login + "-2"; err != nil || cur.Invocation != want || cur.Reported {
+		t.Errorf("the next run's invocation: %+v %v; want %s", cur, err, want)
+	}
+}

@@ -129,8 +129,6 @@ func (o *reportOptions) checkDone() error {
 		return usageError("report: --agent NAME is required")
 	case !handoff.ValidName(r.Agent):
 		return usageError("report: --agent %q: an agent's name has no spaces or | (it stands in the comment's header)", r.Agent)
-	case strings.TrimSpace(r.Invocation) == "":
-		return usageError("report: --invocation ID is required: it makes a re-run safe")
 	case r.Consumed < 0:
 		return usageError("report: --consumed TOKENS (a whole number >= 0) is required")
 	case strings.TrimSpace(r.Action) == "":
@@ -209,7 +207,11 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	res := &reportResult{Issue: o.issue, Agent: o.rep.Agent, Invocation: o.rep.Invocation, Findings: []finding.Finding{}, LabelsAdded: []string{}, LabelsRemoved: []string{}}
+	res := &reportResult{Issue: o.issue, Agent: o.rep.Agent, Findings: []finding.Finding{}, LabelsAdded: []string{}, LabelsRemoved: []string{}}
+	if err := o.openInvocation(ctx, conn, env, res); err != nil {
+		return err
+	}
+	res.Invocation = o.rep.Invocation
 	if err := o.fetchReceipt(ctx, conn, env, res); err != nil {
 		return err
 	}

@@ -3,11 +3,35 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/meterclient"
 )
+
+// openInvocation takes, when --invocation is not given, the invocation
+// the meter at meter-url opened for the token's calls that named none
+// (docs/meter.md#one-configuration-kilo-or-any-openai-sdk). Without a
+// meter, or when it opened none, --invocation is required: it makes a
+// re-run safe.
+func (o *reportOptions) openInvocation(ctx context.Context, conn *reportConn, env Env, res *reportResult) error {
+	if strings.TrimSpace(o.rep.Invocation) != "" {
+		return nil
+	}
+	base := conn.cfg.MeterURL
+	if base == "" {
+		return usageError("report: --invocation ID is required: it makes a re-run safe (with meter-url set, the meter names the invocation its calls opened)")
+	}
+	token, _ := tokenFrom(o.token, env)
+	cur, err := meterclient.Client{Base: base, Token: token}.Current(ctx, o.owner, o.name, o.issue)
+	if err != nil {
+		return usageError("report: no --invocation, and the meter at %s names none: %v; pass --invocation ID", base, err)
+	}
+	o.rep.Invocation = cur.Invocation
+	res.Notes = append(res.Notes, fmt.Sprintf("invocation %s: the one the meter opened for this token's calls on the issue", cur.Invocation))
+	return nil
+}
 
 // fetchReceipt asks the meter at meter-url for the invocation's signed
 // receipt, with the agent's own token (docs/meter.md#receipts). Without a

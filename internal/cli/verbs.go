@@ -105,7 +105,7 @@ var verbs = []verb{
 	},
 	{
 		name:     "report",
-		required: all("repo", "issue", "agent", "invocation", "consumed", "action"),
+		required: all("repo", "issue", "agent", "consumed", "action"),
 		example:  `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 --action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
 		flags:    reportFlags,
 		run:      runs(runReport),

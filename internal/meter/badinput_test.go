@@ -52,7 +52,7 @@ func TestBadRequests(t *testing.T) {
 		{"huge body", chat, agentToken1, huge, 413, "meter-request"},
 		{"unknown route", r.srv.URL + "/acme/app/issues/7/invocations/i/openai/v1/images/generations", agentToken1, chatBody, 404, "meter-route"},
 		{"no issue", r.srv.URL + "/acme/app/openai/v1/chat/completions", agentToken1, chatBody, 404, "meter-route"},
-		{"no invocation", r.srv.URL + "/acme/app/issues/7/openai/v1/chat/completions", agentToken1, chatBody, 400, "meter-invocation"},
+		{"a bad invocation", r.srv.URL + "/acme/app/issues/7/invocations/a%20b/openai/v1/chat/completions", agentToken1, chatBody, 400, "meter-invocation"},
 		{"missing issue", r.base(8, "openai") + "/chat/completions", agentToken1, chatBody, 404, "meter-issue"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

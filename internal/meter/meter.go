@@ -166,6 +166,7 @@ func (m *Meter) Handler() http.Handler {
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/{inv}/receipt", m.receipt)
 	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/metered", m.statement)
+	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/current", m.current)
 	mux.HandleFunc("/", m.proxy)
 	return mux
 }

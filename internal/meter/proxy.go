@@ -101,6 +101,11 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 		return readFailed(x.route.Issue, err)
 	}
 	x.st = st
+	if x.route.Invocation == "" {
+		if x.route.Invocation, err = m.o.Store.Open(ctx, iss, l.name); err != nil {
+			return unavailable("the store", err)
+		}
+	}
 	x.agent = strings.TrimSpace(r.Header.Get(AgentHeader))
 	if !access.ActsAs(st.cfg.Agents, l.name, x.agent) {
 		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated", Message: fmt.Sprintf("%s may not spend as agent %q (the setting agents)", l.name, x.agent)}

@@ -2,6 +2,7 @@ package meter
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -63,28 +64,62 @@ func (m *Meter) statement(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(m.o.Key.SignStatement(st))
 }
 
+// current answers GET /OWNER/NAME/issues/N/invocations/current with the
+// invocation the meter opened for the asker's calls that named none
+// (docs/meter.md#one-configuration-kilo-or-any-openai-sdk): report takes
+// it when --invocation is not given. 404 when it opened none.
+func (m *Meter) current(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	if err != nil || n < 1 {
+		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+		return
+	}
+	repo, who, ok := m.writerAndRepository(w, r)
+	if !ok {
+		return
+	}
+	inv, reported, err := m.o.Store.Current(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n}, who)
+	switch {
+	case err != nil:
+		fail(w, unavailable("the store", err))
+		return
+	case inv == "":
+		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-invocation",
+			Message: fmt.Sprintf("%s made no call through the meter on issue #%d with a base URL that names no invocation", who, n)})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(meterclient.Current{Invocation: inv, Reported: reported})
+}
+
 // writersRepository is the repository of a GET's path, asked by a writer
 // of it: when it is not, the answer says why and ok is false.
 func (m *Meter) writersRepository(w http.ResponseWriter, r *http.Request) (repo repository, ok bool) {
+	repo, _, ok = m.writerAndRepository(w, r)
+	return repo, ok
+}
+
+// writerAndRepository is writersRepository with the writer's login.
+func (m *Meter) writerAndRepository(w http.ResponseWriter, r *http.Request) (repo repository, who string, ok bool) {
 	owner, name := r.PathValue("owner"), r.PathValue("name")
 	if !m.inScope(owner, name) {
 		fail(w, m.outOfScope(owner, name))
-		return repo, false
+		return repo, "", false
 	}
 	l, err := m.resolve(r.Context(), agentToken(r), owner, name)
 	switch {
 	case err != nil:
 		fail(w, unavailable("could not ask Gitea who the key belongs to", err))
-		return repo, false
+		return repo, "", false
 	case l.refusal != nil:
 		fail(w, l.refusal)
-		return repo, false
+		return repo, "", false
 	}
 	if repo, err = m.repositoryOf(r.Context(), l.client, owner, name); err != nil {
 		fail(w, unavailable("could not ask Gitea which repository "+owner+"/"+name+" is", err))
-		return repo, false
+		return repo, "", false
 	}
-	return repo, true
+	return repo, l.name, true
 }
 
 // fail answers a GET's refusal in OpenAI's shape.

@@ -137,3 +137,18 @@ func (c Client) About(ctx context.Context) (About, error) {
 	err := c.get(ctx, "about", 64<<10, &a)
 	return a, err
 }
+
+// Current is the invocation the meter opened for the asker's calls that
+// named none, and whether the checkpoint records it already.
+type Current struct {
+	Invocation string `json:"invocation"`
+	Reported   bool   `json:"reported"`
+}
+
+// Current asks which invocation the meter opened for the token's login
+// on issue n.
+func (c Client) Current(ctx context.Context, owner, name string, n int64) (Current, error) {
+	var cur Current
+	err := c.get(ctx, fmt.Sprintf("%s/%s/issues/%d/invocations/current", url.PathEscape(owner), url.PathEscape(name), n), 64<<10, &cur)
+	return cur, err
+}

@@ -29,8 +29,10 @@ func TestParseRoute(t *testing.T) {
 	if ref != nil || r.Invocation != "run-2" || r.Provider != Anthropic {
 		t.Fatalf("the header's invocation: %+v %v", r, ref)
 	}
+	if r, ref := ParseRoute("/acme/app/issues/7/openai/v1/chat/completions", ""); ref != nil || r.Invocation != "" || r.Issue != 7 {
+		t.Errorf("a URL naming no invocation: %+v %v; want it parsed, the invocation left to the meter", r, ref)
+	}
 	for path, rule := range map[string]string{
-		"/acme/app/issues/7/openai/v1/chat/completions":                   "meter-invocation",
 		"/acme/app/issues/7/invocations/a%20b/openai/v1/chat/completions": "meter-invocation",
 		"/acme/app/issues/7/invocations/i/anthropic/v1/chat/completions":  "meter-route",
 		"/acme/app/issues/0/invocations/i/openai/v1/embeddings":           "meter-route",

@@ -31,7 +31,9 @@ const (
 const InvocationHeader = "X-Gns-Invocation"
 
 // Route is what an agent's URL names:
-// /OWNER/NAME/issues/N[/invocations/ID]/PROVIDER/v1/ENDPOINT.
+// /OWNER/NAME/issues/N[/invocations/ID]/PROVIDER/v1/ENDPOINT. A URL and
+// headers that name no invocation leave Invocation empty: the meter then
+// opens one for the caller (docs/meter.md#one-configuration-kilo-or-any-openai-sdk).
 type Route struct {
 	Owner, Name string
 	Issue       int64
@@ -46,8 +48,8 @@ func (r Route) Repo() string { return r.Owner + "/" + r.Name }
 var routeRe = regexp.MustCompile(`^/([^/]+)/([^/]+)/issues/([0-9]{1,18})(?:/invocations/([^/]+))?/(openai|anthropic)/v1/(.+)$`)
 
 // validInvocation is what an invocation id may hold: what report accepts
-// in a header of a comment, bounded.
-var validInvocation = regexp.MustCompile(`^[A-Za-z0-9._:@+-]{1,200}$`)
+// in a header of a comment, bounded (a Gitea login's characters among them).
+var validInvocation = regexp.MustCompile(`^[A-Za-z0-9._:@+_-]{1,200}$`)
 
 // ParseRoute reads a request's path and invocation header. The error
 // says what a well-formed address looks like.
@@ -73,12 +75,9 @@ func ParseRoute(path, invocationHeader string) (Route, *Refusal) {
 	switch {
 	case n < 1:
 		return r, &Refusal{Status: 404, Kind: KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"}
-	case r.Invocation == "":
+	case r.Invocation != "" && !validInvocation.MatchString(r.Invocation):
 		return r, &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-invocation",
-			Message: "name the invocation these calls are for: the header " + InvocationHeader + ", or /invocations/ID/ in the base URL (the same id report gets as --invocation)"}
-	case !validInvocation.MatchString(r.Invocation):
-		return r, &Refusal{Status: 400, Kind: KindInvalid, Rule: "meter-invocation",
-			Message: "the invocation id must be 1 to 200 letters, digits or ._:@+-"}
+			Message: "the invocation id must be 1 to 200 letters, digits or ._:@+_-"}
 	}
 	return r, nil
 }

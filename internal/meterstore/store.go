@@ -321,6 +321,41 @@ func (s *Store) Invocation(ctx context.Context, iss Issue, inv string) (Totals, 
 	return t, err
 }
 
+// OpenPrefix starts the invocations the meter names itself, for an agent
+// whose base URL names the issue and no invocation.
+const OpenPrefix = "open-"
+
+// Current is login's latest invocation the meter named on the issue
+// (OpenPrefix, the login, a number), and whether the checkpoint was seen
+// to record it; "" when it named none.
+func (s *Store) Current(ctx context.Context, iss Issue, login string) (inv string, reported bool, err error) {
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT invocation FROM meter_calls WHERE repo = ? AND issue = ? AND login = ? AND invocation LIKE ?
+		ORDER BY id DESC LIMIT 1`), iss.Repo, iss.Number, login, OpenPrefix+"%").Scan(&inv)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	var n int
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM meter_reported WHERE repo = ? AND issue = ? AND invocation = ?`), iss.Repo, iss.Number, inv).Scan(&n)
+	return inv, n > 0, err
+}
+
+// Open is the invocation a call of login names when its URL names none:
+// its current one until the checkpoint records it, then the next.
+func (s *Store) Open(ctx context.Context, iss Issue, login string) (string, error) {
+	inv, reported, err := s.Current(ctx, iss, login)
+	if err != nil || inv != "" && !reported {
+		return inv, err
+	}
+	seq := 1
+	if n, err := strconv.Atoi(inv[strings.LastIndex(inv, "-")+1:]); inv != "" && err == nil {
+		seq = n + 1
+	}
+	return fmt.Sprintf("%s%s-%d", OpenPrefix, login, seq), nil
+}
+
 // Spent is one invocation's calls on an issue, for the meter's statement.
 type Spent struct {
 	Invocation, Login, Agent string
