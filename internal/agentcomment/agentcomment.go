@@ -48,6 +48,11 @@ type Footer struct {
 	// Metered is the meter's signed receipt of the invocation, as report
 	// put it there (package receipt reads it).
 	Metered json.RawMessage `json:"metered,omitempty"`
+	// NextEstimate, Action and Timestamp are what report writes for a
+	// checkpoint's recovery (package handoff reads them).
+	NextEstimate *int64 `json:"next_estimated_tokens,omitempty"`
+	Action       string `json:"action,omitempty"`
+	Timestamp    string `json:"timestamp,omitempty"`
 }
 
 // Budget is the footer's budget: before, consumed and remaining tokens.

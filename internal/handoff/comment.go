@@ -3,7 +3,6 @@ package handoff
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
@@ -164,9 +163,10 @@ func fenced(s string) string {
 	return markdown.Fence(lang, s)
 }
 
-// ParseFooter reads a report's footer from a comment: what agentcomment
-// reads, plus the fields recovery uses. ok is false when the comment is not
-// an agent comment or its footer cannot be read.
+// ParseFooter reads a report's footer from a comment through agentcomment,
+// the one reader of GNS_EVENT footers, in the shape recovery uses. ok is
+// false when the comment is not an agent comment or its footer cannot be
+// read.
 func ParseFooter(body string) (Footer, bool) {
 	if !agentcomment.IsAgentComment(body) {
 		return Footer{}, false
@@ -175,21 +175,11 @@ func ParseFooter(body string) (Footer, bool) {
 	if c == nil || c.Footer == nil {
 		return Footer{}, false
 	}
-	m := footerJSON.FindStringSubmatch(body)
-	if m == nil {
-		return Footer{}, false
-	}
-	var extra struct {
-		NextEstimate *int64 `json:"next_estimated_tokens"`
-		Action       string `json:"action"`
-		Timestamp    string `json:"timestamp"`
-	}
-	_ = json.Unmarshal([]byte(m[1]), &extra) // agentcomment read it: it is JSON
 	af := c.Footer
 	f := Footer{
 		Agent: af.Agent, Invocation: af.Invocation, EventType: af.EventType, Phase: af.Phase,
 		Status: af.Status, Verdict: af.Verdict, KeyStats: af.KeyStats,
-		Action: extra.Action, Timestamp: extra.Timestamp,
+		Action: af.Action, Timestamp: af.Timestamp,
 	}
 	if af.Depth != nil {
 		f.Depth = *af.Depth
@@ -202,8 +192,8 @@ func ParseFooter(body string) (Footer, bool) {
 	if af.NextAgent != nil {
 		f.NextAgent = *af.NextAgent
 	}
-	if extra.NextEstimate != nil {
-		f.NextEstimate = *extra.NextEstimate
+	if af.NextEstimate != nil {
+		f.NextEstimate = *af.NextEstimate
 	}
 	var n int64
 	if json.Unmarshal(af.FilesChanged, &n) == nil {
@@ -211,7 +201,3 @@ func ParseFooter(body string) (Footer, bool) {
 	}
 	return f, true
 }
-
-// footerJSON is agentcomment's footer pattern: the JSON of the GNS_EVENT
-// comment at the very end.
-var footerJSON = regexp.MustCompile(`(?s)<!--\s*GNS_EVENT\s+(.*?)\s*-->\s*$`)
