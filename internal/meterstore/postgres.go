@@ -8,23 +8,6 @@ import (
 	_ "github.com/lib/pq" // PostgreSQL: pure Go and small (docs/choices.md)
 )
 
-var postgresSchema = []string{
-	`CREATE TABLE IF NOT EXISTS meter_calls (
-		id BIGSERIAL PRIMARY KEY,
-		repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
-		login TEXT NOT NULL, agent TEXT NOT NULL, model TEXT NOT NULL, provider TEXT NOT NULL, endpoint TEXT NOT NULL,
-		input BIGINT NOT NULL DEFAULT 0, cached BIGINT NOT NULL DEFAULT 0, output BIGINT NOT NULL DEFAULT 0, reasoning BIGINT NOT NULL DEFAULT 0,
-		tokens BIGINT NOT NULL, cost BIGINT NOT NULL, worst BIGINT NOT NULL,
-		usage_known BOOLEAN NOT NULL, settled BOOLEAN NOT NULL, request_id TEXT,
-		started BIGINT NOT NULL, finished BIGINT)`,
-	`CREATE INDEX IF NOT EXISTS meter_calls_issue ON meter_calls (repo, issue, invocation)`,
-	`CREATE TABLE IF NOT EXISTS meter_totals (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
-		settled_tokens BIGINT NOT NULL, inflight_tokens BIGINT NOT NULL, cost BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
-	`CREATE TABLE IF NOT EXISTS meter_reported (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
-		tokens BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
-	`CREATE TABLE IF NOT EXISTS meter_issues (repo TEXT NOT NULL, issue BIGINT NOT NULL, base BIGINT NOT NULL, PRIMARY KEY (repo, issue))`,
-}
-
 // openPostgres connects to the database at url. Meters sharing it admit
 // calls of one issue one at a time: a transaction-scoped advisory lock
 // on the issue.
@@ -38,7 +21,7 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to the PostgreSQL store: %w", err)
 	}
-	s := &Store{db: db, dialect: dialect{name: "postgres", schema: postgresSchema, numbered: true,
+	s := &Store{db: db, dialect: dialect{name: "postgres", serial: "BIGSERIAL PRIMARY KEY", numbered: true,
 		lock: `SELECT pg_advisory_xact_lock(hashtext($1))`}}
 	// Two meters starting at once may both create the tables: one
 	// connection holds a lock while it does.
@@ -53,7 +36,7 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("lock the PostgreSQL store: %w", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7426001)`) //nolint:errcheck // released at disconnect anyway
-	for _, stmt := range s.dialect.schema {
+	for _, stmt := range s.dialect.schema() {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("create the meter's tables (postgres): %w", err)

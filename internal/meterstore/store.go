@@ -73,15 +73,44 @@ type Store struct {
 	stmts   sync.Map // query → *sql.Stmt, prepared once
 }
 
+// schema is the store's tables, in the SQL both dialects speak; SERIAL_ID
+// stands for the dialect's auto-numbered key.
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS meter_calls (
+		id SERIAL_ID,
+		repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
+		login TEXT NOT NULL, agent TEXT NOT NULL, model TEXT NOT NULL, provider TEXT NOT NULL, endpoint TEXT NOT NULL,
+		input BIGINT NOT NULL DEFAULT 0, cached BIGINT NOT NULL DEFAULT 0, output BIGINT NOT NULL DEFAULT 0, reasoning BIGINT NOT NULL DEFAULT 0,
+		tokens BIGINT NOT NULL, cost BIGINT NOT NULL, worst BIGINT NOT NULL,
+		usage_known BOOLEAN NOT NULL, settled BOOLEAN NOT NULL, request_id TEXT,
+		started BIGINT NOT NULL, finished BIGINT)`,
+	`CREATE INDEX IF NOT EXISTS meter_calls_issue ON meter_calls (repo, issue, invocation)`,
+	`CREATE TABLE IF NOT EXISTS meter_totals (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
+		settled_tokens BIGINT NOT NULL, inflight_tokens BIGINT NOT NULL, cost BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
+	`CREATE TABLE IF NOT EXISTS meter_reported (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
+		tokens BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
+	`CREATE TABLE IF NOT EXISTS meter_issues (repo TEXT NOT NULL, issue BIGINT NOT NULL, base BIGINT NOT NULL, PRIMARY KEY (repo, issue))`,
+}
+
 // dialect is what differs between SQLite and PostgreSQL.
 type dialect struct {
-	name   string
-	schema []string
+	name string
+	// serial is the column type of an auto-numbered primary key.
+	serial string
 	// lock takes the issue's lock in a transaction (PostgreSQL); SQLite
 	// serializes writers already.
 	lock string
 	// numbered says placeholders are $1, $2, ...
 	numbered bool
+}
+
+// schema is the tables in the dialect's SQL.
+func (d dialect) schema() []string {
+	out := make([]string, len(schema))
+	for i, stmt := range schema {
+		out[i] = strings.ReplaceAll(stmt, "SERIAL_ID", d.serial)
+	}
+	return out
 }
 
 // Open opens the store at dsn: a postgres:// or postgresql:// URL, else
@@ -161,7 +190,7 @@ func (s *Store) q(query string) string {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	for _, stmt := range s.dialect.schema {
+	for _, stmt := range s.dialect.schema() {
 		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("create the meter's tables (%s): %w", s.dialect.name, err)
 		}
