@@ -42,7 +42,7 @@ type Options struct {
 	Log io.Writer
 	// Now reads the clock (time.Now).
 	Now func() time.Time
-	// Transport reaches the providers (http.DefaultTransport).
+	// Transport reaches the providers (ProviderTransport's).
 	Transport http.RoundTripper
 	// HangupRead is how long the meter still reads an answer after the
 	// client hung up, to charge what the provider charged
@@ -106,7 +106,7 @@ func New(o Options) (*Meter, error) {
 		o.Log = io.Discard
 	}
 	if o.Transport == nil {
-		o.Transport = http.DefaultTransport
+		o.Transport = ProviderTransport()
 	}
 	if o.HangupRead <= 0 {
 		o.HangupRead = DefaultHangupRead
@@ -179,6 +179,19 @@ func (m *Meter) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fmt.Fprintln(w, "ok")
+}
+
+// ProviderTransport is how the meter reaches the providers: Go's default
+// transport (proxy from the environment, HTTP/2 where the provider offers
+// it) keeping enough idle connections a host for the agents calling at
+// once. The default keeps 2, so under concurrency most calls would open a
+// new connection, a TLS handshake each against a real provider.
+func ProviderTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = 90 * time.Second
+	return t
 }
 
 // Serve serves on l until ctx ends, then stops taking calls and lets
