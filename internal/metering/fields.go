@@ -49,6 +49,20 @@ var stateFields = map[Endpoint]map[string]string{
 // holds one (a content part, a document's source).
 var fileKeys = []string{"file_id", "file_ids", "file_url"}
 
+// messageFields are the top-level fields that, given as a string, stand
+// for a message of their role, by endpoint: the provider frames the text
+// as it frames that message, and the meter prices it as that message
+// written out.
+var messageFields = map[Endpoint]map[string]string{
+	Responses: {"input": "user", "instructions": "developer"},
+}
+
+// standsFor is the role of the message field k of a request on route r
+// stands for when it is a string, or "".
+func standsFor(r Route, k string) string {
+	return messageFields[r.Endpoint][k]
+}
+
 // serverSide says why field k of a request on route r is refused, or "".
 func serverSide(r Route, k string) string {
 	return stateFields[r.Endpoint][k]

@@ -240,6 +240,36 @@ func TestReadCallCountsTokenIDs(t *testing.T) {
 	}
 }
 
+// A Responses input or instructions given as a string is a message the
+// provider frames as one: priced as that message written out, a user's
+// and a developer's, in a known encoding and in bytes alike. A string of
+// chat or embeddings stands for no message.
+func TestReadCallPricesAStringThatStandsForAMessage(t *testing.T) {
+	responses := Route{Provider: OpenAI, Endpoint: Responses}
+	for _, tt := range []struct{ short, long string }{
+		{`{"model":"gpt-4o","input":"hello there"}`, `{"model":"gpt-4o","input":[{"role":"user","content":"hello there"}]}`},
+		{`{"model":"gpt-4.1","instructions":"be brief","input":[]}`, `{"model":"gpt-4.1","input":[{"role":"developer","content":"be brief"}]}`},
+		{`{"model":"gpt-4.1","instructions":"be brief","input":"hi"}`, `{"model":"gpt-4.1","input":[{"role":"developer","content":"be brief"},{"role":"user","content":"hi"}]}`},
+		{`{"model":"local-model","input":"héllo"}`, `{"model":"local-model","input":[{"role":"user","content":"héllo"}]}`},
+	} {
+		short, ref := ReadCall(responses, []byte(tt.short), counters(t), 10)
+		long, ref2 := ReadCall(responses, []byte(tt.long), counters(t), 10)
+		if ref != nil || ref2 != nil || short.Input != long.Input {
+			t.Errorf("%s: input %d (%v); written out, %d (%v)", tt.short, short.Input, ref, long.Input, ref2)
+		}
+	}
+	c, _ := ReadCall(responses, []byte(`{"model":"gpt-4o","input":"}"}`), counters(t), 10)
+	if c.Input != 3+2+2+2+2 { // the request; the keys role and content, "user", "}": a token each and their tokens
+		t.Errorf("a string input: %d", c.Input)
+	}
+	for _, r := range []Route{{Provider: OpenAI, Endpoint: Embeddings}, {Provider: OpenAI, Endpoint: ChatCompletions}} {
+		c, _ := ReadCall(r, []byte(`{"model":"gpt-4o","input":"hello there","instructions":"be brief"}`), counters(t), 10)
+		if c.Input != 3+3+3 {
+			t.Errorf("%s: strings that stand for no message: %d", r.Endpoint, c.Input)
+		}
+	}
+}
+
 // Tools are counted as their whole JSON, names included, with the
 // allowances: 600 properties with empty schemas are not a handful of
 // tokens.

@@ -235,6 +235,9 @@ func (s *scanner) fieldRead(k string, v value) *Refusal {
 	if why := serverSide(s.route, k); why != "" {
 		return invalid(fmt.Sprintf("the field %s %s, which the meter cannot see or price: send the whole input in the request instead", k, why))
 	}
+	if role := standsFor(s.route, k); role != "" && v.isStr {
+		s.input += s.framing(role)
+	}
 	if rendered(k) {
 		var b bytes.Buffer
 		if err := json.Compact(&b, s.body[v.at.start:v.at.end]); err != nil {
@@ -247,6 +250,13 @@ func (s *scanner) fieldRead(k string, v value) *Refusal {
 		}
 	}
 	return nil
+}
+
+// framing is what a message of role adds to its text, priced as the
+// meter prices a message written out: its keys role and content and its
+// role, a token each and their tokens.
+func (s *scanner) framing(role string) int64 {
+	return 3 + s.count("role") + s.count(role) + s.count("content")
 }
 
 // judge refuses an object the meter cannot price: in the input, one that

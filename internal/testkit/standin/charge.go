@@ -104,18 +104,20 @@ func (p *parser) str() string {
 const toolPrompt = 346
 
 // counted is the input a real provider charges for a request, counted
-// with o200k_base (Claude's tokenizer is not public; any will do for a
-// stand-in):
+// with the model's encoding (encodingOf):
 //   - OpenAI's chat: 3 tokens a message and its text, 3 for the reply,
 //     and the tools as OpenAI's cookbook counts them ("How to count tokens
 //     with tiktoken": 7 a function, its name and description, 3 and 3 a
 //     property with its name, type and description, 12 in all);
-//   - the Responses API: its instructions and input alike;
+//   - the Responses API: its instructions and input alike, each a message
+//     when it is a string;
 //   - embeddings: the text, and a token an id of a token-id array;
 //   - Anthropic: 3 tokens a message and its text, the system prompt, the
-//     tools' JSON and the tool use system prompt.
+//     tools' JSON (as JSON is written, < > and & as they are) and the tool
+//     use system prompt.
 func counted(path string, body map[string]any) int64 {
-	c, err := tokens.New(tokens.O200kBase)
+	model, _ := body["model"].(string)
+	c, err := tokens.New(encodingOf(model))
 	if err != nil {
 		panic(err)
 	}
@@ -126,13 +128,36 @@ func counted(path string, body map[string]any) int64 {
 	case "/v1/messages":
 		n := text(body["system"]) + messagesTokens(c, body["messages"])
 		if tools, _ := body["tools"].([]any); len(tools) > 0 {
-			data, _ := json.Marshal(tools)
-			n += int64(c.Count(string(data))) + toolPrompt
+			var data bytes.Buffer
+			e := json.NewEncoder(&data)
+			e.SetEscapeHTML(false)
+			_ = e.Encode(tools)
+			n += int64(c.Count(strings.TrimSuffix(data.String(), "\n"))) + toolPrompt
 		}
 		return n
 	}
-	n := text(body["instructions"]) + messagesTokens(c, body["messages"]) + messagesTokens(c, body["input"]) + 3
+	n := messagesTokens(c, body["instructions"]) + messagesTokens(c, body["messages"]) + messagesTokens(c, body["input"]) + 3
 	return n + toolsTokens(c, body["tools"]) + toolsTokens(c, body["functions"])
+}
+
+// encodingOf is the encoding a provider counts a model's tokens in, as
+// tiktoken maps models to encodings: cl100k_base for GPT-4, GPT-3.5 and
+// the embeddings models, o200k_base for GPT-4o and later, and for any
+// other model (Claude's tokenizer is not public; any will do for a
+// stand-in).
+func encodingOf(model string) tokens.Encoding {
+	m := strings.ToLower(model)
+	for _, p := range []string{"gpt-4o", "gpt-4.1", "gpt-4.5", "chatgpt-4o"} {
+		if strings.HasPrefix(m, p) {
+			return tokens.O200kBase
+		}
+	}
+	for _, p := range []string{"gpt-4", "gpt-3.5", "gpt-35", "text-embedding-3-", "text-embedding-ada-002"} {
+		if strings.HasPrefix(m, p) {
+			return tokens.CL100kBase
+		}
+	}
+	return tokens.O200kBase
 }
 
 // textTokens counts every string of v, and a token an id of a token-id
