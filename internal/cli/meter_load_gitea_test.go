@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
@@ -159,4 +160,83 @@ func getReceiptAs(t *testing.T, rm *runningMeter, r *actiontest.Repo, token stri
 	var rc receipt.Receipt
 	_ = decodeJSON(resp, &rc)
 	return rc
+}
+
+// Two meters on one PostgreSQL database, as replicas behind a load
+// balancer: twenty agents on two issues call at once, half of them through
+// each meter, each call's worst case (2,812 tokens) such that two fit an
+// issue's budget of 6,000 after the warm-up's 260, and three do not. Each issue admits two calls, whichever
+// meter took them; what the provider charged is what the store holds.
+func TestTwoMetersOnOnePostgres(t *testing.T) {
+	t.Parallel()
+	r := actiontest.NewRepo(t)
+	const budget, agentsN = 6000, 20
+	var ns []int64
+	for range 2 {
+		n, d := r.Open(t, "replicas", func(n int64) string { return issueWithBudget(n, budget, "cascade::depth-2, size::medium") }, "cascade::depth-2", "size::medium")
+		if res := r.Step().RunInProcess(t, d, actiontest.InProcess{}); res.Code != 0 {
+			t.Fatalf("the guard's first run: %s", res)
+		}
+		ns = append(ns, n)
+	}
+	var agents []actiontest.User
+	for range agentsN {
+		agents = append(agents, r.User(t, "replica", giteatest.PermWrite))
+	}
+	dsn := pgtest.Require(t)
+	cached := func(o *meter.Options) { o.IssueTTL = time.Minute }
+	a := startMeter(t, r, dsn, nil, cached)
+	b := startMeter(t, r, dsn, a.prov, cached)
+	a.prov.Output.Store(2900)
+	a.prov.Delay.Store(int64(100 * time.Millisecond)) // the reservations overlap
+	meters := []*runningMeter{a, b}
+	// Warm both meters' caches (the agents, the issues), so that the
+	// calls below race at the store.
+	for i, agent := range agents {
+		for _, m := range meters {
+			if status, body := m.chat(t, r, agent.Token, ns[(i/2)%2], "warm-up", 1, false); status != 200 {
+				t.Fatalf("warm-up: %d %s", status, body)
+			}
+		}
+	}
+	start := make(chan struct{})
+	admitted := make([]atomic.Int64, len(ns))
+	var wg sync.WaitGroup
+	for i, agent := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			status, body := meters[i%2].chat(t, r, agent.Token, ns[(i/2)%2], fmt.Sprintf("replica-%d", i), 2800, false)
+			switch status {
+			case 200:
+				admitted[(i/2)%2].Add(1)
+			case 403:
+			default:
+				t.Errorf("agent %d: %d %s", i, status, body)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	key := storeKey(t, r)
+	var held int64
+	for k, n := range ns {
+		rows, err := a.store.Calls(context.Background(), meterstore.Issue{Repo: key, Number: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spent int64
+		for _, c := range rows {
+			spent += c.Tokens
+		}
+		t.Logf("issue #%d: %d calls admitted by two meters, %d of %d tokens metered", n, admitted[k].Load(), spent, budget)
+		if spent > budget || admitted[k].Load() != 2 {
+			t.Errorf("issue #%d: %d calls admitted, %d tokens metered; want 2 calls within its budget of %d", n, admitted[k].Load(), spent, budget)
+		}
+		held += spent
+	}
+	if charged := a.prov.Charged(); charged != held {
+		t.Errorf("the provider charged %d, the store holds %d", charged, held)
+	}
 }
