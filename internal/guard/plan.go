@@ -335,3 +335,23 @@ func StatusWrite(existing *issues.Comment, body string, resolved bool) (Write, b
 	}
 	return Write{Kind: PostStatus}, true
 }
+
+// BudgetSteps are the shares of a budget, in percent, at which the meter
+// and the status comment warn that it runs out: an approver raises it in
+// time, and no agent is stopped mid-task.
+var BudgetSteps = []int64{95, 90, 80}
+
+// BudgetStep is the highest of BudgetSteps that used tokens of total
+// reach, and whether one does.
+func BudgetStep(used, total int64) (int64, bool) {
+	if total <= 0 {
+		return 0, false
+	}
+	pct := used * 100 / total
+	for _, step := range BudgetSteps {
+		if pct >= step {
+			return step, true
+		}
+	}
+	return 0, false
+}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/metering"
@@ -262,5 +264,39 @@ func TestSpendUnderAReportedInvocationIsPending(t *testing.T) {
 		if i == 4 && resp.StatusCode != 403 {
 			t.Fatalf("the fifth call of 1,012 tokens on 4,500 left went through under the reported invocation: %d", resp.StatusCode)
 		}
+	}
+}
+
+// A call refused for budget says the issue waits for an approver and how
+// the chain resumes; once an approver raises budget.total, the next call
+// of the same agent through the same meter is admitted, within one
+// --issue-ttl, with nothing restarted.
+func TestAnApproversRaiseResumesTheChain(t *testing.T) {
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	r := newRig(t, func(o *Options) { o.Now = clock })
+	start := strings.Replace(body(7, 20000, 1500), "next_estimated_tokens: 3500", "next_estimated_tokens: 700", 1)
+	r.gitea.Change(7, func(is *issues.Issue) { is.Body = start })
+	judge(t, r.gitea, 7)
+	r.prov.Output.Store(1000)
+	chat := r.base(7, "openai") + "/chat/completions"
+	call := `{"model":"gpt-4o","max_tokens":1000,"messages":[{"role":"user","content":"hello"}]}`
+	if resp, body := post(t, chat, agentToken1, call); resp.StatusCode != 200 {
+		t.Fatalf("the first call: %d %s", resp.StatusCode, body)
+	}
+	resp, body := post(t, chat, agentToken1, call)
+	if _, _, msg := openAIError(t, body); resp.StatusCode != 403 || !strings.Contains(msg, metering.Resume) {
+		t.Fatalf("the call over budget: %d %s", resp.StatusCode, msg)
+	}
+	r.gitea.Change(7, func(is *issues.Issue) {
+		is.Body = strings.Replace(strings.Replace(start, "total: 20000", "total: 30000", 1), "remaining: 1500", "remaining: 11500", 1)
+	})
+	judge(t, r.gitea, 7)
+	mu.Lock()
+	now = now.Add(DefaultIssueTTL + time.Millisecond)
+	mu.Unlock()
+	if resp, body := post(t, chat, agentToken1, call); resp.StatusCode != 200 {
+		t.Errorf("the call after the raise: %d %s", resp.StatusCode, body)
 	}
 }

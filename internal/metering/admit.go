@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/gns-guard/gns-guard/internal/config"
+	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -29,6 +30,9 @@ func (p Pending) Unheld(st Standing) int64 {
 	return p.Tokens + max(p.Recorded-(st.Consumed-st.Base), 0)
 }
 
+// Resume says, in a refusal for budget, how the issue's chain resumes.
+const Resume = "The issue waits for an approver: a person in budget-admins raises budget.total in the checkpoint (and removes budget::exhausted when the guard set it); the next call is then admitted within seconds, with nothing to restart"
+
 // Money is what admission needs of prices: the model's price, and the
 // issue's cap in millionths of a dollar (0: none).
 type Money struct {
@@ -48,7 +52,7 @@ func Admit(st Standing, p Pending, c Call, m Money) *Refusal {
 	left := st.Remaining - unheld
 	if unheld+c.Worst() > st.Remaining {
 		return &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-over-budget", Message: fmt.Sprintf(
-			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left (remaining %s of %s in the checkpoint, %s metered and not in budget.consumed): lower max_tokens or the input, report what was spent (gns-guard report), or ask a person to approve more budget",
+			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left (remaining %s of %s in the checkpoint, %s metered and not in budget.consumed): lower max_tokens or the input, or report what was spent (gns-guard report). "+Resume,
 			tokens.Format(c.Worst()), tokens.Format(c.Input), exactness(c), tokens.Format(c.Output), tokens.Format(max(left, 0)), tokens.Format(st.Remaining), tokens.Format(st.Total), tokens.Format(unheld))}
 	}
 	if m.Cap <= 0 {
@@ -120,15 +124,10 @@ func Headers(st Standing, p Pending) map[string]string {
 // Warning says, at 80, 90 and 95 % of the budget used (consumed and
 // metered), how much is used; "" below.
 func Warning(st Standing, p Pending) string {
-	if st.Total <= 0 {
+	used := st.Consumed + p.Unheld(st)
+	step, ok := guard.BudgetStep(used, st.Total)
+	if !ok {
 		return ""
 	}
-	used := st.Consumed + p.Unheld(st)
-	pct := used * 100 / st.Total
-	for _, step := range []int64{95, 90, 80} {
-		if pct >= step {
-			return fmt.Sprintf("%d%% of the budget used (%s of %s tokens): report, or ask a person for more", step, tokens.Format(used), tokens.Format(st.Total))
-		}
-	}
-	return ""
+	return fmt.Sprintf("%d%% of the budget used (%s of %s tokens): report, or ask a person for more", step, tokens.Format(used), tokens.Format(st.Total))
 }

@@ -69,7 +69,13 @@ func Judge(f Facts) Standing {
 		if k := len(f.Plan.Violations) - 1; k > 0 {
 			more = fmt.Sprintf(" (and %d more)", k)
 		}
-		return refuse(v.Rule, "the guard fails this state: %s%s; no call goes through until a person resolves it", strings.TrimSuffix(v.Message, "."), more)
+		ref := refuse(v.Rule, "the guard fails this state: %s%s", strings.TrimSuffix(v.Message, "."), more)
+		if ref.Refusal.Kind == KindBudget {
+			ref.Refusal.Message += ". " + Resume
+		} else {
+			ref.Refusal.Message += "; no call goes through until a person resolves it"
+		}
+		return ref
 	}
 	b := f.Checkpoint.Budget
 	return Standing{Total: b.Total.Value, Consumed: b.Consumed.Value, Remaining: b.Remaining.Value}

@@ -120,6 +120,9 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 		}
 		fmt.Fprintf(b, "**Budget** `%s` %s of %s tokens consumed in this phase (%s), %s left · **Lifetime** %s\n\n",
 			Bar(ratio, 20), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), percent(ratio), tokens.Format(n.BudgetRemaining), LifetimeText(n))
+		if step, ok := guard.BudgetStep(n.BudgetConsumed, n.BudgetTotal); ok && n.BudgetRemaining > 0 {
+			fmt.Fprintf(b, "> ⚠️ %d%% of the phase's budget is used: an approver raises `budget.total` before it runs out, or the meter refuses the next call and the chain waits\n\n", step)
+		}
 		if n.MeteredResults > 0 {
 			fmt.Fprintf(b, "**Metered** %s tokens by the meter's receipts of the last %d results; their reports added %s\n\n",
 				tokens.Format(n.Metered), n.MeteredResults, tokens.Format(n.MeteredReported))
