@@ -5,6 +5,9 @@
 # BINARY names the stage or image whose /out/gns-guard the image runs: the
 # build stage below, or, for a release, an image holding the released
 # linux/amd64 binary, stamped with its version (.gitea/workflows/release.yml).
+# TAGS are the build tags: nometer leaves the meter and its store drivers
+# out of the step's image, which every issue event pulls. The meter's image
+# is the same file built with --build-arg TAGS= (docs/meter.md).
 ARG BINARY=build
 
 FROM golang:1.26-bookworm AS build
@@ -13,7 +16,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY cmd ./cmd
 COPY internal ./internal
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/gns-guard ./cmd/gns-guard
+ARG TAGS=nometer
+RUN CGO_ENABLED=0 go build -tags "$TAGS" -trimpath -ldflags="-s -w" -o /out/gns-guard ./cmd/gns-guard
 
 FROM ${BINARY} AS binary
 

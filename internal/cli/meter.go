@@ -4,13 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"strings"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/metering"
-	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
@@ -55,10 +52,10 @@ func meterFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.anthropicURL, "anthropic-url", "https://api.anthropic.com", "the Anthropic server's `URL`, before /v1")
 	fs.StringVar(&o.openaiKeyEnv, "openai-key-env", "OPENAI_API_KEY", "the environment `VARIABLE` holding the OpenAI key")
 	fs.StringVar(&o.anthropicEnv, "anthropic-key-env", "ANTHROPIC_API_KEY", "the environment `VARIABLE` holding the Anthropic key")
-	fs.DurationVar(&o.issueTTL, "issue-ttl", meter.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
-	fs.DurationVar(&o.hangup, "hangup-read", meter.DefaultHangupRead, "how long the answer of a call whose client hung up is still read, to charge what the provider charged (a `DURATION`; past it, the call is charged its worst case)")
+	fs.DurationVar(&o.issueTTL, "issue-ttl", metering.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
+	fs.DurationVar(&o.hangup, "hangup-read", metering.DefaultHangupRead, "how long the answer of a call whose client hung up is still read, to charge what the provider charged (a `DURATION`; past it, the call is charged its worst case)")
 	fs.DurationVar(&o.drain, "drain", 5*time.Minute, "how long calls in flight may finish after SIGTERM (a `DURATION`)")
-	fs.Int64Var(&o.maxTokens, "max-tokens", meter.DefaultMaxTokens, "the answer's cap in tokens (`N`) added to a request that sets none")
+	fs.Int64Var(&o.maxTokens, "max-tokens", metering.DefaultMaxTokens, "the answer's cap in tokens (`N`) added to a request that sets none")
 	fs.StringVar(&o.format, "format", "text", "output format of --public-key and of errors: `text|json`")
 	fs.BoolVar(&o.publicKey, "public-key", false, "print the public key of $"+MeterKeyEnv+" (publish it as meter-public-key) and exit")
 	return o
@@ -80,9 +77,15 @@ func (o *meterOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	return nil
 }
 
+// noMeter is the answer of a build without the meter.
+const noMeter = "meter: this build of gns-guard has no meter (the guard's step image leaves it out to stay small): run the meter from a release binary, or from the image built with --build-arg TAGS= (docs/meter.md)"
+
 // runMeter serves the meter until SIGTERM or SIGINT, then lets the calls
 // in flight finish (docs/meter.md).
 func runMeter(ctx context.Context, o *meterOptions, env Env) error {
+	if !o.publicKey && !meterBuilt {
+		return usageError("%s", noMeter)
+	}
 	key, err := receipt.NewKey([]byte(strings.TrimSpace(env.Getenv(MeterKeyEnv))))
 	if err != nil {
 		return usageError("meter: $%s: %v", MeterKeyEnv, err)
@@ -101,38 +104,5 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 	if len(o.scope) == 0 {
 		return usageError("meter: no --scope: name the owners (--scope acme) or repositories (--scope acme/api) whose agents may spend on this meter's provider keys; any account on the server could otherwise make a repository and spend on them")
 	}
-	store, err := meterstore.Open(ctx, o.store)
-	if err != nil {
-		return cannotRun(fmt.Errorf("meter: %w", err))
-	}
-	defer store.Close()
-	m, err := meter.New(meter.Options{
-		Server:           server,
-		Upstream:         map[metering.Provider]string{metering.OpenAI: o.openaiURL, metering.Anthropic: o.anthropicURL},
-		Keys:             map[metering.Provider]string{metering.OpenAI: env.Getenv(o.openaiKeyEnv), metering.Anthropic: env.Getenv(o.anthropicEnv)},
-		Store:            store,
-		Key:              key,
-		IssueTTL:         o.issueTTL,
-		HangupRead:       o.hangup,
-		DefaultMaxTokens: o.maxTokens,
-		Log:              env.Stderr,
-		Now:              env.Now,
-		Scope:            o.scope,
-		Connect: func(server, token, owner, name string) (meter.Client, error) {
-			return connectForge(server, token, owner, name)
-		},
-	})
-	if err != nil {
-		return cannotRun(err)
-	}
-	l, err := net.Listen("tcp", o.listen)
-	if err != nil {
-		return usageError("meter: --listen %s: %v", o.listen, err)
-	}
-	fmt.Fprintf(env.Stderr, "gns-guard meter: serving on %s for %s (%s); store %s; receipts signed by %s\n", l.Addr(), server, strings.Join(o.scope, ", "), store.Kind(), key.Public())
-	if err := m.Serve(ctx, l, o.drain); err != nil {
-		return cannotRun(err)
-	}
-	fmt.Fprintln(env.Stderr, "gns-guard meter: stopped; every call in flight finished")
-	return nil
+	return serveMeter(ctx, o, env, server, key)
 }

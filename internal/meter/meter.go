@@ -60,11 +60,11 @@ type Options struct {
 
 // Defaults and bounds of Options.
 const (
-	DefaultIssueTTL          = 2 * time.Second
+	DefaultIssueTTL          = metering.DefaultIssueTTL
 	DefaultLoginTTL          = MaxLoginTTL
 	MaxLoginTTL              = time.Minute
-	DefaultMaxTokens         = 4096
-	DefaultHangupRead        = 10 * time.Minute
+	DefaultMaxTokens         = metering.DefaultMaxTokens
+	DefaultHangupRead        = metering.DefaultHangupRead
 	maxAnswerBytes           = 64 << 20
 	defaultOpenAIUpstream    = "https://api.openai.com"
 	defaultAnthropicUpstream = "https://api.anthropic.com"

@@ -3,6 +3,7 @@ package metering
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/guard"
@@ -29,6 +30,17 @@ type Pending struct {
 func (p Pending) Unheld(st Standing) int64 {
 	return p.Tokens + max(p.Recorded-(st.Consumed-st.Base), 0)
 }
+
+// The meter's defaults, which its command line shows.
+const (
+	// DefaultIssueTTL is how long an issue's reading is kept.
+	DefaultIssueTTL = 2 * time.Second
+	// DefaultMaxTokens caps the answer of a request that sets no cap.
+	DefaultMaxTokens = 4096
+	// DefaultHangupRead is how long the answer of a call whose client hung
+	// up is still read: the official SDKs' own timeout for a call.
+	DefaultHangupRead = 10 * time.Minute
+)
 
 // Resume says, in a refusal for budget, how the issue's chain resumes.
 const Resume = "The issue waits for an approver: a person in budget-admins raises budget.total in the checkpoint (and removes budget::exhausted when the guard set it); the next call is then admitted within seconds, with nothing to restart"

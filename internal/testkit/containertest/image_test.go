@@ -20,12 +20,12 @@ import (
 // maxImageBytes is the most a runner may download for the action's image
 // (its layers gzip-compressed, as a registry stores them): every runner
 // pulls it before the first verdict. maxUnpackedBytes bounds the image on
-// disk: the base, the binary, the tokenizer vocabularies it embeds
-// compressed (internal/tokens) and the meter's SQLite (pure Go:
-// docs/choices.md#the-meters-store).
+// disk: the base, the binary and the tokenizer vocabularies it embeds
+// compressed (internal/tokens); the meter and its store drivers are left
+// out (the nometer build tag).
 const (
 	maxImageBytes    = 15 << 20
-	maxUnpackedBytes = 20 << 20
+	maxUnpackedBytes = 15 << 20
 )
 
 // TestImage builds the Dockerfile, unmodified, with the legacy builder and
@@ -100,6 +100,10 @@ func TestImage(t *testing.T) {
 	}
 	if !json.Valid([]byte(schema)) || !strings.Contains(schema, "checkpoint") {
 		t.Errorf("`gns-guard schema` in the image printed:\n%.300s", schema)
+	}
+	// The step's image leaves the meter out, and says where it is.
+	if out, err := e.Docker(ctx, nil, "run", "--rm", "--network", "none", img, "meter"); err == nil || !strings.Contains(err.Error()+out, "this build of gns-guard has no meter") {
+		t.Errorf("`gns-guard meter` in the step's image: %v\n%.300s", err, out)
 	}
 }
 
