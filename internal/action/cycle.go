@@ -11,6 +11,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/issuetx"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 )
@@ -19,14 +20,21 @@ import (
 // under it, and reports.
 func (r *runner) cycle(ctx context.Context) error {
 	var c cycleState
-	for attempt := 1; ; attempt++ {
-		next, err := r.attempt(ctx, &c, attempt)
-		if err != nil || next == endRun {
-			return err
+	var next outcome
+	err := issuetx.Run(ctx, func(ctx context.Context, a issuetx.Attempt) (err error) {
+		next, err = r.attempt(ctx, &c, a)
+		return err
+	}, func(next issuetx.Attempt, why error) {
+		if errors.Is(why, issues.ErrConflict) {
+			why = errors.New("the issue body changed while the guard worked")
 		}
-		if next == reportPlan {
-			break
-		}
+		r.log.infof("gns-guard: %s; reading it again (attempt %d of %d)", why, next.N, issuetx.Attempts)
+	})
+	if errors.Is(err, issues.ErrConflict) {
+		return applyError(err) // a lost race that outlived every attempt
+	}
+	if err != nil || next == endRun {
+		return err
 	}
 	r.report(c.plan, c.res)
 	if c.plan.Failed(r.cfg) {
@@ -42,20 +50,30 @@ type cycleState struct {
 	unlanded []int64 // archives posted in an attempt whose body write lost a race
 }
 
-// outcome is what an attempt leaves its cycle to do.
+// outcome is what an attempt leaves its cycle to do: an attempt that
+// must read again says so by its error (issuetx.Again).
 type outcome int
 
 const (
 	reportPlan outcome = iota // report the plan decided (and applied)
-	readAgain                 // read the issue again and decide anew
 	endRun                    // end the run: it has nothing to report
 )
+
+// applyError classifies an error of applying a plan: a forge error is
+// classified already; any other is a failure to run.
+func applyError(err error) error {
+	var ce *exitcode.CannotRunError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return cannotRun(err)
+}
 
 // attempt reads the issue, withdraws what an earlier attempt posted in
 // vain, and decides and applies, unless the read must be made again or
 // the event is the guard's own.
-func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outcome, error) {
-	s, err := r.read(ctx, attempt == 1)
+func (r *runner) attempt(ctx context.Context, c *cycleState, a issuetx.Attempt) (outcome, error) {
+	s, err := r.read(ctx, a.N == 1)
 	if err != nil {
 		return endRun, err
 	}
@@ -65,7 +83,7 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 	}
 	r.notes = appendNew(r.notes, s.Notes...)
 	switch {
-	case attempt > 1 || !s.Followed():
+	case a.N > 1 || !s.Followed():
 	case s.Hinted():
 		r.log.infof("gns-guard: read issue #%d through the read hint in its checkpoint: the comments updated since it, not the timeline", s.Issue.Number)
 	default:
@@ -83,18 +101,17 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, attempt int) (outco
 			in = r.input(s)
 		}
 	}
-	if stale(s, r.cfg) && attempt < live.WriteAttempts {
+	if stale(s, r.cfg) && !a.Last() {
 		// The issue was read before a concurrent run's body write, the
 		// timeline after its ledger: deciding on the two would mix them.
-		r.log.infof("gns-guard: the ledger is newer than the body read; reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
-		return readAgain, nil
+		return endRun, issuetx.Stale("the ledger is newer than the body read")
 	}
 	if r.ownEvent(s) {
 		return endRun, nil
 	}
 	r.checkPosture(ctx, s)
 	in.Posture = r.posture
-	return r.decideAndApply(ctx, c, in, s, attempt)
+	return r.decideAndApply(ctx, c, in, s, a)
 }
 
 // ownEvent skips an event the guard's own user caused with a personal
@@ -124,7 +141,7 @@ func (r *runner) ownEvent(s *live.Snapshot) bool {
 // run, lists its writes). A body write that lost a race reads again while
 // attempts are left, and keeps the archives it posted for the next attempt
 // to withdraw.
-func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Input, s *live.Snapshot, attempt int) (outcome, error) {
+func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Input, s *live.Snapshot, a issuetx.Attempt) (outcome, error) {
 	in.Grants = r.grantState(ctx)
 	if r.pins == nil {
 		st := r.pinState(ctx)
@@ -146,9 +163,8 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 	if err != nil {
 		return endRun, err
 	}
-	if plan.ChainForked && attempt < live.WriteAttempts {
-		r.log.infof("gns-guard: two of the guard's archives continue the history differently (a concurrent run lost its body write and withdraws its own); reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
-		return readAgain, nil
+	if plan.ChainForked && !a.Last() {
+		return endRun, issuetx.Stale("two of the guard's archives continue the history differently (a concurrent run lost its body write and withdraws its own)")
 	}
 	r.notes = appendNew(r.notes, notes...)
 	if r.cfg.DryRun {
@@ -161,23 +177,18 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 		r.signGrantsAnew(ctx, in, &c.res)
 		r.writePins(ctx, in, c.res.added, &c.res)
 	}
-	if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
-		r.log.infof("gns-guard: the issue body changed while the guard worked; reading it again (attempt %d of %d)", attempt+1, live.WriteAttempts)
+	if errors.Is(err, issues.ErrConflict) {
+		// The next attempt withdraws the archives this one posted, when
+		// the body that won makes them redundant.
 		for _, cm := range c.res.posted {
 			if strings.Contains(cm.Body, issues.ArchiveMarkerPrefix(s.Issue.Number)) {
 				c.unlanded = append(c.unlanded, cm.ID)
 			}
 		}
-		return readAgain, nil
+		return endRun, err
 	}
 	if err != nil {
-		// A forge error is classified already; a conflict that
-		// outlived every attempt is a failure to run too.
-		var ce *exitcode.CannotRunError
-		if errors.As(err, &ce) {
-			return endRun, err
-		}
-		return endRun, cannotRun(err)
+		return endRun, applyError(err)
 	}
 	return reportPlan, nil
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/issuetx"
 	"github.com/gns-guard/gns-guard/internal/ledger"
-	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/prune"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
@@ -237,7 +237,7 @@ func TestInProcessBodyWriteLostToAConcurrentEditReadsAgain(t *testing.T) {
 }
 
 // A body write that loses every attempt ends the run as a failure to run
-// (exit 3) after live.WriteAttempts attempts.
+// (exit 3) after issuetx.Attempts attempts.
 func TestInProcessConflictOnEveryAttemptExits3(t *testing.T) {
 	r := newFakeRepo(t)
 	n := prunable(t, r)
@@ -245,8 +245,8 @@ func TestInProcessConflictOnEveryAttemptExits3(t *testing.T) {
 	before := r.S.Calls("EditBody")
 	res := r.run(t, edited(n, agent), "ledger-key", ledgerKey)
 	res.expect(t, exitcode.CannotRun, "error")
-	if got := r.S.Calls("EditBody") - before; got != live.WriteAttempts {
-		t.Errorf("%d body writes tried, want %d attempts", got, live.WriteAttempts)
+	if got := r.S.Calls("EditBody") - before; got != issuetx.Attempts {
+		t.Errorf("%d body writes tried, want %d attempts", got, issuetx.Attempts)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/issuetx"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/markdown"
@@ -70,7 +71,8 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		return err
 	}
 	n := o.issue
-	for attempt := 1; ; attempt++ {
+	var res *recovery
+	err = issuetx.Run(ctx, func(ctx context.Context, _ issuetx.Attempt) error {
 		s, err := reader.Read(ctx, n, live.ReadOptions{All: true})
 		if err != nil {
 			return err
@@ -79,25 +81,23 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 		if err != nil {
 			return err
 		}
-		res, err := proposeRecovery(ctx, s, cfg, plan.Authors, env.Now())
-		if err != nil {
+		if res, err = proposeRecovery(ctx, s, cfg, plan.Authors, env.Now()); err != nil || res == nil || !o.apply {
 			return err
 		}
-		if res == nil {
-			return printNothingToRecover(env, o.format, n)
+		cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
+		if err != nil {
+			return reader.Where.Error("write the proposed checkpoint (compare-and-swap)", err) // a lost race is made again
 		}
-		if o.apply {
-			cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
-			if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
-				continue
-			}
-			if err != nil {
-				return reader.Where.Error("write the proposed checkpoint (compare-and-swap)", err)
-			}
-			res.Applied, res.ContentVersion = true, cv
-		}
-		return printRecovery(env, o.repo, o.format, &res.recoverResult)
+		res.Applied, res.ContentVersion = true, cv
+		return nil
+	}, nil)
+	switch {
+	case err != nil:
+		return err
+	case res == nil:
+		return printNothingToRecover(env, o.format, n)
 	}
+	return printRecovery(env, o.repo, o.format, &res.recoverResult)
 }
 
 // printNothingToRecover says the checkpoint is valid: a line, or under

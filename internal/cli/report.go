@@ -18,6 +18,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/issuetx"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -216,8 +217,9 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 		return err
 	}
 	now := env.Now().UTC().Truncate(time.Second)
-	for attempt := 1; ; attempt++ {
-		res.Attempts = attempt
+	printed := false
+	err = issuetx.Run(ctx, func(ctx context.Context, a issuetx.Attempt) error {
+		res.Attempts = a.N
 		s, step, err := o.readAndDecide(ctx, env, conn, now, res)
 		if err != nil {
 			return err
@@ -226,18 +228,17 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 			return err
 		}
 		if !step.writes(o) {
+			printed = true
 			return o.finishUnwritten(ctx, env, conn, s, step, res)
 		}
-		err = o.write(ctx, conn, s, step, res)
-		if errors.Is(err, issues.ErrConflict) && attempt < live.WriteAttempts {
-			res.Notes = append(res.Notes, fmt.Sprintf("the body changed while the report was written (HTTP 409); read again and applied the same report to it (attempt %d)", attempt+1))
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		return printReport(env, o, res, nil)
+		return o.write(ctx, conn, s, step, res)
+	}, func(next issuetx.Attempt, _ error) {
+		res.Notes = append(res.Notes, fmt.Sprintf("the body changed while the report was written (HTTP 409); read again and applied the same report to it (attempt %d)", next.N))
+	})
+	if err != nil || printed {
+		return err
 	}
+	return printReport(env, o, res, nil)
 }
 
 // reportConn is what `report` works through on every attempt: the one

@@ -174,20 +174,6 @@ type ReadOptions struct {
 // comments buried it, and on the first run on an issue.
 const MaxStatusPages = 20
 
-// WriteAttempts bounds the attempts of one compare-and-swap write of an
-// issue body, the action's run's and `report`'s alike. An attempt reads the
-// issue, decides on it and writes the body with the content_version it read;
-// Gitea answers 409 when the body changed since (and the action also reads
-// again when the ledger it found is newer than the body it read), and the
-// next attempt starts from a fresh read. An attempt is lost only to a write
-// that landed between its read and its own write, so losing several in a row
-// takes a burst of concurrent edits; rather than chase it for ever, the
-// writer gives up after WriteAttempts and fails. Nothing is lost by that: a
-// person's or agent's edit that won starts a guard run of its own, which
-// reads the issue anew, and a report can be made again with the same
-// invocation (it is idempotent per invocation).
-const WriteAttempts = 4
-
 // maxAllPages bounds a read of every comment (50 timeline entries a page):
 // far more than any real issue has.
 const maxAllPages = 10000

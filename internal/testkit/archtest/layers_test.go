@@ -19,7 +19,7 @@ const module = "github.com/gns-guard/gns-guard/"
 var layers = [][]string{
 	{"internal/exitcode", "internal/finding", "internal/markdown", "internal/tokens", "internal/jsoncap", "internal/version", "internal/flagdoc", "internal/secrets", "internal/scopes"},
 	{"internal/checkpoint", "internal/agentcomment", "internal/burn", "internal/issues", "internal/posture"},
-	{"internal/prune", "internal/entryload", "internal/receipt", "internal/port", "internal/config", "internal/access"},
+	{"internal/prune", "internal/entryload", "internal/receipt", "internal/port", "internal/config", "internal/access", "internal/issuetx"},
 	{"internal/ledger"},
 	{"internal/guard"},
 	{"internal/status", "internal/settings", "internal/metering"},
