@@ -23,6 +23,7 @@ type meterOptions struct {
 	listen, server, store      string
 	openaiURL, anthropicURL    string
 	openaiKeyEnv, anthropicEnv string
+	metricsTokenEnv            string
 	issueTTL, drain, hangup    time.Duration
 	maxTokens                  int64
 	publicKey                  bool
@@ -55,6 +56,7 @@ func meterFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.anthropicURL, "anthropic-url", "https://api.anthropic.com", "the Anthropic server's `URL`, before /v1")
 	fs.StringVar(&o.openaiKeyEnv, "openai-key-env", "OPENAI_API_KEY", "the environment `VARIABLE` holding the OpenAI key")
 	fs.StringVar(&o.anthropicEnv, "anthropic-key-env", "ANTHROPIC_API_KEY", "the environment `VARIABLE` holding the Anthropic key")
+	fs.StringVar(&o.metricsTokenEnv, "metrics-token-env", "", "the environment `VARIABLE` holding the bearer token GET /metrics asks for (default: no /metrics, it answers 404)")
 	fs.DurationVar(&o.issueTTL, "issue-ttl", meter.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
 	fs.DurationVar(&o.hangup, "hangup-read", meter.DefaultHangupRead, "how long the answer of a call whose client hung up is still read, to charge what the provider charged (a `DURATION`; past it, the call is charged its worst case)")
 	fs.DurationVar(&o.drain, "drain", 5*time.Minute, "how long calls in flight may finish after SIGTERM (a `DURATION`)")
@@ -80,6 +82,19 @@ func (o *meterOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	return nil
 }
 
+// metricsToken is the token GET /metrics asks for: the value of
+// --metrics-token-env's variable, "" without the flag (no /metrics).
+func (o *meterOptions) metricsToken(env Env) (string, error) {
+	if o.metricsTokenEnv == "" {
+		return "", nil
+	}
+	token := strings.TrimSpace(env.Getenv(o.metricsTokenEnv))
+	if token == "" {
+		return "", usageError("meter: --metrics-token-env %s: $%s is empty: it holds the token GET /metrics asks for", o.metricsTokenEnv, o.metricsTokenEnv)
+	}
+	return token, nil
+}
+
 // runMeter serves the meter until SIGTERM or SIGINT, then lets the calls
 // in flight finish (docs/meter.md).
 func runMeter(ctx context.Context, o *meterOptions, env Env) error {
@@ -101,6 +116,10 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 	if len(o.scope) == 0 {
 		return usageError("meter: no --scope: name the owners (--scope acme) or repositories (--scope acme/api) whose agents may spend on this meter's provider keys; any account on the server could otherwise make a repository and spend on them")
 	}
+	metricsToken, err := o.metricsToken(env)
+	if err != nil {
+		return err
+	}
 	store, err := meterstore.Open(ctx, o.store)
 	if err != nil {
 		return cannotRun(fmt.Errorf("meter: %w", err))
@@ -118,6 +137,7 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 		Log:              env.Stderr,
 		Now:              env.Now,
 		Scope:            o.scope,
+		MetricsToken:     metricsToken,
 		Connect: func(server, token, owner, name string) (meter.Client, error) {
 			return connectForge(server, token, owner, name)
 		},
