@@ -20,6 +20,7 @@ type meterOptions struct {
 	listen, server, store      string
 	openaiURL, anthropicURL    string
 	openaiKeyEnv, anthropicEnv string
+	metricsTokenEnv            string
 	issueTTL, drain, hangup    time.Duration
 	maxTokens                  int64
 	publicKey                  bool
@@ -52,6 +53,7 @@ func meterFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.anthropicURL, "anthropic-url", "https://api.anthropic.com", "the Anthropic server's `URL`, before /v1")
 	fs.StringVar(&o.openaiKeyEnv, "openai-key-env", "OPENAI_API_KEY", "the environment `VARIABLE` holding the OpenAI key")
 	fs.StringVar(&o.anthropicEnv, "anthropic-key-env", "ANTHROPIC_API_KEY", "the environment `VARIABLE` holding the Anthropic key")
+	fs.StringVar(&o.metricsTokenEnv, "metrics-token-env", "", "the environment `VARIABLE` holding the bearer token GET /metrics asks for (default: no /metrics, it answers 404)")
 	fs.DurationVar(&o.issueTTL, "issue-ttl", metering.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
 	fs.DurationVar(&o.hangup, "hangup-read", metering.DefaultHangupRead, "how long the answer of a call whose client hung up is still read, to charge what the provider charged (a `DURATION`; past it, the call is charged its worst case)")
 	fs.DurationVar(&o.drain, "drain", 5*time.Minute, "how long calls in flight may finish after SIGTERM (a `DURATION`)")
@@ -75,6 +77,19 @@ func (o *meterOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 		return usageError("meter: --max-tokens must be 1 or more")
 	}
 	return nil
+}
+
+// metricsToken is the token GET /metrics asks for: the value of
+// --metrics-token-env's variable, "" without the flag (no /metrics).
+func (o *meterOptions) metricsToken(env Env) (string, error) {
+	if o.metricsTokenEnv == "" {
+		return "", nil
+	}
+	token := strings.TrimSpace(env.Getenv(o.metricsTokenEnv))
+	if token == "" {
+		return "", usageError("meter: --metrics-token-env %s: $%s is empty: it holds the token GET /metrics asks for", o.metricsTokenEnv, o.metricsTokenEnv)
+	}
+	return token, nil
 }
 
 // noMeter is the answer of a build without the meter.
@@ -104,5 +119,9 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 	if len(o.scope) == 0 {
 		return usageError("meter: no --scope: name the owners (--scope acme) or repositories (--scope acme/api) whose agents may spend on this meter's provider keys; any account on the server could otherwise make a repository and spend on them")
 	}
-	return serveMeter(ctx, o, env, server, key)
+	metricsToken, err := o.metricsToken(env)
+	if err != nil {
+		return err
+	}
+	return serveMeter(ctx, o, env, server, key, metricsToken)
 }

@@ -13,6 +13,6 @@ import (
 const meterBuilt = false
 
 // serveMeter is never reached in a build without the meter.
-func serveMeter(context.Context, *meterOptions, Env, string, receipt.Key) error {
+func serveMeter(context.Context, *meterOptions, Env, string, receipt.Key, string) error {
 	return usageError("%s", noMeter)
 }

@@ -20,7 +20,7 @@ const meterBuilt = true
 // serveMeter opens the store and serves the meter until ctx ends. The
 // guard's step image is built without it (the nometer tag): its store
 // drivers are most of the binary, and no issue event needs them.
-func serveMeter(ctx context.Context, o *meterOptions, env Env, server string, key receipt.Key) error {
+func serveMeter(ctx context.Context, o *meterOptions, env Env, server string, key receipt.Key, metricsToken string) error {
 	store, err := meterstore.Open(ctx, o.store)
 	if err != nil {
 		return cannotRun(fmt.Errorf("meter: %w", err))
@@ -38,6 +38,7 @@ func serveMeter(ctx context.Context, o *meterOptions, env Env, server string, ke
 		Log:              env.Stderr,
 		Now:              env.Now,
 		Scope:            o.scope,
+		MetricsToken:     metricsToken,
 		Connect: func(server, token, owner, name string) (meter.Client, error) {
 			return connectForge(server, token, owner, name)
 		},

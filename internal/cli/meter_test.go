@@ -30,6 +30,7 @@ func TestMeterVerb(t *testing.T) {
 		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter", "--drain", "0s"}, "--drain must be above 0"},
 		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter", "--hangup-read", "-1m"}, "--hangup-read and --drain must be above 0"},
 		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter", "extra"}, "meter takes no"},
+		{map[string]string{"GNS_GUARD_METER_KEY": secret}, []string{"meter", "--server", "http://gitea.invalid", "--scope", "acme", "--metrics-token-env", "GNS_TEST_METRICS_TOKEN"}, "$GNS_TEST_METRICS_TOKEN is empty"},
 	} {
 		_, errOut, code := gns(t, tt.env, tt.args...)
 		if code != 2 || !strings.Contains(errOut, tt.says) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/testkit/standin"
 )
 
@@ -17,9 +18,10 @@ import (
 const benchCall = `{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"system","content":"You are the lead developer."},{"role":"user","content":"Wire the limiter into the gateway config and say what changed."}]}`
 
 // benchRig is a rig whose issue standing and key's login are kept for
-// the whole benchmark: every call through the meter is a cache hit.
+// the whole benchmark: every call through the meter is a cache hit. Its
+// metrics are on, as a scraped meter's are: each call counts in them.
 func benchRig(b *testing.B) (*rig, *http.Client) {
-	r := newRig(b)
+	r := newRig(b, withMetrics)
 	// A budget no benchmark spends: every call is admitted.
 	r.gitea.Change(7, func(is *issues.Issue) { is.Body = body(7, 1e12, 1e12-6200) })
 	judge(b, r.gitea, 7)
@@ -110,4 +112,16 @@ func firstByte(c *http.Client, url, token, body string) error {
 		return err
 	}
 	return nil
+}
+
+// BenchmarkMetricsRecord is what counting one settled call in the
+// metrics costs the call, at log time.
+func BenchmarkMetricsRecord(b *testing.B) {
+	ms := newMetrics("t")
+	x := &exchange{route: metering.Route{Owner: "acme", Name: "app", Provider: metering.OpenAI, Endpoint: "chat/completions"},
+		repo: repository{id: 1, name: "acme/app"}, agent: "coder", call: metering.Call{Model: "gpt-4o"}, status: 200, id: 1, cost: 125,
+		usage: metering.Usage{Input: 40, Cached: 8, Output: 20, Known: true}, started: time.Now(), forwarded: time.Now(), upstreamTook: 80 * time.Millisecond}
+	for b.Loop() {
+		ms.record(x, "")
+	}
 }

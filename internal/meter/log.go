@@ -22,6 +22,9 @@ func (m *Meter) logCall(x *exchange) {
 		x.started.UTC().Format(time.RFC3339), x.repoName(), x.route.Issue, q(x.route.Invocation), q(x.login.name), q(x.agent),
 		x.route.Provider, x.route.Endpoint, q(x.call.Model), x.status, x.usage.Input, x.usage.Cached, x.usage.Output, x.charged,
 		metering.Dollars(x.cost), took, q(x.reqID), outcome)
+	if m.metrics != nil {
+		m.metrics.record(x, outcome)
+	}
 	m.logMu.Lock()
 	defer m.logMu.Unlock()
 	_, _ = m.o.Log.Write([]byte(line))

@@ -56,6 +56,10 @@ type Options struct {
 	// asked (docs/meter.md#whom-it-serves). Empty serves every repository
 	// of the server: the command line requires one at least.
 	Scope []string
+	// MetricsToken is the bearer token GET /metrics asks for; empty, the
+	// meter keeps no metrics and /metrics answers 404
+	// (docs/meter.md#metrics).
+	MetricsToken string
 }
 
 // Defaults and bounds of Options.
@@ -79,6 +83,7 @@ type Meter struct {
 	issues   *cache[*standing]
 	counters sync.Map // tokens.Encoding → *tokens.Counter
 	logMu    sync.Mutex
+	metrics  *metrics // nil: no MetricsToken
 }
 
 // New makes a meter.
@@ -115,8 +120,13 @@ func New(o Options) (*Meter, error) {
 	if err != nil {
 		return nil, err
 	}
+	var ms *metrics
+	if o.MetricsToken != "" {
+		ms = newMetrics(o.MetricsToken)
+	}
 	return &Meter{
-		o: o,
+		o:       o,
+		metrics: ms,
 		// No overall timeout: a long stream is as long as the model writes.
 		upstream: up,
 		logins:   newCache[login](o.LoginTTL, o.Now),
@@ -157,12 +167,13 @@ func (m *Meter) counter(enc tokens.Encoding) *tokens.Counter {
 	return actual.(*tokens.Counter)
 }
 
-// Handler serves the meter's routes: /healthz, the receipts, and the
-// providers' APIs under /OWNER/NAME/issues/N/.
+// Handler serves the meter's routes: /healthz, /about, /metrics, the
+// receipts, and the providers' APIs under /OWNER/NAME/issues/N/.
 func (m *Meter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.healthz)
 	mux.HandleFunc("GET /about", m.aboutHandler)
+	mux.HandleFunc("GET /metrics", m.metricsHandler)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/{inv}/receipt", m.receipt)
 	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/metered", m.statement)

@@ -37,6 +37,10 @@ type exchange struct {
 	charged  int64
 	cost     int64
 	hasPrice bool
+	// forwarded is when the call went upstream (zero: it never did);
+	// upstreamTook the time from then to the end of its answer.
+	forwarded    time.Time
+	upstreamTook time.Duration
 	// unsent says the call never reached the provider: it spent nothing.
 	// sent says its request was written whole; timedOut that the answer
 	// was still coming HangupRead after the client left.
@@ -188,6 +192,9 @@ func (m *Meter) settle(x *exchange, gone bool) {
 		}
 	}
 	x.charged, x.cost = c.Tokens, c.Cost
+	if !x.forwarded.IsZero() {
+		x.upstreamTook = c.Finished.Sub(x.forwarded)
+	}
 	// The client may be gone: the settlement must land all the same.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -103,6 +103,7 @@ func (m *Meter) rewrite(ctx context.Context, pr *httputil.ProxyRequest, x *excha
 	out.ContentLength = int64(len(body))
 	out.Header.Del("Content-Length")
 	pr.Out = out
+	x.forwarded = m.o.Now()
 }
 
 // errSwitch is a provider that answered 101: the meter tunnels nothing.
