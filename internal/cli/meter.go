@@ -23,7 +23,7 @@ type meterOptions struct {
 	metricsTokenEnv            string
 	issueTTL, drain, hangup    time.Duration
 	maxTokens                  int64
-	publicKey                  bool
+	publicKey, metricsIssue    bool
 	format                     string
 	scope                      scopeList
 }
@@ -53,6 +53,7 @@ func meterFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.anthropicURL, "anthropic-url", "https://api.anthropic.com", "the Anthropic server's `URL`, before /v1")
 	fs.StringVar(&o.openaiKeyEnv, "openai-key-env", "OPENAI_API_KEY", "the environment `VARIABLE` holding the OpenAI key")
 	fs.StringVar(&o.anthropicEnv, "anthropic-key-env", "ANTHROPIC_API_KEY", "the environment `VARIABLE` holding the Anthropic key")
+	fs.BoolVar(&o.metricsIssue, "metrics-issue", false, "the issue as a label of the spend metrics (a label set an issue: the operator's choice)")
 	fs.StringVar(&o.metricsTokenEnv, "metrics-token-env", "", "the environment `VARIABLE` holding the bearer token GET /metrics asks for (default: no /metrics, it answers 404)")
 	fs.DurationVar(&o.issueTTL, "issue-ttl", metering.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
 	fs.DurationVar(&o.hangup, "hangup-read", metering.DefaultHangupRead, "how long the answer of a call whose client hung up is still read, to charge what the provider charged (a `DURATION`; past it, the call is charged its worst case)")

@@ -39,6 +39,7 @@ func serveMeter(ctx context.Context, o *meterOptions, env Env, server string, ke
 		Now:              env.Now,
 		Scope:            o.scope,
 		MetricsToken:     metricsToken,
+		MetricsIssue:     o.metricsIssue,
 		Connect: func(server, token, owner, name string) (meter.Client, error) {
 			return connectForge(server, token, owner, name)
 		},

@@ -117,7 +117,7 @@ func firstByte(c *http.Client, url, token, body string) error {
 // BenchmarkMetricsRecord is what counting one settled call in the
 // metrics costs the call, at log time.
 func BenchmarkMetricsRecord(b *testing.B) {
-	ms := newMetrics("t")
+	ms := newMetrics("t", false)
 	x := &exchange{route: metering.Route{Owner: "acme", Name: "app", Provider: metering.OpenAI, Endpoint: "chat/completions"},
 		repo: repository{id: 1, name: "acme/app"}, agent: "coder", call: metering.Call{Model: "gpt-4o"}, status: 200, id: 1, cost: 125,
 		usage: metering.Usage{Input: 40, Cached: 8, Output: 20, Known: true}, started: time.Now(), forwarded: time.Now(), upstreamTook: 80 * time.Millisecond}

@@ -60,6 +60,9 @@ type Options struct {
 	// meter keeps no metrics and /metrics answers 404
 	// (docs/meter.md#metrics).
 	MetricsToken string
+	// MetricsIssue adds the issue as a label of the spend metrics: a label
+	// set an issue, which the operator chooses to pay for.
+	MetricsIssue bool
 }
 
 // Defaults and bounds of Options.
@@ -122,7 +125,7 @@ func New(o Options) (*Meter, error) {
 	}
 	var ms *metrics
 	if o.MetricsToken != "" {
-		ms = newMetrics(o.MetricsToken)
+		ms = newMetrics(o.MetricsToken, o.MetricsIssue)
 	}
 	return &Meter{
 		o:       o,
@@ -173,7 +176,7 @@ func (m *Meter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.healthz)
 	mux.HandleFunc("GET /about", m.aboutHandler)
-	mux.HandleFunc("GET /metrics", m.metricsHandler)
+	mux.Handle("GET /metrics", m.metricsHandler())
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/{inv}/receipt", m.receipt)
 	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/metered", m.statement)

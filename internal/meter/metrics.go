@@ -1,17 +1,17 @@
 package meter
 
 import (
-	"bufio"
-	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
-	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gns-guard/gns-guard/internal/metering"
 )
 
 // MaxLabelSets bounds the label sets of each metric of GET /metrics: past
@@ -23,123 +23,159 @@ const MaxLabelSets = 10000
 // calls past MaxLabelSets.
 const otherLabel = "other"
 
-// The histograms' upper bounds, in seconds.
+// The histograms' upper bounds: seconds, and tokens (OpenTelemetry's for
+// gen_ai.client.token.usage).
 var (
 	upstreamBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 	addedBuckets    = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}
 )
 
-// labelSet holds a metric's label values in the order of its names; a
-// metric with fewer labels leaves the rest empty. An array, so that it
-// keys a map without an allocation per call.
-type labelSet [6]string
-
-// series is one label set's counter or histogram.
-type series struct {
-	value  int64    // a counter
-	counts []uint64 // a histogram: the observations per bucket, not cumulative
-	sum    float64
-	count  uint64
+// bound keeps a metric's label sets under its limit.
+type bound struct {
+	mu    sync.Mutex
+	seen  map[string]struct{}
+	limit int
 }
 
-// family is one metric: its label sets and their series.
-type family struct {
-	name, help, kind string
-	labels           []string
-	buckets          []float64 // a histogram's; nil for a counter
-	limit            int
-	sets             map[labelSet]*series
-}
-
-func newFamily(name, kind, help string, buckets []float64, labels ...string) *family {
-	return &family{name: name, kind: kind, help: help, buckets: buckets, labels: labels, limit: MaxLabelSets, sets: map[labelSet]*series{}}
-}
-
-// at is the series of label set k, made when new; past the limit, the
-// series of the label set "other".
-func (f *family) at(k labelSet) *series {
-	if s := f.sets[k]; s != nil {
-		return s
+// values are vals, or every value "other" once the metric holds its limit
+// of label sets and vals is not one of them.
+func (b *bound) values(vals ...string) []string {
+	key := strings.Join(vals, "\xff")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.seen[key]; ok {
+		return vals
 	}
-	if len(f.sets) >= f.limit-1 {
-		k = labelSet{}
-		for i := range f.labels {
-			k[i] = otherLabel
+	if len(b.seen) >= b.limit-1 {
+		for i := range vals {
+			vals[i] = otherLabel
 		}
-		if s := f.sets[k]; s != nil {
-			return s
-		}
+		return vals
 	}
-	s := &series{}
-	if f.buckets != nil {
-		s.counts = make([]uint64, len(f.buckets))
-	}
-	f.sets[k] = s
-	return s
+	b.seen[key] = struct{}{}
+	return vals
 }
 
-func (f *family) add(k labelSet, n int64) { f.at(k).value += n }
+func newBound() *bound { return &bound{seen: map[string]struct{}{}, limit: MaxLabelSets} }
 
-func (f *family) observe(k labelSet, d time.Duration) {
-	s := f.at(k)
-	v := d.Seconds()
-	if i, _ := slices.BinarySearch(f.buckets, v); i < len(f.buckets) {
-		s.counts[i]++
-	}
-	s.sum += v
-	s.count++
+// counterVec is a counter with its bound.
+type counterVec struct {
+	*prometheus.CounterVec
+	b *bound
 }
 
-// metrics are the meter's counters and histograms, served on GET /metrics
-// to the holder of its token.
+func (c counterVec) add(v float64, labels ...string) {
+	c.WithLabelValues(c.b.values(labels...)...).Add(v)
+}
+
+// histogramVec is a histogram with its bound.
+type histogramVec struct {
+	*prometheus.HistogramVec
+	b *bound
+}
+
+func (h histogramVec) observe(v float64, labels ...string) {
+	h.WithLabelValues(h.b.values(labels...)...).Observe(v)
+}
+
+// metrics are the meter's counters, histograms and gauge, served on GET
+// /metrics to the holder of its token. Names follow Prometheus's
+// conventions, and OpenTelemetry's GenAI conventions where those name the
+// measure (gen_ai.client.token.usage, gen_ai.client.operation.duration).
 type metrics struct {
 	// token is the token's hash: compared in constant time, whatever the
 	// length of the one given.
 	token [sha256.Size]byte
-	mu    sync.Mutex
-	// The metrics, written by mu.
-	calls, refusals, tokens, cost, upstream, added *family
+	// issue says the spend metrics carry the issue as a label.
+	issue bool
+	reg   *prometheus.Registry
+
+	calls, refusals, tokens, cost counterVec
+	usage, duration, firstByte    histogramVec
+	added                         prometheus.Histogram
+	inFlight                      prometheus.Gauge
 }
 
-func newMetrics(token string) *metrics {
-	return &metrics{
-		token:    sha256.Sum256([]byte(token)),
-		calls:    newFamily("gns_guard_meter_calls_total", "counter", "Calls the meter answered, by how they ended.", nil, "repo", "agent", "model", "provider", "endpoint", "outcome"),
-		refusals: newFamily("gns_guard_meter_refusals_total", "counter", "Calls the meter refused before sending them upstream, by the rule that refused them.", nil, "rule"),
-		tokens:   newFamily("gns_guard_meter_tokens_total", "counter", "Tokens of the calls' usage as the provider reported it (input counts cached, output counts reasoning).", nil, "repo", "agent", "model", "class"),
-		cost:     newFamily("gns_guard_meter_cost_micro_usd_total", "counter", "What the settled calls were charged, in millionths of a US dollar.", nil, "repo", "agent", "model"),
-		upstream: newFamily("gns_guard_meter_upstream_seconds", "histogram", "Time from sending a call upstream to the end of its answer.", upstreamBuckets, "provider", "endpoint"),
-		added:    newFamily("gns_guard_meter_added_seconds", "histogram", "The meter's own time before a call goes upstream: admission.", addedBuckets),
+// newMetrics registers the meter's metrics; withIssue adds the issue
+// label to those of spend (the operator's choice of cardinality).
+func newMetrics(token string, withIssue bool) *metrics {
+	spend := []string{"repo", "agent", "model", "provider"}
+	if withIssue {
+		spend = append(spend, "issue")
 	}
+	ms := &metrics{token: sha256.Sum256([]byte(token)), issue: withIssue, reg: prometheus.NewRegistry()}
+	counter := func(name, help string, labels ...string) counterVec {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		ms.reg.MustRegister(v)
+		return counterVec{v, newBound()}
+	}
+	histogram := func(name, help string, buckets []float64, labels ...string) histogramVec {
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+		ms.reg.MustRegister(v)
+		return histogramVec{v, newBound()}
+	}
+	ms.calls = counter("gns_guard_meter_calls_total", "Calls the meter answered, by how they ended.", append(append([]string{}, spend...), "endpoint", "outcome")...)
+	ms.refusals = counter("gns_guard_meter_refusals_total", "Calls the meter refused before sending them upstream, by the rule that refused them.", "rule")
+	ms.tokens = counter("gns_guard_meter_tokens_total", "Tokens of the calls' usage as the provider reported it, by class (input counts cached, output counts reasoning).", append(append([]string{}, spend...), "class")...)
+	ms.cost = counter("gns_guard_meter_cost_usd_total", "What the settled calls cost by the price table, in US dollars.", spend...)
+	ms.usage = histogram("gen_ai_client_token_usage", "Tokens a call used, by type (OpenTelemetry gen_ai.client.token.usage).", tokenBuckets,
+		"gen_ai_provider_name", "gen_ai_request_model", "gen_ai_operation_name", "gen_ai_token_type")
+	ms.duration = histogram("gen_ai_client_operation_duration_seconds", "Time from sending a call upstream to the end of its answer (OpenTelemetry gen_ai.client.operation.duration).", upstreamBuckets,
+		"gen_ai_provider_name", "gen_ai_request_model", "gen_ai_operation_name")
+	ms.firstByte = histogram("gns_guard_meter_upstream_first_byte_seconds", "Time from sending a call upstream to the provider's first answer (its headers).", upstreamBuckets, "provider", "endpoint")
+	ms.added = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gns_guard_meter_added_seconds", Help: "The meter's own time before a call goes upstream: admission.", Buckets: addedBuckets})
+	ms.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gns_guard_meter_reservations_in_flight", Help: "Calls reserved at their worst case and not settled yet."})
+	ms.reg.MustRegister(ms.added, ms.inFlight)
+	return ms
 }
 
-// record counts call x, which ended as outcome (its log line's).
+// record counts call x, which ended as outcome (its log line's). The
+// labels of spend are what the meter established: a call refused before
+// its key was known counts under an empty repository, agent and model, so
+// that no stranger names label sets.
 func (ms *metrics) record(x *exchange, outcome string) {
 	label, rule := metricOutcome(x, outcome)
-	repo, agent, model := x.repo.name, x.agent, x.call.Model
-	if repo == "" && x.route.Owner != "" {
-		repo = x.route.Repo()
-	}
 	provider, endpoint := string(x.route.Provider), string(x.route.Endpoint)
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	ms.calls.add(labelSet{repo, agent, model, provider, endpoint, label}, 1)
+	spend := []string{x.repo.name, x.agent, x.call.Model, provider}
+	if ms.issue {
+		issue := ""
+		if x.repo.name != "" {
+			issue = strconv.FormatInt(x.route.Issue, 10)
+		}
+		spend = append(spend, issue)
+	}
+	with := func(more ...string) []string { return append(append([]string{}, spend...), more...) }
+	ms.calls.add(1, with(endpoint, label)...)
 	if rule != "" {
-		ms.refusals.add(labelSet{rule}, 1)
+		ms.refusals.add(1, rule)
 	}
 	if x.usage.Known {
-		ms.tokens.add(labelSet{repo, agent, model, "input"}, x.usage.Input)
-		ms.tokens.add(labelSet{repo, agent, model, "cached"}, x.usage.Cached)
-		ms.tokens.add(labelSet{repo, agent, model, "output"}, x.usage.Output)
-		ms.tokens.add(labelSet{repo, agent, model, "reasoning"}, x.usage.Reasoning)
+		for class, n := range map[string]int64{"input": x.usage.Input, "cached": x.usage.Cached, "output": x.usage.Output, "reasoning": x.usage.Reasoning} {
+			ms.tokens.add(float64(n), with(class)...)
+		}
+		op := operation(x.route.Endpoint)
+		ms.usage.observe(float64(x.usage.Input), provider, x.call.Model, op, "input")
+		ms.usage.observe(float64(x.usage.Output), provider, x.call.Model, op, "output")
 	}
 	if x.id != 0 {
-		ms.cost.add(labelSet{repo, agent, model}, x.cost)
+		ms.cost.add(float64(x.cost)/1e6, spend...)
 	}
 	if !x.forwarded.IsZero() {
-		ms.added.observe(labelSet{}, x.forwarded.Sub(x.started))
-		ms.upstream.observe(labelSet{provider, endpoint}, x.upstreamTook)
+		ms.added.Observe(x.forwarded.Sub(x.started).Seconds())
+		ms.duration.observe(x.upstreamTook.Seconds(), provider, x.call.Model, operation(x.route.Endpoint))
+		if !x.firstByte.IsZero() {
+			ms.firstByte.observe(x.firstByte.Sub(x.forwarded).Seconds(), provider, endpoint)
+		}
 	}
+}
+
+// operation is an endpoint's gen_ai.operation.name.
+func operation(e metering.Endpoint) string {
+	if e == metering.Embeddings {
+		return "embeddings"
+	}
+	return "chat"
 }
 
 // metricOutcome is the outcome label of a call that ended as outcome,
@@ -165,108 +201,21 @@ func metricOutcome(x *exchange, outcome string) (label, rule string) {
 	return "ok", ""
 }
 
-// metricsHandler answers GET /metrics in Prometheus's text format 0.0.4:
-// 404 when the meter was started without a metrics token, 401 without
-// that token.
-func (m *Meter) metricsHandler(w http.ResponseWriter, r *http.Request) {
+// metricsHandler answers GET /metrics in Prometheus's format: 404 when
+// the meter was started without a metrics token, 401 without that token.
+func (m *Meter) metricsHandler() http.Handler {
 	if m.metrics == nil {
-		http.NotFound(w, r)
-		return
+		return http.NotFoundHandler()
 	}
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	got := sha256.Sum256([]byte(token))
-	if subtle.ConstantTimeCompare(got[:], m.metrics.token[:]) != 1 {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="gns-guard meter metrics"`)
-		http.Error(w, "GET /metrics takes the metrics token: Authorization: Bearer TOKEN", http.StatusUnauthorized)
-		return
-	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_ = m.metrics.write(w)
-}
-
-// write writes every metric, by name, each label set in order of its
-// values.
-func (ms *metrics) write(w io.Writer) error {
-	fams := ms.snapshot()
-	slices.SortFunc(fams, func(a, b *family) int { return cmp.Compare(a.name, b.name) })
-	bw := bufio.NewWriter(w)
-	for _, f := range fams {
-		f.write(bw)
-	}
-	return bw.Flush()
-}
-
-// snapshot copies the metrics, so that they are written without holding
-// up the calls.
-func (ms *metrics) snapshot() []*family {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	var out []*family
-	for _, f := range []*family{ms.calls, ms.refusals, ms.tokens, ms.cost, ms.upstream, ms.added} {
-		c := *f
-		c.sets = make(map[labelSet]*series, len(f.sets))
-		for k, s := range f.sets {
-			cs := *s
-			cs.counts = slices.Clone(s.counts)
-			c.sets[k] = &cs
+	serve := promhttp.HandlerFor(m.metrics.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(got[:], m.metrics.token[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gns-guard meter metrics"`)
+			http.Error(w, "GET /metrics takes the metrics token: Authorization: Bearer TOKEN", http.StatusUnauthorized)
+			return
 		}
-		out = append(out, &c)
-	}
-	return out
+		serve.ServeHTTP(w, r)
+	})
 }
-
-// write writes one metric: its help, its type, and its series. A
-// histogram without labels is written with no observation too.
-func (f *family) write(w *bufio.Writer) {
-	w.WriteString("# HELP " + f.name + " " + f.help + "\n# TYPE " + f.name + " " + f.kind + "\n")
-	if f.buckets != nil && len(f.labels) == 0 && len(f.sets) == 0 {
-		f.at(labelSet{})
-	}
-	keys := make([]labelSet, 0, len(f.sets))
-	for k := range f.sets {
-		keys = append(keys, k)
-	}
-	n := len(f.labels)
-	slices.SortFunc(keys, func(a, b labelSet) int { return slices.Compare(a[:n], b[:n]) })
-	for _, k := range keys {
-		s := f.sets[k]
-		if f.buckets == nil {
-			w.WriteString(f.name + f.labelText(k, "") + " " + strconv.FormatInt(s.value, 10) + "\n")
-			continue
-		}
-		var cum uint64
-		for i, b := range f.buckets {
-			cum += s.counts[i]
-			w.WriteString(f.name + "_bucket" + f.labelText(k, formatFloat(b)) + " " + strconv.FormatUint(cum, 10) + "\n")
-		}
-		w.WriteString(f.name + "_bucket" + f.labelText(k, "+Inf") + " " + strconv.FormatUint(s.count, 10) + "\n")
-		w.WriteString(f.name + "_sum" + f.labelText(k, "") + " " + formatFloat(s.sum) + "\n")
-		w.WriteString(f.name + "_count" + f.labelText(k, "") + " " + strconv.FormatUint(s.count, 10) + "\n")
-	}
-}
-
-// labelText is label set k as the format writes it, with le last when
-// given: {name="value",...}, or nothing for no label.
-func (f *family) labelText(k labelSet, le string) string {
-	var b strings.Builder
-	for i, name := range f.labels {
-		b.WriteString(name + `="` + escapeLabel(k[i]) + `",`)
-	}
-	if le != "" {
-		b.WriteString(`le="` + le + `",`)
-	}
-	if b.Len() == 0 {
-		return ""
-	}
-	return "{" + strings.TrimSuffix(b.String(), ",") + "}"
-}
-
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-// escapeLabel is a label value as the format writes it: a backslash, a
-// double quote and a newline escaped, and valid UTF-8.
-func escapeLabel(v string) string {
-	return labelEscaper.Replace(strings.ToValidUTF8(v, "\uFFFD"))
-}
-
-func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,34 +73,39 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("the calls cost %d: gpt-4o has no price", cost)
 	}
 
-	calls0 := `gns_guard_meter_calls_total{repo="acme/app",agent="",`
+	spend := `agent="",model="gpt-4o",provider="openai",repo="acme/app"`
 	text := scraped(t, r, []string{
 		"# TYPE gns_guard_meter_calls_total counter",
-		calls0 + `model="",provider="openai",endpoint="chat/completions",outcome="refused"} 1`,
-		calls0 + `model="gpt-4o",provider="openai",endpoint="chat/completions",outcome="ok"} 4`,
-		calls0 + `model="gpt-4o",provider="openai",endpoint="chat/completions",outcome="refused"} 1`,
+		`gns_guard_meter_calls_total{agent="",endpoint="chat/completions",model="gpt-4o",outcome="ok",provider="openai",repo="acme/app"} 4`,
+		`gns_guard_meter_calls_total{agent="",endpoint="chat/completions",model="gpt-4o",outcome="refused",provider="openai",repo="acme/app"} 1`,
+		`gns_guard_meter_calls_total{agent="",endpoint="chat/completions",model="",outcome="refused",provider="openai",repo=""} 1`,
 		"# TYPE gns_guard_meter_refusals_total counter",
 		`gns_guard_meter_refusals_total{rule="meter-over-budget"} 1`,
 		`gns_guard_meter_refusals_total{rule="meter-request"} 1`,
 		"# TYPE gns_guard_meter_tokens_total counter",
-		`gns_guard_meter_tokens_total{repo="acme/app",agent="",model="gpt-4o",class="cached"} 12`,
-		`gns_guard_meter_tokens_total{repo="acme/app",agent="",model="gpt-4o",class="input"} 48`,
-		`gns_guard_meter_tokens_total{repo="acme/app",agent="",model="gpt-4o",class="output"} 4000`,
-		`gns_guard_meter_tokens_total{repo="acme/app",agent="",model="gpt-4o",class="reasoning"} 0`,
-		"# TYPE gns_guard_meter_cost_micro_usd_total counter",
-		`gns_guard_meter_cost_micro_usd_total{repo="acme/app",agent="",model="gpt-4o"} ` + strconv.FormatInt(cost, 10),
-		"# TYPE gns_guard_meter_upstream_seconds histogram",
-		`gns_guard_meter_upstream_seconds_count{provider="openai",endpoint="chat/completions"} 4`,
-		`gns_guard_meter_upstream_seconds_bucket{provider="openai",endpoint="chat/completions",le="+Inf"} 4`,
+		`gns_guard_meter_tokens_total{agent="",class="cached",model="gpt-4o",provider="openai",repo="acme/app"} 12`,
+		`gns_guard_meter_tokens_total{agent="",class="input",model="gpt-4o",provider="openai",repo="acme/app"} 48`,
+		`gns_guard_meter_tokens_total{agent="",class="output",model="gpt-4o",provider="openai",repo="acme/app"} 4000`,
+		`gns_guard_meter_tokens_total{agent="",class="reasoning",model="gpt-4o",provider="openai",repo="acme/app"} 0`,
+		"# TYPE gns_guard_meter_cost_usd_total counter",
+		`gns_guard_meter_cost_usd_total{` + spend + `} ` + strconv.FormatFloat(float64(cost)/1e6, 'g', -1, 64),
+		"# TYPE gen_ai_client_token_usage histogram",
+		`gen_ai_client_token_usage_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="gpt-4o",gen_ai_token_type="output"} 4`,
+		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="gpt-4o",gen_ai_token_type="output"} 4000`,
+		"# TYPE gen_ai_client_operation_duration_seconds histogram",
+		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="gpt-4o"} 4`,
+		`gns_guard_meter_upstream_first_byte_seconds_count{endpoint="chat/completions",provider="openai"} 4`,
 		"# TYPE gns_guard_meter_added_seconds histogram",
 		`gns_guard_meter_added_seconds_count 4`,
 		`gns_guard_meter_added_seconds_bucket{le="+Inf"} 4`,
+		"# TYPE gns_guard_meter_reservations_in_flight gauge",
+		`gns_guard_meter_reservations_in_flight 0`,
 	})
 	lines := strings.Split(text, "\n")
 	if n := count(lines, "gns_guard_meter_calls_total{"); n != 3 {
 		t.Errorf("%d label sets of calls_total, want 3:\n%s", n, text)
 	}
-	checkBuckets(t, lines, "gns_guard_meter_upstream_seconds_bucket{", len(upstreamBuckets)+1)
+	checkBuckets(t, lines, `gen_ai_client_operation_duration_seconds_bucket{gen_ai_operation_name="chat"`, len(upstreamBuckets)+1)
 	checkBuckets(t, lines, "gns_guard_meter_added_seconds_bucket{", len(addedBuckets)+1)
 	if _, again := scrape(t, r, metricsToken); again != text {
 		t.Errorf("a second scrape with no call between differs:\n%s\nthen:\n%s", text, again)
@@ -124,7 +130,7 @@ func scraped(t *testing.T, r *rig, want []string) string {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		resp, text := scrape(t, r, metricsToken)
-		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
 			t.Fatalf("/metrics: %d %q\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), text)
 		}
 		lines := strings.Split(text, "\n")
@@ -149,7 +155,7 @@ func checkBuckets(t *testing.T, lines []string, prefix string, n int) {
 		if !strings.HasPrefix(l, prefix) {
 			continue
 		}
-		i := strings.Index(l, `le="`)
+		i := strings.LastIndex(l, `le="`)
 		le, rest, _ := strings.Cut(l[i+4:], `"`)
 		v, err := strconv.ParseInt(strings.TrimPrefix(rest, "} "), 10, 64)
 		if err != nil || v < last {
@@ -181,50 +187,74 @@ func TestMetricsAccess(t *testing.T) {
 		}
 	}
 	resp, body := scrape(t, on, metricsToken)
-	if resp.StatusCode != 200 || !strings.Contains(body, "# TYPE gns_guard_meter_calls_total counter\n") || !strings.Contains(body, "gns_guard_meter_added_seconds_count 0\n") {
+	if resp.StatusCode != 200 || !strings.Contains(body, "# TYPE gns_guard_meter_added_seconds histogram\n") || !strings.Contains(body, "gns_guard_meter_added_seconds_count 0\n") {
 		t.Errorf("/metrics with the token, before any call: %d\n%s", resp.StatusCode, body)
 	}
 }
 
 // Label values are written escaped: a backslash, a double quote and a
-// newline; bytes that are not UTF-8 become U+FFFD.
+// newline.
 func TestMetricsEscapeLabels(t *testing.T) {
-	ms := newMetrics("t")
-	x := &exchange{route: metering.Route{Owner: "acme", Name: "a\"b", Provider: metering.OpenAI, Endpoint: "chat/completions"},
-		agent: `back\slash`, call: metering.Call{Model: "two\nlines \xff"}, status: 200}
+	ms := newMetrics("t", false)
+	x := &exchange{route: metering.Route{Owner: "acme", Name: "app", Provider: metering.OpenAI, Endpoint: "chat/completions"},
+		repo: repository{id: 1, name: `acme/a"b`}, agent: `back\slash`, call: metering.Call{Model: "two\nlines"}, status: 200}
 	ms.record(x, "")
-	var b strings.Builder
-	if err := ms.write(&b); err != nil {
+	want := `gns_guard_meter_calls_total{agent="back\\slash",endpoint="chat/completions",model="two\nlines",outcome="ok",provider="openai",repo="acme/a\"b"} 1`
+	if text := gather(t, ms); !strings.Contains(text, want+"\n") {
+		t.Errorf("want the line\n%s\nin:\n%s", want, text)
+	}
+}
+
+// gather is the metrics as a scrape writes them.
+func gather(t *testing.T, ms *metrics) string {
+	t.Helper()
+	srv := httptest.NewServer((&Meter{metrics: ms}).metricsHandler())
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Authorization", "Bearer t")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := `gns_guard_meter_calls_total{repo="acme/a\"b",agent="back\\slash",model="two\nlines ` + "\uFFFD" + `",provider="openai",endpoint="chat/completions",outcome="ok"} 1` + "\n"
-	if !strings.Contains(b.String(), want) {
-		t.Errorf("want the line\n%s\nin:\n%s", want, b.String())
-	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return string(data)
 }
 
 // Past its bound, a metric counts new label sets under "other"; those it
 // holds go on counting.
 func TestMetricsFoldPastTheBound(t *testing.T) {
-	ms := newMetrics("t")
-	ms.calls.limit = 3
+	ms := newMetrics("t", false)
+	ms.calls.b.limit = 3
 	for i := range 5 {
-		ms.record(&exchange{route: metering.Route{Owner: "acme", Name: fmt.Sprint("r", i)}}, "")
+		ms.record(&exchange{repo: repository{name: fmt.Sprint("acme/r", i)}}, "")
 	}
-	ms.record(&exchange{route: metering.Route{Owner: "acme", Name: "r0"}}, "")
-	var b strings.Builder
-	_ = ms.write(&b)
+	ms.record(&exchange{repo: repository{name: "acme/r0"}}, "")
+	text := gather(t, ms)
 	for _, want := range []string{
-		`gns_guard_meter_calls_total{repo="acme/r0",agent="",model="",provider="",endpoint="",outcome="ok"} 2`,
-		`gns_guard_meter_calls_total{repo="acme/r1",agent="",model="",provider="",endpoint="",outcome="ok"} 1`,
-		`gns_guard_meter_calls_total{repo="other",agent="other",model="other",provider="other",endpoint="other",outcome="other"} 3`,
+		`gns_guard_meter_calls_total{agent="",endpoint="",model="",outcome="ok",provider="",repo="acme/r0"} 2`,
+		`gns_guard_meter_calls_total{agent="",endpoint="",model="",outcome="ok",provider="",repo="acme/r1"} 1`,
+		`gns_guard_meter_calls_total{agent="other",endpoint="other",model="other",outcome="other",provider="other",repo="other"} 3`,
 	} {
-		if !strings.Contains(b.String(), want+"\n") {
-			t.Errorf("want the line\n%s\nin:\n%s", want, b.String())
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("want the line\n%s\nin:\n%s", want, text)
 		}
 	}
-	if n := strings.Count(b.String(), "gns_guard_meter_calls_total{"); n != 3 {
-		t.Errorf("%d label sets, want the bound, 3:\n%s", n, b.String())
+	if n := strings.Count(text, "gns_guard_meter_calls_total{"); n != 3 {
+		t.Errorf("%d label sets, want the bound, 3:\n%s", n, text)
+	}
+}
+
+// The issue is a label of spend only when the operator asks for it.
+func TestMetricsIssueLabel(t *testing.T) {
+	x := &exchange{route: metering.Route{Issue: 7, Provider: metering.OpenAI}, repo: repository{id: 1, name: "acme/app"}, id: 1, cost: 2500000}
+	for _, withIssue := range []bool{false, true} {
+		ms := newMetrics("t", withIssue)
+		ms.record(x, "")
+		text := gather(t, ms)
+		if got := strings.Contains(text, `gns_guard_meter_cost_usd_total{agent="",issue="7",model="",provider="openai",repo="acme/app"} 2.5`); got != withIssue {
+			t.Errorf("with the issue label %v:\n%s", withIssue, text)
+		}
 	}
 }
 
@@ -253,15 +283,15 @@ func TestMetricOutcome(t *testing.T) {
 	}
 }
 
-// A call refused before its address named a repository counts with an
-// empty repo.
+// A call refused before the meter knew its repository counts with an
+// empty repo: no stranger names label sets.
 func TestMetricsNoRepository(t *testing.T) {
 	r := newRig(t, withMetrics)
 	if resp, body := post(t, r.srv.URL+"/acme/app/openai/v1/chat/completions", agentToken1, chatBody); resp.StatusCode != 404 {
 		t.Fatalf("no issue: %d %s", resp.StatusCode, body)
 	}
 	scraped(t, r, []string{
-		`gns_guard_meter_calls_total{repo="",agent="",model="",provider="openai",endpoint="",outcome="refused"} 1`,
+		`gns_guard_meter_calls_total{agent="",endpoint="",model="",outcome="refused",provider="openai",repo=""} 1`,
 		`gns_guard_meter_refusals_total{rule="meter-route"} 1`,
 	})
 }

@@ -41,6 +41,8 @@ type exchange struct {
 	// upstreamTook the time from then to the end of its answer.
 	forwarded    time.Time
 	upstreamTook time.Duration
+	// firstByte is when the provider's answer began (its headers).
+	firstByte time.Time
 	// unsent says the call never reached the provider: it spent nothing.
 	// sent says its request was written whole; timedOut that the answer
 	// was still coming HangupRead after the client left.
@@ -136,6 +138,9 @@ func (m *Meter) reserve(ctx context.Context, x *exchange, iss meterstore.Issue) 
 		return unavailable("the store", err)
 	}
 	x.id = id
+	if id != 0 && m.metrics != nil {
+		m.metrics.inFlight.Inc()
+	}
 	return ref
 }
 
@@ -200,6 +205,9 @@ func (m *Meter) settle(x *exchange, gone bool) {
 	defer cancel()
 	if err := m.o.Store.Settle(ctx, x.id, c); err != nil {
 		x.outcome = "settle-failed:" + err.Error()
+	}
+	if m.metrics != nil {
+		m.metrics.inFlight.Dec()
 	}
 }
 

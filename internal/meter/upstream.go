@@ -115,6 +115,7 @@ func (m *Meter) answer(resp *http.Response, x *exchange) error {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return errSwitch
 	}
+	x.firstByte = m.o.Now()
 	x.status = resp.StatusCode
 	x.reqID = firstHeader(resp.Header, "X-Request-Id", "Request-Id")
 	m.budgetHeaders(resp.Header, x)
