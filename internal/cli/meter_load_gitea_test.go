@@ -11,12 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"bufio"
 	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/receipt"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 	"github.com/gns-guard/gns-guard/internal/testkit/pgtest"
+	"github.com/gns-guard/gns-guard/internal/testkit/standin"
+	"io"
+	"net"
+	"os"
+	"os/exec"
 )
 
 // 20 agents on 5 issues at once, each spending through the meter until it
@@ -238,5 +244,67 @@ func TestTwoMetersOnOnePostgres(t *testing.T) {
 	}
 	if charged := a.prov.Charged(); charged != held {
 		t.Errorf("the provider charged %d, the store holds %d", charged, held)
+	}
+}
+
+// A replica killed in the middle of a stream loses no receipt: its call
+// was reserved at its worst case before it went upstream, and the store
+// still holds it so; the other replica serves on, and the invocation's
+// receipt, asked of it, counts the killed call at its worst case.
+func TestAKilledReplicaLosesNoReceipt(t *testing.T) {
+	t.Parallel()
+	f := newFlow(t, 30000, "cascade::depth-2", "size::medium")
+	dsn := pgtest.Require(t)
+	b := startMeter(t, f.r, dsn, nil)
+	b.prov.Output.Store(60)
+	b.prov.Delay.Store(int64(50 * time.Millisecond))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	a := exec.Command(actiontest.Binary(t), "meter", "--server", f.r.S.URL, "--scope", f.r.Owner, "--store", dsn, "--listen", addr,
+		"--openai-url", b.prov.URL, "--issue-ttl", "1ms")
+	a.Env = append(os.Environ(), "GNS_GUARD_METER_KEY="+strings.Repeat("meter-key-", 4), "OPENAI_API_KEY="+standin.OpenAIKey)
+	var aLog lockedBuffer
+	a.Stderr = &aLog
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Process.Kill() //nolint:errcheck // killed below; this is for a failure before
+	killed := &runningMeter{URL: "http://" + addr}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(killed.URL + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the meter process did not start:\n%s", aLog.String())
+		}
+	}
+	u := fmt.Sprintf("%s/%s/%s/issues/%d/invocations/run-1/openai/v1/chat/completions", killed.URL, f.r.Owner, f.r.Name, f.n)
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"model":"gpt-4o","max_tokens":60,"stream":true,"messages":[{"role":"user","content":"wire the limiter"}]}`))
+	req.Header.Set("Authorization", "Bearer "+f.agent.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the stream through the meter process: %v %v\n%s", resp, err, aLog.String())
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatalf("no first event: %v", err)
+	}
+	if err := a.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.Wait()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if status, body := b.chat(t, f.r, f.agent.Token, f.n, "run-2", 10, false); status != 200 {
+		t.Fatalf("the other replica after the kill: %d %s", status, body)
+	}
+	rc := getReceiptAs(t, b, f.r, f.agent.Token, f.n, "run-1")
+	charged := b.prov.Requests()[0].Charged
+	if rc.Calls != 1 || rc.Tokens < charged || rc.WorstCase != rc.Tokens {
+		t.Errorf("the receipt of the killed call: %+v; the provider charged %d, the receipt must hold it at its worst case", rc, charged)
 	}
 }
