@@ -10,9 +10,10 @@ import (
 )
 
 // Sixteen agents calling at once reuse the meter's connections to the
-// provider: it opens at most one a concurrent call, however many calls
-// they make (Go's default transport keeps 2 idle a host, and would open
-// one for most calls).
+// provider: 320 calls open about one a concurrent call. The bound is twice
+// that: a finished call's connection goes back to the pool just after its
+// answer is read, and a call starting in between dials anew. With Go's
+// default of 2 idle connections a host the same calls opened 43 to 101.
 func TestProviderConnectionsAreReused(t *testing.T) {
 	var dials atomic.Int64
 	tr := ProviderTransport()
@@ -43,7 +44,7 @@ func TestProviderConnectionsAreReused(t *testing.T) {
 	if failed.Load() > 0 {
 		t.Fatalf("%d calls failed", failed.Load())
 	}
-	if n := dials.Load(); n > clients {
-		t.Errorf("%d calls from %d clients opened %d connections to the provider; want at most %d", clients*calls, clients, n, clients)
+	if n := dials.Load(); n > 2*clients {
+		t.Errorf("%d calls from %d clients opened %d connections to the provider; want at most %d", clients*calls, clients, n, 2*clients)
 	}
 }

@@ -303,7 +303,7 @@ func buildGuard(t *testing.T, dir string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		out := filepath.Join(tmp, "gns-guard")
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/gns-guard")
+		cmd := exec.CommandContext(ctx, "go", "build", "-tags", "nometer", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/gns-guard")
 		cmd.Dir = repoRoot
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {
