@@ -9,11 +9,33 @@ import (
 	"context"
 	"os"
 
+	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/cli"
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// main only wires: cli.Main runs the arguments (and turns SIGINT and
-// SIGTERM into a cancelled run) and returns the exit code.
+// main only wires: action mode into the command line, and cli.Main runs
+// the arguments (and turns SIGINT and SIGTERM into a cancelled run) and
+// returns the exit code.
 func main() {
-	os.Exit(cli.Main(context.Background(), os.Args[1:], cli.System()))
+	env := cli.System()
+	env.Action = runAction
+	os.Exit(cli.Main(context.Background(), os.Args[1:], env))
+}
+
+// runAction runs action mode in the command line's world, with the Gitea
+// adapter.
+func runAction(ctx context.Context, env cli.Env) error {
+	return action.Run(ctx, action.Options{
+		Getenv:     env.Getenv,
+		Stdout:     env.Stdout,
+		Stderr:     env.Stderr,
+		ReadFile:   env.ReadFile,
+		AppendFile: env.AppendFile,
+		NewForge: func(apiURL, token, owner, repo string) (port.Forge, error) {
+			return forge.New(apiURL, token, owner, repo)
+		},
+		Now: env.Now,
+	})
 }

@@ -15,11 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -38,6 +35,10 @@ type Env struct {
 	AppendFile func(string, []byte) error
 	// Now reads the clock.
 	Now func() time.Time
+	// Action runs action mode (package action), wired by the binary: the
+	// command line's verbs never reach into it. Nil: this program has no
+	// action mode.
+	Action func(context.Context, Env) error
 }
 
 // System returns the Env of the running process.
@@ -392,18 +393,12 @@ func checkFormat(verb, format string) error {
 	return nil
 }
 
+// runAction runs action mode through the binary's wiring.
 func runAction(ctx context.Context, env Env) error {
-	return action.Run(ctx, action.Options{
-		Getenv:     env.Getenv,
-		Stdout:     env.Stdout,
-		Stderr:     env.Stderr,
-		ReadFile:   env.ReadFile,
-		AppendFile: env.AppendFile,
-		NewForge: func(apiURL, token, owner, repo string) (port.Forge, error) {
-			return forge.New(apiURL, token, owner, repo)
-		},
-		Now: env.Now,
-	})
+	if env.Action == nil {
+		return usageError("action mode is not wired into this program: run the gns-guard binary")
+	}
+	return env.Action(ctx, env)
 }
 
 // shownDefault is a flag's default as help shows it, or false when it is

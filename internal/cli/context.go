@@ -13,11 +13,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/fence"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
@@ -401,24 +401,24 @@ func entryInput(o *contextOptions, s contextIssue, parsed checkpoint.Result, fil
 // assemble assembles the load. Inside Gitea Actions the text goes
 // between stop-commands markers (no issue text may run a workflow
 // command); they count against the cap, and the fence is returned.
-func assemble(env Env, format string, in entryload.Input, counter *tokens.Counter) (*entryload.Load, *action.Fence, error) {
+func assemble(env Env, format string, in entryload.Input, counter *tokens.Counter) (*entryload.Load, *fence.Fence, error) {
 	if format != "text" || env.Getenv("GITHUB_ACTIONS") != "true" {
 		load, err := entryload.Assemble(in)
 		return load, nil, err
 	}
-	fence := action.NewFence()
-	in.Reserve = counter.Count(fence.Open()) + counter.Count(fence.Close())
+	fc := fence.New()
+	in.Reserve = counter.Count(fc.Open()) + counter.Count(fc.Close())
 	load, err := entryload.Assemble(in)
 	for err == nil {
 		// The markers' count adds up with the text's at line breaks; make sure.
-		over := counter.Count(fence.Open()+load.Text+fence.Close()) - in.Budget.Cap
+		over := counter.Count(fc.Open()+load.Text+fc.Close()) - in.Budget.Cap
 		if over <= 0 {
 			break
 		}
 		in.Reserve += over
 		load, err = entryload.Assemble(in)
 	}
-	return load, &fence, err
+	return load, &fc, err
 }
 
 // newCostCheck is the protocol's cost check of a planned load against the
@@ -497,7 +497,7 @@ func (l loadLog) metrics() contextMetrics {
 
 // printContext prints the load: its JSON report, or its text (between
 // the fence's markers, when there is one).
-func printContext(env Env, format string, rep contextReport, fence *action.Fence) error {
+func printContext(env Env, format string, rep contextReport, fence *fence.Fence) error {
 	if format == "json" {
 		return printIndented(env, rep)
 	}

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/config"
+	"github.com/gns-guard/gns-guard/internal/fence"
 	"github.com/gns-guard/gns-guard/internal/finding"
 	"github.com/gns-guard/gns-guard/internal/guard"
 	"github.com/gns-guard/gns-guard/internal/issues"
@@ -310,5 +310,5 @@ func printUntrusted(env Env, text string) {
 		fmt.Fprint(env.Stdout, text)
 		return
 	}
-	fmt.Fprint(env.Stdout, action.NewFence().Wrap(text))
+	fmt.Fprint(env.Stdout, fence.New().Wrap(text))
 }

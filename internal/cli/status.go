@@ -7,10 +7,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/action"
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/fence"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
@@ -136,8 +136,8 @@ func printStatus(env Env, format string, res *dashboard.Result) error {
 		out = dashboard.Text(res)
 	}
 	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		fence := action.NewFence()
-		out = fence.Open() + out + fence.Close()
+		fc := fence.New()
+		out = fc.Open() + out + fc.Close()
 	}
 	_, err := fmt.Fprint(env.Stdout, out)
 	return err

@@ -24,7 +24,7 @@ var layers = [][]string{
 	{"internal/guard"},
 	{"internal/status", "internal/settings", "internal/metering"},
 	{"internal/handoff"},
-	{"internal/forge", "internal/meterstore", "internal/meterclient"},
+	{"internal/forge", "internal/meterstore", "internal/meterclient", "internal/fence"},
 	{"internal/live"},
 	{"internal/dashboard", "internal/meter"},
 	{"internal/action", "internal/mcpserver"},
@@ -37,9 +37,10 @@ var layers = [][]string{
 const pureLayers = 7
 
 // wiredIn are the packages only their wirers import: the Gitea adapter is
-// wired in the command line, and every other package reaches the server
-// through the roles of internal/port, so a test hands it the fake.
-var wiredIn = map[string][]string{"internal/forge": {"internal/cli"}}
+// wired in the command line and the binary (action mode), and every other
+// package reaches the server through the roles of internal/port, so a test
+// hands it the fake.
+var wiredIn = map[string][]string{"internal/forge": {"internal/cli", "cmd/gns-guard"}}
 
 // io are the imports a pure package must not have.
 var io = []string{"net/http", "net/url", "os/exec", "os/signal", "code.gitea.io/sdk/gitea", "github.com/sethvargo/go-githubactions"}
