@@ -126,9 +126,10 @@ func checkMeteredUnreported(e *decision) []Violation {
 }
 
 // orphanedSpend is the spend of the invocations no result reports and the
-// issue does not record, once a result was reported after their last
-// call: an invocation still calling, or the one working now, is in
-// flight. A violation with metering: required, else a warning.
+// issue does not record, once a result was reported well after their last
+// call (ClockSlack: the meter's clock and Gitea's may differ): an
+// invocation still calling, or the one working now, is in flight. A
+// violation with metering: required, else a warning.
 func (e *decision) orphanedSpend(st *receipt.Statement) (out []Violation) {
 	recorded := e.recordedInvocations()
 	for _, r := range e.resultComments() {
@@ -136,7 +137,7 @@ func (e *decision) orphanedSpend(st *receipt.Statement) (out []Violation) {
 	}
 	latest := e.latestReport()
 	for _, l := range st.Invocations {
-		if recorded[l.Invocation] || l.Tokens == 0 || l.InFlight > 0 || latest.IsZero() || !time.Unix(l.Last, 0).Before(latest) {
+		if recorded[l.Invocation] || l.Tokens == 0 || l.InFlight > 0 || latest.IsZero() || !time.Unix(l.Last, 0).Add(ClockSlack).Before(latest) {
 			continue
 		}
 		v := at(checkpoint.Pos{Line: 1, Col: 1}, "meter-url", "invocation %s (login %s) spent %s tokens through the meter in %d calls, the last at %s, and no result reports it though results came after: report it (gns-guard report --invocation %s), or its spend stays outside budget.consumed",
@@ -148,6 +149,10 @@ func (e *decision) orphanedSpend(st *receipt.Statement) (out []Violation) {
 	}
 	return out
 }
+
+// ClockSlack is how far apart the meter's clock and Gitea's may be: spend
+// whose last call started within it of the newest report is in flight.
+const ClockSlack = 10 * time.Minute
 
 // latestReport is when the newest report the guard knows of was made: its
 // ledger's last burn point, or the newest result comment it reads.

@@ -77,7 +77,7 @@ func TestTheMeteredTotalHoldsConsumed(t *testing.T) {
 // while no result came after its last call; once results came after, it
 // is a violation under metering: required and a warning otherwise.
 func TestSpendNoResultReports(t *testing.T) {
-	before, after := reportedAt.Add(-10*time.Minute), reportedAt.Add(time.Minute)
+	before, after := reportedAt.Add(-ClockSlack-time.Minute), reportedAt.Add(time.Minute)
 	calling := spent("inv-4", 900, before)
 	calling.InFlight = 1
 	for _, tt := range []struct {
@@ -89,6 +89,7 @@ func TestSpendNoResultReports(t *testing.T) {
 		{"left behind, required", spent("inv-4", 900, before), "required", finding.Error},
 		{"left behind, off", spent("inv-4", 900, before), "off", finding.Warning},
 		{"working now", spent("inv-4", 900, after), "required", ""},
+		{"working now, on a meter whose clock is 5 minutes behind", spent("inv-4", 900, reportedAt.Add(-5*time.Minute)), "required", ""},
 		{"a call in flight", calling, "required", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
