@@ -495,6 +495,7 @@ func (a *applier) done(p *guard.Plan) status.Applied {
 		Filled: p.Fill != nil && (a.res.filled || a.r.cfg.DryRun),
 		Hinted: p.Hint != nil && (a.res.hinted || a.r.cfg.DryRun),
 		Locked: p.Lock != "" && !a.res.unlocked,
+		Read:   a.r.readAt,
 	}
 }
 

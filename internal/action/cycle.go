@@ -77,6 +77,7 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, a issuetx.Attempt) 
 	if err != nil {
 		return endRun, err
 	}
+	r.readAt = r.serverTime()
 	if !s.Governed {
 		c.plan = &guard.Plan{Skipped: "the issue has no checkpoint block and no cascade:: or budget:: label: it is not governed"}
 		return reportPlan, nil

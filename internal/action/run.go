@@ -128,6 +128,9 @@ type runner struct {
 	token string
 	// metered is what the run read at meter-url, once (nil: not yet).
 	metered *guard.MeterRead
+	// readAt is the server's time when the attempt read the issue: the
+	// record keeps it, and a label changed after it is the next run's.
+	readAt time.Time
 }
 
 func (r *runner) run(ctx context.Context) error {

@@ -97,7 +97,7 @@ func who(actor string) string {
 func (e *decision) actorOf(label issues.Label, added bool) string {
 	var since time.Time
 	if l := e.trust.ledger; l != nil {
-		since = time.Unix(l.Written, 0)
+		since = l.JudgedUntil()
 	}
 	for i := len(e.in.LabelEvents) - 1; i >= 0; i-- {
 		le := e.in.LabelEvents[i]

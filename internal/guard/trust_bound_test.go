@@ -219,3 +219,45 @@ func TestPullRecordJudgesEvolveByID(t *testing.T) {
 		t.Errorf("the owner's label: %v %+v", ruleIDs(p), p.Ledger)
 	}
 }
+
+// A label an approver added after a run read the issue but before it
+// wrote its record is the next run's to attribute: the record keeps when
+// its run read (Read), and only changes before that were judged. A record
+// from before Read was kept judged everything up to its writing.
+func TestALabelAddedWhileARunWorkedIsAttributed(t *testing.T) {
+	in := input(t, "", "needs-review")
+	in.Event = issues.Event{Name: "pull_request", Action: "synchronized", Number: 9, IsPull: true}
+	in.PullFiles = []string{".kilo/agents/x.md"}
+	in.Config.LedgerKey = testKey
+	in.Issue.RepoOwner = "owner"
+	p := Decide(in)
+	if p.Ledger == nil {
+		t.Fatal("no record")
+	}
+	added := issues.LabelEvent{Label: "permission::evolve-system", LabelID: 4, Added: true, Actor: "owner", At: written.Add(-30 * time.Second)}
+	for _, tt := range []struct {
+		name  string
+		read  time.Time
+		opens bool
+	}{
+		{"the record's run read before the label", written.Add(-time.Minute), true},
+		{"the record's run read after the label", written.Add(-10 * time.Second), false},
+		{"a record that keeps no read time", time.Time{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := *p.Ledger
+			l.Written = written.Unix()
+			if !tt.read.IsZero() {
+				l.Read = tt.read.Unix()
+			}
+			run := in
+			withLedger(&run, l)
+			run.Issue.Labels = []issues.Label{{ID: 1, Name: "needs-review"}, {ID: 4, Name: "permission::evolve-system"}}
+			run.LabelEvents = []issues.LabelEvent{added}
+			got := Decide(run)
+			if opens := !slices.Contains(ruleIDs(got), RuleProtectedPath); opens != tt.opens {
+				t.Errorf("the owner's label opens the protected path: %v, want %v (%v)", opens, tt.opens, ruleIDs(got))
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/markdown"
@@ -117,9 +118,14 @@ type Record struct {
 	// authors of its comments, writers and outsiders (docs/ledger.md#who-can-write).
 	Access *AccessStamp `json:"access,omitempty"`
 	// Written is the server's time (Unix seconds) just before the guard
-	// wrote the record: label changes older than it are not attributed to
-	// anyone now.
+	// wrote the record.
 	Written int64 `json:"written"`
+	// Read is the server's time (Unix seconds) when the run that wrote the
+	// record read the issue (0 in records from before it was kept): label
+	// changes older than it were judged by that run and are attributed to
+	// no one now; a change between the read and the write is the next
+	// run's to attribute (JudgedUntil).
+	Read int64 `json:"read,omitempty"`
 	// Burn is the budget of the last accepted states (at most
 	// MaxBurnPoints), for the burn chart: it outlives pruning.
 	Burn []BurnPoint `json:"burn,omitempty"`
@@ -129,6 +135,15 @@ type Record struct {
 	// them, and a run that finds one missing (a write lost to a concurrent
 	// run's) writes it again.
 	Grants []Grant `json:"grants,omitempty"`
+}
+
+// JudgedUntil is the time up to which the record's run judged the label
+// changes: when it read the issue, or, in an older record, when it wrote.
+func (l Record) JudgedUntil() time.Time {
+	if l.Read > 0 && l.Read <= l.Written {
+		return time.Unix(l.Read, 0)
+	}
+	return time.Unix(l.Written, 0)
 }
 
 // SameState reports whether two records hold the same accepted state

@@ -27,6 +27,9 @@ type Applied struct {
 	// write, as far as the next run can tell).
 	Record  string
 	Written time.Time
+	// Read is the server time the run read the issue at (zero: unknown),
+	// which the record keeps (ledger.Record.Read).
+	Read time.Time
 	// Moved says the status comment is posted anew at the end of the
 	// issue (the old one deleted), so the next run finds it in reach.
 	Moved bool

@@ -48,6 +48,9 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 	if p.Ledger != nil {
 		l := *p.Ledger
 		l.Written = now.Unix()
+		if !a.Read.IsZero() {
+			l.Read = a.Read.Unix()
+		}
 		l.Seq++ // a new record
 		a.Record = ledger.ConfigKeys(cfg).Encode(l)
 	}
