@@ -16,9 +16,8 @@ import (
 // invocation's total signed: any writer of the repository may ask.
 func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 	inv := r.PathValue("inv")
-	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	if err != nil || n < 1 {
-		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+	n, ok := issueNumber(w, r)
+	if !ok {
 		return
 	}
 	repo, ok := m.writersRepository(w, r)
@@ -41,9 +40,8 @@ func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 // to hold the checkpoint to what was spent (docs/meter.md#the-issues-metered-total).
 // Any writer of the repository may ask.
 func (m *Meter) statement(w http.ResponseWriter, r *http.Request) {
-	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	if err != nil || n < 1 {
-		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+	n, ok := issueNumber(w, r)
+	if !ok {
 		return
 	}
 	repo, ok := m.writersRepository(w, r)
@@ -69,9 +67,8 @@ func (m *Meter) statement(w http.ResponseWriter, r *http.Request) {
 // (docs/meter.md#one-configuration-kilo-or-any-openai-sdk): report takes
 // it when --invocation is not given. 404 when it opened none.
 func (m *Meter) current(w http.ResponseWriter, r *http.Request) {
-	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	if err != nil || n < 1 {
-		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+	n, ok := issueNumber(w, r)
+	if !ok {
 		return
 	}
 	repo, who, ok := m.writerAndRepository(w, r)
@@ -90,6 +87,17 @@ func (m *Meter) current(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(meterclient.Current{Invocation: inv, Reported: reported})
+}
+
+// issueNumber is the issue number of a GET's path; when it is none, the
+// answer says so and ok is false.
+func issueNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	if err != nil || n < 1 {
+		fail(w, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"})
+		return 0, false
+	}
+	return n, true
 }
 
 // writersRepository is the repository of a GET's path, asked by a writer

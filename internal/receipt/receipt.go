@@ -107,6 +107,24 @@ func ParsePublicKey(text string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(raw), nil
 }
 
+// verifySigned checks a signature of the meter's, of what (a receipt, a
+// statement) signed with key id kid, over msg; forged says what a
+// signature that does not verify means.
+func verifySigned(publicKey, what, kid, sigHex string, msg []byte, forged string) error {
+	pub, err := ParsePublicKey(publicKey)
+	if err != nil {
+		return fmt.Errorf("meter-public-key: %w", err)
+	}
+	if kid != keyID(pub) {
+		return fmt.Errorf("%s is signed with key %s, not meter-public-key's %s", what, kid, keyID(pub))
+	}
+	sig, err := hex.DecodeString(sigHex)
+	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, msg, sig) {
+		return fmt.Errorf("%s does not verify against meter-public-key: %s", what, forged)
+	}
+	return nil
+}
+
 // For is what a receipt must be about: the issue and the invocation of
 // the result comment that carries it.
 type For struct {
@@ -118,18 +136,11 @@ type For struct {
 // Verify checks r against the published key and what it must be about;
 // the error says what is wrong, for a finding.
 func Verify(r *Receipt, publicKey string, want For) error {
-	pub, err := ParsePublicKey(publicKey)
-	switch {
-	case err != nil:
-		return fmt.Errorf("meter-public-key: %w", err)
-	case r == nil:
+	if r == nil {
 		return errors.New("there is no receipt")
-	case r.KeyID != keyID(pub):
-		return fmt.Errorf("the receipt is signed with key %s, not meter-public-key's %s", r.KeyID, keyID(pub))
 	}
-	sig, err := hex.DecodeString(r.Sig)
-	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, r.message(), sig) {
-		return errors.New("the receipt's signature does not verify against meter-public-key: it was changed or forged")
+	if err := verifySigned(publicKey, "the receipt", r.KeyID, r.Sig, r.message(), "it was changed or forged"); err != nil {
+		return err
 	}
 	switch {
 	case !strings.EqualFold(r.Repo, want.Repo):

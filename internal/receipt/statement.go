@@ -88,18 +88,12 @@ func (k Key) SignStatement(s Statement) Statement {
 // VerifyStatement checks s against the published key and the issue it
 // must be about; the error says what is wrong, for a finding.
 func VerifyStatement(s *Statement, publicKey, repo string, issue int64) error {
-	pub, err := ParsePublicKey(publicKey)
-	switch {
-	case err != nil:
-		return fmt.Errorf("meter-public-key: %w", err)
-	case s == nil:
+	if s == nil {
 		return errors.New("there is no statement")
-	case s.KeyID != keyID(pub):
-		return fmt.Errorf("the meter's statement is signed with key %s, not meter-public-key's %s", s.KeyID, keyID(pub))
 	}
-	sig, err := hex.DecodeString(s.Sig)
-	if err != nil || len(sig) != ed25519.SignatureSize || !ed25519.Verify(pub, s.message(), sig) {
-		return errors.New("the meter's statement does not verify against meter-public-key: meter-url does not point at the meter that holds meter-key, or the answer was changed")
+	if err := verifySigned(publicKey, "the meter's statement", s.KeyID, s.Sig, s.message(),
+		"meter-url does not point at the meter that holds meter-key, or the answer was changed"); err != nil {
+		return err
 	}
 	switch {
 	case !strings.EqualFold(s.Repo, repo):
