@@ -112,8 +112,9 @@ func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
 	}
 	c.held.add(secrets.Secret{Name: "the client's own token", Value: token})
 	c.http = &http.Client{
-		Timeout:   cfg.timeout,
-		Transport: &countingTransport{next: &secretGuard{next: http.DefaultTransport, held: c.held}, n: c.requests, date: c.date, max: cfg.maxAnswer},
+		Timeout: cfg.timeout,
+		Transport: &retrying{pause: 300 * time.Millisecond,
+			next: &countingTransport{next: &secretGuard{next: http.DefaultTransport, held: c.held}, n: c.requests, date: c.date, max: cfg.maxAnswer}},
 	}
 	if _, err := c.sdk(context.Background()); err != nil {
 		return nil, err
