@@ -26,8 +26,8 @@ var layers = [][]string{
 	{"internal/handoff"},
 	{"internal/forge", "internal/meterstore", "internal/meterclient", "internal/fence"},
 	{"internal/live"},
-	{"internal/dashboard", "internal/meter"},
-	{"internal/action", "internal/mcpserver"},
+	{"internal/dashboard"},
+	{"internal/action", "internal/mcpserver", "internal/meter"},
 	{"internal/cli"},
 	{"cmd/gns-guard"},
 }
