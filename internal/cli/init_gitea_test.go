@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/cli"
+	"github.com/gns-guard/gns-guard/internal/setup"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
@@ -141,7 +141,7 @@ func (r *initRepo) branchCommit(name string) string {
 func (r *initRepo) wantLabels() {
 	r.t.Helper()
 	got := r.labels()
-	want := cli.InitLabels()
+	want := setup.Labels()
 	if len(got) != len(want) {
 		r.t.Fatalf("%d labels, want %d: %v", len(got), len(want), got)
 	}
@@ -167,10 +167,10 @@ func TestInitGitea(t *testing.T) {
 	head := r.branchCommit("main")
 
 	dry := r.initJSON("--dry-run")
-	if !dry.DryRun || !dry.Changed || len(dry.Writes) != 2+len(cli.InitLabels()) || dry.Pull == nil || dry.Pull.Number != 0 {
+	if !dry.DryRun || !dry.Changed || len(dry.Writes) != 2+len(setup.Labels()) || dry.Pull == nil || dry.Pull.Number != 0 {
 		t.Errorf("dry run: %+v", dry)
 	}
-	if r.branchCommit(cli.InitBranch) != "" || len(r.labels()) != 0 || len(r.openPulls()) != 0 || r.branchCommit("main") != head {
+	if r.branchCommit(setup.Branch) != "" || len(r.labels()) != 0 || len(r.openPulls()) != 0 || r.branchCommit("main") != head {
 		t.Fatal("the dry run wrote something")
 	}
 
@@ -180,8 +180,8 @@ func TestInitGitea(t *testing.T) {
 	}
 	t.Logf("first run:\n%s", stdout)
 	pulls := r.openPulls()
-	if len(pulls) != 1 || pulls[0].Head.Ref != cli.InitBranch || pulls[0].Base.Ref != "main" {
-		t.Fatalf("open pull requests %+v, want one from %s into main", pulls, cli.InitBranch)
+	if len(pulls) != 1 || pulls[0].Head.Ref != setup.Branch || pulls[0].Base.Ref != "main" {
+		t.Fatalf("open pull requests %+v, want one from %s into main", pulls, setup.Branch)
 	}
 	n := pulls[0].Number
 	if want := fmt.Sprintf("Pull request #%d, opened: %s/%s/%s/pulls/%d\n", n, r.s.URL, r.owner, r.name, n); !strings.Contains(stdout, want) {
@@ -200,9 +200,9 @@ func TestInitGitea(t *testing.T) {
 	if want := []string{".gitea/ISSUE_TEMPLATE/gns-task.md added", ".gitea/gns-guard.yml added", ".gitea/workflows/gns-guard.yml added"}; !slices.Equal(paths, want) {
 		t.Errorf("the pull request changes %v, want %v", paths, want)
 	}
-	for path, want := range map[string]string{cli.WorkflowPath: readFile(t, "template/workflow.yml"), ".gitea/gns-guard.yml": readFile(t, "template/config.yml"), cli.IssueTemplatePath: readFile(t, "template/gns-task.md")} {
-		if got, ok := r.file(cli.InitBranch, path); !ok || got != want {
-			t.Errorf("%s on %s is not the template (found: %v)", path, cli.InitBranch, ok)
+	for path, want := range map[string]string{setup.WorkflowPath: readFile(t, "../setup/template/workflow.yml"), ".gitea/gns-guard.yml": readFile(t, "../setup/template/config.yml"), setup.IssueTemplatePath: readFile(t, "../setup/template/gns-task.md")} {
+		if got, ok := r.file(setup.Branch, path); !ok || got != want {
+			t.Errorf("%s on %s is not the template (found: %v)", path, setup.Branch, ok)
 		}
 		if _, ok := r.file("main", path); ok {
 			t.Errorf("%s was written to main", path)
@@ -214,7 +214,7 @@ func TestInitGitea(t *testing.T) {
 	r.wantLabels()
 
 	// Again: nothing to change, and it says so.
-	branch := r.branchCommit(cli.InitBranch)
+	branch := r.branchCommit(setup.Branch)
 	again := r.initJSON()
 	if again.Changed || len(again.Writes) != 0 || again.Commit != nil || again.Pull == nil || again.Pull.State != "present" || again.Pull.Number != n {
 		t.Errorf("second run: %+v", again)
@@ -229,7 +229,7 @@ func TestInitGitea(t *testing.T) {
 	if !strings.Contains(stdout, "Nothing to change: the files are there, the pull request is open, and every label is present.\n") {
 		t.Errorf("the second run does not say it changed nothing:\n%s", stdout)
 	}
-	if r.branchCommit(cli.InitBranch) != branch || len(r.openPulls()) != 1 || len(r.labels()) != len(cli.InitLabels()) {
+	if r.branchCommit(setup.Branch) != branch || len(r.openPulls()) != 1 || len(r.labels()) != len(setup.Labels()) {
 		t.Error("the second run wrote something")
 	}
 	t.Logf("TestInitGitea took %s", time.Since(start).Round(time.Millisecond))
@@ -244,10 +244,10 @@ func TestInitCommitGitea(t *testing.T) {
 	if !rep.Changed || rep.Commit == nil || rep.Commit.Branch != "main" || rep.Commit.SHA != r.branchCommit("main") || rep.Pull != nil {
 		t.Fatalf("%+v", rep)
 	}
-	if r.branchCommit(cli.InitBranch) != "" || len(r.openPulls()) != 0 {
+	if r.branchCommit(setup.Branch) != "" || len(r.openPulls()) != 0 {
 		t.Error("--commit made a branch or a pull request")
 	}
-	for path, want := range map[string]string{cli.WorkflowPath: readFile(t, "template/workflow.yml"), ".gitea/gns-guard.yml": readFile(t, "template/config.yml"), cli.IssueTemplatePath: readFile(t, "template/gns-task.md")} {
+	for path, want := range map[string]string{setup.WorkflowPath: readFile(t, "../setup/template/workflow.yml"), ".gitea/gns-guard.yml": readFile(t, "../setup/template/config.yml"), setup.IssueTemplatePath: readFile(t, "../setup/template/gns-task.md")} {
 		if got, ok := r.file("main", path); !ok || got != want {
 			t.Errorf("%s on main is not the template (found: %v)", path, ok)
 		}
@@ -264,7 +264,7 @@ func TestInitCommitGitea(t *testing.T) {
 		File    string   `json:"file_name"`
 	}
 	r.api(http.MethodGet, "/issue_templates", nil, &templates)
-	if len(templates) != 1 || templates[0].Name != "GNS task" || templates[0].About == "" || templates[0].File != cli.IssueTemplatePath ||
+	if len(templates) != 1 || templates[0].Name != "GNS task" || templates[0].About == "" || templates[0].File != setup.IssueTemplatePath ||
 		!slices.Equal(templates[0].Labels, []string{"cascade::depth-2", "size::small"}) || !strings.Contains(templates[0].Content, "```yaml\ncheckpoint:\n") ||
 		strings.HasPrefix(templates[0].Content, "---") {
 		t.Errorf("Gitea's issue templates: %+v", templates)
@@ -303,7 +303,7 @@ func TestInitEmptyRepoGitea(t *testing.T) {
 	if !rep.Changed || rep.Commit == nil || rep.Commit.SHA == "" {
 		t.Fatalf("%+v", rep)
 	}
-	if got, ok := r.file(rep.Commit.Branch, cli.IssueTemplatePath); !ok || got != readFile(t, "template/gns-task.md") {
+	if got, ok := r.file(rep.Commit.Branch, setup.IssueTemplatePath); !ok || got != readFile(t, "../setup/template/gns-task.md") {
 		t.Errorf("the issue template on %s: found %v", rep.Commit.Branch, ok)
 	}
 	if again := r.initJSON("--commit"); again.Changed {

@@ -3,9 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,7 +16,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -21,8 +23,31 @@ import (
 	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/settings"
+	"github.com/gns-guard/gns-guard/internal/setup"
 	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 )
+
+// The files init writes, as package setup makes them.
+var (
+	workflowTemplate = setup.Workflow(setup.RunnerDocker)
+	configTemplate   = setup.Settings(nil)
+	issueTemplate    = setup.IssueTemplate()
+)
+
+// selfDigest is the SHA-256 of the running test binary, the one
+// `init --runner host` pins.
+func selfDigest() string {
+	path, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
 
 // newSetupServer is alice/proj, an organisation's repository with a
 // README on main, where the posture init builds is in place already: the
@@ -31,10 +56,10 @@ import (
 func newSetupServer() *fakeforge.Server {
 	s := fakeforge.New("alice/proj")
 	s.Org = true
-	s.AddTeam(port.Team{Name: AgentsTeam, Units: agentUnits}, true, "alice")
+	s.AddTeam(port.Team{Name: setup.AgentsTeam, Units: setup.AgentUnits()}, true, "alice")
 	var checks []string
-	for _, r := range []string{RunnerDocker, RunnerHost} {
-		c, _ := posture.StatusContext(WorkflowPath, workflowFor(r))
+	for _, r := range []string{setup.RunnerDocker, setup.RunnerHost} {
+		c, _ := posture.StatusContext(setup.WorkflowPath, setup.Workflow(r))
 		checks = append(checks, c)
 	}
 	s.Protect(port.BranchRule{Name: "main", StatusCheck: true, Contexts: checks})
@@ -86,26 +111,14 @@ func useSetupServer(t *testing.T, s *fakeforge.Server) {
 
 var initArgs = []string{"init", "--repo", "alice/proj", "--server", "http://gitea.test", "--token", "t0ken"}
 
-func initJSON(t *testing.T, args ...string) (initReport, int) {
+func initJSON(t *testing.T, args ...string) (setup.Report, int) {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, nil, "", append(append(slices.Clone(initArgs), "--format", "json"), args...)...)
-	var rep initReport
+	var rep setup.Report
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("exit %d, not a report (%v):\n%s%s", code, err, stdout, stderr)
 	}
 	return rep, code
-}
-
-// The workflows init writes are the example workflows users copy.
-func TestInitWorkflowIsTheExample(t *testing.T) {
-	example := readTestdata(t, "examples/workflows/gns-guard.yml")
-	if string(workflowTemplate) != example {
-		t.Fatal("internal/cli/template/workflow.yml differs from examples/workflows/gns-guard.yml: copy the example over it (go:embed cannot reach outside the package)")
-	}
-	host := readTestdata(t, "examples/workflows/gns-guard-host.yml")
-	if string(hostWorkflowTemplate) != host {
-		t.Fatal("internal/cli/template/workflow-host.yml differs from examples/workflows/gns-guard-host.yml: copy the example over it")
-	}
 }
 
 // init --runner host writes the workflow that runs the binary, says to
@@ -115,16 +128,16 @@ func TestInitRunnerHost(t *testing.T) {
 	s := newSetupServer()
 	useSetupServer(t, s)
 	rep, code := initJSON(t, "--runner", "host", "--commit")
-	if code != 0 || rep.Runner != RunnerHost {
+	if code != 0 || rep.Runner != setup.RunnerHost {
 		t.Fatalf("exit %d, runner %q", code, rep.Runner)
 	}
-	if got := s.Files("main")[WorkflowPath]; !bytes.Equal(got, pinned(hostWorkflowTemplate, selfDigest())) || selfDigest() == "" || !bytes.Contains(got, []byte(`GNS_GUARD_SHA256: "`+selfDigest()+`"`)) {
+	if got := s.Files("main")[setup.WorkflowPath]; !bytes.Equal(got, setup.Workflow(setup.RunnerHost)) || selfDigest() == "" || !bytes.Contains(got, []byte(`GNS_GUARD_SHA256: "`+selfDigest()+`"`)) {
 		t.Errorf("init --runner host wrote another workflow than the example with this binary's digest %s pinned:\n%s", selfDigest(), got)
 	}
 	if !strings.Contains(rep.Next[0], "Install gns-guard on the runner's host") || !strings.Contains(rep.Next[0], "go install github.com/gns-guard/gns-guard/cmd/gns-guard@") {
 		t.Errorf("the first next step is not the binary's install: %q", rep.Next)
 	}
-	if rep, _ := initJSON(t); rep.Runner != RunnerDocker || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "is not the file init writes") {
+	if rep, _ := initJSON(t); rep.Runner != setup.RunnerDocker || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "is not the file init writes") {
 		t.Errorf("init (docker) over the host workflow: runner %q, notes %q; want the file left as it is, said", rep.Runner, rep.Notes)
 	}
 	if _, stderr, code := runCLI(t, nil, "", append(slices.Clone(initArgs), "--runner", "kubernetes")...); code != 2 || !strings.Contains(stderr, "init: --runner must be docker or host, not \"kubernetes\"") {
@@ -248,7 +261,7 @@ func TestInitIssueTemplatePassesCheck(t *testing.T) {
 		labels = append(labels, l.(string))
 	}
 	created := map[string]bool{}
-	for _, s := range InitLabels() {
+	for _, s := range setup.Labels() {
 		created[s.Name] = true
 	}
 	for _, l := range labels {
@@ -336,28 +349,6 @@ func TestInitIssueTemplatePassesCheck(t *testing.T) {
 	}
 }
 
-// The labels init creates: the guard's own, the depth limits, the sizes
-// and evolve-system, each with a color and a description.
-func TestInitLabels(t *testing.T) {
-	var got []string
-	color := regexp.MustCompile(`^[0-9a-f]{6}$`)
-	for _, s := range InitLabels() {
-		got = append(got, s.Name)
-		if !color.MatchString(s.Color) || !strings.HasPrefix(s.Description, "gns-guard: ") || len(s.Description) > 200 {
-			t.Errorf("%s: color %q, description %q", s.Name, s.Color, s.Description)
-		}
-	}
-	want := []string{}
-	for _, s := range config.DefaultLabels().Specs() {
-		want = append(want, s.Name)
-	}
-	want = append(want, "cascade::depth-0", "cascade::depth-1", "cascade::depth-2", "cascade::depth-3", "cascade::depth-n",
-		"size::tiny", "size::small", "size::medium", "size::large", "permission::evolve-system")
-	if !slices.Equal(got, want) {
-		t.Errorf("labels %v\nwant %v", got, want)
-	}
-}
-
 // A first run proposes the three files in a pull request and creates the
 // labels; a second changes nothing and says so; after the merge, neither
 // does a third.
@@ -371,15 +362,15 @@ func TestInitFirstAndSecondRun(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, stdout, stderr)
 	}
 	t.Logf("first run:\n%s", stdout)
-	if len(setupWrites(s)) != 2+len(InitLabels())-1 {
-		t.Errorf("%d writes, want a commit, a pull request and %d labels: %q", len(setupWrites(s)), len(InitLabels())-1, setupWrites(s))
+	if len(setupWrites(s)) != 2+len(setup.Labels())-1 {
+		t.Errorf("%d writes, want a commit, a pull request and %d labels: %q", len(setupWrites(s)), len(setup.Labels())-1, setupWrites(s))
 	}
-	if want := "commit gns-guard-init: " + WorkflowPath + " " + settings.FileName + " " + IssueTemplatePath; setupWrites(s)[0] != want {
+	if want := "commit gns-guard-init: " + setup.WorkflowPath + " " + settings.FileName + " " + setup.IssueTemplatePath; setupWrites(s)[0] != want {
 		t.Errorf("first write %q, want %q", setupWrites(s)[0], want)
 	}
-	for path, want := range map[string][]byte{WorkflowPath: workflowTemplate, settings.FileName: configTemplate, IssueTemplatePath: issueTemplate} {
-		if !bytes.Equal(s.Files(InitBranch)[path], want) {
-			t.Errorf("%s on %s is not the template", path, InitBranch)
+	for path, want := range map[string][]byte{setup.WorkflowPath: workflowTemplate, settings.FileName: configTemplate, setup.IssueTemplatePath: issueTemplate} {
+		if !bytes.Equal(s.Files(setup.Branch)[path], want) {
+			t.Errorf("%s on %s is not the template", path, setup.Branch)
 		}
 		if _, ok := s.Files("main")[path]; ok {
 			t.Errorf("%s was written to main", path)
@@ -397,7 +388,7 @@ func TestInitFirstAndSecondRun(t *testing.T) {
 		"gns-guard init: alice/proj on http://gitea.test, default branch main\n",
 		"Files, proposed in a pull request from gns-guard-init into main:\n",
 		"  .gitea/workflows/gns-guard.yml     written on gns-guard-init\n",
-		"  commit " + s.Head(InitBranch)[:10] + " on gns-guard-init\n",
+		"  commit " + s.Head(setup.Branch)[:10] + " on gns-guard-init\n",
 		"Pull request #1, opened: http://gitea.test/alice/proj/pulls/1\n",
 		"  cascade::depth-exceeded    #b60205  created\n",
 		"  size::small                #000000  already there, left as it is\n",
@@ -430,7 +421,7 @@ func TestInitFirstAndSecondRun(t *testing.T) {
 		}
 	}
 	rep, code := initJSON(t)
-	if code != 0 || rep.Changed || len(rep.Writes) != 0 || rep.Commit != nil || rep.Pull == nil || rep.Pull.State != statePresent || rep.Pull.Number != 1 {
+	if code != 0 || rep.Changed || len(rep.Writes) != 0 || rep.Commit != nil || rep.Pull == nil || rep.Pull.State != setup.StatePresent || rep.Pull.Number != 1 {
 		t.Errorf("second run, JSON: exit %d, %+v", code, rep)
 	}
 
@@ -458,7 +449,7 @@ func TestInitDryRun(t *testing.T) {
 		"  .gitea/workflows/gns-guard.yml     would be written on gns-guard-init\n",
 		"Pull request from gns-guard-init into main: would be opened\n",
 		"  permission::evolve-system  #e99695  would be created\n",
-		fmt.Sprintf("Dry run: nothing was written. The %d write(s) init would make:\n", 2+len(InitLabels())),
+		fmt.Sprintf("Dry run: nothing was written. The %d write(s) init would make:\n", 2+len(setup.Labels())),
 		"  - create the branch gns-guard-init from main with a commit of .gitea/workflows/gns-guard.yml, .gitea/gns-guard.yml, .gitea/ISSUE_TEMPLATE/gns-task.md\n",
 		"  - open a pull request from gns-guard-init into main\n",
 		"  - create the label cascade::depth-n (#1d4f91)\n",
@@ -474,18 +465,18 @@ func TestInitDryRun(t *testing.T) {
 		t.Fatalf("exit %d, writes %q", code, setupWrites(s))
 	}
 	c := rep.Commit
-	if !rep.DryRun || !rep.Changed || rep.Mode != "pull-request" || rep.DefaultBranch != "main" || len(rep.Writes) != 2+len(InitLabels()) ||
-		c == nil || c.Branch != InitBranch || !c.NewBranch || c.From != "main" || c.SHA != "" || len(c.Files) != 3 ||
-		rep.Pull == nil || rep.Pull.State != stateCreate || rep.Pull.Number != 0 || len(rep.Next) != 7 {
+	if !rep.DryRun || !rep.Changed || rep.Mode != "pull-request" || rep.DefaultBranch != "main" || len(rep.Writes) != 2+len(setup.Labels()) ||
+		c == nil || c.Branch != setup.Branch || !c.NewBranch || c.From != "main" || c.SHA != "" || len(c.Files) != 3 ||
+		rep.Pull == nil || rep.Pull.State != setup.StateCreate || rep.Pull.Number != 0 || len(rep.Next) != 7 {
 		t.Errorf("%+v", rep)
 	}
 	for _, f := range rep.Files {
-		if f.State != stateCreate || f.Branch != InitBranch {
+		if f.State != setup.StateCreate || f.Branch != setup.Branch {
 			t.Errorf("file %+v", f)
 		}
 	}
 	for _, l := range rep.Labels {
-		if l.State != stateCreate {
+		if l.State != setup.StateCreate {
 			t.Errorf("label %+v", l)
 		}
 	}
@@ -500,7 +491,7 @@ func TestInitCommit(t *testing.T) {
 	if code != 0 || rep.Mode != "commit" || rep.Pull != nil || rep.Commit == nil || rep.Commit.Branch != "main" || rep.Commit.NewBranch || rep.Commit.SHA == "" {
 		t.Fatalf("exit %d, %+v", code, rep)
 	}
-	if slices.Contains(s.Branches(), InitBranch) || len(s.OpenPulls()) != 0 || !bytes.Equal(s.Files("main")[IssueTemplatePath], issueTemplate) {
+	if slices.Contains(s.Branches(), setup.Branch) || len(s.OpenPulls()) != 0 || !bytes.Equal(s.Files("main")[setup.IssueTemplatePath], issueTemplate) {
 		t.Errorf("branches %v, pulls %v", s.Branches(), s.OpenPulls())
 	}
 	writes := len(setupWrites(s))
@@ -527,16 +518,16 @@ func TestInitLeavesWhatIsThere(t *testing.T) {
 	useSetupServer(t, s)
 	own := []byte("default-max-depth: 3\n")
 	s.Files("main")[settings.FileName] = own
-	maps.Copy(s.Files(InitBranch), s.Files("main"))
-	s.Files(InitBranch)[WorkflowPath] = []byte("# edited in review\n")
+	maps.Copy(s.Files(setup.Branch), s.Files("main"))
+	s.Files(setup.Branch)[setup.WorkflowPath] = []byte("# edited in review\n")
 	rep, code := initJSON(t)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	want := []initFileState{
-		{settings.FileName, stateDiffers, "main"},
-		{WorkflowPath, stateDiffers, InitBranch},
-		{IssueTemplatePath, stateCreate, InitBranch},
+	want := []setup.FileState{
+		{Path: settings.FileName, State: setup.StateDiffers, Branch: "main"},
+		{Path: setup.WorkflowPath, State: setup.StateDiffers, Branch: setup.Branch},
+		{Path: setup.IssueTemplatePath, State: setup.StateCreate, Branch: setup.Branch},
 	}
 	if !slices.Equal(rep.Files, want) {
 		t.Errorf("files %+v\nwant %+v", rep.Files, want)
@@ -544,14 +535,14 @@ func TestInitLeavesWhatIsThere(t *testing.T) {
 	if len(rep.Notes) != 2 || !strings.Contains(rep.Notes[0], ".gitea/gns-guard.yml on main is not the file init writes") {
 		t.Errorf("notes %q", rep.Notes)
 	}
-	if !bytes.Equal(s.Files("main")[settings.FileName], own) || string(s.Files(InitBranch)[WorkflowPath]) != "# edited in review\n" {
+	if !bytes.Equal(s.Files("main")[settings.FileName], own) || string(s.Files(setup.Branch)[setup.WorkflowPath]) != "# edited in review\n" {
 		t.Error("a file that was there was overwritten")
 	}
-	if setupWrites(s)[0] != "commit gns-guard-init: "+IssueTemplatePath || !strings.HasPrefix(setupWrites(s)[1], "pull ") {
+	if setupWrites(s)[0] != "commit gns-guard-init: "+setup.IssueTemplatePath || !strings.HasPrefix(setupWrites(s)[1], "pull ") {
 		t.Errorf("writes %q", setupWrites(s)[:2])
 	}
 	// The pull request lists the files it proposes, not the one on main.
-	if strings.Contains(setupWrites(s)[1], settings.FileName) || !strings.Contains(setupWrites(s)[1], WorkflowPath) {
+	if strings.Contains(setupWrites(s)[1], settings.FileName) || !strings.Contains(setupWrites(s)[1], setup.WorkflowPath) {
 		t.Errorf("pull request body: %s", setupWrites(s)[1])
 	}
 }
@@ -739,7 +730,7 @@ func TestIssueTemplateSizeLimits(t *testing.T) {
 // items (the team, and the agents setting of the file init writes, which
 // loads as the guard reads it); a bad item is a usage error.
 func TestInitAgentsMap(t *testing.T) {
-	o := &initOptions{runner: RunnerDocker, agents: "orchestrator=agent, code-reviewer=rev-bot,guard-bot, tester=agent"}
+	o := &initOptions{runner: setup.RunnerDocker, agents: "orchestrator=agent, code-reviewer=rev-bot,guard-bot, tester=agent"}
 	if err := o.parseAgents(); err != nil {
 		t.Fatal(err)
 	}
@@ -750,7 +741,7 @@ func TestInitAgentsMap(t *testing.T) {
 	if !maps.EqualFunc(o.mapped, want, slices.Equal) {
 		t.Errorf("agents %v, want %v", o.mapped, want)
 	}
-	l, err := settings.FileLayer(settings.FileName, configFor(o.mapped))
+	l, err := settings.FileLayer(settings.FileName, setup.Settings(o.mapped))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -759,9 +750,9 @@ func TestInitAgentsMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !maps.EqualFunc(r.Config.Agents, want, slices.Equal) {
-		t.Errorf("the file init writes loads agents %v, want %v:\n%s", r.Config.Agents, want, configFor(o.mapped))
+		t.Errorf("the file init writes loads agents %v, want %v:\n%s", r.Config.Agents, want, setup.Settings(o.mapped))
 	}
-	if !bytes.Equal(configFor(nil), configTemplate) {
+	if !bytes.Equal(setup.Settings(nil), configTemplate) {
 		t.Error("without NAME=LOGIN items the file is the template")
 	}
 	bad := &initOptions{agents: "code reviewer=bob"}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/setup"
 )
 
 // The README's commands are the ones a new user types first: each
@@ -93,7 +95,7 @@ func TestREADMELabelsStep(t *testing.T) {
 	if strings.Contains(step, "Create the labels") || !strings.Contains(step, "`init` ran: it creates every label") {
 		t.Errorf("step 5 asks for labels init creates:\n%s", step)
 	}
-	for _, l := range InitLabels() {
+	for _, l := range setup.Labels() {
 		if strings.HasSuffix(l.Name, "-n") || strings.Contains(step, "`"+l.Name+"`") || strings.Contains(l.Name, "depth-") {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/cli"
+	"github.com/gns-guard/gns-guard/internal/setup"
 	"github.com/gns-guard/gns-guard/internal/testkit"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
@@ -156,7 +156,7 @@ func issueTemplate(t *testing.T, r *actiontest.Repo) templateOffered {
 			return tp
 		}
 	}
-	t.Fatalf("the repository offers no GNS task template (%d templates; %s)", len(tpls), cli.IssueTemplatePath)
+	t.Fatalf("the repository offers no GNS task template (%d templates; %s)", len(tpls), setup.IssueTemplatePath)
 	return templateOffered{}
 }
 

@@ -1,4 +1,4 @@
-package cli
+package setup
 
 import (
 	"bytes"
@@ -51,7 +51,9 @@ var selfDigest = sync.OnceValue(func() string {
 // pinNote says which binary the host workflow pins.
 func pinNote() string {
 	if d := selfDigest(); d != "" {
-		return "The workflow runs only the binary whose SHA-256 is " + d + ", this gns-guard's: install this same binary, or pin the digest of the one you install (GNS_GUARD_SHA256 in the workflow; sha256sum prints it)."
+		return "The workflow runs only the binary whose SHA-256 is " + d + ", this gns-guard's: install this same binary, " +
+			"or pin the digest of the one you install (GNS_GUARD_SHA256 in the workflow; sha256sum prints it)."
 	}
-	return "The workflow runs only the binary whose SHA-256 it pins: set GNS_GUARD_SHA256 in it to the digest of the binary you install (sha256sum prints it)."
+	return "The workflow runs only the binary whose SHA-256 it pins: " +
+		"set GNS_GUARD_SHA256 in it to the digest of the binary you install (sha256sum prints it)."
 }

@@ -1,7 +1,6 @@
-package cli
+package setup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,34 +22,34 @@ const AgentsTeam = "gns-agents"
 // requests from forks) and only read Actions.
 var agentUnits = map[string]string{posture.Code: "read", posture.Issues: "write", posture.Pulls: "write", posture.Actions: "read"}
 
-// initPostureStep is one step of the recommended posture: built by this
+// AgentUnits are the units, and the modes on each, of the agents' team
+// init creates.
+func AgentUnits() map[string]string { return maps.Clone(agentUnits) }
+
+// PostureStep is one step of the recommended posture: built by this
 // run (create), already there (present), or left to do by hand (by-hand),
 // with what it is and why.
-type initPostureStep struct {
+type PostureStep struct {
 	What  string `json:"what"`
 	State string `json:"state"`
 	Why   string `json:"why,omitempty"`
 	do    func(context.Context) error
 }
 
-// stateByHand: a posture step init cannot take (its token, or the
-// repository's owner, does not allow it); the step says what to do.
-const stateByHand = "by-hand"
-
 // postureRun plans the recommended posture of one `init`.
 type postureRun struct {
 	pf     port.PostureSetup
-	r      *initRun
+	r      *run
 	agents []string
-	steps  []*initPostureStep
+	steps  []*PostureStep
 }
 
 func (p *postureRun) add(what, state, why string, do func(context.Context) error) {
-	p.steps = append(p.steps, &initPostureStep{What: what, State: state, Why: why, do: do})
+	p.steps = append(p.steps, &PostureStep{What: what, State: state, Why: why, do: do})
 }
 
 // planPosture plans the agents' team and the default branch's protection.
-func (r *initRun) planPosture(ctx context.Context, agents []string) error {
+func (r *run) planPosture(ctx context.Context, agents []string) error {
 	p := &postureRun{pf: r.sf, r: r, agents: agents}
 	if err := p.planTeam(ctx); err != nil {
 		return err
@@ -61,7 +60,7 @@ func (r *initRun) planPosture(ctx context.Context, agents []string) error {
 	r.posture = p
 	for _, s := range p.steps {
 		r.rep.Posture = append(r.rep.Posture, *s)
-		if s.State == stateCreate {
+		if s.State == StateCreate {
 			r.rep.Writes = append(r.rep.Writes, s.What)
 		}
 	}
@@ -77,8 +76,9 @@ func (p *postureRun) planTeam(ctx context.Context) error {
 	}
 	owner, _, _ := strings.Cut(p.r.w.Repo, "/")
 	if !org {
-		p.add("put the agents in an organisation team with Code read, Issues and Pull requests write, Actions read", stateByHand,
-			owner+" is a user, not an organisation: a collaborator gets one mode on every unit, so an agent that writes issues also pushes code and writes Actions; move the repository to an organisation and run init again", nil)
+		p.add("put the agents in an organisation team with Code read, Issues and Pull requests write, Actions read", StateByHand,
+			owner+" is a user, not an organisation: a collaborator gets one mode on every unit, "+
+				"so an agent that writes issues also pushes code and writes Actions; move the repository to an organisation and run init again", nil)
 		return nil
 	}
 	teams, err := p.pf.OrgTeams(ctx)
@@ -94,13 +94,17 @@ func (p *postureRun) planTeam(ctx context.Context) error {
 
 func (p *postureRun) planNewTeam(owner string) error {
 	var team port.Team
-	p.add(fmt.Sprintf("create the team %s in %s (Code read, Issues and Pull requests write, Actions read)", AgentsTeam, owner), stateCreate, "", func(ctx context.Context) (err error) {
-		team, err = p.pf.CreateTeam(ctx, AgentsTeam, "gns-guard: the agents write issues and pull requests, read code, and cannot push or touch Actions", agentUnits)
+	const about = "gns-guard: the agents write issues and pull requests, read code, and cannot push or touch Actions"
+	what := fmt.Sprintf("create the team %s in %s (Code read, Issues and Pull requests write, Actions read)", AgentsTeam, owner)
+	p.add(what, StateCreate, "", func(ctx context.Context) (err error) {
+		team, err = p.pf.CreateTeam(ctx, AgentsTeam, about, agentUnits)
 		return err
 	})
-	p.add(fmt.Sprintf("give the team %s access to %s", AgentsTeam, p.r.w.Repo), stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
+	p.add(fmt.Sprintf("give the team %s access to %s", AgentsTeam, p.r.w.Repo), StateCreate, "",
+		func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
 	for _, a := range p.agents {
-		p.add(fmt.Sprintf("add %s to the team %s", a, AgentsTeam), stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
+		p.add(fmt.Sprintf("add %s to the team %s", a, AgentsTeam), StateCreate, "",
+			func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
 	}
 	return nil
 }
@@ -110,16 +114,16 @@ func (p *postureRun) planTeamAccess(ctx context.Context, team port.Team) error {
 	if !maps.Equal(team.Units, agentUnits) {
 		why = fmt.Sprintf("its units are %v, not %v: left as they are; doctor says what they allow", team.Units, agentUnits)
 	}
-	p.add("the team "+AgentsTeam, statePresent, why, nil)
+	p.add("the team "+AgentsTeam, StatePresent, why, nil)
 	has, err := p.pf.TeamHasRepo(ctx, team.ID)
 	if err != nil {
 		return p.r.w.Error("look up the repositories of the team "+AgentsTeam, err)
 	}
 	what := fmt.Sprintf("give the team %s access to %s", AgentsTeam, p.r.w.Repo)
 	if has {
-		p.add(what, statePresent, "", nil)
+		p.add(what, StatePresent, "", nil)
 	} else {
-		p.add(what, stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
+		p.add(what, StateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
 	}
 	members, err := p.pf.TeamMembers(ctx, team.ID)
 	if err != nil {
@@ -128,10 +132,10 @@ func (p *postureRun) planTeamAccess(ctx context.Context, team port.Team) error {
 	for _, a := range p.agents {
 		what := fmt.Sprintf("add %s to the team %s", a, AgentsTeam)
 		if slices.ContainsFunc(members, func(m port.Member) bool { return strings.EqualFold(m.Login, a) }) {
-			p.add(what, statePresent, "", nil)
+			p.add(what, StatePresent, "", nil)
 			continue
 		}
-		p.add(what, stateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
+		p.add(what, StateCreate, "", func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
 	}
 	return nil
 }
@@ -142,15 +146,16 @@ func (p *postureRun) planTeamAccess(ctx context.Context, team port.Team) error {
 // could never be met: init says to run again once it is merged.
 func (p *postureRun) planProtection(ctx context.Context) error {
 	base := p.r.base
-	check, _ := posture.StatusContext(WorkflowPath, workflowFor(p.r.rep.Runner))
+	check, _ := posture.StatusContext(WorkflowPath, Workflow(p.r.rep.Runner))
 	what := fmt.Sprintf("protect %s: no pushes, and merging waits for `%s`", base, check)
 	if !p.workflowOnBase() {
-		p.add(what, stateByHand, fmt.Sprintf("the guard's workflow is not on %s yet, so its check could not be met: run init again once the pull request is merged", base), nil)
+		p.add(what, StateByHand, fmt.Sprintf("the guard's workflow is not on %s yet, so its check could not be met: "+
+			"run init again once the pull request is merged", base), nil)
 		return nil
 	}
 	rule, found, err := p.pf.BranchRuleNamed(ctx, base)
 	if errors.Is(err, issues.ErrForbidden) {
-		p.add(what, stateByHand, "the token may not read the branch protection (a repository admin's can)", nil)
+		p.add(what, StateByHand, "the token may not read the branch protection (a repository admin's can)", nil)
 		return nil
 	}
 	if err != nil {
@@ -158,19 +163,19 @@ func (p *postureRun) planProtection(ctx context.Context) error {
 	}
 	switch {
 	case !found:
-		p.add(what, stateCreate, "", func(ctx context.Context) error {
+		p.add(what, StateCreate, "", func(ctx context.Context) error {
 			return p.pf.ProtectBranch(ctx, port.BranchRule{Name: base, StatusCheck: true, Contexts: []string{check}})
 		})
 	case !rule.StatusCheck || !slices.Contains(rule.Contexts, check):
 		contexts := append(slices.Clone(rule.Contexts), check)
-		p.add(fmt.Sprintf("require `%s` before merging into %s", check, base), stateCreate, "", func(ctx context.Context) error {
+		p.add(fmt.Sprintf("require `%s` before merging into %s", check, base), StateCreate, "", func(ctx context.Context) error {
 			return p.pf.RequireChecks(ctx, rule.Name, contexts)
 		})
 	default:
-		p.add(fmt.Sprintf("require `%s` before merging into %s", check, base), statePresent, "", nil)
+		p.add(fmt.Sprintf("require `%s` before merging into %s", check, base), StatePresent, "", nil)
 	}
 	if found && rule.Push {
-		p.add("restrict pushes to "+base, stateByHand, "its protection lets accounts push: left as it is; allow no one, or only the owners", nil)
+		p.add("restrict pushes to "+base, StateByHand, "its protection lets accounts push: left as it is; allow no one, or only the owners", nil)
 	}
 	return nil
 }
@@ -188,14 +193,14 @@ func (p *postureRun) workflowOnBase() bool {
 
 // write makes the posture's writes; one the server refuses for want of
 // rights becomes a step to take by hand.
-func (p *postureRun) write(ctx context.Context, rep *initReport) error {
+func (p *postureRun) write(ctx context.Context, rep *Report) error {
 	for i, s := range p.steps {
-		if s.State != stateCreate {
+		if s.State != StateCreate {
 			continue
 		}
 		err := s.do(ctx)
 		if errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) {
-			s.State, s.Why = stateByHand, "the server refused it to the token: "+err.Error()
+			s.State, s.Why = StateByHand, "the server refused it to the token: "+err.Error()
 			rep.Posture[i] = *s
 			continue
 		}
@@ -204,31 +209,4 @@ func (p *postureRun) write(ctx context.Context, rep *initReport) error {
 		}
 	}
 	return nil
-}
-
-// writeInitPosture writes the posture's steps, one a line.
-func writeInitPosture(b *bytes.Buffer, rep *initReport) {
-	if len(rep.Posture) == 0 {
-		return
-	}
-	b.WriteString("Posture (docs/contract.md, the threat model):\n")
-	for _, s := range rep.Posture {
-		state := map[string]string{stateCreate: rep.would("done", "would be done"), statePresent: "already so", stateByHand: "to do by hand"}[s.State]
-		fmt.Fprintf(b, "  %s: %s", s.What, state)
-		if s.Why != "" {
-			fmt.Fprintf(b, " (%s)", s.Why)
-		}
-		b.WriteByte('\n')
-	}
-}
-
-// splitList splits a comma-separated flag into its non-empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

@@ -1,0 +1,113 @@
+package setup
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/config"
+	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/settings"
+)
+
+// The files `init` writes. template/workflow.yml and workflow-host.yml
+// are copies of examples/workflows/gns-guard.yml and gns-guard-host.yml
+// (go:embed cannot reach outside the package); a test keeps them the same.
+var (
+	//go:embed template/workflow.yml
+	workflowTemplate []byte
+	//go:embed template/workflow-host.yml
+	hostWorkflowTemplate []byte
+	//go:embed template/config.yml
+	configTemplate []byte
+	//go:embed template/gns-task.md
+	issueTemplate []byte
+)
+
+// Where `init` writes.
+const (
+	// Branch is the branch `init` proposes its files on.
+	Branch = "gns-guard-init"
+	// WorkflowPath is the guard's workflow.
+	WorkflowPath = ".gitea/workflows/gns-guard.yml"
+	// IssueTemplatePath is the issue template of a governed task.
+	IssueTemplatePath = ".gitea/ISSUE_TEMPLATE/gns-task.md"
+	// IssueTemplateName is the template's name, as Gitea lists it.
+	IssueTemplateName = "GNS task"
+)
+
+// The runners `init --runner` writes a workflow for.
+const (
+	// RunnerDocker: the step uses the action, whose image needs a Docker
+	// engine.
+	RunnerDocker = "docker"
+	// RunnerHost: the step runs the gns-guard binary installed on a
+	// host-mode runner.
+	RunnerHost = "host"
+)
+
+// file is a file `init` writes.
+type file struct {
+	path    string
+	content []byte
+	what    string
+}
+
+// Workflow is the guard's workflow for a runner; the host's pins this
+// binary's digest.
+func Workflow(runner string) []byte {
+	if runner == RunnerHost {
+		return pinned(hostWorkflowTemplate, selfDigest())
+	}
+	return workflowTemplate
+}
+
+// IssueTemplate is the issue template of a governed task.
+func IssueTemplate() []byte { return issueTemplate }
+
+// files are the files `init` writes for a runner and an agents map
+// (--agents NAME=LOGIN), in the order it lists them.
+func files(runner string, agents map[string][]string) []file {
+	what := "the workflow that runs the guard on issue, comment and pull request events"
+	if runner == RunnerHost {
+		what += ", with the gns-guard binary of a runner without Docker"
+	}
+	return []file{
+		{WorkflowPath, Workflow(runner), what},
+		{settings.FileName, Settings(agents), "the guard's settings, read from the default branch"},
+		{IssueTemplatePath, issueTemplate, `the "` + IssueTemplateName + `" issue template: a governed task with its checkpoint to fill in`},
+	}
+}
+
+// Settings is the settings file init writes: the template, and the
+// agents map when --agents gives one.
+func Settings(agents map[string][]string) []byte {
+	if len(agents) == 0 {
+		return configTemplate
+	}
+	var b bytes.Buffer
+	b.Write(configTemplate)
+	b.WriteString("\n# The agents and the Gitea accounts that may speak as them: a result\n" +
+		"# comment counts as an agent's only when one of its accounts posted it\n" +
+		"# (gns-guard init --agents NAME=LOGIN wrote this).\nagents:\n")
+	for _, name := range slices.Sorted(maps.Keys(agents)) {
+		key := name
+		if !plainYAML.MatchString(name) {
+			key = strconv.Quote(name)
+		}
+		fmt.Fprintf(&b, "  %s: [%s]\n", key, strings.Join(agents[name], ", "))
+	}
+	return b.Bytes()
+}
+
+// plainYAML is a name YAML reads as the same text unquoted.
+var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+
+// Labels are the governance labels `init` creates
+// (config.GovernanceSpecs).
+func Labels() []issues.LabelSpec { return config.GovernanceSpecs(config.DefaultLabels()) }
