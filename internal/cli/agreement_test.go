@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/action"
+	"github.com/gns-guard/gns-guard/internal/agentwrite"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
@@ -506,7 +507,7 @@ func (r *agreeRun) report(sc agreeScenario, force bool) agreeVerdict {
 		args = append(args, "--force")
 	}
 	out, errOut, code := r.main(sc, args...)
-	var res reportResult
+	var res agentwrite.ReportResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Outcome == "" {
 		var je jsonError
 		if err := json.Unmarshal([]byte(out), &je); err != nil || je.Error.Kind != "violations" {

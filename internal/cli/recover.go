@@ -2,40 +2,14 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/config"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/agentwrite"
 	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/handoff"
-	"github.com/gns-guard/gns-guard/internal/issues"
-	"github.com/gns-guard/gns-guard/internal/issuetx"
-	"github.com/gns-guard/gns-guard/internal/ledger"
-	"github.com/gns-guard/gns-guard/internal/live"
-	"github.com/gns-guard/gns-guard/internal/markdown"
-	"github.com/gns-guard/gns-guard/internal/port"
-	"github.com/gns-guard/gns-guard/internal/prune"
 	"github.com/gns-guard/gns-guard/internal/scopes"
 )
-
-// recoverResult is what `recover` found and did.
-type recoverResult struct {
-	Issue    int64             `json:"issue"`
-	Problem  string            `json:"problem"`
-	Findings []finding.Finding `json:"findings"`
-	Baseline handoff.Baseline  `json:"baseline"`
-	Proposal *handoff.Proposal `json:"proposal"`
-	// Body is the issue body with the proposed block in place.
-	Body           string `json:"body"`
-	Applied        bool   `json:"applied"`
-	ContentVersion int    `json:"content_version,omitempty"`
-}
 
 // recoverOptions are the parsed flags of `recover`.
 type recoverOptions struct {
@@ -66,361 +40,59 @@ func (o *recoverOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 // runRecover proposes, and with --apply writes, a checkpoint rebuilt from
 // the last state the guard trusted and the agents' footers since.
 func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
-	reader, client, cfg, err := o.connect(ctx, env)
+	conn, err := o.connect(ctx, env)
 	if err != nil {
 		return err
 	}
-	n := o.issue
-	var res *recovery
-	err = issuetx.Run(ctx, func(ctx context.Context, _ issuetx.Attempt) error {
-		s, err := reader.Read(ctx, n, live.ReadOptions{All: true})
-		if err != nil {
-			return err
-		}
-		plan, _, err := reader.Decide(ctx, s.Input(cfg, issues.Event{Name: "issues", Action: "edited", Number: n}, o.repo, env.Now(), nil))
-		if err != nil {
-			return err
-		}
-		if res, err = proposeRecovery(ctx, s, cfg, plan.Authors, env.Now()); err != nil || res == nil || !o.apply {
-			return err
-		}
-		cv, err := client.EditBody(ctx, n, res.Body, res.contentVersion)
-		if err != nil {
-			return reader.Where.Error("write the proposed checkpoint (compare-and-swap)", err) // a lost race is made again
-		}
-		res.Applied, res.ContentVersion = true, cv
-		return nil
-	}, nil)
+	res, err := agentwrite.Recover(ctx, conn, o.issue, o.apply)
 	switch {
 	case err != nil:
 		return err
 	case res == nil:
-		return printNothingToRecover(env, o.format, n)
+		return printNothingToRecover(env, o.format, o.issue)
+	case o.format == "json":
+		return printIndented(env, res)
 	}
-	return printRecovery(env, o.repo, o.format, &res.recoverResult)
+	var b strings.Builder
+	res.WriteText(&b, o.repo)
+	printUntrusted(env, b.String())
+	return nil
 }
 
 // printNothingToRecover says the checkpoint is valid: a line, or under
 // --format json a result with no problem and no proposal.
 func printNothingToRecover(env Env, format string, n int64) error {
 	if format == "json" {
-		return printJSON(env, recoverResult{Issue: n, Findings: []finding.Finding{}})
+		return printJSON(env, agentwrite.RecoverResult{Issue: n, Findings: []finding.Finding{}})
 	}
-	_, err := fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
+	_, err := fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; "+
+		"nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
 	return err
 }
 
 // connect checks the flags, connects and resolves the configuration; with
 // --apply, it makes sure first that the token's user may write.
-func (o *recoverOptions) connect(ctx context.Context, env Env) (*live.Reader, port.Forge, config.Config, error) {
+func (o *recoverOptions) connect(ctx context.Context, env Env) (agentwrite.Conn, error) {
 	reader, client, err := o.open("recover", env)
 	if err != nil {
-		return nil, nil, config.Config{}, err
+		return agentwrite.Conn{}, err
 	}
 	set, err := o.resolve(ctx, "recover", env, reader)
 	if err != nil {
-		return nil, nil, config.Config{}, err
+		return agentwrite.Conn{}, err
 	}
+	conn := agentwrite.Conn{Reader: reader, Client: client, Config: set.Config, Now: env.Now}
 	if !o.apply {
-		return reader, client, set.Config, nil
+		return conn, nil
 	}
 	// Who may write is known before anything is read: --apply needs
 	// the token's user (read:user) as well as write:issue.
 	reader.Where.Scopes = scopes.Join(scopes.WithFlag("recover"))
-	self, err := client.Self(ctx)
-	if err != nil {
-		return nil, nil, config.Config{}, reader.Where.Error("look up the token's user", err)
+	if conn.Self, err = client.Self(ctx); err != nil {
+		return agentwrite.Conn{}, reader.Where.Error("look up the token's user", err)
 	}
-	if err := mayRecover(ctx, reader, self, set.Config.BudgetAdmins); err != nil {
-		return nil, nil, config.Config{}, err
+	if err := agentwrite.MayRecover(ctx, reader, conn.Self, set.Config.BudgetAdmins); err != nil {
+		return agentwrite.Conn{}, err
 	}
-	return reader, client, set.Config, nil
-}
-
-// recovery is a proposal with the content version it was built on.
-type recovery struct {
-	recoverResult
-	contentVersion int
-}
-
-// mayRecover says whether self may apply a recovery: a budget admin, or,
-// with none named, a repository admin. Otherwise a usage error (exit 2)
-// says why.
-func mayRecover(ctx context.Context, rd *live.Reader, self string, admins []string) error {
-	if len(admins) > 0 {
-		if slices.Contains(admins, self) {
-			return nil
-		}
-		return usageError("recover: --apply: %q is not in --budget-admins (%s): only a budget admin writes a recovered checkpoint; run without --apply and hand the proposal to one", self, strings.Join(admins, ", "))
-	}
-	ok, err := rd.Admin.IsRepoAdmin(ctx, self)
-	if err != nil && !errors.Is(err, issues.ErrForbidden) && !errors.Is(err, issues.ErrNotFound) {
-		return rd.Where.Error(fmt.Sprintf("check whether %q is a repository admin", self), err)
-	}
-	if !ok {
-		return usageError("recover: --apply: %q is not a repository admin and --budget-admins is empty: only an approver writes a recovered checkpoint; run without --apply and hand the proposal to one", self)
-	}
-	return nil
-}
-
-// proposeRecovery rebuilds the checkpoint of an issue read whole; nil
-// when the checkpoint is valid. A footer counts only when its author may
-// speak as its agent (authors, as the guard judges the issue).
-func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg config.Config, authors issues.Authors, now time.Time) (*recovery, error) {
-	n, iss := s.Issue.Number, s.Issue
-	if iss.BodyTooLarge {
-		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: the body is at least %d bytes, more than the guard reads (%d): a person shortens it first; recovering would replace what could not be read", n, iss.BodyBytes, issues.MaxBodyBytes)}
-	}
-	done, cancel := deadline(ctx)
-	defer cancel()
-	parsed := checkpoint.Parse(iss.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes, TailLimit: cfg.HistoryTail, Done: done})
-	if parsed.Valid() {
-		return restoreAccepted(s, parsed, cfg)
-	}
-	if err := awaitGuard("recover", s, parsed); err != nil {
-		return nil, err
-	}
-	comments := s.Comments()
-	res := &recovery{contentVersion: iss.ContentVersion}
-	res.Issue = n
-	res.Findings = []finding.Finding{}
-	for _, fd := range parsed.Findings {
-		if fd.IsError() {
-			res.Findings = append(res.Findings, fd)
-		}
-	}
-	switch {
-	case len(parsed.Blocks) == 0:
-		res.Problem = "missing"
-	case len(parsed.Blocks) > 1:
-		res.Problem = "ambiguous"
-	default:
-		res.Problem = "invalid"
-	}
-	base, created, err := baseline(comments, s.Status, n, cfg, s.Guard, now)
-	if err != nil {
-		return nil, &exitcode.ViolationError{Err: fmt.Errorf("recover: issue #%d: %w; rebuild the checkpoint by hand from 'gns-guard history' and the agents' comments", n, err)}
-	}
-	res.Baseline = base
-	var events []handoff.Event
-	archives := make([]prune.Comment, 0, len(comments))
-	for _, c := range comments {
-		archives = append(archives, prune.Comment{ID: c.ID, Author: c.Author, Body: c.Body})
-		if c.Author == s.Guard {
-			continue
-		}
-		if ft, ok := handoff.ParseFooter(c.Body); ok && authors.SpeaksAs(c.Author, ft.Agent) {
-			events = append(events, handoff.Event{CommentID: c.ID, Author: c.Author, Created: c.CreatedAt, Footer: ft})
-		}
-	}
-	archived, _ := prune.Rebuild(archives, s.Guard, n, nil, nil)
-	var broken *checkpoint.Checkpoint
-	if len(parsed.Blocks) == 1 {
-		broken = parsed.Checkpoint
-	}
-	prop, err := handoff.Reconstruct(handoff.RecoverInput{
-		Issue: n, Baseline: base, Events: events, Broken: broken, Labels: iss.LabelNames(),
-		TailLimit: cfg.HistoryTail, Created: created, Archived: prune.Entries(archived),
-	})
-	if err != nil {
-		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
-	}
-	res.Proposal = prop
-	res.Body = checkpoint.RewriteHint(iss.Body, placeBlock(iss.Body, parsed.Blocks, prop.YAML), s.Hint(cfg.RecentWindow()).At, cfg.MaxCheckpointBytes)
-	return res, nil
-}
-
-// restoreAccepted proposes, for a valid checkpoint changed against the
-// state the guard's ledger accepted (what the guard fails as tampering),
-// that state back, field by field; nil when the ledger holds none or the
-// checkpoint keeps to it.
-func restoreAccepted(s *live.Snapshot, parsed checkpoint.Result, cfg config.Config) (*recovery, error) {
-	n := s.Issue.Number
-	base, why := ledgerBaseline(s.Status, n, cfg)
-	if why != "" {
-		return nil, nil
-	}
-	prop, err := handoff.Restore(parsed.Checkpoint, base)
-	if err != nil {
-		return nil, cannotRun(fmt.Errorf("recover: issue #%d: %w", n, err))
-	}
-	if prop == nil {
-		return nil, nil
-	}
-	res := &recovery{contentVersion: s.Issue.ContentVersion}
-	res.Issue, res.Problem, res.Findings = n, "tampered", []finding.Finding{}
-	res.Baseline, res.Proposal = base, prop
-	res.Body = checkpoint.RewriteHint(s.Issue.Body, parsed.Block().Replace(prop.YAML), s.Hint(cfg.RecentWindow()).At, cfg.MaxCheckpointBytes)
-	return res, nil
-}
-
-// baseline finds the last state the guard trusted: its ledger (verified),
-// else its newest archive that verifies. created is the time of the
-// guard's first record, for created_at when nothing better is known.
-func baseline(comments []issues.Comment, status *issues.Comment, n int64, cfg config.Config, guardUser string, now time.Time) (handoff.Baseline, time.Time, error) {
-	created := firstGuardRecord(comments, guardUser, now)
-	base, why := ledgerBaseline(status, n, cfg)
-	if why == "" {
-		return base, created, nil
-	}
-	if base, ok := archiveBaseline(comments, n, guardUser, why); ok {
-		return base, created, nil
-	}
-	return handoff.Baseline{}, created, fmt.Errorf("%w (%s)", handoff.ErrNoBaseline, why)
-}
-
-// firstGuardRecord is the time of the guard's first comment, else now.
-func firstGuardRecord(comments []issues.Comment, guardUser string, now time.Time) time.Time {
-	for _, c := range comments {
-		if c.Author == guardUser && strings.Contains(c.Body, "<!-- gns-guard:") {
-			return c.CreatedAt
-		}
-	}
-	return now
-}
-
-// ledgerBaseline is the state the guard's ledger accepted last, or why
-// there is none.
-func ledgerBaseline(status *issues.Comment, n int64, cfg config.Config) (handoff.Baseline, string) {
-	l, problem := ledger.Read(status, n, ledger.ConfigKeys(cfg))
-	switch {
-	case l != nil && l.Baseline:
-		how := "unsigned: trusted by its author and marker"
-		if ledger.ConfigKeys(cfg).Any() {
-			how = "its signature verified with the ledger key"
-		}
-		return handoff.Baseline{
-			Source:  fmt.Sprintf("the guard's ledger in its status comment %d (%s)", status.ID, how),
-			Version: l.Version, Issue: l.CheckpointIssue, Phase: l.Phase,
-			Total: l.Total, Consumed: l.Consumed, Remaining: l.Remaining,
-			Written: time.Unix(l.Written, 0),
-		}, ""
-	case problem != "":
-		return handoff.Baseline{}, problem
-	case status == nil:
-		return handoff.Baseline{}, "the guard's status comment was not found"
-	}
-	return handoff.Baseline{}, "the guard's ledger holds no accepted state yet"
-}
-
-// archiveBaseline is the budget the guard's newest archive that verifies
-// recorded; why says why the ledger gave none.
-func archiveBaseline(comments []issues.Comment, n int64, guardUser, why string) (handoff.Baseline, bool) {
-	groups := guardArchives(comments, n, guardUser)
-	for i := len(groups) - 1; i >= 0; i-- {
-		g := groups[i]
-		if prune.Verify(g.parts) != nil {
-			continue
-		}
-		a, c := g.parts[0], g.last
-		b := a.Budget.Budget
-		src := fmt.Sprintf("the guard's archive comment %d (the budget it recorded at archive time)", c.ID)
-		if np := a.Budget.NewPhase; np != nil {
-			b = *np
-			src = fmt.Sprintf("the guard's archive comment %d (the new phase budget it recorded)", c.ID)
-		}
-		return handoff.Baseline{
-			Source: src + "; " + why, Version: 2, Issue: n, Phase: a.Phase,
-			Total: b.Total, Consumed: b.Consumed, Remaining: b.Remaining, Written: c.CreatedAt,
-		}, true
-	}
-	return handoff.Baseline{}, false
-}
-
-// archiveGroup is the parts of one archive, and the comment of its last
-// part.
-type archiveGroup struct {
-	parts []*prune.Archive
-	last  issues.Comment
-}
-
-// guardArchives are the guard's archives of issue n, grouped by the body
-// they archive, oldest first.
-func guardArchives(comments []issues.Comment, n int64, guardUser string) []*archiveGroup {
-	bySHA := map[string]*archiveGroup{}
-	var groups []*archiveGroup
-	for _, c := range comments {
-		if c.Author != guardUser || !strings.Contains(c.Body, prune.MarkerPrefix) {
-			continue
-		}
-		a, err := prune.ParseArchive(c.Body)
-		if err != nil || a.Issue != n {
-			continue
-		}
-		g, ok := bySHA[a.SHA256]
-		if !ok {
-			g = &archiveGroup{}
-			bySHA[a.SHA256] = g
-			groups = append(groups, g)
-		}
-		g.parts = append(g.parts, a)
-		g.last = c
-	}
-	return groups
-}
-
-// placeBlock puts the block content into the body: in place of the one
-// block (every other byte kept), after the body when there is none, and in
-// place of the first of several, the others removed.
-func placeBlock(body string, blocks []checkpoint.Block, yaml string) string {
-	if len(blocks) == 0 {
-		sep := "\n\n"
-		switch {
-		case body == "":
-			sep = ""
-		case strings.HasSuffix(body, "\n\n"):
-			sep = ""
-		case strings.HasSuffix(body, "\n"):
-			sep = "\n"
-		}
-		return body + sep + "```yaml\n" + strings.TrimRight(yaml, "\n") + "\n```\n"
-	}
-	out := blocks[0].Replace(yaml)
-	delta := len(out) - len(body)
-	for i := len(blocks) - 1; i >= 1; i-- {
-		b := blocks[i]
-		out = out[:b.Start+delta] + out[b.End+delta:]
-	}
-	return out
-}
-
-// printRecovery prints the proposal, its explanations and what was done.
-func printRecovery(env Env, repo, format string, res *recoverResult) error {
-	if format == "json" {
-		return printIndented(env, res)
-	}
-	var b strings.Builder
-	n := res.Issue
-	fmt.Fprintf(&b, "gns-guard: recover: issue #%d: the checkpoint is %s", n, res.Problem)
-	if len(res.Findings) > 0 {
-		fmt.Fprintf(&b, " (%s):\n", plural(len(res.Findings), "problem"))
-		for _, f := range res.Findings {
-			fmt.Fprintln(&b, f.Format(fmt.Sprintf("issue#%d", n)))
-		}
-	} else {
-		b.WriteString(".\n")
-	}
-	p := res.Proposal
-	if res.Problem == "tampered" {
-		fmt.Fprintf(&b, "\nProposed checkpoint: the state the guard accepted last, %s, with %s restored:\n\n", res.Baseline.Source, plural(len(p.Fields), "field"))
-		b.WriteString("```yaml\n" + p.YAML + "```\n\n")
-		b.WriteString("Restored:\n\n| field | value | from |\n|---|---|---|\n")
-	} else {
-		fmt.Fprintf(&b, "\nProposed checkpoint, rebuilt from %s and %s since:\n\n", res.Baseline.Source, plural(len(p.Since), "agent result"))
-		b.WriteString("```yaml\n" + p.YAML + "```\n\n")
-		b.WriteString("Where every field comes from:\n\n| field | value | from |\n|---|---|---|\n")
-	}
-	for _, f := range p.Fields {
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", f.Key, markdown.Cell(f.Value, 80), markdown.Cell(f.Source, 0))
-	}
-	for _, note := range p.Notes {
-		fmt.Fprintf(&b, "\nnote: %s\n", note)
-	}
-	if res.Applied {
-		fmt.Fprintf(&b, "\nApplied: the body now holds this checkpoint (content version %d); every byte outside the block was kept.\n", res.ContentVersion)
-	} else {
-		fmt.Fprintf(&b, "\nPaste it in place of the checkpoint block (check the body with 'gns-guard check'), or let a budget admin or repository admin run:\n  gns-guard recover --repo %s --issue %d --apply\n", repo, n)
-	}
-	printUntrusted(env, b.String())
-	return nil
+	return conn, nil
 }

@@ -1,10 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
@@ -27,23 +23,4 @@ func (f *issueFlags) heldSecrets(env Env) []secrets.Secret {
 		}
 	}
 	return out
-}
-
-// refuseSecrets refuses (exit 1) a report whose writes carry a secret:
-// the result comment, the body, a label or the assignee.
-func refuseSecrets(o *reportOptions, env Env, step *reportStep) error {
-	set := secrets.New(o.heldSecrets(env)...)
-	if set.Len() == 0 || step.out == nil {
-		return nil
-	}
-	texts := []struct{ where, text string }{{"the result comment", step.comment}, {"the issue body", step.out.Body}, {"a label", strings.Join(step.out.Add, "\n")}}
-	if a := o.rep.Assignee; a != nil {
-		texts = append(texts, struct{ where, text string }{"the assignee", *a})
-	}
-	for _, t := range texts {
-		if f, ok := set.Find(t.text); ok {
-			return &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: refused, nothing was written: %s would hold %s, a secret this process holds (the --result-file, --action or another text given carries it); remove it and report again", o.issue, t.where, f)}
-		}
-	}
-	return nil
 }
