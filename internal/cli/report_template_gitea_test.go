@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/setup"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
@@ -47,10 +48,7 @@ func templateResult(step int) string {
 // moved to the end) before it wrote.
 func TestReportOnTheTemplatesSmallIssue(t *testing.T) {
 	t.Parallel()
-	tmpl, err := os.ReadFile(filepath.Join("template", "gns-task.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := setup.IssueTemplate()
 	_, body, ok := strings.Cut(strings.TrimPrefix(string(tmpl), "---\n"), "\n---\n")
 	if !ok {
 		t.Fatalf("the template has no front matter:\n%s", tmpl)
