@@ -16,7 +16,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/issuetx"
 	"github.com/gns-guard/gns-guard/internal/live"
-	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
@@ -30,9 +29,9 @@ type ReportRequest struct {
 	// Held are the secrets the writer holds: a write carrying one is
 	// refused.
 	Held secrets.Set
-	// Meter is the meter at meter-url, asked with the agent's token; nil
-	// when none is configured.
-	Meter *meterclient.Client
+	// MeterToken is the agent's token, with which the meter at
+	// meter-url (when one is configured) is asked.
+	MeterToken string
 }
 
 // ReportResult is what Report did, for text or JSON.

@@ -10,6 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/meterclient"
 )
 
 // write posts (or updates) the result comment, patches the checkpoint
@@ -97,7 +98,7 @@ func (w *reporter) openInvocation(ctx context.Context) error {
 	if strings.TrimSpace(w.req.Report.Invocation) != "" {
 		return nil
 	}
-	m := w.req.Meter
+	m := w.meter()
 	if m == nil {
 		return &exitcode.UsageError{Err: errors.New("report: --invocation ID is required: it makes a re-run safe " +
 			"(with meter-url set, the meter names the invocation its calls opened)")}
@@ -117,7 +118,7 @@ func (w *reporter) openInvocation(ctx context.Context) error {
 // under metering: required cannot run (exit 3); otherwise it goes on, and
 // a note says why there is none.
 func (w *reporter) fetchReceipt(ctx context.Context) error {
-	m := w.req.Meter
+	m := w.meter()
 	if m == nil {
 		return nil
 	}
@@ -141,4 +142,13 @@ func (w *reporter) fetchReceipt(ctx context.Context) error {
 	}
 	w.res.Notes = append(w.res.Notes, fmt.Sprintf("no meter receipt in the footer: %v", err))
 	return nil
+}
+
+// meter is the meter at meter-url, asked with the agent's token; nil
+// when none is configured.
+func (w *reporter) meter() *meterclient.Client {
+	if w.Config.MeterURL == "" {
+		return nil
+	}
+	return &meterclient.Client{Base: w.Config.MeterURL, Token: w.req.MeterToken}
 }

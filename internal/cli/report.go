@@ -11,7 +11,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/agentwrite"
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/handoff"
-	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
@@ -171,11 +170,9 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	req := agentwrite.ReportRequest{Issue: o.issue, Report: o.rep, DryRun: o.dryRun, Force: o.force, Held: secrets.New(o.heldSecrets(env)...)}
-	if base := conn.Config.MeterURL; base != "" {
-		token, _ := tokenFrom(o.token, env)
-		req.Meter = &meterclient.Client{Base: base, Token: token}
-	}
+	token, _ := tokenFrom(o.token, env)
+	req := agentwrite.ReportRequest{Issue: o.issue, Report: o.rep, DryRun: o.dryRun, Force: o.force,
+		Held: secrets.New(o.heldSecrets(env)...), MeterToken: token}
 	res, err := agentwrite.Report(ctx, conn, req)
 	var ue *handoff.UnreadableError
 	if errors.As(err, &ue) {

@@ -79,8 +79,13 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	token, _ := tokenFrom(o.token, env)
-	fillMetered(ctx, env, set.Config.MeterURL, o.owner, o.name, token, res)
+	if base := set.Config.MeterURL; base != "" {
+		token, _ := tokenFrom(o.token, env)
+		if err := dashboard.FillMetered(ctx, base, token, o.owner, o.name, res); err != nil {
+			// A note, never a failure of status.
+			fmt.Fprintf(env.Stderr, "gns-guard: status: the meter at %s did not say what it metered: %v\n", base, err)
+		}
+	}
 	if err := printStatus(env, o.format, res); err != nil {
 		return err
 	}
