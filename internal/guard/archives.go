@@ -68,7 +68,8 @@ func (m ArchiveMatch) ImpostorNote() string {
 	for i, c := range m.Impostors {
 		ids[i] = fmt.Sprintf("%d (by %s)", c.ID, markdown.Quote(c.Author))
 	}
-	return fmt.Sprintf("Comment(s) %s carry the marker and hash of the archive this run posts but not its content (entries, chain or signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(ids, ", "))
+	return fmt.Sprintf("Comment(s) %s carry the marker and hash of the archive this run posts but not its content (entries, chain or "+
+		"signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(ids, ", "))
 }
 
 // SamePart reports whether a comment's body is exactly the planned archive
@@ -87,7 +88,8 @@ func SamePart(body, planned string) bool {
 func Redundant(in Input, ids []int64) []int64 {
 	n := in.Issue.Number
 	var body []prune.Entry
-	if res := checkpoint.Parse(in.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: in.Config.MaxCheckpointBytes, Done: in.Done}); res.Checkpoint != nil {
+	if res := checkpoint.Parse(in.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: in.Config.MaxCheckpointBytes,
+		Done: in.Done}); res.Checkpoint != nil {
 		body = prune.FromCheckpoint(res.Checkpoint.Entries())
 	}
 	archived := map[int64][]prune.Entry{}

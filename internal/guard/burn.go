@@ -74,7 +74,8 @@ func (e *decision) recordBurn(l *ledger.Record, pruned bool) {
 	}
 	if cp := e.cp; cp != nil {
 		b := cp.Budget
-		add(ledger.BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText), Invocation: ledger.InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
+		add(ledger.BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText),
+			Invocation: ledger.InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
 	}
 	if reset {
 		add(ledger.BurnPoint{T: t, Consumed: l.Consumed, Remaining: l.Remaining})

@@ -41,7 +41,8 @@ func (e *decision) planPrune() {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
 			Rule: RuleCheckpointOverweight, Severity: finding.Warning, KeyPath: "checkpoint",
 			Line: e.blockPos().Line, Col: e.blockPos().Col,
-			Message: fmt.Sprintf("the checkpoint takes %d tokens, over the %d a %s task allows, and has no history left to prune: shorten current_task or other long values", n.CheckpointTokens, size.Overhead, size.Name),
+			Message: fmt.Sprintf("the checkpoint takes %d tokens, over the %d a %s task allows, and has no history left to prune: shorten "+
+				"current_task or other long values", n.CheckpointTokens, size.Overhead, size.Name),
 		})
 		return
 	default:
@@ -79,7 +80,8 @@ func (e *decision) planPrune() {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
 			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint",
 			Line: e.blockPos().Line, Col: e.blockPos().Col,
-			Message: fmt.Sprintf("pruning is due (%s) but would not make the body smaller (%d → %d bytes); nothing was written", strings.Join(why, "; "), res.OldBytes, res.NewBytes),
+			Message: fmt.Sprintf("pruning is due (%s) but would not make the body smaller (%d → %d bytes); nothing was written",
+				strings.Join(why, "; "), res.OldBytes, res.NewBytes),
 		})
 		return
 	}

@@ -34,7 +34,8 @@ func checkImpersonated(e *decision) (out []Violation) {
 			}
 			pv := e.cfg.Labels.PermissionViolation
 			path := fmt.Sprintf("comment#%d", c.ID)
-			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d by %s speaks as agent %s, but agents maps %s to %s only: it counts as nobody's result. A person deletes the comment (or maps the login to the agent in %s), then removes %s",
+			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d by %s speaks as agent %s, but agents maps %s to %s only: it counts "+
+				"as nobody's result. A person deletes the comment (or maps the login to the agent in %s), then removes %s",
 				c.ID, markdown.Quote(c.Author), markdown.Quote(agent), markdown.Quote(agent), a.LoginsOf(agent), ".gitea/gns-guard.yml", pv)
 			v.Label = pv
 			out = append(out, v)

@@ -90,7 +90,8 @@ func asOutsiders(vs []Violation, author string) []Violation {
 	for i := range vs {
 		vs[i].Severity = finding.Warning
 		vs[i].Label, vs[i].Lock = "", false
-		vs[i].Message += fmt.Sprintf(" (posted by %s, who cannot write the issue: the comment is left out of the next agent's load and counts for nothing)", markdown.Quote(author))
+		vs[i].Message += fmt.Sprintf(" (posted by %s, who cannot write the issue: the comment is left out of the next agent's load and "+
+			"counts for nothing)", markdown.Quote(author))
 	}
 	return vs
 }

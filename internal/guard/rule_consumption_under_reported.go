@@ -44,7 +44,8 @@ func checkUnderReport(e *decision) (out []Violation) {
 			n.Metered, n.MeteredReported, n.MeteredResults = n.Metered+rc.Tokens, n.MeteredReported+rise, n.MeteredResults+1
 		}
 		if err == nil && rise < rc.Tokens {
-			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed (%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
+			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed "+
+				"(%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
 				r.c.ID, markdown.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), markdown.Quote(f.Invocation), rc.Calls)
 			e.link(r)
 			out = append(out, v)
@@ -66,7 +67,8 @@ func (e *decision) floorCheck(r resultComment, rise int64, from string) (Violati
 	if held <= rise {
 		return Violation{}, false
 	}
-	v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
+	v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its "+
+		"report added to budget.consumed (%s): its output alone is more than it says it spent",
 		r.c.ID, markdown.Quote(r.footer.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
 	v.Severity = finding.Warning
 	if e.cfg.UnderReport == "fail" {
@@ -125,7 +127,8 @@ func (e *decision) receiptOf(r resultComment) (*receipt.Receipt, error) {
 	if err := json.Unmarshal(r.footer.Metered, &rc); err != nil {
 		return nil, fmt.Errorf("GNS_EVENT.metered is not a receipt: %v", err)
 	}
-	if err := receipt.Verify(&rc, e.cfg.MeterPublicKey, receipt.For{Repo: e.in.Repo, Issue: e.in.Issue.Number, Invocation: r.footer.Invocation}); err != nil {
+	if err := receipt.Verify(&rc, e.cfg.MeterPublicKey, receipt.For{Repo: e.in.Repo, Issue: e.in.Issue.Number,
+		Invocation: r.footer.Invocation}); err != nil {
 		return nil, err
 	}
 	return &rc, nil

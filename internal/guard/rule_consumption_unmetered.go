@@ -32,7 +32,8 @@ func checkUnmetered(e *decision) (out []Violation) {
 		if err == nil || (!required && errors.Is(err, errNoReceipt)) || (!required && e.cfg.MeterPublicKey == "") {
 			continue
 		}
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s (invocation %s) has no valid meter receipt: %v", r.c.ID, markdown.Quote(r.footer.Agent), markdown.Quote(r.footer.Invocation), err)
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s (invocation %s) has no valid meter receipt: %v",
+			r.c.ID, markdown.Quote(r.footer.Agent), markdown.Quote(r.footer.Invocation), err)
 		if required {
 			v.Message += "; metering: required: the agent spends through gns-guard meter and reports with meter-url set, so report carries the receipt"
 		} else {

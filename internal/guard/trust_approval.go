@@ -33,7 +33,8 @@ func (e *decision) flagAfter(after []string) *ledger.Flag {
 
 // flagNow is the flag of the state as this run read it.
 func (e *decision) flagNow() *ledger.Flag {
-	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()), Labels: e.labelsDigest(e.in.Issue.LabelNames())}
+	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()),
+		Labels: e.labelsDigest(e.in.Issue.LabelNames())}
 }
 
 // laterChange says what changed since the state flagged (nil: an
@@ -46,7 +47,8 @@ func (e *decision) laterChange(flagged *ledger.Flag) string {
 	var what []string
 	if now.State != flagged.State {
 		cv := now.ContentVersion
-		what = append(what, fmt.Sprintf("the checkpoint was changed after the guard flagged it, in %s (content version %d → %d)", editCount(cv-flagged.ContentVersion), flagged.ContentVersion, cv))
+		what = append(what, fmt.Sprintf("the checkpoint was changed after the guard flagged it, in %s (content version %d → %d)",
+			editCount(cv-flagged.ContentVersion), flagged.ContentVersion, cv))
 	}
 	if now.Labels != flagged.Labels {
 		what = append(what, "the cascade::, size:: or evolve-system labels changed after the guard flagged the issue")

@@ -66,18 +66,21 @@ func (e *decision) pinFindings() []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	var out []Violation
 	if p := e.pins.problem; p != "" {
-		v := at(e.blockPos(), "", "%s; governance labels cannot be told from forgeries until the owner deletes the variable (the guard pins the labels anew) or an approver removes %s", p, pv)
+		v := at(e.blockPos(), "", "%s; governance labels cannot be told from forgeries until the owner deletes the variable (the guard "+
+			"pins the labels anew) or an approver removes %s", p, pv)
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)
 	}
 	for _, l := range e.pins.forged {
-		v := at(e.blockPos(), "", "the label %s (id %d) carries a governance name, but it is not the label the guard pinned under that name (%s): a forgery — it counts for nothing, and the guard took it off",
+		v := at(e.blockPos(), "", "the label %s (id %d) carries a governance name, but it is not the label the guard pinned under that "+
+			"name (%s): a forgery — it counts for nothing, and the guard took it off",
 			markdown.Quote(l.Name), l.ID, ledger.PinsName)
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)
 	}
 	for _, r := range e.pins.renamed {
-		v := at(e.blockPos(), "", "the pinned governance label %s (id %d) was renamed to %s: renaming a pinned label is tampering; the guard judges it as %s until it is renamed back",
+		v := at(e.blockPos(), "", "the pinned governance label %s (id %d) was renamed to %s: renaming a pinned label is tampering; the "+
+			"guard judges it as %s until it is renamed back",
 			markdown.Quote(r.from), r.id, markdown.Quote(r.to), markdown.Quote(r.from))
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)

@@ -124,7 +124,9 @@ func (e *decision) resultsFindings() []Violation {
 	var out []Violation
 	for _, m := range e.plan.Missing {
 		path := fmt.Sprintf("comment#%d", m.ID)
-		v := at(e.blockPos(), path, "the result of agent %s in comment %d, which the guard accepted, %s: an accepted result may not vanish or change. Post it again as it was (its link in an archive or digest, or the agent's own copy), or an approver checks the issue and removes %s to accept it as it is",
+		v := at(e.blockPos(), path, "the result of agent %s in comment %d, which the guard accepted, %s: an accepted result may not "+
+			"vanish or change. Post it again as it was (its link in an archive or digest, or the agent's own copy), or an approver checks "+
+			"the issue and removes %s to accept it as it is",
 			markdown.Quote(m.Agent), m.ID, m.What(), pv)
 		v.Label = pv
 		out = append(out, v)

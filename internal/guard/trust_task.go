@@ -162,7 +162,8 @@ func bodyChangers(accepted string, te *TaskEdits) (by []string, text string, unk
 // Who names who changed the task.
 func (v *TaskVerdict) Who() string {
 	if len(v.By) == 0 {
-		return "someone the guard could not identify (the body's edit history, which Gitea shows only on a public repository, or the title's timeline entries do not say)"
+		return "someone the guard could not identify (the body's edit history, which Gitea shows only on a public repository, or the " +
+			"title's timeline entries do not say)"
 	}
 	var names []string
 	for _, b := range v.By {
@@ -182,7 +183,8 @@ func (v *TaskVerdict) Who() string {
 // the task, or remove permission::violation to accept the new one.
 func (v *TaskVerdict) Step() string {
 	if len(v.By) == 0 {
-		return "an approver checks the task and saves the issue's body again (any edit: its run names the approver, who accepts the task as saved), or restores the task as accepted"
+		return "an approver checks the task and saves the issue's body again (any edit: its run names the approver, who accepts the " +
+			"task as saved), or restores the task as accepted"
 	}
 	return "an approver restores it, or removes permission::violation to accept the new one"
 }
@@ -206,10 +208,14 @@ func (e *decision) taskFinding(v *TaskVerdict) Violation {
 		// the server shows no history. The chain waits for an approver's
 		// save, without permission::violation on a team that did nothing
 		// wrong.
-		return at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, and the guard cannot tell by whom: the edit's own run did not reach it (a later event replaced it in the workflow's concurrency group) and Gitea shows the body's edit history only on a public repository. The workflow waits for an approver (%s): check the task and save the issue's body again (any edit; its run names the approver, who accepts the task as saved), or restore the task as accepted",
+		return at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, and the guard "+
+			"cannot tell by whom: the edit's own run did not reach it (a later event replaced it in the workflow's concurrency group) and "+
+			"Gitea shows the body's edit history only on a public repository. The workflow waits for an approver (%s): check the task and "+
+			"save the issue's body again (any edit; its run names the approver, who accepts the task as saved), or restore the task as accepted",
 			strings.Join(what, " and "), e.cfg.Approvers())
 	}
-	t := at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, by %s: the task is the person's, and only an approver (%s) changes it. An approver %s, or checks the new task and removes %s to accept it",
+	t := at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, by %s: the task is "+
+		"the person's, and only an approver (%s) changes it. An approver %s, or checks the new task and removes %s to accept it",
 		strings.Join(what, " and "), v.Who(), e.cfg.Approvers(), restore, pv)
 	t.Label = pv
 	return t
