@@ -34,7 +34,8 @@ type applied struct {
 
 // lockRefused is the note left when the lock was refused; while it stands
 // in the status comment and no admin-token is set, the lock is not retried.
-const lockRefused = "The issue could not be locked: the token may not lock issues (HTTP 403; locking needs repository admin). Set the admin-token input to a token with admin rights on this repository."
+const lockRefused = "The issue could not be locked: the token may not lock issues (HTTP 403; locking needs repository admin). Set " +
+	"the admin-token input to a token with admin rights on this repository."
 
 // noLock is the note left when the server has no issue lock endpoint.
 const noLock = "The issue could not be locked: the server has no lock endpoint for issues (HTTP 404; Forgejo has none)."
@@ -50,7 +51,8 @@ func adminLacks(err error) string {
 
 // noCAS is the note left on a server whose issues carry no
 // content_version: its body writes are last-write-wins.
-const noCAS = "This server's issues carry no content_version (Forgejo, say), so the guard's body writes are not compare-and-swap: it re-reads the body right before and after each write, which narrows but cannot close the window in which an agent's edit could be lost."
+const noCAS = "This server's issues carry no content_version (Forgejo, say), so the guard's body writes are not compare-and-swap: " +
+	"it re-reads the body right before and after each write, which narrows but cannot close the window in which an agent's edit could be lost."
 
 // apply makes the plan's writes, in the order Plan.Writes lists them,
 // which loses nothing if the run dies half-way: archive, then body
@@ -460,11 +462,13 @@ func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *issues.Comme
 		if lacks := adminLacks(err); lacks != "" {
 			why = lacks
 		}
-		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: %s. Until it can, a copy of an older status comment put back is not caught.", name, why)
+		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: %s. Until it can, a copy of an "+
+			"older status comment put back is not caught.", name, why)
 		a.res.notes = append(a.res.notes, note)
 		r.log.infof("gns-guard: warning: %s", note)
 	default:
-		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: the server answered an error. The next run writes it.", name)
+		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: the server answered an error. The "+
+			"next run writes it.", name)
 		a.res.notes = append(a.res.notes, note)
 		r.log.untrusted("gns-guard: warning: anchor write failed: " + err.Error())
 	}

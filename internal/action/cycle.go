@@ -88,7 +88,8 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, a issuetx.Attempt) 
 	case s.Hinted():
 		r.log.infof("gns-guard: read issue #%d through the read hint in its checkpoint: the comments updated since it, not the timeline", s.Issue.Number)
 	default:
-		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, ledger.AnchorName(s.Issue.Number))
+		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number,
+			ledger.AnchorName(s.Issue.Number))
 	}
 	in := r.input(s)
 	if len(c.unlanded) > 0 {
@@ -165,7 +166,8 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 		return endRun, err
 	}
 	if plan.ChainForked && !a.Last() {
-		return endRun, issuetx.Stale("two of the guard's archives continue the history differently (a concurrent run lost its body write and withdraws its own)")
+		return endRun, issuetx.Stale("two of the guard's archives continue the history differently (a concurrent run lost its body " +
+			"write and withdraws its own)")
 	}
 	r.notes = appendNew(r.notes, notes...)
 	if r.cfg.DryRun {

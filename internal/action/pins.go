@@ -29,7 +29,9 @@ const pinsPrefix = "labels:"
 
 // noAdminPins is the note of a run with no admin-token: nothing pins the
 // governance labels.
-var noAdminPins = fmt.Sprintf("Governance labels are not pinned by id: admin-token is not set, so the guard cannot record their ids in the repository variable %s. A label an approver added and an agent renamed into a governance name before the guard's run read the issue counts as the approver's. Set admin-token to the owner's token.", ledger.PinsName)
+var noAdminPins = fmt.Sprintf("Governance labels are not pinned by id: admin-token is not set, so the guard cannot record their "+
+	"ids in the repository variable %s. A label an approver added and an agent renamed into a governance name before the guard's run "+
+	"read the issue counts as the approver's. Set admin-token to the owner's token.", ledger.PinsName)
 
 // pinState is what the run knows of the pins: as handed over, or read with
 // admin-token (an action.yml that hands none over).
@@ -99,7 +101,8 @@ func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues
 		}
 		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: %s.", ledger.PinsName, why), nil)
 	default:
-		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: the server answered an error. The next run tries again.", ledger.PinsName), err)
+		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: the server answered an "+
+			"error. The next run tries again.", ledger.PinsName), err)
 	}
 }
 

@@ -86,14 +86,17 @@ func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.Po
 			r.posture.Learn(old.Known...)
 		}
 		r.posture.Learn(known...)
-		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
+		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with "+
+			"admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
 	case refusedRead(err):
-		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
+		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck +
+			"the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
 		r.posture.Judged = r.serverTime().Unix()
 		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
 	default:
 		// Not the tokens' rights: the next run tries again (no commit).
-		r.posture = ledger.NewPostureStamp("", []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "reading the repository's posture failed (" + err.Error() + "); the next run tries again"}})
+		r.posture = ledger.NewPostureStamp("", []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "reading the repository's " +
+			"posture failed (" + err.Error() + "); the next run tries again"}})
 		r.log.infof("gns-guard: posture: the read failed (after %d request(s)); the next run tries again", spent)
 	}
 }

@@ -71,7 +71,8 @@ func (r *runner) configureDefaults(why *exitcode.UsageError) error {
 	if err := r.use(set, nil); err != nil {
 		return err
 	}
-	r.notes = append(r.notes, fmt.Sprintf("The default branch's %s does not load (%s). This pull request changes it, so it is judged with the settings' defaults and the workflow's inputs; its own file must load.",
+	r.notes = append(r.notes, fmt.Sprintf("The default branch's %s does not load (%s). This pull request changes it, so it is judged "+
+		"with the settings' defaults and the workflow's inputs; its own file must load.",
 		settings.FileName, markdown.Cell(why.Err.Error(), 500)))
 	return nil
 }
