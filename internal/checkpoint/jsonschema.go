@@ -119,4 +119,6 @@ func objectSchema(s map[string]any, f field, tailLimit int) {
 
 // rfc3339Pattern is what time.Parse(time.RFC3339, ...) accepts, as a
 // regular expression, so that validators that ignore "format" agree too.
-const rfc3339Pattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
+const rfc3339Pattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` + // date
+	`[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?` + // time
+	`([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$` // offset

@@ -20,7 +20,8 @@ import (
 // it claims, are left out (docs/ledger.md#what-the-next-agent-reads). It
 // returns the chosen comments, oldest first, and the guard's comments and
 // the others passed over while looking, newest first.
-func SelectComments(recent []Comment, guardUser string, issue int64, n int, authors issues.Authors) (chosen []Comment, skipped []Skipped, left []Left) {
+func SelectComments(recent []Comment, guardUser string, issue int64, n int, authors issues.Authors) (chosen []Comment,
+	skipped []Skipped, left []Left) {
 	for i := len(recent) - 1; i >= 0 && len(chosen) < n; i-- {
 		c := recent[i]
 		if what := guardComment(c, guardUser, issue); what != "" {

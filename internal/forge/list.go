@@ -50,7 +50,8 @@ type listedIssue struct {
 // a multiple of limit), and says how many rows the server answered. An
 // answer cut at the cap keeps the issues read whole, reads the one it was
 // cut in alone, and the rest in the largest aligned pages after it.
-func (c *Client) issueRows(ctx context.Context, q port.IssueQuery, offset, limit int, authors map[int64]string) (issues []issuespkg.Issue, total, rows int, err error) {
+func (c *Client) issueRows(ctx context.Context, q port.IssueQuery, offset, limit int, authors map[int64]string) (
+	issues []issuespkg.Issue, total, rows int, err error) {
 	v := url.Values{"state": {q.State}, "type": {"issues"}, "page": {strconv.Itoa(offset/limit + 1)}, "limit": {strconv.Itoa(limit)}}
 	if q.CreatedBy != "" {
 		v.Set("created_by", q.CreatedBy)
@@ -85,7 +86,8 @@ func (c *Client) issueRows(ctx context.Context, q port.IssueQuery, offset, limit
 // in authors, and says how many rows they span. The issue the answer was cut
 // in is read alone, by its number when the cut came after it; the rows after
 // it are left to the caller.
-func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *jsoncap.Result, shown string, authors map[int64]string) (issues []issuespkg.Issue, rows int, err error) {
+func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *jsoncap.Result, shown string,
+	authors map[int64]string) (issues []issuespkg.Issue, rows int, err error) {
 	for i, a := range list {
 		k := strconv.Itoa(i)
 		if a == nil || (res.Cut != nil && !res.Whole[k]) {
@@ -127,7 +129,8 @@ func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (
 // restOfWindow reads the rows of the window [offset, offset+limit) after the
 // first rows, which an answer cut at the cap held, in smaller aligned pages,
 // and says how many rows the server answered for them.
-func (c *Client) restOfWindow(ctx context.Context, q port.IssueQuery, offset, limit, rows int, shown string, authors map[int64]string) (issues []issuespkg.Issue, n int, err error) {
+func (c *Client) restOfWindow(ctx context.Context, q port.IssueQuery, offset, limit, rows int, shown string,
+	authors map[int64]string) (issues []issuespkg.Issue, n int, err error) {
 	if rows == 0 && limit == 1 {
 		return nil, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
 	}

@@ -49,7 +49,8 @@ func Judged(before *guard.Plan, runs ...*guard.Plan) Judgement {
 // the id of the comment an earlier run of the invocation posted, 0 when
 // none) on the issue as read (in, a run's input): the run before it, and
 // the runs it causes (Predict). decide is the shell's decision.
-func Judge(in guard.Input, o *Outcome, comment string, own int64, sender string, now time.Time, decide func(guard.Input) (*guard.Plan, error)) (Judgement, error) {
+func Judge(in guard.Input, o *Outcome, comment string, own int64, sender string, now time.Time, decide func(guard.Input) (
+	*guard.Plan, error)) (Judgement, error) {
 	before, after := Inputs(in, o, comment, own, sender, now)
 	planBefore, err := decide(before)
 	if err != nil {

@@ -125,7 +125,8 @@ func bodyEntries(br *checkpoint.Checkpoint) ([]knownEntry, []string) {
 				source: fromBody, pos: e.Pos}
 			switch {
 			case k.Agent == "" && k.Action == "" && k.Invocation == "":
-				notes = append(notes, fmt.Sprintf("the history entry at line %d of the body has no readable agent, action or invocation: it is not in the proposal; find it in the agents' comments and add it by hand", e.Pos.Line))
+				notes = append(notes, fmt.Sprintf("the history entry at line %d of the body has no readable agent, action or invocation: it "+
+					"is not in the proposal; find it in the agents' comments and add it by hand", e.Pos.Line))
 			case both && slices.ContainsFunc(out, func(o knownEntry) bool { return sameEntry(o.Entry, k.Entry) }):
 				// history repeats an entry of history_tail
 			default:
@@ -254,7 +255,8 @@ func fillPlaceholders(k *knownEntry, created time.Time) []string {
 	}
 	if !isTimestamp(k.Timestamp) {
 		k.Timestamp = rfc3339(created)
-		notes = append(notes, fmt.Sprintf("history_tail: %s has no readable timestamp: %s (the guard's first record on the issue) written; check it", where, k.Timestamp))
+		notes = append(notes, fmt.Sprintf("history_tail: %s has no readable timestamp: %s (the guard's first record on the issue) "+
+			"written; check it", where, k.Timestamp))
 	}
 	return notes
 }

@@ -87,7 +87,8 @@ func ReadAnchor(text string, repo, n int64, keys Keys) (*Anchor, string) {
 		return nil, fmt.Sprintf("the anchor in the repository variable %s cannot be read: someone with the owner's rights changed it", name)
 	}
 	if a.Issue != n || (repo != 0 && a.Repo != 0 && a.Repo != repo) {
-		return nil, fmt.Sprintf("the anchor in the repository variable %s belongs to another issue or repository: someone with the owner's rights copied it", name)
+		return nil, fmt.Sprintf("the anchor in the repository variable %s belongs to another issue or repository: someone with the "+
+			"owner's rights copied it", name)
 	}
 	return &a, ""
 }
@@ -101,11 +102,13 @@ func verifyVariable(what, name, kid, sig string, msg []byte, keys Keys) string {
 		return ""
 	}
 	if sig == unsigned {
-		return fmt.Sprintf("%s in the repository variable %s is not signed although ledger-key is set: someone with the owner's rights replaced it", what, name)
+		return fmt.Sprintf("%s in the repository variable %s is not signed although ledger-key is set: someone with the owner's rights "+
+			"replaced it", what, name)
 	}
 	pub, ok := keys.verify[kid]
 	if !ok {
-		return fmt.Sprintf("%s in the repository variable %s is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — after changing ledger-key, set ledger-key-previous to the old key",
+		return fmt.Sprintf("%s in the repository variable %s is signed with key %s, which this workflow does not hold (it holds %s): a "+
+			"key problem, not an edit — after changing ledger-key, set ledger-key-previous to the old key",
 			what, name, kid, strings.Join(keys.KeyIDs(), ", "))
 	}
 	raw, err := hex.DecodeString(sig)

@@ -93,7 +93,8 @@ func ReadGrants(text string, repo int64, keys Keys) (*Grants, string) {
 	}
 	m := grantsText.FindStringSubmatch(text)
 	if m == nil {
-		return nil, fmt.Sprintf("the repository variable %s does not hold a grant list the guard wrote: someone with the owner's rights changed it", GrantsName)
+		return nil, fmt.Sprintf("the repository variable %s does not hold a grant list the guard wrote: someone with the owner's rights "+
+			"changed it", GrantsName)
 	}
 	if problem := verifyVariable("the grant list", GrantsName, m[2], m[3], grantsMessage([]byte(m[1])), keys); problem != "" {
 		return nil, problem
@@ -103,7 +104,8 @@ func ReadGrants(text string, repo int64, keys Keys) (*Grants, string) {
 		return nil, fmt.Sprintf("the grant list in the repository variable %s cannot be read: someone with the owner's rights changed it", GrantsName)
 	}
 	if repo != 0 && g.Repo != 0 && g.Repo != repo {
-		return nil, fmt.Sprintf("the grant list in the repository variable %s belongs to another repository: someone with the owner's rights copied it", GrantsName)
+		return nil, fmt.Sprintf("the grant list in the repository variable %s belongs to another repository: someone with the owner's "+
+			"rights copied it", GrantsName)
 	}
 	return &g, ""
 }

@@ -98,6 +98,8 @@ func (u *Unjudged) Why(n int64, grace time.Duration) string {
 	if u.Problem != "" {
 		what = fmt.Sprintf("the guard holds no trusted record of it: %s; the issue was opened at %s", u.Problem, u.Since.Format(time.RFC3339))
 	}
-	return fmt.Sprintf("issue #%d: %s (%s ago, over unjudged-grace %s), yet no guard run judged it. The guard's workflow may be disabled or its runs failing, or its status comment was deleted: ask an owner of the repository to check its Actions (gns-guard status lists the issues and a disabled guard workflow); do not build on this state until the guard has judged it",
+	return fmt.Sprintf("issue #%d: %s (%s ago, over unjudged-grace %s), yet no guard run judged it. The guard's workflow may be "+
+		"disabled or its runs failing, or its status comment was deleted: ask an owner of the repository to check its Actions "+
+		"(gns-guard status lists the issues and a disabled guard workflow); do not build on this state until the guard has judged it",
 		n, what, u.For.Round(time.Second), grace)
 }

@@ -72,7 +72,8 @@ func ReadPins(text string, repo int64, keys Keys) (*Pins, string) {
 		return nil, fmt.Sprintf("the label pins in the repository variable %s cannot be read: someone with the owner's rights changed it", PinsName)
 	}
 	if repo != 0 && p.Repo != 0 && p.Repo != repo {
-		return nil, fmt.Sprintf("the label pins in the repository variable %s belong to another repository: someone with the owner's rights copied it", PinsName)
+		return nil, fmt.Sprintf("the label pins in the repository variable %s belong to another repository: someone with the owner's "+
+			"rights copied it", PinsName)
 	}
 	return &p, ""
 }

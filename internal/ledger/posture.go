@@ -94,7 +94,8 @@ func (s *PostureStamp) Equal(o *PostureStamp) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
-	return s.Commit == o.Commit && s.Judged == o.Judged && slices.Equal(s.Known, o.Known) && slices.EqualFunc(s.Broken, o.Broken, func(a, b posture.Check) bool {
-		return a.ID == b.ID && a.Holds == b.Holds && a.Why == b.Why && slices.Equal(a.Logins, b.Logins)
-	})
+	return s.Commit == o.Commit && s.Judged == o.Judged && slices.Equal(s.Known, o.Known) && slices.EqualFunc(s.Broken, o.Broken,
+		func(a, b posture.Check) bool {
+			return a.ID == b.ID && a.Holds == b.Holds && a.Why == b.Why && slices.Equal(a.Logins, b.Logins)
+		})
 }

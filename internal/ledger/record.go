@@ -155,7 +155,8 @@ func (l Record) SameState(o Record) bool {
 // sameOrigin compares whose record it is and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
-		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) && l.Posture.Equal(o.Posture) && l.Access.Equal(o.Access)
+		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) &&
+		l.Posture.Equal(o.Posture) && l.Access.Equal(o.Access)
 }
 
 // sameCheckpoint compares the accepted checkpoint and the body's content
@@ -236,7 +237,8 @@ func (s *ConfigStamp) Equal(o *ConfigStamp) bool {
 // escapes < and >, so it never holds "-->"), the signing key's id and the
 // signature. The first format (v1) was HMAC-signed with the secret itself
 // and names no key.
-var ledgerRecord = regexp.MustCompile(`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\}) (?:kid=([0-9a-f]{16}|-) )?sig=([0-9a-f]{64}|[0-9a-f]{128}|unsigned) -->`)
+var ledgerRecord = regexp.MustCompile(
+	`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\}) (?:kid=([0-9a-f]{16}|-) )?sig=([0-9a-f]{64}|[0-9a-f]{128}|unsigned) -->`)
 
 // unsigned is the signature of a record written with no ledger-key.
 const unsigned = "unsigned"
@@ -304,7 +306,8 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
 	}
 	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
-		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, markdown.Quote(l.Writer), markdown.Quote(status.Author))
+		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it",
+			status.ID, markdown.Quote(l.Writer), markdown.Quote(status.Author))
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)
@@ -340,7 +343,8 @@ func Verify(status *issues.Comment, issue int64, keys Keys) *Verified {
 		return nil
 	}
 	l, problem := Read(status, issue, keys)
-	return &Verified{ID: status.ID, Author: status.Author, Line: Line(status.Body), Lines: len(ledgerRecord.FindAllStringIndex(status.Body, -1)), Keys: keys.Fingerprint(), Record: l, Problem: problem}
+	return &Verified{ID: status.ID, Author: status.Author, Line: Line(status.Body), Lines: len(ledgerRecord.FindAllStringIndex(
+		status.Body, -1)), Keys: keys.Fingerprint(), Record: l, Problem: problem}
 }
 
 // Of says Read would judge c with keys as it judged v's comment: the same
@@ -379,13 +383,16 @@ func verifyRecord(id int64, format, data, kid, sig string, keys Keys) string {
 			}
 		}
 		if len(keys.hmac) == 0 {
-			return fmt.Sprintf("the ledger record in comment %d is of the first format, which only ledger-key itself verifies: set ledger-key (or ledger-key-previous) in the workflow", id)
+			return fmt.Sprintf("the ledger record in comment %d is of the first format, which only ledger-key itself verifies: set "+
+				"ledger-key (or ledger-key-previous) in the workflow", id)
 		}
-		return fmt.Sprintf("the ledger record in comment %d does not verify against ledger-key: someone changed it, or it was signed with a key this workflow does not hold (after a rotation, set ledger-key-previous to the old key)", id)
+		return fmt.Sprintf("the ledger record in comment %d does not verify against ledger-key: someone changed it, or it was signed "+
+			"with a key this workflow does not hold (after a rotation, set ledger-key-previous to the old key)", id)
 	}
 	pub, ok := keys.verify[kid]
 	if !ok {
-		return fmt.Sprintf("the ledger record in comment %d is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — if ledger-key was changed, set ledger-key-previous to the old key so the guard re-signs its records",
+		return fmt.Sprintf("the ledger record in comment %d is signed with key %s, which this workflow does not hold (it holds %s): a "+
+			"key problem, not an edit — if ledger-key was changed, set ledger-key-previous to the old key so the guard re-signs its records",
 			id, kid, strings.Join(keys.KeyIDs(), ", "))
 	}
 	raw, err := hex.DecodeString(sig)

@@ -60,7 +60,8 @@ func (r *Reader) anchorState(ctx context.Context, n int64) (ledger.AnchorState, 
 		if se := issues.MissingScope(err); se != nil {
 			why = scopes.Admin.Lacks("admin-token", se.Missing)
 		}
-		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: %s; without the anchor, a copy of an older status comment put back is not caught", ledger.AnchorName(n), why), nil
+		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: %s; without the anchor, a "+
+			"copy of an older status comment put back is not caught", ledger.AnchorName(n), why), nil
 	case err != nil:
 		return st, "", r.Where.Error("read the anchor variable "+ledger.AnchorName(n), err)
 	}

@@ -64,7 +64,8 @@ func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (
 	case errors.Is(err, issues.ErrNotFound):
 		return settings.Layer{Source: ConfigFile}, stamp, nil
 	case errors.Is(err, issues.ErrTooLarge):
-		return settings.Layer{}, nil, &exitcode.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few lines", ConfigFile, settings.MaxFileBytes>>10)}
+		return settings.Layer{}, nil, &exitcode.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few "+
+			"lines", ConfigFile, settings.MaxFileBytes>>10)}
 	case err != nil:
 		return settings.Layer{}, nil, r.Where.Error("read "+ConfigFile+" of the default branch", err)
 	}

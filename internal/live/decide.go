@@ -130,7 +130,8 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 	admin, err := r.Admin.IsRepoAdmin(ctx, user)
 	switch {
 	case errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound):
-		return false, fmt.Sprintf("Whether %s is a repository admin could not be checked (the token may not read permissions): set budget-admins, or admin-token, so approvals can be recognized.", strconv.Quote(user)), nil
+		return false, fmt.Sprintf("Whether %s is a repository admin could not be checked (the token may not read permissions): set "+
+			"budget-admins, or admin-token, so approvals can be recognized.", strconv.Quote(user)), nil
 	case err != nil:
 		return false, "", r.Where.Error("check the permission of "+user, err)
 	}
@@ -205,7 +206,8 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	logins, err := r.Forge.Writers(ctx)
 	switch {
 	case errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrUnauthorized):
-		r.writers = &guard.WriterList{Problem: "Who can write the issue could not be read (" + err.Error() + "): every comment's author counts as a writer, and outsiders are not told apart."}
+		r.writers = &guard.WriterList{Problem: "Who can write the issue could not be read (" + err.Error() + "): every comment's author " +
+			"counts as a writer, and outsiders are not told apart."}
 	case err != nil:
 		return nil, r.Where.Error("list who can write the issues", err)
 	default:

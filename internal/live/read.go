@@ -315,7 +315,8 @@ func (r *Reader) readBack(ctx context.Context, s *Snapshot, pages int, all bool)
 			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), err)
 		}
 		if page.Start >= start {
-			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back from offset %d", start))
+			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back "+
+				"from offset %d", start))
 		}
 		s.Older = append(page.Comments, s.Older...)
 		s.Labels = append(page.Labels, s.Labels...)

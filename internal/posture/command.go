@@ -119,13 +119,17 @@ func (c command) pinned() (bool, string) {
 		case moduleVersion.MatchString(version):
 			return true, fmt.Sprintf("the guard's step builds %s, a version the Go checksum database fixes", c.pkg)
 		case version == "":
-			return false, fmt.Sprintf("the guard's step builds %s from the job's work directory: whoever pushes the code changes the guard; run a release (go run …/cmd/gns-guard@vX.Y.Z) or a binary installed on the runner's host", pkg)
+			return false, fmt.Sprintf("the guard's step builds %s from the job's work directory: whoever pushes the code changes the "+
+				"guard; run a release (go run …/cmd/gns-guard@vX.Y.Z) or a binary installed on the runner's host", pkg)
 		}
 		return false, fmt.Sprintf("the guard's step builds %s, which follows whatever the module's newest version is: name a version (…@vX.Y.Z)", c.pkg)
 	}
 	b := c.binary
-	if !strings.Contains(b, "/") || strings.HasPrefix(b, "/") || strings.HasPrefix(b, "~/") || strings.HasPrefix(b, "$HOME/") || strings.HasPrefix(b, "${HOME}/") {
-		return true, fmt.Sprintf("the guard's step runs %s installed on the runner's host: its version is the host administrator's to choose (gns-guard --version)", b)
+	if !strings.Contains(b, "/") || strings.HasPrefix(b, "/") || strings.HasPrefix(b, "~/") || strings.HasPrefix(b, "$HOME/") ||
+		strings.HasPrefix(b, "${HOME}/") {
+		return true, fmt.Sprintf("the guard's step runs %s installed on the runner's host: its version is the host administrator's to "+
+			"choose (gns-guard --version)", b)
 	}
-	return false, fmt.Sprintf("the guard's step runs %s from the job's work directory: whoever pushes the code can change it; install the binary on the runner's host", b)
+	return false, fmt.Sprintf("the guard's step runs %s from the job's work directory: whoever pushes the code can change it; "+
+		"install the binary on the runner's host", b)
 }

@@ -46,7 +46,8 @@ const maxChain = 1 << 20
 // posted an archive and died before recording it leaves such parts; the
 // next run picks them up. ambiguous holds the parts of a fork, if it
 // stopped at one.
-func Extend(head string, count int, parts []Part, keys Verifier, held func(*Archive) bool) (newHead string, newCount int, followed, ambiguous []Part) {
+func Extend(head string, count int, parts []Part, keys Verifier, held func(*Archive) bool) (newHead string, newCount int,
+	followed, ambiguous []Part) {
 	if head == "" {
 		head = Genesis
 	}
@@ -88,7 +89,8 @@ func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 	p := &proof{keys: c.Keys, byLink: map[string]Part{}, sigs: map[int64]Signature{}, onChain: map[string]bool{}}
 	p.checkSignatures(parts)
 	if !c.Known {
-		p.problems = append(p.problems, Problem{Message: "no trusted ledger record (the guard's status comment) was found: the end of the archive chain cannot be proven, so a deleted last archive would not show"})
+		p.problems = append(p.problems, Problem{Message: "no trusted ledger record (the guard's status comment) was found: the end of " +
+			"the archive chain cannot be proven, so a deleted last archive would not show"})
 	}
 	ledgerHead := c.Head
 	if ledgerHead == "" {
@@ -164,7 +166,8 @@ func (p *proof) walkBack(head string, count int, ledgerHead string) bool {
 		}
 		a := part.Archive
 		if a.Count != want {
-			p.bad(part.ID, "archive part %d/%d says it ends at entry %d of the issue's archived entries, but the chain expects %d: it was edited", a.Part, a.Parts, a.Count, want)
+			p.bad(part.ID, "archive part %d/%d says it ends at entry %d of the issue's archived entries, but the chain expects %d: it was "+
+				"edited", a.Part, a.Parts, a.Count, want)
 			return false
 		}
 		p.chain = append(p.chain, part)
@@ -185,9 +188,11 @@ func (p *proof) missing(ledger bool, want int) {
 	switch {
 	case len(p.chain) > 0:
 		next := p.chain[len(p.chain)-1]
-		p.bad(next.ID, "the archive part before this one (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the link this part records", want)
+		p.bad(next.ID, "the archive part before this one (entries up to %d) is missing: its comment was deleted, or edited so that it "+
+			"no longer matches the link this part records", want)
 	case ledger:
-		p.bad(0, "the last archive part the ledger records (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the ledger", want)
+		p.bad(0, "the last archive part the ledger records (entries up to %d) is missing: its comment was deleted, or edited so that it "+
+			"no longer matches the ledger", want)
 	default:
 		p.bad(0, "the last archive part (entries up to %d) is missing: its comment was deleted or edited", want)
 	}
@@ -199,7 +204,8 @@ func (p *proof) checkOrder() {
 	chain := p.chain
 	for i := 1; i < len(chain); i++ {
 		if chain[i].ID < chain[i-1].ID {
-			p.bad(chain[i].ID, "archive part %d/%d (entries %s) follows the part in comment %d in the chain but comes before it on the issue: the archive comments were reordered (their bodies swapped by edits)",
+			p.bad(chain[i].ID, "archive part %d/%d (entries %s) follows the part in comment %d in the chain but comes before it on the "+
+				"issue: the archive comments were reordered (their bodies swapped by edits)",
 				chain[i].Archive.Part, chain[i].Archive.Parts, spanText(chain[i].Archive), chain[i-1].ID)
 		}
 	}
@@ -217,12 +223,15 @@ func (p *proof) checkParts() {
 			if p.sigs[part.ID] == SigUnknownKey {
 				unknown = fmt.Sprintf(" (and is signed by key %s, which this workflow does not hold)", a.Kid)
 			}
-			p.bad(part.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves%s: it was edited, forged, or posted by a run that was never recorded", a.Part, a.Parts, spanText(a), unknown)
+			p.bad(part.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves%s: it was edited, forged, or "+
+				"posted by a run that was never recorded", a.Part, a.Parts, spanText(a), unknown)
 		case !p.onChain[a.Link()]:
 		case p.sigs[part.ID] == SigUnknownKey:
 			p.bad(part.ID, "%s", unknownKey(a, p.keys))
 		case p.sigs[part.ID] == SigUnchecked:
-			p.problems = append(p.problems, Problem{Comment: part.ID, Note: true, Message: fmt.Sprintf("archive part %d/%d (entries %s) was signed with the secret ledger-key itself, before parts were signed with Ed25519, which no public key verifies: the chain of links from the signed ledger proves it", a.Part, a.Parts, spanText(a))})
+			p.problems = append(p.problems, Problem{Comment: part.ID, Note: true, Message: fmt.Sprintf("archive part %d/%d (entries %s) "+
+				"was signed with the secret ledger-key itself, before parts were signed with Ed25519, which no public key verifies: the chain "+
+				"of links from the signed ledger proves it", a.Part, a.Parts, spanText(a))})
 		}
 	}
 }

@@ -233,7 +233,8 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 	}
 	if len(res.Archived) > 0 {
 		res.SHA256 = Hash(issue, cp.Phase.Value, snap, res.Archived)
-		res.Archives, res.Parts, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256, entries: res.Archived, removed: removed,
+		res.Archives, res.Parts, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256,
+			entries: res.Archived, removed: removed,
 			prev: cfg.Prev, count: cfg.Count, signer: cfg.Signer, repo: cfg.Repo}, cfg.maxChars())
 		if err != nil {
 			return nil, err

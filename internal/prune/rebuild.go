@@ -141,7 +141,8 @@ func (r *rebuild) admit(id int64, a *Archive) bool {
 		r.chained = append(r.chained, Part{ID: id, Archive: a})
 		return false
 	case chain != nil:
-		r.problem(Problem{Comment: id, Note: true, Message: fmt.Sprintf("archive %.12s… part %d/%d was written before archive parts were chained: it is checked by its hash only", a.SHA256, a.Part, a.Parts)})
+		r.problem(Problem{Comment: id, Note: true, Message: fmt.Sprintf("archive %.12s… part %d/%d was written before archive parts "+
+			"were chained: it is checked by its hash only", a.SHA256, a.Part, a.Parts)})
 	}
 	return true
 }

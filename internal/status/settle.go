@@ -79,7 +79,8 @@ func Stable(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) 
 // made and its status comment says status.
 func after(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, status string) guard.Input {
 	c := statusAfter(in.Self, status, existing, a.Moved, a.Written)
-	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
+	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c,
+		Existing: existing, Moved: a.Moved}
 	if p.Ledger != nil {
 		ch.IDs = p.Ledger.Labels // the ids the server answered the labels' addition with
 	}

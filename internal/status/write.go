@@ -36,7 +36,8 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && guard.StatusBuried(in.Recent, existing, a.Posted, in.Config.RecentWindow())
 	if p.Ledger != nil && existing != nil && !moved {
-		if old, _ := ledger.ReadOnce(in.Record, existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
+		if old, _ := ledger.ReadOnce(in.Record, existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil &&
+			old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
 			kept := a
 			kept.Record, kept.Written = ledger.Line(existing.Body), time.Unix(old.Written, 0)
 			if body := Stable(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
@@ -71,13 +72,15 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 // take for a deleted one. The run completes the comment last.
 func Placeholder(in guard.Input, p *guard.Plan, now time.Time) string {
 	n := in.Issue.Number
-	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp, Posture: in.Posture, ContentVersion: p.Opened}
+	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp,
+		Posture: in.Posture, ContentVersion: p.Opened}
 	for _, a := range in.Config.Labels.Approval() {
 		if slices.Contains(in.Issue.LabelNames(), a) {
 			l.Pending = append(l.Pending, a)
 		}
 	}
-	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + ledger.ConfigKeys(in.Config).Encode(l) + "\n"
+	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, " +
+		"which holds its ledger, last.\n" + ledger.ConfigKeys(in.Config).Encode(l) + "\n"
 }
 
 // NeedsPlaceholder reports whether the run must post Placeholder first:
