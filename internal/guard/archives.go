@@ -79,12 +79,10 @@ func SamePart(body, planned string) bool {
 	return norm(body) == norm(planned)
 }
 
-// Redundant returns which of ids — archives this run posted in an attempt
-// whose body write lost a race — are redundant now: every entry they hold
-// has left the body and is held by another of the guard's archives (a
-// concurrent run archived them and wrote its body). One that a concurrent
-// run adopted, or whose entries the body still holds, stays: the next plan
-// reuses or replaces it. An id no longer among the comments is gone already.
+// Redundant returns which of ids, archives this run posted before losing its
+// body write, are redundant now: a concurrent run archived their entries and
+// wrote its body. One adopted, or whose entries the body still holds, stays for
+// the next plan. An id no longer among the comments is gone.
 func Redundant(in Input, ids []int64) []int64 {
 	n := in.Issue.Number
 	var body []prune.Entry

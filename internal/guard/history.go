@@ -69,14 +69,11 @@ func (e *decision) acceptedBeyondLedger(l *ledger.Record, body []prune.Entry) bo
 	return ledger.HistoryHash(l.ArchivedHash, after[:need]) == l.EntriesHash
 }
 
-// judgeFork notes a fork of the archive chain past the ledger's end: two
-// of the guard's parts continue the history from the same place. Runs
-// that prune at once make one for a moment (each archives, one body write
-// wins, and the loser withdraws its part when it reads again); a run cut
-// short before withdrawing leaves it. Which part holds the entries that
-// left the body cannot be told, so this run neither judges the history
-// against the ledger, nor prunes, nor accepts a new baseline: the shell
-// reads again while it has attempts left (docs/choices.md#pruning).
+// judgeFork notes two of the guard's archive parts continuing the history from
+// one place. Concurrent prunes make one briefly; a run cut short leaves it.
+// Which part holds the entries cannot be told, so this run neither judges the
+// history, prunes, nor accepts a baseline: the shell reads again
+// (docs/choices.md#pruning).
 func (e *decision) judgeFork() {
 	fork := e.archiveChain().fork
 	if len(fork) == 0 {

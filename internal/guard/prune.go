@@ -131,13 +131,10 @@ type archiveHead struct {
 // ledger's end: a run posted them and died before recording them.
 func (e *decision) archiveChainParts() []prune.Part { return e.archiveChain().followed }
 
-// archiveChain is the end of the archive chain: the ledger's,
-// followed past it over the guard's own archive parts that chain on from
-// it (verified with the ledger keys) and whose entries have left the body —
-// posted by a run that did not record them (it died before its status
-// comment, or a concurrent run wrote that last). An archive whose entries
-// are still in the body was never followed by its patch: the prune is
-// planned again from the same place, and finds or replaces it.
+// archiveChain is the end of the archive chain: the ledger's, followed over the
+// guard's verified parts whose entries have left the body (a run posted them
+// but died, or lost the status write). An archive whose entries are still in
+// the body never got its patch: the prune is planned again from there.
 func (e *decision) archiveChain() archiveHead {
 	if e.chain != nil {
 		return *e.chain

@@ -20,17 +20,11 @@ import (
 // rise is below the meter's receipt.
 const RuleUnderReported = "consumption-under-reported"
 
-// checkUnderReport counts, exactly and in the configured encoding, every
-// agent result comment among the recent comments, and compares the
-// count with what its report added to budget.consumed. That rise is taken
-// from what the guard accepted, not from what the agent says: the ledger's
-// burn series when it holds the report's invocation (the rise from the
-// state before it), else the checkpoint's rise over the ledger when the
-// checkpoint names the report's invocation as its last, else — the
-// checkpoint not patched yet — the footer's budget.consumed. Severity comes
-// from under-report: warn (a warning), fail (a violation) or off. A rise
-// below the total of a valid meter receipt in the footer is a violation
-// whatever under-report says (docs/meter.md#receipts).
+// checkUnderReport counts each agent result exactly and compares it with the
+// rise of budget.consumed its report brought. The rise comes from what the
+// guard accepted: the burn series, else the checkpoint over the ledger, else
+// the footer. under-report sets the severity; a rise below a valid meter
+// receipt is always a violation (docs/meter.md#receipts).
 func checkUnderReport(e *decision) (out []Violation) {
 	for _, r := range e.resultComments() {
 		f := r.footer

@@ -9,14 +9,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// checkContentTooLarge reports what the run could not read: the issue body
-// or a comment over its limit, and the timeline entries the forge gave up
-// on. Each sets permission::violation, which a person removes once the
-// text is shortened or deleted. Every other rule runs on what was read: a
-// body not read holds no checkpoint the guard can see (the checkpoint
-// rules say so, and nothing writes the body); a comment not read counts in
-// the entry load as its length (see EntryTokens). An outsider's comment is
-// a warning: it is left out of the load and counts for nothing.
+// checkContentTooLarge reports what the run could not read: a body or comment
+// over its limit, and timeline entries the forge gave up on. Each sets
+// permission::violation until a person shortens the text. Other rules run on
+// what was read; an unread comment counts as its length (EntryTokens). An
+// outsider's comment is a warning.
 func checkContentTooLarge(e *decision) []Violation {
 	var out []Violation
 	label := e.cfg.Labels.PermissionViolation

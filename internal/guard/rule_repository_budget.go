@@ -78,12 +78,10 @@ func Window(d time.Duration) string {
 	return d.String()
 }
 
-// recordGrant records in l the budget this run grants the issue, when the
-// repository budget is kept: a first baseline grants its total; a state an
-// approver accepted (permission::violation removed) grants what it raises
-// the budget by — over the accepted total in the same phase, over the
-// accepted remaining on a new phase. The grants outside the window are
-// dropped with it.
+// recordGrant records in l what this run grants the issue: a first baseline its
+// total; an approved state what it raises the budget by (over the accepted
+// total in a phase, over the accepted remaining on a new phase). Grants outside
+// the window are dropped.
 func (e *decision) recordGrant(l *ledger.Record) {
 	old := e.trust.ledger
 	if old != nil {

@@ -10,12 +10,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// An approval binds a state (docs/ledger.md#approvals): the record keeps,
-// with the approval labels pending, the digest of the state the guard
-// flagged (the checkpoint's judged fields and the judged labels). An
-// approver's removal of the label accepts that state only; a change made
-// after the flag — an edit an agent slips in between the approver's look
-// and the approval's run — is judged anew.
+// An approval binds a state (docs/ledger.md#approvals): the record keeps the
+// digest of the state the guard flagged. Removing the label accepts that state
+// only; a change slipped in after the flag is judged anew.
 
 // flagAfter is the flag of the state this run leaves, for the record it
 // writes while an approval label is pending: the checkpoint as pruned by

@@ -12,12 +12,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// judgeCheckpoint compares the live checkpoint with the ledger: the
-// version and issue never change, consumed never goes down, total and
-// remaining never go up — but by a legal phase transition or an edit an
-// approver made — and a record that cannot be trusted is tampering too.
-// A person's approval (an approver removed permission::violation in this
-// run) accepts the state as it is.
+// judgeCheckpoint holds the checkpoint to the ledger: version and issue never
+// change, consumed never falls, total and remaining never rise but by a legal
+// phase change or an approver. An untrusted record is tampering too; an
+// approval in this run accepts the state.
 func (e *decision) judgeCheckpoint() {
 	t := &e.trust
 	if _, ok := t.approved[e.cfg.Labels.PermissionViolation]; ok {

@@ -9,13 +9,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// Governance labels are pinned by id (docs/ledger.md#pinned-labels): a
-// label on the issue or pull request that carries a governance name under
-// an id the pins do not give that name is a forgery — it counts for
-// nothing, goes, and fails the run; a pinned label renamed is tampering,
-// and is judged under its pinned name. The timeline does not keep the name
-// a label had when it was added, so this, not the timeline, is what stops
-// a label renamed into a governance name before the guard's run reads it.
+// Governance labels are pinned by id (docs/ledger.md#pinned-labels). A
+// governance name under an unpinned id is a forgery: it counts for nothing,
+// goes, and fails the run. A pinned label renamed is tampering. The timeline
+// keeps no label's old name, so only pins catch a rename made before a run.
 
 // pinning is what the pins found on the issue's labels.
 type pinning struct {

@@ -94,14 +94,11 @@ func (e *decision) checkTask() {
 	e.plan.Task = v
 }
 
-// bodyEditor is who saved the body the run read, as the run's own event
-// testifies, when the edit history cannot say (Gitea shows it only to a
-// signed-in person on a public repository): an issues.edited event of a
-// first attempt whose payload, which Gitea built from the issue as that
-// edit saved it, holds what same accepts of the live body. No one but
-// the editor starts such a run; a re-run's payload is as old as the run,
-// and a later edit makes the live body differ. "" when the event does not
-// say (docs/ledger.md#the-task).
+// bodyEditor is who saved the body, from the run's own event, when the edit
+// history cannot say (Gitea shows it to signed-in readers of public
+// repositories only): a first attempt's issues.edited payload whose body same
+// accepts. Only the editor starts such a run. "" when the event does not say
+// (docs/ledger.md#the-task).
 func (e *decision) bodyEditor(same func(saved string) bool) string {
 	ev := e.in.Event
 	if ev.Name != "issues" || ev.Action != "edited" || ev.Attempt != 1 || ev.Saved == nil || ev.Sender == "" || !same(ev.Saved.Body) {
