@@ -13,14 +13,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// ListIssues reads one page of the repository's issues: one request (GET
-// /repos/{owner}/{repo}/issues?state=...&type=issues&page=N&limit=50).
-// The answer holds every issue's body, which anyone who may open an issue
-// chose: it is read streamed and capped like the timeline (see bounded.go).
-// A page whose answer is over the cap keeps the issues read whole before
-// the cut and reads the rest again in smaller pages, and an issue too large
-// for a page of its own on its own (Issue): a bounded number of requests a
-// page, within MaxSplitRequests for the client.
+// ListIssues reads one page of the repository's issues in one request. The
+// bodies are chosen by anyone who may open an issue, so the answer is read
+// streamed and capped like the timeline (bounded.go): past the cap, the
+// rest is read again in smaller pages, within MaxSplitRequests.
 func (c *Client) ListIssues(ctx context.Context, q port.IssueQuery) (port.IssuePage, error) {
 	if q.Page < 1 {
 		q.Page = 1
