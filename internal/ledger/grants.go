@@ -10,13 +10,10 @@ import (
 	"time"
 )
 
-// The repository budget (docs/ledger.md#the-repository-budget): the
-// budgets granted to the repository's governed issues — a new issue's
-// baseline, a raise an approver accepted — are kept in one repository
-// Actions variable, GrantsName, which only the repository's owner may
-// write (an agent gets 403), signed with the ledger's key like the
-// anchors. The runner hands it to the step (action.yml), so judging a new
-// issue against it costs no request; the guard rewrites it with
+// The repository budget (docs/ledger.md#the-repository-budget): the budgets
+// granted to governed issues are kept, signed, in one Actions variable,
+// GrantsName, which only the owner may write. The runner hands it to the
+// step, so judging a new issue costs no request; the guard rewrites it with
 // admin-token only when it grants.
 
 // GrantsName is the repository variable that holds the grant list.

@@ -7,13 +7,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
-// PostureStamp is the repository's posture as a run judged it (the checks
-// of `gns-guard doctor`, docs/ledger.md#the-posture): the default branch's
-// commit the run was started for, and the checks that did not hold. The
-// guard's workflow, the branch protection and the settings file change
-// with a commit, so a run for the same commit reports the stamp and reads
-// nothing; an account given access without a commit is seen at the next
-// one.
+// PostureStamp is the posture as a run judged it
+// (docs/ledger.md#the-posture): the default branch's commit and the checks
+// that did not hold. Workflow, protection and settings change only with a
+// commit, so a run for the same commit reads nothing; access given between
+// commits shows at the next.
 type PostureStamp struct {
 	// Commit is the default branch's commit the run was started for
 	// (GITHUB_SHA); "" when the runner did not say, or when the read

@@ -18,12 +18,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// Record is the guard's trusted record of an issue, its ledger: the last
-// checkpoint state it accepted, the governance labels it accepted (by id),
-// the history it accepted, and the labels that wait for a person. It lives
-// as a hidden line in the guard's sticky status comment, signed with an
-// Ed25519 key derived from the ledger-key input (Keys), and every run
-// judges the live issue against it (docs/contract.md §4b).
+// Record is the guard's ledger of an issue: the checkpoint state, labels
+// (by id) and history it accepted, and the labels waiting for a person. It
+// is a hidden line in the status comment, signed with a key derived from
+// ledger-key, and every run judges the issue against it (docs/contract.md
+// §4b).
 type Record struct {
 	// Repo is the repository's id: a record signed for another
 	// repository's issue (one key for an organisation) does not count.
@@ -210,12 +209,10 @@ func (l Record) sameHistory(o Record) bool {
 		l.Archive == o.Archive && l.Archived == o.Archived && slices.Equal(l.Results, o.Results)
 }
 
-// ConfigStamp is the repository's configuration file (.gitea/gns-guard.yml)
-// as a run read it: the commit of the default branch the run was started
-// for, and the file's settings as text (lists one item a line). A file
-// only code writers can change cannot differ at the same commit, so a run
-// for that commit takes the settings from the signed record instead of
-// asking the server.
+// ConfigStamp is .gitea/gns-guard.yml as a run read it: the default
+// branch's commit and the settings as text. Only code writers change the
+// file, so a run for the same commit takes the settings from the signed
+// record without a request.
 type ConfigStamp struct {
 	// Commit is the default branch's commit the run was started for
 	// (GITHUB_SHA); "" when the runner did not say.
@@ -280,12 +277,10 @@ func ledgerMAC(key, data []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// Read reads and verifies the record in the guard's status comment
-// of issue. It returns the record, or a problem saying in one sentence why
-// the record cannot be trusted. A missing status comment returns neither.
-// With a key set, a record must carry a signature of a key the workflow
-// holds; without any, the record is trusted by its author and marker (the
-// weaker mode).
+// Read reads and verifies the record in the status comment of issue. It
+// returns the record, or one sentence on why it cannot be trusted; neither
+// when there is no comment. With keys, a record needs a signature they
+// verify; without, author and marker suffice (the weaker mode).
 func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 	if status == nil {
 		return nil, ""
