@@ -32,12 +32,11 @@ type ConfigOptions struct {
 	Top []settings.Layer
 }
 
-// Config resolves a run's configuration: the settings table's defaults,
-// the repository's configuration file, and the layers on top. The file is
-// read from the server unless the trusted ledger in s's status comment
-// (s may be nil) recorded it at the same commit. The stamp says what was
-// read, for the ledger this run leaves. A bad file or value is a
-// configuration error (exit 2) naming the file, the key and its line.
+// Config resolves a run's configuration: the defaults, the repository's
+// file, and the layers on top. The file is not read when the trusted ledger
+// in s (may be nil) recorded it at the same commit. The stamp is for the
+// ledger this run leaves. A bad value is a configuration error (exit 2)
+// naming file, key and line.
 func (r *Reader) Config(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Resolved, *ledger.ConfigStamp, error) {
 	file, stamp, err := r.configFile(ctx, s, o)
 	if err != nil {

@@ -217,14 +217,11 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	return r.writers, nil
 }
 
-// Unjudged says whether the guard has not judged the issue read, for
-// longer than cfg.UnjudgedGrace: a governed or anchored issue with no
-// trusted record (ledger.Unrecorded), or a body ahead of the trusted
-// ledger (ledger.BehindSince), measured from the body's first edit after
-// the ledger as its edit history tells (one request, only when the ledger
-// is older than the grace), else from the ledger's writing. Comments,
-// label changes and a pending approval change nothing. now is the
-// server's clock as of its last answer (now when it has given none).
+// Unjudged says the guard has not judged the issue for longer than
+// cfg.UnjudgedGrace: no trusted record, or a body ahead of the ledger since
+// its first edit after it (one request, only when the ledger is older than
+// the grace). Comments, labels and pending approvals change nothing. now is
+// the server's clock as last answered.
 func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg config.Config, now time.Time) *ledger.Unjudged {
 	if s == nil || !s.Governed || s.Issue.IsPull {
 		return nil

@@ -38,11 +38,10 @@ type Where struct {
 }
 
 // Error says why a request failed, for the person who sees it. An
-// unreachable server, a rejected token or a refused permission cannot be
-// worked around: an exitcode.CannotRunError (exit 3). Something that does
-// not exist (HTTP 404) is a mistake in what was asked, which a retry will
-// not fix: an exitcode.UsageError (exit 2). what completes "could not
-// ...": "read issue #7".
+// unreachable server, a rejected token or a refused permission is an
+// exitcode.CannotRunError (exit 3); a 404 is a mistake in what was asked,
+// an exitcode.UsageError (exit 2). what completes "could not ...": "read
+// issue #7".
 func (w Where) Error(what string, err error) error {
 	prefix := ""
 	if w.Verb != "" {

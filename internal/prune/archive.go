@@ -24,15 +24,10 @@ const Heading = "## GNS-2 Checkpoint Archive"
 //
 //	<!-- gns-guard:archive issue=N phase=P part=i/n sha256=<64 hex> prev=<64 hex> count=K kid=<16 hex> sig=<128 hex> -->
 //
-// sha256 is the archive's hash (Hash, the same in every part); prev is the
-// link of the part before this one on the issue (Genesis for the first
-// part of the first archive), count the number of entries archived on the
-// issue up to and including this part, kid the id of the key that signed
-// it and sig its Ed25519 signature (see Sign). A part written without a
-// key ends "count=K sig=unsigned -->", exactly as before parts were signed
-// with Ed25519; one signed before then ends "count=K sig=<64 hex>" (an
-// HMAC-SHA256 under the secret ledger-key, no kid). Archives written
-// before parts were chained (format 1) end at sha256.
+// sha256 is the archive's Hash; prev links the part before (Genesis first);
+// count is the entries archived up to this part; sig is the Ed25519
+// signature by key kid. Older forms: "sig=unsigned" without a key,
+// "sig=<64 hex>" an HMAC under ledger-key, and format 1 ends at sha256.
 const MarkerPrefix = "<!-- gns-guard:archive "
 
 // FormatVersion is the gns_archive field of the machine-readable block
@@ -386,12 +381,10 @@ var (
 	jsonRE = regexp.MustCompile("(?m)^```json\n(\\{.*\\})\n```$")
 )
 
-// ParseArchive reads one archive comment: its hidden marker and its JSON
-// block, and checks that they agree (issue, phase, part, parts, sha256, and
-// for a chained part prev, count, kid and sig). It does not check the hash
-// against the entries (that needs every part, see Verify), nor the chain
-// or the signature (see Link, Verified and Rebuild). Whether the comment
-// can be trusted (its author) is the caller's business.
+// ParseArchive reads one archive comment, its marker and its JSON block,
+// and checks that they agree. It checks neither the hash against the
+// entries (Verify needs every part) nor the chain or signature (Link,
+// Verified, Rebuild); whether to trust the author is the caller's.
 func ParseArchive(body string) (*Archive, error) {
 	if len(body) > maxArchiveBody {
 		return nil, fmt.Errorf("archive: the comment is %d bytes, more than an archive can be", len(body))

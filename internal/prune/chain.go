@@ -12,12 +12,10 @@ type Part struct {
 	Archive *Archive
 }
 
-// Chain is what proves an issue's archive parts: the link of the last part
-// and the count of archived entries the guard's ledger records, and the
-// keys that verify the parts' signatures. Every part records the link of the part before it, back to
-// Genesis, so the ledger's last link commits to every entry archived: an
-// archive edited (its link changes), deleted (its successor's prev leads
-// nowhere) or reordered (the chain runs against the comments' order) shows.
+// Chain proves an issue's archive parts: the last link and entry count the
+// ledger records, and the keys that verify signatures. Each part links to
+// the one before it, back to Genesis, so an archive edited, deleted or
+// reordered shows.
 type Chain struct {
 	// Head is the link of the last part the ledger records ("" or Genesis:
 	// none), and Count the entries archived up to it.
@@ -38,14 +36,11 @@ type Chain struct {
 // maxChain bounds the parts a chain is followed through.
 const maxChain = 1 << 20
 
-// Extend follows the chain past head: a part whose prev is head and whose
-// count continues count (and, with keys, whose signature verifies) is the
-// next one, as long as there is exactly one such (copies of one part count
-// once) and held, when not nil, does not say its run never wrote its body.
-// It returns the new head and count, and the parts followed. A run that
-// posted an archive and died before recording it leaves such parts; the
-// next run picks them up. ambiguous holds the parts of a fork, if it
-// stopped at one.
+// Extend follows the chain past head over the one part (copies count once)
+// whose prev is head, whose count continues count and whose signature
+// verifies, unless held says its run never wrote its body. A run that died
+// before recording its archive leaves such parts. ambiguous holds the parts
+// of a fork it stopped at.
 func Extend(head string, count int, parts []Part, keys Verifier, held func(*Archive) bool) (newHead string, newCount int,
 	followed, ambiguous []Part) {
 	if head == "" {
@@ -75,16 +70,11 @@ func Extend(head string, count int, parts []Part, keys Verifier, held func(*Arch
 	return head, count, followed, nil
 }
 
-// prove walks the chain back from the ledger's head (extended past it by
-// Extend: a run that died before recording its archive) to Genesis, and
-// returns the parts in order. Each broken link is a problem naming the
-// comment next to it; a trusted part off the proven chain, one whose
-// signature does not verify, or one that follows a later comment's part is
-// a problem naming that comment. A part on the chain signed by a key not
-// held is a key problem; one signed with the secret itself (HMAC) and no
-// secret held is proven by the chain alone, a note. When the chain cannot
-// be proven, what can be read is returned ordered by the counts the parts
-// claim.
+// prove walks the chain back from the ledger's head, as Extend leaves it,
+// to Genesis, and returns the parts in order. A broken link, a part off the
+// chain, a bad signature or one out of order is a problem naming its
+// comment; an unknown key is a key problem. Unproven, parts come ordered by
+// their claimed counts.
 func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 	p := &proof{keys: c.Keys, byLink: map[string]Part{}, sigs: map[int64]Signature{}, onChain: map[string]bool{}}
 	p.checkSignatures(parts)
