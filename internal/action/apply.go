@@ -427,14 +427,11 @@ func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st status.Comme
 	return a.anchor(ctx, p, &c, true)
 }
 
-// anchor seals the record the status comment holds after the run with
-// the issue's anchor (docs/ledger.md, "The anchor"), when admin-token can
-// write it and it is not the anchor already: after every new record, and
-// after a run that found a trusted record the anchor does not seal (its
-// last write failed, a new key, the last comments moved on). A record the
-// run did not trust is never sealed. A refused or failed write is
-// reported in the status comment and the log, never fatal: the next run
-// tries again.
+// anchor seals the status comment's record with the issue's anchor
+// (docs/ledger.md#the-anchor) when admin-token can write it and it is not
+// sealed already. A record the run did not trust is never sealed. A failed
+// write is reported in the status comment and the log, never fatal: the
+// next run tries again.
 func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *issues.Comment, wrote bool) error {
 	r, n, st := a.r, a.in.Issue.Number, a.in.Anchor
 	if final == nil || !st.Writable || r.reader.Anchors.Store == nil || (!wrote && !p.RecordTrusted) {

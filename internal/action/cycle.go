@@ -117,15 +117,10 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, a issuetx.Attempt) 
 }
 
 // ownEvent skips an event the guard's own user caused with a personal
-// token (its writes with the Actions token start no runs): no loops. A
-// re-run (GITHUB_RUN_ATTEMPT above 1) is never skipped: any write
-// collaborator can re-run the guard's own run after changing the issue,
-// and the sender of its old payload proves nothing now
-// (docs/contract.md#4b-the-trusted-ledger). The guard's own event on a
-// pull request is judged all the same: its run sets the commit status the
-// default branch's protection requires, and a skipped run would turn the
-// guard's failure green. Judging it again writes nothing
-// new (the labels are already there), so it starts no further run.
+// token, so runs do not loop. A re-run is never skipped: anyone may re-run
+// after changing the issue (docs/contract.md#4b-the-trusted-ledger). Nor is
+// a pull request's: its run sets the required commit status. Judging again
+// writes nothing new, so no further run starts.
 func (r *runner) ownEvent(s *live.Snapshot) bool {
 	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser || r.event.IsPull {
 		return false

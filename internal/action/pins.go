@@ -12,12 +12,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// Pinned governance labels in the shell (docs/ledger.md#pinned-labels):
-// the runner hands the step the pins (PinsEnv), so judging labels against
-// them costs no request; the guard writes them with admin-token when there
-// are none yet — every governance label of the repository then, and the
-// labels the guard sets, created first so that no one else's label takes
-// their names — and when it creates a governance label.
+// Pinned governance labels in the shell (docs/ledger.md#pinned-labels): the
+// runner hands the step the pins (PinsEnv), so a check costs no request.
+// With admin-token the guard writes them when there are none yet, creating
+// its own labels first so no one else takes their names, and when it
+// creates a governance label.
 
 // PinsEnv is set by action.yml to "labels:" and the value of the
 // repository variable GNS_GUARD_LABELS, read when the runner picked the

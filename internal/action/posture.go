@@ -20,11 +20,9 @@ const postureHint = "give the guard the admin-token input"
 const postureRead = "posture.read"
 
 // checkPosture sets the posture this run reports and records
-// (docs/ledger.md#the-posture): the ledger's stamp when it was judged at
-// this run's commit (no request), else doctor's judge on the facts read
-// now with the run's tokens. A read refused is a check that could not be
-// made; a read that failed otherwise is said, and the next run tries
-// again. Neither fails the run: the posture warns.
+// (docs/ledger.md#the-posture): the ledger's stamp at this commit, else
+// doctor's judgement of facts read now. A refused read is a check not made;
+// a failed one is said and tried again next run. Neither fails the run.
 func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 	if r.postureDone {
 		return

@@ -33,14 +33,11 @@ type recoveredHistory struct {
 	notes    []string
 }
 
-// historyEntries lists every history entry recovery knows of that the
-// guard's archives do not hold, in order: the entries readable in the
-// broken body, completed from the footer of the same invocation where a
-// part cannot be read, and the entries the footers of events show that the
-// body lacks, each placed before the body's entry of the next event that
-// the body holds (at the end when there is none). What still cannot be
-// read is filled with placeholders, each with a note; created stands in
-// for an unreadable timestamp.
+// historyEntries lists every entry recovery knows of that the archives
+// lack, in order: the broken body's, completed from footers, and the
+// footers' missing ones, each before the body's next known event.
+// Unreadable parts become placeholders with a note; created stands in for a
+// lost timestamp.
 func historyEntries(br *checkpoint.Checkpoint, events []Event, archived []prune.Entry, created time.Time) recoveredHistory {
 	var h recoveredHistory
 	body, notes := bodyEntries(br)
