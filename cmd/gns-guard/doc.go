@@ -1,16 +1,10 @@
 // Command gns-guard guards GNS-2 agent workflows kept in Gitea issues.
-// One binary serves every role; `gns-guard -h` lists the verbs.
+// Its verbs, as `gns-guard -h` lists them:
 //
-//   - check, prune, tokens, schema, rules: read an issue body from a file
-//     and judge, prune or count it, or print the schema and the rules.
-//   - history, context, report, recover: one issue on the server; an
-//     agent's entry load, its report of spend and its recovery.
-//   - status, init, doctor: a repository's dashboard, its setup, and
-//     whether its guarantees hold.
-//   - keygen, pubkey, version: the ledger's keys and the build.
-//   - mcp: the verbs as tools of a Model Context Protocol server on stdio.
-//   - meter: the model-API proxy that counts every call against the
-//     issue's budget.
-//   - action: the Gitea Actions step on issue, comment and label events;
-//     the default when GITHUB_ACTIONS=true.
+//   - on a body: check, prune, tokens; schema and rules print.
+//   - on an issue: history, context, report, recover.
+//   - on a repository: status, init, doctor.
+//   - keygen, pubkey, version.
+//   - mcp, the verbs as tools; meter, the metering model-API proxy.
+//   - action, the Actions step, default when GITHUB_ACTIONS=true.
 package main
