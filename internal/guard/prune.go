@@ -70,16 +70,14 @@ func (e *decision) planPrune() {
 	res, err := prune.Plan(e.in.Issue.Body, e.parsed, e.in.Issue.Number, e.labels, e.in.Now, cfg)
 	if err != nil {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
-			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint",
-			Line: e.blockPos().Line, Col: e.blockPos().Col,
+			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint", Line: e.blockPos().Line, Col: e.blockPos().Col,
 			Message: "pruning is due (" + strings.Join(why, "; ") + ") but cannot be planned: " + err.Error(),
 		})
 		return
 	}
 	if res.Grew {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
-			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint",
-			Line: e.blockPos().Line, Col: e.blockPos().Col,
+			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint", Line: e.blockPos().Line, Col: e.blockPos().Col,
 			Message: fmt.Sprintf("pruning is due (%s) but would not make the body smaller (%d → %d bytes); nothing was written",
 				strings.Join(why, "; "), res.OldBytes, res.NewBytes),
 		})
