@@ -14,12 +14,10 @@ import (
 const maxRounds = 64
 
 // Assemble builds the load: every section whole if it fits, else, from the
-// lowest priority up, skills dropped, files cut to their first lines (or
-// dropped), comments dropped oldest first. Higher priorities take their
-// share of the cap first; a section that does not fit leaves what is left
-// to the lower ones. The returned load's Text never takes more than
-// Cap - Reserve tokens. When even the checkpoint alone does not fit, it
-// returns an *OverCapError.
+// lowest priority up, skills dropped, files cut or dropped, comments
+// dropped oldest first. The Text never takes more than Cap - Reserve
+// tokens; when the checkpoint alone does not fit, it returns an
+// *OverCapError.
 func Assemble(in Input) (*Load, error) {
 	if err := in.check(); err != nil {
 		return nil, err

@@ -8,11 +8,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// CouldNotJudge is the status comment a run leaves when a configuration
-// error (exit 2) kept it from judging the issue: existing's text replaced
-// by what went wrong and how to fix it, never "all clear", and its ledger
-// record kept as it was (no state was judged, so none is accepted). ok is
-// false when the issue has no status comment: the run creates none.
+// CouldNotJudge is the status comment of a run a configuration error (exit
+// 2) kept from judging: what went wrong and the fix, never "all clear", the
+// record kept as it was. ok is false when the issue has no status comment;
+// the run creates none.
 func CouldNotJudge(issue int64, existing *issues.Comment, why string) (body string, ok bool) {
 	if existing == nil {
 		return "", false
