@@ -254,9 +254,9 @@ func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 // RecentComments returns at least the last n comments, oldest first, with
 // the label events read on the way, reading back from the last page
 // (docs/operations.md#how-the-timelines-tail-is-read). The comment count
-// places that page in one request, two for a pull request; other entries
-// cost a logarithmic search. Past MaxTailPages it returns the newest found,
-// Truncated set.
+// places that page: one request, two for a pull request (Gitea filters its
+// review comments). Other entries cost a logarithmic search. Past
+// MaxTailPages it returns the newest found, Truncated set.
 func (c *Client) RecentComments(ctx context.Context, issue issues.Issue, n int) (issues.CommentPage, error) {
 	n = max(n, 0)
 	t := &timeline{c: c, number: issue.Number, isPull: issue.IsPull, pages: map[int][]rowEntry{}}
