@@ -1,8 +1,3 @@
-// Command gns-guard guards GNS-2 agent workflows kept in Gitea issues: a
-// Gitea Actions step on issue, comment and label events; a command line
-// for people and agents; an MCP server (gns-guard mcp); and the meter
-// that counts every model call against the issue's budget (gns-guard
-// meter).
 package main
 
 import (

@@ -34,7 +34,8 @@ type applied struct {
 
 // lockRefused is the note left when the lock was refused; while it stands
 // in the status comment and no admin-token is set, the lock is not retried.
-const lockRefused = "The issue could not be locked: the token may not lock issues (HTTP 403; locking needs repository admin). Set the admin-token input to a token with admin rights on this repository."
+const lockRefused = "The issue could not be locked: the token may not lock issues (HTTP 403; locking needs repository admin). Set " +
+	"the admin-token input to a token with admin rights on this repository."
 
 // noLock is the note left when the server has no issue lock endpoint.
 const noLock = "The issue could not be locked: the server has no lock endpoint for issues (HTTP 404; Forgejo has none)."
@@ -50,7 +51,8 @@ func adminLacks(err error) string {
 
 // noCAS is the note left on a server whose issues carry no
 // content_version: its body writes are last-write-wins.
-const noCAS = "This server's issues carry no content_version (Forgejo, say), so the guard's body writes are not compare-and-swap: it re-reads the body right before and after each write, which narrows but cannot close the window in which an agent's edit could be lost."
+const noCAS = "This server's issues carry no content_version (Forgejo, say), so the guard's body writes are not compare-and-swap: " +
+	"it re-reads the body right before and after each write, which narrows but cannot close the window in which an agent's edit could be lost."
 
 // apply makes the plan's writes, in the order Plan.Writes lists them,
 // which loses nothing if the run dies half-way: archive, then body
@@ -425,14 +427,11 @@ func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st status.Comme
 	return a.anchor(ctx, p, &c, true)
 }
 
-// anchor seals the record the status comment holds after the run with
-// the issue's anchor (docs/ledger.md, "The anchor"), when admin-token can
-// write it and it is not the anchor already: after every new record, and
-// after a run that found a trusted record the anchor does not seal (its
-// last write failed, a new key, the last comments moved on). A record the
-// run did not trust is never sealed. A refused or failed write is
-// reported in the status comment and the log, never fatal: the next run
-// tries again.
+// anchor seals the status comment's record with the issue's anchor
+// (docs/ledger.md#the-anchor) when admin-token can write it and it is not
+// sealed already. A record the run did not trust is never sealed. A failed
+// write is reported in the status comment and the log, never fatal: the
+// next run tries again.
 func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *issues.Comment, wrote bool) error {
 	r, n, st := a.r, a.in.Issue.Number, a.in.Anchor
 	if final == nil || !st.Writable || r.reader.Anchors.Store == nil || (!wrote && !p.RecordTrusted) {
@@ -460,11 +459,13 @@ func (a *applier) anchor(ctx context.Context, p *guard.Plan, final *issues.Comme
 		if lacks := adminLacks(err); lacks != "" {
 			why = lacks
 		}
-		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: %s. Until it can, a copy of an older status comment put back is not caught.", name, why)
+		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: %s. Until it can, a copy of an "+
+			"older status comment put back is not caught.", name, why)
 		a.res.notes = append(a.res.notes, note)
 		r.log.infof("gns-guard: warning: %s", note)
 	default:
-		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: the server answered an error. The next run writes it.", name)
+		note := fmt.Sprintf("The ledger's anchor (the repository variable %s) could not be written: the server answered an error. The "+
+			"next run writes it.", name)
 		a.res.notes = append(a.res.notes, note)
 		r.log.untrusted("gns-guard: warning: anchor write failed: " + err.Error())
 	}

@@ -88,7 +88,8 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, a issuetx.Attempt) 
 	case s.Hinted():
 		r.log.infof("gns-guard: read issue #%d through the read hint in its checkpoint: the comments updated since it, not the timeline", s.Issue.Number)
 	default:
-		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number, ledger.AnchorName(s.Issue.Number))
+		r.log.infof("gns-guard: read issue #%d through its anchor %s: the comments updated since it, not the timeline", s.Issue.Number,
+			ledger.AnchorName(s.Issue.Number))
 	}
 	in := r.input(s)
 	if len(c.unlanded) > 0 {
@@ -116,15 +117,10 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, a issuetx.Attempt) 
 }
 
 // ownEvent skips an event the guard's own user caused with a personal
-// token (its writes with the Actions token start no runs): no loops. A
-// re-run (GITHUB_RUN_ATTEMPT above 1) is never skipped: any write
-// collaborator can re-run the guard's own run after changing the issue,
-// and the sender of its old payload proves nothing now
-// (docs/contract.md#4b-the-trusted-ledger). The guard's own event on a
-// pull request is judged all the same: its run sets the commit status the
-// default branch's protection requires, and a skipped run would turn the
-// guard's failure green. Judging it again writes nothing
-// new (the labels are already there), so it starts no further run.
+// token, so runs do not loop. A re-run is never skipped: anyone may re-run
+// after changing the issue (docs/contract.md#4b-the-trusted-ledger). Nor is
+// a pull request's: its run sets the required commit status. Judging again
+// writes nothing new, so no further run starts.
 func (r *runner) ownEvent(s *live.Snapshot) bool {
 	if r.event.Sender == "" || r.event.Sender != s.Guard || s.Guard == issues.ActionsUser || r.event.IsPull {
 		return false
@@ -165,7 +161,8 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 		return endRun, err
 	}
 	if plan.ChainForked && !a.Last() {
-		return endRun, issuetx.Stale("two of the guard's archives continue the history differently (a concurrent run lost its body write and withdraws its own)")
+		return endRun, issuetx.Stale("two of the guard's archives continue the history differently (a concurrent run lost its body " +
+			"write and withdraws its own)")
 	}
 	r.notes = appendNew(r.notes, notes...)
 	if r.cfg.DryRun {

@@ -12,12 +12,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/version"
 )
 
-// dashboard runs `mode: dashboard`: on a schedule or workflow_dispatch run
-// it judges every open governed issue of the repository as the guard would
-// (writing nothing to them) and keeps the repository's one dashboard
-// issue, as `gns-guard status --publish` does. The run passes when the
-// dashboard is written, whatever the issues' verdicts (each issue's own
-// runs fail for its violations); it fails only when it could not run.
+// dashboard runs `mode: dashboard`: it judges every open governed issue as
+// the guard would, writing nothing to them, and keeps the dashboard issue,
+// as `gns-guard status --publish` does. It fails only when it could not
+// run; each issue's own runs fail for its violations.
 func (r *runner) dashboard(ctx context.Context, apiURL, token, owner, name string, set settings.Resolved) error {
 	if ev := r.event.Name; ev != "schedule" && ev != "workflow_dispatch" {
 		r.log.infof("gns-guard: nothing to do: mode dashboard keeps the dashboard on schedule and workflow_dispatch runs, not on %q events", ev)

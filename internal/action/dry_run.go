@@ -31,7 +31,8 @@ func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied
 		}
 	}
 	if len(p.Grants) > 0 && in.Anchor.Writable {
-		res.writes = append(res.writes, fmt.Sprintf("write the grant list %s (%s granted to issue #%d)", ledger.GrantsName, grantedTokens(p.Grants), in.Issue.Number))
+		res.writes = append(res.writes, fmt.Sprintf("write the grant list %s (%s granted to issue #%d)", ledger.GrantsName,
+			grantedTokens(p.Grants), in.Issue.Number))
 	}
 	return res
 }

@@ -11,12 +11,10 @@ import (
 // maxEventBytes bounds an event payload read streamed.
 const maxEventBytes = 1 << 30
 
-// eventPayload reads the event payload at path through ReadFile or, when
-// that fails for a payload too long for it, streamed from the file with
-// every text over issues.MaxCommentBytes left out. An agent makes such a
-// payload with a huge comment or body (the runner writes <, > and & as six
-// bytes each); the payload is only a trigger, and the issue and its
-// comments are read live, bounded, and judged (content-too-large).
+// eventPayload reads the event payload at path, or streams it with every
+// text over issues.MaxCommentBytes left out when it is too long. A huge
+// comment makes such a payload; the payload only triggers the run, and the
+// issue is read live, bounded, and judged (content-too-large).
 func (r *runner) eventPayload(path string) ([]byte, error) {
 	data, err := r.o.ReadFile(path)
 	if err == nil {

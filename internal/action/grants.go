@@ -27,7 +27,9 @@ const grantsPrefix = "grants:"
 
 // noAdminBudget is the note of a run that keeps a repository budget with
 // no admin-token: the grants cannot be written.
-var noAdminBudget = fmt.Sprintf("repository-budget is set, but admin-token is not: the grants cannot be recorded in the repository variable %s (only the owner's token writes Actions variables), so a new issue is judged against the grants already recorded there and adds none; agents can escape the cap by opening new issues. Set admin-token to the owner's token.", ledger.GrantsName)
+var noAdminBudget = fmt.Sprintf("repository-budget is set, but admin-token is not: the grants cannot be recorded in the "+
+	"repository variable %s (only the owner's token writes Actions variables), so a new issue is judged against the grants already "+
+	"recorded there and adds none; agents can escape the cap by opening new issues. Set admin-token to the owner's token.", ledger.GrantsName)
 
 // grantState is what the run knows of the grant list: as handed over, or
 // (when the runner handed none) read with admin-token once, only when the
@@ -92,7 +94,8 @@ func (r *runner) writeGrants(ctx context.Context, in guard.Input, plan *guard.Pl
 	old := r.grants.Text
 	list, problem := ledger.ReadGrants(old, in.Issue.RepoID, ledger.ConfigKeys(r.cfg))
 	if problem != "" {
-		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded: %s. Until the owner deletes the variable, the repository budget cannot be kept.", problem), nil)
+		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded: %s. Until the owner deletes the variable, the "+
+			"repository budget cannot be kept.", problem), nil)
 		return
 	}
 	list.Repo = in.Issue.RepoID
@@ -102,22 +105,27 @@ func (r *runner) writeGrants(ctx context.Context, in guard.Input, plan *guard.Pl
 	case text == old:
 		return
 	case len(text) > ledger.MaxGrantsText:
-		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded: the grants of the last %s need %d characters, more than the %d an Actions variable holds. Shorten repository-budget-window.", guard.Window(r.cfg.RepositoryBudgetWindow), len(text), ledger.MaxGrantsText), nil)
+		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded: the grants of the last %s need %d characters, more "+
+			"than the %d an Actions variable holds. Shorten repository-budget-window.", guard.Window(r.cfg.RepositoryBudgetWindow),
+			len(text), ledger.MaxGrantsText), nil)
 		return
 	}
 	err := store.SetVariable(ctx, ledger.GrantsName, text, old != "")
 	switch {
 	case err == nil:
 		r.grants.Text = text
-		res.writes = append(res.writes, fmt.Sprintf("wrote the grant list %s (%s granted to issue #%d; %d grants in the window)", ledger.GrantsName, grantedTokens(plan.Grants), in.Issue.Number, len(merged.Grants)))
+		res.writes = append(res.writes, fmt.Sprintf("wrote the grant list %s (%s granted to issue #%d; %d grants in the window)",
+			ledger.GrantsName, grantedTokens(plan.Grants), in.Issue.Number, len(merged.Grants)))
 	case errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrUnauthorized):
 		why := "admin-token may not write Actions variables (they need the repository owner's token, or a site admin's)"
 		if lacks := adminLacks(err); lacks != "" {
 			why = lacks
 		}
-		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded in the repository variable %s: %s. Until it can, the repository budget is not kept.", ledger.GrantsName, why), nil)
+		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded in the repository variable %s: %s. Until it can, "+
+			"the repository budget is not kept.", ledger.GrantsName, why), nil)
 	default:
-		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded in the repository variable %s: the server answered an error. The next run writes it.", ledger.GrantsName), err)
+		r.grantNote(res, fmt.Sprintf("The grant of this issue could not be recorded in the repository variable %s: the server answered "+
+			"an error. The next run writes it.", ledger.GrantsName), err)
 	}
 }
 
@@ -141,7 +149,8 @@ func (r *runner) signGrantsAnew(ctx context.Context, in guard.Input, res *applie
 	}
 	signed := ledger.EncodeGrants(*list, r.cfg.LedgerKey)
 	if err := store.SetVariable(ctx, ledger.GrantsName, signed, true); err != nil {
-		r.grantNote(res, fmt.Sprintf("The grant list in the repository variable %s, signed with ledger-key-previous, could not be signed anew with ledger-key; the next run tries again. Keep ledger-key-previous until it is.", ledger.GrantsName), err)
+		r.grantNote(res, fmt.Sprintf("The grant list in the repository variable %s, signed with ledger-key-previous, could not be "+
+			"signed anew with ledger-key; the next run tries again. Keep ledger-key-previous until it is.", ledger.GrantsName), err)
 		return
 	}
 	r.grants = &ledger.GrantState{Known: true, Text: signed}

@@ -12,12 +12,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// Pinned governance labels in the shell (docs/ledger.md#pinned-labels):
-// the runner hands the step the pins (PinsEnv), so judging labels against
-// them costs no request; the guard writes them with admin-token when there
-// are none yet — every governance label of the repository then, and the
-// labels the guard sets, created first so that no one else's label takes
-// their names — and when it creates a governance label.
+// Pinned governance labels in the shell (docs/ledger.md#pinned-labels): the
+// runner hands the step the pins (PinsEnv), so a check costs no request.
+// With admin-token the guard writes them when there are none yet, creating
+// its own labels first so no one else takes their names, and when it
+// creates a governance label.
 
 // PinsEnv is set by action.yml to "labels:" and the value of the
 // repository variable GNS_GUARD_LABELS, read when the runner picked the
@@ -29,7 +28,9 @@ const pinsPrefix = "labels:"
 
 // noAdminPins is the note of a run with no admin-token: nothing pins the
 // governance labels.
-var noAdminPins = fmt.Sprintf("Governance labels are not pinned by id: admin-token is not set, so the guard cannot record their ids in the repository variable %s. A label an approver added and an agent renamed into a governance name before the guard's run read the issue counts as the approver's. Set admin-token to the owner's token.", ledger.PinsName)
+var noAdminPins = fmt.Sprintf("Governance labels are not pinned by id: admin-token is not set, so the guard cannot record their "+
+	"ids in the repository variable %s. A label an approver added and an agent renamed into a governance name before the guard's run "+
+	"read the issue counts as the approver's. Set admin-token to the owner's token.", ledger.PinsName)
 
 // pinState is what the run knows of the pins: as handed over, or read with
 // admin-token (an action.yml that hands none over).
@@ -99,7 +100,8 @@ func (r *runner) writePins(ctx context.Context, in guard.Input, created []issues
 		}
 		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: %s.", ledger.PinsName, why), nil)
 	default:
-		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: the server answered an error. The next run tries again.", ledger.PinsName), err)
+		r.pinNote(res, fmt.Sprintf("The governance labels could not be pinned in the repository variable %s: the server answered an "+
+			"error. The next run tries again.", ledger.PinsName), err)
 	}
 }
 

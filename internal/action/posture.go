@@ -20,11 +20,9 @@ const postureHint = "give the guard the admin-token input"
 const postureRead = "posture.read"
 
 // checkPosture sets the posture this run reports and records
-// (docs/ledger.md#the-posture): the ledger's stamp when it was judged at
-// this run's commit (no request), else doctor's judge on the facts read
-// now with the run's tokens. A read refused is a check that could not be
-// made; a read that failed otherwise is said, and the next run tries
-// again. Neither fails the run: the posture warns.
+// (docs/ledger.md#the-posture): the ledger's stamp at this commit, else
+// doctor's judgement of facts read now. A refused read is a check not made;
+// a failed one is said and tried again next run. Neither fails the run.
 func (r *runner) checkPosture(ctx context.Context, s *live.Snapshot) {
 	if r.postureDone {
 		return
@@ -86,14 +84,17 @@ func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.Po
 			r.posture.Learn(old.Known...)
 		}
 		r.posture.Learn(known...)
-		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
+		r.log.infof("gns-guard: posture judged for commit %s: %d of %d check(s) do not hold (read with %d request(s), %d of them with "+
+			"admin-token)", short(commit), len(r.posture.Broken), len(checks), spent, owner2-owner)
 	case refusedRead(err):
-		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
+		r.posture = ledger.NewPostureStamp(commit, []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck +
+			"the guard's tokens may not read the repository's posture (" + err.Error() + "); " + postureHint}})
 		r.posture.Judged = r.serverTime().Unix()
 		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
 	default:
 		// Not the tokens' rights: the next run tries again (no commit).
-		r.posture = ledger.NewPostureStamp("", []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "reading the repository's posture failed (" + err.Error() + "); the next run tries again"}})
+		r.posture = ledger.NewPostureStamp("", []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "reading the repository's " +
+			"posture failed (" + err.Error() + "); the next run tries again"}})
 		r.log.infof("gns-guard: posture: the read failed (after %d request(s)); the next run tries again", spent)
 	}
 }

@@ -142,7 +142,8 @@ func (r *runner) run(ctx context.Context) error {
 		return &exitcode.UsageError{Err: err}
 	}
 	if k := set.Config.LedgerKeyPrevious; len(k) > 0 && ledger.CheckKey(k) != nil {
-		r.log.infof("gns-guard: warning: input ledger-key-previous is weaker than %d bits: it still verifies the records it signed, which this run signs anew with ledger-key; remove it once every issue's ledger is signed with the new key", ledger.MinKeyBits)
+		r.log.infof("gns-guard: warning: input ledger-key-previous is weaker than %d bits: it still verifies the records it signed, "+
+			"which this run signs anew with ledger-key; remove it once every issue's ledger is signed with the new key", ledger.MinKeyBits)
 	}
 	// An empty token input (a workflow that names a secret not set, such
 	// as GNS_GUARD_TOKEN) falls back to the Actions token action.yml hands
@@ -249,7 +250,8 @@ func (r *runner) readEnvironment() (apiURL, owner, name string, err error) {
 	evName := getenv("GITHUB_EVENT_NAME")
 	path := getenv("GITHUB_EVENT_PATH")
 	if evName == "" || path == "" {
-		return "", "", "", errors.New("GITHUB_EVENT_NAME and GITHUB_EVENT_PATH must be set: action mode runs inside a workflow (use 'gns-guard check' on a file instead)")
+		return "", "", "", errors.New("GITHUB_EVENT_NAME and GITHUB_EVENT_PATH must be set: action mode runs inside a workflow (use " +
+			"'gns-guard check' on a file instead)")
 	}
 	data, err := r.eventPayload(path)
 	if err != nil {

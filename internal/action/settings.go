@@ -15,13 +15,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/status"
 )
 
-// configureFor resolves the run's configuration for the issue read
-// (configure). A pull request that changes the settings file has that
-// file judged too: it must load (guard.Input.PullSettings). When the
-// default branch's file does not load, such a pull request is judged with
-// the settings' defaults and the inputs, so that a fix can merge; any
-// other configuration error leaves the status comment saying the issue
-// could not be judged (docs/operations.md#troubleshooting).
+// configureFor resolves the run's configuration for the issue read. A pull
+// request that changes the settings file has that file judged too
+// (guard.Input.PullSettings). When the default branch's file does not load,
+// such a pull request is judged with the defaults, so a fix can merge
+// (docs/operations.md#troubleshooting).
 func (r *runner) configureFor(ctx context.Context, s *live.Snapshot) error {
 	err := r.configure(ctx, s)
 	var ue *exitcode.UsageError
@@ -71,7 +69,8 @@ func (r *runner) configureDefaults(why *exitcode.UsageError) error {
 	if err := r.use(set, nil); err != nil {
 		return err
 	}
-	r.notes = append(r.notes, fmt.Sprintf("The default branch's %s does not load (%s). This pull request changes it, so it is judged with the settings' defaults and the workflow's inputs; its own file must load.",
+	r.notes = append(r.notes, fmt.Sprintf("The default branch's %s does not load (%s). This pull request changes it, so it is judged "+
+		"with the settings' defaults and the workflow's inputs; its own file must load.",
 		settings.FileName, markdown.Cell(why.Err.Error(), 500)))
 	return nil
 }

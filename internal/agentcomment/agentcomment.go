@@ -116,7 +116,8 @@ func (p *parser) header(c *Comment) bool {
 	header = strings.TrimRight(header, "\r")
 	m := headerRe.FindStringSubmatch(header)
 	if m == nil {
-		p.add(firstLine, 1, "the header %s does not match `## 🔄 {agent} | phase:{phase} | depth:{depth}` (one space around each |, no spaces inside values, depth a whole number)", markdown.Quote(header))
+		p.add(firstLine, 1, "the header %s does not match `## 🔄 {agent} | phase:{phase} | depth:{depth}` (one space around each |, no "+
+			"spaces inside values, depth a whole number)", markdown.Quote(header))
 		return false
 	}
 	c.Agent, c.Phase = m[1], m[2]
@@ -139,7 +140,8 @@ func (p *parser) footer() (f *Footer, line, col int) {
 			p.add(l, col, "the GNS_EVENT footer is not a closed HTML comment at the very end of the comment: expected <!-- GNS_EVENT {json} -->")
 		} else {
 			last := 1 + strings.Count(strings.TrimRight(body, " \t\r\n"), "\n")
-			p.add(last, 1, "the machine-readable footer is missing: end the comment with <!-- GNS_EVENT {json} --> (agent, invocation, event_type, phase, depth, budget)")
+			p.add(last, 1, "the machine-readable footer is missing: end the comment with <!-- GNS_EVENT {json} --> (agent, invocation, "+
+				"event_type, phase, depth, budget)")
 		}
 		return nil, 0, 0
 	}
@@ -170,7 +172,8 @@ func (p *parser) fields(f *Footer, line, col int) {
 	need(slices.Contains(EventTypes, f.EventType), "event_type", "must be one of "+strings.Join(EventTypes, ", ")+", found "+markdown.Quote(f.EventType))
 	need(f.Phase != "", "phase", "required, the workflow phase")
 	need(f.Depth != nil, "depth", "required, a whole number")
-	need(f.Budget != nil && f.Budget.Before != nil && f.Budget.Consumed != nil && f.Budget.Remaining != nil, "budget", "required: {before, consumed, remaining}, whole numbers")
+	need(f.Budget != nil && f.Budget.Before != nil && f.Budget.Consumed != nil && f.Budget.Remaining != nil, "budget",
+		"required: {before, consumed, remaining}, whole numbers")
 	if f.EventType == "subagent_result" {
 		need(f.Status != "", "status", "required for a subagent_result")
 		need(f.Verdict != "", "verdict", "required for a subagent_result")

@@ -48,7 +48,8 @@ func ResultOf(id int64, url, body string) (Result, bool) {
 // where they are.
 func Digest(issue int64, results []Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\n%d agent results on issue #%d since the last digest. The full comments are linked; nothing was removed.\n\n", DigestHeading, len(results), issue)
+	fmt.Fprintf(&b, "%s\n\n%d agent results on issue #%d since the last digest. The full comments are linked; nothing was "+
+		"removed.\n\n", DigestHeading, len(results), issue)
 	b.WriteString("| # | agent | status | verdict | files | key stats | result |\n|---|---|---|---|---|---|---|\n")
 	for i, r := range results {
 		link := fmt.Sprintf("#issuecomment-%d", r.CommentID)
@@ -56,7 +57,8 @@ func Digest(issue int64, results []Result) string {
 			link = r.URL
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | [comment](%s) |\n", i+1,
-			markdown.Cell(r.Agent, 40), markdown.Cell(r.Status, 24), markdown.Cell(r.Verdict, 24), markdown.Cell(r.FilesChanged, 12), markdown.Cell(r.KeyStats, 80), markdown.URL(link))
+			markdown.Cell(r.Agent, 40), markdown.Cell(r.Status, 24), markdown.Cell(r.Verdict, 24), markdown.Cell(r.FilesChanged, 12),
+			markdown.Cell(r.KeyStats, 80), markdown.URL(link))
 	}
 	return b.String()
 }

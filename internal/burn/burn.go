@@ -15,11 +15,9 @@ import (
 )
 
 // Point is one accepted step of an issue: its ordinal (1 for the first
-// accepted agent report), when it was accepted (zero when unknown), the agent
-// whose report it was, and the budget's consumed and remaining tokens after it.
-// A point with no agent is no agent's step: the start of the series (what
-// was consumed before it is not attributed) or a new budget (pruning started
-// a new phase).
+// report), its time (zero: unknown), the agent, and consumed and remaining
+// after it. A point with no agent is no agent's step: the start of the
+// series, or a new phase's budget.
 type Point struct {
 	Step                int
 	At                  time.Time
@@ -114,13 +112,11 @@ func IssueChart(s Series) string {
 	return b.String()
 }
 
-// RepoChart draws the tokens consumed over time by each issue, one line per
-// issue, as a Mermaid xychart in a ```mermaid block followed by a one-line
-// Markdown legend naming the colour of each issue. Points without a time are
-// left out; an issue's line holds its last known value between its steps and
-// 0 before its first. It draws at most MaxIssues issues (those that consumed
-// the most) over at most MaxPoints moments, and returns "" when fewer than 2
-// moments are known.
+// RepoChart draws each issue's consumed tokens over time as a Mermaid
+// xychart, with a one-line legend of colours. Points without a time are
+// left out; a line holds its last value between steps and 0 before. At most
+// MaxIssues issues (the biggest) over MaxPoints moments; "" below 2
+// moments.
 func RepoChart(ss []Series) string {
 	lines, times := timedLines(ss)
 	slices.SortStableFunc(lines, func(a, b issueLine) int {
@@ -260,13 +256,11 @@ func writeChart(b *strings.Builder, colours int, title string, labels []string, 
 	b.WriteString("```\n")
 }
 
-// AgentTable is a Markdown table of the tokens each agent spent on the issue:
-// the sum of the increases of consumed its accepted steps brought, its steps
-// and its share, the biggest spender first. Consumed counts from 0 at step 1;
-// a point with no agent (the start, or a new budget) only moves the baseline,
-// and what was consumed before the first point, when the series does not
-// start at step 1 or starts with no agent, shows as a row of its own. A
-// decrease of consumed counts as 0. "" when no agent spent anything known.
+// AgentTable is a Markdown table of the tokens each agent spent, biggest
+// first: the rises of consumed its steps brought, its steps and its share.
+// A point with no agent only moves the baseline; what was consumed before
+// the first point is a row of its own. A fall counts as 0. "" when no agent
+// spent anything known.
 func AgentTable(s Series) string {
 	type row struct {
 		agent  string
@@ -345,11 +339,10 @@ func share(part, whole int64) string {
 	return strconv.FormatInt((part*100+whole/2)/whole, 10) + "%"
 }
 
-// Text reduces untrusted text to what a chart can hold inertly: letters,
-// digits, spaces and - _ . , : / + ( ) ' ? !, at most most characters (0: no
-// limit). Everything else (quotes, backticks, %, #, ;, {, }, [, ], <, >, &,
-// line breaks) becomes a space, so the text cannot close a string, the code
-// fence or the chart, start a directive or comment, or name an entity.
+// Text reduces untrusted text to what a chart holds inertly: letters,
+// digits, spaces and - _ . , : / + ( ) ' ? !, at most most characters (0:
+// no limit). Anything else becomes a space, so the text cannot close a
+// string, fence or chart, nor start a directive.
 func Text(s string, most int) string {
 	var b strings.Builder
 	space := false

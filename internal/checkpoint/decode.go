@@ -132,7 +132,8 @@ func (d *decoder) yamlError(err error) {
 	if lines := strings.Split(d.block.Content(), "\n"); line-1 < len(lines) && line >= 1 {
 		col += len(lines[line-1]) - len(strings.TrimLeft(lines[line-1], " "))
 	}
-	d.add(d.block.Pos(line, col), "", "the YAML cannot be read: %s; fix the syntax (indent with spaces, quote values that contain ': ' or start with '@', '`', '*', '&', '!', '|', '>')", msg)
+	d.add(d.block.Pos(line, col), "", "the YAML cannot be read: %s; fix the syntax (indent with spaces, quote values that contain ': "+
+		"' or start with '@', '`', '*', '&', '!', '|', '>')", msg)
 }
 
 func (d *decoder) document(doc *yaml.Node) *Checkpoint {
@@ -160,7 +161,8 @@ func (d *decoder) document(doc *yaml.Node) *Checkpoint {
 			keyNode, value = k, v
 			continue
 		}
-		d.add(d.pos(k), keyPath("", k.Value), "unknown key %s at the top of the block%s; the block must hold only checkpoint", quote(k.Value), hint(k.Value, []string{"checkpoint"}))
+		d.add(d.pos(k), keyPath("", k.Value), "unknown key %s at the top of the block%s; the block must hold only checkpoint",
+			quote(k.Value), hint(k.Value, []string{"checkpoint"}))
 	}
 	if value == nil {
 		return nil
@@ -312,7 +314,8 @@ func (d *decoder) object(f field, key, n *yaml.Node, path string) {
 		}
 	}
 	if f.key == "checkpoint" && seen["history"] != nil && seen["history_tail"] != nil {
-		d.add(d.pos(seen["history_tail"]), keyPath(path, "history_tail"), "history and history_tail cannot both be present; keep history_tail (the last entries) and move the rest to an archive comment")
+		d.add(d.pos(seen["history_tail"]), keyPath(path, "history_tail"), "history and history_tail cannot both be present; keep "+
+			"history_tail (the last entries) and move the rest to an archive comment")
 	}
 }
 

@@ -50,12 +50,10 @@ type NewEntry struct {
 	Agent, Action, Invocation, Timestamp string
 }
 
-// WithEntry returns a copy of c with e appended to its history: to
-// history_tail when c has one, else to history when c has one, else to a
-// new history_tail. The entry is a flow mapping ({agent: ..., action: ...,
-// invocation: ..., timestamp: "..."}), the style of the protocol's
-// examples; empty fields are left out (a history_tail entry needs its
-// timestamp: the caller gives one).
+// WithEntry returns a copy of c with e appended to history_tail, else to
+// history, else to a new history_tail. The entry is a flow mapping, as in
+// the protocol's examples; empty fields are left out, and a history_tail
+// entry needs the timestamp the caller gives.
 func (c *Checkpoint) WithEntry(e NewEntry) *Checkpoint {
 	key := "history_tail"
 	if !c.HistoryTail.Set && c.History.Set {

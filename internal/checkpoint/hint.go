@@ -6,12 +6,11 @@ import (
 	"time"
 )
 
-// The read hint is a YAML comment among the first lines of the checkpoint
-// block: where the guard's next read of the issue's comments may start
-// (docs/ledger.md#the-read-hint). It is not a key: the schema, the rules,
-// the digests and `check` never see it. Anyone who edits the body can
-// change it, so the reader trusts it for nothing: what it reads is proven
-// complete from the answer, or the timeline is read instead.
+// The read hint is a YAML comment in the checkpoint block's first lines:
+// where the guard's next read of the comments may start
+// (docs/ledger.md#the-read-hint). It is no key, so schema, rules and
+// digests never see it. Anyone may edit it, so the reader trusts it for
+// nothing.
 
 // hintLine matches a read hint line, its indentation and line end aside.
 var hintLine = regexp.MustCompile(`^#[ \t]*gns-guard:[ \t]*comments since[ \t]+(\S+)[ \t]*$`)
@@ -41,11 +40,10 @@ func Hint(body string, maxBytes int) (t time.Time, ok bool) {
 	return t.UTC().Truncate(time.Second), ok
 }
 
-// WithHint returns body with its checkpoint block's read hint set to t: one
-// line, the block's first, every other hint line of its first lines
-// removed. A zero t removes them all. Nothing outside the block changes.
-// A hint that would put the block over maxBytes is left out. A body
-// without a single fenced checkpoint block is returned as it is.
+// WithHint returns body with the checkpoint block's read hint set to t, as
+// the block's first line; other hint lines go. A zero t removes them all. A
+// hint that would pass maxBytes, or a body without one checkpoint block,
+// leaves body as it is.
 func WithHint(body string, t time.Time, maxBytes int) string {
 	b, found := hintBlock(body, maxBytes)
 	if !found {

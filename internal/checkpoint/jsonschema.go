@@ -5,12 +5,11 @@ import "encoding/json"
 // SchemaID is the $id of the JSON Schema of checkpoint v2.
 const SchemaID = "https://gns-guard.dev/schema/checkpoint-v2.json"
 
-// JSONSchema returns the JSON Schema (draft 2020-12) of a checkpoint block's
-// root mapping, generated from the same table the decoder uses. It covers the
-// structure, the types and the ranges; `check` also checks what JSON Schema
-// cannot say: the budget arithmetic, the agent chain's length and the issue
-// number. tailLimit is history-tail (0 means the default, 3); history_tail
-// may hold twice as many entries (TailMost).
+// JSONSchema returns the JSON Schema (draft 2020-12) of the checkpoint
+// block, from the decoder's own table. `check` also judges what it cannot
+// say: budget arithmetic, chain length, issue number. tailLimit is
+// history-tail (0: the default, 3); history_tail may hold twice as many
+// (TailMost).
 func JSONSchema(tailLimit int) []byte {
 	if tailLimit <= 0 {
 		tailLimit = DefaultTailLimit
@@ -119,4 +118,6 @@ func objectSchema(s map[string]any, f field, tailLimit int) {
 
 // rfc3339Pattern is what time.Parse(time.RFC3339, ...) accepts, as a
 // regular expression, so that validators that ignore "format" agree too.
-const rfc3339Pattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$`
+const rfc3339Pattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` + // date
+	`[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?` + // time
+	`([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$` // offset

@@ -96,7 +96,8 @@ func Find(body string, maxBytes int) []Block {
 // without reading a huge block whole.
 func head(b Block, maxBytes int) string {
 	if b.ContentEnd-b.ContentStart > maxBytes {
-		return Block{body: b.body[:b.ContentStart+maxBytes], ContentStart: b.ContentStart, ContentEnd: b.ContentStart + maxBytes, strip: b.strip, Indent: b.Indent}.Content()
+		return Block{body: b.body[:b.ContentStart+maxBytes], ContentStart: b.ContentStart, ContentEnd: b.ContentStart + maxBytes,
+			strip: b.strip, Indent: b.Indent}.Content()
 	}
 	return b.Content()
 }
@@ -135,7 +136,8 @@ func Parse(body string, opts Options) Result {
 				Severity: finding.Error,
 				Line:     max(1, b.Line-1),
 				Col:      b.Indent + 1,
-				Message:  fmt.Sprintf("checkpoint block %d of %d: an issue body must hold exactly one checkpoint block; merge them or remove the stale ones", i+1, len(r.Blocks)),
+				Message: fmt.Sprintf("checkpoint block %d of %d: an issue body must hold exactly one checkpoint block; merge them or remove "+
+					"the stale ones", i+1, len(r.Blocks)),
 			})
 		}
 		return r
@@ -148,7 +150,8 @@ func Parse(body string, opts Options) Result {
 			KeyPath:  "checkpoint",
 			Line:     max(1, b.Line-1),
 			Col:      b.Indent + 1,
-			Message:  fmt.Sprintf("the checkpoint block is %d bytes, over the limit of %d (max-checkpoint-bytes); it was not parsed: move history into an archive comment", size, opts.maxBytes()),
+			Message: fmt.Sprintf("the checkpoint block is %d bytes, over the limit of %d (max-checkpoint-bytes); it was not parsed: move "+
+				"history into an archive comment", size, opts.maxBytes()),
 		})
 		return r
 	}

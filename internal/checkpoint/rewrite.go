@@ -17,15 +17,10 @@ import (
 // from YAML (built by hand), which has no node tree to re-encode.
 var ErrNoDocument = errors.New("checkpoint: no decoded YAML document to re-encode")
 
-// The rewrite methods below never change the Checkpoint they are called on:
-// each returns a new Checkpoint holding a deep copy of the YAML node tree
-// with one edit applied, and its typed fields read back from that tree.
-// Positions in a rewritten Checkpoint are those of the original block for
-// untouched values and meaningless for edited ones; use Encode and
-// Block.Replace, then Parse the new body, to get positions again.
-//
-// Key order, comments and the style (flow or block, quoting) of every
-// untouched node are kept.
+// The rewrite methods never change their receiver: each returns a deep copy
+// of the YAML tree with one edit, its fields read back. Edited values have
+// no meaningful position; Encode, Block.Replace and Parse give them one.
+// Key order, comments and style of untouched nodes are kept.
 
 // Clone returns a deep copy of c: editing its node tree leaves c as it was.
 func (c *Checkpoint) Clone() *Checkpoint {
@@ -59,17 +54,10 @@ func cloneNode(n *yaml.Node, seen map[*yaml.Node]*yaml.Node) *yaml.Node {
 	return c
 }
 
-// WithTail returns a copy of c whose history is cut to its last n entries,
-// in order, under the key history_tail:
-//   - a `history` list becomes `history_tail` in the same place (its key's
-//     comments kept) holding the last n entries;
-//   - a `history_tail` longer than n is trimmed to its last n entries.
-//
-// A kept entry keeps agent, action, invocation (if present) and timestamp;
-// one without a timestamp gets now (RFC 3339, UTC), since history_tail
-// requires one. The entries cut are returned, oldest first. A checkpoint
-// with neither key, or a history_tail of at most n entries, is copied
-// unchanged.
+// WithTail returns a copy of c whose history is cut to its last n entries
+// under history_tail: a `history` list is renamed in place, a longer
+// `history_tail` trimmed. A kept entry without a timestamp gets now (UTC),
+// which history_tail requires. It returns the cut entries, oldest first.
 func (c *Checkpoint) WithTail(n int, now time.Time) (*Checkpoint, []Entry) {
 	n = max(n, 0)
 	out := c.Clone()
@@ -171,15 +159,10 @@ func (c *Checkpoint) edited(edit func(body *yaml.Node)) *Checkpoint {
 	return out
 }
 
-// Encode returns the YAML text of the checkpoint block: the root key
-// checkpoint, two-space indentation, LF line ends. Pass it to
-// Block.Replace to write it into the body.
-//
-// yaml.v3 quotes every scalar holding ':' inside a flow collection, which
-// would turn labels: [cascade::depth-2] into ['cascade::depth-2'] and
-// {timestamp: 2026-05-16T12:58:00Z} into a quoted string; Encode writes
-// flow collections of scalars itself, keeping plain scalars plain, when the
-// result reads back as the same data (else it returns yaml.v3's text).
+// Encode returns the checkpoint block's YAML: two-space indent, LF ends,
+// for Block.Replace. yaml.v3 would quote every scalar holding ':' in a flow
+// collection ([cascade::depth-2], {timestamp: 2026-05-16T12:58:00Z}), so
+// Encode writes those collections itself when they read back the same.
 func (c *Checkpoint) Encode() (string, error) {
 	if c.doc == nil {
 		return "", ErrNoDocument

@@ -46,7 +46,8 @@ var tailFields = []field{
 // schemaV2 is the checkpoint mapping: the value of the root key `checkpoint`.
 var schemaV2 = field{key: "checkpoint", kind: kindObject, required: true, doc: "GNS-2 workflow checkpoint, schema v2.", fields: []field{
 	{key: "version", kind: kindInt, required: true, constant: ptr(2), doc: "Schema version; always 2."},
-	{key: "issue", kind: kindInt, required: true, minimum: ptr(0), doc: "The number of the issue that holds this checkpoint; 0 is a template's placeholder, which the guard's first run on the issue sets to its number."},
+	{key: "issue", kind: kindInt, required: true, minimum: ptr(0), doc: "The number of the issue that holds this checkpoint; 0 is a " +
+		"template's placeholder, which the guard's first run on the issue sets to its number."},
 	{key: "phase", kind: kindString, required: true, nonEmpty: true, doc: "The workflow phase."},
 	{key: "depth", kind: kindInt, required: true, minimum: ptr(0), doc: "Current sub-agent nesting depth."},
 	{key: "last_agent", kind: kindString, required: true, nonEmpty: true, doc: "The agent that wrote this checkpoint."},

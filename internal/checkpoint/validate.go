@@ -23,7 +23,8 @@ func Validate(cp *Checkpoint, opts Options) []finding.Finding {
 	}
 	switch {
 	case opts.Issue > 0 && cp.Issue.Set && cp.Issue.Value == IssuePlaceholder:
-		add(RuleInvalid, cp.Issue.Pos, "checkpoint.issue", "expected this issue's number %d, found %d, the template's placeholder: only the guard's first run on the issue sets it (after that, 0 is a changed number)", opts.Issue, cp.Issue.Value)
+		add(RuleInvalid, cp.Issue.Pos, "checkpoint.issue", "expected this issue's number %d, found %d, the template's placeholder: only "+
+			"the guard's first run on the issue sets it (after that, 0 is a changed number)", opts.Issue, cp.Issue.Value)
 	case opts.Issue > 0 && cp.Issue.Set && cp.Issue.Value != opts.Issue:
 		add(RuleInvalid, cp.Issue.Pos, "checkpoint.issue", "expected this issue's number %d, found %d", opts.Issue, cp.Issue.Value)
 	}
@@ -37,7 +38,8 @@ func Validate(cp *Checkpoint, opts Options) []finding.Finding {
 			cp.Depth.Value+1, len(cp.AgentChain.Items))
 	}
 	if limit := opts.tailLimit(); cp.HistoryTail.Set && len(cp.HistoryTail.Items) > TailMost(limit) {
-		add(RuleTailTooLong, cp.HistoryTail.Pos, "checkpoint.history_tail", "holds %d entries, more than twice history-tail = %d (%d); archive all but the last %d into an archive comment (the action does this itself)",
+		add(RuleTailTooLong, cp.HistoryTail.Pos, "checkpoint.history_tail", "holds %d entries, more than twice history-tail = %d (%d); "+
+			"archive all but the last %d into an archive comment (the action does this itself)",
 			len(cp.HistoryTail.Items), limit, TailMost(limit), limit)
 	}
 	return fs

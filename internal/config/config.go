@@ -199,7 +199,8 @@ func GovernanceSpecs(n LabelNames) []issues.LabelSpec {
 		Description: "gns-guard: no depth limit; adding it to a governed issue needs an approver"})
 	for _, s := range issues.TaskSizes() {
 		specs = append(specs, issues.LabelSpec{Name: n.SizePrefix + s.Name, Color: sizeColors[s.Name],
-			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next estimate under %d)", s.Name, s.MaxContext, s.Overhead, s.Below)})
+			Description: fmt.Sprintf("gns-guard: %s task: an agent loads at most %d tokens, the checkpoint at most %d (unlabelled: next "+
+				"estimate under %d)", s.Name, s.MaxContext, s.Overhead, s.Below)})
 	}
 	return append(specs, issues.LabelSpec{Name: n.EvolveSystem, Color: "e99695",
 		Description: "gns-guard: the pull request may change the protected paths (protected-paths); adding it needs an approver"})

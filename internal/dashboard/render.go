@@ -105,7 +105,8 @@ func markdownTable(r *Result, most int) (string, int) {
 	if len(r.Rows) == 0 {
 		return b.String(), 0
 	}
-	b.WriteString("| Issue | Title | Phase | Depth | Budget used | Remaining | Lifetime spend | Verdict | Last agent | Next agent | Last activity | Stale |\n")
+	b.WriteString("| Issue | Title | Phase | Depth | Budget used | Remaining | Lifetime spend | Verdict | Last agent | Next agent | " +
+		"Last activity | Stale |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|---|---|---|---|---|\n")
 	for i, row := range r.Rows {
 		verdict := "✅ pass"
@@ -166,7 +167,8 @@ func Body(r *Result, version string) string {
 	if r.StaleAfter%(24*time.Hour) == 0 && r.StaleAfter > 0 {
 		stale = strconv.FormatInt(int64(r.StaleAfter/(24*time.Hour)), 10) + "d"
 	}
-	fmt.Fprintf(&b, "\n---\nKept by gns-guard %s, edited in place on every run; judged as the guard judges each issue, at %s (UTC). Stale: no progress accepted for %s.\n",
+	fmt.Fprintf(&b, "\n---\nKept by gns-guard %s, edited in place on every run; judged as the guard judges each issue, at %s (UTC). "+
+		"Stale: no progress accepted for %s.\n",
 		Cell(version, 60), r.At.Format("2006-01-02 15:04"), stale)
 	return b.String()
 }
@@ -183,7 +185,8 @@ func budgetLines(r *Result) []string {
 	case rb.Problem != "":
 		line += "; summed from the open issues' records, since " + rb.Problem
 	case rb.Summed:
-		line += ", summed from the open issues' records (issues closed in the window are not counted; the action's dashboard reads the grant list " + ledger.GrantsName + ")"
+		line += ", summed from the open issues' records (issues closed in the window are not counted; the action's dashboard reads the " +
+			"grant list " + ledger.GrantsName + ")"
 	}
 	if rb.Granted > rb.Limit {
 		line += ": over the cap"

@@ -406,7 +406,8 @@ func series(snap *live.Snapshot, l *ledgerpkg.Record, is issues.Issue) burn.Seri
 		if !ok || f.Phase != l.Phase || f.Budget.Remaining < l.Remaining || f.Budget.Remaining > l.Total {
 			continue
 		}
-		rs = append(rs, burn.Report{At: c.CreatedAt, Agent: f.Agent, Before: f.Budget.Before, Consumed: l.Total - f.Budget.Remaining, Remaining: f.Budget.Remaining})
+		rs = append(rs, burn.Report{At: c.CreatedAt, Agent: f.Agent, Before: f.Budget.Before, Consumed: l.Total - f.Budget.Remaining,
+			Remaining: f.Budget.Remaining})
 	}
 	return burn.FromReports(is.Number, is.Title, l.Total, rs)
 }

@@ -20,7 +20,8 @@ func (s *Sweep) disabledGuards(ctx context.Context, res *Result) {
 	}
 	wfs, err := s.Workflows.Workflows(ctx)
 	if err != nil {
-		res.WorkflowNote = fmt.Sprintf("could not list the repository's workflows to see whether the guard's is disabled (%v): the token needs Actions read", err)
+		res.WorkflowNote = fmt.Sprintf("could not list the repository's workflows to see whether the guard's is disabled (%v): the "+
+			"token needs Actions read", err)
 		return
 	}
 	for _, wf := range wfs {
@@ -40,7 +41,9 @@ func (s *Sweep) disabledGuards(ctx context.Context, res *Result) {
 func workflowLines(r *Result) []string {
 	var out []string
 	for _, p := range r.DisabledWorkflows {
-		out = append(out, fmt.Sprintf("warning: the guard's workflow %s is disabled: no guard run judges the issues' changes, so they go unchecked; ask an owner of the repository to enable it (Actions → the workflow → Enable) and to keep Actions write from agents", plain(p, 200)))
+		out = append(out, fmt.Sprintf("warning: the guard's workflow %s is disabled: no guard run judges the issues' changes, so they "+
+			"go unchecked; ask an owner of the repository to enable it (Actions → the workflow → Enable) and to keep Actions write from "+
+			"agents", plain(p, 200)))
 	}
 	if r.WorkflowNote != "" {
 		out = append(out, "note: "+plain(r.WorkflowNote, 400))

@@ -14,12 +14,10 @@ import (
 const maxRounds = 64
 
 // Assemble builds the load: every section whole if it fits, else, from the
-// lowest priority up, skills dropped, files cut to their first lines (or
-// dropped), comments dropped oldest first. Higher priorities take their
-// share of the cap first; a section that does not fit leaves what is left
-// to the lower ones. The returned load's Text never takes more than
-// Cap - Reserve tokens. When even the checkpoint alone does not fit, it
-// returns an *OverCapError.
+// lowest priority up, skills dropped, files cut or dropped, comments
+// dropped oldest first. The Text never takes more than Cap - Reserve
+// tokens; when the checkpoint alone does not fit, it returns an
+// *OverCapError.
 func Assemble(in Input) (*Load, error) {
 	if err := in.check(); err != nil {
 		return nil, err
@@ -33,7 +31,8 @@ func Assemble(in Input) (*Load, error) {
 	a.dropAll()
 	minimal, total := a.render()
 	if total > a.target {
-		return nil, &OverCapError{Issue: in.Issue, Checkpoint: a.count(in.Checkpoint), Task: a.count(in.Task), Minimal: total, Budget: in.Budget, Reserve: in.Reserve}
+		return nil, &OverCapError{Issue: in.Issue, Checkpoint: a.count(in.Checkpoint), Task: a.count(in.Task), Minimal: total,
+			Budget: in.Budget, Reserve: in.Reserve}
 	}
 	if a.choosePrevious() {
 		a.dropAll()
@@ -212,7 +211,8 @@ func (a *assembly) build() {
 	}
 	skill := -1
 	if in.Skill != nil {
-		skill = add(Section{Priority: P4, Kind: KindSkill, Source: in.Skill.Path, Title: "Skill " + markdown.OneLine(in.Skill.Path, 200), body: in.Skill.Text})
+		title := "Skill " + markdown.OneLine(in.Skill.Path, 200)
+		skill = add(Section{Priority: P4, Kind: KindSkill, Source: in.Skill.Path, Title: title, body: in.Skill.Text})
 	}
 	for i := range a.secs {
 		s := &a.secs[i]
@@ -241,7 +241,8 @@ func (a *assembly) build() {
 // to its footer's fields unless FullComments, any other comment whole.
 func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
 	body, rs := markdown.Strip(c.Body)
-	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: body, unread: c.Unread, Hidden: hiddenNote(rs)}
+	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: body,
+		unread: c.Unread, Hidden: hiddenNote(rs)}
 	by := fmt.Sprintf("comment %d by %s", c.ID, markdown.OneLine(c.Author, 60))
 	s.Title = "Comment" + strings.TrimPrefix(by, "comment")
 	if r != nil {

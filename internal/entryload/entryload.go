@@ -248,7 +248,8 @@ type OverCapError struct {
 
 func (e *OverCapError) Error() string {
 	if e.Task > 0 {
-		return fmt.Sprintf("issue #%d: the checkpoint (%s tokens) and the body's task section (%s tokens), which are never cut, take %s tokens printed with their headings and the footer, over the cap of %s (%s)",
+		return fmt.Sprintf("issue #%d: the checkpoint (%s tokens) and the body's task section (%s tokens), which are never cut, take %s "+
+			"tokens printed with their headings and the footer, over the cap of %s (%s)",
 			e.Issue, tokens.Format(e.Checkpoint), tokens.Format(e.Task), tokens.Format(e.Minimal+e.Reserve), tokens.Format(e.Budget.Cap), capNote(e.Budget))
 	}
 	return fmt.Sprintf("issue #%d: the checkpoint alone takes %s tokens (%s printed with its heading and the footer), over the cap of %s (%s)",

@@ -56,15 +56,11 @@ func Entry(iss Issue, counter *tokens.Counter) Input {
 	return in
 }
 
-// Measure is the entry load as the guard judges it: the tokens of the load
-// `context` prints for in with no file and no skill and nothing cut, its
-// footer (the guard's own figure included) with it; to that the next
-// agent's estimate is added. The previous agent's result is whole or
-// compressed as `context` loads it under in.Budget's cap. next is next_estimated_tokens, and in.Budget
-// the task size's (its cap is named in the footer). A comment too large
-// to read weighs its length in bytes at least (Comment.Unread): the figure
-// errs towards pressure. The figure's numbers stand in the footer it
-// counts, so they are settled until the count says the same twice.
+// Measure is the entry load as the guard judges it: what `context` prints
+// for in with no file or skill, its footer included, plus next, the next
+// agent's estimate. An unread comment weighs its length in bytes, erring
+// towards pressure. The footer's numbers count themselves, so they are
+// settled until the count repeats.
 func Measure(in Input, next int64) GuardFigure {
 	in.Files, in.Skill, in.Reserve = nil, nil, 0
 	g := GuardFigure{NextEstimated: next, TaskSize: in.Budget.Size, MaxContext: int64(in.Budget.MaxContext)}

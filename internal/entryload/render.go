@@ -173,7 +173,8 @@ func (s *Section) footerLine(status string, count, kept int) string {
 			l += " (not even its first line)"
 		}
 	case Cut:
-		l += fmt.Sprintf("%s tokens, cut to its first %s of %s lines (%s left out)", tokens.Format(count), tokens.Format(kept), tokens.Format(s.Lines), tokens.Format(s.Lines-kept))
+		l += fmt.Sprintf("%s tokens, cut to its first %s of %s lines (%s left out)", tokens.Format(count), tokens.Format(kept),
+			tokens.Format(s.Lines), tokens.Format(s.Lines-kept))
 	default:
 		l += tokens.Format(count) + " tokens"
 		switch {
@@ -227,10 +228,12 @@ func footer(in *Input, total int, lines []string) string {
 	}
 	writeLeft(&b, in.Left)
 	for _, g := range in.Gone {
-		fmt.Fprintf(&b, "Missing: the result of agent %s in comment %d, which the guard accepted, %s: the guard fails the issue until it is restored or an approver accepts it.\n", markdown.Quote(g.Agent), g.ID, g.What)
+		fmt.Fprintf(&b, "Missing: the result of agent %s in comment %d, which the guard accepted, %s: the guard fails the issue until "+
+			"it is restored or an approver accepts it.\n", markdown.Quote(g.Agent), g.ID, g.What)
 	}
 	if g := in.Guard; g != nil {
-		fmt.Fprintf(&b, "Guard's context-tokens: %s = this load without files or skill %s (its comments %s) + next_estimated_tokens %s (%s task, max context %s).\n",
+		fmt.Fprintf(&b, "Guard's context-tokens: %s = this load without files or skill %s (its comments %s) + next_estimated_tokens %s "+
+			"(%s task, max context %s).\n",
 			num64(g.ContextTokens), tokens.Format(g.EntryTokens), tokens.Format(g.CommentTokens), num64(g.NextEstimated), g.TaskSize, num64(g.MaxContext))
 	}
 	return b.String()

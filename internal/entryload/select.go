@@ -9,18 +9,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// SelectComments picks the comments a load holds from an issue's recent
-// comments (oldest first): the newest n that are not the guard's own and
-// that authors lets load. A comment is the guard's when guardUser wrote it
-// and it carries one of the guard's hidden markers for the issue (status,
-// archive, digest, recovery); a marker in anyone else's comment proves
-// nothing, and that comment is loaded like any other. A comment by an
-// account that cannot write the issue (unless load-comments-from is
-// everyone), and an agent comment whose author may not speak as the agent
-// it claims, are left out (docs/ledger.md#what-the-next-agent-reads). It
-// returns the chosen comments, oldest first, and the guard's comments and
-// the others passed over while looking, newest first.
-func SelectComments(recent []Comment, guardUser string, issue int64, n int, authors issues.Authors) (chosen []Comment, skipped []Skipped, left []Left) {
+// SelectComments picks the newest n of recent that are not the guard's own
+// and that authors lets load (docs/ledger.md#what-the-next-agent-reads). A
+// comment is the guard's when guardUser wrote it with one of its markers; a
+// marker elsewhere proves nothing. It returns the chosen, oldest first, and
+// those passed over, newest first.
+func SelectComments(recent []Comment, guardUser string, issue int64, n int, authors issues.Authors) (chosen []Comment,
+	skipped []Skipped, left []Left) {
 	for i := len(recent) - 1; i >= 0 && len(chosen) < n; i-- {
 		c := recent[i]
 		if what := guardComment(c, guardUser, issue); what != "" {

@@ -11,11 +11,10 @@ import (
 // issue template init writes asks for it.
 const TaskHeading = "Task"
 
-// TaskSection returns the issue's task as a person wrote it in the body:
-// the text under its first heading "# Task" or "## Task" (any case), up to
-// the next heading of the same or a higher level, or the checkpoint block,
-// whichever comes first; headings inside fenced code do not count. It is
-// "" when the body has no such section or it holds only blanks.
+// TaskSection returns the text under the body's first "# Task" or "## Task"
+// heading (any case), up to the next heading of its level or higher, or the
+// checkpoint block. Headings in fenced code do not count. "" when there is
+// no such section or it is blank.
 func TaskSection(body string) string {
 	end := len(body)
 	if blocks := checkpoint.Find(body, len(body)+1); len(blocks) > 0 {

@@ -1,29 +1,9 @@
 package forge
 
-// Bounded, never blind: the issue and its timeline hold texts anyone who
-// may write to the issue chose. Gitea sets no length limit on them through
-// its API, and writes <, > and & as \u003c, \u003e and \u0026 in its JSON,
-// so 6 MiB of such text makes a 36 MiB answer, over the client's cap
-// (MaxAnswer). Reading them must neither fail nor keep them:
-//
-//   - every answer of the issue or its timeline is read streamed (package
-//     jsoncap), each text kept only up to issues.MaxBodyBytes or
-//     issues.MaxCommentBytes; a longer one is marked (Issue.BodyTooLarge,
-//     Comment.TooLarge) with its length, and not kept;
-//   - a timeline page whose answer is over the cap is read up to the cut:
-//     the entries before it are kept, so is what precedes the body of the
-//     entry it was cut in (its id, type and author: Gitea writes them
-//     first); the rest of the page is read again in smaller pages that
-//     start after that entry (Gitea's pages are aligned: a page of n
-//     entries starts at a multiple of n), and so on around every entry too
-//     large to read. Those extra requests are bounded per client
-//     (MaxSplitRequests): when they run out, the entries left are given up
-//     and stand in the page as one Comment with Unread set;
-//   - an issue whose answer is over the cap is read up to the cut (number,
-//     title, and the start of the body, which Gitea writes before the
-//     rest), and what came after is asked apart: its labels (one request)
-//     and its repository (one request). Its content version is then
-//     unknown, and its body is never written.
+// Bounded, never blind (docs/choices.md#reading-the-issue): anyone who may
+// write to an issue chooses its texts, and Gitea limits none. Escaped in
+// JSON, 6 MiB of '<' make a 36 MiB answer, over MaxAnswer. So the issue and
+// its timeline are read streamed, and what lies past a cut is read around.
 
 import (
 	"context"
@@ -40,10 +20,9 @@ import (
 )
 
 // MaxSplitRequests bounds the requests one client spends reading around
-// timeline entries too large to read (see above). One such entry costs the
-// answer cut at the cap (the page's own) and up to six small pages after
-// it; sixty allow for several, and bound the worst case (pages of entries
-// each over the cap) to sixty answers of at most MaxAnswer each.
+// entries too large to read. One entry costs its cut page and up to six
+// small pages; sixty allow several, and bound the worst case to sixty
+// answers of MaxAnswer each.
 const MaxSplitRequests = 60
 
 // isCut reports whether err is the client's cap on an answer.

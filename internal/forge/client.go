@@ -29,18 +29,11 @@ const DefaultTimeout = 30 * time.Second
 // maxErrorBody bounds the response body kept in an HTTPError.
 const maxErrorBody = 2 << 10
 
-// MaxAnswer bounds the body of every answer the client reads, decoded by
-// the client itself or by the SDK: an answer longer than this fails with a
-// *TooLargeError naming the request, before it is all read. The largest
-// answers the guard asks for are a timeline page of 50 entries and an
-// issue. Gitea 1.26 sets no length limit on issue bodies or comments
-// through its API; the guard itself writes comments of at most 65,536
-// characters, and a page of 50 of those is at most 50 × 65,536 × 6 bytes
-// (each character JSON-escaped as \uXXXX) ≈ 19 MiB plus the entries'
-// metadata (about 2 KiB each). 32 MiB leaves half again as much on top.
-// Anyone who may write to an issue can make its answers longer: the issue
-// and its timeline are read streamed, what comes before the cut is kept,
-// and the rest is read around it (see bounded.go).
+// MaxAnswer bounds every answer the client reads: a longer one fails with a
+// *TooLargeError before it is all read. The largest the guard needs is a
+// timeline page of 50 comments of 65,536 characters, each escaped as
+// \uXXXX: about 19 MiB plus metadata. 32 MiB leaves half again on top.
+// Longer answers are read around the cut (bounded.go).
 const MaxAnswer = 32 << 20
 
 // userAgent is the User-Agent header of every request.

@@ -1,11 +1,7 @@
-// Package forge is the Gitea adapter: it implements every role of the
-// port (package port) on top of the Gitea SDK (code.gitea.io/sdk/gitea),
-// and sends the few requests the SDK cannot express (compare-and-swap body
-// edits, content_version reads, the paged timeline) directly, through the
-// same HTTP client.
-//
-// Every request goes through one counting RoundTripper (see Requests), so
-// tests can hold the adapter to its request budget. It owns HTTP and error
-// classification, and no decision. Only the command line (package cli)
-// wires it; everything else reaches the server through the port.
+// Package forge is the Gitea adapter: every role of package port, on the
+// Gitea SDK, with direct requests where the SDK falls short
+// (compare-and-swap edits, content_version, the paged timeline). One
+// counting RoundTripper sees every request (Requests), so tests hold it to
+// its budget. It decides nothing; only the command line and the binary
+// wire it.
 package forge

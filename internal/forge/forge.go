@@ -170,11 +170,10 @@ func (e *timelineEntry) comment() issues.Comment {
 }
 
 // timelinePage reads timeline entries [(page-1)*PageSize, page*PageSize),
-// oldest first. Gitea pages the underlying rows and then drops some (code
-// review comments, cross-references the token cannot see), so a page can
-// be shorter than PageSize without being the last. Its X-Total-Count is the
-// length of the page, not a total, and is not used. One request; more
-// when the page holds entries too large to read (see timelineRows).
+// oldest first. Gitea drops some rows after paging (review comments, hidden
+// cross-references), so a short page need not be the last, and its
+// X-Total-Count is no total. One request; more around entries too large to
+// read.
 func (c *Client) timelinePage(ctx context.Context, number int64, page int) ([]rowEntry, error) {
 	return c.timelineRows(ctx, number, (page-1)*PageSize, PageSize)
 }
@@ -215,12 +214,10 @@ func (t *timeline) page(ctx context.Context, p int) ([]rowEntry, error) {
 	return e, nil
 }
 
-// lastPage finds the number of the timeline's last non-empty page, given
-// that page lo is non-empty and may not be the last. It doubles its step
-// forward until a page is empty, then halves the gap; a short page (fewer
-// than 50 entries), which is the last page unless Gitea filtered entries
-// out of it, is confirmed by the empty page after it. For 20,000 entries
-// after lo that is about 18 requests.
+// lastPage finds the timeline's last non-empty page after page lo. It
+// doubles its step until a page is empty, then halves the gap; a short page
+// is confirmed by the empty page after it, since Gitea may have filtered
+// it. For 20,000 entries that is about 18 requests.
 func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 	hi := 0 // the first page known to be empty; 0: none yet
 	step := 1
@@ -254,28 +251,12 @@ func (t *timeline) lastPage(ctx context.Context, lo int) (int, error) {
 	return lo, nil
 }
 
-// RecentComments returns at least the last n comments of the issue, oldest
-// first, with the label events among the timeline entries it read, reading
-// the timeline backwards from its last page.
-//
-// The issue's comment count N (plain comments and reviews) says where the
-// last page is when the tail of the timeline is comments: the k-th counted
-// entry sits at offset ≥ k, so the last n lie at or after S =
-// floor((N-n)/50)*50, and the page at S is the last one when it is short
-// (for an issue) or the page after it is empty (for a pull request, whose
-// code review comments Gitea filters out of full pages). That is one
-// request for an issue, two for a pull request. When other entries (label
-// changes, locks, ...) push the end further, the last page is searched for
-// (see lastPage): the requests grow with the logarithm of their number.
-//
-// From the last page it reads backwards, page by page, until it holds n
-// comments or reached the first entry, within a budget of MaxTailPages
-// pages. When the budget runs out first, it returns what it found with
-// Truncated set: fewer than n comments, the newest ones. Start is the
-// offset of the first entry read (a multiple of 50); the entries from
-// Start to the end were all read, but for those too large to read: a
-// comment over issues.MaxCommentBytes comes without its body (TooLarge),
-// and entries given up (see timelineRows) as a Comment with Unread set.
+// RecentComments returns at least the last n comments, oldest first, with
+// the label events read on the way, reading back from the last page
+// (docs/operations.md#how-the-timelines-tail-is-read). The comment count
+// places that page: one request, two for a pull request (Gitea filters its
+// review comments). Other entries cost a logarithmic search. Past
+// MaxTailPages it returns the newest found, Truncated set.
 func (c *Client) RecentComments(ctx context.Context, issue issues.Issue, n int) (issues.CommentPage, error) {
 	n = max(n, 0)
 	t := &timeline{c: c, number: issue.Number, isPull: issue.IsPull, pages: map[int][]rowEntry{}}
@@ -405,12 +386,9 @@ func counted(entries []rowEntry) int {
 }
 
 // CommentsBefore returns the comments among the 50 timeline entries before
-// offset start, oldest first, in one request (more when the page holds
-// entries too large to read: see timelineRows), and the offset that page
-// begins at. Timeline pages are 50-aligned: a start that is not a multiple
-// of 50 is rounded up, so the page may repeat entries at or after start
-// (never skip any); callers can drop them by comment ID. A start ≤ 0 returns
-// an empty page without a request.
+// offset start, oldest first, and the offset the page begins at. Pages are
+// 50-aligned, so start is rounded up and entries may repeat (never be
+// skipped); callers drop repeats by ID. A start ≤ 0 makes no request.
 func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (issues.CommentPage, error) {
 	if start <= 0 {
 		return issues.CommentPage{Start: 0}, nil
@@ -516,12 +494,10 @@ func (c *Client) repoLabels(ctx context.Context) ([]*gitea.Label, error) {
 	return nil, fmt.Errorf("forge: labels of %s/%s: no end after %d pages", c.owner, c.repo, maxPages)
 }
 
-// AddLabels attaches the named labels to the issue. It lists the
-// repository's labels, creates the missing ones (from specs, or with
-// DefaultLabelColor), and attaches them all by id in one request: Gitea
-// silently ignores names it does not know, ids it does not. Gitea does not
-// keep label names unique: two runs creating the same missing label at the
-// same moment may both create it; either copy then serves.
+// AddLabels attaches the named labels, creating missing ones (from specs,
+// or with DefaultLabelColor), by id in one request: Gitea silently ignores
+// names it does not know. Label names are not unique, so two runs may both
+// create one; either copy serves.
 func (c *Client) AddLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) error {
 	_, err := c.AttachLabels(ctx, number, names, specs)
 	return err

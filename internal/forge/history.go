@@ -18,11 +18,10 @@ import (
 )
 
 // Gitea keeps an issue body's edits (models/issues/content_history.go: up
-// to 20 revisions, the first and the last never thinned out) and shows
-// them on a web route, GET /{owner}/{repo}/issues/{n}/content-history/list,
-// which takes no API token: it answers anyone who may read the repository
-// without signing in (a public repository), one request, with each
-// revision's time in the HTML of its entry. The API has no such endpoint.
+// to 20 revisions) on a web route, GET
+// /{owner}/{repo}/issues/{n}/content-history/list. It takes no API token
+// and answers anyone who may read a public repository. The API has no such
+// endpoint.
 
 // historyTime is the time of a revision in the list's HTML.
 var historyTime = regexp.MustCompile(`datetime="([^"]+)"`)

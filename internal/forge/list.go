@@ -13,14 +13,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// ListIssues reads one page of the repository's issues: one request (GET
-// /repos/{owner}/{repo}/issues?state=...&type=issues&page=N&limit=50).
-// The answer holds every issue's body, which anyone who may open an issue
-// chose: it is read streamed and capped like the timeline (see bounded.go).
-// A page whose answer is over the cap keeps the issues read whole before
-// the cut and reads the rest again in smaller pages, and an issue too large
-// for a page of its own on its own (Issue): a bounded number of requests a
-// page, within MaxSplitRequests for the client.
+// ListIssues reads one page of the repository's issues in one request. The
+// bodies are chosen by anyone who may open an issue, so the answer is read
+// streamed and capped like the timeline (bounded.go): past the cap, the
+// rest is read again in smaller pages, within MaxSplitRequests.
 func (c *Client) ListIssues(ctx context.Context, q port.IssueQuery) (port.IssuePage, error) {
 	if q.Page < 1 {
 		q.Page = 1
@@ -50,7 +46,8 @@ type listedIssue struct {
 // a multiple of limit), and says how many rows the server answered. An
 // answer cut at the cap keeps the issues read whole, reads the one it was
 // cut in alone, and the rest in the largest aligned pages after it.
-func (c *Client) issueRows(ctx context.Context, q port.IssueQuery, offset, limit int, authors map[int64]string) (issues []issuespkg.Issue, total, rows int, err error) {
+func (c *Client) issueRows(ctx context.Context, q port.IssueQuery, offset, limit int, authors map[int64]string) (
+	issues []issuespkg.Issue, total, rows int, err error) {
 	v := url.Values{"state": {q.State}, "type": {"issues"}, "page": {strconv.Itoa(offset/limit + 1)}, "limit": {strconv.Itoa(limit)}}
 	if q.CreatedBy != "" {
 		v.Set("created_by", q.CreatedBy)
@@ -85,7 +82,8 @@ func (c *Client) issueRows(ctx context.Context, q port.IssueQuery, offset, limit
 // in authors, and says how many rows they span. The issue the answer was cut
 // in is read alone, by its number when the cut came after it; the rows after
 // it are left to the caller.
-func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *jsoncap.Result, shown string, authors map[int64]string) (issues []issuespkg.Issue, rows int, err error) {
+func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *jsoncap.Result, shown string,
+	authors map[int64]string) (issues []issuespkg.Issue, rows int, err error) {
 	for i, a := range list {
 		k := strconv.Itoa(i)
 		if a == nil || (res.Cut != nil && !res.Whole[k]) {
@@ -127,7 +125,8 @@ func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (
 // restOfWindow reads the rows of the window [offset, offset+limit) after the
 // first rows, which an answer cut at the cap held, in smaller aligned pages,
 // and says how many rows the server answered for them.
-func (c *Client) restOfWindow(ctx context.Context, q port.IssueQuery, offset, limit, rows int, shown string, authors map[int64]string) (issues []issuespkg.Issue, n int, err error) {
+func (c *Client) restOfWindow(ctx context.Context, q port.IssueQuery, offset, limit, rows int, shown string,
+	authors map[int64]string) (issues []issuespkg.Issue, n int, err error) {
 	if rows == 0 && limit == 1 {
 		return nil, 0, &TooLargeError{Method: http.MethodGet, Path: shown, Limit: MaxAnswer}
 	}

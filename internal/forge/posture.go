@@ -13,13 +13,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
-// This file holds the reads of a repository's posture (`gns-guard doctor`
-// and the action's posture check, docs/contract.md#4b-the-trusted-ledger):
-// who has which unit, the workflows of the default branch, its protection
-// and the secrets' names. Some of them Gitea answers only to the
-// repository's owner (the secrets, a team's members, a collaborator's
-// permission, the protection's push settings): they are read with the
-// admin client, and a refusal becomes a fact left unread, never an error.
+// The reads of a repository's posture, for `gns-guard doctor` and the
+// action (docs/contract.md#4b-the-trusted-ledger). Gitea answers some only
+// to the owner (secrets, team members, protection settings): they are read
+// with the admin client, and a refusal is a fact left unread, not an error.
 
 // MaxWorkflowBytes bounds what the posture reads of a workflow file.
 const MaxWorkflowBytes = 256 << 10
@@ -39,12 +36,10 @@ type apiUser struct {
 	IsAdmin bool   `json:"is_admin"`
 }
 
-// PostureFacts reads the posture of the client's repository, whose default
-// branch is branch: the teams and collaborators (with their modes), the
-// workflows of the branch, its protection and the secrets' names. admin
-// (nil: the client itself) reads what only the owner may; when it may
-// not, the fact is left unread with hint (how to give an owner's token).
-// The settings file's facts (budget-admins, ledger-public-key) are the
+// PostureFacts reads the posture of the repository at branch: teams and
+// collaborators, the branch's workflows, its protection and the secrets'
+// names. admin (nil: the client) reads what only the owner may; a refusal
+// leaves the fact unread with hint. The settings file's facts are the
 // caller's.
 func (c *Client) PostureFacts(ctx context.Context, admin port.PostureAdmin, branch, hint string) (posture.Facts, error) {
 	given := admin != nil

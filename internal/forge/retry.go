@@ -6,12 +6,11 @@ import (
 	"time"
 )
 
-// retrying makes a request again, once, when Gitea answers it 500, 502,
-// 503 or 504 and making it again cannot do anything twice: every method
-// but POST (a PATCH or PUT sends the whole new value; a compare-and-swap
-// body write that did land first is answered 409, which the issue
-// transaction reads again). Gitea on SQLite answers 500 while another
-// writer holds the database; a moment later the write goes through.
+// retrying makes a request once more when Gitea answers 500, 502, 503 or
+// 504 and repeating it cannot do anything twice: any method but POST. Gitea
+// on SQLite answers 500 while another writer holds the database; a moment
+// later the write goes through. A compare-and-swap that landed is answered
+// 409.
 type retrying struct {
 	next  http.RoundTripper
 	pause time.Duration

@@ -28,18 +28,21 @@ func (e *decision) judgeAnchor(l *ledger.Record) (a *ledger.Anchor, problem stri
 	status := e.in.Status
 	switch {
 	case status == nil:
-		return a, fmt.Sprintf("the guard's status comment, which holds its ledger, is gone, although its anchor (the repository variable %s) seals record %d in comment %d: someone deleted it",
+		return a, fmt.Sprintf("the guard's status comment, which holds its ledger, is gone, although its anchor (the repository "+
+			"variable %s) seals record %d in comment %d: someone deleted it",
 			ledger.AnchorName(n), a.Seq, a.Status), false
 	case l == nil:
 		return a, "", false // the record's own problem is reported
 	case l.Seq < a.Seq:
-		return a, fmt.Sprintf("the ledger record in comment %d is record %d, older than record %d the guard wrote last (its anchor, the repository variable %s, says so): someone put back an old copy of the guard's comment",
+		return a, fmt.Sprintf("the ledger record in comment %d is record %d, older than record %d the guard wrote last (its anchor, the "+
+			"repository variable %s, says so): someone put back an old copy of the guard's comment",
 			status.ID, l.Seq, a.Seq, ledger.AnchorName(n)), false
 	case l.Seq == a.Seq && ledger.RecordHash(ledger.Line(status.Body)) != a.Record:
 		return a, fmt.Sprintf("the ledger record in comment %d is not the record %d its anchor (the repository variable %s) seals: someone replaced it",
 			status.ID, a.Seq, ledger.AnchorName(n)), false
 	case l.Seq == a.Seq && status.ID != a.Status:
-		return a, fmt.Sprintf("the ledger record in comment %d belongs in comment %d, as its anchor (the repository variable %s) says: someone copied the guard's comment",
+		return a, fmt.Sprintf("the ledger record in comment %d belongs in comment %d, as its anchor (the repository variable %s) says: "+
+			"someone copied the guard's comment",
 			status.ID, a.Status, ledger.AnchorName(n)), false
 	}
 	return a, "", l.Seq > a.Seq
@@ -57,7 +60,8 @@ func hasAnchor(in Input) bool { return in.Anchor.Known && in.Anchor.Text != "" }
 // status comment among them or not) and first saying they are all of them.
 func NextAnchor(in Input, seq int64, line string, status issues.Comment, recent []issues.Comment, first bool) ledger.Anchor {
 	tail := lastN(recent, in.Config.RecentWindow())
-	a := ledger.Anchor{Repo: in.Issue.RepoID, Issue: in.Issue.Number, Seq: seq, Record: ledger.RecordHash(line), Status: status.ID, First: first && len(tail) == len(recent)}
+	a := ledger.Anchor{Repo: in.Issue.RepoID, Issue: in.Issue.Number, Seq: seq, Record: ledger.RecordHash(line), Status: status.ID,
+		First: first && len(tail) == len(recent)}
 	since := status.UpdatedAt
 	for _, c := range tail {
 		a.Tail = append(a.Tail, c.ID)

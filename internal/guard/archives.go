@@ -68,7 +68,8 @@ func (m ArchiveMatch) ImpostorNote() string {
 	for i, c := range m.Impostors {
 		ids[i] = fmt.Sprintf("%d (by %s)", c.ID, markdown.Quote(c.Author))
 	}
-	return fmt.Sprintf("Comment(s) %s carry the marker and hash of the archive this run posts but not its content (entries, chain or signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(ids, ", "))
+	return fmt.Sprintf("Comment(s) %s carry the marker and hash of the archive this run posts but not its content (entries, chain or "+
+		"signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(ids, ", "))
 }
 
 // SamePart reports whether a comment's body is exactly the planned archive
@@ -78,16 +79,15 @@ func SamePart(body, planned string) bool {
 	return norm(body) == norm(planned)
 }
 
-// Redundant returns which of ids — archives this run posted in an attempt
-// whose body write lost a race — are redundant now: every entry they hold
-// has left the body and is held by another of the guard's archives (a
-// concurrent run archived them and wrote its body). One that a concurrent
-// run adopted, or whose entries the body still holds, stays: the next plan
-// reuses or replaces it. An id no longer among the comments is gone already.
+// Redundant returns which of ids, archives this run posted before losing its
+// body write, are redundant now: a concurrent run archived their entries and
+// wrote its body. One adopted, or whose entries the body still holds, stays for
+// the next plan. An id no longer among the comments is gone.
 func Redundant(in Input, ids []int64) []int64 {
 	n := in.Issue.Number
 	var body []prune.Entry
-	if res := checkpoint.Parse(in.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: in.Config.MaxCheckpointBytes, Done: in.Done}); res.Checkpoint != nil {
+	if res := checkpoint.Parse(in.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: in.Config.MaxCheckpointBytes,
+		Done: in.Done}); res.Checkpoint != nil {
 		body = prune.FromCheckpoint(res.Checkpoint.Entries())
 	}
 	archived := map[int64][]prune.Entry{}

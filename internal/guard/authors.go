@@ -24,14 +24,11 @@ type WriterList struct {
 	Problem string
 }
 
-// judgeAuthors settles who speaks on the issue: the access stamp of the
-// record, or a new one from the server's list when the shell gave it; it
-// asks the shell for the list (Plan.AskWriters) when the record has no
-// stamp, or the stamp is stale or does not know an author. A new stamp
-// keeps every writer the list names (up to ledger.MaxAccessLogins), not
-// only the authors so far: an account's first comment then costs no read
-// (docs/contract.md#6-reading-the-issue-cheaply). Until it has the list,
-// an author it does not know counts as a writer.
+// judgeAuthors settles who speaks on the issue: the record's access stamp, or a
+// new one from the server's list (Plan.AskWriters) when the stamp is missing,
+// stale or lacks an author. A new stamp keeps every writer listed, so a first
+// comment costs no read (docs/contract.md#6-reading-the-issue-cheaply). Until
+// the list comes, an unknown author counts as a writer.
 func (e *decision) judgeAuthors() {
 	var old *ledger.AccessStamp
 	if l := e.trust.ledger; l != nil {
@@ -58,12 +55,10 @@ func (e *decision) judgeAuthors() {
 	e.plan.Authors = a
 }
 
-// needsWriters reports whether the stamp old cannot say who of authors
-// writes the issue: the issue has no record yet, or the stamp is missing,
-// stale, or does not know one of them. An outsider the stamp knows costs
-// nothing when it comments again: outsiders cannot make the guard read or
-// write, and access given to one shows when the stamp is read again,
-// within a day (ledger.AccessMaxAge).
+// needsWriters says the stamp old cannot tell who of authors writes the issue:
+// no record, a stamp missing or stale, or an author unknown. A known outsider
+// costs nothing: outsiders cannot make the guard read or write, and access
+// given later shows within a day (ledger.AccessMaxAge).
 func (e *decision) needsWriters(old *ledger.AccessStamp, authors []string) bool {
 	if old == nil && e.trust.ledger == nil && e.in.Records {
 		return true // the first record: the list, read once, is kept in it

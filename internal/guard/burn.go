@@ -31,12 +31,10 @@ func (e *decision) earlierPhases(consumed int64) int64 {
 // maxBurnText bounds the agent name a point carries.
 const maxBurnText = 32
 
-// recordBurn appends the state l accepts to the burn series of the last
-// trusted ledger: the checkpoint as the agents left it and, when this run's
-// prune starts a new phase budget, the reset budget after it (a prune that
-// only archives is no new budget). A state the series already ends with
-// adds nothing, so a re-run or a decision made again writes the same
-// record. It sets what the earlier phases consumed with it.
+// recordBurn appends the state l accepts to the burn series: the checkpoint as
+// left, and the reset budget after it when this run's prune starts a new phase.
+// A state the series already ends with adds nothing, so a re-run writes the
+// same record.
 func (e *decision) recordBurn(l *ledger.Record, pruned bool) {
 	consumed := e.cp.Budget.Consumed.Value
 	reset := pruned && l.Consumed < consumed
@@ -74,7 +72,8 @@ func (e *decision) recordBurn(l *ledger.Record, pruned bool) {
 	}
 	if cp := e.cp; cp != nil {
 		b := cp.Budget
-		add(ledger.BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText), Invocation: ledger.InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
+		add(ledger.BurnPoint{T: t, Agent: cut(cp.LastAgent.Value, maxBurnText),
+			Invocation: ledger.InvocationTag(cp.LastInvocation.Value), Consumed: b.Consumed.Value, Remaining: b.Remaining.Value})
 	}
 	if reset {
 		add(ledger.BurnPoint{T: t, Consumed: l.Consumed, Remaining: l.Remaining})

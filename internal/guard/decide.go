@@ -312,7 +312,8 @@ func (e *decision) measureContext(block string) {
 	}
 	size := e.taskSize()
 	task, note := e.plan.EntryTask()
-	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block, Recent: e.in.Recent, Guard: e.in.Self,
+	in := entryload.Entry(entryload.Issue{Number: e.in.Issue.Number, Agent: n.Agent, Body: e.in.Issue.Body, Checkpoint: block,
+		Recent: e.in.Recent, Guard: e.in.Self,
 		Authors: e.plan.Authors, Missing: e.plan.MissingResults(), AcceptedTask: task, TaskNote: note}, e.in.Counter)
 	in.Budget = entryload.LoadCap{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	g := entryload.Measure(in, n.NextEstimated)

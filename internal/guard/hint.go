@@ -10,12 +10,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// The read hint (docs/ledger.md#the-read-hint) is a time in the body's
-// checkpoint block from which a run reads the issue's comments in one
-// request, without the timeline. Anyone who edits the body can change it:
-// it is trusted for nothing. ProveHint proves from the answer alone that
-// the read holds what the timeline's tail would, or the reader reads the
-// timeline; HintAt is the time an honest writer puts there.
+// The read hint (docs/ledger.md#the-read-hint) is a time in the checkpoint from
+// which a run reads the comments in one request, without the timeline. Anyone
+// who edits the body can change it, so ProveHint checks the answer itself;
+// HintAt is the time an honest writer puts there.
 
 // MaxHintComments bounds the comments a read through the hint may bring:
 // an earlier time only makes the answer larger, and past this the reader
@@ -42,12 +40,10 @@ type Hint struct {
 	Missed bool
 }
 
-// HintAt is the time a read hint carries: the creation of the window-th
-// newest comment of recent (the last comments of the issue, oldest
-// first), or the issue's opening when whole says recent holds every
-// comment and there are fewer; never after the status comment's last
-// update (status nil: no such bound), so that the read finds it. Zero
-// when recent holds too few comments to say.
+// HintAt is the time a read hint carries: the creation of the window-th newest
+// comment of recent (oldest first), or the issue's opening when whole and there
+// are fewer. It is never after the status comment's last update, so the read
+// finds it. Zero when recent holds too few to say.
 func HintAt(recent []issues.Comment, whole bool, opened time.Time, status *issues.Comment, window int) time.Time {
 	cs := byCreation(recent)
 	var at time.Time
@@ -83,16 +79,12 @@ func StatusBuried(recent []issues.Comment, status *issues.Comment, posted []issu
 	return !inReach || after >= window-1
 }
 
-// ProveHint judges the forge's answer for the comments updated at or after
-// since (whole seconds, as Gitea compares them). Every comment created at
-// or after since is in it, since a comment's update is never before its
-// creation; the timeline orders comments by creation. So the answer holds
-// the issue's last window comments when at least window of them were
-// created at or after since, and every comment when since is at or before
-// the issue's opening (all). It returns those comments (recent) and the
-// older ones edited since (older), each oldest first as the timeline
-// orders them: the run judges both. ok is false when the answer proves
-// neither, or holds more than MaxHintComments.
+// ProveHint judges the answer for comments updated since (whole seconds,
+// as Gitea compares). An update never precedes its creation, so the answer
+// holds the last window comments when window were created since, and all
+// when since precedes the opening. It returns those (recent) and older ones
+// edited since (older). ok is false when it proves neither or holds over
+// MaxHintComments.
 func ProveHint(answer []issues.Comment, since, opened time.Time, window int) (recent, older []issues.Comment, all, ok bool) {
 	since = since.Truncate(time.Second)
 	all = !opened.IsZero() && !since.After(opened)

@@ -27,9 +27,11 @@ func (e *decision) judgeHistory(l *ledger.Record, body []prune.Entry) string {
 	case keep < 0:
 		return fmt.Sprintf("the archives hold %d entries, more than the %d the ledger accepted", archived, l.Entries)
 	case len(body) < keep:
-		return fmt.Sprintf("the ledger accepted %d history entries (%d archived), the body holds %d of the other %d: accepted entries vanished", l.Entries, archived, len(body), keep)
+		return fmt.Sprintf("the ledger accepted %d history entries (%d archived), the body holds %d of the other %d: accepted entries "+
+			"vanished", l.Entries, archived, len(body), keep)
 	case ledger.HistoryHash(archivedHash, body[:keep]) != l.EntriesHash:
-		return fmt.Sprintf("the first %d history entries of the body are not the %d the ledger accepted after the %d archived ones: an accepted entry changed or vanished", keep, keep, archived)
+		return fmt.Sprintf("the first %d history entries of the body are not the %d the ledger accepted after the %d archived ones: an "+
+			"accepted entry changed or vanished", keep, keep, archived)
 	}
 	return ""
 }
@@ -67,14 +69,11 @@ func (e *decision) acceptedBeyondLedger(l *ledger.Record, body []prune.Entry) bo
 	return ledger.HistoryHash(l.ArchivedHash, after[:need]) == l.EntriesHash
 }
 
-// judgeFork notes a fork of the archive chain past the ledger's end: two
-// of the guard's parts continue the history from the same place. Runs
-// that prune at once make one for a moment (each archives, one body write
-// wins, and the loser withdraws its part when it reads again); a run cut
-// short before withdrawing leaves it. Which part holds the entries that
-// left the body cannot be told, so this run neither judges the history
-// against the ledger, nor prunes, nor accepts a new baseline: the shell
-// reads again while it has attempts left (docs/choices.md#pruning).
+// judgeFork notes two of the guard's archive parts continuing the history from
+// one place. Concurrent prunes make one briefly; a run cut short leaves it.
+// Which part holds the entries cannot be told, so this run neither judges the
+// history, prunes, nor accepts a baseline: the shell reads again
+// (docs/choices.md#pruning).
 func (e *decision) judgeFork() {
 	fork := e.archiveChain().fork
 	if len(fork) == 0 {
@@ -88,6 +87,8 @@ func (e *decision) judgeFork() {
 	e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
 		Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint.history_tail",
 		Line: e.blockPos().Line, Col: e.blockPos().Col,
-		Message: fmt.Sprintf("the guard's archives %s continue the history from the same place: a run that lost its body write to another did not withdraw its archive; the guard keeps the state it accepted last and does not prune until one is deleted (gns-guard history shows both; the one whose entries the body lacks stays)", strings.Join(ids, " and ")),
+		Message: fmt.Sprintf("the guard's archives %s continue the history from the same place: a run that lost its body write to "+
+			"another did not withdraw its archive; the guard keeps the state it accepted last and does not prune until one is deleted "+
+			"(gns-guard history shows both; the one whose entries the body lacks stays)", strings.Join(ids, " and ")),
 	})
 }

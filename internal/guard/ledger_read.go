@@ -21,12 +21,14 @@ func (e *decision) readRecord() {
 	case problem != "" && t.problem == "":
 		t.problem, t.ledger = problem, nil
 	case t.ledger != nil && t.ledger.Repo != 0 && e.in.Issue.RepoID != 0 && t.ledger.Repo != e.in.Issue.RepoID:
-		t.problem = fmt.Sprintf("the ledger record in comment %d belongs to repository %d, not this one (%d): someone copied it here", e.in.Status.ID, t.ledger.Repo, e.in.Issue.RepoID)
+		t.problem = fmt.Sprintf("the ledger record in comment %d belongs to repository %d, not this one (%d): someone copied it here",
+			e.in.Status.ID, t.ledger.Repo, e.in.Issue.RepoID)
 		t.ledger = nil
 	case e.in.Status == nil && e.hasTraces():
 		t.problem = "the guard's status comment, which holds its ledger, is gone although the guard has worked on this issue before: someone deleted it"
 	case e.in.Status == nil && e.in.Unreached:
-		t.problem = "the guard's status comment, which holds its ledger, is not within the timeline entries a run reads (a flood of events buried it, or this is the guard's first run on a long issue): the guard adopts no state it cannot check"
+		t.problem = "the guard's status comment, which holds its ledger, is not within the timeline entries a run reads (a flood of " +
+			"events buried it, or this is the guard's first run on a long issue): the guard adopts no state it cannot check"
 	}
 	e.plan.RecordTrusted = t.ledger != nil && t.problem == ""
 	e.plan.AnchorLags = e.plan.RecordTrusted && t.lags

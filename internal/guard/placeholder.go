@@ -30,11 +30,9 @@ func (f *Fill) Note() string {
 	return fmt.Sprintf("The checkpoint held the issue template's placeholder `issue: 0`: the guard set it to this issue's number, %d.", f.Number)
 }
 
-// fillPlaceholder judges the body as the guard leaves it when it holds the
-// template's placeholder issue and no accepted state names a number yet:
-// with the issue's number set (the fill is planned as a write). Once the
-// ledger has accepted a number, 0 is a changed number like any other, and
-// a record that cannot be trusted leaves the body as it is.
+// fillPlaceholder judges the body with the issue's number set when it holds the
+// template's placeholder and no accepted state names a number yet. Once the
+// ledger accepted a number, 0 is a changed number like any other.
 func (e *decision) fillPlaceholder() {
 	t := &e.trust
 	if !e.parsed.HoldsPlaceholder() || t.problem != "" || (t.ledger != nil && t.ledger.Baseline) {

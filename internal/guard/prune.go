@@ -41,7 +41,8 @@ func (e *decision) planPrune() {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
 			Rule: RuleCheckpointOverweight, Severity: finding.Warning, KeyPath: "checkpoint",
 			Line: e.blockPos().Line, Col: e.blockPos().Col,
-			Message: fmt.Sprintf("the checkpoint takes %d tokens, over the %d a %s task allows, and has no history left to prune: shorten current_task or other long values", n.CheckpointTokens, size.Overhead, size.Name),
+			Message: fmt.Sprintf("the checkpoint takes %d tokens, over the %d a %s task allows, and has no history left to prune: shorten "+
+				"current_task or other long values", n.CheckpointTokens, size.Overhead, size.Name),
 		})
 		return
 	default:
@@ -69,17 +70,16 @@ func (e *decision) planPrune() {
 	res, err := prune.Plan(e.in.Issue.Body, e.parsed, e.in.Issue.Number, e.labels, e.in.Now, cfg)
 	if err != nil {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
-			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint",
-			Line: e.blockPos().Line, Col: e.blockPos().Col,
+			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint", Line: e.blockPos().Line, Col: e.blockPos().Col,
 			Message: "pruning is due (" + strings.Join(why, "; ") + ") but cannot be planned: " + err.Error(),
 		})
 		return
 	}
 	if res.Grew {
 		e.plan.Warnings = append(e.plan.Warnings, finding.Finding{
-			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint",
-			Line: e.blockPos().Line, Col: e.blockPos().Col,
-			Message: fmt.Sprintf("pruning is due (%s) but would not make the body smaller (%d → %d bytes); nothing was written", strings.Join(why, "; "), res.OldBytes, res.NewBytes),
+			Rule: RulePrune, Severity: finding.Warning, KeyPath: "checkpoint", Line: e.blockPos().Line, Col: e.blockPos().Col,
+			Message: fmt.Sprintf("pruning is due (%s) but would not make the body smaller (%d → %d bytes); nothing was written",
+				strings.Join(why, "; "), res.OldBytes, res.NewBytes),
 		})
 		return
 	}
@@ -129,13 +129,10 @@ type archiveHead struct {
 // ledger's end: a run posted them and died before recording them.
 func (e *decision) archiveChainParts() []prune.Part { return e.archiveChain().followed }
 
-// archiveChain is the end of the issue's archive chain: the ledger's,
-// followed past it over the guard's own archive parts that chain on from
-// it (verified with the ledger keys) and whose entries have left the body —
-// posted by a run that did not record them (it died before its status
-// comment, or a concurrent run wrote that last). An archive whose entries
-// are still in the body was never followed by its patch: the prune is
-// planned again from the same place, and finds or replaces it.
+// archiveChain is the end of the archive chain: the ledger's, followed over the
+// guard's verified parts whose entries have left the body (a run posted them
+// but died, or lost the status write). An archive whose entries are still in
+// the body never got its patch: the prune is planned again from there.
 func (e *decision) archiveChain() archiveHead {
 	if e.chain != nil {
 		return *e.chain

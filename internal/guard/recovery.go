@@ -23,7 +23,8 @@ func (e *decision) planRecovery() {
 	var b strings.Builder
 	b.WriteString(agentcomment.RecoveryHeading + "\n\n")
 	b.WriteString("The checkpoint in this issue's body cannot be trusted, so no agent should resume from it. ")
-	b.WriteString("The orchestrator (or a person) must rebuild it from the last valid checkpoint, the archive comments and the agents' GNS_EVENT footers, then fix the body.\n\n")
+	b.WriteString("The orchestrator (or a person) must rebuild it from the last valid checkpoint, the archive comments and the " +
+		"agents' GNS_EVENT footers, then fix the body.\n\n")
 	b.WriteString("| where | problem |\n|---|---|\n")
 	rows := 0
 	for _, v := range e.plan.Violations {
@@ -37,7 +38,9 @@ func (e *decision) planRecovery() {
 	if rows > MaxTableRows {
 		fmt.Fprintf(&b, "| | … and %d more: `gns-guard check` on the body lists them |\n", rows-MaxTableRows)
 	}
-	fmt.Fprintf(&b, "\n`gns-guard recover --repo %s --issue %d` proposes a checkpoint rebuilt from the guard's ledger and the agents' GNS_EVENT footers, saying where every field came from; with `--apply` a budget admin (or a repository admin) writes it. ", e.repo(), e.in.Issue.Number)
+	fmt.Fprintf(&b, "\n`gns-guard recover --repo %s --issue %d` proposes a checkpoint rebuilt from the guard's ledger and the "+
+		"agents' GNS_EVENT footers, saying where every field came from; with `--apply` a budget admin (or a repository admin) writes "+
+		"it. ", e.repo(), e.in.Issue.Number)
 	b.WriteString("`gns-guard history` rebuilds the full history; `gns-guard check` validates a fixed body before it is saved.\n\n")
 	b.WriteString(marker + "\n")
 	e.plan.Recovery = b.String()

@@ -11,12 +11,11 @@ import (
 // agents setting does not map to its login.
 const RuleImpersonated = "agent-impersonated"
 
-// checkImpersonated fails an agent comment among those the run read (the
-// event's own included) whose author can write the issue but is not one
-// of the logins agents maps to the agent it claims, in its header or its
-// footer (docs/ledger.md#what-the-next-agent-reads). Without the map a
-// writer may speak as any agent; an outsider's comment is left out of the
-// load and judged by no rule. The comment counts as nobody's result.
+// checkImpersonated fails an agent comment whose author can write the issue but
+// is not a login agents maps to the agent it claims
+// (docs/ledger.md#what-the-next-agent-reads). Without the map a writer may
+// speak as any agent; outsiders are judged by no rule. The comment counts as
+// nobody's result.
 func checkImpersonated(e *decision) (out []Violation) {
 	a := e.plan.Authors
 	if !a.Mapped() {
@@ -34,7 +33,8 @@ func checkImpersonated(e *decision) (out []Violation) {
 			}
 			pv := e.cfg.Labels.PermissionViolation
 			path := fmt.Sprintf("comment#%d", c.ID)
-			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d by %s speaks as agent %s, but agents maps %s to %s only: it counts as nobody's result. A person deletes the comment (or maps the login to the agent in %s), then removes %s",
+			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d by %s speaks as agent %s, but agents maps %s to %s only: it counts "+
+				"as nobody's result. A person deletes the comment (or maps the login to the agent in %s), then removes %s",
 				c.ID, markdown.Quote(c.Author), markdown.Quote(agent), markdown.Quote(agent), a.LoginsOf(agent), ".gitea/gns-guard.yml", pv)
 			v.Label = pv
 			out = append(out, v)

@@ -8,7 +8,8 @@ func checkBudget(e *decision) []Violation {
 	if e.cp != nil {
 		b := e.cp.Budget
 		if b.Remaining.Value <= 0 {
-			v := at(b.Remaining.Pos, "checkpoint.budget.remaining", "the budget is exhausted: %d of %d tokens consumed, %d remaining; a person must approve more (raise budget.total, then remove the %s label)",
+			v := at(b.Remaining.Pos, "checkpoint.budget.remaining", "the budget is exhausted: %d of %d tokens consumed, %d remaining; a "+
+				"person must approve more (raise budget.total, then remove the %s label)",
 				b.Consumed.Value, b.Total.Value, b.Remaining.Value, label)
 			v.Label = label
 			return []Violation{v}

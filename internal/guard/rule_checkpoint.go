@@ -15,7 +15,8 @@ func checkCheckpoint(e *decision) []Violation {
 		return []Violation{v}
 	}
 	if len(e.parsed.Blocks) == 0 {
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the issue carries GNS-2 labels but its body has no checkpoint block: add a ```yaml block whose root key is checkpoint (gns-guard schema shows its shape)")
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the issue carries GNS-2 labels but its body has no checkpoint block: add a "+
+			"```yaml block whose root key is checkpoint (gns-guard schema shows its shape)")
 		v.Rule = checkpoint.RuleMissing
 		return []Violation{v}
 	}

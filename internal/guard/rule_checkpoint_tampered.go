@@ -19,7 +19,8 @@ func checkTamper(e *decision) []Violation {
 			continue // an accepted limit put back: the relaxing label's finding says why
 		}
 		if r.later != "" {
-			v := at(e.blockPos(), "", "the %s label was removed by %s, an approver, but %s: an approval accepts only the state the guard flagged, so the guard put the label back and judged the issue as it is now; the approver removes it again to accept this state",
+			v := at(e.blockPos(), "", "the %s label was removed by %s, an approver, but %s: an approval accepts only the state the guard "+
+				"flagged, so the guard put the label back and judged the issue as it is now; the approver removes it again to accept this state",
 				r.label, who(r.actor), r.later)
 			v.Label = r.label
 			out = append(out, v)
@@ -31,14 +32,16 @@ func checkTamper(e *decision) []Violation {
 		out = append(out, v)
 	}
 	for _, r := range e.trust.removed {
-		v := at(e.blockPos(), "", "the accepted %s label was removed by %s, who is %s: removing it relaxes the limit; only an approver's removal counts, and the guard put it back",
+		v := at(e.blockPos(), "", "the accepted %s label was removed by %s, who is %s: removing it relaxes the limit; only an "+
+			"approver's removal counts, and the guard put it back",
 			r.label, who(r.actor), e.approverRule())
 		v.Label = pv
 		out = append(out, v)
 	}
 	out = append(out, e.renameFindings()...)
 	for _, r := range e.trust.relaxed {
-		v := at(e.blockPos(), "", "the %s label relaxes a rule and was added by %s, who is %s: it takes no effect and the guard removed it; an approver adds it to raise the limit",
+		v := at(e.blockPos(), "", "the %s label relaxes a rule and was added by %s, who is %s: it takes no effect and the guard removed "+
+			"it; an approver adds it to raise the limit",
 			r.label, who(r.actor), e.approverRule())
 		v.Label = pv
 		out = append(out, v)
@@ -52,7 +55,9 @@ func (e *decision) renameFindings() []Violation {
 	var out []Violation
 	pv := e.cfg.Labels.PermissionViolation
 	for _, r := range e.trust.renamed {
-		v := at(e.blockPos(), "", "the label %s (id %d) was renamed to %s since the guard recorded it: renaming a label into or out of a governance name is a change only an approver makes, and the issue does not show who renamed it; the guard judges it as %s until it is renamed back or an approver removes %s to accept the new name",
+		v := at(e.blockPos(), "", "the label %s (id %d) was renamed to %s since the guard recorded it: renaming a label into or out of "+
+			"a governance name is a change only an approver makes, and the issue does not show who renamed it; the guard judges it as %s "+
+			"until it is renamed back or an approver removes %s to accept the new name",
 			markdown.Quote(r.from), r.id, markdown.Quote(r.to), markdown.Quote(r.from), pv)
 		v.Label = pv
 		out = append(out, v)

@@ -59,11 +59,9 @@ func checkCommentProtocol(e *decision) (out []Violation) {
 	return out
 }
 
-// recorded says the checkpoint records the result c: its footer names the
-// checkpoint's last invocation. A report moving the checkpoint to a new
-// phase posts its result first and patches the body after, so the run of
-// its comment may read the body before the patch: the result's phase is
-// the checkpoint's to come, and it is judged once the checkpoint names it.
+// recorded says the checkpoint records the result c: its footer names the last
+// invocation. A report that moves to a new phase posts its result before
+// patching the body, so the result is judged once the checkpoint names it.
 func recorded(c *agentcomment.Comment, cp *checkpoint.Checkpoint) bool {
 	return c.Footer != nil && c.Footer.Invocation != "" && c.Footer.Invocation == cp.LastInvocation.Value
 }
@@ -90,7 +88,8 @@ func asOutsiders(vs []Violation, author string) []Violation {
 	for i := range vs {
 		vs[i].Severity = finding.Warning
 		vs[i].Label, vs[i].Lock = "", false
-		vs[i].Message += fmt.Sprintf(" (posted by %s, who cannot write the issue: the comment is left out of the next agent's load and counts for nothing)", markdown.Quote(author))
+		vs[i].Message += fmt.Sprintf(" (posted by %s, who cannot write the issue: the comment is left out of the next agent's load and "+
+			"counts for nothing)", markdown.Quote(author))
 	}
 	return vs
 }

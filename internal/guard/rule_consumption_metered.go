@@ -90,7 +90,8 @@ func checkMeteredTotal(e *decision) []Violation {
 	}
 	c := e.cp.Budget.Consumed
 	if rise := c.Value - st.Base; sum > rise {
-		return []Violation{at(c.Pos, "budget.consumed", "budget.consumed is %s: it rose %s since the meter first read the issue (from %s), less than the %s tokens the meter counted for the invocations the issue records (%s): report the metered spend",
+		return []Violation{at(c.Pos, "budget.consumed", "budget.consumed is %s: it rose %s since the meter first read the issue (from "+
+			"%s), less than the %s tokens the meter counted for the invocations the issue records (%s): report the metered spend",
 			tokens.Format(c.Value), tokens.Format(rise), tokens.Format(st.Base), tokens.Format(sum), clipList(names))}
 	}
 	return nil
@@ -105,7 +106,8 @@ func checkMeteredUnreported(e *decision) []Violation {
 		if why == "" {
 			return nil
 		}
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, "meter-url", "the meter at %s could not be read: %s; the issue's metered total is not judged in this run", e.in.Meter.URL, why)
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, "meter-url", "the meter at %s could not be read: %s; the issue's metered total is not "+
+			"judged in this run", e.in.Meter.URL, why)
 		v.Severity = finding.Warning
 		return []Violation{v}
 	}
@@ -117,7 +119,8 @@ func checkMeteredUnreported(e *decision) []Violation {
 		if r.footer.EventType != "subagent_result" || e.accepted(r.c.ID, r.c.Body) || st.Of(r.footer.Invocation) != nil {
 			continue
 		}
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s reports invocation %s, which never called through the meter: metering: required: an agent spends through the meter under the invocation it reports",
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s reports invocation %s, which never called through "+
+			"the meter: metering: required: an agent spends through the meter under the invocation it reports",
 			r.c.ID, markdown.Quote(r.footer.Agent), markdown.Quote(r.footer.Invocation))
 		e.link(r)
 		out = append(out, v)
@@ -140,8 +143,11 @@ func (e *decision) orphanedSpend(st *receipt.Statement) (out []Violation) {
 		if recorded[l.Invocation] || l.Tokens == 0 || l.InFlight > 0 || latest.IsZero() || !time.Unix(l.Last, 0).Add(ClockSlack).Before(latest) {
 			continue
 		}
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, "meter-url", "invocation %s (login %s) spent %s tokens through the meter in %d calls, the last at %s, and no result reports it though results came after: report it (gns-guard report --invocation %s), or its spend stays outside budget.consumed",
-			markdown.Quote(l.Invocation), markdown.Quote(l.Login), tokens.Format(l.Tokens), l.Calls, time.Unix(l.Last, 0).UTC().Format(time.RFC3339), markdown.Quote(l.Invocation))
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, "meter-url", "invocation %s (login %s) spent %s tokens through the meter in %d calls, "+
+			"the last at %s, and no result reports it though results came after: report it (gns-guard report --invocation %s), or its "+
+			"spend stays outside budget.consumed",
+			markdown.Quote(l.Invocation), markdown.Quote(l.Login), tokens.Format(l.Tokens), l.Calls,
+			time.Unix(l.Last, 0).UTC().Format(time.RFC3339), markdown.Quote(l.Invocation))
 		if e.cfg.Metering != "required" {
 			v.Severity = finding.Warning
 		}

@@ -20,17 +20,11 @@ import (
 // rise is below the meter's receipt.
 const RuleUnderReported = "consumption-under-reported"
 
-// checkUnderReport counts, exactly and in the configured encoding, every
-// agent result comment among the issue's recent comments, and compares the
-// count with what its report added to budget.consumed. That rise is taken
-// from what the guard accepted, not from what the agent says: the ledger's
-// burn series when it holds the report's invocation (the rise from the
-// state before it), else the checkpoint's rise over the ledger when the
-// checkpoint names the report's invocation as its last, else — the
-// checkpoint not patched yet — the footer's budget.consumed. Severity comes
-// from under-report: warn (a warning), fail (a violation) or off. A rise
-// below the total of a valid meter receipt in the footer is a violation
-// whatever under-report says (docs/meter.md#receipts).
+// checkUnderReport counts each agent result exactly and compares it with the
+// rise of budget.consumed its report brought. The rise comes from what the
+// guard accepted: the burn series, else the checkpoint over the ledger, else
+// the footer. under-report sets the severity; a rise below a valid meter
+// receipt is always a violation (docs/meter.md#receipts).
 func checkUnderReport(e *decision) (out []Violation) {
 	for _, r := range e.resultComments() {
 		f := r.footer
@@ -44,7 +38,8 @@ func checkUnderReport(e *decision) (out []Violation) {
 			n.Metered, n.MeteredReported, n.MeteredResults = n.Metered+rc.Tokens, n.MeteredReported+rise, n.MeteredResults+1
 		}
 		if err == nil && rise < rc.Tokens {
-			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed (%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
+			v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s: its report added %s tokens to budget.consumed "+
+				"(%s), less than the %s tokens the meter counted for invocation %s in %d calls (its signed receipt): report at least the metered total",
 				r.c.ID, markdown.Quote(f.Agent), tokens.Format(rise), from, tokens.Format(rc.Tokens), markdown.Quote(f.Invocation), rc.Calls)
 			e.link(r)
 			out = append(out, v)
@@ -66,7 +61,8 @@ func (e *decision) floorCheck(r resultComment, rise int64, from string) (Violati
 	if held <= rise {
 		return Violation{}, false
 	}
-	v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its report added to budget.consumed (%s): its output alone is more than it says it spent",
+	v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s holds %s tokens (%s), more than the %s tokens its "+
+		"report added to budget.consumed (%s): its output alone is more than it says it spent",
 		r.c.ID, markdown.Quote(r.footer.Agent), tokens.Format(held), e.in.Counter.Encoding(), tokens.Format(rise), from)
 	v.Severity = finding.Warning
 	if e.cfg.UnderReport == "fail" {
@@ -125,7 +121,8 @@ func (e *decision) receiptOf(r resultComment) (*receipt.Receipt, error) {
 	if err := json.Unmarshal(r.footer.Metered, &rc); err != nil {
 		return nil, fmt.Errorf("GNS_EVENT.metered is not a receipt: %v", err)
 	}
-	if err := receipt.Verify(&rc, e.cfg.MeterPublicKey, receipt.For{Repo: e.in.Repo, Issue: e.in.Issue.Number, Invocation: r.footer.Invocation}); err != nil {
+	if err := receipt.Verify(&rc, e.cfg.MeterPublicKey, receipt.For{Repo: e.in.Repo, Issue: e.in.Issue.Number,
+		Invocation: r.footer.Invocation}); err != nil {
 		return nil, err
 	}
 	return &rc, nil

@@ -14,14 +14,11 @@ import (
 // invocation, under metering: required.
 const RuleUnmetered = "consumption-unmetered"
 
-// checkUnmetered fails, with metering: required, every agent result among
-// the comments the guard reads whose footer carries no receipt that
-// verifies against meter-public-key for this issue and invocation, but
-// those the trusted record accepted already: a repository that turns
-// metering on holds the results reported from then on, not the ones its
-// issues accepted before. With
-// metering off, a receipt that does not verify is a warning: it is
-// ignored, and the token floor of consumption-under-reported stands.
+// checkUnmetered fails, with metering: required, each agent result without a
+// receipt that verifies for this issue and invocation, unless the record
+// accepted it already: turning metering on holds new results only. With
+// metering off a bad receipt is a warning, and the token floor of
+// consumption-under-reported stands.
 func checkUnmetered(e *decision) (out []Violation) {
 	required := e.cfg.Metering == "required"
 	for _, r := range e.resultComments() {
@@ -32,7 +29,8 @@ func checkUnmetered(e *decision) (out []Violation) {
 		if err == nil || (!required && errors.Is(err, errNoReceipt)) || (!required && e.cfg.MeterPublicKey == "") {
 			continue
 		}
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s (invocation %s) has no valid meter receipt: %v", r.c.ID, markdown.Quote(r.footer.Agent), markdown.Quote(r.footer.Invocation), err)
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, r.path(), "comment #%d of agent %s (invocation %s) has no valid meter receipt: %v",
+			r.c.ID, markdown.Quote(r.footer.Agent), markdown.Quote(r.footer.Invocation), err)
 		if required {
 			v.Message += "; metering: required: the agent spends through gns-guard meter and reports with meter-url set, so report carries the receipt"
 		} else {

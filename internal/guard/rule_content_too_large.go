@@ -9,19 +9,18 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// checkContentTooLarge reports what the run could not read: the issue body
-// or a comment over its limit, and the timeline entries the forge gave up
-// on. Each sets permission::violation, which a person removes once the
-// text is shortened or deleted. Every other rule runs on what was read: a
-// body not read holds no checkpoint the guard can see (the checkpoint
-// rules say so, and nothing writes the body); a comment not read counts in
-// the entry load as its length (see EntryTokens). An outsider's comment is
-// a warning: it is left out of the load and counts for nothing.
+// checkContentTooLarge reports what the run could not read: a body or comment
+// over its limit, and timeline entries the forge gave up on. Each sets
+// permission::violation until a person shortens the text. Other rules run on
+// what was read; an unread comment counts as its length (EntryTokens). An
+// outsider's comment is a warning.
 func checkContentTooLarge(e *decision) []Violation {
 	var out []Violation
 	label := e.cfg.Labels.PermissionViolation
 	if is := e.in.Issue; is.BodyTooLarge {
-		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the issue body is at least %s bytes long, %s or more over the %s bytes the guard reads of a body: it was not read, so its checkpoint cannot be judged. A person must shorten the body (an agent keeps long output in files or comments, not in the body), then remove %s",
+		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the issue body is at least %s bytes long, %s or more over the %s bytes the guard "+
+			"reads of a body: it was not read, so its checkpoint cannot be judged. A person must shorten the body (an agent keeps long "+
+			"output in files or comments, not in the body), then remove %s",
 			tokens.Format(is.BodyBytes), tokens.Format(max(is.BodyBytes-issues.MaxBodyBytes, 1)), tokens.Format(issues.MaxBodyBytes), label)
 		v.Label = label
 		out = append(out, v)
@@ -34,15 +33,19 @@ func checkContentTooLarge(e *decision) []Violation {
 			}
 			seen[c.ID] = true
 			if c.Unread > 0 || c.ID == 0 {
-				v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "%d timeline entries were not read: the guard's budget of requests ran out on entries too large to read, so what they hold is unknown. A person must delete the comments this finding and the others name (or shorten them), then remove %s",
+				v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "%d timeline entries were not read: the guard's budget of requests ran out on "+
+					"entries too large to read, so what they hold is unknown. A person must delete the comments this finding and the others name "+
+					"(or shorten them), then remove %s",
 					max(c.Unread, 1), label)
 				v.Label = label
 				out = append(out, v)
 				continue
 			}
 			path := fmt.Sprintf("comment#%d", c.ID)
-			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment %d (posted by %s) is at least %s bytes long, %s or more over the %s bytes the guard reads of a comment: it was not read. A person must shorten or delete it, then remove %s",
-				c.ID, markdown.Quote(c.Author), tokens.Format(c.BodyBytes), tokens.Format(max(c.BodyBytes-issues.MaxCommentBytes, 1)), tokens.Format(issues.MaxCommentBytes), label)
+			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment %d (posted by %s) is at least %s bytes long, %s or more over the %s "+
+				"bytes the guard reads of a comment: it was not read. A person must shorten or delete it, then remove %s",
+				c.ID, markdown.Quote(c.Author), tokens.Format(c.BodyBytes), tokens.Format(max(c.BodyBytes-issues.MaxCommentBytes, 1)),
+				tokens.Format(issues.MaxCommentBytes), label)
 			v.Label = label
 			if e.outsider(c) {
 				v = asOutsiders([]Violation{v}, c.Author)[0]

@@ -14,8 +14,10 @@ func checkContextPressure(e *decision) []Violation {
 	var out []Violation
 	n := e.plan.Numbers
 	if n.ContextRatio > e.cfg.PressureThreshold {
-		v := at(e.blockPos(), "", "the next agent would load %d tokens (entry load %d, of which the last 3 comments that are not the guard's %d, + next task %d), %s of the %d a %s task may use, over the pressure threshold of %s",
-			n.ContextTokens, n.EntryTokens, n.CommentTokens, n.NextEstimated, percent(n.ContextRatio), n.MaxContext, n.TaskSize, percent(e.cfg.PressureThreshold))
+		v := at(e.blockPos(), "", "the next agent would load %d tokens (entry load %d, of which the last 3 comments that are not the "+
+			"guard's %d, + next task %d), %s of the %d a %s task may use, over the pressure threshold of %s",
+			n.ContextTokens, n.EntryTokens, n.CommentTokens, n.NextEstimated, percent(n.ContextRatio), n.MaxContext, n.TaskSize,
+			percent(e.cfg.PressureThreshold))
 		v.Label = e.cfg.Labels.PressureHigh
 		out = append(out, v)
 	}

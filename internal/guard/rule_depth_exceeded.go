@@ -16,7 +16,8 @@ func checkDepth(e *decision) []Violation {
 	if d.Value <= int64(limit) {
 		return nil
 	}
-	v := at(d.Pos, "checkpoint.depth", "depth %d is over the cascade limit of %d (depths 0..%d are allowed): no further sub-agent may run; the issue is locked until a person resolves it",
+	v := at(d.Pos, "checkpoint.depth", "depth %d is over the cascade limit of %d (depths 0..%d are allowed): no further sub-agent "+
+		"may run; the issue is locked until a person resolves it",
 		d.Value, limit, limit)
 	v.Label = e.cfg.Labels.DepthExceeded
 	v.Lock = true

@@ -11,6 +11,7 @@ func checkNextOverBudget(e *decision) []Violation {
 	if rem <= 0 || next.Value <= NextAllowance(rem) {
 		return nil
 	}
-	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next call is estimated at %d tokens, more than half of the %d remaining (limit %d): split the task or get more budget approved",
+	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next call is estimated at %d tokens, more than half of "+
+		"the %d remaining (limit %d): split the task or get more budget approved",
 		next.Value, rem, NextAllowance(rem))}
 }

@@ -34,11 +34,14 @@ func checkRepositoryBudget(e *decision) []Violation {
 	var v Violation
 	switch granted := e.granted(list); {
 	case problem != "":
-		v = at(total.Pos, "checkpoint.budget.total", "a new issue's budget.total of %d cannot be judged against repository-budget %d: %s; an approver (%s) accepts it by removing %s, and the owner deletes the variable to let the guard start a new list",
+		v = at(total.Pos, "checkpoint.budget.total", "a new issue's budget.total of %d cannot be judged against repository-budget %d: "+
+			"%s; an approver (%s) accepts it by removing %s, and the owner deletes the variable to let the guard start a new list",
 			total.Value, limit, problem, e.cfg.Approvers(), e.cfg.Labels.BudgetExhausted)
 	case ledger.AddTokens(granted, total.Value) > limit:
-		v = at(total.Pos, "checkpoint.budget.total", "a new issue's budget.total of %d would take the budgets granted to this repository's governed issues in the last %s from %d to %d, over repository-budget %d: an approver (%s) accepts it by removing %s",
-			total.Value, Window(e.cfg.RepositoryBudgetWindow), granted, ledger.AddTokens(granted, total.Value), limit, e.cfg.Approvers(), e.cfg.Labels.BudgetExhausted)
+		v = at(total.Pos, "checkpoint.budget.total", "a new issue's budget.total of %d would take the budgets granted to this "+
+			"repository's governed issues in the last %s from %d to %d, over repository-budget %d: an approver (%s) accepts it by removing %s",
+			total.Value, Window(e.cfg.RepositoryBudgetWindow), granted, ledger.AddTokens(granted, total.Value), limit, e.cfg.Approvers(),
+			e.cfg.Labels.BudgetExhausted)
 	default:
 		return nil
 	}
@@ -75,12 +78,10 @@ func Window(d time.Duration) string {
 	return d.String()
 }
 
-// recordGrant records in l the budget this run grants the issue, when the
-// repository budget is kept: a first baseline grants its total; a state an
-// approver accepted (permission::violation removed) grants what it raises
-// the budget by — over the accepted total in the same phase, over the
-// accepted remaining on a new phase. The grants outside the window are
-// dropped with it.
+// recordGrant records in l what this run grants the issue: a first baseline its
+// total; an approved state what it raises the budget by (over the accepted
+// total in a phase, over the accepted remaining on a new phase). Grants outside
+// the window are dropped.
 func (e *decision) recordGrant(l *ledger.Record) {
 	old := e.trust.ledger
 	if old != nil {

@@ -12,5 +12,6 @@ func checkPullSettings(e *decision) []Violation {
 	if why == "" {
 		return nil
 	}
-	return []Violation{at(checkpoint.Pos{}, "", "the settings file this pull request brings does not load: %s; merged, it would stop every run of the guard (a configuration error, exit 2): fix it in the pull request", why)}
+	return []Violation{at(checkpoint.Pos{}, "", "the settings file this pull request brings does not load: %s; merged, it would stop "+
+		"every run of the guard (a configuration error, exit 2): fix it in the pull request", why)}
 }

@@ -30,7 +30,8 @@ func checkStateDrift(e *decision) []Violation {
 	if len(extra) > 0 {
 		parts = append(parts, "recorded but not live: "+quoteList(extra))
 	}
-	v := at(e.cp.State.Labels.Pos, "checkpoint.state.labels", "state.labels differs from the issue's labels (%s); it is refreshed on the guard's next write to the body", strings.Join(parts, "; "))
+	v := at(e.cp.State.Labels.Pos, "checkpoint.state.labels", "state.labels differs from the issue's labels (%s); it is refreshed on "+
+		"the guard's next write to the body", strings.Join(parts, "; "))
 	v.Severity = finding.Warning
 	return []Violation{v}
 }

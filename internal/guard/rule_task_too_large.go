@@ -16,6 +16,7 @@ func checkTaskTooLarge(e *decision) []Violation {
 	if _, ok := issues.SizeFromEstimate(next.Value); ok {
 		return nil
 	}
-	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next task is estimated at %d tokens, at or over the %d of the largest task size: split it, or label the issue %slarge to accept it",
+	return []Violation{at(next.Pos, "checkpoint.next_estimated_tokens", "the next task is estimated at %d tokens, at or over the %d "+
+		"of the largest task size: split it, or label the issue %slarge to accept it",
 		next.Value, issues.TooLargeEstimate, e.cfg.Labels.SizePrefix)}
 }

@@ -10,12 +10,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// An approval binds a state (docs/ledger.md#approvals): the record keeps,
-// with the approval labels pending, the digest of the state the guard
-// flagged (the checkpoint's judged fields and the judged labels). An
-// approver's removal of the label accepts that state only; a change made
-// after the flag — an edit an agent slips in between the approver's look
-// and the approval's run — is judged anew.
+// An approval binds a state (docs/ledger.md#approvals): the record keeps the
+// digest of the state the guard flagged. Removing the label accepts that state
+// only; a change slipped in after the flag is judged anew.
 
 // flagAfter is the flag of the state this run leaves, for the record it
 // writes while an approval label is pending: the checkpoint as pruned by
@@ -33,7 +30,8 @@ func (e *decision) flagAfter(after []string) *ledger.Flag {
 
 // flagNow is the flag of the state as this run read it.
 func (e *decision) flagNow() *ledger.Flag {
-	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()), Labels: e.labelsDigest(e.in.Issue.LabelNames())}
+	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()),
+		Labels: e.labelsDigest(e.in.Issue.LabelNames())}
 }
 
 // laterChange says what changed since the state flagged (nil: an
@@ -46,7 +44,8 @@ func (e *decision) laterChange(flagged *ledger.Flag) string {
 	var what []string
 	if now.State != flagged.State {
 		cv := now.ContentVersion
-		what = append(what, fmt.Sprintf("the checkpoint was changed after the guard flagged it, in %s (content version %d → %d)", editCount(cv-flagged.ContentVersion), flagged.ContentVersion, cv))
+		what = append(what, fmt.Sprintf("the checkpoint was changed after the guard flagged it, in %s (content version %d → %d)",
+			editCount(cv-flagged.ContentVersion), flagged.ContentVersion, cv))
 	}
 	if now.Labels != flagged.Labels {
 		what = append(what, "the cascade::, size:: or evolve-system labels changed after the guard flagged the issue")

@@ -12,12 +12,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// judgeCheckpoint compares the live checkpoint with the ledger: the
-// version and issue never change, consumed never goes down, total and
-// remaining never go up — but by a legal phase transition or an edit an
-// approver made — and a record that cannot be trusted is tampering too.
-// A person's approval (an approver removed permission::violation in this
-// run) accepts the state as it is.
+// judgeCheckpoint holds the checkpoint to the ledger: version and issue never
+// change, consumed never falls, total and remaining never rise but by a legal
+// phase change or an approver. An untrusted record is tampering too; an
+// approval in this run accepts the state.
 func (e *decision) judgeCheckpoint() {
 	t := &e.trust
 	if _, ok := t.approved[e.cfg.Labels.PermissionViolation]; ok {
@@ -51,7 +49,9 @@ func (e *decision) judgeCheckpoint() {
 // guard accepted one (record l): the issue stays governed.
 func (e *decision) goneFinding(l *ledger.Record) Violation {
 	pv := e.cfg.Labels.PermissionViolation
-	v := at(e.blockPos(), "", "the checkpoint block the guard accepted at content version %d is gone from the body (content version now %d): someone deleted it; the issue stays governed — restore the block (gns-guard recover rebuilds it), or an approver removes %s to accept the body as it is",
+	v := at(e.blockPos(), "", "the checkpoint block the guard accepted at content version %d is gone from the body (content version "+
+		"now %d): someone deleted it; the issue stays governed — restore the block (gns-guard recover rebuilds it), or an approver "+
+		"removes %s to accept the body as it is",
 		l.ContentVersion, e.in.Issue.ContentVersion, pv)
 	v.Label = pv
 	return v
@@ -116,7 +116,8 @@ func (e *decision) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes
 		// Information, not proof: a re-run hands the step an old payload.
 		last = fmt.Sprintf(" (the event of this run names %s as the editor)", markdown.Quote(ev.Sender))
 	}
-	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, in %s (content version %d → %d)%s; whoever made them, only an approver accepts such changes: a budget admin restores the body, or an approver checks it and removes %s to accept it",
+	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, in %s (content version %d → %d)%s; whoever made them, only "+
+		"an approver accepts such changes: a budget admin restores the body, or an approver checks it and removes %s to accept it",
 		since, strings.Join(changes, "; "), editCount(cv-l.ContentVersion), l.ContentVersion, cv, last, pv)
 	v.Label = pv
 	return v
@@ -136,7 +137,8 @@ func (e *decision) judgeEntries(l *ledger.Record, cur *checkpoint.Checkpoint) {
 	} else if cur.History.Set {
 		pos = cur.History.Pos
 	}
-	v := at(pos, "checkpoint.history_tail", "the history was tampered with since the guard accepted it: %s; restore the entries (gns-guard history shows them), or an approver removes %s to accept the body as it is", problem, pv)
+	v := at(pos, "checkpoint.history_tail", "the history was tampered with since the guard accepted it: %s; restore the entries "+
+		"(gns-guard history shows them), or an approver removes %s to accept the body as it is", problem, pv)
 	v.Label = pv
 	e.trust.tamper = append(e.trust.tamper, v)
 }

@@ -61,7 +61,9 @@ func (e *decision) judgeFirstEdit() {
 		return
 	}
 	pv := e.cfg.Labels.PermissionViolation
-	v := at(e.blockPos(), "", "the guard has no accepted state for this issue, and its body was edited since it was opened (content version %d → %d): the guard adopts a first state without an approver only as the issue was opened; an approver (%s) checks the checkpoint and removes %s to accept it",
+	v := at(e.blockPos(), "", "the guard has no accepted state for this issue, and its body was edited since it was opened (content "+
+		"version %d → %d): the guard adopts a first state without an approver only as the issue was opened; an approver (%s) checks the "+
+		"checkpoint and removes %s to accept it",
 		e.openedVersion(), e.in.Issue.ContentVersion, e.cfg.Approvers(), pv)
 	v.Label = pv
 	e.trust.tamper = append(e.trust.tamper, v)

@@ -43,12 +43,9 @@ func (t *trust) accepted() (labels []issues.Label, pending []string) {
 	return nil, nil
 }
 
-// acceptedNames are the issue's labels, each with the name it had when the
-// record accepted it, whatever it was renamed to since (who renamed it
-// does not show on the issue), where either name is a governance one: a
-// governance label renamed, or an ordinary label renamed into a governance
-// name. The renames are noted; an ordinary label renamed to another
-// ordinary name governs nothing and keeps its new name.
+// acceptedNames are the issue's labels under the names the record accepted,
+// where either name is a governance one: a rename shows no author, so it is
+// undone and noted. An ordinary label renamed to an ordinary name keeps it.
 func (e *decision) acceptedNames() []issues.Label {
 	accepted, _ := e.trust.accepted()
 	live := slices.Clone(e.in.Issue.Labels)
@@ -171,12 +168,10 @@ func (e *decision) judgeRelaxing(live []issues.Label, l *ledger.Record) {
 	}
 }
 
-// judgeRemoved finds the accepted cascade or size label removed since the
-// ledger where that relaxes the limit (the default-max-depth allows more,
-// the size inferred from the estimate is larger) or leaves the issue with
-// none of its kind (an anchored issue stays governed, and an accepted
-// limit holds until an approver changes it): it counts only when an
-// approver removed it; otherwise the accepted label goes back on.
+// judgeRemoved finds an accepted cascade or size label removed where that
+// relaxes the limit or leaves none of its kind. An approver's removal counts;
+// anyone else's is undone, since an accepted limit holds until an approver
+// changes it.
 func (e *decision) judgeRemoved(live []issues.Label, l *ledger.Record) {
 	for _, a := range l.Labels {
 		if slices.ContainsFunc(live, func(x issues.Label) bool { return x.ID == a.ID && a.ID != 0 || x.Name == a.Name }) {

@@ -9,13 +9,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// Governance labels are pinned by id (docs/ledger.md#pinned-labels): a
-// label on the issue or pull request that carries a governance name under
-// an id the pins do not give that name is a forgery — it counts for
-// nothing, goes, and fails the run; a pinned label renamed is tampering,
-// and is judged under its pinned name. The timeline does not keep the name
-// a label had when it was added, so this, not the timeline, is what stops
-// a label renamed into a governance name before the guard's run reads it.
+// Governance labels are pinned by id (docs/ledger.md#pinned-labels). A
+// governance name under an unpinned id is a forgery: it counts for nothing,
+// goes, and fails the run. A pinned label renamed is tampering. The timeline
+// keeps no label's old name, so only pins catch a rename made before a run.
 
 // pinning is what the pins found on the issue's labels.
 type pinning struct {
@@ -66,18 +63,21 @@ func (e *decision) pinFindings() []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	var out []Violation
 	if p := e.pins.problem; p != "" {
-		v := at(e.blockPos(), "", "%s; governance labels cannot be told from forgeries until the owner deletes the variable (the guard pins the labels anew) or an approver removes %s", p, pv)
+		v := at(e.blockPos(), "", "%s; governance labels cannot be told from forgeries until the owner deletes the variable (the guard "+
+			"pins the labels anew) or an approver removes %s", p, pv)
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)
 	}
 	for _, l := range e.pins.forged {
-		v := at(e.blockPos(), "", "the label %s (id %d) carries a governance name, but it is not the label the guard pinned under that name (%s): a forgery — it counts for nothing, and the guard took it off",
+		v := at(e.blockPos(), "", "the label %s (id %d) carries a governance name, but it is not the label the guard pinned under that "+
+			"name (%s): a forgery — it counts for nothing, and the guard took it off",
 			markdown.Quote(l.Name), l.ID, ledger.PinsName)
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)
 	}
 	for _, r := range e.pins.renamed {
-		v := at(e.blockPos(), "", "the pinned governance label %s (id %d) was renamed to %s: renaming a pinned label is tampering; the guard judges it as %s until it is renamed back",
+		v := at(e.blockPos(), "", "the pinned governance label %s (id %d) was renamed to %s: renaming a pinned label is tampering; the "+
+			"guard judges it as %s until it is renamed back",
 			markdown.Quote(r.from), r.id, markdown.Quote(r.to), markdown.Quote(r.from))
 		v.Label, v.Rule = pv, RuleTampered
 		out = append(out, v)

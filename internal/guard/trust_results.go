@@ -11,12 +11,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// Accepted results do not vanish (docs/ledger.md#accepted-results): the
-// record keeps the id and digest of every agent result accepted since the
-// last archive. One the run reads changed is an edit; one missing among
-// the comments it reads is a deletion. One older than them is asked of the
-// server (Plan.AskComments) when the issue's comment count says comments
-// were deleted, or when the run's event is its edit.
+// Accepted results do not vanish (docs/ledger.md#accepted-results): the record
+// keeps each one's id and digest since the last archive. A changed one is an
+// edit, a missing one a deletion. Older ones are asked of the server
+// (Plan.AskComments) when the comment count drops or the event edits one.
 
 // Missing is an accepted result that is gone: deleted, or edited since.
 type Missing struct {
@@ -124,7 +122,9 @@ func (e *decision) resultsFindings() []Violation {
 	var out []Violation
 	for _, m := range e.plan.Missing {
 		path := fmt.Sprintf("comment#%d", m.ID)
-		v := at(e.blockPos(), path, "the result of agent %s in comment %d, which the guard accepted, %s: an accepted result may not vanish or change. Post it again as it was (its link in an archive or digest, or the agent's own copy), or an approver checks the issue and removes %s to accept it as it is",
+		v := at(e.blockPos(), path, "the result of agent %s in comment %d, which the guard accepted, %s: an accepted result may not "+
+			"vanish or change. Post it again as it was (its link in an archive or digest, or the agent's own copy), or an approver checks "+
+			"the issue and removes %s to accept it as it is",
 			markdown.Quote(m.Agent), m.ID, m.What(), pv)
 		v.Label = pv
 		out = append(out, v)
@@ -132,11 +132,10 @@ func (e *decision) resultsFindings() []Violation {
 	return out
 }
 
-// recordResults sets the accepted results of record l: the earlier ones
-// that are not gone, and every well-formed result comment the run read
-// whose author may speak as its agent, however it was posted (`report`, or
-// an agent's own API call as the protocol's exit step makes it). A prune
-// starts the list anew. It also sets what the run saw of the comments.
+// recordResults sets l's accepted results: earlier ones not gone, and each
+// well-formed result the run read whose author may speak as its agent, by
+// `report` or by API. A prune starts the list anew. It also records what the
+// run saw of the comments.
 func (e *decision) recordResults(l *ledger.Record, pruned bool) {
 	var refs []ledger.ResultRef
 	if old := e.trust.ledger; old != nil && !pruned {

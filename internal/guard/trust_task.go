@@ -94,14 +94,11 @@ func (e *decision) checkTask() {
 	e.plan.Task = v
 }
 
-// bodyEditor is who saved the body the run read, as the run's own event
-// testifies, when the edit history cannot say (Gitea shows it only to a
-// signed-in person on a public repository): an issues.edited event of a
-// first attempt whose payload, which Gitea built from the issue as that
-// edit saved it, holds what same accepts of the live body. No one but
-// the editor starts such a run; a re-run's payload is as old as the run,
-// and a later edit makes the live body differ. "" when the event does not
-// say (docs/ledger.md#the-task).
+// bodyEditor is who saved the body, from the run's own event, when the edit
+// history cannot say (Gitea shows it to signed-in readers of public
+// repositories only): a first attempt's issues.edited payload whose body same
+// accepts. Only the editor starts such a run. "" when the event does not say
+// (docs/ledger.md#the-task).
 func (e *decision) bodyEditor(same func(saved string) bool) string {
 	ev := e.in.Event
 	if ev.Name != "issues" || ev.Action != "edited" || ev.Attempt != 1 || ev.Saved == nil || ev.Sender == "" || !same(ev.Saved.Body) {
@@ -162,7 +159,8 @@ func bodyChangers(accepted string, te *TaskEdits) (by []string, text string, unk
 // Who names who changed the task.
 func (v *TaskVerdict) Who() string {
 	if len(v.By) == 0 {
-		return "someone the guard could not identify (the body's edit history, which Gitea shows only on a public repository, or the title's timeline entries do not say)"
+		return "someone the guard could not identify (the body's edit history, which Gitea shows only on a public repository, or the " +
+			"title's timeline entries do not say)"
 	}
 	var names []string
 	for _, b := range v.By {
@@ -182,7 +180,8 @@ func (v *TaskVerdict) Who() string {
 // the task, or remove permission::violation to accept the new one.
 func (v *TaskVerdict) Step() string {
 	if len(v.By) == 0 {
-		return "an approver checks the task and saves the issue's body again (any edit: its run names the approver, who accepts the task as saved), or restores the task as accepted"
+		return "an approver checks the task and saves the issue's body again (any edit: its run names the approver, who accepts the " +
+			"task as saved), or restores the task as accepted"
 	}
 	return "an approver restores it, or removes permission::violation to accept the new one"
 }
@@ -206,10 +205,14 @@ func (e *decision) taskFinding(v *TaskVerdict) Violation {
 		// the server shows no history. The chain waits for an approver's
 		// save, without permission::violation on a team that did nothing
 		// wrong.
-		return at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, and the guard cannot tell by whom: the edit's own run did not reach it (a later event replaced it in the workflow's concurrency group) and Gitea shows the body's edit history only on a public repository. The workflow waits for an approver (%s): check the task and save the issue's body again (any edit; its run names the approver, who accepts the task as saved), or restore the task as accepted",
+		return at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, and the guard "+
+			"cannot tell by whom: the edit's own run did not reach it (a later event replaced it in the workflow's concurrency group) and "+
+			"Gitea shows the body's edit history only on a public repository. The workflow waits for an approver (%s): check the task and "+
+			"save the issue's body again (any edit; its run names the approver, who accepts the task as saved), or restore the task as accepted",
 			strings.Join(what, " and "), e.cfg.Approvers())
 	}
-	t := at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, by %s: the task is the person's, and only an approver (%s) changes it. An approver %s, or checks the new task and removes %s to accept it",
+	t := at(checkpointTaskPos(e.in.Issue.Body), "task", "the task (%s) was changed since the guard accepted it, by %s: the task is "+
+		"the person's, and only an approver (%s) changes it. An approver %s, or checks the new task and removes %s to accept it",
 		strings.Join(what, " and "), v.Who(), e.cfg.Approvers(), restore, pv)
 	t.Label = pv
 	return t

@@ -78,7 +78,8 @@ func Comment(r Report, o *Outcome) string {
 	fmt.Fprintf(&b, "**Event Type**: %s\n", EventResult)
 	fmt.Fprintf(&b, "**Invocation**: %s\n", markdown.Cell(r.Invocation, 200))
 	fmt.Fprintf(&b, "**Budget**: %d → %d → %d\n", f.Budget.Before, f.Budget.Consumed, f.Budget.Remaining)
-	fmt.Fprintf(&b, "**Status**: %s · **Verdict**: %s · **Files changed**: %d\n", markdown.Cell(f.Status, 40), markdown.Cell(f.Verdict, 200), f.FilesChanged)
+	fmt.Fprintf(&b, "**Status**: %s · **Verdict**: %s · **Files changed**: %d\n", markdown.Cell(f.Status, 40),
+		markdown.Cell(f.Verdict, 200), f.FilesChanged)
 	if strings.TrimSpace(r.KeyStats) != "" {
 		fmt.Fprintf(&b, "**Key stats**: %s\n", markdown.Cell(r.KeyStats, 500))
 	}

@@ -49,7 +49,8 @@ func Judged(before *guard.Plan, runs ...*guard.Plan) Judgement {
 // the id of the comment an earlier run of the invocation posted, 0 when
 // none) on the issue as read (in, a run's input): the run before it, and
 // the runs it causes (Predict). decide is the shell's decision.
-func Judge(in guard.Input, o *Outcome, comment string, own int64, sender string, now time.Time, decide func(guard.Input) (*guard.Plan, error)) (Judgement, error) {
+func Judge(in guard.Input, o *Outcome, comment string, own int64, sender string, now time.Time, decide func(guard.Input) (
+	*guard.Plan, error)) (Judgement, error) {
 	before, after := Inputs(in, o, comment, own, sender, now)
 	planBefore, err := decide(before)
 	if err != nil {
@@ -67,16 +68,11 @@ func Judge(in guard.Input, o *Outcome, comment string, own int64, sender string,
 // and one more, by which the status comment has settled.
 const PredictedRuns = 3
 
-// Predict decides the guard's runs a report causes, in order: the run on
-// after (the state the report leaves, Inputs), then each next run on the
-// state the one before leaves once its writes are made (status.NextInput: its
-// prune and archive, its digest, its status comment in place or moved to
-// the end), until a run fails or PredictedRuns are decided. A report
-// causes several events (its comment, the body's edit, its labels), so
-// the guard runs more than once on what it leaves: the guard must never
-// fail a state `report` accepted. decide is the shell's decision, which
-// answers the decision's questions as the guard's run would; now stamps
-// the guard's comments.
+// Predict decides the guard's runs a report causes: the run on after, then
+// each next run on what the one before leaves (status.NextInput), until one
+// fails or PredictedRuns are decided. A report causes several events, so
+// the guard must never fail a state `report` accepted. decide answers
+// questions as the guard's run would.
 func Predict(after guard.Input, now time.Time, decide func(guard.Input) (*guard.Plan, error)) ([]*guard.Plan, error) {
 	var runs []*guard.Plan
 	in := after
@@ -95,15 +91,10 @@ func Predict(after guard.Input, now time.Time, decide func(guard.Input) (*guard.
 	return runs, nil
 }
 
-// Inputs are the guard's decision inputs on the issue as it is (before)
-// and as the report would leave it (after), from the input of a run on the
-// issue as read (in): the new body (its content version one higher, as the
-// edit makes it), the labels after, the result comment among the last
-// comments unless it was posted already (own: its id, 0 when not posted),
-// and the event the body's edit causes (the label changes the report makes
-// included, so an unapproved relaxing label or a removed approval label is
-// judged as the guard judges it). The shell decides both, answering the
-// decision's questions as the guard's run would.
+// Inputs are the guard's decision inputs before and after the report, from
+// in: the new body (content version one higher), the labels after, the
+// result comment unless posted (own: its id, or 0), and the edit's event
+// with the report's label changes, judged as the guard judges them.
 func Inputs(in guard.Input, o *Outcome, comment string, own int64, sender string, now time.Time) (before, after guard.Input) {
 	in.Config.DryRun = true
 	n := in.Issue.Number

@@ -70,15 +70,10 @@ type RecoverInput struct {
 	// Broken is what can still be read of the body's checkpoint (an
 	// invalid one decodes partly), or nil.
 	Broken *checkpoint.Checkpoint
-	// Archived are the history entries the guard's archive comments
-	// already hold, oldest first: the entries prune.Rebuild reads from the
-	// guard's archives, with no tail (prune.Entries of its result). An
-	// entry known from the body or a footer that is one of them is not
-	// written into history_tail again. Entries are told apart by their
-	// agent, action, timestamp and invocation: two entries that both carry
-	// an invocation are the same when their agents and invocations are;
-	// otherwise when their agents, actions and timestamps are. Nil when the
-	// issue has no archive.
+	// Archived are the entries the guard's archives already hold, oldest
+	// first (prune.Rebuild's): recovery does not write them again. Entries
+	// with invocations match on agent and invocation, others on agent,
+	// action and timestamp. Nil when the issue has no archive.
 	Archived []prune.Entry
 	// Labels are the issue's live labels.
 	Labels []string
@@ -91,18 +86,11 @@ type RecoverInput struct {
 	Created time.Time
 }
 
-// Reconstruct rebuilds a checkpoint from the baseline plus the footers of
-// the agent comments since, in order. The events since the baseline start
-// after the last footer whose budget.remaining is the baseline's (in its
-// phase): that result is the one the baseline accounts for; when no footer
-// matches, after the baseline's time. Every footer since adds its
-// budget.consumed.
-//
-// history_tail holds every entry known — readable in the broken body, or
-// in the footer of an agent comment — that in.Archived does not hold, in
-// order, even when that is more than in.TailLimit: recovery never drops
-// an accepted entry, and the guard archives the overflow on its next run
-// (a note says so). The proposal always reads back as a valid checkpoint.
+// Reconstruct rebuilds a checkpoint from the baseline and the agent footers
+// since: after the last footer whose remaining matches the baseline's, else
+// after its time. Each adds its consumed. history_tail holds every known
+// entry the archives lack, even past TailLimit: recovery drops none, and
+// the guard archives the overflow. The result is always a valid checkpoint.
 func Reconstruct(in RecoverInput) (*Proposal, error) {
 	base := in.Baseline
 	since, how := eventsSince(base, in.Events)

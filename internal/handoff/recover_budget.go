@@ -55,7 +55,8 @@ func chainBudget(b Baseline, since []Event) budgetChain {
 	for _, e := range since {
 		f := e.Footer
 		if f.Budget.Before != remaining {
-			c.notes = append(c.notes, fmt.Sprintf("comment %d (%s, %s) says %d tokens remained before it, the chain says %d: tokens were spent or granted that no footer shows; check budget.consumed",
+			c.notes = append(c.notes, fmt.Sprintf("comment %d (%s, %s) says %d tokens remained before it, the chain says %d: tokens were "+
+				"spent or granted that no footer shows; check budget.consumed",
 				e.CommentID, f.Agent, f.Invocation, f.Budget.Before, remaining))
 		}
 		c.consumed += f.Budget.Consumed

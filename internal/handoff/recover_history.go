@@ -33,14 +33,11 @@ type recoveredHistory struct {
 	notes    []string
 }
 
-// historyEntries lists every history entry recovery knows of that the
-// guard's archives do not hold, in order: the entries readable in the
-// broken body, completed from the footer of the same invocation where a
-// part cannot be read, and the entries the footers of events show that the
-// body lacks, each placed before the body's entry of the next event that
-// the body holds (at the end when there is none). What still cannot be
-// read is filled with placeholders, each with a note; created stands in
-// for an unreadable timestamp.
+// historyEntries lists every entry recovery knows of that the archives
+// lack, in order: the broken body's, completed from footers, and the
+// footers' missing ones, each before the body's next known event.
+// Unreadable parts become placeholders with a note; created stands in for a
+// lost timestamp.
 func historyEntries(br *checkpoint.Checkpoint, events []Event, archived []prune.Entry, created time.Time) recoveredHistory {
 	var h recoveredHistory
 	body, notes := bodyEntries(br)
@@ -125,7 +122,8 @@ func bodyEntries(br *checkpoint.Checkpoint) ([]knownEntry, []string) {
 				source: fromBody, pos: e.Pos}
 			switch {
 			case k.Agent == "" && k.Action == "" && k.Invocation == "":
-				notes = append(notes, fmt.Sprintf("the history entry at line %d of the body has no readable agent, action or invocation: it is not in the proposal; find it in the agents' comments and add it by hand", e.Pos.Line))
+				notes = append(notes, fmt.Sprintf("the history entry at line %d of the body has no readable agent, action or invocation: it "+
+					"is not in the proposal; find it in the agents' comments and add it by hand", e.Pos.Line))
 			case both && slices.ContainsFunc(out, func(o knownEntry) bool { return sameEntry(o.Entry, k.Entry) }):
 				// history repeats an entry of history_tail
 			default:
@@ -254,7 +252,8 @@ func fillPlaceholders(k *knownEntry, created time.Time) []string {
 	}
 	if !isTimestamp(k.Timestamp) {
 		k.Timestamp = rfc3339(created)
-		notes = append(notes, fmt.Sprintf("history_tail: %s has no readable timestamp: %s (the guard's first record on the issue) written; check it", where, k.Timestamp))
+		notes = append(notes, fmt.Sprintf("history_tail: %s has no readable timestamp: %s (the guard's first record on the issue) "+
+			"written; check it", where, k.Timestamp))
 	}
 	return notes
 }

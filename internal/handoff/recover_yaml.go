@@ -99,7 +99,8 @@ func (b *builder) addHistory(h recoveredHistory, limit int) {
 	value := knownCount(len(h.entries))
 	if n := len(h.entries); n > limit {
 		value += fmt.Sprintf(" (%d over history-tail = %d)", n-limit, limit)
-		b.note(fmt.Sprintf("history_tail holds all %d known entries that are not archived, %d more than history-tail = %d: none is dropped; the guard archives the oldest %d in its signed archive chain on its next run",
+		b.note(fmt.Sprintf("history_tail holds all %d known entries that are not archived, %d more than history-tail = %d: none is "+
+			"dropped; the guard archives the oldest %d in its signed archive chain on its next run",
 			n, n-limit, limit, n-limit))
 	}
 	older := "any older entries are in the guard's archive comments"

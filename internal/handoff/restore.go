@@ -7,14 +7,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
 
-// Restore proposes, for a checkpoint that reads as valid but was changed
-// against the state the guard accepted last (base, its ledger), that
-// accepted state: version and issue as accepted, budget.total and
-// budget.remaining no higher and budget.consumed no lower than accepted
-// (the changes the guard calls tampering, docs/contract.md §4b). What
-// honest reports added since (consumed up, remaining down) stays. Each
-// field it restores is one Field, saying what the body held; nil when
-// nothing is to be restored.
+// Restore proposes the state the guard accepted last (base) for a valid
+// checkpoint changed against it: version and issue, total and remaining no
+// higher, consumed no lower (docs/contract.md §4b). What honest reports
+// added since stays. Each restored field says what the body held; nil when
+// nothing needs it.
 func Restore(cp *checkpoint.Checkpoint, base Baseline) (*Proposal, error) {
 	p := &Proposal{Since: []int64{}}
 	next := cp

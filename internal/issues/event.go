@@ -50,7 +50,8 @@ var pullEvents = []string{"pull_request_target", "pull_request", "pull_request_r
 
 // pullActions are the actions of a pull request the guard judges: every
 // one that may change its files or its labels, and a review.
-var pullActions = map[string]bool{"opened": true, "edited": true, "reopened": true, "synchronize": true, "synchronized": true, "labeled": true, "unlabeled": true,
+var pullActions = map[string]bool{"opened": true, "edited": true, "reopened": true, "synchronize": true, "synchronized": true,
+	"labeled": true, "unlabeled": true,
 	"submitted": true, "reviewed": true, "created": true}
 
 // Supported reports whether the guard acts on this event, and why not.
@@ -69,7 +70,8 @@ func (e Event) Supported() (bool, string) {
 	}
 	actions, known := ok[e.Name]
 	if !known {
-		return false, fmt.Sprintf("event %q is not one the guard handles (issues, issue_comment, pull_request_target, pull_request, pull_request_review, workflow_dispatch and schedule with issue-number)", e.Name)
+		return false, fmt.Sprintf("event %q is not one the guard handles (issues, issue_comment, pull_request_target, pull_request, "+
+			"pull_request_review, workflow_dispatch and schedule with issue-number)", e.Name)
 	}
 	if !actions[e.Action] {
 		return false, fmt.Sprintf("%s.%s needs no check", e.Name, e.Action)

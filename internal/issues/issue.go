@@ -87,12 +87,10 @@ type LabelEvent struct {
 	At      time.Time
 }
 
-// CommentPage is a run of an issue's comments read from its timeline, oldest
-// first, with the label events among them. Start is the timeline offset at
-// which the read began; 0 means the run reaches back to the first comment of
-// the issue. Truncated says the read stopped at its page budget before it
-// found as many comments as were asked for: Comments holds the newest it
-// found (possibly none), and older ones lie before Start.
+// CommentPage is a run of an issue's comments from its timeline, oldest
+// first, with the label events among them. Start is the offset the read
+// began at (0: the first comment). Truncated says the page budget ran out:
+// Comments holds the newest found, and older ones lie before Start.
 type CommentPage struct {
 	Comments  []Comment
 	Labels    []LabelEvent

@@ -2,16 +2,10 @@ package issues
 
 import "github.com/gns-guard/gns-guard/internal/tokens"
 
-// The most the guard reads of one text. Anything longer is not read (the
-// forge reads past it without keeping it) and is the violation
-// content-too-large: an agent must not be able to make the guard unable
-// to run by writing a text it cannot read.
-//
-// 1 MiB is far beyond any text the protocol calls for: an entry load is at
-// most 20,000 tokens (a large task), a checkpoint block at most
-// max-checkpoint-bytes (64 KiB), and the guard's own comments at most
-// 65,536 characters. Counting the tokens of 1 MiB takes a fraction of a
-// second.
+// The most the guard reads of one text. Anything longer is not kept and is
+// the violation content-too-large, so no agent can make the guard unable to
+// run. 1 MiB is far beyond the protocol's needs: an entry load is at most
+// 20,000 tokens, a checkpoint 64 KiB, a guard comment 65,536 characters.
 const (
 	// MaxBodyBytes bounds the issue body, in bytes.
 	MaxBodyBytes = 1 << 20

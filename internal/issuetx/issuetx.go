@@ -1,9 +1,7 @@
 // Package issuetx is the one issue transaction: read the live issue,
-// decide on what was read, write with compare-and-swap. When the write
-// loses a race (Gitea answers 409: the body changed since the read) or the
-// read proves stale, the next attempt reads again and decides anew, within
-// Attempts. The action's run, report and recover are its callers; none
-// keeps a retry loop of its own.
+// decide, write with compare-and-swap. A lost race (409) or a stale read
+// means read again and decide anew, within Attempts. The action, report and
+// recover call it; none keeps a retry loop of its own.
 package issuetx
 
 import (
@@ -13,13 +11,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// Attempts bounds the attempts of one transaction. An attempt is lost only
-// to a write that landed between its read and its own write, so losing
-// several in a row takes a burst of concurrent edits; rather than chase it
-// for ever, the writer gives up after Attempts and fails. Nothing is lost
-// by that: the edit that won starts a guard run of its own, which reads
-// the issue anew, and a report can be made again with the same invocation
-// (it is idempotent per invocation).
+// Attempts bounds one transaction. Losing several in a row takes a burst of
+// edits; giving up then loses nothing: the edit that won starts its own
+// guard run, and a report can be made again with the same invocation.
 const Attempts = 4
 
 // Attempt is one attempt of a transaction, numbered from 1.

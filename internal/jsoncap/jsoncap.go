@@ -42,11 +42,10 @@ const MaxDepth = 64
 // reads are short words).
 const maxKey = 4 << 10
 
-// Copy reads one JSON value from r, keeping strings of at most limit bytes
-// (decoded). A read error for which cut returns true ends the value early:
-// Copy then returns what it read, with Cut set. Any other read error, or
-// input that is not JSON, is returned as an error (an input that ends
-// inside the value gives io.ErrUnexpectedEOF, an empty one io.EOF).
+// Copy reads one JSON value from r, keeping strings of at most limit bytes.
+// A read error cut accepts ends the value early, with Cut set. Any other
+// error, or input that is not JSON, is returned (io.ErrUnexpectedEOF for a
+// value cut short, io.EOF for none).
 func Copy(r io.Reader, limit int64, cut func(error) bool) (*Result, error) {
 	c := &copier{
 		r:     bufio.NewReaderSize(r, 64<<10),

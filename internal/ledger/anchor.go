@@ -11,20 +11,11 @@ import (
 	"strings"
 )
 
-// Anchor seals the guard's newest ledger record where no issue writer can
-// write: a repository Actions variable (AnchorName), which only the
-// repository's owner (or a site admin) may write, set with admin-token
-// every time the guard writes a record. Every run checks the record it
-// finds against it, so a copy of an older status comment put back (a
-// rollback) or a deleted one (a reset) shows, however soon after the
-// guard's write it happens (docs/ledger.md, "The anchor").
-//
-// It is also the pointer a clean pass follows: the status comment's id,
-// and a time since which every comment the next run needs was updated
-// (the last comments, the status comment), so one request for the
-// comments updated since then replaces a search of the timeline. The
-// pointer is verified, never trusted alone: the comments it names must be
-// there.
+// Anchor seals the guard's newest record in a repository Actions variable
+// (AnchorName) only the owner may write, so a rollback or reset of the
+// status comment shows (docs/ledger.md#the-anchor). It also points a clean
+// pass at the status comment and the time since which every comment it
+// needs was updated: one request, verified, instead of a timeline search.
 type Anchor struct {
 	// Repo and Issue say whose anchor it is.
 	Repo  int64 `json:"repo"`
@@ -87,7 +78,8 @@ func ReadAnchor(text string, repo, n int64, keys Keys) (*Anchor, string) {
 		return nil, fmt.Sprintf("the anchor in the repository variable %s cannot be read: someone with the owner's rights changed it", name)
 	}
 	if a.Issue != n || (repo != 0 && a.Repo != 0 && a.Repo != repo) {
-		return nil, fmt.Sprintf("the anchor in the repository variable %s belongs to another issue or repository: someone with the owner's rights copied it", name)
+		return nil, fmt.Sprintf("the anchor in the repository variable %s belongs to another issue or repository: someone with the "+
+			"owner's rights copied it", name)
 	}
 	return &a, ""
 }
@@ -101,11 +93,13 @@ func verifyVariable(what, name, kid, sig string, msg []byte, keys Keys) string {
 		return ""
 	}
 	if sig == unsigned {
-		return fmt.Sprintf("%s in the repository variable %s is not signed although ledger-key is set: someone with the owner's rights replaced it", what, name)
+		return fmt.Sprintf("%s in the repository variable %s is not signed although ledger-key is set: someone with the owner's rights "+
+			"replaced it", what, name)
 	}
 	pub, ok := keys.verify[kid]
 	if !ok {
-		return fmt.Sprintf("%s in the repository variable %s is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — after changing ledger-key, set ledger-key-previous to the old key",
+		return fmt.Sprintf("%s in the repository variable %s is signed with key %s, which this workflow does not hold (it holds %s): a "+
+			"key problem, not an edit — after changing ledger-key, set ledger-key-previous to the old key",
 			what, name, kid, strings.Join(keys.KeyIDs(), ", "))
 	}
 	raw, err := hex.DecodeString(sig)
@@ -119,12 +113,10 @@ func verifyVariable(what, name, kid, sig string, msg []byte, keys Keys) string {
 // text (an anchor, the grant list, the label pins).
 var variableKey = regexp.MustCompile(` kid=([0-9a-f]{16}|-) sig=(?:[0-9a-f]{128}|unsigned)$`)
 
-// SignAnew reports whether a signed variable's text was signed by a key
-// other than the one keys sign with now (a rotated-out key, still held as
-// ledger-key-previous): the guard writes it anew, signed with the current
-// key, so that the next run, holding the new key alone, verifies it
-// (docs/ledger.md#rotating-the-key). Without a signing key, or for no
-// text, there is nothing to sign anew.
+// SignAnew says a signed variable's text was signed by a rotated-out key
+// (ledger-key-previous): the guard signs it anew so the next run, holding
+// the new key alone, verifies it (docs/ledger.md#rotating-the-key). Without
+// a signing key or text, there is nothing to do.
 func SignAnew(text string, keys Keys) bool {
 	m := variableKey.FindStringSubmatch(text)
 	return keys.Signs() && m != nil && m[1] != keys.kid

@@ -10,15 +10,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/burn"
 )
 
-// BurnPoint is one accepted state of an issue's budget, as the ledger keeps
-// it so that the burn chart survives pruning: the step's ordinal, when it
-// was accepted (Unix seconds, 0 unknown), the agent the checkpoint named
-// and a short hash of its invocation (InvocationTag), and consumed and
-// remaining. A point with no agent is the start of the series or a reset
-// the guard made (pruning started a new phase budget): no agent spent what
-// it shows. In the record it is a compact array, [n, t, consumed,
-// remaining, agent, tag], since the status comment counts among the last
-// comments an agent loads.
+// BurnPoint is one accepted state of an issue's budget, kept in the ledger
+// so the burn chart survives pruning. A point with no agent is the start or
+// a reset by pruning: no agent spent it. In the record it is a compact
+// array, [n, t, consumed, remaining, agent, tag], since agents load the
+// status comment.
 type BurnPoint struct {
 	N          int
 	T          int64

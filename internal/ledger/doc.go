@@ -1,12 +1,6 @@
-// Package ledger is the guard's trusted record of an issue as data and
-// cryptography: the record (Record) and its hidden line in the status
-// comment, signed and verified with Ed25519 keys derived from ledger-key
-// (Keys, which also sign archive parts); the anchor that seals the newest
-// record in a repository variable (Anchor); the hash that chains every
-// accepted history entry (HistoryHash); and the burn series the record
-// keeps for the charts (BurnPoint).
-//
-// It encodes, decodes and verifies; it judges nothing: whether a record
-// is trusted against the live issue, and what the next record holds, is
-// package guard's decision. It is pure.
+// Package ledger is the guard's trusted record as data and cryptography:
+// the Record and its signed line in the status comment, the Keys derived
+// from ledger-key, the Anchor in a repository variable, the HistoryHash
+// chain, and the BurnPoint series. It encodes and verifies; whether to
+// trust a record is package guard's decision. It is pure.
 package ledger

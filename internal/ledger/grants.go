@@ -10,13 +10,10 @@ import (
 	"time"
 )
 
-// The repository budget (docs/ledger.md#the-repository-budget): the
-// budgets granted to the repository's governed issues — a new issue's
-// baseline, a raise an approver accepted — are kept in one repository
-// Actions variable, GrantsName, which only the repository's owner may
-// write (an agent gets 403), signed with the ledger's key like the
-// anchors. The runner hands it to the step (action.yml), so judging a new
-// issue against it costs no request; the guard rewrites it with
+// The repository budget (docs/ledger.md#the-repository-budget): the budgets
+// granted to governed issues are kept, signed, in one Actions variable,
+// GrantsName, which only the owner may write. The runner hands it to the
+// step, so judging a new issue costs no request; the guard rewrites it with
 // admin-token only when it grants.
 
 // GrantsName is the repository variable that holds the grant list.
@@ -93,7 +90,8 @@ func ReadGrants(text string, repo int64, keys Keys) (*Grants, string) {
 	}
 	m := grantsText.FindStringSubmatch(text)
 	if m == nil {
-		return nil, fmt.Sprintf("the repository variable %s does not hold a grant list the guard wrote: someone with the owner's rights changed it", GrantsName)
+		return nil, fmt.Sprintf("the repository variable %s does not hold a grant list the guard wrote: someone with the owner's rights "+
+			"changed it", GrantsName)
 	}
 	if problem := verifyVariable("the grant list", GrantsName, m[2], m[3], grantsMessage([]byte(m[1])), keys); problem != "" {
 		return nil, problem
@@ -103,7 +101,8 @@ func ReadGrants(text string, repo int64, keys Keys) (*Grants, string) {
 		return nil, fmt.Sprintf("the grant list in the repository variable %s cannot be read: someone with the owner's rights changed it", GrantsName)
 	}
 	if repo != 0 && g.Repo != 0 && g.Repo != repo {
-		return nil, fmt.Sprintf("the grant list in the repository variable %s belongs to another repository: someone with the owner's rights copied it", GrantsName)
+		return nil, fmt.Sprintf("the grant list in the repository variable %s belongs to another repository: someone with the owner's "+
+			"rights copied it", GrantsName)
 	}
 	return &g, ""
 }

@@ -7,16 +7,12 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// Unjudged is a state the guard has not judged, for longer than the
-// unjudged-grace setting (docs/contract.md#4b-the-trusted-ledger,
-// "Liveness"): the body's content_version ahead of the one the guard's
-// ledger accepted, or a governed issue whose status comment or record is
-// missing or does not verify. A guard whose workflow was disabled, or whose
-// runs fail to start, leaves issues so: `context` and `report` refuse to
-// build on them and `status` lists them. An issue writer cannot switch
-// this off: the grace runs from when the unjudged change was made, so
-// comments and label changes do not extend it, and a pending approval does
-// not suspend it.
+// Unjudged is a change the guard has not judged for longer than
+// unjudged-grace (docs/contract.md#4b-the-trusted-ledger): a body ahead of
+// the accepted content_version, or a status comment or record missing or
+// unverified. A disabled or failing guard leaves issues so; `context` and
+// `report` refuse them. The grace runs from the change, so comments and
+// approvals do not extend it.
 type Unjudged struct {
 	// Judged is the body's content_version the ledger accepted (-1: no
 	// trusted record); Current the body's now.
@@ -98,6 +94,8 @@ func (u *Unjudged) Why(n int64, grace time.Duration) string {
 	if u.Problem != "" {
 		what = fmt.Sprintf("the guard holds no trusted record of it: %s; the issue was opened at %s", u.Problem, u.Since.Format(time.RFC3339))
 	}
-	return fmt.Sprintf("issue #%d: %s (%s ago, over unjudged-grace %s), yet no guard run judged it. The guard's workflow may be disabled or its runs failing, or its status comment was deleted: ask an owner of the repository to check its Actions (gns-guard status lists the issues and a disabled guard workflow); do not build on this state until the guard has judged it",
+	return fmt.Sprintf("issue #%d: %s (%s ago, over unjudged-grace %s), yet no guard run judged it. The guard's workflow may be "+
+		"disabled or its runs failing, or its status comment was deleted: ask an owner of the repository to check its Actions "+
+		"(gns-guard status lists the issues and a disabled guard workflow); do not build on this state until the guard has judged it",
 		n, what, u.For.Round(time.Second), grace)
 }

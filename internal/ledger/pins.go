@@ -8,13 +8,11 @@ import (
 	"slices"
 )
 
-// Governance labels are pinned by id (docs/ledger.md#pinned-labels): the
-// ids of the repository's governance label definitions are kept in one
-// repository Actions variable, PinsName, which only the repository's owner
-// may write (an agent gets 403), signed with the ledger's key like the
-// anchors. The runner hands it to the step (action.yml), so judging a
-// label against it costs no request. A label that carries a governance
-// name under another id is a forgery; a pinned label renamed is tampering.
+// Governance labels are pinned by id (docs/ledger.md#pinned-labels): their
+// ids are kept, signed, in one Actions variable, PinsName, which only the
+// owner may write. The runner hands it to the step, so a check costs no
+// request. A governance name under another id is a forgery; a pinned label
+// renamed is tampering.
 
 // PinsName is the repository variable that holds the pinned labels.
 const PinsName = "GNS_GUARD_LABELS"
@@ -72,7 +70,8 @@ func ReadPins(text string, repo int64, keys Keys) (*Pins, string) {
 		return nil, fmt.Sprintf("the label pins in the repository variable %s cannot be read: someone with the owner's rights changed it", PinsName)
 	}
 	if repo != 0 && p.Repo != 0 && p.Repo != repo {
-		return nil, fmt.Sprintf("the label pins in the repository variable %s belong to another repository: someone with the owner's rights copied it", PinsName)
+		return nil, fmt.Sprintf("the label pins in the repository variable %s belong to another repository: someone with the owner's "+
+			"rights copied it", PinsName)
 	}
 	return &p, ""
 }

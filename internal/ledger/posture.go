@@ -7,13 +7,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
-// PostureStamp is the repository's posture as a run judged it (the checks
-// of `gns-guard doctor`, docs/ledger.md#the-posture): the default branch's
-// commit the run was started for, and the checks that did not hold. The
-// guard's workflow, the branch protection and the settings file change
-// with a commit, so a run for the same commit reports the stamp and reads
-// nothing; an account given access without a commit is seen at the next
-// one.
+// PostureStamp is the posture as a run judged it
+// (docs/ledger.md#the-posture): the default branch's commit and the checks
+// that did not hold. Workflow, protection and settings change only with a
+// commit, so a run for the same commit reads nothing; access given between
+// commits shows at the next.
 type PostureStamp struct {
 	// Commit is the default branch's commit the run was started for
 	// (GITHUB_SHA); "" when the runner did not say, or when the read
@@ -94,7 +92,8 @@ func (s *PostureStamp) Equal(o *PostureStamp) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
-	return s.Commit == o.Commit && s.Judged == o.Judged && slices.Equal(s.Known, o.Known) && slices.EqualFunc(s.Broken, o.Broken, func(a, b posture.Check) bool {
-		return a.ID == b.ID && a.Holds == b.Holds && a.Why == b.Why && slices.Equal(a.Logins, b.Logins)
-	})
+	return s.Commit == o.Commit && s.Judged == o.Judged && slices.Equal(s.Known, o.Known) && slices.EqualFunc(s.Broken, o.Broken,
+		func(a, b posture.Check) bool {
+			return a.ID == b.ID && a.Holds == b.Holds && a.Why == b.Why && slices.Equal(a.Logins, b.Logins)
+		})
 }

@@ -18,12 +18,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// Record is the guard's trusted record of an issue, its ledger: the last
-// checkpoint state it accepted, the governance labels it accepted (by id),
-// the history it accepted, and the labels that wait for a person. It lives
-// as a hidden line in the guard's sticky status comment, signed with an
-// Ed25519 key derived from the ledger-key input (Keys), and every run
-// judges the live issue against it (docs/contract.md §4b).
+// Record is the guard's ledger of an issue: the checkpoint state, labels
+// (by id) and history it accepted, and the labels waiting for a person. It
+// is a hidden line in the status comment, signed with a key derived from
+// ledger-key, and every run judges the issue against it (docs/contract.md
+// §4b).
 type Record struct {
 	// Repo is the repository's id: a record signed for another
 	// repository's issue (one key for an organisation) does not count.
@@ -155,7 +154,8 @@ func (l Record) SameState(o Record) bool {
 // sameOrigin compares whose record it is and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
-		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) && l.Posture.Equal(o.Posture) && l.Access.Equal(o.Access)
+		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) &&
+		l.Posture.Equal(o.Posture) && l.Access.Equal(o.Access)
 }
 
 // sameCheckpoint compares the accepted checkpoint and the body's content
@@ -209,12 +209,10 @@ func (l Record) sameHistory(o Record) bool {
 		l.Archive == o.Archive && l.Archived == o.Archived && slices.Equal(l.Results, o.Results)
 }
 
-// ConfigStamp is the repository's configuration file (.gitea/gns-guard.yml)
-// as a run read it: the commit of the default branch the run was started
-// for, and the file's settings as text (lists one item a line). A file
-// only code writers can change cannot differ at the same commit, so a run
-// for that commit takes the settings from the signed record instead of
-// asking the server.
+// ConfigStamp is .gitea/gns-guard.yml as a run read it: the default
+// branch's commit and the settings as text. Only code writers change the
+// file, so a run for the same commit takes the settings from the signed
+// record without a request.
 type ConfigStamp struct {
 	// Commit is the default branch's commit the run was started for
 	// (GITHUB_SHA); "" when the runner did not say.
@@ -236,7 +234,8 @@ func (s *ConfigStamp) Equal(o *ConfigStamp) bool {
 // escapes < and >, so it never holds "-->"), the signing key's id and the
 // signature. The first format (v1) was HMAC-signed with the secret itself
 // and names no key.
-var ledgerRecord = regexp.MustCompile(`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\}) (?:kid=([0-9a-f]{16}|-) )?sig=([0-9a-f]{64}|[0-9a-f]{128}|unsigned) -->`)
+var ledgerRecord = regexp.MustCompile(
+	`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\}) (?:kid=([0-9a-f]{16}|-) )?sig=([0-9a-f]{64}|[0-9a-f]{128}|unsigned) -->`)
 
 // unsigned is the signature of a record written with no ledger-key.
 const unsigned = "unsigned"
@@ -278,12 +277,10 @@ func ledgerMAC(key, data []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// Read reads and verifies the record in the guard's status comment
-// of issue. It returns the record, or a problem saying in one sentence why
-// the record cannot be trusted. A missing status comment returns neither.
-// With a key set, a record must carry a signature of a key the workflow
-// holds; without any, the record is trusted by its author and marker (the
-// weaker mode).
+// Read reads and verifies the record in the status comment of issue. It
+// returns the record, or one sentence on why it cannot be trusted; neither
+// when there is no comment. With keys, a record needs a signature they
+// verify; without, author and marker suffice (the weaker mode).
 func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 	if status == nil {
 		return nil, ""
@@ -304,7 +301,8 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 		return nil, fmt.Sprintf("the ledger record in comment %d cannot be read: someone changed it", status.ID)
 	}
 	if l.Writer != "" && status.Author != "" && l.Writer != status.Author {
-		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it", status.ID, markdown.Quote(l.Writer), markdown.Quote(status.Author))
+		return nil, fmt.Sprintf("the ledger record in comment %d names %s as its writer, but %s posted it: someone copied it",
+			status.ID, markdown.Quote(l.Writer), markdown.Quote(status.Author))
 	}
 	if l.Issue != issue {
 		return nil, fmt.Sprintf("the ledger record in comment %d belongs to issue #%d, not #%d: someone copied it here", status.ID, l.Issue, issue)
@@ -340,7 +338,8 @@ func Verify(status *issues.Comment, issue int64, keys Keys) *Verified {
 		return nil
 	}
 	l, problem := Read(status, issue, keys)
-	return &Verified{ID: status.ID, Author: status.Author, Line: Line(status.Body), Lines: len(ledgerRecord.FindAllStringIndex(status.Body, -1)), Keys: keys.Fingerprint(), Record: l, Problem: problem}
+	return &Verified{ID: status.ID, Author: status.Author, Line: Line(status.Body), Lines: len(ledgerRecord.FindAllStringIndex(
+		status.Body, -1)), Keys: keys.Fingerprint(), Record: l, Problem: problem}
 }
 
 // Of says Read would judge c with keys as it judged v's comment: the same
@@ -379,13 +378,16 @@ func verifyRecord(id int64, format, data, kid, sig string, keys Keys) string {
 			}
 		}
 		if len(keys.hmac) == 0 {
-			return fmt.Sprintf("the ledger record in comment %d is of the first format, which only ledger-key itself verifies: set ledger-key (or ledger-key-previous) in the workflow", id)
+			return fmt.Sprintf("the ledger record in comment %d is of the first format, which only ledger-key itself verifies: set "+
+				"ledger-key (or ledger-key-previous) in the workflow", id)
 		}
-		return fmt.Sprintf("the ledger record in comment %d does not verify against ledger-key: someone changed it, or it was signed with a key this workflow does not hold (after a rotation, set ledger-key-previous to the old key)", id)
+		return fmt.Sprintf("the ledger record in comment %d does not verify against ledger-key: someone changed it, or it was signed "+
+			"with a key this workflow does not hold (after a rotation, set ledger-key-previous to the old key)", id)
 	}
 	pub, ok := keys.verify[kid]
 	if !ok {
-		return fmt.Sprintf("the ledger record in comment %d is signed with key %s, which this workflow does not hold (it holds %s): a key problem, not an edit — if ledger-key was changed, set ledger-key-previous to the old key so the guard re-signs its records",
+		return fmt.Sprintf("the ledger record in comment %d is signed with key %s, which this workflow does not hold (it holds %s): a "+
+			"key problem, not an edit — if ledger-key was changed, set ledger-key-previous to the old key so the guard re-signs its records",
 			id, kid, strings.Join(keys.KeyIDs(), ", "))
 	}
 	raw, err := hex.DecodeString(sig)

@@ -60,7 +60,8 @@ func (r *Reader) anchorState(ctx context.Context, n int64) (ledger.AnchorState, 
 		if se := issues.MissingScope(err); se != nil {
 			why = scopes.Admin.Lacks("admin-token", se.Missing)
 		}
-		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: %s; without the anchor, a copy of an older status comment put back is not caught", ledger.AnchorName(n), why), nil
+		return st, fmt.Sprintf("admin-token may not read the repository variable %s that anchors the ledger: %s; without the anchor, a "+
+			"copy of an older status comment put back is not caught", ledger.AnchorName(n), why), nil
 	case err != nil:
 		return st, "", r.Where.Error("read the anchor variable "+ledger.AnchorName(n), err)
 	}
@@ -68,14 +69,11 @@ func (r *Reader) anchorState(ctx context.Context, n int64) (ledger.AnchorState, 
 	return st, "", nil
 }
 
-// follow reads the issue's comments the constant-cost way, in one
-// request for the comments updated since a time, instead of the timeline:
-// the time the issue's anchor points to when it has one, else the time
-// the body's read hint names (docs/ledger.md#the-read-hint). Either read
-// must prove from its answer that it holds the status comment and the last
-// window comments; else, or when the governance labels moved since the
-// record (who moved them is on the timeline), the caller reads the
-// timeline.
+// follow reads the issue's comments in one request, those updated since the
+// anchor's time, else the read hint's (docs/ledger.md#the-read-hint). The
+// answer must prove it holds the status comment and the last window
+// comments. Otherwise, or when governance labels moved since the record,
+// the caller reads the timeline.
 func (r *Reader) follow(ctx context.Context, s *Snapshot, window int) bool {
 	if p, ok := r.anchorPointer(s, window); ok {
 		return r.readSince(ctx, s, p) == sinceFollowed
@@ -147,12 +145,10 @@ func (r *Reader) readSince(ctx context.Context, s *Snapshot, p pointer) sinceOut
 	return sinceFollowed
 }
 
-// anchorPointer is the pointer of the issue's anchor, when it has one that
-// verifies and names at least window comments (or the first): its answer
-// must hold the status comment the anchor names, the guard's, and every
-// comment it names. Older comments edited since are left out, as a
-// timeline read leaves them: they are not among what an agent loads, nor
-// what the guard judges (its status comment aside).
+// anchorPointer is the anchor's pointer, when it verifies and names at
+// least window comments (or the first). Its answer must hold the status
+// comment and every comment named. Older comments edited since are left
+// out, as a timeline read leaves them.
 func (r *Reader) anchorPointer(s *Snapshot, window int) (pointer, bool) {
 	if !s.Anchor.Known || s.Anchor.Text == "" {
 		return pointer{}, false

@@ -32,12 +32,11 @@ type ConfigOptions struct {
 	Top []settings.Layer
 }
 
-// Config resolves a run's configuration: the settings table's defaults,
-// the repository's configuration file, and the layers on top. The file is
-// read from the server unless the trusted ledger in s's status comment
-// (s may be nil) recorded it at the same commit. The stamp says what was
-// read, for the ledger this run leaves. A bad file or value is a
-// configuration error (exit 2) naming the file, the key and its line.
+// Config resolves a run's configuration: the defaults, the repository's
+// file, and the layers on top. The file is not read when the trusted ledger
+// in s (may be nil) recorded it at the same commit. The stamp is for the
+// ledger this run leaves. A bad value is a configuration error (exit 2)
+// naming file, key and line.
 func (r *Reader) Config(ctx context.Context, s *Snapshot, o ConfigOptions) (settings.Resolved, *ledger.ConfigStamp, error) {
 	file, stamp, err := r.configFile(ctx, s, o)
 	if err != nil {
@@ -64,7 +63,8 @@ func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (
 	case errors.Is(err, issues.ErrNotFound):
 		return settings.Layer{Source: ConfigFile}, stamp, nil
 	case errors.Is(err, issues.ErrTooLarge):
-		return settings.Layer{}, nil, &exitcode.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few lines", ConfigFile, settings.MaxFileBytes>>10)}
+		return settings.Layer{}, nil, &exitcode.UsageError{Err: fmt.Errorf("%s: the file is over %d KiB: a configuration file is a few "+
+			"lines", ConfigFile, settings.MaxFileBytes>>10)}
 	case err != nil:
 		return settings.Layer{}, nil, r.Where.Error("read "+ConfigFile+" of the default branch", err)
 	}

@@ -130,7 +130,8 @@ func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error)
 	admin, err := r.Admin.IsRepoAdmin(ctx, user)
 	switch {
 	case errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound):
-		return false, fmt.Sprintf("Whether %s is a repository admin could not be checked (the token may not read permissions): set budget-admins, or admin-token, so approvals can be recognized.", strconv.Quote(user)), nil
+		return false, fmt.Sprintf("Whether %s is a repository admin could not be checked (the token may not read permissions): set "+
+			"budget-admins, or admin-token, so approvals can be recognized.", strconv.Quote(user)), nil
 	case err != nil:
 		return false, "", r.Where.Error("check the permission of "+user, err)
 	}
@@ -205,7 +206,8 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	logins, err := r.Forge.Writers(ctx)
 	switch {
 	case errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrUnauthorized):
-		r.writers = &guard.WriterList{Problem: "Who can write the issue could not be read (" + err.Error() + "): every comment's author counts as a writer, and outsiders are not told apart."}
+		r.writers = &guard.WriterList{Problem: "Who can write the issue could not be read (" + err.Error() + "): every comment's author " +
+			"counts as a writer, and outsiders are not told apart."}
 	case err != nil:
 		return nil, r.Where.Error("list who can write the issues", err)
 	default:
@@ -215,14 +217,11 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	return r.writers, nil
 }
 
-// Unjudged says whether the guard has not judged the issue read, for
-// longer than cfg.UnjudgedGrace: a governed or anchored issue with no
-// trusted record (ledger.Unrecorded), or a body ahead of the trusted
-// ledger (ledger.BehindSince), measured from the body's first edit after
-// the ledger as its edit history tells (one request, only when the ledger
-// is older than the grace), else from the ledger's writing. Comments,
-// label changes and a pending approval change nothing. now is the
-// server's clock as of its last answer (now when it has given none).
+// Unjudged says the guard has not judged the issue for longer than
+// cfg.UnjudgedGrace: no trusted record, or a body ahead of the ledger since
+// its first edit after it (one request, only when the ledger is older than
+// the grace). Comments, labels and pending approvals change nothing. now is
+// the server's clock as last answered.
 func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg config.Config, now time.Time) *ledger.Unjudged {
 	if s == nil || !s.Governed || s.Issue.IsPull {
 		return nil

@@ -38,11 +38,10 @@ type Where struct {
 }
 
 // Error says why a request failed, for the person who sees it. An
-// unreachable server, a rejected token or a refused permission cannot be
-// worked around: an exitcode.CannotRunError (exit 3). Something that does
-// not exist (HTTP 404) is a mistake in what was asked, which a retry will
-// not fix: an exitcode.UsageError (exit 2). what completes "could not
-// ...": "read issue #7".
+// unreachable server, a rejected token or a refused permission is an
+// exitcode.CannotRunError (exit 3); a 404 is a mistake in what was asked,
+// an exitcode.UsageError (exit 2). what completes "could not ...": "read
+// issue #7".
 func (w Where) Error(what string, err error) error {
 	prefix := ""
 	if w.Verb != "" {
@@ -67,7 +66,8 @@ func (w Where) Error(what string, err error) error {
 // rejected is the message for a token the server did not accept (401).
 func (w Where) rejected(what string) string {
 	if w.TokenSource == "" && w.Verb != "" {
-		return fmt.Sprintf("the server %s needs a token to %s (HTTP 401) and none was given: pass --token or set GITEA_TOKEN%s", w.Server, what, w.scopes(", a token with the scopes "))
+		return fmt.Sprintf("the server %s needs a token to %s (HTTP 401) and none was given: pass --token or set GITEA_TOKEN%s",
+			w.Server, what, w.scopes(", a token with the scopes "))
 	}
 	from := ""
 	if w.TokenSource != "" {
@@ -77,7 +77,8 @@ func (w Where) rejected(what string) string {
 	if hint == "" {
 		hint = "pass a valid one"
 	}
-	return fmt.Sprintf("the server %s rejected the token%s (HTTP 401) when trying to %s: it is wrong, expired or revoked; %s%s", w.Server, from, what, hint, w.scopes(", with the scopes "))
+	return fmt.Sprintf("the server %s rejected the token%s (HTTP 401) when trying to %s: it is wrong, expired or revoked; %s%s",
+		w.Server, from, what, hint, w.scopes(", with the scopes "))
 }
 
 // refused is the message for a token that may not do what was asked
@@ -96,7 +97,8 @@ func (w Where) refused(what string, se *issues.ScopeError) string {
 	case se != nil:
 		return fmt.Sprintf("%s lacks %s, which it needs to %s in %s (HTTP 403): %s", token, scopes.Lacking(se.Missing), what, w.Repo, w.needs())
 	case w.Scopes != "":
-		return fmt.Sprintf("%s may not %s in %s (HTTP 403): %s needs a token with the scopes %s whose user may do this in the repository", token, what, w.Repo, w.Verb, w.Scopes)
+		return fmt.Sprintf("%s may not %s in %s (HTTP 403): %s needs a token with the scopes %s whose user may do this in the "+
+			"repository", token, what, w.Repo, w.Verb, w.Scopes)
 	}
 	return fmt.Sprintf("%s may not %s in %s (HTTP 403): give it the access this needs", token, what, w.Repo)
 }

@@ -315,7 +315,8 @@ func (r *Reader) readBack(ctx context.Context, s *Snapshot, pages int, all bool)
 			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), err)
 		}
 		if page.Start >= start {
-			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back from offset %d", start))
+			return 0, false, r.Where.Error(fmt.Sprintf("read the timeline of issue #%d", n), fmt.Errorf("the timeline did not move back "+
+				"from offset %d", start))
 		}
 		s.Older = append(page.Comments, s.Older...)
 		s.Labels = append(page.Labels, s.Labels...)
@@ -327,13 +328,11 @@ func (r *Reader) readBack(ctx context.Context, s *Snapshot, pages int, all bool)
 	return start, false, nil
 }
 
-// pick sets s.Status from comments (oldest first) when it finds it there:
-// the guard's own comment with the status marker, never one that carries an
-// archive marker, the newest whose ledger record verifies when one does,
-// else the newest. While the guard's login is unknown it is the author of
-// a status comment whose record names its author as its writer (and
-// verifies under the ledger key, when one is set): the Actions user when
-// it is one of them, else the newest.
+// pick sets s.Status from comments (oldest first): the guard's own status
+// comment, never an archive, the newest whose record verifies, else the
+// newest. While the guard's login is unknown it is the author of a status
+// comment whose record names it as writer: the Actions user when one is,
+// else the newest.
 func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 	n := s.Issue.Number
 	if s.Guard == "" {

@@ -51,18 +51,11 @@ type Removal struct {
 	Runes int
 }
 
-// Strip removes from Markdown text what Gitea does not show a person and
-// a model would still read: HTML comments (the guard's markers and
-// GNS_EVENT footers too, as HiddenMarker), elements Gitea drops with their
-// content, CDATA and declarations, hidden attributes, link reference
-// definitions, image alt text, fence info past the language, and
-// invisible characters. Text in code spans and code blocks is shown by
-// Gitea and kept (but for invisible characters). The text is parsed as
-// Gitea parses it (goldmark, docs/choices.md#hidden-text), so that no
-// construct Gitea reads as HTML passes as text. It returns the text left
-// and what was taken out, in order. What is left parses anew, so Strip
-// repeats until nothing more goes (a later round's lines are those of the
-// text the round before left).
+// Strip removes what Gitea does not show a person and a model would still
+// read: HTML comments, dropped elements, hidden attributes, link
+// definitions, alt text, and invisible characters. It parses as Gitea does
+// (goldmark, docs/choices.md#hidden-text), so no HTML passes as text, and
+// repeats until nothing goes. It returns the text and the removals.
 func Strip(s string) (string, []Removal) {
 	var all []Removal
 	for range maxRounds {

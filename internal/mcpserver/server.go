@@ -121,12 +121,10 @@ type handler struct {
 	o      Options
 }
 
-// call runs the verb on the call's arguments. Its answer is the verb's
-// JSON document, as structured content and as text; a verb that exits
-// with a violation, a refusal, a usage error or a failure to run gives an
-// error result that still carries its document. Arguments the verb cannot
-// take give an error result with the reason. A panic is a bug: it becomes
-// an error result, and the server keeps serving.
+// call runs the verb on the call's arguments. The answer is its JSON
+// document, as structured content and text; any exit but clean is an error
+// result still carrying it. Bad arguments give an error result with the
+// reason; a panic is a bug, made an error result.
 func (h *handler) call(ctx context.Context, _ *mcp.CallToolRequest, args map[string]any) (res *mcp.CallToolResult, out any, err error) {
 	began := time.Now()
 	defer func() {

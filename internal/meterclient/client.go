@@ -30,7 +30,8 @@ type Client struct {
 // Receipt is the signed receipt of invocation inv of issue n.
 func (c Client) Receipt(ctx context.Context, owner, name string, n int64, inv string) (*receipt.Receipt, error) {
 	var rc receipt.Receipt
-	if err := c.get(ctx, fmt.Sprintf("%s/%s/issues/%d/invocations/%s/receipt", url.PathEscape(owner), url.PathEscape(name), n, url.PathEscape(inv)), 64<<10, &rc); err != nil {
+	path := fmt.Sprintf("%s/%s/issues/%d/invocations/%s/receipt", url.PathEscape(owner), url.PathEscape(name), n, url.PathEscape(inv))
+	if err := c.get(ctx, path, 64<<10, &rc); err != nil {
 		return nil, err
 	}
 	if rc.Sig == "" {

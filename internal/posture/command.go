@@ -14,12 +14,10 @@ type command struct {
 	pkg    string // go run's package: github.com/gns-guard/gns-guard/cmd/gns-guard@v1.4.0
 }
 
-// guardCommand finds the command of a run: script that runs the guard's
-// action verb: `gns-guard action` (any path to a program named
-// gns-guard), or `go run <package>/cmd/gns-guard[@version] action`. The
-// verb may be left out, as the binary runs the action inside Actions. A
-// command is a line (continued by a trailing backslash), or a part of one
-// after ;, && or ||; exec, env and VAR=value before it are skipped.
+// guardCommand finds a script's command that runs the guard's action verb:
+// `gns-guard action` or `go run <package>/cmd/gns-guard[@version] action`,
+// the verb optional. A command is a line, continued by a backslash, or a
+// part after ;, && or ||; exec, env and VAR=value before it are skipped.
 func guardCommand(script string) (command, bool) {
 	script = strings.ReplaceAll(script, "\\\n", " ")
 	for _, line := range strings.Split(script, "\n") {
@@ -106,12 +104,10 @@ func shellWords(s string) []string {
 // holds to one content.
 var moduleVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+incompatible)?$`)
 
-// pinned says whether an account with Code write can change the binary
-// the step runs. A binary installed on the runner's host (a bare name
-// found on its PATH, an absolute path, a path under $HOME) is the host's
-// administrator's; one in the job's work directory, or built from it, is
-// whoever pushes the code's. go run of a module at a version is fixed by
-// the checksum database.
+// pinned says whether a Code writer can change the binary the step runs. A
+// binary on the runner's host (PATH, an absolute path, $HOME) is the host
+// administrator's; one in or built from the work directory is the pusher's.
+// go run at a version is fixed by the checksum database.
 func (c command) pinned() (bool, string) {
 	if c.pkg != "" {
 		pkg, version, _ := strings.Cut(c.pkg, "@")
@@ -119,13 +115,17 @@ func (c command) pinned() (bool, string) {
 		case moduleVersion.MatchString(version):
 			return true, fmt.Sprintf("the guard's step builds %s, a version the Go checksum database fixes", c.pkg)
 		case version == "":
-			return false, fmt.Sprintf("the guard's step builds %s from the job's work directory: whoever pushes the code changes the guard; run a release (go run …/cmd/gns-guard@vX.Y.Z) or a binary installed on the runner's host", pkg)
+			return false, fmt.Sprintf("the guard's step builds %s from the job's work directory: whoever pushes the code changes the "+
+				"guard; run a release (go run …/cmd/gns-guard@vX.Y.Z) or a binary installed on the runner's host", pkg)
 		}
 		return false, fmt.Sprintf("the guard's step builds %s, which follows whatever the module's newest version is: name a version (…@vX.Y.Z)", c.pkg)
 	}
 	b := c.binary
-	if !strings.Contains(b, "/") || strings.HasPrefix(b, "/") || strings.HasPrefix(b, "~/") || strings.HasPrefix(b, "$HOME/") || strings.HasPrefix(b, "${HOME}/") {
-		return true, fmt.Sprintf("the guard's step runs %s installed on the runner's host: its version is the host administrator's to choose (gns-guard --version)", b)
+	if !strings.Contains(b, "/") || strings.HasPrefix(b, "/") || strings.HasPrefix(b, "~/") || strings.HasPrefix(b, "$HOME/") ||
+		strings.HasPrefix(b, "${HOME}/") {
+		return true, fmt.Sprintf("the guard's step runs %s installed on the runner's host: its version is the host administrator's to "+
+			"choose (gns-guard --version)", b)
 	}
-	return false, fmt.Sprintf("the guard's step runs %s from the job's work directory: whoever pushes the code can change it; install the binary on the runner's host", b)
+	return false, fmt.Sprintf("the guard's step runs %s from the job's work directory: whoever pushes the code can change it; "+
+		"install the binary on the runner's host", b)
 }

@@ -87,7 +87,8 @@ func workflowChecks(f Facts, g *guardWorkflow) []Check {
 		return out
 	}
 	if g == nil {
-		out := []Check{broken(CheckWorkflow, fmt.Sprintf("no workflow of %s has a step that uses gns-guard to guard issues: nothing judges the issues (gns-guard init writes one)", f.DefaultBranch))}
+		out := []Check{broken(CheckWorkflow, fmt.Sprintf("no workflow of %s has a step that uses gns-guard to guard issues: nothing "+
+			"judges the issues (gns-guard init writes one)", f.DefaultBranch))}
 		for _, id := range ids[1:] {
 			out = append(out, broken(id, noGuardWorkflowWhy))
 		}
@@ -130,7 +131,8 @@ func pullTargetCheck(g *guardWorkflow) Check {
 	_, plain := g.triggers["pull_request"]
 	switch {
 	case !ok && plain:
-		return broken(CheckPullTarget, g.wf.Path+" guards pull requests on pull_request, which runs the workflow of the pull request's own head: a pull request can drop the guard from its copy; use pull_request_target")
+		return broken(CheckPullTarget, g.wf.Path+" guards pull requests on pull_request, which runs the workflow of the pull request's "+
+			"own head: a pull request can drop the guard from its copy; use pull_request_target")
 	case !ok:
 		return broken(CheckPullTarget, g.wf.Path+" does not run on pull_request_target: pull requests go unguarded")
 	case len(missing) > 0:
@@ -153,13 +155,15 @@ func statusCheck(f Facts, g *guardWorkflow) Check {
 	}
 	switch {
 	case !b.Protected:
-		return broken(CheckStatus, fmt.Sprintf("%s is not protected: a pull request merges without %s; protect it and require %s", f.DefaultBranch, want, want))
+		return broken(CheckStatus, fmt.Sprintf("%s is not protected: a pull request merges without %s; protect it and require %s",
+			f.DefaultBranch, want, want))
 	case !b.StatusCheck:
 		return broken(CheckStatus, fmt.Sprintf("%s's protection requires no status check: require %s", f.DefaultBranch, want))
 	case g == nil:
 		return broken(CheckStatus, noGuardWorkflowWhy)
 	case !slices.Contains(b.Contexts, g.statusContext()):
-		return broken(CheckStatus, fmt.Sprintf("%s's protection requires %s, not %s: require that exact context (a pattern can be met by a fork's own workflow)", f.DefaultBranch, quoted(b.Contexts), want))
+		return broken(CheckStatus, fmt.Sprintf("%s's protection requires %s, not %s: require that exact context (a pattern can be met "+
+			"by a fork's own workflow)", f.DefaultBranch, quoted(b.Contexts), want))
 	}
 	return held(CheckStatus, fmt.Sprintf("merging into %s waits for %s", f.DefaultBranch, want))
 }
@@ -224,7 +228,8 @@ func secretsCheck(f Facts, g *guardWorkflow) Check {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return broken(CheckSecrets, fmt.Sprintf("the repository has no secret %s (an organisation's secret would reach every repository's runs: set it on the repository)", quoted(missing)))
+		return broken(CheckSecrets, fmt.Sprintf("the repository has no secret %s (an organisation's secret would reach every "+
+			"repository's runs: set it on the repository)", quoted(missing)))
 	}
 	names := make([]string, 0, len(ins))
 	for _, n := range ins {
@@ -241,7 +246,8 @@ func publicKeyCheck(f Facts) Check {
 		return broken(CheckPublicKey, CouldNotCheck+why)
 	}
 	if f.PublicKey == "" {
-		return broken(CheckPublicKey, "the settings file publishes no ledger-public-key: no one can verify the guard's history without the secret (gns-guard pubkey prints it)")
+		return broken(CheckPublicKey, "the settings file publishes no ledger-public-key: no one can verify the guard's history without "+
+			"the secret (gns-guard pubkey prints it)")
 	}
 	return held(CheckPublicKey, "the settings file publishes ledger-public-key "+f.PublicKey)
 }

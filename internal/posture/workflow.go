@@ -245,7 +245,8 @@ func (g *guardWorkflow) pinned() (bool, string) {
 	case releaseRef.MatchString(ref):
 		return true, fmt.Sprintf("the guard's action is a release (%s), whose action.yml names its image by digest", uses)
 	}
-	return false, fmt.Sprintf("the guard's action %s follows a branch or an unknown ref: whoever pushes to it changes the guard; use a release (@v1) or a commit", uses)
+	return false, fmt.Sprintf("the guard's action %s follows a branch or an unknown ref: whoever pushes to it changes the guard; use "+
+		"a release (@v1) or a commit", uses)
 }
 
 func firstNonEmpty(values ...string) string {
@@ -285,9 +286,11 @@ func (g *guardWorkflow) digestPinned(binary string) (bool, string) {
 	digest := strings.TrimSpace(fmt.Sprint(g.step.Env["GNS_GUARD_SHA256"]))
 	switch {
 	case !strings.Contains(g.step.Run, "sha256sum") || !strings.Contains(g.step.Run, "GNS_GUARD_SHA256"):
-		return false, fmt.Sprintf("the guard's step runs %s, a copy in the job's temporary directory, without checking its SHA-256: pin the binary's digest as the host workflow does", binary)
+		return false, fmt.Sprintf("the guard's step runs %s, a copy in the job's temporary directory, without checking its SHA-256: pin "+
+			"the binary's digest as the host workflow does", binary)
 	case !sha256Hex.MatchString(digest) || strings.Trim(digest, "0") == "":
-		return false, "the guard's step checks the binary against GNS_GUARD_SHA256, which pins no binary's digest: set it to the SHA-256 of the gns-guard installed on the runner's host (sha256sum prints it)"
+		return false, "the guard's step checks the binary against GNS_GUARD_SHA256, which pins no binary's digest: set it to the " +
+			"SHA-256 of the gns-guard installed on the runner's host (sha256sum prints it)"
 	}
 	return true, fmt.Sprintf("the guard's step runs only the binary whose SHA-256 the workflow pins (%s…)", digest[:12])
 }

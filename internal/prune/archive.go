@@ -24,15 +24,10 @@ const Heading = "## GNS-2 Checkpoint Archive"
 //
 //	<!-- gns-guard:archive issue=N phase=P part=i/n sha256=<64 hex> prev=<64 hex> count=K kid=<16 hex> sig=<128 hex> -->
 //
-// sha256 is the archive's hash (Hash, the same in every part); prev is the
-// link of the part before this one on the issue (Genesis for the first
-// part of the first archive), count the number of entries archived on the
-// issue up to and including this part, kid the id of the key that signed
-// it and sig its Ed25519 signature (see Sign). A part written without a
-// key ends "count=K sig=unsigned -->", exactly as before parts were signed
-// with Ed25519; one signed before then ends "count=K sig=<64 hex>" (an
-// HMAC-SHA256 under the secret ledger-key, no kid). Archives written
-// before parts were chained (format 1) end at sha256.
+// sha256 is the archive's Hash; prev links the part before (Genesis first);
+// count is the entries archived up to this part; sig is the Ed25519
+// signature by key kid. Older forms: "sig=unsigned" without a key,
+// "sig=<64 hex>" an HMAC under ledger-key, and format 1 ends at sha256.
 const MarkerPrefix = "<!-- gns-guard:archive "
 
 // FormatVersion is the gns_archive field of the machine-readable block
@@ -308,7 +303,8 @@ func render(a archive, maxChars int) ([]string, []*Archive, error) {
 
 // head is part of parts starting at entry first, without entries or chain.
 func (a archive) head(part, parts, first int) *Archive {
-	return &Archive{Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts, SHA256: a.sha, FirstSeq: first, Budget: a.budget, Repo: a.repo}
+	return &Archive{Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts, SHA256: a.sha, FirstSeq: first,
+		Budget: a.budget, Repo: a.repo}
 }
 
 func tooBig(i int, a archive, size, maxChars int) error {
@@ -316,7 +312,8 @@ func tooBig(i int, a archive, size, maxChars int) error {
 	if i < len(a.removed) && a.removed[i].Pos.Line > 0 {
 		where = fmt.Sprintf(" (line %d of the body)", a.removed[i].Pos.Line)
 	}
-	return fmt.Errorf("prune: history entry %d%s takes %d characters in the archive's JSON, more than an archive comment of at most %d characters can hold; shorten it by hand", i+1, where, size, maxChars)
+	return fmt.Errorf("prune: history entry %d%s takes %d characters in the archive's JSON, more than an archive comment of at most "+
+		"%d characters can hold; shorten it by hand", i+1, where, size, maxChars)
 }
 
 // part renders one archive comment: p's entries, of total in the archive,
@@ -329,7 +326,8 @@ func (a archive) part(p *Archive, total int, rows []string, js []json.RawMessage
 	if len(rows) == 0 {
 		last = total // only for the size bound
 	}
-	fmt.Fprintf(&b, "Issue #%d · phase %s · part %d/%d · entries %d–%d of %d\n\n", a.issue, markdown.Cell(a.phase, 200), p.Part, p.Parts, first, last, total)
+	fmt.Fprintf(&b, "Issue #%d · phase %s · part %d/%d · entries %d–%d of %d\n\n", a.issue, markdown.Cell(a.phase, 200), p.Part,
+		p.Parts, first, last, total)
 	b.WriteString("| # | agent | action | invocation | timestamp |\n|--:|---|---|---|---|\n")
 	for _, r := range rows {
 		b.WriteString(r)
@@ -377,16 +375,16 @@ func runes(s string) int { return utf8.RuneCountInString(s) }
 var ErrNotArchive = errors.New("not an archive comment (no archive marker)")
 
 var (
-	markerRE = regexp.MustCompile(`<!-- gns-guard:archive issue=(\d{1,19}) phase=([A-Za-z0-9._:-]{1,100}) part=(\d{1,9})/(\d{1,9}) sha256=([0-9a-f]{64})(?: prev=([0-9a-f]{64}) count=(\d{1,9})(?: kid=([0-9a-f]{16}))? sig=([0-9a-f]{128}|[0-9a-f]{64}|unsigned))? -->`)
-	jsonRE   = regexp.MustCompile("(?m)^```json\n(\\{.*\\})\n```$")
+	markerRE = regexp.MustCompile(
+		`<!-- gns-guard:archive issue=(\d{1,19}) phase=([A-Za-z0-9._:-]{1,100}) part=(\d{1,9})/(\d{1,9}) sha256=([0-9a-f]{64})` +
+			`(?: prev=([0-9a-f]{64}) count=(\d{1,9})(?: kid=([0-9a-f]{16}))? sig=([0-9a-f]{128}|[0-9a-f]{64}|unsigned))? -->`)
+	jsonRE = regexp.MustCompile("(?m)^```json\n(\\{.*\\})\n```$")
 )
 
-// ParseArchive reads one archive comment: its hidden marker and its JSON
-// block, and checks that they agree (issue, phase, part, parts, sha256, and
-// for a chained part prev, count, kid and sig). It does not check the hash
-// against the entries (that needs every part, see Verify), nor the chain
-// or the signature (see Link, Verified and Rebuild). Whether the comment
-// can be trusted (its author) is the caller's business.
+// ParseArchive reads one archive comment, its marker and its JSON block,
+// and checks that they agree. It checks neither the hash against the
+// entries (Verify needs every part) nor the chain or signature (Link,
+// Verified, Rebuild); whether to trust the author is the caller's.
 func ParseArchive(body string) (*Archive, error) {
 	if len(body) > maxArchiveBody {
 		return nil, fmt.Errorf("archive: the comment is %d bytes, more than an archive can be", len(body))
@@ -519,7 +517,8 @@ func Verify(parts []*Archive) error {
 		case p.SHA256 != first.SHA256:
 			return fmt.Errorf("archive: parts of different archives (sha256 %.12s… and %.12s…)", first.SHA256, p.SHA256)
 		case p.Parts != first.Parts || p.Issue != first.Issue || p.Phase != first.Phase || !p.Budget.equal(first.Budget):
-			return fmt.Errorf("archive %.12s…: part %d/%d disagrees with part %d/%d on the issue, phase, budget or number of parts", first.SHA256, p.Part, p.Parts, first.Part, first.Parts)
+			return fmt.Errorf("archive %.12s…: part %d/%d disagrees with part %d/%d on the issue, phase, budget or number of parts",
+				first.SHA256, p.Part, p.Parts, first.Part, first.Parts)
 		case have[p.Part]:
 			return fmt.Errorf("archive %.12s…: part %d/%d appears twice", first.SHA256, p.Part, p.Parts)
 		}

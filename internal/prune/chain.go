@@ -12,12 +12,10 @@ type Part struct {
 	Archive *Archive
 }
 
-// Chain is what proves an issue's archive parts: the link of the last part
-// and the count of archived entries the guard's ledger records, and the
-// keys that verify the parts' signatures. Every part records the link of the part before it, back to
-// Genesis, so the ledger's last link commits to every entry archived: an
-// archive edited (its link changes), deleted (its successor's prev leads
-// nowhere) or reordered (the chain runs against the comments' order) shows.
+// Chain proves an issue's archive parts: the last link and entry count the
+// ledger records, and the keys that verify signatures. Each part links to
+// the one before it, back to Genesis, so an archive edited, deleted or
+// reordered shows.
 type Chain struct {
 	// Head is the link of the last part the ledger records ("" or Genesis:
 	// none), and Count the entries archived up to it.
@@ -38,15 +36,13 @@ type Chain struct {
 // maxChain bounds the parts a chain is followed through.
 const maxChain = 1 << 20
 
-// Extend follows the chain past head: a part whose prev is head and whose
-// count continues count (and, with keys, whose signature verifies) is the
-// next one, as long as there is exactly one such (copies of one part count
-// once) and held, when not nil, does not say its run never wrote its body.
-// It returns the new head and count, and the parts followed. A run that
-// posted an archive and died before recording it leaves such parts; the
-// next run picks them up. ambiguous holds the parts of a fork, if it
-// stopped at one.
-func Extend(head string, count int, parts []Part, keys Verifier, held func(*Archive) bool) (newHead string, newCount int, followed, ambiguous []Part) {
+// Extend follows the chain past head over the one part (copies count once)
+// whose prev is head, whose count continues count and whose signature
+// verifies, unless held says its run never wrote its body. A run that died
+// before recording its archive leaves such parts. ambiguous holds the parts
+// of a fork it stopped at.
+func Extend(head string, count int, parts []Part, keys Verifier, held func(*Archive) bool) (newHead string, newCount int,
+	followed, ambiguous []Part) {
 	if head == "" {
 		head = Genesis
 	}
@@ -74,21 +70,17 @@ func Extend(head string, count int, parts []Part, keys Verifier, held func(*Arch
 	return head, count, followed, nil
 }
 
-// prove walks the chain back from the ledger's head (extended past it by
-// Extend: a run that died before recording its archive) to Genesis, and
-// returns the parts in order. Each broken link is a problem naming the
-// comment next to it; a trusted part off the proven chain, one whose
-// signature does not verify, or one that follows a later comment's part is
-// a problem naming that comment. A part on the chain signed by a key not
-// held is a key problem; one signed with the secret itself (HMAC) and no
-// secret held is proven by the chain alone, a note. When the chain cannot
-// be proven, what can be read is returned ordered by the counts the parts
-// claim.
+// prove walks the chain back from the ledger's head, as Extend leaves it,
+// to Genesis, and returns the parts in order. A broken link, a part off the
+// chain, a bad signature or one out of order is a problem naming its
+// comment; an unknown key is a key problem. Unproven, parts come ordered by
+// their claimed counts.
 func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 	p := &proof{keys: c.Keys, byLink: map[string]Part{}, sigs: map[int64]Signature{}, onChain: map[string]bool{}}
 	p.checkSignatures(parts)
 	if !c.Known {
-		p.problems = append(p.problems, Problem{Message: "no trusted ledger record (the guard's status comment) was found: the end of the archive chain cannot be proven, so a deleted last archive would not show"})
+		p.problems = append(p.problems, Problem{Message: "no trusted ledger record (the guard's status comment) was found: the end of " +
+			"the archive chain cannot be proven, so a deleted last archive would not show"})
 	}
 	ledgerHead := c.Head
 	if ledgerHead == "" {
@@ -164,7 +156,8 @@ func (p *proof) walkBack(head string, count int, ledgerHead string) bool {
 		}
 		a := part.Archive
 		if a.Count != want {
-			p.bad(part.ID, "archive part %d/%d says it ends at entry %d of the issue's archived entries, but the chain expects %d: it was edited", a.Part, a.Parts, a.Count, want)
+			p.bad(part.ID, "archive part %d/%d says it ends at entry %d of the issue's archived entries, but the chain expects %d: it was "+
+				"edited", a.Part, a.Parts, a.Count, want)
 			return false
 		}
 		p.chain = append(p.chain, part)
@@ -185,9 +178,11 @@ func (p *proof) missing(ledger bool, want int) {
 	switch {
 	case len(p.chain) > 0:
 		next := p.chain[len(p.chain)-1]
-		p.bad(next.ID, "the archive part before this one (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the link this part records", want)
+		p.bad(next.ID, "the archive part before this one (entries up to %d) is missing: its comment was deleted, or edited so that it "+
+			"no longer matches the link this part records", want)
 	case ledger:
-		p.bad(0, "the last archive part the ledger records (entries up to %d) is missing: its comment was deleted, or edited so that it no longer matches the ledger", want)
+		p.bad(0, "the last archive part the ledger records (entries up to %d) is missing: its comment was deleted, or edited so that it "+
+			"no longer matches the ledger", want)
 	default:
 		p.bad(0, "the last archive part (entries up to %d) is missing: its comment was deleted or edited", want)
 	}
@@ -199,7 +194,8 @@ func (p *proof) checkOrder() {
 	chain := p.chain
 	for i := 1; i < len(chain); i++ {
 		if chain[i].ID < chain[i-1].ID {
-			p.bad(chain[i].ID, "archive part %d/%d (entries %s) follows the part in comment %d in the chain but comes before it on the issue: the archive comments were reordered (their bodies swapped by edits)",
+			p.bad(chain[i].ID, "archive part %d/%d (entries %s) follows the part in comment %d in the chain but comes before it on the "+
+				"issue: the archive comments were reordered (their bodies swapped by edits)",
 				chain[i].Archive.Part, chain[i].Archive.Parts, spanText(chain[i].Archive), chain[i-1].ID)
 		}
 	}
@@ -217,12 +213,15 @@ func (p *proof) checkParts() {
 			if p.sigs[part.ID] == SigUnknownKey {
 				unknown = fmt.Sprintf(" (and is signed by key %s, which this workflow does not hold)", a.Kid)
 			}
-			p.bad(part.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves%s: it was edited, forged, or posted by a run that was never recorded", a.Part, a.Parts, spanText(a), unknown)
+			p.bad(part.ID, "archive part %d/%d (claiming entries %s) is not on the chain the ledger proves%s: it was edited, forged, or "+
+				"posted by a run that was never recorded", a.Part, a.Parts, spanText(a), unknown)
 		case !p.onChain[a.Link()]:
 		case p.sigs[part.ID] == SigUnknownKey:
 			p.bad(part.ID, "%s", unknownKey(a, p.keys))
 		case p.sigs[part.ID] == SigUnchecked:
-			p.problems = append(p.problems, Problem{Comment: part.ID, Note: true, Message: fmt.Sprintf("archive part %d/%d (entries %s) was signed with the secret ledger-key itself, before parts were signed with Ed25519, which no public key verifies: the chain of links from the signed ledger proves it", a.Part, a.Parts, spanText(a))})
+			p.problems = append(p.problems, Problem{Comment: part.ID, Note: true, Message: fmt.Sprintf("archive part %d/%d (entries %s) "+
+				"was signed with the secret ledger-key itself, before parts were signed with Ed25519, which no public key verifies: the chain "+
+				"of links from the signed ledger proves it", a.Part, a.Parts, spanText(a))})
 		}
 	}
 }

@@ -131,6 +131,7 @@ func badSignature(a *Archive) string {
 
 // unknownKey says that a part is signed by a key v does not hold.
 func unknownKey(a *Archive, v Verifier) string {
-	return fmt.Sprintf("archive part %d/%d (entries %s) is signed by key %s, which this workflow does not hold (it holds %s): a key problem, not an edit; after a rotation the old key verifies it (ledger-key-previous, or its public key with history --public-key)",
+	return fmt.Sprintf("archive part %d/%d (entries %s) is signed by key %s, which this workflow does not hold (it holds %s): a key "+
+		"problem, not an edit; after a rotation the old key verifies it (ledger-key-previous, or its public key with history --public-key)",
 		a.Part, a.Parts, spanText(a), a.Kid, strings.Join(v.KeyIDs(), ", "))
 }

@@ -175,15 +175,10 @@ type Result struct {
 }
 
 // Plan plans the prune of body, whose parse r must be Valid. issue is the
-// issue's number (0: the checkpoint's own); liveLabels become state.labels
-// (sorted); now stamps tail entries that lack a timestamp. Nothing in the
-// archives depends on now: the same body and Config always give the same
-// archives and hash.
-//
-// Entries removed are all history entries but the last TailLimit, or the
-// oldest of an over-long history_tail. A checkpoint with nothing to remove
-// is still rewritten (budget and labels): the caller decides when to prune.
-// The body's read hint is kept, once (checkpoint.RewriteHint).
+// issue's number (0: the checkpoint's); liveLabels become state.labels; now
+// stamps tail entries without a time, and nothing else, so the same input
+// gives the same archives. It keeps the last TailLimit entries and the read
+// hint.
 func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, now time.Time, cfg Config) (*Result, error) {
 	if !r.Valid() {
 		return nil, errors.New("prune: the checkpoint is not valid; a body that cannot be trusted is never rewritten")
@@ -233,7 +228,8 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 	}
 	if len(res.Archived) > 0 {
 		res.SHA256 = Hash(issue, cp.Phase.Value, snap, res.Archived)
-		res.Archives, res.Parts, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256, entries: res.Archived, removed: removed,
+		res.Archives, res.Parts, err = render(archive{issue: issue, phase: cp.Phase.Value, budget: snap, sha: res.SHA256,
+			entries: res.Archived, removed: removed,
 			prev: cfg.Prev, count: cfg.Count, signer: cfg.Signer, repo: cfg.Repo}, cfg.maxChars())
 		if err != nil {
 			return nil, err

@@ -45,21 +45,11 @@ type Rebuilt struct {
 	Comment int64
 }
 
-// Rebuild puts an issue's full history back together: the entries of its
-// archive comments, oldest archive first, then tail (the current
-// checkpoint's history_tail or history).
-//
-// Only comments written by trusted that carry an archive marker count; a
-// trusted comment that cannot be read is a problem. Parts are grouped by
-// hash; among comments holding the same part of the same archive the lowest
-// id wins and the others are ignored (never counted twice); archives are
-// ordered by their lowest comment id. An archive that fails Verify (a part
-// missing, a hash that does not match) is a problem, and what can be read
-// of it is still included, in part order. issue, when not 0, is the issue
-// the archives must name.
-//
-// With chain set, the chained archive parts (format 2) are proven instead:
-// see Chain. Parts written before chaining are read as above, first.
+// Rebuild puts an issue's full history back together: the entries of the
+// archive comments trusted wrote, oldest first, then tail. A part's copies
+// count once; an archive that fails Verify is a problem, still read as far
+// as it goes. issue, when not 0, is the issue they must name. With chain
+// set, chained parts are proven (Chain).
 func Rebuild(comments []Comment, trusted string, issue int64, tail []Entry, chain *Chain) ([]Rebuilt, []Problem) {
 	r := &rebuild{trusted: trusted, issue: issue, chain: chain, groups: map[string]*archiveGroup{}, seen: map[int64]bool{}}
 	for _, c := range comments {
@@ -141,7 +131,8 @@ func (r *rebuild) admit(id int64, a *Archive) bool {
 		r.chained = append(r.chained, Part{ID: id, Archive: a})
 		return false
 	case chain != nil:
-		r.problem(Problem{Comment: id, Note: true, Message: fmt.Sprintf("archive %.12s… part %d/%d was written before archive parts were chained: it is checked by its hash only", a.SHA256, a.Part, a.Parts)})
+		r.problem(Problem{Comment: id, Note: true, Message: fmt.Sprintf("archive %.12s… part %d/%d was written before archive parts "+
+			"were chained: it is checked by its hash only", a.SHA256, a.Part, a.Parts)})
 	}
 	return true
 }

@@ -39,7 +39,8 @@ func (t Token) Markdown() string { return Join(code(t.Names())) }
 // ask for it.
 func Table() string {
 	var b strings.Builder
-	b.WriteString("| token | whose, given as | scope | for | Gitea 1.26's routes that ask for it (under `/api/v1`; `…` is `" + repo + "`) |\n|---|---|---|---|---|\n")
+	b.WriteString("| token | whose, given as | scope | for | Gitea 1.26's routes that ask for it (under `/api/v1`; `…` is `" + repo +
+		"`) |\n|---|---|---|---|---|\n")
 	for _, t := range Tokens {
 		for i, s := range t.Scopes {
 			name, whose := "", ""

@@ -46,12 +46,16 @@ var Guard = Token{
 	Whose: "the guard's own account",
 	Given: "the action's token input",
 	Scopes: []Scope{
-		{Name: "write:issue", For: "reads the issue, its comments and labels; writes the status and archive comments, the body's checkpoint, labels; keeps the dashboard issue",
-			Routes: []string{"GET, PATCH " + issue, "GET " + issue + "/timeline", "GET, POST " + issue + "/comments", "PATCH, DELETE " + repo + "/issues/comments/{id}",
+		{Name: "write:issue", For: "reads the issue, its comments and labels; writes the status and archive comments, the body's " +
+			"checkpoint, labels; keeps the dashboard issue",
+			Routes: []string{"GET, PATCH " + issue, "GET " + issue + "/timeline", "GET, POST " + issue + "/comments", "PATCH, DELETE " +
+				repo + "/issues/comments/{id}",
 				"GET, POST " + issue + "/labels", "DELETE " + issue + "/labels/{id}", "GET, POST " + repo + "/labels", "GET, POST " + repo + "/issues"}},
-		{Name: "read:repository", For: "reads the settings file, a pull request's files, and who can reach the repository (the posture: teams, collaborators, workflows, the default branch)",
+		{Name: "read:repository", For: "reads the settings file, a pull request's files, and who can reach the repository (the posture: " +
+			"teams, collaborators, workflows, the default branch)",
 			Routes: []string{"GET " + repo, "GET " + repo + "/raw/{path}", "GET " + repo + "/pulls/{index}", "GET " + repo + "/pulls/{index}/files",
-				"GET " + repo + "/assignees", "GET " + repo + "/teams", "GET " + repo + "/collaborators", "GET " + repo + "/actions/workflows", "GET " + repo + "/branches/{branch}"}},
+				"GET " + repo + "/assignees", "GET " + repo + "/teams", "GET " + repo + "/collaborators", "GET " + repo +
+					"/actions/workflows", "GET " + repo + "/branches/{branch}"}},
 		{Name: "read:user", For: "learns its own login, to know its own comments and skip the events it caused",
 			Routes: []string{"GET /user"}},
 	},
@@ -66,7 +70,8 @@ var Admin = Token{
 	Whose: "the repository's owner",
 	Given: "the action's admin-token input; doctor's --admin-token",
 	Scopes: []Scope{
-		{Name: "write:repository", For: "writes each issue's anchor, the grant list and the label pins (Actions variables, which only the owner may write); reads a user's permission (approvers), the default branch's protection and the secrets' names",
+		{Name: "write:repository", For: "writes each issue's anchor, the grant list and the label pins (Actions variables, which only " +
+			"the owner may write); reads a user's permission (approvers), the default branch's protection and the secrets' names",
 			Routes: []string{"GET, POST, PUT " + repo + "/actions/variables/{name}", "GET " + repo + "/collaborators/{user}/permission",
 				"GET " + repo + "/branches/{branch}", "GET " + repo + "/branch_protections/{name}", "GET " + repo + "/actions/secrets"}},
 		{Name: "write:issue", For: "locks an issue (a repository admin's right); creates the governance labels it pins",
@@ -85,10 +90,13 @@ var Agent = Token{
 	Whose: "an agent's own account",
 	Given: "the verbs' --token (else GITEA_TOKEN), the meter's API key, the MCP server's environment",
 	Scopes: []Scope{
-		{Name: "write:issue", For: "reads the issue; report posts its result, edits the checkpoint and sets labels and the assignee; recover --apply, status --publish",
-			Routes: []string{"GET, PATCH " + issue, "GET " + issue + "/timeline", "GET, POST " + issue + "/comments", "PATCH " + repo + "/issues/comments/{id}",
+		{Name: "write:issue", For: "reads the issue; report posts its result, edits the checkpoint and sets labels and the assignee; " +
+			"recover --apply, status --publish",
+			Routes: []string{"GET, PATCH " + issue, "GET " + issue + "/timeline", "GET, POST " + issue + "/comments", "PATCH " + repo +
+				"/issues/comments/{id}",
 				"GET, POST " + issue + "/labels", "DELETE " + issue + "/labels/{id}", "GET " + repo + "/labels", "GET, POST " + repo + "/issues"}},
-		{Name: "read:repository", For: "reads the settings file, the repository and its assignees; the meter reads whether the agent may write the repository",
+		{Name: "read:repository", For: "reads the settings file, the repository and its assignees; the meter reads whether the agent " +
+			"may write the repository",
 			Routes: []string{"GET " + repo, "GET " + repo + "/raw/{path}", "GET " + repo + "/assignees", "GET " + repo + "/collaborators/{user}/permission"}},
 		{Name: "read:user", For: "learns whose token it is: report, recover and the meter name the agent's account",
 			Routes: []string{"GET /user"}},
@@ -103,13 +111,16 @@ var Init = Token{
 	Whose: "the repository's owner",
 	Given: "init's --token (else GITEA_TOKEN)",
 	Scopes: []Scope{
-		{Name: "write:repository", For: "commits the workflow, the settings file and the issue template, opens the pull request, protects the default branch",
+		{Name: "write:repository", For: "commits the workflow, the settings file and the issue template, opens the pull request, " +
+			"protects the default branch",
 			Routes: []string{"GET " + repo, "GET " + repo + "/contents/{path}", "POST " + repo + "/contents", "GET, POST " + repo + "/pulls",
 				"GET " + repo + "/branches/{branch}", "GET, POST, PATCH " + repo + "/branch_protections[/{name}]", "GET " + repo + "/actions/secrets"}},
 		{Name: "write:issue", For: "creates the labels",
 			Routes: []string{"GET, POST " + repo + "/labels"}},
-		{Name: "write:organization", For: "tells an organisation from a user; in an organisation, creates the agents' team and gives it the repository and the agents",
-			Routes: []string{"GET /orgs/{owner}", "GET, POST /orgs/{org}/teams", "GET, PUT /teams/{id}/repos/{org}/{repo}", "GET /teams/{id}/members", "PUT /teams/{id}/members/{user}"}},
+		{Name: "write:organization", For: "tells an organisation from a user; in an organisation, creates the agents' team and gives it " +
+			"the repository and the agents",
+			Routes: []string{"GET /orgs/{owner}", "GET, POST /orgs/{org}/teams", "GET, PUT /teams/{id}/repos/{org}/{repo}",
+				"GET /teams/{id}/members", "PUT /teams/{id}/members/{user}"}},
 	},
 }
 

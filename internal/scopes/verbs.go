@@ -19,7 +19,8 @@ type Verb struct {
 var AgentVerbs = []Verb{
 	{Name: "context", Scopes: []string{"read:issue", "read:repository"}},
 	{Name: "report", Scopes: []string{"write:issue", "read:repository", "read:user"}},
-	{Name: "recover", Scopes: []string{"read:issue", "read:repository"}, Flag: "--apply", Adds: []string{"write:issue", "read:user"}, Also: "an approver's account"},
+	{Name: "recover", Scopes: []string{"read:issue", "read:repository"}, Flag: "--apply", Adds: []string{"write:issue", "read:user"},
+		Also: "an approver's account"},
 	{Name: "history", Scopes: []string{"read:issue"}},
 	{Name: "status", Scopes: []string{"read:issue", "read:repository"}, Flag: "--publish", Adds: []string{"write:issue"}},
 }

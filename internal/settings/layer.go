@@ -61,17 +61,11 @@ func (l Layer) kind() where {
 	return inFile
 }
 
-// FileLayer reads a configuration file named name (its path, as messages
-// show it): a YAML mapping whose keys are the names of the settings that
-// may be set in a file. A list value may be a YAML list or a comma- or
-// newline-separated text; a number may be written plain or quoted. An
-// empty file, or one of comments only, is an empty layer.
-//
-// A file over MaxFileBytes, YAML that does not parse, an anchor or alias,
-// an unknown key (with the nearest known one as a hint), a key given
-// twice, a secret, or a value of the wrong shape (a mapping or a list
-// where one value goes) is an *Error with the line and column. Whether a
-// value is in its setting's range is checked by Resolve.
+// FileLayer reads the configuration file name, a YAML mapping of settings.
+// A list may be YAML or comma- or newline-separated text; a number plain or
+// quoted; an empty file is an empty layer. Oversize, bad YAML, aliases,
+// unknown or repeated keys, secrets and wrong shapes are an *Error with
+// line and column. Resolve checks ranges.
 func FileLayer(name string, data []byte) (Layer, error) {
 	l := Layer{Source: name, Values: map[string]Value{}}
 	root, err := fileRoot(name, data)
@@ -232,12 +226,10 @@ func InputLayer(input func(name string) string) Layer {
 	return l
 }
 
-// Flags registers one string flag on fs for every setting that is a flag,
-// named as the setting, with its Description and its default from the
-// table as help text. The flags' own defaults are empty: a flag the user
-// does not give leaves the value of the file or the table. The returned
-// function, called after fs.Parse, yields the layer of the flags the user
-// set (an empty one, --x=, included).
+// Flags registers a string flag on fs for every setting that is one, with
+// its Description and table default as help. The flags' own defaults are
+// empty, so an unset flag leaves the file's value. The returned function,
+// called after fs.Parse, gives the layer of the flags set (--x= included).
 func Flags(fs *flag.FlagSet) func() Layer {
 	vals := map[string]*string{}
 	for _, r := range rows {

@@ -33,14 +33,10 @@ type Resolved struct {
 	From map[string]string
 }
 
-// Resolve starts from the table's defaults and applies the layers in
-// order, a later layer's value replacing an earlier one's, checking every
-// value against its setting's Kind and Range and against the layer (a file
-// holds no secret, a flag layer only flags, an input layer only inputs).
-//
-// The error is the first bad value's *Error, in the order of the layers
-// and, within a file, of its lines. Every good value is applied even then,
-// so a caller can still mask the secrets it was given.
+// Resolve applies the layers over the table's defaults, a later value
+// winning, and checks each against its Kind, Range and layer (no secret in
+// a file). The error is the first bad value's *Error; every good value is
+// applied even so, so a caller can still mask its secrets.
 func Resolve(layers ...Layer) (Resolved, error) {
 	r := Resolved{Config: config.Config{Labels: config.DefaultLabels()}, From: make(map[string]string, len(rows))}
 	for i := range rows {

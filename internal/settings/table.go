@@ -162,11 +162,16 @@ func newRow(name string, k Kind, def, rng string, w where, desc string, set func
 // rows is the table, in the order of action.yml.
 var rows = []row{
 	newRow("token", Secret, "", "a token", inInput,
-		"Token for the Gitea API: comment, create labels, edit issue bodies. The Actions token works; with a personal token, events its own user causes are skipped (no loops). A secret: never put it in .gitea/gns-guard.yml.",
+		"Token for the Gitea API: comment, create labels, edit issue bodies. The Actions token works; with a personal token, events its "+
+			"own user causes are skipped (no loops). A secret: never put it in .gitea/gns-guard.yml.",
 		func(r *Resolved, v Value) bool { r.Token = strings.TrimSpace(v.Text); return true }).
 		actionDefault("${{ github.token }}"),
 	newRow("admin-token", Secret, "", "a token", inInput,
-		"Token of the repository's owner (or a repository admin), e.g. ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}. The guard uses it to write each issue's anchor (the Actions variable GNS_GUARD_ANCHOR_<number>, which only the owner can write: it catches a rolled-back or deleted ledger), to lock issues (the Actions token cannot lock) and to ask the server whether a user is a repository admin, which recognizes approvals when budget-admins is empty. Without it a refused lock, anchor write or admin check is reported in the status comment, never a crash. A secret: never put it in .gitea/gns-guard.yml.",
+		"Token of the repository's owner (or a repository admin), e.g. ${{ secrets.GNS_GUARD_ADMIN_TOKEN }}. The guard uses it to write "+
+			"each issue's anchor (the Actions variable GNS_GUARD_ANCHOR_<number>, which only the owner can write: it catches a rolled-back "+
+			"or deleted ledger), to lock issues (the Actions token cannot lock) and to ask the server whether a user is a repository "+
+			"admin, which recognizes approvals when budget-admins is empty. Without it a refused lock, anchor write or admin check is "+
+			"reported in the status comment, never a crash. A secret: never put it in .gitea/gns-guard.yml.",
 		func(r *Resolved, v Value) bool { r.AdminToken = strings.TrimSpace(v.Text); return true }),
 	enumRow("fail-on", "violation", inInput|inFile|inFlag, []string{"violation", "never"},
 		func(c *config.Config) *string { return &c.FailOn },
@@ -201,23 +206,33 @@ var rows = []row{
 		"Agents allowed to act, comma- or newline-separated. Empty: any agent."),
 	listRow("budget-admins", "", inInput|inFile|inFlag,
 		func(c *config.Config) *[]string { return &c.BudgetAdmins },
-		"Users who may approve, comma- or newline-separated: raise a budget or change the version in the issue body, remove budget::exhausted or permission::violation, add a relaxing label. Empty: repository admins (recognizing them may need admin-token)."),
+		"Users who may approve, comma- or newline-separated: raise a budget or change the version in the issue body, remove "+
+			"budget::exhausted or permission::violation, add a relaxing label. Empty: repository admins (recognizing them may need admin-token)."),
 	keyRow("ledger-key", true, func(c *config.Config) *[]byte { return &c.LedgerKey },
-		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}: "+ledger.KeyRule+" (a weaker one is refused). Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never printed; never put it in .gitea/gns-guard.yml."),
+		"Secret that signs the guard's ledger, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY }}: "+ledger.KeyRule+" (a weaker one is refused). "+
+			"Without it the ledger is trusted by author only, and an issue writer who edits the guard's comment can forge it. Never "+
+			"printed; never put it in .gitea/gns-guard.yml."),
 	keyRow("ledger-key-previous", false, func(c *config.Config) *[]byte { return &c.LedgerKeyPrevious },
-		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are signed anew with ledger-key. A key weaker than 256 bits is still accepted here, with a warning, so that a rotation away from it can finish. Never printed; never put it in .gitea/gns-guard.yml."),
+		"The ledger-key before a rotation, e.g. ${{ secrets.GNS_GUARD_LEDGER_KEY_PREVIOUS }}: records it signed still verify and are "+
+			"signed anew with ledger-key. A key weaker than 256 bits is still accepted here, with a warning, so that a rotation away from "+
+			"it can finish. Never printed; never put it in .gitea/gns-guard.yml."),
 	intRow("max-budget", "", inInput|inFile|inFlag, 1, "no cap",
 		func(c *config.Config) *int64 { return &c.MaxBudget },
 		"Largest budget.total a new issue may start with before an approver accepts it. Empty: no cap."),
 	intRow("repository-budget", "", inInput|inFile|inFlag, 1, "no cap",
 		func(c *config.Config) *int64 { return &c.RepositoryBudget },
-		"Tokens the governed issues of the repository may be granted within repository-budget-window (the budgets new issues start with and the raises approvers accept): a new issue whose budget would take the window over it waits for an approver (budget::exhausted). The grants are kept in the repository variable GNS_GUARD_BUDGET, written with admin-token (the owner's): without it the cap cannot be kept. Empty: no cap."),
+		"Tokens the governed issues of the repository may be granted within repository-budget-window (the budgets new issues start with "+
+			"and the raises approvers accept): a new issue whose budget would take the window over it waits for an approver "+
+			"(budget::exhausted). The grants are kept in the repository variable GNS_GUARD_BUDGET, written with admin-token (the owner's): "+
+			"without it the cap cannot be kept. Empty: no cap."),
 	parsedRow("repository-budget-window", String, "7d", "a duration such as 7d, 36h or 90m", inInput|inFile|inFlag,
 		parseDuration, func(c *config.Config) *time.Duration { return &c.RepositoryBudgetWindow },
 		"How far back repository-budget counts the grants."),
 	listRow("protected-paths", ".kilo/, .gitea/workflows/, .gitea/gns-guard.yml", inInput|inFile|inFlag,
 		func(c *config.Config) *[]string { return &c.ProtectedPaths },
-		"Path prefixes a pull request may change only with the permission::evolve-system label, comma- or newline-separated: by default the agents' configuration and the guard's own workflows and settings. An empty list in .gitea/gns-guard.yml (protected-paths: []) protects none."),
+		"Path prefixes a pull request may change only with the permission::evolve-system label, comma- or newline-separated: by default "+
+			"the agents' configuration and the guard's own workflows and settings. An empty list in .gitea/gns-guard.yml (protected-paths: "+
+			"[]) protects none."),
 	floatRow("pressure-threshold", "0.6", inInput|inFile|inFlag, 0, false, math.Inf(1),
 		func(c *config.Config) *float64 { return &c.PressureThreshold },
 		"Fail when the next agent's entry context / the task size's max context exceeds this."),
@@ -249,7 +264,8 @@ var rows = []row{
 		"gns-guard status marks an issue stale after this long without accepted progress."),
 	parsedRow("unjudged-grace", String, "2m", "a duration such as 2m, 90s or 1h", inInput|inFile|inFlag,
 		parseDuration, func(c *config.Config) *time.Duration { return &c.UnjudgedGrace },
-		"How long an issue's body may be ahead of the guard's ledger (a change no guard run has judged yet) before gns-guard context and report refuse to build on it and gns-guard status lists it: a guard switched off cannot go unnoticed."),
+		"How long an issue's body may be ahead of the guard's ledger (a change no guard run has judged yet) before gns-guard context "+
+			"and report refuse to build on it and gns-guard status lists it: a guard switched off cannot go unnoticed."),
 	newRow("mode", Enum, "issue", "", inInput,
 		"issue: guard the event's issue. dashboard: keep the repository's dashboard issue (for schedule and workflow_dispatch runs).",
 		func(r *Resolved, v Value) bool {
@@ -280,7 +296,8 @@ var rows = []row{
 			return true
 		}),
 	newRow("ledger-public-key", String, "", "ed25519: and 44 characters of base64, as gns-guard pubkey prints it", inFile,
-		"The public key of ledger-key, exactly as gns-guard pubkey prints it: anyone verifies the guard's signed history with it (gns-guard history --verify), holding no secret.",
+		"The public key of ledger-key, exactly as gns-guard pubkey prints it: anyone verifies the guard's signed history with it "+
+			"(gns-guard history --verify), holding no secret.",
 		func(r *Resolved, v Value) bool {
 			k := strings.TrimSpace(v.Text)
 			if k != "" {
@@ -292,7 +309,9 @@ var rows = []row{
 			return true
 		}),
 	newRow("agents", Map, "", "a mapping of agent names to Gitea logins (NAME: LOGIN, or NAME: [LOGIN, ...]), or items NAME=LOGIN", inFile,
-		"Which Gitea logins may speak as each agent: a result comment counts as an agent's result (for the entry load, the digest, recover and the rules) only when one of the agent's logins posted it, and a writer posting as an agent not mapped to it fails agent-impersonated. gns-guard init --agents NAME=LOGIN writes it. Empty: any account that can write the issue may speak as any agent.",
+		"Which Gitea logins may speak as each agent: a result comment counts as an agent's result (for the entry load, the digest, "+
+			"recover and the rules) only when one of the agent's logins posted it, and a writer posting as an agent not mapped to it fails "+
+			"agent-impersonated. gns-guard init --agents NAME=LOGIN writes it. Empty: any account that can write the issue may speak as any agent.",
 		func(r *Resolved, v Value) bool {
 			m, err := ParseAgents(listOf(v))
 			if err == nil {
@@ -302,12 +321,15 @@ var rows = []row{
 		}),
 	enumRow("load-comments-from", "writers", inInput|inFile|inFlag, []string{"writers", "everyone"},
 		func(c *config.Config) *string { return &c.LoadCommentsFrom },
-		"Whose comments the next agent's entry load holds: writers (the accounts that can write the issue; an outsider's comment is left out and named) or everyone. Either way an outsider's comment is outside the judged conversation: oversized or malformed, it is a warning."),
+		"Whose comments the next agent's entry load holds: writers (the accounts that can write the issue; an outsider's comment is "+
+			"left out and named) or everyone. Either way an outsider's comment is outside the judged conversation: oversized or malformed, it is a warning."),
 	enumRow("metering", "off", inInput|inFile|inFlag, []string{"off", "required"},
 		func(c *config.Config) *string { return &c.Metering },
-		"required: an agent result without a valid receipt of gns-guard meter for its invocation is a violation (consumption-unmetered). off: a receipt is judged when there is one."),
+		"required: an agent result without a valid receipt of gns-guard meter for its invocation is a violation "+
+			"(consumption-unmetered). off: a receipt is judged when there is one."),
 	newRow("meter-public-key", String, "", "ed25519: and 44 characters of base64, as gns-guard meter --public-key prints it", inFile,
-		"The public key of the meter's meter-key, exactly as gns-guard meter --public-key prints it: the guard verifies the receipts in result comments with it. Empty: receipts are not judged.",
+		"The public key of the meter's meter-key, exactly as gns-guard meter --public-key prints it: the guard verifies the receipts in "+
+			"result comments with it. Empty: receipts are not judged.",
 		func(r *Resolved, v Value) bool {
 			k := strings.TrimSpace(v.Text)
 			if k != "" {
@@ -319,7 +341,8 @@ var rows = []row{
 			return true
 		}),
 	newRow("meter-url", String, "", "an http or https URL, or nothing", inFile|inFlag,
-		"The meter's base URL (gns-guard meter): gns-guard report fetches its invocation's signed receipt there and puts it in the result's footer. Empty: no meter.",
+		"The meter's base URL (gns-guard meter): gns-guard report fetches its invocation's signed receipt there and puts it in the "+
+			"result's footer. Empty: no meter.",
 		func(r *Resolved, v Value) bool {
 			u := strings.TrimRight(strings.TrimSpace(v.Text), "/")
 			if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
@@ -329,7 +352,8 @@ var rows = []row{
 			return true
 		}),
 	newRow("prices", List, "", "items MODEL INPUT OUTPUT [CACHED], dollars per million tokens", inFile,
-		"Model prices the meter puts on receipts and in gns-guard status: one item per model, MODEL INPUT OUTPUT [CACHED] in dollars per million tokens (cached input defaults to the input price), e.g. gpt-4o 2.50 10.00 1.25.",
+		"Model prices the meter puts on receipts and in gns-guard status: one item per model, MODEL INPUT OUTPUT [CACHED] in dollars "+
+			"per million tokens (cached input defaults to the input price), e.g. gpt-4o 2.50 10.00 1.25.",
 		func(r *Resolved, v Value) bool {
 			p, ok := parsePrices(listOf(v))
 			if ok {

@@ -14,7 +14,8 @@ import (
 
 // waitingText says what the issue waits for and who ends the wait.
 func waitingText(cfg config.Config) string {
-	return fmt.Sprintf("⏸️ **Waiting for a person**: the budget is used up and `%s` is on, so no agent may go on. Nothing is broken: an approver (%s) raises `budget.total` or accepts the state, and removes `%s` to let the workflow continue.",
+	return fmt.Sprintf("⏸️ **Waiting for a person**: the budget is used up and `%s` is on, so no agent may go on. Nothing is broken: "+
+		"an approver (%s) raises `budget.total` or accepts the state, and removes `%s` to let the workflow continue.",
 		markdown.Cell(cfg.Labels.BudgetExhausted, 80), cfg.Approvers(), markdown.Cell(cfg.Labels.BudgetExhausted, 80))
 }
 
@@ -36,11 +37,15 @@ func writeBudgetWarning(b *strings.Builder, p *guard.Plan, cfg config.Config) {
 	ratio := float64(n.BudgetConsumed) / float64(n.BudgetTotal)
 	switch {
 	case ratio >= BudgetWarnSecond:
-		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): above prune-threshold (%s) the guard prunes the history and the next phase starts with %s of what is left; past the budget, the issue waits for a person.\n\n",
-			percent(BudgetWarnSecond), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining), percent(cfg.PruneThreshold), percent(cfg.CarryoverRatio))
+		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): above prune-threshold (%s) the guard prunes the "+
+			"history and the next phase starts with %s of what is left; past the budget, the issue waits for a person.\n\n",
+			percent(BudgetWarnSecond), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining),
+			percent(cfg.PruneThreshold), percent(cfg.CarryoverRatio))
 	case ratio >= BudgetWarnFirst:
-		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): plan the remaining steps with that in mind; at %s the guard warns again.\n\n",
-			percent(BudgetWarnFirst), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining), percent(BudgetWarnSecond))
+		fmt.Fprintf(b, "⚠️ **%s of the budget is used** (%s of %s tokens, %s left): plan the remaining steps with that in mind; at %s "+
+			"the guard warns again.\n\n",
+			percent(BudgetWarnFirst), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), tokens.Format(n.BudgetRemaining),
+			percent(BudgetWarnSecond))
 	}
 }
 

@@ -10,17 +10,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// NextInput is the decision input of the guard's next run once a run that
-// decided p on in has made its writes as the action makes them: a
-// placeholder status comment first on an issue that has none, then
-// Plan.Writes in its order (the archive parts not posted yet, the pruned
-// body or the body with its fill or read hint, the labels and the lock,
-// the recovery request and the digest unless the guard's last comments
-// hold them), and the status comment last, settled (PlanWrite): in place,
-// or posted anew at the end when it had fallen out of reach. Comments it
-// posts take the ids after the last one known, stamped now. ev is the
-// event of the next run. `report` judges the state an agent leaves with it
-// (handoff.Predict): the runs after the guard's own writes included.
+// NextInput is the input of the guard's next run once a run that decided p
+// on in has written as the action writes: a placeholder if none, then
+// Plan.Writes in order, then the settled status comment. New comments take
+// the next ids, stamped now; ev is the next event. `report` judges its
+// prediction with it (handoff.Predict).
 func NextInput(in guard.Input, p *guard.Plan, ev issues.Event, now time.Time) guard.Input {
 	if !p.Governed {
 		next := in

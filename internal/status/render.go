@@ -58,7 +58,8 @@ func Render(issue int64, p *guard.Plan, cfg config.Config, notes []string, recor
 			b.WriteString("- " + n + "\n")
 		}
 	}
-	b.WriteString("\n<sub>gns-guard keeps this comment up to date on every run; it holds the guard's ledger. Do not edit it: the guard puts its text back, and a changed ledger fails the workflow.</sub>\n")
+	b.WriteString("\n<sub>gns-guard keeps this comment up to date on every run; it holds the guard's ledger. Do not edit it: the " +
+		"guard puts its text back, and a changed ledger fails the workflow.</sub>\n")
 	return capComment(b.String(), record)
 }
 
@@ -121,7 +122,8 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 		fmt.Fprintf(b, "**Budget** `%s` %s of %s tokens consumed in this phase (%s), %s left · **Lifetime** %s\n\n",
 			Bar(ratio, 20), tokens.Format(n.BudgetConsumed), tokens.Format(n.BudgetTotal), percent(ratio), tokens.Format(n.BudgetRemaining), LifetimeText(n))
 		if step, ok := guard.BudgetStep(n.BudgetConsumed, n.BudgetTotal); ok && n.BudgetRemaining > 0 {
-			fmt.Fprintf(b, "> ⚠️ %d%% of the phase's budget is used: an approver raises `budget.total` before it runs out, or the meter refuses the next call and the chain waits\n\n", step)
+			fmt.Fprintf(b, "> ⚠️ %d%% of the phase's budget is used: an approver raises `budget.total` before it runs out, or the meter "+
+				"refuses the next call and the chain waits\n\n", step)
 		}
 		if n.MeteredResults > 0 {
 			fmt.Fprintf(b, "**Metered** %s tokens by the meter's receipts of the last %d results; their reports added %s\n\n",
@@ -133,7 +135,8 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 		parts = append(parts, fmt.Sprintf("**Depth** %d of max %s", n.Depth, depthLimitText(n.MaxDepth)))
 	}
 	if n.MaxContext > 0 && withContext {
-		parts = append(parts, fmt.Sprintf("**Entry context** %s of %s tokens (%s; %s task: entry load %s, of which the last 3 comments that are not the guard's %s, + next task %s)",
+		parts = append(parts, fmt.Sprintf("**Entry context** %s of %s tokens (%s; %s task: entry load %s, of which the last 3 comments "+
+			"that are not the guard's %s, + next task %s)",
 			tokens.Format(n.ContextTokens), tokens.Format(n.MaxContext), percent(n.ContextRatio), n.TaskSize,
 			tokens.Format(int64(n.EntryTokens)), tokens.Format(int64(n.CommentTokens)), tokens.Format(n.NextEstimated)))
 	}
@@ -176,14 +179,16 @@ func ledgerLine(p *guard.Plan, cfg config.Config) string {
 		mode = "unsigned: set ledger-key, or an issue writer can forge it"
 	}
 	if !l.Baseline {
-		return fmt.Sprintf("**Ledger** no accepted state yet: the guard takes one once the checkpoint is valid and no violation label waits for an approver (%s) (%s).", cfg.Approvers(), mode)
+		return fmt.Sprintf("**Ledger** no accepted state yet: the guard takes one once the checkpoint is valid and no violation label "+
+			"waits for an approver (%s) (%s).", cfg.Approvers(), mode)
 	}
 	how := "accepted"
 	if l.Adopted {
 		how = "adopted as the baseline (no earlier ledger was found)"
 	}
 	return fmt.Sprintf("**Ledger** %s: phase %s, budget %s of %s consumed, %s remaining, body content version %d (%s).",
-		how, markdown.Cell(markdown.Quote(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining), l.ContentVersion, mode)
+		how, markdown.Cell(markdown.Quote(l.Phase), 80), tokens.Format(l.Consumed), tokens.Format(l.Total), tokens.Format(l.Remaining),
+		l.ContentVersion, mode)
 }
 
 // depthLimitText renders a depth limit for messages.

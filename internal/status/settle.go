@@ -36,13 +36,10 @@ type Applied struct {
 }
 
 // Stable renders the status comment as the next run will judge the issue.
-// The status comment is one of the issue's last comments, so it counts in
-// the entry load it reports, and the labels this run sets show in the
-// state.labels check: rendered from the state as read, the next run on an
-// unchanged issue would find different figures and rewrite it, every time.
-// So the issue is decided again as this run leaves it (its labels, body and
-// comments, this comment included), until the comment says the same twice.
-// existing is the status comment found, if any.
+// The comment counts in the entry load it reports, and this run's labels
+// change the state check, so a comment from the state as read would be
+// rewritten every run. So the issue is decided again as left, until the
+// comment says the same twice.
 func Stable(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) string {
 	n := in.Issue.Number
 	body := Render(n, p, in.Config, a.Notes, a.Record)
@@ -79,7 +76,8 @@ func Stable(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) 
 // made and its status comment says status.
 func after(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, status string) guard.Input {
 	c := statusAfter(in.Self, status, existing, a.Moved, a.Written)
-	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c, Existing: existing, Moved: a.Moved}
+	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c,
+		Existing: existing, Moved: a.Moved}
 	if p.Ledger != nil {
 		ch.IDs = p.Ledger.Labels // the ids the server answered the labels' addition with
 	}

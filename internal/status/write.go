@@ -24,19 +24,17 @@ type CommentWrite struct {
 	Moved bool
 }
 
-// PlanWrite decides the status comment this run leaves, given what
-// applying the plan did (a: notes, posted comments, pruned, locked) and the
-// server's clock. The ledger record the comment carries is reused verbatim
-// when the accepted state did not move and the comment would not change
-// otherwise (a clean pass writes nothing); any write signs a fresh record
-// stamped with the server's clock, so an edit by anyone else shows as an
-// updated_at the record does not explain. existing is the status comment
-// found, if any.
+// PlanWrite decides the status comment this run leaves. An unmoved state
+// and unchanged comment reuse the record verbatim, so a clean pass writes
+// nothing. Any write signs a fresh record stamped with the server's clock,
+// so another's edit shows as an unexplained updated_at. existing is the
+// comment found, if any.
 func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, now time.Time) CommentWrite {
 	cfg := in.Config
 	moved := existing != nil && p.Ledger != nil && guard.StatusBuried(in.Recent, existing, a.Posted, in.Config.RecentWindow())
 	if p.Ledger != nil && existing != nil && !moved {
-		if old, _ := ledger.ReadOnce(in.Record, existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil && old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
+		if old, _ := ledger.ReadOnce(in.Record, existing, in.Issue.Number, ledger.ConfigKeys(cfg)); old != nil &&
+			old.SameState(*p.Ledger) && ledger.SignedWith(existing.Body, ledger.ConfigKeys(cfg)) {
 			kept := a
 			kept.Record, kept.Written = ledger.Line(existing.Body), time.Unix(old.Written, 0)
 			if body := Stable(in, p, existing, kept); strings.TrimSpace(body) == strings.TrimSpace(existing.Body) {
@@ -64,20 +62,21 @@ func PlanWrite(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applie
 	return CommentWrite{Body: body, Write: w, Do: ok}
 }
 
-// Placeholder is the status comment the first run on an issue posts before
-// its other writes when the issue has none: a ledger with no accepted state
-// yet (and the approval labels on the issue), so that a run cut short
-// leaves no trace of the guard without a ledger, which the next run would
-// take for a deleted one. The run completes the comment last.
+// Placeholder is the status comment a first run posts before its other
+// writes: a ledger with no accepted state yet. A run cut short then leaves
+// no guard trace without a ledger, which the next run would take for a
+// deleted one. The run completes it last.
 func Placeholder(in guard.Input, p *guard.Plan, now time.Time) string {
 	n := in.Issue.Number
-	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp, Posture: in.Posture, ContentVersion: p.Opened}
+	l := ledger.Record{Issue: n, Writer: in.Self, Pending: []string{}, Written: now.Unix(), Config: in.ConfigStamp,
+		Posture: in.Posture, ContentVersion: p.Opened}
 	for _, a := range in.Config.Labels.Approval() {
 		if slices.Contains(in.Issue.LabelNames(), a) {
 			l.Pending = append(l.Pending, a)
 		}
 	}
-	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, which holds its ledger, last.\n" + ledger.ConfigKeys(in.Config).Encode(l) + "\n"
+	return issues.StatusMarker(n) + "\n## ⏳ gns-guard: at work\n\nThe guard is making this run's writes; it completes this comment, " +
+		"which holds its ledger, last.\n" + ledger.ConfigKeys(in.Config).Encode(l) + "\n"
 }
 
 // NeedsPlaceholder reports whether the run must post Placeholder first:

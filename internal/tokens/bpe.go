@@ -12,16 +12,11 @@ import (
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
-// pieceBPE runs the library's byte-pair encoding on one pre-tokenized piece.
-//
-// tiktoken-go/tokenizer exports no piece-level API: Codec.Count always
-// re-splits its input with the library's own (buggy, see pretokenize.go)
-// pattern before merging. We therefore give our private Codec instance a
-// split pattern that matches its whole input, so Count(piece) is exactly
-// "BPE-encode this piece" with the library's merge code and the
-// vocabulary newCodec gave it. The field is unexported; newPieceBPE checks
-// its name and type and fails loudly (New returns an error, the tests fail)
-// if a library upgrade changes them.
+// pieceBPE runs the library's byte-pair encoding on one pre-tokenized
+// piece. tiktoken-go/tokenizer has no piece-level API, so our private Codec
+// gets a split pattern that matches its whole input: Count(piece) then
+// merges only. The field is unexported; newPieceBPE checks its name and
+// type, so a library upgrade that changes them fails loudly.
 type pieceBPE struct {
 	codec *codec.Codec
 	cache pieceCache
@@ -77,13 +72,10 @@ func (b *pieceBPE) bpe(piece string) int {
 	return n
 }
 
-// Piece cache: a lock-free table of recently seen short pieces (words,
-// punctuation, indentation). Natural text repeats pieces a lot, and a hit
-// costs a hash instead of a regexp2 match plus a BPE run. A piece may sit
-// in slot h or h^1; a new entry takes slot h and pushes the previous one
-// to h^1, so two pieces that hash to the same slot do not evict each other.
-// Entries are immutable and checked against the piece, so racing updates
-// can only lose an entry, never return a wrong count.
+// The piece cache: a lock-free table of short pieces, since text repeats
+// them and a hit saves a regexp match and a BPE run. A new entry takes slot
+// h and pushes the old one to h^1, so two colliding pieces coexist. Entries
+// are immutable and checked, so a race loses an entry, never a count.
 const (
 	cacheSlots     = 1 << 15
 	maxCachedPiece = 48

@@ -1,17 +1,7 @@
-// Package tokens counts tokens exactly as OpenAI's tiktoken does for the
-// cl100k_base and o200k_base encodings.
-//
-// Byte-pair merging is done by github.com/tiktoken-go/tokenizer, with its
-// vocabularies embedded here compressed (see vocab.go); the
-// pre-tokenization (splitting text into pieces before merging) is done here,
-// because the library's splitter disagrees with tiktoken on whitespace runs
-// that contain newlines (indented blank lines in YAML) and on U+007F. See
-// pretokenize.go for details and testdata/tokens for the reference corpus.
-//
-// Text is counted as ordinary text: special-token literals such as
-// "<|endoftext|>" are not treated specially (tiktoken's encode_ordinary).
-// Invalid UTF-8 is first replaced with U+FFFD using the WHATWG / Python
-// errors="replace" rules, as tiktoken does for bytes decoded that way.
-//
-// It is pure.
+// Package tokens counts tokens exactly as OpenAI's tiktoken does for
+// cl100k_base and o200k_base (encode_ordinary).
+// github.com/tiktoken-go/tokenizer merges, with vocabularies embedded
+// compressed (vocab.go). Splitting is done here, since the library's
+// disagrees with tiktoken (pretokenize.go). Invalid UTF-8 becomes U+FFFD as
+// in Python. It is pure.
 package tokens

@@ -5,10 +5,8 @@ import (
 	"unicode/utf8"
 )
 
-// This file is the pre-tokenizer: it splits text into the pieces that BPE
-// then encodes one at a time, exactly as OpenAI's tiktoken does with these
-// patterns (Rust regex/fancy-regex semantics: leftmost-first alternation,
-// greedy quantifiers with backtracking, Unicode classes, \s = White_Space):
+// The pre-tokenizer: it splits text into the pieces BPE encodes, exactly as
+// tiktoken does with these patterns (Rust regex semantics):
 //
 // cl100k_base:
 //
@@ -21,17 +19,10 @@ import (
 //	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
 //	\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
-// tiktoken-go/tokenizer v0.10.0 runs the same patterns through regexp2, but
-// gets two things wrong (see tokens_test.go for the reference cases):
-//
-//   - its generated matcher backtracks \s*[\r\n]+ to the FIRST newline of a
-//     whitespace run instead of the last, so "\n  \n" (an indented blank
-//     line in YAML) becomes the pieces "\n", "  \n" instead of one piece;
-//   - regexp2 v2.5.1 leaves U+007F out of [^\s\p{L}\p{N}] and
-//     [^\r\n\p{L}\p{N}], so DEL matches no branch and is silently dropped.
-//
-// The scanner below is hand-written rather than a regexp: it runs in linear
-// time and cannot fail (no backtracking-stack limit on long whitespace).
+// tiktoken-go/tokenizer v0.10.0 gets two wrong (tokens_test.go): it splits
+// "\n  \n" (an indented blank line) at the first newline, and drops U+007F.
+// This scanner is hand-written: linear time, and no backtracking limit to
+// fail on.
 
 // Character classes used by the patterns.
 const (

@@ -84,12 +84,10 @@ func (c *Counter) Count(text string) int {
 // its context: a few milliseconds of work on the slowest text.
 const checkEvery = 64 << 10
 
-// CountContext is Count that gives up when ctx is done, within
-// milliseconds, and then returns 0 and ctx's error: a text of tens of MB
-// takes seconds to count. Between pieces the count looks at ctx every
-// checkEvery bytes and stops; one piece is counted whole, so a long one
-// (a run of letters with no space) is counted on its own goroutine, which
-// the caller does not wait for once ctx is done.
+// CountContext is Count that gives up within milliseconds once ctx is done,
+// returning 0 and ctx's error: tens of MB take seconds. It checks ctx every
+// checkEvery bytes between pieces; a long piece is counted whole on its own
+// goroutine, which is not waited for.
 func (c *Counter) CountContext(ctx context.Context, text string) (int, error) {
 	if ctx.Done() == nil || len(text) <= checkEvery {
 		return c.count(ctx, text)

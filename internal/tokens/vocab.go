@@ -14,26 +14,14 @@ import (
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
-// The vocabularies, compressed. tiktoken-go/tokenizer holds each of its
-// vocabularies as a Go map literal, built by its constructors
-// (codec.NewCl100kBase, codec.NewO200kBase): tables that weigh about 7 MB
-// in a binary for cl100k_base and o200k_base together. This package never
-// calls those constructors, so the linker leaves the literals out; each
-// vocabulary is embedded instead as a gzip stream of 0.5 and 1.1 MB and
-// decoded into a map for the library's merge code the first time its
-// encoding is used (see loadEngine and BenchmarkFirstCount).
-//
-// The files are written from the library's own vocabularies by
+// The vocabularies, compressed: the library's map literals weigh 7 MB. We
+// never call their constructors, so the linker drops them, and decode
+// gzip streams of 0.5 and 1.1 MB on first use. They are written by
 //
 //	go test ./internal/tokens -run TestVocabularyMatchesLibrary -update
 //
-// and that test checks that they still equal them, so a library upgrade
-// that changes a vocabulary fails the tests until the files are written
-// again.
-//
-// Format, inside the gzip stream: the number of tokens as a uvarint, then
-// each token in rank order (rank 0 first) as one length byte (1..255)
-// followed by the token's bytes. Ranks are dense: token i has rank i.
+// which also fails when they differ. Format: a uvarint token count, then
+// each token by rank as a length byte and its bytes.
 var (
 	//go:embed cl100k_base.ranks.gz
 	cl100kRanks []byte
@@ -56,14 +44,10 @@ const (
 	maxVocabularyBytes = 64 << 20
 )
 
-// decodeRanks decodes a vocabulary file into a map from token to rank.
-//
-// A goroutine inflates the file into one buffer, sized by the gzip
-// trailer, while this one reads the tokens off the part already inflated
-// and fills the map: on two cores the first Count of an encoding waits for
-// the longer of the two, not their sum. The tokens are strings that share
-// that buffer (one allocation instead of one per token); each part of it is
-// written once, before its tokens are read, and never again.
+// decodeRanks decodes a vocabulary file into a map from token to rank. One
+// goroutine inflates while this one fills the map, so the first Count waits
+// for the longer of the two, not their sum. Tokens share one buffer, each
+// part written once before it is read.
 func decodeRanks(file []byte) (map[string]uint, error) {
 	if len(file) < 4 {
 		return nil, errors.New("tokens: vocabulary: not a gzip file")
