@@ -1,14 +1,7 @@
-// Package setup sets a repository up for the guard (`gns-guard init`)
-// and checks how it is set up (`gns-guard doctor`).
+// Package setup sets a repository up for the guard (`gns-guard init`):
+// files, labels, the commit or pull request, the recommended posture and
+// the steps left by hand. It writes only what is missing.
 //
-// For init: the files it writes (the workflow, the settings, the issue
-// template), the commit or pull request that carries them, the labels,
-// the recommended posture (the agents' team, the default branch's
-// protection), the steps left to do by hand, and the report as text or
-// JSON. For doctor: the threat model's guarantees judged on the posture
-// read, and the meter's scope and key.
-//
-// It reads what the repository holds first and writes only what is
-// missing: a file or label already there is left as it is. It reaches
-// the server through the roles of package port.
+// It also checks a posture (`gns-guard doctor`): the threat model's
+// guarantees, and the meter's scope and key.
 package setup

@@ -9,13 +9,10 @@ import (
 	"sync"
 )
 
-// A host-mode runner runs the gns-guard binary installed on its host, and
-// any job on that runner may be able to write where it lies: a job that
-// replaced it would have the next guard run execute its code with the
-// guard's secrets. The host workflow therefore pins the binary's SHA-256
-// (GNS_GUARD_SHA256) and its step runs a checked copy only
-// (docs/operations.md#the-runner). `init --runner host` pins the binary
-// that runs it: the one the person is about to install.
+// Any job on a host runner may replace the installed binary, and the next
+// guard run would execute it with the guard's secrets. So the host
+// workflow pins the binary's SHA-256, and `init --runner host` pins the
+// binary that runs it (docs/operations.md#the-runner).
 
 // unpinned is the digest the host workflow ships with: no binary has it,
 // so a workflow copied by hand runs nothing until its binary is pinned.
