@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/briefing"
 	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/port"
@@ -359,5 +360,13 @@ func TestContextIsTheGuardsMeasure(t *testing.T) {
 	}
 	if len(rep.Skipped) < 3 || rep.Skipped[0].ID != 202 || strings.Contains(rep.Text, "burn chart") {
 		t.Errorf("the guard's own comments were loaded: left out %v", rep.Skipped)
+	}
+}
+
+// TestContextNamesInitsTemplate: the refusal of an ungoverned issue names
+// the issue template init writes.
+func TestContextNamesInitsTemplate(t *testing.T) {
+	if briefing.IssueTemplate != issueTemplateName {
+		t.Errorf("context names the template %q, init writes %q", briefing.IssueTemplate, issueTemplateName)
 	}
 }
