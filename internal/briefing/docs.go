@@ -12,6 +12,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
+// MaxFiles is the most files a load takes: the protocol's limit.
+const MaxFiles = entryload.MaxFiles
+
 // maxDocBytes bounds a file or skill: the largest cap (a large task's
 // 18,500 tokens) holds far less text.
 const maxDocBytes = 1 << 20

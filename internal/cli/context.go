@@ -12,7 +12,6 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/briefing"
 	"github.com/gns-guard/gns-guard/internal/config"
-	"github.com/gns-guard/gns-guard/internal/entryload"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
@@ -103,8 +102,8 @@ func (o *contextOptions) checkSource() error {
 // checkLimits checks the numbers and the format.
 func (o *contextOptions) checkLimits() error {
 	switch {
-	case len(o.files) > entryload.MaxFiles:
-		return usageError("context: %d files named with --file; an agent loads at most %d (the protocol's limit): name the %d the task needs most", len(o.files), entryload.MaxFiles, entryload.MaxFiles)
+	case len(o.files) > briefing.MaxFiles:
+		return usageError("context: %d files named with --file; an agent loads at most %d (the protocol's limit): name the %d the task needs most", len(o.files), briefing.MaxFiles, briefing.MaxFiles)
 	case o.cap < 0:
 		return usageError("context: --cap must be a positive number of tokens, not %d", o.cap)
 	case o.format != "text" && o.format != "json":
@@ -163,7 +162,7 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 	res, err := briefing.Assemble(ctx, briefing.Request{Issue: iss, Config: cfg, Files: files, Skill: skill, Size: o.size, Cap: o.cap,
 		FullComments: o.fullComments, Fence: o.format == "text" && env.Getenv("GITHUB_ACTIONS") == "true", Now: env.Now, Notes: env.Stderr})
 	if oc, ok := errors.AsType[*briefing.OverCapError](err); ok && o.format == "json" {
-		_ = printIndented(env, oc.Report) // the error is the answer either way
+		_ = printRendered(env, oc.Report.JSON) // the error is the answer either way
 	}
 	if err != nil {
 		return err
@@ -183,9 +182,19 @@ func runContext(ctx context.Context, o *contextOptions, env Env) error {
 		appendJSONLine(env, "--metrics-file", o.metricsFile, res.Metrics())
 	}
 	if o.format == "json" {
-		return printIndented(env, res.Report)
+		return printRendered(env, res.JSON)
 	}
 	fmt.Fprint(env.Stdout, res.Text())
+	return nil
+}
+
+// printRendered prints a briefing's JSON rendering.
+func printRendered(env Env, render func() ([]byte, error)) error {
+	data, err := render()
+	if err != nil {
+		return cannotRun(err)
+	}
+	_, _ = env.Stdout.Write(data)
 	return nil
 }
 
