@@ -133,10 +133,12 @@ func (req Request) loadable(parsed checkpoint.Result, number int64) error {
 	if len(parsed.Blocks) == 0 && s.ungoverned() {
 		// Not an issue the guard governs: a wrong --issue, or one not
 		// opened from the template. Recovery cannot help (docs/choices.md).
-		return usageError("context: %s is not governed by gns-guard: it has no checkpoint block, no cascade:: or budget:: label and no status comment of the guard; check --issue, or open the task from the %q issue template", where, IssueTemplate)
+		return usageError("context: %s is not governed by gns-guard: it has no checkpoint block, no cascade:: or budget:: label and no "+
+			"status comment of the guard; check --issue, or open the task from the %q issue template", where, IssueTemplate)
 	}
 	if len(parsed.Blocks) == 0 {
-		return &exitcode.ViolationError{Err: fmt.Errorf("context: %s has no checkpoint block (a ```yaml fenced block whose root key is checkpoint): there is no state for an agent to load; run 'gns-guard schema' for its shape", where)}
+		return &exitcode.ViolationError{Err: fmt.Errorf("context: %s has no checkpoint block (a ```yaml fenced block whose root key is "+
+			"checkpoint): there is no state for an agent to load; run 'gns-guard schema' for its shape", where)}
 	}
 	if parsed.Valid() {
 		return nil
@@ -148,7 +150,8 @@ func (req Request) loadable(parsed checkpoint.Result, number int64) error {
 	for _, f := range parsed.Findings {
 		fmt.Fprintln(req.Notes, f.Format(prefix))
 	}
-	return &exitcode.ViolationError{Err: fmt.Errorf("context: the checkpoint of %s cannot be trusted (see above): an agent must not resume from it; fix the body (check it with 'gns-guard check') or ask for recovery with a '## 🔄 context-recovery-needed' comment", where)}
+	return &exitcode.ViolationError{Err: fmt.Errorf("context: the checkpoint of %s cannot be trusted (see above): an agent must not resume "+
+		"from it; fix the body (check it with 'gns-guard check') or ask for recovery with a '## 🔄 context-recovery-needed' comment", where)}
 }
 
 // figures is the guard's decision on the issue, decided as its run on an
@@ -175,10 +178,13 @@ func (req Request) acceptedTask(plan *guard.Plan, n int64) error {
 		return nil
 	}
 	if v.Accepted == "" {
-		return &exitcode.ViolationError{Err: fmt.Errorf("context: issue #%d: the task was changed since the guard accepted it, by %s, and the task as accepted is not in the body's edit history (Gitea shows it only on a public repository): an agent must not work from a task the person did not set; %s", n, v.Who(), v.Step())}
+		return &exitcode.ViolationError{Err: fmt.Errorf("context: issue #%d: the task was changed since the guard accepted it, by %s, and "+
+			"the task as accepted is not in the body's edit history (Gitea shows it only on a public repository): an agent must not work "+
+			"from a task the person did not set; %s", n, v.Who(), v.Step())}
 	}
 	who := strings.ReplaceAll(strings.TrimRight(v.Who(), "\n"), "\n", " ")
-	fmt.Fprintf(req.Notes, "gns-guard: context: warning: issue #%d: the task was changed since the guard accepted it, by %s: the load holds the task as accepted, read from the body's edit history\n", n, who)
+	fmt.Fprintf(req.Notes, "gns-guard: context: warning: issue #%d: the task was changed since the guard accepted it, by %s: the load holds "+
+		"the task as accepted, read from the body's edit history\n", n, who)
 	return nil
 }
 
@@ -193,7 +199,8 @@ func (req Request) budget(nums guard.Numbers, number int64) (entryload.LoadCap, 
 		return entryload.LoadCap{}, &exitcode.CannotRunError{Err: fmt.Errorf("context: issue #%d: the guard reported no task size", number)}
 	}
 	if req.Size == "" && size.Inferred && nums.NextEstimated >= issues.TooLargeEstimate {
-		fmt.Fprintf(req.Notes, "gns-guard: context: warning: issue #%d: next_estimated_tokens %d is over the largest task size (< %s): the guard fails it as task-too-large; split the task\n", number, nums.NextEstimated, tokens.Format(issues.TooLargeEstimate))
+		fmt.Fprintf(req.Notes, "gns-guard: context: warning: issue #%d: next_estimated_tokens %d is over the largest task size (< %s): the "+
+			"guard fails it as task-too-large; split the task\n", number, nums.NextEstimated, tokens.Format(issues.TooLargeEstimate))
 	}
 	budget := entryload.LoadCap{Cap: int(size.Available()), Size: size.Name, MaxContext: int(size.MaxContext), Overhead: int(size.Overhead)}
 	if req.Cap > 0 {
@@ -208,8 +215,8 @@ func (req Request) budget(nums guard.Numbers, number int64) (entryload.LoadCap, 
 // files and skill, under the budget.
 func (req Request) entry(parsed checkpoint.Result, budget entryload.LoadCap, counter *tokens.Counter, plan *guard.Plan) entryload.Input {
 	s, nums := req.Issue, plan.Numbers
-	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Text(), Recent: s.Recent.Comments,
-		Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
+	in := entryload.Entry(entryload.Issue{Number: s.Issue.Number, Agent: nums.Agent, Body: s.Issue.Body, Checkpoint: parsed.Block().Text(),
+		Recent: s.Recent.Comments, Guard: s.Guard, Authors: plan.Authors, Missing: plan.MissingResults()}, counter)
 	if task, note := plan.EntryTask(); task != "" {
 		in.Task, in.TaskNote = task, note
 	}

@@ -48,12 +48,14 @@ func readDoc(read func(string) ([]byte, error), what, path string) (entryload.Do
 		return entryload.Doc{}, usageError("context: cannot read the %s %s: %v", what, path, unwrapPath(err))
 	}
 	if len(data) > maxDocBytes {
-		return entryload.Doc{}, usageError("context: the %s %s is %s bytes, over the %s a load reads (the largest cap, a large task's 18,500 tokens, holds about 70 KB): name a smaller file or the part the task needs",
+		return entryload.Doc{}, usageError("context: the %s %s is %s bytes, over the %s a load reads (the largest cap, a large task's "+
+			"18,500 tokens, holds about 70 KB): name a smaller file or the part the task needs",
 			what, path, tokens.Format(len(data)), "1 MiB")
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line := 1 + bytes.Count(data[:i], []byte("\n"))
-		return entryload.Doc{}, notText("context: the %s %s looks binary (a NUL byte on line %d, byte offset %d): only text files can be loaded", what, path, line, i)
+		return entryload.Doc{}, notText("context: the %s %s looks binary (a NUL byte on line %d, byte offset %d): only text files can be "+
+			"loaded", what, path, line, i)
 	}
 	if err := issues.CheckUTF8(data); err != nil {
 		return entryload.Doc{}, notText("context: the %s %s is not UTF-8 text (%v): convert it to UTF-8 or leave it out", what, path, err)

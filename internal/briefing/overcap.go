@@ -33,7 +33,9 @@ func overCap(oc *entryload.OverCapError, cp *checkpoint.Checkpoint) error {
 	var how []string
 	n := len(cp.Entries())
 	if n > checkpoint.DefaultTailLimit || cp.History.Set {
-		how = append(how, fmt.Sprintf("move its %d history entries into archive comments, keeping the last %d in history_tail (the guard does so on its next run when the checkpoint is over the task's overhead of %s tokens or 80%% of the budget is used; 'gns-guard prune BODY' prints the result)",
+		how = append(how, fmt.Sprintf("move its %d history entries into archive comments, keeping the last %d in history_tail (the guard "+
+			"does so on its next run when the checkpoint is over the task's overhead of %s tokens or 80%% of the budget is used; 'gns-guard "+
+			"prune BODY' prints the result)",
 			n, checkpoint.DefaultTailLimit, tokens.Format(oc.Budget.Overhead)))
 	} else {
 		how = append(how, fmt.Sprintf("it holds no history left to prune (%d entries in history_tail)", n))

@@ -89,7 +89,8 @@ func (r *Result) CostWarning() string {
 		return ""
 	}
 	capTokens := r.Budget.Cap
-	return fmt.Sprintf("issue #%d: the planned load takes %s tokens, over %.0f%% of the %s available (%s): load fewer files or ask for a slimmer task",
+	return fmt.Sprintf("issue #%d: the planned load takes %s tokens, over %.0f%% of the %s available (%s): load fewer files or ask for a "+
+		"slimmer task",
 		r.Issue, tokens.Format(r.Load.Planned), CostCheckRatio*100, tokens.Format(capTokens), tokens.Format(int(CostCheckRatio*float64(capTokens))))
 }
 
@@ -152,5 +153,6 @@ type Overflow struct {
 func (r *Result) Overflow() Overflow {
 	load := r.Load
 	return Overflow{TS: r.stamp(), Agent: load.Agent, Issue: r.Issue, Estimate: load.Planned, Available: r.Budget.Cap, Ratio: r.CostCheck.Ratio,
-		Threshold: CostCheckRatio, Loaded: load.Tokens, FilesRequested: r.FilesRequested, FilesLoaded: r.filesLoaded(), Dropped: load.Dropped, Cut: load.Cut}
+		Threshold: CostCheckRatio, Loaded: load.Tokens, FilesRequested: r.FilesRequested, FilesLoaded: r.filesLoaded(),
+		Dropped: load.Dropped, Cut: load.Cut}
 }

@@ -41,5 +41,7 @@ func AwaitGuard(verb string, s *Snapshot, parsed checkpoint.Result) error {
 	if n == 0 || s.Status != nil || !parsed.HoldsPlaceholder() {
 		return nil
 	}
-	return &exitcode.CannotRunError{Err: fmt.Errorf("%s: issue #%d: the checkpoint still holds the issue template's placeholder issue: 0, and the guard has not run on the issue yet: its first run sets the number (its status comment says so). Wait for that run, then run %s again", verb, n, verb)}
+	return &exitcode.CannotRunError{Err: fmt.Errorf("%s: issue #%d: the checkpoint still holds the issue template's placeholder issue: 0, "+
+		"and the guard has not run on the issue yet: its first run sets the number (its status comment says so). Wait for that run, then "+
+		"run %s again", verb, n, verb)}
 }
