@@ -103,7 +103,7 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg config.Config, a
 	if parsed.Valid() {
 		return restoreAccepted(s, parsed, cfg)
 	}
-	if err := AwaitGuard("recover", s, parsed); err != nil {
+	if err := live.AwaitGuard("recover", s, parsed); err != nil {
 		return nil, err
 	}
 	comments := s.Comments()

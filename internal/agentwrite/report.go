@@ -132,7 +132,7 @@ func (w *reporter) readAndDecide(ctx context.Context, now time.Time) (*live.Snap
 	}
 	if !step.already {
 		// An earlier report of this invocation is answered as it was.
-		if err := RefuseUnjudged(ctx, "report", w.Reader, s, w.Config, w.Now()); err != nil {
+		if err := w.Reader.RefuseUnjudged(ctx, "report", s, w.Config, w.Now()); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -179,7 +179,7 @@ func (w *reporter) decide(ctx context.Context, s *live.Snapshot, now time.Time) 
 		rep.Now = ownTime(step.own, rep.Now)
 		res.CommentID, res.CommentURL = step.own.ID, step.own.HTMLURL
 	}
-	if err := AwaitGuard("report", s, checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes})); err != nil {
+	if err := live.AwaitGuard("report", s, checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: n, MaxBytes: cfg.MaxCheckpointBytes})); err != nil {
 		return nil, err
 	}
 	opts := handoff.Options{HistoryTail: cfg.HistoryTail, MaxBytes: cfg.MaxCheckpointBytes, Hint: s.Hint(cfg.RecentWindow()).At}

@@ -538,6 +538,12 @@ func (o *fileOptions) read(env Env, enc tokens.Encoding) (string, *tokens.Counte
 	return text, counter, nil
 }
 
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
 // givenFlags are the names of the flags the arguments gave.
 func givenFlags(fs *flag.FlagSet) map[string]bool {
 	given := map[string]bool{}

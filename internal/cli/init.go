@@ -10,10 +10,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/setup"
 )
 
-// issueTemplateName is the name of init's issue template, which context
-// points to.
-const issueTemplateName = setup.IssueTemplateName
-
 // initOptions are the parsed flags of `init`.
 type initOptions struct {
 	issueFlags

@@ -253,7 +253,7 @@ func splitFrontMatter(t *testing.T, tmpl string) (front map[string]any, body str
 // issue number is filled in.
 func TestInitIssueTemplatePassesCheck(t *testing.T) {
 	front, body := splitFrontMatter(t, string(issueTemplate))
-	if front["name"] != issueTemplateName || front["about"] == "" || front["about"] == nil {
+	if front["name"] != issues.TaskTemplate || front["about"] == "" || front["about"] == nil {
 		t.Errorf("front matter: %v", front)
 	}
 	var labels []string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 
@@ -223,6 +224,15 @@ func localConfig(env Env, name string) (settings.Layer, error) {
 		return l, usageError("%v", err)
 	}
 	return l, nil
+}
+
+// unwrapPath drops the repeated path from an *os.PathError.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // prefixed puts the verb before a configuration error's message (a

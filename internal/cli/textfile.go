@@ -32,7 +32,7 @@ func readText(env Env, verb, what, name string, limit int) (string, error) {
 		line := 1 + bytes.Count(data[:i], []byte("\n"))
 		return "", notText("%s: the %s %s looks binary (a NUL byte on line %d, byte offset %d): only text can be read", verb, what, name, line, i)
 	}
-	if err := validUTF8(data); err != nil {
+	if err := issues.CheckUTF8(data); err != nil {
 		return "", notText("%s: the %s %s is not UTF-8 text (%v): convert it to UTF-8", verb, what, name, err)
 	}
 	return text, nil

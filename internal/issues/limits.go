@@ -1,6 +1,12 @@
 package issues
 
-import "github.com/gns-guard/gns-guard/internal/tokens"
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/gns-guard/gns-guard/internal/tokens"
+)
 
 // The most the guard reads of one text. Anything longer is not kept and is
 // the violation content-too-large, so no agent can make the guard unable to
@@ -22,4 +28,21 @@ func (c Comment) EntryTokens(counter *tokens.Counter) int {
 		return int(max(c.BodyBytes, MaxCommentBytes))
 	}
 	return counter.Count(c.Body)
+}
+
+// CheckUTF8 says where data stops being UTF-8, the only text the guard
+// reads: nil when it is all UTF-8.
+func CheckUTF8(data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			line := 1 + bytes.Count(data[:i], []byte("\n"))
+			return fmt.Errorf("invalid byte 0x%02x on line %d, byte offset %d", data[i], line, i)
+		}
+		i += n
+	}
+	return nil
 }

@@ -2,6 +2,10 @@ package issues
 
 import "strings"
 
+// TaskTemplate is the name of the issue template a governed task is
+// opened from: init writes it, context names it.
+const TaskTemplate = "GNS task"
+
 // TaskSize is a task's size class and its context budget.
 type TaskSize struct {
 	Name       string // tiny, small, medium or large

@@ -37,8 +37,6 @@ const (
 	WorkflowPath = ".gitea/workflows/gns-guard.yml"
 	// IssueTemplatePath is the issue template of a governed task.
 	IssueTemplatePath = ".gitea/ISSUE_TEMPLATE/gns-task.md"
-	// IssueTemplateName is the template's name, as Gitea lists it.
-	IssueTemplateName = "GNS task"
 )
 
 // The runners `init --runner` writes a workflow for.
@@ -80,7 +78,7 @@ func files(runner string, agents map[string][]string) []file {
 	return []file{
 		{WorkflowPath, Workflow(runner), what},
 		{settings.FileName, Settings(agents), "the guard's settings, read from the default branch"},
-		{IssueTemplatePath, issueTemplate, `the "` + IssueTemplateName + `" issue template: a governed task with its checkpoint to fill in`},
+		{IssueTemplatePath, issueTemplate, `the "` + issues.TaskTemplate + `" issue template: a governed task with its checkpoint to fill in`},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
@@ -137,7 +138,7 @@ type nextStep struct {
 // done already (a second init repeats none of them).
 func nextSteps(rep *Report) (todo, done []string) {
 	secrets := "repository Settings → Actions → Secrets"
-	newIssue := `open an issue from the "` + IssueTemplateName + `" template`
+	newIssue := `open an issue from the "` + issues.TaskTemplate + `" template`
 	if rep.base != "" {
 		secrets += ": " + rep.base + "/settings/actions/secrets"
 		newIssue += " (" + rep.base + "/issues/new/choose)"

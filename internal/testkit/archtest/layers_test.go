@@ -26,7 +26,7 @@ var layers = [][]string{
 	{"internal/handoff"},
 	{"internal/forge", "internal/meterstore", "internal/meterclient", "internal/fence"},
 	{"internal/live"},
-	{"internal/dashboard", "internal/setup", "internal/agentwrite"},
+	{"internal/dashboard", "internal/setup", "internal/agentwrite", "internal/briefing"},
 	{"internal/action", "internal/mcpserver", "internal/meter"},
 	{"internal/cli"},
 	{"cmd/gns-guard"},
