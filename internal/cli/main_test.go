@@ -12,7 +12,14 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/offline"
 	"github.com/gns-guard/gns-guard/internal/version"
+)
+
+// The reports check and prune print as JSON, as the tests decode them.
+type (
+	checkReport = offline.CheckReport
+	pruneReport = offline.PruneReport
 )
 
 func readTestdata(t *testing.T, path string) string {

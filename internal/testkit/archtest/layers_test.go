@@ -22,7 +22,7 @@ var layers = [][]string{
 	{"internal/prune", "internal/entryload", "internal/receipt", "internal/port", "internal/config", "internal/access", "internal/issuetx"},
 	{"internal/ledger"},
 	{"internal/guard"},
-	{"internal/status", "internal/settings", "internal/metering"},
+	{"internal/status", "internal/settings", "internal/metering", "internal/offline"},
 	{"internal/handoff"},
 	{"internal/forge", "internal/meterstore", "internal/meterclient", "internal/fence"},
 	{"internal/live"},
