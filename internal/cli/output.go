@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/fence"
 )
@@ -42,4 +43,15 @@ func printUntrusted(env Env, text string) {
 		return
 	}
 	fmt.Fprint(env.Stdout, fence.New().Wrap(text))
+}
+
+// plural writes a count with its noun: 1 entry, 2 entries.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if s, ok := strings.CutSuffix(what, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, s)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -26,7 +26,7 @@ var layers = [][]string{
 	{"internal/handoff"},
 	{"internal/forge", "internal/meterstore", "internal/meterclient", "internal/fence"},
 	{"internal/live"},
-	{"internal/dashboard"},
+	{"internal/dashboard", "internal/history"},
 	{"internal/action", "internal/mcpserver", "internal/meter"},
 	{"internal/cli"},
 	{"cmd/gns-guard"},

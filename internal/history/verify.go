@@ -1,8 +1,8 @@
-package cli
+package history
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -14,55 +14,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// verifyKeys are the keys `history --verify` checks with: the --public-key
-// values, else the repository's published ledger-public-key (its
-// configuration file, or --config FILE). None is a configuration error
-// that says how to publish one.
-func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, flags []string) (ledger.Keys, error) {
-	if len(flags) > 0 {
-		keys, err := ledger.PublicKeys(flags...)
-		if err != nil {
-			return keys, usageError("history: --public-key: %v", err)
-		}
-		return keys, nil
-	}
-	set, err := f.resolve(ctx, "history", env, rd)
-	if err != nil {
-		return ledger.Keys{}, err
-	}
-	where := live.ConfigFile + " of the default branch"
-	if f.config != "" {
-		where = f.config
-	}
-	if set.LedgerPublicKey == "" {
-		return ledger.Keys{}, usageError("history: --verify needs the guard's public key, and %s sets no ledger-public-key: publish it — run 'gns-guard pubkey' with the ledger-key secret in $%s and set the line it prints as ledger-public-key in %s — or pass it with --public-key",
-			where, LedgerKeyEnv, live.ConfigFile)
-	}
-	keys, err := ledger.PublicKeys(set.LedgerPublicKey)
-	if err != nil {
-		return keys, usageError("history: %s: ledger-public-key: %v", where, err)
-	}
-	return keys, nil
-}
-
-// verification is what `history --verify` found.
-type verification struct {
-	issue         int64
-	snap          *live.Snapshot
-	keys          ledger.Keys
-	ledger        *ledger.Record
-	ledgerProblem string
-	rebuilt       []prune.Rebuilt
-	// problems are the archives' (notes among them); body says what is
-	// wrong with the issue body's checkpoint, which is not signed; others
-	// are the authors of archive comments not trusted.
-	problems []prune.Problem
-	body     []string
-	others   map[string]bool
-}
-
-// verifyReport is the answer of `history --verify`, text or JSON.
-type verifyReport struct {
+// Report is the answer of `history --verify`, text or JSON.
+type Report struct {
 	Issue int64 `json:"issue"`
 	// Verified says every signature checked verifies and the chain holds.
 	Verified bool `json:"verified"`
@@ -78,21 +31,21 @@ type verifyReport struct {
 	// Held are the ids of the public keys checked with.
 	Held []string `json:"public_keys"`
 	// Entries counts the history entries rebuilt.
-	Entries  int             `json:"entries"`
-	Problems []verifyProblem `json:"problems"`
-	Notes    []verifyProblem `json:"notes,omitempty"`
+	Entries  int       `json:"entries"`
+	Problems []Problem `json:"problems"`
+	Notes    []Problem `json:"notes,omitempty"`
 }
 
-// verifyProblem is one failure (or note), naming its comment when there is
-// one.
-type verifyProblem struct {
+// Problem is one failure (or note) of a verification, naming its comment
+// when there is one.
+type Problem struct {
 	Comment int64  `json:"comment,omitempty"`
 	URL     string `json:"url,omitempty"`
 	Message string `json:"message"`
 }
 
 // String renders the problem as "comment ID (URL): message".
-func (p verifyProblem) String() string {
+func (p Problem) String() string {
 	switch {
 	case p.Comment == 0:
 		return p.Message
@@ -102,23 +55,41 @@ func (p verifyProblem) String() string {
 	return fmt.Sprintf("comment %d (%s): %s", p.Comment, p.URL, p.Message)
 }
 
+// Verify checks every signature of an issue's history, the ledger record
+// and every archive part, with in.Keys (the published public keys: no
+// secret is needed), and the chain of parts up to the one the record
+// names. The issue body is not signed, so it is noted, not judged.
+func Verify(in Input) Report {
+	f := in.read()
+	v := verification{issue: in.Issue, snap: in.Snapshot, keys: in.Keys, found: f}
+	return v.report()
+}
+
+// verification is what `history --verify` found.
+type verification struct {
+	issue int64
+	snap  *live.Snapshot
+	keys  ledger.Keys
+	found
+}
+
 // recordKeyID reads the key id a ledger record line names.
 var recordKeyID = regexp.MustCompile(` kid=([0-9a-f]{16}) sig=`)
 
 // report sums up what was verified.
-func (v verification) report() verifyReport {
-	r := verifyReport{Issue: v.issue, Held: v.keys.KeyIDs(), Entries: len(v.rebuilt), KeyIDs: []string{}, Problems: []verifyProblem{}}
+func (v verification) report() Report {
+	r := Report{Issue: v.issue, Held: v.keys.KeyIDs(), Entries: len(v.rebuilt), KeyIDs: []string{}, Problems: []Problem{}}
 	urls, bodies := v.commentIndex()
 	kids := map[string]bool{}
 	switch {
-	case v.ledger != nil:
+	case v.end.ledger != nil:
 		r.Records = 1
 		if m := recordKeyID.FindStringSubmatch(ledger.Line(v.snap.Status.Body)); m != nil {
 			kids[m[1]] = true
 		}
-	case v.ledgerProblem != "":
+	case v.end.problem != "":
 		status := v.statusID()
-		r.Problems = append(r.Problems, verifyProblem{Comment: status, URL: urls[status], Message: v.ledgerProblem})
+		r.Problems = append(r.Problems, Problem{Comment: status, URL: urls[status], Message: v.end.problem})
 	default:
 		r.Problems = append(r.Problems, v.unverifiedStatus(urls)...)
 	}
@@ -146,14 +117,14 @@ func (v verification) commentIndex() (urls map[int64]string, bodies map[int64]st
 // ledger record that does not verify, when no trusted record was found:
 // the guard's status comment edited (its record no longer names the
 // guard's user, so the reader did not take it for the guard's).
-func (v verification) unverifiedStatus(urls map[int64]string) []verifyProblem {
-	var out []verifyProblem
+func (v verification) unverifiedStatus(urls map[int64]string) []Problem {
+	var out []Problem
 	for _, c := range v.snap.Comments() {
 		if !strings.Contains(c.Body, issues.StatusMarker(v.issue)) || strings.Contains(c.Body, prune.MarkerPrefix) {
 			continue
 		}
 		if _, problem := ledger.Read(&c, v.issue, v.keys); problem != "" {
-			out = append(out, verifyProblem{Comment: c.ID, URL: urls[c.ID], Message: problem + " (this comment carries the guard's status marker: it is the guard's status comment, edited, or an impostor)"})
+			out = append(out, Problem{Comment: c.ID, URL: urls[c.ID], Message: problem + " (this comment carries the guard's status marker: it is the guard's status comment, edited, or an impostor)"})
 		}
 	}
 	return out
@@ -195,9 +166,9 @@ func (v verification) countParts(bodies map[int64]string, kids map[string]bool) 
 
 // addProblems adds the archives' problems and notes, the body's notes and
 // the note on authors not trusted.
-func (v verification) addProblems(r *verifyReport, urls map[int64]string) {
+func (v verification) addProblems(r *Report, urls map[int64]string) {
 	for _, p := range v.problems {
-		q := verifyProblem{Comment: p.Comment, URL: urls[p.Comment], Message: p.Message}
+		q := Problem{Comment: p.Comment, URL: urls[p.Comment], Message: p.Message}
 		if p.Note {
 			r.Notes = append(r.Notes, q)
 		} else {
@@ -205,15 +176,15 @@ func (v verification) addProblems(r *verifyReport, urls map[int64]string) {
 		}
 	}
 	for _, b := range v.body {
-		r.Notes = append(r.Notes, verifyProblem{Message: b + " (the body is not signed: --verify does not judge it)"})
+		r.Notes = append(r.Notes, Problem{Message: b + " (the body is not signed: --verify does not judge it)"})
 	}
 	if len(v.others) > 0 {
-		r.Notes = append(r.Notes, verifyProblem{Message: fmt.Sprintf("archive comments by %s were not checked: only %q's are the guard's (pass --guard-user LOGIN to check another's)", quotedLogins(v.others), v.snap.Guard)})
+		r.Notes = append(r.Notes, Problem{Message: fmt.Sprintf("archive comments by %s were not checked: only %q's are the guard's (pass --guard-user LOGIN to check another's)", quotedLogins(v.others), v.snap.Guard)})
 	}
 }
 
-// summary is the one line of an intact history.
-func (r verifyReport) summary() string {
+// Summary is the one line of an intact history.
+func (r Report) Summary() string {
 	signers := "no key"
 	switch len(r.KeyIDs) {
 	case 0:
@@ -230,6 +201,23 @@ func (r verifyReport) summary() string {
 		r.Issue, plural(r.Records, "ledger record"), plural(r.Parts, "archive part"), signers, older, plural(r.Entries, "history entry"))
 }
 
+// WriteText writes the report as text: each note and problem on stderr,
+// then the summary line on stdout, or on stderr the count of problems.
+func (r Report) WriteText(stdout, stderr io.Writer) {
+	for _, n := range r.Notes {
+		fmt.Fprintf(stderr, "gns-guard: history: issue #%d: note: %s\n", r.Issue, oneLine(n.String()))
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(stderr, "gns-guard: history: issue #%d: %s\n", r.Issue, oneLine(p.String()))
+	}
+	if r.Verified {
+		fmt.Fprintln(stdout, r.Summary())
+	} else {
+		fmt.Fprintf(stderr, "gns-guard: history: issue #%d: verification failed: %s\n", r.Issue, plural(len(r.Problems), "problem"))
+	}
+}
+
+// plural writes a count with its noun: 1 entry, 2 entries.
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -240,30 +228,7 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// printVerify prints the verification: the JSON report, or the summary
-// line on standard output and each problem and note on standard error.
-// Any problem exits 1.
-func printVerify(env Env, format string, v verification) error {
-	r := v.report()
-	if format == "json" {
-		if err := printJSON(env, r); err != nil {
-			return err
-		}
-	} else {
-		for _, n := range r.Notes {
-			fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: note: %s\n", r.Issue, oneLine(n.String()))
-		}
-		for _, p := range r.Problems {
-			fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: %s\n", r.Issue, oneLine(p.String()))
-		}
-		if r.Verified {
-			fmt.Fprintln(env.Stdout, r.summary())
-		} else {
-			fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: verification failed: %s\n", r.Issue, plural(len(r.Problems), "problem"))
-		}
-	}
-	if !r.Verified {
-		return errViolations
-	}
-	return nil
+// oneLine keeps a message on one line.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", " ")
 }
