@@ -183,7 +183,8 @@ func (r Result) YAML() (string, error) {
 // and the problems.
 func (r Result) WriteProblems(w io.Writer) {
 	if len(r.others) > 0 {
-		fmt.Fprintf(w, "gns-guard: history: note: archive comments by %s were not trusted (only %q's are); pass --trust LOGIN to read them\n", quotedLogins(r.others), r.Guard)
+		fmt.Fprintf(w, "gns-guard: history: note: archive comments by %s were not trusted (only %q's are); pass --trust LOGIN to read them\n",
+			quotedLogins(r.others), r.Guard)
 	}
 	for _, p := range r.Notes {
 		fmt.Fprintf(w, "gns-guard: history: issue #%d: note: %s\n", r.Issue, p)

@@ -124,7 +124,8 @@ func (v verification) unverifiedStatus(urls map[int64]string) []Problem {
 			continue
 		}
 		if _, problem := ledger.Read(&c, v.issue, v.keys); problem != "" {
-			out = append(out, Problem{Comment: c.ID, URL: urls[c.ID], Message: problem + " (this comment carries the guard's status marker: it is the guard's status comment, edited, or an impostor)"})
+			out = append(out, Problem{Comment: c.ID, URL: urls[c.ID],
+				Message: problem + " (this comment carries the guard's status marker: it is the guard's status comment, edited, or an impostor)"})
 		}
 	}
 	return out
@@ -179,7 +180,9 @@ func (v verification) addProblems(r *Report, urls map[int64]string) {
 		r.Notes = append(r.Notes, Problem{Message: b + " (the body is not signed: --verify does not judge it)"})
 	}
 	if len(v.others) > 0 {
-		r.Notes = append(r.Notes, Problem{Message: fmt.Sprintf("archive comments by %s were not checked: only %q's are the guard's (pass --guard-user LOGIN to check another's)", quotedLogins(v.others), v.snap.Guard)})
+		r.Notes = append(r.Notes, Problem{Message: fmt.Sprintf(
+			"archive comments by %s were not checked: only %q's are the guard's (pass --guard-user LOGIN to check another's)",
+			quotedLogins(v.others), v.snap.Guard)})
 	}
 }
 

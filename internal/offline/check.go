@@ -48,7 +48,8 @@ func Check(o Input) CheckReport {
 	}
 	if !plan.Governed {
 		// As the action: nothing to govern, nothing to write, exit 0.
-		rep.line = "not governed: no checkpoint block (a ```yaml fenced block whose root key is checkpoint; 'gns-guard schema' shows its shape) and no cascade:: or budget:: label, so the action passes and writes nothing"
+		rep.line = "not governed: no checkpoint block (a ```yaml fenced block whose root key is checkpoint; 'gns-guard schema' shows its shape)" +
+			" and no cascade:: or budget:: label, so the action passes and writes nothing"
 		return rep
 	}
 	rep.line = summary(d.Parsed.Checkpoint, plan)
@@ -80,7 +81,8 @@ func describePlan(p *guard.Plan, cfg config.Config) []string {
 		out = append(out, w.Planned())
 	}
 	if r := p.Prune; r != nil && r.NewBudget != r.Budget {
-		out = append(out, fmt.Sprintf("start a new phase budget with the prune: total %d, consumed %d, remaining %d (was %d of %d left: remaining × carryover-ratio + phase-grant)",
+		out = append(out, fmt.Sprintf("start a new phase budget with the prune: total %d, consumed %d, remaining %d "+
+			"(was %d of %d left: remaining × carryover-ratio + phase-grant)",
 			r.NewBudget.Total, r.NewBudget.Consumed, r.NewBudget.Remaining, r.Budget.Remaining, r.Budget.Total))
 	}
 	if p.Governed && !p.Resolved {
@@ -109,6 +111,7 @@ func summary(cp *checkpoint.Checkpoint, p *guard.Plan) string {
 		issue = "0 (the template's placeholder: the guard's first run on the issue sets its number)"
 	}
 	return fmt.Sprintf("ok: issue %s, phase %s, depth %d, budget %d of %d left, next %s (~%d tokens), entry context %d of %d tokens (%s task)",
-		issue, strconv.Quote(cp.Phase.Value), cp.Depth.Value, cp.Budget.Remaining.Value, cp.Budget.Total.Value, strconv.Quote(next), cp.NextEstimatedTokens.Value,
+		issue, strconv.Quote(cp.Phase.Value), cp.Depth.Value, cp.Budget.Remaining.Value, cp.Budget.Total.Value,
+		strconv.Quote(next), cp.NextEstimatedTokens.Value,
 		n.ContextTokens, n.MaxContext, n.TaskSize)
 }
