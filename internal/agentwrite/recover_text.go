@@ -3,7 +3,6 @@ package agentwrite
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/markdown"
@@ -17,7 +16,7 @@ func (res *RecoverResult) WriteText(w io.Writer, repo string) {
 	n := res.Issue
 	fmt.Fprintf(&b, "gns-guard: recover: issue #%d: the checkpoint is %s", n, res.Problem)
 	if len(res.Findings) > 0 {
-		fmt.Fprintf(&b, " (%s):\n", plural(len(res.Findings), "problem"))
+		fmt.Fprintf(&b, " (%s):\n", markdown.Plural(len(res.Findings), "problem"))
 		for _, f := range res.Findings {
 			fmt.Fprintln(&b, f.Format(fmt.Sprintf("issue#%d", n)))
 		}
@@ -27,11 +26,11 @@ func (res *RecoverResult) WriteText(w io.Writer, repo string) {
 	p := res.Proposal
 	if res.Problem == "tampered" {
 		fmt.Fprintf(&b, "\nProposed checkpoint: the state the guard accepted last, %s, with %s restored:\n\n",
-			res.Baseline.Source, plural(len(p.Fields), "field"))
+			res.Baseline.Source, markdown.Plural(len(p.Fields), "field"))
 		b.WriteString("```yaml\n" + p.YAML + "```\n\n")
 		b.WriteString("Restored:\n\n| field | value | from |\n|---|---|---|\n")
 	} else {
-		fmt.Fprintf(&b, "\nProposed checkpoint, rebuilt from %s and %s since:\n\n", res.Baseline.Source, plural(len(p.Since), "agent result"))
+		fmt.Fprintf(&b, "\nProposed checkpoint, rebuilt from %s and %s since:\n\n", res.Baseline.Source, markdown.Plural(len(p.Since), "agent result"))
 		b.WriteString("```yaml\n" + p.YAML + "```\n\n")
 		b.WriteString("Where every field comes from:\n\n| field | value | from |\n|---|---|---|\n")
 	}
@@ -48,15 +47,4 @@ func (res *RecoverResult) WriteText(w io.Writer, repo string) {
 			"or let a budget admin or repository admin run:\n  gns-guard recover --repo %s --issue %d --apply\n", repo, n)
 	}
 	_, _ = io.WriteString(w, b.String())
-}
-
-// plural is "1 problem" or "2 problems".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "y") {
-		return strconv.Itoa(n) + " " + strings.TrimSuffix(what, "y") + "ies"
-	}
-	return strconv.Itoa(n) + " " + what + "s"
 }

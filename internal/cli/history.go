@@ -1,35 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
-	"fmt"
-	"slices"
-	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/gns-guard/gns-guard/internal/checkpoint"
-	"github.com/gns-guard/gns-guard/internal/issues"
-	ledgerpkg "github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/history"
+	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
-	"github.com/gns-guard/gns-guard/internal/prune"
 )
-
-// historyEntry is one entry of `history`'s output.
-type historyEntry struct {
-	Seq        int    `json:"seq" yaml:"seq"`
-	Agent      string `json:"agent" yaml:"agent"`
-	Action     string `json:"action" yaml:"action"`
-	Invocation string `json:"invocation,omitempty" yaml:"invocation,omitempty"`
-	Timestamp  string `json:"timestamp,omitempty" yaml:"timestamp,omitempty"`
-	// Source is "archive" (Comment names the archive comment) or
-	// "checkpoint" (the issue body's history_tail or history).
-	Source  string `json:"source" yaml:"source"`
-	Comment int64  `json:"comment,omitempty" yaml:"comment,omitempty"`
-}
 
 // historyOptions are the parsed flags of `history`.
 type historyOptions struct {
@@ -82,38 +60,58 @@ func (o *historyOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 // archives, an archive edited, deleted or reordered, a chain that cannot be
 // proven) go to standard error, naming the comment, and exit 1. With
 // --verify it checks every signature with the published public key
-// instead, holding no secret, and prints a one-line summary (see
-// history_verify.go).
+// instead, holding no secret, and prints a one-line summary.
 func runHistory(ctx context.Context, o *historyOptions, env Env) error {
 	reader, s, err := o.read(ctx, env)
 	if err != nil {
 		return err
 	}
-	number, trusted := o.issue, s.Guard
 	done, cancel := deadline(ctx)
 	defer cancel()
-	tail, bodyProblems := historyTail(checkpoint.Parse(s.Issue.Body, checkpoint.Options{Issue: number, Done: done}))
-	archives, others := archiveComments(s.Comments(), trusted)
-	var end chainEnd
-	if !o.noVerify {
-		end = readChainEnd(s, number, reader.Keys)
-	}
-	rebuilt, rebuildProblems := prune.Rebuild(archives, trusted, number, tail, end.chain)
+	in := history.Input{Snapshot: s, Issue: o.issue, Keys: reader.Keys, Unproven: o.noVerify, Done: done}
 	if o.verify {
-		return printVerify(env, o.format, verification{
-			issue: number, snap: s, keys: reader.Keys, ledger: end.ledger, ledgerProblem: end.problem,
-			rebuilt: rebuilt, problems: rebuildProblems, body: bodyProblems, others: others,
-		})
+		return printVerify(env, o.format, history.Verify(in))
 	}
-	problems := bodyProblems
-	if end.problem != "" {
-		problems = append(problems, end.problem+": the end of the archive chain cannot be proven")
-	}
-	notes, problems := splitNotes(rebuildProblems, problems)
-	if err := printHistory(env, o.format, historyEntries(rebuilt)); err != nil {
+	h := history.Rebuild(in)
+	if err := printHistory(env, o.format, h); err != nil {
 		return err
 	}
-	return reportHistoryProblems(env, number, trusted, others, notes, problems)
+	h.WriteProblems(env.Stderr)
+	if len(h.Problems) > 0 {
+		return errViolations
+	}
+	return nil
+}
+
+// printHistory prints the entries as JSON, or as YAML (which holds
+// agents' text, so it is printed as untrusted).
+func printHistory(env Env, format string, h history.Result) error {
+	if format == "json" {
+		return printIndented(env, h.Entries)
+	}
+	text, err := h.YAML()
+	if err != nil {
+		return cannotRun(err)
+	}
+	printUntrusted(env, text)
+	return nil
+}
+
+// printVerify prints the verification: the JSON report, or the summary
+// line on standard output and each problem and note on standard error.
+// Any problem exits 1.
+func printVerify(env Env, format string, r history.Report) error {
+	if format == "json" {
+		if err := printJSON(env, r); err != nil {
+			return err
+		}
+	} else {
+		r.WriteText(env.Stdout, env.Stderr)
+	}
+	if !r.Verified {
+		return errViolations
+	}
+	return nil
 }
 
 // read connects and reads the whole issue; with --verify, the keys are
@@ -135,120 +133,33 @@ func (o *historyOptions) read(ctx context.Context, env Env) (*live.Reader, *live
 	return reader, s, nil
 }
 
-// historyTail is the end of the history the issue body's checkpoint
-// holds, with what is wrong with it.
-func historyTail(parsed checkpoint.Result) ([]prune.Entry, []string) {
-	switch {
-	case parsed.Checkpoint == nil && len(parsed.Blocks) == 0:
-		return nil, []string{"the issue body has no checkpoint block: the history ends with the archives"}
-	case parsed.Checkpoint == nil:
-		return nil, []string{"the issue body's checkpoint cannot be read (run 'gns-guard check'): the history ends with the archives"}
-	}
-	var problems []string
-	if !parsed.Valid() {
-		problems = append(problems, "the issue body's checkpoint has errors (run 'gns-guard check'); its entries are included as read")
-	}
-	return prune.FromCheckpoint(parsed.Checkpoint.Entries()), problems
-}
-
-// archiveComments are the issue's comments as prune reads them, with the
-// authors of archive comments that are not trusted.
-func archiveComments(comments []issues.Comment, trusted string) ([]prune.Comment, map[string]bool) {
-	in := make([]prune.Comment, len(comments))
-	others := map[string]bool{}
-	for i, c := range comments {
-		in[i] = prune.Comment{ID: c.ID, Author: c.Author, Body: c.Body}
-		if c.Author != trusted && strings.Contains(c.Body, prune.MarkerPrefix) {
-			others[c.Author] = true
+// verifyKeys are the keys `history --verify` checks with: the --public-key
+// values, else the repository's published ledger-public-key (its
+// configuration file, or --config FILE). None is a configuration error
+// that says how to publish one.
+func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, flags []string) (ledger.Keys, error) {
+	if len(flags) > 0 {
+		keys, err := ledger.PublicKeys(flags...)
+		if err != nil {
+			return keys, usageError("history: --public-key: %v", err)
 		}
+		return keys, nil
 	}
-	return in, others
-}
-
-// chainEnd is where the archive chain must end: the part the guard's
-// ledger records, or why that is not known.
-type chainEnd struct {
-	chain   *prune.Chain
-	ledger  *ledgerpkg.Record
-	problem string
-}
-
-// readChainEnd reads the guard's ledger for the end of the archive chain.
-func readChainEnd(s *live.Snapshot, number int64, keys ledgerpkg.Keys) chainEnd {
-	end := chainEnd{chain: &prune.Chain{Keys: keys.ArchiveVerifier(), Repo: s.Issue.RepoID}}
-	end.ledger, end.problem = ledgerpkg.Read(s.Status, number, keys)
-	if l := end.ledger; l != nil {
-		end.chain.Known, end.chain.Head, end.chain.Count = true, l.Archive, l.Archived
+	set, err := f.resolve(ctx, "history", env, rd)
+	if err != nil {
+		return ledger.Keys{}, err
 	}
-	return end
-}
-
-// splitNotes sorts the rebuild's problems into notes and problems, the
-// latter after the ones known before.
-func splitNotes(found []prune.Problem, problems []string) ([]string, []string) {
-	var notes []string
-	for _, p := range found {
-		if p.Note {
-			notes = append(notes, p.String())
-		} else {
-			problems = append(problems, p.String())
-		}
+	where := live.ConfigFile + " of the default branch"
+	if f.config != "" {
+		where = f.config
 	}
-	return notes, problems
-}
-
-// historyEntries are the rebuilt entries as `history` prints them.
-func historyEntries(rebuilt []prune.Rebuilt) []historyEntry {
-	out := make([]historyEntry, len(rebuilt))
-	for i, r := range rebuilt {
-		out[i] = historyEntry{Seq: r.Seq, Agent: r.Agent, Action: r.Action, Invocation: r.Invocation, Timestamp: r.Timestamp, Source: "checkpoint"}
-		if r.Comment != 0 {
-			out[i].Source, out[i].Comment = "archive", r.Comment
-		}
+	if set.LedgerPublicKey == "" {
+		return ledger.Keys{}, usageError("history: --verify needs the guard's public key, and %s sets no ledger-public-key: publish it — run 'gns-guard pubkey' with the ledger-key secret in $%s and set the line it prints as ledger-public-key in %s — or pass it with --public-key",
+			where, LedgerKeyEnv, live.ConfigFile)
 	}
-	return out
-}
-
-// printHistory prints the entries as JSON, or as YAML (which holds
-// agents' text, so it is printed as untrusted).
-func printHistory(env Env, format string, entries []historyEntry) error {
-	if format == "json" {
-		return printIndented(env, entries)
+	keys, err := ledger.PublicKeys(set.LedgerPublicKey)
+	if err != nil {
+		return keys, usageError("history: %s: ledger-public-key: %v", where, err)
 	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := errors.Join(enc.Encode(entries), enc.Close()); err != nil {
-		return cannotRun(err)
-	}
-	printUntrusted(env, buf.String())
-	return nil
-}
-
-// reportHistoryProblems prints on standard error the authors not trusted,
-// the notes and the problems. Any problem exits 1.
-func reportHistoryProblems(env Env, number int64, trusted string, others map[string]bool, notes, problems []string) error {
-	if len(others) > 0 {
-		fmt.Fprintf(env.Stderr, "gns-guard: history: note: archive comments by %s were not trusted (only %q's are); pass --trust LOGIN to read them\n", quotedLogins(others), trusted)
-	}
-	for _, p := range notes {
-		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: note: %s\n", number, p)
-	}
-	for _, p := range problems {
-		fmt.Fprintf(env.Stderr, "gns-guard: history: issue #%d: %s\n", number, p)
-	}
-	if len(problems) > 0 {
-		return errViolations
-	}
-	return nil
-}
-
-// quotedLogins lists logins quoted, sorted and comma-separated.
-func quotedLogins(logins map[string]bool) string {
-	quoted := make([]string, 0, len(logins))
-	for l := range logins {
-		quoted = append(quoted, fmt.Sprintf("%q", l))
-	}
-	slices.Sort(quoted)
-	return strings.Join(quoted, ", ")
+	return keys, nil
 }

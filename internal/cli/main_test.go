@@ -12,7 +12,16 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/history"
+	"github.com/gns-guard/gns-guard/internal/offline"
 	"github.com/gns-guard/gns-guard/internal/version"
+)
+
+// The answers the verbs print as JSON or YAML, as the tests decode them.
+type (
+	checkReport  = offline.CheckReport
+	pruneReport  = offline.PruneReport
+	historyEntry = history.Entry
 )
 
 func readTestdata(t *testing.T, path string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/fence"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
@@ -112,7 +113,7 @@ func newSweep(env Env, reader *live.Reader, client port.Forge, cfg config.Config
 	if isTerminal(env.Stderr) {
 		sw.Progress = func(done, total int) {
 			if total > progressAfter {
-				fmt.Fprintf(env.Stderr, "\rgns-guard: status: read %d of %s", done, plural(total, "governed issue"))
+				fmt.Fprintf(env.Stderr, "\rgns-guard: status: read %d of %s", done, markdown.Plural(total, "governed issue"))
 				if done == total {
 					fmt.Fprintln(env.Stderr)
 				}
