@@ -55,7 +55,7 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 // next-over-budget rejects a next call estimated at more than half of what
 // remains; it sets no label.
 func TestNextOverBudget(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	greedy := func(n int64) string {
 		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 14000", "remaining: 13800", "remaining: 6000")
 	}
@@ -80,11 +80,11 @@ func TestNextOverBudget(t *testing.T) {
 // agent-not-allowed: an agent outside allowed-agents sets
 // permission::violation and locks the issue (with the admin-token).
 func TestAgentNotAllowed(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "stranger", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	line, col := lineOf(t, f.Issue(t, n).Body, "next_agent: ")
 	allowed := "orchestrator, lead-developer\narchitect"
-	r := f.Run(t, d, "allowed-agents", allowed, "admin-token", f.S.AdminToken)
+	r := f.Run(t, d, "allowed-agents", allowed, "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "agent-not-allowed")
 	v := r.Violations(t)[0]
@@ -97,7 +97,7 @@ func TestAgentNotAllowed(t *testing.T) {
 	}
 	// With the agent allowed the check passes, but permission::violation
 	// stays and keeps failing every run: only an approver removes it.
-	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "permission-violation")
 	if !f.Issue(t, n).Has("permission::violation") {
@@ -106,7 +106,7 @@ func TestAgentNotAllowed(t *testing.T) {
 	// The repository's admin removes it (admin-token lets the guard check
 	// who they are): approved.
 	d = f.RemoveLabel(t, n, "permission::violation")
-	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.Admin().Token)
 	r.Expect(t, 0, "pass")
 	if f.Issue(t, n).Has("permission::violation") {
 		t.Error("an approver's removal was undone")
@@ -117,7 +117,7 @@ func TestAgentNotAllowed(t *testing.T) {
 // against the guard's ledger (the Actions payload of an edit carries no
 // previous body), unless the editor is a budget admin.
 func TestCheckpointTampered(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
 	lower := func(body string) string {

@@ -9,7 +9,7 @@ import (
 // A malformed input is a configuration error: exit 2, naming the input,
 // before anything is read or written.
 func TestMalformedInputExits2(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium")
 	for _, c := range []struct{ input, value string }{
 		{"prune-threshold", "abc"},
@@ -75,7 +75,7 @@ func TestRejectedTokenExits3(t *testing.T) {
 // written. A weak ledger-key-previous still verifies (a rotation away from
 // it must finish), with a warning.
 func TestWeakLedgerKeyExits2(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
 	for _, weak := range []string{"abc", "s3cret-but-not-long-enough", strings.Repeat("ab", 31)} {
 		r := f.Run(t, d, "ledger-key", weak)

@@ -126,7 +126,7 @@ const window = 7
 func honestHint(t *testing.T, f *actiontest.Repo, n int64) time.Time {
 	t.Helper()
 	var cs []apiComment
-	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/issues/%d/comments", n), nil, &cs)
+	f.API(t, f.Admin().Token, http.MethodGet, f.Path("/issues/%d/comments", n), nil, &cs)
 	at := cs[len(cs)-window].Created
 	for _, c := range cs {
 		if c.User.Login == f.Bot && strings.Contains(c.Body, actiontest.StatusMarker(n)) && c.Updated.Before(at) {

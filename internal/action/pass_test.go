@@ -118,7 +118,7 @@ func TestHealthyIssuePassesWithoutWriting(t *testing.T) {
 // An issue with no checkpoint and no governed label is none of the guard's
 // business: skipped, nothing written.
 func TestUngovernedIssueIsSkipped(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "just a bug", func(int64) string { return "The export button does nothing.\n\n```yaml\nfoo: bar\n```\n" }, "bug")
 	r := f.Run(t, d)
 	r.Expect(t, 0, "skipped")
@@ -149,7 +149,7 @@ func TestOwnEventsAreSkipped(t *testing.T) {
 
 // fail-on: never reports the violation and lets the job pass.
 func TestFailOnNever(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	r := f.Run(t, d, "fail-on", "never")
 	r.Expect(t, 0, "fail")
@@ -162,11 +162,11 @@ func TestFailOnNever(t *testing.T) {
 // A dry run prints every write it would make, makes none, and exits as a
 // real run would.
 func TestDryRunWritesNothing(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	metrics := filepath.Join(t.TempDir(), "context-budget.jsonl")
 	before := f.Issue(t, n)
-	r := f.Run(t, d, "dry-run", "true", "admin-token", f.S.AdminToken, "metrics-file", metrics)
+	r := f.Run(t, d, "dry-run", "true", "admin-token", f.Admin().Token, "metrics-file", metrics)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "depth-exceeded")
 	for _, s := range []string{
@@ -195,7 +195,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 
 // metrics-file gets one JSON line per run, in the context-budget.jsonl shape.
 func TestMetricsFileGetsOneLinePerRun(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	metrics := filepath.Join(t.TempDir(), "logs", "context-budget.jsonl")
 	if err := os.MkdirAll(filepath.Dir(metrics), 0o755); err != nil {

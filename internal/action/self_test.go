@@ -41,7 +41,7 @@ func TestPersonalTokenExportedAsGiteaToken(t *testing.T) {
 // as the Actions token's does: the guard's user is the signed writer of
 // its own ledger, so no GET /user asks. Without the key it must ask.
 func TestPersonalTokenCleanPassWithLedgerKey(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n := ledgered(t, f, "personal token")
 	_, d := f.Comment(t, n, f.Admin(), "Looks good.")
 	r := f.Run(t, d, "ledger-key", ledgerKey)
