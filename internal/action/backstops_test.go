@@ -2,7 +2,6 @@ package action_test
 
 import (
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -171,13 +170,7 @@ func TestRenameBeforeTheRunIsAForgery(t *testing.T) {
 }
 
 // variableOf reads a repository variable as the owner ("" when none).
-func variableOf(t *testing.T, f *actiontest.Repo, name string) string {
+func variableOf(t *testing.T, f fixture, name string) string {
 	t.Helper()
-	var v struct {
-		Data string `json:"data"`
-	}
-	if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables/%s", name), nil, &v); err != nil {
-		return ""
-	}
-	return v.Data
+	return f.Variable(t, name)
 }

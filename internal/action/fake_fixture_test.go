@@ -31,12 +31,14 @@ import (
 // only Gitea can show stays on actiontest.Repo.
 type fakeFixture struct {
 	S *fakeforge.Server
+	// Owner and Name name the repository.
+	Owner, Name string
+	// Runs are the runs the fake records for the tests' events.
+	Runs *fakeRuns
 	// Bot is the guard's login and Token its personal token, as
 	// actiontest.Repo's: a collaborator with write access.
 	Bot, Token string
 	clock      time.Time
-	taken      int // the runs taken or passed over
-	runs       []fakeforge.Run
 	users      int
 }
 
@@ -52,8 +54,9 @@ const (
 func newFakeFixture(t *testing.T) *fakeFixture {
 	t.Helper()
 	t.Parallel()
-	f := &fakeFixture{S: fakeforge.New(fakeOwner + "/proj"), Bot: "guard", Token: fakeBotToken,
+	f := &fakeFixture{S: fakeforge.New(fakeOwner + "/proj"), Owner: fakeOwner, Name: "proj", Bot: "guard", Token: fakeBotToken,
 		clock: time.Date(2026, 5, 16, 14, 0, 0, 0, time.UTC)}
+	f.Runs = &fakeRuns{s: f.S}
 	f.S.Now = func() time.Time { return f.clock }
 	f.S.EditHistory = true // a public repository
 	f.S.Token(fakeOwnerToken, fakeOwner)
@@ -64,6 +67,13 @@ func newFakeFixture(t *testing.T) *fakeFixture {
 
 // tick is a second passing, between one action and the next.
 func (f *fakeFixture) tick() { f.clock = f.clock.Add(time.Second) }
+
+// Variable is the repository's Actions variable name ("" when there is
+// none).
+func (f *fakeFixture) Variable(t testing.TB, name string) string { return f.S.Variables()[name] }
+
+// Guard is the guard's user, with the token it runs with.
+func (f *fakeFixture) Guard() actiontest.User { return actiontest.User{Login: f.Bot, Token: f.Token} }
 
 // Admin is the repository's owner, who opens the tests' issues.
 func (f *fakeFixture) Admin() actiontest.User {
@@ -80,21 +90,48 @@ func (f *fakeFixture) User(t testing.TB, prefix string, perm giteatest.Permissio
 	return u
 }
 
-// next takes the first recorded run not yet taken that match accepts.
-func (f *fakeFixture) next(t testing.TB, match func(actiontest.Delivery) bool) actiontest.Delivery {
+// fakeRuns hands out the runs the fake recorded, as actiontest.Runs
+// hands out the real server's.
+type fakeRuns struct {
+	s       *fakeforge.Server
+	taken   int // the runs read from the server
+	pending []actiontest.Delivery
+}
+
+// poll reads the runs recorded since the last poll.
+func (r *fakeRuns) poll() {
+	all := r.s.Runs()
+	for i, run := range all[r.taken:] {
+		r.pending = append(r.pending, actiontest.Delivery{Event: run.Event, Type: run.Event, Action: run.Action, Number: run.Number,
+			Sender: run.Sender, TriggerUser: run.Sender, Run: int64(r.taken + i + 1), Payload: run.Payload})
+	}
+	r.taken = len(all)
+}
+
+// Next takes the first recorded run not yet taken that match accepts.
+func (r *fakeRuns) Next(t testing.TB, match func(actiontest.Delivery) bool) actiontest.Delivery {
 	t.Helper()
-	all := f.S.Runs()
-	f.runs = append(f.runs, all[f.taken:]...)
-	f.taken = len(all)
-	for i, r := range f.runs {
-		d := actiontest.Delivery{Event: r.Event, Action: r.Action, Number: r.Number, Sender: r.Sender, Payload: r.Payload}
-		if match(d) {
-			f.runs = slices.Delete(f.runs, i, i+1)
+	r.poll()
+	for i, d := range r.pending {
+		if match == nil || match(d) {
+			r.pending = slices.Delete(r.pending, i, i+1)
 			return d
 		}
 	}
-	t.Fatalf("no matching run recorded; recorded, not taken: %v", f.runs)
+	t.Fatalf("no matching run recorded; recorded, not taken: %v", r.pending)
 	return actiontest.Delivery{}
+}
+
+// Pending are the recorded runs not taken yet, oldest first.
+func (r *fakeRuns) Pending(testing.TB) []actiontest.Delivery {
+	r.poll()
+	return slices.Clone(r.pending)
+}
+
+// next takes the first recorded run not yet taken that match accepts.
+func (f *fakeFixture) next(t testing.TB, match func(actiontest.Delivery) bool) actiontest.Delivery {
+	t.Helper()
+	return f.Runs.Next(t, match)
 }
 
 // Open opens an issue as the owner with body(n) and labels, and returns
@@ -270,6 +307,25 @@ func (f *fakeFixture) LastComments(t testing.TB, n int64, k int) []actiontest.Co
 // repository it may still open issues and comment on them.
 func (f *fakeFixture) Outsider(t testing.TB, prefix string) actiontest.User {
 	return f.User(t, prefix, giteatest.PermRead)
+}
+
+// fakeStep is the guard's step with its inputs, and environment
+// variables set over the runner's.
+type fakeStep struct {
+	f      *fakeFixture
+	inputs []string
+	Env    map[string]string
+}
+
+// Step is the guard step with the given inputs (name, value pairs).
+func (f *fakeFixture) Step(inputs ...string) fakeStep {
+	return fakeStep{f: f, inputs: inputs, Env: map[string]string{}}
+}
+
+// Run runs the step on a run's payload.
+func (s fakeStep) Run(t testing.TB, d actiontest.Delivery) actiontest.Result {
+	t.Helper()
+	return s.f.RunWith(t, d, s.Env, s.inputs...)
 }
 
 // Run runs the guard on a run's payload with the inputs (name, value

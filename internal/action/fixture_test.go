@@ -68,6 +68,8 @@ func lineOf(t *testing.T, body, s string) (line, col int) {
 // people and helpers.
 type fixture interface {
 	Admin() actiontest.User
+	Guard() actiontest.User
+	Variable(t testing.TB, name string) string
 	Open(t testing.TB, title string, body func(int64) string, labels ...string) (int64, actiontest.Delivery)
 	OpenAs(t testing.TB, as actiontest.User, title string, body func(int64) string, labels ...string) (int64, actiontest.Delivery)
 	Issue(t testing.TB, n int64) actiontest.Issue

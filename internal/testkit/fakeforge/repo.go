@@ -208,8 +208,9 @@ func (c *Client) EditIssue(_ context.Context, n int64, e port.IssueEdit) (issues
 	if e.Body != nil {
 		c.s.editBody(is, *e.Body, c.user)
 	}
-	if e.State != nil {
+	if e.State != nil && *e.State != is.is.State {
 		is.is.State = *e.State
+		c.s.notify(c.user, map[string]string{"closed": "closed", "open": "reopened"}[*e.State], is, nil)
 	}
 	c.s.write(c, "EditIssue", n, 0, deref(e.State)+" "+deref(e.Body))
 	if e.Title != nil || e.Body != nil {
