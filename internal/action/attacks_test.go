@@ -23,7 +23,7 @@ func lowered(t *testing.T, body string) string {
 // A re-run of an approver's old approval run changes nothing: who removed
 // permission::violation comes from the timeline, newer than the ledger.
 func TestRerunOfAnApprovalIsHarmless(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	admin := f.User(t, "approver", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "budget-admins", admin.Login}
@@ -91,7 +91,7 @@ func TestLabelRenameRelaxesNothing(t *testing.T) {
 // Removing the accepted cascade label does not relax the limit to
 // default-max-depth: the label goes back.
 func TestRemovingTheAcceptedCascadeLabel(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "default-max-depth", "n"}
 	n, d := f.Open(t, "removed", example(t, "healthy.md"), governed...)
@@ -105,7 +105,7 @@ func TestRemovingTheAcceptedCascadeLabel(t *testing.T) {
 
 // Deleting an accepted entry of history_tail fails the run.
 func TestErasingHistory(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n := ledgered(t, f, "history")
 	body := f.Issue(t, n).Body
@@ -118,7 +118,7 @@ func TestErasingHistory(t *testing.T) {
 // budget-admins (the server says who owns the repository): its relaxing
 // label takes effect; an agent's does not.
 func TestOwnerApprovesWithoutAdminToken(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "default-max-depth", "1"}
 	labels := []string{"size::medium", "phase::implementation"}

@@ -22,7 +22,7 @@ import (
 // only as the issue was opened; a re-run of the old opened run (its
 // payload says opened) adopts nothing either.
 func TestCheckpointEditedIntoAnOrdinaryIssue(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, opened := f.Open(t, "ordinary", func(int64) string { return "Tidy up the changelog." })
 	f.Run(t, opened, "ledger-key", ledgerKey).Expect(t, 0, "skipped")
@@ -45,7 +45,7 @@ func TestCheckpointEditedIntoAnOrdinaryIssue(t *testing.T) {
 // cascade::depth-n at depth 7. A new issue relaxes no rule: the label set
 // by a non-approver goes, and the issue waits for an approver.
 func TestNewIssueTakesNoDepth(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	deep := func(n int64) string {
 		return replace(t, actiontest.Example(t, "healthy.md", n), "depth: 1", "depth: 7", "  agent_chain: [orchestrator, lead-developer]\n", "")
@@ -101,7 +101,7 @@ func TestEveryPhaseCountsAgainstTheRepositoryBudget(t *testing.T) {
 }
 
 // ledgerTotal is budget.total as the ledger accepted it.
-func ledgerTotal(t *testing.T, f *actiontest.Repo, n int64) int {
+func ledgerTotal(t *testing.T, f fixture, n int64) int {
 	t.Helper()
 	m := regexp.MustCompile(`"total":(\d+),`).FindStringSubmatch(f.Status(t, n).Body)
 	if m == nil {

@@ -132,7 +132,7 @@ func TestUngovernedIssueIsSkipped(t *testing.T) {
 
 // The events the guard's own writes cause are skipped: no loops.
 func TestOwnEventsAreSkipped(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")

@@ -25,12 +25,12 @@ func openPull(t *testing.T, f *actiontest.Repo, branch string, files ...string) 
 		} else {
 			in["branch"] = branch
 		}
-		f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/contents/%s", path), in, nil)
+		f.API(t, f.Admin().Token, http.MethodPost, f.Path("/contents/%s", path), in, nil)
 	}
 	var pr struct {
 		Number int64 `json:"number"`
 	}
-	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
+	f.API(t, f.Admin().Token, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
 	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request_target", "opened", pr.Number, f.S.AdminLogin))
 }
 

@@ -18,7 +18,7 @@ func grantsOf(t *testing.T, f *actiontest.Repo) map[int64]int64 {
 	var v struct {
 		Data string `json:"data"`
 	}
-	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables/%s", ledger.GrantsName), nil, &v)
+	f.API(t, f.Admin().Token, http.MethodGet, f.Path("/actions/variables/%s", ledger.GrantsName), nil, &v)
 	keys, err := ledger.NewKeys([]byte(ledgerKey), nil, "")
 	if err != nil {
 		t.Fatal(err)

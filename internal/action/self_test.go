@@ -14,7 +14,7 @@ import (
 // the events its own writes cause, instead of posting a status comment per
 // run, each starting another run.
 func TestPersonalTokenExportedAsGiteaToken(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	step := f.Step("ledger-key", ledgerKey)
 	step.Env["GITEA_TOKEN"] = f.Token
 	step.Env["GITHUB_TOKEN"] = f.Token
@@ -64,7 +64,7 @@ func TestPersonalTokenCleanPassWithLedgerKey(t *testing.T) {
 // template's GNS_GUARD_TOKEN) hands the step an empty token: the guard
 // works with the Actions token action.yml hands it, as the Actions token.
 func TestEmptyTokenInputFallsBackToTheActionsToken(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	step := f.Step("ledger-key", ledgerKey, "token", "")
 	step.Env[action.ActionsTokenEnv] = f.Token
 	_, d := f.Open(t, "no guard token", example(t, "healthy.md"), "cascade::depth-2", "size::medium")

@@ -37,12 +37,18 @@ func (s *Server) Runs() []Run {
 
 // OpenIssue opens an issue as author, as AddIssue does, and records the
 // run of its issues.opened event: an issue opened with its labels at
-// once, as the API's create does.
+// once, as the API's create does, whose timeline shows each label added
+// by author (models/issues/issue_update.go newIssue: newIssueLabel).
 func (s *Server) OpenIssue(is issues.Issue, author string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.addIssue(is, author)
-	s.notify(author, "opened", s.issues[n], nil)
+	it := s.issues[n]
+	for _, l := range it.is.Labels {
+		s.nextID++
+		it.timeline = append(it.timeline, entry{label: &issues.LabelEvent{Label: l.Name, LabelID: l.ID, Added: true, Actor: author, At: it.is.CreatedAt}})
+	}
+	s.notify(author, "opened", it, nil)
 	return n
 }
 
