@@ -11,7 +11,7 @@ import (
 // issue after the budget is raised: only a person removes it, and that
 // removal is the approval.
 func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
 	spent := func(n int64) string {
 		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 20000", "remaining: 13800", "remaining: 0")
@@ -33,7 +33,7 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 	// A budget admin raises the total: the violation is gone, the label is not.
 	raised := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 30000", "remaining: 0", "remaining: 10000")
 	d = f.EditBody(t, n, f.Admin(), raised)
-	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
+	r = f.Run(t, d, "budget-admins", f.Admin().Login)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "budget-exhausted")
 	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "budget::exhausted label is set") {
@@ -45,7 +45,7 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 
 	// A person removes it: approved.
 	d = f.RemoveLabel(t, n, "budget::exhausted")
-	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
+	r = f.Run(t, d, "budget-admins", f.Admin().Login)
 	r.Expect(t, 0, "pass")
 	if st := f.Status(t, n); !strings.Contains(st.Body, "all clear") {
 		t.Errorf("the status comment is not resolved:\n%s", st.Body)
