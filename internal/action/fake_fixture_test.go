@@ -55,7 +55,7 @@ func newFakeFixture(t *testing.T) *fakeFixture {
 	t.Helper()
 	t.Parallel()
 	f := &fakeFixture{S: fakeforge.New(fakeOwner + "/proj"), Owner: fakeOwner, Name: "proj", Bot: "guard", Token: fakeBotToken,
-		clock: time.Date(2026, 5, 16, 14, 0, 0, 0, time.UTC)}
+		clock: time.Now().UTC().Truncate(time.Second)}
 	f.Runs = &fakeRuns{s: f.S}
 	f.S.Now = func() time.Time { return f.clock }
 	f.S.EditHistory = true // a public repository
@@ -65,7 +65,8 @@ func newFakeFixture(t *testing.T) *fakeFixture {
 	return f
 }
 
-// tick is a second passing, between one action and the next.
+// tick is a second passing, between one action and the next. The clock
+// starts at the wall clock's, as the real server's does.
 func (f *fakeFixture) tick() { f.clock = f.clock.Add(time.Second) }
 
 // Variable is the repository's Actions variable name ("" when there is
