@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
@@ -60,13 +61,16 @@ func TestRerunOfAnApprovalIsHarmless(t *testing.T) {
 // An approver's title edit is an edited event that leaves the body's
 // content version alone: it never launders the agent's body edit before it.
 func TestTitleEditLaundersNothing(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	admin := f.User(t, "approver", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "budget-admins", admin.Login}
 	n := ledgered(t, f, "title")
 	f.EditBody(t, n, agent, replace(t, f.Issue(t, n).Body, "total: 20000", "total: 60000", "remaining: 13800", "remaining: 53800")) // its run replaced
-	f.API(t, admin.Token, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"title": "a better title"}, nil)
+	title := "a better title"
+	if _, err := f.S.Dial(admin.Token).EditIssue(t.Context(), n, port.IssueEdit{Title: &title}); err != nil {
+		t.Fatal(err)
+	}
 	d := f.Runs.Next(t, actiontest.From("issues", "edited", n, admin.Login))
 	expectTampered(t, f, n, f.Run(t, d, in...), "budget.total went up 20000 → 60000")
 }

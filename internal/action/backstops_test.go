@@ -79,7 +79,7 @@ func spend(t *testing.T, body string, total, consumed int) string {
 // counted: the grants stay within the repository budget, and the phase
 // after it carries its remainder over and nothing more.
 func TestEveryPhaseCountsAgainstTheRepositoryBudget(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := anchoredInputs(f, "repository-budget", "100000", "phase-grant", "20000")
 	n, d := f.Open(t, "phases", func(n int64) string { return spend(t, actiontest.Example(t, "healthy.md", n), 40000, 0) }, governed...)

@@ -182,6 +182,13 @@ func (f *fakeFixture) RepoLabel(t testing.TB, name string) (color string, ok boo
 	return "", false
 }
 
+// CommitFile writes a file to the default branch, creating it or
+// replacing what it held.
+func (f *fakeFixture) CommitFile(t testing.TB, path, content string) {
+	f.tick()
+	f.S.Files("")[path] = []byte(content)
+}
+
 // Comments are issue n's comments, oldest first.
 func (f *fakeFixture) Comments(t testing.TB, n int64) []actiontest.Comment {
 	var out []actiontest.Comment
