@@ -142,13 +142,11 @@ func TestOwnerApprovesWithoutAdminToken(t *testing.T) {
 // An agent labelling its own pull request permission::evolve-system opens
 // no protected path: only an approver's label does.
 func TestEvolveSystemOnAnAgentsOwnPull(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
-	n, d := openPull(t, f, "agent-evolve", ".kilo/agents/reviewer.md")
+	n, d := f.OpenPull(t, "agent-evolve", ".kilo/agents/reviewer.md")
 	f.Run(t, d).Expect(t, 1, "fail")
-	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, "permission::evolve-system")
-	f.API(t, agent.Token, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
-	r := f.Run(t, f.Runs.Next(t, actiontest.From("pull_request_target", "label_updated", n, agent.Login)))
+	r := f.Run(t, f.addLabels(t, "pull_request_target", n, agent, "permission::evolve-system"))
 	r.Expect(t, 1, "fail")
 	if v := r.Violations(t); len(v) == 0 || !strings.Contains(v[0].Message, `added by "`+agent.Login+`"`) {
 		t.Errorf("the agent's own evolve-system label: %v", v)

@@ -103,7 +103,11 @@ type fakeRuns struct {
 func (r *fakeRuns) poll() {
 	all := r.s.Runs()
 	for i, run := range all[r.taken:] {
-		r.pending = append(r.pending, actiontest.Delivery{Event: run.Event, Type: run.Event, Action: run.Action, Number: run.Number,
+		event := run.Event
+		if event == "pull_request" {
+			event = "pull_request_target" // the `on:` of examples/workflows/gns-guard.yml
+		}
+		r.pending = append(r.pending, actiontest.Delivery{Event: event, Type: run.Event, Action: run.Action, Number: run.Number,
 			Sender: run.Sender, TriggerUser: run.Sender, Run: int64(r.taken + i + 1), Payload: run.Payload})
 	}
 	r.taken = len(all)
@@ -157,6 +161,18 @@ func (f *fakeFixture) OpenAs(t testing.TB, as actiontest.User, title string, bod
 	}
 	n := f.S.OpenIssue(is, as.Login)
 	return n, f.next(t, actiontest.From("issues", "opened", n, as.Login))
+}
+
+// OpenPull commits files on a new branch and opens a pull request from it
+// as the owner, as actiontest's openPull does.
+func (f *fakeFixture) OpenPull(t testing.TB, branch string, files ...string) (int64, actiontest.Delivery) {
+	t.Helper()
+	f.tick()
+	for _, path := range files {
+		f.S.Files(branch)[path] = []byte("# " + path + "\n")
+	}
+	n := f.S.OpenPull(issues.Issue{Title: "change " + branch}, fakeOwner, branch, files)
+	return n, f.next(t, actiontest.From("pull_request_target", "opened", n, fakeOwner))
 }
 
 // Issue is issue n as a person reads it.

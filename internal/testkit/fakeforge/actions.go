@@ -16,8 +16,11 @@ import (
 // edit carries changes.body.from; and a write of the Actions user records
 // none (notifier_helper.go: Doer.IsGiteaActions).
 type Run struct {
-	// Event is the workflow event (GITHUB_EVENT_NAME): issues,
-	// issue_comment or pull_request.
+	// Event is the server's event: issues, issue_comment (a comment on a
+	// pull request too) or pull_request. A pull request's runs carry the
+	// name of the workflow's `on:` entry that matched as GITHUB_EVENT_NAME
+	// (pull_request_target, say): the workflow's business, not the
+	// server's.
 	Event string
 	// Action, Number and Sender are the payload's.
 	Action string
@@ -49,6 +52,16 @@ func (s *Server) OpenIssue(is issues.Issue, author string) int64 {
 		it.timeline = append(it.timeline, entry{label: &issues.LabelEvent{Label: l.Name, LabelID: l.ID, Added: true, Actor: author, At: it.is.CreatedAt}})
 	}
 	s.notify(author, "opened", it, nil)
+	return n
+}
+
+// OpenPull opens a pull request as AddPull does, and records the run of
+// its opening (NewPullRequest: event pull_request, action opened).
+func (s *Server) OpenPull(is issues.Issue, author, head string, paths []string) int64 {
+	n := s.AddPull(is, author, head, paths)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notify(author, "opened", s.issues[n], nil)
 	return n
 }
 
