@@ -8,6 +8,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/testkit"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // newFixture starts a parallel test on a repository of its own (see
@@ -70,6 +71,7 @@ type fixture interface {
 	Admin() actiontest.User
 	Guard() actiontest.User
 	Variable(t testing.TB, name string) string
+	User(t testing.TB, prefix string, perm giteatest.Permission) actiontest.User
 	Open(t testing.TB, title string, body func(int64) string, labels ...string) (int64, actiontest.Delivery)
 	OpenAs(t testing.TB, as actiontest.User, title string, body func(int64) string, labels ...string) (int64, actiontest.Delivery)
 	Issue(t testing.TB, n int64) actiontest.Issue
