@@ -1,4 +1,4 @@
-// Context governance on the real server: the context-pressure gate as
+// Context governance: the context-pressure gate as
 // comments arrive and as the checkpoint is pruned (its token figures
 // checked against the load `context` prints, worked out in the test),
 // located comment-protocol findings, the completion digest, and the
