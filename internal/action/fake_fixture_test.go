@@ -2,6 +2,7 @@ package action_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -108,7 +109,7 @@ func (r *fakeRuns) poll() {
 			event = "pull_request_target" // the `on:` of examples/workflows/gns-guard.yml
 		}
 		r.pending = append(r.pending, actiontest.Delivery{Event: event, Type: run.Event, Action: run.Action, Number: run.Number,
-			Sender: run.Sender, TriggerUser: run.Sender, Run: int64(r.taken + i + 1), Payload: run.Payload})
+			Sender: run.Sender, TriggerUser: run.Sender, Run: int64(r.taken + i + 1), Commit: run.Commit, Payload: run.Payload})
 	}
 	r.taken = len(all)
 }
@@ -198,11 +199,20 @@ func (f *fakeFixture) RepoLabel(t testing.TB, name string) (color string, ok boo
 	return "", false
 }
 
-// CommitFile writes a file to the default branch, creating it or
-// replacing what it held.
+// CommitFile writes a file to the default branch as the owner, creating
+// it or replacing what it held: a new commit, which runs of later events
+// carry as GITHUB_SHA.
 func (f *fakeFixture) CommitFile(t testing.TB, path, content string) {
+	t.Helper()
 	f.tick()
-	f.S.Files("")[path] = []byte(content)
+	c := f.S.Dial(fakeOwnerToken)
+	change := port.FileChange{Path: path, Content: []byte(content)}
+	if old, err := c.FileAt(t.Context(), "", path, 1<<20); err == nil {
+		change.SHA = old.SHA
+	}
+	if _, err := c.CommitFiles(t.Context(), port.Commit{Message: "Set " + path, Files: []port.FileChange{change}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Comments are issue n's comments, oldest first.
@@ -425,7 +435,7 @@ func (f *fakeFixture) environ(d actiontest.Delivery, dir string, inputs []string
 		"CI": "true", "GITHUB_ACTIONS": "true", "GITEA_ACTIONS": "true",
 		"GITHUB_SERVER_URL": fakeforge.URL, "GITHUB_API_URL": fakeforge.URL + "/api/v1",
 		"GITHUB_REPOSITORY": f.S.Repo(), "GITHUB_EVENT_NAME": d.Event, "GITHUB_EVENT_PATH": filepath.Join(dir, "event.json"),
-		"GITHUB_SHA": "c0ffee0000000000000000000000000000000000", "GITHUB_RUN_ATTEMPT": "1",
+		"GITHUB_SHA": cmp.Or(d.Commit, "c0ffee0000000000000000000000000000000000"), "GITHUB_RUN_ATTEMPT": "1",
 		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
 		"GITHUB_WORKSPACE": dir, "RUNNER_TEMP": dir,
 	}

@@ -36,8 +36,7 @@ import (
 //     TestStripHoldsGiteasRendering, TestCompletionDigestNotifiesNobody;
 //   - the real adapter's requests and errors: TestRequestsDoNotGrowWithComments
 //     and TestRequestBudgetPerTimeline (paging, the cost of each
-//     timeline), TestHealthyIssuePassesWithoutWriting and
-//     TestRepositoryConfigurationFile (a first run's requests),
+//     timeline), TestFirstRunCost (a first run's requests),
 //     TestUnreachableServerExits3, TestRejectedTokenExits3;
 //   - the history, report and context verbs on the guard's comments:
 //     TestHistoryDetectsTampering, TestFakeArchiveBeforePrune,

@@ -26,6 +26,9 @@ type Run struct {
 	Action string
 	Number int64
 	Sender string
+	// Commit is the run's commit (GITHUB_SHA): the default branch's last
+	// commit when the event happened ("" before CommitFiles made one).
+	Commit string
 	// Payload is the event file, as the runner writes it: the payload
 	// decoded into a map and marshalled again (keys sorted, compact).
 	Payload []byte
@@ -107,7 +110,7 @@ func (s *Server) notify(sender, action string, is *issue, more map[string]any) {
 	if err != nil {
 		panic("fakeforge: a payload: " + err.Error())
 	}
-	s.runs = append(s.runs, Run{Event: event, Action: action, Number: is.is.Number, Sender: sender, Payload: b})
+	s.runs = append(s.runs, Run{Event: event, Action: action, Number: is.is.Number, Sender: sender, Commit: s.heads[s.DefaultBranch], Payload: b})
 }
 
 // apiIssue is the issue as Gitea's convert.ToAPIIssue writes it in a
