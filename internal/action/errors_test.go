@@ -4,6 +4,9 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
 // A malformed input is a configuration error: exit 2, naming the input,
@@ -33,9 +36,10 @@ func TestMalformedInputExits2(t *testing.T) {
 	}
 }
 
-// An API that cannot be reached: exit 3, saying which server.
+// An API that cannot be reached: exit 3, saying which server. The step
+// connects as the binary does, to an address where nothing listens.
 func TestUnreachableServerExits3(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	_, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +48,10 @@ func TestUnreachableServerExits3(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
 	st := f.Step()
-	st.Env = map[string]string{"GITHUB_API_URL": closed + "/api/v1"}
+	st.Env["GITHUB_API_URL"] = closed + "/api/v1"
+	st.Forge = func(apiURL, token, owner, repo string) (port.Forge, error) {
+		return forge.New(apiURL, token, owner, repo)
+	}
 	r := st.Run(t, d)
 	out := r.Stdout + r.Stderr
 	if r.Code != 3 || !strings.Contains(out, "could not reach "+closed) || r.Outputs["result"] != "error" {

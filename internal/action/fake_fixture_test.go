@@ -349,6 +349,9 @@ type fakeStep struct {
 	f      *fakeFixture
 	inputs []string
 	Env    map[string]string
+	// Forge, when set, connects instead of the fake: the binary's
+	// adapter, say, aimed at an address where nothing answers.
+	Forge action.ForgeFunc
 }
 
 // Step is the guard step with the given inputs (name, value pairs).
@@ -359,7 +362,7 @@ func (f *fakeFixture) Step(inputs ...string) fakeStep {
 // Run runs the step on a run's payload.
 func (s fakeStep) Run(t testing.TB, d actiontest.Delivery) actiontest.Result {
 	t.Helper()
-	return s.f.RunWith(t, d, s.Env, s.inputs...)
+	return s.f.run(t, d, s.Env, s.Forge, s.inputs...)
 }
 
 // Run runs the guard on a run's payload with the inputs (name, value
@@ -373,7 +376,21 @@ func (f *fakeFixture) Run(t testing.TB, d actiontest.Delivery, inputs ...string)
 // RunWith is Run with environment variables set over the step's.
 func (f *fakeFixture) RunWith(t testing.TB, d actiontest.Delivery, env map[string]string, inputs ...string) actiontest.Result {
 	t.Helper()
+	return f.run(t, d, env, nil, inputs...)
+}
+
+// run is RunWith connecting through connect (nil: to the fake).
+func (f *fakeFixture) run(t testing.TB, d actiontest.Delivery, env map[string]string, connect action.ForgeFunc, inputs ...string) actiontest.Result {
+	t.Helper()
 	f.tick()
+	if connect == nil {
+		connect = func(apiURL, token, o, name string) (port.Forge, error) {
+			if apiURL != fakeforge.URL+"/api/v1" || o+"/"+name != f.S.Repo() {
+				return nil, fmt.Errorf("no repository %s/%s at %s", o, name, apiURL)
+			}
+			return f.S.Dial(token), nil
+		}
+	}
 	dir := t.TempDir()
 	vars, err := f.environ(d, dir, inputs)
 	if err != nil {
@@ -392,13 +409,8 @@ func (f *fakeFixture) RunWith(t testing.TB, d actiontest.Delivery, env map[strin
 		Stderr:     &stderr,
 		ReadFile:   os.ReadFile,
 		AppendFile: cli.System().AppendFile,
-		NewForge: func(apiURL, token, o, name string) (port.Forge, error) {
-			if apiURL != fakeforge.URL+"/api/v1" || o+"/"+name != f.S.Repo() {
-				return nil, fmt.Errorf("no repository %s/%s at %s", o, name, apiURL)
-			}
-			return f.S.Dial(token), nil
-		},
-		Now: func() time.Time { return f.clock },
+		NewForge:   connect,
+		Now:        func() time.Time { return f.clock },
 	})
 	res := actiontest.Result{Code: exitcode.Code(err), Stdout: stdout.String(), Stderr: stderr.String(), Requests: -1}
 	out, _ := os.ReadFile(vars["GITHUB_OUTPUT"])

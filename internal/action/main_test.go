@@ -37,7 +37,7 @@ import (
 //   - the real adapter's requests and errors: TestRequestsDoNotGrowWithComments
 //     and TestRequestBudgetPerTimeline (paging, the cost of each
 //     timeline), TestFirstRunCost (a first run's requests),
-//     TestUnreachableServerExits3, TestRejectedTokenExits3;
+//     TestRejectedTokenExits3;
 //   - the history, report and context verbs on the guard's comments:
 //     TestHistoryDetectsTampering, TestFakeArchiveBeforePrune,
 //     TestStatusMarkerInArchive, TestAcceptedResultsDoNotVanish,
