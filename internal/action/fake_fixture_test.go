@@ -128,18 +128,6 @@ func (r *fakeRuns) Next(t testing.TB, match func(actiontest.Delivery) bool) acti
 	return actiontest.Delivery{}
 }
 
-// Pending are the recorded runs not taken yet, oldest first.
-func (r *fakeRuns) Pending(testing.TB) []actiontest.Delivery {
-	r.poll()
-	return slices.Clone(r.pending)
-}
-
-// next takes the first recorded run not yet taken that match accepts.
-func (f *fakeFixture) next(t testing.TB, match func(actiontest.Delivery) bool) actiontest.Delivery {
-	t.Helper()
-	return f.Runs.Next(t, match)
-}
-
 // Open opens an issue as the owner with body(n) and labels, and returns
 // its number and the "opened" run.
 func (f *fakeFixture) Open(t testing.TB, title string, body func(int64) string, labels ...string) (int64, actiontest.Delivery) {
@@ -161,7 +149,7 @@ func (f *fakeFixture) OpenAs(t testing.TB, as actiontest.User, title string, bod
 		is.Labels = append(is.Labels, issues.Label{Name: l})
 	}
 	n := f.S.OpenIssue(is, as.Login)
-	return n, f.next(t, actiontest.From("issues", "opened", n, as.Login))
+	return n, f.Runs.Next(t, actiontest.From("issues", "opened", n, as.Login))
 }
 
 // OpenPull commits files on a new branch and opens a pull request from it
@@ -173,7 +161,7 @@ func (f *fakeFixture) OpenPull(t testing.TB, branch string, files ...string) (in
 		f.S.Files(branch)[path] = []byte("# " + path + "\n")
 	}
 	n := f.S.OpenPull(issues.Issue{Title: "change " + branch}, fakeOwner, branch, files)
-	return n, f.next(t, actiontest.From("pull_request_target", "opened", n, fakeOwner))
+	return n, f.Runs.Next(t, actiontest.From("pull_request_target", "opened", n, fakeOwner))
 }
 
 // Issue is issue n as a person reads it.
@@ -256,7 +244,7 @@ func (f *fakeFixture) Comment(t testing.TB, n int64, as actiontest.User, body st
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.ID, f.next(t, actiontest.From("issue_comment", "created", n, as.Login))
+	return c.ID, f.Runs.Next(t, actiontest.From("issue_comment", "created", n, as.Login))
 }
 
 // EditComment replaces comment id's body as the user and returns the run
@@ -267,7 +255,7 @@ func (f *fakeFixture) EditComment(t testing.TB, n, id int64, as actiontest.User,
 	if _, err := f.S.Dial(as.Token).EditComment(context.Background(), id, body); err != nil {
 		t.Fatal(err)
 	}
-	return f.next(t, actiontest.From("issue_comment", "edited", n, as.Login))
+	return f.Runs.Next(t, actiontest.From("issue_comment", "edited", n, as.Login))
 }
 
 // EditBody replaces issue n's body as the user and returns the run the
@@ -278,7 +266,7 @@ func (f *fakeFixture) EditBody(t testing.TB, n int64, as actiontest.User, body s
 	if _, err := f.S.Dial(as.Token).EditIssue(context.Background(), n, port.IssueEdit{Body: &body}); err != nil {
 		t.Fatal(err)
 	}
-	return f.next(t, actiontest.From("issues", "edited", n, as.Login))
+	return f.Runs.Next(t, actiontest.From("issues", "edited", n, as.Login))
 }
 
 // AddLabels adds labels (created when missing) to issue n as the owner
@@ -301,7 +289,7 @@ func (f *fakeFixture) addLabels(t testing.TB, event string, n int64, as actionte
 	if err := f.S.Dial(as.Token).AddLabels(context.Background(), n, names, nil); err != nil {
 		t.Fatal(err)
 	}
-	return f.next(t, actiontest.From(event, "label_updated", n, as.Login))
+	return f.Runs.Next(t, actiontest.From(event, "label_updated", n, as.Login))
 }
 
 // RemoveLabel removes one label from issue n as the owner and returns the
@@ -319,7 +307,7 @@ func (f *fakeFixture) RemoveLabelAs(t testing.TB, n int64, as actiontest.User, n
 	if err := f.S.Dial(as.Token).RemoveLabel(context.Background(), n, issues.Label{Name: name}); err != nil {
 		t.Fatal(err)
 	}
-	return f.next(t, actiontest.From("issues", "label_updated", n, as.Login))
+	return f.Runs.Next(t, actiontest.From("issues", "label_updated", n, as.Login))
 }
 
 // DeleteComment deletes comment id as the user: it records no run.
