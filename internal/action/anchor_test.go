@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
@@ -16,29 +17,19 @@ import (
 // anchoredInputs are the inputs of a guard that keeps an anchor: a ledger
 // key, and admin-token, a token of the repository's owner (here the site
 // administrator, who owns the tests' repositories).
-func anchoredInputs(f *actiontest.Repo, more ...string) []string {
-	return append([]string{"ledger-key", ledgerKey, "admin-token", f.S.AdminToken}, more...)
+func anchoredInputs(f fixture, more ...string) []string {
+	return append([]string{"ledger-key", ledgerKey, "admin-token", f.Admin().Token}, more...)
 }
 
 // anchorOf reads issue n's anchor variable as the owner ("" when none).
-func anchorOf(t *testing.T, f *actiontest.Repo, n int64) string {
+func anchorOf(t *testing.T, f fixture, n int64) string {
 	t.Helper()
-	var vars []struct {
-		Name string `json:"name"`
-		Data string `json:"data"`
-	}
-	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables?limit=50"), nil, &vars)
-	for _, v := range vars {
-		if strings.EqualFold(v.Name, ledger.AnchorName(n)) {
-			return v.Data
-		}
-	}
-	return ""
+	return f.Variable(t, ledger.AnchorName(n))
 }
 
 // anchoredIssue opens a healthy issue and runs the anchored guard on it:
 // the status comment holds record 1, and the anchor seals it.
-func anchoredIssue(t *testing.T, f *actiontest.Repo, title string) (int64, actiontest.Delivery) {
+func anchoredIssue(t *testing.T, f fixture, title string) (int64, actiontest.Delivery) {
 	t.Helper()
 	n, d := f.Open(t, title, example(t, "healthy.md"), governed...)
 	r := f.Run(t, d, anchoredInputs(f)...)
@@ -63,7 +54,7 @@ func progress(t *testing.T, body string, consumed, remaining int) string {
 // consumed again. The record it put back verifies — the guard signed it —
 // but it is older than the one the anchor seals.
 func TestAnchorCatchesARollbackInTheWindow(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, _ := anchoredIssue(t, f, "rollback")
 	copyOf := f.Status(t, n)
@@ -82,30 +73,40 @@ func TestAnchorCatchesARollbackInTheWindow(t *testing.T) {
 }
 
 // TestAnchorCatchesADeletionReset: an agent deletes every comment of the
-// guard's — and, in the second case, the label definitions the guard
-// touched, which takes their timeline entries with them — so that the
-// issue looks new, then raises its budget. The anchor is still there.
+// guard's so that the issue looks new, then raises its budget. The anchor
+// is still there.
 func TestAnchorCatchesADeletionReset(t *testing.T) {
-	for _, labelsToo := range []bool{false, true} {
-		t.Run(fmt.Sprintf("labels deleted %v", labelsToo), func(t *testing.T) {
-			f := newFixture(t)
-			agent := f.User(t, "agent", giteatest.PermWrite)
-			n, _ := anchoredIssue(t, f, "reset")
-			for _, c := range f.Comments(t, n) {
-				if c.User.Login == f.Bot {
-					f.DeleteComment(t, c.ID, agent)
-				}
-			}
-			if labelsToo {
-				for _, id := range actiontest.LabelIDs(t, f.S, f.Owner, f.Name, governed...) {
-					f.API(t, f.S.AdminToken, http.MethodDelete, f.Path("/labels/%d", id), nil, nil)
-				}
-			}
-			raised := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 90000", "remaining: 13800", "remaining: 83800")
-			d := f.EditBody(t, n, agent, raised)
-			expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "is gone, although its anchor", ledger.AnchorName(n))
-		})
+	f := newFakeFixture(t)
+	deletionReset(t, f, func() {})
+}
+
+// TestAnchorCatchesADeletionResetWithTheLabels: the same, the agent also
+// deleting the label definitions the guard touched, which on Gitea takes
+// their timeline entries with them.
+func TestAnchorCatchesADeletionResetWithTheLabels(t *testing.T) {
+	f := newFixture(t)
+	deletionReset(t, f, func() {
+		for _, id := range actiontest.LabelIDs(t, f.S, f.Owner, f.Name, governed...) {
+			f.API(t, f.S.AdminToken, http.MethodDelete, f.Path("/labels/%d", id), nil, nil)
+		}
+	})
+}
+
+// deletionReset deletes the guard's comments on an anchored issue, then
+// deleteLabels, then raises the budget: the run fails naming the anchor.
+func deletionReset(t *testing.T, f fixture, deleteLabels func()) {
+	t.Helper()
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	n, _ := anchoredIssue(t, f, "reset")
+	for _, c := range f.Comments(t, n) {
+		if c.User.Login == f.Guard().Login {
+			f.DeleteComment(t, c.ID, agent)
+		}
 	}
+	deleteLabels()
+	raised := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 90000", "remaining: 13800", "remaining: 83800")
+	d := f.EditBody(t, n, agent, raised)
+	expectTampered(t, f, n, f.Run(t, d, anchoredInputs(f)...), "is gone, although its anchor", ledger.AnchorName(n))
 }
 
 // TestAnchorAgentsCannotWrite: Gitea lets only the repository's owner (or
@@ -133,7 +134,7 @@ func TestAnchorAgentsCannotWrite(t *testing.T) {
 // holding the new key alone, pass. A third key nobody told the workflow
 // about fails as a key problem, naming the key, not as an edit.
 func TestKeyRotation(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	budget := []string{"repository-budget", "100000"}
 	n, d := f.Open(t, "rotation", example(t, "healthy.md"), governed...)
 	f.Run(t, d, anchoredInputs(f, budget...)...).Expect(t, 0, "pass")
@@ -149,7 +150,7 @@ func TestKeyRotation(t *testing.T) {
 			t.Fatalf("test setup: %s is not signed with the old key %s: %q", what, oldID, text)
 		}
 	}
-	both := []string{"ledger-key", newKey, "ledger-key-previous", ledgerKey, "admin-token", f.S.AdminToken}
+	both := []string{"ledger-key", newKey, "ledger-key-previous", ledgerKey, "admin-token", f.Admin().Token}
 	r := f.Run(t, d, append(both, budget...)...)
 	r.Expect(t, 0, "pass")
 	for what, text := range signed() {
@@ -157,7 +158,7 @@ func TestKeyRotation(t *testing.T) {
 			t.Errorf("%s was not signed anew with key %s (old %s): %q\n%s", what, newID, oldID, text, r.String())
 		}
 	}
-	newAlone := []string{"ledger-key", newKey, "admin-token", f.S.AdminToken, "repository-budget", "100000"}
+	newAlone := []string{"ledger-key", newKey, "admin-token", f.Admin().Token, "repository-budget", "100000"}
 	r = f.Run(t, d, newAlone...)
 	r.Expect(t, 0, "pass")
 	if len(r.Writes) != 0 {
@@ -173,7 +174,7 @@ func TestKeyRotation(t *testing.T) {
 	third := "05ccba948a84242983ab2bc6b313642d0cae8a2858de66aab7b516b635e07b3f" // a key nobody told the workflow about
 	thirdID := ledger.SecretKeys([]byte(third)).KeyIDs()[0]
 	_, d = f.Comment(t, n, f.Admin(), "a note under a key the workflow was never told about")
-	r = f.Run(t, d, "ledger-key", third, "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "ledger-key", third, "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	if out := r.String(); !strings.Contains(out, newID) || !strings.Contains(out, "which this workflow does not hold") || !strings.Contains(out, thirdID) || !strings.Contains(out, "ledger-key-previous") {
 		t.Errorf("a key the workflow does not hold is not reported as a key problem naming the key:\n%s", r.String())
@@ -192,6 +193,23 @@ func labelNoise(t testing.TB, f *actiontest.Repo, n int64, events int) {
 		}
 		return actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodDelete, f.Path("/issues/%d/labels/%d", n, ids[w]), nil, nil)
 	})
+}
+
+// fakeLabelNoise is labelNoise on the fake: the owner adds and removes
+// non-governance labels on issue n, events times in all.
+func fakeLabelNoise(t testing.TB, f *fakeFixture, n int64, events int) {
+	t.Helper()
+	c := f.S.Dial(f.Admin().Token)
+	for i := range events / 2 {
+		l := fmt.Sprintf("noise-%d", i%8)
+		f.tick()
+		if err := c.AddLabels(t.Context(), n, []string{l}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RemoveLabel(t.Context(), n, issues.Label{Name: l}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // inParallel runs do(worker, i) for every i below count, spread over
@@ -226,14 +244,14 @@ func inParallel(t testing.TB, workers, count int, do func(worker, i int) error) 
 // anchor's time, or since the read hint's in the body (docs/contract.md
 // §6). The status comment is never searched for on the timeline.
 func TestCleanPassAfterLabelNoise(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := anchoredIssue(t, f, "label noise")
 	// An issue that never had an anchor: no admin-token, and the runner
 	// hands none over. The guard's first run wrote the read hint.
 	bare, bd := f.Open(t, "label noise, no anchor", example(t, "healthy.md"), governed...)
 	f.Run(t, bd, "ledger-key", ledgerKey).Expect(t, 0, "pass")
-	labelNoise(t, f, n, 600)
-	labelNoise(t, f, bare, 600)
+	fakeLabelNoise(t, f, n, 600)
+	fakeLabelNoise(t, f, bare, 600)
 	r := f.Run(t, d, anchoredInputs(f)...)
 	r.Expect(t, 0, "pass")
 	if r.Requests != 2 || len(r.Writes) != 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
@@ -23,7 +24,7 @@ func lowered(t *testing.T, body string) string {
 // A re-run of an approver's old approval run changes nothing: who removed
 // permission::violation comes from the timeline, newer than the ledger.
 func TestRerunOfAnApprovalIsHarmless(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	admin := f.User(t, "approver", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "budget-admins", admin.Login}
@@ -60,13 +61,16 @@ func TestRerunOfAnApprovalIsHarmless(t *testing.T) {
 // An approver's title edit is an edited event that leaves the body's
 // content version alone: it never launders the agent's body edit before it.
 func TestTitleEditLaundersNothing(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	admin := f.User(t, "approver", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "budget-admins", admin.Login}
 	n := ledgered(t, f, "title")
 	f.EditBody(t, n, agent, replace(t, f.Issue(t, n).Body, "total: 20000", "total: 60000", "remaining: 13800", "remaining: 53800")) // its run replaced
-	f.API(t, admin.Token, http.MethodPatch, f.Path("/issues/%d", n), map[string]string{"title": "a better title"}, nil)
+	title := "a better title"
+	if _, err := f.S.Dial(admin.Token).EditIssue(t.Context(), n, port.IssueEdit{Title: &title}); err != nil {
+		t.Fatal(err)
+	}
 	d := f.Runs.Next(t, actiontest.From("issues", "edited", n, admin.Login))
 	expectTampered(t, f, n, f.Run(t, d, in...), "budget.total went up 20000 → 60000")
 }
@@ -91,7 +95,7 @@ func TestLabelRenameRelaxesNothing(t *testing.T) {
 // Removing the accepted cascade label does not relax the limit to
 // default-max-depth: the label goes back.
 func TestRemovingTheAcceptedCascadeLabel(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "default-max-depth", "n"}
 	n, d := f.Open(t, "removed", example(t, "healthy.md"), governed...)
@@ -105,7 +109,7 @@ func TestRemovingTheAcceptedCascadeLabel(t *testing.T) {
 
 // Deleting an accepted entry of history_tail fails the run.
 func TestErasingHistory(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n := ledgered(t, f, "history")
 	body := f.Issue(t, n).Body
@@ -118,7 +122,7 @@ func TestErasingHistory(t *testing.T) {
 // budget-admins (the server says who owns the repository): its relaxing
 // label takes effect; an agent's does not.
 func TestOwnerApprovesWithoutAdminToken(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "default-max-depth", "1"}
 	labels := []string{"size::medium", "phase::implementation"}
@@ -138,13 +142,11 @@ func TestOwnerApprovesWithoutAdminToken(t *testing.T) {
 // An agent labelling its own pull request permission::evolve-system opens
 // no protected path: only an approver's label does.
 func TestEvolveSystemOnAnAgentsOwnPull(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
-	n, d := openPull(t, f, "agent-evolve", ".kilo/agents/reviewer.md")
+	n, d := f.OpenPull(t, "agent-evolve", ".kilo/agents/reviewer.md")
 	f.Run(t, d).Expect(t, 1, "fail")
-	ids := actiontest.LabelIDs(t, f.S, f.Owner, f.Name, "permission::evolve-system")
-	f.API(t, agent.Token, http.MethodPost, f.Path("/issues/%d/labels", n), map[string]any{"labels": ids}, nil)
-	r := f.Run(t, f.Runs.Next(t, actiontest.From("pull_request_target", "label_updated", n, agent.Login)))
+	r := f.Run(t, f.addLabels(t, "pull_request_target", n, agent, "permission::evolve-system"))
 	r.Expect(t, 1, "fail")
 	if v := r.Violations(t); len(v) == 0 || !strings.Contains(v[0].Message, `added by "`+agent.Login+`"`) {
 		t.Errorf("the agent's own evolve-system label: %v", v)

@@ -2,7 +2,6 @@ package action_test
 
 import (
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,7 +22,7 @@ import (
 // only as the issue was opened; a re-run of the old opened run (its
 // payload says opened) adopts nothing either.
 func TestCheckpointEditedIntoAnOrdinaryIssue(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, opened := f.Open(t, "ordinary", func(int64) string { return "Tidy up the changelog." })
 	f.Run(t, opened, "ledger-key", ledgerKey).Expect(t, 0, "skipped")
@@ -46,7 +45,7 @@ func TestCheckpointEditedIntoAnOrdinaryIssue(t *testing.T) {
 // cascade::depth-n at depth 7. A new issue relaxes no rule: the label set
 // by a non-approver goes, and the issue waits for an approver.
 func TestNewIssueTakesNoDepth(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	deep := func(n int64) string {
 		return replace(t, actiontest.Example(t, "healthy.md", n), "depth: 1", "depth: 7", "  agent_chain: [orchestrator, lead-developer]\n", "")
@@ -80,7 +79,7 @@ func spend(t *testing.T, body string, total, consumed int) string {
 // counted: the grants stay within the repository budget, and the phase
 // after it carries its remainder over and nothing more.
 func TestEveryPhaseCountsAgainstTheRepositoryBudget(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := anchoredInputs(f, "repository-budget", "100000", "phase-grant", "20000")
 	n, d := f.Open(t, "phases", func(n int64) string { return spend(t, actiontest.Example(t, "healthy.md", n), 40000, 0) }, governed...)
@@ -102,7 +101,7 @@ func TestEveryPhaseCountsAgainstTheRepositoryBudget(t *testing.T) {
 }
 
 // ledgerTotal is budget.total as the ledger accepted it.
-func ledgerTotal(t *testing.T, f *actiontest.Repo, n int64) int {
+func ledgerTotal(t *testing.T, f fixture, n int64) int {
 	t.Helper()
 	m := regexp.MustCompile(`"total":(\d+),`).FindStringSubmatch(f.Status(t, n).Body)
 	if m == nil {
@@ -171,13 +170,7 @@ func TestRenameBeforeTheRunIsAForgery(t *testing.T) {
 }
 
 // variableOf reads a repository variable as the owner ("" when none).
-func variableOf(t *testing.T, f *actiontest.Repo, name string) string {
+func variableOf(t *testing.T, f fixture, name string) string {
 	t.Helper()
-	var v struct {
-		Data string `json:"data"`
-	}
-	if err := actiontest.API(t.Context(), f.S, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables/%s", name), nil, &v); err != nil {
-		return ""
-	}
-	return v.Data
+	return f.Variable(t, name)
 }

@@ -40,7 +40,7 @@ func findingSays(t *testing.T, r actiontest.Result, says ...string) bool {
 // estimate so that the size it infers is large, and adds size::large. The
 // accepted size label is the limit: the inferred size relaxes nothing.
 func TestInflatedEstimateRelaxesNoSize(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	small := func(n int64) string {
 		return replace(t, actiontest.Example(t, "healthy.md", n), "total: 20000", "total: 60000", "remaining: 13800", "remaining: 53800",
@@ -75,7 +75,7 @@ func TestOrdinaryLabelRenamedIntoSize(t *testing.T) {
 // approval's run reads the issue. The approval accepts the state flagged
 // only: the later edit is judged anew.
 func TestApprovalBindsTheStateFlagged(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n := ledgered(t, f, "bound approval")
 	raise := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 60000", "remaining: 13800", "remaining: 53800")
@@ -106,7 +106,7 @@ func TestApprovalBindsTheStateFlagged(t *testing.T) {
 // max-budget 100,000, the agent's 900,000 follows before the approval's
 // run.
 func TestOverCapApprovalBindsTheStateFlagged(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "max-budget", "100000"}
 	over := func(n int64) string {
@@ -130,7 +130,7 @@ func TestOverCapApprovalBindsTheStateFlagged(t *testing.T) {
 // and the cascade and size labels: the issue stays governed, and that is
 // tampering.
 func TestAnchoredIssueStaysGoverned(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, _ := anchoredIssue(t, f, "stays governed")
 	f.RemoveLabelAs(t, n, agent, "cascade::depth-2")
@@ -149,7 +149,7 @@ func TestAnchoredIssueStaysGoverned(t *testing.T) {
 // Attack 6: with a personal token, the agent raises the budget and
 // re-runs a run the guard's own user caused: a re-run is judged.
 func TestRerunOfTheGuardsOwnRunIsJudged(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, d := f.Open(t, "own rerun", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium")
 	f.Run(t, d, "ledger-key", ledgerKey).Expect(t, 1, "fail")
@@ -205,7 +205,7 @@ func TestPendingLabelSwappedByRenames(t *testing.T) {
 // pass stays at two requests — with ordinary labels in the record, with an
 // approval waiting on a bound state, and on a re-run.
 func TestBoundChecksCostNoRequest(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := anchoredIssue(t, f, "cost")
 	f.Run(t, f.AddLabels(t, "issues", n, "phase::review"), anchoredInputs(f)...).Expect(t, 0, "pass")
 	st := f.Step(anchoredInputs(f)...)

@@ -11,7 +11,7 @@ import (
 // issue after the budget is raised: only a person removes it, and that
 // removal is the approval.
 func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
 	spent := func(n int64) string {
 		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 20000", "remaining: 13800", "remaining: 0")
@@ -33,7 +33,7 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 	// A budget admin raises the total: the violation is gone, the label is not.
 	raised := replace(t, f.Issue(t, n).Body, "total: 20000", "total: 30000", "remaining: 0", "remaining: 10000")
 	d = f.EditBody(t, n, f.Admin(), raised)
-	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
+	r = f.Run(t, d, "budget-admins", f.Admin().Login)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "budget-exhausted")
 	if v := r.Violations(t)[0]; !strings.Contains(v.Message, "budget::exhausted label is set") {
@@ -45,7 +45,7 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 
 	// A person removes it: approved.
 	d = f.RemoveLabel(t, n, "budget::exhausted")
-	r = f.Run(t, d, "budget-admins", f.S.AdminLogin)
+	r = f.Run(t, d, "budget-admins", f.Admin().Login)
 	r.Expect(t, 0, "pass")
 	if st := f.Status(t, n); !strings.Contains(st.Body, "all clear") {
 		t.Errorf("the status comment is not resolved:\n%s", st.Body)
@@ -55,7 +55,7 @@ func TestBudgetExhaustedStaysUntilAPersonRemovesTheLabel(t *testing.T) {
 // next-over-budget rejects a next call estimated at more than half of what
 // remains; it sets no label.
 func TestNextOverBudget(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	greedy := func(n int64) string {
 		return replace(t, example(t, "healthy.md")(n), "consumed: 6200", "consumed: 14000", "remaining: 13800", "remaining: 6000")
 	}
@@ -80,11 +80,11 @@ func TestNextOverBudget(t *testing.T) {
 // agent-not-allowed: an agent outside allowed-agents sets
 // permission::violation and locks the issue (with the admin-token).
 func TestAgentNotAllowed(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "stranger", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	line, col := lineOf(t, f.Issue(t, n).Body, "next_agent: ")
 	allowed := "orchestrator, lead-developer\narchitect"
-	r := f.Run(t, d, "allowed-agents", allowed, "admin-token", f.S.AdminToken)
+	r := f.Run(t, d, "allowed-agents", allowed, "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "agent-not-allowed")
 	v := r.Violations(t)[0]
@@ -97,7 +97,7 @@ func TestAgentNotAllowed(t *testing.T) {
 	}
 	// With the agent allowed the check passes, but permission::violation
 	// stays and keeps failing every run: only an approver removes it.
-	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "permission-violation")
 	if !f.Issue(t, n).Has("permission::violation") {
@@ -106,7 +106,7 @@ func TestAgentNotAllowed(t *testing.T) {
 	// The repository's admin removes it (admin-token lets the guard check
 	// who they are): approved.
 	d = f.RemoveLabel(t, n, "permission::violation")
-	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "allowed-agents", allowed+",code-reviewer", "admin-token", f.Admin().Token)
 	r.Expect(t, 0, "pass")
 	if f.Issue(t, n).Has("permission::violation") {
 		t.Error("an approver's removal was undone")
@@ -117,7 +117,7 @@ func TestAgentNotAllowed(t *testing.T) {
 // against the guard's ledger (the Actions payload of an edit carries no
 // previous body), unless the editor is a budget admin.
 func TestCheckpointTampered(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	labels := []string{"cascade::depth-2", "size::medium", "phase::implementation"}
 	lower := func(body string) string {

@@ -2,25 +2,26 @@ package action_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/cli"
 	"github.com/gns-guard/gns-guard/internal/markdown"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 )
 
-// checkFindings runs `gns-guard check --format json` on a body: the
+// checkFindings runs `gns-guard check --format json` on a body, in process: the
 // findings a person gets from the CLI for the same text.
 func checkFindings(t *testing.T, body string) []actiontest.Violation {
 	t.Helper()
-	cmd := exec.Command(actiontest.Binary(t), "check", "--format", "json", "-")
-	cmd.Stdin = strings.NewReader(body)
 	var out bytes.Buffer
-	cmd.Stdout = &out
-	_ = cmd.Run() // exit 1: findings
+	env := cli.System()
+	env.Stdin, env.Stdout, env.Stderr = strings.NewReader(body), &out, io.Discard
+	cli.Main(context.Background(), []string{"check", "--format", "json", "-"}, env) // exit 1: findings
 	var rep struct {
 		Findings []actiontest.Violation `json:"findings"`
 	}
@@ -39,7 +40,7 @@ func row(v actiontest.Violation) string {
 // line and column in the issue body, and the context-recovery-needed
 // comment is posted once, however many runs see the broken checkpoint.
 func TestCheckpointInvalid(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "broken", example(t, "broken.md"), "cascade::depth-1")
 	body := f.Issue(t, n).Body
 	want := checkFindings(t, body)
@@ -89,7 +90,7 @@ func TestCheckpointInvalid(t *testing.T) {
 // checkpoint-ambiguous: two checkpoint blocks; which one is true cannot be
 // known, so nothing is judged but that, and recovery is requested.
 func TestCheckpointAmbiguous(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "two checkpoints", testdata(t, "err/ambiguous.md"), "cascade::depth-2", "size::medium")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")
@@ -111,7 +112,7 @@ func TestCheckpointAmbiguous(t *testing.T) {
 
 // checkpoint-missing: a governed label and no checkpoint block.
 func TestCheckpointMissing(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "no checkpoint", func(int64) string { return "The agents lost the checkpoint.\n" }, "cascade::depth-2")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")
@@ -127,7 +128,7 @@ func TestCheckpointMissing(t *testing.T) {
 // context-pressure sets context::pressure-high, and the label goes when
 // the next task shrinks; the status comment is resolved in place.
 func TestContextPressureLabelComesAndGoes(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "heavy", testdata(t, "err/context-pressure.md"), "cascade::depth-2", "size::tiny")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")

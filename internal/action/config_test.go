@@ -8,10 +8,11 @@ import (
 // A repository configured only through .gitea/gns-guard.yml on its default
 // branch: the file's rules fail a run, an input of the workflow overrides
 // the file, a run for the commit the ledger recorded reads no file (a clean
-// pass keeps its requests), and a broken file is a configuration error
+// pass keeps its requests; what a first run costs on Gitea,
+// TestFirstRunCost holds), and a broken file is a configuration error
 // (exit 2) naming the file, the key and its line.
 func TestRepositoryConfigurationFile(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	f.CommitFile(t, ".gitea/gns-guard.yml", "# the agents of this repository\nallowed-agents: [orchestrator, architect, lead-developer]\n")
 
 	// The file's allowed-agents has no code-reviewer: the healthy issue's
@@ -28,9 +29,6 @@ func TestRepositoryConfigurationFile(t *testing.T) {
 	agents := "orchestrator, architect, lead-developer, code-reviewer"
 	r = f.Run(t, d, "allowed-agents", agents)
 	r.Expect(t, 0, "pass")
-	if r.Requests != firstRunRequests {
-		t.Errorf("the first run made %d requests, want %d (it reads the file once)\n%s", r.Requests, firstRunRequests, r.Stdout)
-	}
 
 	// The next run is for the same commit: the ledger's record of the file
 	// stands in for it.
@@ -68,6 +66,27 @@ func TestRepositoryConfigurationFile(t *testing.T) {
 	f.Run(t, d, "allowed-agents", agents).Expect(t, 2, "error")
 	if cs := f.Comments(t, m); len(cs) != 0 {
 		t.Errorf("a status comment was created while the file does not load: %d comments", len(cs))
+	}
+}
+
+// TestFirstRunCost: on Gitea, the first run on a healthy issue of a
+// repository with a configuration file costs firstRunRequests (the file
+// read once), and the next run for the same commit a clean pass's
+// requests.
+func TestFirstRunCost(t *testing.T) {
+	f := newFixture(t)
+	f.CommitFile(t, ".gitea/gns-guard.yml", "# the agents of this repository\nallowed-agents: [orchestrator, architect, lead-developer, code-reviewer]\n")
+	n, d := f.Open(t, "the first run's cost", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
+	r := f.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if r.Requests != firstRunRequests {
+		t.Errorf("the first run made %d requests, want %d (it reads the file once)\n%s", r.Requests, firstRunRequests, r.Stdout)
+	}
+	_, d = f.Comment(t, n, f.Admin(), "a note from a person")
+	r = f.Run(t, d)
+	r.Expect(t, 0, "pass")
+	if r.Requests != cleanPassRequests || len(r.Writes) != 0 {
+		t.Errorf("a clean pass for the same commit made %d requests and wrote %q; want %d and nothing", r.Requests, r.Writes, cleanPassRequests)
 	}
 }
 

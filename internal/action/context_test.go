@@ -1,4 +1,4 @@
-// Context governance on the real server: the context-pressure gate as
+// Context governance: the context-pressure gate as
 // comments arrive and as the checkpoint is pruned (its token figures
 // checked against the load `context` prints, worked out in the test),
 // located comment-protocol findings, the completion digest, and the
@@ -19,8 +19,10 @@ package action_test
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,13 +30,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/cli"
 )
 
 // counted caches what `gns-guard tokens` printed for a text.
 var counted sync.Map
 
-// tokens is what the real binary's `gns-guard tokens FILE` prints for text.
+// tokens is what `gns-guard tokens FILE` prints for text, run in process.
 func tokens(t *testing.T, text string) int {
 	t.Helper()
 	if v, ok := counted.Load(text); ok {
@@ -44,13 +46,15 @@ func tokens(t *testing.T, text string) int {
 	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(actiontest.Binary(t), "tokens", file).Output()
-	if err != nil {
-		t.Fatalf("gns-guard tokens: %v", err)
+	var out bytes.Buffer
+	env := cli.System()
+	env.Stdout, env.Stderr = &out, io.Discard
+	if code := cli.Main(context.Background(), []string{"tokens", file}, env); code != 0 {
+		t.Fatalf("gns-guard tokens: exit %d", code)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	n, err := strconv.Atoi(strings.TrimSpace(out.String()))
 	if err != nil {
-		t.Fatalf("gns-guard tokens printed %q", out)
+		t.Fatalf("gns-guard tokens printed %q", out.String())
 	}
 	counted.Store(text, n)
 	return n

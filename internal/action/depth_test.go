@@ -11,12 +11,12 @@ import (
 // changes nothing; fixing the depth removes the label and resolves the same
 // status comment in place.
 func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	body := f.Issue(t, n).Body
 	line, col := lineOf(t, body, "  depth: ")
 
-	r := f.Run(t, d, "admin-token", f.S.AdminToken)
+	r := f.Run(t, d, "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "depth-exceeded")
 	v := r.Violations(t)[0]
@@ -49,7 +49,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	// so the guard keeps an anchor: the run follows it (the issue, the
 	// comments since) and the anchor names the guard's comment, whose
 	// author is the guard's user — no GET /user.
-	r = f.Run(t, d, "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	if len(r.Writes) != 0 || r.Requests != 2 || !strings.Contains(r.Stdout, "through its anchor") {
 		t.Errorf("a re-run on an unchanged issue wrote %q with %d requests (expected none, with 2, following the anchor)\n%s", r.Writes, r.Requests, r.Stdout)
@@ -59,7 +59,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 	// same one) says all clear. The lock stays: a person unlocks.
 	fixed := replace(t, body, "  depth: 3", "  depth: 1", "agent_chain: [orchestrator, lead-developer, developer, tester]", "agent_chain: [orchestrator, lead-developer]")
 	d = f.EditBody(t, n, f.Admin(), fixed)
-	r = f.Run(t, d, "admin-token", f.S.AdminToken)
+	r = f.Run(t, d, "admin-token", f.Admin().Token)
 	r.Expect(t, 0, "pass")
 	st = f.Issue(t, n)
 	if st.Has("cascade::depth-exceeded") {
@@ -78,7 +78,7 @@ func TestDepthExceededLabelsLocksAndResolves(t *testing.T) {
 // reported in the status comment and the summary, the run fails for the
 // violation (exit 1, not 3), and a re-run does not try the lock again.
 func TestDepthExceededWithoutAdminTokenReportsTheRefusedLock(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")
@@ -106,7 +106,7 @@ func TestDepthExceededWithoutAdminTokenReportsTheRefusedLock(t *testing.T) {
 // The cascade labels: two are a conflict, none is a violation unless
 // default-max-depth gives the limit.
 func TestCascadeLabels(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "two limits", example(t, "healthy.md"), "cascade::depth-1", "cascade::depth-2", "size::medium")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")

@@ -30,27 +30,28 @@ func notifications(t *testing.T, f *actiontest.Repo, token string) []string {
 	return out
 }
 
-// TestCompletionDigest: after digest-after (5) results the guard posts one
-// compact digest, a row per result with its footer's figures and a link to
-// the full comment; a re-run and the next result post no second one. A
-// hostile footer neither breaks the table nor mentions anyone.
-func TestCompletionDigest(t *testing.T) {
-	f := newFixture(t)
-	agent := f.User(t, "agent", giteatest.PermWrite)
-	victim, victimTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "victim", giteatest.PermRead)
-	n, _ := f.Open(t, t.Name(), func(n int64) string {
+// digestIssue is an issue agent posts results on: n, the results posted
+// (comment ids, in order), the last one's event, and post, which posts
+// result i (the fourth's footer hostile: a table row, a mention of the
+// victim, code and HTML).
+type digestIssue struct {
+	n       int64
+	results []int64
+	d       actiontest.Delivery
+	post    func(i int)
+}
+
+// openDigestIssue opens the issue; no result is posted yet.
+func openDigestIssue(t *testing.T, f fixture, agent actiontest.User, victim string) *digestIssue {
+	t.Helper()
+	di := &digestIssue{}
+	di.n, _ = f.Open(t, t.Name(), func(n int64) string {
 		return checkpointBody(n, "cascade::depth-2, size::medium", shortTail, 1000)
 	}, "cascade::depth-2", "size::medium")
-
-	type posted struct {
-		id   int64
-		body string
-	}
-	var results []posted
-	var d actiontest.Delivery
-	post := func(i int, fields map[string]any) {
+	di.post = func(i int) {
 		t.Helper()
 		name := []string{"lead-developer", "code-reviewer"}[i%2]
+		fields := map[string]any{"status": "done", "verdict": fmt.Sprintf("approve-%d", i)}
 		fields["key_stats"] = map[string]any{"tests_added": 10 + i, "coverage_pct": 87.4}
 		if i == 3 {
 			// Footers are the agents' text: the digest must neutralise it.
@@ -58,22 +59,34 @@ func TestCompletionDigest(t *testing.T) {
 			fields["key_stats"] = "cc @" + victim + " `rm -rf /` <b>bold</b>"
 		}
 		var id int64
-		id, d = f.Comment(t, n, agent, result(t, name, "implementation", 1, fields))
-		results = append(results, posted{id, ""})
+		id, di.d = f.Comment(t, di.n, agent, result(t, name, "implementation", 1, fields))
+		di.results = append(di.results, id)
 	}
+	return di
+}
+
+// TestCompletionDigest: after digest-after (5) results the guard posts one
+// compact digest, a row per result with its footer's figures and a link to
+// the full comment; a re-run and the next result post no second one. A
+// hostile footer neither breaks the table nor mentions anyone.
+func TestCompletionDigest(t *testing.T) {
+	f := newFakeFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	victim := f.User(t, "victim", giteatest.PermRead).Login
+	di := openDigestIssue(t, f, agent, victim)
+	n := di.n
 	for i := range 4 {
-		post(i, map[string]any{"status": "done", "verdict": fmt.Sprintf("approve-%d", i)})
+		di.post(i)
 	}
-	r := f.Run(t, d)
+	r := f.Run(t, di.d)
 	r.Expect(t, 0, "pass")
 	r.ExpectRules(t)
 	if got := f.GuardComments(t, n, actiontest.DigestMarker(n)); len(got) != 0 {
 		t.Fatalf("a digest after 4 results:\n%s", got[0].Body)
 	}
-	before := len(notifications(t, f, victimTok))
 
-	post(4, map[string]any{"status": "done", "verdict": "approve-4"})
-	r = f.Run(t, d)
+	di.post(4)
+	r = f.Run(t, di.d)
 	r.Expect(t, 0, "pass")
 	r.ExpectRules(t)
 	digests := f.GuardComments(t, n, actiontest.DigestMarker(n))
@@ -94,9 +107,9 @@ func TestCompletionDigest(t *testing.T) {
 		t.Fatalf("want a header and 5 rows, found %d well-formed rows:\n%s", len(rows), dg)
 	}
 	for i, m := range rows {
-		want := urls[results[i].id]
+		want := urls[di.results[i]]
 		if m[1] != fmt.Sprint(i+1) || want == "" || m[3] != want {
-			t.Errorf("row %d links %q, want the result comment %d at %q", i+1, m[3], results[i].id, want)
+			t.Errorf("row %d links %q, want the result comment %d at %q", i+1, m[3], di.results[i], want)
 		}
 		if i != 3 && !strings.Contains(m[2], fmt.Sprintf("| done | approve-%d | 1 | coverage\\_pct=87.4, tests\\_added=%d", i, 10+i)) {
 			t.Errorf("row %d does not show the footer's status, verdict, files and key stats:\n%s", i+1, m[0])
@@ -105,28 +118,13 @@ func TestCompletionDigest(t *testing.T) {
 	if strings.Contains(dg, "@"+victim) || strings.Contains(dg, "`") || strings.Contains(dg, "<b>") {
 		t.Errorf("the hostile footer reached the digest raw:\n%s", dg)
 	}
-	// Gitea notifies from a queue: once a later comment's mention has
-	// reached a witness, a mention in the digest would have reached the victim.
-	witness, witnessTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "witness", giteatest.PermRead)
-	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/comments", n), map[string]string{"body": "cc @" + witness}, nil)
-	f.Runs.Next(t, actiontest.From("issue_comment", "created", n, f.S.AdminLogin))
-	deadline := time.Now().Add(30 * time.Second)
-	for len(notifications(t, f, witnessTok)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s was not notified of a plain mention within 30s", witness)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if got := notifications(t, f, victimTok); len(got) != before {
-		t.Errorf("%s got a notification from the digest: %v", victim, got)
-	}
 
 	// A re-run of the same event, then a sixth result: still one digest.
-	r = f.Run(t, d)
+	r = f.Run(t, di.d)
 	r.Expect(t, 0, "pass")
 	r.ExpectRules(t)
-	post(5, map[string]any{"status": "done", "verdict": "approve-5"})
-	r = f.Run(t, d)
+	di.post(5)
+	r = f.Run(t, di.d)
 	r.Expect(t, 0, "pass")
 	r.ExpectRules(t)
 	if got := f.GuardComments(t, n, actiontest.DigestMarker(n)); len(got) != 1 || got[0].Body != dg {
@@ -136,5 +134,39 @@ func TestCompletionDigest(t *testing.T) {
 		if strings.Contains(w, "digest") {
 			t.Errorf("the run after the digest wrote: %s", w)
 		}
+	}
+}
+
+// TestCompletionDigestNotifiesNobody: the hostile footer's mention, as the
+// digest carries it, notifies nobody on Gitea.
+func TestCompletionDigestNotifiesNobody(t *testing.T) {
+	f := newFixture(t)
+	agent := f.User(t, "agent", giteatest.PermWrite)
+	victim, victimTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "victim", giteatest.PermRead)
+	di := openDigestIssue(t, f, agent, victim)
+	for i := range 4 {
+		di.post(i)
+	}
+	before := len(notifications(t, f, victimTok))
+	di.post(4)
+	r := f.Run(t, di.d)
+	r.Expect(t, 0, "pass")
+	if got := f.GuardComments(t, di.n, actiontest.DigestMarker(di.n)); len(got) != 1 {
+		t.Fatalf("%d digests after 5 results, want 1\n%s", len(got), r.String())
+	}
+	// Gitea notifies from a queue: once a later comment's mention has
+	// reached a witness, a mention in the digest would have reached the victim.
+	witness, witnessTok := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "witness", giteatest.PermRead)
+	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/issues/%d/comments", di.n), map[string]string{"body": "cc @" + witness}, nil)
+	f.Runs.Next(t, actiontest.From("issue_comment", "created", di.n, f.S.AdminLogin))
+	deadline := time.Now().Add(30 * time.Second)
+	for len(notifications(t, f, witnessTok)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not notified of a plain mention within 30s", witness)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := notifications(t, f, victimTok); len(got) != before {
+		t.Errorf("%s got a notification from the digest: %v", victim, got)
 	}
 }

@@ -4,12 +4,15 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/port"
 )
 
 // A malformed input is a configuration error: exit 2, naming the input,
 // before anything is read or written.
 func TestMalformedInputExits2(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "too deep", example(t, "depth-exceeded.md"), "cascade::depth-2", "size::medium")
 	for _, c := range []struct{ input, value string }{
 		{"prune-threshold", "abc"},
@@ -33,9 +36,10 @@ func TestMalformedInputExits2(t *testing.T) {
 	}
 }
 
-// An API that cannot be reached: exit 3, saying which server.
+// An API that cannot be reached: exit 3, saying which server. The step
+// connects as the binary does, to an address where nothing listens.
 func TestUnreachableServerExits3(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	_, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,7 +48,10 @@ func TestUnreachableServerExits3(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
 	st := f.Step()
-	st.Env = map[string]string{"GITHUB_API_URL": closed + "/api/v1"}
+	st.Env["GITHUB_API_URL"] = closed + "/api/v1"
+	st.Forge = func(apiURL, token, owner, repo string) (port.Forge, error) {
+		return forge.New(apiURL, token, owner, repo)
+	}
 	r := st.Run(t, d)
 	out := r.Stdout + r.Stderr
 	if r.Code != 3 || !strings.Contains(out, "could not reach "+closed) || r.Outputs["result"] != "error" {
@@ -75,7 +82,7 @@ func TestRejectedTokenExits3(t *testing.T) {
 // written. A weak ledger-key-previous still verifies (a rotation away from
 // it must finish), with a warning.
 func TestWeakLedgerKeyExits2(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n, d := f.Open(t, "healthy", example(t, "healthy.md"), "cascade::depth-2", "size::medium")
 	for _, weak := range []string{"abc", "s3cret-but-not-long-enough", strings.Repeat("ab", 31)} {
 		r := f.Run(t, d, "ledger-key", weak)
@@ -88,9 +95,11 @@ func TestWeakLedgerKeyExits2(t *testing.T) {
 	if st := f.Issue(t, n); st.Comments != 0 {
 		t.Errorf("a refused key wrote to the issue: %+v", st)
 	}
-	r := f.Run(t, d, "ledger-key", ledgerKey, "ledger-key-previous", "abc")
+	// Not hex: the log's random stop-commands token may hold "abc".
+	const previous = "old-and-weak"
+	r := f.Run(t, d, "ledger-key", ledgerKey, "ledger-key-previous", previous)
 	r.Expect(t, 0, "pass")
-	if out := unmasked(r.Stdout + r.Stderr); !strings.Contains(out, "ledger-key-previous is weaker than 256 bits") || strings.Contains(out, "abc") {
+	if out := unmasked(r.Stdout + r.Stderr); !strings.Contains(out, "ledger-key-previous is weaker than 256 bits") || strings.Contains(out, previous) {
 		t.Errorf("a weak ledger-key-previous must pass with a warning that does not show it\n%s", r.String())
 	}
 }

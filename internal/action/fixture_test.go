@@ -8,6 +8,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/testkit"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // newFixture starts a parallel test on a repository of its own (see
@@ -62,3 +63,34 @@ func lineOf(t *testing.T, body, s string) (line, col int) {
 	t.Fatalf("the body has no line with %q", s)
 	return 0, 0
 }
+
+// fixture is the repository a test of action mode works on: the real
+// server's (actiontest.Repo) or the fake's (fakeFixture), with the same
+// people and helpers.
+type fixture interface {
+	Admin() actiontest.User
+	Guard() actiontest.User
+	Variable(t testing.TB, name string) string
+	User(t testing.TB, prefix string, perm giteatest.Permission) actiontest.User
+	Open(t testing.TB, title string, body func(int64) string, labels ...string) (int64, actiontest.Delivery)
+	OpenAs(t testing.TB, as actiontest.User, title string, body func(int64) string, labels ...string) (int64, actiontest.Delivery)
+	Issue(t testing.TB, n int64) actiontest.Issue
+	Comments(t testing.TB, n int64) []actiontest.Comment
+	LastComments(t testing.TB, n int64, k int) []actiontest.Comment
+	GuardComments(t testing.TB, n int64, marker string) []actiontest.Comment
+	Status(t testing.TB, n int64) actiontest.Comment
+	Comment(t testing.TB, n int64, as actiontest.User, body string) (int64, actiontest.Delivery)
+	EditComment(t testing.TB, n, id int64, as actiontest.User, body string) actiontest.Delivery
+	DeleteComment(t testing.TB, id int64, as actiontest.User)
+	EditBody(t testing.TB, n int64, as actiontest.User, body string) actiontest.Delivery
+	AddLabels(t testing.TB, event string, n int64, names ...string) actiontest.Delivery
+	AddLabelsAs(t testing.TB, n int64, as actiontest.User, names ...string) actiontest.Delivery
+	RemoveLabel(t testing.TB, n int64, name string) actiontest.Delivery
+	RemoveLabelAs(t testing.TB, n int64, as actiontest.User, name string) actiontest.Delivery
+	Run(t testing.TB, d actiontest.Delivery, inputs ...string) actiontest.Result
+}
+
+var (
+	_ fixture = (*actiontest.Repo)(nil)
+	_ fixture = (*fakeFixture)(nil)
+)

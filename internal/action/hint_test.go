@@ -2,7 +2,6 @@ package action_test
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -55,7 +54,7 @@ func throughHint(r actiontest.Result) bool {
 // or doubled. Every run fails for pressure exactly as the run that reads
 // the timeline does, and costs at most one request more than it.
 func TestReadHintEditedByAnAgent(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	inputs := []string{"ledger-key", ledgerKey}
 	n, d := f.Open(t, t.Name(), func(n int64) string {
@@ -66,7 +65,7 @@ func TestReadHintEditedByAnAgent(t *testing.T) {
 	if hintOf(honest) == "" {
 		t.Fatalf("the first run wrote no read hint:\n%s", honest)
 	}
-	labelNoise(t, f, n, 120) // the status comment beyond the timeline's tail
+	fakeLabelNoise(t, f, n, 120) // the status comment beyond the timeline's tail
 	var dc actiontest.Delivery
 	for i := 1; i <= 3; i++ {
 		_, dc = f.Comment(t, n, agent, progressNote(t, fmt.Sprintf("step %d", i), 1300))
@@ -106,31 +105,19 @@ func TestReadHintEditedByAnAgent(t *testing.T) {
 	}
 }
 
-// apiComment is a comment with its times, as the API gives them.
-type apiComment struct {
-	ID      int64     `json:"id"`
-	Created time.Time `json:"created_at"`
-	Updated time.Time `json:"updated_at"`
-	User    struct {
-		Login string `json:"login"`
-	} `json:"user"`
-	Body string `json:"body"`
-}
-
 // window is the comments the read hint must prove: max(3, digest-after
 // + 2), digest-after being 5.
 const window = 7
 
 // honestHint is the hint report writes on issue n: the creation of its
 // window-th newest comment, never after the status comment's last update.
-func honestHint(t *testing.T, f *actiontest.Repo, n int64) time.Time {
+func honestHint(t *testing.T, f *fakeFixture, n int64) time.Time {
 	t.Helper()
-	var cs []apiComment
-	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/issues/%d/comments", n), nil, &cs)
-	at := cs[len(cs)-window].Created
+	cs := f.S.Comments(n)
+	at := cs[len(cs)-window].CreatedAt
 	for _, c := range cs {
-		if c.User.Login == f.Bot && strings.Contains(c.Body, actiontest.StatusMarker(n)) && c.Updated.Before(at) {
-			at = c.Updated
+		if c.Author == f.Bot && strings.Contains(c.Body, actiontest.StatusMarker(n)) && c.UpdatedAt.Before(at) {
+			at = c.UpdatedAt
 		}
 	}
 	return at.UTC()
@@ -143,7 +130,7 @@ func honestHint(t *testing.T, f *actiontest.Repo, n int64) time.Time {
 // run reads the timeline, passes as it does, and writes a fresh hint: the
 // next clean pass costs two requests again.
 func TestReadHintAfterCommentsDeletedOrEdited(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	inputs := []string{"ledger-key", ledgerKey}
 	n, d := f.Open(t, t.Name(), example(t, "healthy.md"), governed...)
@@ -159,7 +146,7 @@ func TestReadHintAfterCommentsDeletedOrEdited(t *testing.T) {
 	at := honestHint(t, f, n)
 	de := f.EditBody(t, n, agent, setHint(t, f.Issue(t, n).Body, at.Format(time.RFC3339)))
 	f.Run(t, de, inputs...).Expect(t, 0, "pass")
-	labelNoise(t, f, n, 120)
+	fakeLabelNoise(t, f, n, 120)
 	r := f.Run(t, de, inputs...)
 	r.Expect(t, 0, "pass")
 	if r.Requests != 2 || len(r.Writes) != 0 || !throughHint(r) {

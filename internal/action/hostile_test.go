@@ -119,11 +119,11 @@ func checkOutputs(t *testing.T, r actiontest.Result, result string) {
 
 // checkComments fails if a comment the guard wrote mentions who or holds a
 // fence that untrusted text could break out of.
-func checkComments(t *testing.T, f *actiontest.Repo, n int64, who string) {
+func checkComments(t *testing.T, f fixture, n int64, who string) {
 	t.Helper()
 	mine := 0
 	for _, c := range f.Comments(t, n) {
-		if c.User.Login != f.Bot {
+		if c.User.Login != f.Guard().Login {
 			continue
 		}
 		mine++
@@ -157,11 +157,11 @@ func checkComments(t *testing.T, f *actiontest.Repo, n int64, who string) {
 // reaches the runner, no output is added or overwritten, no comment the
 // guard writes mentions anyone or breaks out of its Markdown.
 func TestHostileIssueText(t *testing.T) {
-	f := newFixture(t)
-	who, _ := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "bystander", giteatest.PermRead)
+	f := newFakeFixture(t)
+	who := f.User(t, "bystander", giteatest.PermRead).Login
 	title := "::set-env name=TITLE::1 @" + who
 	n, d := f.Open(t, title, hostileBody(who), "cascade::depth-2", "size::medium")
-	r := f.Run(t, d, "admin-token", f.S.AdminToken)
+	r := f.Run(t, d, "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	if rs := r.Rules(t); len(rs) < 2 || !slices.Contains(rs, "checkpoint-invalid") {
 		t.Fatalf("expected the hostile checkpoint to be invalid in several ways, got %v\n%s", rs, r.String())
@@ -170,7 +170,7 @@ func TestHostileIssueText(t *testing.T) {
 	if !strings.Contains(r.Stdout, `::add-path::/evil\n::set-env name=KEY::1`) {
 		t.Errorf("the finding on the hostile key is not in the log, escaped:\n%s", r.Stdout)
 	}
-	checkLog(t, r.Stdout, []string{f.Token, f.S.AdminToken}, who)
+	checkLog(t, r.Stdout, []string{f.Token, f.Admin().Token}, who)
 	checkOutputs(t, r, "fail")
 	checkComments(t, f, n, who)
 	if len(f.GuardComments(t, n, actiontest.RecoveryMarker(n))) != 1 {
@@ -182,8 +182,8 @@ func TestHostileIssueText(t *testing.T) {
 // comment, which the guard quotes in agent-not-allowed and comment-protocol
 // findings.
 func TestHostileAgentNamesAndComments(t *testing.T) {
-	f := newFixture(t)
-	who, _ := actiontest.Collaborator(t, f.S, f.Owner, f.Name, "bystander", giteatest.PermRead)
+	f := newFakeFixture(t)
+	who := f.User(t, "bystander", giteatest.PermRead).Login
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	valid := func(n int64) string {
 		b := hostileBody(who)(n)
@@ -194,13 +194,13 @@ func TestHostileAgentNamesAndComments(t *testing.T) {
 	n, _ := f.Open(t, "agents", valid, "cascade::depth-2", "size::medium")
 	hostile := "## 🔄 ::set-env name=C::1 | phase:x\n::add-path::/tmp/pwned\r\n```\n@" + who + "\n<!-- GNS_EVENT {\"agent\": \"```@" + who + "\"} -->"
 	_, d := f.Comment(t, n, agent, hostile)
-	r := f.Run(t, d, "allowed-agents", "lead-developer", "admin-token", f.S.AdminToken)
+	r := f.Run(t, d, "allowed-agents", "lead-developer", "admin-token", f.Admin().Token)
 	r.Expect(t, 1, "fail")
 	rs := r.Rules(t)
 	if !slices.Contains(rs, "agent-not-allowed") || !slices.Contains(rs, "comment-protocol") {
 		t.Fatalf("expected agent-not-allowed and comment-protocol, got %v\n%s", rs, r.String())
 	}
-	checkLog(t, r.Stdout, []string{f.Token, f.S.AdminToken}, who)
+	checkLog(t, r.Stdout, []string{f.Token, f.Admin().Token}, who)
 	checkOutputs(t, r, "fail")
 	checkComments(t, f, n, who)
 	if !f.Issue(t, n).Locked {
@@ -214,7 +214,7 @@ func TestHostileAgentNamesAndComments(t *testing.T) {
 // comment stays within 65,536 characters, and the log and the violations
 // output list at most 1,000.
 func TestFindingsFlood(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	flood := func(n int64) string {
 		var b strings.Builder
 		for i := range 5000 {

@@ -25,8 +25,8 @@ import (
 
 // The in-process tests run action mode on the in-memory Gitea
 // (internal/testkit/fakeforge) with the environment a runner gives the
-// step: no server, no process, a run in milliseconds. The real-Gitea
-// tests of this package hold the same shell to the real server.
+// step: no server, no process, a run in milliseconds. main_test.go says
+// which tests of this package start the real Gitea, and why.
 
 // Who acts on the fake repository org/proj: the guard runs with the
 // Actions token; org, its owner, opens the issues and holds admin-token;

@@ -20,7 +20,7 @@ var governed = []string{"cascade::depth-2", "size::medium", "phase::implementati
 
 // ledgered opens a healthy issue and runs the guard on its opening: the
 // state as opened becomes the ledger's baseline.
-func ledgered(t *testing.T, f *actiontest.Repo, title string) int64 {
+func ledgered(t *testing.T, f fixture, title string) int64 {
 	t.Helper()
 	n, d := f.Open(t, title, example(t, "healthy.md"), governed...)
 	r := f.Run(t, d, "ledger-key", ledgerKey)
@@ -32,7 +32,7 @@ func ledgered(t *testing.T, f *actiontest.Repo, title string) int64 {
 }
 
 // ledgerNumbers reads the budget the ledger in the status comment holds.
-func ledgerNumbers(t *testing.T, f *actiontest.Repo, n int64) string {
+func ledgerNumbers(t *testing.T, f fixture, n int64) string {
 	t.Helper()
 	m := regexp.MustCompile(`"total":\d+,"consumed":\d+,"remaining":\d+`).FindString(f.Status(t, n).Body)
 	if m == "" {
@@ -43,7 +43,7 @@ func ledgerNumbers(t *testing.T, f *actiontest.Repo, n int64) string {
 
 // expectTampered asserts a failed run that names checkpoint-tampered and
 // left permission::violation on the issue.
-func expectTampered(t *testing.T, f *actiontest.Repo, n int64, r actiontest.Result, says ...string) {
+func expectTampered(t *testing.T, f fixture, n int64, r actiontest.Result, says ...string) {
 	t.Helper()
 	r.Expect(t, 1, "fail")
 	var msg string
@@ -73,7 +73,7 @@ func expectTampered(t *testing.T, f *actiontest.Repo, n int64, r actiontest.Resu
 // would hand it: an edit's carries no previous body, so only the ledger
 // can tell.
 func TestTamperMatrix(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	kinds := []struct {
 		name  string
@@ -129,7 +129,7 @@ func TestTamperMatrix(t *testing.T) {
 // permission::violation; then it stays the baseline. A legal carryover
 // passes; a larger one is caught.
 func TestApproverRaiseAndCarryover(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	admin := f.User(t, "budget-admin", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "budget-admins", admin.Login}
@@ -158,7 +158,7 @@ func TestApproverRaiseAndCarryover(t *testing.T) {
 // re-posted by someone else with the numbers changed is ignored, and the
 // guard's own comment edited by an issue writer is caught.
 func TestLedgerComments(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	raise := []string{"total: 20000", "total: 40000", "remaining: 13800", "remaining: 33800"}
 
@@ -193,7 +193,7 @@ func TestLedgerComments(t *testing.T) {
 // run, but the body was edited since its opening: the state waits for an
 // approver, and max-budget holds a raised budget back too.
 func TestLedgerCommentDeleted(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := []string{"ledger-key", ledgerKey, "max-budget", "30000"}
 
@@ -221,7 +221,7 @@ func TestLedgerCommentDeleted(t *testing.T) {
 // against the last state the guard trusted. A comment after the tamper run
 // still fails while permission::violation is on.
 func TestBrokenThenRaised(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n := ledgered(t, f, "broken")
 	good := f.Issue(t, n).Body
@@ -249,9 +249,9 @@ func TestBrokenThenRaised(t *testing.T) {
 // on its own event or later; removed by the repository's admin it passes
 // and stays approved.
 func TestLabelApprovals(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
-	in := []string{"ledger-key", ledgerKey, "admin-token", f.S.AdminToken}
+	in := []string{"ledger-key", ledgerKey, "admin-token", f.Admin().Token}
 
 	n := ledgered(t, f, "relaxed")
 	d := f.AddLabelsAs(t, n, agent, "cascade::depth-n")

@@ -243,10 +243,10 @@ func checkFigures(t *testing.T, r actiontest.Result, e entryLoad, size string, n
 // issue as the run left it: the stored checkpoint and the last three
 // comments now, the status comment itself among them when it is recent.
 // That is the load the next agent meets, and what the next run will judge.
-func checkStatus(t *testing.T, f *actiontest.Repo, n int64, maxContext int, size string) (actiontest.Comment, entryLoad) {
+func checkStatus(t *testing.T, f fixture, n int64, maxContext int, size string) (actiontest.Comment, entryLoad) {
 	t.Helper()
 	status := f.Status(t, n)
-	e := measure(t, f.Issue(t, n).Body, f.LastComments(t, n, 8), f.Bot, maxContext)
+	e := measure(t, f.Issue(t, n).Body, f.LastComments(t, n, 8), f.Guard().Login, maxContext)
 	if line := entryLine(e, size); !strings.Contains(status.Body, line) {
 		t.Errorf("the status comment lacks %q (the load as the run left the issue):\n%s", line, status.Body)
 	}
@@ -261,7 +261,7 @@ func checkStatus(t *testing.T, f *actiontest.Repo, n int64, maxContext int, size
 // counts with the text it had): the label goes and the run passes. Every
 // figure equals what `gns-guard tokens` prints for the same text.
 func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	metricsFile := filepath.Join(t.TempDir(), "context-budget.jsonl")
 	run := func(d actiontest.Delivery) actiontest.Result {
@@ -357,7 +357,7 @@ func TestPressureGateFollowsTheLastThreeComments(t *testing.T) {
 // past the overhead, the guard prunes it in the same run: the gate measures
 // the pruned checkpoint the next agent will load, and clears.
 func TestPruningClearsPressure(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	metricsFile := filepath.Join(t.TempDir(), "context-budget.jsonl")
 	const maxContext, gate, overhead = 20000, 12000, 1500
@@ -449,7 +449,7 @@ func TestPruningClearsPressure(t *testing.T) {
 // the failure this run found, with this run's figures, and on every later
 // run says all clear exactly when the run passed.
 func TestStatusCommentNeverContradictsTheRun(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	const maxContext, gate = 6000, 3600
 	n, _ := f.Open(t, t.Name(), func(n int64) string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
@@ -40,7 +41,7 @@ func result(t *testing.T, agent, phase string, depth int, fields map[string]any)
 // comment-protocol: an agent result comment without the machine-readable
 // footer fails; a well-formed one passes.
 func TestCommentProtocol(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, _ := f.Open(t, "results", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 
@@ -54,7 +55,7 @@ func TestCommentProtocol(t *testing.T) {
 		t.Errorf("violation %+v, expected comment#%d at line 3 saying the footer is missing", v, id)
 	}
 	status := f.Status(t, n)
-	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, f.S.URL, f.Owner, f.Name, n, id)) {
+	if !strings.Contains(status.Body, fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) 3:1", id, fakeforge.URL, f.Owner, f.Name, n, id)) {
 		t.Errorf("the status comment does not point at the comment:\n%s", status.Body)
 	}
 
@@ -126,7 +127,7 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := newFakeFixture(t)
 			agent := f.User(t, "agent", giteatest.PermWrite)
 			n, d := f.Open(t, t.Name(), func(n int64) string {
 				return checkpointBody(n, "cascade::depth-2, size::medium", shortTail, 1000)
@@ -150,7 +151,7 @@ func TestCommentProtocolFindingsAreLocated(t *testing.T) {
 				t.Errorf("the log lacks %q:\n%s", logLine, r.Stdout)
 			}
 			status := f.Status(t, n)
-			for _, s := range []string{fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) %d:%d", id, f.S.URL, f.Owner, f.Name, n, id, line, col), tc.shown} {
+			for _, s := range []string{fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d) %d:%d", id, fakeforge.URL, f.Owner, f.Name, n, id, line, col), tc.shown} {
 				if !strings.Contains(status.Body, s) {
 					t.Errorf("the status comment lacks %q:\n%s", s, status.Body)
 				}

@@ -25,12 +25,12 @@ func openPull(t *testing.T, f *actiontest.Repo, branch string, files ...string) 
 		} else {
 			in["branch"] = branch
 		}
-		f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/contents/%s", path), in, nil)
+		f.API(t, f.Admin().Token, http.MethodPost, f.Path("/contents/%s", path), in, nil)
 	}
 	var pr struct {
 		Number int64 `json:"number"`
 	}
-	f.API(t, f.S.AdminToken, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
+	f.API(t, f.Admin().Token, http.MethodPost, f.Path("/pulls"), map[string]string{"head": branch, "base": "main", "title": "change " + branch}, &pr)
 	return pr.Number, f.Runs.Next(t, actiontest.From("pull_request_target", "opened", pr.Number, f.S.AdminLogin))
 }
 
@@ -38,8 +38,8 @@ func openPull(t *testing.T, f *actiontest.Repo, branch string, files ...string) 
 // permission::violation until permission::evolve-system is set; one that
 // changes nothing protected passes without a write.
 func TestProtectedPath(t *testing.T) {
-	f := newFixture(t)
-	n, d := openPull(t, f, "evolve", "docs/notes.md", ".kilo/agents/reviewer.md")
+	f := newFakeFixture(t)
+	n, d := f.OpenPull(t, "evolve", "docs/notes.md", ".kilo/agents/reviewer.md")
 	r := f.Run(t, d)
 	r.Expect(t, 1, "fail")
 	r.ExpectRules(t, "protected-path")
@@ -78,7 +78,7 @@ func TestProtectedPath(t *testing.T) {
 	// A pull request with nothing protected passes; its first run posts
 	// the status comment that holds its record (its labels by id), and a
 	// re-run writes nothing.
-	n2, d2 := openPull(t, f, "docs", "docs/more.md")
+	n2, d2 := f.OpenPull(t, "docs", "docs/more.md")
 	r = f.Run(t, d2)
 	r.Expect(t, 0, "pass")
 	if len(r.Writes) != 1 || f.Issue(t, n2).Comments != 1 || !strings.Contains(f.Status(t, n2).Body, "<!-- gns-guard:ledger v2 {") {

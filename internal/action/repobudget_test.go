@@ -1,24 +1,19 @@
 package action_test
 
 import (
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gns-guard/gns-guard/internal/ledger"
-	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
 // grantsOf reads the repository's grant list as the owner, verified with
 // the tests' key, as issue -> tokens granted.
-func grantsOf(t *testing.T, f *actiontest.Repo) map[int64]int64 {
+func grantsOf(t *testing.T, f fixture) map[int64]int64 {
 	t.Helper()
-	var v struct {
-		Data string `json:"data"`
-	}
-	f.API(t, f.S.AdminToken, http.MethodGet, f.Path("/actions/variables/%s", ledger.GrantsName), nil, &v)
+	v := struct{ Data string }{f.Variable(t, ledger.GrantsName)}
 	keys, err := ledger.NewKeys([]byte(ledgerKey), nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +36,7 @@ func grantsOf(t *testing.T, f *actiontest.Repo) map[int64]int64 {
 // accepts it; on a fourth, an edit the agent slips in after the approval
 // is judged anew. The agent cannot write the grant list itself.
 func TestNewIssuesEscapeNoRepositoryBudget(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	in := anchoredInputs(f, "repository-budget", "50000")
 	var numbers []int64
@@ -93,7 +88,7 @@ func TestNewIssuesEscapeNoRepositoryBudget(t *testing.T) {
 		t.Errorf("900,000 was granted, or budget::exhausted not put back: %v", grantsOf(t, f))
 	}
 	// Only the owner writes Actions variables.
-	err := actiontest.API(t.Context(), f.S, agent.Token, http.MethodPut, f.Path("/actions/variables/%s", ledger.GrantsName), map[string]string{"value": "gns-guard:budget v1 {} kid=- sig=unsigned"}, nil)
+	err := f.S.Dial(agent.Token).SetVariable(t.Context(), ledger.GrantsName, "gns-guard:budget v1 {} kid=- sig=unsigned", false)
 	if err == nil {
 		t.Error("the agent wrote the grant list")
 	}
@@ -104,7 +99,7 @@ func TestNewIssuesEscapeNoRepositoryBudget(t *testing.T) {
 // grant, and keeps it. The grant write costs two requests (read, write);
 // a clean pass stays at two.
 func TestRepositoryBudgetRace(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	in := anchoredInputs(f, "repository-budget", "30000")
 	// The governance labels pinned first (a first run's own cost).
 	_, d0 := f.Open(t, "pins", example(t, "healthy.md"), governed...)

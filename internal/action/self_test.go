@@ -14,7 +14,7 @@ import (
 // the events its own writes cause, instead of posting a status comment per
 // run, each starting another run.
 func TestPersonalTokenExportedAsGiteaToken(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	step := f.Step("ledger-key", ledgerKey)
 	step.Env["GITEA_TOKEN"] = f.Token
 	step.Env["GITHUB_TOKEN"] = f.Token
@@ -41,7 +41,7 @@ func TestPersonalTokenExportedAsGiteaToken(t *testing.T) {
 // as the Actions token's does: the guard's user is the signed writer of
 // its own ledger, so no GET /user asks. Without the key it must ask.
 func TestPersonalTokenCleanPassWithLedgerKey(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	n := ledgered(t, f, "personal token")
 	_, d := f.Comment(t, n, f.Admin(), "Looks good.")
 	r := f.Run(t, d, "ledger-key", ledgerKey)
@@ -64,7 +64,7 @@ func TestPersonalTokenCleanPassWithLedgerKey(t *testing.T) {
 // template's GNS_GUARD_TOKEN) hands the step an empty token: the guard
 // works with the Actions token action.yml hands it, as the Actions token.
 func TestEmptyTokenInputFallsBackToTheActionsToken(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	step := f.Step("ledger-key", ledgerKey, "token", "")
 	step.Env[action.ActionsTokenEnv] = f.Token
 	_, d := f.Open(t, "no guard token", example(t, "healthy.md"), "cascade::depth-2", "size::medium")

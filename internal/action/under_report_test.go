@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/testkit/fakeforge"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 )
 
@@ -14,7 +15,7 @@ import (
 // warning in the status comment and the warnings output, and the run
 // passes; an honest agent's comment gets none.
 func TestUnderReportedConsumption(t *testing.T) {
-	f := newFixture(t)
+	f := newFakeFixture(t)
 	agent := f.User(t, "agent", giteatest.PermWrite)
 	n, _ := f.Open(t, "under-report", example(t, "healthy.md"), "cascade::depth-2", "size::medium", "phase::implementation")
 
@@ -51,7 +52,7 @@ func TestUnderReportedConsumption(t *testing.T) {
 		t.Errorf("violations output %q", r.Outputs["violations"])
 	}
 	status := f.Status(t, n)
-	link := fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d)", id, f.S.URL, f.Owner, f.Name, n, id)
+	link := fmt.Sprintf("[comment %d](%s/%s/%s/issues/%d#issuecomment-%d)", id, fakeforge.URL, f.Owner, f.Name, n, id)
 	if !strings.Contains(status.Body, "`consumption-under-reported`") || !strings.Contains(status.Body, link) || !strings.Contains(status.Body, "more than the 12 tokens") {
 		t.Errorf("the status comment does not show the warning with the comment and both numbers:\n%s", status.Body)
 	}

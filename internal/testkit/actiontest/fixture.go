@@ -14,6 +14,20 @@ import (
 // User is a user of the server with one of their tokens.
 type User struct{ Login, Token string }
 
+// Variable is the repository's Actions variable name as the owner reads
+// it ("" when there is none).
+func (r *Repo) Variable(t testing.TB, name string) string {
+	t.Helper()
+	v, err := r.Step().variable(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// Guard is the guard's user, with the token it runs with.
+func (r *Repo) Guard() User { return User{r.Bot, r.Token} }
+
 // Admin is the site administrator, who opens the tests' issues: not the
 // guard's user, so the guard does not skip their events.
 func (r *Repo) Admin() User { return User{r.S.AdminLogin, r.S.AdminToken} }

@@ -230,6 +230,7 @@ func (c *Client) EditBody(_ context.Context, n int64, body string, version int) 
 	}
 	c.s.editBody(is, body, c.user)
 	c.s.write(c, "EditBody", n, 0, body)
+	c.s.notify(c.user, "edited", is, nil)
 	return is.is.ContentVersion, nil
 }
 
@@ -365,6 +366,7 @@ func (c *Client) CreateComment(_ context.Context, n int64, body string) (issues.
 		HTMLURL: fmt.Sprintf("%s/%s/issues/%d#issuecomment-%d", URL, s.Repo(), n, s.nextID)}
 	is.timeline = append(is.timeline, entry{comment: &cm})
 	s.write(c, "CreateComment", n, cm.ID, body)
+	s.notify(c.user, "created", is, map[string]any{"comment": apiComment(cm), "is_pull": is.is.IsPull})
 	return cm, nil
 }
 
@@ -389,8 +391,11 @@ func (c *Client) EditComment(_ context.Context, id int64, body string) (issues.C
 	if err := c.carry(http.MethodPatch, path, body); err != nil {
 		return issues.Comment{}, err
 	}
+	old := cm.Body
 	cm.Body, cm.UpdatedAt = body, c.s.now()
 	c.s.write(c, "EditComment", is.is.Number, id, body)
+	c.s.notify(c.user, "edited", is, map[string]any{"comment": apiComment(*cm), "is_pull": is.is.IsPull,
+		"changes": map[string]any{"body": map[string]any{"from": old}}})
 	return *cm, nil
 }
 
@@ -463,6 +468,7 @@ func (c *Client) attach(_ context.Context, method string, n int64, names []strin
 		c.s.createLabel(c, specFor(name, specs))
 	}
 	s := c.s
+	added := []map[string]any{}
 	for _, name := range wanted {
 		l := s.label(issues.Label{Name: name})
 		if slices.ContainsFunc(is.is.Labels, func(have issues.Label) bool { return have.ID == l.ID }) {
@@ -471,8 +477,10 @@ func (c *Client) attach(_ context.Context, method string, n int64, names []strin
 		is.is.Labels = append(is.is.Labels, l)
 		s.nextID++
 		is.timeline = append(is.timeline, entry{label: &issues.LabelEvent{Label: l.Name, LabelID: l.ID, Added: true, Actor: c.user, At: s.now()}})
+		added = append(added, s.apiLabel(l))
 	}
 	s.write(c, method, n, 0, strings.Join(wanted, ", "))
+	s.notify(c.user, "label_updated", is, map[string]any{"changes": map[string]any{"added_labels": added, "removed_labels": nil}})
 	return slices.Clone(is.is.Labels), nil
 }
 
@@ -505,6 +513,7 @@ func (c *Client) RemoveLabel(_ context.Context, n int64, label issues.Label) err
 	c.s.nextID++
 	is.timeline = append(is.timeline, entry{label: &issues.LabelEvent{Label: l.Name, LabelID: l.ID, Added: false, Actor: c.user, At: c.s.now()}})
 	c.s.write(c, "RemoveLabel", n, l.ID, l.Name)
+	c.s.notify(c.user, "label_updated", is, map[string]any{"changes": map[string]any{"added_labels": nil, "removed_labels": []map[string]any{c.s.apiLabel(l)}}})
 	return nil
 }
 

@@ -179,6 +179,7 @@ func (c *Client) CreateIssue(_ context.Context, title, body string) (issues.Issu
 	}
 	n := c.s.addIssue(issues.Issue{Title: title, Body: body}, c.user)
 	c.s.write(c, "CreateIssue", n, 0, body)
+	c.s.notify(c.user, "opened", c.s.issues[n], nil)
 	return c.s.issues[n].view(), nil
 }
 
@@ -207,10 +208,14 @@ func (c *Client) EditIssue(_ context.Context, n int64, e port.IssueEdit) (issues
 	if e.Body != nil {
 		c.s.editBody(is, *e.Body, c.user)
 	}
-	if e.State != nil {
+	if e.State != nil && *e.State != is.is.State {
 		is.is.State = *e.State
+		c.s.notify(c.user, map[string]string{"closed": "closed", "open": "reopened"}[*e.State], is, nil)
 	}
 	c.s.write(c, "EditIssue", n, 0, deref(e.State)+" "+deref(e.Body))
+	if e.Title != nil || e.Body != nil {
+		c.s.notify(c.user, "edited", is, nil)
+	}
 	return is.view(), nil
 }
 

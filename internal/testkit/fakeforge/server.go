@@ -72,6 +72,7 @@ type Server struct {
 	requests  int64
 	calls     map[string]int // port method → calls served or failed
 	faults    []*Fault
+	runs      []Run
 }
 
 // issue is an issue or pull request with its timeline.
