@@ -15,8 +15,7 @@ import (
 // archive: the parts posted already, the comments that pose as them, and
 // the guard's stale archives the plan replaces.
 type ArchiveMatch struct {
-	// Have maps a part (1-based) to the lowest id of the guard's comments
-	// that are exactly that part.
+	// Have maps a part (1-based) to the lowest id posting it exactly.
 	Have map[int]int64
 	// Impostors claim the planned archive's marker and hash but say
 	// something else (entries, chain or signature): they are left alone
@@ -58,8 +57,7 @@ func MatchArchives(in Input, pr *prune.Result) ArchiveMatch {
 	return m
 }
 
-// ImpostorNote says, for the status comment, which comments posed as the
-// planned archive; "" when none did.
+// ImpostorNote names the comments that posed as the archive; "" for none.
 func (m ArchiveMatch) ImpostorNote() string {
 	if len(m.Impostors) == 0 {
 		return ""
@@ -72,8 +70,7 @@ func (m ArchiveMatch) ImpostorNote() string {
 		"signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(ids, ", "))
 }
 
-// SamePart reports whether a comment's body is exactly the planned archive
-// part (line endings and surrounding blanks aside).
+// SamePart ignores line endings and surrounding blank lines.
 func SamePart(body, planned string) bool {
 	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
 	return norm(body) == norm(planned)

@@ -10,8 +10,8 @@ import (
 // Change is what a set of writes does to an issue, as the next run reads
 // it: the guard's own writes (Stable) or an agent's report (handoff).
 type Change struct {
-	// Body, when not nil, is the new body; the content version moves on
-	// by one, as the edit makes it.
+	// Body is the new body, or nil; an edit moves the content version by
+	// one.
 	Body *string
 	// Remove and Add are the label names detached and attached; IDs are
 	// labels whose ids are known (the server answered the attachment with

@@ -14,7 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Input is everything a decision is made from. Decide reads nothing else.
+// Input is all Decide reads.
 type Input struct {
 	Config config.Config
 	Issue  issues.Issue
@@ -22,13 +22,12 @@ type Input struct {
 	// Recent are the issue's most recent comments, oldest first (at least
 	// the last three, and enough to find the guard's own recent comments).
 	Recent []issues.Comment
-	// Self is the guard's own login: only its comments' markers are trusted.
+	// Self is the guard's login: only its markers are trusted.
 	Self string
-	// Repo is the repository, OWNER/NAME, when the shell knows it (for the
-	// commands the guard's comments name).
+	// Repo is OWNER/NAME, when known, for the commands comments name.
 	Repo string
-	// Status is the guard's sticky status comment (its marker and author),
-	// or nil when the run found none: it holds the ledger.
+	// Status is the status comment holding the ledger; nil when none was
+	// found.
 	Status *issues.Comment
 	// Record is the ledger record of Status as the shell read and verified
 	// it (nil: not read yet). A decision takes it instead of verifying the
@@ -37,23 +36,20 @@ type Input struct {
 	// Older are comments the run read further back than Recent while it
 	// looked for the status comment (not part of the entry load).
 	Older []issues.Comment
-	// LabelEvents are the label changes on the timeline entries the run
-	// read, oldest first.
+	// LabelEvents are the timeline's label changes, oldest first.
 	LabelEvents []issues.LabelEvent
 	// Unreached says no status comment was found and the run could not
 	// read back to the first timeline entry: a missing ledger cannot be
 	// told from one buried beyond reach.
 	Unreached bool
-	// Anchor is what the run knows of the issue's anchor (docs/ledger.md).
+	// Anchor, as far as the run knows it: docs/ledger.md.
 	Anchor ledger.AnchorState
-	// Hint is what the run knows of the body's read hint
-	// (docs/ledger.md#the-read-hint).
+	// Hint, as far as the run knows it: docs/ledger.md#the-read-hint.
 	Hint Hint
-	// Grants is what the run knows of the repository's grant list
-	// (docs/ledger.md#the-repository-budget).
+	// Grants, as far as the run knows it:
+	// docs/ledger.md#the-repository-budget.
 	Grants ledger.GrantState
-	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
-	// user is a repository admin.
+	// Admins answers Plan.AskAdmin: user to repository admin or not.
 	Admins map[string]bool
 	// PullFiles are the paths a pull request changes (pull_request events).
 	PullFiles []string
@@ -65,34 +61,27 @@ type Input struct {
 	Now time.Time
 	// Counter counts tokens in the configured encoding.
 	Counter *tokens.Counter
-	// Done, when not nil, is closed when the decision must stop parsing
-	// YAML: the shell's deadline (checkpoint.ParseTimeout). Decide itself
+	// Done closes at the shell's deadline (checkpoint.ParseTimeout); Decide
 	// reads no clock.
 	Done <-chan struct{}
-	// ConfigStamp is the configuration file this run judged with, recorded
-	// in the ledger it leaves (nil: none to record).
+	// ConfigStamp is recorded in the ledger; nil records none.
 	ConfigStamp *ledger.ConfigStamp
-	// Posture is the repository's posture this run reports, recorded in the
-	// ledger it leaves (nil: not judged; no warning, none recorded).
+	// Posture is reported and recorded; nil: not judged, no warning.
 	Posture *ledger.PostureStamp
-	// Pins is what the run knows of the repository's pinned governance
-	// labels (docs/ledger.md#pinned-labels).
+	// Pins, as far as the run knows it: docs/ledger.md#pinned-labels.
 	Pins ledger.PinState
-	// TaskEdits are who changed the task, as the shell read them for
-	// Plan.AskTask (nil: not asked).
+	// TaskEdits answers Plan.AskTask; nil: not asked.
 	TaskEdits *TaskEdits
-	// Fetched are the comments the shell read by id for Plan.AskComments
-	// (nil: gone).
+	// Fetched answers Plan.AskComments; a nil comment is gone.
 	Fetched map[int64]*issues.Comment
-	// Writers is the server's list of the accounts that can write the
-	// issue, when the shell answered Plan.AskWriters (nil: not asked).
+	// Writers answers Plan.AskWriters; nil: not asked.
 	Writers *WriterList
 	// Records says the shell writes the record this decision plans (the
 	// action's run, not a read-only sweep): a first record then asks for
 	// the writers list, so that a writer's first comment costs nothing.
 	Records bool
-	// Meter is what the run read of the issue's metered spend at meter-url
-	// (nil: not asked; only the action's run asks, once).
+	// Meter is the issue's metered spend; nil: not asked (only the action
+	// asks, once).
 	Meter *MeterRead
 	// LabelsUnknown says the issue's labels could not be known (an offline
 	// check of a body whose state.labels cannot be read): the rules that
@@ -106,7 +95,7 @@ type Input struct {
 // protected paths, and nothing else (docs/contract.md#4-rules).
 func (in Input) OnPull() bool { return in.Issue.IsPull || in.Event.IsPull }
 
-// decision is one decision in progress: the input and what was derived from it.
+// decision is one decision in progress.
 type decision struct {
 	in     Input
 	cfg    config.Config
@@ -117,15 +106,13 @@ type decision struct {
 	trust  trust   // the ledger and the approvals of this run
 	pins   pinning // the labels judged against the pins
 	chain  *archiveHead
-	// planned is the hash of the archive this run plans, once known.
+	// planned is the planned archive's hash, once known.
 	planned string
-	// access is who can write the issue as this run knows it (nil: no
-	// stamp), for the record it leaves.
+	// access is who can write the issue; nil: no stamp.
 	access *ledger.AccessStamp
 }
 
-// Decide judges the issue and plans every write. It is pure: it makes no
-// request and reads no clock or environment.
+// Decide plans every write. It is pure: no request, clock or environment.
 func Decide(in Input) *Plan {
 	e := &decision{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
 	e.trust.approved = map[string]string{}
@@ -321,7 +308,7 @@ func (e *decision) measureContext(block string) {
 	n.ContextTokens, n.ContextRatio = g.ContextTokens, g.ContextRatio
 }
 
-// taskSize is the size from labels, else inferred from the estimate.
+// taskSize comes from labels, else from the estimate.
 func (e *decision) taskSize() issues.TaskSize {
 	if s, ok := issues.SizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); ok {
 		return s
@@ -334,8 +321,7 @@ func (e *decision) taskSize() issues.TaskSize {
 	return s
 }
 
-// maxDepth reads the cascade limit from the labels, or the default input.
-// ok is false when no limit is known.
+// maxDepth is the cascade limit from labels, else the default input.
 func (e *decision) maxDepth() (limit int, ok bool) {
 	limits := e.cascadeLimits()
 	if len(limits) > 0 {

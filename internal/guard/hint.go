@@ -99,8 +99,7 @@ func ProveHint(answer []issues.Comment, since, opened time.Time, window int) (re
 	return recent, older, all, ok
 }
 
-// byCreation is a copy of cs ordered as the timeline orders comments: by
-// creation, then id.
+// byCreation copies cs in timeline order: by creation, then id.
 func byCreation(cs []issues.Comment) []issues.Comment {
 	out := slices.Clone(cs)
 	slices.SortStableFunc(out, func(a, b issues.Comment) int {
@@ -112,8 +111,7 @@ func byCreation(cs []issues.Comment) []issues.Comment {
 	return out
 }
 
-// HintWrite is the maintenance write of the body's read hint alone:
-// compare-and-swap, like a fill, and never a violation.
+// HintWrite writes the read hint alone: compare-and-swap, never a violation.
 type HintWrite struct {
 	// At is the time written; Body the body with it.
 	At   time.Time

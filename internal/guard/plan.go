@@ -12,7 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// Violation is a finding together with the effects it has on the issue.
+// Violation is a finding with its effects on the issue.
 type Violation struct {
 	finding.Finding
 	// Label is the label this violation sets, if any.
@@ -21,12 +21,11 @@ type Violation struct {
 	Lock bool
 }
 
-// Plan is the decision: what was found and every write that follows.
+// Plan is what was found and every write that follows.
 type Plan struct {
-	// Governed is false for an issue the guard has no business with; such a
-	// plan holds nothing and the run passes.
+	// Governed is false for an issue the guard ignores; the run passes.
 	Governed bool
-	// Skipped says why the run did nothing, when it did nothing on purpose.
+	// Skipped says why the run did nothing on purpose.
 	Skipped string
 	// Violations fail the run; Warnings do not.
 	Violations []Violation
@@ -34,7 +33,7 @@ type Plan struct {
 	// AddLabels are label names to attach; RemoveLabels to detach.
 	AddLabels    []string
 	RemoveLabels []issues.Label
-	// Lock is the reason to lock the issue with, or "" for no lock.
+	// Lock is the lock reason; "" for no lock.
 	Lock string
 	// Status is the body the sticky status comment must have. Resolved is
 	// true when it reports all clear (then an absent comment is not created).
@@ -42,13 +41,11 @@ type Plan struct {
 	Resolved bool
 	// Recovery is the context-recovery-needed comment to post once, or "".
 	Recovery string
-	// Fill sets the template's placeholder issue number, or nil. With a
-	// prune, the pruned body holds the number already.
+	// Fill sets the placeholder number, or nil; a pruned body has it.
 	Fill *Fill
-	// Hint writes the body's read hint alone, or nil: a pruned or filled
-	// body carries it already.
+	// Hint writes the read hint alone, or nil if the body carries it.
 	Hint *HintWrite
-	// Prune is the pruning to apply (archive first, then the body), or nil.
+	// Prune is applied archive first, then the body; nil for none.
 	Prune *prune.Result
 	// Digest is a completion digest comment to post, or "".
 	Digest string
@@ -56,8 +53,7 @@ type Plan struct {
 	// the state accepted now, or the earlier one kept (never a tampered
 	// state). Nil on pull requests.
 	Ledger *ledger.Record
-	// Adopted says no ledger was found and this run took the current state
-	// as the baseline; the status comment says so.
+	// Adopted: no ledger was found, so the current state is the baseline.
 	Adopted bool
 	// RecordTrusted says the record the run found is trusted (it verifies,
 	// and matches the anchor, when there is one): the shell may seal it
@@ -73,8 +69,8 @@ type Plan struct {
 	// the edit of one): the shell reads each by id into Input.Fetched and
 	// decides again.
 	AskComments []int64
-	// Missing are the accepted results that are gone, deleted or edited
-	// since (docs/ledger.md#accepted-results): the entry load names them.
+	// Missing accepted results are named in the entry load
+	// (docs/ledger.md#accepted-results).
 	Missing []Missing
 	// AskTask says the task differs from the one the guard accepted and
 	// the decision needs to know who changed it: the shell reads what it
@@ -88,8 +84,8 @@ type Plan struct {
 	// write the issue (the record's is stale, or does not know an
 	// author): the shell reads it into Input.Writers and decides again.
 	AskWriters bool
-	// Authors is who speaks on the issue as this decision judged it: the
-	// entry load, the digest and recover ask it.
+	// Authors is who speaks on the issue, for entry load, digest and
+	// recover.
 	Authors issues.Authors
 	// Grants are the issue's grants within repository-budget-window that
 	// the repository's grant list lacks (a grant this run makes, or one a
@@ -120,8 +116,7 @@ type Numbers struct {
 	Depth         int64 `json:"depth"`
 	MaxDepth      int   `json:"max_depth"` // Unlimited (-1) for n; 0 with no limit known
 	MaxDepthKnown bool  `json:"-"`
-	// Known says the checkpoint was read: without it the checkpoint's
-	// figures are unknown, not 0.
+	// Known is false when the checkpoint's figures are unknown, not 0.
 	Known           bool  `json:"-"`
 	BudgetTotal     int64 `json:"budget_total"`
 	BudgetConsumed  int64 `json:"budget_consumed"`
@@ -132,9 +127,8 @@ type Numbers struct {
 	EarlierPhases    int64 `json:"earlier_phases_consumed"`
 	Lifetime         int64 `json:"lifetime_consumed"`
 	CheckpointTokens int   `json:"checkpoint_tokens"`
-	// EntryTokens is the next agent's entry load as `context` prints it
-	// (entryload.Measure), CommentTokens its comments' part;
-	// ContextTokens adds NextEstimated.
+	// EntryTokens is entryload.Measure's total; ContextTokens adds
+	// NextEstimated.
 	EntryTokens   int     `json:"entry_tokens"`
 	CommentTokens int     `json:"comment_tokens"`
 	NextEstimated int64   `json:"next_estimated_tokens"`
@@ -152,7 +146,7 @@ type Numbers struct {
 	MeteredResults  int   `json:"metered_results,omitempty"`
 }
 
-// Failed reports whether the plan fails the run under the configuration.
+// Failed reports whether the plan fails the run.
 func (p *Plan) Failed(cfg config.Config) bool {
 	return len(p.Violations) > 0 && cfg.FailOn != "never"
 }
@@ -176,7 +170,7 @@ func (p *Plan) Waiting() int {
 // output keep more (MaxListed).
 const MaxTableRows = 50
 
-// MaxListed bounds the findings the log and the violations output list.
+// MaxListed bounds the findings listed in the log and output.
 const MaxListed = 1000
 
 // Findings returns violations and warnings together, sorted, the
@@ -207,11 +201,10 @@ func boolRank(b bool) int {
 // as planned, and a real run logs it as done.
 type Write struct {
 	Kind WriteKind
-	// Detail completes the sentence: the labels, the archive part and its
-	// size, the lock reason, the status comment's id.
+	// Detail completes the sentence: labels, archive part and size, lock
+	// reason, comment id.
 	Detail string
-	// Part is the archive part a PostArchive write posts (1-based); Label
-	// the label a RemoveLabel write detaches.
+	// Part is 1-based, for PostArchive; Label is for RemoveLabel.
 	Part  int
 	Label issues.Label
 }
@@ -219,8 +212,7 @@ type Write struct {
 // WriteKind is what a write does.
 type WriteKind int
 
-// The writes, in the order a run makes them (archive first, the status
-// comment last).
+// The writes, in run order: archive first, status comment last.
 const (
 	PostArchive WriteKind = iota
 	PatchBody
@@ -249,11 +241,10 @@ var writeVerbs = [...]struct{ planned, done string }{
 	UpdateStatus: {"update the status comment", "updated the status comment"},
 }
 
-// Planned says the write as something to do: "add labels: budget::exhausted".
+// Planned says the write to do: "add labels: budget::exhausted".
 func (w Write) Planned() string { return writeVerbs[w.Kind].planned + w.Detail }
 
-// Done says the write as made; fact, when not empty, is what the server
-// answered ("comment 17").
+// Done says the write as made; fact is the server's answer ("comment 17").
 func (w Write) Done(fact string) string {
 	s := writeVerbs[w.Kind].done + w.Detail
 	if fact != "" {
@@ -341,8 +332,7 @@ func StatusWrite(existing *issues.Comment, body string, resolved bool) (Write, b
 // time, and no agent is stopped mid-task.
 var BudgetSteps = []int64{95, 90, 80}
 
-// BudgetStep is the highest of BudgetSteps that used tokens of total
-// reach, and whether one does.
+// BudgetStep is the highest of BudgetSteps reached, and whether one is.
 func BudgetStep(used, total int64) (int64, bool) {
 	if total <= 0 {
 		return 0, false

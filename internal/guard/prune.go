@@ -20,8 +20,8 @@ func (e *decision) planPrune() {
 		return
 	}
 	cp, n := e.cp, e.plan.Numbers
-	// An exhausted budget waits for a person; a reset would only erase the
-	// record of what was spent.
+	// An exhausted budget waits for a person; a reset would erase the
+	// record.
 	overBudget := overThreshold(cp.Budget.Consumed.Value, cp.Budget.Total.Value, e.cfg.PruneThreshold) && cp.Budget.Remaining.Value > 0
 	tailTooLong := cp.HistoryTail.Set && len(cp.HistoryTail.Items) > checkpoint.TailMost(e.cfg.HistoryTail)
 	size := e.taskSize()
@@ -87,8 +87,7 @@ func (e *decision) planPrune() {
 	res.Body = e.withHint(res.Body)
 	res.NewBytes = len(res.Body)
 	e.plan.Prune = res
-	// The gate measures what the next agent will load: the pruned checkpoint,
-	// and the metrics record counts that checkpoint's entries.
+	// The gate measures the pruned checkpoint the next agent loads.
 	if b := prunedBlock(res.Body, e.cfg); b != "" {
 		e.measureContext(b)
 		e.plan.Numbers.Entries = len(res.Kept)
@@ -113,20 +112,18 @@ func prunedCheckpoint(body string, cfg config.Config) *checkpoint.Checkpoint {
 	return r.Checkpoint
 }
 
-// archiveHead is where the archive chain ends: the link of its last
-// part and the entries archived up to it.
+// archiveHead is where the archive chain ends: last link and entries
+// archived.
 type archiveHead struct {
 	link  string
 	count int
-	// followed are the parts past the ledger's end the chain went through.
+	// followed are the parts past the ledger's end.
 	followed []prune.Part
-	// fork are the guard's parts that continue the chain differently
-	// where it stopped, if it stopped at a fork.
+	// fork are the guard's parts that diverge where the chain stopped.
 	fork []prune.Part
 }
 
-// archiveChainParts are the archive parts the chain follows past the
-// ledger's end: a run posted them and died before recording them.
+// archiveChainParts were posted past the ledger's end by a run that died.
 func (e *decision) archiveChainParts() []prune.Part { return e.archiveChain().followed }
 
 // archiveChain is the end of the archive chain: the ledger's, followed over the

@@ -23,7 +23,7 @@ func checkCheckpoint(e *decision) []Violation {
 	var out []Violation
 	for _, f := range e.parsed.Findings {
 		if f.Rule == checkpoint.RuleTailTooLong {
-			// The message says the action repairs it; it does, by pruning.
+			// The action repairs it by pruning, as the message says.
 			f.Severity = finding.Warning
 		}
 		out = append(out, Violation{Finding: f})

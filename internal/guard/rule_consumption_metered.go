@@ -20,7 +20,7 @@ type MeterRead struct {
 	// URL is meter-url, for the messages.
 	URL       string
 	Statement *receipt.Statement
-	// Err says why the meter could not be read (Statement is nil).
+	// Err says why the meter could not be read.
 	Err error
 }
 

@@ -13,8 +13,7 @@ import (
 // Input.Posture. It warns; it never fails a run (docs/choices.md).
 const RulePosture = "posture"
 
-// UncheckedPosture is the key path of the one warning that names the
-// checks the guard's tokens could not make.
+// UncheckedPosture keys the warning naming checks the tokens could not make.
 const UncheckedPosture = "posture.unchecked"
 
 // judgePosture warns of every check of the posture that did not hold,
@@ -53,7 +52,7 @@ func PostureFindings(broken []posture.Check) []finding.Finding {
 	return out
 }
 
-// whyGroup is the checks that did not hold for one same why.
+// whyGroup is the failed checks sharing one why.
 type whyGroup struct {
 	why string
 	ids []string

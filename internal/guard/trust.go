@@ -9,18 +9,15 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// trust is what a decision knows about the ledger and the approvals of
-// this run (docs/contract.md §4b).
+// trust is the ledger and approvals as judged (docs/contract.md §4b).
 type trust struct {
 	ledger  *ledger.Record // the verified record, nil when none could be trusted
 	problem string         // why the record cannot be trusted, "" when it can (or there is none)
-	// approved maps an approval label removed by an approver to who did it.
+	// approved maps an approval label to the approver who removed it.
 	approved map[string]string
-	// restore are approval labels removed by someone not allowed to: they
-	// go back on.
+	// restore are approval labels removed without right: they go back.
 	restore []removal
-	// relaxed are labels that relax a rule, added by someone not allowed
-	// to: they take no effect and are removed.
+	// relaxed are relaxing labels added without right: ignored and removed.
 	relaxed []removal
 	// removed are accepted limits (a cascade or size label) removed by
 	// someone not allowed to, where that relaxes the rule: they go back.
@@ -45,8 +42,7 @@ type trust struct {
 // guard flagged the state the approval was bound to (the label goes back).
 type removal struct{ label, actor, later string }
 
-// rename is a governance label whose definition was renamed since the
-// ledger accepted it.
+// rename is a governance label renamed since accepted.
 type rename struct {
 	id       int64
 	from, to string

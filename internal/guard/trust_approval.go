@@ -28,14 +28,14 @@ func (e *decision) flagAfter(after []string) *ledger.Flag {
 	return &ledger.Flag{ContentVersion: cv, State: e.stateDigest(cp), Labels: e.labelsDigest(after)}
 }
 
-// flagNow is the flag of the state as this run read it.
+// flagNow flags the state as read.
 func (e *decision) flagNow() *ledger.Flag {
 	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()),
 		Labels: e.labelsDigest(e.in.Issue.LabelNames())}
 }
 
-// laterChange says what changed since the state flagged (nil: an
-// older record that bound none), "" when nothing did.
+// laterChange says what changed since flagged; "" if nothing, nil: an old
+// record.
 func (e *decision) laterChange(flagged *ledger.Flag) string {
 	if flagged == nil {
 		return ""

@@ -55,8 +55,7 @@ func (e *decision) judgeFirstEdit() {
 	if !e.firstState() || e.checkpointAsWritten() == nil || e.asOpened() {
 		return
 	}
-	// The edit's own run names an approver who saved the body as it is:
-	// the approver wrote the checkpoint in.
+	// An approver saved this body in the edit's run: they wrote it.
 	if ed := e.bodyEditor(func(saved string) bool { return saved == e.in.Issue.Body }); e.isApprover(ed) {
 		return
 	}

@@ -20,8 +20,7 @@ func (e *decision) judgeLabels() {
 	live := e.acceptedNames()
 	e.judgeApprovals(live)
 	if _, ok := e.trust.approved[e.cfg.Labels.PermissionViolation]; ok {
-		// An approver accepted the issue as it is: its labels' new names
-		// included.
+		// An approver accepted the issue, new label names included.
 		e.trust.renamed = nil
 		live = slices.Clone(e.in.Issue.Labels)
 	}
@@ -34,8 +33,7 @@ func (e *decision) judgeLabels() {
 	e.labels = e.effectiveLabels(issues.NamesOf(live))
 }
 
-// accepted are the governance labels the trusted record accepted and the
-// approval labels it holds pending (none without a record).
+// accepted are the trusted record's governance labels and pending approvals.
 func (t *trust) accepted() (labels []issues.Label, pending []string) {
 	if l := t.ledger; l != nil {
 		return l.Labels, l.Pending
@@ -77,8 +75,8 @@ func (e *decision) judgeApprovals(live []issues.Label) {
 			continue
 		}
 		if later := e.laterChange(t.ledger.Flag); later != "" {
-			// The approval accepts the state flagged, not this one: it is
-			// judged anew, and the label goes back on.
+			// The approval was for the flagged state: judge anew, restore
+			// the label.
 			t.restore = append(t.restore, removal{label: label, actor: actor, later: later})
 			continue
 		}
@@ -86,8 +84,7 @@ func (e *decision) judgeApprovals(live []issues.Label) {
 	}
 }
 
-// effectiveLabels are the labels every rule judges, from the issue's
-// (names): unapproved relaxing labels off, restored labels on.
+// effectiveLabels drop unapproved relaxing labels and restore removed ones.
 func (e *decision) effectiveLabels(names []string) []string {
 	t := &e.trust
 	eff := slices.Clone(names)
