@@ -20,14 +20,13 @@ type Anchor struct {
 	// Repo and Issue say whose anchor it is.
 	Repo  int64 `json:"repo"`
 	Issue int64 `json:"issue"`
-	// Seq and Record are the sequence number and the SHA-256 of the newest
-	// record the guard wrote (its whole hidden line).
+	// Seq and Record identify the newest record: SHA-256 of its hidden line.
 	Seq    int64  `json:"seq"`
 	Record string `json:"record"`
-	// Status is the id of the comment that holds the record.
+	// Status is the id of the comment holding the record.
 	Status int64 `json:"status"`
-	// Since is a time (Unix seconds) at or before the last update of the
-	// status comment and of every comment in Tail.
+	// Since (Unix seconds) is at or before the last update of Status and
+	// Tail.
 	Since int64 `json:"since"`
 	// Tail are the ids of the issue's last comments when the record was
 	// written, oldest first (at most RecentWindow; all of them on a short
@@ -45,12 +44,10 @@ func RecordHash(line string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// anchorText matches an anchor: its JSON (no newline), the key's id and
-// the signature.
+// anchorText captures the JSON, the key id and the signature.
 var anchorText = regexp.MustCompile(`^gns-guard:anchor v1 (\{[^\n]*\}) kid=([0-9a-f]{16}|-) sig=([0-9a-f]{128}|unsigned)$`)
 
-// EncodeAnchor renders an anchor, signed with the Ed25519 key of the
-// ledger-key secret when it is set (as records are).
+// EncodeAnchor signs with ledger-key's Ed25519 key when set, as records are.
 func EncodeAnchor(a Anchor, secret []byte) string {
 	data, _ := json.Marshal(a) // plain fields always marshal
 	kid, sig := signWith(secret, anchorMessage(data))
@@ -109,8 +106,7 @@ func verifyVariable(what, name, kid, sig string, msg []byte, keys Keys) string {
 	return ""
 }
 
-// variableKey is the key id and signature that end a signed variable's
-// text (an anchor, the grant list, the label pins).
+// variableKey ends a signed variable's text: anchor, grant list, label pins.
 var variableKey = regexp.MustCompile(` kid=([0-9a-f]{16}|-) sig=(?:[0-9a-f]{128}|unsigned)$`)
 
 // SignAnew says a signed variable's text was signed by a rotated-out key
@@ -130,7 +126,7 @@ type AnchorState struct {
 	Known bool
 	// Text is the variable's value ("" when there is none).
 	Text string
-	// Writable says the run can write the anchor (admin-token is set).
+	// Writable says admin-token is set.
 	Writable bool
 }
 

@@ -24,7 +24,7 @@ type BurnPoint struct {
 	Remaining  int64
 }
 
-// MarshalJSON writes the point as [n, t, consumed, remaining, agent, tag].
+// MarshalJSON writes [n, t, consumed, remaining, agent, tag].
 func (p BurnPoint) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]any{p.N, p.T, p.Consumed, p.Remaining, p.Agent, p.Invocation})
 }

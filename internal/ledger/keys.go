@@ -36,7 +36,7 @@ func signingKey(secret []byte) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(seed[:])
 }
 
-// KeyID is the id of a public key: the first 8 bytes of its SHA-256, in hex.
+// KeyID is the first 8 bytes of the key's SHA-256, in hex.
 func KeyID(pub ed25519.PublicKey) string {
 	sum := sha256.Sum256(pub)
 	return hex.EncodeToString(sum[:8])
@@ -101,8 +101,8 @@ func ConfigKeys(c config.Config) Keys {
 	return k
 }
 
-// configKeys holds the keys ConfigKeys built, by their material: a
-// process derives each key pair once. Keys are read-only once built.
+// configKeys caches ConfigKeys by material: each pair is derived once,
+// read-only after.
 var configKeys sync.Map
 
 func configKeysOf(c config.Config) Keys {
@@ -116,27 +116,26 @@ func configKeysOf(c config.Config) Keys {
 	return k
 }
 
-// Fingerprint names the keys: their ids, the signing key's first, and
-// how many first-format secrets they hold.
+// Fingerprint lists key ids, signing key first, and first-format secret
+// count.
 func (k Keys) Fingerprint() string {
 	ids := k.KeyIDs()
 	return fmt.Sprintf("%s|%s|%d", k.kid, strings.Join(ids, ","), len(k.hmac))
 }
 
-// Any says some key is set: an unsigned record is then not trusted.
+// Any says some key is set: unsigned records are then untrusted.
 func (k Keys) Any() bool { return len(k.verify) > 0 }
 
 // Signs says records are signed (ledger-key is set).
 func (k Keys) Signs() bool { return k.sign != nil }
 
-// KeyIDs are the ids of the keys that verify, sorted, for messages.
+// KeyIDs are the verifying keys' ids, sorted.
 func (k Keys) KeyIDs() []string { return slices.Sorted(maps.Keys(k.verify)) }
 
-// SigningKeyID is the id of the key that signs records, "" when they are
-// written unsigned.
+// SigningKeyID is "" when records are written unsigned.
 func (k Keys) SigningKeyID() string { return k.kid }
 
-// SecretKeys are the keys of one ledger-key secret (none for nil).
+// SecretKeys are one ledger-key secret's keys; none for nil.
 func SecretKeys(secret []byte) Keys {
 	k, _ := NewKeys(secret, nil, "")
 	return k

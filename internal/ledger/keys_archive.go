@@ -14,8 +14,7 @@ import (
 // ledger records, and the secrets for parts signed before (HMAC-SHA256).
 type archiveKeys struct{ k Keys }
 
-// ArchiveSigner signs archive parts with the Ed25519 key of ledger-key;
-// nil when it is not set (parts are written unsigned).
+// ArchiveSigner is nil without ledger-key: parts are written unsigned.
 func (k Keys) ArchiveSigner() prune.Signer {
 	if k.sign == nil {
 		return nil
@@ -23,9 +22,8 @@ func (k Keys) ArchiveSigner() prune.Signer {
 	return archiveKeys{k}
 }
 
-// ArchiveVerifier verifies archive parts with every key held (ledger-key,
-// ledger-key-previous, the published public keys); nil when none is set
-// (nothing is checked).
+// ArchiveVerifier uses every key held; nil when none is set (nothing
+// checked).
 func (k Keys) ArchiveVerifier() prune.Verifier {
 	if !k.Any() {
 		return nil
@@ -42,7 +40,7 @@ func (a archiveKeys) Sign(message []byte) []byte { return ed25519.Sign(a.k.sign,
 // KeyIDs are the ids of the keys that verify.
 func (a archiveKeys) KeyIDs() []string { return a.k.KeyIDs() }
 
-// Verify checks an Ed25519 signature against the key whose id is kid.
+// Verify checks an Ed25519 signature with key kid.
 func (a archiveKeys) Verify(kid string, message, sig []byte) (valid, held bool) {
 	pub, ok := a.k.verify[kid]
 	if !ok {

@@ -17,11 +17,11 @@ type PostureStamp struct {
 	// (GITHUB_SHA); "" when the runner did not say, or when the read
 	// failed and the next run must try again.
 	Commit string `json:"commit"`
-	// Broken are the checks that did not hold (could not be made
-	// included), in the judge's order, their texts bounded.
+	// Broken are failed or unmade checks, in the judge's order, texts
+	// bounded.
 	Broken []posture.Check `json:"broken"`
-	// Judged is when (Unix seconds, the server's clock) the checks were
-	// judged: a stamp older than PostureMaxAge is judged again.
+	// Judged is in Unix seconds, server clock; past PostureMaxAge it is
+	// redone.
 	Judged int64 `json:"judged,omitempty"`
 	// Known are the accounts the judgement knew (the owner, collaborators,
 	// team members, site admins), and those checked since, sorted: an
@@ -34,12 +34,10 @@ type PostureStamp struct {
 // when the account acts on the issue (docs/ledger.md#the-posture).
 const PostureMaxAge = 24 * time.Hour
 
-// MaxPostureKnown is the most accounts a stamp keeps as known: past it,
-// the others are checked when they act.
+// MaxPostureKnown caps known accounts; others are checked when they act.
 const MaxPostureKnown = 200
 
-// Fresh says the stamp was judged at commit no longer than PostureMaxAge
-// before now.
+// Fresh says the stamp judged commit within PostureMaxAge.
 func (s *PostureStamp) Fresh(commit string, now time.Time) bool {
 	return s != nil && s.Commit == commit && s.Judged > 0 && now.Sub(time.Unix(s.Judged, 0)) <= PostureMaxAge
 }
@@ -61,9 +59,9 @@ func (s *PostureStamp) Learn(logins ...string) {
 
 // The bounds of a stamp's checks: the record lives in a comment.
 const (
-	// MaxPostureWhy is the most runes of a check's Why a stamp keeps.
+	// MaxPostureWhy is in runes.
 	MaxPostureWhy = 600
-	// MaxPostureLogins is the most logins of a check a stamp keeps.
+	// MaxPostureLogins bounds one check's logins.
 	MaxPostureLogins = 50
 )
 
@@ -87,7 +85,7 @@ func NewPostureStamp(commit string, checks []posture.Check) *PostureStamp {
 	return st
 }
 
-// Equal reports whether two stamps say the same (both nil is equal).
+// Equal holds for two nil stamps.
 func (s *PostureStamp) Equal(o *PostureStamp) bool {
 	if s == nil || o == nil {
 		return s == o

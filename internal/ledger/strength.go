@@ -35,14 +35,13 @@ func KeyBits(secret []byte) int {
 	return 6 * len(data)
 }
 
-// isBase64 reports whether c is of the standard or the URL alphabet of
-// base64.
+// isBase64 accepts the standard and the URL alphabets.
 func isBase64(c rune) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
 }
 
-// CheckKey refuses a ledger-key weaker than MinKeyBits, saying how strong
-// it measured (never the key) and how to make one.
+// CheckKey refuses keys under MinKeyBits, saying the measure (never the key)
+// and the fix.
 func CheckKey(secret []byte) error {
 	bits := KeyBits(secret)
 	if bits >= MinKeyBits {
