@@ -39,8 +39,7 @@ const MaxAnswer = 32 << 20
 // userAgent is the User-Agent header of every request.
 const userAgent = "gns-guard"
 
-// Client talks to one repository of one Gitea server. It is safe for
-// concurrent use.
+// Client talks to one Gitea repository. It is safe for concurrent use.
 type Client struct {
 	base     string // server root, no trailing slash: http://host:port[/prefix]
 	token    string
@@ -67,8 +66,8 @@ type config struct {
 // WithTimeout sets the timeout of each HTTP request (default DefaultTimeout).
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
-// WithMaxAnswer sets the most bytes of an answer's body the client reads
-// (default MaxAnswer); n ≤ 0 keeps the default.
+// WithMaxAnswer caps answer bodies (default MaxAnswer); n ≤ 0 keeps the
+// default.
 func WithMaxAnswer(n int64) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -135,8 +134,7 @@ func normalizeBase(raw string) (string, error) {
 // BaseURL returns the server root the client talks to.
 func (c *Client) BaseURL() string { return c.base }
 
-// Requests returns the number of HTTP requests this client has sent (every
-// attempt that reached the transport, successful or not).
+// Requests counts every attempt that reached the transport, failed or not.
 func (c *Client) Requests() int64 { return c.requests.Load() }
 
 // ServerTime is the server's clock as of its last answer (its Date
@@ -148,8 +146,8 @@ func (c *Client) ServerTime() time.Time {
 	return time.Time{}
 }
 
-// countingTransport counts the requests, notes the server's clock, and
-// caps every answer's body at max bytes.
+// countingTransport counts requests, notes the server's clock, caps bodies
+// at max.
 type countingTransport struct {
 	next http.RoundTripper
 	n    *atomic.Int64
@@ -258,19 +256,18 @@ func (c *Client) repoPath() string {
 	return "/repos/" + url.PathEscape(c.owner) + "/" + url.PathEscape(c.repo)
 }
 
-// HTTPError is a non-2xx answer. For 401, 403, 404 and 409 it unwraps to
-// issues.ErrUnauthorized, issues.ErrForbidden, issues.ErrNotFound and
-// issues.ErrConflict.
+// HTTPError unwraps 401, 403, 404, 409 to issues.ErrUnauthorized,
+// ErrForbidden, ErrNotFound, ErrConflict.
 type HTTPError struct {
 	Method string
 	Path   string // URL path of the request, e.g. /api/v1/repos/o/r/issues/1 (never the token)
 	Status int
 	Body   string // the start of the answer's body (at most 2 KiB)
-	// scope is what a 403 says the token lacks (nil: no scope refusal).
+	// scope is what a 403 says the token lacks; nil otherwise.
 	scope *issues.ScopeError
 }
 
-// maxShownBody bounds how much of an error answer's body Error shows.
+// maxShownBody bounds the error body Error shows.
 const maxShownBody = 300
 
 // Error names the request and the status, never the token, and shows the
@@ -328,9 +325,8 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // Is makes an UnreachableError match issues.ErrUnreachable.
 func (e *UnreachableError) Is(target error) bool { return target == issues.ErrUnreachable }
 
-// transportError classifies an error from http.Client.Do: the caller's own
-// cancellation stays a context error, everything else means the server was
-// not reached.
+// transportError keeps the caller's cancellation a context error; else the
+// server was unreached.
 func (c *Client) transportError(ctx context.Context, method, path string, err error) error {
 	var se *SecretError
 	if errors.As(err, &se) {
@@ -361,8 +357,8 @@ func statusError(method, path string, status int, body []byte) error {
 // looks at the user's rights (routers/api/v1/api.go, tokenRequiresScopes
 // and checkTokenPublicOnly), with these messages.
 var (
-	// refusedScope: "token does not have at least one of required
-	// scope(s), required=[read:organization], token scope=write:issue".
+	// refusedScope: "token does not have at least one of required scope(s),
+	// required=[read:organization], token scope=write:issue".
 	refusedScope = regexp.MustCompile(`token does not have at least one of required scope\(s\), required=\[([^\]]*)\](?:, token scope=([a-z:,-]*))?`)
 	// refusedPublicOnly: "token scope is limited to public repos".
 	refusedPublicOnly = regexp.MustCompile(`token scope is limited to public [a-z]+`)

@@ -22,14 +22,13 @@ import (
 // [api] MAX_RESPONSE_ITEMS, the largest page it serves out of the box.
 const PageSize = 50
 
-// maxPages stops a paged read that never ends (a server ignoring paging).
+// maxPages stops a server that ignores paging.
 const maxPages = 2000
 
-// DefaultLabelColor is the color of a label created without a spec.
+// DefaultLabelColor is for a label created without a spec.
 const DefaultLabelColor = "ededed"
 
-// apiIssue is the part of Gitea's issue JSON the guard reads. The SDK's
-// Issue lacks content_version, hence a local type.
+// apiIssue exists because the SDK's Issue lacks content_version.
 type apiIssue struct {
 	Number int64  `json:"number"`
 	Title  string `json:"title"`
@@ -51,7 +50,7 @@ type apiIssue struct {
 	} `json:"repository"`
 }
 
-// presentJSON records whether a JSON value was present and not null.
+// presentJSON records a JSON value present and not null.
 type presentJSON bool
 
 func (p *presentJSON) UnmarshalJSON(b []byte) error {
@@ -133,16 +132,15 @@ type timelineEntry struct {
 	Updated time.Time `json:"updated_at"`
 }
 
-// Timeline entry types (Gitea's CommentType strings). Only "comment" is a
-// plain comment; "review" is counted in the issue's comment count too.
+// Timeline entry types (Gitea's CommentType). The comment count includes
+// "review" too.
 const (
 	typeComment = "comment"
 	typeReview  = "review"
 	typeLabel   = "label"
 )
 
-// labelEvent reads a label entry: Gitea stores "1" as the content of an
-// addition and nothing for a removal.
+// labelEvent: Gitea stores "1" for an addition, nothing for a removal.
 func (e *timelineEntry) labelEvent() (issues.LabelEvent, bool) {
 	if e.Type != typeLabel || e.Label == nil || e.Label.Name == "" {
 		return issues.LabelEvent{}, false
@@ -194,7 +192,7 @@ const (
 	MaxTailPages = 4
 )
 
-// timeline reads pages of one issue's timeline, each at most once.
+// timeline reads each page of one issue's timeline at most once.
 type timeline struct {
 	c      *Client
 	number int64
@@ -284,8 +282,7 @@ func (t *timeline) endPage(ctx context.Context, issue issues.Issue, n int) (int,
 		return rows(e) < PageSize && !issue.IsPull && seenCounted >= want
 	}
 	last, found := first, rows(entries) == 0 || atEnd(entries)
-	// If the tail is comments, the end lies within the pages they fill:
-	// read those forward, as the comment count predicts them.
+	// A comment tail ends within the pages the comment count predicts.
 	for p := first + 1; !found && p <= first+(n+PageSize-1)/PageSize+1; p++ {
 		e, err := t.page(ctx, p)
 		if err != nil {
@@ -301,7 +298,7 @@ func (t *timeline) endPage(ctx context.Context, issue issues.Issue, n int) (int,
 	if found {
 		return last, nil
 	}
-	// Other entries (label changes, locks, ...) push it further: look for it.
+	// Other entries (label changes, locks, ...) push it further.
 	return t.lastPage(ctx, last)
 }
 
@@ -337,8 +334,8 @@ func (t *timeline) readBack(ctx context.Context, last, n int) (issues.CommentPag
 	}, nil
 }
 
-// tailEntries gathers the comments and label events of timeline pages read
-// backwards, oldest first, each entry once.
+// tailEntries gathers pages read backwards into entries oldest first, each
+// once.
 type tailEntries struct {
 	comments []issues.Comment
 	labels   []issues.LabelEvent
@@ -374,7 +371,7 @@ func (b *tailEntries) prepend(entries []rowEntry) {
 	b.labels = append(ls, b.labels...)
 }
 
-// counted is the number of entries the issue's comment count includes.
+// counted is how many entries the comment count includes.
 func counted(entries []rowEntry) int {
 	k := 0
 	for _, e := range entries {
@@ -406,8 +403,7 @@ func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (i
 			comments = append(comments, e.comment())
 			unread += e.unread
 		}
-		// Label events carry no id to drop repeats by: keep only those
-		// before start, which the caller has not read.
+		// Label events have no id: keep only those before start, unread.
 		if e.row < start {
 			if le, ok := e.labelEvent(); ok {
 				labels = append(labels, le)
@@ -572,8 +568,7 @@ func (c *Client) AttachLabels(ctx context.Context, number int64, names []string,
 	return out, nil
 }
 
-// RemoveLabel detaches the label from the issue, by id (looked up by name
-// among the repository's labels if the id is 0).
+// RemoveLabel detaches by id, found by name when the id is 0.
 func (c *Client) RemoveLabel(ctx context.Context, number int64, label issues.Label) error {
 	id := label.ID
 	if id == 0 {

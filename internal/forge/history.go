@@ -23,7 +23,7 @@ import (
 // and answers anyone who may read a public repository. The API has no such
 // endpoint.
 
-// historyTime is the time of a revision in the list's HTML.
+// historyTime is a revision's time in the list's HTML.
 var historyTime = regexp.MustCompile(`datetime="([^"]+)"`)
 
 // maxHistoryAnswer bounds the list's answer: 20 short entries.
@@ -71,8 +71,8 @@ func (c *Client) FirstEditAfter(ctx context.Context, number int64, t time.Time) 
 // maxRevisions bounds the revisions BodyHistory reads: Gitea keeps 20.
 const maxRevisions = 25
 
-// historyEntry is an entry of the history's list: its HTML (the editor's
-// name in <strong>, the time in datetime="...") and its id.
+// historyEntry holds the editor in <strong>, the time in datetime, and its
+// id.
 type historyEntry struct {
 	Name  string `json:"name"`
 	Value int64  `json:"value"`
@@ -81,8 +81,7 @@ type historyEntry struct {
 var (
 	historyEditor  = regexp.MustCompile(`<strong>([^<]*)</strong>`)
 	historyDeleted = regexp.MustCompile(`data-history-is-deleted="1"`)
-	// diffDeleted is the text of a revision's diff that the revision
-	// removed: everything else is its text.
+	// diffDeleted is the removed text in a revision's diff.
 	diffDeleted = regexp.MustCompile(`(?s)<span class='gd'>.*?</span>`)
 	diffTags    = regexp.MustCompile(`<[^>]*>`)
 )
@@ -161,13 +160,11 @@ func (c *Client) getWeb(ctx context.Context, u string, out any) error {
 	return json.Unmarshal(data, out)
 }
 
-// maxTitlePages bounds TitleChanges' pages: a title changes seldom, and the
-// timeline since a time holds the comments edited since too.
+// maxTitlePages is small: titles change seldom.
 const maxTitlePages = 10
 
-// TitleChanges reads the title's changes since a time from the timeline,
-// filtered by updated_at (a change_title entry is never updated), oldest
-// first.
+// TitleChanges filters by updated_at, since change_title entries never
+// update; oldest first.
 func (c *Client) TitleChanges(ctx context.Context, number int64, since time.Time) ([]issues.TitleChange, error) {
 	var out []issues.TitleChange
 	for page := 1; page <= maxTitlePages; page++ {

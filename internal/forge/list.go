@@ -34,7 +34,7 @@ func (c *Client) ListIssues(ctx context.Context, q port.IssueQuery) (port.IssueP
 	return port.IssuePage{Issues: issues, Authors: authors, Total: total, Last: last}, nil
 }
 
-// listedIssue is an issue as a list holds it, with its author.
+// listedIssue is a listed issue, with its author.
 type listedIssue struct {
 	apiIssue
 	User *struct {

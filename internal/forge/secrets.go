@@ -24,8 +24,7 @@ func (e *SecretError) Error() string {
 	return fmt.Sprintf("%s %s was not sent: what it would write holds %s, a secret this process holds; nothing was written", e.Method, e.Path, e.Found)
 }
 
-// HoldSecrets adds secrets no request of the client may carry (its own
-// token is held from the start).
+// HoldSecrets adds secrets no request may carry; the token is held already.
 func (c *Client) HoldSecrets(ss ...secrets.Secret) { c.held.add(ss...) }
 
 // heldSecrets is a client's secrets, shared with its transport.

@@ -203,8 +203,7 @@ func (c *Client) OpenPull(ctx context.Context, head, base string) (port.Pull, bo
 	return port.Pull{}, false, fmt.Errorf("forge: open pull requests of %s/%s: no end after %d pages", c.owner, c.repo, maxPages)
 }
 
-// CreatePull opens a pull request from branch head of this repository
-// into base: one POST.
+// CreatePull opens head into base, in this repository: one POST.
 func (c *Client) CreatePull(ctx context.Context, head, base, title, body string) (port.Pull, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {

@@ -28,8 +28,7 @@ func (c *Client) Variable(ctx context.Context, name string) (string, bool, error
 	return v.Value, true, nil
 }
 
-// SetVariable writes the repository's Actions variable name, creating it
-// when exists is false (and updating it when it turns out to exist).
+// SetVariable creates when !exists, and updates if it turns out to exist.
 func (c *Client) SetVariable(ctx context.Context, name, value string, exists bool) error {
 	sc, err := c.sdk(ctx)
 	if err != nil {
