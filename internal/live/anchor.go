@@ -31,8 +31,7 @@ type Anchors struct {
 	Store port.Variables
 }
 
-// handed is issue n's anchor as the runner handed it over ("" when it
-// handed none, or none for n).
+// handed is "" when the runner handed no anchor for n.
 func (a Anchors) handed(n int64) string {
 	if num, text, ok := strings.Cut(a.Handed, ":"); ok && num == strconv.FormatInt(n, 10) {
 		return text

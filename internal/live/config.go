@@ -14,8 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
-// ConfigFile is the repository's configuration file, read from its
-// default branch (only code writers can change it).
+// ConfigFile is read from the default branch: only code writers change it.
 const ConfigFile = settings.FileName
 
 // ConfigOptions say where a run's configuration comes from.
@@ -24,11 +23,10 @@ type ConfigOptions struct {
 	// (GITHUB_SHA), "" when unknown: the ledger's record of the file read
 	// at that commit stands in for the file.
 	Commit string
-	// Local, when not nil, is a configuration file read locally (a verb's
-	// --config FILE) instead of the repository's.
+	// Local, when set, replaces the repository's file (a verb's --config
+	// FILE).
 	Local *settings.Layer
-	// Top are the layers over the file: the action's inputs, or a verb's
-	// flags.
+	// Top are the layers over the file: inputs, or a verb's flags.
 	Top []settings.Layer
 }
 
@@ -84,8 +82,7 @@ func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (
 	return layer, stamp, nil
 }
 
-// stamped returns the configuration stamp of the trusted ledger when it
-// was read at commit, else nil.
+// stamped is the trusted ledger's stamp if read at commit, else nil.
 func (r *Reader) stamped(s *Snapshot, commit string) *ledger.ConfigStamp {
 	l := r.record(s, commit)
 	if l == nil || l.Config == nil || l.Config.Commit != commit {

@@ -41,8 +41,7 @@ func (s *Snapshot) Input(cfg config.Config, ev issues.Event, repo string, now ti
 	}
 }
 
-// Deadline gives in a fresh deadline for the YAML parses of one decision;
-// cancel releases it.
+// Deadline bounds one decision's YAML parses; cancel releases it.
 func Deadline(in guard.Input) (guard.Input, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.Background(), checkpoint.ParseTimeout)
 	in.Done = ctx.Done()
@@ -173,8 +172,7 @@ func (r *Reader) taskEdits(ctx context.Context, n int64, a guard.TaskAsk) (*guar
 	return te, nil
 }
 
-// fetchComments reads comments of issue n by id (one request each): the
-// accepted results a decision must see (nil: gone).
+// fetchComments reads accepted results by id, one request each; nil: gone.
 func (r *Reader) fetchComments(ctx context.Context, n int64, ids []int64) (map[int64]*issues.Comment, error) {
 	out := map[int64]*issues.Comment{}
 	for _, id := range ids {
@@ -200,7 +198,7 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	case r.writers != nil:
 		return r.writers, nil
 	case r.Forge == nil:
-		// An issue read from files: who can write it is unknown.
+		// Read from files: who can write is unknown.
 		return &guard.WriterList{Problem: "the issue was not read from a server"}, nil
 	}
 	logins, err := r.Forge.Writers(ctx)
@@ -248,7 +246,7 @@ func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg config.Config, n
 	return ledger.BehindSince(l, s.Issue, since, now, cfg.UnjudgedGrace)
 }
 
-// serverNow is the server's clock as of its last answer, else now.
+// serverNow is the server's clock at its last answer, else now.
 func (r *Reader) serverNow(now time.Time) time.Time {
 	if r.Forge != nil {
 		if t := r.Forge.ServerTime(); !t.IsZero() {

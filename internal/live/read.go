@@ -19,8 +19,7 @@ import (
 type Reader struct {
 	// Forge is the client every read goes through.
 	Forge port.IssueReader
-	// Admin answers whether a user is a repository admin (the admin
-	// token's client, or Forge's); nil answers no without asking.
+	// Admin answers repository admin or not; nil answers no without asking.
 	Admin port.Permissions
 	// Where names the reader in messages.
 	Where Where
@@ -31,8 +30,7 @@ type Reader struct {
 	// no signed record names the guard's user, the reader asks the server
 	// whose token it is (one request).
 	TokenIsGuard bool
-	// Keys verify ledger records (the ledger-key, a previous one, the
-	// published public key); with none, a record is trusted by author.
+	// Keys verify ledger records; with none, a record is trusted by author.
 	Keys ledger.Keys
 	// Anchors say where the issues' anchors are found.
 	Anchors Anchors
@@ -44,11 +42,11 @@ type Reader struct {
 // Snapshot is what one read of an issue returned.
 type Snapshot struct {
 	Issue issues.Issue
-	// Governed is false for an issue with no checkpoint block and no
-	// governed label: nothing more was read of it.
+	// Governed is false without checkpoint or governed label; nothing more
+	// was read.
 	Governed bool
-	// Recent are the issue's last comments with the label events among
-	// them; Files a pull request's changed paths.
+	// Recent are the last comments with label events; Files, a pull
+	// request's paths.
 	Recent issues.CommentPage
 	Files  []string
 	// Status is the guard's sticky status comment (it holds the ledger);
@@ -58,19 +56,16 @@ type Snapshot struct {
 	Status *issues.Comment
 	Older  []issues.Comment
 	Labels []issues.LabelEvent
-	// Unreached says no status comment was found and the search stopped
-	// before the first timeline entry.
+	// Unreached: no status comment found before the search stopped short.
 	Unreached bool
-	// All says Older and Recent hold every comment of the issue.
+	// All says Older and Recent hold every comment.
 	All bool
 	// Guard is the guard's login, as known or found.
 	Guard string
-	// Anchor is what the read knows of the issue's anchor; Notes are facts
-	// about it for the status comment.
+	// Anchor is the read's knowledge of it; Notes go in the status comment.
 	Anchor ledger.AnchorState
 	Notes  []string
-	// verified are the ledger records the read verified, by comment id
-	// (RecordOf).
+	// verified are records by comment id (RecordOf).
 	verified map[int64]*ledger.Verified
 	// followed says the comments were read the way the anchor or the
 	// body's read hint points to, not from the timeline; hinted that the
@@ -96,8 +91,8 @@ func (s *Snapshot) RecordOf(c *issues.Comment, keys ledger.Keys) (*ledger.Record
 	return v.Record, v.Problem
 }
 
-// Verified is the status comment's ledger record as the read verified it
-// with keys (nil: no status comment): what the decision takes.
+// Verified is the status comment's record the decision takes; nil without
+// one.
 func (s *Snapshot) Verified(keys ledger.Keys) *ledger.Verified {
 	if s.Status == nil {
 		return nil
@@ -106,8 +101,7 @@ func (s *Snapshot) Verified(keys ledger.Keys) *ledger.Verified {
 	return s.verified[s.Status.ID]
 }
 
-// Drop takes the comments with the given ids out of the snapshot: the run
-// deleted them after the read.
+// Drop removes comments the run deleted after the read.
 func (s *Snapshot) Drop(ids []int64) {
 	gone := func(c issues.Comment) bool { return slices.Contains(ids, c.ID) }
 	s.Recent.Comments = slices.DeleteFunc(s.Recent.Comments, gone)
@@ -153,19 +147,18 @@ func (s *Snapshot) Comments() []issues.Comment {
 
 // ReadOptions say how much of an issue to read.
 type ReadOptions struct {
-	// Window is how many of the last comments to read (at least).
+	// Window is the least number of last comments read.
 	Window int
 	// Pull reads a pull request's changed files; an issue the server says
 	// is a pull request has them read too, whatever the event.
 	Pull bool
-	// All reads every comment of the issue (history, recover): the
-	// requests grow with the issue.
+	// All reads every comment (history, recover): requests grow with the
+	// issue.
 	All bool
-	// Ungoverned reads the comments of an issue even when it is not
-	// governed.
+	// Ungoverned reads comments even of an ungoverned issue.
 	Ungoverned bool
-	// Shallow looks for the guard's status comment only among the last
-	// comments (`context`, which loads them and needs no ledger).
+	// Shallow seeks the status comment only among the last (`context` needs
+	// no ledger).
 	Shallow bool
 }
 
@@ -174,8 +167,7 @@ type ReadOptions struct {
 // comments buried it, and on the first run on an issue.
 const MaxStatusPages = 20
 
-// maxAllPages bounds a read of every comment (50 timeline entries a page):
-// far more than any real issue has.
+// maxAllPages (50 entries a page) is far past any real issue.
 const maxAllPages = 10000
 
 // Read reads issue number live. A clean read of a governed issue whose
@@ -191,8 +183,7 @@ func (r *Reader) Read(ctx context.Context, number int64, o ReadOptions) (*Snapsh
 	return r.ReadIssue(ctx, issue, o)
 }
 
-// ReadIssue reads the rest of an issue already read (e.g. by a listing of
-// the repository's issues): Read without its first request.
+// ReadIssue is Read without its first request, for an issue already listed.
 func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOptions) (*Snapshot, error) {
 	s := &Snapshot{Guard: r.Guard}
 	number := issue.Number
@@ -225,8 +216,7 @@ func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOption
 	return s, r.readTimeline(ctx, s, o)
 }
 
-// readTimeline reads the issue's last comments from the tail of its
-// timeline, and looks further back for the guard's status comment.
+// readTimeline reads the tail, then further back for the status comment.
 func (r *Reader) readTimeline(ctx context.Context, s *Snapshot, o ReadOptions) error {
 	number := s.Issue.Number
 	var err error
@@ -250,8 +240,7 @@ func (r *Reader) readTimeline(ctx context.Context, s *Snapshot, o ReadOptions) e
 // window than the first read).
 func (r *Reader) More(ctx context.Context, s *Snapshot, n int) error {
 	if s.followed && len(s.Recent.Comments) < n && !s.All {
-		// The anchor's or the hint's last comments are fewer than the
-		// configuration asks for: read them from the timeline.
+		// Too few comments for the configuration: read the timeline.
 		s.hintMissed = s.hintMissed || s.hinted
 		return r.readTimeline(ctx, s, ReadOptions{Window: n})
 	}
@@ -342,8 +331,8 @@ func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 				continue
 			}
 			if s.Guard == "" || c.Author == issues.ActionsUser {
-				// Unverified, several users may claim the guard's comment:
-				// the Actions user's claim wins, then the newest.
+				// Unverified claims: the Actions user's wins, then the
+				// newest.
 				s.Guard = c.Author
 			}
 		}
@@ -371,12 +360,11 @@ func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 	return newest != nil
 }
 
-// signedBy reports whether c's ledger record names c's author as its
-// writer and, with a ledger key, verifies.
+// signedBy: the record names c's author and, with a ledger key, verifies.
 func (r *Reader) signedBy(s *Snapshot, c *issues.Comment) bool {
 	if r.TokenIsGuard && !r.Keys.Any() {
-		// The guard's own token must never take a login from a record
-		// anyone could have written: it asks the server.
+		// Never take the guard's login from a record anyone could write:
+		// ask.
 		return false
 	}
 	l, _ := s.RecordOf(c, r.Keys)
