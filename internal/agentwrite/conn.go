@@ -22,7 +22,7 @@ type Conn struct {
 	Config config.Config
 	// Counter counts tokens in the configured encoding (Report only).
 	Counter *tokens.Counter
-	// Self is the token's user: the author of what is written.
+	// Self is the token's user, who authors the writes.
 	Self string
 	// Now is the clock.
 	Now func() time.Time
@@ -46,8 +46,7 @@ func AwaitGuard(verb string, s *live.Snapshot, parsed checkpoint.Result) error {
 // unnoticed (docs/contract.md#4b-the-trusted-ledger).
 func RefuseUnjudged(ctx context.Context, verb string, rd *live.Reader, s *live.Snapshot, cfg config.Config, now time.Time) error {
 	if s != nil && s.Status == nil && s.Unreached && ledger.Unrecorded(s.Issue, "", now, cfg.UnjudgedGrace) != nil {
-		// The status comment is not among the comments read: look
-		// for it as the guard does before taking it for missing.
+		// Not read: look as the guard does before calling it missing.
 		deep, err := rd.Read(ctx, s.Issue.Number, live.ReadOptions{Window: cfg.RecentWindow()})
 		if err != nil {
 			return err
