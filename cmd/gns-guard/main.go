@@ -19,8 +19,7 @@ func main() {
 	os.Exit(cli.Main(context.Background(), os.Args[1:], env))
 }
 
-// runAction runs action mode in the command line's world, with the Gitea
-// adapter.
+// runAction runs action mode with the Gitea adapter.
 func runAction(ctx context.Context, env cli.Env) error {
 	return action.Run(ctx, action.Options{
 		Getenv:     env.Getenv,
