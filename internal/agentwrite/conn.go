@@ -46,7 +46,8 @@ func AwaitGuard(verb string, s *live.Snapshot, parsed checkpoint.Result) error {
 // unnoticed (docs/contract.md#4b-the-trusted-ledger).
 func RefuseUnjudged(ctx context.Context, verb string, rd *live.Reader, s *live.Snapshot, cfg config.Config, now time.Time) error {
 	if s != nil && s.Status == nil && s.Unreached && ledger.Unrecorded(s.Issue, "", now, cfg.UnjudgedGrace) != nil {
-		// Not read: look as the guard does before calling it missing.
+		// The status comment is not among the comments read: look
+		// for it as the guard does before taking it for missing.
 		deep, err := rd.Read(ctx, s.Issue.Number, live.ReadOptions{Window: cfg.RecentWindow()})
 		if err != nil {
 			return err

@@ -128,7 +128,7 @@ func (w *reporter) readAndDecide(ctx context.Context, now time.Time) (*live.Snap
 		return nil, nil, err
 	}
 	if !step.already {
-		// A repeated invocation gets its earlier answer.
+		// An earlier report of this invocation is answered as it was.
 		if err := RefuseUnjudged(ctx, "report", w.Reader, s, w.Config, w.Now()); err != nil {
 			return nil, nil, err
 		}
