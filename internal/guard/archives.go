@@ -11,15 +11,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// ArchiveMatch is what the issue's last comments hold of a planned prune's
-// archive: the parts posted already, the comments that pose as them, and
-// the guard's stale archives the plan replaces.
+// ArchiveMatch is what recent comments hold of the planned archive: posted
+// parts, impostors, stale archives to replace.
 type ArchiveMatch struct {
-	// Have maps a part (1-based) to the lowest id posting it exactly.
+	// Have maps a 1-based part to the lowest id posting it.
 	Have map[int]int64
-	// Impostors claim the planned archive's marker and hash but say
-	// something else (entries, chain or signature): they are left alone
-	// and reported, and the real archive is posted.
+	// Impostors copy the marker and hash but differ: reported, left alone,
+	// and the real archive posted.
 	Impostors []issues.Comment
 	// Stale are the guard's archives posted by a run that never patched the
 	// body (their entries are all still in the checkpoint): the plan
@@ -57,7 +55,7 @@ func MatchArchives(in Input, pr *prune.Result) ArchiveMatch {
 	return m
 }
 
-// ImpostorNote names the comments that posed as the archive; "" for none.
+// ImpostorNote names impostor comments; "" for none.
 func (m ArchiveMatch) ImpostorNote() string {
 	if len(m.Impostors) == 0 {
 		return ""

@@ -4,8 +4,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// measureSpent sets lifetime spend: earlier phases, as accepted, plus the
-// checkpoint's.
+// measureSpent: earlier phases as accepted, plus the checkpoint's consumed.
 func (e *decision) measureSpent() {
 	n := &e.plan.Numbers
 	n.EarlierPhases = e.earlierPhases(n.BudgetConsumed)

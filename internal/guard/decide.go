@@ -19,28 +19,26 @@ type Input struct {
 	Config config.Config
 	Issue  issues.Issue
 	Event  issues.Event
-	// Recent are the issue's most recent comments, oldest first (at least
-	// the last three, and enough to find the guard's own recent comments).
+	// Recent are oldest first: at least three, and enough to find the
+	// guard's own.
 	Recent []issues.Comment
 	// Self is the guard's login: only its markers are trusted.
 	Self string
 	// Repo is OWNER/NAME, when known, for the commands comments name.
 	Repo string
-	// Status is the status comment holding the ledger; nil when none was
-	// found.
+	// Status holds the ledger; nil when none was found.
 	Status *issues.Comment
 	// Record is the ledger record of Status as the shell read and verified
 	// it (nil: not read yet). A decision takes it instead of verifying the
 	// record again, as long as it is of Status as it is now.
 	Record *ledger.Verified
-	// Older are comments the run read further back than Recent while it
-	// looked for the status comment (not part of the entry load).
+	// Older were read past Recent seeking the status comment; not in the
+	// entry load.
 	Older []issues.Comment
 	// LabelEvents are the timeline's label changes, oldest first.
 	LabelEvents []issues.LabelEvent
-	// Unreached says no status comment was found and the run could not
-	// read back to the first timeline entry: a missing ledger cannot be
-	// told from one buried beyond reach.
+	// Unreached: no status comment, and the first entry was out of reach, so
+	// a ledger may be buried.
 	Unreached bool
 	// Anchor, as far as the run knows it: docs/ledger.md.
 	Anchor ledger.AnchorState
@@ -53,16 +51,15 @@ type Input struct {
 	Admins map[string]bool
 	// PullFiles are the paths a pull request changes (pull_request events).
 	PullFiles []string
-	// PullSettings is why the settings file a pull request brings does not
-	// load (file:line:col: key: reason), or "" when it loads or the pull
-	// request does not change it.
+	// PullSettings is why a pull request's settings fail to load
+	// (file:line:col: key: reason); "" if fine.
 	PullSettings string
 	// Now is the time of the run.
 	Now time.Time
 	// Counter counts tokens in the configured encoding.
 	Counter *tokens.Counter
-	// Done closes at the shell's deadline (checkpoint.ParseTimeout); Decide
-	// reads no clock.
+	// Done closes at the deadline (checkpoint.ParseTimeout); Decide reads no
+	// clock.
 	Done <-chan struct{}
 	// ConfigStamp is recorded in the ledger; nil records none.
 	ConfigStamp *ledger.ConfigStamp
@@ -80,12 +77,10 @@ type Input struct {
 	// action's run, not a read-only sweep): a first record then asks for
 	// the writers list, so that a writer's first comment costs nothing.
 	Records bool
-	// Meter is the issue's metered spend; nil: not asked (only the action
-	// asks, once).
+	// Meter is metered spend; nil: not asked (only the action asks, once).
 	Meter *MeterRead
-	// LabelsUnknown says the issue's labels could not be known (an offline
-	// check of a body whose state.labels cannot be read): the rules that
-	// need them are not judged.
+	// LabelsUnknown (offline, state.labels unreadable) skips the rules that
+	// need labels.
 	LabelsUnknown bool
 }
 
@@ -112,7 +107,7 @@ type decision struct {
 	access *ledger.AccessStamp
 }
 
-// Decide plans every write. It is pure: no request, clock or environment.
+// Decide plans every write, purely: no request, clock or environment.
 func Decide(in Input) *Plan {
 	e := &decision{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
 	e.trust.approved = map[string]string{}
@@ -162,8 +157,8 @@ func Decide(in Input) *Plan {
 	return e.plan
 }
 
-// maintain plans the comments that keep an issue readable: the recovery
-// request for a checkpoint that cannot be read, and the completion digest.
+// maintain plans the recovery request for an unreadable checkpoint, and the
+// completion digest.
 func (e *decision) maintain() {
 	if e.cp == nil {
 		e.planRecovery()
@@ -235,8 +230,8 @@ func (e *decision) labelWrites() {
 	}
 }
 
-// partial reports whether the rule behind a label could not be judged this
-// run (the checkpoint is unreadable), so its label must stay as it is.
+// partial: the label's rule was unjudged (unreadable checkpoint), so the
+// label stays.
 func (e *decision) partial(label string) bool {
 	if e.in.OnPull() {
 		return true
@@ -289,9 +284,8 @@ func (e *decision) measure() {
 	e.measureSpent()
 }
 
-// measureContext sets the entry-load figures for a checkpoint block text:
-// what `context` loads (entryload.Measure, the one measure of the entry
-// load) plus next_estimated_tokens.
+// measureContext: entryload.Measure, what `context` loads, plus
+// next_estimated_tokens.
 func (e *decision) measureContext(block string) {
 	n := &e.plan.Numbers
 	if e.in.Counter == nil {
@@ -321,7 +315,7 @@ func (e *decision) taskSize() issues.TaskSize {
 	return s
 }
 
-// maxDepth is the cascade limit from labels, else the default input.
+// maxDepth is the labels' cascade limit, else the default input.
 func (e *decision) maxDepth() (limit int, ok bool) {
 	limits := e.cascadeLimits()
 	if len(limits) > 0 {

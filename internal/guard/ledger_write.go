@@ -69,7 +69,7 @@ func (e *decision) mayAccept(after, pending []string) bool {
 	return true
 }
 
-// keepRecord carries the last trusted state on, with this run's details.
+// keepRecord carries the last trusted state on, updating this run's details.
 func (e *decision) keepRecord(after, pending []string) {
 	t := &e.trust
 	l := ledger.Record{Issue: e.in.Issue.Number}
@@ -97,9 +97,7 @@ func (e *decision) keepRecord(after, pending []string) {
 	e.plan.Ledger = &l
 }
 
-// acceptState records the checkpoint as the new baseline: as this run
-// leaves it (pruned, when it prunes), with its history, burn, limits and
-// labels.
+// acceptState makes the checkpoint as left (pruned, if so) the baseline.
 func (e *decision) acceptState(after, pending []string) {
 	t := &e.trust
 	cp, cv, pruned := e.acceptedCheckpoint()
@@ -149,8 +147,8 @@ func (e *decision) withPending(accepted []issues.Label, pending []string) []issu
 	return out
 }
 
-// acceptedCheckpointVersion is for no valid checkpoint: the version after
-// this run's writes.
+// acceptedCheckpointVersion: no valid checkpoint, so the version after this
+// run.
 func (e *decision) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
 	cv := e.in.Issue.ContentVersion
 	if e.plan.Prune != nil && e.cp != nil {
@@ -180,7 +178,7 @@ func (e *decision) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, prun
 	return cp, cv, false
 }
 
-// recordLimits records the cascade limit and task size after this run.
+// recordLimits records the cascade limit and size after this run.
 func (e *decision) recordLimits(l *ledger.Record, after []string) {
 	n := e.cfg.Labels
 	for _, c := range cascadeLabels(after, n) {
@@ -194,9 +192,8 @@ func (e *decision) recordLimits(l *ledger.Record, after []string) {
 	}
 }
 
-// recordAdoption says whether the state was adopted: a first baseline is
-// (no earlier ledger was found), and an adopted state stays so until the
-// baseline moves on from it.
+// recordAdoption: a first baseline is adopted, and stays so until the
+// baseline moves.
 func (e *decision) recordAdoption(l *ledger.Record) {
 	old := e.trust.ledger
 	if old == nil || !old.Baseline {
@@ -245,8 +242,7 @@ func (e *decision) governs(name string) bool {
 		strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
 }
 
-// recordEntries sets the history the record commits to: every entry
-// accepted, archived or in the body (cp, pruned by this run when pruned).
+// recordEntries commits to every entry accepted, archived or in cp.
 func (e *decision) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pruned bool) {
 	var h string
 	var n int
@@ -264,7 +260,7 @@ func (e *decision) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pr
 	l.EntriesHash = ledger.HistoryHash(h, body)
 }
 
-// legacyArchived stands in for a hash when only the count is known.
+// legacyArchived stands in when only the count is known.
 func legacyArchived(n int) string {
 	return fmt.Sprintf("%d entries archived before the ledger kept the history", n)
 }
@@ -282,8 +278,8 @@ func (e *decision) labelsAfter() []string {
 	return out
 }
 
-// LearnLabelIDs gives the labels of record l that a run added (id 0) the
-// ids the server answered the addition with (after: the issue's labels).
+// LearnLabelIDs fills added labels' ids (0) from the server's answer
+// (after).
 func LearnLabelIDs(l *ledger.Record, after []issues.Label) {
 	for i, x := range l.Labels {
 		if x.ID != 0 {

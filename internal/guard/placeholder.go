@@ -6,12 +6,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
 
-// Fill is the maintenance write that sets a template's placeholder issue
-// number (checkpoint.issue: 0) to the issue's own: compare-and-swap, like
-// a pruned body, and never a violation (docs/contract.md §2).
+// Fill sets checkpoint.issue: 0 to the number: compare-and-swap, never a
+// violation (docs/contract.md §2).
 type Fill struct {
-	// Number is 0 when unknown (offline without --issue): nothing is
-	// written.
+	// Number is 0 when unknown (offline, no --issue): nothing is written.
 	Number int64
 	// Body is "" when Number is 0.
 	Body string
@@ -40,7 +38,7 @@ func (e *decision) fillPlaceholder() {
 	}
 	n := e.in.Issue.Number
 	if n == 0 {
-		// A template's placeholder is no error; the first run fills it.
+		// A template placeholder is no error; the first run fills it.
 		e.plan.Fill = &Fill{}
 		return
 	}
@@ -57,9 +55,8 @@ func (e *decision) fillPlaceholder() {
 		Done:      e.in.Done,
 	})
 	if e.parsed.Valid() {
-		// As with pruning, a body that is not valid otherwise is judged
-		// with the number set but not rewritten: the number is set once
-		// the person's fix makes it valid.
+		// As with pruning, an otherwise invalid body is judged with the
+		// number, not rewritten.
 		e.plan.Fill = &Fill{Number: n, Body: body}
 	}
 }

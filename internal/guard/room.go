@@ -31,7 +31,7 @@ type Room struct {
 	PhaseGrant     int64   `json:"phase_grant"`
 }
 
-// RoomOf is the room n leaves the next call under cfg.
+// RoomOf is n's room for the next call under cfg.
 func RoomOf(n Numbers, cfg config.Config) Room {
 	room := pressureLimit(n.MaxContext, cfg.PressureThreshold) - (n.ContextTokens - n.NextEstimated)
 	return Room{BudgetRemaining: n.BudgetRemaining, PressureRoom: room, Most: max(min(NextAllowance(n.BudgetRemaining), room), 0),

@@ -7,7 +7,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// RuleImpersonated is an agent comment whose login the agents setting does
+// RuleImpersonated: an agent comment from a login the agents setting does
 // not map.
 const RuleImpersonated = "agent-impersonated"
 

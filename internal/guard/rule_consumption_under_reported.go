@@ -15,9 +15,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// RuleUnderReported is an agent whose result comment alone holds more
-// tokens than the rise of budget.consumed its report brought, or whose
-// rise is below the meter's receipt.
+// RuleUnderReported: a report's rise is below the result comment's or the
+// receipt's tokens.
 const RuleUnderReported = "consumption-under-reported"
 
 // checkUnderReport counts each agent result exactly and compares it with the
@@ -150,8 +149,7 @@ func (e *decision) reportRise(f *agentcomment.Footer) (int64, string) {
 	return *f.Budget.Consumed, "its footer's budget.consumed"
 }
 
-// ledgerHolds reports whether the burn series already ends with invocation
-// inv.
+// ledgerHolds: does the burn series end with inv?
 func (e *decision) ledgerHolds(inv string) bool {
 	l := e.trust.ledger
 	return l != nil && len(l.Burn) > 0 && l.Burn[len(l.Burn)-1].Invocation == inv

@@ -10,8 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// RuleUnmetered is an agent result without a valid receipt, under metering:
-// required.
+// RuleUnmetered: no valid receipt for a result, under metering: required.
 const RuleUnmetered = "consumption-unmetered"
 
 // checkUnmetered fails, with metering: required, each agent result without a
@@ -43,8 +42,8 @@ func checkUnmetered(e *decision) (out []Violation) {
 	return append(out, checkMeteredUnreported(e)...)
 }
 
-// accepted reports whether the record accepted id with this body
-// (docs/ledger.md#accepted-results).
+// accepted: did the record accept id with this body
+// (docs/ledger.md#accepted-results)?
 func (e *decision) accepted(id int64, body string) bool {
 	l := e.trust.ledger
 	if l == nil {

@@ -13,12 +13,11 @@ import (
 // Input.Posture. It warns; it never fails a run (docs/choices.md).
 const RulePosture = "posture"
 
-// UncheckedPosture keys the warning naming checks the tokens could not make.
+// UncheckedPosture keys the warning on checks the tokens could not make.
 const UncheckedPosture = "posture.unchecked"
 
-// judgePosture warns of every check of the posture that did not hold,
-// naming who breaks it, and says once which checks the guard's tokens
-// could not make.
+// judgePosture warns of each failed check and who breaks it, and once of
+// unmade ones.
 func (e *decision) judgePosture() {
 	if e.in.Posture == nil {
 		return
@@ -58,9 +57,8 @@ type whyGroup struct {
 	ids []string
 }
 
-// groupByWhy groups the checks by why, in the order of their first check:
-// those made, and those that could not be (their why without the
-// posture.CouldNotCheck prefix).
+// groupByWhy keeps first-check order; unmade checks drop the
+// posture.CouldNotCheck prefix.
 func groupByWhy(broken []posture.Check) (made, unchecked []whyGroup) {
 	add := func(gs []whyGroup, why, id string) []whyGroup {
 		for i := range gs {

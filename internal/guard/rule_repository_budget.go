@@ -49,7 +49,7 @@ func checkRepositoryBudget(e *decision) []Violation {
 	return []Violation{v}
 }
 
-// grantList is empty when none is known, or says why it is untrusted.
+// grantList is empty when unknown, or says why untrusted.
 func (e *decision) grantList() (*ledger.Grants, string) {
 	st := e.in.Grants
 	if !st.Known {

@@ -8,8 +8,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// checkStateDrift warns only: the guard refreshes state.labels on every body
-// write.
+// checkStateDrift only warns: body writes refresh state.labels.
 func checkStateDrift(e *decision) []Violation {
 	if e.cp == nil || !e.cp.State.Labels.Set {
 		return nil

@@ -292,8 +292,7 @@ func at(pos checkpoint.Pos, path, format string, args ...any) Violation {
 	}}
 }
 
-// blockPos is where findings about the whole checkpoint point: the
-// opening fence, or the top of the body when there is no block.
+// blockPos is the opening fence, or the body's top without a block.
 func (e *decision) blockPos() checkpoint.Pos {
 	if b := e.parsed.Block(); b != nil {
 		return checkpoint.Pos{Line: max(1, b.Line-1), Col: b.Indent + 1}

@@ -13,26 +13,25 @@ import (
 type trust struct {
 	ledger  *ledger.Record // the verified record, nil when none could be trusted
 	problem string         // why the record cannot be trusted, "" when it can (or there is none)
-	// approved maps an approval label to the approver who removed it.
+	// approved maps an approval label to its remover, an approver.
 	approved map[string]string
 	// restore are approval labels removed without right: they go back.
 	restore []removal
 	// relaxed are relaxing labels added without right: ignored and removed.
 	relaxed []removal
-	// removed are accepted limits (a cascade or size label) removed by
-	// someone not allowed to, where that relaxes the rule: they go back.
+	// removed are accepted limits removed without right, relaxing a rule:
+	// they go back.
 	removed []removal
 	// renamed are governance labels renamed since the ledger accepted them.
 	renamed []rename
 	// tamper are the checkpoint-tampered findings of this run.
 	tamper []Violation
-	// anchor is the anchor as found (nil: none, or not the
-	// guard's); lags says the record is newer than it (its write failed).
+	// anchor is nil when none or not the guard's; lags: the record's newer
+	// (write failed).
 	anchor *ledger.Anchor
 	lags   bool
-	// evolveOK says permission::evolve-system counts on a pull request
-	// (its record accepted that label, or an approver added it);
-	// evolveBy is who added it, when the timeline says.
+	// evolveOK: permission::evolve-system was accepted or approver-added;
+	// evolveBy added it.
 	evolveOK bool
 	evolveBy string
 }

@@ -64,8 +64,8 @@ func (e *decision) untrustedFinding() Violation {
 	return v
 }
 
-// checkpointAsWritten is the checkpoint the body holds: the valid one, or
-// an invalid one, since what it says still counts; nil without a block.
+// checkpointAsWritten counts even an invalid checkpoint; nil without a
+// block.
 func (e *decision) checkpointAsWritten() *checkpoint.Checkpoint {
 	if e.cp == nil && e.parsed.Block() != nil {
 		return e.parsed.Checkpoint
@@ -73,9 +73,8 @@ func (e *decision) checkpointAsWritten() *checkpoint.Checkpoint {
 	return e.cp
 }
 
-// checkpointChanges lists what the checkpoint cur changed against the
-// accepted record l that only an approver may change, and where the first
-// change is (the checkpoint's own position when there is none).
+// checkpointChanges lists approver-only changes since l, and the first one's
+// position.
 func checkpointChanges(l *ledger.Record, cur *checkpoint.Checkpoint) (changes []string, pos checkpoint.Pos) {
 	pos = cur.Pos
 	note := func(p checkpoint.Pos, format string, args ...any) {
@@ -103,9 +102,8 @@ func checkpointChanges(l *ledger.Record, cur *checkpoint.Checkpoint) (changes []
 	return changes, pos
 }
 
-// tamperedFinding is the finding of a checkpoint changed since record l
-// (changes, the first at pos): since when, in how many edits, and who the
-// event names as the editor.
+// tamperedFinding says since when, in how many edits, and the event's named
+// editor.
 func (e *decision) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes []string) Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	cv := e.in.Issue.ContentVersion
