@@ -53,9 +53,8 @@ func (c *Client) getCappedHeader(ctx context.Context, path string, limit int64) 
 	return res, resp.Header, shown, nil
 }
 
-// readIssue reads an issue, its body kept when it is at most
-// issues.MaxBodyBytes long: one request, three when the answer is over the
-// cap.
+// readIssue drops a body over issues.MaxBodyBytes: one request, three past
+// the cap.
 func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, error) {
 	res, shown, err := c.getCapped(ctx, c.issuePath(number), issues.MaxBodyBytes)
 	if err != nil {
@@ -72,7 +71,7 @@ func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, err
 	if res.Cut == nil {
 		return is, nil
 	}
-	// Cut off: Gitea writes the body first, so ask for the rest apart.
+	// Cut off: Gitea writes the body first; ask for the rest apart.
 	is.Number = number
 	if !res.Whole["labels"] {
 		var labels []struct {
@@ -108,9 +107,8 @@ func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, err
 	return is, nil
 }
 
-// Comment reads one comment by id, its body kept when it is at most
-// issues.MaxCommentBytes long: one request. A comment of another issue is
-// not found.
+// Comment drops a body over issues.MaxCommentBytes: one request. Another
+// issue's comment is not found.
 func (c *Client) Comment(ctx context.Context, number, id int64) (issues.Comment, error) {
 	path := c.commentPath(id)
 	res, shown, err := c.getCapped(ctx, path, issues.MaxCommentBytes)
@@ -137,11 +135,9 @@ func (c *Client) Comment(ctx context.Context, number, id int64) (issues.Comment,
 // rowEntry is a timeline entry, or a stretch given up.
 type rowEntry struct {
 	*timelineEntry
-	// row is the entry's offset in the timeline, at least (Gitea may have
-	// dropped entries before it from the page that held it).
+	// row is a minimum offset: Gitea may drop earlier entries from the page.
 	row int
-	// tooLarge: body unread (over issues.MaxCommentBytes, or cut); bodyBytes
-	// is a minimum.
+	// tooLarge: over issues.MaxCommentBytes or cut; bodyBytes is a minimum.
 	tooLarge  bool
 	bodyBytes int64
 	// partial says the answer was cut inside this entry.
@@ -163,7 +159,7 @@ func rows(entries []rowEntry) int {
 	return n
 }
 
-// comment converts a comment, too large or not, or a stretch given up.
+// comment converts an entry, too large or not, or a stretch.
 func (e rowEntry) comment() issues.Comment {
 	if e.unread > 0 {
 		return issues.Comment{TooLarge: true, Unread: e.unread}
@@ -240,12 +236,10 @@ func (c *Client) timelineRows(ctx context.Context, number int64, offset, limit i
 				// Cut before its id: nothing is known of it.
 				*last = unreadRows(start+k, 1)
 			case k == 0 || last.bodyBytes > issues.MaxCommentBytes:
-				// Too large: keep its id, type and author, and go on after
-				// it.
+				// Too large: keep id, type and author; go on after it.
 				last.tooLarge = true
 			default:
-				// Cut in an entry that may fit a page: reread it at one's
-				// start.
+				// Cut in an entry that may fit a page: reread it first.
 				entries, next = entries[:k], next-1
 			}
 		} else if len(entries) == 0 {
@@ -256,7 +250,7 @@ func (c *Client) timelineRows(ctx context.Context, number int64, offset, limit i
 	return dedupeRows(out), nil
 }
 
-// splitSize is the largest aligned page from row x ending by end.
+// splitSize is the largest aligned page from x ending by end.
 func splitSize(x, end int) int {
 	for s := min(end-x, PageSize); s > 1; s-- {
 		if x%s == 0 {
@@ -266,9 +260,8 @@ func splitSize(x, end int) int {
 	return 1
 }
 
-// dedupeRows keeps the first of entries with the same id: a page read
-// again from a row before the one it was cut at (Gitea dropped entries
-// from the first) repeats some.
+// dedupeRows keeps the first per id: a page reread from before its cut
+// repeats some.
 func dedupeRows(entries []rowEntry) []rowEntry {
 	seen := make(map[int64]bool, len(entries))
 	out := entries[:0]

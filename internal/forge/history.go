@@ -71,8 +71,7 @@ func (c *Client) FirstEditAfter(ctx context.Context, number int64, t time.Time) 
 // maxRevisions bounds the revisions BodyHistory reads: Gitea keeps 20.
 const maxRevisions = 25
 
-// historyEntry holds the editor in <strong>, the time in datetime, and its
-// id.
+// historyEntry: editor in <strong>, time in datetime, and id.
 type historyEntry struct {
 	Name  string `json:"name"`
 	Value int64  `json:"value"`
@@ -130,9 +129,8 @@ func (c *Client) BodyHistory(ctx context.Context, number int64) ([]issues.Revisi
 	return out, nil
 }
 
-// getWeb GETs a web route without the token and decodes its JSON answer,
-// at most maxHistoryAnswer bytes: a 404 or 403 wraps issues.ErrNotFound
-// or issues.ErrForbidden.
+// getWeb GETs without the token, at most maxHistoryAnswer; 404 and 403 wrap
+// issues.ErrNotFound and ErrForbidden.
 func (c *Client) getWeb(ctx context.Context, u string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -163,8 +161,8 @@ func (c *Client) getWeb(ctx context.Context, u string, out any) error {
 // maxTitlePages is small: titles change seldom.
 const maxTitlePages = 10
 
-// TitleChanges filters by updated_at, since change_title entries never
-// update; oldest first.
+// TitleChanges filters by updated_at (change_title entries never update);
+// oldest first.
 func (c *Client) TitleChanges(ctx context.Context, number int64, since time.Time) ([]issues.TitleChange, error) {
 	var out []issues.TitleChange
 	for page := 1; page <= maxTitlePages; page++ {

@@ -74,8 +74,8 @@ func refused(err error) bool {
 	return errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrUnauthorized)
 }
 
-// unread leaves fact unread, saying why: what needs an owner's token
-// when none was given, else what the one given lacks (err: its refusal).
+// unread records why fact is unread: no owner's token, or the given one's
+// refusal (err).
 func (p *postureRead) unread(fact, what string, err error) {
 	se := issues.MissingScope(err)
 	switch {
@@ -120,7 +120,7 @@ func (c *Client) users(ctx context.Context, path string) ([]port.Member, error) 
 	return nil, fmt.Errorf("forge: %s: no end after %d pages", path, maxPages)
 }
 
-// teams reads teams, units and members; a user's repository has none (405).
+// teams reads units and members; a user's repository has none (405).
 func (p *postureRead) teams(ctx context.Context) error {
 	var ts []apiTeam
 	err := p.c.do(ctx, http.MethodGet, p.c.repoPath()+"/teams", nil, &ts)
@@ -151,7 +151,7 @@ func (p *postureRead) teams(ctx context.Context) error {
 	return nil
 }
 
-// collaborators reads each one's mode; Gitea gives one mode for every unit.
+// collaborators reads modes; Gitea gives one mode for all units.
 func (p *postureRead) collaborators(ctx context.Context) error {
 	members, err := p.c.users(ctx, p.c.repoPath()+"/collaborators")
 	if err != nil {
@@ -202,14 +202,13 @@ func (p *postureRead) workflows(ctx context.Context) error {
 	return nil
 }
 
-// branch reads the default branch's protection: the required checks
-// (anyone who reads the code sees them), then the push settings of its
-// rule (the owner only).
+// branch reads required checks (anyone who reads code may), then push
+// settings (owner only).
 func (p *postureRead) branch(ctx context.Context) error {
 	b, err := p.admin.Branch(ctx, p.f.DefaultBranch)
 	var adminErr error
 	if refused(err) && p.given {
-		// The owner's token may not; the given token reads the rest.
+		// The owner's token may not; the given one reads the rest.
 		adminErr = err
 		b, err = p.c.Branch(ctx, p.f.DefaultBranch)
 	}
@@ -248,7 +247,7 @@ func (p *postureRead) secrets(ctx context.Context) error {
 	return err
 }
 
-// SecretNames are upper-cased, shown only to the owner or an admin.
+// SecretNames are upper-cased, shown only to owner or admin.
 func (c *Client) SecretNames(ctx context.Context) ([]string, error) {
 	var out []string
 	for page := 1; page <= maxPages; page++ {

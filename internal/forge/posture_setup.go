@@ -12,9 +12,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// This file holds the writes `gns-guard init` makes to build the
-// recommended posture: the agents' team of an organisation, and the
-// default branch's protection with the guard's check required.
+// `gns-guard init`'s posture writes: an organisation's agents team, and
+// branch protection requiring the guard's check.
 
 // OwnerIsOrg says the repository's owner is an organisation: one GET.
 func (c *Client) OwnerIsOrg(ctx context.Context) (bool, error) {
@@ -43,8 +42,8 @@ func (c *Client) OrgTeams(ctx context.Context) ([]port.Team, error) {
 	return nil, fmt.Errorf("forge: teams of %s: no end after %d pages", c.owner, maxPages)
 }
 
-// CreateTeam creates a team of the organisation with a mode on each unit,
-// for the repositories it is given (not all): one POST.
+// CreateTeam gives a mode per unit, on the given repositories only: one
+// POST.
 func (c *Client) CreateTeam(ctx context.Context, name, description string, units map[string]string) (port.Team, error) {
 	var t apiTeam
 	in := map[string]any{"name": name, "description": description, "includes_all_repositories": false, "units_map": units}

@@ -10,9 +10,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
-// Nothing the client sends may carry a secret the process holds
-// (docs/ledger.md#no-secret-in-a-write): every request that writes is
-// read before it leaves, and one that carries a secret is never sent.
+// No request may carry a held secret (docs/ledger.md#no-secret-in-a-write):
+// writes are checked before leaving.
 
 // SecretError is a write refused because it carries a secret.
 type SecretError struct {
