@@ -29,7 +29,7 @@ func (s *AccessStamp) Fresh(now time.Time) bool {
 	return s != nil && now.Sub(time.Unix(s.Read, 0)) <= AccessMaxAge
 }
 
-// Classify says whether the stamp knows login, and whether it writes.
+// Classify: does the stamp know login, and does it write?
 func (s *AccessStamp) Classify(login string) (writer, known bool) {
 	if s == nil {
 		return false, false
@@ -41,8 +41,8 @@ func (s *AccessStamp) Classify(login string) (writer, known bool) {
 	return false, ok
 }
 
-// NewAccessStamp sorts logins (the authors of now first, then those an
-// earlier stamp knew) by the server's list of writers, read at read.
+// NewAccessStamp sorts logins (current authors first, then the old stamp's)
+// by the writers read at read.
 func NewAccessStamp(read time.Time, writers []string, logins ...string) *AccessStamp {
 	st := &AccessStamp{Read: read.Unix(), Writers: []string{}}
 	seen := map[string]bool{}

@@ -22,9 +22,8 @@ const GrantsName = "GNS_GUARD_BUDGET"
 // MaxGrantsText is Gitea's VariableDataMaxLength, in characters.
 const MaxGrantsText = 65536
 
-// Grant is a budget granted to one issue: its tokens and when (Unix
-// seconds). It is written as [issue, tokens, time], so that a week of
-// grants fits in one variable.
+// Grant is written [issue, tokens, time (Unix seconds)] so a week fits one
+// variable.
 type Grant struct {
 	Issue  int64
 	Tokens int64
@@ -48,14 +47,14 @@ func (g *Grant) UnmarshalJSON(data []byte) error {
 
 // Grants is the repository's grant list.
 type Grants struct {
-	// Repo is the repository's id: one key may sign for an organisation.
+	// Repo is the repository's id: a key may sign an organisation's.
 	Repo   int64   `json:"repo"`
 	Grants []Grant `json:"grants"`
 }
 
 // GrantState is what a run knows of the grant list.
 type GrantState struct {
-	// Known says the runner handed the value over, or admin-token read it.
+	// Known: handed over by the runner, or read with admin-token.
 	Known bool
 	// Text is the variable's value ("" when there is none).
 	Text string

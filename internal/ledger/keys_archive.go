@@ -9,9 +9,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// archiveKeys are a workflow's ledger keys as package prune signs and
-// verifies archive parts with them: the same Ed25519 key pair as the
-// ledger records, and the secrets for parts signed before (HMAC-SHA256).
+// archiveKeys sign and verify parts: the records' Ed25519 pair, plus
+// HMAC-SHA256 secrets for older parts.
 type archiveKeys struct{ k Keys }
 
 // ArchiveSigner is nil without ledger-key: parts are written unsigned.
@@ -22,8 +21,7 @@ func (k Keys) ArchiveSigner() prune.Signer {
 	return archiveKeys{k}
 }
 
-// ArchiveVerifier uses every key held; nil when none is set (nothing
-// checked).
+// ArchiveVerifier uses every key; nil when none is set.
 func (k Keys) ArchiveVerifier() prune.Verifier {
 	if !k.Any() {
 		return nil
@@ -61,10 +59,8 @@ func (a archiveKeys) VerifyMAC(message, mac []byte) (valid, held bool) {
 	return false, len(a.k.hmac) > 0
 }
 
-// PublicKeys are keys that only verify: published public keys, each in
-// the text form gns-guard pubkey prints (ledger-public-key, or a verb's
-// --public-key, given once per key to verify what keys rotated out
-// signed).
+// PublicKeys only verify, in `gns-guard pubkey` text form; one per
+// rotated-out key.
 func PublicKeys(texts ...string) (Keys, error) {
 	var keys Keys
 	for i, text := range texts {

@@ -14,8 +14,8 @@ import (
 // `report` refuse them. The grace runs from the change, so comments and
 // approvals do not extend it.
 type Unjudged struct {
-	// Judged is the accepted content_version (-1: no trusted record);
-	// Current is now's.
+	// Judged is accepted content_version (-1: no trusted record); Current is
+	// now's.
 	Judged  int `json:"ledger_content_version"`
 	Current int `json:"content_version"`
 	// Since is when the unjudged change was made, as closely as the

@@ -19,14 +19,14 @@ const PinsName = "GNS_GUARD_LABELS"
 
 // Pins are the repository's pinned governance labels: id by name.
 type Pins struct {
-	// Repo is the repository's id: other repositories' pins do not count.
+	// Repo is the repository's id: others' pins do not count.
 	Repo   int64            `json:"repo"`
 	Labels map[string]int64 `json:"labels"`
 }
 
 // PinState is what a run knows of the pins.
 type PinState struct {
-	// Known says the runner handed the value over, or admin-token read it.
+	// Known: handed over by the runner, or read with admin-token.
 	Known bool
 	// Text is the variable's value ("" when there is none).
 	Text string

@@ -13,25 +13,19 @@ import (
 // commit, so a run for the same commit reads nothing; access given between
 // commits shows at the next.
 type PostureStamp struct {
-	// Commit is the default branch's commit the run was started for
-	// (GITHUB_SHA); "" when the runner did not say, or when the read
-	// failed and the next run must try again.
+	// Commit is GITHUB_SHA; "" when unknown, or when a failed read must be
+	// retried.
 	Commit string `json:"commit"`
-	// Broken are failed or unmade checks, in the judge's order, texts
-	// bounded.
+	// Broken are failed or unmade checks, judge's order, bounded.
 	Broken []posture.Check `json:"broken"`
-	// Judged is in Unix seconds, server clock; past PostureMaxAge it is
-	// redone.
+	// Judged is Unix seconds, server clock; redone past PostureMaxAge.
 	Judged int64 `json:"judged,omitempty"`
-	// Known are the accounts the judgement knew (the owner, collaborators,
-	// team members, site admins), and those checked since, sorted: an
-	// account acting on the issue that it does not know is checked.
+	// Known accounts, sorted; an unknown one acting on the issue is checked.
 	Known []string `json:"known,omitempty"`
 }
 
-// PostureMaxAge bounds the age of a posture stamp: access given without a
-// commit (a collaborator added) is seen within a day at most, and at once
-// when the account acts on the issue (docs/ledger.md#the-posture).
+// PostureMaxAge: access given without a commit shows within a day, at once
+// if the account acts (docs/ledger.md#the-posture).
 const PostureMaxAge = 24 * time.Hour
 
 // MaxPostureKnown caps known accounts; others are checked when they act.
@@ -57,7 +51,7 @@ func (s *PostureStamp) Learn(logins ...string) {
 	}
 }
 
-// The bounds of a stamp's checks: the record lives in a comment.
+// Stamp bounds: the record lives in a comment.
 const (
 	// MaxPostureWhy is in runes.
 	MaxPostureWhy = 600
@@ -65,8 +59,7 @@ const (
 	MaxPostureLogins = 50
 )
 
-// NewPostureStamp is the stamp of checks judged at commit: those that did
-// not hold, each cut to the bounds (a cut Why ends with "…").
+// NewPostureStamp keeps failed checks, cut to bounds (a cut Why ends "…").
 func NewPostureStamp(commit string, checks []posture.Check) *PostureStamp {
 	st := &PostureStamp{Commit: commit, Broken: []posture.Check{}}
 	for _, c := range checks {

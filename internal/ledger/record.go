@@ -24,13 +24,13 @@ import (
 // ledger-key, and every run judges the issue against it (docs/contract.md
 // §4b).
 type Record struct {
-	// Repo is the repository's id: one key may sign for an organisation.
+	// Repo is the repository's id: a key may sign an organisation's.
 	Repo int64 `json:"repo,omitempty"`
 	// Issue stops a record copied from another issue verifying.
 	Issue int64 `json:"issue"`
-	// Seq grows with every record the guard writes on the issue.
+	// Seq grows with every record on the issue.
 	Seq int64 `json:"seq,omitempty"`
-	// Baseline is false until a state is accepted, e.g. awaiting approval.
+	// Baseline is false until a state is accepted.
 	Baseline bool `json:"baseline"`
 	// The accepted checkpoint: version, issue and phase, and the budget.
 	Version         int64  `json:"version"`
@@ -50,19 +50,15 @@ type Record struct {
 	Task      string `json:"task,omitempty"`
 	Title     string `json:"title,omitempty"`
 	TaskSince int64  `json:"task_since,omitempty"`
-	// ContentVersion is accepted's: an admin's edit is attributable only as
-	// the one since.
+	// ContentVersion when accepted: an admin's one edit since is
+	// attributable.
 	ContentVersion int `json:"content_version"`
 	// Pending approval labels are removed only by an approver.
 	Pending []string `json:"pending"`
-	// Flag binds the pending approvals to the state the guard flagged
-	// (nil while none is pending): removing an approval label accepts
-	// that state only.
+	// Flag binds pending approvals to the flagged state (nil: none pending).
 	Flag *Flag `json:"flag,omitempty"`
-	// DepthLimit is the cascade limit accepted ("2", "n", or "" for none:
-	// the default-max-depth input); Size the size:: label accepted ("" for
-	// none). A more permissive label takes effect only when an approver
-	// added it.
+	// DepthLimit ("2", "n", "" for the default) and Size ("" for none) are
+	// accepted; looser ones need an approver.
 	DepthLimit string `json:"depth_limit"`
 	Size       string `json:"size"`
 	// Labels are every label on the issue when the state was accepted
@@ -80,11 +76,9 @@ type Record struct {
 	Entries      int    `json:"entries,omitempty"`
 	EntriesHash  string `json:"entries_hash,omitempty"`
 	ArchivedHash string `json:"archived_hash,omitempty"`
-	// Writer is the login of the guard's user that wrote the record: a
-	// record in a comment by anyone else is not the guard's.
+	// Writer is the guard's login: anyone else's comment is not a record.
 	Writer string `json:"writer"`
-	// Adopted: no earlier ledger when this baseline was taken; stays with
-	// the state.
+	// Adopted: no earlier ledger at this baseline; stays with the state.
 	Adopted bool `json:"adopted,omitempty"`
 	// Archive is the link (prune.Archive.Link) of the issue's last archive
 	// part, and Archived the number of entries archived up to it ("" and 0
@@ -96,9 +90,8 @@ type Record struct {
 	// for this record, and the commit it was read at: a later run on the
 	// same commit judges with it and reads no file.
 	Config *ConfigStamp `json:"config,omitempty"`
-	// Posture is the repository's posture as the guard judged it for this
-	// record, and the commit it was judged at: a later run on the same
-	// commit reports it and reads nothing.
+	// Posture is judged at a commit: a later run there reports it and reads
+	// nothing.
 	Posture *PostureStamp `json:"posture,omitempty"`
 	// Results are the agent results accepted since the last archive (at
 	// most MaxResults, the newest), and Seen what the run that wrote the
@@ -117,8 +110,7 @@ type Record struct {
 	// no one now; a change between the read and the write is the next
 	// run's to attribute (JudgedUntil).
 	Read int64 `json:"read,omitempty"`
-	// Burn is at most MaxBurnPoints accepted states, for the chart; it
-	// outlives pruning.
+	// Burn keeps MaxBurnPoints accepted states for the chart, past pruning.
 	Burn []BurnPoint `json:"burn,omitempty"`
 	// Grants are the budgets granted to the issue within
 	// repository-budget-window when it last was granted one (its baseline,
@@ -128,8 +120,8 @@ type Record struct {
 	Grants []Grant `json:"grants,omitempty"`
 }
 
-// JudgedUntil is the time up to which the record's run judged the label
-// changes: when it read the issue, or, in an older record, when it wrote.
+// JudgedUntil is when the run read the issue; in older records, when it
+// wrote.
 func (l Record) JudgedUntil() time.Time {
 	if l.Read > 0 && l.Read <= l.Written {
 		return time.Unix(l.Read, 0)
@@ -142,7 +134,7 @@ func (l Record) SameState(o Record) bool {
 	return l.sameOrigin(o) && l.sameCheckpoint(o) && l.sameLabels(o) && l.sameHistory(o)
 }
 
-// sameOrigin compares whose record it is and how it was taken.
+// sameOrigin: whose record, and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
 		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) &&
@@ -158,19 +150,16 @@ func (l Record) sameCheckpoint(o Record) bool {
 		l.Task == o.Task && l.Title == o.Title && l.TaskSince == o.TaskSince
 }
 
-// sameLabels compares labels, limits and pending approvals with their bound
-// state.
+// sameLabels: labels, limits and pending approvals, with their state.
 func (l Record) sameLabels(o Record) bool {
 	return slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size &&
 		slices.Equal(l.Labels, o.Labels) && l.Flag.Equal(o.Flag)
 }
 
-// Flag is the state the guard flagged when it set (or kept) an approval
-// label: what an approver's removal of the label accepts
+// Flag is what an approver's label removal accepts
 // (docs/ledger.md#approvals).
 type Flag struct {
-	// ContentVersion is the flagged state's, after the guard's own body
-	// write.
+	// ContentVersion is after the guard's own body write.
 	ContentVersion int `json:"cv"`
 	// State is StateDigest; Labels is LabelsDigest.
 	State  string `json:"state"`
@@ -185,8 +174,8 @@ func (f *Flag) Equal(o *Flag) bool {
 	return *f == *o
 }
 
-// Digest is the short SHA-256 (128 bits, hex) of parts (as a JSON list,
-// so that no two lists share a text): what a Flag keeps of a state.
+// Digest is a 128-bit hex SHA-256 of parts as a JSON list, so lists never
+// collide.
 func Digest(parts []string) string {
 	data, _ := json.Marshal(parts) // strings always marshal
 	sum := sha256.Sum256(data)
@@ -206,7 +195,7 @@ func (l Record) sameHistory(o Record) bool {
 type ConfigStamp struct {
 	// Commit is GITHUB_SHA on the default branch; "" when unknown.
 	Commit string `json:"commit"`
-	// Found says the file exists; Values are its settings by name.
+	// Found: the file exists; Values are settings by name.
 	Found  bool              `json:"found"`
 	Values map[string]string `json:"values,omitempty"`
 }
@@ -242,8 +231,8 @@ func (k Keys) Encode(l Record) string {
 	return fmt.Sprintf("<!-- gns-guard:ledger v2 %s kid=%s sig=%s -->", data, kid, sig)
 }
 
-// signWith signs msg with the Ed25519 key of a ledger-key secret: the key's
-// id and the signature in hex, or "-" and unsigned without a secret.
+// signWith returns key id and hex signature, or "-" and unsigned without a
+// secret.
 func signWith(secret, msg []byte) (kid, sig string) {
 	if len(secret) == 0 {
 		return "-", unsigned
@@ -300,9 +289,8 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 // verifications counts the records Read verified in this process.
 var verifications atomic.Int64
 
-// Verifications is how many ledger records Read has verified in this
-// process: a run verifies the record it found once and passes the
-// Verified down (a test of internal/action holds it).
+// Verifications counts Read's verifications; a run verifies once
+// (internal/action tests it).
 func Verifications() int64 { return verifications.Load() }
 
 // Verified is a record Read verified, with what Read judged of the
@@ -319,7 +307,7 @@ type Verified struct {
 	Problem string
 }
 
-// Verify is Read, kept with what it judged (nil for no comment).
+// Verify is Read kept with its judgement; nil for no comment.
 func Verify(status *issues.Comment, issue int64, keys Keys) *Verified {
 	if status == nil {
 		return nil
@@ -329,8 +317,7 @@ func Verify(status *issues.Comment, issue int64, keys Keys) *Verified {
 		status.Body, -1)), Keys: keys.Fingerprint(), Record: l, Problem: problem}
 }
 
-// Of says Read would judge c with keys as it judged v's comment: the same
-// comment, author and record line (or the same lack of one).
+// Of: same comment, author and record line as v's, so same judgement.
 func (v *Verified) Of(c *issues.Comment, keys Keys) bool {
 	if v == nil || c == nil || v.ID != c.ID || v.Author != c.Author || v.Keys != keys.Fingerprint() {
 		return false
@@ -341,7 +328,7 @@ func (v *Verified) Of(c *issues.Comment, keys Keys) bool {
 	return v.Lines == len(ledgerRecord.FindAllStringIndex(c.Body, -1))
 }
 
-// ReadOnce reuses v when read from status as it is, else Reads.
+// ReadOnce reuses v if status is unchanged, else Reads.
 func ReadOnce(v *Verified, status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 	if v.Of(status, keys) {
 		return v.Record, v.Problem
@@ -383,7 +370,7 @@ func verifyRecord(id int64, format, data, kid, sig string, keys Keys) string {
 	return ""
 }
 
-// Line is "" when the body has no hidden record line, or several.
+// Line is "" for no hidden record line, or several.
 func Line(body string) string {
 	m := ledgerRecord.FindAllString(body, -1)
 	if len(m) != 1 {
