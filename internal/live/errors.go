@@ -18,9 +18,8 @@ type Where struct {
 	Server, Repo string
 	// TokenHint fixes a rejected token: "check the token input".
 	TokenHint string
-	// TokenSource names where the token came from ("--token",
-	// "GITEA_TOKEN"), for the messages of a rejected or refused one; ""
-	// when no token was given.
+	// TokenSource ("--token", "GITEA_TOKEN") names the token in refusals; ""
+	// when none given.
 	TokenSource string
 	// Scopes reads e.g. "write:issue, read:repository and read:user".
 	Scopes string
@@ -29,8 +28,7 @@ type Where struct {
 	// a scope ("GNS_GUARD_TOKEN, the token of ..., needs the scopes
 	// ..."); without Needs, Scopes says it.
 	Token, Needs string
-	// RepoExists, when set, tells a missing issue from a missing repository
-	// (one request).
+	// RepoExists tells missing issue from missing repository (one request).
 	RepoExists func(ctx context.Context) (bool, error)
 }
 
@@ -78,8 +76,7 @@ func (w Where) rejected(what string) string {
 		w.Server, from, what, hint, w.scopes(", with the scopes "))
 }
 
-// refused is the message for a token that may not do what was asked
-// (403); se, when not nil, says the token lacks a scope.
+// refused is for a 403; se, when set, names the missing scope.
 func (w Where) refused(what string, se *issues.ScopeError) string {
 	token := "the token"
 	switch {
@@ -119,9 +116,8 @@ func (w Where) scopes(lead string) string {
 	return lead + w.Scopes
 }
 
-// missing is the error for an issue the server does not have: a usage
-// error (exit 2) that says whether the issue or the whole repository is
-// missing, when the server can tell.
+// missing is exit 2, saying whether issue or repository is missing, if
+// known.
 func (w Where) missing(ctx context.Context, number int64) error {
 	prefix := ""
 	if w.Verb != "" {
