@@ -10,8 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// main only wires: action mode into the command line, and cli.Main runs
-// the arguments (and turns SIGINT and SIGTERM into a cancelled run) and
+// main only wires action mode in; cli.Main cancels on SIGINT or SIGTERM and
 // returns the exit code.
 func main() {
 	env := cli.System()
