@@ -25,7 +25,7 @@ import (
 // answers of MaxAnswer each.
 const MaxSplitRequests = 60
 
-// isCut reports the client's cap on an answer.
+// isCut reports whether err is the client's answer cap.
 func isCut(err error) bool {
 	var tl *TooLargeError
 	return errors.As(err, &tl)

@@ -42,8 +42,8 @@ func checkUnmetered(e *decision) (out []Violation) {
 	return append(out, checkMeteredUnreported(e)...)
 }
 
-// accepted: did the record accept id with this body
-// (docs/ledger.md#accepted-results)?
+// accepted reports whether the record accepted id with this body
+// (docs/ledger.md#accepted-results).
 func (e *decision) accepted(id int64, body string) bool {
 	l := e.trust.ledger
 	if l == nil {

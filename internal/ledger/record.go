@@ -215,7 +215,7 @@ func (s *ConfigStamp) Equal(o *ConfigStamp) bool {
 var ledgerRecord = regexp.MustCompile(
 	`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\}) (?:kid=([0-9a-f]{16}|-) )?sig=([0-9a-f]{64}|[0-9a-f]{128}|unsigned) -->`)
 
-// unsigned signs a record written without ledger-key.
+// unsigned is the signature when ledger-key is unset.
 const unsigned = "unsigned"
 
 // Encode signs with ledger-key's Ed25519 key when set.

@@ -42,7 +42,7 @@ const legacyFormat = 1
 // Genesis is the prev of an issue's first archive part.
 var Genesis = strings.Repeat("0", 64)
 
-// Unsigned signs a part written without a ledger key.
+// Unsigned is the sig when no ledger key is set.
 const Unsigned = "unsigned"
 
 // maxPhaseInMarker bounds the phase in the marker (after SanitizePhase).
