@@ -10,8 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// main only wires: action mode into the command line, and cli.Main runs
-// the arguments (and turns SIGINT and SIGTERM into a cancelled run) and
+// main only wires action mode in; cli.Main cancels on SIGINT or SIGTERM and
 // returns the exit code.
 func main() {
 	env := cli.System()
@@ -19,8 +18,7 @@ func main() {
 	os.Exit(cli.Main(context.Background(), os.Args[1:], env))
 }
 
-// runAction runs action mode in the command line's world, with the Gitea
-// adapter.
+// runAction runs action mode with the Gitea adapter.
 func runAction(ctx context.Context, env cli.Env) error {
 	return action.Run(ctx, action.Options{
 		Getenv:     env.Getenv,

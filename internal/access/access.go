@@ -7,11 +7,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// Grants says what makes an account a writer, for a message.
+// Grants says what makes a writer, for messages.
 const Grants = "a team with Issues write on the repository, or a collaboration with write"
 
-// Writers is who can write one repository's issues, as the server lists
-// them.
+// Writers is the server's list of issue writers.
 type Writers struct {
 	// Owner is the repository's owner: a user or an organisation.
 	Owner string
@@ -31,7 +30,7 @@ func (w Writers) Can(login string) bool {
 	return strings.EqualFold(login, w.Owner) || slices.ContainsFunc(w.Listed, func(l string) bool { return strings.EqualFold(l, login) })
 }
 
-// Logins are the writers, the owner among them, sorted and each once.
+// Logins are sorted and unique, the owner included.
 func (w Writers) Logins() []string {
 	out := slices.Clone(w.Listed)
 	if w.Owner != "" {

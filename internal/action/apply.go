@@ -37,7 +37,7 @@ type applied struct {
 const lockRefused = "The issue could not be locked: the token may not lock issues (HTTP 403; locking needs repository admin). Set " +
 	"the admin-token input to a token with admin rights on this repository."
 
-// noLock is the note left when the server has no issue lock endpoint.
+// noLock is for a server without an issue lock endpoint.
 const noLock = "The issue could not be locked: the server has no lock endpoint for issues (HTTP 404; Forgejo has none)."
 
 // adminLacks says what admin-token lacks, for a note on a write or read
@@ -49,8 +49,7 @@ func adminLacks(err error) string {
 	return ""
 }
 
-// noCAS is the note left on a server whose issues carry no
-// content_version: its body writes are last-write-wins.
+// noCAS: without content_version, body writes are last-write-wins.
 const noCAS = "This server's issues carry no content_version (Forgejo, say), so the guard's body writes are not compare-and-swap: " +
 	"it re-reads the body right before and after each write, which narrows but cannot close the window in which an agent's edit could be lost."
 
@@ -242,8 +241,7 @@ func (a *applier) patchBody(ctx context.Context) error {
 	return nil
 }
 
-// fillIssue writes the body with the template's placeholder issue number
-// set, with compare-and-swap, and says so in the status comment.
+// fillIssue sets the placeholder number by compare-and-swap, and says so.
 func (a *applier) fillIssue(ctx context.Context, f *guard.Fill, w guard.Write) error {
 	if f == nil || f.Number == 0 {
 		return fmt.Errorf("internal error: the plan sets checkpoint.issue without a number: %s", w.Planned())
@@ -283,8 +281,8 @@ func (a *applier) writeBody(ctx context.Context, body, what string) error {
 	return nil
 }
 
-// keepLowest deletes the guard's own duplicates among comments that match:
-// the lowest id stays, and is returned (0 when none matches).
+// keepLowest deletes the guard's duplicates and returns the lowest id (0:
+// none).
 func (a *applier) keepLowest(ctx context.Context, comments []issues.Comment, match func(issues.Comment) bool) (int64, error) {
 	var ids []int64
 	for _, c := range comments {
@@ -404,8 +402,7 @@ func (a *applier) updateStatus(ctx context.Context, p *guard.Plan, st status.Com
 	return a.anchor(ctx, p, &c, true)
 }
 
-// moveStatus posts the status comment anew at the end, and deletes the
-// guard's older status comments.
+// moveStatus reposts the status comment last and deletes the older ones.
 func (a *applier) moveStatus(ctx context.Context, p *guard.Plan, st status.CommentWrite) error {
 	r, n := a.r, a.in.Issue.Number
 	c, err := r.forge.CreateComment(ctx, n, st.Body)
@@ -487,7 +484,7 @@ func (a *applier) after(final issues.Comment) []issues.Comment {
 	return out
 }
 
-// done is what applying the plan did, as the status comment reports it.
+// done is what applying did, for the status comment.
 func (a *applier) done(p *guard.Plan) status.Applied {
 	return status.Applied{
 		Notes:  a.res.notes,
@@ -500,8 +497,7 @@ func (a *applier) done(p *guard.Plan) status.Applied {
 	}
 }
 
-// serverTime is the server's clock as of its last answer, or the local
-// clock before any.
+// serverTime is the server's clock at its last answer, else local.
 func (r *runner) serverTime() time.Time {
 	if t := r.forge.ServerTime(); !t.IsZero() {
 		return t

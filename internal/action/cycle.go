@@ -16,8 +16,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/live"
 )
 
-// cycle reads, decides and applies, reading again when the body changed
-// under it, and reports.
+// cycle reads, decides and applies, rereading when the body moved, then
+// reports.
 func (r *runner) cycle(ctx context.Context) error {
 	var c cycleState
 	var next outcome
@@ -43,15 +43,14 @@ func (r *runner) cycle(ctx context.Context) error {
 	return nil
 }
 
-// cycleState is what the attempts of a cycle carry from one to the next.
+// cycleState carries from one attempt to the next.
 type cycleState struct {
 	plan     *guard.Plan
 	res      applied
 	unlanded []int64 // archives posted in an attempt whose body write lost a race
 }
 
-// outcome is what an attempt leaves its cycle to do: an attempt that
-// must read again says so by its error (issuetx.Again).
+// outcome is what an attempt leaves to do; issuetx.Again means read again.
 type outcome int
 
 const (
@@ -59,8 +58,7 @@ const (
 	endRun                    // end the run: it has nothing to report
 )
 
-// applyError classifies an error of applying a plan: a forge error is
-// classified already; any other is a failure to run.
+// applyError keeps forge errors as classified; any other cannot run.
 func applyError(err error) error {
 	var ce *exitcode.CannotRunError
 	if errors.As(err, &ce) {
@@ -104,8 +102,8 @@ func (r *runner) attempt(ctx context.Context, c *cycleState, a issuetx.Attempt) 
 		}
 	}
 	if stale(s, r.cfg) && !a.Last() {
-		// The issue was read before a concurrent run's body write, the
-		// timeline after its ledger: deciding on the two would mix them.
+		// The issue predates a concurrent body write the timeline shows: do
+		// not mix them.
 		return endRun, issuetx.Stale("the ledger is newer than the body read")
 	}
 	if r.ownEvent(s) {
@@ -176,8 +174,8 @@ func (r *runner) decideAndApply(ctx context.Context, c *cycleState, in guard.Inp
 		r.writePins(ctx, in, c.res.added, &c.res)
 	}
 	if errors.Is(err, issues.ErrConflict) {
-		// The next attempt withdraws the archives this one posted, when
-		// the body that won makes them redundant.
+		// The next attempt withdraws archives the winning body makes
+		// redundant.
 		for _, cm := range c.res.posted {
 			if strings.Contains(cm.Body, issues.ArchiveMarkerPrefix(s.Issue.Number)) {
 				c.unlanded = append(c.unlanded, cm.ID)
@@ -226,8 +224,7 @@ func stale(s *live.Snapshot, cfg config.Config) bool {
 	return l != nil && l.Baseline && l.ContentVersion > s.Issue.ContentVersion
 }
 
-// RunAttemptEnv is set by the runner to the attempt of the run: 1, and
-// one more for every re-run.
+// RunAttemptEnv is 1, plus one for every re-run.
 const RunAttemptEnv = "GITHUB_RUN_ATTEMPT"
 
 // withdraw deletes the archives this run posted in an attempt whose body

@@ -10,8 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/status"
 )
 
-// dryRun computes every write the plan would make and makes none: it only
-// reads (to find the status comment, say).
+// dryRun plans every write and makes none; it only reads.
 func (r *runner) dryRun(in guard.Input, s *live.Snapshot, p *guard.Plan) applied {
 	res := applied{notes: slices.Clone(r.notes)}
 	if s.Status != nil {

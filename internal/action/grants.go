@@ -21,12 +21,10 @@ import (
 // job up.
 const GrantsEnv = "GNS_GUARD_BUDGET"
 
-// grantsPrefix starts what action.yml hands over in GrantsEnv: without it
-// the runner handed nothing (an action.yml of an older release).
+// grantsPrefix is missing when an older action.yml handed nothing over.
 const grantsPrefix = "grants:"
 
-// noAdminBudget is the note of a run that keeps a repository budget with
-// no admin-token: the grants cannot be written.
+// noAdminBudget: repository-budget without admin-token cannot record grants.
 var noAdminBudget = fmt.Sprintf("repository-budget is set, but admin-token is not: the grants cannot be recorded in the "+
 	"repository variable %s (only the owner's token writes Actions variables), so a new issue is judged against the grants already "+
 	"recorded there and adds none; agents can escape the cap by opening new issues. Set admin-token to the owner's token.", ledger.GrantsName)
@@ -44,8 +42,7 @@ func (r *runner) grantState(ctx context.Context) ledger.GrantState {
 	return st
 }
 
-// budgetNotes are the status comment's facts about the repository budget
-// of this run: none when it is not kept.
+// budgetNotes are none when no repository budget is kept.
 func (r *runner) budgetNotes() []string {
 	if r.cfg.RepositoryBudget <= 0 {
 		return nil

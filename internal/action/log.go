@@ -15,7 +15,7 @@ type logger struct {
 	w io.Writer
 }
 
-// infof prints a line made only of the guard's own words and numbers.
+// infof prints only the guard's own words and numbers.
 func (l *logger) infof(format string, args ...any) {
 	fmt.Fprintf(l.w, format+"\n", args...)
 }

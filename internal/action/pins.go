@@ -26,14 +26,12 @@ const PinsEnv = "GNS_GUARD_LABELS"
 // pinsPrefix starts what action.yml hands over in PinsEnv.
 const pinsPrefix = "labels:"
 
-// noAdminPins is the note of a run with no admin-token: nothing pins the
-// governance labels.
+// noAdminPins: without admin-token nothing pins the governance labels.
 var noAdminPins = fmt.Sprintf("Governance labels are not pinned by id: admin-token is not set, so the guard cannot record their "+
 	"ids in the repository variable %s. A label an approver added and an agent renamed into a governance name before the guard's run "+
 	"read the issue counts as the approver's. Set admin-token to the owner's token.", ledger.PinsName)
 
-// pinState is what the run knows of the pins: as handed over, or read with
-// admin-token (an action.yml that hands none over).
+// pinState is as handed over, or read with admin-token by older action.yml.
 func (r *runner) pinState(ctx context.Context) ledger.PinState {
 	text, known := r.handedVariable(ctx, PinsEnv, pinsPrefix, ledger.PinsName, true)
 	return ledger.PinState{Known: known, Text: text}

@@ -11,12 +11,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
-// postureHint says how to let the guard read what only the repository's
-// owner may.
+// postureHint unlocks what only the owner may read.
 const postureHint = "give the guard the admin-token input"
 
-// postureRead is the id of the one check a posture whose read failed
-// stands for.
+// postureRead is the one check standing for a failed read.
 const postureRead = "posture.read"
 
 // checkPosture sets the posture this run reports and records
@@ -65,8 +63,7 @@ func (r *runner) actors(s *live.Snapshot) []string {
 	return out
 }
 
-// judgePosture judges the posture anew with the run's tokens; old is the
-// stamp it replaces (nil: none), whose checked accounts it keeps.
+// judgePosture replaces old (nil: none), keeping its checked accounts.
 func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.PostureStamp) {
 	var admin port.PostureAdmin
 	if r.set.AdminToken != "" {
@@ -92,7 +89,7 @@ func (r *runner) judgePosture(ctx context.Context, commit string, old *ledger.Po
 		r.posture.Judged = r.serverTime().Unix()
 		r.log.infof("gns-guard: posture: a read was refused (after %d request(s)): said once, as could not check", spent)
 	default:
-		// Not the tokens' rights: the next run tries again (no commit).
+		// Not the tokens' rights: the next run retries (no commit).
 		r.posture = ledger.NewPostureStamp("", []posture.Check{{ID: postureRead, Why: posture.CouldNotCheck + "reading the repository's " +
 			"posture failed (" + err.Error() + "); the next run tries again"}})
 		r.log.infof("gns-guard: posture: the read failed (after %d request(s)); the next run tries again", spent)
@@ -142,8 +139,7 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 		st.Learn(a)
 		perm, err := r.admin.Permission(ctx, a)
 		if err != nil {
-			// The tokens may not read it: the stamp says what they could
-			// not check already.
+			// The tokens may not read it; the stamp says so already.
 			r.log.infof("gns-guard: %s acts on the issue; the posture did not know the account and its access could not be read", a)
 			continue
 		}
@@ -155,8 +151,7 @@ func (r *runner) knowsActors(ctx context.Context, s *live.Snapshot, st *ledger.P
 	return true
 }
 
-// requestsMade counts the requests of the run's clients: the token's and,
-// when given, admin-token's.
+// requestsMade counts the token's requests and admin-token's.
 func (r *runner) requestsMade() (token, admin int64) {
 	if r.admin != r.forge {
 		admin = r.admin.Requests()

@@ -12,8 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/status"
 )
 
-// Metrics is the context-budget record of one run, as in
-// .kilo/logs/context-budget.jsonl.
+// Metrics is one .kilo/logs/context-budget.jsonl record.
 type Metrics struct {
 	TS                string  `json:"ts"`
 	Agent             string  `json:"agent"`
@@ -39,8 +38,7 @@ func (r *runner) report(p *guard.Plan, res applied) {
 		result = "fail"
 	}
 	r.log.infof("gns-guard: issue #%d: %s (%d violation(s), %d warning(s))%s", n, result, len(p.Violations), len(p.Warnings), requests(r.forge, r.admin))
-	// A dry run reports what it would do, as its figures do: they measure
-	// the pruned checkpoint.
+	// A dry run's figures measure the pruned checkpoint too.
 	pruned := res.pruned || (r.cfg.DryRun && p.Prune != nil)
 	r.outputResult(p, result, pruned, res)
 	r.outputNumbers(p.Numbers)
@@ -48,8 +46,7 @@ func (r *runner) report(p *guard.Plan, res applied) {
 	r.kit.summary(status.Summary(n, p, r.cfg, res.notes))
 }
 
-// reportUngoverned says there was nothing to do, in the log and the
-// outputs.
+// reportUngoverned logs and outputs that there was nothing to do.
 func (r *runner) reportUngoverned() {
 	r.log.infof("gns-guard: issue #%d is not governed (no checkpoint block, no cascade:: or budget:: label): nothing to do", r.event.Number)
 	r.kit.output("result", "skipped")
@@ -59,8 +56,7 @@ func (r *runner) reportUngoverned() {
 	r.kit.output("archive-comment-ids", "[]")
 }
 
-// logFindings logs the findings, at most guard.MaxListed of them, as
-// untrusted lines.
+// logFindings logs at most guard.MaxListed, as untrusted lines.
 func (r *runner) logFindings(fs []finding.Finding) {
 	n := r.event.Number
 	lines := make([]string, 0, min(len(fs), guard.MaxListed)+1)
@@ -73,7 +69,7 @@ func (r *runner) logFindings(fs []finding.Finding) {
 	r.log.untrusted(lines...)
 }
 
-// logWrites logs the writes made, or that a dry run would make.
+// logWrites logs the writes made, or a dry run's.
 func (r *runner) logWrites(writes []string) {
 	verb := "wrote"
 	if r.cfg.DryRun {
@@ -127,8 +123,7 @@ func (r *runner) outputNumbers(nums guard.Numbers) {
 	r.kit.output("context-ratio", known(strconv.FormatFloat(nums.ContextRatio, 'f', 4, 64)))
 }
 
-// outputMetrics writes the run's context-budget record as the metrics
-// output and, unless in a dry run, appends it to the metrics file.
+// outputMetrics outputs the record and, unless dry, appends it to the file.
 func (r *runner) outputMetrics(nums guard.Numbers, pruned bool) {
 	m := Metrics{
 		TS:                r.o.Now().UTC().Format("2006-01-02T15:04:05Z"),
@@ -166,8 +161,7 @@ func nonNil(ids []int64) []int64 {
 	return ids
 }
 
-// requests reports how many API requests the run made, and those it
-// made with admin-token (its own client).
+// requests says the API requests made, and admin-token's.
 func requests(f, admin port.Connection) string {
 	out := fmt.Sprintf(", %d API request(s)", f.Requests())
 	if admin != f && admin.Requests() > 0 {

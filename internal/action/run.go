@@ -28,7 +28,7 @@ import (
 // ForgeFunc connects to a server's API for one repository.
 type ForgeFunc func(apiURL, token, owner, repo string) (port.Forge, error)
 
-// Options is the world action mode runs in. Nothing else is read or written.
+// Options is all action mode reads or writes.
 type Options struct {
 	Getenv   func(string) string
 	Stdout   io.Writer
@@ -87,11 +87,11 @@ func (r *runner) mask(set settings.Resolved, input func(string) string) {
 	}
 }
 
-// hold makes the client refuse any write that carries a secret of the
-// run (docs/ledger.md#no-secret-in-a-write).
+// hold refuses writes carrying a run secret
+// (docs/ledger.md#no-secret-in-a-write).
 func (r *runner) hold(f port.Forge) { f.HoldSecrets(r.held...) }
 
-// cannotRun marks err as a failure to do the work at all (exit 3).
+// cannotRun marks err exit 3.
 func cannotRun(err error) error { return &exitcode.CannotRunError{Err: err} }
 
 // runner is one run of action mode.
@@ -104,11 +104,10 @@ type runner struct {
 	set    settings.Resolved
 	cfg    config.Config
 	stamp  *ledger.ConfigStamp
-	// pullSettings is why the settings file the pull request brings does
-	// not load ("" when it does, or it is not changed).
+	// pullSettings is why the pull request's settings do not load; "" if
+	// fine.
 	pullSettings string
-	// posture is the repository's posture this run reports, once
-	// postureDone (nil: not judged).
+	// posture is set once postureDone; nil: not judged.
 	posture     *ledger.PostureStamp
 	postureDone bool
 	event       issues.Event
@@ -124,9 +123,9 @@ type runner struct {
 	// grantsFresh says grants was read anew with admin-token by this run,
 	// just before its write: only such a list is merged and written.
 	grantsFresh bool
-	// token is the token input (or the Actions token): the guard's account.
+	// token is the token input, else the Actions token.
 	token string
-	// metered is what the run read at meter-url, once (nil: not yet).
+	// metered is read once from meter-url; nil: not yet.
 	metered *guard.MeterRead
 	// readAt is the server's time when the attempt read the issue: the
 	// record keeps it, and a label changed after it is the next run's.
@@ -274,8 +273,8 @@ func (r *runner) readEnvironment() (apiURL, owner, name string, err error) {
 // the step no request.
 const AnchorEnv = "GNS_GUARD_ANCHOR"
 
-// ActionsTokenEnv is set by action.yml to ${{ github.token }}: the token
-// input equal to it is the Actions token, whose user is known.
+// ActionsTokenEnv is github.token: a token input equal to it has a known
+// user.
 const ActionsTokenEnv = "GNS_GUARD_ACTIONS_TOKEN"
 
 func firstNonEmpty(vs ...string) string {

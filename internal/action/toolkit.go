@@ -21,8 +21,8 @@ type toolkit struct {
 	warn   func(format string, args ...any)
 }
 
-// output writes one output, injection-proof: every value is a single line
-// (JSON escapes newlines) and can never hold the delimiter.
+// output is injection-proof: values are single-line JSON, never the
+// delimiter.
 func (t *toolkit) output(name, value string) {
 	value = strings.NewReplacer("\r", " ", "\n", " ", outputDelimiter, "").Replace(value)
 	t.fileCommand("GITHUB_OUTPUT", func() { t.gh.SetOutput(name, value) })
@@ -33,7 +33,7 @@ func (t *toolkit) summary(markdown string) {
 	t.fileCommand("GITHUB_STEP_SUMMARY", func() { t.gh.AddStepSummary(markdown) })
 }
 
-// fileCommand runs write when the runner named the file env holds.
+// fileCommand runs write when env names a file.
 func (t *toolkit) fileCommand(env string, write func()) {
 	if t.getenv(env) == "" {
 		return

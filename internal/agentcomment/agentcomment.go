@@ -17,8 +17,7 @@ import (
 // Marker starts every agent comment.
 const Marker = "## 🔄"
 
-// RecoveryHeading is the heading of a context-recovery request, which is not
-// an agent result.
+// RecoveryHeading heads a context-recovery request, not a result.
 const RecoveryHeading = "## 🔄 context-recovery-needed"
 
 // EventTypes are the accepted values of the footer's event_type.
@@ -45,11 +44,9 @@ type Footer struct {
 	FilesChanged json.RawMessage `json:"files_changed,omitempty"`
 	KeyStats     json.RawMessage `json:"key_stats,omitempty"`
 	NextAgent    *string         `json:"next_agent,omitempty"`
-	// Metered is the meter's signed receipt of the invocation, as report
-	// put it there (package receipt reads it).
+	// Metered is report's receipt (package receipt reads it).
 	Metered json.RawMessage `json:"metered,omitempty"`
-	// NextEstimate, Action and Timestamp are what report writes for a
-	// checkpoint's recovery (package handoff reads them).
+	// NextEstimate, Action and Timestamp feed recovery (package handoff).
 	NextEstimate *int64 `json:"next_estimated_tokens,omitempty"`
 	Action       string `json:"action,omitempty"`
 	Timestamp    string `json:"timestamp,omitempty"`
@@ -62,14 +59,13 @@ type Budget struct {
 	Remaining *int64 `json:"remaining"`
 }
 
-// Problem is a protocol error at a line and column of the comment.
+// Problem is a protocol error at a line and column.
 type Problem struct {
 	Line, Col int
 	Message   string
 }
 
-// IsAgentComment reports whether body claims to be an agent comment: it
-// starts with the 🔄 heading and is not a context-recovery request.
+// IsAgentComment: a 🔄 heading, not a context-recovery request.
 func IsAgentComment(body string) bool {
 	t := strings.TrimLeft(body, " \t\r\n")
 	return strings.HasPrefix(t, Marker) && !strings.HasPrefix(t, RecoveryHeading)
@@ -80,7 +76,7 @@ var (
 	footerRe = regexp.MustCompile(`(?s)<!--\s*GNS_EVENT\s+(.*?)\s*-->\s*$`)
 )
 
-// Parse reads an agent comment and returns every protocol problem found.
+// Parse returns every protocol problem.
 func Parse(body string) (*Comment, []Problem) {
 	p := &parser{body: body}
 	c := &Comment{}
@@ -107,8 +103,7 @@ func (p *parser) add(line, col int, format string, args ...any) {
 	p.probs = append(p.probs, Problem{line, col, fmt.Sprintf(format, args...)})
 }
 
-// header reads the heading line into c's agent, phase and depth, and
-// reports whether it matched.
+// header fills agent, phase and depth; false when unmatched.
 func (p *parser) header(c *Comment) bool {
 	lead := len(p.body) - len(strings.TrimLeft(p.body, " \t\r\n"))
 	firstLine := 1 + strings.Count(p.body[:lead], "\n")
@@ -129,8 +124,7 @@ func (p *parser) header(c *Comment) bool {
 	return true
 }
 
-// footer reads the GNS_EVENT footer and where its JSON starts; f is nil
-// when it is missing or not JSON.
+// footer is nil when missing or not JSON; it returns where JSON starts.
 func (p *parser) footer() (f *Footer, line, col int) {
 	body := p.body
 	loc := footerRe.FindStringSubmatchIndex(body)
@@ -159,8 +153,8 @@ func (p *parser) footer() (f *Footer, line, col int) {
 	return f, line, col
 }
 
-// fields checks the footer's required fields (more for a subagent_result),
-// each problem at the footer's JSON (line, col).
+// fields checks required fields (more for subagent_result), at the footer's
+// position.
 func (p *parser) fields(f *Footer, line, col int) {
 	need := func(ok bool, key, want string) {
 		if !ok {
@@ -183,8 +177,7 @@ func (p *parser) fields(f *Footer, line, col int) {
 	}
 }
 
-// matchHeader checks that the footer names the header's agent, phase and
-// depth.
+// matchHeader checks the footer's agent, phase and depth.
 func (p *parser) matchHeader(c *Comment, f *Footer, line, col int) {
 	if f.Agent != "" && f.Agent != c.Agent {
 		p.add(line, col, "GNS_EVENT.agent %s differs from the header's agent %s", markdown.Quote(f.Agent), markdown.Quote(c.Agent))
@@ -197,7 +190,7 @@ func (p *parser) matchHeader(c *Comment, f *Footer, line, col int) {
 	}
 }
 
-// lineCol converts a byte offset of s to a 1-based line and column (in characters).
+// lineCol is 1-based; columns count characters.
 func lineCol(s string, off int) (int, int) {
 	off = max(0, min(off, len(s)))
 	line := 1 + strings.Count(s[:off], "\n")
@@ -205,7 +198,7 @@ func lineCol(s string, off int) (int, int) {
 	return line, 1 + utf8.RuneCountInString(s[start:off])
 }
 
-// FilesChangedText renders files_changed for a table: a count, or the number of paths.
+// FilesChangedText is a count, or the number of paths.
 func (f *Footer) FilesChangedText() string {
 	raw := bytes.TrimSpace(f.FilesChanged)
 	var n json.Number
@@ -219,7 +212,7 @@ func (f *Footer) FilesChangedText() string {
 	return compact(raw)
 }
 
-// KeyStatsText renders key_stats for a table cell: "k=v, k=v" for an object.
+// KeyStatsText renders an object as "k=v, k=v".
 func (f *Footer) KeyStatsText() string {
 	raw := bytes.TrimSpace(f.KeyStats)
 	var s string

@@ -10,7 +10,7 @@ import (
 // DigestHeading starts every completion digest.
 const DigestHeading = "## GNS-2 Completion Digest"
 
-// Result is one agent result, as a digest row shows it.
+// Result is a digest row.
 type Result struct {
 	CommentID    int64
 	URL          string
@@ -21,8 +21,8 @@ type Result struct {
 	KeyStats     string
 }
 
-// ResultOf reads an agent result comment: a well-formed agent comment whose
-// footer's event_type is subagent_result. ok is false for anything else.
+// ResultOf accepts only well-formed comments whose event_type is
+// subagent_result.
 func ResultOf(id int64, url, body string) (Result, bool) {
 	if !IsAgentComment(body) {
 		return Result{}, false

@@ -17,7 +17,7 @@ type Conn struct {
 	Config config.Config
 	// Counter counts tokens in the configured encoding (Report only).
 	Counter *tokens.Counter
-	// Self is the token's user: the author of what is written.
+	// Self is the token's user, who authors the writes.
 	Self string
 	// Now is the clock.
 	Now func() time.Time

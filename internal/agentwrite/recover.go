@@ -27,7 +27,7 @@ type RecoverResult struct {
 	Findings []finding.Finding `json:"findings"`
 	Baseline handoff.Baseline  `json:"baseline"`
 	Proposal *handoff.Proposal `json:"proposal"`
-	// Body is the issue body with the proposed block in place.
+	// Body holds the proposed block in place.
 	Body           string `json:"body"`
 	Applied        bool   `json:"applied"`
 	ContentVersion int    `json:"content_version,omitempty"`
@@ -197,7 +197,7 @@ func baseline(comments []issues.Comment, status *issues.Comment, n int64, cfg co
 	return handoff.Baseline{}, created, fmt.Errorf("%w (%s)", handoff.ErrNoBaseline, why)
 }
 
-// firstGuardRecord is the time of the guard's first comment, else now.
+// firstGuardRecord is the guard's first comment time, else now.
 func firstGuardRecord(comments []issues.Comment, guardUser string, now time.Time) time.Time {
 	for _, c := range comments {
 		if c.Author == guardUser && strings.Contains(c.Body, "<!-- gns-guard:") {
@@ -207,8 +207,7 @@ func firstGuardRecord(comments []issues.Comment, guardUser string, now time.Time
 	return now
 }
 
-// ledgerBaseline is the state the guard's ledger accepted last, or why
-// there is none.
+// ledgerBaseline is the last accepted state, or why there is none.
 func ledgerBaseline(status *issues.Comment, n int64, cfg config.Config) (handoff.Baseline, string) {
 	l, problem := ledger.Read(status, n, ledger.ConfigKeys(cfg))
 	switch {
@@ -231,8 +230,7 @@ func ledgerBaseline(status *issues.Comment, n int64, cfg config.Config) (handoff
 	return handoff.Baseline{}, "the guard's ledger holds no accepted state yet"
 }
 
-// archiveBaseline is the budget the guard's newest archive that verifies
-// recorded; why says why the ledger gave none.
+// archiveBaseline is the newest verified archive's budget; why: no ledger.
 func archiveBaseline(comments []issues.Comment, n int64, guardUser, why string) (handoff.Baseline, bool) {
 	groups := guardArchives(comments, n, guardUser)
 	for i := len(groups) - 1; i >= 0; i-- {
@@ -255,15 +253,13 @@ func archiveBaseline(comments []issues.Comment, n int64, guardUser, why string) 
 	return handoff.Baseline{}, false
 }
 
-// archiveGroup is the parts of one archive, and the comment of its last
-// part.
+// archiveGroup is one archive's parts and its last part's comment.
 type archiveGroup struct {
 	parts []*prune.Archive
 	last  issues.Comment
 }
 
-// guardArchives are the guard's archives of issue n, grouped by the body
-// they archive, oldest first.
+// guardArchives groups by archived body, oldest first.
 func guardArchives(comments []issues.Comment, n int64, guardUser string) []*archiveGroup {
 	bySHA := map[string]*archiveGroup{}
 	var groups []*archiveGroup
@@ -312,15 +308,15 @@ func placeBlock(body string, blocks []checkpoint.Block, yaml string) string {
 	return out
 }
 
-// usageError is a mistake in how the verb was called: exit 2.
+// usageError is exit 2.
 func usageError(format string, args ...any) error {
 	return &exitcode.UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// cannotRun is a failure to do the work at all: exit 3.
+// cannotRun is exit 3.
 func cannotRun(err error) error { return &exitcode.CannotRunError{Err: err} }
 
-// deadline is the time limit of a YAML parse; a cancelled ctx ends it too.
+// deadline bounds a YAML parse; cancelling ctx ends it too.
 func deadline(ctx context.Context) (<-chan struct{}, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(ctx, checkpoint.ParseTimeout)
 	return ctx.Done(), cancel

@@ -19,18 +19,15 @@ import (
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
-// ReportRequest is one agent's exit: what it did and what comes next.
+// ReportRequest is an agent's exit: what it did, what comes next.
 type ReportRequest struct {
 	Issue  int64
 	Report handoff.Report
-	// DryRun decides and writes nothing; Force writes a state the guard
-	// would fail.
+	// DryRun writes nothing; Force writes a state the guard would fail.
 	DryRun, Force bool
-	// Held are the secrets the writer holds: a write carrying one is
-	// refused.
+	// Held secrets make a write carrying one refused.
 	Held secrets.Set
-	// MeterToken is the agent's token, with which the meter at
-	// meter-url (when one is configured) is asked.
+	// MeterToken asks the meter at meter-url, when configured.
 	MeterToken string
 }
 
@@ -62,7 +59,7 @@ type ReportResult struct {
 	Body           string            `json:"body,omitempty"`    // the new body (dry run)
 }
 
-// ErrRefused says the report was refused: exit 1, its result explains.
+// ErrRefused is exit 1; the result explains.
 var ErrRefused = &exitcode.Reported{Err: exitcode.ErrViolations}
 
 // Report performs the agents' exit protocol (docs/agents.md, "For agent
@@ -104,7 +101,7 @@ func Report(ctx context.Context, c Conn, req ReportRequest) (*ReportResult, erro
 	return res, err
 }
 
-// reporter is one Report: its connection, request and result so far.
+// reporter is one Report in progress.
 type reporter struct {
 	Conn
 	req ReportRequest
@@ -139,14 +136,12 @@ func (w *reporter) readAndDecide(ctx context.Context, now time.Time) (*live.Snap
 	return s, step, nil
 }
 
-// writes says the report is to be written: not reported before, not
-// refused (unless forced), not a dry run.
+// writes: new, not refused (unless forced), not dry.
 func (st *reportStep) writes(req ReportRequest) bool {
 	return !st.already && !(st.judgement.Refused() && !req.Force) && !req.DryRun
 }
 
-// finishUnwritten ends a report that writes nothing: one reported before
-// (whose labels are made right), refused, or a dry run.
+// finishUnwritten ends a repeat (labels fixed), a refusal, or a dry run.
 func (w *reporter) finishUnwritten(ctx context.Context, s *live.Snapshot, step *reportStep) error {
 	res := w.res
 	switch {
@@ -220,7 +215,7 @@ func (w *reporter) applyError(n int64, err error) error {
 	return &exitcode.CannotRunError{Err: fmt.Errorf("report: issue #%d: %w", n, err)}
 }
 
-// ownTime is the time this invocation's earlier comment states, else at.
+// ownTime is the earlier comment's time, else at.
 func ownTime(own *issues.Comment, at time.Time) time.Time {
 	if ft, ok := handoff.ParseFooter(own.Body); ok {
 		if t, err := time.Parse(time.RFC3339, ft.Timestamp); err == nil {
@@ -282,8 +277,7 @@ func standIn() []byte {
 	return key
 }
 
-// refuseSecrets refuses (exit 1) a report whose writes carry a secret:
-// the result comment, the body, a label or the assignee
+// refuseSecrets: exit 1 when any write carries a secret
 // (docs/ledger.md#no-secret-in-a-write).
 func (w *reporter) refuseSecrets(step *reportStep) error {
 	if w.req.Held.Len() == 0 || step.out == nil {
@@ -314,8 +308,7 @@ func checkpointOf(body string, n int64) *checkpoint.Checkpoint {
 	return r.Checkpoint
 }
 
-// findOwn finds this invocation's result comment: written by the token's
-// user, an agent comment whose footer names the agent and invocation.
+// findOwn finds the token user's comment naming this agent and invocation.
 func findOwn(cs []issues.Comment, self, agent, invocation string) *issues.Comment {
 	for i := len(cs) - 1; i >= 0; i-- {
 		c := cs[i]
@@ -329,7 +322,7 @@ func findOwn(cs []issues.Comment, self, agent, invocation string) *issues.Commen
 	return nil
 }
 
-// nonNilList is list, or an empty one: JSON shows [] rather than null.
+// nonNilList makes JSON show [] rather than null.
 func nonNilList(list []string) []string {
 	if list == nil {
 		return []string{}

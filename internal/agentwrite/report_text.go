@@ -62,7 +62,7 @@ func (res *ReportResult) writeRefusal(w io.Writer) {
 	}
 }
 
-// writeEffect states the budget, the next agent and the changes made.
+// writeEffect states budget, next agent and changes.
 func (res *ReportResult) writeEffect(w io.Writer) {
 	fmt.Fprintf(w, "budget: total %d · consumed %d → %d · remaining %d → %d\n",
 		res.After.Total, res.Before.Consumed, res.After.Consumed, res.Before.Remaining, res.After.Remaining)

@@ -34,8 +34,8 @@ func (w *reporter) write(ctx context.Context, s *live.Snapshot, step *reportStep
 	return nil
 }
 
-// writeComment posts the result comment, or updates the one an earlier
-// run of the invocation posted when its figures moved.
+// writeComment posts, or updates an earlier run's comment whose figures
+// moved.
 func (w *reporter) writeComment(ctx context.Context, n int64, step *reportStep) error {
 	res := w.res
 	switch {
@@ -46,8 +46,7 @@ func (w *reporter) writeComment(ctx context.Context, n int64, step *reportStep) 
 		}
 		res.CommentID, res.CommentURL, res.CommentPosted = c.ID, c.HTMLURL, true
 	case strings.TrimSpace(step.own.Body) != strings.TrimSpace(step.comment):
-		// The budget moved since the comment was posted: it states
-		// the figures the body gets.
+		// The budget moved: state the body's new figures.
 		if _, err := w.Client.EditComment(ctx, step.own.ID, step.comment); err != nil {
 			return w.Reader.Where.Error("update the result comment", err)
 		}
@@ -144,8 +143,7 @@ func (w *reporter) fetchReceipt(ctx context.Context) error {
 	return nil
 }
 
-// meter is the meter at meter-url, asked with the agent's token; nil
-// when none is configured.
+// meter uses the agent's token; nil without meter-url.
 func (w *reporter) meter() *meterclient.Client {
 	if w.Config.MeterURL == "" {
 		return nil

@@ -25,8 +25,7 @@ type Point struct {
 	Consumed, Remaining int64
 }
 
-// Series is the burn of one issue: its number, title, total budget (0 when
-// unknown) and accepted steps, oldest first.
+// Series is one issue's accepted steps, oldest first; Total 0 when unknown.
 type Series struct {
 	Issue  int64
 	Title  string
@@ -34,23 +33,20 @@ type Series struct {
 	Points []Point
 }
 
-// MaxPoints is how many points a chart draws at most: the newest ones.
+// MaxPoints keeps the newest points.
 const MaxPoints = 24
 
-// MaxIssues is how many issues RepoChart draws at most: those that consumed
-// the most.
+// MaxIssues keeps the largest consumers.
 const MaxIssues = 8
 
-// Report is what the guard reads from one accepted agent result comment: the
-// footer's agent and budget, and when the comment was written.
+// Report is an accepted result's footer agent, budget and time.
 type Report struct {
 	At                          time.Time
 	Agent                       string
 	Before, Consumed, Remaining int64
 }
 
-// FromReports builds the series of an issue from its accepted agent reports,
-// oldest first; steps are numbered from 1.
+// FromReports numbers steps from 1, oldest first.
 func FromReports(issue int64, title string, total int64, rs []Report) Series {
 	s := Series{Issue: issue, Title: title, Total: total}
 	for i, r := range rs {
@@ -59,8 +55,7 @@ func FromReports(issue int64, title string, total int64, rs []Report) Series {
 	return s
 }
 
-// palette is the fixed set of line colours, in order, with the square that
-// names each colour in a legend.
+// palette is the ordered line colours, each with its legend square.
 var palette = []struct{ hex, square, name string }{
 	{"#2563eb", "🟦", "blue"},
 	{"#ea580c", "🟧", "orange"},
@@ -72,7 +67,7 @@ var palette = []struct{ hex, square, name string }{
 	{"#111827", "⬛", "black"},
 }
 
-// directive sets the line colours of an xychart; it holds no untrusted text.
+// directive holds no untrusted text.
 func directive(n int) string {
 	cols := make([]string, 0, n)
 	for i := range min(n, len(palette)) {
@@ -143,14 +138,13 @@ func RepoChart(ss []Series) string {
 	return b.String()
 }
 
-// issueLine is an issue's line in RepoChart: its series and the points with
-// a time, oldest first.
+// issueLine is a series and its timed points, oldest first.
 type issueLine struct {
 	s   Series
 	pts []Point
 }
 
-// consumed is the tokens the issue consumed at its last point.
+// consumed is at the last point.
 func (l issueLine) consumed() int64 { return l.pts[len(l.pts)-1].Consumed }
 
 // values is the line's value at each of times: the consumed tokens of its
@@ -194,8 +188,8 @@ func timedLines(ss []Series) ([]issueLine, []time.Time) {
 	return lines, times
 }
 
-// moments sorts times and drops repeats; more than MaxPoints are replaced
-// by MaxPoints moments evenly spaced from the first to the last.
+// moments sorts and dedups; past MaxPoints, spaces MaxPoints evenly first to
+// last.
 func moments(times []time.Time) []time.Time {
 	slices.SortFunc(times, time.Time.Compare)
 	times = slices.CompactFunc(times, time.Time.Equal)
@@ -212,8 +206,7 @@ func moments(times []time.Time) []time.Time {
 	return picked
 }
 
-// timeLabels writes times as hours and minutes, with the day too when they
-// span more than one.
+// timeLabels add the day when the span crosses one.
 func timeLabels(times []time.Time) []string {
 	layout := "15:04"
 	if times[0].Format("2006-01-02") != times[len(times)-1].Format("2006-01-02") {
@@ -226,8 +219,7 @@ func timeLabels(times []time.Time) []string {
 	return labels
 }
 
-// legend names the colour of each issue's line, and how many issues were
-// not drawn.
+// legend names line colours and the issues not drawn.
 func legend(lines []issueLine, more int) string {
 	names := make([]string, len(lines))
 	for i, l := range lines {
@@ -365,8 +357,7 @@ func Text(s string, most int) string {
 	return string(r)
 }
 
-// categories writes labels as a Mermaid x-axis list of quoted strings; the
-// labels are already inert.
+// categories quotes labels for a Mermaid x-axis; they are already inert.
 func categories(labels []string) string {
 	q := make([]string, len(labels))
 	for i, l := range labels {
@@ -411,8 +402,7 @@ func inert(text string) string {
 	return bangRef.ReplaceAllString(text, "&#33;${1}")
 }
 
-// hashRef and bangRef are the start of "#12" (escaped or not, but not an
-// entity's "&#35;") and "!12".
+// hashRef and bangRef start "#12" (not "&#35;") and "!12".
 var (
 	hashRef = regexp.MustCompile(`(^|[^&])\\?#([0-9])`)
 	bangRef = regexp.MustCompile(`!([0-9])`)

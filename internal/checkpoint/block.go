@@ -19,15 +19,15 @@ type Block struct {
 	Newline      string // "\r\n" when the block's lines end that way, else "\n"
 
 	body string
-	// strip[i] is how many indentation columns were removed from content line i.
+	// strip[i] counts indentation columns removed from content line i.
 	strip []int
 }
 
-// Raw returns the block's content exactly as it stands in the body.
+// Raw is the block's content exactly as in the body.
 func (b Block) Raw() string { return b.body[b.ContentStart:b.ContentEnd] }
 
-// Content returns the YAML text of the block: CRLF folded to LF and the
-// fence's indentation removed, as CommonMark reads it.
+// Content folds CRLF and drops the fence's indentation, as CommonMark reads
+// it.
 func (b Block) Content() string {
 	lines := splitLines(b.Raw())
 	var sb strings.Builder
@@ -46,7 +46,7 @@ func (b Block) Content() string {
 	return sb.String()
 }
 
-// Pos converts a line and column of Content (1-based) to the body.
+// Pos maps a 1-based Content position to the body.
 func (b Block) Pos(line, col int) Pos {
 	if line < 1 {
 		line = 1
@@ -80,8 +80,7 @@ func (b Block) Replace(content string) string {
 		}
 	}
 	if !b.Closed {
-		// An unclosed fence ran to the end of the body; close it now so the
-		// block cannot swallow what follows.
+		// Close an unclosed fence so the block swallows nothing after it.
 		if b.ContentEnd > b.ContentStart && !strings.HasSuffix(b.Raw(), "\n") && content == "" {
 			sb.WriteString(b.Newline)
 		}

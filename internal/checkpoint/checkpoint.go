@@ -24,7 +24,7 @@ func TailMost(limit int) int {
 	return 2 * limit
 }
 
-// Pos is a line and column in the issue body, both 1-based.
+// Pos is in the issue body, 1-based.
 type Pos struct{ Line, Col int }
 
 // Int is an integer value with its position. Set is false when the key is
@@ -65,7 +65,7 @@ type Checkpoint struct {
 	doc *yaml.Node // the decoded document, for rewriting
 }
 
-// List is an optional list value. Set is false when the key is absent.
+// List is an optional list; Set is false when absent.
 type List[T any] struct {
 	Items []T
 	Pos   Pos
@@ -97,8 +97,7 @@ type Entry struct {
 	Timestamp  String
 }
 
-// Entries returns the history the checkpoint carries: history_tail when
-// present, else history.
+// Entries are history_tail when present, else history.
 func (c *Checkpoint) Entries() []Entry {
 	if c.HistoryTail.Set {
 		return c.HistoryTail.Items

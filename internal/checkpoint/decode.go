@@ -58,8 +58,7 @@ func (d *decoder) pos(n *yaml.Node) Pos { return d.block.Pos(n.Line, n.Column) }
 
 var yamlLineErr = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// decodeBlock parses and decodes one checkpoint block. It returns nil and
-// findings when the YAML cannot be read at all.
+// decodeBlock returns nil and findings when the YAML is unreadable.
 func decodeBlock(b Block, done <-chan struct{}) (*Checkpoint, []finding.Finding) {
 	d := &decoder{block: b}
 	doc, err := parseYAML(b.Content(), done)
@@ -94,8 +93,7 @@ func parseYAML(text string, done <-chan struct{}) (*yaml.Node, error) {
 	}
 }
 
-// parseYAMLNow parses one YAML document; a second one is an error, and a
-// parser panic is an error too, never a crash.
+// parseYAMLNow errs on a second document or a parser panic; never crashes.
 func parseYAMLNow(text string) (doc *yaml.Node, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -202,7 +200,7 @@ func (d *decoder) walk(f field, key, n *yaml.Node, path string) {
 	}
 }
 
-// alias reports an anchor's alias, which a checkpoint may not hold.
+// alias reports an alias: a checkpoint may not hold one.
 func (d *decoder) alias(n *yaml.Node, path string) {
 	d.add(d.pos(n), path, "anchors and aliases are not allowed in a checkpoint; write the value out")
 }
@@ -244,7 +242,7 @@ func (d *decoder) timestamp(n *yaml.Node, path string) {
 	}
 }
 
-// strs checks a list of strings, each non-empty when f says so.
+// strs checks a string list, each non-empty when f says so.
 func (d *decoder) strs(f field, n *yaml.Node, path string) {
 	if n.Kind != yaml.SequenceNode {
 		d.add(d.pos(n), path, "expected a list of strings, found %s", Describe(n))
@@ -274,7 +272,7 @@ func (d *decoder) objects(f field, n *yaml.Node, path string) {
 	}
 }
 
-// object checks a mapping: unknown, duplicate and missing keys, then each value.
+// object checks unknown, duplicate and missing keys, then values.
 func (d *decoder) object(f field, key, n *yaml.Node, path string) {
 	if n.Kind == yaml.AliasNode {
 		d.alias(n, path)
@@ -410,7 +408,7 @@ func short(s string) string {
 	return q
 }
 
-// hint suggests the closest known key, if one is close enough to be a typo.
+// hint suggests the closest known key when it looks like a typo.
 func hint(got string, known []string) string {
 	if best, ok := finding.Nearest(got, known); ok || best != "" && strings.HasPrefix(best, strings.ToLower(got)) && len(got) >= 3 {
 		return fmt.Sprintf(" (did you mean %q?)", best)
@@ -418,7 +416,7 @@ func hint(got string, known []string) string {
 	return fmt.Sprintf(" (known keys: %s)", strings.Join(known, ", "))
 }
 
-// quote shows untrusted text in a message: quoted, escaped, and short.
+// quote makes untrusted text quoted, escaped and short.
 func quote(s string) string { return markdown.QuoteN(s, quoteRunes) }
 
 // quoteRunes is how much of a value a message shows.

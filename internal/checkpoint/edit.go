@@ -7,19 +7,17 @@ import "gopkg.in/yaml.v3"
 // it is called on as it was; key order, comments and the style of every
 // untouched node are kept.
 
-// WithString returns a copy of c with the top-level key set to the string
-// v (added at the end when missing).
+// WithString copies c, setting or appending the top-level key.
 func (c *Checkpoint) WithString(key, v string) *Checkpoint {
 	return c.edited(func(body *yaml.Node) { setString(body, key, v) })
 }
 
-// WithInt returns a copy of c with the top-level key set to the integer v
-// (added at the end when missing).
+// WithInt copies c, setting or appending the top-level key.
 func (c *Checkpoint) WithInt(key string, v int64) *Checkpoint {
 	return c.edited(func(body *yaml.Node) { setInt(body, key, v) })
 }
 
-// WithAssignee returns a copy of c with state.assignee set to v.
+// WithAssignee copies c with state.assignee set.
 func (c *Checkpoint) WithAssignee(v string) *Checkpoint {
 	return c.edited(func(body *yaml.Node) { setString(ensure(body, "state", yaml.MappingNode), "assignee", v) })
 }
@@ -65,8 +63,7 @@ func (c *Checkpoint) WithEntry(e NewEntry) *Checkpoint {
 	})
 }
 
-// flowEntry is e as a flow mapping, its empty fields left out and its
-// timestamp double-quoted.
+// flowEntry drops empty fields and double-quotes the timestamp.
 func flowEntry(e NewEntry) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
 	for _, kv := range [][2]string{{"agent", e.Agent}, {"action", e.Action}, {"invocation", e.Invocation}, {"timestamp", e.Timestamp}} {

@@ -44,7 +44,7 @@ func fill(cp *Checkpoint, n *yaml.Node, b Block) {
 	cp.AgentChain = f.strs(n, "agent_chain")
 }
 
-// lookup finds key in a mapping, returning the key and value nodes.
+// lookup returns key's key and value nodes in m.
 func lookup(m *yaml.Node, key string) (k, v *yaml.Node) {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, nil
@@ -100,8 +100,7 @@ func (f filler) entries(m *yaml.Node, key string) List[Entry] {
 	return list(f, m, key, f.entry)
 }
 
-// entry reads a history entry; ok is false for an item that is not a
-// mapping.
+// entry is not ok for an item that is not a mapping.
 func (f filler) entry(item *yaml.Node) (e Entry, ok bool) {
 	if item.Kind != yaml.MappingNode {
 		return Entry{}, false

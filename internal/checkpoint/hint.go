@@ -12,10 +12,10 @@ import (
 // digests never see it. Anyone may edit it, so the reader trusts it for
 // nothing.
 
-// hintLine matches a read hint line, its indentation and line end aside.
+// hintLine ignores indentation and line end.
 var hintLine = regexp.MustCompile(`^#[ \t]*gns-guard:[ \t]*comments since[ \t]+(\S+)[ \t]*$`)
 
-// HintLine is the read hint for time t, as written: one YAML comment line.
+// HintLine is one YAML comment line.
 func HintLine(t time.Time) string {
 	return "# gns-guard: comments since " + t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
@@ -92,8 +92,7 @@ func hintBlock(body string, maxBytes int) (Block, bool) {
 	return blocks[0], true
 }
 
-// hintAt is one hint line of a block's raw content: its byte span (line
-// end included) and the time text it holds.
+// hintAt is a hint line's byte span, line end included, and time text.
 type hintAt struct {
 	start, end int
 	at         string

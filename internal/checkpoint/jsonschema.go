@@ -2,7 +2,7 @@ package checkpoint
 
 import "encoding/json"
 
-// SchemaID is the $id of the JSON Schema of checkpoint v2.
+// SchemaID is the $id of checkpoint v2's JSON Schema.
 const SchemaID = "https://gns-guard.dev/schema/checkpoint-v2.json"
 
 // JSONSchema returns the JSON Schema (draft 2020-12) of the checkpoint
@@ -31,7 +31,7 @@ func JSONSchema(tailLimit int) []byte {
 	return append(out, '\n')
 }
 
-// schemaOf is the JSON Schema of a value of field f.
+// schemaOf is the JSON Schema of f's values.
 func schemaOf(f field, tailLimit int) map[string]any {
 	s := map[string]any{}
 	if f.doc != "" {
@@ -49,8 +49,8 @@ func schemaOf(f field, tailLimit int) map[string]any {
 	return s
 }
 
-// kindSchema writes into s what f's kind asks of a value, and returns the
-// JSON types it allows (null aside).
+// kindSchema fills s for f's kind and returns the allowed JSON types, null
+// aside.
 func kindSchema(s map[string]any, f field, tailLimit int) []string {
 	var types []string
 	switch f.kind {
@@ -116,8 +116,7 @@ func objectSchema(s map[string]any, f field, tailLimit int) {
 	}
 }
 
-// rfc3339Pattern is what time.Parse(time.RFC3339, ...) accepts, as a
-// regular expression, so that validators that ignore "format" agree too.
+// rfc3339Pattern matches time.RFC3339 for validators that ignore "format".
 const rfc3339Pattern = `^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` + // date
 	`[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\.[0-9]+)?` + // time
 	`([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$` // offset

@@ -9,16 +9,15 @@ import (
 
 // Options tune Parse. The zero value uses the defaults.
 type Options struct {
-	// Issue is the number of the issue the body belongs to; 0 skips the
-	// check that checkpoint.issue matches it.
+	// Issue must match checkpoint.issue; 0 skips the check.
 	Issue int64
-	// MaxBytes caps the block before it is parsed (default 64 KiB).
+	// MaxBytes caps the block before parsing (default 64 KiB).
 	MaxBytes int
-	// TailLimit is history-tail (default 3): what a prune keeps in
-	// history_tail; it may hold TailMost(TailLimit) entries.
+	// TailLimit is history-tail (default 3); history_tail may hold
+	// TailMost(TailLimit).
 	TailLimit int
-	// Done, when not nil, is closed when parsing must give up: the
-	// caller's deadline (see ParseTimeout). Nil: no time limit.
+	// Done closes at the caller's deadline (see ParseTimeout); nil: no
+	// limit.
 	Done <-chan struct{}
 }
 
@@ -40,15 +39,13 @@ func (o Options) tailLimit() int {
 type Result struct {
 	// Blocks are the checkpoint blocks found, in order.
 	Blocks []Block
-	// Checkpoint is the decoded checkpoint when there is exactly one block
-	// and its YAML could be read; it may still have findings.
+	// Checkpoint is set for exactly one readable block, findings or not.
 	Checkpoint *Checkpoint
 	// Findings are every problem found, sorted by position.
 	Findings []finding.Finding
 }
 
-// Block returns the single checkpoint block, or nil when there is none or
-// more than one.
+// Block is nil for none or several.
 func (r Result) Block() *Block {
 	if len(r.Blocks) != 1 {
 		return nil
@@ -56,8 +53,8 @@ func (r Result) Block() *Block {
 	return &r.Blocks[0]
 }
 
-// Valid reports whether exactly one checkpoint was found and it has no
-// errors of its own (rule checkpoint-invalid, -ambiguous or -too-large).
+// Valid: exactly one checkpoint, free of checkpoint-invalid, -ambiguous and
+// -too-large.
 func (r Result) Valid() bool {
 	if r.Checkpoint == nil || len(r.Blocks) != 1 {
 		return false
@@ -92,8 +89,7 @@ func Find(body string, maxBytes int) []Block {
 	return out
 }
 
-// head returns the start of a block's content, enough to recognise it
-// without reading a huge block whole.
+// head is enough to recognise a block without reading it whole.
 func head(b Block, maxBytes int) string {
 	if b.ContentEnd-b.ContentStart > maxBytes {
 		return Block{body: b.body[:b.ContentStart+maxBytes], ContentStart: b.ContentStart, ContentEnd: b.ContentStart + maxBytes,
@@ -111,7 +107,7 @@ func bareBlock(body string) Block {
 	return b
 }
 
-// hasFence reports whether any line of body opens a fenced code block.
+// hasFence reports whether any line opens a fenced code block.
 func hasFence(body string) bool {
 	for _, l := range splitLines(body) {
 		if openFence.MatchString(strings.TrimSuffix(l.text, "\r")) {
@@ -121,8 +117,8 @@ func hasFence(body string) bool {
 	return false
 }
 
-// Parse finds the checkpoint in body, decodes it and checks it against
-// schema v2. It never fails: every problem is a finding.
+// Parse checks against schema v2. It never fails: every problem is a
+// finding.
 func Parse(body string, opts Options) Result {
 	r := Result{Blocks: Find(body, opts.maxBytes())}
 	switch len(r.Blocks) {

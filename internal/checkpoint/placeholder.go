@@ -12,8 +12,7 @@ import (
 // (docs/contract.md §2). Only the literal 0 is the placeholder.
 const IssuePlaceholder = 0
 
-// HoldsPlaceholder reports whether the parsed checkpoint's issue is the
-// template's placeholder, written as the literal 0.
+// HoldsPlaceholder reports whether issue is the template's literal 0.
 func (r Result) HoldsPlaceholder() bool {
 	_, ok := placeholderAt(r)
 	return ok
@@ -30,8 +29,7 @@ func FillIssue(body string, r Result, n int64) (filled string, ok bool) {
 	return body[:at] + strconv.FormatInt(n, 10) + body[at+1:], true
 }
 
-// placeholderAt is the byte offset in the body of the placeholder 0 of
-// r's one checkpoint block.
+// placeholderAt is the placeholder 0's byte offset in the body.
 func placeholderAt(r Result) (int, bool) {
 	cp := r.Checkpoint
 	if cp == nil || len(r.Blocks) != 1 || !cp.Issue.Set || cp.Issue.Value != IssuePlaceholder {
@@ -48,8 +46,7 @@ func placeholderAt(r Result) (int, bool) {
 	return at, true
 }
 
-// offset is the byte offset of a body position (1-based line, and column
-// counted in characters).
+// offset takes a 1-based line and a column in characters.
 func offset(body string, p Pos) (int, bool) {
 	at := 0
 	for line := 1; line < p.Line; line++ {

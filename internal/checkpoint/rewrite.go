@@ -22,7 +22,7 @@ var ErrNoDocument = errors.New("checkpoint: no decoded YAML document to re-encod
 // no meaningful position; Encode, Block.Replace and Parse give them one.
 // Key order, comments and style of untouched nodes are kept.
 
-// Clone returns a deep copy of c: editing its node tree leaves c as it was.
+// Clone is deep: editing its tree leaves c alone.
 func (c *Checkpoint) Clone() *Checkpoint {
 	out := *c
 	out.doc = cloneNode(c.doc, map[*yaml.Node]*yaml.Node{})
@@ -97,8 +97,7 @@ func cut(v *yaml.Node, items []Entry, n int) []Entry {
 	return l.Items
 }
 
-// tailEntry makes a history entry a history_tail entry: only agent, action,
-// invocation and timestamp stay, and a missing timestamp becomes ts.
+// tailEntry keeps agent, action, invocation and timestamp (ts when missing).
 func tailEntry(e *yaml.Node, ts string) {
 	if e.Kind != yaml.MappingNode {
 		return
@@ -123,8 +122,7 @@ func tailEntry(e *yaml.Node, ts string) {
 	e.Content = kept
 }
 
-// WithBudget returns a copy of c with budget.total, budget.consumed and
-// budget.remaining set. Missing keys (and a missing budget) are added.
+// WithBudget copies c with the budget set, adding missing keys.
 func (c *Checkpoint) WithBudget(total, consumed, remaining int64) *Checkpoint {
 	return c.edited(func(body *yaml.Node) {
 		b := ensure(body, "budget", yaml.MappingNode)
@@ -209,12 +207,10 @@ func encodeNode(doc *yaml.Node) (string, error) {
 	return buf.String(), nil
 }
 
-// flowPlaceholder starts the plain scalars that stand in for flow lists
-// while the tree is encoded.
+// flowPlaceholder stands in for flow lists while the tree is encoded.
 const flowPlaceholder = "gnsguardflowlist"
 
-// plainItem is a string that can stand unquoted in a flow list (if it also
-// reads back as a string).
+// plainItem may stand unquoted in a flow list, if it reads back as a string.
 var plainItem = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:/+-]*$`)
 
 // plainFlowLists replaces every flow collection (list or mapping) of
@@ -279,8 +275,7 @@ func flowItem(it *yaml.Node) (string, bool) {
 	return text[1 : len(text)-1], true
 }
 
-// readsAs reports whether s, unquoted in a flow list, reads back as s with
-// the tag tag.
+// readsAs reports whether unquoted s reads back as s with tag.
 func readsAs(s, tag string) bool {
 	var doc yaml.Node
 	if yaml.Unmarshal([]byte("["+s+"]"), &doc) != nil || len(doc.Content) != 1 {
@@ -294,7 +289,7 @@ func readsAs(s, tag string) bool {
 	return v.Kind == yaml.ScalarNode && v.Value == s && v.ShortTag() == tag
 }
 
-// sameData reports whether the YAML text holds the same data as the tree.
+// sameData compares text's data with the tree's.
 func sameData(doc *yaml.Node, text string) bool {
 	var x, y any
 	if doc.Decode(&x) != nil || yaml.Unmarshal([]byte(text), &y) != nil {
@@ -303,7 +298,7 @@ func sameData(doc *yaml.Node, text string) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// body returns the mapping under the root key checkpoint, or nil.
+// body is the mapping under the root key, or nil.
 func (c *Checkpoint) body() *yaml.Node {
 	root := c.doc
 	if root == nil {
@@ -322,7 +317,7 @@ func (c *Checkpoint) body() *yaml.Node {
 	return v
 }
 
-// refill reads the typed fields back from the (edited) node tree.
+// refill rereads the typed fields from the edited tree.
 func (c *Checkpoint) refill() {
 	body := c.body()
 	if body == nil {
@@ -358,7 +353,7 @@ func tagOf(kind yaml.Kind) string {
 	return "!!str"
 }
 
-// setInt sets key in mapping m to the integer v, keeping the key's comments.
+// setInt keeps the key's comments.
 func setInt(m *yaml.Node, key string, v int64) {
 	n := ensure(m, key, yaml.ScalarNode)
 	n.Tag, n.Value, n.Style = "!!int", strconv.FormatInt(v, 10), 0

@@ -43,7 +43,7 @@ var tailFields = []field{
 	{key: "timestamp", kind: kindTime, required: true, doc: "When (RFC 3339)."},
 }
 
-// schemaV2 is the checkpoint mapping: the value of the root key `checkpoint`.
+// schemaV2 is the value of the root key `checkpoint`.
 var schemaV2 = field{key: "checkpoint", kind: kindObject, required: true, doc: "GNS-2 workflow checkpoint, schema v2.", fields: []field{
 	{key: "version", kind: kindInt, required: true, constant: ptr(2), doc: "Schema version; always 2."},
 	{key: "issue", kind: kindInt, required: true, minimum: ptr(0), doc: "The number of the issue that holds this checkpoint; 0 is a " +

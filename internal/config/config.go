@@ -24,27 +24,24 @@ type Config struct {
 	PruneThreshold float64
 	// CarryoverRatio: a new phase starts with floor(remaining * CarryoverRatio) + PhaseGrant (0.5).
 	CarryoverRatio float64
-	// PhaseGrant is added to the carried-over budget of a new phase (0).
+	// PhaseGrant is added to a new phase's budget (0).
 	PhaseGrant int64
 	// HistoryTail is the most entries history_tail holds (3).
 	HistoryTail int
-	// DefaultMaxDepth applies when a governed issue has no cascade label;
-	// nil means none (violation cascade-label-missing), Unlimited means n.
+	// DefaultMaxDepth: nil means cascade-label-missing; Unlimited means n.
 	DefaultMaxDepth *int
 	// AllowedAgents, when not empty, lists every agent that may act.
 	AllowedAgents []string
-	// BudgetAdmins may raise budgets, change versions and approve (remove
-	// budget::exhausted or permission::violation, add a relaxing label).
-	// Empty: repository admins may.
+	// BudgetAdmins raise budgets, change versions and approve; empty:
+	// repository admins.
 	BudgetAdmins []string
-	// LedgerKey signs the guard's ledger record (an Ed25519 key derived
-	// from it); empty: the record is trusted by author and marker only.
+	// LedgerKey derives the Ed25519 signing key; empty trusts author and
+	// marker.
 	LedgerKey []byte
-	// LedgerKeyPrevious is a rotated-out ledger-key: records it signed
-	// still verify, and are signed anew with LedgerKey.
+	// LedgerKeyPrevious still verifies old records, which LedgerKey
+	// re-signs.
 	LedgerKeyPrevious []byte
-	// LedgerPublicKey is the published public key (ledger-public-key):
-	// it verifies records and archives without the secret.
+	// LedgerPublicKey verifies records and archives without the secret.
 	LedgerPublicKey string
 	// LedgerStandIn signs in place of ledger-key where a key verifies
 	// (ledger-public-key) but ledger-key is not held: `report` draws one
@@ -52,16 +49,12 @@ type Config struct {
 	// and archive parts a predicted run writes verify on the next as the
 	// guard's own do. Never a setting, never written to an issue.
 	LedgerStandIn []byte
-	// MaxBudget caps a new issue's budget.total until an approver accepts
-	// it; 0: no cap.
+	// MaxBudget caps a new budget.total until approved; 0: no cap.
 	MaxBudget int64
-	// RepositoryBudget caps the tokens granted to the repository's
-	// governed issues (baselines and approved raises) within
-	// RepositoryBudgetWindow; 0: no cap.
+	// RepositoryBudget caps grants within RepositoryBudgetWindow; 0: no cap.
 	RepositoryBudget       int64
 	RepositoryBudgetWindow time.Duration
-	// ProtectedPaths are path prefixes a pull request may change only with
-	// the evolve-system label (.kilo/).
+	// ProtectedPaths need the evolve-system label to change (.kilo/).
 	ProtectedPaths []string
 	// PressureThreshold: fail when entry load / max context exceeds it (0.6).
 	PressureThreshold float64
@@ -73,43 +66,37 @@ type Config struct {
 	DigestAfter int
 	// MetricsFile, when set, gets one JSON line per run.
 	MetricsFile string
-	// UnderReport is what an agent reporting less consumption than its
-	// own result comment holds is: "warn" (default), "fail" or "off".
+	// UnderReport is "warn" (default), "fail" or "off".
 	UnderReport string
-	// StaleAfter is how long an issue may go without accepted progress
-	// before status calls it stale.
+	// StaleAfter is how long without accepted progress means stale.
 	StaleAfter time.Duration
 	// UnjudgedGrace is how long the body may be ahead of the guard's
 	// ledger before context and report refuse to build on it and status
 	// lists the issue (2m).
 	UnjudgedGrace time.Duration
-	// Metering is "off" (default) or "required": an agent result without
-	// a valid meter receipt for its invocation is then a violation.
+	// Metering "required" makes a result without a valid receipt a
+	// violation.
 	Metering string
-	// MeterPublicKey verifies the meter's receipts (meter-public-key);
-	// empty: receipts are not judged.
+	// MeterPublicKey verifies receipts; empty: receipts are not judged.
 	MeterPublicKey string
-	// MeterURL is where report fetches its invocation's receipt; empty:
-	// no meter.
+	// MeterURL serves report's receipts; empty: no meter.
 	MeterURL string
-	// Prices are the model prices the meter puts on receipts, by model.
+	// Prices are by model, as the meter prices receipts.
 	Prices map[string]Price
-	// MoneyCap caps an issue's metered cost, in millionths of a dollar;
-	// 0: no cap.
+	// MoneyCap is in millionths of a dollar; 0: no cap.
 	MoneyCap int64
 	// Agents maps an agent's name to the Gitea logins that may speak as
 	// it (setting agents, file only): a result comment counts as agent
 	// X's only when one of X's logins posted it. Empty: any account that
 	// can write the issue may speak as any agent.
 	Agents map[string][]string
-	// LoadCommentsFrom is whose comments the entry load holds: "writers"
-	// (default: accounts that can write the issue) or "everyone".
+	// LoadCommentsFrom is "writers" (default) or "everyone".
 	LoadCommentsFrom string
 	// Labels are the label names the guard reads and sets.
 	Labels LabelNames
 }
 
-// Price is what a model's tokens cost, in dollars per million tokens.
+// Price is in dollars per million tokens.
 type Price struct {
 	Input, Output, Cached float64
 }
@@ -125,8 +112,7 @@ type LabelNames struct {
 	EvolveSystem        string // "permission::evolve-system"
 }
 
-// Approval are the labels only an approver removes: their removal is the
-// approval.
+// Approval labels' removal by an approver is the approval.
 func (n LabelNames) Approval() []string {
 	return []string{n.BudgetExhausted, n.PermissionViolation}
 }
@@ -144,7 +130,7 @@ func DefaultLabels() LabelNames {
 	}
 }
 
-// DefaultConfig returns the configuration of an action step with no inputs.
+// DefaultConfig is an action step with no inputs.
 func Default() Config {
 	return Config{
 		FailOn:                 "violation",
@@ -167,8 +153,7 @@ func Default() Config {
 	}
 }
 
-// Specs are the labels the guard sets, with the color and description
-// it gives them when it has to create them.
+// Specs give color and description to labels the guard creates.
 func (n LabelNames) Specs() []issues.LabelSpec {
 	return []issues.LabelSpec{
 		{Name: n.DepthExceeded, Color: "b60205", Description: "gns-guard: checkpoint depth is over the cascade limit; the issue is locked"},
@@ -178,7 +163,7 @@ func (n LabelNames) Specs() []issues.LabelSpec {
 	}
 }
 
-// sizeColors are the colours of the size labels, lighter for smaller tasks.
+// sizeColors are lighter for smaller tasks.
 var sizeColors = map[string]string{"tiny": "c2f0c2", "small": "8fdb8f", "medium": "4fbf6a", "large": "238636"}
 
 // GovernanceSpecs are the governance labels `init` creates and the guard
@@ -219,8 +204,7 @@ func (c Config) Approvers() string {
 // results since the last digest.
 func (c Config) RecentWindow() int { return max(3, c.DigestAfter+2) }
 
-// ParseList splits a comma- or newline-separated list (an action input or a
-// flag), trimming blanks and dropping empty items.
+// ParseList splits on commas or newlines, trimming and dropping empties.
 func ParseList(v string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
@@ -231,8 +215,8 @@ func ParseList(v string) []string {
 	return out
 }
 
-// ParseMaxDepth reads a default-max-depth value: a whole number >= 0, n
-// (Unlimited), or "" (nil: no default). The error says what is accepted.
+// ParseMaxDepth takes >= 0, n (Unlimited), or "" (nil); errors say what's
+// accepted.
 func ParseMaxDepth(v string) (*int, error) {
 	if v == "" {
 		return nil, nil

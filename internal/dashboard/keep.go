@@ -18,8 +18,7 @@ const MaxClosedPages = 4
 type Kept struct {
 	// Number is the dashboard issue's number.
 	Number int64 `json:"number"`
-	// Action is "created", "edited", "reopened" (it was closed: reopened
-	// and edited) or "unchanged" (its body was already the one to write).
+	// Action is "created", "edited", "reopened" (and edited) or "unchanged".
 	Action string `json:"action"`
 }
 
@@ -30,8 +29,7 @@ func IsDashboard(is issues.Issue, author, login string) bool {
 	return login != "" && author == login && !is.IsPull && strings.Contains(is.Body, Marker)
 }
 
-// Find returns the dashboard among listed issues (the oldest, should there
-// be several), or false.
+// Find returns the oldest dashboard among issues, or false.
 func Find(listed []Listed, login string) (issues.Issue, bool) {
 	var found issues.Issue
 	ok := false
@@ -75,8 +73,7 @@ func Keep(ctx context.Context, w port.IssueLister, listed []Listed, login, body 
 	return Kept{Number: is.Number, Action: "created"}, nil
 }
 
-// findClosed looks for a dashboard a person closed, within MaxClosedPages
-// pages of closed issues; 0 when none.
+// findClosed searches MaxClosedPages of closed issues; 0 when none.
 func findClosed(ctx context.Context, w port.IssueLister, login string) (int64, error) {
 	q := port.IssueQuery{State: "closed", CreatedBy: login}
 	if login == issues.ActionsUser {

@@ -17,15 +17,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Marker marks the dashboard issue's body. Only the guard's user's issue
-// with it is the dashboard.
+// Marker marks the dashboard, only on the guard's user's issue.
 const Marker = "<!-- gns-guard:dashboard -->"
 
-// Title is the title a new dashboard issue gets (a person may rename it).
+// Title is a new dashboard's; a person may rename it.
 const Title = "gns-guard dashboard"
 
-// MaxBody bounds the dashboard's body: rows past it are left out, and the
-// body says how many.
+// MaxBody drops further rows, and the body counts them.
 const MaxBody = 60000
 
 // JSON renders the rows as a JSON array, indented.
@@ -91,8 +89,7 @@ func Markdown(r *Result) string {
 	return s
 }
 
-// markdownTable renders the summary line and the table within most bytes
-// (0: no limit), and how many rows it left out.
+// markdownTable fits most bytes (0: no limit) and counts rows left out.
 func markdownTable(r *Result, most int) (string, int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", summary(r))
@@ -148,8 +145,7 @@ func markdownTable(r *Result, most int) (string, int) {
 	return b.String(), 0
 }
 
-// Body is the dashboard issue's body: the marker, the table and the chart
-// of budget burn.
+// Body is the marker, the table and the burn chart.
 func Body(r *Result, version string) string {
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
@@ -173,8 +169,7 @@ func Body(r *Result, version string) string {
 	return b.String()
 }
 
-// budgetLines say how much of the repository budget the window's grants
-// hold (none without repository-budget).
+// budgetLines are none without repository-budget.
 func budgetLines(r *Result) []string {
 	rb := r.Budget
 	if rb == nil {
@@ -212,8 +207,7 @@ func summary(r *Result) string {
 		OpenGoverned(len(r.Rows)), r.Open, len(r.Rows)-fail, fail, stale, waiting)
 }
 
-// OpenGoverned says how many open governed issues there are: "1 open
-// governed issue", "5 open governed issues".
+// OpenGoverned reads "1 open governed issue", "5 open governed issues".
 func OpenGoverned(n int) string {
 	if n == 1 {
 		return "1 open governed issue"
@@ -274,8 +268,7 @@ func usedText(row Row) string {
 	return s
 }
 
-// lifetimeText is the issue's lifetime spend, and the earlier phases' part
-// when there were any: "16,681 (16,681 before this phase)".
+// lifetimeText reads "16,681 (16,681 before this phase)".
 func lifetimeText(row Row) string {
 	if row.Budget == nil {
 		return "–"
@@ -301,8 +294,8 @@ func orDash(s string) string {
 	return s
 }
 
-// plain reduces untrusted text to one printable line of at most most
-// characters (0: no limit): control characters become spaces.
+// plain makes untrusted text one printable line of at most most (0: no
+// limit).
 func plain(s string, most int) string {
 	r := []rune(strings.Map(func(c rune) rune {
 		if unicode.IsControl(c) || c == '\u2028' || c == '\u2029' {

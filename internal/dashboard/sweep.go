@@ -23,11 +23,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// MaxPages bounds the pages of open issues a sweep reads (50 issues a
-// page): 100,000 open issues.
+// MaxPages at 50 a page is 100,000 open issues.
 const MaxPages = 2000
 
-// Budget warnings: the share of the budget used at which a row warns.
+// Budget warnings: the used share at which a row warns.
 const (
 	WarnAt   = 60
 	AlarmAt  = 80
@@ -40,22 +39,18 @@ type Sweep struct {
 	Reader *live.Reader
 	// Lister lists the open issues.
 	Lister port.IssueLister
-	// Config is the configuration the guard judges with (the
-	// repository's file under the flags or inputs).
+	// Config is the file under the flags or inputs.
 	Config config.Config
 	// Repo is OWNER/NAME.
 	Repo string
 	// Now is the time the decision is made at; ServerNow, when not zero,
 	// the server's clock, which stale compares the ledger's times with.
 	Now, ServerNow func() time.Time
-	// Skip leaves an open issue out (the dashboard issue itself); author
-	// is the login that opened it.
+	// Skip leaves an issue out (the dashboard itself); author opened it.
 	Skip func(is issues.Issue, author string) bool
-	// Progress, when not nil, is told each governed issue read: done of
-	// total.
+	// Progress, when set, hears done of total per governed issue.
 	Progress func(done, total int)
-	// Workflows, when not nil, lists the repository's workflows: a
-	// disabled guard workflow is reported.
+	// Workflows, when set, lets a disabled guard workflow be reported.
 	Workflows port.WorkflowReader
 	// Grants is the repository's grant list, when known (the runner hands
 	// it to the action's dashboard run): the repository budget is read
@@ -72,21 +67,20 @@ type Result struct {
 	Open int `json:"open"`
 	// Rows are the open governed issues, by number, newest first.
 	Rows []Row `json:"issues"`
-	// Listed are every open issue the sweep listed (the dashboard is
-	// found among them).
+	// Listed are every open issue, the dashboard among them.
 	Listed []Listed `json:"-"`
 	// StaleAfter is the stale-after setting the rows were judged with.
 	StaleAfter time.Duration `json:"-"`
-	// DisabledWorkflows are the paths of the disabled workflows that run
-	// the guard; WorkflowNote says why they could not be listed.
+	// DisabledWorkflows run the guard; WorkflowNote says why they were
+	// unlisted.
 	DisabledWorkflows []string `json:"-"`
 	WorkflowNote      string   `json:"-"`
 	// Budget is the repository budget's burn (nil: no repository-budget).
 	Budget *RepoBudget `json:"-"`
 }
 
-// RepoBudget is what the repository's governed issues were granted within
-// repository-budget-window, against repository-budget.
+// RepoBudget is grants within repository-budget-window against
+// repository-budget.
 type RepoBudget struct {
 	Granted, Limit int64
 	Window         time.Duration
@@ -97,35 +91,31 @@ type RepoBudget struct {
 	Problem string
 }
 
-// Listed is an issue as listed, with the login that opened it.
+// Listed is a listed issue with its opener.
 type Listed struct {
 	Issue  issues.Issue
 	Author string
 }
 
-// Row is one open governed issue as the guard judges it now.
+// Row is one open governed issue as judged now.
 type Row struct {
 	Number int64  `json:"number"`
 	Title  string `json:"title"`
-	// Phase, Depth, LastAgent and NextAgent are the checkpoint's (empty or
-	// null when it cannot be read).
+	// Phase, Depth, LastAgent and NextAgent are empty when unreadable.
 	Phase string `json:"phase"`
 	Depth *int64 `json:"depth"`
 	// MaxDepth is the cascade limit: -1 unlimited, null unknown.
 	MaxDepth *int         `json:"max_depth"`
 	Budget   *IssueBudget `json:"budget"`
-	// UsedPercent is consumed ÷ total in whole percent (null when the
-	// budget is unknown or its total is 0).
+	// UsedPercent is whole; null when unknown or total is 0.
 	UsedPercent *int `json:"used_percent"`
 	// BudgetWarning is "", "60%" or "80%" (the share used reached it), or
 	// "exhausted" (remaining ≤ 0, or the budget::exhausted label: it waits
 	// for a person to approve more).
 	BudgetWarning string `json:"budget_warning,omitempty"`
-	// Waiting says a person must act: budget::exhausted or
-	// permission::violation is on the issue.
+	// Waiting: budget::exhausted or permission::violation needs a person.
 	Waiting bool `json:"waiting_for_person"`
-	// Verdict is "pass" or "fail" (a violation); Rules the failing rules,
-	// Warnings the rules that only warn.
+	// Verdict is "pass" or "fail"; Rules fail, Warnings only warn.
 	Verdict   string            `json:"verdict"`
 	Rules     []string          `json:"rules"`
 	Warnings  []string          `json:"warnings"`
@@ -141,19 +131,17 @@ type Row struct {
 	ProgressFrom string    `json:"last_progress_from"`
 	// Stale says no progress was accepted for stale-after.
 	Stale bool `json:"stale"`
-	// Unjudged, when set, says the body changed and no guard run judged
-	// it for longer than unjudged-grace (omitted when judged).
+	// Unjudged: the body changed unjudged past unjudged-grace; omitted when
+	// judged.
 	Unjudged *ledgerpkg.Unjudged `json:"unjudged,omitempty"`
-	// Metered is what gns-guard meter counted for the issue, next to
-	// what was reported (omitted without a meter).
+	// Metered is the meter's count beside the report; omitted without one.
 	Metered *Metered `json:"metered,omitempty"`
 
 	burn   burn.Series
 	grants []ledgerpkg.Grant // the grants its trusted record holds
 }
 
-// Metered is an issue's spend as the meter counted it: every call, in
-// tokens and in millionths of a dollar.
+// Metered counts every call, in tokens and millionths of a dollar.
 type Metered struct {
 	Calls  int64 `json:"calls"`
 	Tokens int64 `json:"tokens"`
@@ -171,8 +159,7 @@ type IssueBudget struct {
 	Earlier   int64 `json:"earlier_phases_consumed"`
 }
 
-// Run lists the repository's open issues page by page, reads each governed
-// one once, and judges it with the guard's decision.
+// Run judges each open governed issue once, as the guard would.
 func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 	res := &Result{Repo: s.Repo, Rows: []Row{}, StaleAfter: s.Config.StaleAfter}
 	governed, err := s.list(ctx, res)
@@ -212,8 +199,7 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// list lists the open issues page by page into res.Listed, each once, and
-// returns the governed ones the sweep does not skip.
+// list fills res.Listed once each and returns the governed, unskipped ones.
 func (s *Sweep) list(ctx context.Context, res *Result) ([]issues.Issue, error) {
 	seen := map[int64]bool{}
 	var governed []issues.Issue
@@ -235,7 +221,7 @@ func (s *Sweep) list(ctx context.Context, res *Result) ([]issues.Issue, error) {
 			if s.Skip != nil && s.Skip(is, author) {
 				continue
 			}
-			// As the one reader (and so the action) tells a governed issue.
+			// Tell governed issues apart as the reader, hence the action, does.
 			if guard.IsGoverned(is, config.Default()) {
 				governed = append(governed, is)
 			}
@@ -246,8 +232,7 @@ func (s *Sweep) list(ctx context.Context, res *Result) ([]issues.Issue, error) {
 	}
 }
 
-// judge decides one issue as the guard's run on its next event would, and
-// writes nothing.
+// judge decides as the next event's run would, writing nothing.
 func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.Counter, now time.Time) (Row, error) {
 	is := snap.Issue
 	n := is.Number
@@ -277,8 +262,7 @@ func (s *Sweep) judge(ctx context.Context, snap *live.Snapshot, counter *tokens.
 	return row, nil
 }
 
-// verdict is the plan's: fail with its failing rules when it has
-// violations, the rules that only warn, and its findings.
+// verdict lists failing rules, warnings and findings.
 func (row *Row) verdict(plan *guard.Plan) {
 	row.Verdict = "pass"
 	for _, v := range plan.Violations {
@@ -375,8 +359,7 @@ func (s *Sweep) repoBudget(res *Result) *RepoBudget {
 	return rb
 }
 
-// clock is the time stale compares progress with: the server's clock when
-// it is known, else now.
+// clock is the server's clock when known, else now.
 func (s *Sweep) clock(now time.Time) time.Time {
 	if s.ServerNow != nil {
 		if t := s.ServerNow(); !t.IsZero() {

@@ -30,14 +30,13 @@ func (s *Sweep) disabledGuards(ctx context.Context, res *Result) {
 		}
 		data, err := s.Workflows.File(ctx, wf.Path, maxWorkflowBytes)
 		if err != nil || posture.RunsGuard(data) {
-			// A disabled workflow whose file cannot be read is named too.
+			// An unreadable disabled workflow is named too.
 			res.DisabledWorkflows = append(res.DisabledWorkflows, wf.Path)
 		}
 	}
 }
 
-// workflowLines are the text and Markdown lines that warn of a disabled
-// guard workflow, or say it could not be checked.
+// workflowLines warn of a disabled guard workflow, or an unmade check.
 func workflowLines(r *Result) []string {
 	var out []string
 	for _, p := range r.DisabledWorkflows {

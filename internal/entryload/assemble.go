@@ -62,8 +62,7 @@ func (in *Input) check() error {
 	return nil
 }
 
-// planned is what the whole load would take: the header, every section
-// whole and the footer with all of them kept.
+// planned is the whole load: header, every section whole, full footer.
 func (a *assembly) planned() int {
 	planned := a.headerTokens + a.count(a.footerFor(Kept, 0))
 	for i := range a.secs {
@@ -118,8 +117,7 @@ func (a *assembly) widen(slack int, text string, total int) (string, int) {
 	return text, total
 }
 
-// load is the assembled load of text, which takes total tokens, with the
-// sections dropped and cut named.
+// load is the text, its total tokens, and what was dropped or cut.
 func (a *assembly) load(text string, total, planned int) *Load {
 	in := a.in
 	l := &Load{
@@ -159,7 +157,7 @@ type assembly struct {
 
 func (a *assembly) count(s string) int { return a.in.Counter.Count(s) }
 
-// build makes the sections in print order and their claim order.
+// build returns sections in print order and claim order.
 func (a *assembly) build() {
 	in := a.in
 	add := func(s Section) int {
@@ -237,8 +235,8 @@ func (a *assembly) build() {
 	}
 }
 
-// commentSection makes a comment's section: an agent result compressed
-// to its footer's fields unless FullComments, any other comment whole.
+// commentSection compresses agent results to footer fields unless
+// FullComments.
 func (a *assembly) commentSection(prio int, c Comment, r *result) Section {
 	body, rs := markdown.Strip(c.Body)
 	s := Section{Priority: prio, Kind: KindComment, CommentID: c.ID, Author: c.Author, Source: strings.TrimSpace(c.URL), body: body,
@@ -299,8 +297,7 @@ func (a *assembly) choosePrevious() bool {
 	return false
 }
 
-// wholeNeeds is what the load takes with section i whole and nothing of
-// a lower priority.
+// wholeNeeds is the load with section i whole and no lower priority.
 func (a *assembly) wholeNeeds(i int) int {
 	if g := a.in.Guard; g != nil {
 		widest := *g
@@ -317,17 +314,15 @@ func (a *assembly) wholeNeeds(i int) int {
 	return total
 }
 
-// widestFigure stands in for the guard's numbers while a load is sized:
-// no entry load's figure is wider.
+// widestFigure sizes the guard's numbers: no real figure is wider.
 const widestFigure = 99_999_999
 
-// snapshot and restore save and bring back every section's planned state.
+// snapshot and restore save every section's planned state.
 func (a *assembly) snapshot() []Section { return append([]Section(nil), a.secs...) }
 
 func (a *assembly) restore(saved []Section) { copy(a.secs, saved) }
 
-// dropAll leaves out everything but the checkpoint, the task and the
-// pinned result.
+// dropAll keeps only checkpoint, task and pinned result.
 func (a *assembly) dropAll() {
 	for i := range a.secs {
 		s := &a.secs[i]
@@ -352,8 +347,7 @@ func (a *assembly) footerFor(status string, total int) string {
 		case status != "":
 			lines[i] = s.footerLine(status, s.Whole, s.Lines)
 		default:
-			// The longest a line can read: dropped, or a file cut with
-			// numbers as long as its own.
+			// The longest a line can read, dropped or cut.
 			lines[i] = longest(s.footerLine(Kept, s.Whole, s.Lines), s.footerLine(Dropped, 0, 0))
 			if s.Kind == KindFile && s.Lines > 1 {
 				lines[i] = longest(lines[i], s.footerLine(Cut, s.Whole, s.Lines-1))
@@ -387,7 +381,7 @@ func (a *assembly) plan(slack int) {
 		if s.Kind != KindFile || s.Lines < 2 {
 			continue
 		}
-		// The most first lines that fit (token counts grow with lines).
+		// The most first lines that fit; tokens grow with lines.
 		lo, hi, best, bestText, bestTokens := 1, s.Lines-1, 0, "", 0
 		for lo <= hi {
 			mid := (lo + hi) / 2
@@ -406,8 +400,7 @@ func (a *assembly) plan(slack int) {
 	}
 }
 
-// render prints the load as planned and returns it with its exact token
-// count; the footer's total is that count.
+// render returns the text and its exact token count, the footer's total.
 func (a *assembly) render() (string, int) {
 	var body strings.Builder
 	body.WriteString(a.header)
@@ -422,7 +415,7 @@ func (a *assembly) render() (string, int) {
 	}
 	body.WriteString("\n")
 	head := body.String()
-	// The footer states the total, which it is part of: settle the number.
+	// The footer states a total that includes itself: settle it.
 	headTokens := a.count(head)
 	total := headTokens + a.count(footer(a.in, a.target, lines))
 	var text string

@@ -7,8 +7,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Priorities of the sections, highest first. A section of a lower priority
-// gets what higher ones leave of the cap.
+// Priorities, highest first: lower ones get what higher ones leave.
 const (
 	P0 = 0 // the issue's task and the checkpoint block (with current_task): never cut
 	P1 = 1 // the previous agent's result comment
@@ -34,14 +33,13 @@ const (
 	Dropped = "dropped" // left out: it did not fit
 )
 
-// MaxFiles is the most files a load may name (the protocol's limit).
+// MaxFiles is the protocol's limit.
 const MaxFiles = 3
 
-// RecentComments is how many recent comments a load holds at most.
+// RecentComments bounds a load's recent comments.
 const RecentComments = 3
 
-// Comment is an issue comment as the load sees it. Its JSON form is also
-// the comments file format of the CLI.
+// Comment's JSON form is also the CLI's comments file format.
 type Comment struct {
 	ID     int64  `json:"id"`
 	Author string `json:"author"`
@@ -53,23 +51,22 @@ type Comment struct {
 	Unread int `json:"-"`
 }
 
-// Doc is a file or skill read from the local checkout.
+// Doc is a file or skill from the local checkout.
 type Doc struct {
 	Path string
 	Text string
 }
 
-// LoadCap is the cap of a load and where it came from.
+// LoadCap is a load's cap and its origin.
 type LoadCap struct {
 	// Cap is the most tokens the printed load may take.
 	Cap int `json:"cap"`
-	// Size is the task size (tiny, small, medium, large); MaxContext and
-	// Overhead are its budget (docs/contract.md §3), Cap = MaxContext - Overhead
-	// unless Explicit.
+	// Size sets MaxContext and Overhead (docs/contract.md §3); Cap is their
+	// difference unless Explicit.
 	Size       string `json:"task_size,omitempty"`
 	MaxContext int    `json:"max_context,omitempty"`
 	Overhead   int    `json:"checkpoint_overhead,omitempty"`
-	// Explicit says the cap was given (--cap) rather than taken from the size.
+	// Explicit says --cap gave the cap.
 	Explicit bool `json:"explicit_cap"`
 }
 
@@ -80,9 +77,8 @@ type LoadCap struct {
 // next_estimated_tokens.
 type GuardFigure struct {
 	ContextTokens int64 `json:"context_tokens"`
-	// EntryTokens is the load; CommentTokens what its comments take in it
-	// (headings included), CheckpointTokens the checkpoint block's own
-	// tokens (the action's checkpoint-tokens).
+	// EntryTokens is the load, CommentTokens its comments, CheckpointTokens
+	// the action's checkpoint-tokens.
 	EntryTokens      int     `json:"entry_tokens"`
 	CheckpointTokens int     `json:"checkpoint_tokens"`
 	CommentTokens    int     `json:"comment_tokens"`
@@ -94,33 +90,31 @@ type GuardFigure struct {
 
 // Input is everything a load is assembled from.
 type Input struct {
-	// Issue is the issue's number; Agent the agent that loads (next_agent).
+	// Issue is the number; Agent is next_agent.
 	Issue int64
 	Agent string
 	// Task is the issue's task as a person wrote it: the body's task
 	// section (TaskSection). It is P0, loaded first and never cut; ""
 	// when the body has none.
 	Task string
-	// TaskNote, when not "", says in the task's heading where Task comes
-	// from (the accepted task in place of a changed one).
+	// TaskNote tells the task's heading where Task came from; "" for none.
 	TaskNote string
-	// Checkpoint is the checkpoint block's YAML as it stands in the body
-	// (current_task included). It is P0 and is never cut.
+	// Checkpoint is the block's YAML as in the body: P0, never cut.
 	Checkpoint string
 	// Comments are the recent comments to load, oldest first, the guard's
 	// own already left out (see SelectComments); at most RecentComments
 	// of them are used, the newest.
 	Comments []Comment
-	// Skipped are the guard's own comments left out, named in the footer.
+	// Skipped are the guard's own comments, named in the footer.
 	Skipped []Skipped
 	// Left are the other comments left out (an outsider's, an agent
 	// comment by an account that may not speak as its agent), named in the
 	// footer one a line.
 	Left []Left
-	// Gone are the accepted results deleted or edited since the guard
-	// accepted them, named in the footer.
+	// Gone are accepted results deleted or edited since, named in the
+	// footer.
 	Gone []Gone
-	// Files are the task's files (at most MaxFiles), in priority order.
+	// Files are at most MaxFiles, in priority order.
 	Files []Doc
 	// Skill is the skill to load, if any.
 	Skill *Doc
@@ -130,11 +124,9 @@ type Input struct {
 	FullComments bool
 	// Budget is the cap.
 	Budget LoadCap
-	// Reserve is the tokens the caller prints around the load (log
-	// markers); they count against the cap.
+	// Reserve counts the caller's log markers against the cap.
 	Reserve int
-	// Guard is the guard's own figure for the issue, reported in the
-	// footer when set.
+	// Guard, when set, is the guard's figure, in the footer.
 	Guard *GuardFigure
 	// Counter counts tokens in the configured encoding.
 	Counter *tokens.Counter
@@ -150,8 +142,7 @@ type Section struct {
 	CommentID int64  `json:"comment_id,omitempty"`
 	Author    string `json:"author,omitempty"`
 	Status    string `json:"status"`
-	// Tokens is what the section takes as printed (heading included; 0
-	// when dropped); Whole what it takes whole.
+	// Tokens is as printed (heading included; 0 dropped); Whole, if whole.
 	Tokens int `json:"tokens"`
 	Whole  int `json:"whole_tokens"`
 	// Compressed says an agent result is shown by its footer's fields;
@@ -165,7 +156,7 @@ type Section struct {
 	// does not show it (markdown.Strip): HTML comments, invisible
 	// characters and the like, by kind and line; "" when nothing.
 	Hidden string `json:"hidden_removed,omitempty"`
-	// Lines is a file's line count; LinesLeftOut how many a cut left out.
+	// LinesLeftOut is how many lines a cut left out.
 	Lines        int `json:"lines,omitempty"`
 	LinesLeftOut int `json:"lines_left_out,omitempty"`
 	// Text is the section as printed ("" when dropped).
@@ -173,21 +164,20 @@ type Section struct {
 
 	body  string // raw content (comment body, file text)
 	short string // an agent result by its footer's fields
-	// wholeCap is the cap that loads a result compressed to fit whole.
+	// wholeCap loads a compressed result whole.
 	wholeCap int
 	unread   int    // Comment.Unread
 	whole    string // rendered whole
 	lines    []string
 }
 
-// Skipped is a comment of the guard's own left out of the load.
+// Skipped is the guard's own comment, left out.
 type Skipped struct {
 	ID   int64  `json:"id"`
 	What string `json:"what"` // status, archive, digest or recovery
 }
 
-// Left is a comment left out of the load because of who wrote it
-// (SelectComments).
+// Left was left out for its author (SelectComments).
 type Left struct {
 	ID     int64  `json:"id"`
 	Author string `json:"author"`
@@ -195,17 +185,16 @@ type Left struct {
 	Why    string `json:"why"`
 }
 
-// Gone is an accepted agent result that is not there any more
-// (docs/ledger.md#accepted-results): the load names it.
+// Gone is an accepted result no longer there
+// (docs/ledger.md#accepted-results).
 type Gone struct {
 	ID    int64  `json:"comment_id"`
 	Agent string `json:"agent"`
-	// What says what became of it: "was deleted", "was edited since".
+	// What reads "was deleted" or "was edited since".
 	What string `json:"what"`
 }
 
-// MaxLeftNamed bounds the comments left out the footer names one a line:
-// a flood of outsiders' comments must not fill the load.
+// MaxLeftNamed keeps a flood of outsiders' comments from filling the load.
 const MaxLeftNamed = 5
 
 // Load is an assembled entry load.
@@ -213,13 +202,12 @@ type Load struct {
 	Issue int64  `json:"issue"`
 	Agent string `json:"agent,omitempty"`
 	LoadCap
-	// Tokens is the exact token count of Text; never over Cap - Reserve.
+	// Tokens is Text's exact count, never over Cap - Reserve.
 	Tokens int `json:"tokens"`
-	// Planned is what the load would take with every section whole: the
-	// figure the cost check judges.
+	// Planned is the all-whole load: the cost check judges it.
 	Planned  int       `json:"planned_tokens"`
 	Sections []Section `json:"sections"`
-	// Dropped and Cut name the sections the cap left out or cut.
+	// Dropped and Cut name sections the cap left out or cut.
 	Dropped []string     `json:"dropped"`
 	Cut     []string     `json:"cut"`
 	Skipped []Skipped    `json:"guard_comments_left_out"`

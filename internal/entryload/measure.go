@@ -8,20 +8,18 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Issue is an issue as the next agent's entry load is taken from it.
+// Issue is what the next agent's entry load comes from.
 type Issue struct {
-	// Number is the issue's number; Agent the agent that loads it.
+	// Number is the issue's; Agent is who loads it.
 	Number int64
 	Agent  string
-	// Body is the issue's body: its task section (TaskSection) is loaded
-	// first.
+	// Body's task section (TaskSection) loads first.
 	Body string
-	// Checkpoint is the checkpoint block's YAML as it stands in the body.
+	// Checkpoint is the block's YAML as in the body.
 	Checkpoint string
-	// Recent are the issue's last comments, oldest first, whoever wrote
-	// them.
+	// Recent are the last comments, oldest first, by anyone.
 	Recent []issues.Comment
-	// Guard is the guard's login: its own comments are left out.
+	// Guard is the guard's login: its comments are left out.
 	Guard string
 	// Authors says whose comments load (SelectComments).
 	Authors issues.Authors
@@ -73,7 +71,7 @@ func Measure(in Input, next int64) GuardFigure {
 	a.build()
 	a.header = header(a.in)
 	if in.Budget.Cap > 0 {
-		// The previous result as `context` loads it under the task's cap.
+		// The previous result, as `context` loads it under the cap.
 		a.target = in.Budget.Cap
 		a.choosePrevious()
 		a.target = math.MaxInt32

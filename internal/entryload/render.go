@@ -12,8 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// infoString is the fence's language for a file path: its extension when
-// that is a short plain word.
+// infoString is a path's extension when a short plain word.
 func infoString(p string) string {
 	ext := strings.TrimPrefix(path.Ext(p), ".")
 	if ext == "" || len(ext) > 12 {
@@ -44,7 +43,7 @@ func capNote(b LoadCap) string {
 	return size
 }
 
-// result is an agent result comment's footer, as a conductor needs it.
+// result is a result footer, as a conductor needs it.
 type result struct {
 	agent, status, verdict, files, stats, next string
 	hasNext                                    bool
@@ -72,8 +71,7 @@ func parseResult(body string) (r result, ok bool) {
 	return r, true
 }
 
-// filesChanged renders files_changed: the paths (at most ten) and their
-// count, or the count.
+// filesChanged lists up to ten paths and the count.
 func filesChanged(f *agentcomment.Footer) string {
 	var list []string
 	if json.Unmarshal(bytes.TrimSpace(f.FilesChanged), &list) == nil && list != nil {
@@ -97,7 +95,7 @@ func filesChanged(f *agentcomment.Footer) string {
 	return f.FilesChangedText()
 }
 
-// compressed renders an agent result by its footer's fields and a link.
+// compressed renders a result by footer fields and a link.
 func (r result) compressed(c Comment) string {
 	field := func(v string, most int) string {
 		if strings.TrimSpace(v) == "" {
@@ -118,7 +116,7 @@ func (r result) compressed(c Comment) string {
 	return b.String()
 }
 
-// commentLink is the comment's web address, or its id when unknown.
+// commentLink is the web address, else the id.
 func commentLink(c Comment) string {
 	u := strings.TrimSpace(c.URL)
 	if (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) && !strings.ContainsAny(u, " \t\r\n") && len(u) < 2048 {
@@ -141,8 +139,7 @@ func (s *Section) heading(status string, kept int) string {
 	return h + "\n"
 }
 
-// render returns the section as printed with the first kept lines of a
-// file (kept == s.Lines: whole).
+// render keeps a file's first kept lines (kept == s.Lines: whole).
 func (s *Section) render(kept int) string {
 	switch s.Kind {
 	case KindFile:
@@ -163,7 +160,7 @@ func (s *Section) render(kept int) string {
 	return s.heading(Kept, kept) + markdown.Fence("", s.body)
 }
 
-// footerLine is the section's line in the footer for a status.
+// footerLine is a section's footer line for a status.
 func (s *Section) footerLine(status string, count, kept int) string {
 	l := fmt.Sprintf("- P%d %s: ", s.Priority, s.Title)
 	switch status {
@@ -190,8 +187,7 @@ func (s *Section) footerLine(status string, count, kept int) string {
 	return l + "\n"
 }
 
-// writeLeft names the comments left out for who wrote them, one a line,
-// at most MaxLeftNamed.
+// writeLeft names left-out comments one a line, at most MaxLeftNamed.
 func writeLeft(b *strings.Builder, left []Left) {
 	for i, l := range left {
 		if i == MaxLeftNamed {
@@ -211,7 +207,7 @@ func header(in *Input) string {
 	return h + "\n"
 }
 
-// footer lists what every section took and what was left out.
+// footer lists what each section took and what was left out.
 func footer(in *Input, total int, lines []string) string {
 	var b strings.Builder
 	b.WriteString("---\n")

@@ -7,8 +7,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// TaskHeading is the heading of the issue body's task section, as the
-// issue template init writes asks for it.
+// TaskHeading is the task section's heading in init's issue template.
 const TaskHeading = "Task"
 
 // TaskSection returns the text under the body's first "# Task" or "## Task"
@@ -49,8 +48,7 @@ func TaskSection(body string) string {
 	return strings.TrimSpace(strings.ReplaceAll(body[start:end], "\r\n", "\n"))
 }
 
-// lineAt returns the line starting at offset at (without its line end)
-// and the offset of the next line.
+// lineAt returns the line at at, without line end, and the next offset.
 func lineAt(body string, at int) (string, int) {
 	i := strings.IndexByte(body[at:], '\n')
 	if i < 0 {
@@ -59,8 +57,8 @@ func lineAt(body string, at int) (string, int) {
 	return strings.TrimSuffix(body[at:at+i], "\r"), at + i + 1
 }
 
-// atxHeading reads a Markdown ATX heading (at most three spaces of
-// indentation): its level and its text, without closing #s.
+// atxHeading reads an ATX heading (≤ 3 spaces indent): level, text, no
+// closing #s.
 func atxHeading(line string) (level int, title string) {
 	t := strings.TrimLeft(line, " ")
 	if len(line)-len(t) > 3 {

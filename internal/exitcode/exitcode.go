@@ -21,8 +21,7 @@ const (
 	Terminated  = 143
 )
 
-// StoppedError says a signal stopped the run: exit Code (Interrupted or
-// Terminated).
+// StoppedError: a signal, exit Code (Interrupted or Terminated).
 type StoppedError struct {
 	Signal string // SIGINT or SIGTERM
 	Code   int
@@ -32,16 +31,13 @@ func (e *StoppedError) Error() string {
 	return "stopped by " + e.Signal + " before the work was done"
 }
 
-// ErrViolations says findings were found and reported: exit 1, nothing
-// more to print.
+// ErrViolations: reported already; exit 1, nothing more printed.
 var ErrViolations = errors.New("violations found")
 
-// ErrUnchecked says some checks could not be made and every check made
-// held, all reported: exit 4, nothing more to print.
+// ErrUnchecked: some checks unmade, the rest held; exit 4, nothing printed.
 var ErrUnchecked = errors.New("some checks could not be made")
 
-// ViolationError is a violation with something to say: exit 1, and its
-// message is printed (ErrViolations alone prints nothing).
+// ViolationError prints its message; exit 1.
 type ViolationError struct{ Err error }
 
 func (e *ViolationError) Error() string { return e.Err.Error() }
@@ -50,21 +46,19 @@ func (e *ViolationError) Unwrap() error { return e.Err }
 // Is makes a ViolationError count as ErrViolations.
 func (e *ViolationError) Is(target error) bool { return target == ErrViolations }
 
-// UsageError is a mistake in how the program was called or configured
-// (a flag, an action input, the Actions environment): exit 2.
+// UsageError: a bad flag, input or Actions environment; exit 2.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// CannotRunError says the work could not be done at all: exit 3.
+// CannotRunError: the work could not be done; exit 3.
 type CannotRunError struct{ Err error }
 
 func (e *CannotRunError) Error() string { return e.Err.Error() }
 func (e *CannotRunError) Unwrap() error { return e.Err }
 
-// Reported marks an error whose explanation was already printed: the code
-// still follows from Err, but nothing more is printed.
+// Reported: explained already; Err sets the code, nothing more prints.
 type Reported struct{ Err error }
 
 func (e *Reported) Error() string { return e.Err.Error() }

@@ -34,7 +34,7 @@ func (f Fence) Open() string {
 // Close is the line that ends the fence.
 func (f Fence) Close() string { return command(&githubactions.Command{Name: f.token}) }
 
-// Wrap returns text inside the fence, ending its last line if it is open.
+// Wrap ends an open last line.
 func (f Fence) Wrap(text string) string {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
@@ -42,7 +42,7 @@ func (f Fence) Wrap(text string) string {
 	return f.Open() + text + f.Close()
 }
 
-// command renders one workflow command line as the toolkit writes it.
+// command renders a workflow command as the toolkit does.
 func command(c *githubactions.Command) string {
 	var b bytes.Buffer
 	githubactions.New(githubactions.WithWriter(&b)).IssueCommand(c)

@@ -10,7 +10,7 @@ import (
 type Severity string
 
 const (
-	// Error is a violation: the run fails (exit 1) unless fail-on is never.
+	// Error fails the run (exit 1) unless fail-on is never.
 	Error Severity = "error"
 	// Warning is reported but never fails the run.
 	Warning Severity = "warning"
@@ -28,8 +28,8 @@ type Finding struct {
 	Message  string   `json:"message"`
 }
 
-// Format renders f the way editors jump to: "source:line:col: message [rule]".
-// Warnings say so before the message.
+// Format is "source:line:col: message [rule]", as editors jump; warnings say
+// so.
 func (f Finding) Format(source string) string {
 	msg := f.Message
 	if f.Severity == Warning {
@@ -41,8 +41,8 @@ func (f Finding) Format(source string) string {
 // IsError reports whether f fails the run.
 func (f Finding) IsError() bool { return f.Severity != Warning }
 
-// Sort orders findings by position, then rule and message, and drops exact
-// duplicates. It returns the shortened slice.
+// Sort orders by position, rule, message; it drops duplicates and returns
+// the slice.
 func Sort(fs []Finding) []Finding {
 	slices.SortStableFunc(fs, func(a, b Finding) int {
 		return cmp.Or(

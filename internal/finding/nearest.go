@@ -16,8 +16,7 @@ func Nearest(got string, known []string) (string, bool) {
 	return best, best != "" && bestD <= max(1, min(3, len(got)/3))
 }
 
-// distance is the Levenshtein distance between a and b, in bytes; a long
-// a is simply far from everything.
+// distance is Levenshtein in bytes; a long a is far from all.
 func distance(a, b string) int {
 	if len(a) > 64 {
 		return len(a)

@@ -25,7 +25,7 @@ import (
 // answers of MaxAnswer each.
 const MaxSplitRequests = 60
 
-// isCut reports whether err is the client's cap on an answer.
+// isCut reports whether err is the client's answer cap.
 func isCut(err error) bool {
 	var tl *TooLargeError
 	return errors.As(err, &tl)
@@ -53,9 +53,8 @@ func (c *Client) getCappedHeader(ctx context.Context, path string, limit int64) 
 	return res, resp.Header, shown, nil
 }
 
-// readIssue reads an issue, its body kept when it is at most
-// issues.MaxBodyBytes long: one request, three when the answer is over the
-// cap.
+// readIssue drops a body over issues.MaxBodyBytes: one request, three past
+// the cap.
 func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, error) {
 	res, shown, err := c.getCapped(ctx, c.issuePath(number), issues.MaxBodyBytes)
 	if err != nil {
@@ -72,8 +71,7 @@ func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, err
 	if res.Cut == nil {
 		return is, nil
 	}
-	// Cut off: Gitea writes the body before the labels, state, repository
-	// and content version. Ask for what matters of them apart.
+	// Cut off: Gitea writes the body first; ask for the rest apart.
 	is.Number = number
 	if !res.Whole["labels"] {
 		var labels []struct {
@@ -109,9 +107,8 @@ func (c *Client) readIssue(ctx context.Context, number int64) (issues.Issue, err
 	return is, nil
 }
 
-// Comment reads one comment by id, its body kept when it is at most
-// issues.MaxCommentBytes long: one request. A comment of another issue is
-// not found.
+// Comment drops a body over issues.MaxCommentBytes: one request. Another
+// issue's comment is not found.
 func (c *Client) Comment(ctx context.Context, number, id int64) (issues.Comment, error) {
 	path := c.commentPath(id)
 	res, shown, err := c.getCapped(ctx, path, issues.MaxCommentBytes)
@@ -135,19 +132,17 @@ func (c *Client) Comment(ctx context.Context, number, id int64) (issues.Comment,
 	return cm, nil
 }
 
-// rowEntry is a timeline entry as read, or a stretch of entries given up.
+// rowEntry is a timeline entry, or a stretch given up.
 type rowEntry struct {
 	*timelineEntry
-	// row is the entry's offset in the timeline, at least (Gitea may have
-	// dropped entries before it from the page that held it).
+	// row is a minimum offset: Gitea may drop earlier entries from the page.
 	row int
-	// tooLarge says its body was not read: over issues.MaxCommentBytes, or
-	// cut off with the answer; bodyBytes is its length, at least.
+	// tooLarge: over issues.MaxCommentBytes or cut; bodyBytes is a minimum.
 	tooLarge  bool
 	bodyBytes int64
 	// partial says the answer was cut inside this entry.
 	partial bool
-	// unread, when not 0, makes this no entry but that many rows given up.
+	// unread, when not 0, counts rows given up instead.
 	unread int
 }
 
@@ -164,8 +159,7 @@ func rows(entries []rowEntry) int {
 	return n
 }
 
-// comment is the entry as an issues.Comment: a comment, too large or not,
-// or a stretch given up.
+// comment converts an entry, too large or not, or a stretch.
 func (e rowEntry) comment() issues.Comment {
 	if e.unread > 0 {
 		return issues.Comment{TooLarge: true, Unread: e.unread}
@@ -177,7 +171,7 @@ func (e rowEntry) comment() issues.Comment {
 	return c
 }
 
-// isComment reports whether the entry is a comment, or may hold some.
+// isComment includes a stretch that may hold comments.
 func (e rowEntry) isComment() bool { return e.unread > 0 || e.Type == typeComment }
 
 // readWindow reads timeline rows [offset, offset+limit) in one request
@@ -232,8 +226,7 @@ func (c *Client) timelineRows(ctx context.Context, number int64, offset, limit i
 			next += size
 			continue
 		}
-		// Cut off: entries holds those read whole and, marked partial,
-		// the one the answer was cut in.
+		// Cut off: whole entries, then the cut one marked partial.
 		start := next
 		next += len(entries) // the first row not read whole
 		if k := len(entries) - 1; k >= 0 && entries[k].partial {
@@ -243,12 +236,10 @@ func (c *Client) timelineRows(ctx context.Context, number int64, offset, limit i
 				// Cut before its id: nothing is known of it.
 				*last = unreadRows(start+k, 1)
 			case k == 0 || last.bodyBytes > issues.MaxCommentBytes:
-				// Too large to read: keep what came before the cut (its
-				// id, type and author), and go on after it.
+				// Too large: keep id, type and author; go on after it.
 				last.tooLarge = true
 			default:
-				// Cut in an entry that may fit a page of its own: read it
-				// again at the start of one.
+				// Cut in an entry that may fit a page: reread it first.
 				entries, next = entries[:k], next-1
 			}
 		} else if len(entries) == 0 {
@@ -259,8 +250,7 @@ func (c *Client) timelineRows(ctx context.Context, number int64, offset, limit i
 	return dedupeRows(out), nil
 }
 
-// splitSize is the largest page that starts at row x (a multiple of its
-// size) and ends at or before end.
+// splitSize is the largest aligned page from x ending by end.
 func splitSize(x, end int) int {
 	for s := min(end-x, PageSize); s > 1; s-- {
 		if x%s == 0 {
@@ -270,9 +260,8 @@ func splitSize(x, end int) int {
 	return 1
 }
 
-// dedupeRows keeps the first of entries with the same id: a page read
-// again from a row before the one it was cut at (Gitea dropped entries
-// from the first) repeats some.
+// dedupeRows keeps the first per id: a page reread from before its cut
+// repeats some.
 func dedupeRows(entries []rowEntry) []rowEntry {
 	seen := make(map[int64]bool, len(entries))
 	out := entries[:0]

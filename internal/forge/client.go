@@ -39,8 +39,7 @@ const MaxAnswer = 32 << 20
 // userAgent is the User-Agent header of every request.
 const userAgent = "gns-guard"
 
-// Client talks to one repository of one Gitea server. It is safe for
-// concurrent use.
+// Client serves one Gitea repository, safe for concurrent use.
 type Client struct {
 	base     string // server root, no trailing slash: http://host:port[/prefix]
 	token    string
@@ -67,8 +66,7 @@ type config struct {
 // WithTimeout sets the timeout of each HTTP request (default DefaultTimeout).
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
-// WithMaxAnswer sets the most bytes of an answer's body the client reads
-// (default MaxAnswer); n ≤ 0 keeps the default.
+// WithMaxAnswer caps answer bodies; n ≤ 0 keeps MaxAnswer.
 func WithMaxAnswer(n int64) Option {
 	return func(c *config) {
 		if n > 0 {
@@ -135,12 +133,11 @@ func normalizeBase(raw string) (string, error) {
 // BaseURL returns the server root the client talks to.
 func (c *Client) BaseURL() string { return c.base }
 
-// Requests returns the number of HTTP requests this client has sent (every
-// attempt that reached the transport, successful or not).
+// Requests counts attempts that reached the transport, failed or not.
 func (c *Client) Requests() int64 { return c.requests.Load() }
 
-// ServerTime is the server's clock as of its last answer (its Date
-// header, to the second), or the zero time before any answer.
+// ServerTime is the last answer's Date header, to the second; zero before
+// any.
 func (c *Client) ServerTime() time.Time {
 	if s := c.date.Load(); s > 0 {
 		return time.Unix(s, 0)
@@ -148,8 +145,7 @@ func (c *Client) ServerTime() time.Time {
 	return time.Time{}
 }
 
-// countingTransport counts the requests, notes the server's clock, and
-// caps every answer's body at max bytes.
+// countingTransport counts, notes the server's clock, caps bodies.
 type countingTransport struct {
 	next http.RoundTripper
 	n    *atomic.Int64
@@ -179,9 +175,8 @@ func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// streamedKey marks the context of a request whose answer is read
-// streamed (see getCapped): an answer announced longer than the cap is
-// still read up to it, for what comes before the cut.
+// streamedKey marks a streamed read (getCapped): an over-long answer is
+// still read up to the cap.
 type streamedKey struct{}
 
 // TooLargeError is an answer whose body is longer than the client reads
@@ -202,8 +197,8 @@ func (e *TooLargeError) Error() string {
 // Is makes a TooLargeError match issues.ErrTooLarge.
 func (e *TooLargeError) Is(target error) bool { return target == issues.ErrTooLarge }
 
-// cappedBody reads at most left bytes of rc and then fails with err: an
-// answer exactly left bytes long reads whole, one byte more fails.
+// cappedBody reads at most left bytes, then fails with err: left bytes
+// exactly read whole.
 type cappedBody struct {
 	rc   io.ReadCloser // nil: the answer was refused unread
 	left int64
@@ -258,23 +253,22 @@ func (c *Client) repoPath() string {
 	return "/repos/" + url.PathEscape(c.owner) + "/" + url.PathEscape(c.repo)
 }
 
-// HTTPError is a non-2xx answer. For 401, 403, 404 and 409 it unwraps to
-// issues.ErrUnauthorized, issues.ErrForbidden, issues.ErrNotFound and
-// issues.ErrConflict.
+// HTTPError unwraps 401, 403, 404, 409 to issues.ErrUnauthorized,
+// ErrForbidden, ErrNotFound, ErrConflict.
 type HTTPError struct {
 	Method string
 	Path   string // URL path of the request, e.g. /api/v1/repos/o/r/issues/1 (never the token)
 	Status int
 	Body   string // the start of the answer's body (at most 2 KiB)
-	// scope is what a 403 says the token lacks (nil: no scope refusal).
+	// scope is what a 403 says the token lacks, or nil.
 	scope *issues.ScopeError
 }
 
-// maxShownBody bounds how much of an error answer's body Error shows.
+// maxShownBody bounds the error body Error shows.
 const maxShownBody = 300
 
-// Error names the request and the status, never the token, and shows the
-// start of the answer on one line (a proxy's error page can be long HTML).
+// Error names request and status, never the token, and the answer's
+// start on one line: a proxy's error page can be long HTML.
 func (e *HTTPError) Error() string {
 	msg := fmt.Sprintf("%s %s: HTTP %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
 	if s := e.Unwrap(); s != nil {
@@ -307,9 +301,8 @@ func (e *HTTPError) Unwrap() error {
 	return nil
 }
 
-// UnreachableError is a request that got no HTTP answer: the connection
-// failed, was cut, or timed out. The guard reports it as "could not reach
-// URL" (exit 3).
+// UnreachableError: no HTTP answer (failed, cut, timed out); reported "could
+// not reach URL" (exit 3).
 type UnreachableError struct {
 	URL    string // the server root
 	Method string
@@ -328,9 +321,8 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // Is makes an UnreachableError match issues.ErrUnreachable.
 func (e *UnreachableError) Is(target error) bool { return target == issues.ErrUnreachable }
 
-// transportError classifies an error from http.Client.Do: the caller's own
-// cancellation stays a context error, everything else means the server was
-// not reached.
+// transportError keeps the caller's cancellation; else the server was
+// unreached.
 func (c *Client) transportError(ctx context.Context, method, path string, err error) error {
 	var se *SecretError
 	if errors.As(err, &se) {
@@ -357,12 +349,11 @@ func statusError(method, path string, status int, body []byte) error {
 	return e
 }
 
-// Gitea 1.26 refuses a route a token's scopes do not reach before it
-// looks at the user's rights (routers/api/v1/api.go, tokenRequiresScopes
-// and checkTokenPublicOnly), with these messages.
+// Gitea 1.26 refuses out-of-scope routes before checking rights
+// (routers/api/v1/api.go, tokenRequiresScopes, checkTokenPublicOnly).
 var (
-	// refusedScope: "token does not have at least one of required
-	// scope(s), required=[read:organization], token scope=write:issue".
+	// refusedScope: "token does not have at least one of required scope(s),
+	// required=[read:organization], token scope=write:issue".
 	refusedScope = regexp.MustCompile(`token does not have at least one of required scope\(s\), required=\[([^\]]*)\](?:, token scope=([a-z:,-]*))?`)
 	// refusedPublicOnly: "token scope is limited to public repos".
 	refusedPublicOnly = regexp.MustCompile(`token scope is limited to public [a-z]+`)
@@ -393,8 +384,8 @@ func scopeRefusal(body string) *issues.ScopeError {
 	return &issues.ScopeError{Missing: missing}
 }
 
-// sdkError maps an SDK call's outcome to this package's errors. The SDK
-// has already read the body of an error answer; its message is in err.
+// sdkError maps SDK outcomes to this package's errors; the SDK already read
+// the body into err.
 func (c *Client) sdkError(ctx context.Context, method, path string, resp *gitea.Response, err error) error {
 	if err == nil {
 		return nil
@@ -483,9 +474,8 @@ func (c *Client) readError(ctx context.Context, method, shown string, err error)
 	return fmt.Errorf("%s %s: decoding the answer: %w", method, shown, err)
 }
 
-// cutShort classifies an error met while reading an answer that did not
-// come whole: over the client's cap (a *TooLargeError), or cut off (a
-// transport error). It returns nil for any other error.
+// cutShort: over the cap (*TooLargeError), cut off (a transport error), else
+// nil.
 func (c *Client) cutShort(ctx context.Context, method, path string, err error) error {
 	var tl *TooLargeError
 	if errors.As(err, &tl) {
@@ -498,8 +488,7 @@ func (c *Client) cutShort(ctx context.Context, method, path string, err error) e
 	return nil
 }
 
-// do sends one request to /api/v1+path (path may carry a query) with a JSON
-// body in (if non-nil) and decodes a 2xx JSON answer into out (if non-nil).
+// do sends to /api/v1+path (query allowed); nil in or out skips the JSON.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	resp, shown, err := c.send(ctx, method, path, in)
 	if err != nil {

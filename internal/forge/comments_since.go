@@ -14,9 +14,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// ErrTooManySince says a read of the comments updated since a time was
-// cut off at the client's cap: too many, or too large, to read in one
-// answer. The caller reads the timeline instead.
+// ErrTooManySince: the since-read hit the cap; the caller reads the timeline
+// instead.
 var ErrTooManySince = errors.New("forge: the comments updated since that time are more than one answer holds")
 
 // CommentsSince returns the issue's comments updated at or after since

@@ -18,18 +18,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// PageSize is the page length used for every paged list: Gitea's default
-// [api] MAX_RESPONSE_ITEMS, the largest page it serves out of the box.
+// PageSize is Gitea's default [api] MAX_RESPONSE_ITEMS, its largest page out
+// of the box.
 const PageSize = 50
 
-// maxPages stops a paged read that never ends (a server ignoring paging).
+// maxPages stops a server that ignores paging.
 const maxPages = 2000
 
-// DefaultLabelColor is the color of a label created without a spec.
+// DefaultLabelColor is for a label created without a spec.
 const DefaultLabelColor = "ededed"
 
-// apiIssue is the part of Gitea's issue JSON the guard reads. The SDK's
-// Issue lacks content_version, hence a local type.
+// apiIssue exists because the SDK's Issue lacks content_version.
 type apiIssue struct {
 	Number int64  `json:"number"`
 	Title  string `json:"title"`
@@ -51,7 +50,7 @@ type apiIssue struct {
 	} `json:"repository"`
 }
 
-// presentJSON records whether a JSON value was present and not null.
+// presentJSON records a JSON value present and not null.
 type presentJSON bool
 
 func (p *presentJSON) UnmarshalJSON(b []byte) error {
@@ -97,9 +96,8 @@ func (c *Client) Issue(ctx context.Context, number int64) (issues.Issue, error) 
 	return c.readIssue(ctx, number)
 }
 
-// EditBody replaces the body with one PATCH carrying content_version, which
-// Gitea (1.26) checks: a stale version is answered 409, returned as an error
-// wrapping issues.ErrConflict. It returns the issue's new content version.
+// EditBody PATCHes with content_version; Gitea 1.26 answers a stale one 409
+// (issues.ErrConflict). It returns the new version.
 func (c *Client) EditBody(ctx context.Context, number int64, body string, version int) (int, error) {
 	in := struct {
 		Body           string `json:"body"`
@@ -133,16 +131,15 @@ type timelineEntry struct {
 	Updated time.Time `json:"updated_at"`
 }
 
-// Timeline entry types (Gitea's CommentType strings). Only "comment" is a
-// plain comment; "review" is counted in the issue's comment count too.
+// Timeline entry types (Gitea's CommentType); the comment count includes
+// "review".
 const (
 	typeComment = "comment"
 	typeReview  = "review"
 	typeLabel   = "label"
 )
 
-// labelEvent reads a label entry: Gitea stores "1" as the content of an
-// addition and nothing for a removal.
+// labelEvent: Gitea stores "1" to add, nothing to remove.
 func (e *timelineEntry) labelEvent() (issues.LabelEvent, bool) {
 	if e.Type != typeLabel || e.Label == nil || e.Label.Name == "" {
 		return issues.LabelEvent{}, false
@@ -184,17 +181,15 @@ func (c *Client) timelinePage(ctx context.Context, number int64, page int) ([]ro
 // way to the last page of a timeline whose length the comment count does
 // not tell is to look for it.
 const (
-	// maxEndProbes bounds the search for the last page: doubling steps,
-	// then halving, find it among 2^20 pages (52 million entries) in at
-	// most 40 requests; a timeline longer than that is an error.
+	// maxEndProbes: doubling then halving finds the last of 2^20 pages in 40
+	// requests; longer is an error.
 	maxEndProbes = 40
-	// MaxTailPages is the page budget of the read backwards from the last
-	// page: up to 4 pages (200 entries) are read, fewer when the last n
-	// comments turn up earlier.
+	// MaxTailPages reads back up to 4 pages (200 entries), fewer when n
+	// comments show earlier.
 	MaxTailPages = 4
 )
 
-// timeline reads pages of one issue's timeline, each at most once.
+// timeline reads each page at most once.
 type timeline struct {
 	c      *Client
 	number int64
@@ -267,25 +262,23 @@ func (c *Client) RecentComments(ctx context.Context, issue issues.Issue, n int) 
 	return t.readBack(ctx, last, n)
 }
 
-// endPage finds the number of the timeline's last page (see RecentComments):
-// where the issue's comment count predicts it when the last n comments are
-// the tail, else by a search (lastPage).
+// endPage predicts the last page from the comment count when comments are
+// the tail, else searches (lastPage).
 func (t *timeline) endPage(ctx context.Context, issue issues.Issue, n int) (int, error) {
 	first := max(issue.Comments-n, 0)/PageSize + 1
 	entries, err := t.page(ctx, first)
 	if err != nil {
 		return 0, err
 	}
-	// At least want counted entries lie at offsets ≥ S: seeing fewer on a
-	// short page means Gitea filtered some out of it, and it is not the end.
+	// Fewer counted entries than want on a short page: Gitea filtered some;
+	// not the end.
 	want := issue.Comments - (first-1)*PageSize
 	seenCounted := counted(entries)
 	atEnd := func(e []rowEntry) bool {
 		return rows(e) < PageSize && !issue.IsPull && seenCounted >= want
 	}
 	last, found := first, rows(entries) == 0 || atEnd(entries)
-	// If the tail is comments, the end lies within the pages they fill:
-	// read those forward, as the comment count predicts them.
+	// A comment tail ends within the predicted pages.
 	for p := first + 1; !found && p <= first+(n+PageSize-1)/PageSize+1; p++ {
 		e, err := t.page(ctx, p)
 		if err != nil {
@@ -301,13 +294,12 @@ func (t *timeline) endPage(ctx context.Context, issue issues.Issue, n int) (int,
 	if found {
 		return last, nil
 	}
-	// Other entries (label changes, locks, ...) push it further: look for it.
+	// Other entries (label changes, locks, ...) push it further.
 	return t.lastPage(ctx, last)
 }
 
-// readBack reads the timeline backwards from page last until it holds n
-// comments or reached the first entry, within MaxTailPages pages not read
-// before (see RecentComments).
+// readBack reads back from last until n comments or the first entry, within
+// MaxTailPages new pages.
 func (t *timeline) readBack(ctx context.Context, last, n int) (issues.CommentPage, error) {
 	var tail tailEntries
 	tail.seen = make(map[int64]bool)
@@ -337,8 +329,7 @@ func (t *timeline) readBack(ctx context.Context, last, n int) (issues.CommentPag
 	}, nil
 }
 
-// tailEntries gathers the comments and label events of timeline pages read
-// backwards, oldest first, each entry once.
+// tailEntries gathers backward pages oldest first, each entry once.
 type tailEntries struct {
 	comments []issues.Comment
 	labels   []issues.LabelEvent
@@ -346,9 +337,8 @@ type tailEntries struct {
 	unread   int
 }
 
-// prepend puts the comments and label events of a page read before those
-// gathered so far, leaving out the entries already gathered; entries given
-// up count as Unread.
+// prepend adds an earlier page's new entries; entries given up count as
+// Unread.
 func (b *tailEntries) prepend(entries []rowEntry) {
 	var cs []issues.Comment
 	var ls []issues.LabelEvent
@@ -374,7 +364,7 @@ func (b *tailEntries) prepend(entries []rowEntry) {
 	b.labels = append(ls, b.labels...)
 }
 
-// counted is the number of entries the issue's comment count includes.
+// counted is how many entries the comment count includes.
 func counted(entries []rowEntry) int {
 	k := 0
 	for _, e := range entries {
@@ -406,8 +396,7 @@ func (c *Client) CommentsBefore(ctx context.Context, number int64, start int) (i
 			comments = append(comments, e.comment())
 			unread += e.unread
 		}
-		// Label events carry no id to drop repeats by: keep only those
-		// before start, which the caller has not read.
+		// Label events have no id: keep only unread ones before start.
 		if e.row < start {
 			if le, ok := e.labelEvent(); ok {
 				labels = append(labels, le)
@@ -572,8 +561,7 @@ func (c *Client) AttachLabels(ctx context.Context, number int64, names []string,
 	return out, nil
 }
 
-// RemoveLabel detaches the label from the issue, by id (looked up by name
-// among the repository's labels if the id is 0).
+// RemoveLabel detaches by id, looked up by name when 0.
 func (c *Client) RemoveLabel(ctx context.Context, number int64, label issues.Label) error {
 	id := label.ID
 	if id == 0 {
@@ -599,9 +587,8 @@ func (c *Client) RemoveLabel(ctx context.Context, number int64, label issues.Lab
 	return c.sdkError(ctx, http.MethodDelete, c.issuePath(number)+"/labels/"+strconv.FormatInt(id, 10), resp, err)
 }
 
-// Lock locks the issue's conversation with the reason. Gitea requires
-// repository admin (403, wrapping issues.ErrForbidden, otherwise) and
-// answers 204 for an issue that is already locked, which is success.
+// Lock needs repository admin (else issues.ErrForbidden); Gitea's 204 for a
+// locked issue is success.
 func (c *Client) Lock(ctx context.Context, number int64, reason string) error {
 	in := struct {
 		Reason string `json:"lock_reason"`
@@ -652,8 +639,7 @@ func (c *Client) Permission(ctx context.Context, user string) (string, error) {
 	return p.Permission, nil
 }
 
-// PullFiles lists the paths a pull request changes, 50 files per request.
-// A renamed file contributes its old path as well as its new one.
+// PullFiles reads 50 files a request; a rename lists old and new paths.
 func (c *Client) PullFiles(ctx context.Context, number int64) ([]string, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
@@ -738,9 +724,8 @@ func (c *Client) fileAt(ctx context.Context, ref, path string, max int64) ([]byt
 	return data, nil
 }
 
-// CreateLabels creates the labels of specs the repository lacks and
-// answers every label of the repository after: a list, and a create per
-// missing label.
+// CreateLabels: one list, one create per missing label; returns every label
+// after.
 func (c *Client) CreateLabels(ctx context.Context, specs []issues.LabelSpec) ([]issues.Label, error) {
 	repo, err := c.Labels(ctx)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // and answers anyone who may read a public repository. The API has no such
 // endpoint.
 
-// historyTime is the time of a revision in the list's HTML.
+// historyTime is a revision's time in the list's HTML.
 var historyTime = regexp.MustCompile(`datetime="([^"]+)"`)
 
 // maxHistoryAnswer bounds the list's answer: 20 short entries.
@@ -71,8 +71,7 @@ func (c *Client) FirstEditAfter(ctx context.Context, number int64, t time.Time) 
 // maxRevisions bounds the revisions BodyHistory reads: Gitea keeps 20.
 const maxRevisions = 25
 
-// historyEntry is an entry of the history's list: its HTML (the editor's
-// name in <strong>, the time in datetime="...") and its id.
+// historyEntry: editor in <strong>, time in datetime, and id.
 type historyEntry struct {
 	Name  string `json:"name"`
 	Value int64  `json:"value"`
@@ -81,8 +80,7 @@ type historyEntry struct {
 var (
 	historyEditor  = regexp.MustCompile(`<strong>([^<]*)</strong>`)
 	historyDeleted = regexp.MustCompile(`data-history-is-deleted="1"`)
-	// diffDeleted is the text of a revision's diff that the revision
-	// removed: everything else is its text.
+	// diffDeleted is the removed text in a revision's diff.
 	diffDeleted = regexp.MustCompile(`(?s)<span class='gd'>.*?</span>`)
 	diffTags    = regexp.MustCompile(`<[^>]*>`)
 )
@@ -131,9 +129,8 @@ func (c *Client) BodyHistory(ctx context.Context, number int64) ([]issues.Revisi
 	return out, nil
 }
 
-// getWeb GETs a web route without the token and decodes its JSON answer,
-// at most maxHistoryAnswer bytes: a 404 or 403 wraps issues.ErrNotFound
-// or issues.ErrForbidden.
+// getWeb GETs without the token, at most maxHistoryAnswer; 404 and 403 wrap
+// issues.ErrNotFound and ErrForbidden.
 func (c *Client) getWeb(ctx context.Context, u string, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -161,13 +158,11 @@ func (c *Client) getWeb(ctx context.Context, u string, out any) error {
 	return json.Unmarshal(data, out)
 }
 
-// maxTitlePages bounds TitleChanges' pages: a title changes seldom, and the
-// timeline since a time holds the comments edited since too.
+// maxTitlePages is small: titles change seldom.
 const maxTitlePages = 10
 
-// TitleChanges reads the title's changes since a time from the timeline,
-// filtered by updated_at (a change_title entry is never updated), oldest
-// first.
+// TitleChanges filters by updated_at (change_title entries never update);
+// oldest first.
 func (c *Client) TitleChanges(ctx context.Context, number int64, since time.Time) ([]issues.TitleChange, error) {
 	var out []issues.TitleChange
 	for page := 1; page <= maxTitlePages; page++ {

@@ -34,7 +34,7 @@ func (c *Client) ListIssues(ctx context.Context, q port.IssueQuery) (port.IssueP
 	return port.IssuePage{Issues: issues, Authors: authors, Total: total, Last: last}, nil
 }
 
-// listedIssue is an issue as a list holds it, with its author.
+// listedIssue is a listed issue, with its author.
 type listedIssue struct {
 	apiIssue
 	User *struct {
@@ -106,8 +106,7 @@ func (c *Client) wholeIssues(ctx context.Context, list []*listedIssue, res *json
 	return issues, rows, nil
 }
 
-// issueCutIn reads alone the issue a page's answer was cut in, when the
-// answer got as far as its number (false when it did not).
+// issueCutIn rereads the issue a page was cut in, if its number arrived.
 func (c *Client) issueCutIn(ctx context.Context, a *listedIssue, shown string) (issuespkg.Issue, bool, error) {
 	if a == nil || a.Number < 1 {
 		return issuespkg.Issue{}, false, nil
@@ -166,9 +165,8 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string) (issuespkg
 	return a.toGuard(), nil
 }
 
-// EditIssue changes an issue's title, body or state: one request. It is
-// last-write-wins (no content_version): the guard uses it only on the
-// issues it alone writes (the dashboard).
+// EditIssue is last-write-wins (no content_version): only for the guard's
+// own issues (the dashboard).
 func (c *Client) EditIssue(ctx context.Context, number int64, e port.IssueEdit) (issuespkg.Issue, error) {
 	var a apiIssue
 	if err := c.do(ctx, http.MethodPatch, c.issuePath(number), e, &a); err != nil {

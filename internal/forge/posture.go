@@ -29,8 +29,7 @@ type apiTeam struct {
 	UnitsMap   map[string]string `json:"units_map"`
 }
 
-// apiUser is a user as Gitea lists it; is_admin is shown only to site
-// admins (and the user itself).
+// apiUser: is_admin shows only to site admins and the user.
 type apiUser struct {
 	Login   string `json:"login"`
 	IsAdmin bool   `json:"is_admin"`
@@ -70,14 +69,13 @@ type postureRead struct {
 	admins map[string]bool // site admins seen in the lists
 }
 
-// refused says a read was refused for want of rights: the fact is then
-// left unread.
+// refused says the token lacks rights: the fact stays unread.
 func refused(err error) bool {
 	return errors.Is(err, issues.ErrForbidden) || errors.Is(err, issues.ErrNotFound) || errors.Is(err, issues.ErrUnauthorized)
 }
 
-// unread leaves fact unread, saying why: what needs an owner's token
-// when none was given, else what the one given lacks (err: its refusal).
+// unread records why fact is unread: no owner's token, or the given one's
+// refusal (err).
 func (p *postureRead) unread(fact, what string, err error) {
 	se := issues.MissingScope(err)
 	switch {
@@ -92,7 +90,7 @@ func (p *postureRead) unread(fact, what string, err error) {
 	}
 }
 
-// learn notes the site admins among members, and returns their logins.
+// learn notes site admins among members and returns their logins.
 func (p *postureRead) learn(members []port.Member) []string {
 	out := make([]string, 0, len(members))
 	for _, m := range members {
@@ -104,7 +102,7 @@ func (p *postureRead) learn(members []port.Member) []string {
 	return out
 }
 
-// users reads a paged list of users at path (path has no query).
+// users reads a paged user list; path has no query.
 func (c *Client) users(ctx context.Context, path string) ([]port.Member, error) {
 	var out []port.Member
 	for page := 1; page <= maxPages; page++ {
@@ -122,8 +120,7 @@ func (c *Client) users(ctx context.Context, path string) ([]port.Member, error) 
 	return nil, fmt.Errorf("forge: %s: no end after %d pages", path, maxPages)
 }
 
-// teams reads the repository's teams, their units and their members. A
-// repository a user owns has none (Gitea answers 405).
+// teams reads units and members; a user's repository has none (405).
 func (p *postureRead) teams(ctx context.Context) error {
 	var ts []apiTeam
 	err := p.c.do(ctx, http.MethodGet, p.c.repoPath()+"/teams", nil, &ts)
@@ -154,8 +151,7 @@ func (p *postureRead) teams(ctx context.Context) error {
 	return nil
 }
 
-// collaborators reads the collaborators and the mode of each (Gitea gives
-// a collaborator its one mode on every unit).
+// collaborators reads modes; Gitea gives one mode for all units.
 func (p *postureRead) collaborators(ctx context.Context) error {
 	members, err := p.c.users(ctx, p.c.repoPath()+"/collaborators")
 	if err != nil {
@@ -177,8 +173,7 @@ func (p *postureRead) collaborators(ctx context.Context) error {
 	return nil
 }
 
-// workflows reads the default branch's workflows: their state, then each
-// file.
+// workflows reads the default branch's workflow states, then each file.
 func (p *postureRead) workflows(ctx context.Context) error {
 	var list struct {
 		Workflows []struct {
@@ -207,14 +202,13 @@ func (p *postureRead) workflows(ctx context.Context) error {
 	return nil
 }
 
-// branch reads the default branch's protection: the required checks
-// (anyone who reads the code sees them), then the push settings of its
-// rule (the owner only).
+// branch reads required checks (anyone who reads code may), then push
+// settings (owner only).
 func (p *postureRead) branch(ctx context.Context) error {
 	b, err := p.admin.Branch(ctx, p.f.DefaultBranch)
 	var adminErr error
 	if refused(err) && p.given {
-		// The owner's token given may not: the token reads the rest.
+		// The owner's token may not; the given one reads the rest.
 		adminErr = err
 		b, err = p.c.Branch(ctx, p.f.DefaultBranch)
 	}
@@ -253,8 +247,7 @@ func (p *postureRead) secrets(ctx context.Context) error {
 	return err
 }
 
-// SecretNames are the names of the repository's Actions secrets, as Gitea
-// shows them to its owner or an admin (upper-cased).
+// SecretNames are upper-cased, shown only to owner or admin.
 func (c *Client) SecretNames(ctx context.Context) ([]string, error) {
 	var out []string
 	for page := 1; page <= maxPages; page++ {

@@ -12,9 +12,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// This file holds the writes `gns-guard init` makes to build the
-// recommended posture: the agents' team of an organisation, and the
-// default branch's protection with the guard's check required.
+// `gns-guard init`'s posture writes: an organisation's agents team, and
+// branch protection requiring the guard's check.
 
 // OwnerIsOrg says the repository's owner is an organisation: one GET.
 func (c *Client) OwnerIsOrg(ctx context.Context) (bool, error) {
@@ -43,8 +42,8 @@ func (c *Client) OrgTeams(ctx context.Context) ([]port.Team, error) {
 	return nil, fmt.Errorf("forge: teams of %s: no end after %d pages", c.owner, maxPages)
 }
 
-// CreateTeam creates a team of the organisation with a mode on each unit,
-// for the repositories it is given (not all): one POST.
+// CreateTeam gives a mode per unit, on the given repositories only: one
+// POST.
 func (c *Client) CreateTeam(ctx context.Context, name, description string, units map[string]string) (port.Team, error) {
 	var t apiTeam
 	in := map[string]any{"name": name, "description": description, "includes_all_repositories": false, "units_map": units}
@@ -56,7 +55,7 @@ func (c *Client) CreateTeam(ctx context.Context, name, description string, units
 
 func teamPath(id int64) string { return "/teams/" + strconv.FormatInt(id, 10) }
 
-// TeamHasRepo says the team has access to the repository: one GET.
+// TeamHasRepo: one GET.
 func (c *Client) TeamHasRepo(ctx context.Context, id int64) (bool, error) {
 	err := c.do(ctx, http.MethodGet, teamPath(id)+"/repos/"+url.PathEscape(c.owner)+"/"+url.PathEscape(c.repo), nil, nil)
 	if errors.Is(err, issues.ErrNotFound) {
@@ -70,8 +69,7 @@ func (c *Client) AddTeamRepo(ctx context.Context, id int64) error {
 	return c.do(ctx, http.MethodPut, teamPath(id)+"/repos/"+url.PathEscape(c.owner)+"/"+url.PathEscape(c.repo), nil, nil)
 }
 
-// TeamMembers lists the team's members, 50 a request (a repository
-// admin's token).
+// TeamMembers reads 50 a request, with a repository admin's token.
 func (c *Client) TeamMembers(ctx context.Context, id int64) ([]port.Member, error) {
 	return c.users(ctx, teamPath(id)+"/members")
 }
@@ -91,8 +89,7 @@ type apiRule struct {
 	PushTeams     []string `json:"push_whitelist_teams"`
 }
 
-// BranchRuleNamed reads the protection rule name, and false when there is
-// none: one GET (a repository admin's token).
+// BranchRuleNamed: one GET, with a repository admin's token.
 func (c *Client) BranchRuleNamed(ctx context.Context, name string) (port.BranchRule, bool, error) {
 	var r apiRule
 	err := c.do(ctx, http.MethodGet, c.repoPath()+"/branch_protections/"+url.PathEscape(name), nil, &r)
@@ -106,8 +103,7 @@ func (c *Client) BranchRuleNamed(ctx context.Context, name string) (port.BranchR
 		PushWhitelist: r.PushWhitelist, PushUsers: r.PushUsers, PushTeams: r.PushTeams}, true, nil
 }
 
-// Branch reads the branch's protection as the branch shows it: one GET
-// (anyone who reads the code may).
+// Branch: one GET, open to anyone who reads the code.
 func (c *Client) Branch(ctx context.Context, name string) (port.Branch, error) {
 	var b struct {
 		Protected         bool     `json:"protected"`
@@ -121,15 +117,13 @@ func (c *Client) Branch(ctx context.Context, name string) (port.Branch, error) {
 	return port.Branch{Protected: b.Protected, StatusCheck: b.EnableStatusCheck, Contexts: b.Contexts, Rule: b.Rule}, nil
 }
 
-// ProtectBranch creates the rule (its Name, Push, StatusCheck and
-// Contexts): one POST.
+// ProtectBranch sets Name, Push, StatusCheck and Contexts: one POST.
 func (c *Client) ProtectBranch(ctx context.Context, r port.BranchRule) error {
 	in := map[string]any{"rule_name": r.Name, "enable_push": r.Push, "enable_status_check": r.StatusCheck, "status_check_contexts": r.Contexts}
 	return c.do(ctx, http.MethodPost, c.repoPath()+"/branch_protections", in, nil)
 }
 
-// RequireChecks makes the rule name wait for contexts before merging,
-// leaving its other settings: one PATCH.
+// RequireChecks adds required contexts, other settings kept: one PATCH.
 func (c *Client) RequireChecks(ctx context.Context, name string, contexts []string) error {
 	in := map[string]any{"enable_status_check": true, "status_check_contexts": contexts}
 	return c.do(ctx, http.MethodPatch, c.repoPath()+"/branch_protections/"+url.PathEscape(name), in, nil)

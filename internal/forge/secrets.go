@@ -10,9 +10,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
-// Nothing the client sends may carry a secret the process holds
-// (docs/ledger.md#no-secret-in-a-write): every request that writes is
-// read before it leaves, and one that carries a secret is never sent.
+// No request may carry a held secret (docs/ledger.md#no-secret-in-a-write):
+// writes are checked before leaving.
 
 // SecretError is a write refused because it carries a secret.
 type SecretError struct {
@@ -24,8 +23,7 @@ func (e *SecretError) Error() string {
 	return fmt.Sprintf("%s %s was not sent: what it would write holds %s, a secret this process holds; nothing was written", e.Method, e.Path, e.Found)
 }
 
-// HoldSecrets adds secrets no request of the client may carry (its own
-// token is held from the start).
+// HoldSecrets adds secrets no request may carry; the token is held already.
 func (c *Client) HoldSecrets(ss ...secrets.Secret) { c.held.add(ss...) }
 
 // heldSecrets is a client's secrets, shared with its transport.

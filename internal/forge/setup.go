@@ -59,9 +59,8 @@ func (c *Client) Labels(ctx context.Context) ([]port.RepoLabel, error) {
 	return out, nil
 }
 
-// CreateLabel creates a repository label from spec (a spec without a
-// color gets DefaultLabelColor): one POST. Gitea does not keep label names
-// unique; the caller looks for the name first.
+// CreateLabel: one POST, DefaultLabelColor without a color. Gitea allows
+// duplicate names; the caller checks first.
 func (c *Client) CreateLabel(ctx context.Context, spec issues.LabelSpec) (port.RepoLabel, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
@@ -138,9 +137,8 @@ func (c *Client) BranchExists(ctx context.Context, name string) (bool, error) {
 	return err == nil, err
 }
 
-// CommitFiles writes the files as one commit (Gitea's change-files
-// request, one POST) and returns the commit's id. Author and committer
-// are the token's user.
+// CommitFiles makes one commit (change-files, one POST) as the token's user;
+// returns its id.
 func (c *Client) CommitFiles(ctx context.Context, cm port.Commit) (string, error) {
 	if len(cm.Files) == 0 {
 		return "", errors.New("forge: a commit needs at least one file")
@@ -172,8 +170,7 @@ func (c *Client) CommitFiles(ctx context.Context, cm port.Commit) (string, error
 	return fr.Commit.SHA, nil
 }
 
-// OpenPull finds the open pull request from branch head of this repository
-// into base, 50 open pull requests a request; false when there is none.
+// OpenPull finds head into base, 50 open pulls a request; false when none.
 func (c *Client) OpenPull(ctx context.Context, head, base string) (port.Pull, bool, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
@@ -203,8 +200,7 @@ func (c *Client) OpenPull(ctx context.Context, head, base string) (port.Pull, bo
 	return port.Pull{}, false, fmt.Errorf("forge: open pull requests of %s/%s: no end after %d pages", c.owner, c.repo, maxPages)
 }
 
-// CreatePull opens a pull request from branch head of this repository
-// into base: one POST.
+// CreatePull opens head into base, in this repository: one POST.
 func (c *Client) CreatePull(ctx context.Context, head, base, title, body string) (port.Pull, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {

@@ -9,10 +9,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// Variable reads the repository's Actions variable name: its value, and
-// false when there is none. Reading variables needs the repository
-// owner's token (or a site admin's); others get an error wrapping
-// issues.ErrForbidden.
+// Variable is false when absent; only the owner's or a site admin's token
+// reads it (else issues.ErrForbidden).
 func (c *Client) Variable(ctx context.Context, name string) (string, bool, error) {
 	sc, err := c.sdk(ctx)
 	if err != nil {
@@ -28,8 +26,7 @@ func (c *Client) Variable(ctx context.Context, name string) (string, bool, error
 	return v.Value, true, nil
 }
 
-// SetVariable writes the repository's Actions variable name, creating it
-// when exists is false (and updating it when it turns out to exist).
+// SetVariable creates when !exists, updating if it does exist.
 func (c *Client) SetVariable(ctx context.Context, name, value string, exists bool) error {
 	sc, err := c.sdk(ctx)
 	if err != nil {

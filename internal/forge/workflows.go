@@ -7,8 +7,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// Workflows lists the workflows of the repository's default branch: one
-// request.
+// Workflows lists the default branch's workflows: one request.
 func (c *Client) Workflows(ctx context.Context) ([]port.Workflow, error) {
 	var out struct {
 		Workflows []port.Workflow `json:"workflows"`

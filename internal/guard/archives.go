@@ -11,16 +11,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// ArchiveMatch is what the issue's last comments hold of a planned prune's
-// archive: the parts posted already, the comments that pose as them, and
-// the guard's stale archives the plan replaces.
+// ArchiveMatch is what recent comments hold of the planned archive: posted
+// parts, impostors, stale archives to replace.
 type ArchiveMatch struct {
-	// Have maps a part (1-based) to the lowest id of the guard's comments
-	// that are exactly that part.
+	// Have maps a 1-based part to the lowest id posting it.
 	Have map[int]int64
-	// Impostors claim the planned archive's marker and hash but say
-	// something else (entries, chain or signature): they are left alone
-	// and reported, and the real archive is posted.
+	// Impostors copy the marker and hash but differ: reported, left alone,
+	// and the real archive posted.
 	Impostors []issues.Comment
 	// Stale are the guard's archives posted by a run that never patched the
 	// body (their entries are all still in the checkpoint): the plan
@@ -58,8 +55,7 @@ func MatchArchives(in Input, pr *prune.Result) ArchiveMatch {
 	return m
 }
 
-// ImpostorNote says, for the status comment, which comments posed as the
-// planned archive; "" when none did.
+// ImpostorNote names impostor comments; "" for none.
 func (m ArchiveMatch) ImpostorNote() string {
 	if len(m.Impostors) == 0 {
 		return ""
@@ -72,8 +68,7 @@ func (m ArchiveMatch) ImpostorNote() string {
 		"signature): they are not the guard's archive and were ignored; `gns-guard history` does not count them.", strings.Join(ids, ", "))
 }
 
-// SamePart reports whether a comment's body is exactly the planned archive
-// part (line endings and surrounding blanks aside).
+// SamePart ignores line endings and surrounding blank lines.
 func SamePart(body, planned string) bool {
 	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
 	return norm(body) == norm(planned)

@@ -15,9 +15,8 @@ import (
 // result counts as agent X's only when its author may speak as X (the
 // agents setting, else any writer).
 
-// WriterList is the server's answer to Plan.AskWriters: the logins that
-// can write the repository's issues, when they were read, or why they
-// could not be (Problem).
+// WriterList answers Plan.AskWriters: issue writers, when read, or why not
+// (Problem).
 type WriterList struct {
 	Logins  []string
 	Read    time.Time
@@ -77,8 +76,7 @@ func (e *decision) needsWriters(old *ledger.AccessStamp, authors []string) bool 
 	return false
 }
 
-// commentAuthors are the authors of the comments the run read, the
-// guard and the repository's owner left out, each once, newest first.
+// commentAuthors are unique, newest first, guard and owner aside.
 func (e *decision) commentAuthors() []string {
 	var out []string
 	for _, c := range slices.Backward(e.comments()) {
@@ -91,8 +89,7 @@ func (e *decision) commentAuthors() []string {
 	return out
 }
 
-// comments are every comment the run read, oldest first, the event's own
-// last when it is not among them.
+// comments are oldest first; the event's own last if unread.
 func (e *decision) comments() []issues.Comment {
 	cs := append(slices.Clone(e.in.Older), e.in.Recent...)
 	if c := e.eventComment(); c != nil && !slices.ContainsFunc(cs, func(x issues.Comment) bool { return x.ID == c.ID }) {
@@ -101,14 +98,12 @@ func (e *decision) comments() []issues.Comment {
 	return cs
 }
 
-// outsider reports whether c's author cannot write the issue: its comment
-// is outside the judged conversation.
+// outsider reports whether c's author cannot write the issue.
 func (e *decision) outsider(c issues.Comment) bool {
 	return c.Author != "" && !e.plan.Authors.CanWrite(c.Author)
 }
 
-// claimedAgents are the agents an agent comment speaks as: its header's
-// and its footer's (nil for any other comment).
+// claimedAgents come from header and footer; nil for other comments.
 func claimedAgents(body string) []string {
 	if !agentcomment.IsAgentComment(body) {
 		return nil
@@ -130,7 +125,7 @@ func footerAgent(c *agentcomment.Comment) string {
 	return c.Footer.Agent
 }
 
-// speaks reports whether c's author may speak as every agent c claims.
+// speaks: may c's author speak as every agent claimed?
 func (e *decision) speaks(c issues.Comment) bool {
 	for _, a := range claimedAgents(c.Body) {
 		if !e.plan.Authors.SpeaksAs(c.Author, a) {

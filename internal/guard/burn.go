@@ -4,8 +4,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// measureSpent sets the lifetime spend: what its earlier phases
-// consumed, as the guard accepted it, and the checkpoint's consumed.
+// measureSpent: earlier phases as accepted, plus the checkpoint's consumed.
 func (e *decision) measureSpent() {
 	n := &e.plan.Numbers
 	n.EarlierPhases = e.earlierPhases(n.BudgetConsumed)
@@ -47,7 +46,7 @@ func (e *decision) recordBurn(l *ledger.Record, pruned bool) {
 	if old != nil {
 		pts = append(pts, old.Burn...)
 		if len(pts) == 0 && old.Baseline {
-			// A record from before the series: its state is the start.
+			// A record from before the series starts it.
 			pts = append(pts, ledger.BurnPoint{N: 1, T: old.Written, Consumed: old.Consumed, Remaining: old.Remaining})
 		}
 	}

@@ -7,24 +7,21 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// Change is what a set of writes does to an issue, as the next run reads
-// it: the guard's own writes (Stable) or an agent's report (handoff).
+// Change is writes as the next run reads them: the guard's (Stable) or a
+// report's (handoff).
 type Change struct {
-	// Body, when not nil, is the new body; the content version moves on
-	// by one, as the edit makes it.
+	// Body is the new body, or nil; it moves the content version by one.
 	Body *string
-	// Remove and Add are the label names detached and attached; IDs are
-	// labels whose ids are known (the server answered the attachment with
-	// them): an attached label takes its id from there.
+	// Remove and Add are label names; IDs are ids the server answered an
+	// attachment with.
 	Remove, Add []string
 	IDs         []issues.Label
 	// Locked says the issue is locked afterwards.
 	Locked bool
 	// Posted are comments appended at the end of the issue.
 	Posted []issues.Comment
-	// Status, when not nil, is the guard's status comment as written:
-	// it takes the place of Existing (the one the run found), or, when
-	// Moved or there is none, comes last.
+	// Status, when set, replaces Existing, or comes last when Moved or
+	// none exists.
 	Status   *issues.Comment
 	Existing *issues.Comment
 	Moved    bool

@@ -14,89 +14,73 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Input is everything a decision is made from. Decide reads nothing else.
+// Input is all Decide reads.
 type Input struct {
 	Config config.Config
 	Issue  issues.Issue
 	Event  issues.Event
-	// Recent are the issue's most recent comments, oldest first (at least
-	// the last three, and enough to find the guard's own recent comments).
+	// Recent are oldest first: at least three, and enough to find the
+	// guard's own.
 	Recent []issues.Comment
-	// Self is the guard's own login: only its comments' markers are trusted.
+	// Self is the guard's login: only its markers are trusted.
 	Self string
-	// Repo is the repository, OWNER/NAME, when the shell knows it (for the
-	// commands the guard's comments name).
+	// Repo is OWNER/NAME, when known, for the commands comments name.
 	Repo string
-	// Status is the guard's sticky status comment (its marker and author),
-	// or nil when the run found none: it holds the ledger.
+	// Status holds the ledger; nil when none was found.
 	Status *issues.Comment
 	// Record is the ledger record of Status as the shell read and verified
 	// it (nil: not read yet). A decision takes it instead of verifying the
 	// record again, as long as it is of Status as it is now.
 	Record *ledger.Verified
-	// Older are comments the run read further back than Recent while it
-	// looked for the status comment (not part of the entry load).
+	// Older were read past Recent seeking the status comment; not in the
+	// entry load.
 	Older []issues.Comment
-	// LabelEvents are the label changes on the timeline entries the run
-	// read, oldest first.
+	// LabelEvents are the timeline's label changes, oldest first.
 	LabelEvents []issues.LabelEvent
-	// Unreached says no status comment was found and the run could not
-	// read back to the first timeline entry: a missing ledger cannot be
-	// told from one buried beyond reach.
+	// Unreached: no status comment, and the first entry was out of reach, so
+	// a ledger may be buried.
 	Unreached bool
-	// Anchor is what the run knows of the issue's anchor (docs/ledger.md).
+	// Anchor, as far as the run knows it: docs/ledger.md.
 	Anchor ledger.AnchorState
-	// Hint is what the run knows of the body's read hint
-	// (docs/ledger.md#the-read-hint).
+	// Hint, as far as the run knows it: docs/ledger.md#the-read-hint.
 	Hint Hint
-	// Grants is what the run knows of the repository's grant list
-	// (docs/ledger.md#the-repository-budget).
+	// Grants, as far as the run knows it:
+	// docs/ledger.md#the-repository-budget.
 	Grants ledger.GrantState
-	// Admins holds the answers the shell got for Plan.AskAdmin: whether a
-	// user is a repository admin.
+	// Admins answers Plan.AskAdmin: user to repository admin or not.
 	Admins map[string]bool
 	// PullFiles are the paths a pull request changes (pull_request events).
 	PullFiles []string
-	// PullSettings is why the settings file a pull request brings does not
-	// load (file:line:col: key: reason), or "" when it loads or the pull
-	// request does not change it.
+	// PullSettings is why a pull request's settings fail to load
+	// (file:line:col: key: reason); "" if fine.
 	PullSettings string
 	// Now is the time of the run.
 	Now time.Time
 	// Counter counts tokens in the configured encoding.
 	Counter *tokens.Counter
-	// Done, when not nil, is closed when the decision must stop parsing
-	// YAML: the shell's deadline (checkpoint.ParseTimeout). Decide itself
-	// reads no clock.
+	// Done closes at the deadline (checkpoint.ParseTimeout); Decide reads no
+	// clock.
 	Done <-chan struct{}
-	// ConfigStamp is the configuration file this run judged with, recorded
-	// in the ledger it leaves (nil: none to record).
+	// ConfigStamp is recorded in the ledger; nil records none.
 	ConfigStamp *ledger.ConfigStamp
-	// Posture is the repository's posture this run reports, recorded in the
-	// ledger it leaves (nil: not judged; no warning, none recorded).
+	// Posture is reported and recorded; nil: not judged, no warning.
 	Posture *ledger.PostureStamp
-	// Pins is what the run knows of the repository's pinned governance
-	// labels (docs/ledger.md#pinned-labels).
+	// Pins, as far as the run knows it: docs/ledger.md#pinned-labels.
 	Pins ledger.PinState
-	// TaskEdits are who changed the task, as the shell read them for
-	// Plan.AskTask (nil: not asked).
+	// TaskEdits answers Plan.AskTask; nil: not asked.
 	TaskEdits *TaskEdits
-	// Fetched are the comments the shell read by id for Plan.AskComments
-	// (nil: gone).
+	// Fetched answers Plan.AskComments; a nil comment is gone.
 	Fetched map[int64]*issues.Comment
-	// Writers is the server's list of the accounts that can write the
-	// issue, when the shell answered Plan.AskWriters (nil: not asked).
+	// Writers answers Plan.AskWriters; nil: not asked.
 	Writers *WriterList
 	// Records says the shell writes the record this decision plans (the
 	// action's run, not a read-only sweep): a first record then asks for
 	// the writers list, so that a writer's first comment costs nothing.
 	Records bool
-	// Meter is what the run read of the issue's metered spend at meter-url
-	// (nil: not asked; only the action's run asks, once).
+	// Meter is metered spend; nil: not asked (only the action asks, once).
 	Meter *MeterRead
-	// LabelsUnknown says the issue's labels could not be known (an offline
-	// check of a body whose state.labels cannot be read): the rules that
-	// need them are not judged.
+	// LabelsUnknown (offline, state.labels unreadable) skips the rules that
+	// need labels.
 	LabelsUnknown bool
 }
 
@@ -106,7 +90,7 @@ type Input struct {
 // protected paths, and nothing else (docs/contract.md#4-rules).
 func (in Input) OnPull() bool { return in.Issue.IsPull || in.Event.IsPull }
 
-// decision is one decision in progress: the input and what was derived from it.
+// decision is one decision in progress.
 type decision struct {
 	in     Input
 	cfg    config.Config
@@ -117,15 +101,13 @@ type decision struct {
 	trust  trust   // the ledger and the approvals of this run
 	pins   pinning // the labels judged against the pins
 	chain  *archiveHead
-	// planned is the hash of the archive this run plans, once known.
+	// planned is the planned archive's hash, once known.
 	planned string
-	// access is who can write the issue as this run knows it (nil: no
-	// stamp), for the record it leaves.
+	// access is who can write the issue; nil: no stamp.
 	access *ledger.AccessStamp
 }
 
-// Decide judges the issue and plans every write. It is pure: it makes no
-// request and reads no clock or environment.
+// Decide plans every write, purely: no request, clock or environment.
 func Decide(in Input) *Plan {
 	e := &decision{in: in, cfg: in.Config, labels: in.Issue.LabelNames(), plan: &Plan{}}
 	e.trust.approved = map[string]string{}
@@ -175,8 +157,8 @@ func Decide(in Input) *Plan {
 	return e.plan
 }
 
-// maintain plans the comments that keep an issue readable: the recovery
-// request for a checkpoint that cannot be read, and the completion digest.
+// maintain plans the recovery request for an unreadable checkpoint, and the
+// completion digest.
 func (e *decision) maintain() {
 	if e.cp == nil {
 		e.planRecovery()
@@ -248,8 +230,8 @@ func (e *decision) labelWrites() {
 	}
 }
 
-// partial reports whether the rule behind a label could not be judged this
-// run (the checkpoint is unreadable), so its label must stay as it is.
+// partial: the label's rule was unjudged (unreadable checkpoint), so the
+// label stays.
 func (e *decision) partial(label string) bool {
 	if e.in.OnPull() {
 		return true
@@ -302,9 +284,8 @@ func (e *decision) measure() {
 	e.measureSpent()
 }
 
-// measureContext sets the entry-load figures for a checkpoint block text:
-// what `context` loads (entryload.Measure, the one measure of the entry
-// load) plus next_estimated_tokens.
+// measureContext: entryload.Measure, what `context` loads, plus
+// next_estimated_tokens.
 func (e *decision) measureContext(block string) {
 	n := &e.plan.Numbers
 	if e.in.Counter == nil {
@@ -321,7 +302,7 @@ func (e *decision) measureContext(block string) {
 	n.ContextTokens, n.ContextRatio = g.ContextTokens, g.ContextRatio
 }
 
-// taskSize is the size from labels, else inferred from the estimate.
+// taskSize comes from labels, else from the estimate.
 func (e *decision) taskSize() issues.TaskSize {
 	if s, ok := issues.SizeFromLabels(e.labels, e.cfg.Labels.SizePrefix); ok {
 		return s
@@ -334,8 +315,7 @@ func (e *decision) taskSize() issues.TaskSize {
 	return s
 }
 
-// maxDepth reads the cascade limit from the labels, or the default input.
-// ok is false when no limit is known.
+// maxDepth is the labels' cascade limit, else the default input.
 func (e *decision) maxDepth() (limit int, ok bool) {
 	limits := e.cascadeLimits()
 	if len(limits) > 0 {

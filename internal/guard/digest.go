@@ -5,9 +5,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 )
 
-// planDigest posts a completion digest once digest-after agent results have
-// accumulated since the last digest or archive. A result counts only when
-// its author may speak as its agent.
+// planDigest posts after digest-after results since the last digest or
+// archive, counting only authorised authors.
 func (e *decision) planDigest() {
 	if e.cfg.DigestAfter <= 0 {
 		return

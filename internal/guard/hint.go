@@ -20,7 +20,7 @@ import (
 // reads the timeline instead (and the guard writes a fresh hint).
 const MaxHintComments = 100
 
-// Hint is what a run knows of the body's read hint.
+// Hint is the run's knowledge of the read hint.
 type Hint struct {
 	// At is the time a hint written by this run carries (HintAt of its
 	// read); zero when not known: the run then writes none, and a body it
@@ -99,8 +99,7 @@ func ProveHint(answer []issues.Comment, since, opened time.Time, window int) (re
 	return recent, older, all, ok
 }
 
-// byCreation is a copy of cs ordered as the timeline orders comments: by
-// creation, then id.
+// byCreation copies cs in timeline order: by creation, then id.
 func byCreation(cs []issues.Comment) []issues.Comment {
 	out := slices.Clone(cs)
 	slices.SortStableFunc(out, func(a, b issues.Comment) int {
@@ -112,8 +111,7 @@ func byCreation(cs []issues.Comment) []issues.Comment {
 	return out
 }
 
-// HintWrite is the maintenance write of the body's read hint alone:
-// compare-and-swap, like a fill, and never a violation.
+// HintWrite writes the read hint alone: compare-and-swap, never a violation.
 type HintWrite struct {
 	// At is the time written; Body the body with it.
 	At   time.Time
@@ -125,14 +123,12 @@ func (h *HintWrite) Write() Write {
 	return Write{Kind: WriteHint, Detail: fmt.Sprintf(": comments since %s (compare-and-swap)", h.At.UTC().Format(time.RFC3339))}
 }
 
-// withHint gives a body this run writes the read hint it carries: the
-// time this run's read gives, else the hint the body had.
+// withHint: this run's read time, else the body's old hint.
 func (e *decision) withHint(body string) string {
 	return checkpoint.RewriteHint(e.in.Issue.Body, body, e.hintAt(), e.cfg.MaxCheckpointBytes)
 }
 
-// hintAt is the time a hint this run writes carries: the status comment
-// bounds it unless the run posts that comment anew at the end.
+// hintAt is bounded by the status comment unless the run reposts it last.
 func (e *decision) hintAt() time.Time {
 	h, st := e.in.Hint, e.in.Status
 	if st != nil && !h.Moved.IsZero() && StatusBuried(e.in.Recent, st, nil, e.cfg.RecentWindow()) {
@@ -157,8 +153,8 @@ func (e *decision) planHint(pending []string) {
 	}
 }
 
-// writesBody reports whether this run writes the body but for a prune:
-// its fill, or its read hint. The write moves the content version on.
+// writesBody: a fill or hint write, not a prune; it moves the content
+// version.
 func (e *decision) writesBody() bool {
 	f := e.plan.Fill
 	return (f != nil && f.Number > 0) || e.plan.Hint != nil

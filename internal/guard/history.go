@@ -36,9 +36,8 @@ func (e *decision) judgeHistory(l *ledger.Record, body []prune.Entry) string {
 	return ""
 }
 
-// archivedPrefix is the hash and count of the archived entries: the
-// ledger's, extended over the archive parts a run posted and did not
-// record (the chain followed past the ledger's end).
+// archivedPrefix extends the ledger's hash and count over parts posted but
+// unrecorded.
 func (e *decision) archivedPrefix(l *ledger.Record) (string, int) {
 	h, n := l.ArchivedHash, l.Archived
 	if l.EntriesHash == "" && n > 0 {

@@ -34,9 +34,8 @@ func (e *decision) readRecord() {
 	e.plan.AnchorLags = e.plan.RecordTrusted && t.lags
 }
 
-// hasTraces reports whether the issue shows the guard's earlier work on
-// it: a comment of its own with one of its markers for this issue, or a
-// label change it made.
+// hasTraces: a guard comment with its marker for this issue, or a label
+// change it made.
 func (e *decision) hasTraces() bool {
 	if e.in.Self == "" {
 		return false

@@ -26,7 +26,7 @@ func (e *decision) recordLedger() {
 		e.acceptState(after, pending)
 	}
 	if len(pending) > 0 {
-		// The approval waits for a person: it binds the state flagged.
+		// The approval waits for a person: bind the flagged state.
 		e.plan.Ledger.Flag = e.flagAfter(after)
 	}
 	e.planGrants()
@@ -36,7 +36,7 @@ func (e *decision) recordLedger() {
 	}
 }
 
-// pendingAfter are the approval labels among the labels after this run.
+// pendingAfter are the approval labels left after this run.
 func (e *decision) pendingAfter(after []string) []string {
 	pending := []string{}
 	for _, l := range e.cfg.Labels.Approval() {
@@ -69,8 +69,7 @@ func (e *decision) mayAccept(after, pending []string) bool {
 	return true
 }
 
-// keepRecord carries the last trusted state on (or no state yet), with
-// this run's pending labels, writer, configuration and repository.
+// keepRecord carries the last trusted state on, updating this run's details.
 func (e *decision) keepRecord(after, pending []string) {
 	t := &e.trust
 	l := ledger.Record{Issue: e.in.Issue.Number}
@@ -90,8 +89,7 @@ func (e *decision) keepRecord(after, pending []string) {
 		l.ContentVersion = e.keptVersion(&l)
 	}
 	if len(e.plan.Missing) == 0 && len(e.plan.AskComments) == 0 {
-		// A result gone stays found: the next run counts from the same
-		// comments.
+		// A result gone stays found, so the count holds.
 		e.recordSeen(&l)
 	}
 	e.recordChain(&l)
@@ -99,9 +97,7 @@ func (e *decision) keepRecord(after, pending []string) {
 	e.plan.Ledger = &l
 }
 
-// acceptState records the checkpoint as the new baseline: as this run
-// leaves it (pruned, when it prunes), with its history, burn, limits and
-// labels.
+// acceptState makes the checkpoint as left (pruned, if so) the baseline.
 func (e *decision) acceptState(after, pending []string) {
 	t := &e.trust
 	cp, cv, pruned := e.acceptedCheckpoint()
@@ -151,9 +147,8 @@ func (e *decision) withPending(accepted []issues.Label, pending []string) []issu
 	return out
 }
 
-// acceptedCheckpointVersion is acceptedCheckpoint without a valid
-// checkpoint to accept: the body's content version after this run's own
-// writes.
+// acceptedCheckpointVersion: no valid checkpoint, so the version after this
+// run.
 func (e *decision) acceptedCheckpointVersion() (*checkpoint.Checkpoint, int, bool) {
 	cv := e.in.Issue.ContentVersion
 	if e.plan.Prune != nil && e.cp != nil {
@@ -183,13 +178,11 @@ func (e *decision) acceptedCheckpoint() (cp *checkpoint.Checkpoint, cv int, prun
 	return cp, cv, false
 }
 
-// recordLimits sets the cascade limit and the task size the record
-// accepts, from the labels after this run.
+// recordLimits records the cascade limit and size after this run.
 func (e *decision) recordLimits(l *ledger.Record, after []string) {
 	n := e.cfg.Labels
 	for _, c := range cascadeLabels(after, n) {
-		// With several (a conflict, failed by its own rule) the most
-		// permissive is what was accepted.
+		// Under a conflict, the most permissive was accepted.
 		if l.DepthLimit == "" || depthRank(c.text, e.cfg) > depthRank(l.DepthLimit, e.cfg) {
 			l.DepthLimit = c.text
 		}
@@ -199,9 +192,8 @@ func (e *decision) recordLimits(l *ledger.Record, after []string) {
 	}
 }
 
-// recordAdoption says whether the state was adopted: a first baseline is
-// (no earlier ledger was found), and an adopted state stays so until the
-// baseline moves on from it.
+// recordAdoption: a first baseline is adopted, and stays so until the
+// baseline moves.
 func (e *decision) recordAdoption(l *ledger.Record) {
 	old := e.trust.ledger
 	if old == nil || !old.Baseline {
@@ -243,16 +235,14 @@ func (e *decision) labelsByID(names []string) []issues.Label {
 	return out
 }
 
-// governs reports whether a label name is a governance one: a cascade or
-// size label, an approval label, or permission::evolve-system.
+// governs: cascade, size, approval labels and permission::evolve-system.
 func (e *decision) governs(name string) bool {
 	n := e.cfg.Labels
 	return strings.HasPrefix(name, n.CascadePrefix) && name != n.DepthExceeded ||
 		strings.HasPrefix(name, n.SizePrefix) || name == n.EvolveSystem || slices.Contains(n.Approval(), name)
 }
 
-// recordEntries sets the history the record commits to: every entry
-// accepted, archived or in the body (cp, pruned by this run when pruned).
+// recordEntries commits to every entry accepted, archived or in cp.
 func (e *decision) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pruned bool) {
 	var h string
 	var n int
@@ -270,13 +260,12 @@ func (e *decision) recordEntries(l *ledger.Record, cp *checkpoint.Checkpoint, pr
 	l.EntriesHash = ledger.HistoryHash(h, body)
 }
 
-// legacyArchived stands in for the hash of entries archived before the
-// ledger kept the history: only their count is known.
+// legacyArchived stands in when only the count is known.
 func legacyArchived(n int) string {
 	return fmt.Sprintf("%d entries archived before the ledger kept the history", n)
 }
 
-// labelsAfter are the issue's labels once this run's label writes are made.
+// labelsAfter are the labels once this run's writes are made.
 func (e *decision) labelsAfter() []string {
 	out := slices.DeleteFunc(e.in.Issue.LabelNames(), func(x string) bool {
 		return slices.ContainsFunc(e.plan.RemoveLabels, func(l issues.Label) bool { return l.Name == x })
@@ -289,8 +278,8 @@ func (e *decision) labelsAfter() []string {
 	return out
 }
 
-// LearnLabelIDs gives the labels of record l that a run added (id 0) the
-// ids the server answered the addition with (after: the issue's labels).
+// LearnLabelIDs fills added labels' ids (0) from the server's answer
+// (after).
 func LearnLabelIDs(l *ledger.Record, after []issues.Label) {
 	for i, x := range l.Labels {
 		if x.ID != 0 {

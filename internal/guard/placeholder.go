@@ -6,14 +6,12 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
 
-// Fill is the maintenance write that sets a template's placeholder issue
-// number (checkpoint.issue: 0) to the issue's own: compare-and-swap, like
-// a pruned body, and never a violation (docs/contract.md §2).
+// Fill sets checkpoint.issue: 0 to the number: compare-and-swap, never a
+// violation (docs/contract.md §2).
 type Fill struct {
-	// Number is the issue's number; 0 when it is not known (a body
-	// checked offline without --issue): then nothing can be written.
+	// Number is 0 when unknown (offline, no --issue): nothing is written.
 	Number int64
-	// Body is the body with the number set ("" when Number is 0).
+	// Body is "" when Number is 0.
 	Body string
 }
 
@@ -25,7 +23,7 @@ func (f *Fill) Write() Write {
 	return Write{Kind: SetIssue, Detail: fmt.Sprintf(" from the template's placeholder 0 to %d (compare-and-swap)", f.Number)}
 }
 
-// Note is what the status comment says of the fill once it is made.
+// Note is the status comment's line for the fill.
 func (f *Fill) Note() string {
 	return fmt.Sprintf("The checkpoint held the issue template's placeholder `issue: 0`: the guard set it to this issue's number, %d.", f.Number)
 }
@@ -40,8 +38,7 @@ func (e *decision) fillPlaceholder() {
 	}
 	n := e.in.Issue.Number
 	if n == 0 {
-		// Offline without a number: the placeholder is what a template
-		// ships, not an error; the guard sets it on its first run.
+		// A template placeholder is no error; the first run fills it.
 		e.plan.Fill = &Fill{}
 		return
 	}
@@ -58,9 +55,8 @@ func (e *decision) fillPlaceholder() {
 		Done:      e.in.Done,
 	})
 	if e.parsed.Valid() {
-		// As with pruning, a body that is not valid otherwise is judged
-		// with the number set but not rewritten: the number is set once
-		// the person's fix makes it valid.
+		// As with pruning, an otherwise invalid body is judged with the
+		// number, not rewritten.
 		e.plan.Fill = &Fill{Number: n, Body: body}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// Violation is a finding together with the effects it has on the issue.
+// Violation is a finding with its effects on the issue.
 type Violation struct {
 	finding.Finding
 	// Label is the label this violation sets, if any.
@@ -21,12 +21,11 @@ type Violation struct {
 	Lock bool
 }
 
-// Plan is the decision: what was found and every write that follows.
+// Plan is what was found and every write that follows.
 type Plan struct {
-	// Governed is false for an issue the guard has no business with; such a
-	// plan holds nothing and the run passes.
+	// Governed is false when the guard has no business here.
 	Governed bool
-	// Skipped says why the run did nothing, when it did nothing on purpose.
+	// Skipped says why the run did nothing on purpose.
 	Skipped string
 	// Violations fail the run; Warnings do not.
 	Violations []Violation
@@ -34,62 +33,54 @@ type Plan struct {
 	// AddLabels are label names to attach; RemoveLabels to detach.
 	AddLabels    []string
 	RemoveLabels []issues.Label
-	// Lock is the reason to lock the issue with, or "" for no lock.
+	// Lock is the lock reason; "" for no lock.
 	Lock string
-	// Status is the body the sticky status comment must have. Resolved is
-	// true when it reports all clear (then an absent comment is not created).
+	// Status is the status comment's body; Resolved: all clear, so none is
+	// created.
 	Status   string
 	Resolved bool
 	// Recovery is the context-recovery-needed comment to post once, or "".
 	Recovery string
-	// Fill sets the template's placeholder issue number, or nil. With a
-	// prune, the pruned body holds the number already.
+	// Fill sets the placeholder number; nil when none or pruned.
 	Fill *Fill
-	// Hint writes the body's read hint alone, or nil: a pruned or filled
-	// body carries it already.
+	// Hint writes the read hint alone; nil when carried already.
 	Hint *HintWrite
-	// Prune is the pruning to apply (archive first, then the body), or nil.
+	// Prune posts archives, then the body; nil for none.
 	Prune *prune.Result
 	// Digest is a completion digest comment to post, or "".
 	Digest string
-	// Ledger is the record the status comment must carry after this run:
-	// the state accepted now, or the earlier one kept (never a tampered
-	// state). Nil on pull requests.
+	// Ledger is the record to carry: accepted now, or kept, never tampered.
+	// Nil on pull requests.
 	Ledger *ledger.Record
-	// Adopted says no ledger was found and this run took the current state
-	// as the baseline; the status comment says so.
+	// Adopted: no ledger found, so the current state is the baseline.
 	Adopted bool
 	// RecordTrusted says the record the run found is trusted (it verifies,
 	// and matches the anchor, when there is one): the shell may seal it
 	// with the anchor although the run did not write it. AnchorLags says it
 	// is newer than the anchor (the anchor's last write failed).
 	RecordTrusted, AnchorLags bool
-	// AskAdmin names a user whose repository-admin permission the decision
-	// needs (an approval or an attributed edit): the shell asks the server,
-	// records the answer in Input.Admins and decides again.
+	// AskAdmin names a user whose admin right the decision needs; answers go
+	// in Input.Admins.
 	AskAdmin string
 	// AskComments are accepted results the decision must see and did not
 	// read (the comment count says comments were deleted, or the event is
 	// the edit of one): the shell reads each by id into Input.Fetched and
 	// decides again.
 	AskComments []int64
-	// Missing are the accepted results that are gone, deleted or edited
-	// since (docs/ledger.md#accepted-results): the entry load names them.
+	// Missing accepted results are named in the entry load
+	// (docs/ledger.md#accepted-results).
 	Missing []Missing
-	// AskTask says the task differs from the one the guard accepted and
-	// the decision needs to know who changed it: the shell reads what it
-	// asks into Input.TaskEdits and decides again.
+	// AskTask: the task changed; the shell reads who did into
+	// Input.TaskEdits.
 	AskTask *TaskAsk
-	// Task is what the decision found of a task changed since the guard
-	// accepted it (nil: unchanged): context loads the accepted task in
-	// its place, or refuses.
+	// Task is a changed task (nil: unchanged); context loads the accepted
+	// one, or refuses.
 	Task *TaskVerdict
 	// AskWriters says the decision needs the server's list of who can
 	// write the issue (the record's is stale, or does not know an
 	// author): the shell reads it into Input.Writers and decides again.
 	AskWriters bool
-	// Authors is who speaks on the issue as this decision judged it: the
-	// entry load, the digest and recover ask it.
+	// Authors is who speaks, for entry load, digest and recover.
 	Authors issues.Authors
 	// Grants are the issue's grants within repository-budget-window that
 	// the repository's grant list lacks (a grant this run makes, or one a
@@ -104,8 +95,7 @@ type Plan struct {
 	ChainForked bool
 	// Numbers are the figures reported in outputs, summary and metrics.
 	Numbers Numbers
-	// Links maps a finding's key path to the web page of what it is about
-	// (an agent comment's link, for comment#ID), where known.
+	// Links maps key paths to web pages, where known.
 	Links map[string]string
 	// Opened is the body's content version a first record counts as the
 	// issue's opening once this run's own writes are made (its fill or
@@ -120,21 +110,18 @@ type Numbers struct {
 	Depth         int64 `json:"depth"`
 	MaxDepth      int   `json:"max_depth"` // Unlimited (-1) for n; 0 with no limit known
 	MaxDepthKnown bool  `json:"-"`
-	// Known says the checkpoint was read: without it the checkpoint's
-	// figures are unknown, not 0.
+	// Known is false when the figures are unknown, not 0.
 	Known           bool  `json:"-"`
 	BudgetTotal     int64 `json:"budget_total"`
 	BudgetConsumed  int64 `json:"budget_consumed"`
 	BudgetRemaining int64 `json:"budget_remaining"`
-	// EarlierPhases is what the guard accepted as consumed in the issue's
-	// phases before this one; Lifetime adds BudgetConsumed: the issue's
-	// lifetime spend (docs/pruning.md#lifetime-spend).
+	// EarlierPhases plus BudgetConsumed is Lifetime
+	// (docs/pruning.md#lifetime-spend).
 	EarlierPhases    int64 `json:"earlier_phases_consumed"`
 	Lifetime         int64 `json:"lifetime_consumed"`
 	CheckpointTokens int   `json:"checkpoint_tokens"`
-	// EntryTokens is the next agent's entry load as `context` prints it
-	// (entryload.Measure), CommentTokens its comments' part;
-	// ContextTokens adds NextEstimated.
+	// EntryTokens is entryload.Measure's total; ContextTokens adds
+	// NextEstimated.
 	EntryTokens   int     `json:"entry_tokens"`
 	CommentTokens int     `json:"comment_tokens"`
 	NextEstimated int64   `json:"next_estimated_tokens"`
@@ -144,15 +131,14 @@ type Numbers struct {
 	TaskSize      string  `json:"task_size"`
 	Entries       int     `json:"checkpoint_entries"`
 	Agent         string  `json:"agent"`
-	// Metered sums the valid meter receipts of the results the run read,
-	// MeteredReported the rises of consumed their reports brought, and
+	// Metered sums valid receipts, MeteredReported the reported rises,
 	// MeteredResults counts them.
 	Metered         int64 `json:"metered_tokens,omitempty"`
 	MeteredReported int64 `json:"metered_reported_tokens,omitempty"`
 	MeteredResults  int   `json:"metered_results,omitempty"`
 }
 
-// Failed reports whether the plan fails the run under the configuration.
+// Failed reports whether the plan fails the run.
 func (p *Plan) Failed(cfg config.Config) bool {
 	return len(p.Violations) > 0 && cfg.FailOn != "never"
 }
@@ -176,12 +162,10 @@ func (p *Plan) Waiting() int {
 // output keep more (MaxListed).
 const MaxTableRows = 50
 
-// MaxListed bounds the findings the log and the violations output list.
+// MaxListed bounds the findings listed in the log and output.
 const MaxListed = 1000
 
-// Findings returns violations and warnings together, sorted, the
-// repository's posture last: it has no place in the issue, and a flood of
-// the issue's own findings comes first.
+// Findings sorts all findings, posture last so the issue's own come first.
 func (p *Plan) Findings() []finding.Finding {
 	fs := make([]finding.Finding, 0, len(p.Violations)+len(p.Warnings))
 	for _, v := range p.Violations {
@@ -207,11 +191,10 @@ func boolRank(b bool) int {
 // as planned, and a real run logs it as done.
 type Write struct {
 	Kind WriteKind
-	// Detail completes the sentence: the labels, the archive part and its
-	// size, the lock reason, the status comment's id.
+	// Detail completes the sentence: labels, part and size, lock reason,
+	// comment id.
 	Detail string
-	// Part is the archive part a PostArchive write posts (1-based); Label
-	// the label a RemoveLabel write detaches.
+	// Part is 1-based, for PostArchive; Label is for RemoveLabel.
 	Part  int
 	Label issues.Label
 }
@@ -219,8 +202,7 @@ type Write struct {
 // WriteKind is what a write does.
 type WriteKind int
 
-// The writes, in the order a run makes them (archive first, the status
-// comment last).
+// The writes, in run order: archive first, status comment last.
 const (
 	PostArchive WriteKind = iota
 	PatchBody
@@ -249,11 +231,10 @@ var writeVerbs = [...]struct{ planned, done string }{
 	UpdateStatus: {"update the status comment", "updated the status comment"},
 }
 
-// Planned says the write as something to do: "add labels: budget::exhausted".
+// Planned says the write to do: "add labels: budget::exhausted".
 func (w Write) Planned() string { return writeVerbs[w.Kind].planned + w.Detail }
 
-// Done says the write as made; fact, when not empty, is what the server
-// answered ("comment 17").
+// Done says the write as made; fact is the answer ("comment 17").
 func (w Write) Done(fact string) string {
 	s := writeVerbs[w.Kind].done + w.Detail
 	if fact != "" {
@@ -262,9 +243,7 @@ func (w Write) Done(fact string) string {
 	return s
 }
 
-// Writes lists the writes the plan makes to the issue, in order, but for
-// the sticky status comment, whose write depends on whether it exists
-// (StatusWrite).
+// Writes are in order, without the status comment (StatusWrite).
 func (p *Plan) Writes() []Write {
 	var ws []Write
 	if !p.Governed {
@@ -321,9 +300,8 @@ func RemoveLabelWrite(l issues.Label) Write {
 // LockWrite locks the issue with reason.
 func LockWrite(reason string) Write { return Write{Kind: Lock, Detail: ": " + reason} }
 
-// StatusWrite is the write that brings the sticky status comment to body:
-// none when existing says it already, or when all is clear and there is
-// no comment to resolve.
+// StatusWrite is none when existing says body already, or all is clear
+// without a comment.
 func StatusWrite(existing *issues.Comment, body string, resolved bool) (Write, bool) {
 	switch {
 	case existing != nil && strings.TrimSpace(existing.Body) == strings.TrimSpace(body):
@@ -341,8 +319,7 @@ func StatusWrite(existing *issues.Comment, body string, resolved bool) (Write, b
 // time, and no agent is stopped mid-task.
 var BudgetSteps = []int64{95, 90, 80}
 
-// BudgetStep is the highest of BudgetSteps that used tokens of total
-// reach, and whether one does.
+// BudgetStep is the highest BudgetSteps reached, if any.
 func BudgetStep(used, total int64) (int64, bool) {
 	if total <= 0 {
 		return 0, false

@@ -13,15 +13,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// planPrune decides whether this run prunes, and plans it. Pruning needs a
-// valid checkpoint: a body that cannot be trusted is never rewritten.
+// planPrune needs a valid checkpoint: an untrusted body is never rewritten.
 func (e *decision) planPrune() {
 	if e.cp == nil || e.in.Counter == nil || len(e.trust.tamper) > 0 {
 		return
 	}
 	cp, n := e.cp, e.plan.Numbers
-	// An exhausted budget waits for a person; a reset would only erase the
-	// record of what was spent.
+	// An exhausted budget waits for a person; a reset erases the record.
 	overBudget := overThreshold(cp.Budget.Consumed.Value, cp.Budget.Total.Value, e.cfg.PruneThreshold) && cp.Budget.Remaining.Value > 0
 	tailTooLong := cp.HistoryTail.Set && len(cp.HistoryTail.Items) > checkpoint.TailMost(e.cfg.HistoryTail)
 	size := e.taskSize()
@@ -87,8 +85,7 @@ func (e *decision) planPrune() {
 	res.Body = e.withHint(res.Body)
 	res.NewBytes = len(res.Body)
 	e.plan.Prune = res
-	// The gate measures what the next agent will load: the pruned checkpoint,
-	// and the metrics record counts that checkpoint's entries.
+	// The gate measures the pruned checkpoint the next agent loads.
 	if b := prunedBlock(res.Body, e.cfg); b != "" {
 		e.measureContext(b)
 		e.plan.Numbers.Entries = len(res.Kept)
@@ -113,20 +110,17 @@ func prunedCheckpoint(body string, cfg config.Config) *checkpoint.Checkpoint {
 	return r.Checkpoint
 }
 
-// archiveHead is where the archive chain ends: the link of its last
-// part and the entries archived up to it.
+// archiveHead: the chain's last link and entries archived.
 type archiveHead struct {
 	link  string
 	count int
-	// followed are the parts past the ledger's end the chain went through.
+	// followed are the parts past the ledger's end.
 	followed []prune.Part
-	// fork are the guard's parts that continue the chain differently
-	// where it stopped, if it stopped at a fork.
+	// fork are guard parts diverging where the chain stopped.
 	fork []prune.Part
 }
 
-// archiveChainParts are the archive parts the chain follows past the
-// ledger's end: a run posted them and died before recording them.
+// archiveChainParts were posted by a run that died before recording.
 func (e *decision) archiveChainParts() []prune.Part { return e.archiveChain().followed }
 
 // archiveChain is the end of the archive chain: the ledger's, followed over the
@@ -164,8 +158,7 @@ func (e *decision) archiveChain() archiveHead {
 	return h
 }
 
-// recordChain sets the end of the archive chain in the ledger this run
-// leaves: the last part of the archive it posts, or the chain as found.
+// recordChain records the chain's end: the last part posted, or as found.
 func (e *decision) recordChain(l *ledger.Record) {
 	h := e.archiveChain()
 	if pr := e.plan.Prune; pr != nil {

@@ -10,9 +10,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// planRecovery plans the context-recovery-needed comment for a checkpoint
-// that cannot be read, unless the guard posted it already: the problems,
-// and the commands that rebuild the checkpoint.
+// planRecovery posts, once, the problems and commands that rebuild an
+// unreadable checkpoint.
 func (e *decision) planRecovery() {
 	marker := issues.RecoveryMarker(e.in.Issue.Number)
 	for _, c := range e.in.Recent {
@@ -46,8 +45,7 @@ func (e *decision) planRecovery() {
 	e.plan.Recovery = b.String()
 }
 
-// repo is the repository the issue belongs to: the shell's, else read off
-// a recent comment's link.
+// repo is the shell's, else a recent comment's link.
 func (e *decision) repo() string {
 	if repoName.MatchString(e.in.Repo) {
 		return e.in.Repo
@@ -55,8 +53,7 @@ func (e *decision) repo() string {
 	return repoOf(e.in.Recent, e.in.Issue.Number)
 }
 
-// repoOf reads OWNER/NAME from the web address of one of the issue's
-// comments (the server's, not their text), or says OWNER/NAME.
+// repoOf reads a comment's server address, else says OWNER/NAME.
 func repoOf(cs []issues.Comment, issue int64) string {
 	suffix := fmt.Sprintf("/issues/%d", issue)
 	for _, c := range cs {

@@ -15,11 +15,10 @@ type Room struct {
 	// BudgetRemaining is budget.remaining; next-over-budget allows half of
 	// it (NextAllowance).
 	BudgetRemaining int64 `json:"budget_remaining"`
-	// PressureRoom is pressure-threshold × max context less the entry
-	// load the guard measures now (next_estimated_tokens left out).
+	// PressureRoom is pressure-threshold × max context less the entry load
+	// now.
 	PressureRoom int64 `json:"pressure_room"`
-	// Most is the smaller of NextAllowance and PressureRoom, at least 0:
-	// the most the guard accepts now.
+	// Most is min(NextAllowance, PressureRoom), at least 0.
 	Most int64 `json:"most"`
 	// PhaseEndsAt is the least the agent's own call may consume for the
 	// guard's prune to end the phase (consumed > prune-threshold × total
@@ -32,7 +31,7 @@ type Room struct {
 	PhaseGrant     int64   `json:"phase_grant"`
 }
 
-// RoomOf is the room numbers n, judged under cfg, leave the next call.
+// RoomOf is n's room for the next call under cfg.
 func RoomOf(n Numbers, cfg config.Config) Room {
 	room := pressureLimit(n.MaxContext, cfg.PressureThreshold) - (n.ContextTokens - n.NextEstimated)
 	return Room{BudgetRemaining: n.BudgetRemaining, PressureRoom: room, Most: max(min(NextAllowance(n.BudgetRemaining), room), 0),
@@ -40,24 +39,20 @@ func RoomOf(n Numbers, cfg config.Config) Room {
 		CarryoverRatio: cfg.CarryoverRatio, PhaseGrant: cfg.PhaseGrant}
 }
 
-// NextAllowance is the most next_estimated_tokens may be with remaining
-// budget left: half of it (next-over-budget).
+// NextAllowance is half the remaining budget (next-over-budget).
 func NextAllowance(remaining int64) int64 { return remaining / 2 }
 
-// pressureLimit is the most context a task of maxContext may load before
-// context-pressure fails.
+// pressureLimit is the most context before context-pressure fails.
 func pressureLimit(maxContext int64, threshold float64) int64 {
 	return int64(math.Floor(threshold * float64(maxContext)))
 }
 
-// overThreshold says consumed is over threshold × total: the budget's
-// prune is due.
+// overThreshold says consumed > threshold × total: prune is due.
 func overThreshold(consumed, total int64, threshold float64) bool {
 	return float64(consumed) > threshold*float64(total)
 }
 
-// phaseEndsAt is the least consumption c >= 0 for which the budget's
-// prune fires: overThreshold(consumed + c).
+// phaseEndsAt is the least c >= 0 with overThreshold(consumed + c).
 func phaseEndsAt(consumed, total int64, threshold float64) int64 {
 	if overThreshold(consumed, total, threshold) {
 		return 0

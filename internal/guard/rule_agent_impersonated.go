@@ -7,8 +7,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// RuleImpersonated is a writer's agent comment headed as an agent the
-// agents setting does not map to its login.
+// RuleImpersonated: an agent comment from a login the agents setting does
+// not map.
 const RuleImpersonated = "agent-impersonated"
 
 // checkImpersonated fails an agent comment whose author can write the issue but

@@ -9,9 +9,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// checkAgents allows only the agents of allowed-agents (when set) to act:
-// last_agent, next_agent, state.assignee and every agent_chain entry. A
-// stranger sets permission::violation and locks the issue.
+// checkAgents: an agent outside allowed-agents (when set) in last_agent,
+// next_agent, state.assignee or agent_chain sets permission::violation
+// and locks.
 func checkAgents(e *decision) []Violation {
 	if len(e.cfg.AllowedAgents) == 0 || e.cp == nil {
 		return nil

@@ -1,8 +1,7 @@
 package guard
 
-// checkBudget fails an issue whose budget is used up, and keeps failing it
-// while budget::exhausted is set: only a person removes that label, and
-// removing it is the approval to go on.
+// checkBudget fails while budget::exhausted is on: a person's removal is the
+// approval.
 func checkBudget(e *decision) []Violation {
 	label := e.cfg.Labels.BudgetExhausted
 	if e.cp != nil {

@@ -1,7 +1,7 @@
 package guard
 
-// checkBudgetOverCap holds a new issue whose budget.total is over
-// max-budget until an approver accepts it by removing budget::exhausted.
+// checkBudgetOverCap holds an over-max-budget issue until budget::exhausted
+// is removed.
 func checkBudgetOverCap(e *decision) []Violation {
 	t := &e.trust
 	if e.cp == nil || e.cfg.MaxBudget <= 0 || (t.ledger != nil && t.ledger.Baseline) || t.problem != "" {

@@ -4,8 +4,8 @@ import (
 	"strings"
 )
 
-// checkCascadeLabels requires exactly one cascade::depth-N label on a
-// governed issue, or a default-max-depth input when there is none.
+// checkCascadeLabels requires one cascade::depth-N label, or
+// default-max-depth.
 func checkCascadeLabels(e *decision) []Violation {
 	if e.in.LabelsUnknown {
 		return nil

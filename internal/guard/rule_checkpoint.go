@@ -5,9 +5,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 )
 
-// checkCheckpoint reports the checkpoint's own problems: missing on a
-// governed issue, ambiguous, too large, or not valid against schema v2. An
-// over-long history_tail is repaired by pruning, so here it only warns.
+// checkCheckpoint: missing, ambiguous, too large or invalid. Pruning repairs
+// a long history_tail, so that only warns.
 func checkCheckpoint(e *decision) []Violation {
 	if len(e.parsed.Blocks) == 0 && e.in.Issue.BodyTooLarge {
 		v := at(checkpoint.Pos{Line: 1, Col: 1}, "", "the body is too large to read (content-too-large), so its checkpoint block cannot be read")
@@ -23,7 +22,7 @@ func checkCheckpoint(e *decision) []Violation {
 	var out []Violation
 	for _, f := range e.parsed.Findings {
 		if f.Rule == checkpoint.RuleTailTooLong {
-			// The message says the action repairs it; it does, by pruning.
+			// The action repairs it by pruning, as the message says.
 			f.Severity = finding.Warning
 		}
 		out = append(out, Violation{Finding: f})

@@ -49,8 +49,7 @@ func checkTamper(e *decision) []Violation {
 	return out
 }
 
-// renameFindings are the findings of labels renamed into or out of a
-// governance name since the guard recorded them.
+// renameFindings report governance labels renamed since recorded.
 func (e *decision) renameFindings() []Violation {
 	var out []Violation
 	pv := e.cfg.Labels.PermissionViolation

@@ -66,8 +66,7 @@ func recorded(c *agentcomment.Comment, cp *checkpoint.Checkpoint) bool {
 	return c.Footer != nil && c.Footer.Invocation != "" && c.Footer.Invocation == cp.LastInvocation.Value
 }
 
-// eventComment is the comment of an issue_comment event, as read live when
-// it is among the recent comments, else as the payload carried it.
+// eventComment is read live when recent, else the payload's copy.
 func (e *decision) eventComment() *issues.Comment {
 	ev := e.in.Event
 	if ev.Name != "issue_comment" || ev.Comment == nil {

@@ -13,20 +13,18 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// MeterRead is what the run read of the issue's metered spend at
-// meter-url (docs/meter.md#the-issues-metered-total): the meter's signed
-// statement, or why there is none.
+// MeterRead is the signed statement, or why there is none
+// (docs/meter.md#the-issues-metered-total).
 type MeterRead struct {
 	// URL is meter-url, for the messages.
 	URL       string
 	Statement *receipt.Statement
-	// Err says why the meter could not be read (Statement is nil).
+	// Err says why the meter could not be read.
 	Err error
 }
 
-// statement is the meter's statement of the issue, verified against
-// meter-public-key; nil when the run asked for none, and then why not
-// ("" when it did not ask).
+// statement is verified against meter-public-key; nil with why ("" when not
+// asked).
 func (e *decision) statement() (*receipt.Statement, string) {
 	m := e.in.Meter
 	switch {
@@ -41,9 +39,8 @@ func (e *decision) statement() (*receipt.Statement, string) {
 	return m.Statement, ""
 }
 
-// recordedInvocations are the invocations whose spend budget.consumed
-// holds: those the checkpoint records (its last, and its history's) and
-// those the guard's ledger recorded a report of.
+// recordedInvocations are those in budget.consumed: the checkpoint's and the
+// ledger's reports.
 func (e *decision) recordedInvocations() map[string]bool {
 	out := map[string]bool{}
 	if e.cp != nil {
@@ -97,9 +94,8 @@ func checkMeteredTotal(e *decision) []Violation {
 	return nil
 }
 
-// checkMeteredUnreported judges, against the meter's statement, the spend
-// no result reports and the results whose invocation the meter never saw
-// (with metering: required), and says when the meter could not be read.
+// checkMeteredUnreported finds unreported spend, unmetered results, and
+// unread meters.
 func checkMeteredUnreported(e *decision) []Violation {
 	st, why := e.statement()
 	if st == nil {
@@ -156,12 +152,11 @@ func (e *decision) orphanedSpend(st *receipt.Statement) (out []Violation) {
 	return out
 }
 
-// ClockSlack is how far apart the meter's clock and Gitea's may be: spend
-// whose last call started within it of the newest report is in flight.
+// ClockSlack is the meter-Gitea clock drift allowed; spend within it is in
+// flight.
 const ClockSlack = 10 * time.Minute
 
-// latestReport is when the newest report the guard knows of was made: its
-// ledger's last burn point, or the newest result comment it reads.
+// latestReport: the ledger's last burn point, or the newest result read.
 func (e *decision) latestReport() time.Time {
 	var t time.Time
 	if l := e.trust.ledger; l != nil && len(l.Burn) > 0 {

@@ -15,9 +15,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// RuleUnderReported is an agent whose result comment alone holds more
-// tokens than the rise of budget.consumed its report brought, or whose
-// rise is below the meter's receipt.
+// RuleUnderReported: a report's rise is below the result comment's or the
+// receipt's tokens.
 const RuleUnderReported = "consumption-under-reported"
 
 // checkUnderReport counts each agent result exactly and compares it with the
@@ -72,8 +71,7 @@ func (e *decision) floorCheck(r resultComment, rise int64, from string) (Violati
 	return v, true
 }
 
-// resultComment is an agent's result comment among those the guard reads,
-// with its footer.
+// resultComment is an agent's result comment with its footer.
 type resultComment struct {
 	c      issues.Comment
 	footer *agentcomment.Footer
@@ -108,8 +106,8 @@ func (e *decision) resultComments() (out []resultComment) {
 // link keeps the comment's address for the status comment's findings.
 func (e *decision) link(r resultComment) { e.linkComment(r.path(), r.c.HTMLURL) }
 
-// receiptOf reads and verifies the meter receipt in a result's footer
-// against meter-public-key, this issue and the footer's invocation.
+// receiptOf verifies the footer's receipt against meter-public-key, issue
+// and invocation.
 func (e *decision) receiptOf(r resultComment) (*receipt.Receipt, error) {
 	if e.cfg.MeterPublicKey == "" {
 		return nil, errors.New("meter-public-key is not set")
@@ -131,8 +129,7 @@ func (e *decision) receiptOf(r resultComment) (*receipt.Receipt, error) {
 // errNoReceipt is a footer with no receipt.
 var errNoReceipt = errors.New("its footer carries no meter receipt")
 
-// reportRise is the rise of budget.consumed an agent's report brought, and
-// where the figure comes from (for the message).
+// reportRise is the report's rise of budget.consumed, and its source.
 func (e *decision) reportRise(f *agentcomment.Footer) (int64, string) {
 	inv := ledger.InvocationTag(f.Invocation)
 	if l := e.trust.ledger; l != nil && inv != "" {
@@ -152,8 +149,7 @@ func (e *decision) reportRise(f *agentcomment.Footer) (int64, string) {
 	return *f.Budget.Consumed, "its footer's budget.consumed"
 }
 
-// ledgerHolds reports whether the ledger's burn series already ends with
-// the report of invocation inv (then the ledger's consumed includes it).
+// ledgerHolds: does the burn series end with inv?
 func (e *decision) ledgerHolds(inv string) bool {
 	l := e.trust.ledger
 	return l != nil && len(l.Burn) > 0 && l.Burn[len(l.Burn)-1].Invocation == inv

@@ -10,8 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// RuleUnmetered is an agent result without a valid meter receipt for its
-// invocation, under metering: required.
+// RuleUnmetered: no valid receipt for a result, under metering: required.
 const RuleUnmetered = "consumption-unmetered"
 
 // checkUnmetered fails, with metering: required, each agent result without a
@@ -43,8 +42,8 @@ func checkUnmetered(e *decision) (out []Violation) {
 	return append(out, checkMeteredUnreported(e)...)
 }
 
-// accepted says the trusted record accepted the result comment id with
-// this text (docs/ledger.md#accepted-results).
+// accepted reports whether the record accepted id with this body
+// (docs/ledger.md#accepted-results).
 func (e *decision) accepted(id int64, body string) bool {
 	l := e.trust.ledger
 	if l == nil {

@@ -2,8 +2,8 @@ package guard
 
 import "github.com/gns-guard/gns-guard/internal/config"
 
-// checkDepth enforces the cascade limit: cascade::depth-N allows depths
-// 0..N. Over it, the issue gets cascade::depth-exceeded and is locked.
+// checkDepth allows depths 0..N; over it, label cascade::depth-exceeded and
+// lock.
 func checkDepth(e *decision) []Violation {
 	if e.cp == nil || len(e.cascadeLimits()) > 1 {
 		return nil

@@ -1,8 +1,7 @@
 package guard
 
-// checkNextOverBudget rejects the next sub-agent call when its estimate is
-// more than half of what remains. With nothing remaining, budget-exhausted
-// already says so.
+// checkNextOverBudget rejects estimates over half the remainder; at zero,
+// budget-exhausted says so.
 func checkNextOverBudget(e *decision) []Violation {
 	if e.cp == nil {
 		return nil

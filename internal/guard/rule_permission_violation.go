@@ -1,8 +1,7 @@
 package guard
 
-// checkPermissionViolation keeps failing an issue while
-// permission::violation is on: only an approver removes it, and that
-// removal is the approval to go on.
+// checkPermissionViolation fails while permission::violation is on; an
+// approver's removal approves.
 func checkPermissionViolation(e *decision) []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	if !e.hasLabel(pv) {

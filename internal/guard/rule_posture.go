@@ -13,13 +13,11 @@ import (
 // Input.Posture. It warns; it never fails a run (docs/choices.md).
 const RulePosture = "posture"
 
-// UncheckedPosture is the key path of the one warning that names the
-// checks the guard's tokens could not make.
+// UncheckedPosture keys the warning on checks the tokens could not make.
 const UncheckedPosture = "posture.unchecked"
 
-// judgePosture warns of every check of the posture that did not hold,
-// naming who breaks it, and says once which checks the guard's tokens
-// could not make.
+// judgePosture warns of each failed check and who breaks it, and once of
+// unmade ones.
 func (e *decision) judgePosture() {
 	if e.in.Posture == nil {
 		return
@@ -53,15 +51,14 @@ func PostureFindings(broken []posture.Check) []finding.Finding {
 	return out
 }
 
-// whyGroup is the checks that did not hold for one same why.
+// whyGroup is the failed checks sharing one why.
 type whyGroup struct {
 	why string
 	ids []string
 }
 
-// groupByWhy groups the checks by why, in the order of their first check:
-// those made, and those that could not be (their why without the
-// posture.CouldNotCheck prefix).
+// groupByWhy keeps first-check order; unmade checks drop the
+// posture.CouldNotCheck prefix.
 func groupByWhy(broken []posture.Check) (made, unchecked []whyGroup) {
 	add := func(gs []whyGroup, why, id string) []whyGroup {
 		for i := range gs {

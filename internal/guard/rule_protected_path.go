@@ -8,8 +8,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// checkProtectedPaths fails a pull request that changes a protected path
-// (.kilo/ by default) without the permission::evolve-system label.
+// checkProtectedPaths requires permission::evolve-system to change a
+// protected path.
 func checkProtectedPaths(e *decision) []Violation {
 	evolve := e.cfg.Labels.EvolveSystem
 	out := e.pullRecordFindings()
@@ -69,7 +69,7 @@ func (e *decision) pullRecordFindings() []Violation {
 	return out
 }
 
-// underPath reports whether file is the protected path or lies below it.
+// underPath reports whether file is protected or below it.
 func underPath(file, protected string) bool {
 	file = strings.TrimPrefix(file, "./")
 	protected = strings.TrimPrefix(protected, "./")

@@ -49,8 +49,7 @@ func checkRepositoryBudget(e *decision) []Violation {
 	return []Violation{v}
 }
 
-// grantList is the repository's grant list as the run knows it (empty
-// when it knows none), or why it cannot be trusted.
+// grantList is empty when unknown, or says why untrusted.
 func (e *decision) grantList() (*ledger.Grants, string) {
 	st := e.in.Grants
 	if !st.Known {
@@ -59,7 +58,7 @@ func (e *decision) grantList() (*ledger.Grants, string) {
 	return ledger.ReadGrants(st.Text, e.in.Issue.RepoID, ledger.ConfigKeys(e.cfg))
 }
 
-// granted is what list grants within the window (nil: nothing known).
+// granted is the window's grants; nil: nothing known.
 func (e *decision) granted(list *ledger.Grants) int64 {
 	if list == nil {
 		return 0
@@ -70,7 +69,7 @@ func (e *decision) granted(list *ledger.Grants) int64 {
 // windowStart is when repository-budget-window began.
 func (e *decision) windowStart() time.Time { return e.in.Now.Add(-e.cfg.RepositoryBudgetWindow) }
 
-// Window writes a window as its setting reads: whole days as "7d".
+// Window writes whole days as "7d", as the setting reads.
 func Window(d time.Duration) string {
 	if day := 24 * time.Hour; d >= day && d%day == 0 {
 		return fmt.Sprintf("%dd", d/day)
@@ -156,8 +155,7 @@ func (e *decision) planGrants() {
 	e.plan.Grants = ledger.Missing(ledger.Since(l.Grants, e.windowStart()), list.Grants)
 }
 
-// BurnLine says how much of repository-budget the grants of the window
-// hold, for status and the dashboard.
+// BurnLine says the window's share of repository-budget.
 func BurnLine(granted, limit int64, window time.Duration) string {
 	pct := float64(granted) / float64(limit) * 100
 	return fmt.Sprintf("%s of %s tokens granted in the last %s (%.0f%%)", tokens.Format(granted), tokens.Format(limit), Window(window), pct)

@@ -8,8 +8,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// checkStateDrift warns when state.labels differs from the live labels. The
-// guard refreshes state.labels whenever it writes the body.
+// checkStateDrift only warns: body writes refresh state.labels.
 func checkStateDrift(e *decision) []Violation {
 	if e.cp == nil || !e.cp.State.Labels.Set {
 		return nil

@@ -2,9 +2,8 @@ package guard
 
 import "github.com/gns-guard/gns-guard/internal/issues"
 
-// checkTaskTooLarge rejects an estimate of issues.TooLargeEstimate tokens
-// or more (over the largest task size) unless a size label says the issue
-// accepts it.
+// checkTaskTooLarge rejects issues.TooLargeEstimate or more unless a size
+// label accepts it.
 func checkTaskTooLarge(e *decision) []Violation {
 	if e.cp == nil || e.in.Counter == nil {
 		return nil

@@ -10,8 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Rule ids. The checkpoint's own ids (checkpoint-invalid, -ambiguous,
-// -too-large, history-tail-length) come from package checkpoint.
+// Rule ids. The checkpoint's own ids come from package checkpoint.
 const (
 	RuleCheckpointMissing = checkpoint.RuleMissing
 	RuleCascadeConflict   = "cascade-label-conflict"
@@ -33,8 +32,7 @@ const (
 	RuleSettingsInvalid   = "settings-invalid"
 )
 
-// Maintenance ids: the warnings pruning gives. They are not rules (they
-// never fail a run) but findings carry them.
+// Maintenance ids: pruning's warnings, never failing a run.
 const (
 	RulePrune                = "prune"
 	RuleCheckpointOverweight = "checkpoint-overweight"
@@ -52,20 +50,18 @@ type Rule struct {
 	Effects string
 	// Inputs are the action inputs (and labels) that tune it.
 	Inputs []string
-	// Warning is true for a rule that reports and never fails a run.
+	// Warning rules report and never fail a run.
 	Warning bool
-	// Pull is true for the rule that runs on pull_request events.
+	// Pull rules run on pull_request events.
 	Pull bool
-	// AllEvents is true for a rule judged on every event, an issue's or a
-	// pull request's.
+	// AllEvents rules run on issue and pull request events.
 	AllEvents bool
 
-	// check computes the rule's findings; nil when another rule's check
-	// emits this id too (the checkpoint's own ids come from one parse).
+	// check is nil when another rule's check emits this id.
 	check func(e *decision) []Violation
 }
 
-// rules is the table, in the order rules run on an issue.
+// rules are in the order they run on an issue.
 var rules = []Rule{
 	{
 		ID:      checkpoint.RuleInvalid,
@@ -264,8 +260,7 @@ var rules = []Rule{
 // Rules returns the rule table, in the order rules run.
 func Rules() []Rule { return slices.Clone(rules) }
 
-// run applies the rules that run on this kind of event and records their
-// violations.
+// run applies the event's rules and records violations.
 func (e *decision) run(pull bool) {
 	for _, r := range rules {
 		if r.check == nil || r.Pull != pull {
@@ -297,8 +292,7 @@ func at(pos checkpoint.Pos, path, format string, args ...any) Violation {
 	}}
 }
 
-// blockPos is where findings about the whole checkpoint point: the
-// opening fence, or the top of the body when there is no block.
+// blockPos is the opening fence, or the body's top without a block.
 func (e *decision) blockPos() checkpoint.Pos {
 	if b := e.parsed.Block(); b != nil {
 		return checkpoint.Pos{Line: max(1, b.Line-1), Col: b.Indent + 1}

@@ -9,33 +9,29 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// trust is what a decision knows about the ledger and the approvals of
-// this run (docs/contract.md §4b).
+// trust is the ledger and approvals as judged (docs/contract.md §4b).
 type trust struct {
 	ledger  *ledger.Record // the verified record, nil when none could be trusted
 	problem string         // why the record cannot be trusted, "" when it can (or there is none)
-	// approved maps an approval label removed by an approver to who did it.
+	// approved maps an approval label to its remover, an approver.
 	approved map[string]string
-	// restore are approval labels removed by someone not allowed to: they
-	// go back on.
+	// restore are approval labels removed without right: they go back.
 	restore []removal
-	// relaxed are labels that relax a rule, added by someone not allowed
-	// to: they take no effect and are removed.
+	// relaxed are relaxing labels added without right: ignored and removed.
 	relaxed []removal
-	// removed are accepted limits (a cascade or size label) removed by
-	// someone not allowed to, where that relaxes the rule: they go back.
+	// removed are accepted limits removed without right, relaxing a rule:
+	// they go back.
 	removed []removal
 	// renamed are governance labels renamed since the ledger accepted them.
 	renamed []rename
 	// tamper are the checkpoint-tampered findings of this run.
 	tamper []Violation
-	// anchor is the anchor as found (nil: none, or not the
-	// guard's); lags says the record is newer than it (its write failed).
+	// anchor is nil when none or not the guard's; lags: the record's newer
+	// (write failed).
 	anchor *ledger.Anchor
 	lags   bool
-	// evolveOK says permission::evolve-system counts on a pull request
-	// (its record accepted that label, or an approver added it);
-	// evolveBy is who added it, when the timeline says.
+	// evolveOK: permission::evolve-system was accepted or approver-added;
+	// evolveBy added it.
 	evolveOK bool
 	evolveBy string
 }
@@ -45,8 +41,7 @@ type trust struct {
 // guard flagged the state the approval was bound to (the label goes back).
 type removal struct{ label, actor, later string }
 
-// rename is a governance label whose definition was renamed since the
-// ledger accepted it.
+// rename is a governance label renamed since accepted.
 type rename struct {
 	id       int64
 	from, to string

@@ -28,14 +28,14 @@ func (e *decision) flagAfter(after []string) *ledger.Flag {
 	return &ledger.Flag{ContentVersion: cv, State: e.stateDigest(cp), Labels: e.labelsDigest(after)}
 }
 
-// flagNow is the flag of the state as this run read it.
+// flagNow flags the state as read.
 func (e *decision) flagNow() *ledger.Flag {
 	return &ledger.Flag{ContentVersion: e.in.Issue.ContentVersion, State: e.stateDigest(e.checkpointAsWritten()),
 		Labels: e.labelsDigest(e.in.Issue.LabelNames())}
 }
 
-// laterChange says what changed since the state flagged (nil: an
-// older record that bound none), "" when nothing did.
+// laterChange says what changed since flagged; "" nothing, nil an old
+// record.
 func (e *decision) laterChange(flagged *ledger.Flag) string {
 	if flagged == nil {
 		return ""
@@ -53,8 +53,8 @@ func (e *decision) laterChange(flagged *ledger.Flag) string {
 	return strings.Join(what, "; ")
 }
 
-// stateDigest is the digest of a checkpoint's judged fields: what a rule
-// or the ledger reads of it (nil: the body holds no checkpoint to read).
+// stateDigest covers the fields rules and ledger read; nil without a
+// checkpoint.
 func (e *decision) stateDigest(cp *checkpoint.Checkpoint) string {
 	if cp == nil {
 		if b := e.parsed.Block(); b != nil {
@@ -75,9 +75,8 @@ func (e *decision) stateDigest(cp *checkpoint.Checkpoint) string {
 	return ledger.Digest(parts)
 }
 
-// labelsDigest is the digest of the judged labels among names: the
-// cascade and size labels and permission::evolve-system (the approval
-// labels are what the approver removes; the guard sets the others).
+// labelsDigest covers cascade, size and permission::evolve-system labels;
+// approvers remove the rest.
 func (e *decision) labelsDigest(names []string) string {
 	n := e.cfg.Labels
 	var judged []string

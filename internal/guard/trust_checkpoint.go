@@ -45,8 +45,7 @@ func (e *decision) judgeCheckpoint() {
 	e.taskTampered()
 }
 
-// goneFinding is the finding of a checkpoint block deleted since the
-// guard accepted one (record l): the issue stays governed.
+// goneFinding: a deleted checkpoint leaves the issue governed.
 func (e *decision) goneFinding(l *ledger.Record) Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	v := at(e.blockPos(), "", "the checkpoint block the guard accepted at content version %d is gone from the body (content version "+
@@ -57,7 +56,7 @@ func (e *decision) goneFinding(l *ledger.Record) Violation {
 	return v
 }
 
-// untrustedFinding is the finding of a record that cannot be trusted.
+// untrustedFinding is for a record that cannot be trusted.
 func (e *decision) untrustedFinding() Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	v := at(e.blockPos(), "", "%s; the guard keeps its last trusted state and fails every run until an approver removes %s", e.trust.problem, pv)
@@ -65,8 +64,8 @@ func (e *decision) untrustedFinding() Violation {
 	return v
 }
 
-// checkpointAsWritten is the checkpoint the body holds: the valid one, or
-// an invalid one, since what it says still counts; nil without a block.
+// checkpointAsWritten counts even an invalid checkpoint; nil without a
+// block.
 func (e *decision) checkpointAsWritten() *checkpoint.Checkpoint {
 	if e.cp == nil && e.parsed.Block() != nil {
 		return e.parsed.Checkpoint
@@ -74,9 +73,8 @@ func (e *decision) checkpointAsWritten() *checkpoint.Checkpoint {
 	return e.cp
 }
 
-// checkpointChanges lists what the checkpoint cur changed against the
-// accepted record l that only an approver may change, and where the first
-// change is (the checkpoint's own position when there is none).
+// checkpointChanges lists approver-only changes since l, and the first one's
+// position.
 func checkpointChanges(l *ledger.Record, cur *checkpoint.Checkpoint) (changes []string, pos checkpoint.Pos) {
 	pos = cur.Pos
 	note := func(p checkpoint.Pos, format string, args ...any) {
@@ -104,16 +102,15 @@ func checkpointChanges(l *ledger.Record, cur *checkpoint.Checkpoint) (changes []
 	return changes, pos
 }
 
-// tamperedFinding is the finding of a checkpoint changed since record l
-// (changes, the first at pos): since when, in how many edits, and who the
-// event names as the editor.
+// tamperedFinding says since when, in how many edits, and the event's named
+// editor.
 func (e *decision) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes []string) Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	cv := e.in.Issue.ContentVersion
 	since := fmt.Sprintf("since the guard accepted content version %d at %s", l.ContentVersion, time.Unix(l.Written, 0).UTC().Format(time.RFC3339))
 	last := ""
 	if ev := e.in.Event; ev.Name == "issues" && ev.Action == "edited" && ev.Sender != "" {
-		// Information, not proof: a re-run hands the step an old payload.
+		// Information, not proof: a re-run replays an old payload.
 		last = fmt.Sprintf(" (the event of this run names %s as the editor)", markdown.Quote(ev.Sender))
 	}
 	v := at(pos, "checkpoint", "the checkpoint was tampered with %s: %s, in %s (content version %d → %d)%s; whoever made them, only "+
@@ -123,8 +120,7 @@ func (e *decision) tamperedFinding(l *ledger.Record, pos checkpoint.Pos, changes
 	return v
 }
 
-// judgeEntries fails a checkpoint that lost or changed an accepted history
-// entry (judgeHistory).
+// judgeEntries fails a lost or changed accepted entry (judgeHistory).
 func (e *decision) judgeEntries(l *ledger.Record, cur *checkpoint.Checkpoint) {
 	problem := e.judgeHistory(l, prune.FromCheckpoint(cur.Entries()))
 	if problem == "" {

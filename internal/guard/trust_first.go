@@ -12,8 +12,7 @@ import (
 // never edited since — and a new issue's cascade label allows no more
 // depth than default-max-depth unless an approver set it.
 
-// firstState reports whether this run judges a first state: no trusted
-// baseline yet, and no approver accepted the issue as it is now.
+// firstState: no trusted baseline, and no approver accepted the issue as is.
 func (e *decision) firstState() bool {
 	t := &e.trust
 	if t.problem != "" || (t.ledger != nil && t.ledger.Baseline) {
@@ -23,9 +22,7 @@ func (e *decision) firstState() bool {
 	return !approved
 }
 
-// openedVersion is the body's content version as the issue was opened: 0,
-// or what the guard's first record saw (its own fill of the issue number
-// moves it on).
+// openedVersion is 0, or the first record's (the guard's fill moves it).
 func (e *decision) openedVersion() int {
 	if l := e.trust.ledger; l != nil {
 		return l.ContentVersion
@@ -33,9 +30,8 @@ func (e *decision) openedVersion() int {
 	return 0
 }
 
-// asOpened reports whether the body is as its opener wrote it: its content
-// version has not moved since. A server without content versions has only
-// the event to go by.
+// asOpened: the content version has not moved; without versions, trust the
+// event.
 func (e *decision) asOpened() bool {
 	is := e.in.Issue
 	if is.NoCAS {
@@ -55,8 +51,7 @@ func (e *decision) judgeFirstEdit() {
 	if !e.firstState() || e.checkpointAsWritten() == nil || e.asOpened() {
 		return
 	}
-	// The edit's own run names an approver who saved the body as it is:
-	// the approver wrote the checkpoint in.
+	// An approver saved this body in the edit's run.
 	if ed := e.bodyEditor(func(saved string) bool { return saved == e.in.Issue.Body }); e.isApprover(ed) {
 		return
 	}
@@ -88,9 +83,7 @@ func (e *decision) judgeNewDepth(live []issues.Label) {
 	}
 }
 
-// keptVersion is the content version a record kept without a baseline
-// holds: the body as opened, once this run's own fill is made; the
-// opened version otherwise.
+// keptVersion is the opened version, after this run's own fill.
 func (e *decision) keptVersion(l *ledger.Record) int {
 	if !e.asOpened() || e.in.Issue.NoCAS {
 		return e.openedVersion()

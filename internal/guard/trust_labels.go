@@ -20,8 +20,7 @@ func (e *decision) judgeLabels() {
 	live := e.acceptedNames()
 	e.judgeApprovals(live)
 	if _, ok := e.trust.approved[e.cfg.Labels.PermissionViolation]; ok {
-		// An approver accepted the issue as it is: its labels' new names
-		// included.
+		// An approver accepted the issue, new label names included.
 		e.trust.renamed = nil
 		live = slices.Clone(e.in.Issue.Labels)
 	}
@@ -34,8 +33,7 @@ func (e *decision) judgeLabels() {
 	e.labels = e.effectiveLabels(issues.NamesOf(live))
 }
 
-// accepted are the governance labels the trusted record accepted and the
-// approval labels it holds pending (none without a record).
+// accepted are the trusted record's governance labels and pending approvals.
 func (t *trust) accepted() (labels []issues.Label, pending []string) {
 	if l := t.ledger; l != nil {
 		return l.Labels, l.Pending
@@ -60,9 +58,8 @@ func (e *decision) acceptedNames() []issues.Label {
 	return live
 }
 
-// judgeApprovals judges the approval labels the record holds pending and
-// the issue no longer has: removed by an approver, that is the approval;
-// removed by anyone else, they go back on.
+// judgeApprovals: a pending label removed by an approver approves; by
+// others, it returns.
 func (e *decision) judgeApprovals(live []issues.Label) {
 	t := &e.trust
 	accepted, pending := t.accepted()
@@ -77,8 +74,7 @@ func (e *decision) judgeApprovals(live []issues.Label) {
 			continue
 		}
 		if later := e.laterChange(t.ledger.Flag); later != "" {
-			// The approval accepts the state flagged, not this one: it is
-			// judged anew, and the label goes back on.
+			// The approval was for the flagged state: judge anew, restore.
 			t.restore = append(t.restore, removal{label: label, actor: actor, later: later})
 			continue
 		}
@@ -86,8 +82,7 @@ func (e *decision) judgeApprovals(live []issues.Label) {
 	}
 }
 
-// effectiveLabels are the labels every rule judges, from the issue's
-// (names): unapproved relaxing labels off, restored labels on.
+// effectiveLabels drop unapproved relaxing labels and restore removed ones.
 func (e *decision) effectiveLabels(names []string) []string {
 	t := &e.trust
 	eff := slices.Clone(names)
@@ -105,9 +100,8 @@ func (e *decision) effectiveLabels(names []string) []string {
 	return eff
 }
 
-// restoreLimits keeps the accepted limits of record l in effect: their
-// labels go back on when the relaxing ones (taken off, eff is what is
-// left) replaced them.
+// restoreLimits puts accepted limit labels back when relaxing ones replaced
+// them.
 func (e *decision) restoreLimits(eff []string, l *ledger.Record) {
 	t := &e.trust
 	n := e.cfg.Labels
@@ -119,8 +113,7 @@ func (e *decision) restoreLimits(eff []string, l *ledger.Record) {
 	}
 }
 
-// labelNamed is the accepted label of that name (its id), or the name
-// alone.
+// labelNamed is the accepted label (with id), else the name.
 func labelNamed(accepted []issues.Label, name string) issues.Label {
 	for _, a := range accepted {
 		if a.Name == name {
@@ -148,9 +141,8 @@ func (e *decision) judgeRelaxing(live []issues.Label, l *ledger.Record) {
 			e.trust.relaxed = append(e.trust.relaxed, removal{label: c.name, actor: actor})
 		}
 	}
-	// An accepted size label is the limit until an approver changes it:
-	// the size inferred from the estimate counts only when none was ever
-	// accepted (an inflated estimate relaxes nothing).
+	// An accepted size label holds until approved otherwise; an inflated
+	// estimate relaxes nothing.
 	acceptedSize := issues.SizeRank(l.Size)
 	if l.Size == "" && e.cp != nil {
 		if s, ok := issues.SizeFromEstimate(e.cp.NextEstimatedTokens.Value); ok {
@@ -203,7 +195,7 @@ func (e *decision) removalRelaxes(label string, names []string) bool {
 	return false
 }
 
-// labelIn is the live label of that name (its id), or the name alone.
+// labelIn is the live label (with id), else the name.
 func labelIn(live []issues.Label, name string) issues.Label {
 	for _, l := range live {
 		if l.Name == name {
@@ -213,8 +205,7 @@ func labelIn(live []issues.Label, name string) issues.Label {
 	return issues.Label{Name: name}
 }
 
-// depthRank orders cascade limits by how much they allow: none (and no
-// default) allows nothing, n allows everything.
+// depthRank: none allows nothing, n everything.
 func depthRank(limit string, cfg config.Config) int {
 	switch {
 	case limit == "n" || limit == "N":

@@ -21,17 +21,14 @@ type pinning struct {
 	problem string         // why the pins cannot be trusted
 }
 
-// Governs reports whether a label name is a governance one (cascade::,
-// size::, the approval labels, permission::evolve-system, the labels the
-// guard sets): the names the pins hold.
+// Governs names what pins hold: cascade::, size::, approval, evolve-system
+// and the guard's labels.
 func Governs(name string, cfg config.Config) bool {
 	n := cfg.Labels
 	return (&decision{cfg: cfg}).governs(name) || name == n.DepthExceeded || name == n.PressureHigh
 }
 
-// judgePins judges the issue's labels against the pins, when the run
-// knows them, and leaves the labels every rule judges: forgeries off,
-// renamed pinned labels under their pinned names.
+// judgePins drops forgeries and restores pinned names of renamed labels.
 func (e *decision) judgePins() {
 	st := e.in.Pins
 	if !st.Known || st.Text == "" {
@@ -57,8 +54,7 @@ func (e *decision) judgePins() {
 	e.labels = e.in.Issue.LabelNames()
 }
 
-// pinFindings are the violations of the pins: each forgery by name and
-// id, each pinned label renamed, or pins that cannot be trusted.
+// pinFindings: forgeries, renamed pinned labels, or untrusted pins.
 func (e *decision) pinFindings() []Violation {
 	pv := e.cfg.Labels.PermissionViolation
 	var out []Violation

@@ -36,9 +36,8 @@ func (e *decision) judgePull() {
 	e.trust.evolveOK = e.isApprover(e.trust.evolveBy)
 }
 
-// recordPull sets the record the pull request's status comment carries:
-// its labels after this run by id, a renamed one under the name it was
-// recorded with, permission::evolve-system only when it counts.
+// recordPull records labels by id under recorded names; evolve-system only
+// when it counts.
 func (e *decision) recordPull() {
 	t := &e.trust
 	after := e.labelsAfter()

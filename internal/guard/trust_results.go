@@ -16,7 +16,7 @@ import (
 // edit, a missing one a deletion. Older ones are asked of the server
 // (Plan.AskComments) when the comment count drops or the event edits one.
 
-// Missing is an accepted result that is gone: deleted, or edited since.
+// Missing is an accepted result deleted or edited since.
 type Missing struct {
 	ID     int64  `json:"comment_id"`
 	Agent  string `json:"agent"`
@@ -40,16 +40,15 @@ func (p *Plan) MissingResults() []entryload.Gone {
 	return out
 }
 
-// checkResults finds the accepted results of the trusted record that are
-// gone (Plan.Missing), and asks for those it cannot see when it must.
+// checkResults finds gone accepted results (Plan.Missing), asking for unseen
+// ones when needed.
 func (e *decision) checkResults() {
 	l := e.trust.ledger
 	if l == nil || len(l.Results) == 0 {
 		return
 	}
 	read := e.liveComments()
-	// The last comments are a run with none missing (the older ones read
-	// while looking for the status comment may not be).
+	// The last comments are contiguous; older ones read may have gaps.
 	oldest := int64(0)
 	for _, c := range e.in.Recent {
 		if c.ID != 0 && (oldest == 0 || c.ID < oldest) {
@@ -72,9 +71,7 @@ func (e *decision) checkResults() {
 	}
 }
 
-// resultComment is comment id as the run knows it: among the comments it
-// read, or as the shell fetched it (nil when gone); known is false when
-// neither says.
+// resultComment is read or fetched (nil: gone); known is false if neither.
 func (e *decision) resultComment(read []issues.Comment, id int64) (c *issues.Comment, known bool) {
 	if i := slices.IndexFunc(read, func(c issues.Comment) bool { return c.ID == id }); i >= 0 {
 		return &read[i], true
@@ -83,8 +80,8 @@ func (e *decision) resultComment(read []issues.Comment, id int64) (c *issues.Com
 	return f, asked
 }
 
-// liveComments are the comments the run read from the server, oldest
-// first (never the payload's own copy of the event's comment).
+// liveComments are read from the server, oldest first, never the payload's
+// copy.
 func (e *decision) liveComments() []issues.Comment {
 	return append(slices.Clone(e.in.Older), e.in.Recent...)
 }
@@ -110,7 +107,7 @@ func (e *decision) deletedSince(seen *ledger.CommentsSeen, read []issues.Comment
 	return seen.Count + newer - e.in.Issue.Comments
 }
 
-// editedNow says the run's event is the edit of comment id.
+// editedNow: the event edits comment id.
 func (e *decision) editedNow(id int64) bool {
 	ev := e.in.Event
 	return ev.Name == "issue_comment" && ev.Action == "edited" && ev.Comment != nil && ev.Comment.ID == id
@@ -160,8 +157,7 @@ func (e *decision) recordResults(l *ledger.Record, pruned bool) {
 	e.recordSeen(l)
 }
 
-// recordSeen sets what the run saw of the issue's comments, when the
-// record holds results to keep.
+// recordSeen records seen comments when results must be kept.
 func (e *decision) recordSeen(l *ledger.Record) {
 	if len(l.Results) == 0 {
 		l.Seen = nil
@@ -174,8 +170,7 @@ func (e *decision) recordSeen(l *ledger.Record) {
 	l.Seen = seen
 }
 
-// wellFormed says an agent comment's header and footer parse without a
-// problem: the comment-protocol rule would find nothing in them.
+// wellFormed: comment-protocol would find nothing in header and footer.
 func wellFormed(body string) bool {
 	_, probs := agentcomment.Parse(body)
 	return len(probs) == 0

@@ -18,8 +18,7 @@ import (
 // read from the body's edit history and the title's timeline entries,
 // which the shell reads when asked (Plan.AskTask).
 
-// TaskAsk is what the decision needs to know who changed the task: the
-// body's edit history, the title's changes since a time.
+// TaskAsk is the body's edit history and title changes since a time.
 type TaskAsk struct {
 	Body, Title bool
 	Since       time.Time
@@ -27,42 +26,37 @@ type TaskAsk struct {
 
 // TaskEdits is the shell's answer to Plan.AskTask.
 type TaskEdits struct {
-	// Revisions are the body's revisions, oldest first; BodyProblem says
-	// why they could not be read.
+	// Revisions are oldest first; BodyProblem says why unread.
 	Revisions   []issues.Revision
 	BodyProblem string
-	// Titles are the title's changes since the task was accepted, oldest
-	// first; TitleProblem says why they could not be read.
+	// Titles are changes since acceptance, oldest first; TitleProblem says
+	// why unread.
 	Titles       []issues.TitleChange
 	TitleProblem string
 }
 
-// TaskVerdict is what the decision found of a task changed since the
-// guard accepted it.
+// TaskVerdict judges a task changed since accepted.
 type TaskVerdict struct {
-	// Changed says the body's task section or the title is not what the
-	// guard accepted, and no approver alone changed it.
+	// Changed: task section or title differs, not by approvers alone.
 	Changed bool
 	// By are who changed it, as the history says ("" unknown).
 	By []string
-	// Accepted is the task section as the guard accepted it, from the
-	// body's edit history ("" when the history does not hold it).
+	// Accepted is the accepted task section from edit history; "" if absent.
 	Accepted string
-	// Body and Title say which changed: the task section, the title.
+	// Body and Title say which changed.
 	Body, Title bool
 }
 
-// TaskDigest is the digest a record keeps of a body's task section.
+// TaskDigest is what a record keeps of the task section.
 func TaskDigest(body string) string {
 	return ledger.Digest([]string{"task", entryload.TaskSection(body)})
 }
 
-// TitleDigest is the digest a record keeps of an issue's title.
+// TitleDigest is what a record keeps of the title.
 func TitleDigest(title string) string { return ledger.Digest([]string{"title", title}) }
 
-// checkTask judges the task against the trusted record: unchanged, or
-// changed by approvers only (then accepted), or changed by someone who
-// may not (Plan.Task; judgeCheckpoint makes it a finding).
+// checkTask: unchanged, changed by approvers (accepted), or by others
+// (Plan.Task, a finding).
 func (e *decision) checkTask() {
 	l := e.trust.ledger
 	if l == nil || !l.Baseline || e.trust.problem != "" || l.Task == "" {
@@ -107,7 +101,7 @@ func (e *decision) bodyEditor(same func(saved string) bool) string {
 	return ev.Sender
 }
 
-// taskTampered adds the finding of a task changed by someone who may not.
+// taskTampered adds a finding for an unallowed task change.
 func (e *decision) taskTampered() {
 	if v := e.plan.Task; v != nil && v.Changed {
 		e.trust.tamper = append(e.trust.tamper, e.taskFinding(v))
@@ -186,7 +180,7 @@ func (v *TaskVerdict) Step() string {
 	return "an approver restores it, or removes permission::violation to accept the new one"
 }
 
-// taskFinding is the finding of a task changed by someone who may not.
+// taskFinding is for an unallowed task change.
 func (e *decision) taskFinding(v *TaskVerdict) Violation {
 	var what []string
 	if v.Body {
@@ -218,7 +212,7 @@ func (e *decision) taskFinding(v *TaskVerdict) Violation {
 	return t
 }
 
-// checkpointTaskPos is where the task section's heading is in the body.
+// checkpointTaskPos is the task heading's position.
 func checkpointTaskPos(body string) checkpoint.Pos {
 	for i, line := range strings.Split(body, "\n") {
 		if strings.EqualFold(strings.TrimSpace(strings.TrimLeft(line, "#")), entryload.TaskHeading) && strings.HasPrefix(strings.TrimSpace(line), "#") {
@@ -228,9 +222,8 @@ func checkpointTaskPos(body string) checkpoint.Pos {
 	return checkpoint.Pos{Line: 1, Col: 1}
 }
 
-// titleChangers are who changed the title since it was accepted (digest
-// accepted): every change from the first that started from the accepted
-// title. unknown says the timeline does not show that change.
+// titleChangers changed the title from the accepted one on; unknown: the
+// timeline lacks it.
 func titleChangers(accepted string, te *TaskEdits) (by []string, unknown bool) {
 	if te.TitleProblem != "" {
 		return nil, true

@@ -31,13 +31,12 @@ type Footer struct {
 	NextEstimate int64           `json:"next_estimated_tokens"`
 	Action       string          `json:"action"`
 	Timestamp    string          `json:"timestamp"`
-	// Metered is the meter's signed receipt of the invocation, when a
-	// meter is configured (docs/meter.md#receipts).
+	// Metered is the meter's receipt, when configured
+	// (docs/meter.md#receipts).
 	Metered *receipt.Receipt `json:"metered,omitempty"`
 }
 
-// FooterBudget is the footer's budget: the tokens remaining before the
-// invocation, the tokens it consumed, and those remaining after.
+// FooterBudget is remaining before, consumed, and remaining after.
 type FooterBudget struct {
 	Before    int64 `json:"before"`
 	Consumed  int64 `json:"consumed"`

@@ -9,8 +9,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/status"
 )
 
-// Judgement is the guard's decision on the issue as the report would leave
-// it, and on the issue as it is.
+// Judgement judges the issue as the report leaves it, and as it is.
 type Judgement struct {
 	// Plan is the decision of the first of the guard's runs after the
 	// report that fails, or of the run on the state the report leaves
@@ -20,15 +19,14 @@ type Judgement struct {
 	// leaves, 2 for the run after that run's own writes (its prune, its
 	// digest, its status comment moved to the end), and so on.
 	Run int
-	// Already are the rules that fail the issue as it is, before the report.
+	// Already are rules failing the issue before the report.
 	Already []string
 }
 
-// Refused reports whether the guard would fail a run the report causes.
+// Refused reports whether a run the report causes would fail.
 func (j Judgement) Refused() bool { return len(j.Plan.Violations) > 0 }
 
-// Judged pairs the decision on the issue before the report with the
-// decisions of the runs after it (Predict), in order.
+// Judged is the decision before the report, then Predict's runs, in order.
 func Judged(before *guard.Plan, runs ...*guard.Plan) Judgement {
 	j := Judgement{Plan: runs[0], Run: 1}
 	for i, p := range runs {

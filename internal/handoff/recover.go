@@ -8,14 +8,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// Baseline is the last checkpoint state recovery can trust: the guard's
-// ledger, or the budget an archive of the guard recorded.
+// Baseline is the last trusted state: the ledger, or an archive's budget.
 type Baseline struct {
-	// Source says where it was read, for the explanations: "the guard's
-	// ledger in its status comment 12 (signed)".
+	// Source is e.g. "the guard's ledger in its status comment 12 (signed)".
 	Source string
-	// Version and Issue are the checkpoint's (2 and the issue's number when
-	// the source does not hold them).
+	// Version and Issue default to 2 and the issue's number.
 	Version, Issue int64
 	Phase          string
 	Total          int64
@@ -35,8 +32,7 @@ type Event struct {
 	Footer    Footer
 }
 
-// Field is one key of the proposed checkpoint, its value as written, and
-// where it came from.
+// Field is one proposed key, its value as written, and its source.
 type Field struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
@@ -45,13 +41,11 @@ type Field struct {
 
 // Proposal is a rebuilt checkpoint.
 type Proposal struct {
-	// YAML is the block's content (root key checkpoint), ready to paste
-	// between ```yaml fences.
+	// YAML is ready to paste between ```yaml fences.
 	YAML string `json:"yaml"`
 	// Fields explain every key, in the block's order.
 	Fields []Field `json:"fields"`
-	// Since are the comment ids of the footers whose consumption was added
-	// to the baseline, in order.
+	// Since are the ids of footers added to the baseline, in order.
 	Since []int64 `json:"since"`
 	// Notes are what the reader must check: gaps in the footers' budget
 	// chain, values that could not be recovered, a history_tail longer
@@ -67,8 +61,7 @@ type RecoverInput struct {
 	// all of them, not only those since the baseline (their footers are
 	// also how the history entries the body lost are found again).
 	Events []Event
-	// Broken is what can still be read of the body's checkpoint (an
-	// invalid one decodes partly), or nil.
+	// Broken is the partly decoded invalid checkpoint, or nil.
 	Broken *checkpoint.Checkpoint
 	// Archived are the entries the guard's archives already hold, oldest
 	// first (prune.Rebuild's): recovery does not write them again. Entries
@@ -81,8 +74,8 @@ type RecoverInput struct {
 	// keeps every known entry that is not archived, even past the limit:
 	// the guard prunes the overflow into its archive chain on its next run.
 	TailLimit int
-	// Created stands in for created_at when the body does not give it, and
-	// for a history entry's timestamp that cannot be read.
+	// Created stands in for a missing created_at or unreadable entry
+	// timestamp.
 	Created time.Time
 }
 

@@ -38,17 +38,14 @@ func eventsSince(b Baseline, events []Event) (since []Event, how string) {
 type budgetChain struct {
 	// consumed is the baseline's budget.consumed plus every footer's.
 	consumed int64
-	// ids are the comments whose consumption was added, in order; terms
-	// the amounts added, as "2000 (comment 101)".
+	// ids are the footers added, in order; terms read "2000 (comment 101)".
 	ids   []int64
 	terms []string
-	// notes are the breaks in the chain: a footer whose budget.before is
-	// not what the chain says remained.
+	// notes are footers whose budget.before breaks the chain.
 	notes []string
 }
 
-// chainBudget adds the consumption of the footers since to the baseline's,
-// noting every footer whose budget.before breaks the chain.
+// chainBudget adds the footers since to the baseline, noting chain breaks.
 func chainBudget(b Baseline, since []Event) budgetChain {
 	c := budgetChain{consumed: b.Consumed}
 	remaining := b.Remaining
@@ -67,8 +64,7 @@ func chainBudget(b Baseline, since []Event) budgetChain {
 	return c
 }
 
-// consumedSource explains budget.consumed: the baseline's, plus the
-// footers since (how says how they were found).
+// consumedSource explains budget.consumed; how says how footers were found.
 func consumedSource(b Baseline, c budgetChain, how string) string {
 	s := fmt.Sprintf("%s: %d", b.Source, b.Consumed)
 	if len(c.terms) == 0 {
@@ -77,7 +73,7 @@ func consumedSource(b Baseline, c budgetChain, how string) string {
 	return s + " + footers " + how + ": " + strings.Join(c.terms, " + ")
 }
 
-// newest is the last of events, or nil when there is none.
+// newest is the last event, or nil.
 func newest(events []Event) *Event {
 	if len(events) == 0 {
 		return nil

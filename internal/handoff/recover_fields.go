@@ -8,28 +8,25 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
 
-// The sources of the fields that do not come from the baseline or a
-// footer.
+// Sources of fields from neither baseline nor footer.
 const (
 	fromBody   = "the broken body"
 	fromLabels = "the issue's live labels"
 )
 
-// pick is a value of the proposal, where it came from, and what the reader
-// must check about it ("" when nothing).
+// pick is a value, its source, and what to check ("" for nothing).
 type pick[T any] struct {
 	Value  T
 	Source string
 	Note   string
 }
 
-// footerSrc names the footer of e and the key read from it.
+// footerSrc names e's footer and the key read.
 func footerSrc(e Event, key string) string {
 	return fmt.Sprintf("the footer of comment %d (%s, %s): %s", e.CommentID, e.Footer.Agent, e.Footer.Invocation, key)
 }
 
-// phaseOf is the phase of the newest footer since the baseline, else the
-// baseline's.
+// phaseOf is the newest footer's since the baseline, else the baseline's.
 func phaseOf(b Baseline, lastSince *Event) pick[string] {
 	if lastSince != nil {
 		return pick[string]{Value: lastSince.Footer.Phase, Source: footerSrc(*lastSince, "phase")}
@@ -73,8 +70,7 @@ func liveLabels(labels []string) []string {
 	return slices.Compact(out)
 }
 
-// assigneeOf is the body's state.assignee when readable, else the newest
-// footer's next_agent, else empty.
+// assigneeOf: readable state.assignee, else newest next_agent, else empty.
 func assigneeOf(br *checkpoint.Checkpoint, last *Event) pick[string] {
 	switch {
 	case br.State.Assignee.Set:
@@ -85,8 +81,7 @@ func assigneeOf(br *checkpoint.Checkpoint, last *Event) pick[string] {
 	return pick[string]{Source: "not recoverable: empty"}
 }
 
-// currentTaskOf is the body's current_task; ok is false when it is not
-// readable or empty (the key is then left out).
+// currentTaskOf is not ok when unreadable or empty: the key is left out.
 func currentTaskOf(br *checkpoint.Checkpoint) (t pick[string], ok bool) {
 	if !br.CurrentTask.Set || br.CurrentTask.Value == "" {
 		return pick[string]{}, false
@@ -94,8 +89,7 @@ func currentTaskOf(br *checkpoint.Checkpoint) (t pick[string], ok bool) {
 	return pick[string]{Value: br.CurrentTask.Value, Source: fromBody}, true
 }
 
-// agentChainOf is the body's agent_chain when its length fits depth; ok is
-// false otherwise (the key is then left out).
+// agentChainOf is ok only when its length fits depth.
 func agentChainOf(br *checkpoint.Checkpoint, depth int64) (chain pick[[]string], ok bool) {
 	if !br.AgentChain.Set || int64(len(br.AgentChain.Items)) != depth+1 {
 		return pick[[]string]{}, false
@@ -107,8 +101,7 @@ func agentChainOf(br *checkpoint.Checkpoint, depth int64) (chain pick[[]string],
 	return pick[[]string]{Value: names, Source: fromBody + " (its length fits depth)"}, true
 }
 
-// nextAgentOf is the newest footer's next_agent, else the body's (empty
-// when unreadable).
+// nextAgentOf: newest footer's, else the body's, else empty.
 func nextAgentOf(last *Event, br *checkpoint.Checkpoint) pick[string] {
 	if last != nil {
 		return pick[string]{Value: last.Footer.NextAgent, Source: footerSrc(*last, "next_agent")}
@@ -116,8 +109,8 @@ func nextAgentOf(last *Event, br *checkpoint.Checkpoint) pick[string] {
 	return pick[string]{Value: br.NextAgent.Value, Source: fromBody}
 }
 
-// nextEstimateOf is the newest footer's next_estimated_tokens, else the
-// body's (0 when unreadable or negative).
+// nextEstimateOf: newest footer's, else the body's; 0 when unreadable or
+// negative.
 func nextEstimateOf(last *Event, br *checkpoint.Checkpoint) pick[int64] {
 	if last != nil {
 		return pick[int64]{Value: last.Footer.NextEstimate, Source: footerSrc(*last, "next_estimated_tokens")}
@@ -125,8 +118,7 @@ func nextEstimateOf(last *Event, br *checkpoint.Checkpoint) pick[int64] {
 	return pick[int64]{Value: max(br.NextEstimatedTokens.Value, 0), Source: fromBody}
 }
 
-// createdAtOf is the body's created_at when it is RFC 3339, else created
-// (the time of the guard's first record on the issue).
+// createdAtOf: the body's if RFC 3339, else the guard's first record time.
 func createdAtOf(br *checkpoint.Checkpoint, created time.Time) pick[string] {
 	if c := br.CreatedAt; c.Set && isTimestamp(c.Value) {
 		return pick[string]{Value: c.Value, Source: fromBody}
@@ -140,5 +132,5 @@ func isTimestamp(s string) bool {
 	return err == nil
 }
 
-// rfc3339 writes t in UTC, as the checkpoint's times are written.
+// rfc3339 writes UTC, as checkpoints do.
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }

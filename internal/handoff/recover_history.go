@@ -10,23 +10,23 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// Placeholders for the parts of a history entry nothing could read.
+// Placeholders for what nothing could read of an entry.
 const (
 	unknownAgent  = "unknown"
 	unknownAction = "(not readable in the broken body)"
 )
 
-// knownEntry is a history entry recovery knows of, and where it was read.
+// knownEntry is an entry and where it was read.
 type knownEntry struct {
 	prune.Entry
 	// source is fromBody, or the footer of a comment.
 	source string
-	// pos is where the body holds it (zero for a footer's).
+	// pos is zero for a footer's.
 	pos checkpoint.Pos
 }
 
-// recoveredHistory is what history_tail will hold, with the notes about
-// it and how many known entries were left out as already archived.
+// recoveredHistory is history_tail, its notes, and how many were archived
+// already.
 type recoveredHistory struct {
 	entries  []knownEntry
 	archived int
@@ -62,7 +62,7 @@ func historyEntries(br *checkpoint.Checkpoint, events []Event, archived []prune.
 	return h
 }
 
-// archive matches known entries with the entries of the guard's archives.
+// archive matches known entries against the guard's archives.
 type archive struct {
 	entries []prune.Entry
 	// used marks the archived entries matched so far.
@@ -82,8 +82,7 @@ func (a *archive) claim(e prune.Entry) bool {
 	return false
 }
 
-// holds reports whether an archived entry is e (claimed or not): a footer
-// stands for one entry, however often it is posted.
+// holds: a footer is one entry, however often it is posted.
 func (a *archive) holds(e prune.Entry) bool {
 	i := slices.IndexFunc(a.entries, func(x prune.Entry) bool { return sameEntry(x, e) })
 	if i < 0 {
@@ -223,8 +222,8 @@ func merge(body, footers []knownEntry) []knownEntry {
 	return append(out, pending...)
 }
 
-// unclaimed is the index of the first body entry that is f and no earlier
-// footer's, or -1.
+// unclaimed is the first body entry f not claimed by an earlier footer; -1
+// if none.
 func unclaimed(body []knownEntry, claimed []bool, f knownEntry) int {
 	for j, k := range body {
 		if !claimed[j] && sameEntry(k.Entry, f.Entry) {
@@ -234,8 +233,8 @@ func unclaimed(body []knownEntry, claimed []bool, f knownEntry) int {
 	return -1
 }
 
-// fillPlaceholders writes placeholders for what nothing could read of an
-// entry (created for its timestamp) and says so.
+// fillPlaceholders fills the unreadable parts (created as timestamp) and
+// says so.
 func fillPlaceholders(k *knownEntry, created time.Time) []string {
 	var notes []string
 	where := k.source

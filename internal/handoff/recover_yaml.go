@@ -10,8 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// builder writes the proposed block key by key, with the explanation of
-// every key and the notes for the reader.
+// builder writes the block key by key, with explanations and notes.
 type builder struct {
 	doc    *yaml.Node // the document: checkpoint: cp
 	cp     *yaml.Node
@@ -33,8 +32,7 @@ func (b *builder) note(notes ...string) {
 	}
 }
 
-// add writes key with value v, explained by fields (by default, the key
-// itself with v's value and source).
+// add explains key by fields; by default, v's value and source.
 func (b *builder) add(key string, v *yaml.Node, source string, fields ...Field) {
 	b.cp.Content = append(b.cp.Content, str(key), v)
 	if len(fields) == 0 {
@@ -63,8 +61,8 @@ func (b *builder) addList(key string, p pick[[]string]) {
 	b.note(p.Note)
 }
 
-// addBudget writes the budget: the baseline's total, its consumption with
-// the footers' since, and what remains.
+// addBudget: baseline total, consumption plus footers since, and the
+// remainder.
 func (b *builder) addBudget(base Baseline, c budgetChain, how string) {
 	remaining := base.Total - c.consumed
 	v := mapping(str("total"), num(base.Total), str("consumed"), num(c.consumed), str("remaining"), num(remaining))
@@ -118,7 +116,7 @@ func knownCount(n int) string {
 	return fmt.Sprintf("%d known entries", n)
 }
 
-// runs joins sources, a run of the same one written once with its count.
+// runs writes repeated sources once, with a count.
 func runs(sources []string) string {
 	var parts []string
 	for i := 0; i < len(sources); {
@@ -176,7 +174,7 @@ func mapping(content ...*yaml.Node) *yaml.Node {
 	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: content}
 }
 
-// flowList is a list of strings written on one line: [a, b].
+// flowList writes strings on one line: [a, b].
 func flowList(items []string) *yaml.Node {
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
 	for _, s := range items {
@@ -185,8 +183,7 @@ func flowList(items []string) *yaml.Node {
 	return seq
 }
 
-// entry is a history entry on one line, its invocation left out when
-// empty.
+// entry writes one line, without an empty invocation.
 func entry(e prune.Entry) *yaml.Node {
 	m := mapping(str("agent"), str(e.Agent), str("action"), str(e.Action))
 	m.Style = yaml.FlowStyle

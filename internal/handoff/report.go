@@ -16,7 +16,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// Report is what an agent reports on exit: its flags, parsed.
+// Report is an agent's parsed exit flags.
 type Report struct {
 	// Agent and Invocation name the agent and this run of it; Action says
 	// what it did (the comment keeps it whole, the history entry its
@@ -24,19 +24,16 @@ type Report struct {
 	Agent, Invocation, Action string
 	// Consumed is the tokens this invocation used.
 	Consumed int64
-	// Status is "ok" or "failed"; Verdict the agent's one-word judgement
-	// ("" means the status).
+	// Status is "ok" or "failed"; an empty Verdict means the status.
 	Status, Verdict string
 	// FilesChanged is the number of files the agent changed.
 	FilesChanged int64
-	// KeyStats is free text, or a JSON object, shown in digests.
+	// KeyStats is text or a JSON object, shown in digests.
 	KeyStats string
-	// NextAgent and NextEstimate hand over: "" and 0 mean the workflow is
-	// done.
+	// NextAgent "" and NextEstimate 0 mean the workflow is done.
 	NextAgent    string
 	NextEstimate int64
-	// Result is the result text (a file's content): shown as JSON when it
-	// is JSON, else as text.
+	// Result is shown as JSON when it is JSON, else as text.
 	Result string
 	// Phase and Depth, when set, move the checkpoint to them.
 	Phase string
@@ -50,8 +47,7 @@ type Report struct {
 	CurrentTask *string
 	// Now stamps the history entry.
 	Now time.Time
-	// Receipt is the meter's signed receipt of the invocation, carried in
-	// the footer; nil without a meter.
+	// Receipt goes in the footer; nil without a meter.
 	Receipt *receipt.Receipt
 }
 
@@ -62,9 +58,9 @@ type Budget = prune.Budget
 type Outcome struct {
 	// Body is the issue body with the new checkpoint.
 	Body string
-	// Before and After are the budget before and after the report.
+	// Before and After bracket the report's budget.
 	Before, After Budget
-	// Phase and Depth are the checkpoint's after the report: the header's.
+	// Phase and Depth are the header's, after the report.
 	Phase string
 	Depth int64
 	// Entry is the history entry appended.
@@ -80,8 +76,7 @@ type Outcome struct {
 	Checkpoint *checkpoint.Checkpoint
 }
 
-// ErrUnreadable is wrapped by Apply when the body's checkpoint cannot be
-// trusted: nothing can be reported on it (see `gns-guard recover`).
+// ErrUnreadable: the checkpoint cannot be trusted; see `gns-guard recover`.
 var ErrUnreadable = errors.New("the checkpoint cannot be read")
 
 // UnreadableError carries the findings that make a checkpoint unreadable.
@@ -102,13 +97,12 @@ type Options struct {
 	HistoryTail int
 	// MaxBytes caps the checkpoint block (64 KiB).
 	MaxBytes int
-	// Hint is the read hint the body gets (guard.HintAt of what the
-	// report read, docs/ledger.md#the-read-hint); zero keeps the body's.
+	// Hint is guard.HintAt (docs/ledger.md#the-read-hint); zero keeps the
+	// body's.
 	Hint time.Time
 }
 
-// maxEntryAction bounds the history entry's action, in characters: the
-// comment keeps the whole text.
+// maxEntryAction is in characters; the comment keeps the whole text.
 const maxEntryAction = 200
 
 // Apply computes the report r on an issue: its number, body and live
@@ -189,11 +183,9 @@ func plan(cp *checkpoint.Checkpoint, live []string, r Report) (*Outcome, error) 
 	return out, nil
 }
 
-// OverflowError says a report's number would take a budget figure past
-// what a whole number holds (math.MaxInt64): nothing is written.
+// OverflowError: a figure would pass math.MaxInt64, so nothing is written.
 type OverflowError struct {
-	// Field is the figure (budget.consumed), Base its value before and Add
-	// what the report adds.
+	// Field is e.g. budget.consumed; Base before, Add the report's.
 	Field     string
 	Base, Add int64
 }
@@ -202,8 +194,7 @@ func (e *OverflowError) Error() string {
 	return fmt.Sprintf("%s %d plus %d is past the largest whole number a checkpoint holds (%d)", e.Field, e.Base, e.Add, int64(math.MaxInt64))
 }
 
-// budgetAfter is the budget once consumed more tokens are spent, or an
-// *OverflowError when a figure would wrap around.
+// budgetAfter returns an *OverflowError rather than wrap around.
 func budgetAfter(before Budget, consumed int64) (Budget, error) {
 	sum, ok := add(before.Consumed, consumed)
 	if !ok {
@@ -222,7 +213,7 @@ func add(a, b int64) (int64, bool) {
 	return s, (b >= 0) == (s >= a)
 }
 
-// edit returns checkpoint cp as report r leaves it, out being the plan.
+// edit applies r to cp; out is the plan.
 func edit(cp *checkpoint.Checkpoint, out *Outcome, r Report) *checkpoint.Checkpoint {
 	next := cp.WithBudget(out.After.Total, out.After.Consumed, out.After.Remaining).
 		WithString("last_agent", r.Agent).
@@ -262,8 +253,7 @@ func tailLimit(limit int, next *checkpoint.Checkpoint) int {
 	return limit
 }
 
-// readBack parses the new body out.Body and checks that it holds the
-// checkpoint planned: the budget and the report's invocation.
+// readBack checks out.Body holds the planned budget and invocation.
 func readBack(issue int64, out *Outcome, r Report, tail int) (*checkpoint.Checkpoint, error) {
 	back := checkpoint.Parse(out.Body, checkpoint.Options{Issue: issue, MaxBytes: len(out.Body) + 1, TailLimit: tail})
 	if !back.Valid() {
@@ -281,8 +271,7 @@ func readBack(issue int64, out *Outcome, r Report, tail int) (*checkpoint.Checkp
 	return got, nil
 }
 
-// entryAction is the history entry's action: the first line of the text,
-// at most maxEntryAction characters.
+// entryAction is the text's first line, at most maxEntryAction characters.
 func entryAction(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
@@ -314,8 +303,7 @@ func chainFor(items []checkpoint.String, depth int64, agent, next string) []stri
 	return chain
 }
 
-// labelsAfter applies the label changes to the live labels: the result
-// sorted, and the changes the issue still needs.
+// labelsAfter returns the sorted result and the changes still needed.
 func labelsAfter(live, add, remove []string) (after, toAdd, toRemove []string) {
 	set := map[string]bool{}
 	for _, l := range live {
@@ -343,8 +331,7 @@ func labelsAfter(live, add, remove []string) (after, toAdd, toRemove []string) {
 	return after, toAdd, toRemove
 }
 
-// HasInvocation reports whether the checkpoint records the invocation:
-// as its last_invocation or in a history entry.
+// HasInvocation checks last_invocation and the history entries.
 func HasInvocation(cp *checkpoint.Checkpoint, invocation string) bool {
 	if cp == nil || invocation == "" {
 		return false
@@ -360,23 +347,21 @@ func HasInvocation(cp *checkpoint.Checkpoint, invocation string) bool {
 	return false
 }
 
-// validName matches what the header allows for an agent or a phase: no
-// spaces (the header's fields are separated by spaces and |).
+// validName has no spaces or |: they separate the header's fields.
 var validName = regexp.MustCompile(`^[^\s|]+$`)
 
 // ValidName reports whether s can stand in the comment's header.
 func ValidName(s string) bool { return validName.MatchString(s) }
 
-// keyStatsJSON is key_stats for the footer: a JSON object as given, else
-// the text as a JSON string; {} when empty.
+// keyStatsJSON passes a JSON object, quotes other text; {} when empty.
 func keyStatsJSON(s string) json.RawMessage {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return json.RawMessage(`{}`)
 	}
 	if strings.HasPrefix(t, "{") {
-		// Decoded and encoded again: the encoder escapes < and >, so the
-		// footer's HTML comment cannot be closed from inside.
+		// Re-encoding escapes < and >, so the footer's HTML comment stays
+		// closed.
 		dec := json.NewDecoder(strings.NewReader(t))
 		dec.UseNumber()
 		var v map[string]any

@@ -20,11 +20,11 @@ type Authors struct {
 	// repository's owner, the guard, and the accounts the server lists
 	// as able to (its collaborators, teams and owner with write access).
 	Writers []string
-	// Agents is the agents setting: agent name → the logins that may
-	// speak as it. Empty: any writer may speak as any agent.
+	// Agents maps agent name to logins speaking as it; empty lets any
+	// writer.
 	Agents map[string][]string
-	// Everyone says outsiders' comments load too (load-comments-from:
-	// everyone); they stay outside the judged conversation.
+	// Everyone loads outsiders' comments too, still outside the judged
+	// conversation.
 	Everyone bool
 }
 
@@ -37,7 +37,7 @@ func (a Authors) CanWrite(login string) bool {
 	return ok
 }
 
-// Loads reports whether a comment by login belongs in the entry load.
+// Loads reports whether login's comment belongs in the entry load.
 func (a Authors) Loads(login string) bool { return a.Everyone || a.CanWrite(login) }
 
 // SpeaksAs reports whether login may speak as agent: it is one of the

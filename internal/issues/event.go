@@ -10,12 +10,11 @@ import (
 // Event is what triggered a run. It is only a trigger: the issue's labels
 // and body are read live, never taken from the payload.
 type Event struct {
-	// Name is the workflow event: issues, issue_comment,
-	// pull_request_target, pull_request, pull_request_review,
-	// workflow_dispatch or schedule.
+	// Name is the workflow event, e.g. issues, issue_comment,
+	// pull_request_target.
 	Name string
-	// Action is the payload's action, with Gitea's label_updated and
-	// label_cleared read as labeled and unlabeled.
+	// Action reads Gitea's label_updated and label_cleared as labeled and
+	// unlabeled.
 	Action string
 	// Number is the issue or pull request number.
 	Number int64
@@ -23,11 +22,10 @@ type Event struct {
 	Sender string
 	// Comment is the comment of an issue_comment event.
 	Comment *Comment
-	// IsPull is true when the issue is a pull request: a pull-request
-	// event, or a comment on a pull request.
+	// IsPull covers pull-request events and comments on pull requests.
 	IsPull bool
-	// AddedLabels and RemovedLabels are the label names a label event
-	// changed (changes.added_labels / removed_labels), when sent.
+	// AddedLabels and RemovedLabels are from changes.added_labels /
+	// removed_labels, when sent.
 	AddedLabels, RemovedLabels []string
 	// Saved is the issue's title and body as the payload carried them:
 	// for Gitea's issues.edited, the issue as that edit saved it (nil when
@@ -39,13 +37,12 @@ type Event struct {
 	Attempt int
 }
 
-// Saved is an issue's title and body as an event's payload carried them.
+// Saved is the title and body an event's payload carried.
 type Saved struct {
 	Title, Body string
 }
 
-// pullEvents are the workflow events of a pull request itself; a comment
-// on one arrives as issue_comment.
+// pullEvents exclude comments, which arrive as issue_comment.
 var pullEvents = []string{"pull_request_target", "pull_request", "pull_request_review", "pull_request_review_comment"}
 
 // pullActions are the actions of a pull request the guard judges: every
@@ -54,7 +51,7 @@ var pullActions = map[string]bool{"opened": true, "edited": true, "reopened": tr
 	"labeled": true, "unlabeled": true,
 	"submitted": true, "reviewed": true, "created": true}
 
-// Supported reports whether the guard acts on this event, and why not.
+// Supported says whether the guard acts on this event, and why not.
 func (e Event) Supported() (bool, string) {
 	ok := map[string]map[string]bool{
 		"issues":        {"opened": true, "edited": true, "reopened": true, "labeled": true, "unlabeled": true},
@@ -64,8 +61,7 @@ func (e Event) Supported() (bool, string) {
 		ok[name] = pullActions
 	}
 	if e.Name == "workflow_dispatch" || e.Name == "schedule" {
-		// A run a person or a schedule started: it names its issue with
-		// the issue-number input.
+		// A person or schedule started it: issue-number names the issue.
 		return e.Number > 0, "a " + e.Name + " run names no issue: set the issue-number input"
 	}
 	actions, known := ok[e.Name]
@@ -79,7 +75,7 @@ func (e Event) Supported() (bool, string) {
 	return true, ""
 }
 
-// payload is the part of a Gitea (or GitHub) webhook payload the guard reads.
+// payload is what the guard reads of a Gitea or GitHub webhook.
 type payload struct {
 	Action string `json:"action"`
 	Number int64  `json:"number"`

@@ -5,39 +5,35 @@ import (
 	"strings"
 )
 
-// The errors a client of the server (package port) wraps, whatever the
-// server: the shell tells them apart with errors.Is.
+// Errors every server's client (package port) wraps, for errors.Is.
 
-// ErrConflict is wrapped by a body edit when the body changed since it was read.
+// ErrConflict: the body changed since it was read.
 var ErrConflict = errors.New("issue body changed since it was read (HTTP 409)")
 
 // ErrForbidden is wrapped when the token lacks the permission.
 var ErrForbidden = errors.New("the token is not allowed to do this (HTTP 403)")
 
-// ErrUnreachable is matched by the error of a request that got no answer
-// (a dropped connection, a timeout).
+// ErrUnreachable: no answer (a dropped connection, a timeout).
 var ErrUnreachable = errors.New("the server did not answer")
 
-// ErrNotFound is wrapped when the issue, comment or repository does not exist.
+// ErrNotFound: no such issue, comment or repository.
 var ErrNotFound = errors.New("not found (HTTP 404)")
 
-// ErrTooLarge is wrapped when what a read returns is larger than it
-// reads at most.
+// ErrTooLarge: the answer exceeds what the read accepts.
 var ErrTooLarge = errors.New("larger than the guard reads")
 
-// ErrUnauthorized is wrapped when the server rejected the token itself
-// (HTTP 401): wrong, expired or revoked.
+// ErrUnauthorized: HTTP 401, the token is wrong, expired or revoked.
 var ErrUnauthorized = errors.New("the server rejected the token (HTTP 401)")
 
 // ScopeError is a refusal (HTTP 403) of a request a scoped token may not
 // make: Gitea checks a token's scopes before the user's rights, and says
 // which scopes the route asks for. It matches ErrForbidden.
 type ScopeError struct {
-	// Missing are the scopes the route asks for that the token lacks
-	// ("read:organization"); empty when PublicOnly.
+	// Missing are scopes the token lacks ("read:organization"); empty when
+	// PublicOnly.
 	Missing []string
-	// PublicOnly says the token reaches only public repositories and
-	// organisations, and this one is not public.
+	// PublicOnly: the token reaches only public repositories, and this is
+	// not.
 	PublicOnly bool
 }
 
@@ -56,8 +52,7 @@ func (e *ScopeError) Error() string {
 // Is makes a ScopeError match ErrForbidden.
 func (e *ScopeError) Is(target error) bool { return target == ErrForbidden }
 
-// MissingScope is err's ScopeError, or nil when err is no refusal for
-// want of a scope.
+// MissingScope is err's ScopeError, or nil.
 func MissingScope(err error) *ScopeError {
 	var se *ScopeError
 	if errors.As(err, &se) {

@@ -13,7 +13,7 @@ type Label struct {
 	Name string `json:"name"`
 }
 
-// Issue is the live state of an issue or pull request, as the guard reads it.
+// Issue is an issue or pull request as read live.
 type Issue struct {
 	Number         int64
 	Title          string
@@ -25,11 +25,10 @@ type Issue struct {
 	Comments       int    // number of comments (not timeline events)
 	ContentVersion int    // for compare-and-swap body edits
 	UpdatedAt      time.Time
-	// CreatedAt is when the issue was opened (zero when the server did
-	// not say).
+	// CreatedAt is zero when the server did not say.
 	CreatedAt time.Time
-	// NoCAS says the server sent no content_version (Forgejo, say): body
-	// writes are last-write-wins there.
+	// NoCAS: no content_version (Forgejo, say), so body writes are
+	// last-write-wins.
 	NoCAS bool
 	// RepoID and RepoOwner are the repository's id and its owner's login,
 	// as the server says (a record signed for another repository's issue
@@ -43,7 +42,7 @@ type Issue struct {
 	BodyBytes    int64
 }
 
-// LabelNames returns the names of the issue's labels, in the order given.
+// LabelNames keeps the labels' order.
 func (i Issue) LabelNames() []string { return NamesOf(i.Labels) }
 
 // NamesOf returns the names of labels, in the order given.
@@ -75,12 +74,10 @@ type Comment struct {
 	Unread int
 }
 
-// LabelEvent is a label added to or removed from the issue, as its
-// timeline records it (an agent cannot erase these entries).
+// LabelEvent is a timeline label change; an agent cannot erase it.
 type LabelEvent struct {
 	Label string
-	// LabelID is the label's id: a label renamed since shows its new name
-	// on old entries, its id stays.
+	// LabelID survives a rename; old entries show the new name.
 	LabelID int64
 	Added   bool
 	Actor   string
@@ -96,8 +93,7 @@ type CommentPage struct {
 	Labels    []LabelEvent
 	Start     int
 	Truncated bool
-	// Unread is the number of timeline entries the read gave up on (see
-	// Comment.Unread, which stands for them among Comments).
+	// Unread counts entries given up (see Comment.Unread).
 	Unread int
 }
 
@@ -120,8 +116,7 @@ type Revision struct {
 	Deleted bool
 }
 
-// TitleChange is a change of an issue's title, as its timeline records it
-// (an agent cannot erase these entries).
+// TitleChange is a timeline title change; an agent cannot erase it.
 type TitleChange struct {
 	Old, New string
 	Actor    string

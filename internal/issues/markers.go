@@ -11,7 +11,7 @@ const (
 	markerArchive  = "<!-- gns-guard:archive issue=%d "
 )
 
-// StatusMarker is the hidden marker of an issue's sticky status comment.
+// StatusMarker hides in the sticky status comment.
 func StatusMarker(issue int64) string { return fmt.Sprintf(markerStatus, issue) }
 
 // RecoveryMarker is the hidden marker of a context-recovery request.

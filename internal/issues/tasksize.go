@@ -14,13 +14,11 @@ type TaskSize struct {
 	// Below is where the size's estimates end: with no size label, an
 	// estimate under Below (and at or over the smaller size's) infers it.
 	Below int64
-	// Inferred is true when no size label was set and the size came from
-	// next_estimated_tokens.
+	// Inferred: no size label, so next_estimated_tokens set the size.
 	Inferred bool
 }
 
-// taskSizes are the task sizes from smallest to largest, with their
-// context budgets (docs/contract.md §3).
+// taskSizes ascend, with context budgets (docs/contract.md §3).
 var taskSizes = []TaskSize{
 	{Name: "tiny", MaxContext: 4000, Overhead: 500, Below: 2000},
 	{Name: "small", MaxContext: 6000, Overhead: 800, Below: 5000},
@@ -28,19 +26,16 @@ var taskSizes = []TaskSize{
 	{Name: "large", MaxContext: 20000, Overhead: 1500, Below: TooLargeEstimate},
 }
 
-// TooLargeEstimate is where inferred sizes end: an estimate at or above it
-// is a task-too-large violation.
+// TooLargeEstimate and above is a task-too-large violation.
 const TooLargeEstimate = 20000
 
-// TaskSizes returns the task sizes from smallest to largest (a copy).
+// TaskSizes returns a copy, smallest first.
 func TaskSizes() []TaskSize { return append([]TaskSize(nil), taskSizes...) }
 
-// Available is the tokens a task of this size has for work: its max
-// context less the checkpoint overhead.
+// Available is max context less the checkpoint overhead.
 func (s TaskSize) Available() int64 { return s.MaxContext - s.Overhead }
 
-// TaskSizeNamed returns the task size called name (tiny, small, medium or
-// large; letter case and surrounding spaces are ignored), or false.
+// TaskSizeNamed ignores letter case and surrounding spaces.
 func TaskSizeNamed(name string) (TaskSize, bool) {
 	if i := SizeRank(name); i >= 0 {
 		return taskSizes[i], true
@@ -61,8 +56,7 @@ func SizeRank(name string) int {
 	return -1
 }
 
-// SizeFromLabels returns the size named by size:: labels (the largest if
-// several are set), or false.
+// SizeFromLabels takes the largest size:: label, or false.
 func SizeFromLabels(labels []string, prefix string) (TaskSize, bool) {
 	best := -1
 	for _, l := range labels {

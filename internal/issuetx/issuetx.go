@@ -19,12 +19,10 @@ const Attempts = 4
 // Attempt is one attempt of a transaction, numbered from 1.
 type Attempt struct{ N int }
 
-// Last says no attempt follows this one: a stale read is decided on as it
-// is, and a lost race fails the transaction.
+// Last: no retry, so decide on stale reads; a lost race fails.
 func (a Attempt) Last() bool { return a.N >= Attempts }
 
-// ErrStale marks an attempt whose read cannot be decided on: the next
-// attempt reads again.
+// ErrStale: the next attempt reads again.
 var ErrStale = errors.New("stale read")
 
 // Stale is ErrStale with the reason, for the log.
@@ -35,8 +33,7 @@ type stale struct{ why string }
 func (s *stale) Error() string        { return s.why }
 func (s *stale) Is(target error) bool { return target == ErrStale }
 
-// Again says an attempt's error asks for another attempt: its write lost a
-// race, or its read was stale.
+// Again: a lost write race or a stale read asks another attempt.
 func Again(err error) bool {
 	return errors.Is(err, issues.ErrConflict) || errors.Is(err, ErrStale)
 }

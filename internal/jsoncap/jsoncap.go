@@ -24,22 +24,19 @@ type Result struct {
 	// string cut off is left out whatever its length so far). A path is
 	// object keys and array indexes joined with "/": "body", "3/body".
 	Long map[string]int64
-	// Whole holds the top-level object keys, or top-level array indexes,
-	// whose values were read to their end.
+	// Whole holds top-level keys or indexes read to their end.
 	Whole map[string]bool
-	// Cut is the read error that stopped the input short, when the caller's
-	// cut function accepted it; nil when the value was read whole.
+	// Cut is the accepted read error that stopped input; nil when whole.
 	Cut error
 }
 
-// ErrSyntax is matched by the error of an input that is not JSON.
+// ErrSyntax: the input is not JSON.
 var ErrSyntax = errors.New("not valid JSON")
 
 // MaxDepth bounds the nesting of the input.
 const MaxDepth = 64
 
-// maxKey bounds an object key, escaped (the keys of the answers the guard
-// reads are short words).
+// maxKey bounds an escaped key; answers' keys are short.
 const maxKey = 4 << 10
 
 // Copy reads one JSON value from r, keeping strings of at most limit bytes.
@@ -150,8 +147,7 @@ func (c *copier) object(depth int) (err error) {
 	}
 }
 
-// member copies one key and value of an object, b being the byte that
-// starts it.
+// member copies one key and value; b starts it.
 func (c *copier) member(b byte, depth int, first bool) error {
 	if b != '"' {
 		return syntaxError("expected an object key, found %q", b)
@@ -242,8 +238,7 @@ func (c *copier) element(i, depth int) error {
 	return nil
 }
 
-// key reads an object key (after its opening quote): its escaped bytes
-// and its decoded text.
+// key returns escaped bytes and decoded text, after the quote.
 func (c *copier) key() ([]byte, string, error) {
 	raw, _, over, err := c.str(maxKey)
 	if err != nil {
@@ -260,8 +255,7 @@ func (c *copier) key() ([]byte, string, error) {
 	return raw, k, nil
 }
 
-// stringValue copies a string value (after its opening quote), or leaves
-// it out.
+// stringValue copies or leaves out a string, after the quote.
 func (c *copier) stringValue() error {
 	raw, size, over, err := c.str(c.limit)
 	if err != nil || over {
@@ -306,15 +300,14 @@ type strRead struct {
 	keep, over bool
 }
 
-// add keeps escaped bytes while the string is within the limit.
+// add keeps bytes within the limit.
 func (s *strRead) add(b ...byte) {
 	if s.keep {
 		s.c.raw = append(s.c.raw, b...)
 	}
 }
 
-// step reads the next piece of the string: a run of plain bytes, an
-// escape, or the closing quote (done).
+// step reads plain bytes, an escape, or the closing quote (done).
 func (s *strRead) step() (done bool, err error) {
 	n, err := s.plain()
 	if err != nil || n > 0 {
@@ -374,8 +367,7 @@ func (s *strRead) escape() error {
 	return syntaxError("invalid escape \\%c", e)
 }
 
-// unicode reads the four hex digits of a \u escape, counting the bytes
-// the character decodes to.
+// unicode reads \u's hex digits, counting decoded bytes.
 func (s *strRead) unicode() error {
 	var hex [4]byte
 	if _, err := io.ReadFull(s.c.r, hex[:]); err != nil {
@@ -398,8 +390,7 @@ func (s *strRead) unicode() error {
 	return nil
 }
 
-// literal copies a number, true, false or null whose first byte is b; cut
-// off, it becomes null.
+// literal copies a scalar starting with b; cut off, it is null.
 func (c *copier) literal(b byte) error {
 	lit := []byte{b}
 	for {

@@ -11,27 +11,25 @@ import (
 // the others (outsiders). Reading the list costs a request; the stamp
 // spares it while it is fresh and knows every author.
 type AccessStamp struct {
-	// Read is when (Unix seconds, the server's clock) the list was read.
+	// Read is in Unix seconds, by the server's clock.
 	Read int64 `json:"read"`
-	// Writers and Outsiders are the authors known to write the issue and
-	// known not to, sorted, each at most MaxAccessLogins.
+	// Writers and Outsiders are sorted, each at most MaxAccessLogins.
 	Writers   []string `json:"writers"`
 	Outsiders []string `json:"outsiders,omitempty"`
 }
 
-// AccessMaxAge bounds a stamp's age: access given or taken away without a
-// comment is seen within a day.
+// AccessMaxAge: access changed without a comment shows within a day.
 const AccessMaxAge = 24 * time.Hour
 
-// MaxAccessLogins is the most logins a stamp keeps of each kind.
+// MaxAccessLogins bounds each kind of login a stamp keeps.
 const MaxAccessLogins = 100
 
-// Fresh says the stamp was read no longer than AccessMaxAge before now.
+// Fresh says the stamp is at most AccessMaxAge old.
 func (s *AccessStamp) Fresh(now time.Time) bool {
 	return s != nil && now.Sub(time.Unix(s.Read, 0)) <= AccessMaxAge
 }
 
-// Classify says whether the stamp knows login, and whether it writes.
+// Classify: does the stamp know login, and does it write?
 func (s *AccessStamp) Classify(login string) (writer, known bool) {
 	if s == nil {
 		return false, false
@@ -43,8 +41,8 @@ func (s *AccessStamp) Classify(login string) (writer, known bool) {
 	return false, ok
 }
 
-// NewAccessStamp sorts logins (the authors of now first, then those an
-// earlier stamp knew) by the server's list of writers, read at read.
+// NewAccessStamp sorts logins (current authors first, then the old stamp's)
+// by the writers read at read.
 func NewAccessStamp(read time.Time, writers []string, logins ...string) *AccessStamp {
 	st := &AccessStamp{Read: read.Unix(), Writers: []string{}}
 	seen := map[string]bool{}
@@ -74,7 +72,7 @@ func (s *AccessStamp) Logins() []string {
 	return append(slices.Clone(s.Writers), s.Outsiders...)
 }
 
-// Equal reports whether two stamps say the same (both nil is equal).
+// Equal holds for two nil stamps.
 func (s *AccessStamp) Equal(o *AccessStamp) bool {
 	if s == nil || o == nil {
 		return s == o

@@ -20,18 +20,15 @@ type Anchor struct {
 	// Repo and Issue say whose anchor it is.
 	Repo  int64 `json:"repo"`
 	Issue int64 `json:"issue"`
-	// Seq and Record are the sequence number and the SHA-256 of the newest
-	// record the guard wrote (its whole hidden line).
+	// Seq and Record name the newest record; Record is its line's SHA-256.
 	Seq    int64  `json:"seq"`
 	Record string `json:"record"`
-	// Status is the id of the comment that holds the record.
+	// Status is the id of the comment holding the record.
 	Status int64 `json:"status"`
-	// Since is a time (Unix seconds) at or before the last update of the
-	// status comment and of every comment in Tail.
+	// Since (Unix seconds) precedes the last update of Status and Tail.
 	Since int64 `json:"since"`
-	// Tail are the ids of the issue's last comments when the record was
-	// written, oldest first (at most RecentWindow; all of them on a short
-	// issue, First then true).
+	// Tail are the last comment ids, oldest first, at most RecentWindow (all
+	// when First).
 	Tail  []int64 `json:"tail"`
 	First bool    `json:"first,omitempty"`
 }
@@ -45,12 +42,10 @@ func RecordHash(line string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// anchorText matches an anchor: its JSON (no newline), the key's id and
-// the signature.
+// anchorText captures the JSON, the key id and the signature.
 var anchorText = regexp.MustCompile(`^gns-guard:anchor v1 (\{[^\n]*\}) kid=([0-9a-f]{16}|-) sig=([0-9a-f]{128}|unsigned)$`)
 
-// EncodeAnchor renders an anchor, signed with the Ed25519 key of the
-// ledger-key secret when it is set (as records are).
+// EncodeAnchor signs with ledger-key's Ed25519 key when set.
 func EncodeAnchor(a Anchor, secret []byte) string {
 	data, _ := json.Marshal(a) // plain fields always marshal
 	kid, sig := signWith(secret, anchorMessage(data))
@@ -109,8 +104,7 @@ func verifyVariable(what, name, kid, sig string, msg []byte, keys Keys) string {
 	return ""
 }
 
-// variableKey is the key id and signature that end a signed variable's
-// text (an anchor, the grant list, the label pins).
+// variableKey ends a signed variable: anchor, grant list, label pins.
 var variableKey = regexp.MustCompile(` kid=([0-9a-f]{16}|-) sig=(?:[0-9a-f]{128}|unsigned)$`)
 
 // SignAnew says a signed variable's text was signed by a rotated-out key
@@ -124,18 +118,17 @@ func SignAnew(text string, keys Keys) bool {
 
 // AnchorState is what a run knows of the issue's anchor.
 type AnchorState struct {
-	// Known says the run knows whether the issue has an anchor: the runner
-	// handed the variable over, or admin-token read it. Without it the
-	// record is trusted by its signature alone.
+	// Known: the runner handed it over or admin-token read it; else trust
+	// the signature alone.
 	Known bool
 	// Text is the variable's value ("" when there is none).
 	Text string
-	// Writable says the run can write the anchor (admin-token is set).
+	// Writable says admin-token is set.
 	Writable bool
 }
 
-// AnchorWrite says whether the run must write the anchor: it can, and the
-// anchor it found is not next (nil when it found none).
+// AnchorWrite: the run can write, and the found anchor (nil: none) is not
+// next.
 func AnchorWrite(st AnchorState, keys Keys, next Anchor, secret []byte) (string, bool) {
 	if !st.Writable {
 		return "", false

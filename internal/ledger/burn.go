@@ -24,7 +24,7 @@ type BurnPoint struct {
 	Remaining  int64
 }
 
-// MarshalJSON writes the point as [n, t, consumed, remaining, agent, tag].
+// MarshalJSON writes [n, t, consumed, remaining, agent, tag].
 func (p BurnPoint) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]any{p.N, p.T, p.Consumed, p.Remaining, p.Agent, p.Invocation})
 }
@@ -46,8 +46,8 @@ func (p *BurnPoint) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// InvocationTag is the short hash of an invocation id a burn point keeps:
-// enough to find a report's state again, small in the record.
+// InvocationTag is a short hash: finds a report's state, small in the
+// record.
 func InvocationTag(inv string) string {
 	if inv == "" {
 		return ""
@@ -81,8 +81,8 @@ func (l *Record) EarlierPhases() int64 {
 	return sum
 }
 
-// BurnSeries is the burn of an issue as its ledger records it, for the
-// charts of package burn. A nil ledger gives an empty series.
+// BurnSeries is for package burn's charts; a nil ledger gives an empty
+// series.
 func BurnSeries(issue int64, title string, l *Record) burn.Series {
 	s := burn.Series{Issue: issue, Title: title}
 	if l == nil {

@@ -19,13 +19,11 @@ import (
 // GrantsName is the repository variable that holds the grant list.
 const GrantsName = "GNS_GUARD_BUDGET"
 
-// MaxGrantsText is the longest value Gitea stores in an Actions variable
-// (VariableDataMaxLength, in characters).
+// MaxGrantsText is Gitea's VariableDataMaxLength, in characters.
 const MaxGrantsText = 65536
 
-// Grant is a budget granted to one issue: its tokens and when (Unix
-// seconds). It is written as [issue, tokens, time], so that a week of
-// grants fits in one variable.
+// Grant is written [issue, tokens, time (Unix seconds)] so a week fits one
+// variable.
 type Grant struct {
 	Issue  int64
 	Tokens int64
@@ -49,16 +47,14 @@ func (g *Grant) UnmarshalJSON(data []byte) error {
 
 // Grants is the repository's grant list.
 type Grants struct {
-	// Repo is the repository's id: a list signed for another repository
-	// (one key for an organisation) does not count.
+	// Repo is the repository's id: a key may sign an organisation's.
 	Repo   int64   `json:"repo"`
 	Grants []Grant `json:"grants"`
 }
 
 // GrantState is what a run knows of the grant list.
 type GrantState struct {
-	// Known says the run knows the variable's value: the runner handed it
-	// over, or admin-token read it.
+	// Known: handed over by the runner, or read with admin-token.
 	Known bool
 	// Text is the variable's value ("" when there is none).
 	Text string
@@ -70,8 +66,7 @@ func grantsMessage(data []byte) []byte {
 	return append([]byte("gns-guard budget v1\n"), data...)
 }
 
-// EncodeGrants renders a grant list, signed with the Ed25519 key of the
-// ledger-key secret when it is set.
+// EncodeGrants signs with ledger-key's Ed25519 key when set.
 func EncodeGrants(g Grants, secret []byte) string {
 	if g.Grants == nil {
 		g.Grants = []Grant{}
@@ -107,7 +102,7 @@ func ReadGrants(text string, repo int64, keys Keys) (*Grants, string) {
 	return &g, ""
 }
 
-// Since are the grants made at or after since, oldest first.
+// Since are the grants at or after since, oldest first.
 func Since(gs []Grant, since time.Time) []Grant {
 	var out []Grant
 	for _, g := range gs {
@@ -128,8 +123,7 @@ func Sum(gs []Grant) int64 {
 	return n
 }
 
-// AddTokens adds two counts of tokens, saturating at the largest int64
-// (a count is never negative).
+// AddTokens saturates at the largest int64; counts are never negative.
 func AddTokens(a, b int64) int64 {
 	if b > 0 && a > math.MaxInt64-b {
 		return math.MaxInt64

@@ -8,9 +8,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// HistoryHash extends the running hash of accepted history entries (""
-// before the first) over entries, in order: the ledger commits to every
-// entry it accepted, so none can vanish or change unseen.
+// HistoryHash chains accepted entries ("" before the first), so none can
+// vanish or change unseen.
 func HistoryHash(h string, entries []prune.Entry) string {
 	for _, e := range entries {
 		sum := sha256.New()

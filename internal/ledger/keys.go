@@ -36,15 +36,13 @@ func signingKey(secret []byte) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(seed[:])
 }
 
-// KeyID is the id of a public key: the first 8 bytes of its SHA-256, in hex.
+// KeyID is the key's SHA-256, first 8 bytes, hex.
 func KeyID(pub ed25519.PublicKey) string {
 	sum := sha256.Sum256(pub)
 	return hex.EncodeToString(sum[:8])
 }
 
-// PublicKey is the public key of a ledger-key secret in its text form,
-// "ed25519:" and the key in standard base64: the value to publish as
-// ledger-public-key.
+// PublicKey is ledger-public-key's text: "ed25519:" and standard base64.
 func PublicKey(secret []byte) string {
 	return publicKeyPrefix + base64.StdEncoding.EncodeToString(signingKey(secret).Public().(ed25519.PublicKey))
 }
@@ -59,9 +57,8 @@ func ParsePublicKey(text string) (ed25519.PublicKey, error) {
 	return ed25519.PublicKey(raw), nil
 }
 
-// NewKeys are the keys of a workflow: current signs and verifies,
-// previous (a rotated-out ledger-key) and public (a published
-// ledger-public-key) only verify. Any may be empty.
+// NewKeys: current signs; previous (rotated out) and public only verify. Any
+// may be empty.
 func NewKeys(current, previous []byte, public string) (Keys, error) {
 	k := Keys{verify: map[string]ed25519.PublicKey{}}
 	for i, secret := range [][]byte{current, previous} {
@@ -101,8 +98,7 @@ func ConfigKeys(c config.Config) Keys {
 	return k
 }
 
-// configKeys holds the keys ConfigKeys built, by their material: a
-// process derives each key pair once. Keys are read-only once built.
+// configKeys caches ConfigKeys by material: derived once, read-only after.
 var configKeys sync.Map
 
 func configKeysOf(c config.Config) Keys {
@@ -116,27 +112,25 @@ func configKeysOf(c config.Config) Keys {
 	return k
 }
 
-// Fingerprint names the keys: their ids, the signing key's first, and
-// how many first-format secrets they hold.
+// Fingerprint lists key ids, signer first, and first-format secrets.
 func (k Keys) Fingerprint() string {
 	ids := k.KeyIDs()
 	return fmt.Sprintf("%s|%s|%d", k.kid, strings.Join(ids, ","), len(k.hmac))
 }
 
-// Any says some key is set: an unsigned record is then not trusted.
+// Any: some key is set, so unsigned records are untrusted.
 func (k Keys) Any() bool { return len(k.verify) > 0 }
 
 // Signs says records are signed (ledger-key is set).
 func (k Keys) Signs() bool { return k.sign != nil }
 
-// KeyIDs are the ids of the keys that verify, sorted, for messages.
+// KeyIDs are the verifying keys' ids, sorted.
 func (k Keys) KeyIDs() []string { return slices.Sorted(maps.Keys(k.verify)) }
 
-// SigningKeyID is the id of the key that signs records, "" when they are
-// written unsigned.
+// SigningKeyID is "" when records are written unsigned.
 func (k Keys) SigningKeyID() string { return k.kid }
 
-// SecretKeys are the keys of one ledger-key secret (none for nil).
+// SecretKeys are one ledger-key secret's keys; none for nil.
 func SecretKeys(secret []byte) Keys {
 	k, _ := NewKeys(secret, nil, "")
 	return k

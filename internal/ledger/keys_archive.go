@@ -9,13 +9,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
 
-// archiveKeys are a workflow's ledger keys as package prune signs and
-// verifies archive parts with them: the same Ed25519 key pair as the
-// ledger records, and the secrets for parts signed before (HMAC-SHA256).
+// archiveKeys sign and verify parts: the records' Ed25519 pair, plus
+// HMAC-SHA256 secrets for older parts.
 type archiveKeys struct{ k Keys }
 
-// ArchiveSigner signs archive parts with the Ed25519 key of ledger-key;
-// nil when it is not set (parts are written unsigned).
+// ArchiveSigner is nil without ledger-key: parts are written unsigned.
 func (k Keys) ArchiveSigner() prune.Signer {
 	if k.sign == nil {
 		return nil
@@ -23,9 +21,7 @@ func (k Keys) ArchiveSigner() prune.Signer {
 	return archiveKeys{k}
 }
 
-// ArchiveVerifier verifies archive parts with every key held (ledger-key,
-// ledger-key-previous, the published public keys); nil when none is set
-// (nothing is checked).
+// ArchiveVerifier uses every key; nil when none is set.
 func (k Keys) ArchiveVerifier() prune.Verifier {
 	if !k.Any() {
 		return nil
@@ -42,7 +38,7 @@ func (a archiveKeys) Sign(message []byte) []byte { return ed25519.Sign(a.k.sign,
 // KeyIDs are the ids of the keys that verify.
 func (a archiveKeys) KeyIDs() []string { return a.k.KeyIDs() }
 
-// Verify checks an Ed25519 signature against the key whose id is kid.
+// Verify checks an Ed25519 signature with key kid.
 func (a archiveKeys) Verify(kid string, message, sig []byte) (valid, held bool) {
 	pub, ok := a.k.verify[kid]
 	if !ok {
@@ -63,10 +59,8 @@ func (a archiveKeys) VerifyMAC(message, mac []byte) (valid, held bool) {
 	return false, len(a.k.hmac) > 0
 }
 
-// PublicKeys are keys that only verify: published public keys, each in
-// the text form gns-guard pubkey prints (ledger-public-key, or a verb's
-// --public-key, given once per key to verify what keys rotated out
-// signed).
+// PublicKeys only verify, in `gns-guard pubkey` text form; one per
+// rotated-out key.
 func PublicKeys(texts ...string) (Keys, error) {
 	var keys Keys
 	for i, text := range texts {

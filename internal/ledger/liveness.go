@@ -14,8 +14,8 @@ import (
 // `report` refuse them. The grace runs from the change, so comments and
 // approvals do not extend it.
 type Unjudged struct {
-	// Judged is the body's content_version the ledger accepted (-1: no
-	// trusted record); Current the body's now.
+	// Judged is accepted content_version (-1: no trusted record); Current is
+	// now's.
 	Judged  int `json:"ledger_content_version"`
 	Current int `json:"content_version"`
 	// Since is when the unjudged change was made, as closely as the
@@ -27,7 +27,7 @@ type Unjudged struct {
 	Written time.Time `json:"ledger_written"`
 	// Problem says why no record is trusted ("" when one is).
 	Problem string `json:"problem,omitempty"`
-	// For is how long the state has been unjudged at least: now - Since.
+	// For is now - Since, at least.
 	For time.Duration `json:"-"`
 }
 
@@ -83,8 +83,7 @@ func Unrecorded(is issues.Issue, problem string, now time.Time, grace time.Durat
 	return u
 }
 
-// Why says, for the person or agent who reads it, what changed, since
-// when, and what to do.
+// Why says what changed, since when, and what to do.
 func (u *Unjudged) Why(n int64, grace time.Duration) string {
 	what := fmt.Sprintf("the guard has not judged its body: the body is at content version %d, its ledger accepted version %d", u.Current, u.Judged)
 	if !u.Written.IsZero() {

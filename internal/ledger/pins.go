@@ -19,16 +19,14 @@ const PinsName = "GNS_GUARD_LABELS"
 
 // Pins are the repository's pinned governance labels: id by name.
 type Pins struct {
-	// Repo is the repository's id: pins signed for another repository do
-	// not count.
+	// Repo is the repository's id: others' pins do not count.
 	Repo   int64            `json:"repo"`
 	Labels map[string]int64 `json:"labels"`
 }
 
 // PinState is what a run knows of the pins.
 type PinState struct {
-	// Known says the run knows the variable's value: the runner handed it
-	// over, or admin-token read it.
+	// Known: handed over by the runner, or read with admin-token.
 	Known bool
 	// Text is the variable's value ("" when there is none).
 	Text string
@@ -40,8 +38,7 @@ func pinsMessage(data []byte) []byte {
 	return append([]byte("gns-guard labels v1\n"), data...)
 }
 
-// EncodePins renders pins, signed with the Ed25519 key of the ledger-key
-// secret when it is set.
+// EncodePins signs with ledger-key's Ed25519 key when set.
 func EncodePins(p Pins, secret []byte) string {
 	if p.Labels == nil {
 		p.Labels = map[string]int64{}
@@ -76,7 +73,7 @@ func ReadPins(text string, repo int64, keys Keys) (*Pins, string) {
 	return &p, ""
 }
 
-// NameOf is the name id is pinned under ("" when it is not pinned).
+// NameOf is "" when id is not pinned.
 func (p *Pins) NameOf(id int64) string {
 	for _, name := range slices.Sorted(maps.Keys(p.Labels)) {
 		if p.Labels[name] == id {

@@ -13,33 +13,25 @@ import (
 // commit, so a run for the same commit reads nothing; access given between
 // commits shows at the next.
 type PostureStamp struct {
-	// Commit is the default branch's commit the run was started for
-	// (GITHUB_SHA); "" when the runner did not say, or when the read
-	// failed and the next run must try again.
+	// Commit is GITHUB_SHA; "" when unknown, or when a failed read must be
+	// retried.
 	Commit string `json:"commit"`
-	// Broken are the checks that did not hold (could not be made
-	// included), in the judge's order, their texts bounded.
+	// Broken are failed or unmade checks, judge's order, bounded.
 	Broken []posture.Check `json:"broken"`
-	// Judged is when (Unix seconds, the server's clock) the checks were
-	// judged: a stamp older than PostureMaxAge is judged again.
+	// Judged is Unix seconds, server clock; redone past PostureMaxAge.
 	Judged int64 `json:"judged,omitempty"`
-	// Known are the accounts the judgement knew (the owner, collaborators,
-	// team members, site admins), and those checked since, sorted: an
-	// account acting on the issue that it does not know is checked.
+	// Known accounts, sorted; an unknown one acting on the issue is checked.
 	Known []string `json:"known,omitempty"`
 }
 
-// PostureMaxAge bounds the age of a posture stamp: access given without a
-// commit (a collaborator added) is seen within a day at most, and at once
-// when the account acts on the issue (docs/ledger.md#the-posture).
+// PostureMaxAge: access given without a commit shows within a day, at once
+// if the account acts (docs/ledger.md#the-posture).
 const PostureMaxAge = 24 * time.Hour
 
-// MaxPostureKnown is the most accounts a stamp keeps as known: past it,
-// the others are checked when they act.
+// MaxPostureKnown caps known accounts; others are checked when they act.
 const MaxPostureKnown = 200
 
-// Fresh says the stamp was judged at commit no longer than PostureMaxAge
-// before now.
+// Fresh says the stamp judged commit within PostureMaxAge.
 func (s *PostureStamp) Fresh(commit string, now time.Time) bool {
 	return s != nil && s.Commit == commit && s.Judged > 0 && now.Sub(time.Unix(s.Judged, 0)) <= PostureMaxAge
 }
@@ -59,16 +51,15 @@ func (s *PostureStamp) Learn(logins ...string) {
 	}
 }
 
-// The bounds of a stamp's checks: the record lives in a comment.
+// Stamp bounds: the record lives in a comment.
 const (
-	// MaxPostureWhy is the most runes of a check's Why a stamp keeps.
+	// MaxPostureWhy is in runes.
 	MaxPostureWhy = 600
-	// MaxPostureLogins is the most logins of a check a stamp keeps.
+	// MaxPostureLogins bounds one check's logins.
 	MaxPostureLogins = 50
 )
 
-// NewPostureStamp is the stamp of checks judged at commit: those that did
-// not hold, each cut to the bounds (a cut Why ends with "…").
+// NewPostureStamp keeps failed checks, cut to bounds (a cut Why ends "…").
 func NewPostureStamp(commit string, checks []posture.Check) *PostureStamp {
 	st := &PostureStamp{Commit: commit, Broken: []posture.Check{}}
 	for _, c := range checks {
@@ -87,7 +78,7 @@ func NewPostureStamp(commit string, checks []posture.Check) *PostureStamp {
 	return st
 }
 
-// Equal reports whether two stamps say the same (both nil is equal).
+// Equal holds for two nil stamps.
 func (s *PostureStamp) Equal(o *PostureStamp) bool {
 	if s == nil || o == nil {
 		return s == o

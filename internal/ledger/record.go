@@ -24,17 +24,13 @@ import (
 // ledger-key, and every run judges the issue against it (docs/contract.md
 // §4b).
 type Record struct {
-	// Repo is the repository's id: a record signed for another
-	// repository's issue (one key for an organisation) does not count.
+	// Repo is the repository's id: a key may sign an organisation's.
 	Repo int64 `json:"repo,omitempty"`
-	// Issue is the issue the record belongs to: a record copied from
-	// another issue does not verify.
+	// Issue stops a record copied from another issue verifying.
 	Issue int64 `json:"issue"`
-	// Seq counts the records the guard wrote on the issue: it grows with
-	// every new record.
+	// Seq grows with every record on the issue.
 	Seq int64 `json:"seq,omitempty"`
-	// Baseline is false while no state has been accepted yet (a new issue
-	// whose first state waits for a person's approval, say).
+	// Baseline is false until a state is accepted.
 	Baseline bool `json:"baseline"`
 	// The accepted checkpoint: version, issue and phase, and the budget.
 	Version         int64  `json:"version"`
@@ -43,8 +39,7 @@ type Record struct {
 	Total           int64  `json:"total"`
 	Consumed        int64  `json:"consumed"`
 	Remaining       int64  `json:"remaining"`
-	// Earlier is what the guard accepted as consumed in the issue's
-	// phases before this one: with Consumed, the issue's lifetime spend
+	// Earlier is earlier phases' accepted consumption
 	// (docs/pruning.md#lifetime-spend).
 	Earlier int64 `json:"earlier,omitempty"`
 	// Task and Title are the digests (TaskDigest) of the body's task
@@ -55,20 +50,15 @@ type Record struct {
 	Task      string `json:"task,omitempty"`
 	Title     string `json:"title,omitempty"`
 	TaskSince int64  `json:"task_since,omitempty"`
-	// ContentVersion is the body's content_version when it was accepted:
-	// an admin's edit is attributable only when it is the one edit since.
+	// ContentVersion when accepted: an admin's one edit since is
+	// attributable.
 	ContentVersion int `json:"content_version"`
-	// Pending are the approval labels on the issue (budget::exhausted,
-	// permission::violation): only a person allowed to approve removes them.
+	// Pending approval labels are removed only by an approver.
 	Pending []string `json:"pending"`
-	// Flag binds the pending approvals to the state the guard flagged
-	// (nil while none is pending): removing an approval label accepts
-	// that state only.
+	// Flag binds pending approvals to the flagged state (nil: none pending).
 	Flag *Flag `json:"flag,omitempty"`
-	// DepthLimit is the cascade limit accepted ("2", "n", or "" for none:
-	// the default-max-depth input); Size the size:: label accepted ("" for
-	// none). A more permissive label takes effect only when an approver
-	// added it.
+	// DepthLimit ("2", "n", "" for the default) and Size ("" for none) are
+	// accepted; looser ones need an approver.
 	DepthLimit string `json:"depth_limit"`
 	Size       string `json:"size"`
 	// Labels are every label on the issue when the state was accepted
@@ -86,11 +76,9 @@ type Record struct {
 	Entries      int    `json:"entries,omitempty"`
 	EntriesHash  string `json:"entries_hash,omitempty"`
 	ArchivedHash string `json:"archived_hash,omitempty"`
-	// Writer is the login of the guard's user that wrote the record: a
-	// record in a comment by anyone else is not the guard's.
+	// Writer is the guard's login: anyone else's comment is not a record.
 	Writer string `json:"writer"`
-	// Adopted says no earlier ledger was found when this state was taken
-	// as the baseline; it stays while the state does.
+	// Adopted: no earlier ledger at this baseline; stays with the state.
 	Adopted bool `json:"adopted,omitempty"`
 	// Archive is the link (prune.Archive.Link) of the issue's last archive
 	// part, and Archived the number of entries archived up to it ("" and 0
@@ -102,9 +90,8 @@ type Record struct {
 	// for this record, and the commit it was read at: a later run on the
 	// same commit judges with it and reads no file.
 	Config *ConfigStamp `json:"config,omitempty"`
-	// Posture is the repository's posture as the guard judged it for this
-	// record, and the commit it was judged at: a later run on the same
-	// commit reports it and reads nothing.
+	// Posture is judged at a commit: a later run there reports it and reads
+	// nothing.
 	Posture *PostureStamp `json:"posture,omitempty"`
 	// Results are the agent results accepted since the last archive (at
 	// most MaxResults, the newest), and Seen what the run that wrote the
@@ -113,11 +100,9 @@ type Record struct {
 	// tampering (docs/ledger.md#accepted-results).
 	Results []ResultRef   `json:"results,omitempty"`
 	Seen    *CommentsSeen `json:"seen,omitempty"`
-	// Access is who can write the issue, as the guard last read it: the
-	// authors of its comments, writers and outsiders (docs/ledger.md#who-can-write).
+	// Access is who can write the issue (docs/ledger.md#who-can-write).
 	Access *AccessStamp `json:"access,omitempty"`
-	// Written is the server's time (Unix seconds) just before the guard
-	// wrote the record.
+	// Written is server time (Unix seconds) just before the write.
 	Written int64 `json:"written"`
 	// Read is the server's time (Unix seconds) when the run that wrote the
 	// record read the issue (0 in records from before it was kept): label
@@ -125,8 +110,7 @@ type Record struct {
 	// no one now; a change between the read and the write is the next
 	// run's to attribute (JudgedUntil).
 	Read int64 `json:"read,omitempty"`
-	// Burn is the budget of the last accepted states (at most
-	// MaxBurnPoints), for the burn chart: it outlives pruning.
+	// Burn keeps MaxBurnPoints accepted states for the chart, past pruning.
 	Burn []BurnPoint `json:"burn,omitempty"`
 	// Grants are the budgets granted to the issue within
 	// repository-budget-window when it last was granted one (its baseline,
@@ -136,8 +120,8 @@ type Record struct {
 	Grants []Grant `json:"grants,omitempty"`
 }
 
-// JudgedUntil is the time up to which the record's run judged the label
-// changes: when it read the issue, or, in an older record, when it wrote.
+// JudgedUntil is when the run read the issue; in older records, when it
+// wrote.
 func (l Record) JudgedUntil() time.Time {
 	if l.Read > 0 && l.Read <= l.Written {
 		return time.Unix(l.Read, 0)
@@ -145,13 +129,12 @@ func (l Record) JudgedUntil() time.Time {
 	return time.Unix(l.Written, 0)
 }
 
-// SameState reports whether two records hold the same accepted state
-// (everything but when they were written and their sequence number).
+// SameState ignores when records were written and their sequence number.
 func (l Record) SameState(o Record) bool {
 	return l.sameOrigin(o) && l.sameCheckpoint(o) && l.sameLabels(o) && l.sameHistory(o)
 }
 
-// sameOrigin compares whose record it is and how its state was taken.
+// sameOrigin: whose record, and how its state was taken.
 func (l Record) sameOrigin(o Record) bool {
 	return l.Repo == o.Repo && l.Issue == o.Issue && l.Writer == o.Writer &&
 		l.Baseline == o.Baseline && l.Adopted == o.Adopted && l.Config.Equal(o.Config) && slices.Equal(l.Grants, o.Grants) &&
@@ -167,27 +150,23 @@ func (l Record) sameCheckpoint(o Record) bool {
 		l.Task == o.Task && l.Title == o.Title && l.TaskSince == o.TaskSince
 }
 
-// sameLabels compares the accepted labels, limits and pending approvals
-// with the state they are bound to.
+// sameLabels: labels, limits and pending approvals, with their state.
 func (l Record) sameLabels(o Record) bool {
 	return slices.Equal(l.Pending, o.Pending) && l.DepthLimit == o.DepthLimit && l.Size == o.Size &&
 		slices.Equal(l.Labels, o.Labels) && l.Flag.Equal(o.Flag)
 }
 
-// Flag is the state the guard flagged when it set (or kept) an approval
-// label: what an approver's removal of the label accepts
+// Flag is what an approver's label removal accepts
 // (docs/ledger.md#approvals).
 type Flag struct {
-	// ContentVersion is the body's content_version the flagged state had
-	// (after the guard's own write to the body in that run, if any).
+	// ContentVersion is after the guard's own body write.
 	ContentVersion int `json:"cv"`
-	// State is the digest of the checkpoint's judged fields (StateDigest);
-	// Labels the digest of the judged labels (LabelsDigest).
+	// State is StateDigest; Labels is LabelsDigest.
 	State  string `json:"state"`
 	Labels string `json:"labels"`
 }
 
-// Equal reports whether two flags say the same (both nil is equal).
+// Equal holds for two nil flags.
 func (f *Flag) Equal(o *Flag) bool {
 	if f == nil || o == nil {
 		return f == o
@@ -195,8 +174,8 @@ func (f *Flag) Equal(o *Flag) bool {
 	return *f == *o
 }
 
-// Digest is the short SHA-256 (128 bits, hex) of parts (as a JSON list,
-// so that no two lists share a text): what a Flag keeps of a state.
+// Digest is a 128-bit hex SHA-256 of parts as a JSON list, so lists never
+// collide.
 func Digest(parts []string) string {
 	data, _ := json.Marshal(parts) // strings always marshal
 	sum := sha256.Sum256(data)
@@ -214,15 +193,14 @@ func (l Record) sameHistory(o Record) bool {
 // file, so a run for the same commit takes the settings from the signed
 // record without a request.
 type ConfigStamp struct {
-	// Commit is the default branch's commit the run was started for
-	// (GITHUB_SHA); "" when the runner did not say.
+	// Commit is GITHUB_SHA on the default branch; "" when unknown.
 	Commit string `json:"commit"`
-	// Found says the file exists; Values are its settings by name.
+	// Found: the file exists; Values are settings by name.
 	Found  bool              `json:"found"`
 	Values map[string]string `json:"values,omitempty"`
 }
 
-// Equal reports whether two stamps say the same (both nil is equal).
+// Equal holds for two nil stamps.
 func (s *ConfigStamp) Equal(o *ConfigStamp) bool {
 	if s == nil || o == nil {
 		return s == o
@@ -237,15 +215,13 @@ func (s *ConfigStamp) Equal(o *ConfigStamp) bool {
 var ledgerRecord = regexp.MustCompile(
 	`<!-- gns-guard:ledger (v1|v2) (\{[^\n]*?\}) (?:kid=([0-9a-f]{16}|-) )?sig=([0-9a-f]{64}|[0-9a-f]{128}|unsigned) -->`)
 
-// unsigned is the signature of a record written with no ledger-key.
+// unsigned is the signature when ledger-key is unset.
 const unsigned = "unsigned"
 
-// Encode renders the hidden record line, signed with the Ed25519 key
-// of the ledger-key secret when it is set.
+// Encode signs with ledger-key's Ed25519 key when set.
 func Encode(l Record, secret []byte) string { return SecretKeys(secret).Encode(l) }
 
-// Encode is the record line of l signed with the keys' signing key, or
-// unsigned when they hold none.
+// Encode signs with the keys' signing key, or writes unsigned.
 func (k Keys) Encode(l Record) string {
 	data, _ := json.Marshal(l) // a struct of plain fields always marshals
 	kid, sig := "-", unsigned
@@ -255,8 +231,8 @@ func (k Keys) Encode(l Record) string {
 	return fmt.Sprintf("<!-- gns-guard:ledger v2 %s kid=%s sig=%s -->", data, kid, sig)
 }
 
-// signWith signs msg with the Ed25519 key of a ledger-key secret: the key's
-// id and the signature in hex, or "-" and unsigned without a secret.
+// signWith returns key id and hex signature, or "-" and unsigned without a
+// secret.
 func signWith(secret, msg []byte) (kid, sig string) {
 	if len(secret) == 0 {
 		return "-", unsigned
@@ -313,9 +289,8 @@ func Read(status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 // verifications counts the records Read verified in this process.
 var verifications atomic.Int64
 
-// Verifications is how many ledger records Read has verified in this
-// process: a run verifies the record it found once and passes the
-// Verified down (a test of internal/action holds it).
+// Verifications counts Read's verifications; a run verifies once
+// (internal/action tests it).
 func Verifications() int64 { return verifications.Load() }
 
 // Verified is a record Read verified, with what Read judged of the
@@ -332,7 +307,7 @@ type Verified struct {
 	Problem string
 }
 
-// Verify is Read, kept with what it judged (nil for no comment).
+// Verify is Read kept with its judgement; nil for no comment.
 func Verify(status *issues.Comment, issue int64, keys Keys) *Verified {
 	if status == nil {
 		return nil
@@ -342,8 +317,7 @@ func Verify(status *issues.Comment, issue int64, keys Keys) *Verified {
 		status.Body, -1)), Keys: keys.Fingerprint(), Record: l, Problem: problem}
 }
 
-// Of says Read would judge c with keys as it judged v's comment: the same
-// comment, author and record line (or the same lack of one).
+// Of: same comment, author and record line as v's, so same judgement.
 func (v *Verified) Of(c *issues.Comment, keys Keys) bool {
 	if v == nil || c == nil || v.ID != c.ID || v.Author != c.Author || v.Keys != keys.Fingerprint() {
 		return false
@@ -354,8 +328,7 @@ func (v *Verified) Of(c *issues.Comment, keys Keys) bool {
 	return v.Lines == len(ledgerRecord.FindAllStringIndex(c.Body, -1))
 }
 
-// ReadOnce is v's record when v was read from status as it is now with
-// keys, else Read.
+// ReadOnce reuses v if status is unchanged, else Reads.
 func ReadOnce(v *Verified, status *issues.Comment, issue int64, keys Keys) (*Record, string) {
 	if v.Of(status, keys) {
 		return v.Record, v.Problem
@@ -397,8 +370,7 @@ func verifyRecord(id int64, format, data, kid, sig string, keys Keys) string {
 	return ""
 }
 
-// Line returns the hidden record line of a status comment's body, or
-// "" when it has none (or more than one).
+// Line is "" for no hidden record line, or several.
 func Line(body string) string {
 	m := ledgerRecord.FindAllString(body, -1)
 	if len(m) != 1 {

@@ -38,11 +38,10 @@ func (r *ResultRef) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ResultDigest is the digest a ResultRef keeps of a comment's text.
+// ResultDigest is what a ResultRef keeps of a comment's text.
 func ResultDigest(body string) string { return Digest([]string{"result", body}) }
 
-// MaxResults bounds the accepted results a record keeps since the last
-// archive: the newest.
+// MaxResults keeps the newest accepted results since the last archive.
 const MaxResults = 30
 
 // CommentsSeen is what a run saw of the comments: their count as

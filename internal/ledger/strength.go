@@ -5,9 +5,8 @@ import (
 	"strings"
 )
 
-// MinKeyBits is the least strength of a ledger-key: its public key is
-// published, so anyone may guess the secret offline and a weak one lets
-// them forge every record (docs/contract.md#4b-the-trusted-ledger).
+// MinKeyBits: the public key allows offline guessing; a weak key forges
+// every record (docs/contract.md#4b-the-trusted-ledger).
 const MinKeyBits = 256
 
 // KeyRule says, for messages, what a ledger-key must be.
@@ -35,14 +34,12 @@ func KeyBits(secret []byte) int {
 	return 6 * len(data)
 }
 
-// isBase64 reports whether c is of the standard or the URL alphabet of
-// base64.
+// isBase64 accepts the standard and the URL alphabets.
 func isBase64(c rune) bool {
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
 }
 
-// CheckKey refuses a ledger-key weaker than MinKeyBits, saying how strong
-// it measured (never the key) and how to make one.
+// CheckKey reports strength (never the key) and the fix.
 func CheckKey(secret []byte) error {
 	bits := KeyBits(secret)
 	if bits >= MinKeyBits {

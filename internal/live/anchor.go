@@ -25,14 +25,12 @@ type Anchors struct {
 	// when there is none), read when the run's job was picked up. It costs
 	// no request.
 	Handed string
-	// Store reads anchors the runner did not hand over, and writes them:
-	// the admin token's client, as only the repository's owner may read
-	// or write Actions variables (nil: admin-token is not set).
+	// Store is the admin token's client: only the owner handles Actions
+	// variables (nil: no admin-token).
 	Store port.Variables
 }
 
-// handed is issue n's anchor as the runner handed it over ("" when it
-// handed none, or none for n).
+// handed is "" when the runner handed no anchor for n.
 func (a Anchors) handed(n int64) string {
 	if num, text, ok := strings.Cut(a.Handed, ":"); ok && num == strconv.FormatInt(n, 10) {
 		return text
@@ -115,9 +113,8 @@ const (
 	sinceMoved                        // proven, but the record does not verify or the labels moved
 )
 
-// readSince reads the comments updated since p's time, in one request, and
-// takes them for the snapshot when p proves them and the record they hold
-// says the governance labels have not moved.
+// readSince takes since-updated comments in one request when p proves them
+// and labels have not moved.
 func (r *Reader) readSince(ctx context.Context, s *Snapshot, p pointer) sinceOutcome {
 	n := s.Issue.Number
 	answer, err := r.Forge.CommentsSince(ctx, n, p.since)

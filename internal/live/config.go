@@ -14,21 +14,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
-// ConfigFile is the repository's configuration file, read from its
-// default branch (only code writers can change it).
+// ConfigFile comes from the default branch: only code writers change it.
 const ConfigFile = settings.FileName
 
 // ConfigOptions say where a run's configuration comes from.
 type ConfigOptions struct {
-	// Commit is the default branch's commit the run was started for
-	// (GITHUB_SHA), "" when unknown: the ledger's record of the file read
-	// at that commit stands in for the file.
+	// Commit is GITHUB_SHA, "" when unknown; the ledger's stamp at that
+	// commit stands in for the file.
 	Commit string
-	// Local, when not nil, is a configuration file read locally (a verb's
-	// --config FILE) instead of the repository's.
+	// Local replaces the repository's file (--config FILE).
 	Local *settings.Layer
-	// Top are the layers over the file: the action's inputs, or a verb's
-	// flags.
+	// Top are inputs or a verb's flags, over the file.
 	Top []settings.Layer
 }
 
@@ -84,8 +80,7 @@ func (r *Reader) configFile(ctx context.Context, s *Snapshot, o ConfigOptions) (
 	return layer, stamp, nil
 }
 
-// stamped returns the configuration stamp of the trusted ledger when it
-// was read at commit, else nil.
+// stamped is the trusted stamp read at commit, else nil.
 func (r *Reader) stamped(s *Snapshot, commit string) *ledger.ConfigStamp {
 	l := r.record(s, commit)
 	if l == nil || l.Config == nil || l.Config.Commit != commit {
@@ -96,9 +91,8 @@ func (r *Reader) stamped(s *Snapshot, commit string) *ledger.ConfigStamp {
 	return &st
 }
 
-// PostureStamped returns the posture stamp of the trusted ledger in s's
-// status comment when it was judged at commit, else nil: the run reports
-// it and reads no posture (docs/ledger.md#the-posture).
+// PostureStamped is the trusted posture judged at commit, else nil; then no
+// posture read (docs/ledger.md#the-posture).
 func (r *Reader) PostureStamped(s *Snapshot, commit string) *ledger.PostureStamp {
 	l := r.record(s, commit)
 	if l == nil || l.Posture == nil || l.Posture.Commit != commit {
@@ -109,8 +103,8 @@ func (r *Reader) PostureStamped(s *Snapshot, commit string) *ledger.PostureStamp
 	return &st
 }
 
-// record is the trusted ledger in s's status comment, when a run for a
-// known commit may take a stamp from it; else nil.
+// record is the trusted ledger, when a known-commit run may take a stamp;
+// else nil.
 func (r *Reader) record(s *Snapshot, commit string) *ledger.Record {
 	if s == nil || s.Status == nil || commit == "" {
 		return nil

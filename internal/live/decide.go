@@ -17,9 +17,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Input is the decision input of a read, for event, with configuration
-// cfg. repo is OWNER/NAME; the input has no parse deadline yet (see
-// Deadline).
+// Input has no parse deadline yet (see Deadline); repo is OWNER/NAME.
 func (s *Snapshot) Input(cfg config.Config, ev issues.Event, repo string, now time.Time, counter *tokens.Counter) guard.Input {
 	return guard.Input{
 		Config:      cfg,
@@ -41,8 +39,7 @@ func (s *Snapshot) Input(cfg config.Config, ev issues.Event, repo string, now ti
 	}
 }
 
-// Deadline gives in a fresh deadline for the YAML parses of one decision;
-// cancel releases it.
+// Deadline bounds one decision's YAML parses; cancel releases it.
 func Deadline(in guard.Input) (guard.Input, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.Background(), checkpoint.ParseTimeout)
 	in.Done = ctx.Done()
@@ -120,9 +117,8 @@ func (r *Reader) Decide(ctx context.Context, in guard.Input) (plan *guard.Plan, 
 	}
 }
 
-// isAdmin asks whether user is a repository admin. Only a repository
-// admin may read permissions: without one the answer is no, and the note
-// says why.
+// isAdmin: only an admin reads permissions, so without one it answers no,
+// noting why.
 func (r *Reader) isAdmin(ctx context.Context, user string) (bool, string, error) {
 	if r.Admin == nil {
 		return false, "", nil
@@ -173,8 +169,7 @@ func (r *Reader) taskEdits(ctx context.Context, n int64, a guard.TaskAsk) (*guar
 	return te, nil
 }
 
-// fetchComments reads comments of issue n by id (one request each): the
-// accepted results a decision must see (nil: gone).
+// fetchComments reads results by id, a request each; nil: gone.
 func (r *Reader) fetchComments(ctx context.Context, n int64, ids []int64) (map[int64]*issues.Comment, error) {
 	out := map[int64]*issues.Comment{}
 	for _, id := range ids {
@@ -200,7 +195,7 @@ func (r *Reader) writerList(ctx context.Context) (*guard.WriterList, error) {
 	case r.writers != nil:
 		return r.writers, nil
 	case r.Forge == nil:
-		// An issue read from files: who can write it is unknown.
+		// Read from files: who can write is unknown.
 		return &guard.WriterList{Problem: "the issue was not read from a server"}, nil
 	}
 	logins, err := r.Forge.Writers(ctx)
@@ -248,7 +243,7 @@ func (r *Reader) Unjudged(ctx context.Context, s *Snapshot, cfg config.Config, n
 	return ledger.BehindSince(l, s.Issue, since, now, cfg.UnjudgedGrace)
 }
 
-// serverNow is the server's clock as of its last answer, else now.
+// serverNow is the server's last clock, else now.
 func (r *Reader) serverNow(now time.Time) time.Time {
 	if r.Forge != nil {
 		if t := r.Forge.ServerTime(); !t.IsZero() {

@@ -10,30 +10,25 @@ import (
 	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
-// Where says who reads what, for the messages of failed requests.
+// Where names who reads what, for failed requests' messages.
 type Where struct {
 	// Verb prefixes every message ("report"); "" in action mode.
 	Verb string
 	// Server is the server's URL and Repo its repository, OWNER/NAME.
 	Server, Repo string
-	// TokenHint says what to do about a rejected token: "check the token
-	// input".
+	// TokenHint fixes a rejected token: "check the token input".
 	TokenHint string
-	// TokenSource names where the token came from ("--token",
-	// "GITEA_TOKEN"), for the messages of a rejected or refused one; ""
-	// when no token was given.
+	// TokenSource ("--token", "GITEA_TOKEN") names the token in refusals; ""
+	// when none given.
 	TokenSource string
-	// Scopes are the token scopes the work needs, as a message states
-	// them: "write:issue, read:repository and read:user".
+	// Scopes reads e.g. "write:issue, read:repository and read:user".
 	Scopes string
 	// Token names the token when no TokenSource does ("the token
 	// input"), and Needs says what it needs, for a refusal for want of
 	// a scope ("GNS_GUARD_TOKEN, the token of ..., needs the scopes
 	// ..."); without Needs, Scopes says it.
 	Token, Needs string
-	// RepoExists, when set, asks the server whether the repository
-	// exists (one request): a missing issue is then told from a missing
-	// repository.
+	// RepoExists tells missing issue from missing repository (one request).
 	RepoExists func(ctx context.Context) (bool, error)
 }
 
@@ -63,7 +58,7 @@ func (w Where) Error(what string, err error) error {
 	return &exitcode.CannotRunError{Err: msg}
 }
 
-// rejected is the message for a token the server did not accept (401).
+// rejected is the message for a 401.
 func (w Where) rejected(what string) string {
 	if w.TokenSource == "" && w.Verb != "" {
 		return fmt.Sprintf("the server %s needs a token to %s (HTTP 401) and none was given: pass --token or set GITEA_TOKEN%s",
@@ -81,8 +76,7 @@ func (w Where) rejected(what string) string {
 		w.Server, from, what, hint, w.scopes(", with the scopes "))
 }
 
-// refused is the message for a token that may not do what was asked
-// (403); se, when not nil, says the token lacks a scope.
+// refused is for a 403; se, when set, names the missing scope.
 func (w Where) refused(what string, se *issues.ScopeError) string {
 	token := "the token"
 	switch {
@@ -103,7 +97,7 @@ func (w Where) refused(what string, se *issues.ScopeError) string {
 	return fmt.Sprintf("%s may not %s in %s (HTTP 403): give it the access this needs", token, what, w.Repo)
 }
 
-// needs says what the token needs, for a refusal for want of a scope.
+// needs says what a scope refusal wants.
 func (w Where) needs() string {
 	switch {
 	case w.Needs != "":
@@ -114,7 +108,7 @@ func (w Where) needs() string {
 	return "give it the scope"
 }
 
-// scopes is lead and the scopes the work needs, or "" when unknown.
+// scopes is lead and the needed scopes, or "" when unknown.
 func (w Where) scopes(lead string) string {
 	if w.Scopes == "" {
 		return ""
@@ -122,9 +116,8 @@ func (w Where) scopes(lead string) string {
 	return lead + w.Scopes
 }
 
-// missing is the error for an issue the server does not have: a usage
-// error (exit 2) that says whether the issue or the whole repository is
-// missing, when the server can tell.
+// missing is exit 2, saying whether issue or repository is missing, if
+// known.
 func (w Where) missing(ctx context.Context, number int64) error {
 	prefix := ""
 	if w.Verb != "" {

@@ -19,20 +19,17 @@ import (
 type Reader struct {
 	// Forge is the client every read goes through.
 	Forge port.IssueReader
-	// Admin answers whether a user is a repository admin (the admin
-	// token's client, or Forge's); nil answers no without asking.
+	// Admin answers repository-admin questions; nil answers no.
 	Admin port.Permissions
 	// Where names the reader in messages.
 	Where Where
-	// Guard is the guard's own login when it is known before reading (the
-	// Actions token's user, or --guard-user); "" lets the reader find it.
+	// Guard is the login when known up front (Actions user, --guard-user);
+	// "" finds it.
 	Guard string
-	// TokenIsGuard says the token is the guard's own (action mode): when
-	// no signed record names the guard's user, the reader asks the server
-	// whose token it is (one request).
+	// TokenIsGuard (action mode): with no signed record naming the guard,
+	// ask whose token it is.
 	TokenIsGuard bool
-	// Keys verify ledger records (the ledger-key, a previous one, the
-	// published public key); with none, a record is trusted by author.
+	// Keys verify records; with none, records are trusted by author.
 	Keys ledger.Keys
 	// Anchors say where the issues' anchors are found.
 	Anchors Anchors
@@ -44,11 +41,10 @@ type Reader struct {
 // Snapshot is what one read of an issue returned.
 type Snapshot struct {
 	Issue issues.Issue
-	// Governed is false for an issue with no checkpoint block and no
-	// governed label: nothing more was read of it.
+	// Governed is false with no checkpoint or governed label; nothing more
+	// is read.
 	Governed bool
-	// Recent are the issue's last comments with the label events among
-	// them; Files a pull request's changed paths.
+	// Recent are last comments with label events; Files, a pull's paths.
 	Recent issues.CommentPage
 	Files  []string
 	// Status is the guard's sticky status comment (it holds the ledger);
@@ -58,19 +54,16 @@ type Snapshot struct {
 	Status *issues.Comment
 	Older  []issues.Comment
 	Labels []issues.LabelEvent
-	// Unreached says no status comment was found and the search stopped
-	// before the first timeline entry.
+	// Unreached: no status comment found before the search stopped short.
 	Unreached bool
-	// All says Older and Recent hold every comment of the issue.
+	// All says Older and Recent hold every comment.
 	All bool
 	// Guard is the guard's login, as known or found.
 	Guard string
-	// Anchor is what the read knows of the issue's anchor; Notes are facts
-	// about it for the status comment.
+	// Anchor as read; Notes go in the status comment.
 	Anchor ledger.AnchorState
 	Notes  []string
-	// verified are the ledger records the read verified, by comment id
-	// (RecordOf).
+	// verified are records by comment id (RecordOf).
 	verified map[int64]*ledger.Verified
 	// followed says the comments were read the way the anchor or the
 	// body's read hint points to, not from the timeline; hinted that the
@@ -79,8 +72,7 @@ type Snapshot struct {
 	followed, hinted, hintMissed bool
 }
 
-// RecordOf is the ledger record comment c holds, verified with keys once
-// per snapshot: a comment edited since, or other keys, verify anew.
+// RecordOf verifies once per snapshot; an edit or other keys verify anew.
 func (s *Snapshot) RecordOf(c *issues.Comment, keys ledger.Keys) (*ledger.Record, string) {
 	if c == nil {
 		return nil, ""
@@ -96,8 +88,7 @@ func (s *Snapshot) RecordOf(c *issues.Comment, keys ledger.Keys) (*ledger.Record
 	return v.Record, v.Problem
 }
 
-// Verified is the status comment's ledger record as the read verified it
-// with keys (nil: no status comment): what the decision takes.
+// Verified is the record the decision takes; nil without one.
 func (s *Snapshot) Verified(keys ledger.Keys) *ledger.Verified {
 	if s.Status == nil {
 		return nil
@@ -106,17 +97,14 @@ func (s *Snapshot) Verified(keys ledger.Keys) *ledger.Verified {
 	return s.verified[s.Status.ID]
 }
 
-// Drop takes the comments with the given ids out of the snapshot: the run
-// deleted them after the read.
+// Drop removes comments the run deleted after the read.
 func (s *Snapshot) Drop(ids []int64) {
 	gone := func(c issues.Comment) bool { return slices.Contains(ids, c.ID) }
 	s.Recent.Comments = slices.DeleteFunc(s.Recent.Comments, gone)
 	s.Older = slices.DeleteFunc(s.Older, gone)
 }
 
-// Followed says the read followed the issue's anchor or the body's read
-// hint (two requests whatever the timeline holds) instead of reading the
-// timeline.
+// Followed: anchor or read hint, two requests, instead of the timeline.
 func (s *Snapshot) Followed() bool { return s.followed }
 
 // Hinted says the read followed the body's read hint.
@@ -153,33 +141,29 @@ func (s *Snapshot) Comments() []issues.Comment {
 
 // ReadOptions say how much of an issue to read.
 type ReadOptions struct {
-	// Window is how many of the last comments to read (at least).
+	// Window is the least number of last comments read.
 	Window int
-	// Pull reads a pull request's changed files; an issue the server says
-	// is a pull request has them read too, whatever the event.
+	// Pull reads changed files, also for any issue the server says is a
+	// pull.
 	Pull bool
-	// All reads every comment of the issue (history, recover): the
-	// requests grow with the issue.
+	// All reads every comment (history, recover); requests grow with the
+	// issue.
 	All bool
-	// Ungoverned reads the comments of an issue even when it is not
-	// governed.
+	// Ungoverned reads comments even of an ungoverned issue.
 	Ungoverned bool
-	// Shallow looks for the guard's status comment only among the last
-	// comments (`context`, which loads them and needs no ledger).
+	// Shallow seeks the status comment among the last only (`context`).
 	Shallow bool
 }
 
-// MaxStatusPages bounds the search for a status comment beyond the
-// last comments (50 timeline entries a page): it happens when a burst of
-// comments buried it, and on the first run on an issue.
+// MaxStatusPages bounds the deeper search, for buried comments and first
+// runs.
 const MaxStatusPages = 20
 
-// maxAllPages bounds a read of every comment (50 timeline entries a page):
-// far more than any real issue has.
+// maxAllPages (50 entries each) exceeds any real issue.
 const maxAllPages = 10000
 
-// Read reads issue number live. A clean read of a governed issue whose
-// status comment is among its last comments costs two requests.
+// Read costs two requests for a clean governed issue with a recent status
+// comment.
 func (r *Reader) Read(ctx context.Context, number int64, o ReadOptions) (*Snapshot, error) {
 	issue, err := r.Forge.Issue(ctx, number)
 	if errors.Is(err, issues.ErrNotFound) {
@@ -191,16 +175,14 @@ func (r *Reader) Read(ctx context.Context, number int64, o ReadOptions) (*Snapsh
 	return r.ReadIssue(ctx, issue, o)
 }
 
-// ReadIssue reads the rest of an issue already read (e.g. by a listing of
-// the repository's issues): Read without its first request.
+// ReadIssue is Read without its first request.
 func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOptions) (*Snapshot, error) {
 	s := &Snapshot{Guard: r.Guard}
 	number := issue.Number
 	var err error
 	s.Issue = issue
 	o.Pull = o.Pull || issue.IsPull
-	// An issue with an anchor stays governed whatever its body and labels
-	// say now; the runner hands the anchor over at no cost.
+	// An anchor keeps an issue governed; the runner hands it over free.
 	s.Governed = o.Pull || guard.IsGoverned(issue, config.Default()) || r.Anchors.handed(number) != ""
 	if !s.Governed && !o.Ungoverned && !o.All {
 		return s, nil
@@ -225,8 +207,7 @@ func (r *Reader) ReadIssue(ctx context.Context, issue issues.Issue, o ReadOption
 	return s, r.readTimeline(ctx, s, o)
 }
 
-// readTimeline reads the issue's last comments from the tail of its
-// timeline, and looks further back for the guard's status comment.
+// readTimeline reads the tail, then back for the status comment.
 func (r *Reader) readTimeline(ctx context.Context, s *Snapshot, o ReadOptions) error {
 	number := s.Issue.Number
 	var err error
@@ -245,13 +226,10 @@ func (r *Reader) readTimeline(ctx context.Context, s *Snapshot, o ReadOptions) e
 	return r.findStatus(ctx, s, pages, o.All)
 }
 
-// More reads further back until at least n of the last comments are in
-// Recent, or the first comment is (a configuration that asks for a larger
-// window than the first read).
+// More reads back until n recent comments or the first one.
 func (r *Reader) More(ctx context.Context, s *Snapshot, n int) error {
 	if s.followed && len(s.Recent.Comments) < n && !s.All {
-		// The anchor's or the hint's last comments are fewer than the
-		// configuration asks for: read them from the timeline.
+		// Too few comments for the configuration: read the timeline.
 		s.hintMissed = s.hintMissed || s.hinted
 		return r.readTimeline(ctx, s, ReadOptions{Window: n})
 	}
@@ -342,8 +320,8 @@ func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 				continue
 			}
 			if s.Guard == "" || c.Author == issues.ActionsUser {
-				// Unverified, several users may claim the guard's comment:
-				// the Actions user's claim wins, then the newest.
+				// Unverified claims: the Actions user's wins, then the
+				// newest.
 				s.Guard = c.Author
 			}
 		}
@@ -371,21 +349,18 @@ func (r *Reader) pick(s *Snapshot, comments []issues.Comment) bool {
 	return newest != nil
 }
 
-// signedBy reports whether c's ledger record names c's author as its
-// writer and, with a ledger key, verifies.
+// signedBy: names c's author and, with a key, verifies.
 func (r *Reader) signedBy(s *Snapshot, c *issues.Comment) bool {
 	if r.TokenIsGuard && !r.Keys.Any() {
-		// The guard's own token must never take a login from a record
-		// anyone could have written: it asks the server.
+		// Never take the guard's login from a record anyone could write: ask.
 		return false
 	}
 	l, _ := s.RecordOf(c, r.Keys)
 	return l != nil && l.Writer != "" && l.Writer == c.Author
 }
 
-// learnGuard settles the guard's login when no status comment in reach
-// named it: the token's own user when the token is the guard's (one
-// request), else the Actions user.
+// learnGuard: the token's user if the token is the guard's (one request),
+// else the Actions user.
 func (r *Reader) learnGuard(ctx context.Context, s *Snapshot) error {
 	if !r.TokenIsGuard {
 		s.Guard = issues.ActionsUser
@@ -399,9 +374,7 @@ func (r *Reader) learnGuard(ctx context.Context, s *Snapshot) error {
 	return nil
 }
 
-// isStatus reports whether c carries issue n's status marker and no
-// archive marker: an archive is never taken for the status comment, so it
-// is never edited.
+// isStatus excludes archives, so an archive is never edited as status.
 func isStatus(c issues.Comment, n int64) bool {
 	return strings.Contains(c.Body, issues.StatusMarker(n)) && !strings.Contains(c.Body, prune.MarkerPrefix)
 }

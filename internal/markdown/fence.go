@@ -2,8 +2,7 @@ package markdown
 
 import "strings"
 
-// Fence wraps text in a backtick code fence longer than any run of
-// backticks in it, so nothing inside can close it early.
+// Fence outruns any backtick run inside, so nothing closes it early.
 func Fence(info, text string) string {
 	longest, run := 0, 0
 	for i := 0; i < len(text); i++ {
@@ -21,8 +20,7 @@ func Fence(info, text string) string {
 	return f + info + "\n" + text + f + "\n"
 }
 
-// OpensFence returns the code fence a Markdown line opens (``` or ~~~,
-// three or more, at most three spaces in), or "".
+// OpensFence returns ``` or ~~~ (three or more, ≤ 3 spaces in), or "".
 func OpensFence(line string) string {
 	t := strings.TrimLeft(line, " ")
 	if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {

@@ -20,12 +20,12 @@ import (
 const (
 	// HiddenComment is an HTML comment.
 	HiddenComment = "HTML comment"
-	// HiddenElement is an element whose content Gitea's sanitizer drops
-	// with it: noscript, iframe, title, object.
+	// HiddenElement: Gitea drops noscript, iframe, title, object with their
+	// content.
 	HiddenElement = "dropped HTML element"
 	// HiddenDeclaration is a CDATA section or an HTML declaration.
 	HiddenDeclaration = "CDATA section or declaration"
-	// HiddenAttribute is an alt, title or value attribute of an HTML tag.
+	// HiddenAttribute is an alt, title or value attribute.
 	HiddenAttribute = "HTML attribute (alt, title or value)"
 	// HiddenReference is a link reference definition: [label]: url "title".
 	HiddenReference = "link reference definition"
@@ -33,11 +33,10 @@ const (
 	HiddenAlt = "image alt text"
 	// HiddenInfo is a code fence's info string past its language.
 	HiddenInfo = "code fence info past the language"
-	// HiddenCharacter is an invisible character: zero-width, bidirectional
-	// control, tag, variation selector, filler (Invisible).
+	// HiddenCharacter is invisible (see Invisible).
 	HiddenCharacter = "invisible character"
-	// HiddenMarker is the guard's own hidden marker or a GNS_EVENT footer:
-	// parsed by the guard, never loaded, and not suspicious.
+	// HiddenMarker is the guard's marker or a GNS_EVENT footer: never
+	// loaded, not suspicious.
 	HiddenMarker = "guard marker or GNS_EVENT footer"
 )
 
@@ -45,7 +44,7 @@ const (
 type Removal struct {
 	// Kind is one of the Hidden* kinds.
 	Kind string
-	// Line is the 1-based line of the text it started on.
+	// Line is 1-based, where it started.
 	Line int
 	// Runes is how many characters it held.
 	Runes int
@@ -68,8 +67,7 @@ func Strip(s string) (string, []Removal) {
 	return s, all
 }
 
-// maxRounds bounds Strip's rounds: each takes text out, and what one
-// round's removal uncovers is rare beyond the second.
+// maxRounds: a removal rarely uncovers more past the second round.
 const maxRounds = 8
 
 // strip is one round of Strip.
@@ -94,13 +92,13 @@ func StripCharacters(s string) (string, []Removal) { return apply(s, invisibles(
 // parser parses Markdown as Gitea's renderer does (CommonMark and GFM).
 var parser = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
-// cut is a byte range [from, to) of the text to take out.
+// cut is a byte range [from, to) to take out.
 type cut struct {
 	from, to int
 	kind     string
 }
 
-// hiddenIn is what node n holds that Gitea does not show.
+// hiddenIn is what n holds that Gitea hides.
 func hiddenIn(n ast.Node, src []byte) []cut {
 	switch n := n.(type) {
 	case *ast.HTMLBlock:
@@ -209,8 +207,7 @@ func droppedEnd(src []byte, at int, name string) int {
 	return len(src)
 }
 
-// isMarker reports whether an HTML comment is the guard's marker or a
-// GNS_EVENT footer.
+// isMarker: the guard's marker or a GNS_EVENT footer.
 func isMarker(c string) bool {
 	body := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(c, "<!--"), "-->"))
 	return strings.HasPrefix(body, "gns-guard:") || strings.HasPrefix(body, "GNS_EVENT")
@@ -250,8 +247,7 @@ func Invisible(r rune) bool {
 	return false
 }
 
-// apply takes the cuts out of s (overlapping cuts merge, the first one's
-// kind kept) and says what went.
+// apply merges overlaps, keeping the first kind, and says what went.
 func apply(s string, cuts []cut) (string, []Removal) {
 	if len(cuts) == 0 {
 		return s, nil
@@ -273,8 +269,7 @@ func apply(s string, cuts []cut) (string, []Removal) {
 	return b.String(), out
 }
 
-// Suspicious are the removals a reader should hear of: all but the
-// guard's own markers and footers.
+// Suspicious are removals other than the guard's markers and footers.
 func Suspicious(rs []Removal) []Removal {
 	return slices.DeleteFunc(slices.Clone(rs), func(r Removal) bool { return r.Kind == HiddenMarker })
 }
@@ -336,7 +331,7 @@ func plural(kind string, n int) string {
 	return head + "s" + rest
 }
 
-// lineList names lines: "line 3", "lines 1, 4", at most five then "…".
+// lineList reads "line 3", "lines 1, 4"; five at most, then "…".
 func lineList(lines []int) string {
 	if len(lines) == 1 {
 		return fmt.Sprintf("line %d", lines[0])

@@ -42,7 +42,7 @@ func Cell(s string, most int) string {
 	return b.String()
 }
 
-// URL keeps a link target from breaking the Markdown around it.
+// URL keeps a link target from breaking the Markdown.
 func URL(u string) string {
 	return strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "|", "%7C", "<", "%3C", ">", "%3E", "\n", "", "\r", "").Replace(u)
 }

@@ -9,8 +9,7 @@ import (
 // QuoteRunes is how many characters of untrusted text Quote shows.
 const QuoteRunes = 60
 
-// Quote shows text read from an issue (a login, a label, a phase) in a
-// message: quoted, escaped, at most QuoteRunes characters.
+// Quote quotes and escapes issue text, at most QuoteRunes characters.
 func Quote(s string) string { return QuoteN(s, QuoteRunes) }
 
 // QuoteN is Quote with at most most characters shown, then "…".

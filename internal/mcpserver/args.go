@@ -47,8 +47,7 @@ func commandLine(t Tool, params []param, o Options, args map[string]any) ([]stri
 	return fileArgs(argv, args)
 }
 
-// fileArgs gives the verb its FILE: the file argument, or "-" and the
-// text argument on standard input.
+// fileArgs gives FILE: the file argument, or "-" with text on stdin.
 func fileArgs(argv []string, args map[string]any) ([]string, string, error) {
 	file, hasFile := args[FileArg].(string)
 	body, hasText := args[TextArg].(string)
@@ -65,8 +64,7 @@ func fileArgs(argv []string, args map[string]any) ([]string, string, error) {
 	return nil, "", fmt.Errorf("give %s (a path) or %s (the content)", FileArg, TextArg)
 }
 
-// flagValues are the texts one argument gives its flag: one, or one per
-// item of a list.
+// flagValues are one text, or one per list item.
 func flagValues(p param, v any) ([]string, error) {
 	switch p.kind {
 	case list:
@@ -98,7 +96,7 @@ func stringItems(v any) ([]string, error) {
 	return out, nil
 }
 
-// scalar is a string, number or boolean as a flag's text.
+// scalar renders a string, number or boolean as flag text.
 func scalar(v any) (string, error) {
 	switch x := v.(type) {
 	case string:

@@ -11,15 +11,15 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// The arguments a tool whose verb reads a FILE takes instead of it.
+// A FILE verb's tool takes one of these instead.
 const (
-	// FileArg names a file that holds the input, as the verb's FILE.
+	// FileArg is a path, as the verb's FILE.
 	FileArg = "file"
-	// TextArg is the input itself, which the verb reads on standard input.
+	// TextArg is the input itself, fed on standard input.
 	TextArg = "text"
 )
 
-// param is one argument of a tool: the flag it stands for and its schema.
+// param is a tool argument: its flag and schema.
 type param struct {
 	name string // the argument: the flag's name, hyphens as underscores
 	flag string // the flag's name; "" for FileArg and TextArg
@@ -38,8 +38,7 @@ const (
 	either              // a whole number or a string (a depth: 3 or n)
 )
 
-// ArgName is the argument a flag becomes: its name with hyphens turned
-// into underscores.
+// ArgName turns a flag's hyphens into underscores.
 func ArgName(flagName string) string { return strings.ReplaceAll(flagName, "-", "_") }
 
 // schema is a tool's input schema and its arguments, made from the verb's
@@ -51,7 +50,7 @@ func schema(t Tool, o Options) (*jsonschema.Schema, []param, error) {
 	s := &jsonschema.Schema{
 		Type:       "object",
 		Properties: map[string]*jsonschema.Schema{},
-		// An argument the tool does not know is a mistake, not ignored.
+		// An unknown argument is a mistake, not ignored.
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
 	var params []param
@@ -81,7 +80,7 @@ func schema(t Tool, o Options) (*jsonschema.Schema, []param, error) {
 	return s, params, err
 }
 
-// addFileParams adds the two ways to give a FILE verb its input.
+// addFileParams adds FileArg and TextArg.
 func addFileParams(t Tool, add func(param, *jsonschema.Schema, bool) error) error {
 	what := t.FileDescription
 	if what == "" {
@@ -111,8 +110,8 @@ func flagParam(f *flag.Flag) (param, *jsonschema.Schema) {
 	return p, ps
 }
 
-// settingKind types a setting's flag by its row of the table: every such
-// flag is a string flag on the command line.
+// settingKind types a setting flag by its table row; the command line takes
+// strings.
 func settingKind(s settings.Setting, ps *jsonschema.Schema) kind {
 	ps.Description += " Accepts " + s.Range + "."
 	switch s.Kind {
@@ -168,8 +167,7 @@ func valueKind(f *flag.Flag, ps *jsonschema.Schema) kind {
 	return text
 }
 
-// omitted says the tools leave a flag out: the server's own connection,
-// the secrets and what every call is given.
+// omitted: the server's connection, secrets, and what every call is given.
 func (o Options) omitted(name string) bool {
 	if _, fixed := o.Fixed[name]; fixed {
 		return true

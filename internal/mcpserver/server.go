@@ -15,23 +15,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Tool is a command-line verb served as a tool of the same name.
+// Tool serves a command-line verb under its name.
 type Tool struct {
 	Name        string
 	Description string
-	// Required are the flags every call gives (unless Options.Defaults
-	// gives one).
+	// Required flags are given by every call, or Options.Defaults.
 	Required []string
-	// Flags are the verb's flags, declared as the command line declares
-	// them; the tool's arguments are made from them.
+	// Flags are declared as the command line does; arguments derive from
+	// them.
 	Flags *flag.FlagSet
-	// File: the verb reads one FILE (or standard input for -); the tool
-	// takes it as FileArg (a path) or TextArg (the content).
+	// File: the verb reads a FILE (- for stdin), given as FileArg or
+	// TextArg.
 	File bool
 	// FileDescription says what the FILE holds: "the issue body".
 	FileDescription string
-	// Offline is the argument that makes a call work without the server
-	// (context's body): a call that gives it gets no Defaults.
+	// Offline works without the server (context's body); such a call gets no
+	// Defaults.
 	Offline string
 	// ArrayKey is the key a document that is a JSON array (status's list
 	// of issues) is given under in the structured content, which must be
@@ -39,8 +38,7 @@ type Tool struct {
 	ArrayKey string
 }
 
-// Runner runs a verb's command line (its name, then args) with stdin as
-// standard input, and returns its exit code and what it printed.
+// Runner runs name and args with stdin; returns exit code and output.
 type Runner func(ctx context.Context, args []string, stdin string) (code int, stdout, stderr []byte)
 
 // Options configure the server.
@@ -52,25 +50,21 @@ type Options struct {
 	// output format, the server's own ledger key variable): no tool takes
 	// them as arguments.
 	Fixed map[string]string
-	// Omit are flags no tool takes: the server's own connection and
-	// secrets.
+	// Omit: the server's own connection and secrets.
 	Omit []string
-	// Defaults are the values of flags a call does not give (the default
-	// repository).
+	// Defaults fill flags a call omits (the default repository).
 	Defaults map[string]string
-	// Secrets are texts no result and no log line may hold; each is
-	// replaced by Redacted.
+	// Secrets are replaced by Redacted in every result and log line.
 	Secrets []string
-	// Log receives one line per call and what the verb printed on
-	// standard error; never standard output, which carries the protocol.
+	// Log gets a line per call and the verb's stderr; stdout carries the
+	// protocol.
 	Log io.Writer
 }
 
-// Redacted stands in for a secret in a result or the log.
+// Redacted replaces a secret.
 const Redacted = "[redacted]"
 
-// New builds the server and its tools. A tool whose schema cannot be made
-// from its flags is an error.
+// New fails when a tool's flags make no schema.
 func New(o Options) (*mcp.Server, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -92,8 +86,7 @@ func New(o Options) (*mcp.Server, error) {
 	return s, nil
 }
 
-// Serve serves the tools over in and out (standard input and output)
-// until in ends or ctx is done.
+// Serve runs until in ends or ctx is done.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, o Options) error {
 	s, err := New(o)
 	if err != nil {
@@ -149,7 +142,7 @@ func (h *handler) call(ctx context.Context, _ *mcp.CallToolRequest, args map[str
 	return res, out, nil
 }
 
-// result is the tool result of the verb's exit code and JSON document.
+// result wraps the exit code and JSON document.
 func (h *handler) result(code int, stdout []byte) (*mcp.CallToolResult, any) {
 	doc := scrub(strings.TrimSpace(string(stdout)), h.o.Secrets)
 	if !json.Valid([]byte(doc)) {
@@ -178,7 +171,7 @@ func (h *handler) logf(format string, args ...any) {
 	fmt.Fprintf(h.o.Log, "gns-guard mcp: "+format+"\n", args...)
 }
 
-// scrub replaces every secret in s, as it is and as JSON escapes it.
+// scrub replaces secrets, raw and JSON-escaped.
 func scrub(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if sec == "" {
@@ -192,7 +185,7 @@ func scrub(s string, secrets []string) string {
 	return s
 }
 
-// scrubber writes to w one write at a time, with the secrets scrubbed.
+// scrubber scrubs each write to w.
 type scrubber struct {
 	mu      sync.Mutex
 	w       io.Writer

@@ -27,7 +27,7 @@ type Client struct {
 	HTTP *http.Client
 }
 
-// Receipt is the signed receipt of invocation inv of issue n.
+// Receipt is for invocation inv of issue n.
 func (c Client) Receipt(ctx context.Context, owner, name string, n int64, inv string) (*receipt.Receipt, error) {
 	var rc receipt.Receipt
 	path := fmt.Sprintf("%s/%s/issues/%d/invocations/%s/receipt", url.PathEscape(owner), url.PathEscape(name), n, url.PathEscape(inv))
@@ -67,7 +67,7 @@ func (c Client) Issues(ctx context.Context, owner, name string) ([]IssueMetered,
 	return rows, err
 }
 
-// get is one GET of path below Base, its JSON answer read into out.
+// get decodes one GET below Base into out.
 func (c Client) get(ctx context.Context, path string, limit int64, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
@@ -98,7 +98,7 @@ func (c Client) get(ctx context.Context, path string, limit int64, out any) erro
 	return nil
 }
 
-// oneLine is the meter's answer on one line, clipped, for a message.
+// oneLine clips the meter's answer to one line.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 300 {
@@ -132,22 +132,20 @@ func (a About) Serves(owner, name string) bool {
 	return false
 }
 
-// About asks the meter what it serves; no token is needed.
+// About needs no token.
 func (c Client) About(ctx context.Context) (About, error) {
 	var a About
 	err := c.get(ctx, "about", 64<<10, &a)
 	return a, err
 }
 
-// Current is the invocation the meter opened for the asker's calls that
-// named none, and whether the checkpoint records it already.
+// Current is the meter's invocation for unnamed calls, and if recorded.
 type Current struct {
 	Invocation string `json:"invocation"`
 	Reported   bool   `json:"reported"`
 }
 
-// Current asks which invocation the meter opened for the token's login
-// on issue n.
+// Current asks for the token login's invocation on issue n.
 func (c Client) Current(ctx context.Context, owner, name string, n int64) (Current, error) {
 	var cur Current
 	err := c.get(ctx, fmt.Sprintf("%s/%s/issues/%d/invocations/current", url.PathEscape(owner), url.PathEscape(name), n), 64<<10, &cur)

@@ -9,8 +9,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
-// Forge is one repository's client with every capability: what
-// connecting to the server gives the shell.
+// Forge is every capability of one repository's client.
 type Forge interface {
 	Connection
 	IssueReader
@@ -30,13 +29,12 @@ type Forge interface {
 type Connection interface {
 	// Requests counts the requests the client has sent.
 	Requests() int64
-	// HoldSecrets makes the client refuse any request that carries one of
-	// ss (docs/ledger.md#no-secret-in-a-write).
+	// HoldSecrets refuses requests carrying ss
+	// (docs/ledger.md#no-secret-in-a-write).
 	HoldSecrets(ss ...secrets.Secret)
 }
 
-// IssueReader reads one repository's issues live. Every method makes a
-// bounded number of requests.
+// IssueReader makes a bounded number of requests a method.
 type IssueReader interface {
 	// Issue reads one issue or pull request: one request.
 	Issue(ctx context.Context, number int64) (issues.Issue, error)
@@ -44,8 +42,8 @@ type IssueReader interface {
 	// them if it has fewer), oldest first, reading only the tail of the
 	// timeline: the number of requests does not grow with the comment count.
 	RecentComments(ctx context.Context, issue issues.Issue, n int) (issues.CommentPage, error)
-	// CommentsBefore returns the comments among the (at most 50) timeline
-	// entries just before offset start, oldest first: one request.
+	// CommentsBefore reads ≤ 50 entries before start, oldest first: one
+	// request.
 	CommentsBefore(ctx context.Context, number int64, start int) (issues.CommentPage, error)
 	// CommentsSince returns the comments updated at or after since, oldest
 	// first, in one request; an answer too large for one is an error.
@@ -87,8 +85,7 @@ type IssueReader interface {
 	PullFile(ctx context.Context, number int64, path string, max int64) ([]byte, error)
 	// Self returns the login of the token's own user.
 	Self(ctx context.Context) (string, error)
-	// ServerTime is the server's clock as of its last answer, or the zero
-	// time before any answer.
+	// ServerTime is the server's clock at its last answer; zero before.
 	ServerTime() time.Time
 }
 
@@ -111,8 +108,8 @@ type IssueWriter interface {
 	AttachLabels(ctx context.Context, number int64, names []string, specs []issues.LabelSpec) ([]issues.Label, error)
 	// RemoveLabel detaches one label from the issue.
 	RemoveLabel(ctx context.Context, number int64, label issues.Label) error
-	// Lock locks the issue's conversation. It needs repository admin: the
-	// Actions token gets an error wrapping issues.ErrForbidden.
+	// Lock needs repository admin; the Actions token gets
+	// issues.ErrForbidden.
 	Lock(ctx context.Context, number int64, reason string) error
 	// SetAssignees replaces the issue's assignees (none: clears them).
 	SetAssignees(ctx context.Context, number int64, logins []string) error
@@ -133,7 +130,7 @@ type Permissions interface {
 // owner (or a site admin) may; others get an error wrapping
 // issues.ErrForbidden.
 type Variables interface {
-	// Variable reads variable name: its value, and false when there is none.
+	// Variable is false when there is none.
 	Variable(ctx context.Context, name string) (string, bool, error)
 	// SetVariable writes variable name, creating it when exists is false.
 	SetVariable(ctx context.Context, name, value string, exists bool) error
@@ -145,13 +142,12 @@ type RepoLabels interface {
 	Labels(ctx context.Context) ([]RepoLabel, error)
 	// CreateLabel creates a label from spec.
 	CreateLabel(ctx context.Context, spec issues.LabelSpec) (RepoLabel, error)
-	// CreateLabels creates the labels of specs the repository lacks and
-	// answers every label of the repository after.
+	// CreateLabels creates the missing specs and returns every label after.
 	CreateLabels(ctx context.Context, specs []issues.LabelSpec) ([]issues.Label, error)
 }
 
-// IssueLister lists, opens and edits whole issues: the dashboard's
-// writes, last-write-wins, on the one issue the guard alone writes.
+// IssueLister is for the dashboard: last-write-wins on the guard's own
+// issue.
 type IssueLister interface {
 	// ListIssues reads one page of the repository's issues.
 	ListIssues(ctx context.Context, q IssueQuery) (IssuePage, error)
@@ -161,8 +157,7 @@ type IssueLister interface {
 	EditIssue(ctx context.Context, number int64, e IssueEdit) (issues.Issue, error)
 }
 
-// WorkflowReader lists the workflows of the default branch and reads
-// their files.
+// WorkflowReader reads the default branch's workflows.
 type WorkflowReader interface {
 	// Workflows lists the workflows of the default branch: one request.
 	Workflows(ctx context.Context) ([]Workflow, error)
@@ -170,8 +165,7 @@ type WorkflowReader interface {
 	File(ctx context.Context, path string, max int64) ([]byte, error)
 }
 
-// PostureReader reads the repository and its posture (doctor, the
-// action's posture check).
+// PostureReader serves doctor and the action's posture check.
 type PostureReader interface {
 	// Repository reads the repository: one request.
 	Repository(ctx context.Context) (Repository, error)
@@ -182,8 +176,7 @@ type PostureReader interface {
 	PostureFacts(ctx context.Context, admin PostureAdmin, branch, hint string) (posture.Facts, error)
 }
 
-// PostureAdmin reads what only the repository's owner may see of its
-// posture.
+// PostureAdmin reads what only the owner may see.
 type PostureAdmin interface {
 	// TeamMembers lists team id's members.
 	TeamMembers(ctx context.Context, id int64) ([]Member, error)
@@ -191,8 +184,7 @@ type PostureAdmin interface {
 	Permission(ctx context.Context, user string) (string, error)
 	// Branch reads a branch's protection as the branch shows it.
 	Branch(ctx context.Context, name string) (Branch, error)
-	// BranchRuleNamed reads the protection rule name, and false when
-	// there is none.
+	// BranchRuleNamed is false when there is none.
 	BranchRuleNamed(ctx context.Context, name string) (BranchRule, bool, error)
 	// SecretNames are the names of the repository's Actions secrets.
 	SecretNames(ctx context.Context) ([]string, error)
@@ -205,11 +197,11 @@ type Setup interface {
 	Repository(ctx context.Context) (Repository, error)
 	Labels(ctx context.Context) ([]RepoLabel, error)
 	CreateLabel(ctx context.Context, spec issues.LabelSpec) (RepoLabel, error)
-	// FileAt reads the file at path on ref ("": the default branch).
+	// FileAt reads ref ("": the default branch).
 	FileAt(ctx context.Context, ref, path string, max int64) (RepoFile, error)
 	// BranchExists reports whether the branch exists.
 	BranchExists(ctx context.Context, name string) (bool, error)
-	// CommitFiles writes the files as one commit and returns its id.
+	// CommitFiles makes one commit and returns its id.
 	CommitFiles(ctx context.Context, c Commit) (string, error)
 	// OpenPull finds the open pull request from head into base.
 	OpenPull(ctx context.Context, head, base string) (Pull, bool, error)
@@ -236,8 +228,7 @@ type PostureSetup interface {
 	// AddTeamMember adds login to the team.
 	AddTeamMember(ctx context.Context, id int64, login string) error
 	BranchRuleNamed(ctx context.Context, name string) (BranchRule, bool, error)
-	// ProtectBranch creates the rule r (its Name, Push, StatusCheck and
-	// Contexts).
+	// ProtectBranch sets r's Name, Push, StatusCheck and Contexts.
 	ProtectBranch(ctx context.Context, r BranchRule) error
 	// RequireChecks makes the rule name wait for contexts before merging.
 	RequireChecks(ctx context.Context, name string, contexts []string) error

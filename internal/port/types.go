@@ -2,36 +2,31 @@ package port
 
 import "github.com/gns-guard/gns-guard/internal/issues"
 
-// IssueQuery selects a page of a repository's issues (pull requests are
-// never listed).
+// IssueQuery never lists pull requests.
 type IssueQuery struct {
 	// State is "open" (the default), "closed" or "all".
 	State string
 	// CreatedBy, when set, lists only the issues this login opened. Gitea
 	// answers 404 for a login that is not a user's (the Actions user).
 	CreatedBy string
-	// Page is the page to read, from 1, of 50 issues each, newest first
-	// (Gitea sorts the list by creation, newest first).
+	// Page is 1-based, 50 issues each, newest first as Gitea sorts.
 	Page int
 }
 
 // IssuePage is one page of a repository's issues.
 type IssuePage struct {
-	// Issues are the page's issues, newest first, each as Issue reads it:
-	// a body over issues.MaxBodyBytes is not kept (Issue.BodyTooLarge).
+	// Issues are newest first; a body over issues.MaxBodyBytes is dropped
+	// (Issue.BodyTooLarge).
 	Issues []issues.Issue
-	// Authors are the logins that opened them, by number ("" when the
-	// answer was cut before it said).
+	// Authors maps number to opener; "" when the answer was cut.
 	Authors map[int64]string
-	// Total is the number of issues the query selects, as the server
-	// counts them (X-Total-Count), or -1 when it did not say.
+	// Total is X-Total-Count, or -1 when absent.
 	Total int
 	// Last says this is the last page.
 	Last bool
 }
 
-// IssueEdit is a change to an issue's title, body or state; nil leaves a
-// field as it is.
+// IssueEdit leaves nil fields as they are.
 type IssueEdit struct {
 	Title *string `json:"title,omitempty"`
 	Body  *string `json:"body,omitempty"`
@@ -39,8 +34,8 @@ type IssueEdit struct {
 	State *string `json:"state,omitempty"`
 }
 
-// Workflow is a workflow file of the repository's default branch as
-// GET /repos/{owner}/{repo}/actions/workflows lists it (Gitea 1.26,
+// Workflow is one of the default branch's, as GET
+// /repos/{owner}/{repo}/actions/workflows lists it (Gitea 1.26,
 // routers/api/v1/repo/action.go; it needs Actions read).
 type Workflow struct {
 	// ID is the file's name, Path its path (.gitea/workflows/x.yml).
@@ -53,19 +48,15 @@ type Workflow struct {
 	State string `json:"state"`
 }
 
-// Repository is what the guard needs to know of a repository.
+// Repository is what the guard needs of a repository.
 type Repository struct {
-	// ID is the server's number for the repository: it stays through a
-	// rename and a transfer, whatever letter case names it.
+	// ID survives renames, transfers and letter case.
 	ID int64
-	// FullName is OWNER/NAME, as the server spells it; HTMLURL the
-	// repository's page.
+	// FullName is OWNER/NAME as the server spells it; HTMLURL its page.
 	FullName, HTMLURL string
-	// DefaultBranch is the branch the guard reads its configuration from
-	// and pull requests go into.
+	// DefaultBranch holds the configuration and takes pull requests.
 	DefaultBranch string
-	// Empty is a repository with no commit yet; Archived one that takes no
-	// writes.
+	// Empty has no commit yet; Archived takes no writes.
 	Empty, Archived bool
 	// CanPush says the token may push to it (write access).
 	CanPush bool
@@ -79,7 +70,7 @@ type RepoLabel struct {
 	Description string
 }
 
-// RepoFile is a file of a branch, as the contents API gives it.
+// RepoFile is as the contents API gives it.
 type RepoFile struct {
 	Path    string
 	Content []byte
@@ -98,10 +89,9 @@ type FileChange struct {
 
 // Commit is one commit of several files.
 type Commit struct {
-	// Branch is the branch the commit goes onto ("": the default branch).
+	// Branch receives the commit ("": the default branch).
 	Branch string
-	// NewBranch, when set, is a branch created from Branch for the
-	// commit; Branch is left as it is.
+	// NewBranch, when set, is made from Branch, which stays as it is.
 	NewBranch string
 	Message   string
 	Files     []FileChange
@@ -125,8 +115,7 @@ type Team struct {
 // Member is an account a list of users names.
 type Member struct {
 	Login string
-	// SiteAdmin says the server shows the account as a site admin (it
-	// shows it only to site admins).
+	// SiteAdmin is shown only to site admins.
 	SiteAdmin bool
 }
 
@@ -135,13 +124,11 @@ type Branch struct {
 	Protected   bool
 	StatusCheck bool
 	Contexts    []string
-	// Rule names the protection rule that applies ("" when the server
-	// does not say).
+	// Rule is "" when the server does not say.
 	Rule string
 }
 
-// BranchRule is a branch protection rule, as far as the guard reads and
-// sets it.
+// BranchRule is what the guard reads and sets of a rule.
 type BranchRule struct {
 	Name        string
 	Push        bool // pushing is allowed (to everyone with Code write, or a list)

@@ -16,7 +16,7 @@ type account struct {
 	via   []string
 }
 
-// accounts are the logins with access, apart from the owner, sorted.
+// accounts are logins with access, owner aside, sorted.
 func accounts(f Facts) []*account {
 	byLogin := map[string]*account{}
 	get := func(login string) *account {
@@ -80,7 +80,7 @@ func trusted(f Facts, login string) string {
 	return ""
 }
 
-// untrusted are the accounts that are not trusted and pass test.
+// untrusted are untrusted accounts passing test.
 func untrusted(f Facts, test func(*account) bool) []*account {
 	var out []*account
 	for _, a := range accounts(f) {
@@ -91,7 +91,7 @@ func untrusted(f Facts, test func(*account) bool) []*account {
 	return out
 }
 
-// how names how an account got its access: "write collaborator, team Developers".
+// how reads "write collaborator, team Developers".
 func (a *account) how() string {
 	via := slices.Clone(a.via)
 	sort.Strings(via)
@@ -141,8 +141,7 @@ func accountCheck(bad []*account, id, ok, what string) Check {
 	return Check{ID: id, Why: strings.Join(whys, "; "), Logins: logins(bad)}
 }
 
-// exposed names the secrets a branch workflow can read: the guard's, by
-// what they are.
+// exposed names the guard's secrets a branch workflow can read.
 func exposed(g *guardWorkflow) string {
 	if g == nil {
 		return "every Actions secret of the repository and its owner"

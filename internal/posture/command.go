@@ -61,8 +61,7 @@ func readCommand(words []string) (command, bool) {
 	return command{pkg: rest[0]}, path.Base(pkg) == "gns-guard" && isActionVerb(rest[1:])
 }
 
-// isActionVerb says the arguments run the guard's action: the verb
-// action, or none.
+// isActionVerb: the verb action, or none, runs the action.
 func isActionVerb(args []string) bool {
 	return len(args) == 0 || args[0] == "action" || strings.HasPrefix(args[0], "#")
 }

@@ -2,8 +2,7 @@ package posture
 
 import "strings"
 
-// Mode is the access an account has to a unit of a repository, as Gitea
-// names it (none, read, write, admin, owner).
+// Mode is Gitea's unit access: none, read, write, admin, owner.
 type Mode int
 
 // The access modes, weakest first.
@@ -15,7 +14,7 @@ const (
 	Owner
 )
 
-// ParseMode reads Gitea's name of a mode; an unknown name is None.
+// ParseMode reads an unknown name as None.
 func ParseMode(s string) Mode {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "read":
@@ -35,8 +34,7 @@ func (m Mode) String() string {
 	return [...]string{"none", "read", "write", "admin", "owner"}[max(None, min(m, Owner))]
 }
 
-// The units of a repository the threat model speaks of, by the keys of a
-// team's units_map (Gitea's routers/api/v1/org/team.go).
+// Units as keyed in a team's units_map (Gitea's routers/api/v1/org/team.go).
 const (
 	Code    = "repo.code"
 	Issues  = "repo.issues"
@@ -44,15 +42,13 @@ const (
 	Actions = "repo.actions"
 )
 
-// OwnersTeam is the name of an organisation's owners team: its members own
-// every repository of the organisation.
+// OwnersTeam members own every repository of the organisation.
 const OwnersTeam = "Owners"
 
 // Team is an organisation team with access to the repository.
 type Team struct {
 	Name string
-	// Permission is the team's overall mode; admin or owner makes its
-	// members owners of the repository, whatever its units say.
+	// Permission admin or owner makes members owners, whatever the units.
 	Permission Mode
 	// Units is the team's mode on each unit (units_map).
 	Units map[string]Mode
@@ -60,8 +56,7 @@ type Team struct {
 	Members []string
 }
 
-// Collaborator is an account added to the repository by name. Gitea
-// gives a collaborator its one mode on every unit.
+// Collaborator is added by name, with one mode on every unit.
 type Collaborator struct {
 	Login      string
 	Permission Mode
@@ -84,35 +79,30 @@ type Protection struct {
 	// StatusCheck says merging waits for the Contexts (patterns).
 	StatusCheck bool
 	Contexts    []string
-	// PushKnown says the rule's push settings were read (they need a
-	// repository admin's token).
+	// PushKnown needs a repository admin's token.
 	PushKnown bool
-	// Push says pushing to the branch is allowed at all; PushWhitelist
-	// limits it to PushUsers and the members of PushTeams.
+	// Push allows pushing at all; PushWhitelist limits it to PushUsers and
+	// PushTeams.
 	Push, PushWhitelist bool
 	PushUsers           []string
 	PushTeams           []string
 }
 
-// Facts are what the judge needs to know of a repository, as read.
+// Facts are what the judge needs, as read.
 type Facts struct {
-	// Repo is OWNER/NAME; Owner its owner's login, an organisation when
-	// OwnerIsOrg.
+	// Repo is OWNER/NAME; Owner is an organisation when OwnerIsOrg.
 	Repo, Owner string
 	OwnerIsOrg  bool
-	// DefaultBranch is the branch the guard's workflow and settings are
-	// read from.
+	// DefaultBranch holds the guard's workflow and settings.
 	DefaultBranch string
 	// SiteAdmins are the accounts known to be the server's administrators.
 	SiteAdmins []string
 	// BudgetAdmins are the approvers of the guard's settings.
 	BudgetAdmins []string
-	// Teams and Collaborators are every account with access, apart from
-	// the owner.
+	// Teams and Collaborators are every account with access, owner aside.
 	Teams         []Team
 	Collaborators []Collaborator
-	// Listed are the collaborators the list named whose permission the
-	// tokens may not read (FactAccounts says so): known by name only.
+	// Listed collaborators are known by name only (FactAccounts says why).
 	Listed []string
 	// Workflows are the default branch's workflow files.
 	Workflows []Workflow
@@ -122,8 +112,8 @@ type Facts struct {
 	Secrets []string
 	// PublicKey is the ledger-public-key the settings file publishes.
 	PublicKey string
-	// Unread names the facts that could not be read, and why: keys
-	// FactAccounts, FactWorkflows, FactPush, FactSecrets, FactConfig.
+	// Unread maps FactAccounts, FactWorkflows, FactPush, FactSecrets,
+	// FactConfig to why.
 	Unread map[string]string
 }
 

@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// Check is one guarantee of the threat model, judged on a repository.
+// Check is one threat-model guarantee, judged.
 type Check struct {
 	// ID names the guarantee (CheckCodeWrite, ...).
 	ID string `json:"id"`
 	// Holds says the guarantee holds in the repository as read.
 	Holds bool `json:"holds"`
-	// Why says what was found, and what to change when it does not hold.
+	// Why says what was found, and what to change.
 	Why string `json:"why"`
-	// Logins are the accounts that break it, sorted; empty when none do.
+	// Logins break it, sorted; empty when none do.
 	Logins []string `json:"logins"`
 }
 
@@ -50,8 +50,7 @@ func Judge(f Facts) []Check {
 // could not read: it does not hold, for want of knowing.
 const CouldNotCheck = "could not check: "
 
-// Unchecked says the check could not be made, and why (the Why without
-// CouldNotCheck).
+// Unchecked gives why, without CouldNotCheck.
 func (c Check) Unchecked() (string, bool) {
 	if c.Holds {
 		return "", false
@@ -145,8 +144,7 @@ func pullTargetCheck(g *guardWorkflow) Check {
 	return held(CheckPullTarget, why)
 }
 
-// statusCheck: merging into the default branch waits for the exact
-// status of the guard's pull_request_target job.
+// statusCheck: merging waits for the guard's pull_request_target job status.
 func statusCheck(f Facts, g *guardWorkflow) Check {
 	b := f.Branch
 	want := "the guard's check"
@@ -207,8 +205,8 @@ func pushCheck(f Facts) Check {
 	return held(CheckPush, "only trusted accounts push to "+f.DefaultBranch)
 }
 
-// secretsCheck: the secrets the guard's workflow names are repository
-// secrets, the ledger key among them.
+// secretsCheck: the workflow's secrets, ledger key included, are repository
+// secrets.
 func secretsCheck(f Facts, g *guardWorkflow) Check {
 	if g == nil {
 		return broken(CheckSecrets, noGuardWorkflowWhy)
@@ -239,8 +237,7 @@ func secretsCheck(f Facts, g *guardWorkflow) Check {
 	return held(CheckSecrets, "the repository holds "+quoted(slices.Compact(names)))
 }
 
-// publicKeyCheck: the settings file publishes the ledger's public key, so
-// anyone verifies the history.
+// publicKeyCheck: a published public key lets anyone verify the history.
 func publicKeyCheck(f Facts) Check {
 	if why, unread := f.Unread[FactConfig]; unread {
 		return broken(CheckPublicKey, CouldNotCheck+why)

@@ -20,7 +20,7 @@ var (
 	pullTypes    = []string{"opened", "edited", "reopened", "synchronize", "labeled", "unlabeled"}
 )
 
-// wfFile is the part of a workflow file the judge reads.
+// wfFile is what the judge reads of a workflow.
 type wfFile struct {
 	Name string           `yaml:"name"`
 	On   yaml.Node        `yaml:"on"`
@@ -133,8 +133,7 @@ func RunsGuard(content []byte) bool {
 	return false
 }
 
-// triggers reads a workflow's on: a name, a list of names, or a map of
-// names to their filters.
+// triggers reads on: a name, a list, or names to filters.
 func triggers(n *yaml.Node) map[string][]string {
 	out := map[string][]string{}
 	switch n.Kind {
@@ -152,7 +151,7 @@ func triggers(n *yaml.Node) map[string][]string {
 	return out
 }
 
-// activityTypes are the types: of an event's filter; nil means every type.
+// activityTypes are a filter's types:; nil means all.
 func activityTypes(n *yaml.Node) []string {
 	if n.Kind != yaml.MappingNode {
 		return nil
@@ -174,8 +173,7 @@ func activityTypes(n *yaml.Node) []string {
 	return nil
 }
 
-// missingTypes are the wanted activity types event does not run on, or
-// every one when the event is not a trigger.
+// missingTypes are wanted types event lacks; all if not a trigger.
 func (g *guardWorkflow) missingTypes(event string, want []string) ([]string, bool) {
 	types, ok := g.triggers[event]
 	if !ok {
@@ -208,8 +206,7 @@ var (
 	releaseRef = regexp.MustCompile(`^v[0-9]+(\.[0-9]+){0,2}$`)
 )
 
-// secretInputs are the guard step's inputs given from secrets: input →
-// secret name, upper-cased as Gitea stores it.
+// secretInputs maps input to secret name, upper-cased as Gitea stores it.
 func (g *guardWorkflow) secretInputs() map[string]string {
 	out := map[string]string{}
 	for in, v := range g.step.inputs() {

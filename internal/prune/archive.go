@@ -36,21 +36,19 @@ const MarkerPrefix = "<!-- gns-guard:archive "
 // before).
 const FormatVersion = 2
 
-// legacyFormat is the format of archives written before parts were
-// chained: read, and checked by their hash only.
+// legacyFormat predates chained parts: checked by hash only.
 const legacyFormat = 1
 
 // Genesis is the prev of an issue's first archive part.
 var Genesis = strings.Repeat("0", 64)
 
-// Unsigned is the sig of a part written without a ledger key.
+// Unsigned is the sig when no ledger key is set.
 const Unsigned = "unsigned"
 
 // maxPhaseInMarker bounds the phase in the marker (after SanitizePhase).
 const maxPhaseInMarker = 100
 
-// maxArchiveBody bounds the comment ParseArchive reads (Gitea's limit is
-// 65,536 characters, at most 4 bytes each).
+// maxArchiveBody: Gitea allows 65,536 characters, at most 4 bytes each.
 const maxArchiveBody = 4 * DefaultMaxCommentChars
 
 // Human-table cell limits, in characters: the JSON block always holds the
@@ -117,11 +115,9 @@ func Hash(issue int64, phase string, budget Snapshot, entries []Entry) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Archive is one archive comment (one part of an archive), read back by
-// ParseArchive.
+// Archive is one part of an archive, as ParseArchive reads it.
 type Archive struct {
-	// Format is the gns_archive version: FormatVersion, or 1 for a part
-	// written before parts were chained (no Prev, Count or Sig).
+	// Format is FormatVersion, or 1 before chaining (no Prev, Count or Sig).
 	Format   int      `json:"-"`
 	Issue    int64    `json:"issue"`
 	Phase    string   `json:"phase"`
@@ -170,8 +166,8 @@ type partJSON[E any] struct {
 	Repo     int64    `json:"repo,omitempty"`
 }
 
-// unsignedJSON is what a part says but its key id and signature, with
-// entries (never nil: an empty list is written []).
+// unsignedJSON omits key id and signature; entries are never nil, written
+// [].
 func unsignedJSON[E any](a *Archive, entries []E) partJSON[E] {
 	if entries == nil {
 		entries = []E{}
@@ -182,8 +178,7 @@ func unsignedJSON[E any](a *Archive, entries []E) partJSON[E] {
 	}
 }
 
-// canonical is what a part's link and signature cover: everything it says
-// but the signature, in a fixed encoding.
+// canonical is what link and signature cover, in a fixed encoding.
 func (a *Archive) canonical() []byte {
 	b, err := json.Marshal(unsignedJSON(a, a.Entries))
 	if err != nil {
@@ -243,8 +238,7 @@ func render(a archive, maxChars int) ([]string, []*Archive, error) {
 		js = escapeAt(js)
 		texts[i] = partText{row: row(i+1, e, cellLimits), short: row(i+1, e, cellShort), js: js}
 	}
-	// An upper bound of the text around the entries: every number as wide
-	// as the widest it can be.
+	// Bound the surrounding text: every number at its widest.
 	bound := a.head(n, n, n)
 	bound.Count, bound.Prev, bound.Kid, bound.Sig = a.count+n, Genesis, strings.Repeat("0", 16), strings.Repeat("0", 128)
 	overhead := runes(a.part(bound, n, nil, nil))
@@ -301,7 +295,7 @@ func render(a archive, maxChars int) ([]string, []*Archive, error) {
 	return out, parts, nil
 }
 
-// head is part of parts starting at entry first, without entries or chain.
+// head is a part from entry first, without entries or chain.
 func (a archive) head(part, parts, first int) *Archive {
 	return &Archive{Format: FormatVersion, Issue: a.issue, Phase: a.phase, Part: part, Parts: parts, SHA256: a.sha, FirstSeq: first,
 		Budget: a.budget, Repo: a.repo}
@@ -316,8 +310,7 @@ func tooBig(i int, a archive, size, maxChars int) error {
 		"%d characters can hold; shorten it by hand", i+1, where, size, maxChars)
 }
 
-// part renders one archive comment: p's entries, of total in the archive,
-// as rows (the table) and js (the JSON block).
+// part renders p's entries as rows (the table) and js (the JSON).
 func (a archive) part(p *Archive, total int, rows []string, js []json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString(Heading + "\n\n")
@@ -354,8 +347,8 @@ func (a archive) part(p *Archive, total int, rows []string, js []json.RawMessage
 	return b.String()
 }
 
-// row renders one table row of untrusted text: one line, no pipes, HTML,
-// code spans or @mentions.
+// row makes untrusted text one line: no pipes, HTML, code spans or
+// @mentions.
 func row(seq int, e Entry, limits [4]int) string {
 	return fmt.Sprintf("| %d | %s | %s | %s | %s |", seq,
 		markdown.Cell(e.Agent, limits[0]), markdown.Cell(e.Action, limits[1]),
@@ -370,8 +363,7 @@ func escapeAt(js []byte) []byte {
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
 
-// ErrNotArchive is returned by ParseArchive for a comment without an
-// archive marker.
+// ErrNotArchive means no archive marker.
 var ErrNotArchive = errors.New("not an archive comment (no archive marker)")
 
 var (
@@ -413,13 +405,13 @@ type marker struct {
 	phase       string // sanitized
 	part, parts int
 	sha256      string
-	// A chained part's link, key id and signature, and count; prev is ""
-	// in a part written before parts were chained.
+	// A chained part's link, key, signature and count; prev is "" before
+	// chaining.
 	prev, kid, sig string
 	count          int
 }
 
-// chained reports whether the marker is a chained part's (format 2).
+// chained reports format 2.
 func (m marker) chained() bool { return m.prev != "" }
 
 // parseMarker reads the last archive marker of body.
@@ -443,7 +435,7 @@ func parseMarker(body string) (marker, error) {
 	return m, nil
 }
 
-// parseBlock reads the last ```json block of body, with its format.
+// parseBlock reads body's last ```json block, with its format.
 func parseBlock(body string) (*Archive, error) {
 	blocks := jsonRE.FindAllStringSubmatch(body, -1)
 	if len(blocks) == 0 {
@@ -460,8 +452,7 @@ func parseBlock(body string) (*Archive, error) {
 	return &j.Archive, nil
 }
 
-// agrees checks that the marker and the JSON block a say the same: the
-// format, then every field the marker repeats.
+// agrees checks the format, then every field the marker repeats.
 func (m marker) agrees(a *Archive) error {
 	switch {
 	case a.Format != FormatVersion && a.Format != legacyFormat:
@@ -482,8 +473,8 @@ func (m marker) agrees(a *Archive) error {
 	return nil
 }
 
-// checkPart checks what a part says of itself: a signature that names its
-// key, part numbers, sequence numbers and entries in range.
+// checkPart checks the key named, part and sequence numbers, entries in
+// range.
 func checkPart(a *Archive, chained bool) error {
 	switch {
 	case chained && (a.Kid != "") != (len(a.Sig) == 128):

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// Part is one archive comment read back: its id and what it holds.
+// Part is one archive comment read back.
 type Part struct {
 	ID      int64
 	Archive *Archive
@@ -17,19 +17,18 @@ type Part struct {
 // the one before it, back to Genesis, so an archive edited, deleted or
 // reordered shows.
 type Chain struct {
-	// Head is the link of the last part the ledger records ("" or Genesis:
-	// none), and Count the entries archived up to it.
+	// Head is the ledger's last link ("" or Genesis: none); Count, entries
+	// to it.
 	Head  string
 	Count int
 	// Known is false when no trusted ledger record was found: then the end
 	// of the chain cannot be proven (a deleted last archive cannot show),
 	// and that is a problem.
 	Known bool
-	// Keys verify the parts' signatures: holding any key, every part's
-	// signature must verify (nil: nothing is checked).
+	// Keys, if any, must verify every part; nil checks nothing.
 	Keys Verifier
-	// Repo is the repository's id: a part that names another repository's
-	// (a copy from there) is not this issue's.
+	// Repo is the repository's id: a part copied from elsewhere is not this
+	// issue's.
 	Repo int64
 }
 
@@ -104,15 +103,14 @@ func (c Chain) prove(parts []Part) ([]Part, []Problem) {
 // proof is one Chain.prove under way.
 type proof struct {
 	keys Verifier
-	// The parts whose signatures do not fail, by link (copies: the lowest
-	// comment id), and what their signatures prove.
+	// Parts passing signatures, by link (copies: lowest id), and what they
+	// prove.
 	good   []Part
 	byLink map[string]Part
 	sigs   map[int64]Signature
-	// fork holds the parts of a fork past the ledger's head, if any.
+	// fork holds any fork past the ledger's head.
 	fork []Part
-	// chain is the proven chain, newest first while it is walked, and
-	// onChain its links.
+	// chain is newest first while walked; onChain holds its links.
 	chain   []Part
 	onChain map[string]bool
 	// problems are reported in the order they are found.
@@ -124,8 +122,7 @@ func (p *proof) bad(id int64, format string, args ...any) {
 	p.problems = append(p.problems, Problem{Comment: id, Message: fmt.Sprintf(format, args...)})
 }
 
-// checkSignatures keeps the parts whose signatures do not fail; each that
-// fails is a problem.
+// checkSignatures keeps parts that pass; each failure is a problem.
 func (p *proof) checkSignatures(parts []Part) {
 	for _, part := range parts {
 		a := part.Archive
@@ -188,8 +185,8 @@ func (p *proof) missing(ledger bool, want int) {
 	}
 }
 
-// checkOrder reports each part of the chain (oldest first) that follows a
-// later comment's part: the comments were reordered.
+// checkOrder reports chain parts posted after a later part: comments
+// reordered.
 func (p *proof) checkOrder() {
 	chain := p.chain
 	for i := 1; i < len(chain); i++ {
@@ -226,8 +223,8 @@ func (p *proof) checkParts() {
 	}
 }
 
-// byClaimedCounts is what can be read when the chain cannot be proven:
-// every distinct part, in the order its counts claim.
+// byClaimedCounts orders distinct parts by claimed counts when the chain is
+// unproven.
 func (p *proof) byClaimedCounts() []Part {
 	var all []Part
 	for _, part := range p.byLink {

@@ -6,12 +6,10 @@ import (
 	"strings"
 )
 
-// Signer signs archive parts: the Ed25519 key the guard derives from its
-// ledger-key, the same that signs its ledger records
+// Signer uses the ledger-key's Ed25519 key, as records do
 // (ledger.Keys.ArchiveSigner).
 type Signer interface {
-	// KeyID is the id of the signing key (16 hex digits), which every part
-	// it signs names.
+	// KeyID is 16 hex digits, named in every part signed.
 	KeyID() string
 	// Sign returns the Ed25519 signature of message.
 	Sign(message []byte) []byte
@@ -40,25 +38,21 @@ type Signature int
 
 // The outcomes of CheckSignature.
 const (
-	// SigValid: the signature verifies, or the Verifier holds no key
-	// (nothing is checked).
+	// SigValid: verified, or the Verifier holds no key.
 	SigValid Signature = iota
 	// SigUnchecked: an HMAC-SHA256 signature (the first signed format) and
 	// no secret to check it with: only the chain of links proves the part.
 	SigUnchecked
-	// SigUnknownKey: an Ed25519 signature by a key the Verifier does not
-	// hold: a key problem, not an edit.
+	// SigUnknownKey: signed by a key not held; a key problem, not an edit.
 	SigUnknownKey
-	// SigInvalid: the signature does not verify, or the part is unsigned
-	// (or written before parts were chained) although a key is held.
+	// SigInvalid: a key is held, but the signature fails or is missing.
 	SigInvalid
 )
 
 // holds reports whether v holds any key.
 func holds(v Verifier) bool { return v != nil && len(v.KeyIDs()) > 0 }
 
-// Sign signs the part with s (Ed25519; the part then names s's key id), or
-// marks it Unsigned when s is nil.
+// Sign signs with s, naming its key id; nil s marks it Unsigned.
 func (a *Archive) Sign(s Signer) {
 	if s == nil {
 		a.Kid, a.Sig = "", Unsigned
@@ -68,14 +62,12 @@ func (a *Archive) Sign(s Signer) {
 	a.Sig = hex.EncodeToString(s.Sign(a.signedMessage()))
 }
 
-// signedMessage is what a part's Ed25519 signature covers: everything the
-// part says but its signature and key id.
+// signedMessage is all the part says but signature and key id.
 func (a *Archive) signedMessage() []byte {
 	return append([]byte("gns-guard archive v2 ed25519\n"), a.canonical()...)
 }
 
-// macMessage is what a part's HMAC-SHA256 signature (the first signed
-// format) covers.
+// macMessage is what the first signed format's HMAC-SHA256 covers.
 func (a *Archive) macMessage() []byte {
 	return append([]byte("gns-guard archive v2\n"), a.canonical()...)
 }
@@ -129,7 +121,7 @@ func badSignature(a *Archive) string {
 	return fmt.Sprintf("%s: its signature does not verify under key %s: the comment was edited or forged", what, a.Kid)
 }
 
-// unknownKey says that a part is signed by a key v does not hold.
+// unknownKey says a part's key is not held by v.
 func unknownKey(a *Archive, v Verifier) string {
 	return fmt.Sprintf("archive part %d/%d (entries %s) is signed by key %s, which this workflow does not hold (it holds %s): a key "+
 		"problem, not an edit; after a rotation the old key verifies it (ledger-key-previous, or its public key with history --public-key)",

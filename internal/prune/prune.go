@@ -12,20 +12,18 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 )
 
-// Config tunes Plan. DefaultConfig returns the defaults of the action's
-// inputs.
+// Config tunes Plan; DefaultConfig mirrors the action's inputs.
 type Config struct {
 	// CarryoverRatio is the share of the old remaining budget the new phase
 	// keeps: total = floor(max(0, remaining) * CarryoverRatio) + PhaseGrant
 	// (0.5). It must lie in [0, 1].
 	CarryoverRatio float64
-	// PhaseGrant is added to the new phase's budget (0). It must be >= 0.
+	// PhaseGrant (>= 0) is added to the new phase's budget.
 	PhaseGrant int64
-	// TailLimit is how many history entries the body keeps (3); 0 means the
-	// default.
+	// TailLimit is history kept in the body (3); 0 means the default.
 	TailLimit int
-	// MaxCommentChars caps each archive comment, in characters (runes), as
-	// Gitea counts them (65536); 0 means the default.
+	// MaxCommentChars counts runes, as Gitea does (65536); 0 means the
+	// default.
 	MaxCommentChars int
 	// ResetBudget starts a new phase budget (true in DefaultConfig). When
 	// false the budget is left as it is: the prune only moves history.
@@ -35,10 +33,9 @@ type Config struct {
 	// archived on the issue so far: the guard keeps both in its ledger.
 	Prev  string
 	Count int
-	// Signer signs the archive parts (the Ed25519 key of ledger-key); nil:
-	// they are written unsigned.
+	// Signer uses ledger-key's Ed25519 key; nil writes unsigned.
 	Signer Signer
-	// Repo is the repository's id, signed into every part (0: unknown).
+	// Repo is signed into every part (0: unknown).
 	Repo int64
 }
 
@@ -93,12 +90,10 @@ func (c Config) check() error {
 	return nil
 }
 
-// minCommentChars is the smallest MaxCommentChars accepted: an archive's
-// fixed text must fit with room to spare.
+// minCommentChars leaves room for an archive's fixed text.
 const minCommentChars = 2048
 
-// Entry is one history entry as archived. An empty Invocation or Timestamp
-// is absent.
+// Entry is one archived history entry; empty fields are absent.
 type Entry struct {
 	Agent      string `json:"agent"`
 	Action     string `json:"action"`
@@ -136,17 +131,13 @@ func (s Snapshot) equal(o Snapshot) bool {
 	return s.NewPhase == nil || *s.NewPhase == *o.NewPhase
 }
 
-// Result is a planned prune: the archive comments to post, then the body to
-// write.
+// Result is a planned prune: post archives, then write the body.
 type Result struct {
-	// Body is the new issue body; nothing outside the checkpoint block
-	// differs from the old one.
+	// Body differs from the old only inside the checkpoint block.
 	Body string
-	// Archives are the archive comment bodies, part 1 first; empty when no
-	// entry is removed.
+	// Archives are part 1 first; empty when nothing is removed.
 	Archives []string
-	// SHA256 is the hash of the archived content (hex) the archives' markers
-	// carry; "" when there is no archive.
+	// SHA256 is the archived content's hex hash; "" with no archive.
 	SHA256 string
 	// Parts are the archive parts as ParseArchive reads Archives back.
 	// Head is the link of the last part and Count the entries archived on
@@ -155,19 +146,17 @@ type Result struct {
 	Parts []*Archive
 	Head  string
 	Count int
-	// Removed is the number of history entries archived; Archived are they,
-	// oldest first, and Kept the entries left in history_tail.
+	// Removed counts Archived (oldest first); Kept stay in history_tail.
 	Removed  int
 	Archived []Entry
 	Kept     []Entry
-	// Budget is the budget before the prune; NewBudget the one written.
+	// Budget is before the prune; NewBudget is written.
 	Budget, NewBudget Budget
-	// OldBytes and NewBytes are the sizes of the old and new body.
+	// OldBytes and NewBytes are body sizes.
 	OldBytes, NewBytes int
-	// Grew is true when the new body is not smaller than the old one: the
-	// caller then writes nothing and warns.
+	// Grew means no smaller: the caller writes nothing and warns.
 	Grew bool
-	// Reason is free for the caller to say why it prunes.
+	// Reason is the caller's own.
 	Reason string
 
 	issue  int64
@@ -240,8 +229,7 @@ func Plan(body string, r checkpoint.Result, issue int64, liveLabels []string, no
 	return res, nil
 }
 
-// readBack parses the new body and checks it says what was planned: a
-// rewrite that does not read back is never written.
+// readBack refuses a rewrite that does not read back as planned.
 func readBack(res *Result, limit int, labels []string) error {
 	r := checkpoint.Parse(res.Body, checkpoint.Options{MaxBytes: len(res.Body) + 1, TailLimit: max(limit, 1)})
 	if !r.Valid() {
@@ -301,8 +289,7 @@ func StillHeld(before []Entry, a *Archive) bool {
 	}
 	start := a.FirstSeq - 1
 	end := start + len(a.Entries)
-	// The run that posted it kept a tail after the entries it archived, so
-	// at least one entry follows them.
+	// Its run kept a tail, so an entry follows them.
 	if end >= len(before) {
 		return false
 	}

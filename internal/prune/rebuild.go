@@ -19,11 +19,10 @@ type Comment struct {
 // Problem is something wrong found while rebuilding a history. It is
 // reported, never fatal: the history is rebuilt from what can be read.
 type Problem struct {
-	// Comment is the archive comment concerned (the lowest id of its
-	// archive), or 0.
+	// Comment is the archive's lowest comment id, or 0.
 	Comment int64
 	Message string
-	// Note is true for something worth saying that proves nothing wrong.
+	// Note is worth saying but proves nothing wrong.
 	Note bool
 }
 
@@ -35,13 +34,12 @@ func (p Problem) String() string {
 	return fmt.Sprintf("comment %d: %s", p.Comment, p.Message)
 }
 
-// Rebuilt is one entry of a rebuilt history and where it was found.
+// Rebuilt is a rebuilt history entry and where it was found.
 type Rebuilt struct {
 	Entry
-	// Seq is the entry's place in the full history, from 1.
+	// Seq is 1-based in the full history.
 	Seq int
-	// Comment is the id of the archive comment holding the entry, or 0 for
-	// the current checkpoint.
+	// Comment holds the entry; 0 for the current checkpoint.
 	Comment int64
 }
 
@@ -72,8 +70,7 @@ type rebuild struct {
 	trusted string
 	issue   int64
 	chain   *Chain
-	// What the comments hold: the parts grouped by archive hash, and the
-	// chained parts (with chain set) left to Chain.prove.
+	// Parts by archive hash; chained parts are left to Chain.prove.
 	groups  map[string]*archiveGroup
 	chained []Part
 	seen    map[int64]bool
@@ -82,7 +79,7 @@ type rebuild struct {
 	problems []Problem
 }
 
-// archiveGroup is the parts of one archive (one hash) found on the issue.
+// archiveGroup is one archive's parts found on the issue.
 type archiveGroup struct {
 	sha   string
 	first int64 // lowest comment id
@@ -137,8 +134,7 @@ func (r *rebuild) admit(id int64, a *Archive) bool {
 	return true
 }
 
-// group files part a, in comment id, under its archive: of two comments
-// holding the same part, the lower id wins.
+// group files part a; for duplicate parts the lower id wins.
 func (r *rebuild) group(id int64, a *Archive) {
 	g := r.groups[a.SHA256]
 	if g == nil {
@@ -184,8 +180,7 @@ func (r *rebuild) addArchive(g *archiveGroup) {
 	}
 }
 
-// addChained adds the entries of the chained parts, as the chain proves
-// them.
+// addChained adds entries as the chain proves them.
 func (r *rebuild) addChained() {
 	parts, ps := r.chain.prove(r.chained)
 	r.problems = append(r.problems, ps...)

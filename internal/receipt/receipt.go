@@ -11,22 +11,20 @@ import (
 	"strings"
 )
 
-// Receipt is an invocation's metered total, as the meter signs it.
+// Receipt is an invocation's metered total, signed by the meter.
 type Receipt struct {
 	// Repo is the repository, OWNER/NAME; Issue its issue.
 	Repo  string `json:"repo"`
 	Issue int64  `json:"issue"`
-	// Invocation is the invocation the calls were made for; Login the
-	// Gitea account that made them; Agent the agent it speaks as.
+	// Invocation, Login (the Gitea caller) and Agent (spoken as) say whose
+	// calls.
 	Invocation string `json:"invocation"`
 	Login      string `json:"login"`
 	Agent      string `json:"agent,omitempty"`
-	// Calls counts the calls; Tokens is what they spent in all (input,
-	// cached input included, and output).
+	// Calls counts calls; Tokens is input (cached included) plus output.
 	Calls  int64 `json:"calls"`
 	Tokens int64 `json:"tokens"`
-	// Classes are the token classes: input (cached included), cached,
-	// output (reasoning included), reasoning.
+	// Input includes Cached; Output includes Reasoning.
 	Input     int64 `json:"input"`
 	Cached    int64 `json:"cached"`
 	Output    int64 `json:"output"`
@@ -39,17 +37,15 @@ type Receipt struct {
 	Cost int64 `json:"cost_micro_usd"`
 	// Issued is when the meter signed it, in Unix seconds.
 	Issued int64 `json:"issued"`
-	// KeyID names the signing key; Sig is the signature in hex.
+	// KeyID names the signing key; Sig is hex.
 	KeyID string `json:"kid,omitempty"`
 	Sig   string `json:"sig,omitempty"`
 }
 
-// domain starts every signed message, so that no other signature of the
-// key passes for a receipt's.
+// domain keeps the key's other signatures from passing for receipts.
 const domain = "gns-guard meter receipt v1\n"
 
-// message is what the signature covers: the receipt without its
-// signature, as JSON.
+// message is the receipt without signature, as JSON.
 func (r Receipt) message() []byte {
 	r.Sig = ""
 	data, _ := json.Marshal(r) // plain fields: never fails
@@ -62,8 +58,7 @@ type Key struct {
 	id   string
 }
 
-// MinKeyBytes is the least length of a meter-key secret: 32 bytes, 256
-// bits, as for ledger-key.
+// MinKeyBytes is 256 bits, as for ledger-key.
 const MinKeyBytes = 32
 
 // NewKey derives the signing key of a meter-key secret.
@@ -76,8 +71,7 @@ func NewKey(secret []byte) (Key, error) {
 	return Key{priv: priv, id: keyID(priv.Public().(ed25519.PublicKey))}, nil
 }
 
-// Public is the key's public half in its text form, the value to publish
-// as meter-public-key: "ed25519:" and standard base64.
+// Public is meter-public-key: "ed25519:" and standard base64.
 func (k Key) Public() string {
 	return prefix + base64.StdEncoding.EncodeToString(k.priv.Public().(ed25519.PublicKey))
 }
@@ -91,7 +85,7 @@ func (k Key) Sign(r Receipt) Receipt {
 
 const prefix = "ed25519:"
 
-// keyID is the first 8 bytes of the public key's SHA-256, in hex.
+// keyID is the public key's SHA-256, first 8 bytes, hex.
 func keyID(pub ed25519.PublicKey) string {
 	sum := sha256.Sum256(pub)
 	return hex.EncodeToString(sum[:8])
@@ -125,16 +119,14 @@ func verifySigned(publicKey, what, kid, sigHex string, msg []byte, forged string
 	return nil
 }
 
-// For is what a receipt must be about: the issue and the invocation of
-// the result comment that carries it.
+// For is the carrying comment's issue and invocation.
 type For struct {
 	Repo       string
 	Issue      int64
 	Invocation string
 }
 
-// Verify checks r against the published key and what it must be about;
-// the error says what is wrong, for a finding.
+// Verify's error says what is wrong, for a finding.
 func Verify(r *Receipt, publicKey string, want For) error {
 	if r == nil {
 		return errors.New("there is no receipt")

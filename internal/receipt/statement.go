@@ -14,18 +14,17 @@ import (
 // The guard asks for it at meter-url itself; an agent never hands it one
 // (docs/meter.md#the-issues-metered-total).
 type Statement struct {
-	// Repo is the repository, OWNER/NAME as Gitea names it; Issue its issue.
+	// Repo is OWNER/NAME as Gitea names it.
 	Repo  string `json:"repo"`
 	Issue int64  `json:"issue"`
-	// Seen says the meter has read the issue before a call (then Base holds).
+	// Seen: read before a call, so Base holds.
 	Seen bool `json:"seen"`
 	// Base is budget.consumed when the meter first read the issue, less
 	// what the invocations its checkpoint recorded then had spent: the
 	// rise of consumed since is at least what the recorded invocations
 	// spent.
 	Base int64 `json:"base"`
-	// Invocations are the invocations that called, in the order of their
-	// first call.
+	// Invocations are in order of first call.
 	Invocations []Spent `json:"invocations"`
 	// Issued is when the meter signed it, in Unix seconds.
 	Issued int64  `json:"issued"`
@@ -39,12 +38,11 @@ type Spent struct {
 	Login      string `json:"login"`
 	Agent      string `json:"agent,omitempty"`
 	Calls      int64  `json:"calls"`
-	// Tokens is what its calls spent, those in flight at their worst.
+	// Tokens counts calls in flight at their worst.
 	Tokens int64 `json:"tokens"`
 	// InFlight counts its calls not settled yet.
 	InFlight int64 `json:"in_flight,omitempty"`
-	// First and Last are when its first and last calls started, in Unix
-	// seconds.
+	// First and Last are call starts, in Unix seconds.
 	First int64 `json:"first"`
 	Last  int64 `json:"last"`
 }
@@ -58,7 +56,7 @@ func (s *Statement) Total() int64 {
 	return n
 }
 
-// Of is the line of invocation inv, or nil when it never called.
+// Of is nil when inv never called.
 func (s *Statement) Of(inv string) *Spent {
 	for i := range s.Invocations {
 		if s.Invocations[i].Invocation == inv {
@@ -68,8 +66,7 @@ func (s *Statement) Of(inv string) *Spent {
 	return nil
 }
 
-// statementDomain starts every signed statement, so that no receipt's
-// signature passes for a statement's, nor the other way round.
+// statementDomain keeps receipt and statement signatures apart.
 const statementDomain = "gns-guard meter statement v1\n"
 
 func (s Statement) message() []byte {
@@ -85,8 +82,7 @@ func (k Key) SignStatement(s Statement) Statement {
 	return s
 }
 
-// VerifyStatement checks s against the published key and the issue it
-// must be about; the error says what is wrong, for a finding.
+// VerifyStatement's error says what is wrong, for a finding.
 func VerifyStatement(s *Statement, publicKey, repo string, issue int64) error {
 	if s == nil {
 		return errors.New("there is no statement")

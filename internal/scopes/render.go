@@ -5,15 +5,13 @@ import (
 	"strings"
 )
 
-// Needs says what the token needs, for a message: "GNS_GUARD_TOKEN, the
-// token of the guard's own account, needs the scopes write:issue,
-// read:repository and read:user".
+// Needs says, e.g., "GNS_GUARD_TOKEN, ..., needs the scopes write:issue,
+// ...".
 func (t Token) Needs() string {
 	return fmt.Sprintf("%s, the token of %s, needs the scopes %s", t.Name, t.Whose, t.List())
 }
 
-// Lacking names scopes a token lacks: "the scope read:user", "the scopes
-// read:user and read:organization".
+// Lacking reads "the scope read:user" or "the scopes a and b".
 func Lacking(names []string) string {
 	if len(names) == 1 {
 		return "the scope " + names[0]
@@ -30,8 +28,7 @@ func code(names []string) []string {
 	return out
 }
 
-// Markdown is the token's scopes as the docs write them in a sentence:
-// "`write:issue`, `read:repository` and `read:user`".
+// Markdown reads "`write:issue`, `read:repository` and `read:user`".
 func (t Token) Markdown() string { return Join(code(t.Names())) }
 
 // Table is the table of every token in Markdown, one row a scope: the
@@ -57,8 +54,7 @@ func Table() string {
 	return b.String()
 }
 
-// VerbTable is the table of the agents' verbs in Markdown: each verb and
-// the scopes it needs.
+// VerbTable lists each agent verb and its scopes.
 func VerbTable() string {
 	var b strings.Builder
 	b.WriteString("| verb | scopes |\n|---|---|\n")

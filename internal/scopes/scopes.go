@@ -2,28 +2,25 @@ package scopes
 
 import "strings"
 
-// Scope is one of Gitea's token scopes as a token of the table needs it.
+// Scope is a Gitea token scope a token needs.
 type Scope struct {
-	// Name is Gitea's: "read:organization". A write scope holds its read
-	// scope too.
+	// Name is Gitea's; a write scope includes its read scope.
 	Name string
-	// For says what the token does with it, for the person who creates
-	// the token.
+	// For tells the token's creator what it is used for.
 	For string
-	// Routes are the routes of Gitea 1.26's API (routers/api/v1/api.go,
-	// tokenRequiresScopes) that ask for it, as gns-guard calls them, under
-	// /api/v1.
+	// Routes under /api/v1 asking for it (Gitea 1.26 routers/api/v1/api.go,
+	// tokenRequiresScopes).
 	Routes []string
 }
 
 // Token is one access token a person creates for gns-guard.
 type Token struct {
-	// ID names the row in the docs' markers: guard, admin, agent, init.
+	// ID is guard, admin, agent or init, as the docs' markers name it.
 	ID string
-	// Name is the secret or variable that holds it ("GNS_GUARD_TOKEN"), or
-	// how it is given when nothing names it ("init --token").
+	// Name is where it is held ("GNS_GUARD_TOKEN") or given ("init
+	// --token").
 	Name string
-	// Whose is the account it belongs to: "the guard's own account".
+	// Whose is e.g. "the guard's own account".
 	Whose string
 	// Given says where gns-guard takes it from.
 	Given string
@@ -103,8 +100,7 @@ var Agent = Token{
 	},
 }
 
-// Init is the token `gns-guard init` sets a repository up with: the
-// owner's (or an organisation owner's).
+// Init is the owner's, or an organisation owner's, for `gns-guard init`.
 var Init = Token{
 	ID:    "init",
 	Name:  "init --token",
@@ -124,7 +120,7 @@ var Init = Token{
 	},
 }
 
-// Tokens are the rows of the table, in the order the docs show them.
+// Tokens are in the docs' order.
 var Tokens = []Token{Guard, Admin, Agent, Init}
 
 // Names are the token's scopes: write:issue, read:repository, ...
@@ -136,11 +132,10 @@ func (t Token) Names() []string {
 	return out
 }
 
-// List is the token's scopes as a sentence says them: "write:issue,
-// read:repository and read:user".
+// List reads "write:issue, read:repository and read:user".
 func (t Token) List() string { return Join(t.Names()) }
 
-// Join writes scopes as a sentence says them: "a, b and c".
+// Join reads "a, b and c".
 func Join(names []string) string {
 	switch len(names) {
 	case 0:

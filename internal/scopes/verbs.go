@@ -2,12 +2,11 @@ package scopes
 
 import "slices"
 
-// Verb is what one verb that reads the server needs of its token.
+// Verb is what a server-reading verb needs of its token.
 type Verb struct {
 	Name   string
 	Scopes []string
-	// Flag needs Adds as well, and Also, said after them ("an
-	// approver's account").
+	// Flag needs Adds too, and Also ("an approver's account").
 	Flag string
 	Adds []string
 	Also string
@@ -25,14 +24,13 @@ var AgentVerbs = []Verb{
 	{Name: "status", Scopes: []string{"read:issue", "read:repository"}, Flag: "--publish", Adds: []string{"write:issue"}},
 }
 
-// otherVerbs are the verbs a person runs with a token of the table.
+// otherVerbs are run by a person with a table token.
 var otherVerbs = []Verb{
 	{Name: "doctor", Scopes: []string{"read:repository"}},
 	{Name: "init", Scopes: Init.Names()},
 }
 
-// WithFlag is the scopes verb needs with its flag: its own and the
-// flag's.
+// WithFlag adds the flag's scopes to verb's.
 func WithFlag(verb string) []string {
 	for _, v := range slices.Concat(AgentVerbs, otherVerbs) {
 		if v.Name == verb {
@@ -42,8 +40,7 @@ func WithFlag(verb string) []string {
 	return nil
 }
 
-// Of is the scopes verb needs (without its flags'), nil for a verb that
-// reads no server.
+// Of excludes flags' scopes; nil for a verb that reads no server.
 func Of(verb string) []string {
 	for _, v := range slices.Concat(AgentVerbs, otherVerbs) {
 		if v.Name == verb {

@@ -7,12 +7,11 @@ import (
 	"strings"
 )
 
-// MinLength is the shortest value held as a secret: a shorter one would
-// be found in ordinary text. Tokens and keys are far longer.
+// MinLength: shorter values occur in ordinary text; tokens and keys are
+// longer.
 const MinLength = 8
 
-// Secret is a value the process holds, and the name a message gives it
-// ("the token input", "GITEA_TOKEN").
+// Secret is a value and its message name ("the token input").
 type Secret struct {
 	Name, Value string
 }
@@ -28,11 +27,10 @@ type entry struct {
 	forms []form
 }
 
-// Set is the secrets a process holds. The zero Set holds none.
+// Set's zero value holds none.
 type Set struct{ list []entry }
 
-// New holds the secrets given; empty and short ones are left out, and a
-// value given twice is held once, under its first name.
+// New drops empty and short values; a repeat keeps its first name.
 func New(ss ...Secret) Set {
 	var s Set
 	s.Add(ss...)
@@ -89,7 +87,7 @@ func forms(v string) []form {
 	return out
 }
 
-// Found is a secret found in a text: its name and how it was written.
+// Found is a secret's name and how text wrote it.
 type Found struct {
 	Name, Encoding string
 }
@@ -97,7 +95,7 @@ type Found struct {
 // String says it for a message: "GITEA_TOKEN (as base64)".
 func (f Found) String() string { return fmt.Sprintf("%s (%s)", f.Name, f.Encoding) }
 
-// Find finds the first secret held that text carries, in any form.
+// Find returns the first held secret text carries, in any form.
 func (s Set) Find(text string) (Found, bool) {
 	for _, e := range s.list {
 		for _, f := range e.forms {
@@ -109,7 +107,7 @@ func (s Set) Find(text string) (Found, bool) {
 	return Found{}, false
 }
 
-// escape percent-encodes every byte of v but the unreserved ones (RFC 3986).
+// escape percent-encodes all but RFC 3986 unreserved bytes.
 func escape(v string) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {

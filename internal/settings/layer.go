@@ -16,7 +16,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/finding"
 )
 
-// The sources of a Layer other than a file, which is named by its path.
+// Layer sources other than a file, which its path names.
 const (
 	// SourceInput is the Source of the action's inputs.
 	SourceInput = "input"
@@ -24,24 +24,21 @@ const (
 	SourceFlag = "flag"
 )
 
-// MaxFileBytes is the largest configuration file read; a larger one is
-// refused before it is parsed.
+// MaxFileBytes refuses a larger file before parsing.
 const MaxFileBytes = 64 << 10
 
-// Value is one setting's value as a source gave it, with its position.
+// Value is a setting's value as given, with its position.
 type Value struct {
-	// Text is the value as text: a scalar of the file, an input, a flag.
+	// Text is a file scalar, an input or a flag.
 	Text string
-	// List is the items of a YAML list in the file; IsList says it is one.
+	// List holds a file's YAML list items; IsList marks one.
 	List   []string
 	IsList bool
-	// Line and Col are the value's position in the file (1-based); 0 for
-	// inputs and flags.
+	// Line and Col are 1-based in the file; 0 for inputs and flags.
 	Line, Col int
 }
 
-// Layer is one source of values: the file, the action's inputs, a verb's
-// flags.
+// Layer is one source: the file, the inputs, or a verb's flags.
 type Layer struct {
 	// Source is the file's path (FileName in the action), SourceInput or
 	// SourceFlag.
@@ -186,8 +183,7 @@ func fileValue(name string, s Setting, n *yaml.Node) (Value, error) {
 	return v, wrong(n, s.Range)
 }
 
-// mapValue reads a mapping of names to a login or a list of logins into
-// v's items, NAME=LOGIN each.
+// mapValue reads names to a login or logins into NAME=LOGIN items.
 func mapValue(v Value, n *yaml.Node, wrong func(*yaml.Node, string) error) (Value, error) {
 	v.IsList, v.List = true, []string{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -256,7 +252,7 @@ func Flags(fs *flag.FlagSet) func() Layer {
 // yamlLine finds the line in yaml.v3's syntax errors.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// yamlError turns a YAML syntax error into an *Error with its line.
+// yamlError keeps a YAML syntax error's line.
 func yamlError(name string, err error) error {
 	msg := err.Error()
 	// yaml.v3 leaves the line out when it is the first.
@@ -286,7 +282,7 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-// secretInFile says why a secret's key is refused in the file.
+// secretInFile says why a secret may not be in the file.
 func secretInFile(name string) string {
 	what := "token"
 	if strings.HasSuffix(name, "key") {
@@ -298,7 +294,7 @@ func secretInFile(name string) string {
 		"and pass it to the step as an input (%s: ${{ secrets.%s }})", what, name, env)
 }
 
-// notInFile says where a setting that the file may not hold goes.
+// notInFile says where a non-file setting goes.
 func notInFile(s Setting) string {
 	switch {
 	case s.Input:

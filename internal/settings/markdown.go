@@ -20,9 +20,8 @@ prune-threshold: 0.75
 protected-paths: [.kilo/, .gitea/]
 `
 
-// configurationDoc renders the configuration reference,
-// docs/configuration.md, from the table (TestConfigurationDoc holds the
-// file to it).
+// configurationDoc renders docs/configuration.md (TestConfigurationDoc holds
+// it).
 func configurationDoc() []byte {
 	var b bytes.Buffer
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }

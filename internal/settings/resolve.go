@@ -12,8 +12,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// Resolved is the configuration the layers make, with where each value
-// came from.
+// Resolved is the layered configuration, with each value's origin.
 type Resolved struct {
 	// Config is the guard's configuration.
 	Config config.Config
@@ -21,11 +20,10 @@ type Resolved struct {
 	Token, AdminToken string
 	// LedgerPublicKey is the file's ledger-public-key.
 	LedgerPublicKey string
-	// IssueNumber is the input issue-number: the issue a run no issue
-	// event started guards (0: the event's own).
+	// IssueNumber guards an issue the event did not name (0: the event's
+	// own).
 	IssueNumber int64
-	// Mode is the input mode: "issue" (guard one issue) or "dashboard"
-	// (keep the repository's dashboard issue).
+	// Mode is "issue" (guard one) or "dashboard" (keep the dashboard issue).
 	Mode string
 	// From maps every setting's Name to where its value came from:
 	// "default", ".gitea/gns-guard.yml:3" (the file and the value's line),
@@ -57,7 +55,7 @@ func Resolve(layers ...Layer) (Resolved, error) {
 	return r, first
 }
 
-// apply checks one value and, when it is good, applies it.
+// apply applies one value if it checks.
 func apply(r *Resolved, l Layer, name string, v Value) error {
 	e := &Error{Source: l.Source, Key: name, Value: v.Text, Line: v.Line, Col: v.Col}
 	if v.IsList {
@@ -85,8 +83,7 @@ func apply(r *Resolved, l Layer, name string, v Value) error {
 	return nil
 }
 
-// refusal says why a source of kind k may not give setting s its
-// value v, or is "".
+// refusal says why kind k may not set s to v, or "".
 func refusal(k where, s *row, name string, v Value) string {
 	switch {
 	case k == inFile && s.Kind == Secret:
@@ -103,8 +100,7 @@ func refusal(k where, s *row, name string, v Value) string {
 	return ""
 }
 
-// origin is where a value applied from layer l came from, as Resolved.From
-// says it.
+// origin is as Resolved.From says it.
 func origin(l Layer, name string, v Value) string {
 	switch l.kind() {
 	case inInput:
@@ -118,8 +114,7 @@ func origin(l Layer, name string, v Value) string {
 	return l.Source
 }
 
-// ordered is a layer's names by position in the file, then in table order
-// (a name the table lacks last).
+// ordered sorts by file position, then table order, unknown names last.
 func ordered(l Layer) []string {
 	index := func(name string) int {
 		for i := range rows {
@@ -141,13 +136,11 @@ func ordered(l Layer) []string {
 	return out
 }
 
-// Error is a configuration error (exit 2): a value, key or file that is not
-// accepted, and where it was.
+// Error is a refused value, key or file, and where (exit 2).
 type Error struct {
 	// Source is the file's path, SourceInput or SourceFlag.
 	Source string
-	// Key is the setting's name as given; "" for a problem of the whole
-	// file.
+	// Key is as given; "" for the whole file.
 	Key string
 	// Value is the value given, as text; never a secret's.
 	Value string
@@ -157,8 +150,7 @@ type Error struct {
 	// Value": an unknown key, a secret in the file, YAML that does not
 	// parse.
 	Reason string
-	// Line and Col are the position in the file; 0 when unknown, and for
-	// inputs and flags.
+	// Line and Col are 0 when unknown, and for inputs and flags.
 	Line, Col int
 }
 
@@ -219,5 +211,5 @@ func quoteIf(k string) string {
 	return quote(k)
 }
 
-// quote shows untrusted text in a message: quoted, escaped, and short.
+// quote makes untrusted text quoted, escaped and short.
 func quote(s string) string { return markdown.QuoteN(s, 48) }

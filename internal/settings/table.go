@@ -15,8 +15,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// FileName is the repository's configuration file, read from the default
-// branch.
+// FileName is read from the default branch.
 const FileName = ".gitea/gns-guard.yml"
 
 // Kind is the type of a setting's value.
@@ -24,8 +23,7 @@ type Kind int
 
 // The kinds of setting.
 const (
-	// Bool is true or false; yes/no, on/off and 1/0 are accepted too, in
-	// any letter case.
+	// Bool also takes yes/no, on/off and 1/0, in any case.
 	Bool Kind = iota + 1
 	// Int is a whole number with a least value.
 	Int
@@ -35,23 +33,21 @@ const (
 	// newline-separated text anywhere; blanks are trimmed and empty items
 	// dropped.
 	List
-	// Map maps names to logins: a YAML mapping in the file (NAME: LOGIN or
-	// NAME: [LOGIN, ...]), or items NAME=LOGIN, comma- or
-	// newline-separated.
+	// Map maps names to logins: NAME: LOGIN or [LOGIN, ...], or NAME=LOGIN
+	// items.
 	Map
 	// String is a text taken as it is, trimmed.
 	String
 	// Enum is one of a few words.
 	Enum
-	// MaxDepth is a depth limit: a whole number >= 0, n (unlimited), or
-	// nothing.
+	// MaxDepth is a whole number >= 0, n (unlimited), or nothing.
 	MaxDepth
 	// Secret is a token or key: an input of the action only, never a key of
 	// the file, never a flag, never printed.
 	Secret
 )
 
-// String names the kind in words, as the configuration reference does.
+// String words the kind as the reference does.
 func (k Kind) String() string {
 	switch k {
 	case Bool:
@@ -78,13 +74,11 @@ func (k Kind) String() string {
 
 // Setting is one row of the table.
 type Setting struct {
-	// Name is the input's name, in kebab-case: "prune-threshold". The key
-	// of the file and the flag have the same name.
+	// Name is kebab-case ("prune-threshold"), shared by key and flag.
 	Name string
 	// Kind is the type of the value.
 	Kind Kind
-	// Default is the value used when no source gives one, as text; "" is
-	// none (an empty list, no limit, no cap, ...).
+	// Default is text; "" means none (empty list, no limit, no cap).
 	Default string
 	// ActionDefault is the default action.yml gives the input, for an
 	// input no file may set: token's ${{ github.token }}, which only a
@@ -92,26 +86,21 @@ type Setting struct {
 	// hands the step action.yml's defaults as inputs, which would override
 	// the file).
 	ActionDefault string
-	// Range says what is accepted, in words: "a number above 0 up to 1".
-	// Error messages read "expected " + Range.
+	// Range follows "expected " in errors: "a number above 0 up to 1".
 	Range string
-	// Choices are the words an Enum accepts, in the order Range names
-	// them; nil for every other Kind.
+	// Choices are an Enum's words, in Range's order; nil otherwise.
 	Choices []string
 	// Description says what the setting does, in one line.
 	Description string
 	// Input: the setting is an input of action.yml.
 	Input bool
-	// File: the setting may be set in .gitea/gns-guard.yml (never a secret
-	// or a token).
+	// File allows .gitea/gns-guard.yml (never a secret or token).
 	File bool
-	// Flag: the setting is a flag of the CLI verbs that judge an issue
-	// (never a secret).
+	// Flag makes it a flag of the judging verbs (never a secret).
 	Flag bool
 }
 
-// ShownDefault is the default as a person reads it: the Default, or
-// "empty" when there is none.
+// ShownDefault is Default, or "empty".
 func (s Setting) ShownDefault() string {
 	if s.Default == "" {
 		return "empty"
@@ -119,14 +108,13 @@ func (s Setting) ShownDefault() string {
 	return s.Default
 }
 
-// row is a Setting and how a value of it is applied.
+// row is a Setting and how its value applies.
 type row struct {
 	Setting
 	// set applies a value that is not a YAML list unless the Kind is List;
 	// it reports false, and leaves r as it was, when v is not accepted.
 	set func(r *Resolved, v Value) bool
-	// why, when set, says why v was not accepted, in place of "expected
-	// Range, got v" (a secret's value is never shown).
+	// why replaces "expected Range, got v"; a secret's value is never shown.
 	why func(v Value) string
 }
 
@@ -136,7 +124,7 @@ func (r row) actionDefault(d string) row {
 	return r
 }
 
-// choices sets Choices, and Range from them: "a, b or c".
+// choices sets Choices and Range: "a, b or c".
 func (r row) choices(values ...string) row {
 	r.Choices = values
 	r.Range = strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
@@ -366,8 +354,8 @@ var rows = []row{
 		"Most an issue may spend through the meter, in dollars, priced with prices; a call that could pass it is refused. Empty: no cap."),
 }
 
-// parseDuration reads a positive duration: a whole number of days ("7d"),
-// or anything time.ParseDuration reads ("36h", "90m").
+// parseDuration takes whole days ("7d") or time.ParseDuration ("36h"),
+// positive.
 func parseDuration(text string) (time.Duration, bool) {
 	t := strings.TrimSpace(text)
 	if days, ok := strings.CutSuffix(t, "d"); ok {
@@ -457,8 +445,7 @@ var byName = func() map[string]*row {
 	return m
 }()
 
-// Table returns every setting, in the order of action.yml's inputs. The
-// slice is the caller's.
+// Table follows action.yml's inputs; the slice is the caller's.
 func Table() []Setting {
 	out := make([]Setting, len(rows))
 	for i, r := range rows {
@@ -477,8 +464,7 @@ func Lookup(name string) (Setting, bool) {
 	return r.Setting, true
 }
 
-// names lists the names of the settings for which keep is true, in table
-// order.
+// names lists kept settings in table order.
 func names(keep func(Setting) bool) []string {
 	var out []string
 	for _, r := range rows {
@@ -489,7 +475,7 @@ func names(keep func(Setting) bool) []string {
 	return out
 }
 
-// parseBool reads true/false, yes/no, on/off or 1/0 in any letter case.
+// parseBool takes true/false, yes/no, on/off, 1/0 in any case.
 func parseBool(s string) (b, ok bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "true", "yes", "on", "1":
@@ -513,7 +499,7 @@ func enumRow(name, def string, w where, values []string, field func(*config.Conf
 	}).choices(values...)
 }
 
-// floatRow is a number from lo (or above it, unless loIncl) up to hi.
+// floatRow is lo (if loIncl) or above, up to hi.
 func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, field func(*config.Config) *float64, desc string) row {
 	g := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 	rng := "a number above " + g(lo)
@@ -533,8 +519,7 @@ func floatRow(name, def string, w where, lo float64, loIncl bool, hi float64, fi
 	})
 }
 
-// intRow is a whole number >= least; when emptyMeans is not "", nothing
-// is accepted too and sets the zero value, which means emptyMeans.
+// intRow is >= least; with emptyMeans, nothing means zero.
 func intRow[T int | int64](name, def string, w where, least int64, emptyMeans string, field func(*config.Config) *T, desc string) row {
 	rng := "a whole number >= " + strconv.FormatInt(least, 10)
 	if emptyMeans != "" {
@@ -555,8 +540,7 @@ func intRow[T int | int64](name, def string, w where, least int64, emptyMeans st
 	})
 }
 
-// parsedRow is a setting whose text parse reads into field; a text parse
-// does not accept is refused.
+// parsedRow refuses text parse cannot read into field.
 func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(string) (T, bool), field func(*config.Config) *T, desc string) row {
 	return newRow(name, k, def, rng, w, desc, func(r *Resolved, v Value) bool {
 		x, ok := parse(v.Text)
@@ -567,8 +551,7 @@ func parsedRow[T any](name string, k Kind, def, rng string, w where, parse func(
 	})
 }
 
-// keyRow is a secret key, an input only: its text, trimmed ("" leaves
-// the key unset). A strong key must hold ledger.MinKeyBits.
+// keyRow is an input only, trimmed ("" unsets); needs ledger.MinKeyBits.
 func keyRow(name string, strong bool, field func(*config.Config) *[]byte, desc string) row {
 	rng := "a key"
 	if strong {

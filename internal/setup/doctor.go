@@ -14,8 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
-// AdminTokenEnv holds the repository owner's token for `doctor` when
-// --admin-token is not given.
+// AdminTokenEnv is `doctor`'s owner token when --admin-token is absent.
 const AdminTokenEnv = "GNS_GUARD_ADMIN_TOKEN"
 
 // The meter's checks, made when the settings name a meter.
@@ -42,8 +41,7 @@ type Check struct {
 	Logins []string `json:"logins"`
 }
 
-// Diagnosis is what `doctor` found: the repository's posture judged, and
-// the meter's checks when the settings name one.
+// Diagnosis is the posture judged, and the named meter's checks.
 type Diagnosis struct {
 	Facts  posture.Facts
 	Server string
@@ -52,8 +50,7 @@ type Diagnosis struct {
 	WithAdmin bool
 }
 
-// Meter is the meter the settings name: its address, and the public key
-// they publish for it.
+// Meter is the named meter's address and published public key.
 type Meter struct{ URL, PublicKey string }
 
 // Diagnose judges the posture read (facts) of repository owner/name, and
@@ -133,7 +130,7 @@ func (d *Diagnosis) Outcome() error {
 	return nil
 }
 
-// WriteText writes the checks, one a line with its state, and a summary.
+// WriteText writes one check a line, then a summary.
 func (d *Diagnosis) WriteText(out io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "gns-guard doctor: %s on %s, default branch %s\n\n", d.Facts.Repo, d.Server, d.Facts.DefaultBranch)

@@ -41,11 +41,9 @@ const (
 
 // The runners `init --runner` writes a workflow for.
 const (
-	// RunnerDocker: the step uses the action, whose image needs a Docker
-	// engine.
+	// RunnerDocker needs a Docker engine for the action's image.
 	RunnerDocker = "docker"
-	// RunnerHost: the step runs the gns-guard binary installed on a
-	// host-mode runner.
+	// RunnerHost runs the installed gns-guard binary on a host-mode runner.
 	RunnerHost = "host"
 )
 
@@ -56,8 +54,7 @@ type file struct {
 	what    string
 }
 
-// Workflow is the guard's workflow for a runner; the host's pins this
-// binary's digest.
+// Workflow is for runner; the host's pins this binary's digest.
 func Workflow(runner string) []byte {
 	if runner == RunnerHost {
 		return pinned(hostWorkflowTemplate, selfDigest())
@@ -68,8 +65,7 @@ func Workflow(runner string) []byte {
 // IssueTemplate is the issue template of a governed task.
 func IssueTemplate() []byte { return issueTemplate }
 
-// files are the files `init` writes for a runner and an agents map
-// (--agents NAME=LOGIN), in the order it lists them.
+// files `init` writes, in listing order; agents come from --agents.
 func files(runner string, agents map[string][]string) []file {
 	what := "the workflow that runs the guard on issue, comment and pull request events"
 	if runner == RunnerHost {
@@ -82,8 +78,7 @@ func files(runner string, agents map[string][]string) []file {
 	}
 }
 
-// Settings is the settings file init writes: the template, and the
-// agents map when --agents gives one.
+// Settings is the template, plus --agents when given.
 func Settings(agents map[string][]string) []byte {
 	if len(agents) == 0 {
 		return configTemplate
@@ -103,7 +98,7 @@ func Settings(agents map[string][]string) []byte {
 	return b.Bytes()
 }
 
-// plainYAML is a name YAML reads as the same text unquoted.
+// plainYAML reads unquoted as the same text.
 var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 
 // Labels are the governance labels `init` creates

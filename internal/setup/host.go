@@ -18,7 +18,7 @@ import (
 // so a workflow copied by hand runs nothing until its binary is pinned.
 const unpinned = `GNS_GUARD_SHA256: "0000000000000000000000000000000000000000000000000000000000000000"`
 
-// pinned is the host workflow with digest pinned ("" leaves it as shipped).
+// pinned pins digest; "" leaves the workflow as shipped.
 func pinned(workflow []byte, digest string) []byte {
 	if digest == "" {
 		return workflow
@@ -26,8 +26,7 @@ func pinned(workflow []byte, digest string) []byte {
 	return bytes.Replace(workflow, []byte(unpinned), []byte(`GNS_GUARD_SHA256: "`+digest+`"`), 1)
 }
 
-// selfDigest is the SHA-256 of the running binary in hexadecimal, "" when
-// it cannot be read.
+// selfDigest is the binary's hex SHA-256; "" when unreadable.
 var selfDigest = sync.OnceValue(func() string {
 	path, err := os.Executable()
 	if err != nil {

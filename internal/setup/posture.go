@@ -22,8 +22,7 @@ const AgentsTeam = "gns-agents"
 // requests from forks) and only read Actions.
 var agentUnits = map[string]string{posture.Code: "read", posture.Issues: "write", posture.Pulls: "write", posture.Actions: "read"}
 
-// AgentUnits are the units, and the modes on each, of the agents' team
-// init creates.
+// AgentUnits are the units and modes of init's agents team.
 func AgentUnits() map[string]string { return maps.Clone(agentUnits) }
 
 // PostureStep is one step of the recommended posture: built by this
@@ -67,8 +66,7 @@ func (r *run) planPosture(ctx context.Context, agents []string) error {
 	return nil
 }
 
-// planTeam plans the agents' team: created with the agents' units, given
-// the repository, and the agents added.
+// planTeam creates the team with units, repository and agents.
 func (p *postureRun) planTeam(ctx context.Context) error {
 	org, err := p.pf.OwnerIsOrg(ctx)
 	if err != nil {
@@ -180,8 +178,7 @@ func (p *postureRun) planProtection(ctx context.Context) error {
 	return nil
 }
 
-// workflowOnBase says the guard's workflow is on the default branch once
-// this run's writes are made.
+// workflowOnBase: is the workflow on the default branch after the writes?
 func (p *postureRun) workflowOnBase() bool {
 	for _, f := range p.r.rep.Files {
 		if f.Path == WorkflowPath && f.Branch == p.r.base {
@@ -191,8 +188,7 @@ func (p *postureRun) workflowOnBase() bool {
 	return false
 }
 
-// write makes the posture's writes; one the server refuses for want of
-// rights becomes a step to take by hand.
+// write turns writes refused for rights into steps by hand.
 func (p *postureRun) write(ctx context.Context, rep *Report) error {
 	for i, s := range p.steps {
 		if s.State != StateCreate {

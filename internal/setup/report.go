@@ -15,32 +15,30 @@ import (
 	"github.com/gns-guard/gns-guard/internal/version"
 )
 
-// States of a file, a label, the pull request and a posture step in a
-// Report.
+// States of a file, label, pull request or posture step.
 const (
-	// StateCreate: written by this run, or planned by a dry run.
+	// StateCreate: written now, or planned by a dry run.
 	StateCreate = "create"
 	// StatePresent: already there as wanted; left as it is.
 	StatePresent = "present"
-	// StateDiffers: a file already there with other content; left as it is.
+	// StateDiffers: present with other content; left alone.
 	StateDiffers = "differs"
 	// StateByHand: a posture step init cannot take (its token, or the
 	// repository's owner, does not allow it); the step says what to do.
 	StateByHand = "by-hand"
 )
 
-// Report is what `init` did, or would do in a dry run: the JSON form,
-// and what the text form prints.
+// Report is what `init` did or would do, as JSON and text.
 type Report struct {
 	Repo          string `json:"repo"`
 	Server        string `json:"server"`
 	DefaultBranch string `json:"default_branch"`
 	// Mode is pull-request or commit (--commit).
 	Mode string `json:"mode"`
-	// Runner is the runner the workflow is for: docker or host (--runner).
+	// Runner is docker or host (--runner).
 	Runner string `json:"runner"`
 	DryRun bool   `json:"dry_run"`
-	// Changed says a write was made (or, in a dry run, is planned).
+	// Changed says a write was made, or planned when dry.
 	Changed bool          `json:"changed"`
 	Files   []FileState   `json:"files"`
 	Commit  *Commit       `json:"commit,omitempty"`
@@ -54,16 +52,15 @@ type Report struct {
 	Done  []string          `json:"done"`
 	base  string            // the default branch's page, for next steps
 	files map[string][]byte // path → content, of the files to commit
-	// secrets are the names of the repository's secrets (nil: not read);
-	// publicKey says the settings file on the default branch publishes
-	// ledger-public-key.
+	// secrets are secret names (nil: unread); publicKey: the base settings
+	// publish ledger-public-key.
 	secrets   []string
 	publicKey bool
 	// agents is the agents map the settings file gets (--agents).
 	agents map[string][]string
 }
 
-// FileState is a file init writes, as found or written on a branch.
+// FileState is an init file as found or written on a branch.
 type FileState struct {
 	Path string `json:"path"`
 	// State is create, present or differs, on Branch.
@@ -82,7 +79,7 @@ type Commit struct {
 
 // Pull is the pull request that proposes init's files.
 type Pull struct {
-	// State is create (opened by this run, or planned) or present (already open).
+	// State is create (opened or planned) or present (already open).
 	State  string `json:"state"`
 	Number int64  `json:"number,omitempty"`
 	URL    string `json:"url,omitempty"`
@@ -95,7 +92,7 @@ type LabelState struct {
 	Name        string `json:"name"`
 	Color       string `json:"color"`
 	Description string `json:"description"`
-	// State is create or present (as found: its color and description).
+	// State is create or present (color and description as found).
 	State string `json:"state"`
 }
 
@@ -128,7 +125,7 @@ var (
 		": on a fork's pull request the Actions token is read-only."
 )
 
-// nextStep is a step left to do by hand, and what it says once done.
+// nextStep is a step by hand, and its text once done.
 type nextStep struct {
 	todo, done string
 	isDone     bool
@@ -176,7 +173,7 @@ func nextSteps(rep *Report) (todo, done []string) {
 	return todo, done
 }
 
-// mergeStep is the step of merging init's pull request, if one is open.
+// mergeStep merges init's open pull request, if any.
 func mergeStep(p *Pull) string {
 	switch {
 	case p == nil:
@@ -189,8 +186,7 @@ func mergeStep(p *Pull) string {
 	return fmt.Sprintf("Merge the pull request from %s into %s.", p.Head, p.Base)
 }
 
-// installVersion is the version `go install` fetches: this build's
-// release, else latest.
+// installVersion is this build's release, else latest.
 func installVersion() string {
 	if v := version.Info().Version; releaseVersion.MatchString(v) {
 		return v
@@ -227,7 +223,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// would words a write as done, or as planned in a dry run.
+// would words a write as done, or planned when dry.
 func (rep *Report) would(done, planned string) string {
 	if rep.DryRun {
 		return planned
@@ -301,8 +297,7 @@ func writePosture(b *bytes.Buffer, rep *Report) {
 	}
 }
 
-// writeOutcome writes what changed: nothing, the writes a dry run
-// would make, or how many were made.
+// writeOutcome: nothing, a dry run's writes, or how many were made.
 func writeOutcome(b *bytes.Buffer, rep *Report) {
 	switch {
 	case !rep.Changed:

@@ -14,8 +14,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
-// Forge is what `init` needs of the server: the repository set up, and
-// the posture it builds.
+// Forge is what `init` needs: the repository and the posture it builds.
 type Forge interface {
 	port.Setup
 	port.PostureSetup
@@ -23,8 +22,7 @@ type Forge interface {
 
 // Options say how Run sets a repository up.
 type Options struct {
-	// Commit writes the files onto the default branch instead of
-	// proposing them in a pull request from Branch (--commit).
+	// Commit writes onto the default branch, not a pull request (--commit).
 	Commit bool
 	// DryRun plans every write and makes none (--dry-run).
 	DryRun bool
@@ -32,13 +30,12 @@ type Options struct {
 	Runner string
 	// Team are the accounts to put in AgentsTeam (--agents).
 	Team []string
-	// Agents is the agents setting of the settings file: agent name →
-	// the accounts that may speak as it (--agents NAME=LOGIN).
+	// Agents maps agent name to accounts speaking as it (--agents
+	// NAME=LOGIN).
 	Agents map[string][]string
 }
 
-// maxFile bounds what `init` reads of a file it would write: anything
-// longer is not its own file.
+// maxFile: anything longer is not init's file.
 const maxFile = settings.MaxFileBytes
 
 // Run reads what the repository holds, plans the writes that are
@@ -90,15 +87,13 @@ type run struct {
 	info   port.Repository
 	base   string // the default branch
 	rep    *Report
-	// branchExists says Branch exists (looked for only when files go
-	// onto it).
+	// branchExists is looked up only when files go onto Branch.
 	branchExists bool
 	newLabels    []issues.LabelSpec
 	posture      *postureRun
 }
 
-// start reads the repository and starts the report; an archived
-// repository, or an empty one without --commit, cannot be set up.
+// start refuses an archived repository, or an empty one without --commit.
 func start(ctx context.Context, sf Forge, w live.Where, direct, dry bool) (*run, error) {
 	info, err := sf.Repository(ctx)
 	if err != nil {
@@ -124,8 +119,7 @@ func start(ctx context.Context, sf Forge, w live.Where, direct, dry bool) (*run,
 	return &run{sf: sf, w: w, direct: direct, info: info, base: base, rep: rep}, nil
 }
 
-// filesOnBase reads what the default branch holds of the files init
-// writes, and returns the ones it lacks.
+// filesOnBase returns the init files the default branch lacks.
 func (r *run) filesOnBase(ctx context.Context) ([]file, error) {
 	var missing []file
 	for _, f := range files(r.rep.Runner, r.rep.agents) {
@@ -145,8 +139,7 @@ func (r *run) filesOnBase(ctx context.Context) ([]file, error) {
 	return missing, nil
 }
 
-// noteFile records a file's state on a branch, with a note when it is
-// not the file init writes.
+// noteFile notes a file's state, and when it is not init's.
 func (r *run) noteFile(f file, state, branch string) {
 	if state == StateDiffers {
 		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("%s on %s is not the file init writes; it is left as it is", f.path, branch))
@@ -154,8 +147,7 @@ func (r *run) noteFile(f file, state, branch string) {
 	r.rep.Files = append(r.rep.Files, FileState{Path: f.path, State: state, Branch: branch})
 }
 
-// filesToCommit are the missing files to commit: all of them onto the
-// default branch with --commit, else those Branch lacks too.
+// filesToCommit: all with --commit, else those Branch lacks too.
 func (r *run) filesToCommit(ctx context.Context, missing []file) ([]file, error) {
 	switch {
 	case len(missing) == 0:
@@ -187,8 +179,7 @@ func (r *run) filesToCommit(ctx context.Context, missing []file) ([]file, error)
 	return toCommit, nil
 }
 
-// planCommit plans the commit of the files: onto the default branch,
-// onto Branch, or onto Branch made from the default branch.
+// planCommit targets the default branch, Branch, or a new Branch from it.
 func (r *run) planCommit(toCommit []file) {
 	if len(toCommit) == 0 {
 		return
@@ -214,8 +205,7 @@ func (r *run) planCommit(toCommit []file) {
 	rep.Commit = c
 }
 
-// planPull plans the pull request, needed while a file init writes is
-// only on Branch, unless one is open already.
+// planPull is needed while a file is only on Branch and none is open.
 func (r *run) planPull(ctx context.Context, missing []file) error {
 	if r.direct || len(missing) == 0 {
 		return nil
@@ -237,8 +227,7 @@ func (r *run) planPull(ctx context.Context, missing []file) error {
 	return nil
 }
 
-// planLabels plans the labels the repository lacks; one there under the
-// same name is left as it is.
+// planLabels leaves a same-named label as it is.
 func (r *run) planLabels(ctx context.Context) error {
 	existing, err := r.sf.Labels(ctx)
 	if err != nil {
@@ -284,8 +273,7 @@ func (r *run) readDone(ctx context.Context) {
 	}
 }
 
-// finishPlan says whether anything changes, warns when the token cannot
-// push, and lists the next steps.
+// finishPlan warns when the token cannot push, and lists next steps.
 func (r *run) finishPlan() {
 	rep := r.rep
 	rep.Changed = len(rep.Writes) > 0
@@ -295,8 +283,7 @@ func (r *run) finishPlan() {
 	rep.Next, rep.Done = nextSteps(rep)
 }
 
-// write makes the writes, in the order planned: the commit, the pull
-// request, the labels, the posture.
+// write goes in plan order: commit, pull request, labels, posture.
 func (r *run) write(ctx context.Context) error {
 	if err := r.writeCommit(ctx); err != nil {
 		return err
@@ -339,8 +326,7 @@ func (r *run) writeCommit(ctx context.Context) error {
 	return nil
 }
 
-// fileState says whether ref holds f as init writes it (present), with
-// other content (differs), or not at all ("").
+// fileState: present, differs, or "" when ref lacks f.
 func fileState(ctx context.Context, sf Forge, ref string, f file) (string, error) {
 	got, err := sf.FileAt(ctx, ref, f.path, maxFile)
 	switch {

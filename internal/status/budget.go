@@ -12,15 +12,14 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// waitingText says what the issue waits for and who ends the wait.
+// waitingText says what the issue waits for, and who ends it.
 func waitingText(cfg config.Config) string {
 	return fmt.Sprintf("⏸️ **Waiting for a person**: the budget is used up and `%s` is on, so no agent may go on. Nothing is broken: "+
 		"an approver (%s) raises `budget.total` or accepts the state, and removes `%s` to let the workflow continue.",
 		markdown.Cell(cfg.Labels.BudgetExhausted, 80), cfg.Approvers(), markdown.Cell(cfg.Labels.BudgetExhausted, 80))
 }
 
-// Budget warning thresholds: the share of the budget used at which the
-// status comment and the summary warn, before the wall.
+// Budget warning thresholds: used shares that warn before the wall.
 const (
 	BudgetWarnFirst  = 0.6
 	BudgetWarnSecond = 0.8

@@ -88,7 +88,7 @@ func lastID(in guard.Input) int64 {
 	return id
 }
 
-// guardHas reports whether one of the guard's own recent comments matches.
+// guardHas checks the guard's own recent comments.
 func guardHas(in guard.Input, match func(issues.Comment) bool) bool {
 	return slices.ContainsFunc(in.Recent, func(c issues.Comment) bool { return c.Author == in.Self && match(c) })
 }

@@ -63,8 +63,8 @@ func Render(issue int64, p *guard.Plan, cfg config.Config, notes []string, recor
 	return capComment(b.String(), record)
 }
 
-// capComment ends a comment with its hidden record line, cutting the
-// visible text (at a line) so that the whole stays within MaxCommentChars.
+// capComment cuts visible text at a line to fit MaxCommentChars with the
+// record.
 func capComment(text, record string) string {
 	tail := ""
 	if record != "" {
@@ -81,8 +81,7 @@ func capComment(text, record string) string {
 	return text + tail
 }
 
-// MaxCommentChars is the most a comment of the guard's may hold (Gitea's
-// Markdown renderer and the archive parts use the same bound).
+// MaxCommentChars is Gitea's renderer's bound, shared with archive parts.
 const MaxCommentChars = 65536
 
 func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]string) {
@@ -111,8 +110,7 @@ func findingsTable(b *strings.Builder, fs []finding.Finding, links map[string]st
 	}
 }
 
-// writeNumbers writes the budget bar and the depth figures, and the entry
-// context with withContext.
+// writeNumbers writes budget bar, depth, and withContext the entry context.
 func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 	if n.BudgetTotal > 0 || n.BudgetConsumed > 0 {
 		ratio := 1.0
@@ -145,8 +143,7 @@ func writeNumbers(b *strings.Builder, n guard.Numbers, withContext bool) {
 	}
 }
 
-// LifetimeText says the issue's lifetime spend: the tokens consumed across
-// its phases, and how many of them before this phase.
+// LifetimeText: tokens across phases, and how many before this one.
 func LifetimeText(n guard.Numbers) string {
 	if n.EarlierPhases <= 0 {
 		return tokens.Format(n.Lifetime) + " tokens consumed on the issue, all in this phase"
@@ -154,7 +151,7 @@ func LifetimeText(n guard.Numbers) string {
 	return fmt.Sprintf("%s tokens consumed on the issue, %s of them in earlier phases", tokens.Format(n.Lifetime), tokens.Format(n.EarlierPhases))
 }
 
-// Bar draws ratio (0..1, clamped) as a bar of width cells.
+// Bar draws ratio, clamped to 0..1, in width cells.
 func Bar(ratio float64, width int) string {
 	ratio = max(0, min(1, ratio))
 	full := int(ratio*float64(width) + 0.5)

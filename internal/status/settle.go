@@ -9,10 +9,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// Applied is what applying a plan changed on the issue, as far as the next
-// run will see it.
+// Applied is what the next run will see changed.
 type Applied struct {
-	// Notes are facts for the status comment (a lock that was refused).
+	// Notes go in the status comment, e.g. a refused lock.
 	Notes []string
 	// Posted are the comments the run posted.
 	Posted []issues.Comment
@@ -20,15 +19,14 @@ type Applied struct {
 	// Filled the same of the body with the placeholder issue number set,
 	// Hinted of the body with its read hint.
 	Pruned, Filled, Hinted bool
-	// Locked says the issue is locked once the run is over.
+	// Locked: the issue is locked after the run.
 	Locked bool
 	// Record is the hidden ledger line the status comment carries, and
 	// Written the server time it was written at (its updated_at after the
 	// write, as far as the next run can tell).
 	Record  string
 	Written time.Time
-	// Read is the server time the run read the issue at (zero: unknown),
-	// which the record keeps (ledger.Record.Read).
+	// Read is server time (zero: unknown), kept as ledger.Record.Read.
 	Read time.Time
 	// Moved says the status comment is posted anew at the end of the
 	// issue (the old one deleted), so the next run finds it in reach.
@@ -47,7 +45,7 @@ func Stable(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) 
 		return body
 	}
 	asRead := body
-	// The record line is the same in every round: it is verified once.
+	// The record line repeats every round: verify it once.
 	rec := in.Record
 	if c := statusAfter(in.Self, body, existing, a.Moved, a.Written); !rec.Of(&c, ledger.ConfigKeys(in.Config)) {
 		rec = ledger.Verify(&c, n, ledger.ConfigKeys(in.Config))
@@ -72,8 +70,7 @@ func Stable(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied) 
 	return body
 }
 
-// after is the decision input of the next run, once this run's writes are
-// made and its status comment says status.
+// after is the next run's input once the writes and status are made.
 func after(in guard.Input, p *guard.Plan, existing *issues.Comment, a Applied, status string) guard.Input {
 	c := statusAfter(in.Self, status, existing, a.Moved, a.Written)
 	ch := guard.Change{Remove: issues.NamesOf(p.RemoveLabels), Add: p.AddLabels, Locked: a.Locked, Posted: a.Posted, Status: &c,

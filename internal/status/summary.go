@@ -9,7 +9,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/markdown"
 )
 
-// Summary renders the step summary: a table of the checks and the numbers.
+// Summary renders the step summary: checks and numbers.
 func Summary(issue int64, p *guard.Plan, cfg config.Config, notes []string) string {
 	var b strings.Builder
 	switch {

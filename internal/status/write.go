@@ -11,10 +11,9 @@ import (
 	"github.com/gns-guard/gns-guard/internal/ledger"
 )
 
-// CommentWrite is the status comment a run leaves, and the write that brings it
-// about.
+// CommentWrite is the status comment and the write making it.
 type CommentWrite struct {
-	// Body is the comment's text; Do says a write is needed.
+	// Body is the text; Do says a write is needed.
 	Body  string
 	Write guard.Write
 	Do    bool
@@ -79,8 +78,8 @@ func Placeholder(in guard.Input, p *guard.Plan, now time.Time) string {
 		"which holds its ledger, last.\n" + ledger.ConfigKeys(in.Config).Encode(l) + "\n"
 }
 
-// NeedsPlaceholder reports whether the run must post Placeholder first:
-// it writes anything while the issue has no status comment.
+// NeedsPlaceholder: a run that writes without a status comment posts one
+// first.
 func NeedsPlaceholder(p *guard.Plan, existing *issues.Comment) bool {
 	return p.Ledger != nil && existing == nil && len(p.Writes()) > 0
 }

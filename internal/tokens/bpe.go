@@ -36,15 +36,14 @@ func newPieceBPE(c *codec.Codec) (*pieceBPE, error) {
 
 	b := &pieceBPE{codec: c}
 	b.cache.seed = maphash.MakeSeed()
-	// Self-check: "\n \n" is one piece and one cl100k/o200k token; the
-	// library's own pattern would have split it in two.
+	// Self-check: "\n \n" is one token; the library's own pattern splits it.
 	if n, err := c.Count("\n \n"); err != nil || n != 1 {
 		return nil, fmt.Errorf("tokens: cannot install the whole-piece pattern in tiktoken-go/tokenizer (got %d, %v)", n, err)
 	}
 	return b, nil
 }
 
-// count returns the number of tokens of piece (non-empty, valid UTF-8).
+// count takes a non-empty, valid UTF-8 piece.
 func (b *pieceBPE) count(piece string) int {
 	if len(piece) == 1 {
 		return 1 // every byte is a token
@@ -64,9 +63,8 @@ func (b *pieceBPE) count(piece string) int {
 func (b *pieceBPE) bpe(piece string) int {
 	n, err := b.codec.Count(piece)
 	if err != nil || n < 1 || n > len(piece) {
-		// Unreachable: the whole-input pattern cannot fail and byte-level
-		// BPE yields between 1 and len(piece) tokens. Stay within those
-		// bounds rather than panic.
+		// Unreachable: byte-level BPE yields 1 to len(piece) tokens; clamp,
+		// not panic.
 		return len(piece)
 	}
 	return n

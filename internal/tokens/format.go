@@ -5,8 +5,7 @@ import (
 	"strings"
 )
 
-// Format writes a token count with a comma between groups of three digits:
-// 20000 as "20,000", -1234 as "-1,234".
+// Format groups digits: 20000 as "20,000", -1234 as "-1,234".
 func Format[N ~int | ~int64](n N) string {
 	s := strconv.FormatInt(int64(n), 10)
 	digits := strings.TrimPrefix(s, "-")

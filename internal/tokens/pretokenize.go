@@ -69,8 +69,7 @@ func classifySlow(r rune) uint8 {
 	return c
 }
 
-// decode returns the class and byte length of the rune starting at s[i].
-// i must be < len(s); s must be valid UTF-8.
+// decode needs i < len(s) and valid UTF-8.
 func decode(s string, i int) (cls uint8, size int) {
 	if b := s[i]; b < utf8.RuneSelf {
 		return asciiClass[b], 1
@@ -79,7 +78,7 @@ func decode(s string, i int) (cls uint8, size int) {
 	return classifySlow(r), n
 }
 
-// classAt is decode without the size; it returns 0 at the end of s.
+// classAt returns 0 at the end of s.
 func classAt(s string, i int) uint8 {
 	if i >= len(s) {
 		return 0
@@ -122,8 +121,7 @@ func contraction(s string, i int) int {
 	return 0
 }
 
-// foldEq reports whether r equals the ASCII lower-case letter lc under
-// Unicode simple case folding.
+// foldEq compares r with lower-case ASCII lc by simple case folding.
 func foldEq(r, lc rune) bool {
 	if r == lc || r == lc-'a'+'A' {
 		return true
@@ -173,8 +171,8 @@ func nextCl100k(s string, i int) int {
 func nextO200k(s string, i int) int {
 	c0, n0 := decode(s, i)
 
-	// The two word branches; each first tries with the optional
-	// [^\r\n\p{L}\p{N}] prefix, then without.
+	// Word branches: with the optional [^\r\n\p{L}\p{N}] prefix, then
+	// without.
 	prefixed := isPrefix(c0) && i+n0 < len(s)
 	if prefixed {
 		if j, ok := o200kLowerWord(s, i+n0); ok {
@@ -239,8 +237,7 @@ func o200kUpperWord(s string, i int) (int, bool) {
 	return j + contraction(s, j), true
 }
 
-// scanWhile returns the end of the run of characters with class bit cls
-// starting at s[i].
+// scanWhile ends the run of class cls from s[i].
 func scanWhile(s string, i int, cls uint8) int {
 	for i < len(s) {
 		c, n := decode(s, i)
@@ -311,11 +308,10 @@ func scanSpace(s string, i int) int {
 		// \s*[\r\n]+: \s* backtracks to the last newline of the run.
 		return lastNL + 1
 	case j == len(s):
-		// \s+(?!\S) at the end of the text takes the whole run.
+		// \s+(?!\S) at the end takes the whole run.
 		return j
 	case lastStart > i:
-		// \s+(?!\S): leave the last whitespace character for the next
-		// piece (it will prefix the following word or symbol).
+		// \s+(?!\S): the last space prefixes the next piece.
 		return lastStart
 	default:
 		// \s+: a single whitespace character before a non-space.

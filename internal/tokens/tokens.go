@@ -14,17 +14,16 @@ type Encoding string
 
 // The supported encodings.
 const (
-	// CL100kBase is the encoding of GPT-4 and GPT-3.5-turbo, and the default.
+	// CL100kBase is GPT-4's and GPT-3.5-turbo's, and the default.
 	CL100kBase Encoding = "cl100k_base"
-	// O200kBase is the encoding of GPT-4o, GPT-4.1, o1, o3 and later models.
+	// O200kBase is GPT-4o's, GPT-4.1's, o1's, o3's and later.
 	O200kBase Encoding = "o200k_base"
 )
 
 // DefaultEncoding is the encoding used when none is configured.
 const DefaultEncoding = CL100kBase
 
-// ErrUnknownEncoding is wrapped by the errors of ParseEncoding and New for
-// an encoding name that is not supported.
+// ErrUnknownEncoding: ParseEncoding and New got an unsupported name.
 var ErrUnknownEncoding = errors.New("unknown token encoding")
 
 // String returns the encoding's name.
@@ -45,8 +44,7 @@ func unknownEncoding(s string) error {
 	return fmt.Errorf("%w %q: accepted values are %q and %q", ErrUnknownEncoding, s, CL100kBase, O200kBase)
 }
 
-// Counter counts tokens for one encoding. It is safe for concurrent use.
-// The zero Counter counts with DefaultEncoding.
+// Counter is safe for concurrent use; the zero Counter uses DefaultEncoding.
 type Counter struct {
 	enc Encoding
 	eng *engine
@@ -80,8 +78,7 @@ func (c *Counter) Count(text string) int {
 	return n
 }
 
-// checkEvery is how many bytes CountContext counts between two looks at
-// its context: a few milliseconds of work on the slowest text.
+// checkEvery bytes between context checks: milliseconds on the slowest text.
 const checkEvery = 64 << 10
 
 // CountContext is Count that gives up within milliseconds once ctx is done,
@@ -145,7 +142,7 @@ func (c *Counter) engine() *engine {
 	return eng
 }
 
-// engine is the state shared by all Counters of one encoding.
+// engine is shared by one encoding's Counters.
 type engine struct {
 	split splitFunc
 	bpe   *pieceBPE
@@ -171,8 +168,8 @@ func loadEngine(enc Encoding) (*engine, error) {
 	return slot.eng, slot.err
 }
 
-// newEngine decodes enc's embedded vocabulary (see vocab.go) and sets up
-// its pre-tokenizer and byte-pair encoder.
+// newEngine decodes the embedded vocabulary (vocab.go) and builds the
+// encoders.
 func newEngine(enc Encoding) (*engine, error) {
 	var split splitFunc
 	switch enc {

@@ -94,7 +94,7 @@ func decodeRanks(file []byte) (map[string]uint, error) {
 	return ranks, err
 }
 
-// readRanks reads the tokens off buf, as far as filled says it holds data.
+// readRanks reads tokens off buf up to filled.
 func readRanks(buf []byte, filled <-chan int) (map[string]uint, error) {
 	avail := 0
 	have := func(n int) bool {
@@ -138,7 +138,7 @@ func readRanks(buf []byte, filled <-chan int) (map[string]uint, error) {
 	return ranks, nil
 }
 
-// errLibrary says the pinned library changed in a way newCodec relies on.
+// errLibrary: the pinned library changed what newCodec relies on.
 var errLibrary = errors.New("tokens: unsupported tiktoken-go/tokenizer version")
 
 // newCodec returns a codec.Codec that merges with the vocabulary ranks.

@@ -6,22 +6,20 @@ import (
 	"strings"
 )
 
-// Devel is the version of a build that has no module version: one made by
-// `go build` or `go run` in the source tree.
+// Devel is `go build` or `go run` in the source tree.
 const Devel = "(devel)"
 
 // Build is what a binary knows of its own build.
 type Build struct {
-	// Version is the module version (v1.2.3, or a pseudo-version), or Devel.
+	// Version is v1.2.3, a pseudo-version, or Devel.
 	Version string `json:"version"`
-	// Commit is the VCS revision the binary was built from, or "" when the
-	// build recorded none.
+	// Commit is "" when the build recorded none.
 	Commit string `json:"commit,omitempty"`
 	// CommitTime is the revision's time (RFC 3339), or "".
 	CommitTime string `json:"commit_time,omitempty"`
-	// Modified says the work tree had uncommitted changes at build time.
+	// Modified: the work tree had uncommitted changes.
 	Modified bool `json:"modified"`
-	// Go is the Go release the binary was built with (go1.26.8).
+	// Go is e.g. go1.26.8.
 	Go string `json:"go"`
 }
 
@@ -37,8 +35,7 @@ func Info() Build {
 // String is Info().String().
 func String() string { return Info().String() }
 
-// FromBuildInfo reads a Build out of the toolchain's build information;
-// nil gives a Devel build.
+// FromBuildInfo(nil) gives a Devel build.
 func FromBuildInfo(bi *debug.BuildInfo) Build {
 	b := Build{Version: Devel, Go: runtime.Version()}
 	if bi == nil {
@@ -63,8 +60,8 @@ func FromBuildInfo(bi *debug.BuildInfo) Build {
 	return b
 }
 
-// String is the build in one line: "gns-guard v1.2.3 (commit abc1234, go1.26.8)";
-// a build from a changed work tree says "commit abc1234, modified".
+// String reads "gns-guard v1.2.3 (commit abc1234, go1.26.8)", "modified"
+// when dirty.
 func (b Build) String() string {
 	var s strings.Builder
 	s.WriteString("gns-guard ")
@@ -87,7 +84,7 @@ func (b Build) String() string {
 	return s.String()
 }
 
-// short is the first 7 characters of a commit hash, as git abbreviates it.
+// short abbreviates as git does: 7 characters.
 func short(commit string) string {
 	if len(commit) > 7 {
 		return commit[:7]
