@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +47,41 @@ func BenchmarkCall(b *testing.B) {
 	b.Run("through-meter", func(b *testing.B) {
 		timed(b, func() error { return postTo(c, r.base(7, "openai")+"/chat/completions", agentToken1, benchCall) })
 	})
+}
+
+// BenchmarkCallParallel is 16 clients calling at once through the
+// meter, as agents on several issues do: calls/s is the meter's
+// throughput when the store's commits can share a transaction.
+func BenchmarkCallParallel(b *testing.B) {
+	r, c := benchRig(b)
+	const clients = 16
+	url := r.base(7, "openai") + "/chat/completions"
+	var next atomic.Int64
+	d := make([]time.Duration, b.N)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
+				t := time.Now()
+				if err := postTo(c, url, agentToken1, benchCall); err != nil {
+					b.Error(err)
+					return
+				}
+				d[i] = time.Since(t)
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	b.StopTimer()
+	slices.Sort(d)
+	b.ReportMetric(float64(b.N)/took.Seconds(), "calls/s")
+	b.ReportMetric(float64(d[len(d)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(d[len(d)*99/100].Nanoseconds()), "p99-ns")
 }
 
 // BenchmarkStreamFirstByte is the time to a stream's first event,
