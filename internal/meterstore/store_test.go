@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +47,7 @@ func TestStores(t *testing.T) {
 			t.Run("pending", func(t *testing.T) { testPending(t, open(t)) })
 			t.Run("concurrent admission", func(t *testing.T) { testConcurrent(t, open(t)) })
 			t.Run("restart", func(t *testing.T) { testRestart(t, open) })
+			t.Run("two meters, four issues", func(t *testing.T) { testTwoMeters(t, open(t), open(t)) })
 		})
 	}
 }
@@ -164,6 +166,56 @@ func testConcurrent(t *testing.T, s *Store) {
 	wg.Wait()
 	if admitted != 10 {
 		t.Errorf("%d of 20 concurrent calls admitted on a budget of 10", admitted)
+	}
+}
+
+// Two meters on one store, 32 callers on four issues, each reserving and
+// settling: the writes of several issues share transactions, which
+// neither wait on each other for ever nor pass a budget; a settlement
+// of a call not in flight fails alone.
+func testTwoMeters(t *testing.T, a, b *Store) {
+	const budget, worst = 2000, 100
+	var wg sync.WaitGroup
+	var admitted [4]atomic.Int64
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := []*Store{a, b}[i%2]
+			c := call(fmt.Sprintf("inv-%d", i), worst)
+			c.Issue = Issue{Repo: "acme/two", Number: int64(i % 4)}
+			for range 8 {
+				id, _, ref, err := s.Reserve(context.Background(), c, func(p metering.Pending) *metering.Refusal {
+					if p.Tokens+worst > budget {
+						return &metering.Refusal{Rule: "over"}
+					}
+					return nil
+				})
+				if err != nil || ref != nil {
+					if err != nil {
+						t.Error(err)
+					}
+					return
+				}
+				admitted[i%4].Add(1)
+				settled := Call{Tokens: worst, Cost: 1, Finished: time.Unix(1790000001, 0)}
+				if i%3 == 0 {
+					settled.Issue = c.Issue
+				}
+				if err := s.Settle(context.Background(), id, settled); err != nil {
+					t.Error(err)
+				}
+				if err := s.Settle(context.Background(), id, settled); err == nil {
+					t.Errorf("call %d settled twice", id)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for n := range admitted {
+		if got := admitted[n].Load(); got != budget/worst {
+			t.Errorf("issue %d: %d calls admitted, want %d", n, got, budget/worst)
+		}
 	}
 }
 
