@@ -10,12 +10,14 @@ import (
 	"time"
 )
 
-// Group commit: one writer goroutine takes the reservations and
-// settlements queued while it committed the last ones, runs them in
-// order in one transaction, and commits once. Each caller returns after
-// the commit that holds its write, so a call is reserved before it goes
-// upstream and settled before its answer ends, as with a transaction
-// each; a transaction costs the store more than the writes in it.
+// Group commit: the reservations and settlements queued while one
+// transaction commits go in the next, run in order, and commit once. A
+// caller returns after the commit that holds its write, so a call is
+// reserved before it goes upstream and settled before its answer ends,
+// as with a transaction each; a transaction costs the store more than
+// the writes in it. The caller that finds no commit under way commits
+// itself (the leader), and hands the queue to the first caller in it:
+// a lone call waits on no other goroutine.
 
 // maxBatch bounds the writes one transaction commits.
 const maxBatch = 128
@@ -24,82 +26,85 @@ const maxBatch = 128
 // calls waiting on it, and they are refused.
 const batchTimeout = 30 * time.Second
 
-// op is one write waiting for the writer.
+// op is one write waiting for its commit.
 type op struct {
 	ctx   context.Context // the caller's: gone before its turn, it writes nothing
 	issue Issue           // locked before the writes (PostgreSQL)
 	run   func(context.Context, *sql.Tx) error
 	err   error
-	done  chan error
+	done  chan error // the write's answer, or errLead
 }
 
-// writer is the store's one writer of reservations and settlements.
+// writer queues the store's reservations and settlements.
 type writer struct {
-	mu      sync.RWMutex // held to queue; Close takes it whole
+	mu      sync.Mutex
+	queue   []*op
+	leading bool // a caller commits
 	closed  bool
-	queue   chan *op
-	stopped chan struct{}
+	writes  sync.WaitGroup
 }
 
-// errClosed is a write after Close.
-var errClosed = errors.New("meterstore: the store is closed")
+var (
+	// errClosed is a write after Close.
+	errClosed = errors.New("meterstore: the store is closed")
+	// errLead tells a queued caller to commit the queue.
+	errLead = errors.New("meterstore: commit the queue")
+)
 
-// start starts the writer.
-func (s *Store) start() {
-	s.w = &writer{queue: make(chan *op, 4*maxBatch), stopped: make(chan struct{})}
-	go s.writeLoop()
-}
-
-// stop lets the writer commit what is queued, then ends it.
+// stop waits for the writes queued, and takes no more.
 func (s *Store) stop() {
-	if s.w == nil {
-		return
-	}
 	s.w.mu.Lock()
-	if !s.w.closed {
-		s.w.closed = true
-		close(s.w.queue)
-	}
+	s.w.closed = true
 	s.w.mu.Unlock()
-	<-s.w.stopped
+	s.w.writes.Wait()
 }
 
-// write queues run for the writer's next transaction and waits for its
-// commit. It waits even when ctx ends: a write the writer has begun
-// commits, and its caller must know.
+// write queues run for the next transaction and waits for its commit. It
+// waits even when ctx ends: a write begun commits, and its caller must
+// know.
 func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, *sql.Tx) error) error {
 	o := &op{ctx: ctx, issue: iss, run: run, done: make(chan error, 1)}
-	s.w.mu.RLock()
-	if s.w.closed {
-		s.w.mu.RUnlock()
+	w := &s.w
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
 		return errClosed
 	}
-	s.w.queue <- o
-	s.w.mu.RUnlock()
-	return <-o.done
+	w.writes.Add(1)
+	defer w.writes.Done()
+	w.queue = append(w.queue, o)
+	lead := !w.leading
+	w.leading = true
+	w.mu.Unlock()
+	if lead {
+		s.lead()
+	}
+	for {
+		if err := <-o.done; err != errLead {
+			return err
+		}
+		s.lead()
+	}
 }
 
-// writeLoop commits the queue, as many writes at once as are waiting.
-func (s *Store) writeLoop() {
-	defer close(s.w.stopped)
-	batch := make([]*op, 0, maxBatch)
-	for o := range s.w.queue {
-		batch = append(batch[:0], o)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case o, ok := <-s.w.queue:
-				if !ok {
-					break more
-				}
-				batch = append(batch, o)
-			default:
-				break more
-			}
-		}
-		s.commit(batch)
-		clear(batch)
+// lead commits the queue's first writes, then hands the rest to the
+// first caller left in it.
+func (s *Store) lead() {
+	w := &s.w
+	w.mu.Lock()
+	n := min(len(w.queue), maxBatch)
+	batch := w.queue[:n:n]
+	w.queue = w.queue[n:]
+	w.mu.Unlock()
+	s.commit(batch)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.queue) == 0 {
+		w.leading = false
+		w.queue = nil
+		return
 	}
+	w.queue[0].done <- errLead
 }
 
 // commit runs batch in one transaction and answers each caller. When the

@@ -74,7 +74,7 @@ type Store struct {
 	db      *sql.DB
 	dialect dialect
 	stmts   sync.Map // query → *sql.Stmt, prepared once
-	w       *writer  // the one writer of reservations and settlements
+	w       writer   // the queue of reservations and settlements
 }
 
 // schema is the store's tables, in the SQL both dialects speak; SERIAL_ID
@@ -150,7 +150,6 @@ func (s *Store) prepareAll(ctx context.Context) error {
 		}
 		s.stmts.Store(q, p)
 	}
-	s.start()
 	return nil
 }
 
