@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,8 +23,8 @@ import (
 // maxBatch bounds the writes one transaction commits.
 const maxBatch = 128
 
-// batchTimeout bounds one transaction: a store that hangs fails the
-// calls waiting on it, and they are refused.
+// batchTimeout bounds one transaction on a server: a store that hangs
+// fails the calls waiting on it, and they are refused.
 const batchTimeout = 30 * time.Second
 
 // op is one write waiting for its commit.
@@ -91,6 +92,8 @@ func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, 
 // first caller left in it.
 func (s *Store) lead() {
 	w := &s.w
+	// The calls about to queue join this transaction.
+	runtime.Gosched()
 	w.mu.Lock()
 	n := min(len(w.queue), maxBatch)
 	batch := w.queue[:n:n]
@@ -127,8 +130,14 @@ func (s *Store) commit(batch []*op) {
 // those before it, so admission counts the reservations of its batch.
 // An error it returns undid every write.
 func (s *Store) transact(batch []*op) error {
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
-	defer cancel()
+	// SQLite's own busy_timeout bounds a file's transaction; a context
+	// that can end costs its driver a goroutine a statement.
+	ctx := context.Background()
+	if !s.dialect.local {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, batchTimeout)
+		defer cancel()
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -109,6 +109,8 @@ type dialect struct {
 	lockNumbers, lockNumber string
 	// numbered says placeholders are $1, $2, ...
 	numbered bool
+	// local says the database is a file the process opens (SQLite).
+	local bool
 }
 
 // schema is the tables in the dialect's SQL.
