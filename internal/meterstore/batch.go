@@ -117,13 +117,22 @@ func (s *Store) commit(batch []*op) {
 	err := s.transact(batch)
 	if err != nil && len(batch) > 1 {
 		for _, o := range batch {
-			o.done <- s.transact([]*op{o})
+			o.answer(s.transact([]*op{o}))
 		}
 		return
 	}
 	for _, o := range batch {
-		o.done <- errors.Join(err, o.err)
+		o.answer(err)
 	}
+}
+
+// answer tells o's caller how its write ended: err when its transaction
+// failed, else its own answer.
+func (o *op) answer(err error) {
+	if err == nil {
+		err = o.err
+	}
+	o.done <- err
 }
 
 // transact runs batch's writes in order in one transaction: each sees

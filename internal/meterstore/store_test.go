@@ -2,6 +2,8 @@ package meterstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -216,6 +218,41 @@ func testTwoMeters(t *testing.T, a, b *Store) {
 		if got := admitted[n].Load(); got != budget/worst {
 			t.Errorf("issue %d: %d calls admitted, want %d", n, got, budget/worst)
 		}
+	}
+}
+
+// A write that fails undoes its transaction: the writes committed with it
+// run again alone and keep their answers; the failing one writes nothing.
+func TestAFailingWriteFailsAlone(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "meter.db"))
+	var good int64
+	reserve := func(id *int64, fail error) *op {
+		run := func(ctx context.Context, tx *sql.Tx) error {
+			var err error
+			*id, _, _, err = s.reserve(ctx, tx, call("inv-f", 100), func(metering.Pending) *metering.Refusal { return nil })
+			return errors.Join(err, fail)
+		}
+		return &op{ctx: context.Background(), issue: iss, run: run, done: make(chan error, 1)}
+	}
+	var failed int64
+	boom := errors.New("boom")
+	gone := &op{ctx: context.Background(), issue: iss, done: make(chan error, 1),
+		run: func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, 999, Call{}) }}
+	batch := []*op{reserve(&good, nil), reserve(&failed, boom), gone}
+	s.commit(batch)
+	if err := <-batch[0].done; err != nil || good == 0 {
+		t.Errorf("the good write: %v, id %d", err, good)
+	}
+	if err := <-batch[1].done; !errors.Is(err, boom) {
+		t.Errorf("the failing write: %v, want boom", err)
+	}
+	var nf notInFlight
+	if err := <-gone.done; !errors.As(err, &nf) {
+		t.Errorf("a settlement of no call: %v, want not in flight", err)
+	}
+	calls, err := s.Calls(context.Background(), iss)
+	if err != nil || len(calls) != 1 || calls[0].ID != good {
+		t.Errorf("the store holds %+v, %v; want the good call alone", calls, err)
 	}
 }
 
