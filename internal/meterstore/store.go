@@ -145,7 +145,7 @@ func (s *Store) Kind() string { return s.dialect.name }
 // transaction: the SQLite store has one connection, which a transaction
 // holds.
 func (s *Store) prepareAll(ctx context.Context) error {
-	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSelectCall, qSettleCall} {
+	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSettleTotals, qSettleCall} {
 		p, err := s.db.PrepareContext(ctx, s.q(q))
 		if err != nil {
 			return fmt.Errorf("prepare the meter's statements (%s): %w", s.dialect.name, err)
@@ -165,8 +165,14 @@ const (
 	qAddTotals = `INSERT INTO meter_totals (repo, issue, invocation, settled_tokens, inflight_tokens, cost) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (repo, issue, invocation) DO UPDATE SET settled_tokens = meter_totals.settled_tokens + excluded.settled_tokens,
 		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
-	qSelectCall = `SELECT repo, issue, invocation, tokens, cost FROM meter_calls WHERE id = ? AND settled = FALSE`
-	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE WHERE id = ?`
+	// qSettleTotals moves the totals of an unsettled call's invocation by
+	// what it spent less what its row holds reserved, before the row is
+	// settled: one statement in place of reading the row first.
+	qSettleTotals = `UPDATE meter_totals SET settled_tokens = meter_totals.settled_tokens + ?, inflight_tokens = meter_totals.inflight_tokens - c.tokens,
+		cost = meter_totals.cost + ? - c.cost FROM meter_calls AS c
+		WHERE c.id = ? AND c.settled = FALSE AND meter_totals.repo = c.repo AND meter_totals.issue = c.issue AND meter_totals.invocation = c.invocation`
+	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE
+		WHERE id = ? AND settled = FALSE`
 )
 
 // prepared is query prepared once, for use in tx (nil: outside one):
@@ -317,29 +323,27 @@ func (id notInFlight) Error() string { return fmt.Sprintf("call %d is not in fli
 
 // settle is Settle in the writer's transaction.
 func (s *Store) settle(ctx context.Context, tx *sql.Tx, id int64, c Call) error {
-	var iss Issue
-	var inv string
-	var worst, reserved int64
-	sel, err := s.prepared(ctx, tx, qSelectCall)
+	totals, err := s.prepared(ctx, tx, qSettleTotals)
 	if err != nil {
 		return err
 	}
-	err = sel.QueryRowContext(ctx, id).Scan(&iss.Repo, &iss.Number, &inv, &worst, &reserved)
-	if errors.Is(err, sql.ErrNoRows) {
+	res, err := totals.ExecContext(ctx, c.Tokens, c.Cost, id)
+	if err != nil {
+		return err
+	}
+	switch n, err := res.RowsAffected(); {
+	case err != nil:
+		return err
+	case n == 0:
 		return notInFlight(id)
-	}
-	if err != nil {
-		return err
 	}
 	upd, err := s.prepared(ctx, tx, qSettleCall)
 	if err != nil {
 		return err
 	}
-	if _, err := upd.ExecContext(ctx,
-		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id); err != nil {
-		return err
-	}
-	return s.addTotals(ctx, tx, iss, inv, c.Tokens, -worst, c.Cost-reserved)
+	_, err = upd.ExecContext(ctx,
+		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id)
+	return err
 }
 
 // MarkReported records that the checkpoint holds these invocations'

@@ -302,3 +302,24 @@ func TestStoresAgree(t *testing.T) {
 		t.Errorf("sqlite %v\npostgres %v", got[0], got[1])
 	}
 }
+
+// BenchmarkReserveSettle is one call's writes, a reservation and its
+// settlement, each committed alone: the store's part of a call.
+func BenchmarkReserveSettle(b *testing.B) {
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	admitAll := func(metering.Pending) *metering.Refusal { return nil }
+	settled := Call{Issue: iss, Input: 40, Output: 20, Tokens: 60, Cost: 3, UsageKnown: true, RequestID: "req", Finished: time.Unix(1790000001, 0)}
+	for b.Loop() {
+		id, _, _, err := s.Reserve(context.Background(), call("inv-b", 100), admitAll)
+		if err == nil {
+			err = s.Settle(context.Background(), id, settled)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
