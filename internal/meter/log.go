@@ -1,7 +1,6 @@
 package meter
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -11,23 +10,39 @@ import (
 
 // logCall writes the call's one log line: who, which issue and
 // invocation, the model, the answer, the tokens and the time. Never the
-// prompt, the answer's text or a key.
+// prompt, the answer's text or a key. Appended, not formatted: it is
+// written for every call.
 func (m *Meter) logCall(x *exchange) {
 	took := m.o.Now().Sub(x.started).Round(time.Millisecond)
 	outcome := x.outcome
 	if outcome == "" {
 		outcome = "ok"
 	}
-	line := fmt.Sprintf("%s meter: %s#%d inv=%s login=%s agent=%s %s/%s model=%s status=%d in=%d cached=%d out=%d charged=%d cost=%s took=%s req=%s %s\n",
-		x.started.UTC().Format(time.RFC3339), x.repoName(), x.route.Issue, q(x.route.Invocation), q(x.login.name), q(x.agent),
-		x.route.Provider, x.route.Endpoint, q(x.call.Model), x.status, x.usage.Input, x.usage.Cached, x.usage.Output, x.charged,
-		metering.Dollars(x.cost), took, q(x.reqID), outcome)
 	if m.metrics != nil {
 		m.metrics.record(x, outcome)
 	}
+	b := make([]byte, 0, 256)
+	b = x.started.UTC().AppendFormat(b, time.RFC3339)
+	b = append(append(append(b, " meter: "...), x.repoName()...), '#')
+	b = strconv.AppendInt(b, x.route.Issue, 10)
+	b = append(append(b, " inv="...), q(x.route.Invocation)...)
+	b = append(append(b, " login="...), q(x.login.name)...)
+	b = append(append(b, " agent="...), q(x.agent)...)
+	b = append(append(append(append(b, ' '), x.route.Provider...), '/'), x.route.Endpoint...)
+	b = append(append(b, " model="...), q(x.call.Model)...)
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{" status=", int64(x.status)}, {" in=", x.usage.Input}, {" cached=", x.usage.Cached}, {" out=", x.usage.Output}, {" charged=", x.charged}} {
+		b = strconv.AppendInt(append(b, f.name...), f.n, 10)
+	}
+	b = append(append(b, " cost="...), metering.Dollars(x.cost)...)
+	b = append(append(b, " took="...), took.String()...)
+	b = append(append(b, " req="...), q(x.reqID)...)
+	b = append(append(append(b, ' '), outcome...), '\n')
 	m.logMu.Lock()
 	defer m.logMu.Unlock()
-	_, _ = m.o.Log.Write([]byte(line))
+	_, _ = m.o.Log.Write(b)
 }
 
 // q quotes a value from outside when it needs it, so a line stays one

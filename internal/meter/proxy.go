@@ -175,7 +175,7 @@ func (m *Meter) settle(x *exchange, gone bool) {
 		return
 	}
 	defer func() { x.outcome = outcomeOf(x, gone) }()
-	c := meterstore.Call{Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
+	c := meterstore.Call{Issue: meterstore.Issue{Repo: x.repo.key(), Number: x.route.Issue}, Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
 		UsageKnown: x.usage.Known, RequestID: x.reqID, Finished: m.o.Now()}
 	switch {
 	case x.usage.Known:

@@ -22,7 +22,9 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("connect to the PostgreSQL store: %w", err)
 	}
 	s := &Store{db: db, dialect: dialect{name: "postgres", serial: "BIGSERIAL PRIMARY KEY", numbered: true,
-		lock: `SELECT pg_advisory_xact_lock(hashtext($1))`}}
+		lock:        `SELECT pg_advisory_xact_lock(hashtext($1))`,
+		lockNumbers: `SELECT DISTINCT hashtext(k) AS n FROM unnest(string_to_array($1, E'\n')) AS k ORDER BY n`,
+		lockNumber:  `SELECT pg_advisory_xact_lock($1::bigint)`}}
 	// Two meters starting at once may both create the tables: one
 	// connection holds a lock while it does.
 	conn, err := db.Conn(ctx)

@@ -19,7 +19,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open the store %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, dialect: dialect{name: "sqlite", serial: "INTEGER PRIMARY KEY AUTOINCREMENT"}}
+	s := &Store{db: db, dialect: dialect{name: "sqlite", serial: "INTEGER PRIMARY KEY", local: true}}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("the store %s: %w", path, err)

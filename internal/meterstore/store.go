@@ -21,6 +21,9 @@ type Issue struct {
 	Number int64
 }
 
+// key names the issue in one string: its lock's (PostgreSQL).
+func (i Issue) key() string { return i.Repo + "#" + strconv.FormatInt(i.Number, 10) }
+
 // Call is one call's row.
 type Call struct {
 	ID                               int64
@@ -71,6 +74,7 @@ type Store struct {
 	db      *sql.DB
 	dialect dialect
 	stmts   sync.Map // query → *sql.Stmt, prepared once
+	w       writer   // the queue of reservations and settlements
 }
 
 // schema is the store's tables, in the SQL both dialects speak; SERIAL_ID
@@ -100,8 +104,13 @@ type dialect struct {
 	// lock takes the issue's lock in a transaction (PostgreSQL); SQLite
 	// serializes writers already.
 	lock string
+	// lockNumbers are the lock numbers of issue keys, one a line, in
+	// order; lockNumber takes one's lock (PostgreSQL).
+	lockNumbers, lockNumber string
 	// numbered says placeholders are $1, $2, ...
 	numbered bool
+	// local says the database is a file the process opens (SQLite).
+	local bool
 }
 
 // schema is the tables in the dialect's SQL.
@@ -124,6 +133,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 
 // Close closes the store.
 func (s *Store) Close() error {
+	s.stop()
 	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	return s.db.Close()
 }
@@ -135,7 +145,7 @@ func (s *Store) Kind() string { return s.dialect.name }
 // transaction: the SQLite store has one connection, which a transaction
 // holds.
 func (s *Store) prepareAll(ctx context.Context) error {
-	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSelectCall, qSettleCall} {
+	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSettleTotals, qSettleCall} {
 		p, err := s.db.PrepareContext(ctx, s.q(q))
 		if err != nil {
 			return fmt.Errorf("prepare the meter's statements (%s): %w", s.dialect.name, err)
@@ -155,8 +165,14 @@ const (
 	qAddTotals = `INSERT INTO meter_totals (repo, issue, invocation, settled_tokens, inflight_tokens, cost) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (repo, issue, invocation) DO UPDATE SET settled_tokens = meter_totals.settled_tokens + excluded.settled_tokens,
 		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
-	qSelectCall = `SELECT repo, issue, invocation, tokens, cost FROM meter_calls WHERE id = ? AND settled = FALSE`
-	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE WHERE id = ?`
+	// qSettleTotals moves the totals of an unsettled call's invocation by
+	// what it spent less what its row holds reserved, before the row is
+	// settled: one statement in place of reading the row first.
+	qSettleTotals = `UPDATE meter_totals SET settled_tokens = meter_totals.settled_tokens + ?, inflight_tokens = meter_totals.inflight_tokens - c.tokens,
+		cost = meter_totals.cost + ? - c.cost FROM meter_calls AS c
+		WHERE c.id = ? AND c.settled = FALSE AND meter_totals.repo = c.repo AND meter_totals.issue = c.issue AND meter_totals.invocation = c.invocation`
+	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE
+		WHERE id = ? AND settled = FALSE`
 )
 
 // prepared is query prepared once, for use in tx (nil: outside one):
@@ -198,22 +214,30 @@ func (s *Store) migrate(ctx context.Context) error {
 	return s.prepareAll(ctx)
 }
 
-// Reserve admits call c: in one transaction under the issue's lock it
-// sums the issue's pending spend (what the checkpoint does not hold, and
-// every call in flight), asks
-// decide, and on admission writes c as reserved at its worst case. It
-// returns the row's id (0 when refused) and the pending spend before c.
+// Reserve admits call c: under the issue's lock it sums the issue's
+// pending spend (what the checkpoint does not hold, and every call in
+// flight), asks decide, and on admission writes c as reserved at its
+// worst case. It returns once that is committed, with the row's id (0
+// when refused) and the pending spend before c. The writer commits the
+// reservations and settlements queued at once in one transaction
+// (batch.go).
 func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	var id int64
+	var p metering.Pending
+	var ref *metering.Refusal
+	err := s.write(ctx, c.Issue, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		id, p, ref, err = s.reserve(ctx, tx, c, decide)
+		return err
+	})
 	if err != nil {
-		return 0, metering.Pending{}, nil, err
+		return 0, p, nil, err
 	}
-	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
-	if s.dialect.lock != "" {
-		if _, err := tx.ExecContext(ctx, s.dialect.lock, c.Issue.Repo+"#"+strconv.FormatInt(c.Issue.Number, 10)); err != nil {
-			return 0, metering.Pending{}, nil, err
-		}
-	}
+	return id, p, ref, nil
+}
+
+// reserve is Reserve in the writer's transaction.
+func (s *Store) reserve(ctx context.Context, tx *sql.Tx, c Call, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
 	p, err := s.pending(ctx, tx, c.Issue)
 	if err != nil {
 		return 0, p, nil, err
@@ -234,7 +258,7 @@ func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, mete
 	if err := s.addTotals(ctx, tx, c.Issue, c.Invocation, 0, c.Worst, c.Cost); err != nil {
 		return 0, p, nil, err
 	}
-	return id, p, nil, tx.Commit()
+	return id, p, nil, nil
 }
 
 // pending sums an issue's spend not in its checkpoint, from the running
@@ -276,39 +300,50 @@ func (s *Store) addTotals(ctx context.Context, tx *sql.Tx, iss Issue, inv string
 }
 
 // Settle ends call id with what it spent: its row and its invocation's
-// running totals, in one transaction.
+// running totals, committed together before it returns. c.Issue, when
+// the caller knows it, saves PostgreSQL a look-up before the lock.
 func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	if s.dialect.lock != "" && c.Issue.Repo == "" {
+		err := s.db.QueryRowContext(ctx, s.q(`SELECT repo, issue FROM meter_calls WHERE id = ?`), id).Scan(&c.Issue.Repo, &c.Issue.Number)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notInFlight(id)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return s.write(ctx, c.Issue, func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, id, c) })
+}
+
+// notInFlight is a settlement of a call that is not in flight: it writes
+// nothing, so the calls committed with it go on.
+type notInFlight int64
+
+func (id notInFlight) Error() string { return fmt.Sprintf("call %d is not in flight", int64(id)) }
+
+// settle is Settle in the writer's transaction.
+func (s *Store) settle(ctx context.Context, tx *sql.Tx, id int64, c Call) error {
+	totals, err := s.prepared(ctx, tx, qSettleTotals)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
-	var iss Issue
-	var inv string
-	var worst, reserved int64
-	sel, err := s.prepared(ctx, tx, qSelectCall)
+	res, err := totals.ExecContext(ctx, c.Tokens, c.Cost, id)
 	if err != nil {
 		return err
 	}
-	err = sel.QueryRowContext(ctx, id).Scan(&iss.Repo, &iss.Number, &inv, &worst, &reserved)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("call %d is not in flight", id)
-	}
-	if err != nil {
+	switch n, err := res.RowsAffected(); {
+	case err != nil:
 		return err
+	case n == 0:
+		return notInFlight(id)
 	}
 	upd, err := s.prepared(ctx, tx, qSettleCall)
 	if err != nil {
 		return err
 	}
-	if _, err := upd.ExecContext(ctx,
-		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id); err != nil {
-		return err
-	}
-	if err := s.addTotals(ctx, tx, iss, inv, c.Tokens, -worst, c.Cost-reserved); err != nil {
-		return err
-	}
-	return tx.Commit()
+	_, err = upd.ExecContext(ctx,
+		c.Input, c.Cached, c.Output, c.Reasoning, c.Tokens, c.Cost, c.UsageKnown, c.RequestID, c.Finished.UTC().UnixMilli(), id)
+	return err
 }
 
 // MarkReported records that the checkpoint holds these invocations'

@@ -2,9 +2,12 @@ package meterstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +49,7 @@ func TestStores(t *testing.T) {
 			t.Run("pending", func(t *testing.T) { testPending(t, open(t)) })
 			t.Run("concurrent admission", func(t *testing.T) { testConcurrent(t, open(t)) })
 			t.Run("restart", func(t *testing.T) { testRestart(t, open) })
+			t.Run("two meters, four issues", func(t *testing.T) { testTwoMeters(t, open(t), open(t)) })
 		})
 	}
 }
@@ -167,6 +171,91 @@ func testConcurrent(t *testing.T, s *Store) {
 	}
 }
 
+// Two meters on one store, 32 callers on four issues, each reserving and
+// settling: the writes of several issues share transactions, which
+// neither wait on each other for ever nor pass a budget; a settlement
+// of a call not in flight fails alone.
+func testTwoMeters(t *testing.T, a, b *Store) {
+	const budget, worst = 2000, 100
+	var wg sync.WaitGroup
+	var admitted [4]atomic.Int64
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := []*Store{a, b}[i%2]
+			c := call(fmt.Sprintf("inv-%d", i), worst)
+			c.Issue = Issue{Repo: "acme/two", Number: int64(i % 4)}
+			for range 8 {
+				id, _, ref, err := s.Reserve(context.Background(), c, func(p metering.Pending) *metering.Refusal {
+					if p.Tokens+worst > budget {
+						return &metering.Refusal{Rule: "over"}
+					}
+					return nil
+				})
+				if err != nil || ref != nil {
+					if err != nil {
+						t.Error(err)
+					}
+					return
+				}
+				admitted[i%4].Add(1)
+				settled := Call{Tokens: worst, Cost: 1, Finished: time.Unix(1790000001, 0)}
+				if i%3 == 0 {
+					settled.Issue = c.Issue
+				}
+				if err := s.Settle(context.Background(), id, settled); err != nil {
+					t.Error(err)
+				}
+				if err := s.Settle(context.Background(), id, settled); err == nil {
+					t.Errorf("call %d settled twice", id)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for n := range admitted {
+		if got := admitted[n].Load(); got != budget/worst {
+			t.Errorf("issue %d: %d calls admitted, want %d", n, got, budget/worst)
+		}
+	}
+}
+
+// A write that fails undoes its transaction: the writes committed with it
+// run again alone and keep their answers; the failing one writes nothing.
+func TestAFailingWriteFailsAlone(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "meter.db"))
+	var good int64
+	reserve := func(id *int64, fail error) *op {
+		run := func(ctx context.Context, tx *sql.Tx) error {
+			var err error
+			*id, _, _, err = s.reserve(ctx, tx, call("inv-f", 100), func(metering.Pending) *metering.Refusal { return nil })
+			return errors.Join(err, fail)
+		}
+		return &op{ctx: context.Background(), issue: iss, run: run, done: make(chan error, 1)}
+	}
+	var failed int64
+	boom := errors.New("boom")
+	gone := &op{ctx: context.Background(), issue: iss, done: make(chan error, 1),
+		run: func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, 999, Call{}) }}
+	batch := []*op{reserve(&good, nil), reserve(&failed, boom), gone}
+	s.commit(batch)
+	if err := <-batch[0].done; err != nil || good == 0 {
+		t.Errorf("the good write: %v, id %d", err, good)
+	}
+	if err := <-batch[1].done; !errors.Is(err, boom) {
+		t.Errorf("the failing write: %v, want boom", err)
+	}
+	var nf notInFlight
+	if err := <-gone.done; !errors.As(err, &nf) {
+		t.Errorf("a settlement of no call: %v, want not in flight", err)
+	}
+	calls, err := s.Calls(context.Background(), iss)
+	if err != nil || len(calls) != 1 || calls[0].ID != good {
+		t.Errorf("the store holds %+v, %v; want the good call alone", calls, err)
+	}
+}
+
 // A call in flight when the meter stops stays charged at its worst case;
 // settled ones keep their figures.
 func testRestart(t *testing.T, open opener) {
@@ -211,5 +300,26 @@ func TestStoresAgree(t *testing.T) {
 	}
 	if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) || len(got[0]) != 3 {
 		t.Errorf("sqlite %v\npostgres %v", got[0], got[1])
+	}
+}
+
+// BenchmarkReserveSettle is one call's writes, a reservation and its
+// settlement, each committed alone: the store's part of a call.
+func BenchmarkReserveSettle(b *testing.B) {
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	admitAll := func(metering.Pending) *metering.Refusal { return nil }
+	settled := Call{Issue: iss, Input: 40, Output: 20, Tokens: 60, Cost: 3, UsageKnown: true, RequestID: "req", Finished: time.Unix(1790000001, 0)}
+	for b.Loop() {
+		id, _, _, err := s.Reserve(context.Background(), call("inv-b", 100), admitAll)
+		if err == nil {
+			err = s.Settle(context.Background(), id, settled)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }
