@@ -11,20 +11,15 @@ import (
 	"time"
 )
 
-// Group commit: the reservations and settlements queued while one
-// transaction commits go in the next, run in order, and commit once. A
-// caller returns after the commit that holds its write, so a call is
-// reserved before it goes upstream and settled before its answer ends,
-// as with a transaction each; a transaction costs the store more than
-// the writes in it. The caller that finds no commit under way commits
-// itself (the leader), and hands the queue to the first caller in it:
-// a lone call waits on no other goroutine.
+// Group commit (docs/meter.md#performance): writes queued during one
+// commit share the next transaction, in order. A caller returns after the
+// commit that holds its write. The caller finding no commit under way
+// leads, so a lone call waits on no other goroutine.
 
 // maxBatch bounds the writes one transaction commits.
 const maxBatch = 128
 
-// batchTimeout bounds one transaction on a server: a store that hangs
-// fails the calls waiting on it, and they are refused.
+// batchTimeout bounds a PostgreSQL transaction: calls on a hung store are refused.
 const batchTimeout = 30 * time.Second
 
 // op is one write waiting for its commit.
@@ -60,9 +55,8 @@ func (s *Store) stop() {
 	s.w.writes.Wait()
 }
 
-// write queues run for the next transaction and waits for its commit. It
-// waits even when ctx ends: a write begun commits, and its caller must
-// know.
+// write queues run and waits for its commit, even after ctx ends: a
+// begun write commits.
 func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, *sql.Tx) error) error {
 	o := &op{ctx: ctx, issue: iss, run: run, done: make(chan error, 1)}
 	w := &s.w
@@ -88,8 +82,8 @@ func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, 
 	}
 }
 
-// lead commits the queue's first writes, then hands the rest to the
-// first caller left in it.
+// lead commits up to maxBatch writes and hands the rest to the first
+// caller waiting.
 func (s *Store) lead() {
 	w := &s.w
 	// The calls about to queue join this transaction.
@@ -110,9 +104,8 @@ func (s *Store) lead() {
 	w.queue[0].done <- errLead
 }
 
-// commit runs batch in one transaction and answers each caller. When the
-// transaction fails, each write runs again alone, so that one failing
-// write fails no other.
+// commit runs batch in one transaction. If it fails, each write runs
+// again alone: a bad write fails no other.
 func (s *Store) commit(batch []*op) {
 	err := s.transact(batch)
 	if err != nil && len(batch) > 1 {
@@ -126,8 +119,7 @@ func (s *Store) commit(batch []*op) {
 	}
 }
 
-// answer tells o's caller how its write ended: err when its transaction
-// failed, else its own answer.
+// answer sends o's caller its transaction's error, else its own.
 func (o *op) answer(err error) {
 	if err == nil {
 		err = o.err
@@ -135,12 +127,11 @@ func (o *op) answer(err error) {
 	o.done <- err
 }
 
-// transact runs batch's writes in order in one transaction: each sees
-// those before it, so admission counts the reservations of its batch.
-// An error it returns undid every write.
+// transact runs batch in order in one transaction, so admission counts
+// its batch's reservations. An error means every write was undone.
 func (s *Store) transact(batch []*op) error {
-	// SQLite's own busy_timeout bounds a file's transaction; a context
-	// that can end costs its driver a goroutine a statement.
+	// SQLite's busy_timeout bounds it; a cancellable context costs its
+	// driver a goroutine a statement.
 	ctx := context.Background()
 	if !s.dialect.local {
 		var cancel context.CancelFunc
@@ -168,9 +159,8 @@ func (s *Store) transact(batch []*op) error {
 	return tx.Commit()
 }
 
-// lockIssues takes the locks of the issues batch writes (PostgreSQL), in
-// the order of their lock numbers: two meters' transactions that write
-// the same issues never wait on each other in a circle.
+// lockIssues locks batch's issues (PostgreSQL) in lock-number order, so
+// two meters' transactions never deadlock.
 func (s *Store) lockIssues(ctx context.Context, tx *sql.Tx, batch []*op) error {
 	if s.dialect.lock == "" {
 		return nil

@@ -25,8 +25,7 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 		lock:        `SELECT pg_advisory_xact_lock(hashtext($1))`,
 		lockNumbers: `SELECT DISTINCT hashtext(k) AS n FROM unnest(string_to_array($1, E'\n')) AS k ORDER BY n`,
 		lockNumber:  `SELECT pg_advisory_xact_lock($1::bigint)`}}
-	// Two meters starting at once may both create the tables: one
-	// connection holds a lock while it does.
+	// Meters starting together would both create the tables: lock first.
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"net/url"
 
-	_ "modernc.org/sqlite" // the embedded store: pure Go, so the image stays static (docs/choices.md)
+	_ "modernc.org/sqlite" // pure Go, so the image stays static (docs/choices.md)
 )
 
-// openSQLite opens (or creates) the SQLite file at path: write-ahead log,
-// each transaction taking the write lock at its start, one connection,
-// so admissions run one at a time.
+// openSQLite opens or creates the file at path. One connection and
+// immediate transactions admit calls one at a time.
 func openSQLite(ctx context.Context, path string) (*Store, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open the store %s: %w", path, err)

@@ -13,15 +13,14 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 )
 
-// Issue names an issue: its repository's key and its number. The meter
-// keys a repository by its id on the Gitea server (meter.RepoKey), so
-// that every spelling of its name is one budget.
+// Issue names an issue. Repo is the repository's Gitea id
+// (meter.RepoKey), so every spelling of its name shares one budget.
 type Issue struct {
 	Repo   string
 	Number int64
 }
 
-// key names the issue in one string: its lock's (PostgreSQL).
+// key is the issue's lock key (PostgreSQL).
 func (i Issue) key() string { return i.Repo + "#" + strconv.FormatInt(i.Number, 10) }
 
 // Call is one call's row.
@@ -31,12 +30,12 @@ type Call struct {
 	Invocation, Login, Agent         string
 	Model, Provider, Endpoint        string
 	Input, Cached, Output, Reasoning int64
-	// Tokens is what the call is charged: its usage, or its worst case
-	// while in flight or when its usage could not be read.
+	// Tokens is the charge: usage, else the worst case (in flight, or
+	// usage unread).
 	Tokens int64
 	Cost   int64
-	// Worst is the call's worst case; UsageKnown says the answer carried
-	// its usage; Settled that the call ended.
+	// Worst is its worst case; UsageKnown says the answer carried its
+	// usage; Settled, that the call ended.
 	Worst      int64
 	UsageKnown bool
 	Settled    bool
@@ -51,9 +50,8 @@ type Totals struct {
 	Tokens, Input, Cached, Output, Reasoning int64
 	Cost                                     int64
 	Login, Agent                             string
-	// InFlight counts calls not settled. WorstCase is what of Tokens the
-	// calls whose usage was not read are charged: their worst case (a
-	// call in flight's too).
+	// InFlight counts unsettled calls. WorstCase is the part of Tokens
+	// charged at the worst case: usage unread, or in flight.
 	InFlight, WorstCase int64
 }
 
@@ -65,8 +63,8 @@ type IssueTotals struct {
 	Cost   int64
 }
 
-// Decide is admission, called inside the store's transaction with the
-// issue's pending spend; a refusal reserves nothing.
+// Decide is admission, run in the store's transaction; a refusal
+// reserves nothing.
 type Decide func(metering.Pending) *metering.Refusal
 
 // Store keeps the meter's calls.
@@ -77,8 +75,8 @@ type Store struct {
 	w       writer   // the queue of reservations and settlements
 }
 
-// schema is the store's tables, in the SQL both dialects speak; SERIAL_ID
-// stands for the dialect's auto-numbered key.
+// schema is the tables in common SQL; SERIAL_ID is the dialect's
+// auto-numbered key.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS meter_calls (
 		id SERIAL_ID,
@@ -101,15 +99,14 @@ type dialect struct {
 	name string
 	// serial is the column type of an auto-numbered primary key.
 	serial string
-	// lock takes the issue's lock in a transaction (PostgreSQL); SQLite
-	// serializes writers already.
+	// lock takes the issue's lock (PostgreSQL; SQLite serializes writers).
 	lock string
-	// lockNumbers are the lock numbers of issue keys, one a line, in
-	// order; lockNumber takes one's lock (PostgreSQL).
+	// lockNumbers sorts the lock numbers of issue keys, one a line;
+	// lockNumber takes one.
 	lockNumbers, lockNumber string
 	// numbered says placeholders are $1, $2, ...
 	numbered bool
-	// local says the database is a file the process opens (SQLite).
+	// local says the database is a file (SQLite).
 	local bool
 }
 
@@ -141,9 +138,8 @@ func (s *Store) Close() error {
 // Kind is "sqlite" or "postgres".
 func (s *Store) Kind() string { return s.dialect.name }
 
-// prepareAll prepares the statements every call runs. It runs before any
-// transaction: the SQLite store has one connection, which a transaction
-// holds.
+// prepareAll prepares every call's statements, before a transaction holds
+// SQLite's one connection.
 func (s *Store) prepareAll(ctx context.Context) error {
 	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSettleTotals, qSettleCall} {
 		p, err := s.db.PrepareContext(ctx, s.q(q))
@@ -157,7 +153,8 @@ func (s *Store) prepareAll(ctx context.Context) error {
 
 // The statements of every call, prepared when the store opens.
 const (
-	qInsertCall = `INSERT INTO meter_calls (repo, issue, invocation, login, agent, model, provider, endpoint, tokens, cost, worst, settled, usage_known, started)
+	qInsertCall = `INSERT INTO meter_calls (repo, issue, invocation, login, agent, model, provider, endpoint, ` +
+		`tokens, cost, worst, settled, usage_known, started)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, FALSE, FALSE, ?) RETURNING id`
 	qPending = `SELECT t.settled_tokens, t.inflight_tokens, t.cost, COALESCE(r.tokens, 0)
 		FROM meter_totals t LEFT JOIN meter_reported r ON r.repo = t.repo AND r.issue = t.issue AND r.invocation = t.invocation
@@ -165,18 +162,18 @@ const (
 	qAddTotals = `INSERT INTO meter_totals (repo, issue, invocation, settled_tokens, inflight_tokens, cost) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (repo, issue, invocation) DO UPDATE SET settled_tokens = meter_totals.settled_tokens + excluded.settled_tokens,
 		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
-	// qSettleTotals moves the totals of an unsettled call's invocation by
-	// what it spent less what its row holds reserved, before the row is
-	// settled: one statement in place of reading the row first.
+	// qSettleTotals moves an unsettled call's invocation totals by spent
+	// less reserved, before the row settles: no read of the row first.
 	qSettleTotals = `UPDATE meter_totals SET settled_tokens = meter_totals.settled_tokens + ?, inflight_tokens = meter_totals.inflight_tokens - c.tokens,
 		cost = meter_totals.cost + ? - c.cost FROM meter_calls AS c
 		WHERE c.id = ? AND c.settled = FALSE AND meter_totals.repo = c.repo AND meter_totals.issue = c.issue AND meter_totals.invocation = c.invocation`
-	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, usage_known = ?, request_id = ?, finished = ?, settled = TRUE
+	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, ` +
+		`usage_known = ?, request_id = ?, finished = ?, settled = TRUE
 		WHERE id = ? AND settled = FALSE`
 )
 
-// prepared is query prepared once, for use in tx (nil: outside one):
-// parsing SQL anew for every call would cost more than running it.
+// prepared is query, prepared once, in tx (nil: outside one): parsing it
+// per call would cost more than running it.
 func (s *Store) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
 	st, ok := s.stmts.Load(query)
 	if !ok {
@@ -214,13 +211,10 @@ func (s *Store) migrate(ctx context.Context) error {
 	return s.prepareAll(ctx)
 }
 
-// Reserve admits call c: under the issue's lock it sums the issue's
-// pending spend (what the checkpoint does not hold, and every call in
-// flight), asks decide, and on admission writes c as reserved at its
-// worst case. It returns once that is committed, with the row's id (0
-// when refused) and the pending spend before c. The writer commits the
-// reservations and settlements queued at once in one transaction
-// (batch.go).
+// Reserve admits c: under the issue's lock it sums the pending spend
+// (beyond the checkpoint, calls in flight included), asks decide, and
+// reserves c at its worst case. It returns after the commit: the row's id
+// (0 if refused) and the pending spend before c.
 func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
 	var id int64
 	var p metering.Pending
@@ -251,7 +245,8 @@ func (s *Store) reserve(ctx context.Context, tx *sql.Tx, c Call, decide Decide) 
 		return 0, p, nil, err
 	}
 	err = ins.QueryRowContext(ctx,
-		c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint, c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()).Scan(&id)
+		c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint,
+		c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()).Scan(&id)
 	if err != nil {
 		return 0, p, nil, err
 	}
@@ -261,11 +256,10 @@ func (s *Store) reserve(ctx context.Context, tx *sql.Tx, c Call, decide Decide) 
 	return id, p, nil, nil
 }
 
-// pending sums an issue's spend not in its checkpoint, from the running
-// totals (a few rows an issue, however many calls it had): every call in
-// flight at its worst, and what each invocation spent beyond what it had
-// spent when the checkpoint was first seen to record it; and what the
-// recorded invocations had spent then.
+// pending sums an issue's spend beyond its checkpoint from the running
+// totals, a few rows an issue: calls in flight at their worst, and each
+// invocation's spend since the checkpoint first recorded it. Recorded is
+// what those invocations had spent then.
 func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue) (metering.Pending, error) {
 	var p metering.Pending
 	st, err := s.prepared(ctx, tx, qPending)
@@ -299,9 +293,9 @@ func (s *Store) addTotals(ctx context.Context, tx *sql.Tx, iss Issue, inv string
 	return err
 }
 
-// Settle ends call id with what it spent: its row and its invocation's
-// running totals, committed together before it returns. c.Issue, when
-// the caller knows it, saves PostgreSQL a look-up before the lock.
+// Settle records what call id spent in its row and its invocation's
+// totals, committed before it returns. A known c.Issue saves PostgreSQL a
+// look-up.
 func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
 	if s.dialect.lock != "" && c.Issue.Repo == "" {
 		err := s.db.QueryRowContext(ctx, s.q(`SELECT repo, issue FROM meter_calls WHERE id = ?`), id).Scan(&c.Issue.Repo, &c.Issue.Number)
@@ -315,8 +309,8 @@ func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
 	return s.write(ctx, c.Issue, func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, id, c) })
 }
 
-// notInFlight is a settlement of a call that is not in flight: it writes
-// nothing, so the calls committed with it go on.
+// notInFlight settles a call not in flight: it writes nothing, and its
+// batch commits.
 type notInFlight int64
 
 func (id notInFlight) Error() string { return fmt.Sprintf("call %d is not in flight", int64(id)) }
@@ -346,12 +340,10 @@ func (s *Store) settle(ctx context.Context, tx *sql.Tx, id int64, c Call) error 
 	return err
 }
 
-// MarkReported records that the checkpoint holds these invocations'
-// reports, with what each had spent then: that much is in
-// budget.consumed. What an invocation spends after is pending again (a
-// report is made once per invocation). The first mark stands. It returns
-// the issue's base (metering.Standing.Base), kept the first time an issue
-// is marked: consumed then, less what its marked invocations had spent.
+// MarkReported records that budget.consumed holds these invocations'
+// spend so far; what they spend after is pending again. The first mark
+// stands. It returns the issue's base (metering.Standing.Base), kept at
+// its first mark: consumed, less what its marked invocations had spent.
 func (s *Store) MarkReported(ctx context.Context, iss Issue, consumed int64, invocations []string) (int64, error) {
 	q := `INSERT INTO meter_issues (repo, issue, base)
 		VALUES (?, ?, ? - COALESCE((SELECT SUM(tokens) FROM meter_reported WHERE repo = ? AND issue = ?), 0))
@@ -376,7 +368,8 @@ func (s *Store) MarkReported(ctx context.Context, iss Issue, consumed int64, inv
 func (s *Store) Invocation(ctx context.Context, iss Issue, inv string) (Totals, error) {
 	var t Totals
 	var login, agent sql.NullString
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(tokens),0), COALESCE(SUM(input),0), COALESCE(SUM(cached),0), COALESCE(SUM(output),0),
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(tokens),0), COALESCE(SUM(input),0), `+
+		`COALESCE(SUM(cached),0), COALESCE(SUM(output),0),
 		COALESCE(SUM(reasoning),0), COALESCE(SUM(cost),0), MIN(login), MIN(agent), COALESCE(SUM(CASE WHEN settled THEN 0 ELSE 1 END),0),
 		COALESCE(SUM(CASE WHEN usage_known THEN 0 ELSE tokens END),0)
 		FROM meter_calls WHERE repo = ? AND issue = ? AND invocation = ?`), iss.Repo, iss.Number, inv).
@@ -385,13 +378,12 @@ func (s *Store) Invocation(ctx context.Context, iss Issue, inv string) (Totals, 
 	return t, err
 }
 
-// OpenPrefix starts the invocations the meter names itself, for an agent
-// whose base URL names the issue and no invocation.
+// OpenPrefix starts the invocations the meter names, for base URLs that
+// name none.
 const OpenPrefix = "open-"
 
-// Current is login's latest invocation the meter named on the issue
-// (OpenPrefix, the login, a number), and whether the checkpoint was seen
-// to record it; "" when it named none.
+// Current is login's latest invocation the meter named on the issue (""
+// if none), and whether the checkpoint recorded it.
 func (s *Store) Current(ctx context.Context, iss Issue, login string) (inv string, reported bool, err error) {
 	err = s.db.QueryRowContext(ctx, s.q(`SELECT invocation FROM meter_calls WHERE repo = ? AND issue = ? AND login = ? AND invocation LIKE ?
 		ORDER BY id DESC LIMIT 1`), iss.Repo, iss.Number, login, OpenPrefix+"%").Scan(&inv)
@@ -402,12 +394,13 @@ func (s *Store) Current(ctx context.Context, iss Issue, login string) (inv strin
 		return "", false, err
 	}
 	var n int
-	err = s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM meter_reported WHERE repo = ? AND issue = ? AND invocation = ?`), iss.Repo, iss.Number, inv).Scan(&n)
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM meter_reported WHERE repo = ? AND issue = ? AND invocation = ?`),
+		iss.Repo, iss.Number, inv).Scan(&n)
 	return inv, n > 0, err
 }
 
-// Open is the invocation a call of login names when its URL names none:
-// its current one until the checkpoint records it, then the next.
+// Open names login's invocation when the URL names none: the current one
+// until the checkpoint records it, then the next.
 func (s *Store) Open(ctx context.Context, iss Issue, login string) (string, error) {
 	inv, reported, err := s.Current(ctx, iss, login)
 	if err != nil || inv != "" && !reported {
@@ -420,17 +413,16 @@ func (s *Store) Open(ctx context.Context, iss Issue, login string) (string, erro
 	return fmt.Sprintf("%s%s-%d", OpenPrefix, login, seq), nil
 }
 
-// Spent is one invocation's calls on an issue, for the meter's statement.
+// Spent sums one invocation's calls on an issue.
 type Spent struct {
 	Invocation, Login, Agent string
 	Calls, Tokens, InFlight  int64
-	// First and Last are when its first and last calls started.
+	// First and Last are its first and last calls' starts.
 	First, Last time.Time
 }
 
-// Statement sums an issue's calls by invocation, in the order of their
-// first call, and says the issue's base (seen false: the meter never read
-// the issue).
+// Statement sums an issue's calls by invocation, ordered by first call,
+// and gives its base; seen is false if the meter never read the issue.
 func (s *Store) Statement(ctx context.Context, iss Issue) (base int64, seen bool, out []Spent, err error) {
 	err = s.db.QueryRowContext(ctx, s.q(`SELECT base FROM meter_issues WHERE repo = ? AND issue = ?`), iss.Repo, iss.Number).Scan(&base)
 	switch {
@@ -462,7 +454,8 @@ func (s *Store) Statement(ctx context.Context, iss Issue) (base int64, seen bool
 
 // Issues sums the calls of every issue of repo.
 func (s *Store) Issues(ctx context.Context, repo string) ([]IssueTotals, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT issue, COUNT(*), SUM(tokens), SUM(cost) FROM meter_calls WHERE repo = ? GROUP BY issue ORDER BY issue`), repo)
+	rows, err := s.db.QueryContext(ctx,
+		s.q(`SELECT issue, COUNT(*), SUM(tokens), SUM(cost) FROM meter_calls WHERE repo = ? GROUP BY issue ORDER BY issue`), repo)
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +473,8 @@ func (s *Store) Issues(ctx context.Context, repo string) ([]IssueTotals, error) 
 
 // Calls lists an issue's calls, oldest first.
 func (s *Store) Calls(ctx context.Context, iss Issue) ([]Call, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, invocation, login, agent, model, provider, endpoint, input, cached, output, reasoning, tokens, cost, worst, usage_known, settled, request_id, started, finished
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, invocation, login, agent, model, provider, endpoint, `+
+		`input, cached, output, reasoning, tokens, cost, worst, usage_known, settled, request_id, started, finished
 		FROM meter_calls WHERE repo = ? AND issue = ? ORDER BY id`), iss.Repo, iss.Number)
 	if err != nil {
 		return nil, err
