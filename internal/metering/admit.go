@@ -10,23 +10,20 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// Pending is an issue's spend the checkpoint does not hold yet: the
-// metered tokens of invocations it does not record, and the worst cases
-// of the calls in flight. Cost is the issue's whole metered cost, calls
-// in flight at their worst included. Recorded is what the invocations
-// the checkpoint records had spent when it was first seen to record them.
+// Pending is an issue's spend not yet in its checkpoint: invocations it
+// does not record, and calls in flight at their worst. Cost is the whole
+// metered cost, in flight included. Recorded is what recorded invocations
+// had spent when first seen recorded.
 type Pending struct {
 	Tokens   int64
 	Cost     int64
 	Recorded int64
 }
 
-// Unheld is the spend budget.consumed does not hold on an issue standing
-// st: what is pending, and what the recorded invocations spent beyond the
-// rise of consumed since the meter first saw the issue. A checkpoint that
-// names a spent invocation without raising consumed by its spend (an
-// agent that records it, or a ghost, and reports nothing) does not give
-// the spend back: the meter's count is the floor of that rise.
+// Unheld is the spend budget.consumed does not hold: what is pending, and
+// what recorded invocations spent beyond consumed's rise since the meter
+// first saw the issue. The meter's count is that rise's floor
+// (docs/meter.md#before-a-call).
 func (p Pending) Unheld(st Standing) int64 {
 	return p.Tokens + max(p.Recorded-(st.Consumed-st.Base), 0)
 }
@@ -35,27 +32,27 @@ func (p Pending) Unheld(st Standing) int64 {
 const (
 	// DefaultIssueTTL is how long an issue's reading is kept.
 	DefaultIssueTTL = 2 * time.Second
-	// DefaultMaxTokens caps the answer of a request that sets no cap.
+	// DefaultMaxTokens caps an answer the request leaves uncapped.
 	DefaultMaxTokens = 4096
-	// DefaultHangupRead is how long the answer of a call whose client hung
-	// up is still read: the official SDKs' own timeout for a call.
+	// DefaultHangupRead is how long an answer is still read after its
+	// client hangs up: the official SDKs' call timeout.
 	DefaultHangupRead = 10 * time.Minute
 )
 
-// Resume says, in a refusal for budget, how the issue's chain resumes.
-const Resume = "The issue waits for an approver: a person in budget-admins raises budget.total in the checkpoint (and removes budget::exhausted when the guard set it); the next call is then admitted within seconds, with nothing to restart"
+// Resume tells a budget refusal how the issue's chain resumes.
+const Resume = "The issue waits for an approver: a person in budget-admins raises budget.total in the checkpoint " +
+	"(and removes budget::exhausted when the guard set it); the next call is then admitted within seconds, with nothing to restart"
 
-// Money is what admission needs of prices: the model's price, and the
-// issue's cap in millionths of a dollar (0: none).
+// Money is admission's prices: the model's, and the issue's cap in
+// millionths of a dollar (0: none).
 type Money struct {
 	Price    config.Price
 	HasPrice bool
 	Cap      int64
 }
 
-// Admit decides whether call c may go through on an issue standing st,
-// with p pending: refused when st refuses, when p and the call's worst
-// case would pass the remaining budget, or the money cap.
+// Admit refuses c when st refuses, or when p plus c's worst case would
+// pass the remaining budget or the money cap.
 func Admit(st Standing, p Pending, c Call, m Money) *Refusal {
 	if st.Refusal != nil {
 		return st.Refusal
@@ -64,15 +61,19 @@ func Admit(st Standing, p Pending, c Call, m Money) *Refusal {
 	left := st.Remaining - unheld
 	if unheld+c.Worst() > st.Remaining {
 		return &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-over-budget", Message: fmt.Sprintf(
-			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left (remaining %s of %s in the checkpoint, %s metered and not in budget.consumed): lower max_tokens or the input, or report what was spent (gns-guard report). "+Resume,
-			tokens.Format(c.Worst()), tokens.Format(c.Input), exactness(c), tokens.Format(c.Output), tokens.Format(max(left, 0)), tokens.Format(st.Remaining), tokens.Format(st.Total), tokens.Format(unheld))}
+			"this call could spend %s tokens (%s of input%s, at most %s of output), more than the %s the issue's budget has left "+
+				"(remaining %s of %s in the checkpoint, %s metered and not in budget.consumed): "+
+				"lower max_tokens or the input, or report what was spent (gns-guard report). "+Resume,
+			tokens.Format(c.Worst()), tokens.Format(c.Input), exactness(c), tokens.Format(c.Output),
+			tokens.Format(max(left, 0)), tokens.Format(st.Remaining), tokens.Format(st.Total), tokens.Format(unheld))}
 	}
 	if m.Cap <= 0 {
 		return nil
 	}
 	if !m.HasPrice {
 		return &Refusal{Status: 403, Kind: KindBudget, Rule: "meter-money-cap", Message: fmt.Sprintf(
-			"money-cap is set but prices has no price for model %q, so the call's cost cannot be bounded: add the model to prices in .gitea/gns-guard.yml", clip(c.Model, 80))}
+			"money-cap is set but prices has no price for model %q, so the call's cost cannot be bounded: "+
+				"add the model to prices in .gitea/gns-guard.yml", clip(c.Model, 80))}
 	}
 	worst := WorstCost(c, m.Price)
 	if p.Cost+worst > m.Cap {
@@ -90,14 +91,14 @@ func exactness(c Call) string {
 	return ", bounded by its bytes"
 }
 
-// Cost is a usage's cost in millionths of a dollar: a price per million
-// tokens times tokens is millionths.
+// Cost is u's cost in millionths of a dollar: price per million tokens
+// times tokens.
 func Cost(u Usage, p config.Price) int64 {
 	fresh := max(u.Input-u.Cached, 0)
 	return int64(float64(fresh)*p.Input + float64(u.Cached)*p.Cached + float64(u.Output)*p.Output + 0.5)
 }
 
-// WorstCost is a call's cost at its worst: no input cached.
+// WorstCost is a call's cost with no input cached.
 func WorstCost(c Call, p config.Price) int64 {
 	return Cost(Usage{Input: c.Input, Output: c.Output}, p)
 }
@@ -115,9 +116,8 @@ const (
 	HeaderWarning   = "X-Gns-Budget-Warning"
 )
 
-// Headers are the budget's headers for an answer: what the checkpoint
-// holds, what is metered and not reported, what is left of both, and at
-// 80, 90 and 95 % used a warning.
+// Headers are an answer's budget headers: total, remaining, metered and
+// not reported, and a warning at 80, 90 and 95 % used.
 func Headers(st Standing, p Pending) map[string]string {
 	h := map[string]string{}
 	if st.Refusal != nil {

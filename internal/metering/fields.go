@@ -6,20 +6,15 @@ import (
 	"unicode/utf8"
 )
 
-// What the meter reads of a request, field by field: docs/meter.md's
-// table (docs/meter.md#what-a-call-is-priced) says the same.
+// The request fields the meter reads: docs/meter.md#what-a-call-is-priced.
 
-// read are the top-level fields the meter reads to bound the call, as the
-// API spells them; a request that spells one otherwise is refused.
+// read are the top-level fields that bound the call; spelt otherwise,
+// they are refused.
 var read = []string{"model", "stream", "stream_options", "max_tokens", "max_completion_tokens", "max_output_tokens", "n"}
 
-// renderedFields are the fields a provider writes into the model's input
-// as text of its own making: tool and function definitions, the tool
-// choice and an answer's schema. Each is counted as its whole JSON, names
-// and punctuation included, plus renderAllowance a key and an array's
-// item (the words a provider's rendering puts around a property or an
-// enum's value); a request that lists tools also pays toolPrompt, the
-// provider's own prompt for tools.
+// renderedFields are written into the model's input in the provider's own
+// words. Each counts as its JSON plus renderAllowance a key and an array
+// item, for the words around them; listing tools adds toolPrompt.
 var renderedFields = []string{"tools", "functions", "tool_choice", "response_format", "text", "output_format", "output_config"}
 
 // The allowances of rendered fields, in tokens.
@@ -28,8 +23,8 @@ const (
 	toolPrompt      = 1000
 )
 
-// stateFields are the fields that name what the provider keeps or does
-// out of the meter's sight, by endpoint: refused, with why.
+// stateFields, by endpoint, name what the provider keeps or does unseen:
+// refused, with why.
 var stateFields = map[Endpoint]map[string]string{
 	Responses: {
 		"previous_response_id": "continues a conversation the provider keeps",
@@ -45,25 +40,21 @@ var stateFields = map[Endpoint]map[string]string{
 	},
 }
 
-// fileKeys name a file the provider keeps or fetches, wherever the input
-// holds one (a content part, a document's source).
+// fileKeys name a file the provider keeps or fetches, anywhere in the input.
 var fileKeys = []string{"file_id", "file_ids", "file_url"}
 
-// messageFields are the top-level fields that, given as a string, stand
-// for a message of their role, by endpoint: the provider frames the text
-// as it frames that message, and the meter prices it as that message
-// written out.
+// messageFields, by endpoint, are top-level fields that as a string stand
+// for a message of their role, and are priced as one.
 var messageFields = map[Endpoint]map[string]string{
 	Responses: {"input": "user", "instructions": "developer"},
 }
 
-// standsFor is the role of the message field k of a request on route r
-// stands for when it is a string, or "".
+// standsFor is the role string field k stands for on route r, or "".
 func standsFor(r Route, k string) string {
 	return messageFields[r.Endpoint][k]
 }
 
-// serverSide says why field k of a request on route r is refused, or "".
+// serverSide is why field k is refused on r, or "".
 func serverSide(r Route, k string) string {
 	return stateFields[r.Endpoint][k]
 }
@@ -87,10 +78,8 @@ func isFileKey(folded string) bool {
 	return false
 }
 
-// toolRefused says why a tool of type typ is refused, or "": the meter
-// prices tools whose definition the request holds (a function, or a
-// custom tool); a tool the provider runs, or whose definition it writes,
-// is not in the request.
+// toolRefused says why a tool of type typ is refused, or "": only a tool
+// the request defines can be priced.
 func toolRefused(p Provider, typ string) string {
 	switch {
 	case typ == "" || typ == "custom":
@@ -101,9 +90,8 @@ func toolRefused(p Provider, typ string) string {
 	return "which the provider runs or defines itself"
 }
 
-// spelling is the API's spelling of a key folded so, at depth (1: the
-// top level) in an object named parent, when the meter reads or refuses
-// that field; "" for any other key.
+// spelling is the API's spelling of folded at depth (1: top level) under
+// parent, for fields the meter reads or refuses; else "".
 func spelling(depth int, parent, folded string) string {
 	var names []string
 	switch {
@@ -128,9 +116,9 @@ func spelling(depth int, parent, folded string) string {
 	return ""
 }
 
-// foldKey folds a key as encoding/json matches field names, which is
-// bytes.EqualFold: two keys are one to some reader when they fold alike.
-// Every name the meter knows is lower case, and folds to itself.
+// foldKey folds k as encoding/json matches names (bytes.EqualFold): keys
+// that fold alike are one to some reader. The meter's names are lower
+// case and fold to themselves.
 func foldKey(k string) string {
 	simple := true
 	for i := 0; i < len(k); i++ {
@@ -150,8 +138,8 @@ func foldKey(k string) string {
 	return b.String()
 }
 
-// foldRune is the least rune of r's fold set, in lower case when it is
-// a letter of ASCII (k for K and for the Kelvin sign).
+// foldRune is the least rune folding with r, lower-cased if ASCII (k for
+// K and the Kelvin sign).
 func foldRune(r rune) rune {
 	least := r
 	for r2 := unicode.SimpleFold(r); r2 != r; r2 = unicode.SimpleFold(r2) {

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 )
 
-// lexer reads the tokens of valid JSON. Valid JSON puts blanks, commas and
-// colons only where they belong, so the lexer skips them; the scanner
-// knows a key from a value by where it is.
+// lexer reads valid JSON's tokens, skipping blanks, commas and colons:
+// valid JSON has them only where they belong.
 type lexer struct {
 	b []byte
 	i int

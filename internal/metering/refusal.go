@@ -2,8 +2,7 @@ package metering
 
 import "encoding/json"
 
-// Kind is what sort of error a refusal is, which each provider names in
-// its own words.
+// Kind is a refusal's error type, named per provider.
 type Kind int
 
 // The kinds of refusal.
@@ -12,29 +11,27 @@ const (
 	KindInvalid Kind = iota + 1
 	// KindAuth is a missing or rejected key (401).
 	KindAuth
-	// KindPermission is a call the key's account, the meter's scope or the
-	// issue's state does not allow (403): the official SDKs do not retry
-	// it.
+	// KindPermission is a call the account, the meter's scope or the
+	// issue's state forbids (403); the official SDKs do not retry it.
 	KindPermission
 	// KindNotFound is a route the meter does not serve (404).
 	KindNotFound
 	// KindTooLarge is a request body over the meter's limit (413).
 	KindTooLarge
-	// KindUnavailable is a meter that cannot judge now: the server or the
-	// store cannot be reached (503).
+	// KindUnavailable is an unreachable server or store (503).
 	KindUnavailable
-	// KindBudget is a call the budget or money cap does not leave
-	// room for (403): OpenAI names it a quota.
+	// KindBudget is a call over the budget or money cap (403); OpenAI
+	// names it a quota.
 	KindBudget
 )
 
-// Refusal is a call the meter answers itself, in the provider's shape.
+// Refusal is the meter's own answer, in the provider's shape.
 type Refusal struct {
 	Status int
 	Kind   Kind
 	// Rule is the rule's id ("budget-exhausted", "meter-over-budget").
 	Rule string
-	// Message says which rule, the numbers and what a person does.
+	// Message gives the numbers and what a person does.
 	Message string
 }
 

@@ -10,24 +10,22 @@ import (
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
-// MaxBodyBytes is the largest request body the meter reads: more than any
-// context window holds as text.
+// MaxBodyBytes bounds a body: more than any context window holds.
 const MaxBodyBytes = 16 << 20
 
-// Call is a request read: what it asks of the model and its worst case.
+// Call is a request read, with its worst case.
 type Call struct {
 	Model  string
 	Stream bool
-	// ClientUsage says the client asked for a stream's usage itself
-	// (stream_options.include_usage): the usage event is its own.
+	// ClientUsage says the client asked for the stream's usage itself.
 	ClientUsage bool
-	// Input is the request's text in tokens (exact with the model's
-	// encoding, else its bytes: a bound); Output the most it may answer.
+	// Input is the request's tokens, or its bytes as a bound; Output the
+	// most it may answer.
 	Input, Output int64
 	// Exact says Input was counted with the model's encoding.
 	Exact bool
-	// Body is what goes upstream: the client's bytes, or them with a cap
-	// on the answer and a request for the stream's usage added.
+	// Body goes upstream: the client's bytes, perhaps with an answer cap
+	// and a usage request added.
 	Body []byte
 }
 
@@ -37,10 +35,9 @@ func (c Call) Worst() int64 { return c.Input + c.Output }
 // Counters count tokens in an encoding (one per encoding, shared).
 type Counters func(tokens.Encoding) *tokens.Counter
 
-// ReadCall reads a request body for route r. defaultCap bounds the answer
-// of a request that sets no cap: it is added to what goes upstream, so
-// the worst case holds. A body a provider could read otherwise than the
-// meter, or whose cost the meter cannot see, is refused
+// ReadCall reads a request body for route r. A request with no answer cap
+// gets defaultCap upstream, so the worst case holds. A body a provider
+// could read otherwise, or priced out of sight, is refused
 // (docs/meter.md#what-a-call-is-priced).
 func ReadCall(r Route, body []byte, count Counters, defaultCap int64) (Call, *Refusal) {
 	var head struct {
@@ -86,7 +83,7 @@ func ReadCall(r Route, body []byte, count Counters, defaultCap int64) (Call, *Re
 	return c, nil
 }
 
-// counterOf is the counter of model's encoding, nil when it is not known.
+// counterOf is the counter of model's encoding, or nil.
 func counterOf(model string, count Counters) *tokens.Counter {
 	if enc, ok := EncodingOf(model); ok && count != nil {
 		return count(enc)
@@ -94,8 +91,8 @@ func counterOf(model string, count Counters) *tokens.Counter {
 	return nil
 }
 
-// read decodes top-level field name into v (left as it is when absent);
-// a value of the wrong type is refused.
+// read decodes top-level field name, if present, into v; a wrong type is
+// refused.
 func (s *scanner) read(name string, v any) *Refusal {
 	at, ok := s.root.fields[name]
 	if !ok {
@@ -107,15 +104,15 @@ func (s *scanner) read(name string, v any) *Refusal {
 	return nil
 }
 
-// capOutput sets the call's output bound from the request, adding the
-// default cap upstream when it has none (or has null).
+// capOutput bounds the call's output, adding defaultCap upstream when the
+// cap is absent or null.
 func (c *Call) capOutput(r Route, s *scanner, e *edits, defaultCap int64) *Refusal {
 	field, caps := "max_tokens", []string{"max_tokens"}
 	switch {
 	case r.Endpoint == Responses:
 		field, caps = "max_output_tokens", []string{"max_output_tokens"}
 	case r.Endpoint == ChatCompletions:
-		// A provider may read either: the call may write the larger.
+		// A provider may read either: bound by the larger.
 		caps = []string{"max_tokens", "max_completion_tokens"}
 		if reasoningModel(c.Model) {
 			field = "max_completion_tokens"
@@ -146,9 +143,8 @@ func (c *Call) capOutput(r Route, s *scanner, e *edits, defaultCap int64) *Refus
 	return nil
 }
 
-// largest is the largest of the whole numbers the top-level fields names
-// hold, nil when none holds one (absent, or null); a number below 0 or
-// not whole is refused.
+// largest is the largest whole number the top-level fields names hold, or
+// nil; a negative or fractional one is refused.
 func (s *scanner) largest(names []string) (*int64, *Refusal) {
 	var out *int64
 	for _, name := range names {
@@ -166,7 +162,7 @@ func (s *scanner) largest(names []string) (*int64, *Refusal) {
 	return out, nil
 }
 
-// saturatingMul is a × b, or the largest int64 when that overflows.
+// saturatingMul is a × b, capped at the largest int64.
 func saturatingMul(a, b int64) int64 {
 	if a != 0 && b > (1<<63-1)/a {
 		return 1<<63 - 1
@@ -174,7 +170,7 @@ func saturatingMul(a, b int64) int64 {
 	return a * b
 }
 
-// askUsage asks the upstream for a stream's usage when the client did not.
+// askUsage requests stream usage upstream when the client did not.
 func (c *Call) askUsage(s *scanner, e *edits) *Refusal {
 	at, ok := s.root.fields["stream_options"]
 	if !ok || string(s.body[at.start:at.end]) == "null" {
@@ -206,14 +202,13 @@ type edit struct {
 	text []byte
 }
 
-// set gives top-level field name the value raw: in place of its value
-// when it has one (null), else as a new last member.
+// set gives top-level field name the value raw, replacing a null or
+// appended last.
 func (e *edits) set(s *scanner, name string, raw []byte) {
 	e.member(0, s, name, raw)
 }
 
-// member sets member name of the object scanned by s, which lies at
-// offset base of the body.
+// member sets name in s's object, at body offset base.
 func (e *edits) member(base int, s *scanner, name string, raw []byte) {
 	if at, ok := s.root.fields[name]; ok {
 		*e = append(*e, edit{at: span{base + at.start, base + at.end}, text: raw})
@@ -231,7 +226,7 @@ func (e *edits) member(base int, s *scanner, name string, raw []byte) {
 	*e = append(*e, edit{at: span{at, at}, text: text})
 }
 
-// apply makes the edits on body, which it leaves as it is.
+// apply returns body with the edits, leaving body as is.
 func (e edits) apply(body []byte) []byte {
 	if len(e) == 0 {
 		return body

@@ -31,9 +31,9 @@ const (
 const InvocationHeader = "X-Gns-Invocation"
 
 // Route is what an agent's URL names:
-// /OWNER/NAME/issues/N[/invocations/ID]/PROVIDER/v1/ENDPOINT. A URL and
-// headers that name no invocation leave Invocation empty: the meter then
-// opens one for the caller (docs/meter.md#one-configuration-kilo-or-any-openai-sdk).
+// /OWNER/NAME/issues/N[/invocations/ID]/PROVIDER/v1/ENDPOINT. With no
+// invocation named, the meter opens one
+// (docs/meter.md#one-configuration-kilo-or-any-openai-sdk).
 type Route struct {
 	Owner, Name string
 	Issue       int64
@@ -47,12 +47,12 @@ func (r Route) Repo() string { return r.Owner + "/" + r.Name }
 
 var routeRe = regexp.MustCompile(`^/([^/]+)/([^/]+)/issues/([0-9]{1,18})(?:/invocations/([^/]+))?/(openai|anthropic)/v1/(.+)$`)
 
-// validInvocation is what an invocation id may hold: what report accepts
-// in a header of a comment, bounded (a Gitea login's characters among them).
+// validInvocation is what report accepts in a comment header, bounded; a
+// Gitea login's characters are among them.
 var validInvocation = regexp.MustCompile(`^[A-Za-z0-9._:@+_-]{1,200}$`)
 
-// ParseRoute reads a request's path and invocation header. The error
-// says what a well-formed address looks like.
+// ParseRoute reads a request's path and invocation header; a refusal
+// shows a well-formed address.
 func ParseRoute(path, invocationHeader string) (Route, *Refusal) {
 	m := routeRe.FindStringSubmatch(path)
 	if m == nil {
@@ -61,13 +61,15 @@ func ParseRoute(path, invocationHeader string) (Route, *Refusal) {
 			p = Anthropic
 		}
 		return Route{Provider: p}, &Refusal{Status: 404, Kind: KindNotFound, Rule: "meter-route",
-			Message: fmt.Sprintf("no such route %q: the meter serves /OWNER/NAME/issues/N/openai/v1/{chat/completions,responses,embeddings} and /OWNER/NAME/issues/N/anthropic/v1/messages; give the SDK the base URL up to /v1", clip(path, 120))}
+			Message: fmt.Sprintf("no such route %q: the meter serves /OWNER/NAME/issues/N/openai/v1/{chat/completions,responses,embeddings} "+
+				"and /OWNER/NAME/issues/N/anthropic/v1/messages; give the SDK the base URL up to /v1", clip(path, 120))}
 	}
 	n, _ := strconv.ParseInt(m[3], 10, 64)
 	r := Route{Owner: m[1], Name: m[2], Issue: n, Invocation: m[4], Provider: Provider(m[5]), Endpoint: Endpoint(m[6])}
 	if !r.known() {
 		return r, &Refusal{Status: 404, Kind: KindNotFound, Rule: "meter-route",
-			Message: fmt.Sprintf("the meter does not serve %s /v1/%s: it meters chat/completions, responses and embeddings (openai) and messages (anthropic)", r.Provider, clip(m[6], 80))}
+			Message: fmt.Sprintf("the meter does not serve %s /v1/%s: "+
+				"it meters chat/completions, responses and embeddings (openai) and messages (anthropic)", r.Provider, clip(m[6], 80))}
 	}
 	if r.Invocation == "" {
 		r.Invocation = strings.TrimSpace(invocationHeader)

@@ -14,42 +14,37 @@ const maxDepth = 10000
 // span is where a value lies in a body: body[start:end].
 type span struct{ start, end int }
 
-// object is what a scan keeps of a JSON object: where each member's value
-// lies, by its exact key, and where its last member ends (a member the
-// meter adds goes there).
+// object is where each member's value lies, by exact key, and where the
+// last member ends, for a member the meter adds.
 type object struct {
 	fields map[string]span
 	last   int
 }
 
-// frame is an object or an array the scan is inside.
+// frame is an object or array the scan is in.
 type frame struct {
 	object bool
-	// name is the key it is the value of ("" for an item), index its
-	// place in its array.
+	// name is its key ("" in an array); index its place.
 	name  string
 	index int
 	start int
 	// items counts an array's items, or an object's members.
 	items int
-	// folded are an object's keys so far, folded (set once they are many).
+	// folded are its folded keys (set once they are many).
 	folded []string
 	set    map[string]struct{}
 	key    string // the key whose value comes next
 	hasKey bool
-	// typ is the object's "type" member; source the type of its "source"
-	// member; fileKey a member naming a file or an address the provider
-	// fetches.
+	// typ is the "type" member, source the source's type, fileKey a
+	// member naming a file the provider keeps or fetches.
 	typ, source, fileKey string
 	// data says it is a tool's arguments: counted, never refused.
 	data bool
 }
 
 // scanner reads a request body in one pass (docs/meter.md#what-a-call-is-priced):
-// it refuses what a provider would read otherwise than the meter (a key
-// given twice in any letter case, a field the meter reads spelt in
-// another case) and what the meter cannot price, counts the input a
-// provider charges, and keeps where the top-level fields lie.
+// it refuses what a provider could read otherwise or the meter cannot
+// price, counts the input charged, and keeps where top-level fields lie.
 type scanner struct {
 	body  []byte
 	lex   lexer
@@ -59,14 +54,14 @@ type scanner struct {
 	root  object
 	// field is the top-level field being read.
 	field string
-	// input is the tokens counted; names the keys and items inside
-	// fields rendered as JSON; tools whether tools or functions list any.
+	// input is the tokens counted; names counts keys and items in rendered
+	// fields; tools says tools or functions list any.
 	input, names int64
 	tools        bool
 	done         bool
 }
 
-// value is a value just read, for the frame that holds it.
+// value is a value just read, for its frame.
 type value struct {
 	at     span
 	str    string
@@ -75,8 +70,7 @@ type value struct {
 	closed *frame // the object or array just closed
 }
 
-// scan reads body, which is valid JSON (json.Valid or json.Unmarshal
-// said so), for route r, counting text with count.
+// scan reads body, already valid JSON, for route r.
 func scan(r Route, body []byte, count func(string) int64) (*scanner, *Refusal) {
 	s := &scanner{body: body, lex: lexer{b: body}, route: r, count: count, input: 3}
 	for {
@@ -149,7 +143,7 @@ func (s *scanner) open(isObject bool, start int) *Refusal {
 		}
 	}
 	if depth < cap(s.stack) {
-		// Keep the folded keys' room of the frame that was here.
+		// Reuse the folded-key room of the popped frame here.
 		f.folded = s.stack[:depth+1][depth].folded[:0]
 	}
 	s.stack = append(s.stack, f)
@@ -159,7 +153,7 @@ func (s *scanner) open(isObject bool, start int) *Refusal {
 	return nil
 }
 
-// close leaves the innermost object or array, which ends at end.
+// close leaves the innermost object or array, ending at end.
 func (s *scanner) close(end int) *Refusal {
 	f := s.stack[len(s.stack)-1]
 	if f.object {
@@ -175,13 +169,14 @@ func (s *scanner) close(end int) *Refusal {
 	return s.valueRead(value{at: span{f.start, end}, closed: &f})
 }
 
-// key reads an object's key: given twice in any letter case, or a field
-// the meter reads spelt in another case, it is refused.
+// key reads an object's key, refusing one repeated in any case or a known
+// field spelt in another.
 func (s *scanner) key(k string) *Refusal {
 	top := s.top()
 	folded := foldKey(k)
 	if top.has(folded) {
-		return invalid(fmt.Sprintf("%s gives the key %q twice, in one letter case or another: a provider may read the one the meter does not; send each key once", s.where(), clip(k, 80)))
+		return invalid(fmt.Sprintf("%s gives the key %q twice, in one letter case or another: "+
+			"a provider may read the one the meter does not; send each key once", s.where(), clip(k, 80)))
 	}
 	top.add(folded)
 	depth := len(s.stack)
@@ -200,7 +195,7 @@ func (s *scanner) key(k string) *Refusal {
 	return nil
 }
 
-// valueRead hands a value just read to the frame that holds it.
+// valueRead hands a value just read to its frame.
 func (s *scanner) valueRead(v value) *Refusal {
 	top := s.top()
 	top.items++
@@ -252,16 +247,14 @@ func (s *scanner) fieldRead(k string, v value) *Refusal {
 	return nil
 }
 
-// framing is what a message of role adds to its text, priced as the
-// meter prices a message written out: its keys role and content and its
-// role, a token each and their tokens.
+// framing is what a message of role adds to its text: the keys role and
+// content and the role, their tokens and one each.
 func (s *scanner) framing(role string) int64 {
 	return 3 + s.count("role") + s.count(role) + s.count("content")
 }
 
-// judge refuses an object the meter cannot price: in the input, one that
-// names a file or an address the provider reads; in tools, one the
-// provider runs or writes itself.
+// judge refuses what it cannot price: an input naming a file or address
+// the provider reads, or a tool the provider runs or writes.
 func (s *scanner) judge(f *frame) *Refusal {
 	depth := len(s.stack) - 1
 	if depth == 2 && s.field == "tools" && !s.stack[1].object {
@@ -274,7 +267,8 @@ func (s *scanner) judge(f *frame) *Refusal {
 	}
 	switch {
 	case f.fileKey != "":
-		return invalid(fmt.Sprintf("%s.%s names a file the provider keeps or fetches, which the meter cannot see or price: send its text in the request", s.where(), f.fileKey))
+		return invalid(fmt.Sprintf("%s.%s names a file the provider keeps or fetches, which the meter cannot see or price: "+
+			"send its text in the request", s.where(), f.fileKey))
 	case f.typ == "item_reference":
 		return invalid(fmt.Sprintf("%s refers to an item the provider keeps, which the meter cannot see or price: send the item itself", s.where()))
 	case f.typ == "document" && f.source == "url":
@@ -283,8 +277,7 @@ func (s *scanner) judge(f *frame) *Refusal {
 	return nil
 }
 
-// content says the scan is in the model's input: the messages, the
-// input, the system prompt.
+// content says the scan is in the model's input.
 func (s *scanner) content() bool {
 	switch s.field {
 	case "messages", "input", "system", "instructions":
@@ -293,8 +286,7 @@ func (s *scanner) content() bool {
 	return false
 }
 
-// where names the innermost object for a message: its path from the
-// request's top, as messages[1].content[0].
+// where is the innermost object's path, as messages[1].content[0].
 func (s *scanner) where() string {
 	if len(s.stack) <= 1 {
 		return "the request"
@@ -323,8 +315,7 @@ func (s *scanner) countText(v string) {
 	}
 }
 
-// countKey counts a key below the top level: a name the model reads
-// (a tool's argument, a schema's property).
+// countKey counts a nested key, which the model reads.
 func (s *scanner) countKey(k string) {
 	if rendered(s.field) {
 		s.names++
@@ -333,9 +324,8 @@ func (s *scanner) countKey(k string) {
 	s.input += 1 + s.count(k)
 }
 
-// countNumber counts a number inside a field (the top level's are the
-// API's parameters): an embeddings input's number is a token id, one
-// token; any other is its text.
+// countNumber counts a number inside a field: in embeddings input a token
+// id, one token; else its text.
 func (s *scanner) countNumber(n []byte) {
 	switch {
 	case len(s.stack) == 1 || rendered(s.field):
@@ -346,14 +336,14 @@ func (s *scanner) countNumber(n []byte) {
 	}
 }
 
-// countOther counts true, false and null inside a field: a token each.
+// countOther counts a nested true, false or null: one token.
 func (s *scanner) countOther() {
 	if len(s.stack) > 1 && !rendered(s.field) {
 		s.input++
 	}
 }
 
-// has says the object holds a key folded so; add records one.
+// has says the object holds folded; add records it.
 func (f *frame) has(folded string) bool {
 	if f.set != nil {
 		_, ok := f.set[folded]

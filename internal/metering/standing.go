@@ -14,30 +14,26 @@ import (
 // Standing is an issue as the meter judges it before a call: refused
 // outright, or its budget.
 type Standing struct {
-	// Refusal refuses every call: the state is not one the guard accepted
-	// and judged.
+	// Refusal, when set, refuses every call in this state.
 	Refusal *Refusal
 	// Total, Consumed and Remaining are the checkpoint's budget.
 	Total, Consumed, Remaining int64
-	// Base is budget.consumed when the meter first saw the issue, less
-	// what the invocations its checkpoint recorded then had spent through
-	// the meter: consumed's rise since is at least what the recorded
-	// invocations spent (Pending.Unheld).
+	// Base is budget.consumed when the meter first saw the issue, less what
+	// the invocations recorded then had spent through it (Pending.Unheld).
 	Base int64
 }
 
-// Facts are what the meter read of an issue, for Judge.
+// Facts are what the meter read of an issue.
 type Facts struct {
 	Issue    issues.Issue
 	Governed bool
-	// Checkpoint is the body's checkpoint, nil when it cannot be read.
+	// Checkpoint is the body's checkpoint, nil if unreadable.
 	Checkpoint *checkpoint.Checkpoint
-	// Plan is the guard's decision on the issue as read.
+	// Plan is the guard's decision on the issue.
 	Plan *guard.Plan
-	// Judged says the guard's status comment holds a ledger record that
-	// verifies: the guard has judged the issue at least once.
+	// Judged says a guard status comment holds a verified record.
 	Judged bool
-	// Unjudged is set when the guard has not judged the body in time.
+	// Unjudged is set if the guard is late on the body.
 	Unjudged *ledger.Unjudged
 	Grace    time.Duration
 }
@@ -55,11 +51,13 @@ func Judge(f Facts) Standing {
 	}
 	switch {
 	case !f.Governed || f.Checkpoint == nil && (f.Plan == nil || len(f.Plan.Violations) == 0):
-		return refuse("meter-not-governed", "the issue holds no checkpoint the guard governs: the meter lets calls through only on a governed issue (see docs/agents.md)")
+		return refuse("meter-not-governed",
+			"the issue holds no checkpoint the guard governs: the meter lets calls through only on a governed issue (see docs/agents.md)")
 	case f.Issue.Locked:
 		return refuse("meter-issue-locked", "the issue is locked: a person unlocks it once the violation is resolved")
 	case !f.Judged:
-		return refuse("meter-unjudged", "the guard has not judged the issue: no status comment of the guard's holds a ledger record that verifies; calls go through once the guard's workflow has run on it")
+		return refuse("meter-unjudged", "the guard has not judged the issue: no status comment of the guard's holds a ledger record that verifies; "+
+			"calls go through once the guard's workflow has run on it")
 	case f.Unjudged != nil:
 		return refuse("meter-unjudged", "%s", f.Unjudged.Why(n, f.Grace))
 	}

@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 )
 
-// Usage is what a call spent, as the provider's answer says.
+// Usage is what a call spent, per the provider's answer.
 type Usage struct {
-	// Input counts every input token, cached ones included; Cached those
-	// read from a cache (and, for Anthropic, written to it).
+	// Input includes Cached: cache reads (Anthropic: and writes).
 	Input, Cached int64
 	// Output counts every output token, reasoning included.
 	Output, Reasoning int64
@@ -38,7 +37,7 @@ type detail struct {
 	Reasoning int64 `json:"reasoning_tokens"`
 }
 
-// read turns a usage object into a Usage; p says whose shape it is.
+// read turns p's usage object into a Usage.
 func (j *usageJSON) read(p Provider) (Usage, bool) {
 	switch {
 	case j == nil:
@@ -66,7 +65,7 @@ func (j *usageJSON) read(p Provider) (Usage, bool) {
 	return Usage{}, false
 }
 
-// answer is the part of a JSON answer the meter reads.
+// answer is what the meter reads of a JSON answer.
 type answer struct {
 	ID    string     `json:"id"`
 	Usage *usageJSON `json:"usage"`
@@ -82,9 +81,8 @@ func ReadUsage(p Provider, body []byte) (Usage, string) {
 	return u, a.ID
 }
 
-// Stream follows a server-sent-event answer event by event: it reads the
-// usage, and takes out what the meter's own request for usage added to
-// an OpenAI stream the client did not ask it of.
+// Stream reads a server-sent-event answer's usage, removing what the
+// meter's own usage request added to an OpenAI stream.
 type Stream struct {
 	route  Route
 	strip  bool // the client did not ask for the usage event
@@ -98,10 +96,10 @@ func NewStream(r Route, c Call) *Stream {
 	return &Stream{route: r, strip: r.Endpoint == ChatCompletions && !c.ClientUsage}
 }
 
-// Usage is what the stream said it spent, and the answer's id.
+// Usage is the stream's reported spend and the answer's id.
 func (s *Stream) Usage() (Usage, string) { return s.usage, s.id }
 
-// streamEvent is the part of an event's data the meter reads.
+// streamEvent is what the meter reads of an event's data.
 type streamEvent struct {
 	ID       string          `json:"id"`
 	Type     string          `json:"type"`
@@ -111,9 +109,9 @@ type streamEvent struct {
 	Message  *answer         `json:"message"`
 }
 
-// Event reads one whole event (its lines and the blank line that ends it)
-// and returns the bytes to pass on: the event as it came, or nil to drop
-// it, or it without the "usage":null the client did not ask for.
+// Event reads one whole event, ending blank line included, and returns
+// what to pass on: the event, nil to drop it, or it without an unasked
+// "usage":null.
 func (s *Stream) Event(ev []byte) []byte {
 	data := eventData(ev)
 	if len(data) == 0 || data[0] != '{' {
@@ -158,11 +156,10 @@ func (s *Stream) Event(ev []byte) []byte {
 	return ev
 }
 
-// plain says an event's data carries no usage, which the meter can tell
-// without decoding it: an OpenAI chat chunk whose usage is null, an
-// Anthropic event other than message_start and message_delta, a Responses
-// event that holds no response. A name quoted in the bytes is a key or a
-// value of the event's own: a string's quotes inside it are escaped.
+// plain tells from the bytes that an event carries no usage: an OpenAI
+// chunk with null usage, an Anthropic event but message_start and
+// message_delta, a Responses event without a response. Quotes in strings
+// are escaped, so a quoted name is the event's own.
 func (s *Stream) plain(data []byte) bool {
 	switch {
 	case s.route.Provider == Anthropic:
@@ -203,7 +200,7 @@ func (s *Stream) anthropic(e streamEvent) {
 	}
 }
 
-// eventData is an event's data lines joined, as the SSE format joins them.
+// eventData joins an event's data lines, as SSE does.
 func eventData(ev []byte) []byte {
 	var out []byte
 	for line := range bytes.Lines(ev) {
@@ -222,8 +219,8 @@ func isEmptyList(raw json.RawMessage) bool {
 	return len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("[]"))
 }
 
-// stripNullUsage takes out the "usage":null member a request for usage
-// adds to every chunk; a string cannot hold it unescaped.
+// stripNullUsage removes the "usage":null a usage request adds to each
+// chunk; no string holds it unescaped.
 func stripNullUsage(ev []byte) []byte {
 	for _, m := range [][]byte{[]byte(`,"usage":null`), []byte(`"usage":null,`)} {
 		if bytes.Contains(ev, m) {
@@ -233,8 +230,8 @@ func stripNullUsage(ev []byte) []byte {
 	return ev
 }
 
-// SplitEvents cuts the whole events (each with the blank line that ends
-// it) from the front of buf and returns them and what is left.
+// SplitEvents cuts whole events, each with its ending blank line, off
+// buf's front, and returns the rest.
 func SplitEvents(buf []byte) (events [][]byte, rest []byte) {
 	for {
 		i, n := eventEnd(buf)
@@ -246,7 +243,7 @@ func SplitEvents(buf []byte) (events [][]byte, rest []byte) {
 	}
 }
 
-// eventEnd finds the first blank line: its offset and length.
+// eventEnd is the first blank line's offset and length.
 func eventEnd(b []byte) (int, int) {
 	best, size := -1, 0
 	for _, sep := range []string{"\n\n", "\r\n\r\n", "\r\r"} {
