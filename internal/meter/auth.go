@@ -16,10 +16,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
-// Client is what the meter asks Gitea with an agent's token: who it is,
-// whether it writes the repository (the writers list), which repository
-// it is (its id), and the issue it spends on, decided as the guard would
-// (Permissions answers its approvals).
+// Client is Gitea as an agent's token sees it: its login, the
+// repository's writers and id, and the issue, decided as the guard would.
 type Client interface {
 	port.IssueReader
 	port.Permissions
@@ -29,8 +27,7 @@ type Client interface {
 // Connect makes a client of repository owner/name with token.
 type Connect func(server, token, owner, name string) (Client, error)
 
-// login is a token resolved: its user, whether it may write the
-// repository, and the client that reads with it.
+// login is a resolved token: user, write access and client.
 type login struct {
 	name     string
 	writer   bool
@@ -39,8 +36,8 @@ type login struct {
 	resolved bool
 }
 
-// agentToken is the key an SDK sent: Authorization: Bearer (OpenAI's
-// clients) or x-api-key (Anthropic's); the meter accepts either.
+// agentToken is the SDK's key: x-api-key (Anthropic) or Authorization:
+// Bearer (OpenAI).
 func agentToken(r *http.Request) string {
 	if k := strings.TrimSpace(r.Header.Get("X-Api-Key")); k != "" {
 		return k
@@ -51,11 +48,9 @@ func agentToken(r *http.Request) string {
 	return ""
 }
 
-// resolve finds who token belongs to and whether it may write the issues
-// of owner/name (package access: the repository's writers list, or its
-// owner): two requests to Gitea with the token itself, kept for LoginTTL
-// (at most a minute) by the token's hash. A refused token is kept too, so
-// a flood does not reach Gitea.
+// resolve asks Gitea, with the token itself, whose it is and whether it
+// may write owner/name's issues (package access). Kept LoginTTL by the
+// token's hash; a refusal too, so a flood does not reach Gitea.
 func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, error) {
 	if token == "" {
 		return login{refusal: &metering.Refusal{Status: 401, Kind: metering.KindAuth, Rule: "meter-auth",
@@ -89,13 +84,14 @@ func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, 
 	})
 }
 
-// notWriter is the refusal of login, who cannot write repo's issues;
-// unread says Gitea would not show the token the repository's writers.
+// notWriter refuses login, who cannot write repo's issues; unread: Gitea
+// hid the writers from the token.
 func notWriter(login, repo string, unread bool) *metering.Refusal {
 	why := "Gitea does not list it among the repository's assignees"
 	if unread {
 		why = "Gitea does not show this token the repository's assignees (the token needs read:repository, and the account access to the repository)"
 	}
 	return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "meter-auth",
-		Message: fmt.Sprintf("%s cannot write the issues of %s: %s. Only the repository's writers spend through the meter; %s makes an account one", login, repo, why, access.Grants)}
+		Message: fmt.Sprintf("%s cannot write the issues of %s: %s. "+
+			"Only the repository's writers spend through the meter; %s makes an account one", login, repo, why, access.Grants)}
 }

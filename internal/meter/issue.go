@@ -15,19 +15,15 @@ import (
 	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
-// standing is an issue as last read: the meter's judgement of it and the
-// configuration it was judged with.
+// standing is an issue's judgement and the configuration it used.
 type standing struct {
 	metering.Standing
 	cfg config.Config
 }
 
-// standingOf reads issue iss of repository repo (OWNER/NAME as Gitea
-// spells it) through the live reader, as every verb reads it (the
-// repository's configuration file, the issue, its last comments and the
-// guard's ledger), decides it as the guard would, and judges it; kept for
-// IssueTTL. The invocations its checkpoint records are marked reported in
-// the store, which keeps the issue's base.
+// standingOf reads iss through the live reader as every verb does,
+// decides it as the guard would, and judges it; kept IssueTTL. It marks
+// the checkpoint's recorded invocations reported, which fixes the base.
 func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, repo string) (*standing, error) {
 	key := iss.Repo + "#" + strconv.FormatInt(iss.Number, 10)
 	return m.issues.get(key, func() (*standing, error) {

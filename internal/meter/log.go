@@ -8,10 +8,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 )
 
-// logCall writes the call's one log line: who, which issue and
-// invocation, the model, the answer, the tokens and the time. Never the
-// prompt, the answer's text or a key. Appended, not formatted: it is
-// written for every call.
+// logCall writes the call's log line, never the prompt, the answer's text
+// or a key. Appended, not formatted: it runs every call.
 func (m *Meter) logCall(x *exchange) {
 	took := m.o.Now().Sub(x.started).Round(time.Millisecond)
 	outcome := x.outcome
@@ -45,8 +43,7 @@ func (m *Meter) logCall(x *exchange) {
 	_, _ = m.o.Log.Write(b)
 }
 
-// q quotes a value from outside when it needs it, so a line stays one
-// line.
+// q quotes outside values so a line stays one.
 func q(s string) string {
 	if s == "" {
 		return "-"

@@ -24,19 +24,17 @@ import (
 type Options struct {
 	// Server is the Gitea server's URL.
 	Server string
-	// Upstream are the providers' base URLs, before /v1 (an
-	// OpenAI-compatible server's too); Keys their API keys.
+	// Upstream are the providers' base URLs before /v1; Keys their API keys.
 	Upstream map[metering.Provider]string
 	Keys     map[metering.Provider]string
 	// Store keeps the calls; Key signs receipts.
 	Store *meterstore.Store
 	Key   receipt.Key
 	// IssueTTL is how long an issue's standing is kept (DefaultIssueTTL);
-	// LoginTTL how long a token's login and whether it writes the
-	// repository are (DefaultLoginTTL, at most MaxLoginTTL: an account
-	// that loses write access stops spending within it).
+	// LoginTTL a token's login and write access (DefaultLoginTTL, at most
+	// MaxLoginTTL, within which lost access stops spending).
 	IssueTTL, LoginTTL time.Duration
-	// DefaultMaxTokens caps the answer of a request that sets no cap.
+	// DefaultMaxTokens caps an answer the request leaves uncapped.
 	DefaultMaxTokens int64
 	// Log gets one line per call.
 	Log io.Writer
@@ -44,24 +42,20 @@ type Options struct {
 	Now func() time.Time
 	// Transport reaches the providers (ProviderTransport's).
 	Transport http.RoundTripper
-	// HangupRead is how long the meter still reads an answer after the
-	// client hung up, to charge what the provider charged
-	// (DefaultHangupRead: the official SDKs' own timeout for a call).
+	// HangupRead is how long an answer is still read after the client
+	// hangs up, to charge it (DefaultHangupRead).
 	HangupRead time.Duration
-	// Connect makes the client that reads the repository with an agent's
-	// token (the shell wires the Gitea adapter).
+	// Connect makes a Gitea client reading with an agent's token.
 	Connect Connect
-	// Scope are the owners (OWNER) and repositories (OWNER/NAME) the meter
-	// serves; a call for any other is refused before Gitea or a provider is
-	// asked (docs/meter.md#whom-it-serves). Empty serves every repository
-	// of the server: the command line requires one at least.
+	// Scope are the owners (OWNER) and repositories (OWNER/NAME) served;
+	// others are refused before Gitea or a provider is asked
+	// (docs/meter.md#whom-it-serves). Empty serves the whole server.
 	Scope []string
-	// MetricsToken is the bearer token GET /metrics asks for; empty, the
-	// meter keeps no metrics and /metrics answers 404
-	// (docs/meter.md#metrics).
+	// MetricsToken is GET /metrics' bearer token; empty, /metrics answers
+	// 404 (docs/meter.md#metrics).
 	MetricsToken string
-	// MetricsIssue adds the issue as a label of the spend metrics: a label
-	// set an issue, which the operator chooses to pay for.
+	// MetricsIssue labels the spend metrics by issue: a label set an issue,
+	// at the operator's choice.
 	MetricsIssue bool
 }
 
@@ -130,7 +124,7 @@ func New(o Options) (*Meter, error) {
 	return &Meter{
 		o:       o,
 		metrics: ms,
-		// No overall timeout: a long stream is as long as the model writes.
+		// No overall timeout: a stream lasts while the model writes.
 		upstream: up,
 		logins:   newCache[login](o.LoginTTL, o.Now),
 		repos:    newCache[repository](o.IssueTTL, o.Now),
@@ -138,7 +132,7 @@ func New(o Options) (*Meter, error) {
 	}, nil
 }
 
-// upstreams are the providers' base URLs: the defaults, and those given.
+// upstreams are the default base URLs, overridden by given.
 func upstreams(given map[metering.Provider]string) (map[metering.Provider]*url.URL, error) {
 	raw := map[metering.Provider]string{metering.OpenAI: defaultOpenAIUpstream, metering.Anthropic: defaultAnthropicUpstream}
 	for p, u := range given {
@@ -170,8 +164,8 @@ func (m *Meter) counter(enc tokens.Encoding) *tokens.Counter {
 	return actual.(*tokens.Counter)
 }
 
-// Handler serves the meter's routes: /healthz, /about, /metrics, the
-// receipts, and the providers' APIs under /OWNER/NAME/issues/N/.
+// Handler serves /healthz, /about, /metrics, the receipts, and the
+// providers' APIs under /OWNER/NAME/issues/N/.
 func (m *Meter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.healthz)
@@ -195,11 +189,9 @@ func (m *Meter) healthz(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-// ProviderTransport is how the meter reaches the providers: Go's default
-// transport (proxy from the environment, HTTP/2 where the provider offers
-// it) keeping enough idle connections a host for the agents calling at
-// once. The default keeps 2, so under concurrency most calls would open a
-// new connection, a TLS handshake each against a real provider.
+// ProviderTransport is Go's default transport with enough idle
+// connections a host for agents calling at once. The default keeps 2:
+// most concurrent calls would pay a TLS handshake.
 func ProviderTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 1024
@@ -208,8 +200,8 @@ func ProviderTransport() *http.Transport {
 	return t
 }
 
-// Serve serves on l until ctx ends, then stops taking calls and lets
-// those in flight finish (streams too), for at most drain.
+// Serve serves on l until ctx ends, then lets calls in flight finish, for
+// at most drain.
 func (m *Meter) Serve(ctx context.Context, l net.Listener, drain time.Duration) error {
 	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
@@ -228,8 +220,7 @@ func (m *Meter) Serve(ctx context.Context, l net.Listener, drain time.Duration) 
 	return err
 }
 
-// cache keeps values for a while by key; a miss is filled once however
-// many ask at the same time.
+// cache keeps values for ttl; concurrent misses fill once.
 type cache[V any] struct {
 	ttl  time.Duration
 	now  func() time.Time
@@ -247,7 +238,7 @@ func newCache[V any](ttl time.Duration, now func() time.Time) *cache[V] {
 	return &cache[V]{ttl: ttl, now: now, m: map[string]*entry[V]{}, keys: map[string]*sync.Mutex{}}
 }
 
-// get returns key's value, filling it with fill when absent or old.
+// get returns key's value, filling it when absent or stale.
 func (c *cache[V]) get(key string, fill func() (V, error)) (V, error) {
 	if v, ok := c.fresh(key); ok {
 		return v, nil
@@ -293,16 +284,16 @@ func (m *Meter) about() meterclient.About {
 	return meterclient.About{Server: m.o.Server, Scope: m.o.Scope, PublicKey: m.o.Key.Public()}
 }
 
-// aboutHandler answers GET /about: the server, the scope and the public
-// key, for doctor (no token: none of it is secret).
+// aboutHandler answers GET /about for doctor, with no token: nothing in
+// it is secret.
 func (m *Meter) aboutHandler(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(m.about())
 }
 
-// outOfScope is the refusal of a call for a repository the meter does not
-// serve.
+// outOfScope refuses a repository the meter does not serve.
 func (m *Meter) outOfScope(owner, name string) *metering.Refusal {
 	return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "meter-scope",
-		Message: fmt.Sprintf("this meter serves %s, not %s/%s: its provider keys are those teams' (start a meter with --scope for yours)", strings.Join(m.o.Scope, ", "), owner, name)}
+		Message: fmt.Sprintf("this meter serves %s, not %s/%s: its provider keys are those teams' (start a meter with --scope for yours)",
+			strings.Join(m.o.Scope, ", "), owner, name)}
 }

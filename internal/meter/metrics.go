@@ -14,13 +14,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 )
 
-// MaxLabelSets bounds the label sets of each metric of GET /metrics: past
-// it, a new label set is counted under the one whose every value is
-// "other" (docs/meter.md#metrics).
+// MaxLabelSets bounds each metric's label sets; past it, new ones count
+// under all-"other" labels (docs/meter.md#metrics).
 const MaxLabelSets = 10000
 
-// otherLabel is the value of every label of the label set that takes the
-// calls past MaxLabelSets.
+// otherLabel labels the calls past MaxLabelSets.
 const otherLabel = "other"
 
 // The histograms' upper bounds: seconds, and tokens (OpenTelemetry's for
@@ -38,8 +36,7 @@ type bound struct {
 	limit int
 }
 
-// values are vals, or every value "other" once the metric holds its limit
-// of label sets and vals is not one of them.
+// values are vals, or all "other" once the metric is full and vals new.
 func (b *bound) values(vals ...string) []string {
 	key := strings.Join(vals, "\xff")
 	b.mu.Lock()
@@ -79,15 +76,13 @@ func (h histogramVec) observe(v float64, labels ...string) {
 	h.WithLabelValues(h.b.values(labels...)...).Observe(v)
 }
 
-// metrics are the meter's counters, histograms and gauge, served on GET
-// /metrics to the holder of its token. Names follow Prometheus's
-// conventions, and OpenTelemetry's GenAI conventions where those name the
-// measure (gen_ai.client.token.usage, gen_ai.client.operation.duration).
+// metrics are served on GET /metrics to its token's holder. Names follow
+// Prometheus's conventions, and OpenTelemetry's GenAI ones where those
+// name the measure.
 type metrics struct {
-	// token is the token's hash: compared in constant time, whatever the
-	// length of the one given.
+	// token is the token's hash, compared in constant time.
 	token [sha256.Size]byte
-	// issue says the spend metrics carry the issue as a label.
+	// issue labels the spend metrics by issue.
 	issue bool
 	reg   *prometheus.Registry
 
@@ -97,8 +92,7 @@ type metrics struct {
 	inFlight                      prometheus.Gauge
 }
 
-// newMetrics registers the meter's metrics; withIssue adds the issue
-// label to those of spend (the operator's choice of cardinality).
+// newMetrics registers the meter's metrics; withIssue labels spend by issue.
 func newMetrics(token string, withIssue bool) *metrics {
 	spend := []string{"repo", "agent", "model", "provider"}
 	if withIssue {
@@ -115,25 +109,32 @@ func newMetrics(token string, withIssue bool) *metrics {
 		ms.reg.MustRegister(v)
 		return histogramVec{v, newBound()}
 	}
-	ms.calls = counter("gns_guard_meter_calls_total", "Calls the meter answered, by how they ended.", append(append([]string{}, spend...), "endpoint", "outcome")...)
-	ms.refusals = counter("gns_guard_meter_refusals_total", "Calls the meter refused before sending them upstream, by the rule that refused them.", "rule")
-	ms.tokens = counter("gns_guard_meter_tokens_total", "Tokens of the calls' usage as the provider reported it, by class (input counts cached, output counts reasoning).", append(append([]string{}, spend...), "class")...)
+	ms.calls = counter("gns_guard_meter_calls_total", "Calls the meter answered, by how they ended.",
+		append(append([]string{}, spend...), "endpoint", "outcome")...)
+	ms.refusals = counter("gns_guard_meter_refusals_total",
+		"Calls the meter refused before sending them upstream, by the rule that refused them.", "rule")
+	ms.tokens = counter("gns_guard_meter_tokens_total",
+		"Tokens of the calls' usage as the provider reported it, by class (input counts cached, output counts reasoning).",
+		append(append([]string{}, spend...), "class")...)
 	ms.cost = counter("gns_guard_meter_cost_usd_total", "What the settled calls cost by the price table, in US dollars.", spend...)
 	ms.usage = histogram("gen_ai_client_token_usage", "Tokens a call used, by type (OpenTelemetry gen_ai.client.token.usage).", tokenBuckets,
 		"gen_ai_provider_name", "gen_ai_request_model", "gen_ai_operation_name", "gen_ai_token_type")
-	ms.duration = histogram("gen_ai_client_operation_duration_seconds", "Time from sending a call upstream to the end of its answer (OpenTelemetry gen_ai.client.operation.duration).", upstreamBuckets,
+	ms.duration = histogram("gen_ai_client_operation_duration_seconds",
+		"Time from sending a call upstream to the end of its answer (OpenTelemetry gen_ai.client.operation.duration).", upstreamBuckets,
 		"gen_ai_provider_name", "gen_ai_request_model", "gen_ai_operation_name")
-	ms.firstByte = histogram("gns_guard_meter_upstream_first_byte_seconds", "Time from sending a call upstream to the provider's first answer (its headers).", upstreamBuckets, "provider", "endpoint")
-	ms.added = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gns_guard_meter_added_seconds", Help: "The meter's own time before a call goes upstream: admission.", Buckets: addedBuckets})
-	ms.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gns_guard_meter_reservations_in_flight", Help: "Calls reserved at their worst case and not settled yet."})
+	ms.firstByte = histogram("gns_guard_meter_upstream_first_byte_seconds",
+		"Time from sending a call upstream to the provider's first answer (its headers).", upstreamBuckets, "provider", "endpoint")
+	ms.added = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "gns_guard_meter_added_seconds",
+		Help: "The meter's own time before a call goes upstream: admission.", Buckets: addedBuckets})
+	ms.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gns_guard_meter_reservations_in_flight",
+		Help: "Calls reserved at their worst case and not settled yet."})
 	ms.reg.MustRegister(ms.added, ms.inFlight)
 	return ms
 }
 
-// record counts call x, which ended as outcome (its log line's). The
-// labels of spend are what the meter established: a call refused before
-// its key was known counts under an empty repository, agent and model, so
-// that no stranger names label sets.
+// record counts call x, ended as outcome (its log line's). A call refused
+// before its key was known counts under empty labels: no stranger names
+// label sets.
 func (ms *metrics) record(x *exchange, outcome string) {
 	label, rule := metricOutcome(x, outcome)
 	provider, endpoint := string(x.route.Provider), string(x.route.Endpoint)
@@ -178,12 +179,10 @@ func operation(e metering.Endpoint) string {
 	return "chat"
 }
 
-// metricOutcome is the outcome label of a call that ended as outcome,
-// and the rule of a refusal. The first that holds: refused (by the
-// meter, before the call went upstream), worst_case (charged its worst
-// case, whatever else happened, a settlement that failed too),
-// client_gone, upstream_error (the provider could not be reached,
-// answered an error status, or its answer was cut), ok.
+// metricOutcome is a call's outcome label and a refusal's rule, the first
+// that holds: refused (before upstream), worst_case (charged it, or the
+// settlement failed), client_gone, upstream_error (unreachable, an error
+// status or a cut answer), ok.
 func metricOutcome(x *exchange, outcome string) (label, rule string) {
 	rule, refused := strings.CutPrefix(outcome, "refused:")
 	rule, _, _ = strings.Cut(rule, ":")
@@ -201,8 +200,8 @@ func metricOutcome(x *exchange, outcome string) (label, rule string) {
 	return "ok", ""
 }
 
-// metricsHandler answers GET /metrics in Prometheus's format: 404 when
-// the meter was started without a metrics token, 401 without that token.
+// metricsHandler serves GET /metrics: 404 with no metrics token set, 401
+// to a request without it.
 func (m *Meter) metricsHandler() http.Handler {
 	if m.metrics == nil {
 		return http.NotFoundHandler()

@@ -37,21 +37,20 @@ type exchange struct {
 	charged  int64
 	cost     int64
 	hasPrice bool
-	// forwarded is when the call went upstream (zero: it never did);
-	// upstreamTook the time from then to the end of its answer.
+	// forwarded is when the call went upstream (zero: never);
+	// upstreamTook, until its answer ended.
 	forwarded    time.Time
 	upstreamTook time.Duration
 	// firstByte is when the provider's answer began (its headers).
 	firstByte time.Time
-	// unsent says the call never reached the provider: it spent nothing.
-	// sent says its request was written whole; timedOut that the answer
-	// was still coming HangupRead after the client left.
+	// unsent: the call never reached the provider and spent nothing.
+	// sent: its request was written whole. timedOut: the answer outlasted
+	// HangupRead after the client left.
 	unsent         bool
 	sent, timedOut atomic.Bool
 }
 
-// proxy serves a provider's API: route, key, body, standing, admission,
-// then the call upstream, and its settlement.
+// proxy serves a provider's API: admission, the call upstream, settlement.
 func (m *Meter) proxy(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{started: m.o.Now()}
 	defer m.logCall(x)
@@ -70,8 +69,7 @@ func (m *Meter) proxy(w http.ResponseWriter, r *http.Request) {
 	m.forward(w, r, x)
 }
 
-// admit authenticates, reads the body and the issue, and reserves the
-// call's worst case; a refusal says why not.
+// admit authenticates, reads the body and issue, and reserves the worst case.
 func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 	ctx := r.Context()
 	if !m.inScope(x.route.Owner, x.route.Name) {
@@ -89,7 +87,8 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return &metering.Refusal{Status: 413, Kind: metering.KindTooLarge, Rule: "meter-request", Message: fmt.Sprintf("the request body is over %d MiB", metering.MaxBodyBytes>>20)}
+		return &metering.Refusal{Status: 413, Kind: metering.KindTooLarge, Rule: "meter-request",
+			Message: fmt.Sprintf("the request body is over %d MiB", metering.MaxBodyBytes>>20)}
 	case err != nil:
 		return &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "meter-request", Message: "the request body could not be read"}
 	}
@@ -114,7 +113,8 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 	}
 	x.agent = strings.TrimSpace(r.Header.Get(AgentHeader))
 	if !access.ActsAs(st.cfg.Agents, l.name, x.agent) {
-		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated", Message: fmt.Sprintf("%s may not spend as agent %q (the setting agents)", l.name, x.agent)}
+		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated",
+			Message: fmt.Sprintf("%s may not spend as agent %q (the setting agents)", l.name, x.agent)}
 	}
 	return m.reserve(ctx, x, iss)
 }
@@ -166,16 +166,16 @@ func (m *Meter) budgetHeaders(h http.Header, x *exchange) {
 	}
 }
 
-// settle charges the call: its usage, or its worst case when the answer
-// said none (a provider's refusal, 4xx, spent nothing). gone says the
-// client hung up before the end; the log line says so, and whether the
-// usage was read all the same.
+// settle charges the call its usage, or its worst case when the answer
+// gave none (a 4xx refusal spends nothing). gone says the client hung up
+// first, which the log line says.
 func (m *Meter) settle(x *exchange, gone bool) {
 	if x.id == 0 {
 		return
 	}
 	defer func() { x.outcome = outcomeOf(x, gone) }()
-	c := meterstore.Call{Issue: meterstore.Issue{Repo: x.repo.key(), Number: x.route.Issue}, Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
+	c := meterstore.Call{Issue: meterstore.Issue{Repo: x.repo.key(), Number: x.route.Issue},
+		Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
 		UsageKnown: x.usage.Known, RequestID: x.reqID, Finished: m.o.Now()}
 	switch {
 	case x.usage.Known:
@@ -200,7 +200,7 @@ func (m *Meter) settle(x *exchange, gone bool) {
 	if !x.forwarded.IsZero() {
 		x.upstreamTook = c.Finished.Sub(x.forwarded)
 	}
-	// The client may be gone: the settlement must land all the same.
+	// The client may be gone: settle regardless.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := m.o.Store.Settle(ctx, x.id, c); err != nil {
@@ -211,8 +211,8 @@ func (m *Meter) settle(x *exchange, gone bool) {
 	}
 }
 
-// outcomeOf is the end of a settled call's log line: how the client and
-// the answer ended, and whether the call was charged its worst case.
+// outcomeOf ends a settled call's log line: how client and answer ended,
+// and any worst-case charge.
 func outcomeOf(x *exchange, gone bool) string {
 	var parts []string
 	if gone {
@@ -242,14 +242,12 @@ func firstHeader(h http.Header, names ...string) string {
 	return ""
 }
 
-// unavailable is a meter that cannot judge the call now: 503, which an
-// SDK may retry.
+// unavailable is a meter that cannot judge now: 503, retryable.
 func unavailable(what string, err error) *metering.Refusal {
 	return &metering.Refusal{Status: 503, Kind: metering.KindUnavailable, Rule: "meter-unavailable", Message: fmt.Sprintf("%s: %v", what, err)}
 }
 
-// readFailed is an issue that could not be read: missing (404), or Gitea
-// unreachable (503).
+// readFailed refuses an issue missing (404) or unreachable (503).
 func readFailed(n int64, err error) *metering.Refusal {
 	var ue *exitcode.UsageError
 	if errors.As(err, &ue) {

@@ -12,8 +12,8 @@ import (
 	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
-// receipt answers GET /OWNER/NAME/issues/N/invocations/ID/receipt with the
-// invocation's total signed: any writer of the repository may ask.
+// receipt answers GET /OWNER/NAME/issues/N/invocations/ID/receipt: the
+// invocation's signed total, for any writer.
 func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 	inv := r.PathValue("inv")
 	n, ok := issueNumber(w, r)
@@ -30,15 +30,15 @@ func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc := m.o.Key.Sign(receipt.Receipt{Repo: repo.name, Issue: n, Invocation: inv, Login: t.Login, Agent: t.Agent,
-		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning, WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
+		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning,
+		WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(rc)
 }
 
-// statement answers GET /OWNER/NAME/issues/N/metered with the issue's
-// metered spend by invocation and its base, signed: the guard reads it
-// to hold the checkpoint to what was spent (docs/meter.md#the-issues-metered-total).
-// Any writer of the repository may ask.
+// statement answers GET /OWNER/NAME/issues/N/metered: the issue's spend by
+// invocation and its base, signed, for any writer. The guard holds the
+// checkpoint to it (docs/meter.md#the-issues-metered-total).
 func (m *Meter) statement(w http.ResponseWriter, r *http.Request) {
 	n, ok := issueNumber(w, r)
 	if !ok {
@@ -62,10 +62,9 @@ func (m *Meter) statement(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(m.o.Key.SignStatement(st))
 }
 
-// current answers GET /OWNER/NAME/issues/N/invocations/current with the
-// invocation the meter opened for the asker's calls that named none
-// (docs/meter.md#one-configuration-kilo-or-any-openai-sdk): report takes
-// it when --invocation is not given. 404 when it opened none.
+// current answers GET /OWNER/NAME/issues/N/invocations/current: the
+// invocation the meter opened for the asker, which report takes without
+// --invocation; 404 if none (docs/meter.md#one-configuration-kilo-or-any-openai-sdk).
 func (m *Meter) current(w http.ResponseWriter, r *http.Request) {
 	n, ok := issueNumber(w, r)
 	if !ok {
@@ -89,8 +88,8 @@ func (m *Meter) current(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(meterclient.Current{Invocation: inv, Reported: reported})
 }
 
-// issueNumber is the issue number of a GET's path; when it is none, the
-// answer says so and ok is false.
+// issueNumber is a GET path's issue number; if invalid, it answers and
+// returns false.
 func issueNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
 	if err != nil || n < 1 {
@@ -100,8 +99,8 @@ func issueNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	return n, true
 }
 
-// writersRepository is the repository of a GET's path, asked by a writer
-// of it: when it is not, the answer says why and ok is false.
+// writersRepository is a GET path's repository if a writer asks; else it
+// answers why, ok false.
 func (m *Meter) writersRepository(w http.ResponseWriter, r *http.Request) (repo repository, ok bool) {
 	repo, _, ok = m.writerAndRepository(w, r)
 	return repo, ok
@@ -137,8 +136,8 @@ func fail(w http.ResponseWriter, ref *metering.Refusal) {
 	_, _ = w.Write(ref.Body(metering.OpenAI))
 }
 
-// metered answers GET /OWNER/NAME/metered with every issue's metered
-// totals, for gns-guard status: any writer of the repository may ask.
+// metered answers GET /OWNER/NAME/metered: every issue's totals, for
+// status, to any writer.
 func (m *Meter) metered(w http.ResponseWriter, r *http.Request) {
 	repo, ok := m.writersRepository(w, r)
 	if !ok {

@@ -12,22 +12,21 @@ import (
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 )
 
-// Start is what `gns-guard meter` starts with: the meter's options but
-// its store, the store to open, where to listen, and the providers.
+// Start configures `gns-guard meter`: Options but the store, the store to
+// open, the address and the providers.
 type Start struct {
 	Options
-	// Store is a SQLite file, or a postgres:// URL for shared replicas.
+	// Store is a SQLite file or a postgres:// URL.
 	Store  string
 	Listen string
-	// Drain is how long calls in flight may finish after ctx ends.
+	// Drain bounds finishing calls in flight after ctx ends.
 	Drain time.Duration
-	// OpenAIURL and AnthropicURL are the providers before /v1; the keys
-	// pay for their calls.
+	// OpenAIURL and AnthropicURL are the providers before /v1.
 	OpenAIURL, AnthropicURL, OpenAIKey, AnthropicKey string
 }
 
-// Run opens the store and serves until ctx ends, then drains. Its
-// errors carry their exit code: a bad address is the caller's (exit 2).
+// Run opens the store, serves until ctx ends, then drains. Errors carry
+// exit codes: a bad address is exit 2.
 func Run(ctx context.Context, s Start) error {
 	store, err := meterstore.Open(ctx, s.Store)
 	if err != nil {

@@ -17,14 +17,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/metering"
 )
 
-// forward makes the call upstream and passes the answer back as it
-// comes, then settles the call with what it spent. net/http/httputil's
-// ReverseProxy carries it: it drops the hop-by-hop headers both ways
-// (RFC 9110 §7.6.1, those Connection names included) and streams an
-// event-stream answer event by event. The call upstream outlives the
-// client by at most HangupRead: a client that hangs up does not stop
-// what the provider bills, so the meter reads the answer to its end and
-// charges it (docs/meter.md#after-a-call).
+// forward makes the call through httputil.ReverseProxy (hop-by-hop
+// headers dropped, streams passed event by event) and settles it. The
+// call outlives a hung-up client by up to HangupRead, so the meter reads
+// and charges what the provider bills (docs/meter.md#after-a-call).
 func (m *Meter) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
 	ctx, release := m.detach(r.Context(), x)
 	defer release()
@@ -40,8 +36,8 @@ func (m *Meter) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
 	rp.ServeHTTP(w, r)
 }
 
-// detach is the context of x's call upstream: the client's leaving does
-// not end it; HangupRead after the client left, it ends.
+// detach is the upstream call's context: it ends HangupRead after the
+// client leaves.
 func (m *Meter) detach(client context.Context, x *exchange) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(client))
 	var mu sync.Mutex
@@ -69,10 +65,9 @@ func (m *Meter) detach(client context.Context, x *exchange) (context.Context, fu
 	}
 }
 
-// rewrite makes the client's request the provider's: the provider's
-// address, the same query and headers but for the agent's key (the
-// provider's goes in its place), the meter's own headers and what would
-// switch protocols, and the body as the meter read it.
+// rewrite makes the client's request the provider's: its address and key,
+// the body as read, and the client's query and headers less the agent's
+// key, the meter's headers and protocol switches.
 func (m *Meter) rewrite(ctx context.Context, pr *httputil.ProxyRequest, x *exchange) {
 	out := pr.Out.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(i httptrace.WroteRequestInfo) {
@@ -82,11 +77,11 @@ func (m *Meter) rewrite(ctx context.Context, pr *httputil.ProxyRequest, x *excha
 		},
 	}))
 	base := m.upstream[x.route.Provider]
-	out.URL = &url.URL{Scheme: base.Scheme, User: base.User, Host: base.Host, Path: base.Path + "/v1/" + string(x.route.Endpoint), RawQuery: pr.Out.URL.RawQuery}
+	out.URL = &url.URL{Scheme: base.Scheme, User: base.User, Host: base.Host,
+		Path: base.Path + "/v1/" + string(x.route.Endpoint), RawQuery: pr.Out.URL.RawQuery}
 	out.Host = ""
-	// Accept-Encoding: the transport asks for gzip itself and unpacks the
-	// answer, whose usage the meter reads. Connection and Upgrade: the
-	// meter switches no protocol.
+	// The transport asks for gzip itself and unpacks the answer for its
+	// usage; the meter switches no protocol.
 	for _, h := range []string{"Authorization", "X-Api-Key", "Accept-Encoding", "Connection", "Upgrade", metering.InvocationHeader, AgentHeader} {
 		out.Header.Del(h)
 	}
@@ -106,11 +101,11 @@ func (m *Meter) rewrite(ctx context.Context, pr *httputil.ProxyRequest, x *excha
 	x.forwarded = m.o.Now()
 }
 
-// errSwitch is a provider that answered 101: the meter tunnels nothing.
+// errSwitch is a 101 answer: the meter tunnels nothing.
 var errSwitch = errors.New("the provider switched protocols, which the meter does not pass on")
 
-// answer takes the provider's answer before it goes back: its status, its
-// request id, the budget's headers, and a body that reads the usage.
+// answer notes the status and request id, adds the budget headers, and
+// wraps the body to read the usage.
 func (m *Meter) answer(resp *http.Response, x *exchange) error {
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		return errSwitch
@@ -121,7 +116,7 @@ func (m *Meter) answer(resp *http.Response, x *exchange) error {
 	m.budgetHeaders(resp.Header, x)
 	b := &answerBody{src: resp.Body, x: x}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// The meter may drop events: the length is the provider's no more.
+		// The meter may drop events: the length no longer holds.
 		resp.Header.Del("Content-Length")
 		resp.ContentLength = -1
 		b.stream = metering.NewStream(x.route, x.call)
@@ -130,19 +125,17 @@ func (m *Meter) answer(resp *http.Response, x *exchange) error {
 	return nil
 }
 
-// upstreamFailed answers a call the provider did not answer: 502 in the
-// provider's shape. A request never written reached no provider and
-// spent nothing.
+// upstreamFailed answers 502 for a call the provider did not answer; an
+// unwritten request spent nothing.
 func (m *Meter) upstreamFailed(w http.ResponseWriter, x *exchange, err error) {
 	x.unsent = !x.sent.Load()
-	m.refuse(w, x, &metering.Refusal{Status: 502, Kind: metering.KindUnavailable, Rule: "meter-upstream", Message: "the provider could not be reached: " + err.Error()})
+	m.refuse(w, x, &metering.Refusal{Status: 502, Kind: metering.KindUnavailable, Rule: "meter-upstream",
+		Message: "the provider could not be reached: " + err.Error()})
 }
 
-// answerBody is an answer's body on its way to the client. It passes the
-// bytes on (a stream event by event, less what the meter's own request
-// for the usage added) and reads the usage at the end; on Close it reads
-// what the client did not, so that a client that hangs up is charged what
-// the provider charged.
+// answerBody passes an answer on (a stream event by event, less what the
+// meter's usage request added) and reads its usage at the end. Close
+// reads what a hung-up client left, to charge what the provider charged.
 type answerBody struct {
 	src    io.ReadCloser
 	x      *exchange
@@ -200,7 +193,7 @@ func (b *answerBody) fill() {
 	}
 }
 
-// end reads the usage when the provider's answer ends.
+// end reads the usage when the answer ends.
 func (b *answerBody) end(err error) {
 	b.err = err
 	x := b.x
@@ -228,8 +221,7 @@ func (b *answerBody) end(err error) {
 	}
 }
 
-// Close reads the rest of the answer when the client did not (it hung
-// up), for the usage, then closes it.
+// Close reads what a hung-up client left, then closes.
 func (b *answerBody) Close() error {
 	for b.err == nil {
 		b.fill()
@@ -256,6 +248,5 @@ func (b *bufferPool) Get() []byte {
 
 func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
-// quiet takes ReverseProxy's own log lines: the meter logs one line a
-// call.
+// quiet drops ReverseProxy's log; the meter logs its own.
 var quiet = log.New(io.Discard, "", 0)
