@@ -146,6 +146,30 @@ func TestAConflictOnEveryWriteIsBounded(t *testing.T) {
 	}
 }
 
+// A run that dies between its comment and its body write is finished
+// by the next run of the same report: one comment, the body patched.
+func TestACrashBetweenTheCommentAndTheBody(t *testing.T) {
+	srv, conn := newIssue(t)
+	srv.Inject(fakeforge.Fault{Method: "EditBody", Times: 1, Unreachable: true})
+	if _, err := agentwrite.Report(context.Background(), conn, request()); err == nil {
+		t.Fatal("the body write failed, yet the report says it was written")
+	}
+	if strings.Contains(srv.Issue(42).Body, "consumed: 7200") || countComments(srv, agent) != 1 {
+		t.Fatalf("after the crash: want the comment posted and the body as it was")
+	}
+	res, err := agentwrite.Report(context.Background(), conn, request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != "written" || res.CommentPosted || !strings.Contains(srv.Issue(42).Body, "consumed: 7200") {
+		t.Fatalf("the re-run: outcome %q, posted a comment %v; want written, the earlier comment kept, the body patched",
+			res.Outcome, res.CommentPosted)
+	}
+	if n := countComments(srv, agent); n != 1 {
+		t.Fatalf("%d result comments after the re-run; want 1", n)
+	}
+}
+
 func TestARefusedReportWritesNothing(t *testing.T) {
 	srv, conn := newIssue(t)
 	req := request()
