@@ -8,15 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/flagdoc"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -308,7 +307,7 @@ func run(ctx context.Context, args []string, env Env) error {
 	for i, v := range verbs {
 		names[i] = v.name
 	}
-	return onTheLine(usageError("unknown verb %q%s; the verbs are %s", first, didYouMean(first, names, ""), verbNames()))
+	return onTheLine(usageError("unknown verb %q%s; the verbs are %s", first, flagdoc.DidYouMean(first, names, ""), verbNames()))
 }
 
 // isHelp says an argument asks for help.
@@ -399,95 +398,6 @@ func runAction(ctx context.Context, env Env) error {
 		return usageError("action mode is not wired into this program: run the gns-guard binary")
 	}
 	return env.Action(ctx, env)
-}
-
-// shownDefault is a flag's default as help shows it, or false when it is
-// a sentinel.
-func shownDefault(f *flag.Flag) (string, bool) {
-	d := f.DefValue
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-		return d, d == "true"
-	}
-	var v any
-	if g, ok := f.Value.(flag.Getter); ok {
-		v = g.Get()
-	}
-	switch v.(type) {
-	case string:
-		return strconv.Quote(d), d != ""
-	case int, int64, uint, uint64, float64:
-		n, err := strconv.ParseFloat(d, 64)
-		return d, err == nil && n > 0
-	case time.Duration:
-		n, err := time.ParseDuration(d)
-		return d, err == nil && n > 0
-	}
-	return d, d != "" && d != "0" && d != "[]"
-}
-
-// parse parses flags that may stand before or after the positional
-// arguments, and returns the positional ones. -h prints the verb's help
-// and returns flag.ErrHelp; any other mistake is one usage error.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	help := fs.Usage
-	fs.Usage = func() {} // the flag package calls it on every error
-	defer func() { fs.Usage = help }()
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				help()
-				return nil, err
-			}
-			return nil, usageError("%s: %s", fs.Name(), flagMistake(err.Error(), args, fs))
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// flagMistake is the flag package's error as a person reads it: the flag
-// as typed, the closest flag for one unknown, and what a number flag
-// takes.
-func flagMistake(msg string, args []string, fs *flag.FlagSet) string {
-	if name, unknown := strings.CutPrefix(msg, "flag provided but not defined: "); unknown {
-		return asTyped("unknown flag "+name, args) + didYouMean(strings.TrimLeft(name, "-"), flagNames(fs), "--")
-	}
-	msg = strings.Replace(msg, ": parse error", ": not a whole number", 1)
-	msg = strings.Replace(msg, ": value out of range", ": out of range (a whole number up to 9223372036854775807)", 1)
-	return asTyped(msg, args)
-}
-
-// flagInMessage is a flag as the flag package names it in an error: one
-// dash, whatever was typed.
-var flagInMessage = regexp.MustCompile(`(^|[ (])-([A-Za-z0-9][A-Za-z0-9_.-]*)`)
-
-// asTyped puts the flag a flag package error names back as it was typed
-// among args (--bogus, not -bogus); a flag not found there is shown with
-// two dashes, as the help spells every flag.
-func asTyped(msg string, args []string) string {
-	done := false
-	return flagInMessage.ReplaceAllStringFunc(msg, func(m string) string {
-		if done {
-			return m
-		}
-		done = true
-		lead, name := m[:len(m)-len(strings.TrimLeft(m, " ("))], strings.TrimLeft(m, " (-")
-		for _, a := range args {
-			if a == "--" {
-				break
-			}
-			typed, _, _ := strings.Cut(a, "=")
-			if strings.HasPrefix(typed, "-") && strings.TrimLeft(typed, "-") == name {
-				return lead + typed
-			}
-		}
-		return lead + "--" + name
-	})
 }
 
 // fileOptions are the FILE argument and --format of a verb that reads

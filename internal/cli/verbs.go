@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/flagdoc"
 )
 
 // verb is one row of the verb table: the one place a verb is listed. The
@@ -228,7 +230,7 @@ func verbNames() string {
 func (v verb) parse(args []string, env Env) (options, error) {
 	fs := newFlags(v, env)
 	o := v.flags(fs)
-	pos, err := parse(fs, args)
+	pos, err := flagdoc.Parse(fs, args)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +253,7 @@ func (v verb) exec(ctx context.Context, args []string, env Env) error {
 	if v.flags == nil {
 		switch {
 		case len(args) > 0 && isHelp(args[0]):
-			printHelp(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError), v)
+			v.doc().Help(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError))
 			return flag.ErrHelp
 		case len(args) > 0:
 			return onTheLine(usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name))
