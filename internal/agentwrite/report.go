@@ -19,6 +19,11 @@ import (
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
+// MaxResultBytes bounds the Result section report reads from a file: its
+// comment, with header, footer and fences, must stay within what the guard
+// reads of a comment (issues.MaxCommentBytes).
+const MaxResultBytes = issues.MaxCommentBytes - 64<<10
+
 // ReportRequest is one agent's exit: what it did and what comes next.
 type ReportRequest struct {
 	Issue  int64
@@ -28,7 +33,7 @@ type ReportRequest struct {
 	DryRun, Force bool
 	// Held are the secrets the writer holds: a write carrying one is
 	// refused.
-	Held secrets.Set
+	Held []secrets.Secret
 	// MeterToken is the agent's token, with which the meter at
 	// meter-url (when one is configured) is asked.
 	MeterToken string
@@ -286,7 +291,8 @@ func standIn() []byte {
 // the result comment, the body, a label or the assignee
 // (docs/ledger.md#no-secret-in-a-write).
 func (w *reporter) refuseSecrets(step *reportStep) error {
-	if w.req.Held.Len() == 0 || step.out == nil {
+	held := secrets.New(w.req.Held...)
+	if held.Len() == 0 || step.out == nil {
 		return nil
 	}
 	texts := []struct{ where, text string }{
@@ -296,7 +302,7 @@ func (w *reporter) refuseSecrets(step *reportStep) error {
 		texts = append(texts, struct{ where, text string }{"the assignee", *a})
 	}
 	for _, t := range texts {
-		if f, ok := w.req.Held.Find(t.text); ok {
+		if f, ok := held.Find(t.text); ok {
 			return &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: refused, nothing was written: %s would hold %s, "+
 				"a secret this process holds (the --result-file, --action or another text given carries it); remove it and report again",
 				w.req.Issue, t.where, f)}

@@ -13,10 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/flagdoc"
-	"github.com/gns-guard/gns-guard/internal/tokens"
+	"github.com/gns-guard/gns-guard/internal/offline"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
 
@@ -426,26 +425,14 @@ func (o *fileOptions) source() string {
 	return o.name
 }
 
-// read reads the file (capped, as readInput) and makes the token counter
-// of enc that measures it. check and prune read an issue body, which is
-// UTF-8 text (readText); tokens counts any bytes, as tiktoken does once it
-// has replaced what is not UTF-8.
-func (o *fileOptions) read(env Env, enc tokens.Encoding) (string, *tokens.Counter, error) {
-	var text string
-	var err error
+// read reads the file (capped, as readInput). check and prune read an
+// issue body, which is UTF-8 text (readText); tokens counts any bytes, as
+// tiktoken does once it has replaced what is not UTF-8.
+func (o *fileOptions) read(env Env) (string, error) {
 	if o.verb == "tokens" {
-		text, err = readInput(env, o.name)
-	} else {
-		text, err = readText(env, o.verb, "issue body", o.name, maxInput)
+		return readInput(env, o.name)
 	}
-	if err != nil {
-		return "", nil, err
-	}
-	counter, err := tokens.New(enc)
-	if err != nil {
-		return "", nil, cannotRun(err)
-	}
-	return text, counter, nil
+	return readText(env, o.verb, "issue body", o.name, maxInput)
 }
 
 // stringList is a repeatable string flag.
@@ -485,7 +472,7 @@ func readInput(env Env, name string) (string, error) {
 // cancels ctx ends them too (the verb then answers ctx's error, not what
 // the cut parse found).
 func deadline(ctx context.Context) (<-chan struct{}, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, checkpoint.ParseTimeout)
+	ctx, cancel := context.WithTimeout(ctx, offline.ParseTimeout)
 	return ctx.Done(), cancel
 }
 

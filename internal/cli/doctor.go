@@ -2,12 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/issues"
-	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/setup"
 )
@@ -48,34 +44,15 @@ func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 	if err := notPlaceholder("doctor", "the token from "+adminSource, adminToken); err != nil {
 		return err
 	}
-	reader, client, err := o.connect("doctor", env)
+	reader, err := o.connect("doctor", env)
 	if err != nil {
 		return err
 	}
-	info, err := client.Repository(ctx)
-	if errors.Is(err, issues.ErrNotFound) {
-		return usageError("doctor: %s does not exist on %s, or the token cannot see it", o.repo, reader.Where.Server)
-	}
-	if err != nil {
-		return reader.Where.Error("read the repository", err)
-	}
-	var admin port.PostureAdmin
-	if t := strings.TrimSpace(adminToken); t != "" {
-		if admin, err = connectForge(reader.Where.Server, t, o.owner, o.name); err != nil {
-			return usageError("doctor: %v", err)
-		}
-	}
-	facts, err := client.PostureFacts(ctx, admin, info.DefaultBranch, "--admin-token or $"+setup.AdminTokenEnv)
-	if err != nil {
-		return reader.Where.Error("read the repository's posture", err)
-	}
-	set, err := o.resolve(ctx, "doctor", env, reader)
+	d, err := setup.Doctor(ctx, setup.Checkup{Reader: reader, Owner: o.owner, Name: o.name, AdminToken: adminToken, Connect: connectForge,
+		Resolve: func(ctx context.Context) (settings.Resolved, error) { return o.resolve(ctx, "doctor", env, reader) }})
 	if err != nil {
 		return err
 	}
-	facts.BudgetAdmins, facts.PublicKey = set.Config.BudgetAdmins, set.LedgerPublicKey
-	meter := setup.Meter{URL: set.Config.MeterURL, PublicKey: set.Config.MeterPublicKey}
-	d := setup.Diagnose(ctx, o.owner, o.name, facts, reader.Where.Server, admin != nil, meter)
 	if o.format == "json" {
 		err = printJSON(env, d.Checks)
 	} else {

@@ -5,7 +5,6 @@ import (
 	"flag"
 
 	"github.com/gns-guard/gns-guard/internal/history"
-	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 )
 
@@ -117,12 +116,12 @@ func printVerify(env Env, format string, r history.Report) error {
 // read connects and reads the whole issue; with --verify, the keys are
 // the published public ones.
 func (o *historyOptions) read(ctx context.Context, env Env) (*live.Reader, *live.Snapshot, error) {
-	reader, _, err := o.open("history", env)
+	reader, err := o.open("history", env)
 	if err != nil {
 		return nil, nil, err
 	}
 	if o.verify {
-		if reader.Keys, err = verifyKeys(ctx, &o.issueFlags, env, reader, o.publicKeys); err != nil {
+		if err := o.verifyKeys(ctx, env, reader); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -133,33 +132,22 @@ func (o *historyOptions) read(ctx context.Context, env Env) (*live.Reader, *live
 	return reader, s, nil
 }
 
-// verifyKeys are the keys `history --verify` checks with: the --public-key
-// values, else the repository's published ledger-public-key (its
-// configuration file, or --config FILE). None is a configuration error
-// that says how to publish one.
-func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, flags []string) (ledger.Keys, error) {
-	if len(flags) > 0 {
-		keys, err := ledger.PublicKeys(flags...)
+// verifyKeys are the keys `history --verify` checks with (history.Keys):
+// the --public-key values, else the repository's published
+// ledger-public-key (its configuration file, or --config FILE). They key
+// the reader.
+func (o *historyOptions) verifyKeys(ctx context.Context, env Env, rd *live.Reader) (err error) {
+	var published, where string
+	if len(o.publicKeys) == 0 {
+		set, err := o.resolve(ctx, "history", env, rd)
 		if err != nil {
-			return keys, usageError("history: --public-key: %v", err)
+			return err
 		}
-		return keys, nil
+		published, where = set.LedgerPublicKey, live.ConfigFile+" of the default branch"
+		if o.config != "" {
+			where = o.config
+		}
 	}
-	set, err := f.resolve(ctx, "history", env, rd)
-	if err != nil {
-		return ledger.Keys{}, err
-	}
-	where := live.ConfigFile + " of the default branch"
-	if f.config != "" {
-		where = f.config
-	}
-	if set.LedgerPublicKey == "" {
-		return ledger.Keys{}, usageError("history: --verify needs the guard's public key, and %s sets no ledger-public-key: publish it — run 'gns-guard pubkey' with the ledger-key secret in $%s and set the line it prints as ledger-public-key in %s — or pass it with --public-key",
-			where, LedgerKeyEnv, live.ConfigFile)
-	}
-	keys, err := ledger.PublicKeys(set.LedgerPublicKey)
-	if err != nil {
-		return keys, usageError("history: %s: ledger-public-key: %v", where, err)
-	}
-	return keys, nil
+	rd.Keys, err = history.Keys(o.publicKeys, published, where, LedgerKeyEnv)
+	return err
 }

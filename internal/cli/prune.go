@@ -57,13 +57,12 @@ func (o *pruneOptions) clock(env Env) time.Time {
 // checkpoint's own unless --labels gives the live ones. A checkpoint that
 // is not valid is never pruned: its findings, then why, and exit 1.
 func runPrune(ctx context.Context, o *pruneOptions, env Env) error {
-	body, counter, err := o.read(env, o.config.Encoding)
+	in, cancel, err := o.input(ctx, env, o.clock(env))
 	if err != nil {
 		return err
 	}
-	done, cancel := deadline(ctx)
 	defer cancel()
-	rep := offline.Prune(o.input(body, counter, o.clock(env), done))
+	rep := offline.Prune(in)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ type Reader struct {
 	// Admin answers whether a user is a repository admin (the admin
 	// token's client, or Forge's); nil answers no without asking.
 	Admin port.Permissions
+	// Client, set by Open, is the whole client Forge and Admin are roles
+	// of: what a verb also asks or writes.
+	Client port.Forge
 	// Where names the reader in messages.
 	Where Where
 	// Guard is the guard's own login when it is known before reading (the
