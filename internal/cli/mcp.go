@@ -82,7 +82,7 @@ func (o *mcpOptions) validate(_ *flag.FlagSet, pos []string, env Env) error {
 	if o.ledgerKeyEnv != "" && env.Getenv(o.ledgerKeyEnv) == "" {
 		return usageError("mcp: --ledger-key-env %s: the variable is empty or not set", o.ledgerKeyEnv)
 	}
-	root, err := mcpRoot(o.root)
+	root, err := mcpserver.Root(o.root)
 	if err != nil {
 		return usageError("mcp: --root %s: %v", o.root, err)
 	}
@@ -156,7 +156,7 @@ func (o *mcpOptions) runner(base Env) mcpserver.Runner {
 	return func(ctx context.Context, args []string, stdin string) (int, []byte, []byte) {
 		var out, errOut bytes.Buffer
 		env := base
-		env.ReadFile = confinedRead(o.root, base.ReadFile)
+		env.ReadFile = mcpserver.ConfinedRead(o.root, maxInput, errTooLarge, base.ReadFile)
 		env.Stdin = strings.NewReader(stdin)
 		env.Stdout, env.Stderr = &out, &errOut
 		env.Getenv = func(k string) string {

@@ -8,13 +8,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/offline"
 )
 
-// tokensReport is the JSON form of `tokens`.
-type tokensReport struct {
-	File     string `json:"file"`
-	Encoding string `json:"encoding"`
-	Tokens   int    `json:"tokens"`
-}
-
 // tokensOptions are the parsed flags and FILE of `tokens`.
 type tokensOptions struct {
 	fileOptions
@@ -48,13 +41,13 @@ func runTokens(ctx context.Context, o *tokensOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	n, err := offline.Count(ctx, text, o.encoding)
+	n, err := offline.Count(ctx, o.source(), text, o.encoding)
 	if err != nil {
 		return err
 	}
 	if o.format == "json" {
-		return printJSON(env, tokensReport{File: o.source(), Encoding: o.encoding, Tokens: n})
+		return printJSON(env, n)
 	}
-	_, err = fmt.Fprintln(env.Stdout, n)
+	_, err = fmt.Fprintln(env.Stdout, n.Tokens)
 	return err
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
-	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -33,13 +32,23 @@ func Encoding(s string) (string, error) {
 	return string(e), err
 }
 
-// Count is text's token count in the encoding, as the guard counts it.
-func Count(ctx context.Context, text, encoding string) (int, error) {
+// TokenCount is a file's token count, the JSON form of `tokens`.
+type TokenCount struct {
+	File     string `json:"file"`
+	Encoding string `json:"encoding"`
+	Tokens   int    `json:"tokens"`
+}
+
+// Count is the token count of file's text in the encoding, as the guard
+// counts it.
+func Count(ctx context.Context, file, text, encoding string) (TokenCount, error) {
+	tc := TokenCount{File: file, Encoding: encoding}
 	c, err := tokens.New(tokens.Encoding(encoding))
 	if err != nil {
-		return 0, &exitcode.CannotRunError{Err: err}
+		return tc, &exitcode.CannotRunError{Err: err}
 	}
-	return c.CountContext(ctx, text)
+	tc.Tokens, err = c.CountContext(ctx, text)
+	return tc, err
 }
 
 // Counted is in with the counter of its configuration's encoding.
@@ -50,15 +59,6 @@ func (in Input) Counted() (Input, error) {
 	}
 	in.Counter = c
 	return in, nil
-}
-
-// PublicKey is the public key of a ledger-key, as ledger-public-key
-// publishes it, and its key id; the error says why the secret is too weak.
-func PublicKey(secret string) (public, keyID string, err error) {
-	if err := ledger.CheckKey([]byte(secret)); err != nil {
-		return "", "", err
-	}
-	return ledger.PublicKey([]byte(secret)), ledger.SecretKeys([]byte(secret)).KeyIDs()[0], nil
 }
 
 // CheckText refuses what cannot be text the guard reads: more than limit
