@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -119,7 +118,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 	if asJSON && out.written() == 0 {
 		// The verb printed no report: the error is the answer.
-		printJSONError(env.Stdout, err)
+		fmt.Fprintf(env.Stdout, "%s\n", exitcode.JSON(err))
 		return code
 	}
 	if err == exitcode.ErrViolations || err == exitcode.ErrUnchecked || exitcode.IsReported(err) {
@@ -181,42 +180,6 @@ func runSafely(ctx context.Context, args []string, env Env) (err error) {
 		}
 	}()
 	return run(ctx, args, env)
-}
-
-// jsonError is how an error is printed under --format json:
-// {"error":{"exit_code":2,"kind":"usage","message":"..."}}.
-type jsonError struct {
-	Error jsonErrorBody `json:"error"`
-}
-
-// jsonErrorBody is the error of a jsonError.
-type jsonErrorBody struct {
-	ExitCode int `json:"exit_code"`
-	// Kind is usage (exit 2: a usage or configuration error), violations
-	// (exit 1), cannot-run (exit 3), unchecked (exit 4: doctor) or stopped
-	// (130 or 143: a signal).
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-}
-
-// printJSONError prints err as one jsonError line.
-func printJSONError(w io.Writer, err error) {
-	code := exitcode.Code(err)
-	e := jsonErrorBody{ExitCode: code, Message: err.Error()}
-	switch code {
-	case exitcode.Violation:
-		e.Kind = "violations"
-	case exitcode.Usage:
-		e.Kind = "usage"
-	case exitcode.Unchecked:
-		e.Kind = "unchecked"
-	case exitcode.Interrupted, exitcode.Terminated:
-		e.Kind = "stopped"
-	default:
-		e.Kind = "cannot-run"
-	}
-	data, _ := json.Marshal(jsonError{e})
-	fmt.Fprintf(w, "%s\n", data)
 }
 
 // wantsJSON says the arguments ask for --format json (or --format=json;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 
+	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/setup"
 )
@@ -34,14 +35,14 @@ func (o *doctorOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 // runDoctor says which guarantees of the threat model hold in the
 // repository as configured now: exit 0 when all do, 1 when one does not.
 func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
-	if t, _ := tokenFrom(o.token, env); t == "" {
+	if t, _ := live.Token(o.token, env.Getenv); t == "" {
 		return usageError("doctor: no token: pass --token TOKEN or set GITEA_TOKEN (a token that reads the repository; the owner's, as --admin-token or $%s, lets every check be made)", setup.AdminTokenEnv)
 	}
 	adminToken, adminSource := o.adminToken, "--admin-token"
 	if adminToken == "" {
 		adminToken, adminSource = env.Getenv(setup.AdminTokenEnv), setup.AdminTokenEnv
 	}
-	if err := notPlaceholder("doctor", "the token from "+adminSource, adminToken); err != nil {
+	if err := live.NotPlaceholder("doctor", "the token from "+adminSource, adminToken); err != nil {
 		return err
 	}
 	reader, err := o.connect("doctor", env)

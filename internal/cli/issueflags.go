@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
@@ -85,12 +84,12 @@ func (f *issueFlags) checkRepo(verb string, needIssue bool) error {
 // the token they give: a reader of the repository, with the client it
 // reads through. --ledger-key-env, when given, must name a secret.
 func (f *issueFlags) connect(verb string, env Env) (*live.Reader, error) {
-	server, err := serverURL(verb, f.server, env)
+	server, err := live.ServerURL(verb, f.server, env.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	token, source := tokenFrom(f.token, env)
-	if err := notPlaceholder(verb, "the token from "+source, token); err != nil {
+	token, source := live.Token(f.token, env.Getenv)
+	if err := live.NotPlaceholder(verb, "the token from "+source, token); err != nil {
 		return nil, err
 	}
 	if f.ledgerKeyEnv != "" {
@@ -105,59 +104,6 @@ func (f *issueFlags) connect(verb string, env Env) (*live.Reader, error) {
 	client.HoldSecrets(live.Held(f.token, env.Getenv, f.heldEnv()...)...)
 	d := live.Dial{Verb: verb, Server: server, Repo: f.repo, TokenSource: source, Guard: f.guardUser, LedgerKey: f.ledgerKey}
 	return live.Open(d, client), nil
-}
-
-// serverURL is the server --server or $GITHUB_SERVER_URL names. One
-// written without its scheme (gitea.example.com) is a usage error that
-// says what to add.
-func serverURL(verb, flagValue string, env Env) (string, error) {
-	server, source := strings.TrimSpace(flagValue), "--server"
-	if server == "" {
-		server, source = strings.TrimSpace(env.Getenv("GITHUB_SERVER_URL")), "GITHUB_SERVER_URL"
-	}
-	if err := notPlaceholder(verb, source, server); err != nil {
-		return "", err
-	}
-	scheme, rest, hasScheme := strings.Cut(server, "://")
-	switch {
-	case server == "":
-		return "", usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
-	case !hasScheme || rest == "":
-		return "", usageError("%s: %s %q has no scheme: write https://%s (or http:// for a server without TLS)", verb, source, server, strings.TrimPrefix(server, "//"))
-	case scheme != "http" && scheme != "https":
-		return "", usageError("%s: %s %q: the server's URL starts with https:// or http://, not %s://", verb, source, server, scheme)
-	}
-	return server, nil
-}
-
-// placeholderRef is a reference to a variable left as written: ${VAR},
-// {env:VAR}, $VAR, %VAR%.
-var placeholderRef = regexp.MustCompile(`\$\{[^}]*\}|\{env:[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$|^%[A-Za-z_][A-Za-z0-9_]*%$`)
-
-// notPlaceholder refuses a value that is a variable's reference nobody
-// expanded (what a client's configuration passes on when it does not
-// expand it): the server would reject it as a token, and the message would
-// blame the token. A usage error naming the value's source and the
-// reference.
-func notPlaceholder(verb, source, value string) error {
-	ref := placeholderRef.FindString(strings.TrimSpace(value))
-	if ref == "" {
-		return nil
-	}
-	return usageError("%s: %s is %q, a placeholder nobody expanded, not a value: whatever started gns-guard passed the text as written (an MCP client's configuration?); set the variable itself in the environment it starts gns-guard from (docs/mcp.md)", verb, source, ref)
-}
-
-// tokenFrom is the token the flag or the environment gives, and where it
-// came from ("" when none was given).
-func tokenFrom(flagValue string, env Env) (token, source string) {
-	for _, c := range []struct{ value, source string }{
-		{flagValue, "--token"}, {env.Getenv("GITEA_TOKEN"), "GITEA_TOKEN"}, {env.Getenv("GITHUB_TOKEN"), "GITHUB_TOKEN"},
-	} {
-		if v := strings.TrimSpace(c.value); v != "" {
-			return v, c.source
-		}
-	}
-	return "", ""
 }
 
 // resolve reads the configuration the guard judges the issue with: the

@@ -236,7 +236,7 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"context", "--format", "json"}, exitcode.Usage, "usage", "context"},
 	} {
 		stdout, stderr, code := runCLI(t, nil, "", c.args...)
-		var got jsonError
+		var got exitcode.JSONError
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Errorf("%q: not JSON (%v): %q (stderr %q)", c.args, err, stdout, stderr)
 			continue

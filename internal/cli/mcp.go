@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/mcpserver"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -67,16 +68,16 @@ func (o *mcpOptions) validate(_ *flag.FlagSet, pos []string, env Env) error {
 	}
 	// A placeholder token would fail every call with a 401 that blames
 	// the token: refuse to serve, saying so.
-	if token, source := tokenFrom(o.token, env); token != "" {
-		if err := notPlaceholder("mcp", "the token from "+source, token); err != nil {
+	if token, source := live.Token(o.token, env.Getenv); token != "" {
+		if err := live.NotPlaceholder("mcp", "the token from "+source, token); err != nil {
 			return err
 		}
 	}
 	if o.server != "" {
-		if err := notPlaceholder("mcp", "--server", o.server); err != nil {
+		if err := live.NotPlaceholder("mcp", "--server", o.server); err != nil {
 			return err
 		}
-	} else if err := notPlaceholder("mcp", "GITHUB_SERVER_URL", env.Getenv("GITHUB_SERVER_URL")); err != nil {
+	} else if err := live.NotPlaceholder("mcp", "GITHUB_SERVER_URL", env.Getenv("GITHUB_SERVER_URL")); err != nil {
 		return err
 	}
 	if o.ledgerKeyEnv != "" && env.Getenv(o.ledgerKeyEnv) == "" {

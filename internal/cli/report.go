@@ -149,7 +149,7 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 	}
 	req := o.req
 	req.Issue, req.DryRun, req.Force = o.issue, o.dryRun, o.force
-	req.MeterToken, _ = tokenFrom(o.token, env)
+	req.MeterToken, _ = live.Token(o.token, env.Getenv)
 	req.Held = live.Held(o.token, env.Getenv, o.heldEnv()...)
 	res, err := agentwrite.Report(ctx, conn, req)
 	agentwrite.WriteUnreadable(env.Stderr, err, o.issue)

@@ -79,7 +79,7 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 		return err
 	}
 	if base := set.Config.MeterURL; base != "" {
-		token, _ := tokenFrom(o.token, env)
+		token, _ := live.Token(o.token, env.Getenv)
 		if err := dashboard.FillMetered(ctx, base, token, o.owner, o.name, res); err != nil {
 			// A note, never a failure of status.
 			fmt.Fprintf(env.Stderr, "gns-guard: status: the meter at %s did not say what it metered: %v\n", base, err)

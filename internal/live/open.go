@@ -3,9 +3,7 @@ package live
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/port"
@@ -58,10 +56,10 @@ func repoExists(client port.PostureReader) func(ctx context.Context) (bool, erro
 func LedgerKey(verb, name string, getenv func(string) string) ([]byte, error) {
 	key := []byte(getenv(name))
 	if len(key) == 0 {
-		return nil, &exitcode.UsageError{Err: fmt.Errorf("%s: --ledger-key-env %s: the variable is empty or not set", verb, name)}
+		return nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, name)
 	}
 	if err := ledger.CheckKey(key); err != nil {
-		return nil, &exitcode.UsageError{Err: fmt.Errorf("%s: --ledger-key-env %s: %v", verb, name, err)}
+		return nil, usageError("%s: --ledger-key-env %s: %v", verb, name, err)
 	}
 	return key, nil
 }
