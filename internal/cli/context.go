@@ -47,15 +47,19 @@ func contextFlags(fs *flag.FlagSet) options {
 	o := &contextOptions{}
 	o.issueFlags.add(fs)
 	fs.StringVar(&o.body, "body", "", "read the issue body from `FILE` (- for standard input) instead of the server")
-	fs.StringVar(&o.comments, "comments", "", "with --body: a `FILE` of the issue's comments, a JSON array of {id, author, body, html_url}, oldest first")
+	fs.StringVar(&o.comments, "comments", "", "with --body: a `FILE` of the issue's comments, a JSON array of {id, author, body, html_url}, "+
+		"oldest first")
 	fs.Var(&o.files, "file", "a file the task names, its `PATH` in the local checkout (repeatable, at most 3, in priority order)")
 	fs.StringVar(&o.skill, "skill", "", "the skill to load, its `PATH` in the local checkout")
 	fs.StringVar(&o.size, "size", "", "task size: `tiny|small|medium|large` (default: the size:: label, else inferred from next_estimated_tokens)")
 	fs.IntVar(&o.cap, "cap", 0, "the cap in `TOKENS` (default: the task size's max context less its checkpoint overhead)")
-	fs.BoolVar(&o.fullComments, "full-comments", false, "load the older agent results whole too (the previous agent's result is whole whenever it fits the cap)")
+	fs.BoolVar(&o.fullComments, "full-comments", false, "load the older agent results whole too (the previous agent's result is whole whenever "+
+		"it fits the cap)")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
-	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated (`L1,L2`); --labels= for none (default: the checkpoint's state.labels)")
-	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line to this `FILE` when the cost check warns (by default only if the folder exists; \"\" for nowhere)")
+	fs.StringVar(&o.labels, "labels", "", "with --body: the issue's labels, comma-separated (`L1,L2`); --labels= for none (default: the "+
+		"checkpoint's state.labels)")
+	fs.StringVar(&o.overflowLog, "overflow-log", defaultOverflowLog, "append a JSON line to this `FILE` when the cost check warns (by default "+
+		"only if the folder exists; \"\" for nowhere)")
 	fs.StringVar(&o.metricsFile, "metrics-file", "", "append the load's context-budget record (JSON line) to this `FILE`")
 	return o
 }

@@ -22,7 +22,8 @@ func doctorFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`")
 	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&o.token, "token", "", "an access `TOKEN` that reads the repository (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
-	fs.StringVar(&o.adminToken, "admin-token", "", "the repository owner's `TOKEN`, which reads the secrets' names, the teams' members, the collaborators' permissions and the branch protection (default: $"+setup.AdminTokenEnv+")")
+	fs.StringVar(&o.adminToken, "admin-token", "", "the repository owner's `TOKEN`, which reads the secrets' names, the teams' members, the "+
+		"collaborators' permissions and the branch protection (default: $"+setup.AdminTokenEnv+")")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	o.settings = func() settings.Layer { return settings.Layer{} }
 	return o
@@ -36,7 +37,8 @@ func (o *doctorOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 // repository as configured now: exit 0 when all do, 1 when one does not.
 func runDoctor(ctx context.Context, o *doctorOptions, env Env) error {
 	if t, _ := live.Token(o.token, env.Getenv); t == "" {
-		return usageError("doctor: no token: pass --token TOKEN or set GITEA_TOKEN (a token that reads the repository; the owner's, as --admin-token or $%s, lets every check be made)", setup.AdminTokenEnv)
+		return usageError("doctor: no token: pass --token TOKEN or set GITEA_TOKEN (a token that reads the repository; the owner's, as "+
+			"--admin-token or $%s, lets every check be made)", setup.AdminTokenEnv)
 	}
 	adminToken, adminSource := o.adminToken, "--admin-token"
 	if adminToken == "" {

@@ -24,9 +24,12 @@ func historyFlags(fs *flag.FlagSet) options {
 	o.issueFlags.add(fs)
 	fs.StringVar(&o.format, "format", "yaml", "output format: `yaml|json`")
 	fs.StringVar(&o.trust, "trust", "", "the same as --guard-user: the `LOGIN` whose archive comments are trusted")
-	fs.BoolVar(&o.noVerify, "no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, ordered by comment id)")
-	fs.BoolVar(&o.verify, "verify", false, "check every signature (the ledger record and every archive part) with the repository's published ledger-public-key, holding no secret, and print a one-line summary instead of the history")
-	fs.Var(&o.publicKeys, "public-key", "a public `KEY` (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of ledger-public-key; repeat it for a key rotated out")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, "+
+		"ordered by comment id)")
+	fs.BoolVar(&o.verify, "verify", false, "check every signature (the ledger record and every archive part) with the repository's published "+
+		"ledger-public-key, holding no secret, and print a one-line summary instead of the history")
+	fs.Var(&o.publicKeys, "public-key", "a public `KEY` (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of "+
+		"ledger-public-key; repeat it for a key rotated out")
 	return o
 }
 
@@ -42,7 +45,8 @@ func (o *historyOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	case o.verify && o.noVerify:
 		return usageError("history: --verify and --no-verify exclude each other")
 	case o.verify && o.ledgerKeyEnv != "":
-		return usageError("history: --verify checks with the public key and needs no secret: drop --ledger-key-env (or drop --verify to check with the secret)")
+		return usageError("history: --verify checks with the public key and needs no secret: drop --ledger-key-env (or drop --verify to check " +
+			"with the secret)")
 	case len(o.publicKeys) > 0 && !o.verify:
 		return usageError("history: --public-key is what --verify checks with: add --verify")
 	case o.trust != "" && o.guardUser != "" && o.trust != o.guardUser:

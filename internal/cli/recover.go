@@ -20,7 +20,8 @@ type recoverOptions struct {
 func recoverFlags(fs *flag.FlagSet) options {
 	o := &recoverOptions{}
 	o.issueFlags.add(fs)
-	fs.BoolVar(&o.apply, "apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
+	fs.BoolVar(&o.apply, "apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository "+
+		"admin when it is empty")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	return o
 }

@@ -48,7 +48,8 @@ func reportFlags(fs *flag.FlagSet) options {
 	fs.Int64Var(&o.depth, "depth", -1, "move the checkpoint to this depth (default: keep it)")
 	fs.StringVar(&o.labelsAdd, "labels-add", "", "labels to add, comma-separated: `L1,L2`")
 	fs.StringVar(&o.labelsRemove, "labels-remove", "", "labels to remove, comma-separated: `L1,L2`")
-	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user, by `LOGIN`: state.assignee and the issue's assignee (default: state.assignee becomes --next-agent)")
+	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user, by `LOGIN`: state.assignee and the issue's assignee (default: "+
+		"state.assignee becomes --next-agent)")
 	fs.StringVar(&o.currentTask, "current-task", "", "set current_task to `TEXT`: the task the next agent takes up")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and write nothing")
 	fs.BoolVar(&o.force, "force", false, "write even when the guard would fail the new state (the guard then fails the run)")

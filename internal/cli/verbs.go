@@ -108,9 +108,10 @@ var verbs = []verb{
 	{
 		name:     "report",
 		required: all("repo", "issue", "agent", "consumed", "action"),
-		example:  `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 --action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
-		flags:    reportFlags,
-		run:      runs(runReport),
+		example: `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 ` +
+			`--action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
+		flags: reportFlags,
+		run:   runs(runReport),
 	},
 	{
 		name:     "recover",
@@ -256,7 +257,8 @@ func (v verb) exec(ctx context.Context, args []string, env Env) error {
 			v.doc().Help(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError))
 			return flag.ErrHelp
 		case len(args) > 0:
-			return onTheLine(usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name))
+			return onTheLine(usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')",
+				v.name, strings.Join(args, " "), v.name))
 		}
 		return v.run(ctx, nil, env)
 	}
