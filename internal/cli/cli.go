@@ -95,12 +95,10 @@ func cannotRun(err error) error {
 var errViolations = exitcode.ErrViolations
 
 // Main runs the command line args and returns the exit code: the one place
-// where an outcome becomes a code (package exit's table).
-//
-// When the arguments ask for --format json, an error the verb did not
-// already answer on standard output is printed there as one JSON object
-// (jsonError), with the same exit code; otherwise it is one line on
-// standard error, and a usage error is followed by one hint line.
+// an outcome becomes a code (package exitcode). An error the verb did not
+// answer is one JSON object on standard output under --format json
+// (exitcode.JSON), else one line on standard error, a usage error's
+// followed by a hint.
 func Main(ctx context.Context, args []string, env Env) int {
 	ctx, stop := withSignals(ctx)
 	defer stop()

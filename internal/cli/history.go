@@ -56,14 +56,11 @@ func (o *historyOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	return nil
 }
 
-// runHistory rebuilds an issue's full history from its archive comments
-// and the checkpoint's current tail, and prints it in order. It proves the
-// archive chain from the first part to the one the guard's ledger records
-// (with --ledger-key-env, every signature too). Problems (unreadable
-// archives, an archive edited, deleted or reordered, a chain that cannot be
-// proven) go to standard error, naming the comment, and exit 1. With
-// --verify it checks every signature with the published public key
-// instead, holding no secret, and prints a one-line summary.
+// runHistory prints an issue's full history, rebuilt from its archive
+// comments and the checkpoint's tail, its chain proven (package history).
+// Problems go to standard error, naming the comment, and exit 1. With
+// --verify it checks every signature with the published public key and
+// prints a one-line summary.
 func runHistory(ctx context.Context, o *historyOptions, env Env) error {
 	reader, s, err := o.read(ctx, env)
 	if err != nil {

@@ -10,15 +10,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/flagdoc"
 )
 
-// verb is one row of the verb table: the one place a verb is listed. The
-// usage text, the dispatch, the hint after a usage error and the help all
-// read it.
-//
-// Every verb runs in the same steps: options → parse → run → print. flags
-// declares the verb's flags, bound to a new options value; parse fills it
-// in from the arguments and validates it (options.validate); run does the work
-// on the options and prints the answer. Parsing is apart from running, so
-// each is tested alone.
+// verb is one row of the verb table, the one place a verb is listed: the
+// usage, the dispatch, the hint after a usage error and the help read it.
+// Every verb runs options → parse → run → print; parsing is apart from
+// running, so each is tested alone.
 type verb struct {
 	name string
 	// aliases are other arguments that call the verb (--version).
