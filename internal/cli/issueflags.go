@@ -41,8 +41,8 @@ func (f *issueFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&f.token, "token", "", "an access `TOKEN` (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
 	fs.StringVar(&f.config, "config", "", "a local configuration `FILE` to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&f.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, else "+
-		""+live.ActionsUser+")")
+	fs.StringVar(&f.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, "+
+		"else "+live.ActionsUser+")")
 	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its "+
 		"ledger (default: trusted by author and marker)")
 	f.settings = settings.Flags(fs)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/agentwrite"
 	"github.com/gns-guard/gns-guard/internal/live"
-	"github.com/gns-guard/gns-guard/internal/offline"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -171,15 +170,14 @@ func (o *reportOptions) connect(ctx context.Context, env Env) (agentwrite.Conn, 
 	if err != nil {
 		return agentwrite.Conn{}, err
 	}
-	in, err := offline.Input{Config: set.Config}.Counted()
-	if err != nil {
+	conn := agentwrite.Conn{Reader: reader, Client: reader.Client, Config: set.Config, Now: env.Now}
+	if err := conn.Count(); err != nil {
 		return agentwrite.Conn{}, err
 	}
-	self, err := reader.Client.Self(ctx)
-	if err != nil {
+	if conn.Self, err = reader.Client.Self(ctx); err != nil {
 		return agentwrite.Conn{}, reader.Where.Error("look up the token's user", err)
 	}
-	return agentwrite.Conn{Reader: reader, Client: reader.Client, Config: set.Config, Counter: in.Counter, Self: self, Now: env.Now}, nil
+	return conn, nil
 }
 
 // printReport prints what `report` did; err is returned as is.

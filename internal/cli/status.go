@@ -31,8 +31,8 @@ func statusFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&o.token, "token", "", "an access `TOKEN` (default: $GITEA_TOKEN, then $GITHUB_TOKEN); --publish writes the dashboard as its user")
 	fs.StringVar(&o.config, "config", "", "a local configuration `FILE` to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&o.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, else "+
-		""+live.ActionsUser+")")
+	fs.StringVar(&o.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, "+
+		"else "+live.ActionsUser+")")
 	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its "+
 		"ledgers (default: trusted by author and marker)")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json|markdown`")
