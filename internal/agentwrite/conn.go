@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/config"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -21,4 +22,14 @@ type Conn struct {
 	Self string
 	// Now is the clock.
 	Now func() time.Time
+}
+
+// Count gives c the counter of its configuration's encoding.
+func (c *Conn) Count() error {
+	counter, err := tokens.New(c.Config.Encoding)
+	if err != nil {
+		return &exitcode.CannotRunError{Err: err}
+	}
+	c.Counter = counter
+	return nil
 }

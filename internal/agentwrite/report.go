@@ -19,6 +19,10 @@ import (
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
+// MaxResultBytes bounds a Result section read from a file: its comment
+// stays within what the guard reads (issues.MaxCommentBytes).
+const MaxResultBytes = issues.MaxCommentBytes - 64<<10
+
 // ReportRequest is an agent's exit: what it did, what comes next.
 type ReportRequest struct {
 	Issue  int64
@@ -26,7 +30,7 @@ type ReportRequest struct {
 	// DryRun writes nothing; Force writes a state the guard would fail.
 	DryRun, Force bool
 	// Held secrets make a write carrying one refused.
-	Held secrets.Set
+	Held []secrets.Secret
 	// MeterToken asks the meter at meter-url, when configured.
 	MeterToken string
 }
@@ -280,7 +284,8 @@ func standIn() []byte {
 // refuseSecrets: exit 1 when any write carries a secret
 // (docs/ledger.md#no-secret-in-a-write).
 func (w *reporter) refuseSecrets(step *reportStep) error {
-	if w.req.Held.Len() == 0 || step.out == nil {
+	held := secrets.New(w.req.Held...)
+	if held.Len() == 0 || step.out == nil {
 		return nil
 	}
 	texts := []struct{ where, text string }{
@@ -290,7 +295,7 @@ func (w *reporter) refuseSecrets(step *reportStep) error {
 		texts = append(texts, struct{ where, text string }{"the assignee", *a})
 	}
 	for _, t := range texts {
-		if f, ok := w.req.Held.Find(t.text); ok {
+		if f, ok := held.Find(t.text); ok {
 			return &exitcode.ViolationError{Err: fmt.Errorf("report: issue #%d: refused, nothing was written: %s would hold %s, "+
 				"a secret this process holds (the --result-file, --action or another text given carries it); remove it and report again",
 				w.req.Issue, t.where, f)}

@@ -51,7 +51,7 @@ type Offline struct {
 	// otherwise the checkpoint's state.labels stand for them.
 	Labels    []string
 	LabelsSet bool
-	// Guard is the login the guard writes as.
+	// Guard is the login the guard writes as ("": issues.ActionsUser).
 	Guard string
 }
 
@@ -85,7 +85,11 @@ func ReadOffline(read func(name string) ([]byte, error), o Offline) (Issue, erro
 	for i, l := range labels {
 		iss.Labels = append(iss.Labels, issues.Label{ID: int64(i + 1), Name: l})
 	}
-	s := &live.Snapshot{Issue: iss, Governed: true, Recent: issues.CommentPage{Comments: recent}, Guard: o.Guard}
+	guard := strings.TrimSpace(o.Guard)
+	if guard == "" {
+		guard = issues.ActionsUser
+	}
+	s := &live.Snapshot{Issue: iss, Governed: true, Recent: issues.CommentPage{Comments: recent}, Guard: guard}
 	return Issue{Snapshot: s, reader: &live.Reader{}, source: o.Body, labelsKnown: known}, nil
 }
 

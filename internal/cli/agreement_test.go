@@ -509,7 +509,7 @@ func (r *agreeRun) report(sc agreeScenario, force bool) agreeVerdict {
 	out, errOut, code := r.main(sc, args...)
 	var res agentwrite.ReportResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Outcome == "" {
-		var je jsonError
+		var je exitcode.JSONError
 		if err := json.Unmarshal([]byte(out), &je); err != nil || je.Error.Kind != "violations" {
 			r.t.Fatalf("%s: report (exit %d) printed neither a report nor a violation:\n%s%s", sc.name(), code, out, errOut)
 		}

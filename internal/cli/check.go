@@ -5,10 +5,8 @@ import (
 	"flag"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/offline"
 	"github.com/gns-guard/gns-guard/internal/settings"
-	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // checkOptions are the parsed flags and FILE of `check`.
@@ -32,13 +30,12 @@ func (o *checkOptions) validate(fs *flag.FlagSet, pos []string, env Env) error {
 // decision on it offline: the labels are the checkpoint's state.labels
 // unless --labels names the live ones, and there are no comments.
 func runCheck(ctx context.Context, o *checkOptions, env Env) error {
-	body, counter, err := o.read(env, o.config.Encoding)
+	in, cancel, err := o.input(ctx, env, env.Now().UTC())
 	if err != nil {
 		return err
 	}
-	done, cancel := deadline(ctx)
 	defer cancel()
-	rep := offline.Check(o.input(body, counter, env.Now().UTC(), done))
+	rep := offline.Check(in)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -64,9 +61,9 @@ type offlineOptions struct {
 	labelsFlag string
 	// labels are the live labels --labels gives: nil when it is not given.
 	labels []string
-	// resolve reads --config and the settings' flags into config.
-	resolve func(verb string, env Env) (config.Config, error)
-	config  config.Config
+	// resolve reads --config and the settings' flags into set.
+	resolve func(verb string, env Env) (settings.Resolved, error)
+	set     settings.Resolved
 }
 
 // declare declares the flags of an offline verb, with its own help for
@@ -87,27 +84,29 @@ func (o *offlineOptions) validateOffline(verb string, fs *flag.FlagSet, pos []st
 	if givenFlags(fs)["issue"] && o.issue < 1 {
 		return usageError("%s: --issue must be a positive issue number, not %d (leave it out to take the checkpoint's)", verb, o.issue)
 	}
-	cfg, err := o.resolve(verb, env)
+	set, err := o.resolve(verb, env)
 	if err != nil {
 		return err
 	}
-	o.config = cfg
+	o.set = set
 	o.labels = liveLabels(fs, o.labelsFlag)
 	return nil
 }
 
-// input is what the offline decision reads of the options and the body.
-func (o *offlineOptions) input(body string, counter *tokens.Counter, now time.Time, done <-chan struct{}) offline.Input {
-	return offline.Input{
-		Source:  o.source(),
-		Body:    body,
-		Issue:   o.issue,
-		Labels:  o.labels,
-		Config:  o.config,
-		Counter: counter,
-		Now:     now,
-		Done:    done,
+// input reads the body and is what the offline decision reads, with the
+// parse's deadline and the function that releases it.
+func (o *offlineOptions) input(ctx context.Context, env Env, now time.Time) (offline.Input, context.CancelFunc, error) {
+	body, err := o.read(env)
+	if err != nil {
+		return offline.Input{}, nil, err
 	}
+	in, err := offline.Input{Source: o.source(), Body: body, Issue: o.issue, Labels: o.labels, Config: o.set.Config, Now: now}.Counted()
+	if err != nil {
+		return in, nil, err
+	}
+	done, cancel := deadline(ctx)
+	in.Done = done
+	return in, cancel, nil
 }
 
 // liveLabels is the list a --labels flag gives: nil when the flag was not
@@ -117,29 +116,33 @@ func liveLabels(fs *flag.FlagSet, value string) []string {
 	if !givenFlags(fs)["labels"] {
 		return nil
 	}
-	return append([]string{}, config.ParseList(value)...)
+	return append([]string{}, settings.ParseList(value)...)
 }
 
 // offlineConfigFlags declares the flags of a verb that judges a body
 // offline: --config FILE (a configuration file, as the repository's
 // .gitea/gns-guard.yml) and a flag per setting of the table, which override
 // the file. The returned function resolves them into the guard's Config.
-func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (config.Config, error) {
+func offlineConfigFlags(fs *flag.FlagSet) func(verb string, env Env) (settings.Resolved, error) {
 	file := fs.String("config", "", "a configuration `FILE` to judge with, as the repository's "+settings.FileName)
 	flags := settings.Flags(fs)
-	return func(verb string, env Env) (config.Config, error) {
-		var layers []settings.Layer
-		if *file != "" {
-			l, err := localConfig(env, *file)
-			if err != nil {
-				return config.Config{}, err
-			}
-			layers = append(layers, l)
-		}
-		set, err := settings.Resolve(append(layers, flags())...)
+	return func(verb string, env Env) (settings.Resolved, error) { return resolveLocal(verb, env, *file, flags()) }
+}
+
+// resolveLocal resolves the settings of a verb with no server: the file,
+// if any, under the flags.
+func resolveLocal(verb string, env Env, file string, flags settings.Layer) (settings.Resolved, error) {
+	var layers []settings.Layer
+	if file != "" {
+		l, err := localConfig(env, file)
 		if err != nil {
-			return set.Config, usageError("%s: %v", verb, err)
+			return settings.Resolved{}, err
 		}
-		return set.Config, nil
+		layers = append(layers, l)
 	}
+	set, err := settings.Resolve(append(layers, flags)...)
+	if err != nil {
+		return set, usageError("%s: %v", verb, err)
+	}
+	return set, nil
 }

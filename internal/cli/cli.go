@@ -2,22 +2,19 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/tokens"
+	"github.com/gns-guard/gns-guard/internal/flagdoc"
+	"github.com/gns-guard/gns-guard/internal/offline"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
 
@@ -98,12 +95,10 @@ func cannotRun(err error) error {
 var errViolations = exitcode.ErrViolations
 
 // Main runs the command line args and returns the exit code: the one place
-// where an outcome becomes a code (package exit's table).
-//
-// When the arguments ask for --format json, an error the verb did not
-// already answer on standard output is printed there as one JSON object
-// (jsonError), with the same exit code; otherwise it is one line on
-// standard error, and a usage error is followed by one hint line.
+// an outcome becomes a code (package exitcode). An error the verb did not
+// answer is one JSON object on standard output under --format json
+// (exitcode.JSON), else one line on standard error, a usage error's
+// followed by a hint.
 func Main(ctx context.Context, args []string, env Env) int {
 	ctx, stop := withSignals(ctx)
 	defer stop()
@@ -121,7 +116,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	}
 	if asJSON && out.written() == 0 {
 		// The verb printed no report: the error is the answer.
-		printJSONError(env.Stdout, err)
+		fmt.Fprintf(env.Stdout, "%s\n", exitcode.JSON(err))
 		return code
 	}
 	if err == exitcode.ErrViolations || err == exitcode.ErrUnchecked || exitcode.IsReported(err) {
@@ -183,42 +178,6 @@ func runSafely(ctx context.Context, args []string, env Env) (err error) {
 		}
 	}()
 	return run(ctx, args, env)
-}
-
-// jsonError is how an error is printed under --format json:
-// {"error":{"exit_code":2,"kind":"usage","message":"..."}}.
-type jsonError struct {
-	Error jsonErrorBody `json:"error"`
-}
-
-// jsonErrorBody is the error of a jsonError.
-type jsonErrorBody struct {
-	ExitCode int `json:"exit_code"`
-	// Kind is usage (exit 2: a usage or configuration error), violations
-	// (exit 1), cannot-run (exit 3), unchecked (exit 4: doctor) or stopped
-	// (130 or 143: a signal).
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-}
-
-// printJSONError prints err as one jsonError line.
-func printJSONError(w io.Writer, err error) {
-	code := exitcode.Code(err)
-	e := jsonErrorBody{ExitCode: code, Message: err.Error()}
-	switch code {
-	case exitcode.Violation:
-		e.Kind = "violations"
-	case exitcode.Usage:
-		e.Kind = "usage"
-	case exitcode.Unchecked:
-		e.Kind = "unchecked"
-	case exitcode.Interrupted, exitcode.Terminated:
-		e.Kind = "stopped"
-	default:
-		e.Kind = "cannot-run"
-	}
-	data, _ := json.Marshal(jsonError{e})
-	fmt.Fprintf(w, "%s\n", data)
 }
 
 // wantsJSON says the arguments ask for --format json (or --format=json;
@@ -308,7 +267,7 @@ func run(ctx context.Context, args []string, env Env) error {
 	for i, v := range verbs {
 		names[i] = v.name
 	}
-	return onTheLine(usageError("unknown verb %q%s; the verbs are %s", first, didYouMean(first, names, ""), verbNames()))
+	return onTheLine(usageError("unknown verb %q%s; the verbs are %s", first, flagdoc.DidYouMean(first, names, ""), verbNames()))
 }
 
 // isHelp says an argument asks for help.
@@ -401,95 +360,6 @@ func runAction(ctx context.Context, env Env) error {
 	return env.Action(ctx, env)
 }
 
-// shownDefault is a flag's default as help shows it, or false when it is
-// a sentinel.
-func shownDefault(f *flag.Flag) (string, bool) {
-	d := f.DefValue
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-		return d, d == "true"
-	}
-	var v any
-	if g, ok := f.Value.(flag.Getter); ok {
-		v = g.Get()
-	}
-	switch v.(type) {
-	case string:
-		return strconv.Quote(d), d != ""
-	case int, int64, uint, uint64, float64:
-		n, err := strconv.ParseFloat(d, 64)
-		return d, err == nil && n > 0
-	case time.Duration:
-		n, err := time.ParseDuration(d)
-		return d, err == nil && n > 0
-	}
-	return d, d != "" && d != "0" && d != "[]"
-}
-
-// parse parses flags that may stand before or after the positional
-// arguments, and returns the positional ones. -h prints the verb's help
-// and returns flag.ErrHelp; any other mistake is one usage error.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	help := fs.Usage
-	fs.Usage = func() {} // the flag package calls it on every error
-	defer func() { fs.Usage = help }()
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				help()
-				return nil, err
-			}
-			return nil, usageError("%s: %s", fs.Name(), flagMistake(err.Error(), args, fs))
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// flagMistake is the flag package's error as a person reads it: the flag
-// as typed, the closest flag for one unknown, and what a number flag
-// takes.
-func flagMistake(msg string, args []string, fs *flag.FlagSet) string {
-	if name, unknown := strings.CutPrefix(msg, "flag provided but not defined: "); unknown {
-		return asTyped("unknown flag "+name, args) + didYouMean(strings.TrimLeft(name, "-"), flagNames(fs), "--")
-	}
-	msg = strings.Replace(msg, ": parse error", ": not a whole number", 1)
-	msg = strings.Replace(msg, ": value out of range", ": out of range (a whole number up to 9223372036854775807)", 1)
-	return asTyped(msg, args)
-}
-
-// flagInMessage is a flag as the flag package names it in an error: one
-// dash, whatever was typed.
-var flagInMessage = regexp.MustCompile(`(^|[ (])-([A-Za-z0-9][A-Za-z0-9_.-]*)`)
-
-// asTyped puts the flag a flag package error names back as it was typed
-// among args (--bogus, not -bogus); a flag not found there is shown with
-// two dashes, as the help spells every flag.
-func asTyped(msg string, args []string) string {
-	done := false
-	return flagInMessage.ReplaceAllStringFunc(msg, func(m string) string {
-		if done {
-			return m
-		}
-		done = true
-		lead, name := m[:len(m)-len(strings.TrimLeft(m, " ("))], strings.TrimLeft(m, " (-")
-		for _, a := range args {
-			if a == "--" {
-				break
-			}
-			typed, _, _ := strings.Cut(a, "=")
-			if strings.HasPrefix(typed, "-") && strings.TrimLeft(typed, "-") == name {
-				return lead + typed
-			}
-		}
-		return lead + "--" + name
-	})
-}
-
 // fileOptions are the FILE argument and --format of a verb that reads
 // one file, or standard input for "-": check, prune and tokens.
 type fileOptions struct {
@@ -516,26 +386,14 @@ func (o *fileOptions) source() string {
 	return o.name
 }
 
-// read reads the file (capped, as readInput) and makes the token counter
-// of enc that measures it. check and prune read an issue body, which is
-// UTF-8 text (readText); tokens counts any bytes, as tiktoken does once it
-// has replaced what is not UTF-8.
-func (o *fileOptions) read(env Env, enc tokens.Encoding) (string, *tokens.Counter, error) {
-	var text string
-	var err error
+// read reads the file (capped, as readInput). check and prune read an
+// issue body, which is UTF-8 text (readText); tokens counts any bytes, as
+// tiktoken does once it has replaced what is not UTF-8.
+func (o *fileOptions) read(env Env) (string, error) {
 	if o.verb == "tokens" {
-		text, err = readInput(env, o.name)
-	} else {
-		text, err = readText(env, o.verb, "issue body", o.name, maxInput)
+		return readInput(env, o.name)
 	}
-	if err != nil {
-		return "", nil, err
-	}
-	counter, err := tokens.New(enc)
-	if err != nil {
-		return "", nil, cannotRun(err)
-	}
-	return text, counter, nil
+	return readText(env, o.verb, "issue body", o.name, maxInput)
 }
 
 // stringList is a repeatable string flag.
@@ -575,7 +433,7 @@ func readInput(env Env, name string) (string, error) {
 // cancels ctx ends them too (the verb then answers ctx's error, not what
 // the cut parse found).
 func deadline(ctx context.Context) (<-chan struct{}, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(ctx, checkpoint.ParseTimeout)
+	ctx, cancel := context.WithTimeout(ctx, offline.ParseTimeout)
 	return ctx.Done(), cancel
 }
 

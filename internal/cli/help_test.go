@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/flagdoc"
 )
 
 // docs/cli.md, the command line's reference, names every flag of every
@@ -114,9 +116,9 @@ func TestSynopsisFromFlags(t *testing.T) {
 		}
 		fs := flag.NewFlagSet(v.name, flag.ContinueOnError)
 		v.flags(fs)
-		own, _ := splitFlags(fs)
+		own, _ := v.doc().Split(fs)
 		for _, f := range own {
-			word := flagWord(f)
+			word := flagdoc.Word(f)
 			required := slices.ContainsFunc(v.required, func(g []string) bool { return slices.Contains(g, f.Name) })
 			switch {
 			case !strings.Contains(syn, word):

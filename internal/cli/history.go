@@ -5,7 +5,6 @@ import (
 	"flag"
 
 	"github.com/gns-guard/gns-guard/internal/history"
-	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
 )
 
@@ -25,9 +24,12 @@ func historyFlags(fs *flag.FlagSet) options {
 	o.issueFlags.add(fs)
 	fs.StringVar(&o.format, "format", "yaml", "output format: `yaml|json`")
 	fs.StringVar(&o.trust, "trust", "", "the same as --guard-user: the `LOGIN` whose archive comments are trusted")
-	fs.BoolVar(&o.noVerify, "no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, ordered by comment id)")
-	fs.BoolVar(&o.verify, "verify", false, "check every signature (the ledger record and every archive part) with the repository's published ledger-public-key, holding no secret, and print a one-line summary instead of the history")
-	fs.Var(&o.publicKeys, "public-key", "a public `KEY` (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of ledger-public-key; repeat it for a key rotated out")
+	fs.BoolVar(&o.noVerify, "no-verify", false, "read the archives without proving their chain (archives are checked by their hash only, "+
+		"ordered by comment id)")
+	fs.BoolVar(&o.verify, "verify", false, "check every signature (the ledger record and every archive part) with the repository's published "+
+		"ledger-public-key, holding no secret, and print a one-line summary instead of the history")
+	fs.Var(&o.publicKeys, "public-key", "a public `KEY` (ed25519:..., as gns-guard pubkey prints it) --verify checks with instead of "+
+		"ledger-public-key; repeat it for a key rotated out")
 	return o
 }
 
@@ -43,7 +45,8 @@ func (o *historyOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	case o.verify && o.noVerify:
 		return usageError("history: --verify and --no-verify exclude each other")
 	case o.verify && o.ledgerKeyEnv != "":
-		return usageError("history: --verify checks with the public key and needs no secret: drop --ledger-key-env (or drop --verify to check with the secret)")
+		return usageError("history: --verify checks with the public key and needs no secret: drop --ledger-key-env (or drop --verify to check " +
+			"with the secret)")
 	case len(o.publicKeys) > 0 && !o.verify:
 		return usageError("history: --public-key is what --verify checks with: add --verify")
 	case o.trust != "" && o.guardUser != "" && o.trust != o.guardUser:
@@ -53,14 +56,11 @@ func (o *historyOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	return nil
 }
 
-// runHistory rebuilds an issue's full history from its archive comments
-// and the checkpoint's current tail, and prints it in order. It proves the
-// archive chain from the first part to the one the guard's ledger records
-// (with --ledger-key-env, every signature too). Problems (unreadable
-// archives, an archive edited, deleted or reordered, a chain that cannot be
-// proven) go to standard error, naming the comment, and exit 1. With
-// --verify it checks every signature with the published public key
-// instead, holding no secret, and prints a one-line summary.
+// runHistory prints an issue's full history, rebuilt from its archive
+// comments and the checkpoint's tail, its chain proven (package history).
+// Problems go to standard error, naming the comment, and exit 1. With
+// --verify it checks every signature with the published public key and
+// prints a one-line summary.
 func runHistory(ctx context.Context, o *historyOptions, env Env) error {
 	reader, s, err := o.read(ctx, env)
 	if err != nil {
@@ -117,12 +117,12 @@ func printVerify(env Env, format string, r history.Report) error {
 // read connects and reads the whole issue; with --verify, the keys are
 // the published public ones.
 func (o *historyOptions) read(ctx context.Context, env Env) (*live.Reader, *live.Snapshot, error) {
-	reader, _, err := o.open("history", env)
+	reader, err := o.open("history", env)
 	if err != nil {
 		return nil, nil, err
 	}
 	if o.verify {
-		if reader.Keys, err = verifyKeys(ctx, &o.issueFlags, env, reader, o.publicKeys); err != nil {
+		if err := o.verifyKeys(ctx, env, reader); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -133,33 +133,22 @@ func (o *historyOptions) read(ctx context.Context, env Env) (*live.Reader, *live
 	return reader, s, nil
 }
 
-// verifyKeys are the keys `history --verify` checks with: the --public-key
-// values, else the repository's published ledger-public-key (its
-// configuration file, or --config FILE). None is a configuration error
-// that says how to publish one.
-func verifyKeys(ctx context.Context, f *issueFlags, env Env, rd *live.Reader, flags []string) (ledger.Keys, error) {
-	if len(flags) > 0 {
-		keys, err := ledger.PublicKeys(flags...)
+// verifyKeys are the keys `history --verify` checks with (history.Keys):
+// the --public-key values, else the repository's published
+// ledger-public-key (its configuration file, or --config FILE). They key
+// the reader.
+func (o *historyOptions) verifyKeys(ctx context.Context, env Env, rd *live.Reader) (err error) {
+	var published, where string
+	if len(o.publicKeys) == 0 {
+		set, err := o.resolve(ctx, "history", env, rd)
 		if err != nil {
-			return keys, usageError("history: --public-key: %v", err)
+			return err
 		}
-		return keys, nil
+		published, where = set.LedgerPublicKey, live.ConfigFile+" of the default branch"
+		if o.config != "" {
+			where = o.config
+		}
 	}
-	set, err := f.resolve(ctx, "history", env, rd)
-	if err != nil {
-		return ledger.Keys{}, err
-	}
-	where := live.ConfigFile + " of the default branch"
-	if f.config != "" {
-		where = f.config
-	}
-	if set.LedgerPublicKey == "" {
-		return ledger.Keys{}, usageError("history: --verify needs the guard's public key, and %s sets no ledger-public-key: publish it — run 'gns-guard pubkey' with the ledger-key secret in $%s and set the line it prints as ledger-public-key in %s — or pass it with --public-key",
-			where, LedgerKeyEnv, live.ConfigFile)
-	}
-	keys, err := ledger.PublicKeys(set.LedgerPublicKey)
-	if err != nil {
-		return keys, usageError("history: %s: ledger-public-key: %v", where, err)
-	}
-	return keys, nil
+	rd.Keys, err = history.Keys(o.publicKeys, published, where, LedgerKeyEnv)
+	return err
 }

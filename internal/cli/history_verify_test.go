@@ -171,7 +171,7 @@ func TestHistoryVerifyNoKey(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 	out, _, code := runVerify(t, f, "--format", "json")
-	var e jsonError
+	var e exitcode.JSONError
 	if err := json.Unmarshal([]byte(out), &e); err != nil || code != exitcode.Usage || e.Error.Kind != "usage" || !strings.Contains(e.Error.Message, "gns-guard pubkey") {
 		t.Errorf("JSON: exit %d: %v %s", code, err, out)
 	}

@@ -87,11 +87,11 @@ func splitList(s string) []string {
 
 // runInit sets a repository up for the guard (package setup).
 func runInit(ctx context.Context, o *initOptions, env Env) error {
-	reader, client, err := o.connect("init", env)
+	reader, err := o.connect("init", env)
 	if err != nil {
 		return err
 	}
-	rep, err := setup.Run(ctx, client, reader.Where, setup.Options{
+	rep, err := setup.Run(ctx, reader.Client, reader.Where, setup.Options{
 		Commit: o.commit, DryRun: o.dryRun, Runner: o.runner, Team: o.logins, Agents: o.mapped,
 	})
 	if err != nil {

@@ -581,7 +581,7 @@ func TestInitErrors(t *testing.T) {
 	s.Heal()
 	s.Inject(fakeforge.Fault{Method: "Repository", Err: fmt.Errorf("GET /api/v1/repos/alice/proj: %w", issues.ErrUnauthorized)})
 	stdout, _, code = runCLI(t, nil, "", append(slices.Clone(initArgs), "--format", "json")...)
-	var je jsonError
+	var je exitcode.JSONError
 	if err := json.Unmarshal([]byte(stdout), &je); err != nil || code != exitcode.CannotRun || je.Error.Kind != "cannot-run" ||
 		!strings.Contains(je.Error.Message, "rejected the token from --token (HTTP 401) when trying to read the repository: it is wrong, expired or revoked") {
 		t.Errorf("rejected token: exit %d, %v: %s", code, err, stdout)

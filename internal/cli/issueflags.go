@@ -6,24 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/forge"
-	"github.com/gns-guard/gns-guard/internal/issues"
-	"github.com/gns-guard/gns-guard/internal/ledger"
 	"github.com/gns-guard/gns-guard/internal/live"
-	"github.com/gns-guard/gns-guard/internal/port"
-	"github.com/gns-guard/gns-guard/internal/scopes"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
 // connectForge builds the client the verbs that work on a live issue talk
 // through; tests replace it.
-var connectForge = func(server, token, owner, repo string) (port.Forge, error) {
-	return forge.New(server, token, owner, repo)
-}
+var connectForge = forge.Connect
 
 // issueFlags are the flags of a verb that works on a live issue: which
 // issue, how to reach the server, and the configuration the guard judges
@@ -48,25 +41,27 @@ func (f *issueFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&f.token, "token", "", "an access `TOKEN` (default: $GITEA_TOKEN, then $GITHUB_TOKEN)")
 	fs.StringVar(&f.config, "config", "", "a local configuration `FILE` to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&f.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
-	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its ledger (default: trusted by author and marker)")
+	fs.StringVar(&f.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, "+
+		"else "+live.ActionsUser+")")
+	fs.StringVar(&f.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its "+
+		"ledger (default: trusted by author and marker)")
 	f.settings = settings.Flags(fs)
 }
 
-// open checks the flags and connects: a reader of the issue's repository
-// and the client it reads through.
-func (f *issueFlags) open(verb string, env Env) (*live.Reader, port.Forge, error) {
+// open checks the flags and connects: a reader of the issue's repository,
+// with the client it reads through.
+func (f *issueFlags) open(verb string, env Env) (*live.Reader, error) {
 	if err := f.checkRepo(verb, true); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return f.connect(verb, env)
 }
 
 // openRepo is open for a verb on the whole repository: it takes no
 // --issue.
-func (f *issueFlags) openRepo(verb string, env Env) (*live.Reader, port.Forge, error) {
+func (f *issueFlags) openRepo(verb string, env Env) (*live.Reader, error) {
 	if err := f.checkRepo(verb, false); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return f.connect(verb, env)
 }
@@ -88,106 +83,29 @@ func (f *issueFlags) checkRepo(verb string, needIssue bool) error {
 }
 
 // connect connects to the server the flags or the environment name, with
-// the token they give: a reader of the repository and the client it reads
-// through. --ledger-key-env, when given, must name a secret.
-func (f *issueFlags) connect(verb string, env Env) (*live.Reader, port.Forge, error) {
-	server, err := serverURL(verb, f.server, env)
+// the token they give: a reader of the repository, with the client it
+// reads through. --ledger-key-env, when given, must name a secret.
+func (f *issueFlags) connect(verb string, env Env) (*live.Reader, error) {
+	server, err := live.ServerURL(verb, f.server, env.Getenv)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	token, source := tokenFrom(f.token, env)
-	if err := notPlaceholder(verb, "the token from "+source, token); err != nil {
-		return nil, nil, err
+	token, source := live.Token(f.token, env.Getenv)
+	if err := live.NotPlaceholder(verb, "the token from "+source, token); err != nil {
+		return nil, err
 	}
 	if f.ledgerKeyEnv != "" {
-		if f.ledgerKey = []byte(env.Getenv(f.ledgerKeyEnv)); len(f.ledgerKey) == 0 {
-			return nil, nil, usageError("%s: --ledger-key-env %s: the variable is empty or not set", verb, f.ledgerKeyEnv)
-		}
-		if err := ledger.CheckKey(f.ledgerKey); err != nil {
-			return nil, nil, usageError("%s: --ledger-key-env %s: %v", verb, f.ledgerKeyEnv, err)
+		if f.ledgerKey, err = live.LedgerKey(verb, f.ledgerKeyEnv, env.Getenv); err != nil {
+			return nil, err
 		}
 	}
 	client, err := connectForge(server, token, f.owner, f.name)
 	if err != nil {
-		return nil, nil, usageError("%s: %v", verb, err)
+		return nil, usageError("%s: %v", verb, err)
 	}
-	client.HoldSecrets(f.heldSecrets(env)...)
-	return &live.Reader{
-		Forge: client,
-		Admin: client,
-		Where: live.Where{Verb: verb, Server: server, Repo: f.repo, TokenSource: source,
-			TokenHint: "pass a valid one with --token or GITEA_TOKEN", Scopes: scopesOf(verb), RepoExists: repoExists(client)},
-		Guard: f.guardUser,
-		Keys:  ledger.SecretKeys(f.ledgerKey),
-	}, client, nil
-}
-
-// serverURL is the server --server or $GITHUB_SERVER_URL names. One
-// written without its scheme (gitea.example.com) is a usage error that
-// says what to add.
-func serverURL(verb, flagValue string, env Env) (string, error) {
-	server, source := strings.TrimSpace(flagValue), "--server"
-	if server == "" {
-		server, source = strings.TrimSpace(env.Getenv("GITHUB_SERVER_URL")), "GITHUB_SERVER_URL"
-	}
-	if err := notPlaceholder(verb, source, server); err != nil {
-		return "", err
-	}
-	scheme, rest, hasScheme := strings.Cut(server, "://")
-	switch {
-	case server == "":
-		return "", usageError("%s: no server: pass --server URL or set GITHUB_SERVER_URL", verb)
-	case !hasScheme || rest == "":
-		return "", usageError("%s: %s %q has no scheme: write https://%s (or http:// for a server without TLS)", verb, source, server, strings.TrimPrefix(server, "//"))
-	case scheme != "http" && scheme != "https":
-		return "", usageError("%s: %s %q: the server's URL starts with https:// or http://, not %s://", verb, source, server, scheme)
-	}
-	return server, nil
-}
-
-// placeholderRef is a reference to a variable left as written: ${VAR},
-// {env:VAR}, $VAR, %VAR%.
-var placeholderRef = regexp.MustCompile(`\$\{[^}]*\}|\{env:[^}]*\}|^\$[A-Za-z_][A-Za-z0-9_]*$|^%[A-Za-z_][A-Za-z0-9_]*%$`)
-
-// notPlaceholder refuses a value that is a variable's reference nobody
-// expanded (what a client's configuration passes on when it does not
-// expand it): the server would reject it as a token, and the message would
-// blame the token. A usage error naming the value's source and the
-// reference.
-func notPlaceholder(verb, source, value string) error {
-	ref := placeholderRef.FindString(strings.TrimSpace(value))
-	if ref == "" {
-		return nil
-	}
-	return usageError("%s: %s is %q, a placeholder nobody expanded, not a value: whatever started gns-guard passed the text as written (an MCP client's configuration?); set the variable itself in the environment it starts gns-guard from (docs/mcp.md)", verb, source, ref)
-}
-
-// tokenFrom is the token the flag or the environment gives, and where it
-// came from ("" when none was given).
-func tokenFrom(flagValue string, env Env) (token, source string) {
-	for _, c := range []struct{ value, source string }{
-		{flagValue, "--token"}, {env.Getenv("GITEA_TOKEN"), "GITEA_TOKEN"}, {env.Getenv("GITHUB_TOKEN"), "GITHUB_TOKEN"},
-	} {
-		if v := strings.TrimSpace(c.value); v != "" {
-			return v, c.source
-		}
-	}
-	return "", ""
-}
-
-// scopesOf are the scopes verb needs (the table of package scopes), as a
-// message says them.
-func scopesOf(verb string) string { return scopes.Join(scopes.Of(verb)) }
-
-// repoExists asks the server whether the client's repository exists.
-func repoExists(client port.PostureReader) func(ctx context.Context) (bool, error) {
-	return func(ctx context.Context) (bool, error) {
-		_, err := client.Repository(ctx)
-		if errors.Is(err, issues.ErrNotFound) {
-			return false, nil
-		}
-		return err == nil, err
-	}
+	client.HoldSecrets(live.Held(f.token, env.Getenv, f.heldEnv()...)...)
+	d := live.Dial{Verb: verb, Server: server, Repo: f.repo, TokenSource: source, Guard: f.guardUser, LedgerKey: f.ledgerKey}
+	return live.Open(d, client), nil
 }
 
 // resolve reads the configuration the guard judges the issue with: the
@@ -201,15 +119,10 @@ func (f *issueFlags) resolve(ctx context.Context, verb string, env Env, rd *live
 		}
 		o.Local = &l
 	}
-	res, _, err := rd.Config(ctx, nil, o)
+	res, err := rd.Resolve(ctx, o, f.ledgerKey)
 	if err != nil {
 		return res, prefixed(verb, err)
 	}
-	if f.ledgerKey != nil {
-		res.Config.LedgerKey = f.ledgerKey
-	}
-	// The published public key verifies records without the secret.
-	rd.Keys = ledger.ConfigKeys(res.Config)
 	return res, nil
 }
 

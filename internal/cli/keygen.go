@@ -2,29 +2,16 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"strings"
-)
 
-// ledgerKeyBytes is the length of a key keygen makes: 32 random bytes,
-// printed as 64 hex digits.
-const ledgerKeyBytes = 32
+	"github.com/gns-guard/gns-guard/internal/offline"
+)
 
 // keygenReport is the JSON form of `keygen`.
 type keygenReport struct {
 	LedgerKey string `json:"ledger_key"`
-}
-
-// newLedgerKey returns a new random ledger key, in hex.
-func newLedgerKey() (string, error) {
-	b := make([]byte, ledgerKeyBytes)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("keygen: reading random bytes: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // keygenFlags declares the flags of `keygen`.
@@ -41,7 +28,7 @@ const keyFormatHelp = "output format: `text|json` (text: the key, one line)"
 // GNS_GUARD_LEDGER_KEY, which the workflow passes as the ledger-key input.
 // It prints the key and nothing else.
 func runKeygen(_ context.Context, o *formatOptions, env Env) error {
-	key, err := newLedgerKey()
+	key, err := offline.NewKey()
 	if err != nil {
 		return cannotRun(err)
 	}

@@ -134,11 +134,11 @@ func TestCheckTailTooLongIsRepaired(t *testing.T) {
 
 func TestTokensJSON(t *testing.T) {
 	stdout, _, code := runCLI(t, map[string]string{"a.txt": "hello world"}, "", "tokens", "a.txt", "--format", "json", "--encoding", "o200k_base")
-	var got tokensReport
+	var got offline.TokenCount
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v: %s", code, err, stdout)
 	}
-	if got != (tokensReport{File: "a.txt", Encoding: "o200k_base", Tokens: 2}) {
+	if got != (offline.TokenCount{File: "a.txt", Encoding: "o200k_base", Tokens: 2}) {
 		t.Errorf("%+v", got)
 	}
 	stdout, _, _ = runCLI(t, nil, "hello world", "tokens", "--format=json", "-")
@@ -236,7 +236,7 @@ func TestJSONErrors(t *testing.T) {
 		{[]string{"context", "--format", "json"}, exitcode.Usage, "usage", "context"},
 	} {
 		stdout, stderr, code := runCLI(t, nil, "", c.args...)
-		var got jsonError
+		var got exitcode.JSONError
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Errorf("%q: not JSON (%v): %q (stderr %q)", c.args, err, stdout, stderr)
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/mcpserver"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -22,12 +23,19 @@ type mcpTool struct {
 // mcpTools are the verbs an agent calls as tools over the Model Context
 // Protocol (docs/mcp.md).
 var mcpTools = []mcpTool{
-	{name: "context", offline: "body", about: "What the next agent loads on entry to an issue: the checkpoint, the last comments, the files and the skill the task names, under a hard token cap with priority truncation (the checkpoint and the current task are never cut)."},
-	{name: "report", about: "The exit protocol: post the agent's result comment (header and footer), patch the checkpoint compare-and-swap and set the labels. Refuses (an error result with the findings, nothing written) what the guard would fail; a retry with the same invocation writes nothing twice."},
-	{name: "check", file: true, about: "Validate an issue body or a bare checkpoint offline and run the guard's decision on it: the findings (an error result when there is a violation), the labels and the writes the guard would make."},
-	{name: "recover", about: "A proposed checkpoint rebuilt from the guard's ledger and the agents' footers; with apply, written into the body (approvers only)."},
-	{name: "history", arrayKey: "entries", about: "The full history of an issue: its archive comments and the current tail, in order; with verify, every signature checked."},
-	{name: "status", arrayKey: "issues", about: "Every open governed issue of the repository: phase, depth and limit, budget, verdict, last and next agent, last activity, staleness."},
+	{name: "context", offline: "body", about: "What the next agent loads on entry to an issue: the checkpoint, the last comments, the files " +
+		"and the skill the task names, under a hard token cap with priority truncation (the checkpoint and the current task are never cut)."},
+	{name: "report", about: "The exit protocol: post the agent's result comment (header and footer), patch the checkpoint compare-and-swap and " +
+		"set the labels. Refuses (an error result with the findings, nothing written) what the guard would fail; a retry with the same invocation " +
+		"writes nothing twice."},
+	{name: "check", file: true, about: "Validate an issue body or a bare checkpoint offline and run the guard's decision on it: the findings " +
+		"(an error result when there is a violation), the labels and the writes the guard would make."},
+	{name: "recover", about: "A proposed checkpoint rebuilt from the guard's ledger and the agents' footers; with apply, written into the body " +
+		"(approvers only)."},
+	{name: "history", arrayKey: "entries", about: "The full history of an issue: its archive comments and the current tail, in order; with " +
+		"verify, every signature checked."},
+	{name: "status", arrayKey: "issues", about: "Every open governed issue of the repository: phase, depth and limit, budget, verdict, last " +
+		"and next agent, last activity, staleness."},
 }
 
 // mcpOptions are the flags of `mcp`: the connection and the default
@@ -46,8 +54,10 @@ func mcpFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&o.token, "token", "", "an access `TOKEN` every tool uses (default: $GITEA_TOKEN, then $GITHUB_TOKEN); never a tool's argument")
 	fs.StringVar(&o.repo, "repo", "", "the repository, `OWNER/NAME`, of a call that names none")
-	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its ledger on every call (default: trusted by author and marker)")
-	fs.StringVar(&o.format, "format", "text", "how an error that stops the server before it serves is printed: `text|json` (the tools always answer in JSON)")
+	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its "+
+		"ledger on every call (default: trusted by author and marker)")
+	fs.StringVar(&o.format, "format", "text", "how an error that stops the server before it serves is printed: `text|json` (the tools always "+
+		"answer in JSON)")
 	fs.StringVar(&o.root, "root", "", "the `FOLDER` the tools' file arguments must lie in (default: the working directory)")
 	return o
 }
@@ -67,22 +77,22 @@ func (o *mcpOptions) validate(_ *flag.FlagSet, pos []string, env Env) error {
 	}
 	// A placeholder token would fail every call with a 401 that blames
 	// the token: refuse to serve, saying so.
-	if token, source := tokenFrom(o.token, env); token != "" {
-		if err := notPlaceholder("mcp", "the token from "+source, token); err != nil {
+	if token, source := live.Token(o.token, env.Getenv); token != "" {
+		if err := live.NotPlaceholder("mcp", "the token from "+source, token); err != nil {
 			return err
 		}
 	}
 	if o.server != "" {
-		if err := notPlaceholder("mcp", "--server", o.server); err != nil {
+		if err := live.NotPlaceholder("mcp", "--server", o.server); err != nil {
 			return err
 		}
-	} else if err := notPlaceholder("mcp", "GITHUB_SERVER_URL", env.Getenv("GITHUB_SERVER_URL")); err != nil {
+	} else if err := live.NotPlaceholder("mcp", "GITHUB_SERVER_URL", env.Getenv("GITHUB_SERVER_URL")); err != nil {
 		return err
 	}
 	if o.ledgerKeyEnv != "" && env.Getenv(o.ledgerKeyEnv) == "" {
 		return usageError("mcp: --ledger-key-env %s: the variable is empty or not set", o.ledgerKeyEnv)
 	}
-	root, err := mcpRoot(o.root)
+	root, err := mcpserver.Root(o.root)
 	if err != nil {
 		return usageError("mcp: --root %s: %v", o.root, err)
 	}
@@ -156,7 +166,7 @@ func (o *mcpOptions) runner(base Env) mcpserver.Runner {
 	return func(ctx context.Context, args []string, stdin string) (int, []byte, []byte) {
 		var out, errOut bytes.Buffer
 		env := base
-		env.ReadFile = confinedRead(o.root, base.ReadFile)
+		env.ReadFile = mcpserver.ConfinedRead(o.root, maxInput, errTooLarge, base.ReadFile)
 		env.Stdin = strings.NewReader(stdin)
 		env.Stdout, env.Stderr = &out, &errOut
 		env.Getenv = func(k string) string {

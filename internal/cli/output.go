@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/gns-guard/gns-guard/internal/fence"
+	"github.com/gns-guard/gns-guard/internal/live"
 )
 
 // printIndented prints v as JSON indented by two spaces, with <, > and &
@@ -41,5 +41,5 @@ func printUntrusted(env Env, text string) {
 		fmt.Fprint(env.Stdout, text)
 		return
 	}
-	fmt.Fprint(env.Stdout, fence.New().Wrap(text))
+	fmt.Fprint(env.Stdout, live.Fenced(text))
 }

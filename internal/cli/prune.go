@@ -49,21 +49,17 @@ func (o *pruneOptions) clock(env Env) time.Time {
 	return o.now
 }
 
-// runPrune prints what pruning makes of a body, exactly as the guard
-// decides it offline (the decision `check` runs): when a trigger fires,
-// the new body, then the archive comment(s) the action would post first;
-// otherwise the body unchanged, and a line on standard error saying which
-// triggers were checked. It reads and writes no issue. The labels are the
-// checkpoint's own unless --labels gives the live ones. A checkpoint that
-// is not valid is never pruned: its findings, then why, and exit 1.
+// runPrune prints what pruning makes of a body, as the guard decides it
+// offline (offline.Prune): the new body and the archive comments, or the
+// body unchanged and a note of the triggers checked. It reads and writes no
+// issue. A checkpoint that is not valid is never pruned: exit 1.
 func runPrune(ctx context.Context, o *pruneOptions, env Env) error {
-	body, counter, err := o.read(env, o.config.Encoding)
+	in, cancel, err := o.input(ctx, env, o.clock(env))
 	if err != nil {
 		return err
 	}
-	done, cancel := deadline(ctx)
 	defer cancel()
-	rep := offline.Prune(o.input(body, counter, o.clock(env), done))
+	rep := offline.Prune(in)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

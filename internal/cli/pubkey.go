@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/offline"
 )
 
 // LedgerKeyEnv is the environment variable pubkey reads the ledger-key
@@ -35,14 +35,13 @@ func runPubkey(_ context.Context, o *formatOptions, env Env) error {
 	if secret == "" {
 		return usageError("pubkey: $%s is empty or not set: export the ledger-key secret (what gns-guard keygen printed) into it", LedgerKeyEnv)
 	}
-	if err := ledger.CheckKey([]byte(secret)); err != nil {
+	pub, id, err := offline.PublicKey(secret)
+	if err != nil {
 		return usageError("pubkey: $%s: %v", LedgerKeyEnv, err)
 	}
-	pub := ledger.PublicKey([]byte(secret))
-	keys := ledger.SecretKeys([]byte(secret))
 	if o.format == "json" {
-		return printJSON(env, pubkeyReport{PublicKey: pub, KeyID: keys.KeyIDs()[0]})
+		return printJSON(env, pubkeyReport{PublicKey: pub, KeyID: id})
 	}
-	_, err := fmt.Fprintln(env.Stdout, pub)
+	_, err = fmt.Fprintln(env.Stdout, pub)
 	return err
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/agentwrite"
-	"github.com/gns-guard/gns-guard/internal/finding"
-	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // recoverOptions are the parsed flags of `recover`.
@@ -22,7 +20,8 @@ type recoverOptions struct {
 func recoverFlags(fs *flag.FlagSet) options {
 	o := &recoverOptions{}
 	o.issueFlags.add(fs)
-	fs.BoolVar(&o.apply, "apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository admin when it is empty")
+	fs.BoolVar(&o.apply, "apply", false, "write the proposal into the body (compare-and-swap); only a user in --budget-admins, or a repository "+
+		"admin when it is empty")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json`")
 	return o
 }
@@ -63,7 +62,7 @@ func runRecover(ctx context.Context, o *recoverOptions, env Env) error {
 // --format json a result with no problem and no proposal.
 func printNothingToRecover(env Env, format string, n int64) error {
 	if format == "json" {
-		return printJSON(env, agentwrite.RecoverResult{Issue: n, Findings: []finding.Finding{}})
+		return printJSON(env, agentwrite.Nothing(n))
 	}
 	_, err := fmt.Fprintf(env.Stdout, "gns-guard: recover: issue #%d: the checkpoint is valid; "+
 		"nothing to recover (run 'gns-guard check' on the body, or read the guard's status comment)\n", n)
@@ -73,7 +72,7 @@ func printNothingToRecover(env Env, format string, n int64) error {
 // connect checks the flags, connects and resolves the configuration; with
 // --apply, it makes sure first that the token's user may write.
 func (o *recoverOptions) connect(ctx context.Context, env Env) (agentwrite.Conn, error) {
-	reader, client, err := o.open("recover", env)
+	reader, err := o.open("recover", env)
 	if err != nil {
 		return agentwrite.Conn{}, err
 	}
@@ -81,17 +80,12 @@ func (o *recoverOptions) connect(ctx context.Context, env Env) (agentwrite.Conn,
 	if err != nil {
 		return agentwrite.Conn{}, err
 	}
-	conn := agentwrite.Conn{Reader: reader, Client: client, Config: set.Config, Now: env.Now}
+	conn := agentwrite.Conn{Reader: reader, Client: reader.Client, Config: set.Config, Now: env.Now}
 	if !o.apply {
 		return conn, nil
 	}
-	// Who may write is known before anything is read: --apply needs
-	// the token's user (read:user) as well as write:issue.
-	reader.Where.Scopes = scopes.Join(scopes.WithFlag("recover"))
-	if conn.Self, err = client.Self(ctx); err != nil {
-		return agentwrite.Conn{}, reader.Where.Error("look up the token's user", err)
-	}
-	if err := agentwrite.MayRecover(ctx, reader, conn.Self, set.Config.BudgetAdmins); err != nil {
+	// Who may write is known before anything is read.
+	if err := conn.Approve(ctx, set.Config.BudgetAdmins); err != nil {
 		return agentwrite.Conn{}, err
 	}
 	return conn, nil

@@ -2,23 +2,20 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/agentwrite"
-	"github.com/gns-guard/gns-guard/internal/config"
-	"github.com/gns-guard/gns-guard/internal/handoff"
-	"github.com/gns-guard/gns-guard/internal/secrets"
-	"github.com/gns-guard/gns-guard/internal/tokens"
+	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
 // reportOptions are the parsed flags of `report`.
 type reportOptions struct {
 	issueFlags
-	rep         handoff.Report
+	req         agentwrite.ReportRequest
 	depth       int64
 	assignee    string
 	currentTask string
@@ -34,7 +31,7 @@ type reportOptions struct {
 func reportFlags(fs *flag.FlagSet) options {
 	o := &reportOptions{}
 	o.issueFlags.add(fs)
-	r := &o.rep
+	r := &o.req.Report
 	fs.StringVar(&r.Agent, "agent", "", "the agent's `NAME` (the header's {agent}; no spaces)")
 	fs.StringVar(&r.Invocation, "invocation", "", "this invocation's `ID`: a re-run with the same id writes nothing twice")
 	fs.Int64Var(&r.Consumed, "consumed", -1, "the `TOKENS` this invocation used")
@@ -50,7 +47,8 @@ func reportFlags(fs *flag.FlagSet) options {
 	fs.Int64Var(&o.depth, "depth", -1, "move the checkpoint to this depth (default: keep it)")
 	fs.StringVar(&o.labelsAdd, "labels-add", "", "labels to add, comma-separated: `L1,L2`")
 	fs.StringVar(&o.labelsRemove, "labels-remove", "", "labels to remove, comma-separated: `L1,L2`")
-	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user, by `LOGIN`: state.assignee and the issue's assignee (default: state.assignee becomes --next-agent)")
+	fs.StringVar(&o.assignee, "assignee", "", "hand the issue to this user, by `LOGIN`: state.assignee and the issue's assignee (default: "+
+		"state.assignee becomes --next-agent)")
 	fs.StringVar(&o.currentTask, "current-task", "", "set current_task to `TEXT`: the task the next agent takes up")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print what would be written and write nothing")
 	fs.BoolVar(&o.force, "force", false, "write even when the guard would fail the new state (the guard then fails the run)")
@@ -63,7 +61,7 @@ func (o *reportOptions) validate(fs *flag.FlagSet, pos []string, env Env) error 
 		return err
 	}
 	given := givenFlags(fs)
-	if err := o.checkDone(); err != nil {
+	if err := o.req.CheckDone(); err != nil {
 		return err
 	}
 	if err := o.checkNext(given); err != nil {
@@ -76,48 +74,27 @@ func (o *reportOptions) validate(fs *flag.FlagSet, pos []string, env Env) error 
 	if o.resultFile == "" {
 		return nil
 	}
-	text, err := readText(env, "report", "result file", o.resultFile, maxResultBytes)
+	text, err := readText(env, "report", "result file", o.resultFile, agentwrite.MaxResultBytes)
 	if err != nil {
 		return err
 	}
-	o.rep.Result = text
-	return nil
-}
-
-// checkDone checks what the agent says it did: who, which invocation,
-// how many tokens, what, and how it ended.
-func (o *reportOptions) checkDone() error {
-	r := &o.rep
-	switch {
-	case r.Agent == "":
-		return usageError("report: --agent NAME is required")
-	case !handoff.ValidName(r.Agent):
-		return usageError("report: --agent %q: an agent's name has no spaces or | (it stands in the comment's header)", r.Agent)
-	case r.Consumed < 0:
-		return usageError("report: --consumed TOKENS (a whole number >= 0) is required")
-	case strings.TrimSpace(r.Action) == "":
-		return usageError("report: --action TEXT is required: it says what the agent did")
-	case r.Status != "ok" && r.Status != "failed":
-		return usageError("report: --status must be ok or failed, not %q", r.Status)
-	case r.FilesChanged < 0:
-		return usageError("report: --files-changed must be >= 0")
-	}
+	o.req.Report.Result = text
 	return nil
 }
 
 // checkNext checks what comes next: the next agent, the phase and depth,
 // and the format.
 func (o *reportOptions) checkNext(given map[string]bool) error {
-	r := &o.rep
 	switch {
 	case given["next-agent"] != given["next-estimate"]:
 		return usageError("report: --next-agent and --next-estimate go together (neither: the workflow is done)")
-	case given["next-estimate"] && r.NextEstimate < 0:
+	case given["next-estimate"] && o.req.Report.NextEstimate < 0:
 		return usageError("report: --next-estimate must be >= 0")
-	case r.NextAgent != "" && !handoff.ValidName(r.NextAgent):
-		return usageError("report: --next-agent %q: an agent's name has no spaces or |", r.NextAgent)
-	case r.Phase != "" && !handoff.ValidName(r.Phase):
-		return usageError("report: --phase %q: a phase has no spaces or | (it stands in the comment's header)", r.Phase)
+	}
+	if err := o.req.CheckNames(); err != nil {
+		return err
+	}
+	switch {
 	case given["depth"] && (o.depth < 0 || o.depth > maxDepthFlag):
 		return usageError("report: --depth must be a whole number from 0 to %d, not %d", maxDepthFlag, o.depth)
 	case o.format != "text" && o.format != "json":
@@ -135,7 +112,7 @@ const maxDepthFlag = 10000
 // fillReport puts into the report what the flags given imply: no next
 // estimate, a new depth, an assignee, the label changes.
 func (o *reportOptions) fillReport(given map[string]bool) {
-	r := &o.rep
+	r := &o.req.Report
 	if !given["next-estimate"] {
 		r.NextEstimate = 0
 	}
@@ -150,13 +127,13 @@ func (o *reportOptions) fillReport(given map[string]bool) {
 		task := strings.TrimSpace(o.currentTask)
 		r.CurrentTask = &task
 	}
-	r.LabelsAdd, r.LabelsRemove = config.ParseList(o.labelsAdd), config.ParseList(o.labelsRemove)
+	r.LabelsAdd, r.LabelsRemove = settings.ParseList(o.labelsAdd), settings.ParseList(o.labelsRemove)
 }
 
 // checkLabels refuses a label both added and removed.
 func (o *reportOptions) checkLabels() error {
-	for _, l := range o.rep.LabelsAdd {
-		if slices.Contains(o.rep.LabelsRemove, l) {
+	for _, l := range o.req.Report.LabelsAdd {
+		if slices.Contains(o.req.Report.LabelsRemove, l) {
 			return usageError("report: label %q is both added and removed", l)
 		}
 	}
@@ -170,16 +147,12 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	token, _ := tokenFrom(o.token, env)
-	req := agentwrite.ReportRequest{Issue: o.issue, Report: o.rep, DryRun: o.dryRun, Force: o.force,
-		Held: secrets.New(o.heldSecrets(env)...), MeterToken: token}
+	req := o.req
+	req.Issue, req.DryRun, req.Force = o.issue, o.dryRun, o.force
+	req.MeterToken, _ = live.Token(o.token, env.Getenv)
+	req.Held = live.Held(o.token, env.Getenv, o.heldEnv()...)
 	res, err := agentwrite.Report(ctx, conn, req)
-	var ue *handoff.UnreadableError
-	if errors.As(err, &ue) {
-		for _, fd := range ue.Findings {
-			fmt.Fprintln(env.Stderr, fd.Format(fmt.Sprintf("issue#%d", o.issue)))
-		}
-	}
+	agentwrite.WriteUnreadable(env.Stderr, err, o.issue)
 	if res == nil {
 		return err
 	}
@@ -189,7 +162,7 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 // connect checks the flags, connects, resolves the configuration and
 // looks up the token's user.
 func (o *reportOptions) connect(ctx context.Context, env Env) (agentwrite.Conn, error) {
-	reader, client, err := o.open("report", env)
+	reader, err := o.open("report", env)
 	if err != nil {
 		return agentwrite.Conn{}, err
 	}
@@ -197,15 +170,14 @@ func (o *reportOptions) connect(ctx context.Context, env Env) (agentwrite.Conn, 
 	if err != nil {
 		return agentwrite.Conn{}, err
 	}
-	counter, err := tokens.New(set.Config.Encoding)
-	if err != nil {
-		return agentwrite.Conn{}, cannotRun(err)
+	conn := agentwrite.Conn{Reader: reader, Client: reader.Client, Config: set.Config, Now: env.Now}
+	if err := conn.Count(); err != nil {
+		return agentwrite.Conn{}, err
 	}
-	self, err := client.Self(ctx)
-	if err != nil {
+	if conn.Self, err = reader.Client.Self(ctx); err != nil {
 		return agentwrite.Conn{}, reader.Where.Error("look up the token's user", err)
 	}
-	return agentwrite.Conn{Reader: reader, Client: client, Config: set.Config, Counter: counter, Self: self, Now: env.Now}, nil
+	return conn, nil
 }
 
 // printReport prints what `report` did; err is returned as is.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/guard"
+	"github.com/gns-guard/gns-guard/internal/offline"
 )
 
 // TestRulesListsTheTable checks that `rules` prints every id of the rule
@@ -19,7 +20,7 @@ func TestRulesListsTheTable(t *testing.T) {
 	if code := Main(context.Background(), []string{"rules", "--format", "json"}, env); code != 0 {
 		t.Fatalf("rules --format json exited %d: %s", code, errOut.String())
 	}
-	var got []ruleJSON
+	var got []offline.Rule
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 
-	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/offline"
 )
 
 // schemaOptions are the parsed flags of `schema`.
@@ -16,7 +16,7 @@ type schemaOptions struct {
 // schemaFlags declares the flags of `schema`.
 func schemaFlags(fs *flag.FlagSet) options {
 	o := &schemaOptions{}
-	fs.IntVar(&o.tail, "history-tail", checkpoint.DefaultTailLimit, "the history-tail setting (`N`): history_tail may hold twice as many entries")
+	fs.IntVar(&o.tail, "history-tail", offline.DefaultTailLimit, "the history-tail setting (`N`): history_tail may hold twice as many entries")
 	fs.StringVar(&o.format, "format", "json", "output format: `json|text` (the schema is JSON; text is the same)")
 	return o
 }
@@ -36,6 +36,6 @@ func (o *schemaOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 
 // runSchema prints the JSON Schema of the checkpoint (version 2).
 func runSchema(_ context.Context, o *schemaOptions, env Env) error {
-	_, err := env.Stdout.Write(checkpoint.JSONSchema(o.tail))
+	_, err := env.Stdout.Write(offline.Schema(o.tail))
 	return err
 }

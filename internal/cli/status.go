@@ -7,14 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/dashboard"
-	"github.com/gns-guard/gns-guard/internal/exitcode"
-	"github.com/gns-guard/gns-guard/internal/fence"
-	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
-	"github.com/gns-guard/gns-guard/internal/markdown"
-	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/settings"
 	"github.com/gns-guard/gns-guard/internal/version"
 )
@@ -37,10 +31,13 @@ func statusFlags(fs *flag.FlagSet) options {
 	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
 	fs.StringVar(&o.token, "token", "", "an access `TOKEN` (default: $GITEA_TOKEN, then $GITHUB_TOKEN); --publish writes the dashboard as its user")
 	fs.StringVar(&o.config, "config", "", "a local configuration `FILE` to judge with instead of the repository's "+live.ConfigFile)
-	fs.StringVar(&o.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, else "+issues.ActionsUser+")")
-	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its ledgers (default: trusted by author and marker)")
+	fs.StringVar(&o.guardUser, "guard-user", "", "the `LOGIN` the guard writes as (default: the writer its signed ledger names, "+
+		"else "+live.ActionsUser+")")
+	fs.StringVar(&o.ledgerKeyEnv, "ledger-key-env", "", "the environment variable (its `NAME`) holding the guard's ledger-key, to verify its "+
+		"ledgers (default: trusted by author and marker)")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json|markdown`")
-	fs.BoolVar(&o.publish, "publish", false, "keep the repository's dashboard issue (marked "+dashboard.Marker+") with the table and a chart of budget burn")
+	fs.BoolVar(&o.publish, "publish", false, "keep the repository's dashboard issue (marked "+dashboard.Marker+") with the table and a chart "+
+		"of budget burn")
 	o.settings = settings.Flags(fs)
 	return o
 }
@@ -60,7 +57,7 @@ func (o *statusOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 // guard judges it, and with --publish keeps the repository's dashboard
 // issue. Exit 1 when an issue fails.
 func runStatus(ctx context.Context, o *statusOptions, env Env) error {
-	reader, client, err := o.openRepo("status", env)
+	reader, err := o.openRepo("status", env)
 	if err != nil {
 		return err
 	}
@@ -72,81 +69,43 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 	// sweep, so the dashboard is never judged as an issue.
 	var login string
 	if o.publish {
-		if login, err = client.Self(ctx); err != nil {
+		if login, err = reader.Client.Self(ctx); err != nil {
 			return reader.Where.Error("look up the token's user", err)
 		}
 	}
-	res, err := newSweep(env, reader, client, set.Config, o.repo, login).Run(ctx)
+	sweep := dashboard.NewSweep(reader, reader.Client, set.Config, o.repo, login, env.Now)
+	if isTerminal(env.Stderr) {
+		sweep.Progress = dashboard.Progress(env.Stderr, progressAfter)
+	}
+	res, err := sweep.Run(ctx)
 	if err != nil {
 		return err
 	}
 	if base := set.Config.MeterURL; base != "" {
-		token, _ := tokenFrom(o.token, env)
+		token, _ := live.Token(o.token, env.Getenv)
 		if err := dashboard.FillMetered(ctx, base, token, o.owner, o.name, res); err != nil {
 			// A note, never a failure of status.
 			fmt.Fprintf(env.Stderr, "gns-guard: status: the meter at %s did not say what it metered: %v\n", base, err)
 		}
 	}
-	if err := printStatus(env, o.format, res); err != nil {
+	out, err := dashboard.Render(res, o.format, env.Getenv("GITHUB_ACTIONS") == "true")
+	if err != nil {
+		return cannotRun(err)
+	}
+	if _, err := env.Stdout.Write(out); err != nil {
 		return err
 	}
 	if o.publish {
-		kept, err := dashboard.Keep(ctx, client, res.Listed, login, dashboard.Body(res, version.String()))
+		kept, err := dashboard.Keep(ctx, reader.Client, res.Listed, login, dashboard.Body(res, version.String()))
 		if err != nil {
 			return reader.Where.Error("keep the dashboard issue", err)
 		}
 		fmt.Fprintf(env.Stderr, "gns-guard: status: dashboard issue #%d %s\n", kept.Number, kept.Action)
 	}
 	if res.Failed() {
-		return exitcode.ErrViolations
+		return errViolations
 	}
 	return nil
-}
-
-// newSweep is the sweep of the repository's governed issues, which skips
-// the dashboard (written by login), and on a terminal shows its progress.
-func newSweep(env Env, reader *live.Reader, client port.Forge, cfg config.Config, repo, login string) *dashboard.Sweep {
-	sw := &dashboard.Sweep{
-		Reader: reader, Lister: client, Config: cfg, Repo: repo, Now: env.Now, ServerNow: client.ServerTime, Workflows: client,
-		Skip: func(is issues.Issue, author string) bool { return dashboard.IsDashboard(is, author, login) },
-	}
-	if isTerminal(env.Stderr) {
-		sw.Progress = func(done, total int) {
-			if total > progressAfter {
-				fmt.Fprintf(env.Stderr, "\rgns-guard: status: read %d of %s", done, markdown.Plural(total, "governed issue"))
-				if done == total {
-					fmt.Fprintln(env.Stderr)
-				}
-			}
-		}
-	}
-	return sw
-}
-
-// printStatus prints the sweep in format. Inside Gitea Actions the text
-// and Markdown forms, which hold issue titles, go between stop-commands
-// markers (no issue text may run a workflow command).
-func printStatus(env Env, format string, res *dashboard.Result) error {
-	var out string
-	switch format {
-	case "json":
-		b, err := dashboard.JSON(res)
-		if err != nil {
-			return cannotRun(err)
-		}
-		_, err = env.Stdout.Write(b)
-		return err
-	case "markdown":
-		out = dashboard.Markdown(res)
-	default:
-		out = dashboard.Text(res)
-	}
-	if env.Getenv("GITHUB_ACTIONS") == "true" {
-		fc := fence.New()
-		out = fc.Open() + out + fc.Close()
-	}
-	_, err := fmt.Fprint(env.Stdout, out)
-	return err
 }
 
 // isTerminal reports whether w is a terminal.

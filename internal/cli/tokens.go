@@ -5,27 +5,20 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/gns-guard/gns-guard/internal/tokens"
+	"github.com/gns-guard/gns-guard/internal/offline"
 )
-
-// tokensReport is the JSON form of `tokens`.
-type tokensReport struct {
-	File     string `json:"file"`
-	Encoding string `json:"encoding"`
-	Tokens   int    `json:"tokens"`
-}
 
 // tokensOptions are the parsed flags and FILE of `tokens`.
 type tokensOptions struct {
 	fileOptions
 	encodingName string
-	encoding     tokens.Encoding
+	encoding     string
 }
 
 // tokensFlags declares the flags of `tokens`.
 func tokensFlags(fs *flag.FlagSet) options {
 	o := &tokensOptions{}
-	fs.StringVar(&o.encodingName, "encoding", string(tokens.CL100kBase), "tokenizer encoding: `cl100k_base|o200k_base`")
+	fs.StringVar(&o.encodingName, "encoding", offline.DefaultEncoding, "tokenizer encoding: `cl100k_base|o200k_base`")
 	fs.StringVar(&o.format, "format", "text", "output format: `text|json` (text: the count alone)")
 	return o
 }
@@ -34,7 +27,7 @@ func (o *tokensOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	if err := o.validateFile("tokens", pos); err != nil {
 		return err
 	}
-	enc, err := tokens.ParseEncoding(o.encodingName)
+	enc, err := offline.Encoding(o.encodingName)
 	if err != nil {
 		return usageError("tokens: %v", err)
 	}
@@ -44,17 +37,17 @@ func (o *tokensOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 
 // runTokens prints the token count of a file as the guard counts it.
 func runTokens(ctx context.Context, o *tokensOptions, env Env) error {
-	text, counter, err := o.read(env, o.encoding)
+	text, err := o.read(env)
 	if err != nil {
 		return err
 	}
-	n, err := counter.CountContext(ctx, text)
+	n, err := offline.Count(ctx, o.source(), text, o.encoding)
 	if err != nil {
 		return err
 	}
 	if o.format == "json" {
-		return printJSON(env, tokensReport{File: o.source(), Encoding: string(o.encoding), Tokens: n})
+		return printJSON(env, n)
 	}
-	_, err = fmt.Fprintln(env.Stdout, n)
+	_, err = fmt.Fprintln(env.Stdout, n.Tokens)
 	return err
 }

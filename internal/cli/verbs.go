@@ -6,17 +6,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/flagdoc"
 )
 
-// verb is one row of the verb table: the one place a verb is listed. The
-// usage text, the dispatch, the hint after a usage error and the help all
-// read it.
-//
-// Every verb runs in the same steps: options → parse → run → print. flags
-// declares the verb's flags, bound to a new options value; parse fills it
-// in from the arguments and validates it (options.validate); run does the work
-// on the options and prints the answer. Parsing is apart from running, so
-// each is tested alone.
+// verb is one row of the verb table, the one place a verb is listed: the
+// usage, the dispatch, the hint after a usage error and the help read it.
+// Every verb runs options → parse → run → print; parsing is apart from
+// running, so each is tested alone.
 type verb struct {
 	name string
 	// aliases are other arguments that call the verb (--version).
@@ -106,9 +103,10 @@ var verbs = []verb{
 	{
 		name:     "report",
 		required: all("repo", "issue", "agent", "consumed", "action"),
-		example:  `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 --action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
-		flags:    reportFlags,
-		run:      runs(runReport),
+		example: `gns-guard report --repo acme/app --issue 2 --agent lead-developer --invocation run-41 --consumed 2800 ` +
+			`--action "implemented the limiter" --next-agent code-reviewer --next-estimate 1500 --result-file result.md`,
+		flags: reportFlags,
+		run:   runs(runReport),
 	},
 	{
 		name:     "recover",
@@ -228,7 +226,7 @@ func verbNames() string {
 func (v verb) parse(args []string, env Env) (options, error) {
 	fs := newFlags(v, env)
 	o := v.flags(fs)
-	pos, err := parse(fs, args)
+	pos, err := flagdoc.Parse(fs, args)
 	if err != nil {
 		return nil, err
 	}
@@ -251,10 +249,11 @@ func (v verb) exec(ctx context.Context, args []string, env Env) error {
 	if v.flags == nil {
 		switch {
 		case len(args) > 0 && isHelp(args[0]):
-			printHelp(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError), v)
+			v.doc().Help(env.Stdout, flag.NewFlagSet(v.name, flag.ContinueOnError))
 			return flag.ErrHelp
 		case len(args) > 0:
-			return onTheLine(usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')", v.name, strings.Join(args, " "), v.name))
+			return onTheLine(usageError("%s takes no arguments, got: %s (its inputs are INPUT_* variables; see 'gns-guard %s -h')",
+				v.name, strings.Join(args, " "), v.name))
 		}
 		return v.run(ctx, nil, env)
 	}

@@ -53,9 +53,9 @@ func TestParseApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := o.(*reportOptions)
-	if r.repo != "org/proj" || r.issue != 7 || r.rep.Agent != "coder" || r.rep.NextEstimate != 0 ||
-		r.rep.Depth == nil || *r.rep.Depth != 2 || r.rep.Assignee != nil || strings.Join(r.rep.LabelsAdd, ",") != "a,b" {
-		t.Errorf("report parsed into %+v", r.rep)
+	if r.repo != "org/proj" || r.issue != 7 || r.req.Report.Agent != "coder" || r.req.Report.NextEstimate != 0 ||
+		r.req.Report.Depth == nil || *r.req.Report.Depth != 2 || r.req.Report.Assignee != nil || strings.Join(r.req.Report.LabelsAdd, ",") != "a,b" {
+		t.Errorf("report parsed into %+v", r.req.Report)
 	}
 
 	v, _ = verbNamed("check")

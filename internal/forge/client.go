@@ -113,6 +113,15 @@ func New(baseURL, token, owner, repo string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// Connect is New as the port's Forge, for the shell that wires it.
+func Connect(baseURL, token, owner, repo string) (port.Forge, error) {
+	c, err := New(baseURL, token, owner, repo)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 func normalizeBase(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {

@@ -21,6 +21,9 @@ type Reader struct {
 	Forge port.IssueReader
 	// Admin answers repository-admin questions; nil answers no.
 	Admin port.Permissions
+	// Client, set by Open, is the whole client Forge and Admin are roles
+	// of: what a verb also asks or writes.
+	Client port.Forge
 	// Where names the reader in messages.
 	Where Where
 	// Guard is the login when known up front (Actions user, --guard-user);

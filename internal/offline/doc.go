@@ -1,7 +1,7 @@
-// Package offline runs the guard's decision on an issue body with no
-// server, as `check` and `prune` do: the given labels, else the
-// checkpoint's record of them; no comments, no ledger.
+// Package offline is the guard's work with no server. Check and Prune run
+// its decision on a body as `check` and `prune` do: the given labels, else
+// the checkpoint's; no comments, no ledger. The small verbs' work is here
+// too: the rule table, the schema, token counts, text checks, ledger keys.
 //
-// Check reports the findings and planned writes; Prune what pruning makes
-// of the body, or why no trigger fired. It does no I/O.
+// It does no I/O; NewKey alone reads randomness.
 package offline

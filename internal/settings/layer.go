@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
+	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/finding"
 )
 
@@ -248,6 +249,9 @@ func Flags(fs *flag.FlagSet) func() Layer {
 		return l
 	}
 }
+
+// ParseList is a comma-separated flag's items, as a list setting reads them.
+func ParseList(value string) []string { return config.ParseList(value) }
 
 // yamlLine finds the line in yaml.v3's syntax errors.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -1,6 +1,6 @@
 // Package archtest holds the product's code to the shape CONTRIBUTING.md
-// promises: short functions, simple branching, and layers that import only
-// downwards.
+// promises: short functions, simple branching, layers that import only
+// downwards, and a thin command line.
 package archtest
 
 import (

@@ -17,8 +17,8 @@ const module = "github.com/gns-guard/gns-guard/"
 // draws them: a package imports only packages of lower layers. Every
 // package under internal/ (but the test kit) and cmd/ has its line here.
 var layers = [][]string{
-	{"internal/exitcode", "internal/finding", "internal/markdown", "internal/tokens", "internal/jsoncap", "internal/version", "internal/flagdoc", "internal/secrets", "internal/scopes"},
-	{"internal/checkpoint", "internal/agentcomment", "internal/burn", "internal/issues", "internal/posture"},
+	{"internal/exitcode", "internal/finding", "internal/markdown", "internal/tokens", "internal/jsoncap", "internal/version", "internal/secrets", "internal/scopes"},
+	{"internal/checkpoint", "internal/agentcomment", "internal/burn", "internal/issues", "internal/posture", "internal/flagdoc"},
 	{"internal/prune", "internal/entryload", "internal/receipt", "internal/port", "internal/config", "internal/access", "internal/issuetx"},
 	{"internal/ledger"},
 	{"internal/guard"},

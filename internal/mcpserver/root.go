@@ -1,4 +1,4 @@
-package cli
+package mcpserver
 
 import (
 	"fmt"
@@ -7,16 +7,15 @@ import (
 	"path/filepath"
 )
 
-// The MCP server's file arguments are confined to the folder it serves
-// (docs/mcp.md): its working directory, or --root. A path is resolved
-// before it is read, and read through os.Root, which follows no symlink
-// out of the folder: a prompt-injected model cannot have a tool read
-// ~/.ssh or the server's .env from outside it. The command line reads
-// whatever its user names.
+// A server's file arguments are confined to the folder it serves
+// (docs/mcp.md): its working directory, or --root. A path is resolved,
+// then read through os.Root, which follows no symlink out of the folder:
+// a prompt-injected model cannot have a tool read ~/.ssh or the server's
+// .env. The command line reads whatever its user names.
 
-// mcpRoot is the folder the server serves, resolved: root, or the
-// working directory.
-func mcpRoot(root string) (string, error) {
+// Root is the folder the server serves, resolved: root, or the working
+// directory.
+func Root(root string) (string, error) {
 	if root == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -38,14 +37,15 @@ func mcpRoot(root string) (string, error) {
 	return resolved, nil
 }
 
-// confinedRead reads a file under root (its resolved path) only, capped
-// as every file input is: a file on disk through os.Root, anything else
-// (no such file) as base answers.
-func confinedRead(root string, base func(string) ([]byte, error)) func(string) ([]byte, error) {
+// ConfinedRead reads a file under root (its resolved path) only, at most
+// limit bytes (more is an *os.PathError wrapping tooLarge): a file on disk
+// through os.Root, anything else (no such file) as base answers.
+func ConfinedRead(root string, limit int, tooLarge error, base func(string) ([]byte, error)) func(string) ([]byte, error) {
 	return func(name string) ([]byte, error) {
 		rel, ok := underRoot(root, name)
 		if !ok {
-			return nil, fmt.Errorf("%s lies outside the folder the MCP server serves (%s): its tools read files under it only (gns-guard mcp --root)", name, root)
+			return nil, fmt.Errorf("%s lies outside the folder the MCP server serves (%s): its tools read files under it only (gns-guard mcp --root)",
+				name, root)
 		}
 		if _, err := os.Lstat(filepath.Join(root, rel)); err != nil {
 			return base(name)
@@ -60,9 +60,9 @@ func confinedRead(root string, base func(string) ([]byte, error)) func(string) (
 			return nil, fmt.Errorf("%s: %w (the MCP server's tools read files under %s only, following no link out of it)", name, err, root)
 		}
 		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, maxInput+1))
-		if err == nil && len(data) > maxInput {
-			return nil, &os.PathError{Op: "read", Path: name, Err: errTooLarge}
+		data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+		if err == nil && len(data) > limit {
+			return nil, &os.PathError{Op: "read", Path: name, Err: tooLarge}
 		}
 		return data, err
 	}
