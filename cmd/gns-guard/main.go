@@ -10,13 +10,17 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// main only wires action mode in; cli.Main cancels on SIGINT or SIGTERM and
+// main wires action mode and the meter in; cli.Main cancels on SIGINT or SIGTERM and
 // returns the exit code.
 func main() {
 	env := cli.System()
 	env.Action = runAction
+	env.Meter = serveMeter
 	os.Exit(cli.Main(context.Background(), os.Args[1:], env))
 }
+
+// serveMeter serves the meter; nil in a build without it.
+var serveMeter func(context.Context, cli.MeterStart) error
 
 // runAction runs action mode with the Gitea adapter.
 func runAction(ctx context.Context, env cli.Env) error {

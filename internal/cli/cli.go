@@ -36,6 +36,9 @@ type Env struct {
 	// command line's verbs never reach into it. Nil: this program has no
 	// action mode.
 	Action func(context.Context, Env) error
+	// Meter serves the meter, wired by the binary: nil in a build
+	// without it (the guard's step image).
+	Meter func(context.Context, MeterStart) error
 }
 
 // System returns the Env of the running process.

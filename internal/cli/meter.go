@@ -4,11 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/metering"
-	"github.com/gns-guard/gns-guard/internal/receipt"
+	"github.com/gns-guard/gns-guard/internal/offline"
 )
 
 // MeterKeyEnv holds the meter-key secret that signs receipts (never a
@@ -96,21 +97,41 @@ func (o *meterOptions) metricsToken(env Env) (string, error) {
 // noMeter is the answer of a build without the meter.
 const noMeter = "meter: this build of gns-guard has no meter (the guard's step image leaves it out to stay small): run the meter from a release binary, or from the image built with --build-arg TAGS= (docs/meter.md)"
 
+// MeterStart is what the meter verb starts the meter's server with.
+type MeterStart struct {
+	Server, Listen, Store string
+	// Scope are the owners and repositories whose agents may spend.
+	Scope []string
+	// The providers before /v1, and the keys that pay for their calls.
+	OpenAIURL, AnthropicURL, OpenAIKey, AnthropicKey string
+	// Secret is meter-key: it signs receipts and statements.
+	Secret                      []byte
+	IssueTTL, HangupRead, Drain time.Duration
+	MaxTokens                   int64
+	// MetricsToken guards GET /metrics ("": none); MetricsIssue labels
+	// spend by issue.
+	MetricsToken string
+	MetricsIssue bool
+	Log          io.Writer
+	Now          func() time.Time
+}
+
 // runMeter serves the meter until SIGTERM or SIGINT, then lets the calls
 // in flight finish (docs/meter.md).
 func runMeter(ctx context.Context, o *meterOptions, env Env) error {
-	if !o.publicKey && !meterBuilt {
+	if !o.publicKey && env.Meter == nil {
 		return usageError("%s", noMeter)
 	}
-	key, err := receipt.NewKey([]byte(strings.TrimSpace(env.Getenv(MeterKeyEnv))))
+	secret := []byte(strings.TrimSpace(env.Getenv(MeterKeyEnv)))
+	public, err := offline.MeterPublicKey(secret)
 	if err != nil {
 		return usageError("meter: $%s: %v", MeterKeyEnv, err)
 	}
 	if o.publicKey {
 		if o.format == "json" {
-			return printJSON(env, map[string]string{"public_key": key.Public()})
+			return printJSON(env, map[string]string{"public_key": public})
 		}
-		_, err := fmt.Fprintln(env.Stdout, key.Public())
+		_, err := fmt.Fprintln(env.Stdout, public)
 		return err
 	}
 	server := firstOf(o.server, env.Getenv("GITHUB_SERVER_URL"))
@@ -124,5 +145,11 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 	if err != nil {
 		return err
 	}
-	return serveMeter(ctx, o, env, server, key, metricsToken)
+	return env.Meter(ctx, MeterStart{
+		Server: server, Listen: o.listen, Store: o.store, Scope: o.scope,
+		OpenAIURL: o.openaiURL, AnthropicURL: o.anthropicURL,
+		OpenAIKey: env.Getenv(o.openaiKeyEnv), AnthropicKey: env.Getenv(o.anthropicEnv),
+		Secret: secret, IssueTTL: o.issueTTL, HangupRead: o.hangup, Drain: o.drain, MaxTokens: o.maxTokens,
+		MetricsToken: metricsToken, MetricsIssue: o.metricsIssue, Log: env.Stderr, Now: env.Now,
+	})
 }

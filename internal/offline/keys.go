@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
 // ledgerKeyBytes is the length of a key NewKey makes: 32 random bytes,
@@ -29,4 +30,14 @@ func PublicKey(secret string) (public, keyID string, err error) {
 		return "", "", err
 	}
 	return ledger.PublicKey([]byte(secret)), ledger.SecretKeys([]byte(secret)).KeyIDs()[0], nil
+}
+
+// MeterPublicKey is the public key of a meter-key, as meter-public-key
+// publishes it; an error says why the secret is no key.
+func MeterPublicKey(secret []byte) (string, error) {
+	key, err := receipt.NewKey(secret)
+	if err != nil {
+		return "", err
+	}
+	return key.Public(), nil
 }
