@@ -48,16 +48,20 @@ func meterFlags(fs *flag.FlagSet) options {
 	o := &meterOptions{}
 	fs.StringVar(&o.listen, "listen", ":8787", "the `ADDRESS` to serve on")
 	fs.StringVar(&o.server, "server", "", "the Gitea server's `URL` (default: $GITHUB_SERVER_URL)")
-	fs.Var(&o.scope, "scope", "an owner (`OWNER`) or a repository (OWNER/NAME) the meter serves: its provider keys pay for their calls alone (repeatable; at least one)")
+	fs.Var(&o.scope, "scope", "an owner (`OWNER`) or a repository (OWNER/NAME) the meter serves: "+
+		"its provider keys pay for their calls alone (repeatable; at least one)")
 	fs.StringVar(&o.store, "store", "gns-guard-meter.db", "the store: a SQLite `FILE`, or postgres://... for meters that share one")
 	fs.StringVar(&o.openaiURL, "openai-url", "https://api.openai.com", "the OpenAI-compatible server's `URL`, before /v1")
 	fs.StringVar(&o.anthropicURL, "anthropic-url", "https://api.anthropic.com", "the Anthropic server's `URL`, before /v1")
 	fs.StringVar(&o.openaiKeyEnv, "openai-key-env", "OPENAI_API_KEY", "the environment `VARIABLE` holding the OpenAI key")
 	fs.StringVar(&o.anthropicEnv, "anthropic-key-env", "ANTHROPIC_API_KEY", "the environment `VARIABLE` holding the Anthropic key")
 	fs.BoolVar(&o.metricsIssue, "metrics-issue", false, "the issue as a label of the spend metrics (a label set an issue: the operator's choice)")
-	fs.StringVar(&o.metricsTokenEnv, "metrics-token-env", "", "the environment `VARIABLE` holding the bearer token GET /metrics asks for (default: no /metrics, it answers 404)")
+	fs.StringVar(&o.metricsTokenEnv, "metrics-token-env", "", "the environment `VARIABLE` holding the bearer token GET /metrics asks for "+
+		"(default: no /metrics, it answers 404)")
 	fs.DurationVar(&o.issueTTL, "issue-ttl", metering.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
-	fs.DurationVar(&o.hangup, "hangup-read", metering.DefaultHangupRead, "how long the answer of a call whose client hung up is still read, to charge what the provider charged (a `DURATION`; past it, the call is charged its worst case)")
+	fs.DurationVar(&o.hangup, "hangup-read", metering.DefaultHangupRead,
+		"how long the answer of a call whose client hung up is still read, to charge what the provider charged "+
+			"(a `DURATION`; past it, the call is charged its worst case)")
 	fs.DurationVar(&o.drain, "drain", 5*time.Minute, "how long calls in flight may finish after SIGTERM (a `DURATION`)")
 	fs.Int64Var(&o.maxTokens, "max-tokens", metering.DefaultMaxTokens, "the answer's cap in tokens (`N`) added to a request that sets none")
 	fs.StringVar(&o.format, "format", "text", "output format of --public-key and of errors: `text|json`")
@@ -95,7 +99,8 @@ func (o *meterOptions) metricsToken(env Env) (string, error) {
 }
 
 // noMeter is the answer of a build without the meter.
-const noMeter = "meter: this build of gns-guard has no meter (the guard's step image leaves it out to stay small): run the meter from a release binary, or from the image built with --build-arg TAGS= (docs/meter.md)"
+const noMeter = "meter: this build of gns-guard has no meter (the guard's step image leaves it out to stay small): " +
+	"run the meter from a release binary, or from the image built with --build-arg TAGS= (docs/meter.md)"
 
 // MeterStart is what the meter verb starts the meter's server with.
 type MeterStart struct {
@@ -139,7 +144,9 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 		return usageError("meter: no server: pass --server URL or set GITHUB_SERVER_URL")
 	}
 	if len(o.scope) == 0 {
-		return usageError("meter: no --scope: name the owners (--scope acme) or repositories (--scope acme/api) whose agents may spend on this meter's provider keys; any account on the server could otherwise make a repository and spend on them")
+		return usageError("meter: no --scope: name the owners (--scope acme) or repositories (--scope acme/api) " +
+			"whose agents may spend on this meter's provider keys; " +
+			"any account on the server could otherwise make a repository and spend on them")
 	}
 	metricsToken, err := o.metricsToken(env)
 	if err != nil {
