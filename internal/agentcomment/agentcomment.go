@@ -31,7 +31,8 @@ type Comment struct {
 	Footer *Footer
 }
 
-// Footer is the GNS_EVENT JSON.
+// Footer is the GNS_EVENT JSON, the one type that reads and writes it
+// (handoff.FooterOf writes it). A nil pointer is a field not given.
 type Footer struct {
 	Agent        string          `json:"agent"`
 	Invocation   string          `json:"invocation"`
@@ -44,12 +45,12 @@ type Footer struct {
 	FilesChanged json.RawMessage `json:"files_changed,omitempty"`
 	KeyStats     json.RawMessage `json:"key_stats,omitempty"`
 	NextAgent    *string         `json:"next_agent,omitempty"`
-	// Metered is report's receipt (package receipt reads it).
-	Metered json.RawMessage `json:"metered,omitempty"`
 	// NextEstimate, Action and Timestamp feed recovery (package handoff).
 	NextEstimate *int64 `json:"next_estimated_tokens,omitempty"`
 	Action       string `json:"action,omitempty"`
 	Timestamp    string `json:"timestamp,omitempty"`
+	// Metered is report's receipt (package receipt reads it).
+	Metered json.RawMessage `json:"metered,omitempty"`
 }
 
 // Budget is the footer's budget: before, consumed and remaining tokens.

@@ -386,11 +386,14 @@ func series(snap *live.Snapshot, l *ledgerpkg.Record, is issues.Issue) burn.Seri
 			continue
 		}
 		f, ok := handoff.ParseFooter(c.Body)
-		if !ok || f.Phase != l.Phase || f.Budget.Remaining < l.Remaining || f.Budget.Remaining > l.Total {
+		if !ok {
 			continue
 		}
-		rs = append(rs, burn.Report{At: c.CreatedAt, Agent: f.Agent, Before: f.Budget.Before, Consumed: l.Total - f.Budget.Remaining,
-			Remaining: f.Budget.Remaining})
+		b := f.Budget
+		if f.Phase != l.Phase || *b.Remaining < l.Remaining || *b.Remaining > l.Total {
+			continue
+		}
+		rs = append(rs, burn.Report{At: c.CreatedAt, Agent: f.Agent, Before: *b.Before, Consumed: l.Total - *b.Remaining, Remaining: *b.Remaining})
 	}
 	return burn.FromReports(is.Number, is.Title, l.Total, rs)
 }

@@ -3,66 +3,45 @@ package handoff
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/markdown"
-	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
 // EventResult is the footer's event_type of a report.
 const EventResult = "subagent_result"
 
-// Footer is the GNS_EVENT footer a report writes: every field docs/contract.md §5b
-// lists, in its order, then three more that recovery reads (the history
-// entry's action, the next estimate, the time).
-type Footer struct {
-	Agent        string          `json:"agent"`
-	Invocation   string          `json:"invocation"`
-	EventType    string          `json:"event_type"`
-	Phase        string          `json:"phase"`
-	Depth        int64           `json:"depth"`
-	Budget       FooterBudget    `json:"budget"`
-	Status       string          `json:"status"`
-	Verdict      string          `json:"verdict"`
-	FilesChanged int64           `json:"files_changed"`
-	KeyStats     json.RawMessage `json:"key_stats"`
-	NextAgent    string          `json:"next_agent"`
-	NextEstimate int64           `json:"next_estimated_tokens"`
-	Action       string          `json:"action"`
-	Timestamp    string          `json:"timestamp"`
-	// Metered is the meter's receipt, when configured
-	// (docs/meter.md#receipts).
-	Metered *receipt.Receipt `json:"metered,omitempty"`
-}
-
-// FooterBudget is remaining before, consumed, and remaining after.
-type FooterBudget struct {
-	Before    int64 `json:"before"`
-	Consumed  int64 `json:"consumed"`
-	Remaining int64 `json:"remaining"`
-}
-
-// FooterOf is the footer of report r with outcome o.
-func FooterOf(r Report, o *Outcome) Footer {
+// FooterOf is the footer of report r with outcome o: every field
+// docs/contract.md §5b lists, then what recovery reads (the history
+// entry's action, the next estimate, the time) and the meter's receipt.
+func FooterOf(r Report, o *Outcome) agentcomment.Footer {
 	verdict := r.Verdict
 	if verdict == "" {
 		verdict = r.Status
 	}
-	return Footer{
+	f := agentcomment.Footer{
 		Agent: r.Agent, Invocation: r.Invocation, EventType: EventResult,
-		Phase: o.Phase, Depth: o.Depth,
-		Budget:       FooterBudget{Before: o.Before.Remaining, Consumed: r.Consumed, Remaining: o.After.Remaining},
+		Phase: o.Phase, Depth: &o.Depth,
+		Budget:       &agentcomment.Budget{Before: &o.Before.Remaining, Consumed: &r.Consumed, Remaining: &o.After.Remaining},
 		Status:       r.Status,
 		Verdict:      verdict,
-		FilesChanged: r.FilesChanged,
+		FilesChanged: json.RawMessage(strconv.FormatInt(r.FilesChanged, 10)),
 		KeyStats:     keyStatsJSON(r.KeyStats),
-		NextAgent:    r.NextAgent,
-		NextEstimate: r.NextEstimate,
+		NextAgent:    &r.NextAgent,
+		NextEstimate: &r.NextEstimate,
 		Action:       o.Entry.Action,
 		Timestamp:    o.Entry.Timestamp,
-		Metered:      r.Receipt,
 	}
+	if r.Receipt != nil {
+		data, err := json.Marshal(r.Receipt)
+		if err != nil {
+			panic(err) // strings and integers always marshal
+		}
+		f.Metered = data
+	}
+	return f
 }
 
 // Comment renders the result comment of report r with outcome o: the
@@ -76,9 +55,9 @@ func Comment(r Report, o *Outcome) string {
 	fmt.Fprintf(&b, "%s %s | phase:%s | depth:%d\n\n", agentcomment.Marker, r.Agent, o.Phase, o.Depth)
 	fmt.Fprintf(&b, "**Event Type**: %s\n", EventResult)
 	fmt.Fprintf(&b, "**Invocation**: %s\n", markdown.Cell(r.Invocation, 200))
-	fmt.Fprintf(&b, "**Budget**: %d → %d → %d\n", f.Budget.Before, f.Budget.Consumed, f.Budget.Remaining)
+	fmt.Fprintf(&b, "**Budget**: %d → %d → %d\n", o.Before.Remaining, r.Consumed, o.After.Remaining)
 	fmt.Fprintf(&b, "**Status**: %s · **Verdict**: %s · **Files changed**: %d\n", markdown.Cell(f.Status, 40),
-		markdown.Cell(f.Verdict, 200), f.FilesChanged)
+		markdown.Cell(f.Verdict, 200), r.FilesChanged)
 	if strings.TrimSpace(r.KeyStats) != "" {
 		fmt.Fprintf(&b, "**Key stats**: %s\n", markdown.Cell(r.KeyStats, 500))
 	}
@@ -163,41 +142,32 @@ func fenced(s string) string {
 	return markdown.Fence(lang, s)
 }
 
-// ParseFooter reads a report's footer from a comment through agentcomment,
-// the one reader of GNS_EVENT footers, in the shape recovery uses. ok is
-// false when the comment is not an agent comment or its footer cannot be
-// read.
-func ParseFooter(body string) (Footer, bool) {
+// ParseFooter reads a report's footer through agentcomment, the one
+// reader of GNS_EVENT footers. ok is false unless the comment is an agent
+// comment whose footer holds the whole budget; depth, next_agent and
+// next_estimated_tokens it lacks read as zero.
+func ParseFooter(body string) (agentcomment.Footer, bool) {
 	if !agentcomment.IsAgentComment(body) {
-		return Footer{}, false
+		return agentcomment.Footer{}, false
 	}
 	c, _ := agentcomment.Parse(body)
 	if c == nil || c.Footer == nil {
-		return Footer{}, false
+		return agentcomment.Footer{}, false
 	}
-	af := c.Footer
-	f := Footer{
-		Agent: af.Agent, Invocation: af.Invocation, EventType: af.EventType, Phase: af.Phase,
-		Status: af.Status, Verdict: af.Verdict, KeyStats: af.KeyStats,
-		Action: af.Action, Timestamp: af.Timestamp,
+	f := *c.Footer
+	if b := f.Budget; b == nil || b.Before == nil || b.Consumed == nil || b.Remaining == nil {
+		return agentcomment.Footer{}, false
 	}
-	if af.Depth != nil {
-		f.Depth = *af.Depth
-	}
-	if b := af.Budget; b != nil && b.Before != nil && b.Consumed != nil && b.Remaining != nil {
-		f.Budget = FooterBudget{*b.Before, *b.Consumed, *b.Remaining}
-	} else {
-		return Footer{}, false
-	}
-	if af.NextAgent != nil {
-		f.NextAgent = *af.NextAgent
-	}
-	if af.NextEstimate != nil {
-		f.NextEstimate = *af.NextEstimate
-	}
-	var n int64
-	if json.Unmarshal(af.FilesChanged, &n) == nil {
-		f.FilesChanged = n
-	}
+	f.Depth = orZero(f.Depth)
+	f.NextAgent = orZero(f.NextAgent)
+	f.NextEstimate = orZero(f.NextEstimate)
 	return f, true
+}
+
+// orZero is p, or a pointer to the zero value.
+func orZero[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
@@ -29,7 +30,7 @@ type Event struct {
 	CommentID int64
 	Author    string
 	Created   time.Time
-	Footer    Footer
+	Footer    agentcomment.Footer
 }
 
 // Field is one proposed key, its value as written, and its source.

@@ -19,7 +19,7 @@ const baselineSkew = time.Minute
 func eventsSince(b Baseline, events []Event) (since []Event, how string) {
 	start := -1
 	for i, e := range events {
-		if e.Footer.Budget.Remaining == b.Remaining && e.Footer.Phase == b.Phase && !e.Created.After(b.Written.Add(baselineSkew)) {
+		if *e.Footer.Budget.Remaining == b.Remaining && e.Footer.Phase == b.Phase && !e.Created.After(b.Written.Add(baselineSkew)) {
 			start = i
 		}
 	}
@@ -51,15 +51,15 @@ func chainBudget(b Baseline, since []Event) budgetChain {
 	remaining := b.Remaining
 	for _, e := range since {
 		f := e.Footer
-		if f.Budget.Before != remaining {
+		if *f.Budget.Before != remaining {
 			c.notes = append(c.notes, fmt.Sprintf("comment %d (%s, %s) says %d tokens remained before it, the chain says %d: tokens were "+
 				"spent or granted that no footer shows; check budget.consumed",
-				e.CommentID, f.Agent, f.Invocation, f.Budget.Before, remaining))
+				e.CommentID, f.Agent, f.Invocation, *f.Budget.Before, remaining))
 		}
-		c.consumed += f.Budget.Consumed
+		c.consumed += *f.Budget.Consumed
 		remaining = b.Total - c.consumed
 		c.ids = append(c.ids, e.CommentID)
-		c.terms = append(c.terms, fmt.Sprintf("%d (comment %d)", f.Budget.Consumed, e.CommentID))
+		c.terms = append(c.terms, fmt.Sprintf("%d (comment %d)", *f.Budget.Consumed, e.CommentID))
 	}
 	return c
 }

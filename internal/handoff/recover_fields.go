@@ -38,7 +38,7 @@ func phaseOf(b Baseline, lastSince *Event) pick[string] {
 // readable and not negative, else 0 with a note.
 func depthOf(last *Event, br *checkpoint.Checkpoint) pick[int64] {
 	if last != nil {
-		return pick[int64]{Value: last.Footer.Depth, Source: footerSrc(*last, "depth")}
+		return pick[int64]{Value: *last.Footer.Depth, Source: footerSrc(*last, "depth")}
 	}
 	if br.Depth.Set && br.Depth.Value >= 0 {
 		return pick[int64]{Value: br.Depth.Value, Source: fromBody + " (no agent comment says otherwise)"}
@@ -76,7 +76,7 @@ func assigneeOf(br *checkpoint.Checkpoint, last *Event) pick[string] {
 	case br.State.Assignee.Set:
 		return pick[string]{Value: br.State.Assignee.Value, Source: fromBody}
 	case last != nil:
-		return pick[string]{Value: last.Footer.NextAgent, Source: footerSrc(*last, "next_agent")}
+		return pick[string]{Value: *last.Footer.NextAgent, Source: footerSrc(*last, "next_agent")}
 	}
 	return pick[string]{Source: "not recoverable: empty"}
 }
@@ -104,7 +104,7 @@ func agentChainOf(br *checkpoint.Checkpoint, depth int64) (chain pick[[]string],
 // nextAgentOf: newest footer's, else the body's, else empty.
 func nextAgentOf(last *Event, br *checkpoint.Checkpoint) pick[string] {
 	if last != nil {
-		return pick[string]{Value: last.Footer.NextAgent, Source: footerSrc(*last, "next_agent")}
+		return pick[string]{Value: *last.Footer.NextAgent, Source: footerSrc(*last, "next_agent")}
 	}
 	return pick[string]{Value: br.NextAgent.Value, Source: fromBody}
 }
@@ -113,7 +113,7 @@ func nextAgentOf(last *Event, br *checkpoint.Checkpoint) pick[string] {
 // negative.
 func nextEstimateOf(last *Event, br *checkpoint.Checkpoint) pick[int64] {
 	if last != nil {
-		return pick[int64]{Value: last.Footer.NextEstimate, Source: footerSrc(*last, "next_estimated_tokens")}
+		return pick[int64]{Value: *last.Footer.NextEstimate, Source: footerSrc(*last, "next_estimated_tokens")}
 	}
 	return pick[int64]{Value: max(br.NextEstimatedTokens.Value, 0), Source: fromBody}
 }

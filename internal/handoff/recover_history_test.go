@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/checkpoint"
 	"github.com/gns-guard/gns-guard/internal/prune"
 )
@@ -52,13 +53,16 @@ func proposedTail(t *testing.T, p *Proposal) []string {
 
 // result is the event of a report on the golden issue's budget chain.
 func result(id int64, agent, inv string, before, consumed int64, at time.Time) Event {
-	return Event{CommentID: id, Author: "agent-bot", Created: at, Footer: Footer{
-		Agent: agent, Invocation: inv, EventType: EventResult, Phase: "implementation", Depth: 1,
-		Budget: FooterBudget{Before: before, Consumed: consumed, Remaining: before - consumed},
-		Status: "ok", Verdict: "ok", NextAgent: "lead-developer", NextEstimate: 2000,
+	remaining, next := before-consumed, "lead-developer"
+	return Event{CommentID: id, Author: "agent-bot", Created: at, Footer: agentcomment.Footer{
+		Agent: agent, Invocation: inv, EventType: EventResult, Phase: "implementation", Depth: ptr(int64(1)),
+		Budget: &agentcomment.Budget{Before: &before, Consumed: &consumed, Remaining: &remaining},
+		Status: "ok", Verdict: "ok", NextAgent: &next, NextEstimate: ptr(int64(2000)),
 		Action: "did " + inv, Timestamp: at.UTC().Format(time.RFC3339),
 	}}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func hasNote(p *Proposal, s string) bool {
 	for _, n := range p.Notes {

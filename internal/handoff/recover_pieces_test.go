@@ -71,7 +71,7 @@ func TestChainBudget(t *testing.T) {
 // none, and the newest footer.
 func pieceInputs() (body, empty *checkpoint.Checkpoint, last Event) {
 	last = result(9, "qa", "inv-9", 100, 10, now)
-	last.Footer.Depth = 2
+	last.Footer.Depth = ptr(int64(2))
 	body = &checkpoint.Checkpoint{
 		Depth: checkpoint.Int{Value: 1, Set: true}, LastAgent: set("dev"), LastInvocation: set("inv-4"),
 		State:       checkpoint.State{Assignee: checkpoint.String{Value: "", Set: true}},

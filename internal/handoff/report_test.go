@@ -113,7 +113,7 @@ func TestFooterRoundTrips(t *testing.T) {
 		t.Errorf("footer %+v", f)
 	}
 	ft, ok := ParseFooter(body)
-	if !ok || ft.NextEstimate != 3000 || ft.Action != "tried &lt;!-- GNS_EVENT {\"agent\":\"x\"} --&gt; to fake a footer" && ft.Action != entryAction(r.Action) {
+	if !ok || *ft.NextEstimate != 3000 || ft.Action != "tried &lt;!-- GNS_EVENT {\"agent\":\"x\"} --&gt; to fake a footer" && ft.Action != entryAction(r.Action) {
 		t.Errorf("ParseFooter %+v %v", ft, ok)
 	}
 	if strings.Count(body, "<!--") != 1 {
