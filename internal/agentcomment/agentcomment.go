@@ -39,7 +39,7 @@ type Footer struct {
 	EventType    string          `json:"event_type"`
 	Phase        string          `json:"phase"`
 	Depth        *int64          `json:"depth"`
-	Budget       *Budget         `json:"budget"`
+	Budget       *Spend          `json:"budget"`
 	Status       string          `json:"status,omitempty"`
 	Verdict      string          `json:"verdict,omitempty"`
 	FilesChanged json.RawMessage `json:"files_changed,omitempty"`
@@ -53,8 +53,9 @@ type Footer struct {
 	Metered json.RawMessage `json:"metered,omitempty"`
 }
 
-// Budget is the footer's budget: before, consumed and remaining tokens.
-type Budget struct {
+// Spend is the footer's budget: the tokens remaining before the
+// invocation, those it consumed, and those remaining after.
+type Spend struct {
 	Before    *int64 `json:"before"`
 	Consumed  *int64 `json:"consumed"`
 	Remaining *int64 `json:"remaining"`

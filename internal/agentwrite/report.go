@@ -16,6 +16,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/issuetx"
 	"github.com/gns-guard/gns-guard/internal/live"
+	"github.com/gns-guard/gns-guard/internal/prune"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
@@ -50,8 +51,8 @@ type ReportResult struct {
 	Patched        bool              `json:"body_patched"`
 	ContentVersion int               `json:"content_version,omitempty"`
 	Attempts       int               `json:"attempts"`
-	Before         handoff.Budget    `json:"budget_before"`
-	After          handoff.Budget    `json:"budget_after"`
+	Before         prune.Budget      `json:"budget_before"`
+	After          prune.Budget      `json:"budget_after"`
 	NextAgent      string            `json:"next_agent"`
 	NextEstimate   int64             `json:"next_estimated_tokens"`
 	LabelsAdded    []string          `json:"labels_added"`

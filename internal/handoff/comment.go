@@ -24,7 +24,7 @@ func FooterOf(r Report, o *Outcome) agentcomment.Footer {
 	f := agentcomment.Footer{
 		Agent: r.Agent, Invocation: r.Invocation, EventType: EventResult,
 		Phase: o.Phase, Depth: &o.Depth,
-		Budget:       &agentcomment.Budget{Before: &o.Before.Remaining, Consumed: &r.Consumed, Remaining: &o.After.Remaining},
+		Budget:       &agentcomment.Spend{Before: &o.Before.Remaining, Consumed: &r.Consumed, Remaining: &o.After.Remaining},
 		Status:       r.Status,
 		Verdict:      verdict,
 		FilesChanged: json.RawMessage(strconv.FormatInt(r.FilesChanged, 10)),

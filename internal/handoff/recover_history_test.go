@@ -56,7 +56,7 @@ func result(id int64, agent, inv string, before, consumed int64, at time.Time) E
 	remaining, next := before-consumed, "lead-developer"
 	return Event{CommentID: id, Author: "agent-bot", Created: at, Footer: agentcomment.Footer{
 		Agent: agent, Invocation: inv, EventType: EventResult, Phase: "implementation", Depth: ptr(int64(1)),
-		Budget: &agentcomment.Budget{Before: &before, Consumed: &consumed, Remaining: &remaining},
+		Budget: &agentcomment.Spend{Before: &before, Consumed: &consumed, Remaining: &remaining},
 		Status: "ok", Verdict: "ok", NextAgent: &next, NextEstimate: ptr(int64(2000)),
 		Action: "did " + inv, Timestamp: at.UTC().Format(time.RFC3339),
 	}}

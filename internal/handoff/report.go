@@ -51,15 +51,12 @@ type Report struct {
 	Receipt *receipt.Receipt
 }
 
-// Budget is a phase budget's three figures.
-type Budget = prune.Budget
-
 // Outcome is what a report does to an issue.
 type Outcome struct {
 	// Body is the issue body with the new checkpoint.
 	Body string
 	// Before and After bracket the report's budget.
-	Before, After Budget
+	Before, After prune.Budget
 	// Phase and Depth are the header's, after the report.
 	Phase string
 	Depth int64
@@ -151,7 +148,7 @@ func unreadable(findings []finding.Finding) error {
 // assignee after it.
 func plan(cp *checkpoint.Checkpoint, live []string, r Report) (*Outcome, error) {
 	out := &Outcome{
-		Before: Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value},
+		Before: prune.Budget{Total: cp.Budget.Total.Value, Consumed: cp.Budget.Consumed.Value, Remaining: cp.Budget.Remaining.Value},
 		Phase:  cp.Phase.Value,
 		Depth:  cp.Depth.Value,
 	}
@@ -195,16 +192,16 @@ func (e *OverflowError) Error() string {
 }
 
 // budgetAfter returns an *OverflowError rather than wrap around.
-func budgetAfter(before Budget, consumed int64) (Budget, error) {
+func budgetAfter(before prune.Budget, consumed int64) (prune.Budget, error) {
 	sum, ok := add(before.Consumed, consumed)
 	if !ok {
-		return Budget{}, &OverflowError{Field: "budget.consumed", Base: before.Consumed, Add: consumed}
+		return prune.Budget{}, &OverflowError{Field: "budget.consumed", Base: before.Consumed, Add: consumed}
 	}
 	rem, ok := add(before.Total, -sum)
 	if !ok || sum == math.MinInt64 {
-		return Budget{}, &OverflowError{Field: "budget.remaining", Base: before.Total, Add: -sum}
+		return prune.Budget{}, &OverflowError{Field: "budget.remaining", Base: before.Total, Add: -sum}
 	}
-	return Budget{Total: before.Total, Consumed: sum, Remaining: rem}, nil
+	return prune.Budget{Total: before.Total, Consumed: sum, Remaining: rem}, nil
 }
 
 // add is a+b, and false when it wraps around.
