@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -407,24 +405,9 @@ func (f *fakeFixture) run(t testing.TB, d actiontest.Delivery, env map[string]st
 	}
 	sum, _ := os.ReadFile(vars["GITHUB_STEP_SUMMARY"])
 	res.Summary = string(sum)
-	if m := requestsLine.FindAllStringSubmatch(res.Stdout, -1); m != nil {
-		res.Requests, _ = strconv.Atoi(m[len(m)-1][1])
-	}
-	if m := adminRequestsLine.FindAllStringSubmatch(res.Stdout, -1); m != nil {
-		res.AdminRequests, _ = strconv.Atoi(m[len(m)-1][1])
-	}
-	for _, line := range strings.Split(res.Stdout, "\n") {
-		if w, ok := strings.CutPrefix(line, "gns-guard: wrote: "); ok {
-			res.Writes = append(res.Writes, w)
-		}
-	}
+	res.ReadLog()
 	return res
 }
-
-var (
-	requestsLine      = regexp.MustCompile(`(\d+) API request\(s\)`)
-	adminRequestsLine = regexp.MustCompile(`and (\d+) with admin-token`)
-)
 
 // environ is the step's environment as actiontest.Step makes it: the
 // inputs over action.yml's defaults (the token input the guard's token),

@@ -205,6 +205,13 @@ func collect(dir string, code int, stdout, stderr string) (Result, error) {
 		return res, err
 	}
 	res.Summary = string(sum)
+	res.ReadLog()
+	return res, nil
+}
+
+// ReadLog fills the request counts and the writes from the run's log
+// (Stdout): what the guard says it asked and wrote.
+func (res *Result) ReadLog() {
 	if m := requestsLine.FindAllStringSubmatch(res.Stdout, -1); m != nil {
 		res.Requests, _ = strconv.Atoi(m[len(m)-1][1])
 	}
@@ -216,5 +223,4 @@ func collect(dir string, code int, stdout, stderr string) (Result, error) {
 			res.Writes = append(res.Writes, w)
 		}
 	}
-	return res, nil
 }
