@@ -9,7 +9,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,42 +43,23 @@ func productFunctions(t *testing.T) []function {
 	}
 	var out []function
 	fset := token.NewFileSet()
-	for _, top := range []string{"cmd", "internal"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			if d.IsDir() {
-				if rel == filepath.Join("internal", "testkit") || d.Name() == "testdata" {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return nil
-			}
-			file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			for _, decl := range file.Decls {
-				fn, ok := decl.(*ast.FuncDecl)
-				if !ok || fn.Body == nil {
-					continue
-				}
-				begin, end := fset.Position(fn.Pos()), fset.Position(fn.End())
-				out = append(out, function{
-					name:       file.Name.Name + "." + funcName(fn),
-					pos:        fmt.Sprintf("%s:%d", rel, begin.Line),
-					lines:      end.Line - begin.Line + 1,
-					complexity: complexity(fn),
-				})
-			}
-			return nil
-		})
+	for _, rel := range productFiles(t, root) {
+		file, err := parser.ParseFile(fset, filepath.Join(root, rel), nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
+		}
+		for _, decl := range file.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			begin, end := fset.Position(fn.Pos()), fset.Position(fn.End())
+			out = append(out, function{
+				name:       file.Name.Name + "." + funcName(fn),
+				pos:        fmt.Sprintf("%s:%d", rel, begin.Line),
+				lines:      end.Line - begin.Line + 1,
+				complexity: complexity(fn),
+			})
 		}
 	}
 	if len(out) < 100 {
