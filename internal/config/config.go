@@ -81,6 +81,10 @@ type Config struct {
 	MeterPublicKey string
 	// MeterURL serves report's receipts; empty: no meter.
 	MeterURL string
+	// GateAccount is the login the gate writes agents' results as
+	// (docs/gate.md). Set, the repository runs the gated posture: agents
+	// hold read access and write through the gate at MeterURL.
+	GateAccount string
 	// Prices are by model, as the meter prices receipts.
 	Prices map[string]Price
 	// MoneyCap is in millionths of a dollar; 0: no cap.
@@ -231,3 +235,6 @@ func ParseMaxDepth(v string) (*int, error) {
 	}
 	return &n, nil
 }
+
+// Gated says agents write through the gate (docs/gate.md).
+func (c Config) Gated() bool { return c.GateAccount != "" }

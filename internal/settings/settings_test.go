@@ -137,6 +137,7 @@ var (
 	loadFrom      = func(c Resolved) any { return c.Config.LoadCommentsFrom }
 	meterKey      = func(c Resolved) any { return c.Config.MeterPublicKey }
 	meterURL      = func(c Resolved) any { return c.Config.MeterURL }
+	gateAccount   = func(c Resolved) any { return c.Config.GateAccount }
 	prices        = func(c Resolved) any { return c.Config.Prices }
 	moneyCap      = func(c Resolved) any { return c.Config.MoneyCap }
 	staleAfter    = func(c Resolved) any { return c.Config.StaleAfter }
@@ -260,6 +261,8 @@ var (
 		{name: "meter-public-key", text: testPublicKey, check: meterKey, expect: testPublicKey},
 		{name: "meter-public-key", text: "ed25519:AAAA", want: "ed25519: and 44 characters of base64, as gns-guard meter --public-key prints it"},
 		{name: "meter-url", text: " http://meter:8787/ ", check: meterURL, expect: "http://meter:8787"},
+		{name: "gate-account", text: " gns-gate ", check: gateAccount, expect: "gns-gate"},
+		{name: "gate-account", text: "gns gate", want: "a Gitea login, or nothing"},
 		{name: "meter-url", text: "meter:8787", want: "an http or https URL, or nothing"},
 		{name: "prices", text: "gpt-4o 2.50 10.00 1.25, claude-sonnet-4-5 3 15", check: prices, expect: map[string]config.Price{"gpt-4o": {Input: 2.5, Output: 10, Cached: 1.25}, "claude-sonnet-4-5": {Input: 3, Output: 15, Cached: 3}}},
 		{name: "prices", text: "gpt-4o cheap", want: "items MODEL INPUT OUTPUT [CACHED], dollars per million tokens"},
@@ -599,7 +602,7 @@ func TestEmptyFile(t *testing.T) {
 // TestFileErrors checks the exact error of each malformed file.
 func TestFileErrors(t *testing.T) {
 	const f = FileName
-	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, repository-budget, repository-budget-window, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key, agents, load-comments-from, metering, meter-public-key, meter-url, prices, money-cap"
+	fileKeys := "fail-on, dry-run, prune-threshold, carryover-ratio, phase-grant, history-tail, default-max-depth, allowed-agents, budget-admins, max-budget, repository-budget, repository-budget-window, protected-paths, pressure-threshold, encoding, max-checkpoint-bytes, digest-after, metrics-file, under-report, stale-after, unjudged-grace, ledger-public-key, agents, load-comments-from, metering, meter-public-key, meter-url, gate-account, prices, money-cap"
 	for _, c := range []struct{ data, want string }{
 		// did you mean
 		{"prune-treshold: 0.5\n", f + `:1:1: prune-treshold: unknown key (did you mean "prune-threshold"?)`},

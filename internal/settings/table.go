@@ -339,6 +339,18 @@ var rows = []row{
 			r.Config.MeterURL = u
 			return true
 		}),
+	newRow("gate-account", String, "", "a Gitea login, or nothing", inFile,
+		"The gated posture: the login of the account gns-guard meter --gate-token-env writes agents' results, labels and sub-issues as, "+
+			"after judging each. Agents then need read access only and write through the gate at meter-url; a result this account posts counts "+
+			"as an agent's only with the meter's signed word of the agent's login (agents maps it). Empty: agents write the issue themselves.",
+		func(r *Resolved, v Value) bool {
+			login := strings.TrimSpace(v.Text)
+			if strings.ContainsAny(login, " \t/@") {
+				return false
+			}
+			r.Config.GateAccount = login
+			return true
+		}),
 	newRow("prices", List, "", "items MODEL INPUT OUTPUT [CACHED], dollars per million tokens", inFile,
 		"Model prices the meter puts on receipts and in gns-guard status: one item per model, MODEL INPUT OUTPUT [CACHED] in dollars "+
 			"per million tokens (cached input defaults to the input price), e.g. gpt-4o 2.50 10.00 1.25.",
