@@ -5,6 +5,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/tokens"
@@ -22,6 +23,9 @@ type Conn struct {
 	Self string
 	// Now is the clock.
 	Now func() time.Time
+	// Attest, set by the gate, signs a result comment with the agent's
+	// verified login (docs/gate.md); nil when the agent writes itself.
+	Attest func(issue int64, rep handoff.Report, comment string) string
 }
 
 // Count gives c the counter of its configuration's encoding.

@@ -136,7 +136,7 @@ func proposeRecovery(ctx context.Context, s *live.Snapshot, cfg config.Config, a
 		if c.Author == s.Guard {
 			continue
 		}
-		if ft, ok := handoff.ParseFooter(c.Body); ok && authors.SpeaksAs(c.Author, ft.Agent) {
+		if ft, ok := handoff.ParseFooter(c.Body); ok && authors.Speaks(c, ft.Agent) {
 			events = append(events, handoff.Event{CommentID: c.ID, Author: c.Author, Created: c.CreatedAt, Footer: ft})
 		}
 	}

@@ -198,6 +198,9 @@ func (w *reporter) decide(ctx context.Context, s *live.Snapshot, now time.Time) 
 		return step, nil
 	}
 	step.comment = handoff.Comment(rep, out)
+	if w.Attest != nil {
+		step.comment = w.Attest(n, rep, step.comment)
+	}
 	if step.judgement, err = w.judge(ctx, s, step, now, rep); err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func leftOut(c Comment, authors issues.Authors) string {
 	}
 	parsed, _ := agentcomment.Parse(c.Body)
 	for _, agent := range []string{parsed.Agent, footerAgent(parsed)} {
-		if agent != "" && !authors.SpeaksAs(c.Author, agent) {
+		if agent != "" && !authors.Speaks(issues.Comment{ID: c.ID, Author: c.Author}, agent) {
 			if authors.Mapped() {
 				return fmt.Sprintf("it speaks as agent %s, which agents does not map to its author", markdown.Quote(agent))
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/agentcomment"
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
 // Who speaks on an issue (docs/ledger.md#what-the-next-agent-reads): an
@@ -51,7 +52,28 @@ func (e *decision) judgeAuthors() {
 		}
 	}
 	slices.Sort(a.Writers)
+	a.Gate, a.Voices = e.cfg.GateAccount, e.gateVoices()
 	e.plan.Authors = a
+}
+
+// gateVoices verifies the gate's comments: by id, the login the meter's
+// signature says each speaks for (docs/gate.md#what-the-guard-believes).
+// Without meter-public-key nothing verifies.
+func (e *decision) gateVoices() map[int64]string {
+	gate, key := e.cfg.GateAccount, e.cfg.MeterPublicKey
+	if gate == "" || key == "" {
+		return nil
+	}
+	out := map[int64]string{}
+	for _, c := range e.comments() {
+		if c.Author != gate || c.TooLarge {
+			continue
+		}
+		if a, err := receipt.VerifyAttestation(c.Body, key, e.in.Repo, e.in.Issue.Number); err == nil {
+			out[c.ID] = a.Login
+		}
+	}
+	return out
 }
 
 // needsWriters says the stamp old cannot tell who of authors writes the issue:
@@ -128,7 +150,7 @@ func footerAgent(c *agentcomment.Comment) string {
 // speaks: may c's author speak as every agent claimed?
 func (e *decision) speaks(c issues.Comment) bool {
 	for _, a := range claimedAgents(c.Body) {
-		if !e.plan.Authors.SpeaksAs(c.Author, a) {
+		if !e.plan.Authors.Speaks(c, a) {
 			return false
 		}
 	}

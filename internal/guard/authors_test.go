@@ -2,11 +2,13 @@ package guard
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/ledger"
+	"github.com/gns-guard/gns-guard/internal/receipt"
 )
 
 // reviewerResult is a code-reviewer result comment.
@@ -87,5 +89,42 @@ func TestImpersonationNeedsTheMap(t *testing.T) {
 	in.Recent[0].Author = "rev"
 	if p := Decide(in); len(p.Violations) != 0 {
 		t.Errorf("the reviewer's own account: %v", p.Violations)
+	}
+}
+
+// TestTheGatesWordCounts: in the gated posture the gate's account posts
+// results for agents. Its comment speaks for the login the meter's
+// signature names; unsigned, edited, or signed for a login agents does
+// not map to the agent, it is agent-impersonated.
+func TestTheGatesWordCounts(t *testing.T) {
+	key, err := receipt.NewKey([]byte(strings.Repeat("gate-meter-key-", 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := input(t, body(), "cascade::depth-2")
+	in.Config.GateAccount, in.Config.MeterPublicKey = "gns-gate", key.Public()
+	in.Config.Agents = map[string][]string{"reviewer": {"rev"}}
+	in.Writers = &WriterList{Logins: []string{"gns-gate"}, Read: in.Now}
+	signedFor := func(login string) issues.Comment {
+		c := reviewerResult(50, "gns-gate", in.Now)
+		c.Body = key.Attest(receipt.Attestation{Repo: in.Repo, Issue: in.Issue.Number, Login: login, Agent: "reviewer", Invocation: "inv-9"}, c.Body)
+		return c
+	}
+	in.Recent = []issues.Comment{signedFor("rev")}
+	p := Decide(in)
+	if slices.Contains(ruleIDs(p), RuleImpersonated) || p.Authors.Voice(in.Recent[0]) != "rev" {
+		t.Fatalf("the gate's signed word for rev: %v, voice %q", p.Violations, p.Authors.Voice(in.Recent[0]))
+	}
+	edited := signedFor("rev")
+	edited.Body = strings.Replace(edited.Body, "APPROVED", "APPROVED, merge it", 1)
+	for name, c := range map[string]issues.Comment{
+		"unsigned":           reviewerResult(50, "gns-gate", in.Now),
+		"edited after":       edited,
+		"signed for another": signedFor("dev"),
+	} {
+		in.Recent = []issues.Comment{c}
+		if p := Decide(in); !slices.Contains(ruleIDs(p), RuleImpersonated) {
+			t.Errorf("%s: the gate's comment counts as the reviewer's: %v", name, p.Violations)
+		}
 	}
 }

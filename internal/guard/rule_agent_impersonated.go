@@ -28,14 +28,19 @@ func checkImpersonated(e *decision) (out []Violation) {
 		}
 		seen[c.ID] = true
 		for _, agent := range claimedAgents(c.Body) {
-			if a.SpeaksAs(c.Author, agent) {
+			if a.Speaks(c, agent) {
 				continue
 			}
 			pv := e.cfg.Labels.PermissionViolation
 			path := fmt.Sprintf("comment#%d", c.ID)
 			v := at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d by %s speaks as agent %s, but agents maps %s to %s only: it counts "+
 				"as nobody's result. A person deletes the comment (or maps the login to the agent in %s), then removes %s",
-				c.ID, markdown.Quote(c.Author), markdown.Quote(agent), markdown.Quote(agent), a.LoginsOf(agent), ".gitea/gns-guard.yml", pv)
+				c.ID, markdown.Quote(a.Voice(c)), markdown.Quote(agent), markdown.Quote(agent), a.LoginsOf(agent), ".gitea/gns-guard.yml", pv)
+			if c.Author == a.Gate && a.Voice(c) == c.Author {
+				v = at(checkpoint.Pos{Line: 1, Col: 1}, path, "comment #%d by the gate's account %s speaks as agent %s without the meter's "+
+					"valid signature of the agent's login (unsigned, edited, or signed by another key): it counts as nobody's result. "+
+					"A person deletes the comment, then removes %s", c.ID, markdown.Quote(c.Author), markdown.Quote(agent), pv)
+			}
 			v.Label = pv
 			out = append(out, v)
 			e.linkComment(path, c.HTMLURL)

@@ -53,6 +53,9 @@ func Comment(r Report, o *Outcome) string {
 	f := FooterOf(r, o)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s | phase:%s | depth:%d\n\n", agentcomment.Marker, r.Agent, o.Phase, o.Depth)
+	if r.Speaker != "" {
+		fmt.Fprintf(&b, "**Written by**: `%s`, through the gate (the meter signed its word)\n", strings.ReplaceAll(r.Speaker, "`", ""))
+	}
 	fmt.Fprintf(&b, "**Event Type**: %s\n", EventResult)
 	fmt.Fprintf(&b, "**Invocation**: %s\n", markdown.Cell(r.Invocation, 200))
 	fmt.Fprintf(&b, "**Budget**: %d → %d → %d\n", o.Before.Remaining, r.Consumed, o.After.Remaining)
@@ -75,6 +78,7 @@ func Comment(r Report, o *Outcome) string {
 		b.WriteString("\n### Result\n")
 		b.WriteString(fenced(r.Result))
 	}
+	cascadeLog(&b, r.Cascade)
 	b.WriteString("\n### Next Decision\n")
 	if r.NextAgent == "" {
 		b.WriteString("**Recommended next**: none (the workflow is done)\n")
@@ -170,4 +174,18 @@ func orZero[T any](p *T) *T {
 		return new(T)
 	}
 	return p
+}
+
+// cascadeLog writes the sub-agents the gate opened (seed protocol: "Log
+// Cascade"): the gate's record, not the agent's word.
+func cascadeLog(b *strings.Builder, spawned []Spawned) {
+	if len(spawned) == 0 {
+		return
+	}
+	b.WriteString("\n### Cascade Log\n")
+	b.WriteString("| invocation | parent | agent | depth | estimate | metered |\n|---|---|---|---|---|---|\n")
+	for _, s := range spawned {
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d tokens in %d calls |\n", markdown.Cell(s.Invocation, 80), markdown.Cell(s.Parent, 80),
+			markdown.Cell(s.Agent, 80), s.Depth, s.Estimate, s.Charged, s.Calls)
+	}
 }

@@ -49,6 +49,20 @@ type Report struct {
 	Now time.Time
 	// Receipt goes in the footer; nil without a meter.
 	Receipt *receipt.Receipt
+	// Speaker is the agent's login the gate verified, when the gate
+	// writes for it (docs/gate.md); the comment's header names it.
+	Speaker string
+	// Cascade are the sub-agents the gate opened under this invocation,
+	// with what the meter charged them: the result's cascade log.
+	Cascade []Spawned
+}
+
+// Spawned is a sub-agent the gate opened: its invocation, agent, depth,
+// estimate and what the meter charged it.
+type Spawned struct {
+	Invocation, Parent, Agent string
+	Depth, Estimate, Charged  int64
+	Calls                     int64
 }
 
 // Outcome is what a report does to an issue.

@@ -26,6 +26,11 @@ type Authors struct {
 	// Everyone loads outsiders' comments too, still outside the judged
 	// conversation.
 	Everyone bool
+	// Gate is the gate's account (setting gate-account). Voices are, by
+	// comment id, the logins the meter's signature says the gate's
+	// comments speak for (docs/gate.md#what-the-guard-believes).
+	Gate   string
+	Voices map[int64]string
 }
 
 // CanWrite reports whether login can write the issue.
@@ -48,6 +53,29 @@ func (a Authors) SpeaksAs(login, agent string) bool {
 		return a.CanWrite(login)
 	}
 	return slices.Contains(a.Agents[agent], login)
+}
+
+// Speaks reports whether comment c may speak as agent: its author may,
+// or, for the gate's comment, the login the gate verified may. The
+// gate's comment without a voice speaks for nobody.
+func (a Authors) Speaks(c Comment, agent string) bool {
+	if a.Gate == "" || c.Author != a.Gate {
+		return a.SpeaksAs(c.Author, agent)
+	}
+	voice, ok := a.Voices[c.ID]
+	if !ok {
+		return false
+	}
+	return !a.Mapped() || a.SpeaksAs(voice, agent)
+}
+
+// Voice is who c speaks for: the login the gate verified, else its
+// author.
+func (a Authors) Voice(c Comment) string {
+	if v, ok := a.Voices[c.ID]; ok && a.Gate != "" && c.Author == a.Gate {
+		return v
+	}
+	return c.Author
 }
 
 // Mapped says the agents setting maps agent names to logins.
