@@ -21,6 +21,11 @@ type Standing struct {
 	// Base is budget.consumed when the meter first saw the issue, less what
 	// the invocations recorded then had spent through it (Pending.Unheld).
 	Base int64
+	// Depth is the checkpoint's; MaxDepth the cascade limit (-1:
+	// unlimited), known or not. The gate's spawns are held to them.
+	Depth         int64
+	MaxDepth      int
+	MaxDepthKnown bool
 }
 
 // Facts are what the meter read of an issue.
@@ -76,5 +81,9 @@ func Judge(f Facts) Standing {
 		return ref
 	}
 	b := f.Checkpoint.Budget
-	return Standing{Total: b.Total.Value, Consumed: b.Consumed.Value, Remaining: b.Remaining.Value}
+	st := Standing{Total: b.Total.Value, Consumed: b.Consumed.Value, Remaining: b.Remaining.Value, Depth: f.Checkpoint.Depth.Value}
+	if f.Plan != nil {
+		st.MaxDepth, st.MaxDepthKnown = f.Plan.Numbers.MaxDepth, f.Plan.Numbers.MaxDepthKnown
+	}
+	return st
 }
