@@ -3,4 +3,5 @@
 // worst case before it goes upstream and settled after; one never settled
 // stays charged at its worst. Admission reserves under the lock, so
 // concurrent calls cannot overshoot together (docs/meter.md#the-store).
+// It also keeps the invocations the gate opened, under the same lock.
 package meterstore
