@@ -32,6 +32,15 @@ func runMeter(ctx context.Context, s cli.MeterStart) error {
 			Connect: func(server, token, owner, name string) (meter.Client, error) {
 				return forge.Connect(server, token, owner, name)
 			},
+			Gate: gateOf(s.GateToken),
 		},
 	})
+}
+
+// gateOf serves the gate with the gate account's token; nil without one.
+func gateOf(token string) *meter.GateOptions {
+	if token == "" {
+		return nil
+	}
+	return &meter.GateOptions{Token: token, Connect: forge.Connect}
 }

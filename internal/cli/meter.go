@@ -18,15 +18,15 @@ const MeterKeyEnv = "GNS_GUARD_METER_KEY"
 
 // meterOptions are the parsed flags of `meter`.
 type meterOptions struct {
-	listen, server, store      string
-	openaiURL, anthropicURL    string
-	openaiKeyEnv, anthropicEnv string
-	metricsTokenEnv            string
-	issueTTL, drain, hangup    time.Duration
-	maxTokens                  int64
-	publicKey, metricsIssue    bool
-	format                     string
-	scope                      scopeList
+	listen, server, store         string
+	openaiURL, anthropicURL       string
+	openaiKeyEnv, anthropicEnv    string
+	metricsTokenEnv, gateTokenEnv string
+	issueTTL, drain, hangup       time.Duration
+	maxTokens                     int64
+	publicKey, metricsIssue       bool
+	format                        string
+	scope                         scopeList
 }
 
 // scopeList is --scope: owners and repositories, each checked as it is
@@ -58,6 +58,8 @@ func meterFlags(fs *flag.FlagSet) options {
 	fs.BoolVar(&o.metricsIssue, "metrics-issue", false, "the issue as a label of the spend metrics (a label set an issue: the operator's choice)")
 	fs.StringVar(&o.metricsTokenEnv, "metrics-token-env", "", "the environment `VARIABLE` holding the bearer token GET /metrics asks for "+
 		"(default: no /metrics, it answers 404)")
+	fs.StringVar(&o.gateTokenEnv, "gate-token-env", "", "the environment `VARIABLE` holding the gate account's Gitea token: "+
+		"the meter then also serves the gate, through which agents holding read access write (default: no gate; docs/gate.md)")
 	fs.DurationVar(&o.issueTTL, "issue-ttl", metering.DefaultIssueTTL, "how long an issue's reading is kept (a `DURATION`)")
 	fs.DurationVar(&o.hangup, "hangup-read", metering.DefaultHangupRead,
 		"how long the answer of a call whose client hung up is still read, to charge what the provider charged "+
@@ -117,8 +119,10 @@ type MeterStart struct {
 	// spend by issue.
 	MetricsToken string
 	MetricsIssue bool
-	Log          io.Writer
-	Now          func() time.Time
+	// GateToken is the gate account's token ("": no gate).
+	GateToken string
+	Log       io.Writer
+	Now       func() time.Time
 }
 
 // runMeter serves the meter until SIGTERM or SIGINT, then lets the calls
@@ -152,11 +156,17 @@ func runMeter(ctx context.Context, o *meterOptions, env Env) error {
 	if err != nil {
 		return err
 	}
+	gateToken := ""
+	if o.gateTokenEnv != "" {
+		if gateToken = strings.TrimSpace(env.Getenv(o.gateTokenEnv)); gateToken == "" {
+			return usageError("meter: --gate-token-env %s: $%s is empty: it holds the gate account's Gitea token", o.gateTokenEnv, o.gateTokenEnv)
+		}
+	}
 	return env.Meter(ctx, MeterStart{
 		Server: server, Listen: o.listen, Store: o.store, Scope: o.scope,
 		OpenAIURL: o.openaiURL, AnthropicURL: o.anthropicURL,
 		OpenAIKey: env.Getenv(o.openaiKeyEnv), AnthropicKey: env.Getenv(o.anthropicEnv),
 		Secret: secret, IssueTTL: o.issueTTL, HangupRead: o.hangup, Drain: o.drain, MaxTokens: o.maxTokens,
-		MetricsToken: metricsToken, MetricsIssue: o.metricsIssue, Log: env.Stderr, Now: env.Now,
+		MetricsToken: metricsToken, MetricsIssue: o.metricsIssue, GateToken: gateToken, Log: env.Stderr, Now: env.Now,
 	})
 }

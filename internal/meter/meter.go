@@ -57,6 +57,8 @@ type Options struct {
 	// MetricsIssue labels the spend metrics by issue: a label set an issue,
 	// at the operator's choice.
 	MetricsIssue bool
+	// Gate, when set, also serves the gate (docs/gate.md).
+	Gate *GateOptions
 }
 
 // Defaults and bounds of Options.
@@ -175,6 +177,7 @@ func (m *Meter) Handler() http.Handler {
 	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/metered", m.statement)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/current", m.current)
+	m.gateRoutes(mux)
 	mux.HandleFunc("/", m.proxy)
 	return mux
 }
@@ -281,7 +284,9 @@ func (m *Meter) inScope(owner, name string) bool { return m.about().Serves(owner
 
 // about is what GET /about answers.
 func (m *Meter) about() meterclient.About {
-	return meterclient.About{Server: m.o.Server, Scope: m.o.Scope, PublicKey: m.o.Key.Public()}
+	a := meterclient.About{Server: m.o.Server, Scope: m.o.Scope, PublicKey: m.o.Key.Public()}
+	a.Gate = m.o.Gate != nil
+	return a
 }
 
 // aboutHandler answers GET /about for doctor, with no token: nothing in

@@ -114,6 +114,8 @@ type About struct {
 	Server    string   `json:"server"`
 	Scope     []string `json:"scope"`
 	PublicKey string   `json:"public_key"`
+	// Gate says the meter also serves the gate (docs/gate.md).
+	Gate bool `json:"gate,omitempty"`
 }
 
 // Serves says the scope holds repository owner/name (letter case as

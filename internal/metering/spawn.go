@@ -1,8 +1,12 @@
 package metering
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Spawn is a sub-agent asked of the gate (docs/gate.md#spawn): the parent
@@ -70,4 +74,29 @@ func JudgeSpawn(st Standing, p Pending, sp Spawn) (depth int64, ref *Refusal) {
 			"ask for less, or a person raises the budget. %s", sp.Estimate, half, remaining, st.Total, p.Unheld(st), Resume)
 	}
 	return depth, nil
+}
+
+// AllowedSubagents reads allowed_subagents from an agent definition's
+// YAML front matter (GNS-2: an agent calls only the sub-agents listed).
+// Nil: the definition names none.
+func AllowedSubagents(definition []byte) ([]string, error) {
+	text := strings.ReplaceAll(string(definition), "\r\n", "\n")
+	rest, ok := strings.CutPrefix(text, "---\n")
+	if !ok {
+		return nil, nil
+	}
+	front, _, ok := strings.Cut(rest, "\n---")
+	if !ok {
+		return nil, errors.New("the front matter is not closed by a --- line")
+	}
+	var fm struct {
+		Allowed *[]string `yaml:"allowed_subagents"`
+	}
+	if err := yaml.Unmarshal([]byte(front), &fm); err != nil {
+		return nil, fmt.Errorf("the front matter is not YAML: %v", err)
+	}
+	if fm.Allowed == nil {
+		return nil, nil
+	}
+	return append([]string{}, *fm.Allowed...), nil
 }

@@ -44,3 +44,22 @@ func TestJudgeSpawn(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedSubagents: the definition's front matter lists them; none
+// listed is no restriction, and an empty list allows none.
+func TestAllowedSubagents(t *testing.T) {
+	for text, want := range map[string][]string{
+		"---\nname: orchestrator\nallowed_subagents: [coder, tester]\n---\nYou orchestrate.\n": {"coder", "tester"},
+		"---\nallowed_subagents: []\n---\n":                                                    {},
+		"---\nname: coder\n---\n":                                                              nil,
+		"# no front matter\n":                                                                  nil,
+	} {
+		got, err := AllowedSubagents([]byte(text))
+		if err != nil || (got == nil) != (want == nil) || strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%q: %v, %v; want %v", text, got, err, want)
+		}
+	}
+	if _, err := AllowedSubagents([]byte("---\nallowed_subagents: [a\n")); err == nil {
+		t.Error("an unclosed front matter is not an error")
+	}
+}

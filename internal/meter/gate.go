@@ -1,0 +1,183 @@
+package meter
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gns-guard/gns-guard/internal/access"
+	"github.com/gns-guard/gns-guard/internal/config"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
+	"github.com/gns-guard/gns-guard/internal/meterclient"
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/port"
+)
+
+// GateOptions serve the gate (docs/gate.md): agents holding read access
+// write through it, and what passes is written with Token.
+type GateOptions struct {
+	// Token is the gate account's Gitea token (setting gate-account).
+	Token string
+	// Connect makes a client of owner/name that writes with token.
+	Connect func(server, token, owner, name string) (port.Forge, error)
+}
+
+// gateRoutes serves the gate's endpoints and its MCP server.
+func (m *Meter) gateRoutes(mux *http.ServeMux) {
+	if m.o.Gate == nil {
+		return
+	}
+	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/spawn", m.gateSpawn)
+	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/report", m.gateReport)
+	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/gate/context", m.gateContext)
+	mux.Handle("/mcp", m.gateMCP())
+}
+
+// gateCall is one agent's request to the gate: who, which issue, and
+// the issue's standing as the meter judges it.
+type gateCall struct {
+	owner, name string
+	n           int64
+	login       login
+	repo        repository
+	iss         meterstore.Issue
+	st          *standing
+}
+
+// maxGateRequest bounds a request's JSON: a report's result and texts.
+const maxGateRequest = 2 << 20
+
+// gateCaller authenticates the agent with its own token, as the meter
+// does, and reads the issue's standing. In the gated posture who may
+// write through the gate is who agents maps (docs/gate.md#who).
+func (m *Meter) gateCaller(ctx context.Context, token, owner, name string, n int64) (*gateCall, *metering.Refusal) {
+	if !m.inScope(owner, name) {
+		return nil, m.outOfScope(owner, name)
+	}
+	if n < 1 {
+		return nil, &metering.Refusal{Status: 404, Kind: metering.KindNotFound, Rule: "meter-route", Message: "the issue number must be 1 or more"}
+	}
+	l, err := m.resolve(ctx, token, owner, name)
+	switch {
+	case err != nil:
+		return nil, unavailable("could not ask Gitea who the key belongs to", err)
+	case l.name == "":
+		return nil, l.refusal
+	}
+	c := &gateCall{owner: owner, name: name, n: n, login: l}
+	if c.repo, err = m.repositoryOf(ctx, l.client, owner, name); err != nil {
+		return nil, readFailed(n, err)
+	}
+	c.iss = meterstore.Issue{Repo: c.repo.key(), Number: n}
+	if c.st, err = m.standingOf(ctx, l.client, c.iss, c.repo.name); err != nil {
+		return nil, readFailed(n, err)
+	}
+	if ref := gatedAgent(c.st.cfg, l.name, c.repo.name); ref != nil {
+		return nil, ref
+	}
+	return c, nil
+}
+
+// gatedAgent refuses a repository not in the gated posture, and a login
+// agents does not map.
+func gatedAgent(cfg config.Config, login, repo string) *metering.Refusal {
+	switch {
+	case !cfg.Gated():
+		return &metering.Refusal{Status: 409, Kind: metering.KindPermission, Rule: "gate-off", Message: fmt.Sprintf(
+			"%s is not in the gated posture (its gate-account setting is empty): agents write the issue themselves, with gns-guard report", repo)}
+	case len(cfg.Agents) == 0:
+		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "gate-auth", Message: fmt.Sprintf(
+			"%s names a gate-account but no agents: the gate writes only for the logins agents maps (gns-guard init --gated writes it)", repo)}
+	case !access.ActsAs(cfg.Agents, login, ""):
+		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "gate-auth", Message: fmt.Sprintf(
+			"%s is not an agent of %s: agents maps no agent to it, so the gate writes nothing for it", login, repo)}
+	}
+	return nil
+}
+
+// gateClient is the gate account's client of the call's repository, and
+// its login, which must be gate-account's.
+func (m *Meter) gateClient(ctx context.Context, c *gateCall) (port.Forge, string, *metering.Refusal) {
+	fc, err := m.o.Gate.Connect(m.o.Server, m.o.Gate.Token, c.owner, c.name)
+	if err != nil {
+		return nil, "", unavailable("the gate's Gitea client", err)
+	}
+	self, err := fc.Self(ctx)
+	if err != nil {
+		return nil, "", unavailable("could not ask Gitea whose the gate's token is", err)
+	}
+	if want := c.st.cfg.GateAccount; !strings.EqualFold(self, want) {
+		return nil, "", &metering.Refusal{Status: 503, Kind: metering.KindUnavailable, Rule: "gate-account", Message: fmt.Sprintf(
+			"the gate's token is %s's, but gate-account names %s: the operator starts the gate with %s's token", self, want, want)}
+	}
+	return fc, self, nil
+}
+
+// opened is an invocation the gate opened for login on the issue, or a
+// refusal.
+func (m *Meter) opened(ctx context.Context, c *gateCall, inv string) (meterstore.Opened, *metering.Refusal) {
+	o, ok, err := m.o.Store.OpenedInvocation(ctx, c.iss, inv)
+	switch {
+	case err != nil:
+		return o, unavailable("the store", err)
+	case !ok:
+		return o, &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "gate-unopened", Message: fmt.Sprintf(
+			"the gate never opened invocation %q on issue #%d: ask it for one (gns-guard spawn)", inv, c.n)}
+	case !strings.EqualFold(o.Login, c.login.name):
+		return o, &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "gate-unopened", Message: fmt.Sprintf(
+			"invocation %q was opened for %s, not %s", inv, o.Login, c.login.name)}
+	}
+	return o, nil
+}
+
+// readJSON decodes a request's JSON strictly.
+func readJSON(r *http.Request, v any) *metering.Refusal {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxGateRequest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "gate-request",
+			Message: "the request is not the JSON the gate takes: " + err.Error()}
+	}
+	return nil
+}
+
+// gateFail answers a refusal as the gate's clients read it.
+func gateFail(w http.ResponseWriter, ref *metering.Refusal, result any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(ref.Status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": meterclient.GateRefusal{Rule: ref.Rule, Message: ref.Message}, "result": result})
+}
+
+// gateAnswer answers v with status.
+func gateAnswer(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// refusalOf is an error's refusal: its exit code's class as a status.
+func refusalOf(err error) *metering.Refusal {
+	var ue *exitcode.UsageError
+	var ve *exitcode.ViolationError
+	switch {
+	case errors.As(err, &ue):
+		return &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "gate-request", Message: err.Error()}
+	case errors.As(err, &ve):
+		return &metering.Refusal{Status: 422, Kind: metering.KindPermission, Rule: meterclient.RefusedReport, Message: err.Error()}
+	}
+	return unavailable("the gate", err)
+}
+
+// newInvocation names an invocation the gate opens.
+func newInvocation() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return "gate-" + hex.EncodeToString(b)
+}

@@ -1,0 +1,83 @@
+package meter
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gns-guard/gns-guard/internal/meterclient"
+	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/version"
+)
+
+// The gate's MCP tools take the repository and issue with the request
+// the HTTP endpoint takes (docs/gate.md#mcp).
+type (
+	mcpWhere struct {
+		Repo  string `json:"repo" jsonschema:"the repository, OWNER/NAME"`
+		Issue int64  `json:"issue" jsonschema:"the issue's number"`
+	}
+	mcpSpawn struct {
+		mcpWhere
+		meterclient.GateSpawn
+	}
+	mcpReport struct {
+		mcpWhere
+		meterclient.GateReport
+	}
+)
+
+// gateMCP serves the tools spawn, report and context over MCP's
+// streamable HTTP; each call authenticates with its request's token.
+func (m *Meter) gateMCP() http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gns-guard-gate", Version: version.String()}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "spawn", Description: "Open an invocation: a root for your own agent (no parent), or a sub-agent " +
+		"under a parent invocation you hold. Refused past the cascade limit, for an agent not allowed, or an estimate over half of what remains."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in mcpSpawn) (*mcp.CallToolResult, any, error) {
+			owner, name := splitRepo(in.Repo)
+			out, ref := m.spawn(ctx, mcpToken(req), owner, name, in.Issue, in.GateSpawn, "")
+			return toolResult(out, ref, nil)
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "report", Description: "Report an invocation's result: the gate judges it as the guard would " +
+		"and writes it for you, or refuses it with the guard's findings and writes nothing."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in mcpReport) (*mcp.CallToolResult, any, error) {
+			owner, name := splitRepo(in.Repo)
+			res, ref := m.report(ctx, mcpToken(req), owner, name, in.Issue, in.GateReport)
+			return toolResult(map[string]any{"result": res}, ref, res)
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "context", Description: "The issue's entry load: what an agent reads before it starts."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in mcpWhere) (*mcp.CallToolResult, any, error) {
+			owner, name := splitRepo(in.Repo)
+			text, ref := m.entryLoad(ctx, mcpToken(req), owner, name, in.Issue)
+			return toolResult(map[string]any{"issue": in.Issue, "context": text}, ref, nil)
+		})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+}
+
+// mcpToken is the call's bearer token.
+func mcpToken(req *mcp.CallToolRequest) string {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return ""
+	}
+	r := &http.Request{Header: req.Extra.Header}
+	return agentToken(r)
+}
+
+// splitRepo splits OWNER/NAME; a malformed one fails the scope check.
+func splitRepo(repo string) (string, string) {
+	owner, name, _ := strings.Cut(strings.TrimSpace(repo), "/")
+	return owner, name
+}
+
+// toolResult is a tool's answer: out, or the refusal as an error result
+// holding result (a refused report's findings) too.
+func toolResult(out any, ref *metering.Refusal, result any) (*mcp.CallToolResult, any, error) {
+	if ref == nil {
+		return nil, out, nil
+	}
+	data, _ := json.Marshal(map[string]any{"error": meterclient.GateRefusal{Rule: ref.Rule, Message: ref.Message}, "result": result})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil, nil
+}
