@@ -92,6 +92,9 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS meter_reported (repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL,
 		tokens BIGINT NOT NULL, PRIMARY KEY (repo, issue, invocation))`,
 	`CREATE TABLE IF NOT EXISTS meter_issues (repo TEXT NOT NULL, issue BIGINT NOT NULL, base BIGINT NOT NULL, PRIMARY KEY (repo, issue))`,
+	`CREATE TABLE IF NOT EXISTS meter_invocations (id SERIAL_ID,
+		repo TEXT NOT NULL, issue BIGINT NOT NULL, invocation TEXT NOT NULL, parent TEXT NOT NULL, agent TEXT NOT NULL, login TEXT NOT NULL,
+		depth BIGINT NOT NULL, estimate BIGINT NOT NULL, opened BIGINT NOT NULL, UNIQUE (repo, issue, invocation))`,
 }
 
 // dialect is what differs between SQLite and PostgreSQL.

@@ -50,6 +50,8 @@ func TestStores(t *testing.T) {
 			t.Run("concurrent admission", func(t *testing.T) { testConcurrent(t, open(t)) })
 			t.Run("restart", func(t *testing.T) { testRestart(t, open) })
 			t.Run("two meters, four issues", func(t *testing.T) { testTwoMeters(t, open(t), open(t)) })
+			t.Run("the gate's invocations", func(t *testing.T) { testOpenInvocations(t, open(t)) })
+			t.Run("concurrent openings", func(t *testing.T) { testConcurrentOpenings(t, open(t), open(t)) })
 		})
 	}
 }
