@@ -3,11 +3,15 @@ package meter
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/port"
@@ -118,6 +122,38 @@ func TestGatedPostureSpendsInOpenedInvocations(t *testing.T) {
 	if err != nil || len(calls) != 3 || calls[0].Login != "reader" || calls[0].Agent != "code-reviewer" || calls[2].Agent != "lead-developer" {
 		t.Errorf("the store holds %+v, %v", calls, err)
 	}
+	tree, err := meterclient.Client{Base: r.srv.URL, Token: "reader-token"}.Tree(context.Background(), "acme/app", 7)
+	if err != nil || tree.Repo != "acme/app" || tree.Issue != 7 || len(tree.Invocations) != 2 {
+		t.Fatalf("the tree: %+v %v", tree, err)
+	}
+	if b := tree.Invocations[0]; b.Invocation != "gate-00000000000a" || b.Login != "reader" || b.Calls != 2 || b.Tokens <= 0 || b.InFlight != 0 || b.Estimate != 3000 {
+		t.Errorf("the reader's branch: %+v", b)
+	}
+	var raw struct{ Invocations []map[string]any }
+	if err := json.Unmarshal([]byte(getBody(t, r.srv.URL+"/acme/app/issues/7/invocations", "reader-token")), &raw); err != nil || len(raw.Invocations) != 2 {
+		t.Fatalf("the tree as JSON: %v %+v", err, raw)
+	}
+	keys := slices.Sorted(maps.Keys(raw.Invocations[1]))
+	if want := []string{"agent", "calls", "cost_micro_usd", "depth", "estimate", "in_flight", "invocation", "login", "opened", "parent", "tokens"}; !slices.Equal(keys, want) {
+		t.Errorf("a branch's keys %v, want %v", keys, want)
+	}
+	if _, err := (meterclient.Client{Base: r.srv.URL, Token: "outsider-token"}).Tree(context.Background(), "acme/app", 7); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("an outsider read the tree: %v", err)
+	}
+}
+
+// getBody is a GET's answer, with token.
+func getBody(t *testing.T, url, token string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return string(data)
 }
 
 // A refusal of the gated posture is the provider's error shape too.
