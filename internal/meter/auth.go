@@ -10,7 +10,10 @@ import (
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/access"
+	"github.com/gns-guard/gns-guard/internal/config"
+	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/issues"
+	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/port"
 	"github.com/gns-guard/gns-guard/internal/scopes"
@@ -27,13 +30,16 @@ type Client interface {
 // Connect makes a client of repository owner/name with token.
 type Connect func(server, token, owner, name string) (Client, error)
 
-// login is a resolved token: user, write access and client.
+// login is a resolved token: user, write access and client. refusal
+// refuses the token outright; notWriter is why a non-writer may not spend
+// in the ungated posture (nil for a writer).
 type login struct {
-	name     string
-	writer   bool
-	refusal  *metering.Refusal
-	client   Client
-	resolved bool
+	name      string
+	writer    bool
+	refusal   *metering.Refusal
+	notWriter *metering.Refusal
+	client    Client
+	resolved  bool
 }
 
 // agentToken is the SDK's key: x-api-key (Anthropic) or Authorization:
@@ -49,8 +55,9 @@ func agentToken(r *http.Request) string {
 }
 
 // resolve asks Gitea, with the token itself, whose it is and whether it
-// may write owner/name's issues (package access). Kept LoginTTL by the
-// token's hash; a refusal too, so a flood does not reach Gitea.
+// may write owner/name's issues (package access); for a non-writer, the
+// posture too. Kept LoginTTL by the token's hash; a refusal too, so a
+// flood does not reach Gitea.
 func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, error) {
 	if token == "" {
 		return login{refusal: &metering.Refusal{Status: 401, Kind: metering.KindAuth, Rule: "meter-auth",
@@ -78,10 +85,50 @@ func (m *Meter) resolve(ctx context.Context, token, owner, name string) (login, 
 		}
 		l := login{name: who, client: c, resolved: true, writer: access.Writers{Owner: owner, Listed: listed}.Can(who)}
 		if !l.writer {
-			l.refusal = notWriter(who, owner+"/"+name, unread)
+			l.notWriter = notWriter(who, owner+"/"+name, unread)
+			if l.refusal, err = m.nonWriter(ctx, l, owner+"/"+name); err != nil {
+				return login{}, err
+			}
 		}
 		return l, nil
 	})
+}
+
+// nonWriter is why l, who cannot write repo's issues, is refused: in the
+// ungated posture always, in the gated one unless the agents setting maps
+// it. A settings file the token cannot read, or that is invalid, leaves
+// the posture unknown: refused as ungated.
+func (m *Meter) nonWriter(ctx context.Context, l login, repo string) (*metering.Refusal, error) {
+	res, _, err := m.reader(l.client, repo).Config(ctx, nil, live.ConfigOptions{})
+	var ue *exitcode.UsageError
+	switch {
+	case errors.As(err, &ue), errors.Is(err, issues.ErrForbidden), errors.Is(err, issues.ErrNotFound):
+		return l.notWriter, nil
+	case err != nil:
+		return nil, err
+	}
+	return l.mayNotSpend(res.Config, repo), nil
+}
+
+// mayNotSpend is why l may not spend on repo, configured cfg, or nil.
+// Ungated, the repository's writers spend; gated, the logins the agents
+// setting maps to an agent, writers or not (docs/meter.md#in-the-gated-posture).
+func (l login) mayNotSpend(cfg config.Config, repo string) *metering.Refusal {
+	if !cfg.Gated() {
+		return l.notWriter
+	}
+	posture := fmt.Sprintf("%s runs the gated posture (gate-account %s), where only a login the setting agents maps to an agent "+
+		"spends through the meter", repo, cfg.GateAccount)
+	switch {
+	case len(cfg.Agents) == 0:
+		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "meter-auth", Message: fmt.Sprintf(
+			"%s may not spend on %s: %s, and agents maps none: a person adds NAME: LOGIN under agents in .gitea/gns-guard.yml",
+			l.name, repo, posture)}
+	case !access.ActsAs(cfg.Agents, l.name, ""):
+		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "meter-auth", Message: fmt.Sprintf(
+			"%s may not spend on %s: %s, and agents maps no agent to %s", l.name, repo, posture, l.name)}
+	}
+	return nil
 }
 
 // notWriter refuses login, who cannot write repo's issues; unread: Gitea

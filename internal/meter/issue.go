@@ -27,8 +27,7 @@ type standing struct {
 func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, repo string) (*standing, error) {
 	key := iss.Repo + "#" + strconv.FormatInt(iss.Number, 10)
 	return m.issues.get(key, func() (*standing, error) {
-		rd := &live.Reader{Forge: c, Admin: c, Where: live.Where{Verb: "meter", Server: m.o.Server, Repo: repo,
-			Token: "the agent's token (the API key)", Needs: scopes.Agent.Needs()}}
+		rd := m.reader(c, repo)
 		res, _, err := rd.Config(ctx, nil, live.ConfigOptions{})
 		if err != nil {
 			return nil, err
@@ -62,6 +61,12 @@ func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, 
 		}
 		return st, nil
 	})
+}
+
+// reader is the live reader of repo with an agent's client.
+func (m *Meter) reader(c Client, repo string) *live.Reader {
+	return &live.Reader{Forge: c, Admin: c, Where: live.Where{Verb: "meter", Server: m.o.Server, Repo: repo,
+		Token: "the agent's token (the API key)", Needs: scopes.Agent.Needs()}}
 }
 
 // recorded are the invocations a checkpoint records.

@@ -166,8 +166,8 @@ func (m *Meter) counter(enc tokens.Encoding) *tokens.Counter {
 	return actual.(*tokens.Counter)
 }
 
-// Handler serves /healthz, /about, /metrics, the receipts, and the
-// providers' APIs under /OWNER/NAME/issues/N/.
+// Handler serves /healthz, /about, /metrics, the receipts, statements
+// and invocations, and the providers' APIs under /OWNER/NAME/issues/N/.
 func (m *Meter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", m.healthz)
@@ -177,10 +177,14 @@ func (m *Meter) Handler() http.Handler {
 	mux.HandleFunc("GET /{owner}/{name}/metered", m.metered)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/metered", m.statement)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations/current", m.current)
+	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/invocations", m.tree)
 	m.gateRoutes(mux)
 	mux.HandleFunc("/", m.proxy)
 	return mux
 }
+
+// Store is the meter's store, for the gate served beside it.
+func (m *Meter) Store() *meterstore.Store { return m.o.Store }
 
 func (m *Meter) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)

@@ -106,17 +106,69 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 		return readFailed(x.route.Issue, err)
 	}
 	x.st = st
-	if x.route.Invocation == "" {
-		if x.route.Invocation, err = m.o.Store.Open(ctx, iss, l.name); err != nil {
-			return unavailable("the store", err)
-		}
+	if ref := l.mayNotSpend(st.cfg, x.route.Repo()); ref != nil {
+		return ref
 	}
-	x.agent = strings.TrimSpace(r.Header.Get(AgentHeader))
-	if !access.ActsAs(st.cfg.Agents, l.name, x.agent) {
+	if ref := m.invocation(ctx, x, iss, strings.TrimSpace(r.Header.Get(AgentHeader))); ref != nil {
+		return ref
+	}
+	// Gated, the gate judged the agent when it opened the invocation: a
+	// sub-agent runs with its parent's login.
+	if !st.cfg.Gated() && !access.ActsAs(st.cfg.Agents, l.name, x.agent) {
 		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated",
 			Message: fmt.Sprintf("%s may not spend as agent %q (the setting agents)", l.name, x.agent)}
 	}
 	return m.reserve(ctx, x, iss)
+}
+
+// invocation names the call's invocation and its agent. Ungated, a URL
+// that names none spends in the login's open one, as the agent the header
+// names. Gated, it must be one the gate opened for the login, as the
+// agent the gate opened it for (docs/meter.md#in-the-gated-posture).
+func (m *Meter) invocation(ctx context.Context, x *exchange, iss meterstore.Issue, agent string) *metering.Refusal {
+	if x.st.cfg.Gated() {
+		return m.openedCall(ctx, x, iss, agent)
+	}
+	if x.route.Invocation == "" {
+		var err error
+		if x.route.Invocation, err = m.o.Store.Open(ctx, iss, x.login.name); err != nil {
+			return unavailable("the store", err)
+		}
+	}
+	x.agent = agent
+	return nil
+}
+
+// openedCall admits a call of the gated posture in an invocation the gate
+// opened for its login; agent, the header's, is empty or the opened one.
+func (m *Meter) openedCall(ctx context.Context, x *exchange, iss meterstore.Issue, agent string) *metering.Refusal {
+	inv, who := x.route.Invocation, x.login.name
+	if inv == "" {
+		return unopened("the gate never opened an invocation for this call: the base URL and the " + metering.InvocationHeader +
+			" header name none")
+	}
+	o, ok, err := m.o.Store.OpenedInvocation(ctx, iss, inv)
+	switch {
+	case err != nil:
+		return unavailable("the store", err)
+	case !ok:
+		return unopened(fmt.Sprintf("the gate never opened invocation %s on issue #%d", inv, iss.Number))
+	case !strings.EqualFold(o.Login, who):
+		return unopened(fmt.Sprintf("invocation %s was opened for %s, not %s", inv, o.Login, who))
+	case agent != "" && agent != o.Agent:
+		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated", Message: fmt.Sprintf(
+			"invocation %s was opened for agent %q: %s may not spend in it as agent %q (the %s header)", inv, o.Agent, who, agent, AgentHeader)}
+	}
+	x.agent = o.Agent
+	return nil
+}
+
+// unopened refuses a call in no invocation the gate opened for it.
+func unopened(why string) *metering.Refusal {
+	return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "gate-unopened", Message: why +
+		". In the gated posture every call spends in an invocation the gate opened for its login: ask the gate for one " +
+		"(gns-guard spawn, or the gate's spawn endpoint) and name its id in the base URL (/invocations/ID/) or the " +
+		metering.InvocationHeader + " header"}
 }
 
 // reserve admits the call in the store's transaction.

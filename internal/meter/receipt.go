@@ -88,6 +88,33 @@ func (m *Meter) current(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(meterclient.Current{Invocation: inv, Reported: reported})
 }
 
+// tree answers GET /OWNER/NAME/issues/N/invocations: the invocations the
+// gate opened on the issue, oldest first, each with what the meter
+// charged it (docs/meter.md#in-the-gated-posture).
+func (m *Meter) tree(w http.ResponseWriter, r *http.Request) {
+	n, ok := issueNumber(w, r)
+	if !ok {
+		return
+	}
+	repo, ok := m.writersRepository(w, r)
+	if !ok {
+		return
+	}
+	branches, err := m.o.Store.Tree(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n})
+	if err != nil {
+		fail(w, unavailable("the store", err))
+		return
+	}
+	out := meterclient.Tree{Repo: repo.name, Issue: n, Invocations: []meterclient.Branch{}}
+	for _, b := range branches {
+		out.Invocations = append(out.Invocations, meterclient.Branch{Invocation: b.Invocation, Parent: b.Parent, Agent: b.Agent,
+			Login: b.Login, Depth: b.Depth, Estimate: b.Estimate, Opened: b.Opened.Opened,
+			Tokens: b.Tokens, Calls: b.Calls, InFlight: b.InFlight, Cost: b.Cost})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
 // issueNumber is a GET path's issue number; if invalid, it answers and
 // returns false.
 func issueNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
@@ -99,8 +126,9 @@ func issueNumber(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	return n, true
 }
 
-// writersRepository is a GET path's repository if a writer asks; else it
-// answers why, ok false.
+// writersRepository is a GET path's repository if a writer asks (in the
+// gated posture, or a login the agents setting maps); else it answers
+// why, ok false.
 func (m *Meter) writersRepository(w http.ResponseWriter, r *http.Request) (repo repository, ok bool) {
 	repo, _, ok = m.writerAndRepository(w, r)
 	return repo, ok

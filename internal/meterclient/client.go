@@ -1,7 +1,8 @@
 // Package meterclient asks gns-guard meter what it counted: an
 // invocation's signed receipt (for report), an issue's signed statement
-// (for the guard's run) and every issue's totals (for status), each one
-// GET with the asker's Gitea token (docs/meter.md).
+// (for the guard's run), every issue's totals (for status) and the
+// invocations the gate opened on an issue, each one GET with the asker's
+// Gitea token (docs/meter.md).
 package meterclient
 
 import (
@@ -152,4 +153,41 @@ func (c Client) Current(ctx context.Context, owner, name string, n int64) (Curre
 	var cur Current
 	err := c.get(ctx, fmt.Sprintf("%s/%s/issues/%d/invocations/current", url.PathEscape(owner), url.PathEscape(name), n), 64<<10, &cur)
 	return cur, err
+}
+
+// Tree is GET /OWNER/NAME/issues/N/invocations: the invocations the gate
+// opened on an issue, oldest first (docs/meter.md#in-the-gated-posture).
+type Tree struct {
+	Repo        string   `json:"repo"`
+	Issue       int64    `json:"issue"`
+	Invocations []Branch `json:"invocations"`
+}
+
+// Branch is one opened invocation and what the meter charged it: tokens
+// (calls in flight at their worst case), calls, calls in flight, and cost
+// in millionths of a dollar. Parent is empty for a root.
+type Branch struct {
+	Invocation string    `json:"invocation"`
+	Parent     string    `json:"parent"`
+	Agent      string    `json:"agent"`
+	Login      string    `json:"login"`
+	Depth      int64     `json:"depth"`
+	Estimate   int64     `json:"estimate"`
+	Opened     time.Time `json:"opened"`
+	Tokens     int64     `json:"tokens"`
+	Calls      int64     `json:"calls"`
+	InFlight   int64     `json:"in_flight"`
+	Cost       int64     `json:"cost_micro_usd"`
+}
+
+// Tree asks for the invocations the gate opened on issue n of repo,
+// OWNER/NAME.
+func (c Client) Tree(ctx context.Context, repo string, n int64) (Tree, error) {
+	var tr Tree
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return tr, fmt.Errorf("the repository %q is not OWNER/NAME", repo)
+	}
+	err := c.get(ctx, fmt.Sprintf("%s/%s/issues/%d/invocations", url.PathEscape(owner), url.PathEscape(name), n), 16<<20, &tr)
+	return tr, err
 }

@@ -40,12 +40,11 @@ const (
 		WHERE o.repo = ? AND o.issue = ? ORDER BY o.id`
 )
 
-// OpenInvocation records o on iss inside the issue's lock (the same
-// serialization Reserve uses: SQLite's writer, PostgreSQL's advisory lock
-// of the issue), after decide accepts it. decide sees the issue's pending
-// spend and the invocations already opened on it, oldest first. A refusal
-// writes nothing and is returned. An id already opened returns the stored
-// opening unchanged, without decide: a retried request opens nothing twice.
+// OpenInvocation records o on iss under the issue's lock, as Reserve
+// does, once decide accepts it. decide sees the issue's pending spend and
+// the invocations opened on it, oldest first. A refusal writes nothing.
+// An id already opened returns the stored opening, without decide: a
+// retried request opens nothing twice.
 func (s *Store) OpenInvocation(ctx context.Context, iss Issue, o Opened,
 	decide func(p metering.Pending, tree []Opened) *metering.Refusal) (Opened, *metering.Refusal, error) {
 	if o.Invocation == "" {
