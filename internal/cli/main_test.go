@@ -176,8 +176,8 @@ func TestUsageErrorIsOneLine(t *testing.T) {
 		{[]string{"check", "--history-tail", "0", "a.md"}, `gns-guard: check: --history-tail: expected a whole number >= 1, got "0"`, "Run 'gns-guard check -h' for usage."},
 		{[]string{"report", "--bogus"}, "gns-guard: report: unknown flag --bogus", "Run 'gns-guard report -h' for usage."},
 		{[]string{"tokens", "--format", "xml", "-"}, `gns-guard: tokens: --format must be text or json, not "xml"`, "Run 'gns-guard tokens -h' for usage."},
-		{[]string{"nope"}, `gns-guard: unknown verb "nope"; the verbs are check, prune, history, tokens, context, report, recover, status, mcp, init, doctor, keygen, pubkey, schema, rules, version, meter, action`, "Run 'gns-guard -h' for usage."},
-		{nil, "gns-guard: no verb given; the verbs are check, prune, history, tokens, context, report, recover, status, mcp, init, doctor, keygen, pubkey, schema, rules, version, meter, action", "Run 'gns-guard -h' for usage."},
+		{[]string{"nope"}, `gns-guard: unknown verb "nope"; the verbs are check, prune, history, tokens, context, report, spawn, recover, status, mcp, init, doctor, keygen, pubkey, schema, rules, version, meter, action`, "Run 'gns-guard -h' for usage."},
+		{nil, "gns-guard: no verb given; the verbs are check, prune, history, tokens, context, report, spawn, recover, status, mcp, init, doctor, keygen, pubkey, schema, rules, version, meter, action", "Run 'gns-guard -h' for usage."},
 	} {
 		stdout, stderr, code := runCLI(t, nil, "", c.args...)
 		if want := c.line + "\n" + c.hint + "\n"; code != exitcode.Usage || stdout != "" || stderr != want {

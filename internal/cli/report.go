@@ -149,6 +149,9 @@ func runReport(ctx context.Context, o *reportOptions, env Env) error {
 	}
 	req := o.req
 	req.Issue, req.DryRun, req.Force = o.issue, o.dryRun, o.force
+	if conn.Config.Gated() {
+		return reportThroughGate(ctx, o, conn, req, env)
+	}
 	req.MeterToken, _ = live.Token(o.token, env.Getenv)
 	req.Held = live.Held(o.token, env.Getenv, o.heldEnv()...)
 	res, err := agentwrite.Report(ctx, conn, req)
@@ -199,4 +202,19 @@ func printReport(env Env, o *reportOptions, res *agentwrite.ReportResult, err er
 	res.WriteText(&b)
 	printUntrusted(env, b.String())
 	return err
+}
+
+// reportThroughGate sends the report to the gate, which judges and
+// writes it (docs/gate.md#report): the agent's token reads only.
+func reportThroughGate(ctx context.Context, o *reportOptions, conn agentwrite.Conn, req agentwrite.ReportRequest, env Env) error {
+	token, _ := live.Token(o.token, env.Getenv)
+	gate, err := agentwrite.GateOf("report", conn, token)
+	if err != nil {
+		return err
+	}
+	res, err := gate.Report(ctx, req)
+	if res == nil {
+		return err
+	}
+	return printReport(env, o, res, err)
 }

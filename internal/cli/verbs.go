@@ -109,6 +109,14 @@ var verbs = []verb{
 		run:   runs(runReport),
 	},
 	{
+		name:     "spawn",
+		required: all("repo", "issue", "agent", "estimate"),
+		about:    "In the gated posture, ask the gate for an invocation: a root for your agent, or a sub-agent under --parent.",
+		example:  "gns-guard spawn --repo acme/app --issue 2 --parent gate-3f9a1c2b7d40 --agent code-reviewer --estimate 1500",
+		flags:    spawnFlags,
+		run:      runs(runSpawn),
+	},
+	{
 		name:     "recover",
 		required: all("repo", "issue"),
 		example:  "gns-guard recover --repo acme/app --issue 2 --apply",
