@@ -56,7 +56,7 @@ const maxGateRequest = 2 << 20
 
 // gateCaller authenticates the agent with its own token, as the meter
 // does, and reads the standing. In the gated posture who may
-// write through the gate is who agents maps (docs/gate.md#who).
+// write through the gate is who agents maps (docs/gate.md#who-may-use-it).
 func (m *Meter) gateCaller(ctx context.Context, token, owner, name string, n int64) (*gateCall, *metering.Refusal) {
 	if !m.inScope(owner, name) {
 		return nil, m.outOfScope(owner, name)
