@@ -1,0 +1,126 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gns-guard/gns-guard/internal/forge"
+	"github.com/gns-guard/gns-guard/internal/meter"
+	"github.com/gns-guard/gns-guard/internal/meterclient"
+	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
+	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+)
+
+// gatedFlow is an issue in the gated posture on the real server: the
+// agent reads only, the gate account writes, and the meter serves the
+// gate with the gate account's token.
+type gatedFlow struct {
+	*flow
+	reader, gate actiontest.User
+	rm           *runningMeter
+}
+
+func newGatedFlow(t *testing.T) *gatedFlow {
+	t.Helper()
+	g := &gatedFlow{flow: newFlow(t, 30000, "cascade::depth-3", "size::medium")}
+	g.reader = g.r.User(t, "agent", giteatest.PermRead)
+	g.gate = g.r.User(t, "gate", giteatest.PermWrite)
+	g.rm = startMeter(t, g.r, filepath.Join(t.TempDir(), "meter.db"), nil, func(o *meter.Options) {
+		o.Gate = &meter.GateOptions{Token: g.gate.Token, Connect: forge.Connect}
+	})
+	g.r.CommitFile(t, ".gitea/gns-guard.yml", meterConfig(g.rm, "gate-account: "+g.gate.Login, "agents:",
+		"  lead-developer: "+g.reader.Login, "  code-reviewer: "+g.reader.Login, "  tester: "+g.reader.Login))
+	return g
+}
+
+// as runs a verb as the read-only agent.
+func (g *gatedFlow) as(t *testing.T, verb string, args ...string) (string, string, int) {
+	t.Helper()
+	base := []string{verb, "--repo", g.r.Owner + "/" + g.r.Name, "--issue", strconv.FormatInt(g.n, 10),
+		"--server", g.r.S.URL, "--token", g.reader.Token, "--guard-user", g.r.Bot}
+	return gns(t, nil, append(base, args...)...)
+}
+
+// spawn opens an invocation as the agent; the test fails if refused.
+func (g *gatedFlow) spawn(t *testing.T, parent, agent string, estimate int) meterclient.GateSpawned {
+	t.Helper()
+	out, errOut, code := g.as(t, "spawn", "--parent", parent, "--agent", agent, "--estimate", strconv.Itoa(estimate), "--format", "json")
+	var sp meterclient.GateSpawned
+	if code != 0 || json.Unmarshal([]byte(out), &sp) != nil {
+		t.Fatalf("spawn %s under %q: exit %d\n%s\n%s\n%s", agent, parent, code, out, errOut, g.rm.log)
+	}
+	return sp
+}
+
+// TestGatedJourneyOnGitea: the honest journey in the gated posture. An
+// agent that can only read opens a root, a sub-agent and a sub-sub-agent
+// through the gate, spends in each through the meter, and reports; the
+// gate writes the result as its account, with the cascade log, and every
+// run of the guard on it passes. A spawn past the cascade limit and one
+// over half of what remains are refused, a call in an invocation the gate
+// never opened is refused, and the agent's own token cannot edit the
+// issue.
+func TestGatedJourneyOnGitea(t *testing.T) {
+	t.Parallel()
+	g := newGatedFlow(t)
+	root := g.spawn(t, "", "lead-developer", 8000)
+	child := g.spawn(t, root.Invocation, "code-reviewer", 3000)
+	grandchild := g.spawn(t, child.Invocation, "tester", 1000)
+	if root.Depth != 1 || child.Depth != 2 || grandchild.Depth != 3 {
+		t.Fatalf("depths %d, %d, %d; want 1, 2, 3", root.Depth, child.Depth, grandchild.Depth)
+	}
+	for name, tc := range map[string]struct {
+		parent, agent, estimate, rule string
+	}{
+		"past the cascade limit":    {grandchild.Invocation, "tester", "100", "depth-exceeded"},
+		"over half of what remains": {root.Invocation, "tester", "20000", "next-over-budget"},
+	} {
+		if _, errOut, code := g.as(t, "spawn", "--parent", tc.parent, "--agent", tc.agent, "--estimate", tc.estimate); code != 1 ||
+			!strings.Contains(errOut, tc.rule) {
+			t.Errorf("%s: exit %d %s", name, code, errOut)
+		}
+	}
+	g.rm.prov.Output.Store(300)
+	for _, inv := range []string{root.Invocation, child.Invocation, grandchild.Invocation} {
+		if status, body := g.rm.chat(t, g.r, g.reader.Token, g.n, inv, 400, false); status != 200 {
+			t.Fatalf("a call in %s: %d %s\n%s", inv, status, body, g.rm.log)
+		}
+	}
+	if status, body := g.rm.chat(t, g.r, g.reader.Token, g.n, "run-of-its-own", 400, false); status != 403 || !strings.Contains(body, "gate-unopened") {
+		t.Errorf("a call in an invocation the gate never opened: %d %s", status, body)
+	}
+	if err := actiontest.API(t.Context(), g.r.S, g.reader.Token, http.MethodPatch, g.r.Path("/issues/%d", g.n),
+		map[string]any{"body": "rewritten"}, nil); err == nil {
+		t.Error("the read-only agent edited the issue's body")
+	}
+
+	out, errOut, code := g.as(t, "report", "--agent", "lead-developer", "--invocation", root.Invocation, "--consumed", "2000",
+		"--action", "wired the limiter, reviewed and tested", "--next-agent", "code-reviewer", "--next-estimate", "1500", "--format", "json")
+	var res reportJSON
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Outcome != "written" {
+		t.Fatalf("the report through the gate: exit %d\n%s\n%s\n%s", code, out, errOut, g.rm.log)
+	}
+	var c actiontest.Comment
+	for _, x := range g.r.Comments(t, g.n) {
+		if x.ID == res.CommentID {
+			c = x
+		}
+	}
+	if c.User.Login != g.gate.Login || !strings.Contains(c.Body, "`"+g.reader.Login+"`, through the gate") ||
+		!strings.Contains(c.Body, grandchild.Invocation) {
+		t.Errorf("the result by %s:\n%s", c.User.Login, c.Body)
+	}
+	runs := g.guard(t)
+	if len(runs) == 0 {
+		t.Fatal("the gate's writes recorded no run of the guard")
+	}
+	for _, run := range runs {
+		if run.Code != 0 {
+			t.Errorf("a guard run on the gate's writes failed: %s", run)
+		}
+	}
+}
