@@ -66,7 +66,9 @@ func (a Authors) Speaks(c Comment, agent string) bool {
 	if !ok {
 		return false
 	}
-	return !a.Mapped() || a.SpeaksAs(voice, agent)
+	// The gate admitted only a mapped login, which only reads in the
+	// gated posture: the map alone decides.
+	return !a.Mapped() || slices.Contains(a.Agents[agent], voice)
 }
 
 // Voice is who c speaks for: the login the gate verified, else its
