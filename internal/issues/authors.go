@@ -40,14 +40,15 @@ func (a Authors) CanWrite(login string) bool {
 // Loads reports whether login's comment belongs in the entry load.
 func (a Authors) Loads(login string) bool { return a.Everyone || a.CanWrite(login) }
 
-// SpeaksAs reports whether login may speak as agent: it is one of the
-// agent's logins in the agents map, or, without a map, it can write the
-// issue.
+// SpeaksAs reports whether login may speak as agent: it can write the
+// issue and, under an agents map, is one of the agent's logins. An
+// outsider speaks for no agent, mapped or not: in the gated posture the
+// agents' mapped accounts only read.
 func (a Authors) SpeaksAs(login, agent string) bool {
-	if len(a.Agents) == 0 {
-		return a.CanWrite(login)
+	if !a.CanWrite(login) {
+		return false
 	}
-	return slices.Contains(a.Agents[agent], login)
+	return len(a.Agents) == 0 || slices.Contains(a.Agents[agent], login)
 }
 
 // Mapped says the agents setting maps agent names to logins.
