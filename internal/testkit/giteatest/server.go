@@ -430,37 +430,15 @@ func (s *Server) apiBasic(ctx context.Context, method, path, user, password stri
 }
 
 func (s *Server) do(ctx context.Context, method, path string, auth func(*http.Request), in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, s.URL+"/api/v1"+path, body)
+	code, data, err := s.send(ctx, method, path, auth, in)
 	if err != nil {
 		return err
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	auth(req)
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
+	if code/100 != 2 {
 		if len(data) > 1024 {
 			data = data[:1024]
 		}
-		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(data))
+		return fmt.Errorf("%s %s: HTTP %d: %s", method, path, code, bytes.TrimSpace(data))
 	}
 	switch o := out.(type) {
 	case nil:
@@ -472,6 +450,44 @@ func (s *Server) do(ctx context.Context, method, path string, auth func(*http.Re
 		}
 	}
 	return nil
+}
+
+// Request sends a JSON request to /api/v1+path with token and returns
+// the answer's status and body, whatever the status: for a test that
+// asserts a refusal. An error means no answer came.
+func (s *Server) Request(ctx context.Context, token, method, path string, in any) (status int, body []byte, err error) {
+	return s.send(ctx, method, path, func(r *http.Request) { r.Header.Set("Authorization", "token "+token) }, in)
+}
+
+// send sends one request and reads the answer's status and body.
+func (s *Server) send(ctx context.Context, method, path string, auth func(*http.Request), in any) (int, []byte, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+"/api/v1"+path, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	auth(req)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.StatusCode, data, nil
 }
 
 // appINI is the server's configuration: SQLite, loopback only, offline,
