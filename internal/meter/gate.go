@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gns-guard/gns-guard/internal/access"
 	"github.com/gns-guard/gns-guard/internal/config"
 	"github.com/gns-guard/gns-guard/internal/exitcode"
 	"github.com/gns-guard/gns-guard/internal/meterclient"
@@ -79,27 +78,20 @@ func (m *Meter) gateCaller(ctx context.Context, token, owner, name string, n int
 	if c.st, err = m.standingOf(ctx, l.client, c.iss, c.repo.name); err != nil {
 		return nil, readFailed(n, err)
 	}
-	if ref := gatedAgent(c.st.cfg, l.name, c.repo.name); ref != nil {
+	if ref := gatedAgent(c.st.cfg, l, c.repo.name); ref != nil {
 		return nil, ref
 	}
 	return c, nil
 }
 
 // gatedAgent refuses a repository not in the gated posture, and a login
-// agents does not map.
-func gatedAgent(cfg config.Config, login, repo string) *metering.Refusal {
-	switch {
-	case !cfg.Gated():
+// the meter would not let spend there: one code decides who may act.
+func gatedAgent(cfg config.Config, l login, repo string) *metering.Refusal {
+	if !cfg.Gated() {
 		return &metering.Refusal{Status: 409, Kind: metering.KindPermission, Rule: "gate-off", Message: fmt.Sprintf(
 			"%s is not in the gated posture (its gate-account setting is empty): agents write the issue themselves, with gns-guard report", repo)}
-	case len(cfg.Agents) == 0:
-		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "gate-auth", Message: fmt.Sprintf(
-			"%s names a gate-account but no agents: the gate writes only for the logins agents maps (gns-guard init --gated writes it)", repo)}
-	case !access.ActsAs(cfg.Agents, login, ""):
-		return &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "gate-auth", Message: fmt.Sprintf(
-			"%s is not an agent of %s: agents maps no agent to it, so the gate writes nothing for it", login, repo)}
 	}
-	return nil
+	return l.mayNotSpend(cfg, repo)
 }
 
 // gateClient is the gate account's client of the call's repository, and

@@ -70,7 +70,7 @@ func TestGateSpawns(t *testing.T) {
 		"not the parent's":          {agentToken1, meterclient.GateSpawn{Parent: root.Invocation, Agent: "linter", Estimate: 10}, "agent-not-allowed"},
 		"over half of what is left": {agentToken1, meterclient.GateSpawn{Parent: root.Invocation, Agent: "tester", Estimate: 6901}, "next-over-budget"},
 		"an unopened parent":        {agentToken1, meterclient.GateSpawn{Parent: "gate-forged", Agent: "tester", Estimate: 10}, "gate-unopened"},
-		"an unmapped account":       {"reader-token", meterclient.GateSpawn{Agent: "code-reviewer", Estimate: 10}, "gate-auth"},
+		"an unmapped account":       {"reader-token", meterclient.GateSpawn{Agent: "code-reviewer", Estimate: 10}, "meter-auth"},
 		"another agent's root":      {agentToken1, meterclient.GateSpawn{Agent: "orchestrator", Estimate: 10}, "agent-impersonated"},
 	} {
 		if status, _, text := spawnAt(t, r, tc.token, tc.sp); status/100 != 4 || !strings.Contains(text, `"rule":"`+tc.want+`"`) {

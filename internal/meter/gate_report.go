@@ -104,9 +104,8 @@ func (m *Meter) meteredReport(ctx context.Context, c *gateCall, req *agentwrite.
 	if err != nil {
 		return nil, unavailable("the store", err)
 	}
-	rc := m.o.Key.Sign(receipt.Receipt{Repo: c.repo.name, Issue: c.n, Invocation: rep.Invocation, Login: c.login.name, Agent: rep.Agent,
-		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning,
-		WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
+	t.Login, t.Agent = c.login.name, rep.Agent // the opening's, also before a call
+	rc := m.signReceipt(c.repo.name, c.n, rep.Invocation, t)
 	rep.Receipt, rep.Speaker = &rc, c.login.name
 	tree, err := m.o.Store.Tree(ctx, c.iss)
 	if err != nil {

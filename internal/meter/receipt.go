@@ -29,11 +29,16 @@ func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 		fail(w, unavailable("the store", err))
 		return
 	}
-	rc := m.o.Key.Sign(receipt.Receipt{Repo: repo.name, Issue: n, Invocation: inv, Login: t.Login, Agent: t.Agent,
-		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning,
-		WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
+	rc := m.signReceipt(repo.name, n, inv, t)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(rc)
+}
+
+// signReceipt signs invocation inv's totals t on issue n of repo.
+func (m *Meter) signReceipt(repo string, n int64, inv string, t meterstore.Totals) receipt.Receipt {
+	return m.o.Key.Sign(receipt.Receipt{Repo: repo, Issue: n, Invocation: inv, Login: t.Login, Agent: t.Agent,
+		Calls: t.Calls, Tokens: t.Tokens, Input: t.Input, Cached: t.Cached, Output: t.Output, Reasoning: t.Reasoning,
+		WorstCase: t.WorstCase, Cost: t.Cost, Issued: m.o.Now().Unix()})
 }
 
 // statement answers GET /OWNER/NAME/issues/N/metered: the issue's spend by
