@@ -13,6 +13,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/mcpclient"
 )
 
 // gatedFlow is an issue in the gated posture on the real server: the
@@ -122,5 +123,58 @@ func TestGatedJourneyOnGitea(t *testing.T) {
 		if run.Code != 0 {
 			t.Errorf("a guard run on the gate's writes failed: %s", run)
 		}
+	}
+}
+
+// TestGatedMCPOnGitea: the official MCP client, over streamable HTTP with
+// the read-only agent's token, opens a root through the gate's spawn
+// tool, is refused a sub-agent past the cascade limit, reads the entry
+// load, and reports; the gate writes the result as its account.
+func TestGatedMCPOnGitea(t *testing.T) {
+	t.Parallel()
+	g := newGatedFlow(t)
+	where := map[string]any{"repo": g.r.Owner + "/" + g.r.Name, "issue": g.n}
+	with := func(more map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range where {
+			out[k] = v
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+		return out
+	}
+	plan := func(calls ...mcpclient.Call) mcpclient.Transcript {
+		return mcpclient.Run(t, mcpclient.Plan{URL: g.rm.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer " + g.reader.Token}, Calls: calls})
+	}
+	tr := plan(mcpclient.Call{Name: "spawn", Arguments: with(map[string]any{"agent": "lead-developer", "estimate": 4000})},
+		mcpclient.Call{Name: "context", Arguments: where})
+	if len(tr.Tools) != 3 || len(tr.Calls) != 2 || tr.Calls[0].Result == nil || tr.Calls[0].Result.IsError {
+		t.Fatalf("the gate's MCP server: %s", tr.Raw)
+	}
+	root, _ := tr.Calls[0].Result.StructuredContent["invocation"].(string)
+	if !strings.HasPrefix(root, "gate-") {
+		t.Fatalf("spawn answered no invocation: %s", tr.Raw)
+	}
+	if r := tr.Calls[1].Result; r == nil || r.IsError || !strings.Contains(r.Text(), "wire the limiter into the gateway config") {
+		t.Errorf("context: %s", tr.Raw)
+	}
+	parent := root
+	for range 2 {
+		tr = plan(mcpclient.Call{Name: "spawn", Arguments: with(map[string]any{"parent": parent, "agent": "tester", "estimate": 100})})
+		parent, _ = tr.Calls[0].Result.StructuredContent["invocation"].(string)
+	}
+	tr = plan(mcpclient.Call{Name: "spawn", Arguments: with(map[string]any{"parent": parent, "agent": "tester", "estimate": 10})},
+		mcpclient.Call{Name: "report", Arguments: with(map[string]any{"agent": "lead-developer", "invocation": root, "consumed": 100,
+			"action": "wired the limiter", "status": "ok", "next_agent": "code-reviewer", "next_estimated_tokens": 1500})})
+	if r := tr.Calls[0].Result; r == nil || !r.IsError || !strings.Contains(r.Text(), "depth-exceeded") {
+		t.Errorf("a spawn past the cascade limit: %s", tr.Raw)
+	}
+	if r := tr.Calls[1].Result; r == nil || r.IsError || !strings.Contains(r.Text(), `"outcome":"written"`) {
+		t.Fatalf("report: %s\n%s", tr.Raw, g.rm.log)
+	}
+	cs := g.r.Comments(t, g.n)
+	if last := cs[len(cs)-1]; last.User.Login != g.gate.Login || !strings.Contains(last.Body, "`"+g.reader.Login+"`, through the gate") {
+		t.Errorf("the result by %s:\n%s", last.User.Login, last.Body)
 	}
 }

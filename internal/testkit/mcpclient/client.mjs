@@ -7,17 +7,21 @@
 //
 //	PLAN: {"command": "...", "args": [...], "env": {...},
 //	       "calls": [{"name": "...", "arguments": {...}}, ...]}
+//	or, a server over streamable HTTP: {"url": "...", "headers": {...}, "calls": [...]}
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const plan = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const transport = new StdioClientTransport({
-  command: plan.command,
-  args: plan.args,
-  env: plan.env,
-  stderr: "pipe",
-});
+const transport = plan.url
+  ? new StreamableHTTPClientTransport(new URL(plan.url), { requestInit: { headers: plan.headers ?? {} } })
+  : new StdioClientTransport({
+      command: plan.command,
+      args: plan.args,
+      env: plan.env,
+      stderr: "pipe",
+    });
 const stderr = [];
 transport.stderr?.on("data", (d) => stderr.push(d.toString()));
 const transportErrors = [];

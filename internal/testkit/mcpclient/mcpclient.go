@@ -81,11 +81,14 @@ func Install(t testing.TB) string {
 	return dir
 }
 
-// Plan is what the client does: start the server, then make the calls.
+// Plan is what the client does: start the server (or, with URL, reach
+// one over streamable HTTP, sending Headers), then make the calls.
 type Plan struct {
-	Command string            `json:"command"`
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 	Calls   []Call            `json:"calls"`
 }
 
