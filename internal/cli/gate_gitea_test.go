@@ -25,7 +25,7 @@ type gatedFlow struct {
 	rm           *runningMeter
 }
 
-func newGatedFlow(t *testing.T) *gatedFlow {
+func newGatedFlow(t testing.TB) *gatedFlow {
 	t.Helper()
 	g := &gatedFlow{flow: newFlow(t, 30000, "cascade::depth-3", "size::medium")}
 	g.reader = g.r.User(t, "agent", giteatest.PermRead)
@@ -39,7 +39,7 @@ func newGatedFlow(t *testing.T) *gatedFlow {
 }
 
 // as runs a verb as the read-only agent.
-func (g *gatedFlow) as(t *testing.T, verb string, args ...string) (string, string, int) {
+func (g *gatedFlow) as(t testing.TB, verb string, args ...string) (string, string, int) {
 	t.Helper()
 	base := []string{verb, "--repo", g.r.Owner + "/" + g.r.Name, "--issue", strconv.FormatInt(g.n, 10),
 		"--server", g.r.S.URL, "--token", g.reader.Token, "--guard-user", g.r.Bot}
@@ -47,7 +47,7 @@ func (g *gatedFlow) as(t *testing.T, verb string, args ...string) (string, strin
 }
 
 // spawn opens an invocation as the agent; the test fails if refused.
-func (g *gatedFlow) spawn(t *testing.T, parent, agent string, estimate int) meterclient.GateSpawned {
+func (g *gatedFlow) spawn(t testing.TB, parent, agent string, estimate int) meterclient.GateSpawned {
 	t.Helper()
 	out, errOut, code := g.as(t, "spawn", "--parent", parent, "--agent", agent, "--estimate", strconv.Itoa(estimate), "--format", "json")
 	var sp meterclient.GateSpawned

@@ -53,7 +53,7 @@ func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); retur
 // startMeter starts a meter on store dsn (a SQLite file or a PostgreSQL
 // URL) for the server of r; the stand-in is prov, or a new one; opts
 // change the meter's options before it starts.
-func startMeter(t *testing.T, r *actiontest.Repo, dsn string, prov *standin.Provider, opts ...func(*meter.Options)) *runningMeter {
+func startMeter(t testing.TB, r *actiontest.Repo, dsn string, prov *standin.Provider, opts ...func(*meter.Options)) *runningMeter {
 	t.Helper()
 	if prov == nil {
 		prov = standin.Start(t)

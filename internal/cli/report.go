@@ -174,6 +174,9 @@ func (o *reportOptions) connect(ctx context.Context, env Env) (agentwrite.Conn, 
 		return agentwrite.Conn{}, err
 	}
 	conn := agentwrite.Conn{Reader: reader, Client: reader.Client, Config: set.Config, Now: env.Now}
+	if conn.Config.Gated() {
+		return conn, nil // the gate counts, and writes as its own user
+	}
 	if err := conn.Count(); err != nil {
 		return agentwrite.Conn{}, err
 	}

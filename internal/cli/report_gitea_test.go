@@ -22,7 +22,7 @@ import (
 )
 
 // gns runs a gns-guard verb in this process, outside Actions.
-func gns(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, code int) {
+func gns(t testing.TB, vars map[string]string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := cli.System()
@@ -43,7 +43,7 @@ type flow struct {
 	n     int64
 }
 
-func newFlow(t *testing.T, total int, labels ...string) *flow {
+func newFlow(t testing.TB, total int, labels ...string) *flow {
 	t.Helper()
 	r := actiontest.NewRepo(t)
 	f := &flow{r: r, agent: r.User(t, "agent", giteatest.PermWrite)}
@@ -71,7 +71,7 @@ func (f *flow) report(t *testing.T, args ...string) (string, string, int) {
 // guard runs the guard on every run the agent's writes recorded, in order,
 // and returns their results (runs the guard's own writes recorded are
 // taken and dropped: the guard skips its own user's events).
-func (f *flow) guard(t *testing.T, inputs ...string) []actiontest.Result {
+func (f *flow) guard(t testing.TB, inputs ...string) []actiontest.Result {
 	t.Helper()
 	var out []actiontest.Result
 	for _, d := range f.r.Runs.Pending(t) {

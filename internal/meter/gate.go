@@ -47,16 +47,19 @@ type gateCall struct {
 	login       login
 	repo        repository
 	iss         meterstore.Issue
-	st          *standing
+	cfg         config.Config
+	// st is the issue's standing, read for a spawn only.
+	st *standing
 }
 
 // maxGateRequest bounds a request's JSON: a report's result and texts.
 const maxGateRequest = 2 << 20
 
 // gateCaller authenticates the agent with its own token, as the meter
-// does, and reads the issue's standing. In the gated posture who may
-// write through the gate is who agents maps (docs/gate.md#who-may-use-it).
-func (m *Meter) gateCaller(ctx context.Context, token, owner, name string, n int64) (*gateCall, *metering.Refusal) {
+// does, and reads the repository's configuration, and with standing the
+// issue's standing. In the gated posture who may write through the gate
+// is who agents maps (docs/gate.md#who-may-use-it).
+func (m *Meter) gateCaller(ctx context.Context, token, owner, name string, n int64, standing bool) (*gateCall, *metering.Refusal) {
 	if !m.inScope(owner, name) {
 		return nil, m.outOfScope(owner, name)
 	}
@@ -75,10 +78,18 @@ func (m *Meter) gateCaller(ctx context.Context, token, owner, name string, n int
 		return nil, readFailed(n, err)
 	}
 	c.iss = meterstore.Issue{Repo: c.repo.key(), Number: n}
-	if c.st, err = m.standingOf(ctx, l.client, c.iss, c.repo.name); err != nil {
+	if standing {
+		c.st, err = m.standingOf(ctx, l.client, c.iss, c.repo.name)
+		if c.st != nil {
+			c.cfg = c.st.cfg
+		}
+	} else {
+		c.cfg, err = configOf(ctx, m.reader(l.client, c.repo.name))
+	}
+	if err != nil {
 		return nil, readFailed(n, err)
 	}
-	if ref := gatedAgent(c.st.cfg, l, c.repo.name); ref != nil {
+	if ref := gatedAgent(c.cfg, l, c.repo.name); ref != nil {
 		return nil, ref
 	}
 	return c, nil
@@ -94,22 +105,34 @@ func gatedAgent(cfg config.Config, l login, repo string) *metering.Refusal {
 	return l.mayNotSpend(cfg, repo)
 }
 
+// gateConn is the gate account's client of a repository and its login.
+type gateConn struct {
+	client port.Forge
+	self   string
+}
+
 // gateClient is the gate account's client of the call's repository, and
-// its login, which must be gate-account's.
+// its login, which must be gate-account's; kept LoginTTL a repository.
 func (m *Meter) gateClient(ctx context.Context, c *gateCall) (port.Forge, string, *metering.Refusal) {
-	fc, err := m.o.Gate.Connect(m.o.Server, m.o.Gate.Token, c.owner, c.name)
+	g, err := m.gates.get(strings.ToLower(c.owner+"/"+c.name), func() (gateConn, error) {
+		fc, err := m.o.Gate.Connect(m.o.Server, m.o.Gate.Token, c.owner, c.name)
+		if err != nil {
+			return gateConn{}, fmt.Errorf("the gate's Gitea client: %w", err)
+		}
+		self, err := fc.Self(ctx)
+		if err != nil {
+			return gateConn{}, fmt.Errorf("could not ask Gitea whose the gate's token is: %w", err)
+		}
+		return gateConn{client: fc, self: self}, nil
+	})
 	if err != nil {
-		return nil, "", unavailable("the gate's Gitea client", err)
+		return nil, "", unavailable("the gate", err)
 	}
-	self, err := fc.Self(ctx)
-	if err != nil {
-		return nil, "", unavailable("could not ask Gitea whose the gate's token is", err)
-	}
-	if want := c.st.cfg.GateAccount; !strings.EqualFold(self, want) {
+	if want := c.cfg.GateAccount; !strings.EqualFold(g.self, want) {
 		return nil, "", &metering.Refusal{Status: 503, Kind: metering.KindUnavailable, Rule: "gate-account", Message: fmt.Sprintf(
-			"the gate's token is %s's, but gate-account names %s: the operator starts the gate with %s's token", self, want, want)}
+			"the gate's token is %s's, but gate-account names %s: the operator starts the gate with %s's token", g.self, want, want)}
 	}
-	return fc, self, nil
+	return g.client, g.self, nil
 }
 
 // opened is an invocation the gate opened for login on the issue, or a

@@ -27,17 +27,17 @@ func (m *Meter) gateContext(w http.ResponseWriter, r *http.Request) {
 
 // entryLoad assembles issue n's entry load.
 func (m *Meter) entryLoad(ctx context.Context, token, owner, name string, n int64) (string, *metering.Refusal) {
-	c, ref := m.gateCaller(ctx, token, owner, name, n)
+	c, ref := m.gateCaller(ctx, token, owner, name, n, false)
 	if ref != nil {
 		return "", ref
 	}
-	rd := &live.Reader{Forge: c.login.client, Admin: c.login.client, Keys: ledger.ConfigKeys(c.st.cfg),
+	rd := &live.Reader{Forge: c.login.client, Admin: c.login.client, Keys: ledger.ConfigKeys(c.cfg),
 		Where: live.Where{Verb: "context", Server: m.o.Server, Repo: c.repo.name, Token: "the agent's token", Needs: scopes.Agent.Needs()}}
-	iss, err := briefing.Read(ctx, rd, n, c.st.cfg)
+	iss, err := briefing.Read(ctx, rd, n, c.cfg)
 	if err != nil {
 		return "", refusalOf(err)
 	}
-	res, err := briefing.Assemble(ctx, briefing.Request{Issue: iss, Config: c.st.cfg, Now: m.o.Now})
+	res, err := briefing.Assemble(ctx, briefing.Request{Issue: iss, Config: c.cfg, Now: m.o.Now})
 	if err != nil {
 		return "", refusalOf(err)
 	}

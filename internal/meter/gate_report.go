@@ -42,7 +42,7 @@ func (m *Meter) gateReport(w http.ResponseWriter, r *http.Request) {
 // signature, the receipt and the cascade log from the store.
 func (m *Meter) report(ctx context.Context, token, owner, name string, n int64, g meterclient.GateReport) (
 	*agentwrite.ReportResult, *metering.Refusal) {
-	c, ref := m.gateCaller(ctx, token, owner, name, n)
+	c, ref := m.gateCaller(ctx, token, owner, name, n, false)
 	if ref != nil {
 		return nil, ref
 	}
@@ -71,8 +71,8 @@ func (m *Meter) report(ctx context.Context, token, owner, name string, n int64, 
 		return nil, ref
 	}
 	rd := live.Open(live.Dial{Verb: "gate", Server: m.o.Server, Repo: c.repo.name, TokenSource: "the gate's token"}, fc)
-	rd.Where.Scopes, rd.Keys = scopes.Join(scopes.Of("report")), ledger.ConfigKeys(c.st.cfg)
-	conn := agentwrite.Conn{Reader: rd, Client: fc, Config: c.st.cfg, Counter: m.counter(c.st.cfg.Encoding), Self: self, Now: m.o.Now,
+	rd.Where.Scopes, rd.Keys = scopes.Join(scopes.Of("report")), ledger.ConfigKeys(c.cfg)
+	conn := agentwrite.Conn{Reader: rd, Client: fc, Config: c.cfg, Counter: m.counter(c.cfg.Encoding), Self: self, Now: m.o.Now,
 		Attest: func(n int64, rep handoff.Report, comment string) string {
 			return m.o.Key.Attest(receipt.Attestation{Repo: c.repo.name, Issue: n, Login: c.login.name, Agent: rep.Agent, Invocation: rep.Invocation}, comment)
 		}}

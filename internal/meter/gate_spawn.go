@@ -51,17 +51,17 @@ func (m *Meter) spawn(ctx context.Context, token, owner, name string, n int64, s
 		return out, &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "gate-request",
 			Message: fmt.Sprintf("agent %q: an agent's name is given, without spaces or |", sp.Agent)}
 	}
-	c, ref := m.gateCaller(ctx, token, owner, name, n)
+	c, ref := m.gateCaller(ctx, token, owner, name, n, true)
 	if ref != nil {
 		return out, ref
 	}
 	if c.st.Refusal != nil {
 		return out, c.st.Refusal
 	}
-	judge := metering.Spawn{Root: sp.Parent == "", Agent: sp.Agent, Estimate: sp.Estimate, Allowed: c.st.cfg.AllowedAgents}
+	judge := metering.Spawn{Root: sp.Parent == "", Agent: sp.Agent, Estimate: sp.Estimate, Allowed: c.cfg.AllowedAgents}
 	depth := c.st.Depth
 	if judge.Root {
-		if !access.ActsAs(c.st.cfg.Agents, c.login.name, sp.Agent) {
+		if !access.ActsAs(c.cfg.Agents, c.login.name, sp.Agent) {
 			return out, &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated",
 				Message: fmt.Sprintf("%s may not open an invocation as agent %q (the setting agents)", c.login.name, sp.Agent)}
 		}

@@ -28,11 +28,10 @@ func (m *Meter) standingOf(ctx context.Context, c Client, iss meterstore.Issue, 
 	key := iss.Repo + "#" + strconv.FormatInt(iss.Number, 10)
 	return m.issues.get(key, func() (*standing, error) {
 		rd := m.reader(c, repo)
-		res, _, err := rd.Config(ctx, nil, live.ConfigOptions{})
+		cfg, err := configOf(ctx, rd)
 		if err != nil {
 			return nil, err
 		}
-		cfg := res.Config
 		rd.Keys = ledger.ConfigKeys(cfg)
 		s, err := rd.Read(ctx, iss.Number, live.ReadOptions{Window: cfg.RecentWindow()})
 		if err != nil {
@@ -81,4 +80,10 @@ func recorded(cp *checkpoint.Checkpoint) []string {
 		}
 	}
 	return out
+}
+
+// configOf is the repository's configuration, read through rd.
+func configOf(ctx context.Context, rd *live.Reader) (config.Config, error) {
+	res, _, err := rd.Config(ctx, nil, live.ConfigOptions{})
+	return res.Config, err
 }

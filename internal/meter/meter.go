@@ -80,6 +80,7 @@ type Meter struct {
 	logins   *cache[login]
 	repos    *cache[repository]
 	issues   *cache[*standing]
+	gates    *cache[gateConn]
 	counters sync.Map // tokens.Encoding → *tokens.Counter
 	logMu    sync.Mutex
 	metrics  *metrics // nil: no MetricsToken
@@ -129,6 +130,7 @@ func New(o Options) (*Meter, error) {
 		// No overall timeout: a stream lasts while the model writes.
 		upstream: up,
 		logins:   newCache[login](o.LoginTTL, o.Now),
+		gates:    newCache[gateConn](o.LoginTTL, o.Now),
 		repos:    newCache[repository](o.IssueTTL, o.Now),
 		issues:   newCache[*standing](o.IssueTTL, o.Now),
 	}, nil
