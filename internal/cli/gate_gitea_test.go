@@ -149,7 +149,7 @@ func TestGatedMCPOnGitea(t *testing.T) {
 	}
 	tr := plan(mcpclient.Call{Name: "spawn", Arguments: with(map[string]any{"agent": "lead-developer", "estimate": 4000})},
 		mcpclient.Call{Name: "context", Arguments: where})
-	if len(tr.Tools) != 3 || len(tr.Calls) != 2 || tr.Calls[0].Result == nil || tr.Calls[0].Result.IsError {
+	if len(tr.Tools) != 4 || len(tr.Calls) != 2 || tr.Calls[0].Result == nil || tr.Calls[0].Result.IsError {
 		t.Fatalf("the gate's MCP server: %s", tr.Raw)
 	}
 	root, _ := tr.Calls[0].Result.StructuredContent["invocation"].(string)
@@ -176,5 +176,22 @@ func TestGatedMCPOnGitea(t *testing.T) {
 	cs := g.r.Comments(t, g.n)
 	if last := cs[len(cs)-1]; last.User.Login != g.gate.Login || !strings.Contains(last.Body, "`"+g.reader.Login+"`, through the gate") {
 		t.Errorf("the result by %s:\n%s", last.User.Login, last.Body)
+	}
+	tr = plan(mcpclient.Call{Name: "subissue", Arguments: with(map[string]any{"invocation": root, "agent": "tester", "title": "limiter tests",
+		"task": "Write the limiter's tests.", "budget": 4000, "estimate": 1500})},
+		mcpclient.Call{Name: "subissue", Arguments: with(map[string]any{"invocation": root, "agent": "tester", "title": "too big",
+			"task": "Everything.", "budget": 29000, "estimate": 1500})})
+	sub, _ := tr.Calls[0].Result.StructuredContent["issue"].(float64)
+	if r := tr.Calls[1].Result; sub == 0 || r == nil || !r.IsError || !strings.Contains(r.Text(), "next-over-budget") {
+		t.Fatalf("sub-issues: %s\n%s", tr.Raw, g.rm.log)
+	}
+	opened := g.r.Issue(t, int64(sub))
+	if !strings.Contains(opened.Body, "by invocation "+root) || !strings.Contains(opened.Body, "depth: 2") {
+		t.Errorf("the sub-issue's body:\n%s", opened.Body)
+	}
+	for _, run := range g.guard(t) {
+		if run.Code != 0 {
+			t.Errorf("a guard run on the gate's writes failed: %s", run)
+		}
 	}
 }

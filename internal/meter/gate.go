@@ -36,6 +36,7 @@ func (m *Meter) gateRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/spawn", m.gateSpawn)
 	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/report", m.gateReport)
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/gate/context", m.gateContext)
+	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/subissue", m.gateSubIssue)
 	mux.Handle("/mcp", m.gateMCP())
 }
 

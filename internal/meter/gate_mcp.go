@@ -28,6 +28,10 @@ type (
 		mcpWhere
 		meterclient.GateReport
 	}
+	mcpSubIssue struct {
+		mcpWhere
+		meterclient.GateSubIssue
+	}
 )
 
 // gateMCP serves the tools spawn, report and context over MCP's
@@ -47,6 +51,13 @@ func (m *Meter) gateMCP() http.Handler {
 			owner, name := splitRepo(in.Repo)
 			res, ref := m.report(ctx, mcpToken(req), owner, name, in.Issue, in.GateReport)
 			return toolResult(map[string]any{"result": res}, ref, res)
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "subissue", Description: "Open a sub-issue under an invocation you hold: its own task and budget " +
+		"(at most half of what remains), one level deeper, for an agent allowed; the gate writes it."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in mcpSubIssue) (*mcp.CallToolResult, any, error) {
+			owner, name := splitRepo(in.Repo)
+			out, ref := m.subIssue(ctx, mcpToken(req), owner, name, in.Issue, in.GateSubIssue)
+			return toolResult(out, ref, nil)
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "context", Description: "The issue's entry load: what an agent reads before it starts."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in mcpWhere) (*mcp.CallToolResult, any, error) {

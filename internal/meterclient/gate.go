@@ -150,3 +150,24 @@ func (c Client) post(ctx context.Context, path string, v any) ([]byte, error) {
 	}
 	return data, ref
 }
+
+// GateSubIssue asks the gate for a sub-issue under an invocation of the
+// issue the caller holds (docs/gate.md#sub-issues).
+type GateSubIssue struct {
+	Invocation string `json:"invocation"`
+	Agent      string `json:"agent"`
+	Title      string `json:"title"`
+	Task       string `json:"task"`
+	Budget     int64  `json:"budget"`
+	Estimate   int64  `json:"estimate"`
+}
+
+// GateSubIssued is the sub-issue the gate opened.
+type GateSubIssued struct {
+	Issue int64 `json:"issue"`
+	// Invocation is the opening in the parent's tree.
+	Invocation string   `json:"invocation"`
+	Depth      int64    `json:"depth"`
+	Budget     int64    `json:"budget"`
+	Labels     []string `json:"labels"`
+}
