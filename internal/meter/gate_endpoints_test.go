@@ -3,6 +3,7 @@ package meter
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,5 +118,48 @@ func TestGateReports(t *testing.T) {
 		t.Errorf("the header does not name the login:\n%s", c.Body)
 	case !strings.Contains(c.Body, "### Cascade Log") || !strings.Contains(c.Body, child.Invocation):
 		t.Errorf("no cascade log of the child:\n%s", c.Body)
+	}
+}
+
+// TestGateSubIssues: a sub-issue is opened by the gate's account under an
+// invocation the caller holds, with its checkpoint one level deeper and
+// the parent's cascade label; one over half of what remains, one past the
+// cascade limit, or one whose task carries the agent's token writes
+// nothing.
+func TestGateSubIssues(t *testing.T) {
+	r := gatedRig(t)
+	_, root, _ := spawnAt(t, r, agentToken1, meterclient.GateSpawn{Agent: "code-reviewer", Estimate: 3500})
+	_, child, _ := spawnAt(t, r, agentToken1, meterclient.GateSpawn{Parent: root.Invocation, Agent: "tester", Estimate: 100})
+	ask := func(req meterclient.GateSubIssue) (int, string) {
+		data, _ := json.Marshal(req)
+		resp, text := post(t, r.srv.URL+"/acme/app/issues/7/gate/subissue", agentToken1, string(data))
+		return resp.StatusCode, text
+	}
+	status, text := ask(meterclient.GateSubIssue{Invocation: root.Invocation, Agent: "tester", Title: "tests", Task: "Test the limiter.",
+		Budget: 4000, Estimate: 1500})
+	var out meterclient.GateSubIssued
+	if status != 201 || json.Unmarshal([]byte(text), &out) != nil || out.Depth != 2 {
+		t.Fatalf("the sub-issue: %d %s", status, text)
+	}
+	opened := r.gitea.Issue(out.Issue)
+	if !strings.Contains(opened.Body, "Opened through the gate for `coder` by invocation "+root.Invocation) ||
+		!slices.Contains(opened.LabelNames(), "cascade::depth-2") {
+		t.Errorf("sub-issue #%d: labels %v\n%s", out.Issue, opened.LabelNames(), opened.Body)
+	}
+	for name, tc := range map[string]struct {
+		req  meterclient.GateSubIssue
+		want string
+	}{
+		"over half":      {meterclient.GateSubIssue{Invocation: root.Invocation, Agent: "tester", Title: "t", Task: "x", Budget: 6901}, "next-over-budget"},
+		"past the limit": {meterclient.GateSubIssue{Invocation: child.Invocation, Agent: "tester", Title: "t", Task: "x", Budget: 10}, "depth-exceeded"},
+		"a token":        {meterclient.GateSubIssue{Invocation: root.Invocation, Agent: "tester", Title: "t", Task: "use " + agentToken1, Budget: 10}, "the agent's token"},
+		"unopened":       {meterclient.GateSubIssue{Invocation: "gate-forged", Agent: "tester", Title: "t", Task: "x", Budget: 10}, "gate-unopened"},
+	} {
+		if status, text := ask(tc.req); status/100 != 4 || !strings.Contains(text, tc.want) || strings.Contains(text, agentToken1) {
+			t.Errorf("%s: %d %s", name, status, text)
+		}
+	}
+	if next := r.gitea.Issue(out.Issue + 1); next.Number != 0 {
+		t.Errorf("a refused sub-issue was opened: #%d", next.Number)
 	}
 }

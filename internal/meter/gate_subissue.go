@@ -11,6 +11,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/metering"
 	"github.com/gns-guard/gns-guard/internal/meterstore"
+	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
 // gateSubIssue answers POST /OWNER/NAME/issues/N/gate/subissue
@@ -39,6 +40,11 @@ func (m *Meter) subIssue(ctx context.Context, token, owner, name string, n int64
 	var out meterclient.GateSubIssued
 	if ref := checkSubIssue(req); ref != nil {
 		return out, ref
+	}
+	held := secrets.New(secrets.Secret{Name: "the gate's token", Value: m.o.Gate.Token}, secrets.Secret{Name: "the agent's token", Value: token})
+	if f, ok := held.Find(req.Title + "\n" + req.Task); ok {
+		return out, &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "gate-request",
+			Message: fmt.Sprintf("the sub-issue's title or task holds %s: remove it; nothing was written", f)}
 	}
 	c, ref := m.gateCaller(ctx, token, owner, name, n, true)
 	if ref != nil {
@@ -73,6 +79,9 @@ func (m *Meter) subIssue(ctx context.Context, token, owner, name string, n int64
 	return m.openSubIssue(ctx, c, s, o.Invocation)
 }
 
+// maxSubIssueTask bounds a sub-issue's task: what every agent on it loads.
+const maxSubIssueTask = 16 << 10
+
 // checkSubIssue refuses a request the gate cannot read.
 func checkSubIssue(req meterclient.GateSubIssue) *metering.Refusal {
 	invalid := func(format string, args ...any) *metering.Refusal {
@@ -83,6 +92,9 @@ func checkSubIssue(req meterclient.GateSubIssue) *metering.Refusal {
 		return invalid("agent %q: an agent's name is given, without spaces or |", req.Agent)
 	case strings.TrimSpace(req.Title) == "" || strings.TrimSpace(req.Task) == "":
 		return invalid("a sub-issue needs a title and a task")
+	case len(req.Title) > 255 || len(req.Task) > maxSubIssueTask:
+		return invalid("a sub-issue's title is at most 255 bytes and its task %d KiB: the task says what to do, the results go in comments",
+			maxSubIssueTask>>10)
 	case req.Budget <= 0 || req.Estimate < 0 || req.Estimate > req.Budget:
 		return invalid("the budget (%d) must be above 0, and the estimate (%d) from 0 to the budget", req.Budget, req.Estimate)
 	}
