@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
+	"github.com/gns-guard/gns-guard/internal/testkit/mcpclient"
 	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
@@ -194,5 +196,48 @@ func TestGatedStatusShowsTheTreeOnGitea(t *testing.T) {
 	if codeDown != code || !strings.Contains(down, fmt.Sprintf("#%d: the meter could not be read: could not reach the meter", g.n)) ||
 		!strings.Contains(down, fmt.Sprintf("#%d ", g.n)) {
 		t.Errorf("with the meter down: exit %d (was %d)\n%s\n%s", codeDown, code, down, errDown)
+	}
+}
+
+// TestGatedSpawnToolOnGitea: `gns-guard mcp` (the built binary, driven by
+// the official TypeScript client) serves spawn. Run with the read-only
+// agent's token, it opens a sub-agent under the agent's root through the
+// gate, is refused one over half of what remains (an error result naming
+// the rule), and its status tool then shows both invocations.
+func TestGatedSpawnToolOnGitea(t *testing.T) {
+	t.Parallel()
+	g := newGatedFlow(t)
+	root := g.spawn(t, "", "lead-developer", 8000)
+	on := func(args map[string]any) map[string]any {
+		args["issue"], args["guard_user"] = g.n, g.r.Bot
+		return args
+	}
+	tr := mcpclient.Run(t, mcpclient.Plan{
+		Command: actiontest.Binary(t),
+		Args:    []string{"mcp", "--server", g.r.S.URL, "--repo", g.r.Owner + "/" + g.r.Name},
+		Env:     map[string]string{"GITEA_TOKEN": g.reader.Token, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")},
+		Calls: []mcpclient.Call{
+			{Name: "spawn", Arguments: on(map[string]any{"parent": root.Invocation, "agent": "code-reviewer", "estimate": 3000})},
+			{Name: "spawn", Arguments: on(map[string]any{"parent": root.Invocation, "agent": "tester", "estimate": 20000})},
+			{Name: "status", Arguments: map[string]any{"guard_user": g.r.Bot}},
+		},
+	})
+	if len(tr.Calls) != 3 {
+		t.Fatalf("%d calls answered, want 3\n%s", len(tr.Calls), strings.Join(tr.Stderr, "\n"))
+	}
+	for i, c := range tr.Calls {
+		t.Logf("call %d: %s", i, c)
+	}
+	opened := tr.Calls[0].Result
+	if opened == nil || opened.IsError || opened.StructuredContent["parent"] != root.Invocation || opened.StructuredContent["depth"] != 2.0 {
+		t.Fatalf("the spawn tool: %s\n%s", tr.Calls[0], g.rm.log)
+	}
+	if refused := tr.Calls[1].Result; refused == nil || !refused.IsError || !strings.Contains(refused.Text(), "next-over-budget") {
+		t.Errorf("a spawn over half of what remains: %s", tr.Calls[1])
+	}
+	st := tr.Calls[2].Result
+	if st == nil || !strings.Contains(st.Text(), `"invocation": "`+root.Invocation+`"`) ||
+		!strings.Contains(st.Text(), `"invocation": "`+opened.StructuredContent["invocation"].(string)+`"`) {
+		t.Errorf("the status tool does not show the tree: %s", tr.Calls[2])
 	}
 }

@@ -75,7 +75,7 @@ func callTool(t testing.TB, cs *mcp.ClientSession, name string, args map[string]
 	return c
 }
 
-// TestMCPTools: the server lists exactly the six agent-facing tools, each
+// TestMCPTools: the server lists exactly the seven agent-facing tools, each
 // schema made from its verb's flags: no secret or connection flag and no
 // --format, the synopsis's required flags, the types and choices of the
 // flags and of the settings table.
@@ -107,7 +107,7 @@ func TestMCPTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"check", "context", "history", "recover", "report", "status"}; !slices.Equal(names, want) {
+	if want := []string{"check", "context", "history", "recover", "report", "spawn", "status"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	required := func(tool string) []string {
@@ -120,6 +120,9 @@ func TestMCPTools(t *testing.T) {
 	}
 	if got, want := required("report"), []string{"action", "agent", "consumed", "issue", "repo"}; !slices.Equal(got, want) {
 		t.Errorf("report requires %v, want %v", got, want)
+	}
+	if got, want := required("spawn"), []string{"agent", "estimate", "issue", "repo"}; !slices.Equal(got, want) {
+		t.Errorf("spawn requires %v, want %v", got, want)
 	}
 	if _, ok := schemas["context"]["required"]; ok {
 		t.Errorf("context requires %v; --repo and --body are alternatives", schemas["context"]["required"])
@@ -134,6 +137,8 @@ func TestMCPTools(t *testing.T) {
 		{"report", "next_agent", "string", ""},
 		{"report", "status", "string", "ok failed"},
 		{"report", "dry_run", "boolean", ""},
+		{"spawn", "estimate", "integer", ""},
+		{"spawn", "parent", "string", ""},
 		{"context", "file", "array", ""},
 		{"context", "size", "string", "tiny small medium large"},
 		{"check", "prune_threshold", "number", ""},
