@@ -2,18 +2,22 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gns-guard/gns-guard/internal/dashboard"
 	"github.com/gns-guard/gns-guard/internal/forge"
 	"github.com/gns-guard/gns-guard/internal/meter"
 	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 	"github.com/gns-guard/gns-guard/internal/testkit/mcpclient"
+	"github.com/gns-guard/gns-guard/internal/tokens"
 )
 
 // gatedFlow is an issue in the gated posture on the real server: the
@@ -193,5 +197,117 @@ func TestGatedMCPOnGitea(t *testing.T) {
 		if run.Code != 0 {
 			t.Errorf("a guard run on the gate's writes failed: %s", run)
 		}
+	}
+}
+
+// TestGatedStatusShowsTheTreeOnGitea: in the gated posture `status`
+// shows the issue's invocations from the meter, read with status's own
+// token (here the read-only agent's): the root, and its sub-agent
+// indented under it with what the meter charged for its call. With the
+// meter down it says so on the issue's line and still lists the issue.
+func TestGatedStatusShowsTheTreeOnGitea(t *testing.T) {
+	t.Parallel()
+	g := newGatedFlow(t)
+	root := g.spawn(t, "", "lead-developer", 8000)
+	child := g.spawn(t, root.Invocation, "code-reviewer", 3000)
+	g.rm.prov.Output.Store(300)
+	if status, body := g.rm.chat(t, g.r, g.reader.Token, g.n, child.Invocation, 400, false); status != 200 {
+		t.Fatalf("a call in the sub-agent: %d %s\n%s", status, body, g.rm.log)
+	}
+	tree, err := meterclient.Client{Base: g.rm.URL, Token: g.reader.Token}.Tree(t.Context(), g.r.Owner+"/"+g.r.Name, g.n)
+	if err != nil || len(tree.Invocations) != 2 || tree.Invocations[1].Tokens == 0 || tree.Invocations[1].Calls != 1 {
+		t.Fatalf("the meter's tree: %v %+v", err, tree)
+	}
+	charged := tree.Invocations[1].Tokens
+
+	out, errOut, code := status(t, g.r, g.r.S.URL, g.reader.Token)
+	t.Logf("status, exit %d:\n%s", code, out)
+	line := func(inv string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, inv) {
+				return l
+			}
+		}
+		t.Fatalf("status does not show %s: exit %d\n%s\n%s", inv, code, out, errOut)
+		return ""
+	}
+	rootLine, childLine := line(root.Invocation), line(child.Invocation)
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
+	if !strings.Contains(out, fmt.Sprintf("#%d:\n%s", g.n, rootLine)) || indent(childLine) <= indent(rootLine) {
+		t.Errorf("the sub-agent is not under its root:\n%s", out)
+	}
+	for l, want := range map[string][]string{
+		rootLine:  {"lead-developer", "as " + g.reader.Login, "depth 1", "estimate 8,000", "charged nothing yet"},
+		childLine: {"code-reviewer", "as " + g.reader.Login, "depth 2", "estimate 3,000", "charged " + tokens.Format(charged) + " tokens in 1 call"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(l, w) {
+				t.Errorf("%q lacks %q", l, w)
+			}
+		}
+	}
+
+	js, _, _ := status(t, g.r, g.r.S.URL, g.reader.Token, "--format", "json")
+	var rows []struct {
+		Gate *dashboard.Gate `json:"gate"`
+	}
+	if err := json.Unmarshal([]byte(js), &rows); err != nil || len(rows) != 1 || rows[0].Gate == nil || len(rows[0].Gate.Invocations) != 2 ||
+		rows[0].Gate.Invocations[1].Parent != root.Invocation || rows[0].Gate.Invocations[1].Tokens != charged {
+		t.Errorf("status --format json: %v\n%s", err, js)
+	}
+	md, _, _ := status(t, g.r, g.r.S.URL, g.reader.Token, "--format", "markdown")
+	if !strings.Contains(md, "  - lead-developer as "+g.reader.Login+", "+root.Invocation) ||
+		!strings.Contains(md, "    - code-reviewer as "+g.reader.Login+", "+child.Invocation) {
+		t.Errorf("status --format markdown:\n%s", md)
+	}
+
+	g.rm.stop()
+	down, errDown, codeDown := status(t, g.r, g.r.S.URL, g.reader.Token)
+	if codeDown != code || !strings.Contains(down, fmt.Sprintf("#%d: the meter could not be read: could not reach the meter", g.n)) ||
+		!strings.Contains(down, fmt.Sprintf("#%d ", g.n)) {
+		t.Errorf("with the meter down: exit %d (was %d)\n%s\n%s", codeDown, code, down, errDown)
+	}
+}
+
+// TestGatedSpawnToolOnGitea: `gns-guard mcp` (the built binary, driven by
+// the official TypeScript client) serves spawn. Run with the read-only
+// agent's token, it opens a sub-agent under the agent's root through the
+// gate, is refused one over half of what remains (an error result naming
+// the rule), and its status tool then shows both invocations.
+func TestGatedSpawnToolOnGitea(t *testing.T) {
+	t.Parallel()
+	g := newGatedFlow(t)
+	root := g.spawn(t, "", "lead-developer", 8000)
+	on := func(args map[string]any) map[string]any {
+		args["issue"], args["guard_user"] = g.n, g.r.Bot
+		return args
+	}
+	tr := mcpclient.Run(t, mcpclient.Plan{
+		Command: actiontest.Binary(t),
+		Args:    []string{"mcp", "--server", g.r.S.URL, "--repo", g.r.Owner + "/" + g.r.Name},
+		Env:     map[string]string{"GITEA_TOKEN": g.reader.Token, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")},
+		Calls: []mcpclient.Call{
+			{Name: "spawn", Arguments: on(map[string]any{"parent": root.Invocation, "agent": "code-reviewer", "estimate": 3000})},
+			{Name: "spawn", Arguments: on(map[string]any{"parent": root.Invocation, "agent": "tester", "estimate": 20000})},
+			{Name: "status", Arguments: map[string]any{"guard_user": g.r.Bot}},
+		},
+	})
+	if len(tr.Calls) != 3 {
+		t.Fatalf("%d calls answered, want 3\n%s", len(tr.Calls), strings.Join(tr.Stderr, "\n"))
+	}
+	for i, c := range tr.Calls {
+		t.Logf("call %d: %s", i, c)
+	}
+	opened := tr.Calls[0].Result
+	if opened == nil || opened.IsError || opened.StructuredContent["parent"] != root.Invocation || opened.StructuredContent["depth"] != 2.0 {
+		t.Fatalf("the spawn tool: %s\n%s", tr.Calls[0], g.rm.log)
+	}
+	if refused := tr.Calls[1].Result; refused == nil || !refused.IsError || !strings.Contains(refused.Text(), "next-over-budget") {
+		t.Errorf("a spawn over half of what remains: %s", tr.Calls[1])
+	}
+	st := tr.Calls[2].Result
+	if st == nil || !strings.Contains(st.Text(), `"invocation": "`+root.Invocation+`"`) ||
+		!strings.Contains(st.Text(), `"invocation": "`+opened.StructuredContent["invocation"].(string)+`"`) {
+		t.Errorf("the status tool does not show the tree: %s", tr.Calls[2])
 	}
 }

@@ -28,6 +28,9 @@ var mcpTools = []mcpTool{
 	{name: "report", about: "The exit protocol: post the agent's result comment (header and footer), patch the checkpoint compare-and-swap and " +
 		"set the labels. Refuses (an error result with the findings, nothing written) what the guard would fail; a retry with the same invocation " +
 		"writes nothing twice."},
+	{name: "spawn", about: "In the gated posture, ask the gate for an invocation: a root for your own agent, or a sub-agent under parent. " +
+		"Refused (an error result naming the rule) past the cascade limit, for an agent not allowed, or an estimate over half of what remains; " +
+		"the answer names the invocation and the providers' base URLs its calls use."},
 	{name: "check", file: true, about: "Validate an issue body or a bare checkpoint offline and run the guard's decision on it: the findings " +
 		"(an error result when there is a violation), the labels and the writes the guard would make."},
 	{name: "recover", about: "A proposed checkpoint rebuilt from the guard's ledger and the agents' footers; with apply, written into the body " +

@@ -71,7 +71,7 @@ func TestMCPClient(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"check", "context", "history", "recover", "report", "status"}; !slices.Equal(names, want) {
+	if want := []string{"check", "context", "history", "recover", "report", "spawn", "status"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 	if tr.Capabilities["tools"] == nil || len(tr.TransportErrors) > 0 {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +77,7 @@ func callTool(t testing.TB, cs *mcp.ClientSession, name string, args map[string]
 	return c
 }
 
-// TestMCPTools: the server lists exactly the six agent-facing tools, each
+// TestMCPTools: the server lists exactly the seven agent-facing tools, each
 // schema made from its verb's flags: no secret or connection flag and no
 // --format, the synopsis's required flags, the types and choices of the
 // flags and of the settings table.
@@ -107,7 +109,7 @@ func TestMCPTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"check", "context", "history", "recover", "report", "status"}; !slices.Equal(names, want) {
+	if want := []string{"check", "context", "history", "recover", "report", "spawn", "status"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	required := func(tool string) []string {
@@ -120,6 +122,9 @@ func TestMCPTools(t *testing.T) {
 	}
 	if got, want := required("report"), []string{"action", "agent", "consumed", "issue", "repo"}; !slices.Equal(got, want) {
 		t.Errorf("report requires %v, want %v", got, want)
+	}
+	if got, want := required("spawn"), []string{"agent", "estimate", "issue", "repo"}; !slices.Equal(got, want) {
+		t.Errorf("spawn requires %v, want %v", got, want)
 	}
 	if _, ok := schemas["context"]["required"]; ok {
 		t.Errorf("context requires %v; --repo and --body are alternatives", schemas["context"]["required"])
@@ -134,6 +139,8 @@ func TestMCPTools(t *testing.T) {
 		{"report", "next_agent", "string", ""},
 		{"report", "status", "string", "ok failed"},
 		{"report", "dry_run", "boolean", ""},
+		{"spawn", "estimate", "integer", ""},
+		{"spawn", "parent", "string", ""},
 		{"context", "file", "array", ""},
 		{"context", "size", "string", "tiny small medium large"},
 		{"check", "prune_threshold", "number", ""},
@@ -302,8 +309,12 @@ func TestMCPConfigExamples(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		k, ok := kilo.MCP["gns-guard"]
-		if !ok || k.Type != "local" || len(k.Command) < 2 || k.Command[0] != "gns-guard" || k.Command[1] != "mcp" || (k.Enabled != nil && !*k.Enabled) {
+		if !ok || k.Type != "local" || len(k.Command) < 2 || k.Command[0] != "gns-guard" || k.Command[1] != "mcp" {
 			t.Fatalf("%s: %+v", name, kilo)
+		}
+		// The example switches it off for the gated entry (TestKiloGatedEntry).
+		if gate, gated := kilo.MCP["gns-gate"]; k.Enabled != nil && !*k.Enabled && (!gated || gate.Enabled == nil || !*gate.Enabled) {
+			t.Errorf("%s: the stdio server is off, and no gated one is on: %+v", name, kilo)
 		}
 		mcpArgsParse(t, name, k.Command[2:])
 		for key := range k.Environment {
@@ -335,4 +346,65 @@ func withoutLineComments(text string) string {
 		}
 	}
 	return b.String()
+}
+
+// kiloServer is a server of a Kilo configuration's mcp map.
+type kiloServer struct {
+	Type    string
+	URL     string
+	Headers map[string]string
+	OAuth   *bool
+	Enabled *bool
+}
+
+// TestKiloGatedEntry: the shipped Kilo configuration declares the gate as a
+// remote server at the meter's /mcp, switched on, with no header (no token
+// is committed) and OAuth off; the user's entry it documents, in the file's
+// comment and in docs/mcp.md, is the same server with the agent's token as
+// a bearer header from the environment, which Kilo expands there only.
+func TestKiloGatedEntry(t *testing.T) {
+	text := readTestdata(t, "examples/.kilo/kilo.jsonc")
+	var file struct{ MCP map[string]kiloServer }
+	if err := json.Unmarshal([]byte(withoutLineComments(text)), &file); err != nil {
+		t.Fatal(err)
+	}
+	gate, ok := file.MCP["gns-gate"]
+	u, err := url.Parse(gate.URL)
+	if !ok || gate.Type != "remote" || err != nil || u.Scheme != "https" || u.Path != "/mcp" || gate.Enabled == nil || !*gate.Enabled ||
+		gate.OAuth == nil || *gate.OAuth || len(gate.Headers) != 0 {
+		t.Fatalf("the gated entry: %+v", gate)
+	}
+	if stdio := file.MCP["gns-guard"]; stdio.Enabled == nil || *stdio.Enabled {
+		t.Errorf("both servers are on: %+v", file.MCP)
+	}
+
+	// The user's entry, as the file's comment shows it.
+	var comment []string
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "//   "); ok {
+			comment = append(comment, rest)
+		}
+	}
+	doc := readTestdata(t, "docs/mcp.md")
+	_, section, _ := strings.Cut(doc, "## Through the gate")
+	section, _, _ = strings.Cut(section, "\n## ")
+	snippets := strings.Split(section, "```jsonc\n")
+	if len(snippets) != 3 {
+		t.Fatalf("docs/mcp.md: %d jsonc snippets through the gate, want 2", len(snippets)-1)
+	}
+	project, _, _ := strings.Cut(snippets[1], "```")
+	user, _, _ := strings.Cut(snippets[2], "```")
+	for name, entry := range map[string]string{"the comment of examples/.kilo/kilo.jsonc": strings.Join(comment, "\n"), "docs/mcp.md": user} {
+		var cfg struct{ MCP map[string]kiloServer }
+		if err := json.Unmarshal([]byte(entry), &cfg); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, entry)
+		}
+		if k := cfg.MCP["gns-gate"]; k.Type != "remote" || k.URL != gate.URL || k.Headers["Authorization"] != "Bearer {env:GITEA_TOKEN}" {
+			t.Errorf("%s: the user's entry %+v", name, k)
+		}
+	}
+	var shown struct{ MCP map[string]kiloServer }
+	if err := json.Unmarshal([]byte(project), &shown); err != nil || !reflect.DeepEqual(shown.MCP["gns-gate"], gate) {
+		t.Errorf("docs/mcp.md shows %+v (%v), the example holds %+v", shown.MCP["gns-gate"], err, gate)
+	}
 }

@@ -87,6 +87,7 @@ func runStatus(ctx context.Context, o *statusOptions, env Env) error {
 			// A note, never a failure of status.
 			fmt.Fprintf(env.Stderr, "gns-guard: status: the meter at %s did not say what it metered: %v\n", base, err)
 		}
+		dashboard.FillTrees(ctx, set.Config, token, o.repo, res)
 	}
 	out, err := dashboard.Render(res, o.format, env.Getenv("GITHUB_ACTIONS") == "true")
 	if err != nil {

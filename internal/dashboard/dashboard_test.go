@@ -106,14 +106,16 @@ func TestMarkdownKeepsUntrustedTextInert(t *testing.T) {
 var giteaReference = regexp.MustCompile(`(?:\s|^|\(|\[|\'|\")([#!][0-9]+)(?:\s|$|\)|\]|\'|\"|[:;,.?!]\s|[:;,.?!]$)`)
 
 func TestBodyReferencesNoIssue(t *testing.T) {
-	body := Body(sample(), "v1")
-	// What Gitea's Markdown stripper keeps: no fenced blocks, no code
-	// spans, escapes resolved.
-	text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(body, "")
-	text = regexp.MustCompile("`[^`]*`").ReplaceAllString(text, "")
-	text = strings.ReplaceAll(text, `\`, "")
-	if m := giteaReference.FindAllString(text, -1); len(m) > 0 {
-		t.Errorf("the body references %q:\n%s", m, body)
+	for _, r := range []*Result{sample(), gatedSample()} {
+		body := Body(r, "v1")
+		// What Gitea's Markdown stripper keeps: no fenced blocks, no code
+		// spans, escapes resolved.
+		text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(body, "")
+		text = regexp.MustCompile("`[^`]*`").ReplaceAllString(text, "")
+		text = strings.ReplaceAll(text, `\`, "")
+		if m := giteaReference.FindAllString(text, -1); len(m) > 0 {
+			t.Errorf("the body references %q:\n%s", m, body)
+		}
 	}
 }
 

@@ -78,7 +78,7 @@ func Text(r *Result) string {
 			}
 		}
 	}
-	return b.String()
+	return b.String() + gateText(r)
 }
 
 // Markdown renders the rows as a Markdown table, safe to publish: issue
@@ -86,7 +86,7 @@ func Text(r *Result) string {
 // issues.
 func Markdown(r *Result) string {
 	s, _ := markdownTable(r, 0)
-	return s
+	return s + gateMarkdown(r)
 }
 
 // markdownTable fits most bytes (0: no limit) and counts rows left out.
@@ -145,14 +145,19 @@ func markdownTable(r *Result, most int) (string, int) {
 	return b.String(), 0
 }
 
-// Body is the marker, the table and the burn chart.
+// Body is the marker, the table, the gate's trees and the burn chart.
 func Body(r *Result, version string) string {
 	var b strings.Builder
 	b.WriteString(Marker + "\n")
 	b.WriteString("## gns-guard dashboard\n\n")
 	chart := burn.RepoChart(r.Series())
-	table, _ := markdownTable(r, MaxBody-len(chart)-1000)
+	trees := gateMarkdown(r)
+	if len(trees) > MaxBody/3 {
+		trees = "\nThe gate's invocations are not shown here (the body would be too long): `gns-guard status` lists them.\n"
+	}
+	table, _ := markdownTable(r, MaxBody-len(chart)-len(trees)-1000)
 	b.WriteString(table)
+	b.WriteString(trees)
 	b.WriteString("\n### Budget burn\n\n")
 	if chart == "" {
 		b.WriteString("Not enough accepted agent reports with times to draw a chart yet.\n")

@@ -136,6 +136,8 @@ type Row struct {
 	Unjudged *ledgerpkg.Unjudged `json:"unjudged,omitempty"`
 	// Metered is the meter's count beside the report; omitted without one.
 	Metered *Metered `json:"metered,omitempty"`
+	// Gate is the gate's invocation tree; omitted ungated.
+	Gate *Gate `json:"gate,omitempty"`
 
 	burn   burn.Series
 	grants []ledgerpkg.Grant // the grants its trusted record holds
