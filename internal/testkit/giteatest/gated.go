@@ -7,21 +7,24 @@ import (
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // The gated posture (docs/gate-attacks.md): agents hold read access only
 // and write through the gate, whose own account writes after judging.
 
 // GatedAgentScopes are the scopes of an agent's token in the gated
-// posture, measured by internal/testkit/e2e's TestGatedAgentTokenScopes:
-// context and status need the first two, history the first; the third
-// lets the gate learn whose token it is (GET /user).
-var GatedAgentScopes = []string{"read:issue", "read:repository", "read:user"}
+// posture (internal/scopes GatedAgent), measured by internal/testkit/e2e's
+// TestGatedAgentTokenScopes: context and status need the first two,
+// history the first; the third lets the gate learn whose token it is
+// (GET /user).
+var GatedAgentScopes = scopes.GatedAgent.Names()
 
-// GateScopes are the scopes of the gate's token: what report needs of an
-// agent's token in the ungated posture (internal/scopes Agent), since the
+// GateScopes are the scopes of the gate's token (internal/scopes Gate):
+// what report needs of an agent's token in the ungated posture, since the
 // gate writes what report wrote.
-var GateScopes = []string{"write:issue", "read:repository", "read:user"}
+var GateScopes = scopes.Gate.Names()
 
 // AgentUnits are the agents team's units: Issues and Code read, no more.
 // Pull requests read would make its members Gitea's assignees, which the
