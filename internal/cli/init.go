@@ -18,6 +18,8 @@ type initOptions struct {
 	format string
 	agents string
 	runner string
+	gated  bool
+	gate   string
 	// logins are the accounts --agents names, for the team; mapped are
 	// its NAME=LOGIN items, for the agents setting.
 	logins []string
@@ -38,6 +40,9 @@ func initFlags(fs *flag.FlagSet) options {
 		", comma-separated: `LOGIN|NAME=LOGIN,...`, where NAME=LOGIN also lets LOGIN speak as agent NAME (the agents setting of the file init writes)")
 	fs.StringVar(&o.runner, "runner", setup.RunnerDocker, "the workflow's runner: `docker|host`; docker uses the action's image, "+
 		"host runs the gns-guard binary installed on a runner without Docker (docs/operations.md#the-runner)")
+	fs.BoolVar(&o.gated, "gated", false, "set the gated posture up (docs/gate.md): the agents' team only reads, the gate account writes "+
+		"for them from the team "+setup.GateTeam+"; needs --gate-account and --agents NAME=LOGIN")
+	fs.StringVar(&o.gate, "gate-account", "", "with --gated, the gate's account, `LOGIN`: put in "+setup.GateTeam+" and named in gate-account")
 	return o
 }
 
@@ -47,6 +52,12 @@ func (o *initOptions) validate(_ *flag.FlagSet, pos []string, _ Env) error {
 	}
 	if err := o.parseAgents(); err != nil {
 		return err
+	}
+	switch {
+	case o.gated != (o.gate != ""):
+		return usageError("init: --gated and --gate-account LOGIN go together")
+	case o.gated && len(o.mapped) == 0:
+		return usageError("init: --gated needs --agents NAME=LOGIN,...: the gate serves only the logins the agents setting maps")
 	}
 	return o.validateRepoVerb("init", o.format, pos)
 }
@@ -92,7 +103,7 @@ func runInit(ctx context.Context, o *initOptions, env Env) error {
 		return err
 	}
 	rep, err := setup.Run(ctx, reader.Client, reader.Where, setup.Options{
-		Commit: o.commit, DryRun: o.dryRun, Runner: o.runner, Team: o.logins, Agents: o.mapped,
+		Commit: o.commit, DryRun: o.dryRun, Runner: o.runner, Team: o.logins, Agents: o.mapped, GateAccount: o.gate,
 	})
 	if err != nil {
 		return err

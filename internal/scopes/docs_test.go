@@ -56,7 +56,7 @@ func TestDocsShowTheTable(t *testing.T) {
 			id := block.FindStringSubmatch(m)[1]
 			want, ok := Block(id)
 			if !ok {
-				t.Errorf("%s: <!-- scopes:%s -->: no such token or table (guard, admin, agent, init, table, verbs)", path, id)
+				t.Errorf("%s: <!-- scopes:%s -->: no such token or table (guard, admin, agent, init, gate, gatedagent, table, verbs)", path, id)
 				return m
 			}
 			shown[id] = true

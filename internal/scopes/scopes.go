@@ -15,7 +15,7 @@ type Scope struct {
 
 // Token is one access token a person creates for gns-guard.
 type Token struct {
-	// ID is guard, admin, agent or init, as the docs' markers name it.
+	// ID names it in the docs' markers (guard, admin, ...).
 	ID string
 	// Name is where it is held ("GNS_GUARD_TOKEN") or given ("init
 	// --token").
@@ -120,8 +120,43 @@ var Init = Token{
 	},
 }
 
+// Gate is the gate account's token (docs/gate.md): it writes what
+// report wrote, so it needs report's scopes.
+var Gate = Token{
+	ID:    "gate",
+	Name:  "meter --gate-token-env",
+	Whose: "the gate account (gate-account)",
+	Given: "the variable the meter's --gate-token-env names",
+	Scopes: []Scope{
+		{Name: "write:issue", For: "writes what passes the gate: the agents' results, the checkpoint, labels, the assignee, sub-issues",
+			Routes: []string{"GET, PATCH " + issue, "GET " + issue + "/timeline", "GET, POST " + issue + "/comments", "GET, POST " + issue + "/labels",
+				"DELETE " + issue + "/labels/{id}", "GET " + repo + "/labels", "GET, POST " + repo + "/issues"}},
+		{Name: "read:repository", For: "reads the settings file, the repository and its assignees",
+			Routes: []string{"GET " + repo, "GET " + repo + "/raw/{path}", "GET " + repo + "/assignees"}},
+		{Name: "read:user", For: "learns its own login, which must be gate-account's",
+			Routes: []string{"GET /user"}},
+	},
+}
+
+// GatedAgent is an agent's token in the gated posture: read only,
+// measured by TestGatedAgentTokenScopes (internal/testkit/e2e).
+var GatedAgent = Token{
+	ID:    "gatedagent",
+	Name:  "GITEA_TOKEN",
+	Whose: "an agent's own account, in the gated posture",
+	Given: "the verbs' --token (else GITEA_TOKEN), the gate's and the meter's API key",
+	Scopes: []Scope{
+		{Name: "read:issue", For: "context, history and status read the issue, its comments, timeline and labels",
+			Routes: []string{"GET " + issue, "GET " + issue + "/timeline", "GET " + issue + "/comments", "GET " + issue + "/labels"}},
+		{Name: "read:repository", For: "context and status read the settings file and the repository",
+			Routes: []string{"GET " + repo, "GET " + repo + "/raw/{path}", "GET " + repo + "/assignees"}},
+		{Name: "read:user", For: "the gate and the meter learn whose token it is",
+			Routes: []string{"GET /user"}},
+	},
+}
+
 // Tokens are in the docs' order.
-var Tokens = []Token{Guard, Admin, Agent, Init}
+var Tokens = []Token{Guard, Admin, Agent, Init, Gate, GatedAgent}
 
 // Names are the token's scopes: write:issue, read:repository, ...
 func (t Token) Names() []string {

@@ -68,3 +68,24 @@ func TestEveryScopeSaysWhyAndWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestTheGatedTokens: the gate's token has report's scopes; a gated
+// agent's reads what context, history and status read, and writes
+// nothing.
+func TestTheGatedTokens(t *testing.T) {
+	if !slices.Equal(Gate.Names(), Of("report")) {
+		t.Errorf("the gate's token has %s, report needs %s", Gate.List(), Join(Of("report")))
+	}
+	for _, verb := range []string{"context", "history", "status"} {
+		for _, s := range Of(verb) {
+			if !Holds(GatedAgent.Names(), s) {
+				t.Errorf("%s needs %s, which a gated agent's token (%s) lacks", verb, s, GatedAgent.List())
+			}
+		}
+	}
+	for _, s := range GatedAgent.Names() {
+		if strings.HasPrefix(s, "write:") {
+			t.Errorf("a gated agent's token holds %s", s)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/live"
 	"github.com/gns-guard/gns-guard/internal/port"
+	"github.com/gns-guard/gns-guard/internal/posture"
 	"github.com/gns-guard/gns-guard/internal/settings"
 )
 
@@ -52,5 +53,19 @@ func Doctor(ctx context.Context, c Checkup) (*Diagnosis, error) {
 	}
 	facts.BudgetAdmins, facts.PublicKey = set.Config.BudgetAdmins, set.LedgerPublicKey
 	meter := Meter{URL: set.Config.MeterURL, PublicKey: set.Config.MeterPublicKey}
-	return Diagnose(ctx, c.Owner, c.Name, facts, rd.Where.Server, admin != nil, meter), nil
+	return Diagnose(ctx, c.Owner, c.Name, facts, rd.Where.Server, admin != nil, meter, gate(ctx, rd, set)), nil
+}
+
+// gate is the gated posture to judge; nil when ungated.
+func gate(ctx context.Context, rd *live.Reader, set settings.Resolved) *posture.Gate {
+	cfg := set.Config
+	if !cfg.Gated() {
+		return nil
+	}
+	g := &posture.Gate{Account: cfg.GateAccount, Agents: cfg.Agents, MeterURL: cfg.MeterURL, MeterPublicKey: cfg.MeterPublicKey}
+	var err error
+	if g.Writers, err = rd.Client.Writers(ctx); err != nil {
+		g.WritersUnread = "reading the issues' writers: " + err.Error()
+	}
+	return g
 }

@@ -48,6 +48,8 @@ type Diagnosis struct {
 	Checks []Check
 	// WithAdmin says the owner's token was given.
 	WithAdmin bool
+	// Gate is gate-account ("": the ungated posture).
+	Gate string
 }
 
 // Meter is the named meter's address and published public key.
@@ -55,22 +57,40 @@ type Meter struct{ URL, PublicKey string }
 
 // Diagnose judges the posture read (facts) of repository owner/name, and
 // asks the meter, if any, what it serves and with which key it signs.
-func Diagnose(ctx context.Context, owner, name string, facts posture.Facts, server string, withAdmin bool, m Meter) *Diagnosis {
+// gate, when set, is the gated posture to judge too.
+func Diagnose(ctx context.Context, owner, name string, facts posture.Facts, server string, withAdmin bool, m Meter, gate *posture.Gate) *Diagnosis {
 	d := &Diagnosis{Facts: facts, Server: server, WithAdmin: withAdmin, Checks: checks(posture.Judge(facts))}
-	d.Checks = append(d.Checks, meterChecks(ctx, m, owner, name)...)
+	var a meterclient.About
+	var err error
+	if m.URL != "" {
+		a, err = meterclient.Client{Base: m.URL}.About(ctx)
+	}
+	d.Checks = append(d.Checks, meterChecks(m, a, err, owner, name)...)
+	if gate != nil {
+		gate.Meter = posture.GateMeter{Gate: a.Gate, PublicKey: a.PublicKey}
+		if err != nil {
+			gate.Meter = posture.GateMeter{Unread: unanswered(m, err)}
+		}
+		d.Gate = gate.Account
+		d.Checks = append(d.Checks, checks(posture.JudgeGate(facts, *gate))...)
+	}
 	return d
 }
 
-// meterChecks asks the meter what it serves and with which key it signs
-// (docs/meter.md#whom-it-serves): this repository must be in its scope,
-// and its key the published meter-public-key.
-func meterChecks(ctx context.Context, m Meter, owner, name string) []Check {
+// unanswered says the meter did not say what it serves.
+func unanswered(m Meter, err error) string {
+	return fmt.Sprintf("the meter at %s could not say what it serves: %v", m.URL, err)
+}
+
+// meterChecks judges the meter's answer a (or err) to what it serves and
+// with which key it signs (docs/meter.md#whom-it-serves): this repository
+// must be in its scope, and its key the published meter-public-key.
+func meterChecks(m Meter, a meterclient.About, err error, owner, name string) []Check {
 	if m.URL == "" {
 		return nil
 	}
-	a, err := meterclient.Client{Base: m.URL}.About(ctx)
 	if err != nil {
-		why := fmt.Sprintf("the meter at %s could not say what it serves: %v", m.URL, err)
+		why := unanswered(m, err)
 		return []Check{{ID: checkMeterScope, State: StateUnchecked, Why: why, Logins: []string{}},
 			{ID: checkMeterKey, State: StateUnchecked, Why: why, Logins: []string{}}}
 	}
@@ -162,6 +182,33 @@ func (d *Diagnosis) WriteText(out io.Writer) error {
 			n, AdminTokenEnv)
 	}
 	b.WriteByte('\n')
+	d.writeGate(&b)
 	_, err := out.Write(b.Bytes())
 	return err
+}
+
+// writeGate lists what the gated posture closes, and what it does not.
+func (d *Diagnosis) writeGate(b *bytes.Buffer) {
+	if d.Gate == "" {
+		return
+	}
+	var unmet []string
+	for _, c := range d.Checks {
+		if (c.ID == posture.CheckGateAccount || c.ID == posture.CheckGateReadOnly) && c.State != StateHolds {
+			unmet = append(unmet, c.ID)
+		}
+	}
+	if len(unmet) > 0 {
+		fmt.Fprintf(b, "\nThe gated posture (gate-account %s) would close these, but closes none while %s does not hold:\n",
+			d.Gate, strings.Join(unmet, " and "))
+	} else {
+		fmt.Fprintf(b, "\nThe gated posture (gate-account %s) closes, since the agents only read:\n", d.Gate)
+	}
+	for _, s := range posture.GateCloses {
+		fmt.Fprintf(b, "  - %s\n", s)
+	}
+	b.WriteString("It does not close:\n")
+	for _, s := range posture.GateLeavesOpen {
+		fmt.Fprintf(b, "  - %s\n", s)
+	}
 }

@@ -65,15 +65,15 @@ func Workflow(runner string) []byte {
 // IssueTemplate is the issue template of a governed task.
 func IssueTemplate() []byte { return issueTemplate }
 
-// files `init` writes, in listing order; agents come from --agents.
-func files(runner string, agents map[string][]string) []file {
+// files `init` writes for rep, in listing order.
+func files(rep *Report) []file {
 	what := "the workflow that runs the guard on issue, comment and pull request events"
-	if runner == RunnerHost {
+	if rep.Runner == RunnerHost {
 		what += ", with the gns-guard binary of a runner without Docker"
 	}
 	return []file{
-		{WorkflowPath, Workflow(runner), what},
-		{settings.FileName, Settings(agents), "the guard's settings, read from the default branch"},
+		{WorkflowPath, Workflow(rep.Runner), what},
+		{settings.FileName, GatedSettings(rep.agents, rep.GateAccount), "the guard's settings, read from the default branch"},
 		{IssueTemplatePath, issueTemplate, `the "` + issues.TaskTemplate + `" issue template: a governed task with its checkpoint to fill in`},
 	}
 }
@@ -89,17 +89,39 @@ func Settings(agents map[string][]string) []byte {
 		"# comment counts as an agent's only when one of its accounts posted it\n" +
 		"# (gns-guard init --agents NAME=LOGIN wrote this).\nagents:\n")
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
-		key := name
-		if !plainYAML.MatchString(name) {
-			key = strconv.Quote(name)
-		}
-		fmt.Fprintf(&b, "  %s: [%s]\n", key, strings.Join(agents[name], ", "))
+		fmt.Fprintf(&b, "  %s: [%s]\n", yamlText(name), strings.Join(agents[name], ", "))
 	}
 	return b.Bytes()
 }
 
+// GatedSettings is Settings, plus gate-account when gate is set.
+func GatedSettings(agents map[string][]string, gate string) []byte {
+	if gate == "" {
+		return Settings(agents)
+	}
+	var b bytes.Buffer
+	b.Write(Settings(agents))
+	b.WriteString("\n# The gated posture (docs/gate.md): agents only read, and write through the\n" +
+		"# gate, which writes as this account (gns-guard init --gated wrote this).\n")
+	fmt.Fprintf(&b, "gate-account: %s\n", yamlText(gate))
+	b.WriteString("\n# The gate's address, and the key it signs with (gns-guard meter\n" +
+		"# --public-key prints it): set both once the meter serves the gate.\n# meter-url:\n# meter-public-key:\n")
+	return b.Bytes()
+}
+
+// yamlText is s as YAML reads it back.
+func yamlText(s string) string {
+	if plainYAML.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 // plainYAML reads unquoted as the same text.
 var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
+
+// login is a Gitea login.
+var login = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 // Labels are the governance labels `init` creates
 // (config.GovernanceSpecs).

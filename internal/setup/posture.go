@@ -13,8 +13,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/posture"
 )
 
-// AgentsTeam is the organisation team `init` puts the agents in.
-const AgentsTeam = "gns-agents"
+// The organisation teams `init` makes.
+const (
+	// AgentsTeam holds the agents.
+	AgentsTeam = "gns-agents"
+	// GateTeam holds the gate account (init --gated).
+	GateTeam = "gns-gate"
+)
 
 // agentUnits are the agents' modes in the recommended posture
 // (docs/contract.md#4b-the-trusted-ledger): they
@@ -22,8 +27,41 @@ const AgentsTeam = "gns-agents"
 // requests from forks) and only read Actions.
 var agentUnits = map[string]string{posture.Code: "read", posture.Issues: "write", posture.Pulls: "write", posture.Actions: "read"}
 
+// In the gated posture (docs/gate.md) the agents read issues and code;
+// the gate writes issues. No Pull requests unit: Gitea lists its
+// readers among the issues' writers.
+var (
+	gatedAgentUnits = map[string]string{posture.Code: "read", posture.Issues: "read"}
+	gateUnits       = map[string]string{posture.Code: "read", posture.Issues: "write"}
+)
+
 // AgentUnits are the units and modes of init's agents team.
 func AgentUnits() map[string]string { return maps.Clone(agentUnits) }
+
+// GatedUnits are the agents' and the gate's teams' units, gated.
+func GatedUnits() (agents, gate map[string]string) {
+	return maps.Clone(gatedAgentUnits), maps.Clone(gateUnits)
+}
+
+// teamPlan is a team init wants, its units, about and members.
+type teamPlan struct {
+	name, about, units string
+	modes              map[string]string
+	members            []string
+}
+
+// teamPlans are the agents' team, and the gate's when gated.
+func teamPlans(agents []string, gate string) []teamPlan {
+	if gate == "" {
+		return []teamPlan{{AgentsTeam, "gns-guard: the agents write issues and pull requests, read code, and cannot push or touch Actions",
+			"Code read, Issues and Pull requests write, Actions read", agentUnits, agents}}
+	}
+	return []teamPlan{
+		{AgentsTeam, "gns-guard: the agents read issues and code, and write through the gate", "Code read, Issues read", gatedAgentUnits, agents},
+		{GateTeam, "gns-guard: the gate writes the issues after judging each write, and reads code", "Code read, Issues write", gateUnits,
+			[]string{gate}},
+	}
+}
 
 // PostureStep is one step of the recommended posture: built by this
 // run (create), already there (present), or left to do by hand (by-hand),
@@ -37,20 +75,20 @@ type PostureStep struct {
 
 // postureRun plans the recommended posture of one `init`.
 type postureRun struct {
-	pf     port.PostureSetup
-	r      *run
-	agents []string
-	steps  []*PostureStep
+	pf    port.PostureSetup
+	r     *run
+	teams []teamPlan
+	steps []*PostureStep
 }
 
 func (p *postureRun) add(what, state, why string, do func(context.Context) error) {
 	p.steps = append(p.steps, &PostureStep{What: what, State: state, Why: why, do: do})
 }
 
-// planPosture plans the agents' team and the default branch's protection.
-func (r *run) planPosture(ctx context.Context, agents []string) error {
-	p := &postureRun{pf: r.sf, r: r, agents: agents}
-	if err := p.planTeam(ctx); err != nil {
+// planPosture plans the teams and the default branch's protection.
+func (r *run) planPosture(ctx context.Context, agents []string, gate string) error {
+	p := &postureRun{pf: r.sf, r: r, teams: teamPlans(agents, gate)}
+	if err := p.planTeams(ctx, gate); err != nil {
 		return err
 	}
 	if err := p.planProtection(ctx); err != nil {
@@ -66,14 +104,20 @@ func (r *run) planPosture(ctx context.Context, agents []string) error {
 	return nil
 }
 
-// planTeam creates the team with units, repository and agents.
-func (p *postureRun) planTeam(ctx context.Context) error {
+// planTeams creates each team with units, repository and members.
+func (p *postureRun) planTeams(ctx context.Context, gate string) error {
 	org, err := p.pf.OwnerIsOrg(ctx)
 	if err != nil {
 		return p.r.w.Error("look up the repository's owner", err)
 	}
 	owner, _, _ := strings.Cut(p.r.w.Repo, "/")
-	if !org {
+	switch {
+	case !org && gate != "":
+		p.add("put the agents in an organisation team with Code and Issues read, and "+gate+" in one with Code read and Issues write",
+			StateByHand, owner+" is a user, not an organisation: a collaborator gets one mode on every unit, "+
+				"so the gate account, writing issues, would also push code; move the repository to an organisation and run init again", nil)
+		return nil
+	case !org:
 		p.add("put the agents in an organisation team with Code read, Issues and Pull requests write, Actions read", StateByHand,
 			owner+" is a user, not an organisation: a collaborator gets one mode on every unit, "+
 				"so an agent that writes issues also pushes code and writes Actions; move the repository to an organisation and run init again", nil)
@@ -83,41 +127,43 @@ func (p *postureRun) planTeam(ctx context.Context) error {
 	if err != nil {
 		return p.r.w.Error("list the teams of "+owner, err)
 	}
-	i := slices.IndexFunc(teams, func(t port.Team) bool { return t.Name == AgentsTeam })
-	if i < 0 {
-		return p.planNewTeam(owner)
-	}
-	return p.planTeamAccess(ctx, teams[i])
-}
-
-func (p *postureRun) planNewTeam(owner string) error {
-	var team port.Team
-	const about = "gns-guard: the agents write issues and pull requests, read code, and cannot push or touch Actions"
-	what := fmt.Sprintf("create the team %s in %s (Code read, Issues and Pull requests write, Actions read)", AgentsTeam, owner)
-	p.add(what, StateCreate, "", func(ctx context.Context) (err error) {
-		team, err = p.pf.CreateTeam(ctx, AgentsTeam, about, agentUnits)
-		return err
-	})
-	p.add(fmt.Sprintf("give the team %s access to %s", AgentsTeam, p.r.w.Repo), StateCreate, "",
-		func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
-	for _, a := range p.agents {
-		p.add(fmt.Sprintf("add %s to the team %s", a, AgentsTeam), StateCreate, "",
-			func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
+	for _, tp := range p.teams {
+		i := slices.IndexFunc(teams, func(t port.Team) bool { return t.Name == tp.name })
+		if i < 0 {
+			p.planNewTeam(owner, tp)
+		} else if err := p.planTeamAccess(ctx, teams[i], tp); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (p *postureRun) planTeamAccess(ctx context.Context, team port.Team) error {
-	why := ""
-	if !maps.Equal(team.Units, agentUnits) {
-		why = fmt.Sprintf("its units are %v, not %v: left as they are; doctor says what they allow", team.Units, agentUnits)
+func (p *postureRun) planNewTeam(owner string, tp teamPlan) {
+	var team port.Team
+	what := fmt.Sprintf("create the team %s in %s (%s)", tp.name, owner, tp.units)
+	p.add(what, StateCreate, "", func(ctx context.Context) (err error) {
+		team, err = p.pf.CreateTeam(ctx, tp.name, tp.about, tp.modes)
+		return err
+	})
+	p.add(fmt.Sprintf("give the team %s access to %s", tp.name, p.r.w.Repo), StateCreate, "",
+		func(ctx context.Context) error { return p.pf.AddTeamRepo(ctx, team.ID) })
+	for _, a := range tp.members {
+		p.add(fmt.Sprintf("add %s to the team %s", a, tp.name), StateCreate, "",
+			func(ctx context.Context) error { return p.pf.AddTeamMember(ctx, team.ID, a) })
 	}
-	p.add("the team "+AgentsTeam, StatePresent, why, nil)
+}
+
+func (p *postureRun) planTeamAccess(ctx context.Context, team port.Team, tp teamPlan) error {
+	why := ""
+	if !maps.Equal(team.Units, tp.modes) {
+		why = fmt.Sprintf("its units are %v, not %v: left as they are; doctor says what they allow", team.Units, tp.modes)
+	}
+	p.add("the team "+tp.name, StatePresent, why, nil)
 	has, err := p.pf.TeamHasRepo(ctx, team.ID)
 	if err != nil {
-		return p.r.w.Error("look up the repositories of the team "+AgentsTeam, err)
+		return p.r.w.Error("look up the repositories of the team "+tp.name, err)
 	}
-	what := fmt.Sprintf("give the team %s access to %s", AgentsTeam, p.r.w.Repo)
+	what := fmt.Sprintf("give the team %s access to %s", tp.name, p.r.w.Repo)
 	if has {
 		p.add(what, StatePresent, "", nil)
 	} else {
@@ -125,10 +171,10 @@ func (p *postureRun) planTeamAccess(ctx context.Context, team port.Team) error {
 	}
 	members, err := p.pf.TeamMembers(ctx, team.ID)
 	if err != nil {
-		return p.r.w.Error("list the members of the team "+AgentsTeam, err)
+		return p.r.w.Error("list the members of the team "+tp.name, err)
 	}
-	for _, a := range p.agents {
-		what := fmt.Sprintf("add %s to the team %s", a, AgentsTeam)
+	for _, a := range tp.members {
+		what := fmt.Sprintf("add %s to the team %s", a, tp.name)
 		if slices.ContainsFunc(members, func(m port.Member) bool { return strings.EqualFold(m.Login, a) }) {
 			p.add(what, StatePresent, "", nil)
 			continue

@@ -37,7 +37,9 @@ type Report struct {
 	Mode string `json:"mode"`
 	// Runner is docker or host (--runner).
 	Runner string `json:"runner"`
-	DryRun bool   `json:"dry_run"`
+	// GateAccount is the gated posture's gate account (--gate-account).
+	GateAccount string `json:"gate_account,omitempty"`
+	DryRun      bool   `json:"dry_run"`
 	// Changed says a write was made, or planned when dry.
 	Changed bool          `json:"changed"`
 	Files   []FileState   `json:"files"`
@@ -58,6 +60,10 @@ type Report struct {
 	publicKey bool
 	// agents is the agents map the settings file gets (--agents).
 	agents map[string][]string
+	// meterSet: the base settings set meter-url and meter-public-key;
+	// baseGate is their gate-account.
+	meterSet bool
+	baseGate string
 }
 
 // FileState is an init file as found or written on a branch.
@@ -101,7 +107,7 @@ func pullBody(rep *Report) string {
 	var b strings.Builder
 	b.WriteString("Adds [gns-guard](https://github.com/gns-guard/gns-guard), which governs AI-agent workflows kept in issues, " +
 		"as `gns-guard init` wrote it:\n\n")
-	for _, f := range files(rep.Runner, rep.agents) {
+	for _, f := range files(rep) {
 		for _, s := range rep.Files {
 			if s.Path == f.path && s.Branch == Branch {
 				fmt.Fprintf(&b, "- `%s`: %s;\n", f.path, f.what)
@@ -111,8 +117,16 @@ func pullBody(rep *Report) string {
 	b.WriteString("\nBefore merging, set the Actions secret `GNS_GUARD_LEDGER_KEY` (repository Settings → Actions → Secrets) " +
 		"to the output of `gns-guard keygen`: it signs the guard's ledger. ")
 	b.WriteString("Set `GNS_GUARD_ADMIN_TOKEN` to the repository owner's token " + adminTokenUse + "\n")
-	b.WriteString("Set `GNS_GUARD_TOKEN` to " + guardTokenUse + "\n")
+	b.WriteString("Set `GNS_GUARD_TOKEN` to " + guardToken(rep) + "\n")
 	return b.String()
+}
+
+// guardToken is guardTokenUse, its team the gate's when gated.
+func guardToken(rep *Report) string {
+	if rep.GateAccount == "" {
+		return guardTokenUse
+	}
+	return strings.Replace(guardTokenUse, AgentsTeam, GateTeam, 1)
 }
 
 // adminTokenUse and guardTokenUse say, after "the repository owner's
@@ -159,7 +173,9 @@ func nextSteps(rep *Report) (todo, done []string) {
 	steps = append(steps,
 		nextStep{todo: "Then " + newIssue + ": fill in its ## Task and leave the checkpoint's issue: 0, " +
 			"which the guard's first run sets to the issue's number."},
-		secret("GNS_GUARD_TOKEN", "Set the Actions secret GNS_GUARD_TOKEN to "+guardTokenUse),
+		secret("GNS_GUARD_TOKEN", "Set the Actions secret GNS_GUARD_TOKEN to "+guardToken(rep)))
+	steps = append(steps, gatedSteps(rep)...)
+	steps = append(steps,
 		nextStep{todo: "Publish the output of `gns-guard pubkey` as ledger-public-key in " + settings.FileName + ".",
 			done: settings.FileName + " publishes ledger-public-key.", isDone: rep.publicKey},
 		nextStep{todo: "Run `gns-guard doctor --repo " + rep.Repo + "` to see which guarantees of the threat model hold."})
@@ -171,6 +187,39 @@ func nextSteps(rep *Report) (todo, done []string) {
 		}
 	}
 	return todo, done
+}
+
+// gatedSteps are the gated posture's tokens, meter and settings.
+func gatedSteps(rep *Report) []nextStep {
+	gate := rep.GateAccount
+	if gate == "" {
+		return nil
+	}
+	owner, _, _ := strings.Cut(rep.Repo, "/")
+	var logins []string
+	for _, ls := range rep.agents {
+		logins = append(logins, ls...)
+	}
+	slices.Sort(logins)
+	agents := "each agent's account"
+	if logins = slices.Compact(logins); len(logins) > 0 {
+		agents += " (" + strings.Join(logins, ", ") + ")"
+	}
+	steps := []nextStep{
+		{todo: "Give " + agents + " a token with the scopes " + scopes.GatedAgent.List() +
+			", and no write scope: an agent reads, and writes through the gate (gns-guard report and spawn)."},
+		{todo: "Give the gate account " + gate + " a token with the scopes " + scopes.Gate.List() + ", and start the meter with it " +
+			"and a meter key (gns-guard keygen makes one): `GNS_GUARD_METER_KEY=… GNS_GATE_TOKEN=… gns-guard meter --scope " + owner +
+			" --gate-token-env GNS_GATE_TOKEN`."},
+		{todo: "Set meter-url (the meter's address) and meter-public-key (what `gns-guard meter --public-key` prints) in " +
+			settings.FileName + ".", done: settings.FileName + " sets meter-url and meter-public-key.", isDone: rep.meterSet},
+	}
+	if slices.ContainsFunc(rep.Files, func(f FileState) bool { return f.Path == settings.FileName && f.State == StateDiffers }) {
+		steps = append(steps, nextStep{todo: "Set gate-account: " + gate + ", and map each agent to its login in agents, in " +
+			settings.FileName + ": it is not the file init writes.", done: settings.FileName + " sets gate-account: " + gate + ".",
+			isDone: strings.EqualFold(rep.baseGate, gate)})
+	}
+	return steps
 }
 
 // mergeStep merges init's open pull request, if any.

@@ -33,6 +33,8 @@ type Options struct {
 	// Agents maps agent name to accounts speaking as it (--agents
 	// NAME=LOGIN).
 	Agents map[string][]string
+	// GateAccount sets the gated posture up (--gated --gate-account).
+	GateAccount string
 }
 
 // maxFile: anything longer is not init's file.
@@ -43,11 +45,14 @@ const maxFile = settings.MaxFileBytes
 // and a pull request, or a commit on the default branch), then the
 // labels and the posture. A file or label already there is left as it is.
 func Run(ctx context.Context, sf Forge, w live.Where, o Options) (*Report, error) {
+	if o.GateAccount != "" && !login.MatchString(o.GateAccount) {
+		return nil, &exitcode.UsageError{Err: fmt.Errorf("init: --gate-account %q is not a Gitea login", o.GateAccount)}
+	}
 	r, err := start(ctx, sf, w, o.Commit, o.DryRun)
 	if err != nil {
 		return nil, err
 	}
-	r.rep.Runner, r.rep.agents = o.Runner, o.Agents
+	r.rep.Runner, r.rep.agents, r.rep.GateAccount = o.Runner, o.Agents, o.GateAccount
 	missing, err := r.filesOnBase(ctx)
 	if err != nil {
 		return nil, err
@@ -63,7 +68,7 @@ func Run(ctx context.Context, sf Forge, w live.Where, o Options) (*Report, error
 	if err := r.planLabels(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.planPosture(ctx, o.Team); err != nil {
+	if err := r.planPosture(ctx, o.Team, o.GateAccount); err != nil {
 		return nil, err
 	}
 	r.readDone(ctx)
@@ -122,7 +127,7 @@ func start(ctx context.Context, sf Forge, w live.Where, direct, dry bool) (*run,
 // filesOnBase returns the init files the default branch lacks.
 func (r *run) filesOnBase(ctx context.Context) ([]file, error) {
 	var missing []file
-	for _, f := range files(r.rep.Runner, r.rep.agents) {
+	for _, f := range files(r.rep) {
 		state := ""
 		if !r.info.Empty {
 			var err error
@@ -267,8 +272,10 @@ func (r *run) readDone(ctx context.Context) {
 		return
 	}
 	if l, err := settings.FileLayer(settings.FileName, f.Content); err == nil {
-		if res, err := settings.Resolve(l); err == nil && res.LedgerPublicKey != "" {
-			r.rep.publicKey = true
+		if res, err := settings.Resolve(l); err == nil {
+			c := res.Config
+			r.rep.publicKey, r.rep.baseGate = res.LedgerPublicKey != "", c.GateAccount
+			r.rep.meterSet = c.MeterURL != "" && c.MeterPublicKey != ""
 		}
 	}
 }

@@ -7,21 +7,24 @@ import (
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/gns-guard/gns-guard/internal/scopes"
 )
 
 // The gated posture (docs/gate-attacks.md): agents hold read access only
 // and write through the gate, whose own account writes after judging.
 
 // GatedAgentScopes are the scopes of an agent's token in the gated
-// posture, measured by internal/testkit/e2e's TestGatedAgentTokenScopes:
-// context and status need the first two, history the first; the third
-// lets the gate learn whose token it is (GET /user).
-var GatedAgentScopes = []string{"read:issue", "read:repository", "read:user"}
+// posture (internal/scopes GatedAgent), measured by internal/testkit/e2e's
+// TestGatedAgentTokenScopes: context and status need the first two,
+// history the first; the third lets the gate learn whose token it is
+// (GET /user).
+var GatedAgentScopes = scopes.GatedAgent.Names()
 
-// GateScopes are the scopes of the gate's token: what report needs of an
-// agent's token in the ungated posture (internal/scopes Agent), since the
+// GateScopes are the scopes of the gate's token (internal/scopes Gate):
+// what report needs of an agent's token in the ungated posture, since the
 // gate writes what report wrote.
-var GateScopes = []string{"write:issue", "read:repository", "read:user"}
+var GateScopes = scopes.Gate.Names()
 
 // AgentUnits are the agents team's units: Issues and Code read, no more.
 // Pull requests read would make its members Gitea's assignees, which the
@@ -63,6 +66,20 @@ type Gated struct {
 // It fails the test on error.
 func (s *Server) NewGated(t testing.TB, agents int) *Gated {
 	t.Helper()
+	g := s.NewGatedAccounts(t, agents)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.gatedTeams(ctx, g); err != nil {
+		t.Fatalf("giteatest: the gated posture's teams: %v\n%s", err, s.LogTail())
+	}
+	return g
+}
+
+// NewGatedAccounts is NewGated without the teams (AgentsTeam and
+// GateTeam are 0): the accounts, the organisation and its private
+// repository, for a test that builds the teams another way (init).
+func (s *Server) NewGatedAccounts(t testing.TB, agents int) *Gated {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	seq := s.seq.Add(1)
@@ -97,16 +114,18 @@ func (s *Server) newAccount(ctx context.Context, login string, scopes []string) 
 	return Account{Login: login, Token: toks[0], AllScopes: toks[1]}, nil
 }
 
-// gatedRepo creates the organisation, its repository and the two teams.
+// gatedRepo creates the organisation and its repository.
 func (s *Server) gatedRepo(ctx context.Context, g *Gated) error {
 	org := map[string]any{"username": g.Org, "visibility": "private"}
 	if err := s.api(ctx, http.MethodPost, "/admin/users/"+url.PathEscape(g.Owner.Login)+"/orgs", s.AdminToken, org, nil); err != nil {
 		return err
 	}
 	repo := map[string]any{"name": g.Repo, "private": true, "auto_init": true, "default_branch": "main", "readme": "Default"}
-	if err := s.api(ctx, http.MethodPost, "/orgs/"+url.PathEscape(g.Org)+"/repos", g.Owner.Token, repo, nil); err != nil {
-		return err
-	}
+	return s.api(ctx, http.MethodPost, "/orgs/"+url.PathEscape(g.Org)+"/repos", g.Owner.Token, repo, nil)
+}
+
+// gatedTeams creates the two teams.
+func (s *Server) gatedTeams(ctx context.Context, g *Gated) error {
 	logins := make([]string, len(g.Agents))
 	for i, a := range g.Agents {
 		logins[i] = a.Login
