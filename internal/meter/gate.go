@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/config"
@@ -33,11 +34,52 @@ func (m *Meter) gateRoutes(mux *http.ServeMux) {
 	if m.o.Gate == nil {
 		return
 	}
-	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/spawn", m.gateSpawn)
-	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/report", m.gateReport)
+	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/spawn", serveGate(http.StatusCreated, false, m.spawn))
+	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/report", serveGate(http.StatusOK, true, m.report))
+	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/subissue", serveGate(http.StatusCreated, false, m.subIssue))
 	mux.HandleFunc("GET /{owner}/{name}/issues/{n}/gate/context", m.gateContext)
-	mux.HandleFunc("POST /{owner}/{name}/issues/{n}/gate/subissue", m.gateSubIssue)
 	mux.Handle("/mcp", m.gateMCP())
+}
+
+// gateAsk is who asks the gate about which issue, and the meter's
+// address as the agent reached it.
+type gateAsk struct {
+	token, owner, name, base string
+	n                        int64
+}
+
+// askOf is r's ask.
+func askOf(r *http.Request) gateAsk {
+	n, _ := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return gateAsk{token: agentToken(r), owner: r.PathValue("owner"), name: r.PathValue("name"), base: scheme + "://" + r.Host, n: n}
+}
+
+// serveGate decodes a request's JSON, does it, and answers out with
+// status, or the refusal. wrap puts out under "result", where a refused
+// report keeps its findings.
+func serveGate[Req, Out any](status int, wrap bool, do func(context.Context, gateAsk, Req) (Out, *metering.Refusal)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if ref := readJSON(r, &req); ref != nil {
+			gateFail(w, ref, nil)
+			return
+		}
+		out, ref := do(r.Context(), askOf(r), req)
+		switch {
+		case ref != nil && wrap:
+			gateFail(w, ref, out)
+		case ref != nil:
+			gateFail(w, ref, nil)
+		case wrap:
+			gateAnswer(w, status, map[string]any{"result": out})
+		default:
+			gateAnswer(w, status, out)
+		}
+	}
 }
 
 // gateCall is one agent's request to the gate: who, which issue, and
@@ -60,7 +102,8 @@ const maxGateRequest = 2 << 20
 // does, and reads the repository's configuration, and with standing the
 // issue's standing. In the gated posture who may write through the gate
 // is who agents maps (docs/gate.md#who-may-use-it).
-func (m *Meter) gateCaller(ctx context.Context, token, owner, name string, n int64, standing bool) (*gateCall, *metering.Refusal) {
+func (m *Meter) gateCaller(ctx context.Context, a gateAsk, standing bool) (*gateCall, *metering.Refusal) {
+	token, owner, name, n := a.token, a.owner, a.name, a.n
 	if !m.inScope(owner, name) {
 		return nil, m.outOfScope(owner, name)
 	}

@@ -3,7 +3,6 @@ package meter
 import (
 	"context"
 	"net/http"
-	"strconv"
 
 	"github.com/gns-guard/gns-guard/internal/briefing"
 	"github.com/gns-guard/gns-guard/internal/ledger"
@@ -16,18 +15,19 @@ import (
 // load, as gns-guard context assembles it, read with the agent's own
 // token (reading needs no gate; this serves MCP clients).
 func (m *Meter) gateContext(w http.ResponseWriter, r *http.Request) {
-	n, _ := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	text, ref := m.entryLoad(r.Context(), agentToken(r), r.PathValue("owner"), r.PathValue("name"), n)
+	a := askOf(r)
+	text, ref := m.entryLoad(r.Context(), a)
 	if ref != nil {
 		gateFail(w, ref, nil)
 		return
 	}
-	gateAnswer(w, http.StatusOK, map[string]any{"issue": n, "context": text})
+	gateAnswer(w, http.StatusOK, map[string]any{"issue": a.n, "context": text})
 }
 
 // entryLoad assembles issue n's entry load.
-func (m *Meter) entryLoad(ctx context.Context, token, owner, name string, n int64) (string, *metering.Refusal) {
-	c, ref := m.gateCaller(ctx, token, owner, name, n, false)
+func (m *Meter) entryLoad(ctx context.Context, a gateAsk) (string, *metering.Refusal) {
+	n := a.n
+	c, ref := m.gateCaller(ctx, a, false)
 	if ref != nil {
 		return "", ref
 	}

@@ -41,46 +41,38 @@ func (m *Meter) gateMCP() http.Handler {
 	mcp.AddTool(srv, &mcp.Tool{Name: "spawn", Description: "Open an invocation: a root for your own agent (no parent), or a sub-agent " +
 		"under a parent invocation you hold. Refused past the cascade limit, for an agent not allowed, or an estimate over half of what remains."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in mcpSpawn) (*mcp.CallToolResult, any, error) {
-			owner, name := splitRepo(in.Repo)
-			out, ref := m.spawn(ctx, mcpToken(req), owner, name, in.Issue, in.GateSpawn, "")
+			out, ref := m.spawn(ctx, mcpAsk(req, in.mcpWhere), in.GateSpawn)
 			return toolResult(out, ref, nil)
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "report", Description: "Report an invocation's result: the gate judges it as the guard would " +
 		"and writes it for you, or refuses it with the guard's findings and writes nothing."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in mcpReport) (*mcp.CallToolResult, any, error) {
-			owner, name := splitRepo(in.Repo)
-			res, ref := m.report(ctx, mcpToken(req), owner, name, in.Issue, in.GateReport)
+			res, ref := m.report(ctx, mcpAsk(req, in.mcpWhere), in.GateReport)
 			return toolResult(map[string]any{"result": res}, ref, res)
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "subissue", Description: "Open a sub-issue under an invocation you hold: its own task and budget " +
 		"(at most half of what remains), one level deeper, for an agent allowed; the gate writes it."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in mcpSubIssue) (*mcp.CallToolResult, any, error) {
-			owner, name := splitRepo(in.Repo)
-			out, ref := m.subIssue(ctx, mcpToken(req), owner, name, in.Issue, in.GateSubIssue)
+			out, ref := m.subIssue(ctx, mcpAsk(req, in.mcpWhere), in.GateSubIssue)
 			return toolResult(out, ref, nil)
 		})
 	mcp.AddTool(srv, &mcp.Tool{Name: "context", Description: "The issue's entry load: what an agent reads before it starts."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in mcpWhere) (*mcp.CallToolResult, any, error) {
-			owner, name := splitRepo(in.Repo)
-			text, ref := m.entryLoad(ctx, mcpToken(req), owner, name, in.Issue)
+			text, ref := m.entryLoad(ctx, mcpAsk(req, in))
 			return toolResult(map[string]any{"issue": in.Issue, "context": text}, ref, nil)
 		})
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 }
 
-// mcpToken is the call's bearer token.
-func mcpToken(req *mcp.CallToolRequest) string {
-	if req.Extra == nil || req.Extra.Header == nil {
-		return ""
+// mcpAsk is a tool call's ask: its bearer token and the issue it names
+// (a malformed OWNER/NAME fails the scope check).
+func mcpAsk(req *mcp.CallToolRequest, w mcpWhere) gateAsk {
+	a := gateAsk{n: w.Issue}
+	a.owner, a.name, _ = strings.Cut(strings.TrimSpace(w.Repo), "/")
+	if req.Extra != nil && req.Extra.Header != nil {
+		a.token = agentToken(&http.Request{Header: req.Extra.Header})
 	}
-	r := &http.Request{Header: req.Extra.Header}
-	return agentToken(r)
-}
-
-// splitRepo splits OWNER/NAME; a malformed one fails the scope check.
-func splitRepo(repo string) (string, string) {
-	owner, name, _ := strings.Cut(strings.TrimSpace(repo), "/")
-	return owner, name
+	return a
 }
 
 // toolResult is a tool's answer: out, or the refusal as an error result

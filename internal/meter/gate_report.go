@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 
 	"github.com/gns-guard/gns-guard/internal/agentwrite"
 	"github.com/gns-guard/gns-guard/internal/handoff"
@@ -19,30 +17,13 @@ import (
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
 
-// gateReport answers POST /OWNER/NAME/issues/N/gate/report
-// (docs/gate.md#report): report's result, 200 when written or already
-// written, 422 with the findings when the guard would fail it.
-func (m *Meter) gateReport(w http.ResponseWriter, r *http.Request) {
-	var rep meterclient.GateReport
-	if ref := readJSON(r, &rep); ref != nil {
-		gateFail(w, ref, nil)
-		return
-	}
-	n, _ := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	res, ref := m.report(r.Context(), agentToken(r), r.PathValue("owner"), r.PathValue("name"), n, rep)
-	if ref != nil {
-		gateFail(w, ref, res)
-		return
-	}
-	gateAnswer(w, http.StatusOK, map[string]any{"result": res})
-}
-
 // report judges the agent's report as the guard would and writes it with
 // the gate's account: the agent's login in the header and the meter's
 // signature, the receipt and the cascade log from the store.
-func (m *Meter) report(ctx context.Context, token, owner, name string, n int64, g meterclient.GateReport) (
-	*agentwrite.ReportResult, *metering.Refusal) {
-	c, ref := m.gateCaller(ctx, token, owner, name, n, false)
+// (docs/gate.md#report). A refused report keeps its result: the findings.
+func (m *Meter) report(ctx context.Context, a gateAsk, g meterclient.GateReport) (*agentwrite.ReportResult, *metering.Refusal) {
+	token, n := a.token, a.n
+	c, ref := m.gateCaller(ctx, a, false)
 	if ref != nil {
 		return nil, ref
 	}

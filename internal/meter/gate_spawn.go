@@ -3,8 +3,6 @@ package meter
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/access"
@@ -15,84 +13,74 @@ import (
 	"github.com/gns-guard/gns-guard/internal/port"
 )
 
-// gateSpawn answers POST /OWNER/NAME/issues/N/gate/spawn
-// (docs/gate.md#spawn).
-func (m *Meter) gateSpawn(w http.ResponseWriter, r *http.Request) {
-	var sp meterclient.GateSpawn
-	if ref := readJSON(r, &sp); ref != nil {
-		gateFail(w, ref, nil)
-		return
-	}
-	n, _ := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	out, ref := m.spawn(r.Context(), agentToken(r), r.PathValue("owner"), r.PathValue("name"), n, sp, baseOf(r))
-	if ref != nil {
-		gateFail(w, ref, nil)
-		return
-	}
-	gateAnswer(w, http.StatusCreated, out)
-}
-
-// baseOf is the meter's address as the agent reached it.
-func baseOf(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
-
 // spawn opens an invocation: a root for the caller's own agent, or a
 // sub-agent one level below a parent the caller holds, judged by
 // metering.JudgeSpawn inside the issue's lock.
-func (m *Meter) spawn(ctx context.Context, token, owner, name string, n int64, sp meterclient.GateSpawn, base string) (
-	meterclient.GateSpawned, *metering.Refusal) {
+// (docs/gate.md#spawn).
+func (m *Meter) spawn(ctx context.Context, a gateAsk, sp meterclient.GateSpawn) (meterclient.GateSpawned, *metering.Refusal) {
 	var out meterclient.GateSpawned
 	if !handoff.ValidName(sp.Agent) {
 		return out, &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "gate-request",
 			Message: fmt.Sprintf("agent %q: an agent's name is given, without spaces or |", sp.Agent)}
 	}
-	c, ref := m.gateCaller(ctx, token, owner, name, n, true)
+	c, ref := m.gateCaller(ctx, a, true)
 	if ref != nil {
 		return out, ref
 	}
-	if c.st.Refusal != nil {
-		return out, c.st.Refusal
+	if sp.Parent == "" && !access.ActsAs(c.cfg.Agents, c.login.name, sp.Agent) {
+		return out, &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated",
+			Message: fmt.Sprintf("%s may not open an invocation as agent %q (the setting agents)", c.login.name, sp.Agent)}
 	}
-	judge := metering.Spawn{Root: sp.Parent == "", Agent: sp.Agent, Estimate: sp.Estimate, Allowed: c.cfg.AllowedAgents}
-	depth := c.st.Depth
-	if judge.Root {
-		if !access.ActsAs(c.cfg.Agents, c.login.name, sp.Agent) {
-			return out, &metering.Refusal{Status: 403, Kind: metering.KindPermission, Rule: "agent-impersonated",
-				Message: fmt.Sprintf("%s may not open an invocation as agent %q (the setting agents)", c.login.name, sp.Agent)}
-		}
-	} else {
-		parent, ref := m.opened(ctx, c, sp.Parent)
-		if ref != nil {
-			return out, ref
-		}
-		judge.ParentDepth, depth = parent.Depth, parent.Depth+1
-		if judge.Subagents, ref = m.subagentsOf(ctx, c, parent.Agent); ref != nil {
-			return out, ref
-		}
-	}
-	o := meterstore.Opened{Invocation: newInvocation(), Parent: sp.Parent, Agent: sp.Agent, Login: c.login.name,
-		Depth: depth, Estimate: sp.Estimate, Opened: m.o.Now()}
-	var remaining int64
-	o, ref, err := m.o.Store.OpenInvocation(ctx, c.iss, o, func(p metering.Pending, _ []meterstore.Opened) *metering.Refusal {
-		_, ref := metering.JudgeSpawn(c.st.Standing, p, judge)
-		remaining = c.st.Remaining - p.Unheld(c.st.Standing)
-		return ref
-	})
-	switch {
-	case err != nil:
-		return out, unavailable("the store", err)
-	case ref != nil:
+	o, ref := m.openJudged(ctx, c, sp.Parent, sp.Agent, sp.Estimate)
+	if ref != nil {
 		return out, ref
 	}
-	prefix := fmt.Sprintf("%s/%s/%s/issues/%d/invocations/%s", strings.TrimRight(base, "/"), owner, name, n, o.Invocation)
+	prefix := fmt.Sprintf("%s/%s/%s/issues/%d/invocations/%s", strings.TrimRight(a.base, "/"), a.owner, a.name, a.n, o.Invocation)
 	return meterclient.GateSpawned{Invocation: o.Invocation, Parent: o.Parent, Agent: o.Agent, Login: o.Login, Depth: o.Depth,
-		Estimate: o.Estimate, Remaining: remaining,
+		Estimate: o.Estimate, Remaining: o.remaining,
 		BaseURLs: map[string]string{"openai": prefix + "/openai/v1", "anthropic": prefix + "/anthropic"}}, nil
+}
+
+// opening is an invocation the gate opened, its parent's opening (zero
+// for a root), and what remained of the budget then.
+type opening struct {
+	meterstore.Opened
+	parent    meterstore.Opened
+	remaining int64
+}
+
+// openJudged opens an invocation of agent under parent (none: a root at
+// the checkpoint's depth), once metering.JudgeSpawn accepts it in the
+// issue's lock.
+func (m *Meter) openJudged(ctx context.Context, c *gateCall, parent, agent string, estimate int64) (opening, *metering.Refusal) {
+	var op opening
+	if c.st.Refusal != nil {
+		return op, c.st.Refusal
+	}
+	judge := metering.Spawn{Root: parent == "", Agent: agent, Estimate: estimate, Allowed: c.cfg.AllowedAgents}
+	depth := c.st.Depth
+	if !judge.Root {
+		var ref *metering.Refusal
+		if op.parent, ref = m.opened(ctx, c, parent); ref != nil {
+			return op, ref
+		}
+		judge.ParentDepth, depth = op.parent.Depth, op.parent.Depth+1
+		if judge.Subagents, ref = m.subagentsOf(ctx, c, op.parent.Agent); ref != nil {
+			return op, ref
+		}
+	}
+	o := meterstore.Opened{Invocation: newInvocation(), Parent: parent, Agent: agent, Login: c.login.name,
+		Depth: depth, Estimate: estimate, Opened: m.o.Now()}
+	o, ref, err := m.o.Store.OpenInvocation(ctx, c.iss, o, func(p metering.Pending, _ []meterstore.Opened) *metering.Refusal {
+		_, ref := metering.JudgeSpawn(c.st.Standing, p, judge)
+		op.remaining = c.st.Remaining - p.Unheld(c.st.Standing)
+		return ref
+	})
+	if err != nil {
+		return op, unavailable("the store", err)
+	}
+	op.Opened = o
+	return op, ref
 }
 
 // subagentsOf reads the parent agent's allowed_subagents from its

@@ -3,40 +3,22 @@ package meter
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/gns-guard/gns-guard/internal/handoff"
 	"github.com/gns-guard/gns-guard/internal/meterclient"
 	"github.com/gns-guard/gns-guard/internal/metering"
-	"github.com/gns-guard/gns-guard/internal/meterstore"
 	"github.com/gns-guard/gns-guard/internal/secrets"
 )
-
-// gateSubIssue answers POST /OWNER/NAME/issues/N/gate/subissue
-// (docs/gate.md#sub-issues).
-func (m *Meter) gateSubIssue(w http.ResponseWriter, r *http.Request) {
-	var req meterclient.GateSubIssue
-	if ref := readJSON(r, &req); ref != nil {
-		gateFail(w, ref, nil)
-		return
-	}
-	n, _ := strconv.ParseInt(r.PathValue("n"), 10, 64)
-	out, ref := m.subIssue(r.Context(), agentToken(r), r.PathValue("owner"), r.PathValue("name"), n, req)
-	if ref != nil {
-		gateFail(w, ref, nil)
-		return
-	}
-	gateAnswer(w, http.StatusCreated, out)
-}
 
 // subIssue opens a sub-issue under an invocation the caller holds: held
 // to the same rules as a spawn (depth, allowed agents, its budget at
 // most half of what remains), recorded in the parent's tree, and written
 // by the gate's account with the parent's cascade limit.
-func (m *Meter) subIssue(ctx context.Context, token, owner, name string, n int64, req meterclient.GateSubIssue) (
-	meterclient.GateSubIssued, *metering.Refusal) {
+// (docs/gate.md#sub-issues).
+func (m *Meter) subIssue(ctx context.Context, a gateAsk, req meterclient.GateSubIssue) (meterclient.GateSubIssued, *metering.Refusal) {
+	token, n := a.token, a.n
 	var out meterclient.GateSubIssued
 	if ref := checkSubIssue(req); ref != nil {
 		return out, ref
@@ -46,33 +28,19 @@ func (m *Meter) subIssue(ctx context.Context, token, owner, name string, n int64
 		return out, &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "gate-request",
 			Message: fmt.Sprintf("the sub-issue's title or task holds %s: remove it; nothing was written", f)}
 	}
-	c, ref := m.gateCaller(ctx, token, owner, name, n, true)
+	c, ref := m.gateCaller(ctx, a, true)
 	if ref != nil {
 		return out, ref
 	}
-	if c.st.Refusal != nil {
-		return out, c.st.Refusal
+	if req.Invocation == "" {
+		return out, &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "gate-request",
+			Message: "a sub-issue is opened under an invocation you hold: name it"}
 	}
-	parent, ref := m.opened(ctx, c, req.Invocation)
+	o, ref := m.openJudged(ctx, c, req.Invocation, req.Agent, req.Budget)
 	if ref != nil {
 		return out, ref
 	}
-	judge := metering.Spawn{ParentDepth: parent.Depth, Agent: req.Agent, Estimate: req.Budget, Allowed: c.cfg.AllowedAgents}
-	if judge.Subagents, ref = m.subagentsOf(ctx, c, parent.Agent); ref != nil {
-		return out, ref
-	}
-	o := meterstore.Opened{Invocation: newInvocation(), Parent: parent.Invocation, Agent: req.Agent, Login: c.login.name,
-		Depth: parent.Depth + 1, Estimate: req.Budget, Opened: m.o.Now()}
-	o, ref, err := m.o.Store.OpenInvocation(ctx, c.iss, o, func(p metering.Pending, _ []meterstore.Opened) *metering.Refusal {
-		_, ref := metering.JudgeSpawn(c.st.Standing, p, judge)
-		return ref
-	})
-	switch {
-	case err != nil:
-		return out, unavailable("the store", err)
-	case ref != nil:
-		return out, ref
-	}
+	parent := o.parent
 	s := handoff.SubIssue{Parent: n, ParentInvocation: parent.Invocation, ParentAgent: parent.Agent, Login: c.login.name,
 		Title: req.Title, Task: req.Task, Agent: req.Agent, Depth: o.Depth, Budget: req.Budget, Estimate: req.Estimate,
 		Labels: []string{m.cascadeLabel(c)}, Now: m.o.Now()}
