@@ -300,16 +300,28 @@ func (s *Store) addTotals(ctx context.Context, tx *sql.Tx, iss Issue, inv string
 // totals, committed before it returns. A known c.Issue saves PostgreSQL a
 // look-up.
 func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
+	return s.settleIn(ctx, id, c, false)()
+}
+
+// SettleLater queues Settle's write and returns at once: a write queued
+// after it, the next call's reservation most often, sees it and commits
+// it (or it commits alone within a millisecond). wait, which must be
+// called, returns after the commit.
+func (s *Store) SettleLater(ctx context.Context, id int64, c Call) (wait func() error) {
+	return s.settleIn(ctx, id, c, true)
+}
+
+func (s *Store) settleIn(ctx context.Context, id int64, c Call, later bool) (wait func() error) {
 	if s.dialect.lock != "" && c.Issue.Repo == "" {
 		err := s.db.QueryRowContext(ctx, s.q(`SELECT repo, issue FROM meter_calls WHERE id = ?`), id).Scan(&c.Issue.Repo, &c.Issue.Number)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notInFlight(id)
+			err = notInFlight(id)
 		}
 		if err != nil {
-			return err
+			return func() error { return err }
 		}
 	}
-	return s.write(ctx, c.Issue, func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, id, c) })
+	return s.enqueue(ctx, c.Issue, later, func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, id, c) })
 }
 
 // notInFlight settles a call not in flight: it writes nothing, and its

@@ -52,6 +52,7 @@ func TestStores(t *testing.T) {
 			t.Run("two meters, four issues", func(t *testing.T) { testTwoMeters(t, open(t), open(t)) })
 			t.Run("the gate's invocations", func(t *testing.T) { testOpenInvocations(t, open(t)) })
 			t.Run("concurrent openings", func(t *testing.T) { testConcurrentOpenings(t, open(t), open(t)) })
+			t.Run("settlements later", func(t *testing.T) { testSettleLater(t, open) })
 		})
 	}
 }
@@ -134,6 +135,45 @@ func testPending(t *testing.T, s *Store) {
 	}
 	if err := s.Settle(ctx, a, Call{}); err == nil {
 		t.Error("a call settled twice")
+	}
+}
+
+// A settlement queued with SettleLater is seen by the reservation queued
+// after it, which commits both; alone, it commits within settleDelay; a
+// store closed with one queued commits it first.
+func testSettleLater(t *testing.T, open opener) {
+	ctx := context.Background()
+	s := open(t)
+	later := Issue{Repo: "acme/later", Number: 1}
+	reserve := func(worst int64) (int64, metering.Pending) {
+		c := call("inv-later", worst)
+		c.Issue = later
+		return admit(t, s, c, 10000)
+	}
+	a, _ := reserve(500)
+	settled := Call{Issue: later, Input: 110, Output: 10, Tokens: 120, Cost: 360, UsageKnown: true, Finished: time.Unix(1790000001, 0)}
+	wait := s.SettleLater(ctx, a, settled)
+	if _, p := reserve(100); p.Tokens != 120 {
+		t.Errorf("the reservation after a settlement queued sees %d pending, want the 120 settled", p.Tokens)
+	}
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := reserve(100)
+	start := time.Now()
+	settled.Issue = Issue{} // PostgreSQL looks it up
+	if err := s.SettleLater(ctx, b, settled)(); err != nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("a settlement alone: %v after %s", err, time.Since(start))
+	}
+	c, _ := reserve(100)
+	wait = s.SettleLater(ctx, c, settled)
+	s.Close()
+	if err := wait(); err != nil {
+		t.Fatalf("a settlement queued as the store closes: %v", err)
+	}
+	tot, err := open(t).Invocation(ctx, later, "inv-later")
+	if err != nil || tot.Calls != 4 || tot.InFlight != 1 || tot.Tokens != 3*120+100 {
+		t.Errorf("after a restart: %+v, %v; want 4 calls, 3 settled at 120 and one in flight at 100", tot, err)
 	}
 }
 
@@ -241,6 +281,7 @@ func TestAFailingWriteFailsAlone(t *testing.T) {
 	gone := &op{ctx: context.Background(), issue: iss, done: make(chan error, 1),
 		run: func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, 999, Call{}) }}
 	batch := []*op{reserve(&good, nil), reserve(&failed, boom), gone}
+	s.w.writes.Add(len(batch)) // as enqueue counts them
 	s.commit(batch)
 	if err := <-batch[0].done; err != nil || good == 0 {
 		t.Errorf("the good write: %v, id %d", err, good)
@@ -306,7 +347,7 @@ func TestStoresAgree(t *testing.T) {
 }
 
 // BenchmarkReserveSettle is one call's writes, a reservation and its
-// settlement, each committed alone: the store's part of a call.
+// settlement, each committed alone.
 func BenchmarkReserveSettle(b *testing.B) {
 	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
 	if err != nil {
@@ -324,4 +365,31 @@ func BenchmarkReserveSettle(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReserveSettleLater is the store's part of calls made one after
+// another, as the meter writes them: each reservation commits with the
+// settlement of the call before it, queued with SettleLater.
+func BenchmarkReserveSettleLater(b *testing.B) {
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	admitAll := func(metering.Pending) *metering.Refusal { return nil }
+	settled := Call{Issue: iss, Input: 40, Output: 20, Tokens: 60, Cost: 3, UsageKnown: true, RequestID: "req", Finished: time.Unix(1790000001, 0)}
+	var waits sync.WaitGroup
+	for b.Loop() {
+		id, _, _, err := s.Reserve(context.Background(), call("inv-b", 100), admitAll)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wait := s.SettleLater(context.Background(), id, settled)
+		waits.Go(func() {
+			if err := wait(); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	waits.Wait()
 }
