@@ -100,7 +100,8 @@ func (m *Meter) report(ctx context.Context, token, owner, name string, n int64, 
 // sub-agents' invocations.
 func (m *Meter) meteredReport(ctx context.Context, c *gateCall, req *agentwrite.ReportRequest) ([]string, *metering.Refusal) {
 	rep := &req.Report
-	t, err := m.o.Store.Invocation(ctx, c.iss, rep.Invocation)
+	m.settled(ctx, c.iss, "")
+	t, err := m.invocationTotals(ctx, c.iss, rep.Invocation)
 	if err != nil {
 		return nil, unavailable("the store", err)
 	}
