@@ -30,7 +30,7 @@ const settleDelay = time.Millisecond
 type op struct {
 	ctx   context.Context // the caller's: gone before its turn, it writes nothing
 	issue Issue           // locked before the writes (PostgreSQL)
-	run   func(context.Context, *sql.Tx) error
+	run   func(context.Context, querier) error
 	later bool // a settlement: it leads no commit
 	err   error
 	done  chan error // the write's answer, or errLead
@@ -63,14 +63,14 @@ func (s *Store) stop() {
 
 // write queues run and waits for its commit, even after ctx ends: a
 // begun write commits.
-func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, querier) error) error {
 	return s.enqueue(ctx, iss, false, run)()
 }
 
 // enqueue queues run and returns at once: a write queued after it runs
 // after it. wait returns after its commit. A later write leads no commit:
 // it waits for one, settleDelay at most.
-func (s *Store) enqueue(ctx context.Context, iss Issue, later bool, run func(context.Context, *sql.Tx) error) (wait func() error) {
+func (s *Store) enqueue(ctx context.Context, iss Issue, later bool, run func(context.Context, querier) error) (wait func() error) {
 	o := &op{ctx: ctx, issue: iss, run: run, later: later, done: make(chan error, 1)}
 	w := &s.w
 	w.mu.Lock()
@@ -174,14 +174,11 @@ func (s *Store) answer(o *op, err error) {
 // transact runs batch in order in one transaction, so admission counts
 // its batch's reservations. An error means every write was undone.
 func (s *Store) transact(batch []*op) error {
-	// SQLite's busy_timeout bounds it; a cancellable context costs its
-	// driver a goroutine a statement.
-	ctx := context.Background()
-	if !s.dialect.local {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, batchTimeout)
-		defer cancel()
+	if s.local != nil {
+		return s.local.transact(batch)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -190,6 +187,15 @@ func (s *Store) transact(batch []*op) error {
 	if err := s.lockIssues(ctx, tx, batch); err != nil {
 		return err
 	}
+	if err := runAll(ctx, tx, batch); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// runAll runs batch's writes in order; a write's own error, but a
+// settlement of a call not in flight, ends the batch.
+func runAll(ctx context.Context, tx querier, batch []*op) error {
 	for _, o := range batch {
 		if o.err = o.ctx.Err(); o.err != nil {
 			continue
@@ -200,7 +206,7 @@ func (s *Store) transact(batch []*op) error {
 			return o.err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // lockIssues locks batch's issues (PostgreSQL) in lock-number order, so

@@ -2,7 +2,6 @@ package meterstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -177,6 +176,36 @@ func testSettleLater(t *testing.T, open opener) {
 	}
 }
 
+// SQLite's writes have a connection of their own: a read waits for no
+// write, and a writer's connection that is gone is taken again.
+func TestSQLiteReadsWaitForNoWrite(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "meter.db"))
+	id, _ := admit(t, s, call("inv-r", 100), 10000)
+	settle(t, s, id, 60)
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		_, _, _, err := s.Reserve(context.Background(), call("inv-w", 100), func(metering.Pending) *metering.Refusal {
+			close(held)
+			<-release
+			return nil
+		})
+		done <- err
+	}()
+	<-held
+	tot, err := s.Invocation(context.Background(), iss, "inv-r")
+	close(release)
+	if err != nil || tot.Tokens != 60 {
+		t.Errorf("a read during a write: %+v, %v", tot, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.local.conn.Close()
+	if id, _ := admit(t, s, call("inv-w", 100), 10000); id == 0 {
+		t.Error("no reservation after the writer's connection closed")
+	}
+}
+
 // 20 callers at once on a budget of 10 calls' worst case: exactly 10 are
 // admitted, whatever the order.
 func testConcurrent(t *testing.T, s *Store) {
@@ -269,7 +298,7 @@ func TestAFailingWriteFailsAlone(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "meter.db"))
 	var good int64
 	reserve := func(id *int64, fail error) *op {
-		run := func(ctx context.Context, tx *sql.Tx) error {
+		run := func(ctx context.Context, tx querier) error {
 			var err error
 			*id, _, _, err = s.reserve(ctx, tx, call("inv-f", 100), func(metering.Pending) *metering.Refusal { return nil })
 			return errors.Join(err, fail)
@@ -279,7 +308,7 @@ func TestAFailingWriteFailsAlone(t *testing.T) {
 	var failed int64
 	boom := errors.New("boom")
 	gone := &op{ctx: context.Background(), issue: iss, done: make(chan error, 1),
-		run: func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, 999, Call{}) }}
+		run: func(ctx context.Context, tx querier) error { return s.settle(ctx, tx, 999, Call{}) }}
 	batch := []*op{reserve(&good, nil), reserve(&failed, boom), gone}
 	s.w.writes.Add(len(batch)) // as enqueue counts them
 	s.commit(batch)
