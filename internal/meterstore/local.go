@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // local is SQLite's writer: one connection of its own, every write of
@@ -34,7 +35,8 @@ func openLocal(ctx context.Context, db *sql.DB) (*local, error) {
 	}
 	l := &local{db: db, conn: conn, stmts: map[string]*sql.Stmt{}}
 	for _, q := range append([]string{qBegin, qCommit, qRollback}, callStatements...) {
-		st, err := conn.PrepareContext(ctx, q)
+		// RETURNING costs SQLite a temporary table; the id is the row's.
+		st, err := conn.PrepareContext(ctx, strings.TrimSuffix(q, " RETURNING id"))
 		if err != nil {
 			l.close()
 			return nil, err

@@ -189,9 +189,14 @@ const (
 		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
 	// qSettleTotals moves an unsettled call's invocation totals by spent
 	// less reserved, before the row settles: no read of the row first.
-	qSettleTotals = `UPDATE meter_totals SET settled_tokens = meter_totals.settled_tokens + ?, inflight_tokens = meter_totals.inflight_tokens - c.tokens,
-		cost = meter_totals.cost + ? - c.cost FROM meter_calls AS c
-		WHERE c.id = ? AND c.settled = FALSE AND meter_totals.repo = c.repo AND meter_totals.issue = c.issue AND meter_totals.invocation = c.invocation`
+	// Subqueries, not UPDATE ... FROM, which costs SQLite a temporary table
+	// a statement.
+	qSettleTotals = `UPDATE meter_totals SET settled_tokens = settled_tokens + ?,
+		inflight_tokens = inflight_tokens - (SELECT c.tokens FROM meter_calls c WHERE c.id = ?),
+		cost = cost + ? - (SELECT c.cost FROM meter_calls c WHERE c.id = ?)
+		WHERE repo = (SELECT c.repo FROM meter_calls c WHERE c.id = ? AND c.settled = FALSE)
+		AND issue = (SELECT c.issue FROM meter_calls c WHERE c.id = ? AND c.settled = FALSE)
+		AND invocation = (SELECT c.invocation FROM meter_calls c WHERE c.id = ? AND c.settled = FALSE)`
 	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, ` +
 		`usage_known = ?, request_id = ?, finished = ?, settled = TRUE
 		WHERE id = ? AND settled = FALSE`
@@ -269,9 +274,16 @@ func (s *Store) reserve(ctx context.Context, tx querier, c Call, decide Decide) 
 	if err != nil {
 		return 0, p, nil, err
 	}
-	err = ins.QueryRowContext(ctx,
-		c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint,
-		c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()).Scan(&id)
+	args := []any{c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint,
+		c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()}
+	if s.local != nil {
+		var res sql.Result
+		if res, err = ins.ExecContext(ctx, args...); err == nil {
+			id, err = res.LastInsertId()
+		}
+	} else {
+		err = ins.QueryRowContext(ctx, args...).Scan(&id)
+	}
 	if err != nil {
 		return 0, p, nil, err
 	}
@@ -358,7 +370,7 @@ func (s *Store) settle(ctx context.Context, tx querier, id int64, c Call) error 
 	if err != nil {
 		return err
 	}
-	res, err := totals.ExecContext(ctx, c.Tokens, c.Cost, id)
+	res, err := totals.ExecContext(ctx, c.Tokens, id, c.Cost, id, id, id, id)
 	if err != nil {
 		return err
 	}
