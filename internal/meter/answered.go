@@ -9,7 +9,7 @@ import (
 )
 
 // A call is settled and logged after its answer ends, off the client's
-// path. What reads its spend waits for it (docs/meter.md#the-store).
+// path. What reads its spend waits for it (docs/meter.md#performance).
 
 // settleWait bounds a wait for settlements: a settlement's own deadline.
 const settleWait = 30 * time.Second
