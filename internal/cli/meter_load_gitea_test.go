@@ -128,6 +128,8 @@ func checkLoad(t *testing.T, r *actiontest.Repo, rm *runningMeter, ns []int64, a
 	for i := range agents {
 		n := ns[i%len(ns)]
 		inv := fmt.Sprintf("load-%s-%d", run, i)
+		// The receipt first: it waits for the settlements of the calls answered.
+		rc := getReceiptAs(t, rm, r, agents[i].Token, n, inv)
 		tot, err := rm.store.Invocation(ctx, meterstore.Issue{Repo: key, Number: n}, inv)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +139,6 @@ func checkLoad(t *testing.T, r *actiontest.Repo, rm *runningMeter, ns []int64, a
 			t.Errorf("agent %d: the store holds %d tokens in %d calls (%d in flight); its client saw %d calls answered, %d tokens", i, tot.Tokens, tot.Calls, tot.InFlight, ok[i].Load(), want)
 		}
 		perIssue[n] += tot.Tokens
-		rc := getReceiptAs(t, rm, r, agents[i].Token, n, inv)
 		if rc.Tokens != tot.Tokens || receipt.Verify(&rc, meterKey.Public(), receipt.For{Repo: r.Owner + "/" + r.Name, Issue: n, Invocation: inv}) != nil {
 			t.Errorf("agent %d: receipt %+v", i, rc)
 		}
@@ -152,6 +153,22 @@ func checkLoad(t *testing.T, r *actiontest.Repo, rm *runningMeter, ns []int64, a
 		t.Errorf("settlements failed:\n%s", rm.log)
 	}
 	return perIssue
+}
+
+// settled waits until the calls rm answered are settled: the
+// repository's metered listing waits for them.
+func (rm *runningMeter) settled(t *testing.T, r *actiontest.Repo, token string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/%s/%s/metered", rm.URL, r.Owner, r.Name), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET metered: %d", resp.StatusCode)
+	}
 }
 
 func getReceiptAs(t *testing.T, rm *runningMeter, r *actiontest.Repo, token string, n int64, inv string) receipt.Receipt {
@@ -225,6 +242,9 @@ func TestTwoMetersOnOnePostgres(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
+	for _, m := range meters {
+		m.settled(t, r, agents[0].Token)
+	}
 	key := storeKey(t, r)
 	var held int64
 	for k, n := range ns {

@@ -2,7 +2,6 @@ package meter
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -86,7 +85,7 @@ func TestProviderErrorPassesThrough(t *testing.T) {
 	if resp.StatusCode != 400 || body != want {
 		t.Errorf("status %d body %s\nwant 400 %s", resp.StatusCode, body, want)
 	}
-	calls, _ := r.store.Calls(context.Background(), issue7)
+	calls, _ := r.calls()
 	if len(calls) != 1 || calls[0].Tokens != 0 || !calls[0].Settled {
 		t.Errorf("a refused call was charged: %+v", calls)
 	}
@@ -108,7 +107,7 @@ func TestStreamCutInTheMiddle(t *testing.T) {
 	if n := bytes.Count(data, []byte("data: ")); n != 5 || bytes.Contains(data, []byte("[DONE]")) {
 		t.Errorf("the client got %d events (want the 5 sent before the cut):\n%s", n, data)
 	}
-	calls, _ := r.store.Calls(context.Background(), issue7)
+	calls, _ := r.calls()
 	if len(calls) != 1 || calls[0].UsageKnown || calls[0].Tokens != calls[0].Worst || calls[0].Worst < 50 {
 		t.Errorf("a cut stream was charged %+v; want its worst case", calls)
 	}
@@ -122,7 +121,7 @@ func TestUsageUnreadChargesTheWorstCase(t *testing.T) {
 	r := newRig(t)
 	r.prov.NoUsage.Store(true)
 	post(t, r.base(7, "anthropic")+"/v1/messages", agentToken1, `{"model":"claude-sonnet-4-5","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hello"}]}`)
-	calls, _ := r.store.Calls(context.Background(), issue7)
+	calls, _ := r.calls()
 	if len(calls) != 1 || calls[0].UsageKnown || calls[0].Tokens != calls[0].Worst {
 		t.Errorf("charged %+v; want the worst case", calls)
 	}

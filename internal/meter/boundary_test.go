@@ -27,7 +27,7 @@ import (
 // provider charged it.
 func bounded(t *testing.T, r *rig, remaining int64) {
 	t.Helper()
-	calls, err := r.store.Calls(context.Background(), issue7)
+	calls, err := r.calls()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestToolSchemasAreCounted(t *testing.T) {
 				t.Errorf("twenty calls on 60,000 left: %d %s", status, answer)
 			}
 			bounded(t, r, 60000)
-			calls, _ := r.store.Calls(context.Background(), issue7)
+			calls, _ := r.calls()
 			if len(calls) == 0 {
 				t.Error("no call went through")
 			}
@@ -243,7 +243,7 @@ func settled(t *testing.T, r *rig, n int) []meterstore.Call {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		calls, err := r.store.Calls(context.Background(), issue7)
+		calls, err := r.calls()
 		if err != nil {
 			t.Fatal(err)
 		}

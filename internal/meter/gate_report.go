@@ -81,7 +81,8 @@ func (m *Meter) report(ctx context.Context, a gateAsk, g meterclient.GateReport)
 // sub-agents' invocations.
 func (m *Meter) meteredReport(ctx context.Context, c *gateCall, req *agentwrite.ReportRequest) ([]string, *metering.Refusal) {
 	rep := &req.Report
-	t, err := m.o.Store.Invocation(ctx, c.iss, rep.Invocation)
+	m.settled(ctx, c.iss, "")
+	t, err := m.invocationTotals(ctx, c.iss, rep.Invocation)
 	if err != nil {
 		return nil, unavailable("the store", err)
 	}

@@ -118,7 +118,7 @@ func TestGatedPostureSpendsInOpenedInvocations(t *testing.T) {
 	if n := len(r.prov.Requests()); n != 3 {
 		t.Errorf("%d calls reached the provider, want the 3 admitted", n)
 	}
-	calls, err := r.store.Calls(context.Background(), issue7)
+	calls, err := r.calls()
 	if err != nil || len(calls) != 3 || calls[0].Login != "reader" || calls[0].Agent != "code-reviewer" || calls[2].Agent != "lead-developer" {
 		t.Errorf("the store holds %+v, %v", calls, err)
 	}

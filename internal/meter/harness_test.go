@@ -75,7 +75,7 @@ type rig struct {
 	key   receipt.Key
 	m     *Meter
 	srv   *httptest.Server
-	log   *strings.Builder
+	log   *syncWriter
 }
 
 const agentToken1 = "gitea-token-of-coder"
@@ -84,7 +84,8 @@ const agentToken1 = "gitea-token-of-coder"
 // opts change the meter's options before it starts.
 func newRig(t testing.TB, opts ...func(*Options)) *rig {
 	t.Helper()
-	r := &rig{t: t, prov: standin.Start(t), log: &strings.Builder{}}
+	r := &rig{t: t, prov: standin.Start(t)}
+	r.log = &syncWriter{b: &strings.Builder{}, before: r.quiet}
 	r.gitea = fakeforge.New("acme/app")
 	r.gitea.Token(agentToken1, "coder")
 	r.gitea.Token("reader-token", "reader")
@@ -99,7 +100,7 @@ func newRig(t testing.TB, opts ...func(*Options)) *rig {
 	r.store = store
 	judge(t, r.gitea, 7)
 	r.key, _ = receipt.NewKey([]byte(strings.Repeat("s", 40)))
-	o := Options{Server: "http://gitea.invalid", Store: store, Key: r.key, Connect: func(_, token, _, _ string) (Client, error) { return r.gitea.Dial(token), nil }, Log: &syncWriter{b: r.log},
+	o := Options{Server: "http://gitea.invalid", Store: store, Key: r.key, Connect: func(_, token, _, _ string) (Client, error) { return r.gitea.Dial(token), nil }, Log: r.log,
 		Upstream: map[metering.Provider]string{metering.OpenAI: r.prov.URL, metering.Anthropic: r.prov.URL},
 		Keys:     map[metering.Provider]string{metering.OpenAI: standin.OpenAIKey, metering.Anthropic: standin.AnthropicKey}}
 	for _, f := range opts {
@@ -109,9 +110,24 @@ func newRig(t testing.TB, opts ...func(*Options)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.quiet) // after the server closes, before the store does
 	r.srv = httptest.NewServer(r.m.Handler())
 	t.Cleanup(r.srv.Close)
 	return r
+}
+
+// quiet waits until every call answered is settled and logged: the meter
+// does both after the answer, off the client's path.
+func (r *rig) quiet() {
+	if r.m != nil {
+		r.m.answered.wait(context.Background(), func(*exchange) bool { return true }, true)
+	}
+}
+
+// calls are issue 7's calls in the store, once every call answered is settled.
+func (r *rig) calls() ([]meterstore.Call, error) {
+	r.quiet()
+	return r.store.Calls(context.Background(), issue7)
 }
 
 // base is the base URL an agent's SDK is given for issue n: OpenAI's
@@ -124,9 +140,11 @@ func (r *rig) base(n int64, provider string) string {
 	return u
 }
 
+// syncWriter is the meter's log; before, when set, runs before it is read.
 type syncWriter struct {
-	mu sync.Mutex
-	b  *strings.Builder
+	mu     sync.Mutex
+	b      *strings.Builder
+	before func()
 }
 
 func (w *syncWriter) Write(p []byte) (int, error) {
@@ -135,7 +153,14 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-func (w *syncWriter) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.b.String() }
+func (w *syncWriter) String() string {
+	if w.before != nil {
+		w.before()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
 
 // issue7 is the rig's issue as the store keys it: by the repository's id
 // on the fake Gitea.

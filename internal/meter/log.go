@@ -11,7 +11,11 @@ import (
 // logCall writes the call's log line, never the prompt, the answer's text
 // or a key. Appended, not formatted: it runs every call.
 func (m *Meter) logCall(x *exchange) {
-	took := m.o.Now().Sub(x.started).Round(time.Millisecond)
+	end := x.ended
+	if end.IsZero() {
+		end = m.o.Now()
+	}
+	took := end.Sub(x.started).Round(time.Millisecond)
 	outcome := x.outcome
 	if outcome == "" {
 		outcome = "ok"

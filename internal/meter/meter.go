@@ -84,6 +84,7 @@ type Meter struct {
 	counters sync.Map // tokens.Encoding → *tokens.Counter
 	logMu    sync.Mutex
 	metrics  *metrics // nil: no MetricsToken
+	answered *answered
 }
 
 // New makes a meter.
@@ -133,6 +134,7 @@ func New(o Options) (*Meter, error) {
 		gates:    newCache[gateConn](o.LoginTTL, o.Now),
 		repos:    newCache[repository](o.IssueTTL, o.Now),
 		issues:   newCache[*standing](o.IssueTTL, o.Now),
+		answered: newAnswered(),
 	}, nil
 }
 
@@ -223,6 +225,7 @@ func (m *Meter) Serve(ctx context.Context, l net.Listener, drain time.Duration) 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
 	defer cancel()
 	err := srv.Shutdown(sctx)
+	m.answered.wait(sctx, func(*exchange) bool { return true }, true)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("meter: calls still in flight after %s were cut", drain)
 	}

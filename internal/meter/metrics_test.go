@@ -25,6 +25,7 @@ func withMetrics(o *Options) { o.MetricsToken = metricsToken }
 // scrape gets /metrics with token ("": no Authorization).
 func scrape(t *testing.T, r *rig, token string) (*http.Response, string) {
 	t.Helper()
+	r.quiet()
 	req, _ := http.NewRequest(http.MethodGet, r.srv.URL+"/metrics", nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)

@@ -48,12 +48,16 @@ type exchange struct {
 	// HangupRead after the client left.
 	unsent         bool
 	sent, timedOut atomic.Bool
+	// ended is when the answer ended; settling waits for its settlement's
+	// commit. settled, then logged, close once it is settled, then logged.
+	ended           time.Time
+	settling        func() error
+	settled, logged chan struct{}
 }
 
 // proxy serves a provider's API: admission, the call upstream, settlement.
 func (m *Meter) proxy(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{started: m.o.Now()}
-	defer m.logCall(x)
 	route, ref := metering.ParseRoute(r.URL.Path, r.Header.Get(metering.InvocationHeader))
 	x.route = route
 	if ref == nil && r.Method != http.MethodPost {
@@ -63,6 +67,7 @@ func (m *Meter) proxy(w http.ResponseWriter, r *http.Request) {
 		ref = m.admit(r, x)
 	}
 	if ref != nil {
+		defer m.logCall(x)
 		m.refuse(w, x, ref)
 		return
 	}
@@ -218,17 +223,22 @@ func (m *Meter) budgetHeaders(h http.Header, x *exchange) {
 	}
 }
 
-// settle charges the call its usage, or its worst case when the answer
-// gave none (a 4xx refusal spends nothing). gone says the client hung up
-// first, which the log line says.
-func (m *Meter) settle(x *exchange, gone bool) {
+// settle queues the call's settlement: its usage, or its worst case when
+// the answer gave none (a 4xx refusal spends nothing). It runs once, as
+// the answer ends, before the client can see it end: the client's next
+// call is admitted after it. finish waits for its commit.
+func (m *Meter) settle(x *exchange) {
+	if !x.ended.IsZero() {
+		return
+	}
+	x.ended = m.o.Now()
+	m.answered.track(x)
 	if x.id == 0 {
 		return
 	}
-	defer func() { x.outcome = outcomeOf(x, gone) }()
 	c := meterstore.Call{Issue: meterstore.Issue{Repo: x.repo.key(), Number: x.route.Issue},
 		Input: x.usage.Input, Cached: x.usage.Cached, Output: x.usage.Output, Reasoning: x.usage.Reasoning,
-		UsageKnown: x.usage.Known, RequestID: x.reqID, Finished: m.o.Now()}
+		UsageKnown: x.usage.Known, RequestID: x.reqID, Finished: x.ended}
 	switch {
 	case x.usage.Known:
 		c.Tokens = x.usage.Tokens()
@@ -253,14 +263,26 @@ func (m *Meter) settle(x *exchange, gone bool) {
 		x.upstreamTook = c.Finished.Sub(x.forwarded)
 	}
 	// The client may be gone: settle regardless.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := m.o.Store.Settle(ctx, x.id, c); err != nil {
-		x.outcome = "settle-failed:" + err.Error()
+	ctx, cancel := context.WithTimeout(context.Background(), settleWait)
+	wait := m.o.Store.SettleLater(ctx, x.id, c)
+	x.settling = func() error { defer cancel(); return wait() }
+}
+
+// finish waits for the settlement settle queued, then logs the call,
+// off the client's path; gone says the client hung up first.
+func (m *Meter) finish(x *exchange, gone bool) {
+	if x.settling != nil {
+		if err := x.settling(); err != nil {
+			x.outcome = "settle-failed:" + err.Error()
+		}
+		if m.metrics != nil {
+			m.metrics.inFlight.Dec()
+		}
+		x.outcome = outcomeOf(x, gone)
 	}
-	if m.metrics != nil {
-		m.metrics.inFlight.Dec()
-	}
+	close(x.settled)
+	m.logCall(x)
+	m.answered.finished(x)
 }
 
 // outcomeOf ends a settled call's log line: how client and answer ended,

@@ -24,7 +24,7 @@ func (m *Meter) receipt(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	t, err := m.o.Store.Invocation(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n}, inv)
+	t, err := m.invocationTotals(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n}, inv)
 	if err != nil {
 		fail(w, unavailable("the store", err))
 		return
@@ -53,7 +53,9 @@ func (m *Meter) statement(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	base, seen, lines, err := m.o.Store.Statement(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n})
+	iss := meterstore.Issue{Repo: repo.key(), Number: n}
+	m.settled(r.Context(), iss, "")
+	base, seen, lines, err := m.o.Store.Statement(r.Context(), iss)
 	if err != nil {
 		fail(w, unavailable("the store", err))
 		return
@@ -105,7 +107,9 @@ func (m *Meter) tree(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	branches, err := m.o.Store.Tree(r.Context(), meterstore.Issue{Repo: repo.key(), Number: n})
+	iss := meterstore.Issue{Repo: repo.key(), Number: n}
+	m.settled(r.Context(), iss, "")
+	branches, err := m.o.Store.Tree(r.Context(), iss)
 	if err != nil {
 		fail(w, unavailable("the store", err))
 		return
@@ -176,6 +180,7 @@ func (m *Meter) metered(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	m.settled(r.Context(), meterstore.Issue{Repo: repo.key()}, "")
 	rows, err := m.o.Store.Issues(r.Context(), repo.key())
 	if err != nil {
 		fail(w, unavailable("the store", err))

@@ -1,7 +1,6 @@
 package meter
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -71,7 +70,7 @@ func TestOfficialClients(t *testing.T) {
 			t.Errorf("the agent's Gitea token reached the provider on %s", q.Path)
 		}
 	}
-	calls2, err := r.store.Calls(context.Background(), issue7)
+	calls2, err := r.calls()
 	if err != nil {
 		t.Fatal(err)
 	}

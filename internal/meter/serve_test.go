@@ -12,7 +12,8 @@ import (
 )
 
 // /healthz answers while the store does; on SIGTERM (the context's end)
-// the meter takes no new call and lets a stream in flight finish.
+// the meter takes no new call, lets a stream in flight finish, and
+// settles and logs it before Serve returns.
 func TestHealthzAndGracefulStop(t *testing.T) {
 	r := newRig(t)
 	r.prov.Delay.Store(int64(20 * time.Millisecond))
@@ -54,6 +55,15 @@ func TestHealthzAndGracefulStop(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+	// Serve returned once the call was settled and logged, which the meter
+	// does after the answer.
+	calls, err := r.store.Calls(context.Background(), issue7)
+	r.log.mu.Lock()
+	logged := r.log.b.String()
+	r.log.mu.Unlock()
+	if err != nil || len(calls) != 1 || !calls[0].Settled || !strings.Contains(logged, " ok\n") {
+		t.Errorf("after Serve returned: %+v, %v; log %q", calls, err, logged)
 	}
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Error("the stopped meter still takes calls")

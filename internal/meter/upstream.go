@@ -18,13 +18,18 @@ import (
 )
 
 // forward makes the call through httputil.ReverseProxy (hop-by-hop
-// headers dropped, streams passed event by event) and settles it. The
-// call outlives a hung-up client by up to HangupRead, so the meter reads
-// and charges what the provider bills (docs/meter.md#after-a-call).
+// headers dropped, streams passed event by event), then settles and logs
+// it once the answer is out. The call outlives a hung-up client by up to
+// HangupRead, so the meter reads and charges what the provider bills
+// (docs/meter.md#after-a-call).
 func (m *Meter) forward(w http.ResponseWriter, r *http.Request, x *exchange) {
 	ctx, release := m.detach(r.Context(), x)
-	defer release()
-	defer func() { m.settle(x, r.Context().Err() != nil) }()
+	defer func() {
+		release()
+		gone := r.Context().Err() != nil
+		m.settle(x)
+		go m.finish(x, gone)
+	}()
 	rp := &httputil.ReverseProxy{
 		Transport:      m.o.Transport,
 		BufferPool:     buffers,
@@ -114,7 +119,7 @@ func (m *Meter) answer(resp *http.Response, x *exchange) error {
 	x.status = resp.StatusCode
 	x.reqID = firstHeader(resp.Header, "X-Request-Id", "Request-Id")
 	m.budgetHeaders(resp.Header, x)
-	b := &answerBody{src: resp.Body, x: x}
+	b := &answerBody{src: resp.Body, x: x, settle: m.settle}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		// The meter may drop events: the length no longer holds.
 		resp.Header.Del("Content-Length")
@@ -139,6 +144,7 @@ func (m *Meter) upstreamFailed(w http.ResponseWriter, x *exchange, err error) {
 type answerBody struct {
 	src    io.ReadCloser
 	x      *exchange
+	settle func(*exchange)  // queues the settlement as the answer ends
 	stream *metering.Stream // nil: a JSON answer
 	in     []byte           // a stream's bytes not yet a whole event
 	out    []byte           // bytes for the client
@@ -193,7 +199,7 @@ func (b *answerBody) fill() {
 	}
 }
 
-// end reads the usage when the answer ends.
+// end reads the usage when the answer ends, before its last bytes go out.
 func (b *answerBody) end(err error) {
 	b.err = err
 	x := b.x
@@ -219,6 +225,7 @@ func (b *answerBody) end(err error) {
 	if x.reqID == "" {
 		x.reqID = id
 	}
+	b.settle(x)
 }
 
 // Close reads what a hung-up client left, then closes.

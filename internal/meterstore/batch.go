@@ -14,7 +14,8 @@ import (
 // Group commit (docs/meter.md#performance): writes queued during one
 // commit share the next transaction, in order. A caller returns after the
 // commit that holds its write. The caller finding no commit under way
-// leads, so a lone call waits on no other goroutine.
+// leads, so a lone call waits on no other goroutine. A settlement waits
+// for the next write's commit instead, settleDelay at most.
 
 // maxBatch bounds the writes one transaction commits.
 const maxBatch = 128
@@ -22,11 +23,15 @@ const maxBatch = 128
 // batchTimeout bounds a PostgreSQL transaction: calls on a hung store are refused.
 const batchTimeout = 30 * time.Second
 
+// settleDelay is how long a settlement waits for a write to commit with.
+const settleDelay = time.Millisecond
+
 // op is one write waiting for its commit.
 type op struct {
 	ctx   context.Context // the caller's: gone before its turn, it writes nothing
 	issue Issue           // locked before the writes (PostgreSQL)
-	run   func(context.Context, *sql.Tx) error
+	run   func(context.Context, querier) error
+	later bool // a settlement: it leads no commit
 	err   error
 	done  chan error // the write's answer, or errLead
 }
@@ -35,7 +40,8 @@ type op struct {
 type writer struct {
 	mu      sync.Mutex
 	queue   []*op
-	leading bool // a caller commits
+	leading bool        // a caller commits
+	timer   *time.Timer // commits the settlements no write came to lead
 	closed  bool
 	writes  sync.WaitGroup
 }
@@ -57,33 +63,43 @@ func (s *Store) stop() {
 
 // write queues run and waits for its commit, even after ctx ends: a
 // begun write commits.
-func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, *sql.Tx) error) error {
-	o := &op{ctx: ctx, issue: iss, run: run, done: make(chan error, 1)}
+func (s *Store) write(ctx context.Context, iss Issue, run func(context.Context, querier) error) error {
+	return s.enqueue(ctx, iss, false, run)()
+}
+
+// enqueue queues run and returns at once: a write queued after it runs
+// after it. wait returns after its commit. A later write leads no commit:
+// it waits for one, settleDelay at most.
+func (s *Store) enqueue(ctx context.Context, iss Issue, later bool, run func(context.Context, querier) error) (wait func() error) {
+	o := &op{ctx: ctx, issue: iss, run: run, later: later, done: make(chan error, 1)}
 	w := &s.w
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
-		w.mu.Unlock()
-		return errClosed
+		return func() error { return errClosed }
 	}
 	w.writes.Add(1)
-	defer w.writes.Done()
 	w.queue = append(w.queue, o)
-	lead := !w.leading
-	w.leading = true
-	w.mu.Unlock()
-	if lead {
-		s.lead()
+	lead := !w.leading && !later
+	w.leading = w.leading || lead
+	if !w.leading {
+		s.armLocked()
 	}
-	for {
-		if err := <-o.done; err != errLead {
-			return err
+	return func() error {
+		if lead {
+			s.lead()
 		}
-		s.lead()
+		for {
+			if err := <-o.done; err != errLead {
+				return err
+			}
+			s.lead()
+		}
 	}
 }
 
-// lead commits up to maxBatch writes and hands the rest to the first
-// caller waiting.
+// lead commits up to maxBatch writes, then hands the rest to the first
+// caller waiting that is not a settlement.
 func (s *Store) lead() {
 	w := &s.w
 	// The calls about to queue join this transaction.
@@ -96,12 +112,39 @@ func (s *Store) lead() {
 	s.commit(batch)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for _, o := range w.queue {
+		if !o.later {
+			o.done <- errLead
+			return
+		}
+	}
+	w.leading = false
 	if len(w.queue) == 0 {
-		w.leading = false
 		w.queue = nil
 		return
 	}
-	w.queue[0].done <- errLead
+	s.armLocked()
+}
+
+// armLocked has the settlements queued commit alone within settleDelay
+// if no write leads a commit first.
+func (s *Store) armLocked() {
+	if s.w.timer == nil {
+		s.w.timer = time.AfterFunc(settleDelay, s.kick)
+	}
+}
+
+// kick commits the settlements no write came to lead.
+func (s *Store) kick() {
+	w := &s.w
+	w.mu.Lock()
+	w.timer = nil
+	idle := !w.leading && len(w.queue) > 0
+	w.leading = w.leading || idle
+	w.mu.Unlock()
+	if idle {
+		s.lead()
+	}
 }
 
 // commit runs batch in one transaction. If it fails, each write runs
@@ -110,34 +153,32 @@ func (s *Store) commit(batch []*op) {
 	err := s.transact(batch)
 	if err != nil && len(batch) > 1 {
 		for _, o := range batch {
-			o.answer(s.transact([]*op{o}))
+			s.answer(o, s.transact([]*op{o}))
 		}
 		return
 	}
 	for _, o := range batch {
-		o.answer(err)
+		s.answer(o, err)
 	}
 }
 
 // answer sends o's caller its transaction's error, else its own.
-func (o *op) answer(err error) {
+func (s *Store) answer(o *op, err error) {
 	if err == nil {
 		err = o.err
 	}
 	o.done <- err
+	s.w.writes.Done()
 }
 
 // transact runs batch in order in one transaction, so admission counts
 // its batch's reservations. An error means every write was undone.
 func (s *Store) transact(batch []*op) error {
-	// SQLite's busy_timeout bounds it; a cancellable context costs its
-	// driver a goroutine a statement.
-	ctx := context.Background()
-	if !s.dialect.local {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, batchTimeout)
-		defer cancel()
+	if s.local != nil {
+		return s.local.transact(batch)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -146,6 +187,15 @@ func (s *Store) transact(batch []*op) error {
 	if err := s.lockIssues(ctx, tx, batch); err != nil {
 		return err
 	}
+	if err := runAll(ctx, tx, batch); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// runAll runs batch's writes in order; a write's own error, but a
+// settlement of a call not in flight, ends the batch.
+func runAll(ctx context.Context, tx querier, batch []*op) error {
 	for _, o := range batch {
 		if o.err = o.ctx.Err(); o.err != nil {
 			continue
@@ -156,7 +206,7 @@ func (s *Store) transact(batch []*op) error {
 			return o.err
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // lockIssues locks batch's issues (PostgreSQL) in lock-number order, so

@@ -57,7 +57,7 @@ func (s *Store) OpenInvocation(ctx context.Context, iss Issue, o Opened,
 	// Openings are rare; the batches they join barely grow.
 	var got Opened
 	var ref *metering.Refusal
-	err := s.write(ctx, iss, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, iss, func(ctx context.Context, tx querier) error {
 		var err error
 		got, ref, err = s.openInvocation(ctx, tx, iss, o, decide)
 		return err
@@ -69,7 +69,7 @@ func (s *Store) OpenInvocation(ctx context.Context, iss Issue, o Opened,
 }
 
 // openInvocation is OpenInvocation in the writer's transaction.
-func (s *Store) openInvocation(ctx context.Context, tx *sql.Tx, iss Issue, o Opened,
+func (s *Store) openInvocation(ctx context.Context, tx querier, iss Issue, o Opened,
 	decide func(metering.Pending, []Opened) *metering.Refusal) (Opened, *metering.Refusal, error) {
 	tree, err := scanOpened(tx.QueryContext(ctx, s.q(qOpenedOf), iss.Repo, iss.Number))
 	if err != nil {

@@ -73,6 +73,14 @@ type Store struct {
 	dialect dialect
 	stmts   sync.Map // query → *sql.Stmt, prepared once
 	w       writer   // the queue of reservations and settlements
+	local   *local   // SQLite's writer connection; nil with PostgreSQL
+}
+
+// querier runs a write's statements: a PostgreSQL transaction, or
+// SQLite's writer connection inside the transaction it began.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // schema is the tables in common SQL; SERIAL_ID is the dialect's
@@ -135,16 +143,30 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 func (s *Store) Close() error {
 	s.stop()
 	s.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
+	if s.local != nil {
+		s.local.close()
+	}
 	return s.db.Close()
 }
 
 // Kind is "sqlite" or "postgres".
 func (s *Store) Kind() string { return s.dialect.name }
 
-// prepareAll prepares every call's statements, before a transaction holds
-// SQLite's one connection.
+// callStatements are every call's statements, prepared once.
+var callStatements = []string{qInsertCall, qPending, qAddTotals, qSettleTotals, qSettleCall}
+
+// prepareAll prepares every call's statements: PostgreSQL's on the pool,
+// SQLite's on its writer connection.
 func (s *Store) prepareAll(ctx context.Context) error {
-	for _, q := range []string{qInsertCall, qPending, qAddTotals, qSettleTotals, qSettleCall} {
+	if s.dialect.local {
+		l, err := openLocal(ctx, s.db)
+		if err != nil {
+			return fmt.Errorf("prepare the meter's statements (%s): %w", s.dialect.name, err)
+		}
+		s.local = l
+		return nil
+	}
+	for _, q := range callStatements {
 		p, err := s.db.PrepareContext(ctx, s.q(q))
 		if err != nil {
 			return fmt.Errorf("prepare the meter's statements (%s): %w", s.dialect.name, err)
@@ -167,25 +189,30 @@ const (
 		inflight_tokens = meter_totals.inflight_tokens + excluded.inflight_tokens, cost = meter_totals.cost + excluded.cost`
 	// qSettleTotals moves an unsettled call's invocation totals by spent
 	// less reserved, before the row settles: no read of the row first.
-	qSettleTotals = `UPDATE meter_totals SET settled_tokens = meter_totals.settled_tokens + ?, inflight_tokens = meter_totals.inflight_tokens - c.tokens,
-		cost = meter_totals.cost + ? - c.cost FROM meter_calls AS c
-		WHERE c.id = ? AND c.settled = FALSE AND meter_totals.repo = c.repo AND meter_totals.issue = c.issue AND meter_totals.invocation = c.invocation`
+	// Subqueries, not UPDATE ... FROM, which costs SQLite a temporary table
+	// a statement.
+	qSettleTotals = `UPDATE meter_totals SET settled_tokens = settled_tokens + ?,
+		inflight_tokens = inflight_tokens - (SELECT c.tokens FROM meter_calls c WHERE c.id = ?),
+		cost = cost + ? - (SELECT c.cost FROM meter_calls c WHERE c.id = ?)
+		WHERE repo = (SELECT c.repo FROM meter_calls c WHERE c.id = ? AND c.settled = FALSE)
+		AND issue = (SELECT c.issue FROM meter_calls c WHERE c.id = ? AND c.settled = FALSE)
+		AND invocation = (SELECT c.invocation FROM meter_calls c WHERE c.id = ? AND c.settled = FALSE)`
 	qSettleCall = `UPDATE meter_calls SET input = ?, cached = ?, output = ?, reasoning = ?, tokens = ?, cost = ?, ` +
 		`usage_known = ?, request_id = ?, finished = ?, settled = TRUE
 		WHERE id = ? AND settled = FALSE`
 )
 
-// prepared is query, prepared once, in tx (nil: outside one): parsing it
-// per call would cost more than running it.
-func (s *Store) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+// prepared is query, prepared once, for tx: parsing it per call would
+// cost more than running it.
+func (s *Store) prepared(ctx context.Context, tx querier, query string) (*sql.Stmt, error) {
+	if s.local != nil {
+		return s.local.stmt(query)
+	}
 	st, ok := s.stmts.Load(query)
 	if !ok {
 		return nil, fmt.Errorf("meterstore: a statement not prepared: %.40s", query)
 	}
-	if tx == nil {
-		return st.(*sql.Stmt), nil
-	}
-	return tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+	return tx.(*sql.Tx).StmtContext(ctx, st.(*sql.Stmt)), nil
 }
 
 func (s *Store) q(query string) string {
@@ -222,7 +249,7 @@ func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, mete
 	var id int64
 	var p metering.Pending
 	var ref *metering.Refusal
-	err := s.write(ctx, c.Issue, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, c.Issue, func(ctx context.Context, tx querier) error {
 		var err error
 		id, p, ref, err = s.reserve(ctx, tx, c, decide)
 		return err
@@ -234,7 +261,7 @@ func (s *Store) Reserve(ctx context.Context, c Call, decide Decide) (int64, mete
 }
 
 // reserve is Reserve in the writer's transaction.
-func (s *Store) reserve(ctx context.Context, tx *sql.Tx, c Call, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
+func (s *Store) reserve(ctx context.Context, tx querier, c Call, decide Decide) (int64, metering.Pending, *metering.Refusal, error) {
 	p, err := s.pending(ctx, tx, c.Issue)
 	if err != nil {
 		return 0, p, nil, err
@@ -247,9 +274,16 @@ func (s *Store) reserve(ctx context.Context, tx *sql.Tx, c Call, decide Decide) 
 	if err != nil {
 		return 0, p, nil, err
 	}
-	err = ins.QueryRowContext(ctx,
-		c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint,
-		c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()).Scan(&id)
+	args := []any{c.Issue.Repo, c.Issue.Number, c.Invocation, c.Login, c.Agent, c.Model, c.Provider, c.Endpoint,
+		c.Worst, c.Cost, c.Worst, c.Started.UTC().UnixMilli()}
+	if s.local != nil {
+		var res sql.Result
+		if res, err = ins.ExecContext(ctx, args...); err == nil {
+			id, err = res.LastInsertId()
+		}
+	} else {
+		err = ins.QueryRowContext(ctx, args...).Scan(&id)
+	}
 	if err != nil {
 		return 0, p, nil, err
 	}
@@ -263,7 +297,7 @@ func (s *Store) reserve(ctx context.Context, tx *sql.Tx, c Call, decide Decide) 
 // totals, a few rows an issue: calls in flight at their worst, and each
 // invocation's spend since the checkpoint first recorded it. Recorded is
 // what those invocations had spent then.
-func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue) (metering.Pending, error) {
+func (s *Store) pending(ctx context.Context, tx querier, iss Issue) (metering.Pending, error) {
 	var p metering.Pending
 	st, err := s.prepared(ctx, tx, qPending)
 	if err != nil {
@@ -287,7 +321,7 @@ func (s *Store) pending(ctx context.Context, tx *sql.Tx, iss Issue) (metering.Pe
 }
 
 // addTotals moves an invocation's running totals in a transaction.
-func (s *Store) addTotals(ctx context.Context, tx *sql.Tx, iss Issue, inv string, settled, inflight, cost int64) error {
+func (s *Store) addTotals(ctx context.Context, tx querier, iss Issue, inv string, settled, inflight, cost int64) error {
 	st, err := s.prepared(ctx, tx, qAddTotals)
 	if err != nil {
 		return err
@@ -300,16 +334,28 @@ func (s *Store) addTotals(ctx context.Context, tx *sql.Tx, iss Issue, inv string
 // totals, committed before it returns. A known c.Issue saves PostgreSQL a
 // look-up.
 func (s *Store) Settle(ctx context.Context, id int64, c Call) error {
+	return s.settleIn(ctx, id, c, false)()
+}
+
+// SettleLater queues Settle's write and returns at once: a write queued
+// after it, the next call's reservation most often, sees it and commits
+// it (or it commits alone within a millisecond). wait, which must be
+// called, returns after the commit.
+func (s *Store) SettleLater(ctx context.Context, id int64, c Call) (wait func() error) {
+	return s.settleIn(ctx, id, c, true)
+}
+
+func (s *Store) settleIn(ctx context.Context, id int64, c Call, later bool) (wait func() error) {
 	if s.dialect.lock != "" && c.Issue.Repo == "" {
 		err := s.db.QueryRowContext(ctx, s.q(`SELECT repo, issue FROM meter_calls WHERE id = ?`), id).Scan(&c.Issue.Repo, &c.Issue.Number)
 		if errors.Is(err, sql.ErrNoRows) {
-			return notInFlight(id)
+			err = notInFlight(id)
 		}
 		if err != nil {
-			return err
+			return func() error { return err }
 		}
 	}
-	return s.write(ctx, c.Issue, func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, id, c) })
+	return s.enqueue(ctx, c.Issue, later, func(ctx context.Context, tx querier) error { return s.settle(ctx, tx, id, c) })
 }
 
 // notInFlight settles a call not in flight: it writes nothing, and its
@@ -319,12 +365,12 @@ type notInFlight int64
 func (id notInFlight) Error() string { return fmt.Sprintf("call %d is not in flight", int64(id)) }
 
 // settle is Settle in the writer's transaction.
-func (s *Store) settle(ctx context.Context, tx *sql.Tx, id int64, c Call) error {
+func (s *Store) settle(ctx context.Context, tx querier, id int64, c Call) error {
 	totals, err := s.prepared(ctx, tx, qSettleTotals)
 	if err != nil {
 		return err
 	}
-	res, err := totals.ExecContext(ctx, c.Tokens, c.Cost, id)
+	res, err := totals.ExecContext(ctx, c.Tokens, id, c.Cost, id, id, id, id)
 	if err != nil {
 		return err
 	}
@@ -348,22 +394,28 @@ func (s *Store) settle(ctx context.Context, tx *sql.Tx, id int64, c Call) error 
 // stands. It returns the issue's base (metering.Standing.Base), kept at
 // its first mark: consumed, less what its marked invocations had spent.
 func (s *Store) MarkReported(ctx context.Context, iss Issue, consumed int64, invocations []string) (int64, error) {
-	q := `INSERT INTO meter_issues (repo, issue, base)
-		VALUES (?, ?, ? - COALESCE((SELECT SUM(tokens) FROM meter_reported WHERE repo = ? AND issue = ?), 0))
-		ON CONFLICT (repo, issue) DO NOTHING`
-	if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, consumed, iss.Repo, iss.Number); err != nil {
+	err := s.write(ctx, iss, func(ctx context.Context, tx querier) error {
+		q := `INSERT INTO meter_issues (repo, issue, base)
+			VALUES (?, ?, ? - COALESCE((SELECT SUM(tokens) FROM meter_reported WHERE repo = ? AND issue = ?), 0))
+			ON CONFLICT (repo, issue) DO NOTHING`
+		if _, err := tx.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, consumed, iss.Repo, iss.Number); err != nil {
+			return err
+		}
+		for _, inv := range invocations {
+			q := `INSERT INTO meter_reported (repo, issue, invocation, tokens)
+				VALUES (?, ?, ?, COALESCE((SELECT settled_tokens FROM meter_totals WHERE repo = ? AND issue = ? AND invocation = ?), 0))
+				ON CONFLICT (repo, issue, invocation) DO NOTHING`
+			if _, err := tx.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, inv, iss.Repo, iss.Number, inv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return 0, err
 	}
-	for _, inv := range invocations {
-		q := `INSERT INTO meter_reported (repo, issue, invocation, tokens)
-			VALUES (?, ?, ?, COALESCE((SELECT settled_tokens FROM meter_totals WHERE repo = ? AND issue = ? AND invocation = ?), 0))
-			ON CONFLICT (repo, issue, invocation) DO NOTHING`
-		if _, err := s.db.ExecContext(ctx, s.q(q), iss.Repo, iss.Number, inv, iss.Repo, iss.Number, inv); err != nil {
-			return 0, err
-		}
-	}
 	var base int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT base FROM meter_issues WHERE repo = ? AND issue = ?`), iss.Repo, iss.Number).Scan(&base)
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT base FROM meter_issues WHERE repo = ? AND issue = ?`), iss.Repo, iss.Number).Scan(&base)
 	return base, err
 }
 

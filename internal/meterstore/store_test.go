@@ -2,7 +2,6 @@ package meterstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -52,6 +51,7 @@ func TestStores(t *testing.T) {
 			t.Run("two meters, four issues", func(t *testing.T) { testTwoMeters(t, open(t), open(t)) })
 			t.Run("the gate's invocations", func(t *testing.T) { testOpenInvocations(t, open(t)) })
 			t.Run("concurrent openings", func(t *testing.T) { testConcurrentOpenings(t, open(t), open(t)) })
+			t.Run("settlements later", func(t *testing.T) { testSettleLater(t, open) })
 		})
 	}
 }
@@ -134,6 +134,75 @@ func testPending(t *testing.T, s *Store) {
 	}
 	if err := s.Settle(ctx, a, Call{}); err == nil {
 		t.Error("a call settled twice")
+	}
+}
+
+// A settlement queued with SettleLater is seen by the reservation queued
+// after it, which commits both; alone, it commits within settleDelay; a
+// store closed with one queued commits it first.
+func testSettleLater(t *testing.T, open opener) {
+	ctx := context.Background()
+	s := open(t)
+	later := Issue{Repo: "acme/later", Number: 1}
+	reserve := func(worst int64) (int64, metering.Pending) {
+		c := call("inv-later", worst)
+		c.Issue = later
+		return admit(t, s, c, 10000)
+	}
+	a, _ := reserve(500)
+	settled := Call{Issue: later, Input: 110, Output: 10, Tokens: 120, Cost: 360, UsageKnown: true, Finished: time.Unix(1790000001, 0)}
+	wait := s.SettleLater(ctx, a, settled)
+	if _, p := reserve(100); p.Tokens != 120 {
+		t.Errorf("the reservation after a settlement queued sees %d pending, want the 120 settled", p.Tokens)
+	}
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := reserve(100)
+	start := time.Now()
+	settled.Issue = Issue{} // PostgreSQL looks it up
+	if err := s.SettleLater(ctx, b, settled)(); err != nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("a settlement alone: %v after %s", err, time.Since(start))
+	}
+	c, _ := reserve(100)
+	wait = s.SettleLater(ctx, c, settled)
+	s.Close()
+	if err := wait(); err != nil {
+		t.Fatalf("a settlement queued as the store closes: %v", err)
+	}
+	tot, err := open(t).Invocation(ctx, later, "inv-later")
+	if err != nil || tot.Calls != 4 || tot.InFlight != 1 || tot.Tokens != 3*120+100 {
+		t.Errorf("after a restart: %+v, %v; want 4 calls, 3 settled at 120 and one in flight at 100", tot, err)
+	}
+}
+
+// SQLite's writes have a connection of their own: a read waits for no
+// write, and a writer's connection that is gone is taken again.
+func TestSQLiteReadsWaitForNoWrite(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "meter.db"))
+	id, _ := admit(t, s, call("inv-r", 100), 10000)
+	settle(t, s, id, 60)
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		_, _, _, err := s.Reserve(context.Background(), call("inv-w", 100), func(metering.Pending) *metering.Refusal {
+			close(held)
+			<-release
+			return nil
+		})
+		done <- err
+	}()
+	<-held
+	tot, err := s.Invocation(context.Background(), iss, "inv-r")
+	close(release)
+	if err != nil || tot.Tokens != 60 {
+		t.Errorf("a read during a write: %+v, %v", tot, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.local.conn.Close()
+	if id, _ := admit(t, s, call("inv-w", 100), 10000); id == 0 {
+		t.Error("no reservation after the writer's connection closed")
 	}
 }
 
@@ -229,7 +298,7 @@ func TestAFailingWriteFailsAlone(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "meter.db"))
 	var good int64
 	reserve := func(id *int64, fail error) *op {
-		run := func(ctx context.Context, tx *sql.Tx) error {
+		run := func(ctx context.Context, tx querier) error {
 			var err error
 			*id, _, _, err = s.reserve(ctx, tx, call("inv-f", 100), func(metering.Pending) *metering.Refusal { return nil })
 			return errors.Join(err, fail)
@@ -239,8 +308,9 @@ func TestAFailingWriteFailsAlone(t *testing.T) {
 	var failed int64
 	boom := errors.New("boom")
 	gone := &op{ctx: context.Background(), issue: iss, done: make(chan error, 1),
-		run: func(ctx context.Context, tx *sql.Tx) error { return s.settle(ctx, tx, 999, Call{}) }}
+		run: func(ctx context.Context, tx querier) error { return s.settle(ctx, tx, 999, Call{}) }}
 	batch := []*op{reserve(&good, nil), reserve(&failed, boom), gone}
+	s.w.writes.Add(len(batch)) // as enqueue counts them
 	s.commit(batch)
 	if err := <-batch[0].done; err != nil || good == 0 {
 		t.Errorf("the good write: %v, id %d", err, good)
@@ -306,7 +376,7 @@ func TestStoresAgree(t *testing.T) {
 }
 
 // BenchmarkReserveSettle is one call's writes, a reservation and its
-// settlement, each committed alone: the store's part of a call.
+// settlement, each committed alone.
 func BenchmarkReserveSettle(b *testing.B) {
 	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
 	if err != nil {
@@ -324,4 +394,31 @@ func BenchmarkReserveSettle(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReserveSettleLater is the store's part of calls made one after
+// another, as the meter writes them: each reservation commits with the
+// settlement of the call before it, queued with SettleLater.
+func BenchmarkReserveSettleLater(b *testing.B) {
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	admitAll := func(metering.Pending) *metering.Refusal { return nil }
+	settled := Call{Issue: iss, Input: 40, Output: 20, Tokens: 60, Cost: 3, UsageKnown: true, RequestID: "req", Finished: time.Unix(1790000001, 0)}
+	var waits sync.WaitGroup
+	for b.Loop() {
+		id, _, _, err := s.Reserve(context.Background(), call("inv-b", 100), admitAll)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wait := s.SettleLater(context.Background(), id, settled)
+		waits.Go(func() {
+			if err := wait(); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	waits.Wait()
 }
