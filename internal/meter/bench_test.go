@@ -23,7 +23,7 @@ const benchCall = `{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"system
 // benchRig is a rig whose issue standing and key's login are kept for
 // the whole benchmark: every call through the meter is a cache hit. Its
 // metrics are on, as a scraped meter's are: each call counts in them.
-func benchRig(b *testing.B) (*rig, *http.Client) {
+func benchRig(b testing.TB) (*rig, *http.Client) {
 	r := newRig(b, withMetrics)
 	// A budget no benchmark spends: every call is admitted.
 	r.gitea.Change(7, func(is *issues.Issue) { is.Body = body(7, 1e12, 1e12-6200) })
@@ -92,25 +92,40 @@ func BenchmarkStreamFirstByte(b *testing.B) {
 	r, c := benchRig(b)
 	stream := strings.Replace(benchCall, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1)
 	b.Run("direct", func(b *testing.B) {
-		timed(b, func() error { return firstByte(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, stream) })
+		timedBy(b, func() (time.Duration, error) {
+			return firstByte(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, stream)
+		})
 	})
 	b.Run("through-meter", func(b *testing.B) {
-		timed(b, func() error { return firstByte(c, r.base(7, "openai")+"/chat/completions", agentToken1, stream) })
+		timedBy(b, func() (time.Duration, error) {
+			return firstByte(c, r.base(7, "openai")+"/chat/completions", agentToken1, stream)
+		})
 	})
 }
 
 // timed runs call b.N times and reports the p50 and p99 of one call.
 func timed(b *testing.B, call func() error) {
 	b.Helper()
+	timedBy(b, func() (time.Duration, error) {
+		start := time.Now()
+		err := call()
+		return time.Since(start), err
+	})
+}
+
+// timedBy runs call b.N times and reports the p50 and p99 of the times
+// it returns.
+func timedBy(b *testing.B, call func() (time.Duration, error)) {
+	b.Helper()
 	d := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	cpu := cpuTime()
 	for b.Loop() {
-		start := time.Now()
-		if err := call(); err != nil {
+		took, err := call()
+		if err != nil {
 			b.Fatal(err)
 		}
-		d = append(d, time.Since(start))
+		d = append(d, took)
 	}
 	b.StopTimer()
 	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(len(d)), "cpu-ns/call")
@@ -150,19 +165,28 @@ type statusError struct{ code int }
 
 func (e *statusError) Error() string { return http.StatusText(e.code) }
 
-// firstByte posts a streamed call and returns when its first event is in.
-func firstByte(c *http.Client, url, token, body string) error {
+// firstByte posts a streamed call and returns the time to its first
+// event's first line. It reads the rest untimed, as a client does: one
+// that hangs up after the first line costs both hops a new connection.
+func firstByte(c *http.Client, url, token, body string) (time.Duration, error) {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
+	start := time.Now()
 	resp, err := c.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
-		return err
+	br := bufio.NewReader(resp.Body)
+	_, err = br.ReadString('\n')
+	took := time.Since(start)
+	if err == nil {
+		_, err = io.Copy(io.Discard, br)
 	}
-	return nil
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = &statusError{resp.StatusCode}
+	}
+	return took, err
 }
 
 // BenchmarkMetricsRecord is what counting one settled call in the
