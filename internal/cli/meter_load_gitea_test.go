@@ -18,11 +18,7 @@ import (
 	"github.com/gns-guard/gns-guard/internal/testkit/actiontest"
 	"github.com/gns-guard/gns-guard/internal/testkit/giteatest"
 	"github.com/gns-guard/gns-guard/internal/testkit/pgtest"
-	"github.com/gns-guard/gns-guard/internal/testkit/standin"
 	"io"
-	"net"
-	"os"
-	"os/exec"
 )
 
 // 20 agents on 5 issues at once, each spending through the meter until it
@@ -278,37 +274,14 @@ func TestAKilledReplicaLosesNoReceipt(t *testing.T) {
 	b := startMeter(t, f.r, dsn, nil)
 	b.prov.Output.Store(60)
 	b.prov.Delay.Store(int64(50 * time.Millisecond))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	a := exec.Command(actiontest.Binary(t), "meter", "--server", f.r.S.URL, "--scope", f.r.Owner, "--store", dsn, "--listen", addr,
-		"--openai-url", b.prov.URL, "--issue-ttl", "1ms")
-	a.Env = append(os.Environ(), "GNS_GUARD_METER_KEY="+strings.Repeat("meter-key-", 4), "OPENAI_API_KEY="+standin.OpenAIKey)
-	var aLog lockedBuffer
-	a.Stderr = &aLog
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer a.Process.Kill() //nolint:errcheck // killed below; this is for a failure before
-	killed := &runningMeter{URL: "http://" + addr}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(killed.URL + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the meter process did not start:\n%s", aLog.String())
-		}
-	}
+	a := startMeterProcess(t, f, b.prov.URL, dsn, "--issue-ttl", "1ms")
+	killed := &runningMeter{URL: a.URL}
 	u := fmt.Sprintf("%s/%s/%s/issues/%d/invocations/run-1/openai/v1/chat/completions", killed.URL, f.r.Owner, f.r.Name, f.n)
 	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(`{"model":"gpt-4o","max_tokens":60,"stream":true,"messages":[{"role":"user","content":"wire the limiter"}]}`))
 	req.Header.Set("Authorization", "Bearer "+f.agent.Token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("the stream through the meter process: %v %v\n%s", resp, err, aLog.String())
+		t.Fatalf("the stream through the meter process: %v %v\n%s", resp, err, a.Log)
 	}
 	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
 		t.Fatalf("no first event: %v", err)

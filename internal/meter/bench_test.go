@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/gns-guard/gns-guard/internal/issues"
 	"github.com/gns-guard/gns-guard/internal/metering"
+	"github.com/gns-guard/gns-guard/internal/testkit/gateway"
 	"github.com/gns-guard/gns-guard/internal/testkit/standin"
 )
 
@@ -37,13 +40,31 @@ func benchRig(b testing.TB) (*rig, *http.Client) {
 	return r, c
 }
 
-// BenchmarkCall is one chat call, straight to the stand-in and through
-// the meter: the difference is the meter's added latency (p50, p99).
-// With -cpu 1, through-meter's ns/op gives the calls a core serves.
+// bareProxy serves gateway.BareProxy in front of the stand-in: a hop
+// that reads and passes a call and does nothing else. What the meter adds
+// beyond it is the meter's own work.
+func bareProxy(b *testing.B, r *rig) string {
+	u, err := url.Parse(r.prov.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(gateway.BareProxy(u))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// BenchmarkCall is one chat call, straight to the stand-in, through a
+// bare proxy and through the meter: the difference is the meter's added
+// latency (p50, p99), of which the bare proxy's is the hop's own. With
+// -cpu 1, through-meter's ns/op gives the calls a core serves.
 func BenchmarkCall(b *testing.B) {
 	r, c := benchRig(b)
+	bare := bareProxy(b, r)
 	b.Run("direct", func(b *testing.B) {
 		timed(b, func() error { return postTo(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, benchCall) })
+	})
+	b.Run("through-bare-proxy", func(b *testing.B) {
+		timed(b, func() error { return postTo(c, bare+"/v1/chat/completions", standin.OpenAIKey, benchCall) })
 	})
 	b.Run("through-meter", func(b *testing.B) {
 		timed(b, func() error { return postTo(c, r.base(7, "openai")+"/chat/completions", agentToken1, benchCall) })
@@ -87,13 +108,19 @@ func BenchmarkCallParallel(b *testing.B) {
 }
 
 // BenchmarkStreamFirstByte is the time to a stream's first event,
-// straight and through the meter.
+// straight, through a bare proxy and through the meter.
 func BenchmarkStreamFirstByte(b *testing.B) {
 	r, c := benchRig(b)
+	bare := bareProxy(b, r)
 	stream := strings.Replace(benchCall, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1)
 	b.Run("direct", func(b *testing.B) {
 		timedBy(b, func() (time.Duration, error) {
 			return firstByte(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, stream)
+		})
+	})
+	b.Run("through-bare-proxy", func(b *testing.B) {
+		timedBy(b, func() (time.Duration, error) {
+			return firstByte(c, bare+"/v1/chat/completions", standin.OpenAIKey, stream)
 		})
 	})
 	b.Run("through-meter", func(b *testing.B) {

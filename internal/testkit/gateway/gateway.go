@@ -1,6 +1,7 @@
 // Package gateway runs Portkey's open-source AI gateway
-// (@portkey-ai/gateway, pinned by package-lock.json here), by Node.js, for
-// the side-by-side benchmark of gns-guard meter in cmd/gatewaybench.
+// (@portkey-ai/gateway, pinned by package-lock.json here), by Node.js, and
+// measures it beside gns-guard meter (Bench): internal/cli's
+// BenchmarkBesidePortkey.
 //
 // Install puts the pinned package, with npm ci, in a cache folder outside
 // the repository named after the lock file's hash
