@@ -3,6 +3,7 @@ package metering
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -425,4 +426,101 @@ func TestLexerReadsAsEncodingJSON(t *testing.T) {
 			}
 		}
 	}
+}
+
+// chatStreamBurst is a chat stream of 20 words as a provider sends it when
+// the meter asked its usage: every chunk carries "usage":null, and the
+// last chunk before [DONE] the usage.
+func chatStreamBurst() []byte {
+	var b strings.Builder
+	chunk := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1790000000,"model":"gpt-4o","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"content":" w%d"},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
+	for i := range 20 {
+		fmt.Fprintf(&b, chunk, i)
+	}
+	b.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1790000000,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32}}` + "\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return []byte(b.String())
+}
+
+// BenchmarkStreamEvents is what the meter does to a stream's bytes read in
+// one burst: cut the events, read each, take out what it added.
+func BenchmarkStreamEvents(b *testing.B) {
+	burst := chatStreamBurst()
+	r := Route{Provider: OpenAI, Endpoint: ChatCompletions}
+	buf := make([]byte, len(burst))
+	var out []byte
+	b.SetBytes(int64(len(burst)))
+	for b.Loop() {
+		copy(buf, burst) // the meter's reads own their buffer
+		s := NewStream(r, Call{})
+		events, _ := SplitEvents(buf)
+		out = out[:0]
+		for _, ev := range events {
+			out = append(out, s.Event(ev)...)
+		}
+	}
+	if u, _ := NewStream(r, Call{}).Usage(); u.Known {
+		b.Fatal("a new stream knows a usage")
+	}
+}
+
+// The burst passes whole, less what the meter added, and its usage is read.
+func TestStreamBurst(t *testing.T) {
+	burst := chatStreamBurst()
+	s := NewStream(Route{Provider: OpenAI, Endpoint: ChatCompletions}, Call{})
+	events, rest := SplitEvents(slices.Clone(burst))
+	var out []byte
+	for _, ev := range events {
+		out = append(out, s.Event(ev)...)
+	}
+	want := strings.ReplaceAll(string(burst), `,"usage":null`, "")
+	want = want[:strings.Index(want, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1790000000,"model":"gpt-4o","choices":[]`)] + "data: [DONE]\n\n"
+	if len(events) != 22 || len(rest) != 0 || string(out) != want {
+		t.Errorf("%d events, rest %q\ngot  %q\nwant %q", len(events), rest, out, want)
+	}
+	if u, id := s.Usage(); !u.Known || u.Input != 12 || u.Output != 20 || id != "chatcmpl-1" {
+		t.Errorf("usage %+v id %q", u, id)
+	}
+}
+
+// FuzzStream feeds the meter's stream reading any bytes: it never
+// panics, cuts events where the plain reading of SSE does, and a stream
+// whose client asked the usage passes every event as it came.
+func FuzzStream(f *testing.F) {
+	f.Add(chatStreamBurst())
+	f.Add([]byte("data: a\n\ndata: b\r\n\r\ndata: c\r\rdata: {\"usage\":null,\"x\":1}\n\n"))
+	f.Add([]byte("event: message_start\ndata: {\"type\":\"message_start\"}\n\ndata: {\"id\":\"r\",\"usage\":{}}\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		// The plain reading: the earliest of the three blank lines.
+		var want [][]byte
+		for rest := in; ; {
+			best, size := -1, 0
+			for _, sep := range []string{"\n\n", "\r\n\r\n", "\r\r"} {
+				if i := strings.Index(string(rest), sep); i >= 0 && (best < 0 || i < best) {
+					best, size = i, len(sep)
+				}
+			}
+			if best < 0 {
+				break
+			}
+			want = append(want, rest[:best+size])
+			rest = rest[best+size:]
+		}
+		events, _ := SplitEvents(slices.Clone(in))
+		if fmt.Sprintf("%q", events) != fmt.Sprintf("%q", want) {
+			t.Fatalf("events %q, want %q", events, want)
+		}
+		for _, p := range []Provider{OpenAI, Anthropic} {
+			asked := NewStream(Route{Provider: p, Endpoint: ChatCompletions}, Call{ClientUsage: true})
+			unasked := NewStream(Route{Provider: p, Endpoint: ChatCompletions}, Call{})
+			for _, ev := range events {
+				if got := asked.Event(slices.Clone(ev)); string(got) != string(ev) {
+					t.Fatalf("%s, usage asked: %q passed as %q", p, ev, got)
+				}
+				if got := unasked.Event(slices.Clone(ev)); len(got) > len(ev) {
+					t.Fatalf("%s: %q grew to %q", p, ev, got)
+				}
+			}
+		}
+	})
 }

@@ -111,7 +111,7 @@ type streamEvent struct {
 
 // Event reads one whole event, ending blank line included, and returns
 // what to pass on: the event, nil to drop it, or it without an unasked
-// "usage":null.
+// "usage":null, taken out in ev's own bytes.
 func (s *Stream) Event(ev []byte) []byte {
 	data := eventData(ev)
 	if len(data) == 0 || data[0] != '{' {
@@ -200,16 +200,25 @@ func (s *Stream) anthropic(e streamEvent) {
 	}
 }
 
-// eventData joins an event's data lines, as SSE does.
+// eventData joins an event's data lines, as SSE does. An event of one
+// data line, as providers send them, is read in place.
 func eventData(ev []byte) []byte {
 	var out []byte
+	lines := 0
 	for line := range bytes.Lines(ev) {
 		line = bytes.TrimRight(line, "\r\n")
-		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-			if len(out) > 0 {
-				out = append(out, '\n')
-			}
-			out = append(out, bytes.TrimPrefix(d, []byte(" "))...)
+		d, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		d = bytes.TrimPrefix(d, []byte(" "))
+		switch lines++; lines {
+		case 1:
+			out = d
+		case 2:
+			out = append(append(append([]byte(nil), out...), '\n'), d...)
+		default:
+			out = append(append(out, '\n'), d...)
 		}
 	}
 	return out
@@ -220,11 +229,12 @@ func isEmptyList(raw json.RawMessage) bool {
 }
 
 // stripNullUsage removes the "usage":null a usage request adds to each
-// chunk; no string holds it unescaped.
+// chunk, in ev's own bytes; no string holds it unescaped.
 func stripNullUsage(ev []byte) []byte {
 	for _, m := range [][]byte{[]byte(`,"usage":null`), []byte(`"usage":null,`)} {
-		if bytes.Contains(ev, m) {
-			return bytes.Replace(ev, m, nil, 1)
+		if i := bytes.Index(ev, m); i >= 0 {
+			n := copy(ev[i:], ev[i+len(m):])
+			return ev[:i+n]
 		}
 	}
 	return ev
@@ -243,11 +253,23 @@ func SplitEvents(buf []byte) (events [][]byte, rest []byte) {
 	}
 }
 
-// eventEnd is the first blank line's offset and length.
+// eventEnd is the first blank line's offset and length. A blank line of
+// carriage returns is looked for only before the first "\n\n".
 func eventEnd(b []byte) (int, int) {
-	best, size := -1, 0
-	for _, sep := range []string{"\n\n", "\r\n\r\n", "\r\r"} {
-		if i := bytes.Index(b, []byte(sep)); i >= 0 && (best < 0 || i < best) {
+	best, size := bytes.Index(b, []byte("\n\n")), 2
+	window := b
+	if best >= 0 {
+		window = b[:best+1]
+	}
+	if bytes.IndexByte(window, '\r') < 0 {
+		return best, size
+	}
+	for _, sep := range []string{"\r\n\r\n", "\r\r"} {
+		w := b
+		if best >= 0 {
+			w = b[:min(len(b), best+len(sep))]
+		}
+		if i := bytes.Index(w, []byte(sep)); i >= 0 && (best < 0 || i < best) {
 			best, size = i, len(sep)
 		}
 	}
