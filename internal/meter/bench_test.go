@@ -2,6 +2,8 @@ package meter
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -68,6 +70,53 @@ func BenchmarkCall(b *testing.B) {
 	})
 	b.Run("through-meter", func(b *testing.B) {
 		timed(b, func() error { return postTo(c, r.base(7, "openai")+"/chat/completions", agentToken1, benchCall) })
+	})
+}
+
+// longCall is a call as an agent deep in its work makes it: a system
+// prompt, then a conversation of 40 turns, about 20,000 tokens in all
+// (82 KB). fresh, when not empty, makes the last turn's text new.
+func longCall(fresh string) string {
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	msgs := []message{{"system", "You are the lead developer. " + strings.Repeat("Keep every change small and say what you changed. ", 20)}}
+	for i := range 40 {
+		role := []string{"user", "assistant"}[i%2]
+		msgs = append(msgs, message{role, fmt.Sprintf("Turn %d: ", i) + strings.Repeat("The limiter keeps the gateway's callers under their quota; see config/gateway.yaml line 42. ", 22)})
+	}
+	msgs[len(msgs)-1].Content = fresh + msgs[len(msgs)-1].Content
+	body, _ := json.Marshal(map[string]any{"model": "gpt-4o", "max_tokens": 20, "messages": msgs})
+	return string(body)
+}
+
+// BenchmarkCallLongPrompt is BenchmarkCall with a long prompt: straight
+// to the stand-in, through the meter as an agent sends it (the
+// conversation the meter has seen, its last turn new each call), and
+// through the meter with every text new. The meter counts a call's input
+// before it reserves; the stand-in counts it too, as a provider does.
+func BenchmarkCallLongPrompt(b *testing.B) {
+	r, c := benchRig(b)
+	seen := longCall("")
+	b.Run("direct", func(b *testing.B) {
+		timed(b, func() error { return postTo(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, seen) })
+	})
+	var n atomic.Int64
+	// Each body is made before its call is timed.
+	through := func(body func() string) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
+			text := body()
+			start := time.Now()
+			err := postTo(c, r.base(7, "openai")+"/chat/completions", agentToken1, text)
+			return time.Since(start), err
+		}
+	}
+	b.Run("through-meter", func(b *testing.B) {
+		timedBy(b, through(func() string { return longCall(fmt.Sprintf("(%d) ", n.Add(1))) }))
+	})
+	b.Run("through-meter-all-new", func(b *testing.B) {
+		timedBy(b, through(func() string { return strings.ReplaceAll(seen, "Turn ", fmt.Sprintf("Turn %d.", n.Add(1))) }))
 	})
 }
 

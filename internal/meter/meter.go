@@ -82,6 +82,7 @@ type Meter struct {
 	issues   *cache[*standing]
 	gates    *cache[gateConn]
 	counters sync.Map // tokens.Encoding → *tokens.Counter
+	memo     *countMemo
 	logMu    sync.Mutex
 	metrics  *metrics // nil: no MetricsToken
 	answered *answered
@@ -135,6 +136,7 @@ func New(o Options) (*Meter, error) {
 		repos:    newCache[repository](o.IssueTTL, o.Now),
 		issues:   newCache[*standing](o.IssueTTL, o.Now),
 		answered: newAnswered(),
+		memo:     newCountMemo(),
 	}, nil
 }
 

@@ -97,7 +97,7 @@ func (m *Meter) admit(r *http.Request, x *exchange) *metering.Refusal {
 	case err != nil:
 		return &metering.Refusal{Status: 400, Kind: metering.KindInvalid, Rule: "meter-request", Message: "the request body could not be read"}
 	}
-	call, ref := metering.ReadCall(x.route, body, m.counter, m.o.DefaultMaxTokens)
+	call, ref := metering.ReadCall(x.route, body, m.callCounter, m.o.DefaultMaxTokens)
 	if ref != nil {
 		return ref
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func counters(t *testing.T) Counters {
-	return func(enc tokens.Encoding) *tokens.Counter {
+	return func(enc tokens.Encoding) Counter {
 		c, err := tokens.New(enc)
 		if err != nil {
 			t.Fatal(err)

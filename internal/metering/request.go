@@ -32,34 +32,48 @@ type Call struct {
 // Worst is the call's worst case in tokens.
 func (c Call) Worst() int64 { return c.Input + c.Output }
 
-// Counters count tokens in an encoding (one per encoding, shared).
-type Counters func(tokens.Encoding) *tokens.Counter
+// Counter counts a text's tokens: a *tokens.Counter, or one that
+// remembers what it counted.
+type Counter interface{ Count(text string) int }
+
+// Counters give the counter of an encoding (one per encoding, shared),
+// or nil.
+type Counters func(tokens.Encoding) Counter
 
 // ReadCall reads a request body for route r. A request with no answer cap
 // gets defaultCap upstream, so the worst case holds. A body a provider
 // could read otherwise, or priced out of sight, is refused
 // (docs/meter.md#what-a-call-is-priced).
 func ReadCall(r Route, body []byte, count Counters, defaultCap int64) (Call, *Refusal) {
-	var head struct {
-		Model string `json:"model"`
+	if !json.Valid(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		var v any
+		return Call{}, invalid(fmt.Sprintf("the request body is not a JSON object: %v", errText(json.Unmarshal(body, &v))))
 	}
-	if err := json.Unmarshal(body, &head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
-		return Call{}, invalid(fmt.Sprintf("the request body is not a JSON object: %v", errText(err)))
-	}
-	counter := counterOf(head.Model, count)
+	// The texts are counted once the model, and so the encoding, is known.
+	var texts []string
 	s, ref := scan(r, body, func(text string) int64 {
-		if counter != nil {
-			return int64(counter.Count(text))
-		}
-		return int64(len(text))
+		texts = append(texts, text)
+		return 0
 	})
 	if ref != nil {
 		return Call{}, ref
 	}
-	if strings.TrimSpace(head.Model) == "" || s.root.fields["model"] == (span{}) {
+	var model string
+	if ref := s.read("model", &model); ref != nil {
+		return Call{}, ref
+	}
+	if strings.TrimSpace(model) == "" {
 		return Call{}, invalid("the request names no model")
 	}
-	c := Call{Model: head.Model, Input: s.input, Exact: counter != nil}
+	counter := counterOf(model, count)
+	for _, t := range texts {
+		if counter != nil {
+			s.input += int64(counter.Count(t))
+		} else {
+			s.input += int64(len(t))
+		}
+	}
+	c := Call{Model: model, Input: s.input, Exact: counter != nil}
 	if s.tools {
 		c.Input += toolPrompt
 	}
@@ -84,7 +98,7 @@ func ReadCall(r Route, body []byte, count Counters, defaultCap int64) (Call, *Re
 }
 
 // counterOf is the counter of model's encoding, or nil.
-func counterOf(model string, count Counters) *tokens.Counter {
+func counterOf(model string, count Counters) Counter {
 	if enc, ok := EncodingOf(model); ok && count != nil {
 		return count(enc)
 	}
