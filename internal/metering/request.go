@@ -45,7 +45,7 @@ type Counters func(tokens.Encoding) Counter
 // could read otherwise, or priced out of sight, is refused
 // (docs/meter.md#what-a-call-is-priced).
 func ReadCall(r Route, body []byte, count Counters, defaultCap int64) (Call, *Refusal) {
-	if !json.Valid(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+	if !validJSON(body) || !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		var v any
 		return Call{}, invalid(fmt.Sprintf("the request body is not a JSON object: %v", errText(json.Unmarshal(body, &v))))
 	}
