@@ -2,7 +2,6 @@ package meter
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,32 +72,15 @@ func BenchmarkCall(b *testing.B) {
 	})
 }
 
-// longCall is a call as an agent deep in its work makes it: a system
-// prompt, then a conversation of 40 turns, about 20,000 tokens in all
-// (82 KB). fresh, when not empty, makes the last turn's text new.
-func longCall(fresh string) string {
-	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	msgs := []message{{"system", "You are the lead developer. " + strings.Repeat("Keep every change small and say what you changed. ", 20)}}
-	for i := range 40 {
-		role := []string{"user", "assistant"}[i%2]
-		msgs = append(msgs, message{role, fmt.Sprintf("Turn %d: ", i) + strings.Repeat("The limiter keeps the gateway's callers under their quota; see config/gateway.yaml line 42. ", 22)})
-	}
-	msgs[len(msgs)-1].Content = fresh + msgs[len(msgs)-1].Content
-	body, _ := json.Marshal(map[string]any{"model": "gpt-4o", "max_tokens": 20, "messages": msgs})
-	return string(body)
-}
-
-// BenchmarkCallLongPrompt is BenchmarkCall with a long prompt: straight
+// BenchmarkCallLongPrompt is BenchmarkCall with a long prompt
+// (gateway.LongCall, about 20,000 tokens): straight
 // to the stand-in, through the meter as an agent sends it (the
 // conversation the meter has seen, its last turn new each call), and
 // through the meter with every text new. The meter counts a call's input
 // before it reserves; the stand-in counts it too, as a provider does.
 func BenchmarkCallLongPrompt(b *testing.B) {
 	r, c := benchRig(b)
-	seen := longCall("")
+	seen := gateway.LongCall("")
 	b.Run("direct", func(b *testing.B) {
 		timed(b, func() error { return postTo(c, r.prov.URL+"/v1/chat/completions", standin.OpenAIKey, seen) })
 	})
@@ -113,7 +95,7 @@ func BenchmarkCallLongPrompt(b *testing.B) {
 		}
 	}
 	b.Run("through-meter", func(b *testing.B) {
-		timedBy(b, through(func() string { return longCall(fmt.Sprintf("(%d) ", n.Add(1))) }))
+		timedBy(b, through(func() string { return gateway.LongCall(fmt.Sprintf("(%d) ", n.Add(1))) }))
 	})
 	b.Run("through-meter-all-new", func(b *testing.B) {
 		timedBy(b, through(func() string { return strings.ReplaceAll(seen, "Turn ", fmt.Sprintf("Turn %d.", n.Add(1))) }))

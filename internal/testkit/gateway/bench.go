@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,16 +26,36 @@ const Call = `{"model":"gpt-4o","max_tokens":20,"messages":[{"role":"system","co
 // Stream is Call, streamed.
 var Stream = strings.Replace(Call, `"max_tokens":20`, `"max_tokens":20,"stream":true`, 1)
 
+// LongCall is a call as an agent deep in its work makes it: a system
+// prompt, then a conversation of 40 turns, about 20,000 tokens in all
+// (82 KB). fresh is put before the last turn's text: a new text each
+// call makes it a conversation going on.
+func LongCall(fresh string) string {
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	msgs := []message{{"system", "You are the lead developer. " + strings.Repeat("Keep every change small and say what you changed. ", 20)}}
+	for i := range 40 {
+		msgs = append(msgs, message{[]string{"user", "assistant"}[i%2],
+			fmt.Sprintf("Turn %d: ", i) + strings.Repeat("The limiter keeps the gateway's callers under their quota; see config/gateway.yaml line 42. ", 22)})
+	}
+	msgs[len(msgs)-1].Content = fresh + msgs[len(msgs)-1].Content
+	body, _ := json.Marshal(map[string]any{"model": "gpt-4o", "max_tokens": 20, "messages": msgs})
+	return string(body)
+}
+
 // Plan is what a round does on each path.
 type Plan struct {
 	Calls   int           // sequential non-stream calls (p50, p99)
+	Long    int           // sequential calls of LongCall, its last turn new each call (p50)
 	Streams int           // sequential streams (p50 time to the first event)
 	Clients int           // concurrent clients of the load (calls a second)
 	Load    time.Duration // how long they call
 }
 
 // DefaultPlan is the side-by-side benchmark's round.
-var DefaultPlan = Plan{Calls: 2000, Streams: 500, Clients: 16, Load: 10 * time.Second}
+var DefaultPlan = Plan{Calls: 2000, Long: 300, Streams: 500, Clients: 16, Load: 10 * time.Second}
 
 // Path is one way to the provider, and what was measured on it.
 type Path struct {
@@ -43,9 +64,9 @@ type Path struct {
 	Header http.Header
 	PID    int // the process whose peak RSS is reported; 0: none
 
-	seq, firstByte []time.Duration
-	rates          []float64
-	peakRSS        int64 // bytes
+	seq, long, firstByte []time.Duration
+	rates                []float64
+	peakRSS              int64 // bytes
 }
 
 // Bench measures paths side by side, in rounds: each round runs each
@@ -97,6 +118,16 @@ func (b *Bench) Round(ctx context.Context) error {
 		}
 	}
 	for _, x := range order {
+		for range b.Long {
+			body := LongCall(fmt.Sprintf("(%d) ", len(x.long)))
+			start := time.Now()
+			if _, err := b.post(ctx, x, body); err != nil {
+				return fmt.Errorf("%s: a long call: %w", x.Name, err)
+			}
+			x.long = append(x.long, time.Since(start))
+		}
+	}
+	for _, x := range order {
 		for range b.Streams {
 			d, err := b.firstByte(ctx, x)
 			if err != nil {
@@ -115,9 +146,9 @@ func (b *Bench) Round(ctx context.Context) error {
 	}
 	for _, x := range order {
 		if b.Progress != nil {
-			fmt.Fprintf(b.Progress, "round %d %-8s p50 %7.3f ms  p99 %7.3f ms  first byte p50 %7.3f ms  %7.0f calls/s\n", b.rounds, x.Name,
-				ms(pct(x.seq[len(x.seq)-b.Calls:], 50)), ms(pct(x.seq[len(x.seq)-b.Calls:], 99)),
-				ms(pct(x.firstByte[len(x.firstByte)-b.Streams:], 50)), x.rates[len(x.rates)-1])
+			fmt.Fprintf(b.Progress, "round %d %-8s p50 %7.3f ms  p99 %7.3f ms  long p50 %7.3f ms  first byte p50 %7.3f ms  %7.0f calls/s\n",
+				b.rounds, x.Name, ms(pct(x.seq[len(x.seq)-b.Calls:], 50)), ms(pct(x.seq[len(x.seq)-b.Calls:], 99)),
+				ms(pct(x.long[len(x.long)-b.Long:], 50)), ms(pct(x.firstByte[len(x.firstByte)-b.Streams:], 50)), x.rates[len(x.rates)-1])
 		}
 	}
 	return nil
@@ -231,6 +262,7 @@ func (b *Bench) ReadPeakRSS() error {
 // Figures are a path's results over every round.
 type Figures struct {
 	P50, P99, AddedP50, FirstByteP50 time.Duration
+	LongP50, LongAddedP50            time.Duration
 	CallsPerSecond                   float64 // the mean over the rounds
 	PeakRSS                          int64   // bytes; 0: not measured
 }
@@ -242,6 +274,7 @@ func (b *Bench) Figures(name string) Figures {
 	for _, x := range b.Paths {
 		if x.Name == name {
 			return Figures{P50: pct(x.seq, 50), P99: pct(x.seq, 99), AddedP50: pct(x.seq, 50) - pct(direct.seq, 50),
+				LongP50: pct(x.long, 50), LongAddedP50: pct(x.long, 50) - pct(direct.long, 50),
 				FirstByteP50: pct(x.firstByte, 50), CallsPerSecond: mean(x.rates), PeakRSS: x.peakRSS}
 		}
 	}
@@ -255,22 +288,24 @@ func (b *Bench) Figures(name string) Figures {
 func (b *Bench) Report(w io.Writer) error {
 	fmt.Fprintf(w, "\ngns-guard meter beside Portkey's AI gateway %s, on the stand-in provider; %s %s/%s, %d CPUs, node %s\n",
 		Version, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), nodeVersion())
-	fmt.Fprintf(w, "%d rounds interleaved; per path and round: %d sequential calls, %d streams, %d clients for %s\n\n",
-		b.rounds, b.Calls, b.Streams, b.Clients, b.Load)
+	fmt.Fprintf(w, "%d rounds interleaved; per path and round: %d sequential calls, %d long ones (82 KB), %d streams, %d clients for %s\n\n",
+		b.rounds, b.Calls, b.Long, b.Streams, b.Clients, b.Load)
 	direct := b.Paths[0]
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "path\tp50 ms\tp99 ms\tadded p50 ms\tstream first byte p50 ms\tcalls/s, %d clients (rounds)\tpeak RSS MiB\t\n", b.Clients)
+	fmt.Fprintf(tw, "path\tp50 ms\tp99 ms\tadded p50 ms\tlong call p50 ms\tlong added p50 ms\tstream first byte p50 ms\t"+
+		"calls/s, %d clients (rounds)\tpeak RSS MiB\t\n", b.Clients)
 	for _, x := range b.Paths {
 		f := b.Figures(x.Name)
-		added, rss := "-", "-"
+		added, longAdded, rss := "-", "-", "-"
 		if x != direct {
 			added = fmt.Sprintf("%.3f", ms(f.AddedP50))
+			longAdded = fmt.Sprintf("%.3f", ms(f.LongAddedP50))
 		}
 		if f.PeakRSS > 0 {
 			rss = fmt.Sprintf("%.1f", float64(f.PeakRSS)/(1<<20))
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%.3f\t%.0f (%.0f-%.0f)\t%s\t\n", x.Name, ms(f.P50), ms(f.P99), added, ms(f.FirstByteP50),
-			f.CallsPerSecond, slices.Min(x.rates), slices.Max(x.rates), rss)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%s\t%.3f\t%s\t%.3f\t%.0f (%.0f-%.0f)\t%s\t\n", x.Name, ms(f.P50), ms(f.P99), added,
+			ms(f.LongP50), longAdded, ms(f.FirstByteP50), f.CallsPerSecond, slices.Min(x.rates), slices.Max(x.rates), rss)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -287,17 +322,18 @@ func (b *Bench) Report(w io.Writer) error {
 	}
 	for _, x := range b.Paths[2:] {
 		f := b.Figures(x.Name)
-		fmt.Fprintf(w, "\n%s / %s: p50 %s, p99 %s, added p50 %s, stream first byte p50 %s, calls/s %s, peak RSS %s\n", x.Name, b.Paths[1].Name,
-			ratio(ms(f.P50), ms(gw.P50)), ratio(ms(f.P99), ms(gw.P99)), ratio(ms(f.AddedP50), ms(gw.AddedP50)),
-			ratio(ms(f.FirstByteP50), ms(gw.FirstByteP50)), ratio(f.CallsPerSecond, gw.CallsPerSecond), ratio(float64(f.PeakRSS), float64(gw.PeakRSS)))
+		fmt.Fprintf(w, "\n%s / %s: p50 %s, p99 %s, added p50 %s, long added p50 %s, stream first byte p50 %s, calls/s %s, peak RSS %s\n",
+			x.Name, b.Paths[1].Name, ratio(ms(f.P50), ms(gw.P50)), ratio(ms(f.P99), ms(gw.P99)), ratio(ms(f.AddedP50), ms(gw.AddedP50)),
+			ratio(ms(f.LongAddedP50), ms(gw.LongAddedP50)), ratio(ms(f.FirstByteP50), ms(gw.FirstByteP50)),
+			ratio(f.CallsPerSecond, gw.CallsPerSecond), ratio(float64(f.PeakRSS), float64(gw.PeakRSS)))
 	}
 	fmt.Fprintln(w, "stream first byte over direct:", firstByteOver(b))
 	if len(b.Paths) > 3 {
 		bare := b.Figures(b.Paths[2].Name)
 		for _, x := range b.Paths[3:] {
 			f := b.Figures(x.Name)
-			fmt.Fprintf(w, "%s less %s: p50 %.3f ms, stream first byte p50 %.3f ms\n", x.Name, b.Paths[2].Name,
-				ms(f.P50-bare.P50), ms(f.FirstByteP50-bare.FirstByteP50))
+			fmt.Fprintf(w, "%s less %s: p50 %.3f ms, long call p50 %.3f ms, stream first byte p50 %.3f ms\n", x.Name, b.Paths[2].Name,
+				ms(f.P50-bare.P50), ms(f.LongP50-bare.LongP50), ms(f.FirstByteP50-bare.FirstByteP50))
 		}
 	}
 	fmt.Fprintln(w, "peak RSS is VmHWM of each path's own process.")
