@@ -93,9 +93,9 @@ func startPortkey(t testing.TB) *gateway.Gateway {
 	return gw
 }
 
-// meterProcess is a proxy's process: the gns-guard binary serving as a
-// meter, or the bare proxy.
-type meterProcess struct {
+// proxyProcess is a proxy's own process: the gns-guard binary serving
+// as a meter, or the bare proxy.
+type proxyProcess struct {
 	*exec.Cmd
 	URL string
 	Log logFile // its standard error: a line a call
@@ -116,7 +116,7 @@ func (l logFile) String() string {
 // startMeterProcess starts `gns-guard meter` for the flow's owner on
 // store (empty: a SQLite file of its own), in front of the stand-in at
 // upstream, with more args.
-func startMeterProcess(t testing.TB, f *flow, upstream, store string, args ...string) *meterProcess {
+func startMeterProcess(t testing.TB, f *flow, upstream, store string, args ...string) *proxyProcess {
 	t.Helper()
 	if store == "" {
 		store = filepath.Join(t.TempDir(), "meter.db")
@@ -131,7 +131,7 @@ func startMeterProcess(t testing.TB, f *flow, upstream, store string, args ...st
 
 // startBareProxy builds and starts package gateway/bareproxy in front of
 // upstream.
-func startBareProxy(t testing.TB, upstream string) *meterProcess {
+func startBareProxy(t testing.TB, upstream string) *proxyProcess {
 	t.Helper()
 	root, err := testkit.Root()
 	if err != nil {
@@ -150,14 +150,14 @@ func startBareProxy(t testing.TB, upstream string) *meterProcess {
 // startProcess starts cmd, which serves on addr, its standard error in a
 // file, and returns once it answers /healthz. It is killed when the test
 // ends.
-func startProcess(t testing.TB, cmd *exec.Cmd, addr string) *meterProcess {
+func startProcess(t testing.TB, cmd *exec.Cmd, addr string) *proxyProcess {
 	t.Helper()
 	log, err := os.Create(filepath.Join(t.TempDir(), filepath.Base(cmd.Path)+".log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer log.Close() // the process has its own descriptor
-	p := &meterProcess{Cmd: cmd, URL: "http://" + addr, Log: logFile(log.Name())}
+	p := &proxyProcess{Cmd: cmd, URL: "http://" + addr, Log: logFile(log.Name())}
 	p.Stderr = log
 	if err := p.Start(); err != nil {
 		t.Fatal(err)

@@ -375,20 +375,30 @@ func TestStoresAgree(t *testing.T) {
 	}
 }
 
-// BenchmarkReserveSettle is one call's writes, a reservation and its
-// settlement, each committed alone.
-func BenchmarkReserveSettle(b *testing.B) {
+// admitAll admits every call.
+func admitAll(metering.Pending) *metering.Refusal { return nil }
+
+// benchSpent is what a benchmark's call spent.
+var benchSpent = Call{Issue: iss, Input: 40, Output: 20, Tokens: 60, Cost: 3, UsageKnown: true, RequestID: "req", Finished: time.Unix(1790000001, 0)}
+
+// benchStore is a SQLite store of the benchmark's own, closed when it ends.
+func benchStore(b *testing.B) *Store {
 	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
-	admitAll := func(metering.Pending) *metering.Refusal { return nil }
-	settled := Call{Issue: iss, Input: 40, Output: 20, Tokens: 60, Cost: 3, UsageKnown: true, RequestID: "req", Finished: time.Unix(1790000001, 0)}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkReserveSettle is one call's writes, a reservation and its
+// settlement, each committed alone.
+func BenchmarkReserveSettle(b *testing.B) {
+	s := benchStore(b)
 	for b.Loop() {
 		id, _, _, err := s.Reserve(context.Background(), call("inv-b", 100), admitAll)
 		if err == nil {
-			err = s.Settle(context.Background(), id, settled)
+			err = s.Settle(context.Background(), id, benchSpent)
 		}
 		if err != nil {
 			b.Fatal(err)
@@ -400,20 +410,14 @@ func BenchmarkReserveSettle(b *testing.B) {
 // another, as the meter writes them: each reservation commits with the
 // settlement of the call before it, queued with SettleLater.
 func BenchmarkReserveSettleLater(b *testing.B) {
-	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "meter.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	admitAll := func(metering.Pending) *metering.Refusal { return nil }
-	settled := Call{Issue: iss, Input: 40, Output: 20, Tokens: 60, Cost: 3, UsageKnown: true, RequestID: "req", Finished: time.Unix(1790000001, 0)}
+	s := benchStore(b)
 	var waits sync.WaitGroup
 	for b.Loop() {
 		id, _, _, err := s.Reserve(context.Background(), call("inv-b", 100), admitAll)
 		if err != nil {
 			b.Fatal(err)
 		}
-		wait := s.SettleLater(context.Background(), id, settled)
+		wait := s.SettleLater(context.Background(), id, benchSpent)
 		waits.Go(func() {
 			if err := wait(); err != nil {
 				b.Error(err)
