@@ -22,10 +22,11 @@ import (
 // AI gateway (package gateway), for reading: a round (b.N is the rounds;
 // .ci/bench runs 3) makes the same calls by three paths to one stand-in
 // provider, with one keep-alive client: straight (direct), through
-// Portkey's node process, through a bare Go reverse proxy's process (the
-// hop's own cost: package gateway/bareproxy), and through the meter's own
-// process, the binary, on the real server, spending on an issue the guard
-// judged.
+// Portkey's node process, through a process that relays bytes and reads
+// no HTTP (the floor of any process in the path), through a bare Go
+// reverse proxy's process (the hop's own cost; both are package
+// gateway/bareproxy), and through the meter's own process, the binary, on
+// the real server, spending on an issue the guard judged.
 // The meter reads the issue again every 2 s (--issue-ttl's default) and
 // writes its log line a call to a file. The table is
 // printed at the end; docs/meter.md#beside-portkeys-gateway shows one.
@@ -36,12 +37,14 @@ func BenchmarkBesidePortkey(b *testing.B) {
 	// As deployed: the issue's reading kept its default 2 s, the metrics on.
 	m := startMeterProcess(b, f, prov.URL, "", "--metrics-token-env", "GNS_GUARD_METRICS_TOKEN")
 	gw := startPortkey(b)
+	relay := startBareProxy(b, prov.URL, "-tcp")
 	bare := startBareProxy(b, prov.URL)
 	bench := &gateway.Bench{Plan: gateway.DefaultPlan, Progress: os.Stderr,
 		Client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
 		Paths: []*gateway.Path{
 			{Name: "direct", URL: prov.URL + "/v1/chat/completions", Header: bearer(standin.OpenAIKey)},
 			{Name: "Portkey", URL: gw.URL + "/v1/chat/completions", Header: bearer(standin.OpenAIKey), PID: gw.PID},
+			{Name: "TCP relay", URL: relay.URL + "/v1/chat/completions", Header: bearer(standin.OpenAIKey), PID: relay.Process.Pid},
 			{Name: "Go proxy", URL: bare.URL + "/v1/chat/completions", Header: bearer(standin.OpenAIKey), PID: bare.Process.Pid},
 			{Name: "meter", URL: fmt.Sprintf("%s/%s/%s/issues/%d/invocations/inv-1/openai/v1/chat/completions", m.URL, f.r.Owner, f.r.Name, f.n),
 				Header: bearer(f.agent.Token), PID: m.Process.Pid},
@@ -64,7 +67,7 @@ func BenchmarkBesidePortkey(b *testing.B) {
 	if err := bench.Report(os.Stdout); err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{"Portkey", "Go proxy", "meter"} {
+	for _, name := range []string{"Portkey", "TCP relay", "Go proxy", "meter"} {
 		fig := bench.Figures(name)
 		name = strings.ReplaceAll(name, " ", "-")
 		b.ReportMetric(fig.AddedP50.Seconds()*1e3, name+"-added-p50-ms")
@@ -130,8 +133,8 @@ func startMeterProcess(t testing.TB, f *flow, upstream, store string, args ...st
 }
 
 // startBareProxy builds and starts package gateway/bareproxy in front of
-// upstream.
-func startBareProxy(t testing.TB, upstream string) *proxyProcess {
+// upstream, with more flags.
+func startBareProxy(t testing.TB, upstream string, flags ...string) *proxyProcess {
 	t.Helper()
 	root, err := testkit.Root()
 	if err != nil {
@@ -144,7 +147,7 @@ func startBareProxy(t testing.TB, upstream string) *proxyProcess {
 		t.Fatalf("go build bareproxy: %v\n%s", err, out)
 	}
 	addr := freeAddr(t)
-	return startProcess(t, exec.Command(bin, "-listen", addr, "-upstream", upstream), addr)
+	return startProcess(t, exec.Command(bin, append(flags, "-listen", addr, "-upstream", upstream)...), addr)
 }
 
 // startProcess starts cmd, which serves on addr, its standard error in a

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -33,4 +34,31 @@ func BareProxy(upstream *url.URL) http.Handler {
 	})
 	mux.HandleFunc("GET /healthz", func(http.ResponseWriter, *http.Request) {})
 	return mux
+}
+
+// Relay passes the bytes of each connection l accepts to a connection of
+// its own to upstream (host:port) and back, reading nothing: what a process
+// in the path costs before any HTTP is read. It returns when l is closed.
+func Relay(l net.Listener, upstream string) error {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		go relay(c.(*net.TCPConn), upstream)
+	}
+}
+
+func relay(c *net.TCPConn, upstream string) {
+	defer c.Close()
+	u, err := net.Dial("tcp", upstream)
+	if err != nil {
+		return
+	}
+	defer u.Close()
+	go func() {
+		_, _ = io.Copy(u, c)
+		_ = u.(*net.TCPConn).CloseWrite()
+	}()
+	_, _ = io.Copy(c, u)
 }

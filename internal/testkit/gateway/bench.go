@@ -72,8 +72,9 @@ type Path struct {
 // Bench measures paths side by side, in rounds: each round runs each
 // measure on every path, the paths' order turning a step a round. The
 // first path is the direct one, the second the gateway the others are
-// compared with, the third (if any) a bare proxy: what a path after it
-// adds beyond the bare proxy is its own work.
+// compared with; each path after the third does more than the one before
+// it (a relay, a bare proxy, the meter), and what it adds beyond that
+// path is its own work.
 type Bench struct {
 	Plan
 	Paths    []*Path
@@ -146,7 +147,7 @@ func (b *Bench) Round(ctx context.Context) error {
 	}
 	for _, x := range order {
 		if b.Progress != nil {
-			fmt.Fprintf(b.Progress, "round %d %-8s p50 %7.3f ms  p99 %7.3f ms  long p50 %7.3f ms  first byte p50 %7.3f ms  %7.0f calls/s\n",
+			fmt.Fprintf(b.Progress, "round %d %-9s p50 %7.3f ms  p99 %7.3f ms  long p50 %7.3f ms  first byte p50 %7.3f ms  %7.0f calls/s\n",
 				b.rounds, x.Name, ms(pct(x.seq[len(x.seq)-b.Calls:], 50)), ms(pct(x.seq[len(x.seq)-b.Calls:], 99)),
 				ms(pct(x.long[len(x.long)-b.Long:], 50)), ms(pct(x.firstByte[len(x.firstByte)-b.Streams:], 50)), x.rates[len(x.rates)-1])
 		}
@@ -283,8 +284,8 @@ func (b *Bench) Figures(name string) Figures {
 
 // Report prints the table: the latencies over every round's calls, the
 // calls per second a mean over the rounds, with the lowest and highest
-// round; then each path's ratios to the gateway, and its work beyond the
-// bare proxy.
+// round; then each path's ratios to the gateway, and what each path from
+// the fourth adds beyond the one before it.
 func (b *Bench) Report(w io.Writer) error {
 	fmt.Fprintf(w, "\ngns-guard meter beside Portkey's AI gateway %s, on the stand-in provider; %s %s/%s, %d CPUs, node %s\n",
 		Version, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), nodeVersion())
@@ -328,13 +329,10 @@ func (b *Bench) Report(w io.Writer) error {
 			ratio(f.CallsPerSecond, gw.CallsPerSecond), ratio(float64(f.PeakRSS), float64(gw.PeakRSS)))
 	}
 	fmt.Fprintln(w, "stream first byte over direct:", firstByteOver(b))
-	if len(b.Paths) > 3 {
-		bare := b.Figures(b.Paths[2].Name)
-		for _, x := range b.Paths[3:] {
-			f := b.Figures(x.Name)
-			fmt.Fprintf(w, "%s less %s: p50 %.3f ms, long call p50 %.3f ms, stream first byte p50 %.3f ms\n", x.Name, b.Paths[2].Name,
-				ms(f.P50-bare.P50), ms(f.LongP50-bare.LongP50), ms(f.FirstByteP50-bare.FirstByteP50))
-		}
+	for i := 3; i < len(b.Paths); i++ {
+		less, f := b.Figures(b.Paths[i-1].Name), b.Figures(b.Paths[i].Name)
+		fmt.Fprintf(w, "%s less %s: p50 %.3f ms, long call p50 %.3f ms, stream first byte p50 %.3f ms\n", b.Paths[i].Name, b.Paths[i-1].Name,
+			ms(f.P50-less.P50), ms(f.LongP50-less.LongP50), ms(f.FirstByteP50-less.FirstByteP50))
 	}
 	fmt.Fprintln(w, "peak RSS is VmHWM of each path's own process.")
 	return nil
