@@ -3,6 +3,7 @@ package standin
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -80,8 +81,10 @@ func (a answer) chat() any {
 // (platform.openai.com/docs/api-reference/chat-streaming): a role delta,
 // a content delta a word, the finish, with stream_options.include_usage
 // a last chunk whose choices are empty and which holds the usage (every
-// other chunk then has "usage":null), and data: [DONE].
-func (a answer) chatStream() []string {
+// other chunk then has "usage":null), and data: [DONE]. Each chunk is
+// made as it is sent, as a provider makes them: the first event's time
+// does not hang on the rest.
+func (a answer) chatStream() iter.Seq[string] {
 	so, _ := a.body["stream_options"].(map[string]any)
 	withUsage, _ := so["include_usage"].(bool)
 	id := fmt.Sprintf("chatcmpl-standin%d", a.n)
@@ -98,15 +101,23 @@ func (a answer) chatStream() []string {
 	delta := func(d map[string]any, finish any) []any {
 		return []any{map[string]any{"index": 0, "delta": d, "logprobs": nil, "finish_reason": finish}}
 	}
-	evs := []string{chunk(delta(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil), nil)}
-	for _, w := range a.words() {
-		evs = append(evs, chunk(delta(map[string]any{"content": w}, nil), nil))
+	return func(yield func(string) bool) {
+		if !yield(chunk(delta(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil), nil)) {
+			return
+		}
+		for _, w := range a.words() {
+			if !yield(chunk(delta(map[string]any{"content": w}, nil), nil)) {
+				return
+			}
+		}
+		if !yield(chunk(delta(map[string]any{}, "stop"), nil)) {
+			return
+		}
+		if withUsage && !yield(chunk([]any{}, a.usage(true))) {
+			return
+		}
+		yield("data: [DONE]\n\n")
 	}
-	evs = append(evs, chunk(delta(map[string]any{}, "stop"), nil))
-	if withUsage {
-		evs = append(evs, chunk([]any{}, a.usage(true)))
-	}
-	return append(evs, "data: [DONE]\n\n")
 }
 
 // response is a response object
@@ -121,20 +132,28 @@ func (a answer) response() map[string]any {
 
 // responseStream is a response's events
 // (platform.openai.com/docs/api-reference/responses-streaming):
-// response.created, output_text deltas, response.completed with usage.
-func (a answer) responseStream() []string {
+// response.created, output_text deltas, response.completed with usage;
+// each made as it is sent.
+func (a answer) responseStream() iter.Seq[string] {
 	ev := func(typ string, m map[string]any) string {
 		m["type"] = typ
 		data, _ := json.Marshal(m)
 		return "event: " + typ + "\ndata: " + string(data) + "\n\n"
 	}
-	created := a.response()
-	created["status"], created["output"], created["usage"] = "in_progress", []any{}, nil
-	evs := []string{ev("response.created", map[string]any{"response": created, "sequence_number": 0})}
-	for i, w := range a.words() {
-		evs = append(evs, ev("response.output_text.delta", map[string]any{"item_id": "msg_standin", "output_index": 0, "content_index": 0, "delta": w, "sequence_number": i + 1}))
+	return func(yield func(string) bool) {
+		created := a.response()
+		created["status"], created["output"], created["usage"] = "in_progress", []any{}, nil
+		if !yield(ev("response.created", map[string]any{"response": created, "sequence_number": 0})) {
+			return
+		}
+		words := a.words()
+		for i, w := range words {
+			if !yield(ev("response.output_text.delta", map[string]any{"item_id": "msg_standin", "output_index": 0, "content_index": 0, "delta": w, "sequence_number": i + 1})) {
+				return
+			}
+		}
+		yield(ev("response.completed", map[string]any{"response": a.response(), "sequence_number": len(words) + 1}))
 	}
-	return append(evs, ev("response.completed", map[string]any{"response": a.response(), "sequence_number": len(evs)}))
 }
 
 // embeddings is an embeddings list
@@ -168,29 +187,36 @@ func (a answer) message() any {
 // messageStream is a message's events
 // (docs.anthropic.com/en/docs/build-with-claude/streaming): message_start
 // (usage with the input), content_block_start, ping, text deltas,
-// content_block_stop, message_delta (the output tokens), message_stop.
-func (a answer) messageStream() []string {
+// content_block_stop, message_delta (the output tokens), message_stop;
+// each made as it is sent.
+func (a answer) messageStream() iter.Seq[string] {
 	ev := func(typ string, m map[string]any) string {
 		m["type"] = typ
 		data, _ := json.Marshal(m)
 		return "event: " + typ + "\ndata: " + string(data) + "\n\n"
 	}
-	start := map[string]any{"id": fmt.Sprintf("msg_standin%d", a.n), "type": "message", "role": "assistant", "model": a.model(), "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": a.anthropicUsage(1)}
-	if a.p.NoUsage.Load() {
-		delete(start, "usage")
+	return func(yield func(string) bool) {
+		start := map[string]any{"id": fmt.Sprintf("msg_standin%d", a.n), "type": "message", "role": "assistant", "model": a.model(), "content": []any{},
+			"stop_reason": nil, "stop_sequence": nil, "usage": a.anthropicUsage(1)}
+		if a.p.NoUsage.Load() {
+			delete(start, "usage")
+		}
+		if !yield(ev("message_start", map[string]any{"message": start})) ||
+			!yield(ev("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}})) ||
+			!yield(ev("ping", map[string]any{})) {
+			return
+		}
+		for _, w := range a.words() {
+			if !yield(ev("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": w}})) {
+				return
+			}
+		}
+		usage := map[string]any{"output_tokens": a.output()}
+		if a.p.NoUsage.Load() {
+			usage = map[string]any{}
+		}
+		_ = yield(ev("content_block_stop", map[string]any{"index": 0})) &&
+			yield(ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": usage})) &&
+			yield(ev("message_stop", map[string]any{}))
 	}
-	evs := []string{ev("message_start", map[string]any{"message": start}),
-		ev("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}}),
-		ev("ping", map[string]any{})}
-	for _, w := range a.words() {
-		evs = append(evs, ev("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": w}}))
-	}
-	usage := map[string]any{"output_tokens": a.output()}
-	if a.p.NoUsage.Load() {
-		usage = map[string]any{}
-	}
-	return append(evs, ev("content_block_stop", map[string]any{"index": 0}),
-		ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil}, "usage": usage}),
-		ev("message_stop", map[string]any{}))
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -190,13 +191,14 @@ func (p *Provider) fail(w http.ResponseWriter, anthropic bool, status int, msg s
 }
 
 // events writes a server-sent-event stream, each event flushed alone.
-func (p *Provider) events(w http.ResponseWriter, events []string) {
+func (p *Provider) events(w http.ResponseWriter, events iter.Seq[string]) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
 	fl := w.(http.Flusher)
 	cut := int(p.CutAfter.Load())
-	for i, ev := range events {
+	i := 0
+	for ev := range events {
 		if cut > 0 && i == cut {
 			// A stream cut in the middle: the connection ends without the
 			// rest, as a provider that dies does.
@@ -207,6 +209,7 @@ func (p *Provider) events(w http.ResponseWriter, events []string) {
 		}
 		_, _ = io.WriteString(w, ev)
 		fl.Flush()
+		i++
 	}
 }
 
