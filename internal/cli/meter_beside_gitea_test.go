@@ -20,7 +20,7 @@ import (
 
 // BenchmarkBesidePortkey measures the meter beside Portkey's open-source
 // AI gateway (package gateway), for reading: a round (b.N is the rounds;
-// .ci/bench runs 3) makes the same calls by three paths to one stand-in
+// .ci/bench runs 3) makes the same calls by five paths to one stand-in
 // provider, with one keep-alive client: straight (direct), through
 // Portkey's node process, through a process that relays bytes and reads
 // no HTTP (the floor of any process in the path), through a bare Go

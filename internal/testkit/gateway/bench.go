@@ -72,9 +72,9 @@ type Path struct {
 // Bench measures paths side by side, in rounds: each round runs each
 // measure on every path, the paths' order turning a step a round. The
 // first path is the direct one, the second the gateway the others are
-// compared with; each path after the third does more than the one before
-// it (a relay, a bare proxy, the meter), and what it adds beyond that
-// path is its own work.
+// compared with; the paths from the third on each do more than the one
+// before (a relay, a bare proxy, the meter), and what a path adds beyond
+// the one before it is its own work.
 type Bench struct {
 	Plan
 	Paths    []*Path
@@ -109,33 +109,21 @@ func (b *Bench) Round(ctx context.Context) error {
 	r := b.rounds % len(b.Paths)
 	order := append(slices.Clone(b.Paths[r:]), b.Paths[:r]...)
 	b.rounds++
-	for _, x := range order {
-		for range b.Calls {
-			start := time.Now()
-			if _, err := b.post(ctx, x, Call); err != nil {
-				return fmt.Errorf("%s: %w", x.Name, err)
-			}
-			x.seq = append(x.seq, time.Since(start))
-		}
+	err := timeEach(order, b.Calls, "a call", func(x *Path) *[]time.Duration { return &x.seq }, func(x *Path) (time.Duration, error) {
+		return b.timedPost(ctx, x, Call)
+	})
+	if err == nil {
+		err = timeEach(order, b.Long, "a long call", func(x *Path) *[]time.Duration { return &x.long }, func(x *Path) (time.Duration, error) {
+			return b.timedPost(ctx, x, LongCall(fmt.Sprintf("(%d) ", len(x.long))))
+		})
 	}
-	for _, x := range order {
-		for range b.Long {
-			body := LongCall(fmt.Sprintf("(%d) ", len(x.long)))
-			start := time.Now()
-			if _, err := b.post(ctx, x, body); err != nil {
-				return fmt.Errorf("%s: a long call: %w", x.Name, err)
-			}
-			x.long = append(x.long, time.Since(start))
-		}
+	if err == nil {
+		err = timeEach(order, b.Streams, "a stream", func(x *Path) *[]time.Duration { return &x.firstByte }, func(x *Path) (time.Duration, error) {
+			return b.firstByte(ctx, x)
+		})
 	}
-	for _, x := range order {
-		for range b.Streams {
-			d, err := b.firstByte(ctx, x)
-			if err != nil {
-				return fmt.Errorf("%s: a stream: %w", x.Name, err)
-			}
-			x.firstByte = append(x.firstByte, d)
-		}
+	if err != nil {
+		return err
 	}
 	for _, x := range order {
 		settle()
@@ -153,6 +141,28 @@ func (b *Bench) Round(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// timeEach runs measure n times on each path in order, and adds each time
+// to the path's list that in names.
+func timeEach(order []*Path, n int, what string, in func(*Path) *[]time.Duration, measure func(*Path) (time.Duration, error)) error {
+	for _, x := range order {
+		for range n {
+			d, err := measure(x)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", x.Name, what, err)
+			}
+			*in(x) = append(*in(x), d)
+		}
+	}
+	return nil
+}
+
+// timedPost is the time a call takes, its answer read whole.
+func (b *Bench) timedPost(ctx context.Context, x *Path, body string) (time.Duration, error) {
+	start := time.Now()
+	_, err := b.post(ctx, x, body)
+	return time.Since(start), err
 }
 
 func (b *Bench) request(ctx context.Context, x *Path, body string) *http.Request {
